@@ -1,0 +1,37 @@
+/* Overflow-checked, aligned allocation: sizes from files are untrusted, so every
+ * count * size product is checked before it reaches the allocator. */
+#include "canopy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ALIGNMENT = 64 }; /* a cache line, and the widest SIMD load */
+
+canopy_status canopy_mul_size(size_t a, size_t b, size_t *out) {
+    if (b != 0 && a > SIZE_MAX / b)
+        return canopy_fail(CANOPY_ERR_NOMEM, "size overflow: %zu * %zu", a, b);
+    *out = a * b;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_alloc(void **out, size_t count, size_t elem_size) {
+    size_t bytes;
+    *out = NULL;
+    canopy_status s = canopy_mul_size(count, elem_size, &bytes);
+    if (s != CANOPY_OK) return s;
+    if (bytes > SIZE_MAX - ALIGNMENT)
+        return canopy_fail(CANOPY_ERR_NOMEM, "allocation of %zu bytes is too large", bytes);
+    size_t rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    void *p = aligned_alloc(ALIGNMENT, rounded ? rounded : ALIGNMENT);
+    if (!p) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory allocating %zu bytes", bytes);
+    *out = p;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_calloc(void **out, size_t count, size_t elem_size) {
+    canopy_status s = canopy_alloc(out, count, elem_size);
+    if (s == CANOPY_OK) memset(*out, 0, count * elem_size);
+    return s;
+}
+
+void canopy_free(void *p) { free(p); }

@@ -1,0 +1,67 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "canopy %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'canopy %s --help'.\n", cmd);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
+int cli_runtime_error(const char *cmd) {
+    fprintf(stderr, "canopy %s: %s\n", cmd, canopy_last_error());
+    return CLI_ERROR;
+}
+
+int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+                  int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE)
+        return cli_usage_error(cmd, "%s: '%s' is not an integer", opt, s);
+    if (v < lo || v > hi)
+        return cli_usage_error(cmd, "%s: %lld is out of range [%lld, %lld]", opt, v,
+                               (long long)lo, (long long)hi);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*s == '\0' || *s == '-' || *end != '\0' || errno == ERANGE)
+        return cli_usage_error(cmd, "%s: '%s' is not a non-negative integer", opt, s);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                     double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return cli_usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
+    if (v < lo || v > hi)
+        return cli_usage_error(cmd, "%s: %g is out of range [%g, %g]", opt, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_threads(const char *cmd, const char *s) {
+    int64_t t = 0;
+    int rc = cli_parse_i64(cmd, "--threads", s, 1, 4096, &t);
+    if (rc) return rc;
+    canopy_set_threads((int)t);
+    return 0;
+}

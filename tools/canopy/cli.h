@@ -1,0 +1,51 @@
+/* Shared pieces of the canopy command line: exit codes, error reporting, and
+ * option parsing helpers, so every subcommand behaves the same way. */
+#ifndef CANOPY_CLI_H
+#define CANOPY_CLI_H
+
+#include "canopy.h"
+
+#include <stdint.h>
+
+enum { CLI_OK = 0, CLI_ERROR = 1, CLI_USAGE = 2 };
+
+/* Long options that mean the same in every subcommand use these values, so
+ * getopt_long tables can share them. */
+enum {
+    OPT_HELP = 'h',
+    OPT_THREADS = 1000,
+    OPT_SEED,
+    OPT_STATS,
+    OPT_FIRST_LOCAL = 1100 /* subcommands number their own options from here */
+};
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} cli_command;
+
+/* Prints "canopy CMD: message" and the --help hint to stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints "canopy CMD: <canopy_last_error()>" to stderr; returns CLI_ERROR. */
+int cli_runtime_error(const char *cmd);
+
+/* Strict number parsing: the whole string must be a number in [lo, hi]. Return 0 on
+ * success, else print a usage error naming the option and return CLI_USAGE. */
+int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+                  int64_t *out);
+int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                     double *out);
+/* --threads T: T >= 1. Sets canopy_set_threads. */
+int cli_parse_threads(const char *cmd, const char *s);
+
+/* Every subcommand, defined in cmd_<name>.c. */
+int cmd_info(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+
+#endif

@@ -1,0 +1,41 @@
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: canopy info [--threads T]\n\n"
+               "Prints the version, the backends compiled in, the CPU's SIMD ISA as\n"
+               "detected (and capped by CANOPY_ISA), the GPU's name and memory when one is\n"
+               "visible, and the number of CPU threads canopy will use.\n");
+}
+
+int cmd_info(int argc, char **argv) {
+    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
+                                         {"threads", required_argument, NULL, OPT_THREADS},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP: usage(stdout); return CLI_OK;
+        case OPT_THREADS:
+            if (cli_parse_threads("info", optarg)) return CLI_USAGE;
+            break;
+        default: return cli_usage_error("info", "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
+
+    printf("canopy %s\n", canopy_version());
+    printf("backends: cpu%s\n", canopy_have_cuda() ? " cuda" : "");
+    printf("cpu isa:  %s\n", canopy_isa_name(canopy_cpu_isa()));
+    printf("threads:  %d\n", canopy_threads());
+    char name[256];
+    size_t bytes = 0;
+    if (canopy_gpu_info(name, sizeof name, &bytes) == CANOPY_OK)
+        printf("gpu:      %s, %.1f GiB\n", name, (double)bytes / (1024.0 * 1024.0 * 1024.0));
+    else
+        printf("gpu:      none (%s)\n", canopy_last_error());
+    return CLI_OK;
+}

@@ -1,0 +1,54 @@
+/* canopy: command-line front end. One file per subcommand (cmd_*.c). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const cli_command commands[] = {
+    {"info", "version, compiled backends, CPU ISA, GPU, threads", cmd_info},
+    {"gen", "generate a data set or a named workload (rand7, clust2, ...)", cmd_gen},
+};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+static void print_help(FILE *f) {
+    fprintf(f, "usage: canopy COMMAND [OPTIONS]\n"
+               "       canopy COMMAND --help\n\n"
+               "Fast irregular workloads (tree searches, n-body, graphs, forests, regex)\n"
+               "on multicore SIMD CPUs and NVIDIA GPUs.\n\n"
+               "Commands:\n");
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nOptions:\n"
+               "  -h, --help     this help\n"
+               "  -V, --version  print the version\n\n"
+               "Environment: CANOPY_THREADS (CPU threads), CANOPY_ISA (cap the SIMD ISA:\n"
+               "scalar, sse4.2, avx2, avx512).\n"
+               "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+        if (argc >= 3 && strcmp(name, "help") == 0) {
+            for (int i = 0; i < N_COMMANDS; i++)
+                if (!strcmp(argv[2], commands[i].name)) {
+                    char *sub[] = {argv[2], "--help", NULL};
+                    return commands[i].run(2, sub);
+                }
+        }
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(name, "-V") || !strcmp(name, "--version")) {
+        printf("canopy %s\n", canopy_version());
+        return CLI_OK;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(name, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "canopy: unknown command '%s'\nTry 'canopy --help'.\n", name);
+    return CLI_USAGE;
+}
