@@ -19,6 +19,13 @@ extern "C" {
 #define CANOPY_VERSION_PATCH 0
 #define CANOPY_VERSION_STRING "0.1.0"
 
+/* The small inline helpers below are also callable from CUDA device code. */
+#ifdef __CUDACC__
+#define CANOPY_INLINE_API static inline __host__ __device__
+#else
+#define CANOPY_INLINE_API static inline
+#endif
+
 /* ===================================================================== core == */
 
 typedef enum canopy_status {
@@ -53,11 +60,11 @@ typedef struct canopy_points {
     int64_t stride;
 } canopy_points;
 
-static inline canopy_points canopy_points_make(const float *data, int64_t n, int32_t d) {
+CANOPY_INLINE_API canopy_points canopy_points_make(const float *data, int64_t n, int32_t d) {
     canopy_points p = {data, n, d, d};
     return p;
 }
-static inline const float *canopy_point(canopy_points p, int64_t i) {
+CANOPY_INLINE_API const float *canopy_point(canopy_points p, int64_t i) {
     return p.data + i * p.stride;
 }
 /* Fails with CANOPY_ERR_INVALID naming `what` and the first bad index if any
@@ -207,7 +214,8 @@ typedef struct canopy_workload {
     const char *summary;
     canopy_gen_kind kind;
     int64_t n;       /* reference (or body) count */
-    int64_t n_query; /* 0 when the workload has no query half */
+    int64_t n_query; /* 0 when none; the query half is rows n .. n+n_query-1 of one
+                      * generation of n + n_query points (same seed, later streams) */
     int32_t d;
     int32_t clusters;
     double spread;
@@ -216,6 +224,446 @@ typedef struct canopy_workload {
 /* NULL-terminated table; canopy_workload_find returns NULL for unknown names. */
 const canopy_workload *canopy_workloads(void);
 const canopy_workload *canopy_workload_find(const char *name);
+
+/* ==================================================================== trees == */
+
+typedef enum canopy_tree_kind {
+    CANOPY_TREE_KD = 0,   /* bucket kd-tree, split on the widest dimension at the median */
+    CANOPY_TREE_BALL = 1, /* ball tree: centre and radius per node */
+    CANOPY_TREE_VP = 2,   /* vantage-point tree */
+    CANOPY_TREE_OCT = 3,  /* octree (d = 3), centre of mass and mass per cell */
+    CANOPY_TREE_BST = 4   /* binary search tree over sorted keys (d = 1) */
+} canopy_tree_kind;
+const char *canopy_tree_kind_name(canopy_tree_kind k);
+/* Parses "kd", "ball", ...; CANOPY_ERR_INVALID listing the names otherwise. */
+canopy_status canopy_tree_kind_parse(const char *s, canopy_tree_kind *out);
+
+typedef enum canopy_tree_order {
+    CANOPY_ORDER_DEPTH_FIRST = 0, /* sibling groups laid out depth-first, left-biased */
+    CANOPY_ORDER_BREADTH_FIRST = 1
+} canopy_tree_order;
+
+typedef struct canopy_tree_options {
+    canopy_tree_kind kind;
+    int32_t leaf_size; /* points per leaf bucket at most; 0 = the kind's default */
+    canopy_tree_order order;
+    const float *weights; /* per-point weights (masses) kept in tree order, or NULL */
+} canopy_tree_options;
+canopy_tree_options canopy_tree_options_default(canopy_tree_kind kind);
+
+typedef struct canopy_tree canopy_tree; /* opaque */
+
+/* Builds a tree over the points (copied into tree order; the caller's memory is
+ * not kept). Fails on NaN/Inf coordinates, d not allowed for the kind, n >= 2^31. */
+canopy_status canopy_tree_build(canopy_points pts, const canopy_tree_options *opt,
+                                canopy_tree **out);
+void canopy_tree_free(canopy_tree *t);
+
+typedef struct canopy_tree_info {
+    canopy_tree_kind kind;
+    int64_t n;
+    int32_t d;
+    int32_t n_nodes;
+    int32_t n_leaves;
+    int32_t depth; /* levels; a single leaf has depth 1 */
+    int32_t leaf_size;
+    int32_t hot_node_bytes; /* size of one hot node record */
+    double build_seconds;
+} canopy_tree_info;
+void canopy_tree_get_info(const canopy_tree *t, canopy_tree_info *info);
+
+/* ================================================================ traversal == */
+
+/* How a traversal is executed (see docs/variants.md). CPU: rec, dr, sr, gdr, simd_l;
+ * GPU: rec, dr, sr, gdr, dr_l, sr_l, fsm_l. */
+typedef enum canopy_variant {
+    CANOPY_VARIANT_AUTO = 0,
+    CANOPY_VARIANT_REC,    /* plain recursion */
+    CANOPY_VARIANT_DR,     /* autoropes: explicit stack */
+    CANOPY_VARIANT_SR,     /* static ropes; unguided traversals only */
+    CANOPY_VARIANT_GDR,    /* greedy autoropes */
+    CANOPY_VARIANT_SIMD_L, /* CPU lockstep over SIMD packets of queries */
+    CANOPY_VARIANT_DR_L,   /* GPU lockstep: per-warp stack of (node, mask) */
+    CANOPY_VARIANT_SR_L,   /* GPU lockstep: ropes + per-warp mask stack */
+    CANOPY_VARIANT_FSM_L,  /* GPU lockstep: Liu's FSM kernel with majority votes */
+    CANOPY_VARIANT_COUNT
+} canopy_variant;
+
+/* The order queries are handed to threads; results never depend on it. */
+typedef enum canopy_schedule {
+    CANOPY_SCHEDULE_AUTO = 0,
+    CANOPY_SCHEDULE_NONE,    /* caller's order */
+    CANOPY_SCHEDULE_TREE,    /* order of the reference-tree leaf each query falls in */
+    CANOPY_SCHEDULE_MORTON,  /* Z-order curve */
+    CANOPY_SCHEDULE_HILBERT, /* Hilbert curve */
+    CANOPY_SCHEDULE_HYBRID,  /* inspector-executor (profiled); not yet available */
+    CANOPY_SCHEDULE_COUNT
+} canopy_schedule;
+
+typedef enum canopy_backend {
+    CANOPY_BACKEND_AUTO = 0,
+    CANOPY_BACKEND_CPU,
+    CANOPY_BACKEND_GPU
+} canopy_backend;
+
+const char *canopy_variant_name(canopy_variant v);
+const char *canopy_schedule_name(canopy_schedule s);
+const char *canopy_backend_name(canopy_backend b);
+canopy_status canopy_variant_parse(const char *s, canopy_variant *out);
+canopy_status canopy_schedule_parse(const char *s, canopy_schedule *out);
+canopy_status canopy_backend_parse(const char *s, canopy_backend *out);
+
+typedef struct canopy_run_options {
+    canopy_variant variant;
+    canopy_schedule schedule;
+    canopy_backend backend;
+    canopy_tree_kind tree;
+    int32_t leaf_size;      /* 0 = default */
+    int32_t collect_stats;  /* count nodes visited and work expansion (slower) */
+} canopy_run_options;
+canopy_run_options canopy_run_options_default(void);
+
+typedef struct canopy_stats {
+    double build_seconds;
+    double schedule_seconds;
+    double transfer_seconds;
+    double traverse_seconds;
+    int64_t queries;
+    double nodes_per_query;  /* mean nodes visited (truncation tests) per query */
+    double work_expansion;   /* lockstep: packet nodes / longest member traversal */
+    canopy_variant variant;  /* what actually ran (auto resolved) */
+    canopy_schedule schedule;
+    canopy_backend backend;
+    canopy_tree_kind tree;
+    int32_t tree_nodes;
+    int32_t tree_depth;
+    char note[256]; /* why auto chose what it chose */
+} canopy_stats;
+
+/* ============================================================= applications == */
+
+/* k nearest neighbours of each query among ref, ascending by distance, ties broken
+ * by smaller index. query.n == 0 && query.data == NULL means ref queries itself
+ * with each point excluded from its own result. idx (nq, k) int64 indices into
+ * ref, dist2 (nq, k) squared Euclidean distances (may be NULL). When k exceeds the
+ * candidates available, the tail of a row is idx -1, dist2 +inf. Trees: kd, ball, vp. */
+canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
+                         const canopy_run_options *opt, int64_t *idx, float *dist2,
+                         canopy_stats *stats);
+
+/* Per query, the number of reference points within distance r (dist <= r). With the
+ * self-query form, a point does not count itself. */
+canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float r,
+                                  const canopy_run_options *opt, int64_t *counts,
+                                  canopy_stats *stats);
+
+/* Barnes-Hut accelerations (G = 1) of every body from all others: monopole, opening
+ * angle theta, Plummer softening eps. mass may be NULL (equal masses 1/n). */
+canopy_status canopy_gravity(canopy_points bodies, const float *mass, float theta, float eps,
+                             const canopy_run_options *opt, float *acc, canopy_stats *stats);
+
+/* For each query, the index of the first key >= query in the sorted (ascending) key
+ * array, n_keys when none. Keys must be sorted and finite. */
+canopy_status canopy_search(const float *keys, int64_t n_keys, const float *queries,
+                            int64_t n_queries, const canopy_run_options *opt, int64_t *idx,
+                            canopy_stats *stats);
+
+/* Brute-force references (O(n * nq), multithreaded), used by tests and benchmarks. */
+canopy_status canopy_knn_brute(canopy_points ref, canopy_points query, int32_t k,
+                               int64_t *idx, float *dist2);
+canopy_status canopy_radius_count_brute(canopy_points ref, canopy_points query, float r,
+                                        int64_t *counts);
+canopy_status canopy_gravity_direct(canopy_points bodies, const float *mass, float eps,
+                                    double *acc);
+
+/* =================================================================== graphs == */
+/* (irregular nested loops, bottom-up tree aggregation: see docs/graphs.md) */
+
+/* A sparse matrix / directed graph in CSR form: the entries of row i are
+ * col[row_ptr[i] .. row_ptr[i+1]), sorted by column (duplicates kept, in input
+ * order). val is NULL for a pattern (unweighted) matrix. Owned; release with
+ * canopy_csr_release. */
+typedef struct canopy_csr {
+    int64_t n_rows;
+    int64_t n_cols;
+    int64_t nnz;
+    int64_t *row_ptr; /* n_rows + 1 */
+    int32_t *col;     /* nnz */
+    double *val;      /* nnz, or NULL */
+} canopy_csr;
+
+void canopy_csr_release(canopy_csr *g);
+/* Builds a CSR from nnz (src, dst[, w]) entries; w may be NULL (pattern). Indices
+ * are 0-based and checked against the shape (n_cols < 2^31). */
+canopy_status canopy_csr_from_coo(int64_t n_rows, int64_t n_cols, int64_t nnz, const int64_t *src,
+                                  const int64_t *dst, const double *w, canopy_csr *out);
+/* The transpose (in-edges as rows); values follow their entries. */
+canopy_status canopy_csr_transpose(const canopy_csr *g, canopy_csr *out);
+
+/* Readers: errors name the file and line. Matrix Market coordinate files (real,
+ * integer or pattern; general or symmetric, symmetric adding both directions of
+ * each off-diagonal entry); DIMACS shortest-path .gr ("p sp n m", "a u v w",
+ * "c ..."); edge lists ("u v [w]" per line, 0-based, '#' comments, n = largest
+ * index + 1, weighted only when every line has a weight). */
+canopy_status canopy_mtx_read(const char *path, canopy_csr *out);
+canopy_status canopy_gr_read(const char *path, canopy_csr *out);
+canopy_status canopy_edgelist_read(const char *path, canopy_csr *out);
+/* By extension: .mtx, .gr, else an edge list. */
+canopy_status canopy_graph_load(const char *path, canopy_csr *out);
+/* Matrix Market "coordinate real general" (or "pattern" when val is NULL); atomic. */
+canopy_status canopy_mtx_write(const char *path, const canopy_csr *g);
+
+/* Graph500 Kronecker (R-MAT A=.57 B=.19 C=.19 D=.05): 2^scale vertices,
+ * edge_factor * 2^scale generated edges, labels permuted, symmetrised, self loops
+ * and duplicates dropped; pattern. */
+canopy_status canopy_gen_kron(int32_t scale, int32_t edge_factor, uint64_t seed, canopy_csr *out);
+/* Directed graph: out-degrees from a discrete power law P(k) ~ k^-alpha on
+ * [min_deg, max_deg], distinct uniform targets other than the vertex; pattern. */
+canopy_status canopy_gen_powerlaw(int64_t n, int32_t min_deg, int32_t max_deg, double alpha,
+                                  uint64_t seed, canopy_csr *out);
+/* Named graphs: "kron16" (scale 16, edge factor 48) and "powerlaw434k" (434,102
+ * vertices, degrees 1..1,199, mean about 74). NULL-terminated name list. */
+canopy_status canopy_graph_gen(const char *name, uint64_t seed, canopy_csr *out);
+const char *const *canopy_graph_gen_names(void);
+
+/* How the outer loop over vertices/rows runs. CPU: serial (the reference), omp-flat
+ * (dynamic schedule), omp-split (inner loops longer than split_threshold are cut
+ * into chunks shared by all threads). The GPU strategies are not built yet: asking
+ * for them fails with CANOPY_ERR_UNSUPPORTED. */
+typedef enum canopy_graph_strategy {
+    CANOPY_GRAPH_SERIAL = 0,
+    CANOPY_GRAPH_OMP_FLAT,
+    CANOPY_GRAPH_OMP_SPLIT,
+    CANOPY_GRAPH_NODP_THREAD,
+    CANOPY_GRAPH_NODP_WARP,
+    CANOPY_GRAPH_NODP_BLOCK,
+    CANOPY_GRAPH_BASIC_DP,
+    CANOPY_GRAPH_CONS_WARP,
+    CANOPY_GRAPH_CONS_BLOCK,
+    CANOPY_GRAPH_CONS_GRID,
+    CANOPY_GRAPH_STRATEGY_COUNT
+} canopy_graph_strategy;
+const char *canopy_graph_strategy_name(canopy_graph_strategy s);
+canopy_status canopy_graph_strategy_parse(const char *s, canopy_graph_strategy *out);
+/* 1 for strategies of the GPU backend. */
+int canopy_graph_strategy_is_gpu(canopy_graph_strategy s);
+
+typedef struct canopy_graph_options {
+    canopy_graph_strategy strategy;
+    int64_t split_threshold; /* omp-split: heavy = inner loop longer than this */
+    double damping;          /* pagerank: 0.85 */
+    double tolerance;        /* pagerank: stop when the L1 change < this (1e-10) */
+    int32_t max_iterations;  /* pagerank: fail when not converged by then (1000) */
+} canopy_graph_options;
+canopy_graph_options canopy_graph_options_default(void);
+
+typedef struct canopy_graph_stats {
+    double seconds;       /* the algorithm, without loading */
+    int64_t iterations;   /* rounds (sssp, bfs, color) or pagerank iterations */
+    int64_t items;        /* outer-loop items run, summed over rounds */
+    int64_t edges;        /* inner-loop iterations, summed over rounds */
+    int64_t split_items;  /* omp-split: items whose inner loop was split */
+    int64_t split_chunks; /* omp-split: chunks they were cut into */
+} canopy_graph_stats;
+
+/* dist[n]: shortest distances from source (+inf unreachable); weights from the
+ * matrix, 1 for pattern; negative or NaN weights are rejected. */
+canopy_status canopy_sssp(const canopy_csr *g, int64_t source, const canopy_graph_options *opt,
+                          double *dist, canopy_graph_stats *stats);
+/* level[n]: hops from source, -1 unreachable. canopy_bfs is level-synchronous;
+ * canopy_bfs_rec is the recursive form (a vertex whose level falls relaxes its
+ * neighbours again), run with each round's recursive calls consolidated into one
+ * loop. Same result. */
+canopy_status canopy_bfs(const canopy_csr *g, int64_t source, const canopy_graph_options *opt,
+                         int64_t *level, canopy_graph_stats *stats);
+canopy_status canopy_bfs_rec(const canopy_csr *g, int64_t source, const canopy_graph_options *opt,
+                             int64_t *level, canopy_graph_stats *stats);
+/* rank[n]: PageRank of the unweighted graph (networkx convention: uniform start and
+ * teleport, dangling rank spread uniformly); sums to 1. */
+canopy_status canopy_pagerank(const canopy_csr *g, const canopy_graph_options *opt, double *rank,
+                              canopy_graph_stats *stats);
+/* y[n_rows] = A x (pattern entries count as 1). */
+canopy_status canopy_spmv(const canopy_csr *g, const double *x, const canopy_graph_options *opt,
+                          double *y, canopy_graph_stats *stats);
+/* color[n]: greedy colouring in a fixed pseudo-random vertex priority order
+ * (Jones-Plassmann computes the same colouring in parallel); no edge, in either
+ * direction, joins equal colours; self loops are ignored. Colours start at 0. */
+canopy_status canopy_color(const canopy_csr *g, const canopy_graph_options *opt, int64_t *color,
+                           canopy_graph_stats *stats);
+
+/* ------------------------------------------------- bottom-up aggregation (PTSD) -- */
+
+/* A rooted tree: parent[i] (-1 for the root), children of i in
+ * child[child_ptr[i] .. child_ptr[i+1]) in increasing index order. */
+typedef struct canopy_ptree {
+    int64_t n;
+    int64_t root;
+    int32_t depth; /* levels; a single node has depth 1 */
+    int64_t *parent;
+    int64_t *child_ptr;
+    int64_t *child;
+} canopy_ptree;
+
+/* Validates (one root, parents in range, no cycle) and builds the child lists. */
+canopy_status canopy_ptree_from_parents(const int64_t *parent, int64_t n, canopy_ptree *out);
+void canopy_ptree_release(canopy_ptree *t);
+/* Random tree, numbered breadth-first: the root has children; every other node of
+ * the first depth-1 levels has children with probability p_children; a node with
+ * children has fan_min..fan_max of them. A node gets its children only while the
+ * total stays within max_nodes. Node i draws from stream i of the seed. */
+canopy_status canopy_gen_ptree(int32_t depth, int32_t fan_min, int32_t fan_max, double p_children,
+                               int64_t max_nodes, uint64_t seed, canopy_ptree *out);
+/* "random1" (depth 14, fan-out 4-8, 50 %) and "random2" (depth 10, fan-out 32-64,
+ * 12.5 %), both capped at 8,000,000 nodes (random1 expects about 4.8 M; random2
+ * would expect about 80 M, so the cap cuts it short within its 9th level). */
+canopy_status canopy_ptree_gen(const char *name, uint64_t seed, canopy_ptree *out);
+
+typedef enum canopy_ptsd_strategy {
+    CANOPY_PTSD_REC = 0, /* serial recursion (depth <= 10,000) */
+    CANOPY_PTSD_FLAT,    /* every node walks to the root with atomic updates */
+    CANOPY_PTSD_CREC,    /* consolidated recursion: level by level, parallel per level */
+    CANOPY_PTSD_HIER,    /* tasks over children, loops over grandchildren (depth <= 10,000) */
+    CANOPY_PTSD_STRATEGY_COUNT
+} canopy_ptsd_strategy;
+const char *canopy_ptsd_strategy_name(canopy_ptsd_strategy s);
+canopy_status canopy_ptsd_strategy_parse(const char *s, canopy_ptsd_strategy *out);
+
+/* height[n]: edges on the longest path down to a leaf (leaves 0). */
+canopy_status canopy_ptsd_heights(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *height,
+                                  double *seconds);
+/* desc[n]: nodes in the subtree, the node itself excluded. */
+canopy_status canopy_ptsd_descendants(const canopy_ptree *t, canopy_ptsd_strategy s,
+                                      int64_t *desc, double *seconds);
+/* out[n][4]: subtree mass and centre of mass (x, y, z) from the leaves' mass[i]
+ * (finite, >= 0) and pos[i][3]; values of internal nodes are ignored. A subtree of
+ * zero mass gets centre (0, 0, 0). */
+canopy_status canopy_ptsd_mass(const canopy_ptree *t, const double *mass, const double *pos,
+                               canopy_ptsd_strategy s, double *out, double *seconds);
+
+/* ================================================================== forests == */
+/* (decision-forest inference: see docs/forests.md) */
+
+typedef struct canopy_forest canopy_forest; /* opaque model */
+
+typedef enum canopy_forest_format {
+    CANOPY_FOREST_FORMAT_AUTO = 0, /* detected from the content */
+    CANOPY_FOREST_FORMAT_XGBOOST,  /* XGBoost JSON (save_model("m.json")), gbtree/dart */
+    CANOPY_FOREST_FORMAT_LIGHTGBM, /* LightGBM text model (save_model("m.txt")) */
+    CANOPY_FOREST_FORMAT_CANOPY    /* canopy JSON (docs/forests.md) */
+} canopy_forest_format;
+
+typedef enum canopy_forest_link {
+    CANOPY_LINK_IDENTITY = 0,
+    CANOPY_LINK_SIGMOID, /* element-wise 1 / (1 + exp(-scale * raw)) */
+    CANOPY_LINK_SOFTMAX, /* across the outputs of a row */
+    CANOPY_LINK_EXP      /* Poisson / gamma / Tweedie */
+} canopy_forest_link;
+
+typedef enum canopy_forest_aggregation {
+    CANOPY_AGG_SUM = 0, /* boosting */
+    CANOPY_AGG_MEAN     /* random forests: per output, over the trees feeding it */
+} canopy_forest_aggregation;
+
+typedef enum canopy_forest_layout {
+    CANOPY_FOREST_LAYOUT_AUTO = 0, /* Ren's cache model chooses (sll, cc or hybrid) */
+    CANOPY_FOREST_LAYOUT_CSR,      /* Wu ch. 5 baseline: feature/value/children arrays */
+    CANOPY_FOREST_LAYOUT_HIER,     /* Wu ch. 5: complete subtrees + connection table */
+    CANOPY_FOREST_LAYOUT_DF,       /* per tree, depth-first, siblings adjacent */
+    CANOPY_FOREST_LAYOUT_BF,       /* per tree, breadth-first */
+    CANOPY_FOREST_LAYOUT_LL,       /* trees interleaved level by level */
+    CANOPY_FOREST_LAYOUT_SLL,      /* LL with left-side pairs before right-side pairs */
+    CANOPY_FOREST_LAYOUT_CC,       /* per tree, cache-line blocks of G levels */
+    CANOPY_FOREST_LAYOUT_HYBRID,   /* SLL above the switch level, CC below */
+    CANOPY_FOREST_LAYOUT_COUNT
+} canopy_forest_layout;
+
+typedef enum canopy_forest_engine {
+    CANOPY_FOREST_ENGINE_AUTO = 0, /* vm for the linked layouts, scalar for csr and hier */
+    CANOPY_FOREST_ENGINE_SCALAR,  /* one walker per layout */
+    CANOPY_FOREST_ENGINE_VM,      /* Ren's bytecode interpreter, scalar, with compaction */
+    CANOPY_FOREST_ENGINE_VM_SIMD, /* the interpreter on AVX2 lanes (scalar fallback) */
+    CANOPY_FOREST_ENGINE_COUNT
+} canopy_forest_engine;
+
+typedef enum canopy_forest_output {
+    CANOPY_FOREST_OUTPUT_RAW = 0, /* margin: base + aggregated leaves, n_outputs per row */
+    CANOPY_FOREST_OUTPUT_PROB,    /* the link applied, n_outputs per row */
+    CANOPY_FOREST_OUTPUT_CLASS    /* one class index per row (regression: the prediction) */
+} canopy_forest_output;
+
+const char *canopy_forest_format_name(canopy_forest_format f);
+const char *canopy_forest_layout_name(canopy_forest_layout l);
+const char *canopy_forest_engine_name(canopy_forest_engine e);
+const char *canopy_forest_output_name(canopy_forest_output o);
+const char *canopy_forest_link_name(canopy_forest_link l);
+/* Parse the names above; CANOPY_ERR_INVALID listing the valid names otherwise. */
+canopy_status canopy_forest_format_parse(const char *s, canopy_forest_format *out);
+canopy_status canopy_forest_layout_parse(const char *s, canopy_forest_layout *out);
+canopy_status canopy_forest_engine_parse(const char *s, canopy_forest_engine *out);
+canopy_status canopy_forest_output_parse(const char *s, canopy_forest_output *out);
+
+/* Loads a model file. Errors name the file and the problem; unsupported model
+ * features (categorical splits, linear trees, ...) give CANOPY_ERR_UNSUPPORTED naming
+ * the feature. */
+canopy_status canopy_forest_load(const char *path, canopy_forest_format fmt,
+                                 canopy_forest **out);
+canopy_status canopy_forest_load_mem(const char *buf, size_t len, const char *name,
+                                     canopy_forest_format fmt, canopy_forest **out);
+void canopy_forest_free(canopy_forest *f);
+
+#define CANOPY_FOREST_MAX_DEPTH_HIST 64
+typedef struct canopy_forest_info {
+    const char *source;    /* "xgboost", "lightgbm", "canopy" */
+    const char *objective; /* as named by the source */
+    int32_t n_trees;
+    int32_t n_features;
+    int32_t n_outputs;
+    int32_t n_classes; /* 0 for regression */
+    canopy_forest_link link;
+    canopy_forest_aggregation aggregation;
+    int64_t n_nodes;
+    int64_t n_leaves;
+    int32_t max_depth; /* edges on the longest root-to-leaf path */
+    /* trees by depth; the last bin counts depths >= its index */
+    int32_t depth_hist[CANOPY_FOREST_MAX_DEPTH_HIST];
+} canopy_forest_info;
+void canopy_forest_get_info(const canopy_forest *f, canopy_forest_info *info);
+/* Bytes of the node structures of a layout (AUTO: the one auto would pick). */
+canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_layout l,
+                                         size_t *bytes);
+/* Values per row that canopy_forest_predict writes for an output kind. */
+int32_t canopy_forest_output_width(const canopy_forest *f, canopy_forest_output o);
+
+typedef struct canopy_predict_options {
+    canopy_forest_layout layout;
+    canopy_forest_engine engine;
+    canopy_backend backend;
+    canopy_forest_output output;
+    int32_t hier_depth;   /* hier: subtree depth 3..5; 0 = 4 */
+    int32_t switch_level; /* hybrid: first level stored as cc; 0 = the cache model's */
+    int32_t compaction;   /* vm engines: stream compaction on (1, default) or off (0) */
+} canopy_predict_options;
+canopy_predict_options canopy_predict_options_default(void);
+
+typedef struct canopy_predict_stats {
+    canopy_forest_layout layout; /* what ran (auto resolved) */
+    canopy_forest_engine engine;
+    canopy_isa isa;              /* vm_simd: the lanes used */
+    int32_t switch_level;
+    double beta;           /* share of left decisions on a 5 % sample (auto only) */
+    double build_seconds;  /* layout construction */
+    double predict_seconds;
+    size_t layout_bytes;
+    double model_cost[CANOPY_FOREST_LAYOUT_COUNT]; /* cache-model cost (auto; 0 = n/a) */
+    char note[256];
+} canopy_predict_stats;
+
+/* Predicts rows of X (n x d float32, d == the model's feature count; NaN = missing).
+ * out has n * canopy_forest_output_width(f, opt->output) doubles, row-major.
+ * opt may be NULL (defaults); stats may be NULL. */
+canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
+                                    const canopy_predict_options *opt, double *out,
+                                    canopy_predict_stats *stats);
 
 #ifdef __cplusplus
 }

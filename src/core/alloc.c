@@ -15,7 +15,7 @@ canopy_status canopy_mul_size(size_t a, size_t b, size_t *out) {
 }
 
 canopy_status canopy_alloc(void **out, size_t count, size_t elem_size) {
-    size_t bytes;
+    size_t bytes = 0;
     *out = NULL;
     canopy_status s = canopy_mul_size(count, elem_size, &bytes);
     if (s != CANOPY_OK) return s;
@@ -34,4 +34,6 @@ canopy_status canopy_calloc(void **out, size_t count, size_t elem_size) {
     return s;
 }
 
-void canopy_free(void *p) { free(p); }
+void canopy_free(void *p) {
+    free(p);
+}

@@ -6,7 +6,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
-const char *canopy_version(void) { return CANOPY_VERSION_STRING; }
+const char *canopy_version(void) {
+    return CANOPY_VERSION_STRING;
+}
 
 int canopy_have_cuda(void) {
 #ifdef CANOPY_HAVE_CUDA

@@ -1,6 +1,6 @@
 /* Run-time ISA detection, so one binary uses AVX-512 where present and still runs
  * on older CPUs. CANOPY_ISA caps the choice for cross-ISA tests. */
-#include "canopy.h"
+#include "core/cpu_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +19,20 @@ static canopy_isa detect(void) {
 
 const char *canopy_isa_name(canopy_isa isa) {
     switch (isa) {
-    case CANOPY_ISA_SCALAR: return "scalar";
-    case CANOPY_ISA_SSE42: return "sse4.2";
-    case CANOPY_ISA_AVX2: return "avx2";
-    case CANOPY_ISA_AVX512: return "avx512";
+    case CANOPY_ISA_SCALAR:
+        return "scalar";
+    case CANOPY_ISA_SSE42:
+        return "sse4.2";
+    case CANOPY_ISA_AVX2:
+        return "avx2";
+    case CANOPY_ISA_AVX512:
+        return "avx512";
     }
     return "unknown";
 }
 
-canopy_isa canopy_cpu_isa(void) {
-    static canopy_isa cached = (canopy_isa)-1;
-    if ((int)cached >= 0) return cached;
+/* The ISA canopy_cpu_isa returns without an override: detection capped by CANOPY_ISA. */
+static canopy_isa natural_isa(void) {
     canopy_isa isa = detect();
     const char *cap = getenv("CANOPY_ISA");
     if (cap && *cap) {
@@ -37,6 +40,17 @@ canopy_isa canopy_cpu_isa(void) {
             if (strcmp(cap, canopy_isa_name((canopy_isa)i)) == 0 && i < (int)isa)
                 isa = (canopy_isa)i;
     }
-    cached = isa;
     return isa;
+}
+
+static int cached = -1;
+
+canopy_isa canopy_cpu_isa(void) {
+    if (cached < 0) cached = (int)natural_isa();
+    return (canopy_isa)cached;
+}
+
+void canopy_cpu_isa_override(int isa) {
+    int natural = (int)natural_isa();
+    cached = isa < 0 || isa > natural ? natural : isa;
 }

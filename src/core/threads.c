@@ -5,7 +5,9 @@
 
 static int explicit_threads;
 
-void canopy_set_threads(int n) { explicit_threads = n > 0 ? n : 0; }
+void canopy_set_threads(int n) {
+    explicit_threads = n > 0 ? n : 0;
+}
 
 int canopy_threads(void) {
     if (explicit_threads > 0) return explicit_threads;

@@ -1,0 +1,92 @@
+/* Opening and reading input files, with errors that name the path. */
+#define _POSIX_C_SOURCE 200809L
+#include "io/io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *canopy_io_name(const char *name) {
+    return name ? name : "<memory>";
+}
+
+canopy_status canopy_io_open_read(const char *path, FILE **fp, int64_t *size) {
+    *fp = NULL;
+    if (!path) return canopy_fail(CANOPY_ERR_INVALID, "no file name given");
+    FILE *f = fopen(path, "rb");
+    if (!f) return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        int e = errno;
+        fclose(f);
+        return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(e));
+    }
+    /* fopen succeeds on a directory; reading it would fail with a vaguer message. */
+    if (S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(EISDIR));
+    }
+    *size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+    *fp = f;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_io_read_all(const char *path, char **buf, size_t *len) {
+    FILE *f;
+    int64_t size;
+    *buf = NULL;
+    *len = 0;
+    canopy_status s = canopy_io_open_read(path, &f, &size);
+    if (s != CANOPY_OK) return s;
+    /* The size of a regular file sizes the buffer in one go; a pipe grows it. The
+     * extra byte holds the NUL. */
+    size_t cap = size >= 0 ? (size_t)size + 1 : 65536, n = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (!b) {
+            fclose(f);
+            return canopy_fail(CANOPY_ERR_NOMEM, "out of memory reading '%s'", path);
+        }
+        n += fread(b + n, 1, cap - n, f);
+        if (n < cap) break; /* end of file or an error; ferror tells which */
+        char *nb = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
+        if (!nb) free(b);
+        b = nb;
+        cap *= 2;
+    }
+    if (ferror(f)) {
+        int e = errno;
+        free(b);
+        fclose(f);
+        return canopy_fail(CANOPY_ERR_IO, "error reading '%s': %s", path, strerror(e));
+    }
+    fclose(f);
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return CANOPY_OK;
+}
+
+void canopy_io_printable(char *out, size_t cap, const char *s, size_t n) {
+    size_t keep = n < cap ? n : cap - 4; /* room for "..." and the NUL when cut */
+    for (size_t i = 0; i < keep; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (keep < n) memcpy(out + keep, "...", 3), keep += 3;
+    out[keep] = '\0';
+}
+
+bool canopy_io_has_suffix(const char *path, const char *suffix) {
+    size_t lp = strlen(path), ls = strlen(suffix);
+    if (ls > lp) return false;
+    const char *p = path + lp - ls;
+    for (size_t i = 0; i < ls; i++) {
+        char a = p[i], b = suffix[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        if (a != b) return false;
+    }
+    return true;
+}

@@ -1,0 +1,44 @@
+/* Helpers shared by the file readers and writers in src/io (not public API). */
+#ifndef CANOPY_IO_H
+#define CANOPY_IO_H
+
+#include "canopy.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Every format canopy reads stores little-endian data, and the readers copy it
+ * straight into arrays. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "canopy's file readers assume a little-endian host"
+#endif
+
+/* Name used in messages for in-memory input when the caller gives none. */
+const char *canopy_io_name(const char *name);
+
+/* Element count and byte size of a shape; false when ndim is out of range, a
+ * dimension is negative, or a product overflows. */
+bool canopy_io_shape_size(int32_t ndim, const int64_t *shape, size_t elem_size, int64_t *count,
+                          size_t *bytes);
+
+/* Validates an array handed to a writer (dtype, ndim, shape, data pointer). */
+canopy_status canopy_io_check_array(const canopy_array *a, const char *path, size_t *bytes);
+
+/* Opens path for reading. *size is the file size, or -1 when it is not a regular
+ * file (a pipe), so callers can check lengths before allocating. */
+canopy_status canopy_io_open_read(const char *path, FILE **fp, int64_t *size);
+
+/* Reads a whole file into a malloc'ed buffer with a NUL after the last byte. */
+canopy_status canopy_io_read_all(const char *path, char **buf, size_t *len);
+
+/* fwrite to an outfile, failing with a message that names the final path. */
+canopy_status canopy_io_write(canopy_outfile *o, const void *p, size_t n);
+
+/* Copies at most cap-1 bytes of s[0..n) into out for an error message: other than
+ * printable ASCII becomes '?', and a cut string ends in "...". */
+void canopy_io_printable(char *out, size_t cap, const char *s, size_t n);
+
+/* True when path ends in suffix, ignoring ASCII case. */
+bool canopy_io_has_suffix(const char *path, const char *suffix);
+
+#endif
