@@ -1,10 +1,395 @@
+/* canopy gen: generate points from a generator or a named workload and write them.
+ *
+ * Everything is generated first, then each file is written to a temporary name and
+ * renamed only when all writes have succeeded, so a failed run leaves no new file and
+ * replaces no old one. */
+#define _POSIX_C_SOURCE 200809L /* getpid */
 #include "cli.h"
+#include "gen/gen.h"
 
+#include <errno.h>
+#include <float.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CMD "gen"
+
+enum {
+    OPT_N = OPT_FIRST_LOCAL,
+    OPT_D,
+    OPT_NQ,
+    OPT_CLUSTERS,
+    OPT_SPREAD,
+    OPT_BOX,
+    OPT_QUERY_OUT,
+    OPT_VELOCITIES,
+    OPT_LABELS
+};
+
+/* Defaults of the raw generators (a named workload replaces them with its own). */
+#define DEFAULT_N 100000
+#define DEFAULT_D 3
+#define DEFAULT_SEED 42
+#define DEFAULT_CLUSTERS 64
+#define DEFAULT_SPREAD 0.01
+
+static const struct {
+    const char *name;
+    canopy_gen_kind kind;
+    const char *summary;
+} generators[] = {
+    {"uniform", CANOPY_GEN_UNIFORM, "uniform in the box [LO,HI)^d"},
+    {"clusters", CANOPY_GEN_CLUSTERS, "k equal-weight Gaussians, centres uniform in [0,1)^d"},
+    {"plummer", CANOPY_GEN_PLUMMER, "Plummer sphere, 3-D, Henon units, centre-of-mass frame"},
+};
+enum { N_GENERATORS = sizeof generators / sizeof generators[0] };
+
+static const char *kind_name(canopy_gen_kind k) {
+    for (int i = 0; i < N_GENERATORS; i++)
+        if (generators[i].kind == k) return generators[i].name;
+    return "?";
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: canopy gen NAME -o FILE [--n N] [--d D] [--seed S] [--threads T]\n"
+               "  uniform:            [--box LO:HI]\n"
+               "  clusters:           [--clusters K] [--spread S] [--labels FILE]\n"
+               "  uniform, clusters:  [--query-out FILE [--nq NQ]]\n"
+               "  plummer:            [--velocities FILE]\n\n"
+               "Generates float32 points deterministically (the same for any thread count) and\n"
+               "writes them as .npy or .csv, chosen by each file's extension.\n\n"
+               "Generators:\n");
+    for (int i = 0; i < N_GENERATORS; i++)
+        fprintf(f, "  %-10s %s\n", generators[i].name, generators[i].summary);
+    fprintf(f,
+            "  defaults: n %d, d %d, seed %d, box 0:1, clusters %d, spread %g; plummer is\n"
+            "  always 3-D.\n\n"
+            "Named workloads (their values are the defaults; options override them):\n",
+            DEFAULT_N, DEFAULT_D, DEFAULT_SEED, DEFAULT_CLUSTERS, DEFAULT_SPREAD);
+    for (const canopy_workload *w = canopy_workloads(); w->name; w++) {
+        fprintf(f, "  %-10s %s, n %lld", w->name, kind_name(w->kind), (long long)w->n);
+        if (w->n_query) fprintf(f, ", nq %lld", (long long)w->n_query);
+        fprintf(f, ", d %d", (int)w->d);
+        if (w->kind == CANOPY_GEN_CLUSTERS)
+            fprintf(f, ", clusters %d, spread %g", (int)w->clusters, w->spread);
+        fprintf(f, ", seed %llu\n  %-10s %s\n", (unsigned long long)w->seed, "", w->summary);
+    }
+    fprintf(f, "\nOptions:\n"
+               "  -o FILE             the points (reference half), (n, d) float32\n"
+               "  --n N               number of points (bodies for plummer)\n"
+               "  --d D               dimension\n"
+               "  --seed S            seed (unsigned 64-bit)\n"
+               "  --box LO:HI         uniform box, LO < HI\n"
+               "  --clusters K        number of clusters\n"
+               "  --spread S          standard deviation of each cluster\n"
+               "  --query-out FILE    also write the query half: rows n .. n+nq-1 of the same\n"
+               "                      generation, (nq, d) float32\n"
+               "  --nq NQ             query points (default: the workload's, else n)\n"
+               "  --labels FILE       cluster of each reference point, (n,) int32\n"
+               "  --velocities FILE   plummer velocities, (n, 3) float32\n"
+               "  --threads T         CPU threads (the output does not depend on it)\n"
+               "  -h, --help          this help\n\n"
+               "Prints one line per file written. Exit codes: 0 success, 1 runtime error,\n"
+               "2 usage error. See docs/generators.md.\n");
+}
+
+typedef enum { FMT_NPY, FMT_CSV } file_format;
+
+/* One file to write: its array, where it goes and the summary line's details. */
+typedef struct output {
+    const char *path;
+    const char *option;
+    file_format format;
+    canopy_array array;
+    char desc[192];
+    double seconds;
+    char tmp[4096];
+    int tmp_written;
+} output;
+
+static int format_of(const char *option, const char *path, file_format *out) {
+    const char *dot = strrchr(path, '.');
+    const char *slash = strrchr(path, '/');
+    if (dot && (!slash || dot > slash)) {
+        if (!strcmp(dot, ".npy")) {
+            *out = FMT_NPY;
+            return 0;
+        }
+        if (!strcmp(dot, ".csv")) {
+            *out = FMT_CSV;
+            return 0;
+        }
+    }
+    return cli_usage_error(CMD, "%s '%s': the file name must end in .npy or .csv", option, path);
+}
+
+static canopy_status write_array(const output *o, const char *path) {
+    return o->format == FMT_NPY ? canopy_npy_write(path, &o->array)
+                                : canopy_csv_write(path, &o->array, NULL);
+}
+
+/* Writes every output to a temporary name, then renames them all; on any failure
+ * removes what this run created and returns the failed status. */
+static canopy_status write_all(output *outs, int n_out) {
+    canopy_status s = CANOPY_OK;
+    int i;
+    for (i = 0; i < n_out && s == CANOPY_OK; i++) {
+        output *o = &outs[i];
+        int len = snprintf(o->tmp, sizeof o->tmp, "%s.gen%ld.tmp", o->path, (long)getpid());
+        if (len < 0 || (size_t)len >= sizeof o->tmp) {
+            s = canopy_fail(CANOPY_ERR_IO, "%s: path is too long", o->path);
+            break;
+        }
+        double t0 = canopy_now();
+        s = write_array(o, o->tmp);
+        o->seconds += canopy_now() - t0;
+        o->tmp_written = s == CANOPY_OK;
+        if (s != CANOPY_OK) {
+            /* The writer names the temporary file; lead with the one the user asked for. */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", canopy_last_error());
+            s = canopy_fail(s, "%s: %s", o->path, why);
+        }
+    }
+    int renamed = 0;
+    while (s == CANOPY_OK && renamed < n_out) {
+        if (rename(outs[renamed].tmp, outs[renamed].path) != 0)
+            s = canopy_fail(CANOPY_ERR_IO, "%s: cannot rename %s into place: %s",
+                            outs[renamed].path, outs[renamed].tmp, strerror(errno));
+        else
+            renamed++;
+    }
+    if (s != CANOPY_OK) {
+        for (i = 0; i < n_out; i++) {
+            if (i < renamed)
+                remove(outs[i].path);
+            else if (outs[i].tmp_written)
+                remove(outs[i].tmp);
+        }
+    }
+    return s;
+}
+
+static canopy_status alloc_points(output *o, canopy_dtype t, int64_t rows, int64_t cols) {
+    int64_t shape[2] = {rows, cols};
+    return canopy_array_alloc(&o->array, t, cols ? 2 : 1, shape);
+}
 
 int cmd_gen(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "canopy gen: not built yet\n");
-    return CLI_ERROR;
+    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
+                                         {"threads", required_argument, NULL, OPT_THREADS},
+                                         {"seed", required_argument, NULL, OPT_SEED},
+                                         {"n", required_argument, NULL, OPT_N},
+                                         {"d", required_argument, NULL, OPT_D},
+                                         {"nq", required_argument, NULL, OPT_NQ},
+                                         {"clusters", required_argument, NULL, OPT_CLUSTERS},
+                                         {"spread", required_argument, NULL, OPT_SPREAD},
+                                         {"box", required_argument, NULL, OPT_BOX},
+                                         {"query-out", required_argument, NULL, OPT_QUERY_OUT},
+                                         {"velocities", required_argument, NULL, OPT_VELOCITIES},
+                                         {"labels", required_argument, NULL, OPT_LABELS},
+                                         {NULL, 0, NULL, 0}};
+    int64_t n = 0, d = 0, nq = 0, k = 0;
+    uint64_t seed = 0;
+    double spread = 0.0, lo = 0.0, hi = 1.0;
+    int have_n = 0, have_d = 0, have_nq = 0, have_k = 0, have_seed = 0, have_spread = 0;
+    int have_box = 0;
+    const char *out_path = NULL, *query_path = NULL, *vel_path = NULL, *labels_path = NULL;
+    int c, rc = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP:
+            usage(stdout);
+            return CLI_OK;
+        case OPT_THREADS:
+            rc = cli_parse_threads(CMD, optarg);
+            break;
+        case OPT_SEED:
+            rc = cli_parse_u64(CMD, "--seed", optarg, &seed);
+            have_seed = 1;
+            break;
+        case OPT_N:
+            rc = cli_parse_i64(CMD, "--n", optarg, 1, INT64_MAX, &n);
+            have_n = 1;
+            break;
+        case OPT_D:
+            rc = cli_parse_i64(CMD, "--d", optarg, 1, INT32_MAX, &d);
+            have_d = 1;
+            break;
+        case OPT_NQ:
+            rc = cli_parse_i64(CMD, "--nq", optarg, 1, INT64_MAX, &nq);
+            have_nq = 1;
+            break;
+        case OPT_CLUSTERS:
+            rc = cli_parse_i64(CMD, "--clusters", optarg, 1, INT32_MAX, &k);
+            have_k = 1;
+            break;
+        case OPT_SPREAD:
+            rc = cli_parse_double(CMD, "--spread", optarg, 0.0, 1e36, &spread);
+            have_spread = 1;
+            break;
+        case OPT_BOX: {
+            char buf[256];
+            char *colon;
+            if (strlen(optarg) >= sizeof buf || !(colon = strchr(strcpy(buf, optarg), ':')))
+                return cli_usage_error(CMD, "--box: '%s' is not LO:HI", optarg);
+            *colon = '\0';
+            rc = cli_parse_double(CMD, "--box", buf, -FLT_MAX, FLT_MAX, &lo);
+            if (!rc) rc = cli_parse_double(CMD, "--box", colon + 1, -FLT_MAX, FLT_MAX, &hi);
+            if (!rc && !(lo < hi))
+                return cli_usage_error(CMD, "--box: LO %g must be below HI %g", lo, hi);
+            have_box = 1;
+            break;
+        }
+        case 'o':
+            out_path = optarg;
+            break;
+        case OPT_QUERY_OUT:
+            query_path = optarg;
+            break;
+        case OPT_VELOCITIES:
+            vel_path = optarg;
+            break;
+        case OPT_LABELS:
+            labels_path = optarg;
+            break;
+        default:
+            return cli_usage_error(CMD, "unknown option");
+        }
+        if (rc) return rc;
+    }
+    if (optind >= argc) return cli_usage_error(CMD, "missing NAME (a generator or workload)");
+    const char *name = argv[optind];
+    if (optind + 1 < argc)
+        return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
+
+    /* Resolve NAME, then fill in what the options left unset. */
+    canopy_gen_kind kind = CANOPY_GEN_UNIFORM;
+    const canopy_workload *w = canopy_workload_find(name);
+    int found = w != NULL;
+    if (w) kind = w->kind;
+    for (int i = 0; !found && i < N_GENERATORS; i++)
+        if (!strcmp(name, generators[i].name)) {
+            kind = generators[i].kind;
+            found = 1;
+        }
+    if (!found) return cli_usage_error(CMD, "unknown generator or workload '%s'", name);
+    if (!have_n) n = w ? w->n : DEFAULT_N;
+    if (!have_d) d = w ? w->d : DEFAULT_D;
+    if (!have_seed) seed = w ? w->seed : DEFAULT_SEED;
+    if (!have_k) k = w && w->kind == CANOPY_GEN_CLUSTERS ? w->clusters : DEFAULT_CLUSTERS;
+    if (!have_spread) spread = w && w->kind == CANOPY_GEN_CLUSTERS ? w->spread : DEFAULT_SPREAD;
+    if (!have_nq) nq = w && w->n_query ? w->n_query : n;
+
+    /* Options that do not apply to this generator are mistakes, not no-ops. */
+    const char *gen = kind_name(kind);
+    if (have_box && kind != CANOPY_GEN_UNIFORM)
+        return cli_usage_error(CMD, "--box applies only to uniform, not %s", gen);
+    const char *cluster_opt = have_k        ? "--clusters"
+                              : have_spread ? "--spread"
+                              : labels_path ? "--labels"
+                                            : NULL;
+    if (cluster_opt && kind != CANOPY_GEN_CLUSTERS)
+        return cli_usage_error(CMD, "%s applies only to clusters, not %s", cluster_opt, gen);
+    if (vel_path && kind != CANOPY_GEN_PLUMMER)
+        return cli_usage_error(CMD, "--velocities applies only to plummer, not %s", gen);
+    if (have_d && kind == CANOPY_GEN_PLUMMER)
+        return cli_usage_error(CMD, "--d does not apply to plummer (always 3-D)");
+    if (query_path && kind == CANOPY_GEN_PLUMMER)
+        return cli_usage_error(CMD, "--query-out does not apply to plummer");
+    if (have_nq && !query_path) return cli_usage_error(CMD, "--nq needs --query-out");
+    if (query_path && nq > INT64_MAX - n) return cli_usage_error(CMD, "--n plus --nq is too large");
+    if (!out_path) return cli_usage_error(CMD, "missing -o FILE");
+    if (kind == CANOPY_GEN_PLUMMER) d = 3;
+
+    output outs[3];
+    memset(outs, 0, sizeof outs);
+    int n_out = 0;
+    const char *paths[3] = {out_path, query_path ? query_path : vel_path, labels_path};
+    const char *options[3] = {"-o", query_path ? "--query-out" : "--velocities", "--labels"};
+    for (int i = 0; i < 3; i++) {
+        if (!paths[i]) continue;
+        for (int j = 0; j < n_out; j++)
+            if (!strcmp(paths[i], outs[j].path))
+                return cli_usage_error(CMD, "%s and %s name the same file '%s'", outs[j].option,
+                                       options[i], paths[i]);
+        outs[n_out].path = paths[i];
+        outs[n_out].option = options[i];
+        if ((rc = format_of(options[i], paths[i], &outs[n_out].format))) return rc;
+        n_out++;
+    }
+
+    /* outs[0] holds the points; outs[1] the query half or the velocities; the labels
+     * come last. */
+    output *points = &outs[0];
+    output *second = paths[1] ? &outs[1] : NULL;
+    output *labels = labels_path ? &outs[n_out - 1] : NULL;
+    canopy_status s = alloc_points(points, CANOPY_F32, n, d);
+    if (s == CANOPY_OK && second) s = alloc_points(second, CANOPY_F32, query_path ? nq : n, d);
+    if (s == CANOPY_OK && labels) s = alloc_points(labels, CANOPY_I32, n, 0);
+
+    double t0 = canopy_now();
+    unsigned long long useed = (unsigned long long)seed;
+    if (s == CANOPY_OK) {
+        switch (kind) {
+        case CANOPY_GEN_UNIFORM:
+            s = canopy_gen_uniform(points->array.data, n, (int32_t)d, lo, hi, seed);
+            snprintf(points->desc, sizeof points->desc, "uniform [%g,%g), seed %llu", lo, hi,
+                     useed);
+            break;
+        case CANOPY_GEN_CLUSTERS:
+            s = canopy_gen_clusters(points->array.data, labels ? labels->array.data : NULL, n,
+                                    (int32_t)d, (int32_t)k, spread, seed);
+            snprintf(points->desc, sizeof points->desc, "%lld clusters, spread %g, seed %llu",
+                     (long long)k, spread, useed);
+            if (labels)
+                snprintf(labels->desc, sizeof labels->desc, "cluster labels, seed %llu", useed);
+            break;
+        case CANOPY_GEN_PLUMMER:
+            s = canopy_gen_plummer(points->array.data, second ? second->array.data : NULL, n, seed);
+            snprintf(points->desc, sizeof points->desc, "plummer positions, Henon units, seed %llu",
+                     useed);
+            if (second)
+                snprintf(second->desc, sizeof second->desc,
+                         "plummer velocities, Henon units, seed %llu", useed);
+            break;
+        }
+    }
+    points->seconds = canopy_now() - t0; /* labels and velocities come with the points */
+
+    if (s == CANOPY_OK && query_path) {
+        t0 = canopy_now();
+        if (kind == CANOPY_GEN_UNIFORM) {
+            s = canopy_gen_uniform_rows(second->array.data, n, nq, (int32_t)d, lo, hi, seed);
+            snprintf(second->desc, sizeof second->desc,
+                     "uniform [%g,%g) query rows %lld-%lld, seed %llu", lo, hi, (long long)n,
+                     (long long)(n + nq - 1), useed);
+        } else {
+            s = canopy_gen_clusters_rows(second->array.data, NULL, n, nq, (int32_t)d, (int32_t)k,
+                                         spread, seed);
+            snprintf(second->desc, sizeof second->desc,
+                     "%lld clusters, spread %g, query rows %lld-%lld, seed %llu", (long long)k,
+                     spread, (long long)n, (long long)(n + nq - 1), useed);
+        }
+        second->seconds = canopy_now() - t0;
+    }
+
+    if (s == CANOPY_OK) s = write_all(outs, n_out);
+    if (s == CANOPY_OK) {
+        for (int i = 0; i < n_out; i++) {
+            const canopy_array *a = &outs[i].array;
+            printf("wrote %s: %s (%lld", outs[i].path, canopy_dtype_name(a->dtype),
+                   (long long)a->shape[0]);
+            if (a->ndim == 2)
+                printf(", %lld)", (long long)a->shape[1]);
+            else
+                printf(",)");
+            printf(", %s, %.2f s\n", outs[i].desc, outs[i].seconds);
+        }
+    }
+    for (int i = 0; i < n_out; i++) canopy_array_release(&outs[i].array);
+    return s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
 }
