@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -29,8 +30,8 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
     if (*s == '\0' || *end != '\0' || errno == ERANGE)
         return cli_usage_error(cmd, "%s: '%s' is not an integer", opt, s);
     if (v < lo || v > hi)
-        return cli_usage_error(cmd, "%s: %lld is out of range [%lld, %lld]", opt, v,
-                               (long long)lo, (long long)hi);
+        return cli_usage_error(cmd, "%s: %lld is out of range [%lld, %lld]", opt, v, (long long)lo,
+                               (long long)hi);
     *out = v;
     return 0;
 }
@@ -64,4 +65,32 @@ int cli_parse_threads(const char *cmd, const char *s) {
     if (rc) return rc;
     canopy_set_threads((int)t);
     return 0;
+}
+
+int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays) {
+    for (int i = 0; i < n; i++) {
+        if (!paths[i]) continue;
+        const char *dot = strrchr(paths[i], '.');
+        canopy_status s = dot && strcmp(dot, ".csv") == 0
+                              ? canopy_csv_write(paths[i], &arrays[i], NULL)
+                              : canopy_npy_write(paths[i], &arrays[i]);
+        if (s) {
+            /* All or nothing: remove what this run already wrote. */
+            for (int j = 0; j < i; j++)
+                if (paths[j]) remove(paths[j]);
+            return cli_runtime_error(cmd);
+        }
+    }
+    return 0;
+}
+
+canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols) {
+    canopy_array a;
+    memset(&a, 0, sizeof a);
+    a.data = data;
+    a.dtype = t;
+    a.ndim = cols > 0 ? 2 : 1;
+    a.shape[0] = rows;
+    a.shape[1] = cols;
+    return a;
 }

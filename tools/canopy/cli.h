@@ -44,8 +44,24 @@ int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo,
 /* --threads T: T >= 1. Sets canopy_set_threads. */
 int cli_parse_threads(const char *cmd, const char *s);
 
+/* Writes each array to its path (.csv by extension, else .npy), each atomically; if
+ * one fails, removes those already written and returns CLI_ERROR. NULL paths are
+ * skipped. */
+int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays);
+/* A non-owning array over existing memory; cols 0 makes it 1-D. */
+canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols);
+
 /* Every subcommand, defined in cmd_<name>.c. */
 int cmd_info(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_knn(int argc, char **argv);
+int cmd_nn(int argc, char **argv);
+int cmd_radius(int argc, char **argv);
+int cmd_gravity(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_forest(int argc, char **argv);
 
 #endif

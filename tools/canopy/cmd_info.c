@@ -18,11 +18,14 @@ int cmd_info(int argc, char **argv) {
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_HELP: usage(stdout); return CLI_OK;
+        case OPT_HELP:
+            usage(stdout);
+            return CLI_OK;
         case OPT_THREADS:
             if (cli_parse_threads("info", optarg)) return CLI_USAGE;
             break;
-        default: return cli_usage_error("info", "unknown option");
+        default:
+            return cli_usage_error("info", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);

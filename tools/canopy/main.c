@@ -7,6 +7,15 @@
 static const cli_command commands[] = {
     {"info", "version, compiled backends, CPU ISA, GPU, threads", cmd_info},
     {"gen", "generate a data set or a named workload (rand7, clust2, ...)", cmd_gen},
+    {"knn", "k nearest neighbours of queries among reference points", cmd_knn},
+    {"nn", "nearest neighbour (knn with k = 1)", cmd_nn},
+    {"radius", "per-query count of reference points within a radius", cmd_radius},
+    {"gravity", "Barnes-Hut gravitational accelerations", cmd_gravity},
+    {"search", "binary search of sorted keys", cmd_search},
+    {"graph", "graph algorithms: sssp, bfs, pagerank, spmv, color", cmd_graph},
+    {"tree", "bottom-up tree aggregations: heights, descendants, mass", cmd_tree},
+    {"predict", "decision-forest inference (XGBoost, LightGBM, canopy models)", cmd_predict},
+    {"forest", "inspect a decision-forest model", cmd_forest},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -1,0 +1,63 @@
+/* canopy_knn: the kNN descriptor run by the generic engines, and its brute-force
+ * reference. */
+#include "apps/knn.h"
+
+#include "apps/common.h"
+#include "traverse/cpu_engines.h"
+
+#include <string.h>
+
+static const canopy_app knn_app = {
+    "knn", sizeof(knn_state), 1, 1, knn_init, knn_truncate, knn_visit_leaf, knn_order, knn_finish,
+};
+CANOPY_CPU_INSTANTIATE(knn, &knn_app)
+
+canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
+                         const canopy_run_options *opt, int64_t *idx, float *dist2,
+                         canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    int self = 0;
+    canopy_status s = canopy_app_check_inputs("knn", ref, &query, &self);
+    if (s) return s;
+    if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "knn: k must be >= 1 (got %d)", (int)k);
+    if (o.tree != CANOPY_TREE_KD && o.tree != CANOPY_TREE_BALL && o.tree != CANOPY_TREE_VP)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "knn: tree %s cannot answer kNN (use kd, ball or vp)",
+                           canopy_tree_kind_name(o.tree));
+    float *d2buf = dist2;
+    if (!d2buf && (s = canopy_alloc((void **)&d2buf, (size_t)(query.n * k + 1), sizeof(float))))
+        return s;
+    canopy_tree *tree = NULL;
+    if (stats) memset(stats, 0, sizeof *stats);
+    s = canopy_build_for(ref, o.tree, o.leaf_size, NULL, &tree, stats);
+    if (!s) {
+        knn_ctx ctx = {query, k, self, idx, d2buf};
+        canopy_traversal tr = {"knn", &knn_app, knn_cpu_runners, CANOPY_GPU_RUNNER(knn),
+                               &ctx,  query,    query.n};
+        s = canopy_traverse_run(&tr, tree, &o, stats);
+    }
+    canopy_tree_free(tree);
+    if (d2buf != dist2) canopy_free(d2buf);
+    return s;
+}
+
+canopy_status canopy_knn_brute(canopy_points ref, canopy_points query, int32_t k, int64_t *idx,
+                               float *dist2) {
+    int self = 0;
+    canopy_status s = canopy_app_check_inputs("knn", ref, &query, &self);
+    if (s) return s;
+    if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "knn: k must be >= 1 (got %d)", (int)k);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(canopy_threads())
+    for (int64_t q = 0; q < query.n; q++) {
+        int64_t *hi = idx + q * k;
+        float *hd = dist2 + q * k;
+        int32_t count = 0;
+        const float *x = canopy_point(query, q);
+        for (int64_t i = 0; i < ref.n; i++) {
+            if (self && i == q) continue;
+            knn_offer(hd, hi, k, &count, canopy_dist2(x, canopy_point(ref, i), ref.d), i);
+        }
+        knn_sort_row(hd, hi, k, count);
+    }
+    return CANOPY_OK;
+}

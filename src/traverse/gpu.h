@@ -1,0 +1,47 @@
+/* The CUDA backend as seen from C: one entry per application (the host glue that
+ * uploads its context and buffers) with a shared signature, so the driver in run.c
+ * dispatches without knowing any application. Defined only when CANOPY_HAVE_CUDA. */
+#ifndef CANOPY_TRAVERSE_GPU_H
+#define CANOPY_TRAVERSE_GPU_H
+
+#include "traverse/descriptor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct canopy_gpu_report {
+    double transfer_seconds; /* host <-> device copies, tree included */
+    double traverse_seconds; /* kernel time (device events) */
+    canopy_trav_counters counters;
+} canopy_gpu_report;
+
+typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_view *tree,
+                                           const int64_t *order, int64_t nq, canopy_variant v,
+                                           canopy_gpu_report *rep);
+
+/* 1 when a CUDA device is usable (cached after the first call). */
+int canopy_gpu_usable(void);
+
+canopy_status canopy_gpu_knn(const void *ctx, const canopy_tree_view *tree, const int64_t *order,
+                             int64_t nq, canopy_variant v, canopy_gpu_report *rep);
+canopy_status canopy_gpu_radius(const void *ctx, const canopy_tree_view *tree, const int64_t *order,
+                                int64_t nq, canopy_variant v, canopy_gpu_report *rep);
+canopy_status canopy_gpu_gravity(const void *ctx, const canopy_tree_view *tree,
+                                 const int64_t *order, int64_t nq, canopy_variant v,
+                                 canopy_gpu_report *rep);
+canopy_status canopy_gpu_search(const void *ctx, const canopy_tree_view *tree, const int64_t *order,
+                                int64_t nq, canopy_variant v, canopy_gpu_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* The runner an application registers: its glue when CUDA is built, else NULL. */
+#ifdef CANOPY_HAVE_CUDA
+#define CANOPY_GPU_RUNNER(NAME) canopy_gpu_##NAME
+#else
+#define CANOPY_GPU_RUNNER(NAME) NULL
+#endif
+
+#endif

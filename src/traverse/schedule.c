@@ -1,0 +1,163 @@
+/* Query schedules: the order in which queries are handed to threads. Neighbouring
+ * queries that traverse alike share cache lines (CPU) and warps (GPU). */
+#include "traverse/run.h"
+
+#include "apps/geometry.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Descends to the leaf a guided search would reach first, so that queries are
+ * ranked by the reference tree's own depth-first order: vp by its own split rule
+ * (inside when dist <= mu), every other kind to the child with the smallest
+ * distance bound, ties to the first, as knn_order decides. */
+static int32_t locate_leaf(const canopy_tree_view *t, const float *q) {
+    int32_t node = 0;
+    for (;;) {
+        const canopy_node *h = canopy_tv_node(t, node);
+        if (h->child < 0) return node;
+        if (t->kind == CANOPY_TREE_VP) {
+            const float *g = canopy_tv_geom(t, node);
+            node = h->child + (canopy_dist2(q, g, t->d) > g[t->d] * g[t->d]);
+            continue;
+        }
+        int32_t best = h->child;
+        float best_d = canopy_node_min_dist2(t, best, q);
+        for (int32_t c = 1; c < h->nchild; c++) {
+            float dd = canopy_node_min_dist2(t, h->child + c, q);
+            if (dd < best_d) {
+                best_d = dd;
+                best = h->child + c;
+            }
+        }
+        node = best;
+    }
+}
+
+/* Sort records; the index is the tie-break, so the order is deterministic. */
+typedef struct keyed {
+    uint64_t key;
+    int64_t idx;
+} keyed;
+
+/* Stable LSD radix sort by key, 8 bits per pass over the bits keys use. Entries
+ * start in index order, so equal keys stay in index order. */
+static canopy_status sort_keyed(keyed *a, int64_t n) {
+    uint64_t any = 0;
+    for (int64_t i = 0; i < n; i++) any |= a[i].key;
+    keyed *tmp;
+    canopy_status s = canopy_alloc((void **)&tmp, (size_t)(n > 0 ? n : 1), sizeof *tmp);
+    if (s) return s;
+    keyed *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64 && (any >> shift); shift += 8) {
+        int64_t start[257] = {0};
+        for (int64_t i = 0; i < n; i++) start[((src[i].key >> shift) & 255) + 1]++;
+        if (start[((src[0].key >> shift) & 255) + 1] == n) continue; /* one digit value */
+        for (int b = 0; b < 256; b++) start[b + 1] += start[b];
+        for (int64_t i = 0; i < n; i++) dst[start[(src[i].key >> shift) & 255]++] = src[i];
+        keyed *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, sizeof *a * (size_t)n);
+    canopy_free(tmp);
+    return CANOPY_OK;
+}
+
+uint64_t canopy_morton_key(const uint64_t *x, int32_t d, int32_t bits) {
+    uint64_t key = 0;
+    for (int32_t b = bits - 1; b >= 0; b--)
+        for (int32_t j = 0; j < d; j++) key = key << 1 | ((x[j] >> b) & 1u);
+    return key;
+}
+
+/* Skilling, "Programming the Hilbert curve" (2004): the Hilbert index of a cell,
+ * written "transposed" (its bits dealt round-robin over the d coordinates), is
+ * obtained from the cell's coordinates in place by undoing, from the top bit down,
+ * the reflections and axis exchanges the curve applies in each sub-cube, then Gray
+ * coding. Interleaving the transposed bits (coordinate 0 first) gives the index. */
+uint64_t canopy_hilbert_key(uint64_t *x, int32_t d, int32_t bits) {
+    uint64_t top = (uint64_t)1 << (bits - 1);
+    for (uint64_t q = top; q > 1; q >>= 1) {
+        uint64_t p = q - 1; /* the bits below q */
+        for (int32_t j = 0; j < d; j++) {
+            if (x[j] & q) {
+                x[0] ^= p; /* reflect */
+            } else {
+                uint64_t t = (x[0] ^ x[j]) & p; /* exchange the low bits of x0 and xj */
+                x[0] ^= t;
+                x[j] ^= t;
+            }
+        }
+    }
+    for (int32_t j = 1; j < d; j++) x[j] ^= x[j - 1];
+    uint64_t t = 0;
+    for (uint64_t q = top; q > 1; q >>= 1)
+        if (x[d - 1] & q) t ^= q - 1;
+    for (int32_t j = 0; j < d; j++) x[j] ^= t;
+    return canopy_morton_key(x, d, bits);
+}
+
+enum { CURVE_MAX_DIMS = 63 };
+
+/* Curve keys: each of the first (at most 63) coordinates quantized to floor(63 / d)
+ * bits (at least 1) over the queries' bounding box. */
+static void curve_keys(canopy_schedule s, canopy_points queries, keyed *k) {
+    int64_t nq = queries.n;
+    int32_t d = queries.d < CURVE_MAX_DIMS ? queries.d : CURVE_MAX_DIMS;
+    int32_t bits = 63 / d;
+    double lo[CURVE_MAX_DIMS], scale[CURVE_MAX_DIMS];
+    for (int32_t j = 0; j < d; j++) {
+        float mn = canopy_point(queries, 0)[j], mx = mn;
+        for (int64_t i = 1; i < nq; i++) {
+            float v = canopy_point(queries, i)[j];
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+        }
+        lo[j] = mn;
+        scale[j] = mx > mn ? ldexp(1.0, bits) / ((double)mx - (double)mn) : 0.0;
+    }
+    uint64_t cells = (uint64_t)1 << bits;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t i = 0; i < nq; i++) {
+        uint64_t x[CURVE_MAX_DIMS];
+        const float *p = canopy_point(queries, i);
+        for (int32_t j = 0; j < d; j++) {
+            double c = ((double)p[j] - lo[j]) * scale[j];
+            x[j] = c >= (double)cells ? cells - 1 : (uint64_t)c; /* the max lands on 2^bits */
+        }
+        k[i].key = s == CANOPY_SCHEDULE_HILBERT ? canopy_hilbert_key(x, d, bits)
+                                                : canopy_morton_key(x, d, bits);
+        k[i].idx = i;
+    }
+}
+
+canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,
+                                      const canopy_tree_view *t, int64_t *order) {
+    int64_t nq = queries.n;
+    if (s == CANOPY_SCHEDULE_NONE) {
+        for (int64_t i = 0; i < nq; i++) order[i] = i;
+        return CANOPY_OK;
+    }
+    if (s != CANOPY_SCHEDULE_TREE && s != CANOPY_SCHEDULE_MORTON && s != CANOPY_SCHEDULE_HILBERT)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "schedule %s is not available yet",
+                           canopy_schedule_name(s));
+    if (nq == 0) return CANOPY_OK;
+    keyed *k;
+    canopy_status st = canopy_alloc((void **)&k, (size_t)nq, sizeof *k);
+    if (st) return st;
+    if (s == CANOPY_SCHEDULE_TREE) {
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+        for (int64_t i = 0; i < nq; i++) {
+            k[i].key = (uint64_t)locate_leaf(t, canopy_point(queries, i));
+            k[i].idx = i;
+        }
+    } else {
+        curve_keys(s, queries, k);
+    }
+    st = sort_keyed(k, nq);
+    if (!st)
+        for (int64_t i = 0; i < nq; i++) order[i] = k[i].idx;
+    canopy_free(k);
+    return st;
+}

@@ -1,0 +1,55 @@
+/* kd-tree split rule: tight bounding box as geometry; split on the widest
+ * dimension at the median (Goldfarb's and scipy's choice), so depth is log2(n/leaf). */
+#include "tree/select.h"
+#include "tree/tree.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+static void bounding_box(canopy_points pts, const int64_t *perm, int64_t begin, int64_t end,
+                         float *lo, float *hi) {
+    int32_t d = pts.d;
+    for (int32_t j = 0; j < d; j++) {
+        lo[j] = begin < end ? FLT_MAX : 0.0f;
+        hi[j] = begin < end ? -FLT_MAX : 0.0f;
+    }
+    for (int64_t i = begin; i < end; i++) {
+        const float *x = canopy_point(pts, perm[i]);
+        for (int32_t j = 0; j < d; j++) {
+            if (x[j] < lo[j]) lo[j] = x[j];
+            if (x[j] > hi[j]) hi[j] = x[j];
+        }
+    }
+}
+
+static int kd_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t begin, int64_t end,
+                    int32_t depth, int may_split, float *geom, int64_t *child_begin) {
+    (void)ctx;
+    (void)depth;
+    int32_t d = pts.d;
+    float *lo = geom, *hi = geom + d;
+    bounding_box(pts, perm, begin, end, lo, hi);
+    if (!may_split) return 0;
+    int32_t dim = 0;
+    for (int32_t j = 1; j < d; j++)
+        if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    int64_t m = end - begin;
+    float *key = malloc(sizeof(float) * (size_t)m);
+    if (!key) return 0; /* a leaf is still a correct tree; only slower */
+    for (int64_t i = 0; i < m; i++) key[i] = canopy_point(pts, perm[begin + i])[dim];
+    canopy_select_pairs(key, perm + begin, m, m / 2);
+    free(key);
+    child_begin[0] = begin;
+    child_begin[1] = begin + m / 2;
+    return 2;
+}
+
+canopy_status canopy_tree_spec_kd(int32_t d, canopy_tree_spec *spec) {
+    if (d < 1) return canopy_fail(CANOPY_ERR_INVALID, "kd tree: dimension %d < 1", (int)d);
+    spec->kind = CANOPY_TREE_KD;
+    spec->geom_stride = 2 * d;
+    spec->max_children = 2;
+    spec->split = kd_split;
+    spec->ctx = NULL;
+    return CANOPY_OK;
+}

@@ -1,0 +1,356 @@
+/* Generic tree builder: every kind supplies only a split rule; partitioning,
+ * linearization (contiguous children, depth- or breadth-first), gathering points
+ * into tree order, static ropes and the cold arrays are done here once. */
+#include "tree/tree.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Subtrees smaller than this are built by one task: below it, task overhead
+ * outweighs the parallelism. */
+enum { TASK_CUTOFF = 4096 };
+
+const char *canopy_tree_kind_name(canopy_tree_kind k) {
+    switch (k) {
+    case CANOPY_TREE_KD:
+        return "kd";
+    case CANOPY_TREE_BALL:
+        return "ball";
+    case CANOPY_TREE_VP:
+        return "vp";
+    case CANOPY_TREE_OCT:
+        return "oct";
+    case CANOPY_TREE_BST:
+        return "bst";
+    }
+    return "unknown";
+}
+
+canopy_status canopy_tree_kind_parse(const char *s, canopy_tree_kind *out) {
+    for (int k = CANOPY_TREE_KD; k <= CANOPY_TREE_BST; k++)
+        if (strcmp(s, canopy_tree_kind_name((canopy_tree_kind)k)) == 0) {
+            *out = (canopy_tree_kind)k;
+            return CANOPY_OK;
+        }
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "unknown tree kind '%s' (expected kd, ball, vp, oct, bst)", s);
+}
+
+canopy_tree_options canopy_tree_options_default(canopy_tree_kind kind) {
+    canopy_tree_options o;
+    memset(&o, 0, sizeof o);
+    o.kind = kind;
+    return o;
+}
+
+static int32_t default_leaf_size(canopy_tree_kind k) {
+    switch (k) {
+    case CANOPY_TREE_OCT:
+        return 8;
+    case CANOPY_TREE_BST:
+        return 1;
+    default:
+        return 16;
+    }
+}
+
+/* Build-time node: children are allocated as one contiguous block of temp slots. */
+typedef struct tmp_tree {
+    int32_t *first; /* temp index of the first child, -1 for leaves */
+    int32_t *nchild;
+    int64_t *begin, *end;
+    float *geom;
+    int32_t geom_stride;
+    int32_t count; /* slots used, updated atomically */
+    int32_t cap;
+} tmp_tree;
+
+typedef struct build_job {
+    canopy_points pts;
+    int64_t *perm;
+    const canopy_tree_spec *spec;
+    tmp_tree *tt;
+    int32_t leaf_size;
+    int failed; /* set when a split rule misbehaves */
+} build_job;
+
+static void build_rec(build_job *job, int32_t node, int32_t depth) {
+    tmp_tree *tt = job->tt;
+    int64_t begin = tt->begin[node], end = tt->end[node];
+    int64_t cb[65];
+    int nc = 0;
+    float *geom = tt->geom + (int64_t)node * tt->geom_stride;
+    int may_split = end - begin > job->leaf_size;
+    nc = job->spec->split(job->spec->ctx, job->pts, job->perm, begin, end, depth, may_split, geom,
+                          cb);
+    if (nc < 2 || nc > job->spec->max_children) {
+        if (nc == 1 || nc > job->spec->max_children) job->failed = 1;
+        tt->first[node] = -1;
+        tt->nchild[node] = 0;
+        return;
+    }
+    int32_t first;
+#pragma omp atomic capture
+    {
+        first = tt->count;
+        tt->count += nc;
+    }
+    if (first + nc > tt->cap) {
+        job->failed = 1;
+        tt->first[node] = -1;
+        tt->nchild[node] = 0;
+        return;
+    }
+    tt->first[node] = first;
+    tt->nchild[node] = nc;
+    for (int c = 0; c < nc; c++) {
+        tt->begin[first + c] = cb[c];
+        tt->end[first + c] = c + 1 < nc ? cb[c + 1] : end;
+        if (tt->end[first + c] <= tt->begin[first + c]) job->failed = 1;
+    }
+    for (int c = 0; c < nc; c++) {
+        int32_t child = first + c;
+        if (tt->end[child] - tt->begin[child] > TASK_CUTOFF) {
+#pragma omp task firstprivate(child, depth)
+            build_rec(job, child, depth + 1);
+        } else {
+            build_rec(job, child, depth + 1);
+        }
+    }
+}
+
+/* New index of each temp node: children groups stay contiguous; groups are laid out
+ * depth-first (each node's child group, then each child's subtree in order) or
+ * breadth-first. */
+static void linearize(const tmp_tree *tt, canopy_tree_order order, int32_t *new_id,
+                      int32_t *queue) {
+    new_id[0] = 0;
+    int32_t next = 1;
+    if (order == CANOPY_ORDER_BREADTH_FIRST) {
+        int32_t head = 0, tail = 0;
+        queue[tail++] = 0;
+        while (head < tail) {
+            int32_t v = queue[head++];
+            for (int32_t c = 0; c < tt->nchild[v]; c++) {
+                new_id[tt->first[v] + c] = next++;
+                queue[tail++] = tt->first[v] + c;
+            }
+        }
+        return;
+    }
+    /* Depth-first with an explicit stack (queue doubles as the stack). */
+    int32_t sp = 0;
+    queue[sp++] = 0;
+    while (sp > 0) {
+        int32_t v = queue[--sp];
+        for (int32_t c = 0; c < tt->nchild[v]; c++) new_id[tt->first[v] + c] = next++;
+        for (int32_t c = tt->nchild[v] - 1; c >= 0; c--) queue[sp++] = tt->first[v] + c;
+    }
+}
+
+static void tmp_free(tmp_tree *tt) {
+    canopy_free(tt->first);
+    canopy_free(tt->nchild);
+    canopy_free(tt->begin);
+    canopy_free(tt->end);
+    canopy_free(tt->geom);
+}
+
+void canopy_tree_free(canopy_tree *t) {
+    if (!t) return;
+    canopy_free(t->hot);
+    canopy_free(t->points);
+    canopy_free(t->ids);
+    canopy_free(t->rope);
+    canopy_free(t->weights);
+    canopy_free(t->parent);
+    canopy_free(t->level);
+    free(t);
+}
+
+static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_points pts,
+                                 const int64_t *perm, const canopy_tree_options *opt,
+                                 int32_t max_children) {
+    int32_t nn = tt->count;
+    canopy_status s;
+    int32_t *new_id = NULL, *queue = NULL;
+    if ((s = canopy_alloc((void **)&new_id, (size_t)nn, sizeof *new_id)) ||
+        (s = canopy_alloc((void **)&queue, (size_t)nn, sizeof *queue))) {
+        canopy_free(new_id);
+        return s;
+    }
+    linearize(tt, opt->order, new_id, queue);
+
+    int32_t stride = (int32_t)(sizeof(canopy_node) + sizeof(float) * (size_t)tt->geom_stride);
+    stride = (stride + 15) / 16 * 16;
+    int64_t n = pts.n;
+    int32_t d = pts.d;
+    if ((s = canopy_calloc((void **)&t->hot, (size_t)nn, (size_t)stride)) ||
+        (s = canopy_alloc((void **)&t->points, (size_t)(n > 0 ? n : 1), sizeof(float) * d)) ||
+        (s = canopy_alloc((void **)&t->ids, (size_t)(n > 0 ? n : 1), sizeof(int64_t))) ||
+        (s = canopy_alloc((void **)&t->rope, (size_t)nn, sizeof(int32_t))) ||
+        (s = canopy_alloc((void **)&t->parent, (size_t)nn, sizeof(int32_t))) ||
+        (s = canopy_alloc((void **)&t->level, (size_t)nn, sizeof(int32_t))) ||
+        (opt->weights &&
+         (s = canopy_alloc((void **)&t->weights, (size_t)(n > 0 ? n : 1), sizeof(float))))) {
+        canopy_free(new_id);
+        canopy_free(queue);
+        return s;
+    }
+    for (int32_t v = 0; v < nn; v++) {
+        canopy_node *h = (canopy_node *)(t->hot + (int64_t)new_id[v] * stride);
+        h->child = tt->first[v] >= 0 ? new_id[tt->first[v]] : -1;
+        h->nchild = tt->nchild[v];
+        h->begin = (int32_t)tt->begin[v];
+        h->end = (int32_t)tt->end[v];
+        memcpy(h + 1, tt->geom + (int64_t)v * tt->geom_stride,
+               sizeof(float) * (size_t)tt->geom_stride);
+    }
+    canopy_free(new_id);
+    canopy_free(queue);
+
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (n > TASK_CUTOFF)
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(t->points + i * d, canopy_point(pts, perm[i]), sizeof(float) * (size_t)d);
+        t->ids[i] = perm[i];
+        if (t->weights) t->weights[i] = opt->weights[perm[i]];
+    }
+
+    /* Parents precede their children in both orders, so one forward pass suffices. */
+    int32_t depth = 1;
+    t->rope[0] = -1;
+    t->parent[0] = -1;
+    t->level[0] = 0;
+    for (int32_t v = 0; v < nn; v++) {
+        const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
+        for (int32_t c = 0; c < h->nchild; c++) {
+            int32_t ch = h->child + c;
+            t->rope[ch] = c + 1 < h->nchild ? ch + 1 : t->rope[v];
+            t->parent[ch] = v;
+            t->level[ch] = t->level[v] + 1;
+            if (t->level[ch] + 1 > depth) depth = t->level[ch] + 1;
+        }
+    }
+
+    canopy_tree_view *tv = &t->view;
+    tv->hot = t->hot;
+    tv->points = t->points;
+    tv->ids = t->ids;
+    tv->rope = t->rope;
+    tv->weights = t->weights;
+    tv->hot_stride = stride;
+    tv->geom_stride = tt->geom_stride;
+    tv->n_nodes = nn;
+    tv->d = d;
+    tv->n = n;
+    tv->depth = depth;
+    tv->max_children = max_children;
+    tv->kind = (int32_t)opt->kind;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spec *spec,
+                                        const canopy_tree_options *opt, canopy_tree **out) {
+    *out = NULL;
+    double t0 = canopy_now();
+    canopy_status s = canopy_points_check(pts, "tree points");
+    if (s) return s;
+    for (int64_t i = 0; opt->weights && i < pts.n; i++)
+        if (!isfinite(opt->weights[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "tree weights: weight %lld is not finite",
+                               (long long)i);
+    if (pts.n >= INT32_MAX / 2)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree points: %lld points exceed the limit of %d",
+                           (long long)pts.n, INT32_MAX / 2 - 1);
+    canopy_tree *t = calloc(1, sizeof *t);
+    if (!t) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory allocating a tree");
+    t->leaf_size = opt->leaf_size > 0 ? opt->leaf_size : default_leaf_size(spec->kind);
+    t->order = opt->order;
+
+    int64_t n = pts.n;
+    int64_t *perm = NULL;
+    tmp_tree tt;
+    memset(&tt, 0, sizeof tt);
+    tt.geom_stride = spec->geom_stride;
+    tt.cap = (int32_t)(2 * n + 1);
+    if ((s = canopy_alloc((void **)&perm, (size_t)(n > 0 ? n : 1), sizeof *perm)) ||
+        (s = canopy_alloc((void **)&tt.first, (size_t)tt.cap, sizeof(int32_t))) ||
+        (s = canopy_alloc((void **)&tt.nchild, (size_t)tt.cap, sizeof(int32_t))) ||
+        (s = canopy_alloc((void **)&tt.begin, (size_t)tt.cap, sizeof(int64_t))) ||
+        (s = canopy_alloc((void **)&tt.end, (size_t)tt.cap, sizeof(int64_t))) ||
+        (s = canopy_calloc((void **)&tt.geom, (size_t)tt.cap,
+                           sizeof(float) * (size_t)spec->geom_stride)))
+        goto fail;
+    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    tt.count = 1;
+    tt.begin[0] = 0;
+    tt.end[0] = n;
+
+    build_job job = {pts, perm, spec, &tt, t->leaf_size, 0};
+    /* Small trees are built by one thread: a parallel region costs more than them. */
+#pragma omp parallel num_threads(canopy_threads()) if (n > TASK_CUTOFF)
+#pragma omp single
+    build_rec(&job, 0, 0);
+    if (job.failed) {
+        s = canopy_fail(CANOPY_ERR_INTERNAL, "%s tree: a split rule produced invalid children",
+                        canopy_tree_kind_name(spec->kind));
+        goto fail;
+    }
+    s = finish_tree(t, &tt, pts, perm, opt, spec->max_children);
+    if (s) goto fail;
+    canopy_free(perm);
+    tmp_free(&tt);
+    t->build_seconds = canopy_now() - t0;
+    *out = t;
+    return CANOPY_OK;
+fail:
+    canopy_free(perm);
+    tmp_free(&tt);
+    canopy_tree_free(t);
+    return s;
+}
+
+canopy_status canopy_tree_build(canopy_points pts, const canopy_tree_options *opt,
+                                canopy_tree **out) {
+    canopy_tree_spec spec;
+    canopy_oct_ctx oct;
+    canopy_status s;
+    *out = NULL;
+    switch (opt->kind) {
+    case CANOPY_TREE_KD:
+        s = canopy_tree_spec_kd(pts.d, &spec);
+        break;
+    case CANOPY_TREE_BALL:
+        s = canopy_tree_spec_ball(pts.d, &spec);
+        break;
+    case CANOPY_TREE_VP:
+        s = canopy_tree_spec_vp(pts.d, &spec);
+        break;
+    case CANOPY_TREE_OCT:
+        s = canopy_tree_spec_oct(pts, opt->weights, &oct, &spec);
+        break;
+    case CANOPY_TREE_BST:
+        s = canopy_tree_spec_bst(pts.d, &spec);
+        break;
+    default:
+        return canopy_fail(CANOPY_ERR_INVALID, "unknown tree kind %d", (int)opt->kind);
+    }
+    if (s) return s;
+    return canopy_tree_build_generic(pts, &spec, opt, out);
+}
+
+void canopy_tree_get_info(const canopy_tree *t, canopy_tree_info *info) {
+    memset(info, 0, sizeof *info);
+    const canopy_tree_view *tv = &t->view;
+    info->kind = (canopy_tree_kind)tv->kind;
+    info->n = tv->n;
+    info->d = tv->d;
+    info->n_nodes = tv->n_nodes;
+    for (int32_t v = 0; v < tv->n_nodes; v++) info->n_leaves += canopy_tv_node(tv, v)->child < 0;
+    info->depth = tv->depth;
+    info->leaf_size = t->leaf_size;
+    info->hot_node_bytes = tv->hot_stride;
+    info->build_seconds = t->build_seconds;
+}

@@ -1,0 +1,139 @@
+/* The one linearized spatial tree shared by every tree kind and every engine.
+ *
+ * Nodes live in one array of fixed-size records (the *hot* part: what truncation
+ * tests read): a small topology header followed by kind-specific geometry floats.
+ * Children of a node are contiguous; leaves are buckets of points stored in tree
+ * order. Everything a traversal needs is reachable from a canopy_tree_view, a plain
+ * struct of pointers that is valid on the host and, with device pointers, on a GPU.
+ *
+ * Geometry per kind (geom_stride floats per node):
+ *   kd   : lo[0..d), hi[0..d)            tight bounding box of the node's points
+ *   ball : c[0..d), r                     centre (mean) and radius (max distance)
+ *   vp   : v[0..d), mu, lo, hi            vantage point, split radius; children are
+ *                                         (inside: dist <= mu, outside); [lo, hi] bounds
+ *                                         the distances from v of the node's points
+ *   oct  : com[3], mass, c[3], half      centre of mass, mass, cell centre, half width;
+ *                                         the cell is the smallest cube of the root's
+ *                                         dyadic grid that holds the node's points
+ *   bst  : lo, hi                         smallest and largest key of the node
+ */
+#ifndef CANOPY_TREE_TREE_H
+#define CANOPY_TREE_TREE_H
+
+#include "canopy.h"
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define CANOPY_HD static __host__ __device__ __forceinline__
+#else
+#define CANOPY_HD static inline __attribute__((always_inline))
+#endif
+
+typedef struct canopy_node {
+    int32_t child;  /* index of the first child, -1 for a leaf */
+    int32_t nchild; /* number of children, contiguous from `child` */
+    int32_t begin;  /* first point of the subtree, in tree order */
+    int32_t end;    /* one past its last point */
+} canopy_node;
+
+/* What engines see. Host and device copies differ only in their pointers. */
+typedef struct canopy_tree_view {
+    const unsigned char *hot; /* n_nodes records of hot_stride bytes */
+    const float *points;      /* n * d floats in tree order */
+    const int64_t *ids;       /* original index of each tree-order point */
+    const int32_t *rope;      /* static rope per node (-1: end), or NULL */
+    const float *weights;     /* per tree-order point weight (masses), or NULL */
+    int32_t hot_stride;       /* bytes, a multiple of 16 */
+    int32_t geom_stride;      /* floats of geometry per node */
+    int32_t n_nodes;
+    int32_t d;
+    int64_t n;
+    int32_t depth; /* levels, root = 1 */
+    int32_t max_children;
+    int32_t kind; /* canopy_tree_kind */
+} canopy_tree_view;
+
+CANOPY_HD const canopy_node *canopy_tv_node(const canopy_tree_view *t, int32_t i) {
+    return (const canopy_node *)(t->hot + (int64_t)i * t->hot_stride);
+}
+CANOPY_HD const float *canopy_tv_geom(const canopy_tree_view *t, int32_t i) {
+    return (const float *)(t->hot + (int64_t)i * t->hot_stride + sizeof(canopy_node));
+}
+CANOPY_HD const float *canopy_tv_point(const canopy_tree_view *t, int64_t i) {
+    return t->points + i * t->d;
+}
+
+/* Entries an explicit depth-first stack needs at most for this tree: each level
+ * leaves at most (fan-out - 1) siblings pending, plus the node being expanded. */
+CANOPY_HD int64_t canopy_tree_stack_capacity(const canopy_tree_view *t) {
+    return (int64_t)t->depth * (t->max_children > 1 ? t->max_children - 1 : 1) + 1;
+}
+
+/* Host-side owner of a tree (the public opaque canopy_tree). */
+struct canopy_tree {
+    canopy_tree_view view;
+    unsigned char *hot;
+    float *points;
+    int64_t *ids;
+    int32_t *rope;
+    float *weights;
+    int32_t *parent; /* cold: parent of each node, -1 for the root */
+    int32_t *level;  /* cold: depth of each node, root = 0 */
+    int32_t leaf_size;
+    int32_t order; /* canopy_tree_order */
+    double build_seconds;
+};
+
+/* ---- builder framework (tree.c) ---- */
+
+/* A kind's split rule: given the points perm[begin, end) (indices into pts), write the
+ * node's geometry (geom_stride floats); then, if may_split, either return 0 (leaf)
+ * or partition perm[begin, end) in place into nchild >= 2 non-empty contiguous
+ * ranges, writing their starts to child_begin[0..nchild) and returning nchild. */
+typedef int (*canopy_split_fn)(const void *ctx, canopy_points pts, int64_t *perm, int64_t begin,
+                               int64_t end, int32_t depth, int may_split, float *geom,
+                               int64_t *child_begin);
+
+typedef struct canopy_tree_spec {
+    canopy_tree_kind kind;
+    int32_t geom_stride;
+    int32_t max_children;
+    canopy_split_fn split;
+    const void *ctx;
+} canopy_tree_spec;
+
+/* Builds any kind from its split rule: parallel recursive partition, then
+ * linearization in the requested order with contiguous children, points gathered
+ * into tree order, static ropes and cold parent/level arrays. */
+canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spec *spec,
+                                        const canopy_tree_options *opt, canopy_tree **out);
+
+/* Split rules of each kind (build_<kind>.c). */
+canopy_status canopy_tree_spec_kd(int32_t d, canopy_tree_spec *spec);
+canopy_status canopy_tree_spec_ball(int32_t d, canopy_tree_spec *spec);
+canopy_status canopy_tree_spec_vp(int32_t d, canopy_tree_spec *spec);
+canopy_status canopy_tree_spec_bst(int32_t d, canopy_tree_spec *spec);
+
+/* The octree's split context: point weights by original index (NULL: 1/n each) and
+ * the root cube, the bounding cube of all points, which fixes the grid every cell
+ * lies on. It must outlive the build. */
+typedef struct canopy_oct_ctx {
+    const float *weights;
+    double lo[3], hi[3];
+} canopy_oct_ctx;
+canopy_status canopy_tree_spec_oct(canopy_points pts, const float *weights, canopy_oct_ctx *ctx,
+                                   canopy_tree_spec *spec);
+
+/* Shared by builders: squared Euclidean distance in float, summed in dimension order
+ * (every engine and brute-force reference computes distances this same way). */
+CANOPY_HD float canopy_dist2(const float *a, const float *b, int32_t d) {
+    float s = 0.0f;
+    for (int32_t j = 0; j < d; j++) {
+        float t = a[j] - b[j];
+        s += t * t;
+    }
+    return s;
+}
+
+#endif

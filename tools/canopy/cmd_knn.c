@@ -1,0 +1,145 @@
+/* canopy knn / canopy nn: k nearest neighbours through the generic traversal engine. */
+#include "trav_opts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_REF = OPT_FIRST_LOCAL, OPT_QUERY, OPT_DISTANCES };
+
+static void usage(const char *cmd, FILE *f) {
+    int nn = strcmp(cmd, "nn") == 0;
+    fprintf(
+        f,
+        "usage: canopy %s --ref R.npy [--query Q.npy]%s -o IDX.npy [--distances D.npy]\n"
+        "       [--tree kd|ball|vp] [--variant V] [--schedule S] [--backend B]\n"
+        "       [--threads T] [--leaf-size L] [--stats]\n\n"
+        "%s of each query among the reference points R (n x d). Without\n"
+        "--query, R queries itself and each point is excluded from its own result.\n"
+        "Points: .npy (float32/float64/int), .csv or .fvecs; NaN/Inf are rejected.\n\n"
+        "Output: IDX int64 (nq, %s) indices into R, nearest first, ties broken by the\n"
+        "smaller index; D float32 (nq, %s) Euclidean distances. A .csv output name\n"
+        "writes CSV instead of .npy. Files are written atomically.\n\n"
+        "Options:\n"
+        "  --ref R          reference points (required)\n"
+        "  --query Q        query points (default: R itself, self excluded)\n"
+        "%s"
+        "  -o, --output F   indices output file (required)\n"
+        "  --distances F    also write the distances\n"
+        "  --tree K         kd (default), ball or vp (the paper's vp/bt applications)\n" TRAV_HELP
+        "\nExample: canopy gen rand7 -o r.npy --query-out q.npy &&\n"
+        "         canopy %s --ref r.npy --query q.npy%s -o nbrs.npy --stats\n",
+        cmd, nn ? "" : " -k K", nn ? "Nearest neighbour" : "The k nearest neighbours",
+        nn ? "1" : "k", nn ? "1" : "k",
+        nn ? "" : "  -k, --k K        neighbours per query, 1 <= K <= number of candidates\n", cmd,
+        nn ? "" : " -k 8");
+}
+
+static int run_knn(const char *cmd, int argc, char **argv, int nn) {
+    static const struct option opts[] = {{"ref", required_argument, NULL, OPT_REF},
+                                         {"query", required_argument, NULL, OPT_QUERY},
+                                         {"k", required_argument, NULL, 'k'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"distances", required_argument, NULL, OPT_DISTANCES},
+                                         TRAV_LONG_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
+    const char *ref_path = NULL, *query_path = NULL, *out = NULL, *dist_out = NULL;
+    int64_t k = nn ? 1 : 0;
+    trav_opts to;
+    trav_opts_init(&to);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, nn ? "ho:" : "hk:o:", opts, NULL)) != -1) {
+        int h = trav_opts_handle(cmd, c, optarg, &to);
+        if (h < 0) return CLI_USAGE;
+        if (h > 0) continue;
+        switch (c) {
+        case OPT_HELP:
+            usage(cmd, stdout);
+            return CLI_OK;
+        case OPT_REF:
+            ref_path = optarg;
+            break;
+        case OPT_QUERY:
+            query_path = optarg;
+            break;
+        case 'k':
+            if (nn) return cli_usage_error(cmd, "nn has no -k (it is knn with k = 1)");
+            if (cli_parse_i64(cmd, "-k", optarg, 1, 1 << 20, &k)) return CLI_USAGE;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case OPT_DISTANCES:
+            dist_out = optarg;
+            break;
+        default:
+            return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!ref_path) return cli_usage_error(cmd, "--ref is required");
+    if (!k) return cli_usage_error(cmd, "-k is required");
+    if (!out) return cli_usage_error(cmd, "-o is required");
+
+    double t0 = canopy_now();
+    canopy_array ra, qa;
+    memset(&qa, 0, sizeof qa);
+    canopy_points ref, query = {NULL, 0, 0, 0};
+    if (cli_load_points(cmd, ref_path, &ra, &ref)) return CLI_ERROR;
+    if (query_path && cli_load_points(cmd, query_path, &qa, &query)) {
+        canopy_array_release(&ra);
+        return CLI_ERROR;
+    }
+    double t_load = canopy_now() - t0;
+    int rc = CLI_OK;
+    int64_t candidates = query_path ? ref.n : ref.n - 1;
+    int64_t nq = query_path ? query.n : ref.n;
+    int64_t *idx = NULL;
+    float *d2 = NULL;
+    if (query_path && query.d != ref.d) {
+        fprintf(stderr, "canopy %s: %s has %d columns but %s has %d\n", cmd, query_path,
+                (int)query.d, ref_path, (int)ref.d);
+        rc = CLI_ERROR;
+    } else if (k > candidates) {
+        fprintf(stderr, "canopy %s: k = %lld exceeds the %lld candidate points in %s%s\n", cmd,
+                (long long)k, (long long)(candidates > 0 ? candidates : 0), ref_path,
+                query_path ? "" : " (self excluded)");
+        rc = CLI_ERROR;
+    } else if (canopy_alloc((void **)&idx, (size_t)(nq * k + 1), sizeof *idx) ||
+               canopy_alloc((void **)&d2, (size_t)(nq * k + 1), sizeof *d2)) {
+        rc = cli_runtime_error(cmd);
+    }
+    canopy_stats st;
+    if (rc == CLI_OK && canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, to.stats ? &st : NULL))
+        rc = cli_runtime_error(cmd);
+    double t_write = 0.0;
+    if (rc == CLI_OK) {
+        for (int64_t i = 0; i < nq * k; i++) d2[i] = sqrtf(d2[i]);
+        double t1 = canopy_now();
+        const char *paths[2] = {out, dist_out};
+        canopy_array arrays[2] = {cli_array_view(idx, CANOPY_I64, nq, k),
+                                  cli_array_view(d2, CANOPY_F32, nq, k)};
+        rc = cli_write_arrays(cmd, 2, paths, arrays);
+        t_write = canopy_now() - t1;
+    }
+    if (rc == CLI_OK) {
+        printf("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s\n", cmd,
+               (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out, dist_out ? ", " : "",
+               dist_out ? dist_out : "");
+        if (to.stats) trav_print_stats(cmd, &st, t_load, t_write);
+    }
+    canopy_free(idx);
+    canopy_free(d2);
+    canopy_array_release(&ra);
+    canopy_array_release(&qa);
+    return rc;
+}
+
+int cmd_knn(int argc, char **argv) {
+    return run_knn("knn", argc, argv, 0);
+}
+int cmd_nn(int argc, char **argv) {
+    return run_knn("nn", argc, argv, 1);
+}

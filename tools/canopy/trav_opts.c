@@ -1,0 +1,72 @@
+#include "trav_opts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void trav_opts_init(trav_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->run = canopy_run_options_default();
+}
+
+int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
+    canopy_status s = CANOPY_OK;
+    switch (opt) {
+    case OPT_TREE:
+        s = canopy_tree_kind_parse(arg, &o->run.tree);
+        break;
+    case OPT_VARIANT:
+        s = canopy_variant_parse(arg, &o->run.variant);
+        break;
+    case OPT_SCHEDULE:
+        s = canopy_schedule_parse(arg, &o->run.schedule);
+        break;
+    case OPT_BACKEND:
+        s = canopy_backend_parse(arg, &o->run.backend);
+        break;
+    case OPT_LEAF_SIZE: {
+        int64_t v = 0;
+        if (cli_parse_i64(cmd, "--leaf-size", arg, 1, 1 << 20, &v)) return -1;
+        o->run.leaf_size = (int32_t)v;
+        return 1;
+    }
+    case OPT_THREADS:
+        return cli_parse_threads(cmd, arg) ? -1 : 1;
+    case OPT_STATS:
+        o->stats = 1;
+        o->run.collect_stats = 1;
+        return 1;
+    default:
+        return 0;
+    }
+    if (s) {
+        cli_usage_error(cmd, "%s", canopy_last_error());
+        return -1;
+    }
+    return 1;
+}
+
+void trav_print_stats(const char *cmd, const canopy_stats *st, double load_seconds,
+                      double write_seconds) {
+    fprintf(stderr,
+            "%s stats:\n"
+            "  backend %s, variant %s, schedule %s, tree %s (%d nodes, depth %d), threads %d\n"
+            "  choice: %s\n"
+            "  load %.4f s, build %.4f s, schedule %.4f s, traverse %.4f s, write %.4f s\n"
+            "  queries %lld, nodes visited per query %.1f",
+            cmd, canopy_backend_name(st->backend), canopy_variant_name(st->variant),
+            canopy_schedule_name(st->schedule), canopy_tree_kind_name(st->tree), st->tree_nodes,
+            st->tree_depth, canopy_threads(), st->note[0] ? st->note : "as requested", load_seconds,
+            st->build_seconds, st->schedule_seconds, st->traverse_seconds, write_seconds,
+            (long long)st->queries, st->nodes_per_query);
+    if (st->work_expansion > 0.0)
+        fprintf(stderr, ", work expansion %.2f (packet nodes / longest member)",
+                st->work_expansion);
+    fputc('\n', stderr);
+}
+
+int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_points *p) {
+    if (canopy_points_load(path, a)) return cli_runtime_error(cmd);
+    int64_t d = a->ndim == 2 ? a->shape[1] : 1;
+    *p = canopy_points_make((const float *)a->data, a->shape[0], (int32_t)d);
+    return 0;
+}

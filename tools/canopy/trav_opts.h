@@ -1,0 +1,58 @@
+/* Options shared by the traversal subcommands (knn, nn, radius, gravity, search):
+ * one parser and one --stats printer, so they spell and behave the same. */
+#ifndef CANOPY_TRAV_OPTS_H
+#define CANOPY_TRAV_OPTS_H
+
+#include "cli.h"
+
+#include <getopt.h>
+
+enum {
+    OPT_TREE = 1200,
+    OPT_VARIANT,
+    OPT_SCHEDULE,
+    OPT_BACKEND,
+    OPT_LEAF_SIZE,
+};
+
+/* getopt_long entries for the shared options; subcommands append them. */
+#define TRAV_LONG_OPTIONS                                                                          \
+    {"tree", required_argument, NULL, OPT_TREE},                                                   \
+        {"variant", required_argument, NULL, OPT_VARIANT},                                         \
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},                                       \
+        {"backend", required_argument, NULL, OPT_BACKEND},                                         \
+        {"leaf-size", required_argument, NULL, OPT_LEAF_SIZE},                                     \
+        {"threads", required_argument, NULL, OPT_THREADS},                                         \
+        {"stats", no_argument, NULL, OPT_STATS}, {                                                 \
+        "help", no_argument, NULL, OPT_HELP                                                        \
+    }
+
+#define TRAV_HELP                                                                                  \
+    "  --variant V      rec, dr, sr, gdr, simd_l (CPU); dr_l, sr_l, fsm_l (GPU); auto\n"           \
+    "                   (default auto: dr; sr needs an unguided traversal)\n"                      \
+    "  --schedule S     query order: none, tree, morton, hilbert, auto (default auto:\n"           \
+    "                   tree for >= 4096 queries, else none); results never depend on it\n"        \
+    "  --backend B      cpu, gpu, auto (default auto = cpu; the GPU backend is not built\n"        \
+    "                   yet)\n"                                                                    \
+    "  --leaf-size L    points per leaf bucket (default: 16; oct 8)\n"                             \
+    "  --threads T      CPU threads (default: CANOPY_THREADS or all cores)\n"                      \
+    "  --stats          print per-phase times, nodes visited per query and the choices\n"          \
+    "                   made, to stderr\n"                                                         \
+    "  -h, --help       this help\n"
+
+typedef struct trav_opts {
+    canopy_run_options run;
+    int stats;
+} trav_opts;
+
+void trav_opts_init(trav_opts *o);
+/* Handles one shared option; returns 1 if handled, 0 if not shared, or -1 after
+ * printing a usage error. */
+int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o);
+void trav_print_stats(const char *cmd, const canopy_stats *st, double load_seconds,
+                      double write_seconds);
+
+/* Loads a points file (npy, csv, fvecs) as float32 2-D; prints the error itself. */
+int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_points *p);
+
+#endif
