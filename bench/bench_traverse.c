@@ -1,0 +1,230 @@
+/* canopy-bench: times the traversal applications through the public API and prints
+ * one JSON object per (application, backend, variant, schedule): medians and min-max
+ * of build and traverse time over --repeat runs after a warm-up, mean nodes visited
+ * per query and work expansion. Peers are timed by bench/peers_*.py on the same data. */
+#include "canopy.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct series {
+    double v[64];
+    int n;
+} series;
+
+static void summary(series *s, double *med, double *lo, double *hi) {
+    qsort(s->v, (size_t)s->n, sizeof(double), cmp_double);
+    *lo = s->v[0];
+    *hi = s->v[s->n - 1];
+    *med = s->n % 2 ? s->v[s->n / 2] : 0.5 * (s->v[s->n / 2 - 1] + s->v[s->n / 2]);
+}
+
+/* Radius giving about `target` neighbours per query, from a sample of queries
+ * (bisection on brute-force counts). */
+static float radius_for_mean(canopy_points ref, canopy_points query, double target) {
+    int64_t m = query.n < 512 ? query.n : 512;
+    canopy_points sample = query;
+    sample.n = m;
+    int64_t *counts = malloc(sizeof(int64_t) * (size_t)(m + 1));
+    double lo = 0.0, hi = 1.0;
+    for (int it = 0; it < 40; it++) {
+        double mid = 0.5 * (lo + hi), total = 0.0;
+        canopy_radius_count_brute(ref, sample, (float)mid, counts);
+        for (int64_t i = 0; i < m; i++) total += (double)counts[i];
+        if (total / (double)m < target)
+            lo = mid;
+        else
+            hi = mid;
+        if (it == 0 && total / (double)m < target) hi = 8.0, lo = 1.0;
+    }
+    free(counts);
+    return (float)hi;
+}
+
+static void usage(void) {
+    printf("usage: canopy-bench --app knn|nn|radius|gravity --ref R.npy [--query Q.npy]\n"
+           "       [-k K] [-r R | --mean-neighbours M] [--theta T] [--softening E]\n"
+           "       [--variants rec,dr,...] [--schedules none,tree,...] [--backend cpu|gpu]\n"
+           "       [--tree kd|ball|vp] [--repeat N] [--label TEXT]\n"
+           "Prints one JSON line per (variant, schedule).\n");
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {{"app", required_argument, NULL, 'a'},
+                                         {"ref", required_argument, NULL, 'R'},
+                                         {"query", required_argument, NULL, 'Q'},
+                                         {"k", required_argument, NULL, 'k'},
+                                         {"radius", required_argument, NULL, 'r'},
+                                         {"mean-neighbours", required_argument, NULL, 'm'},
+                                         {"theta", required_argument, NULL, 't'},
+                                         {"softening", required_argument, NULL, 'e'},
+                                         {"variants", required_argument, NULL, 'V'},
+                                         {"schedules", required_argument, NULL, 'S'},
+                                         {"backend", required_argument, NULL, 'b'},
+                                         {"tree", required_argument, NULL, 'T'},
+                                         {"repeat", required_argument, NULL, 'n'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *app = "knn", *ref_path = NULL, *query_path = NULL, *label = "";
+    char variants[256] = "rec,dr,gdr,simd_l", schedules[256] = "none,tree";
+    int k = 8, repeat = 5;
+    double radius = -1.0, mean_nb = 100.0, theta = 0.5, eps = 0.05;
+    canopy_backend backend = CANOPY_BACKEND_CPU;
+    canopy_tree_kind tree = CANOPY_TREE_KD;
+    int c;
+    while ((c = getopt_long(argc, argv, "hk:r:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            app = optarg;
+            break;
+        case 'R':
+            ref_path = optarg;
+            break;
+        case 'Q':
+            query_path = optarg;
+            break;
+        case 'k':
+            k = atoi(optarg);
+            break;
+        case 'r':
+            radius = atof(optarg);
+            break;
+        case 'm':
+            mean_nb = atof(optarg);
+            break;
+        case 't':
+            theta = atof(optarg);
+            break;
+        case 'e':
+            eps = atof(optarg);
+            break;
+        case 'V':
+            snprintf(variants, sizeof variants, "%s", optarg);
+            break;
+        case 'S':
+            snprintf(schedules, sizeof schedules, "%s", optarg);
+            break;
+        case 'b':
+            if (canopy_backend_parse(optarg, &backend))
+                return fprintf(stderr, "%s\n", canopy_last_error()), 2;
+            break;
+        case 'T':
+            if (canopy_tree_kind_parse(optarg, &tree))
+                return fprintf(stderr, "%s\n", canopy_last_error()), 2;
+            break;
+        case 'n':
+            repeat = atoi(optarg);
+            break;
+        case 'l':
+            label = optarg;
+            break;
+        case 'h':
+            usage();
+            return 0;
+        default:
+            usage();
+            return 2;
+        }
+    }
+    if (!ref_path || repeat < 1 || repeat > 64) {
+        usage();
+        return 2;
+    }
+    canopy_array ra, qa;
+    memset(&qa, 0, sizeof qa);
+    if (canopy_points_load(ref_path, &ra)) return fprintf(stderr, "%s\n", canopy_last_error()), 1;
+    canopy_points ref =
+        canopy_points_make(ra.data, ra.shape[0], (int32_t)(ra.ndim == 2 ? ra.shape[1] : 1));
+    canopy_points query = ref;
+    if (query_path) {
+        if (canopy_points_load(query_path, &qa))
+            return fprintf(stderr, "%s\n", canopy_last_error()), 1;
+        query = canopy_points_make(qa.data, qa.shape[0], (int32_t)(qa.ndim == 2 ? qa.shape[1] : 1));
+    }
+    int is_nn = strcmp(app, "nn") == 0;
+    if (is_nn) k = 1;
+    int64_t nq = query.n;
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(nq * (k > 3 ? k : 3) + 1));
+    float *fbuf = malloc(sizeof(float) * (size_t)(nq * (k > 3 ? k : 3) + 1));
+    if (strcmp(app, "radius") == 0 && radius < 0) radius = radius_for_mean(ref, query, mean_nb);
+
+    char vlist[256], slist[256];
+    snprintf(vlist, sizeof vlist, "%s", variants);
+    for (char *vs = strtok(vlist, ","); vs; vs = strtok(NULL, ",")) {
+        canopy_variant v;
+        if (canopy_variant_parse(vs, &v)) return fprintf(stderr, "%s\n", canopy_last_error()), 2;
+        snprintf(slist, sizeof slist, "%s", schedules);
+        char *save = NULL;
+        for (char *ss = strtok_r(slist, ",", &save); ss; ss = strtok_r(NULL, ",", &save)) {
+            canopy_schedule sch;
+            if (canopy_schedule_parse(ss, &sch))
+                return fprintf(stderr, "%s\n", canopy_last_error()), 2;
+            canopy_run_options o = canopy_run_options_default();
+            o.variant = v;
+            o.schedule = sch;
+            o.backend = backend;
+            o.tree = tree;
+            o.collect_stats = 1;
+            series build = {{0}, 0}, sched = {{0}, 0}, trav = {{0}, 0}, xfer = {{0}, 0};
+            canopy_stats st;
+            canopy_status s = CANOPY_OK;
+            for (int rep = -1; rep < repeat && !s; rep++) {
+                if (strcmp(app, "knn") == 0 || is_nn)
+                    s = canopy_knn(ref, query_path ? query : (canopy_points){NULL, 0, 0, 0}, k, &o,
+                                   idx, fbuf, &st);
+                else if (strcmp(app, "radius") == 0)
+                    s = canopy_radius_count(ref,
+                                            query_path ? query : (canopy_points){NULL, 0, 0, 0},
+                                            (float)radius, &o, idx, &st);
+                else if (strcmp(app, "gravity") == 0)
+                    s = canopy_gravity(ref, NULL, (float)theta, (float)eps, &o, fbuf, &st);
+                else
+                    return fprintf(stderr, "unknown app %s\n", app), 2;
+                if (rep < 0) continue; /* warm-up */
+                build.v[build.n++] = st.build_seconds;
+                sched.v[sched.n++] = st.schedule_seconds;
+                trav.v[trav.n++] = st.traverse_seconds;
+                xfer.v[xfer.n++] = st.transfer_seconds;
+            }
+            if (s) {
+                printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
+                       "\"backend\":\"%s\",\"error\":\"%s\"}\n",
+                       label, app, vs, ss, canopy_backend_name(backend), canopy_last_error());
+                fflush(stdout);
+                continue;
+            }
+            double bm, bl, bh, sm, sl, sh, tm, tl, th, xm, xl, xh;
+            summary(&build, &bm, &bl, &bh);
+            summary(&sched, &sm, &sl, &sh);
+            summary(&trav, &tm, &tl, &th);
+            summary(&xfer, &xm, &xl, &xh);
+            printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
+                   "\"backend\":\"%s\",\"tree\":\"%s\",\"n\":%lld,\"nq\":%lld,\"d\":%d,\"k\":%d,"
+                   "\"radius\":%.6g,\"threads\":%d,\"repeat\":%d,"
+                   "\"build_med\":%.6g,\"build_min\":%.6g,\"build_max\":%.6g,"
+                   "\"schedule_med\":%.6g,\"schedule_min\":%.6g,\"schedule_max\":%.6g,"
+                   "\"traverse_med\":%.6g,\"traverse_min\":%.6g,\"traverse_max\":%.6g,"
+                   "\"transfer_med\":%.6g,"
+                   "\"nodes_per_query\":%.4g,\"work_expansion\":%.4g}\n",
+                   label, app, canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
+                   canopy_backend_name(st.backend), canopy_tree_kind_name(st.tree),
+                   (long long)ref.n, (long long)nq, (int)ref.d, k, radius, canopy_threads(), repeat,
+                   bm, bl, bh, sm, sl, sh, tm, tl, th, xm, st.nodes_per_query, st.work_expansion);
+            fflush(stdout);
+        }
+    }
+    free(idx);
+    free(fbuf);
+    canopy_array_release(&ra);
+    canopy_array_release(&qa);
+    return 0;
+}

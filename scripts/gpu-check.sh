@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The whole GPU check, run on the GPU machine (through the device tool):
+#   build   configure and build with CUDA (sm_90) in build-gpu
+#   test    every ctest test, GPU tests included (they fail, not skip, without a GPU here)
+#   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
+#   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
+# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench]   (default: all four)
+# The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
+# (apt-get download libjson-c-dev libjson-c5), unpacked into .carry/prefix.
+# Results (logs, JSON lines, summary) go to $OUT (default ./gpu-out). Summary last.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${OUT:-$root/gpu-out}"
+mkdir -p "$out"
+stages="${*:-build test sanitize bench}"
+summary="$out/summary.md"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+export OMP_WAIT_POLICY=passive
+
+prefix_args=()
+if [ ! -e /usr/include/json-c/json.h ]; then
+    mkdir -p "$root/.carry/prefix"
+    for f in "$root"/.carry/debs/*.deb; do dpkg -x "$f" "$root/.carry/prefix"; done
+    prefix_args=(-DCMAKE_PREFIX_PATH="$root/.carry/prefix/usr")
+    export LD_LIBRARY_PATH="$root/.carry/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
+
+b="$root/build-gpu"
+gpu="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+note "# canopy gpu-check"
+note "- device: ${gpu:-none}; commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown); $(date -u +%Y-%m-%dT%H:%MZ)"
+
+status=0
+for stage in $stages; do
+    case "$stage" in
+    build)
+        t0=$(date +%s)
+        if cmake -S "$root" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCANOPY_CUDA=ON \
+            "${prefix_args[@]}" >"$out/configure.log" 2>&1 &&
+            cmake --build "$b" -j "$(nproc)" >"$out/build.log" 2>&1; then
+            note "- build: ok ($(($(date +%s) - t0)) s)"
+        else
+            tail -n 40 "$out/configure.log" "$out/build.log"
+            note "- build: FAILED"
+            exit 1
+        fi
+        ;;
+    test)
+        ctest --test-dir "$b" -j 8 --output-on-failure -E retrain >"$out/ctest.log" 2>&1
+        rc=$?
+        note "- ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) (rc $rc)"
+        grep -E "^ *[0-9]+/[0-9]+ Test.*(Failed|\*\*\*)" "$out/ctest.log" | tee -a "$summary"
+        "$b/test_gpu_traverse" >"$out/gpu_traverse.log" 2>&1
+        note "- test_gpu_traverse: $(tail -n 2 "$out/gpu_traverse.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+        ;;
+    sanitize)
+        for tool in memcheck racecheck; do
+            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$b/test_gpu_traverse" >"$out/sanitizer-$tool.log" 2>&1
+            rc=$?
+            note "- compute-sanitizer $tool: rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
+            [ $rc -eq 0 ] || status=1
+        done
+        ;;
+    bench)
+        "$root/bench/run_gpu.sh" "$b" "$out" >"$out/bench.log" 2>&1
+        note "- bench: rc $? (tables below)"
+        python3 "$root/bench/report.py" "$out"/bench-*.jsonl >"$out/bench.md" 2>>"$out/bench.log"
+        cat "$out/bench.md" >>"$summary"
+        ;;
+    *) echo "unknown stage $stage"; exit 2 ;;
+    esac
+done
+echo
+echo "================ summary ================"
+cat "$summary"
+exit $status

@@ -1,0 +1,118 @@
+/* Pieces every GPU engine shares: the adapter that turns a C descriptor into a
+ * template argument, the launch description, warp-level votes and counters. */
+#ifndef CANOPY_TRAVERSE_GPU_COMMON_CUH
+#define CANOPY_TRAVERSE_GPU_COMMON_CUH
+
+#include "traverse/gpu.h"
+
+#include <cuda_runtime.h>
+
+#define CANOPY_FULL_MASK 0xffffffffu
+
+/* A descriptor as a type: engines are templates over it, so every (engine,
+ * application) pair is compiled with the descriptor inlined. */
+#define CANOPY_GPU_APP_COMMON(NAME, CTX, STATE, GUIDED, EQUIV)                                     \
+    typedef CTX Ctx;                                                                               \
+    typedef STATE State;                                                                           \
+    static constexpr bool guided = GUIDED;                                                         \
+    static constexpr bool equivalent = EQUIV;                                                      \
+    __device__ static void init(const Ctx &c, State &s, int64_t q) {                               \
+        NAME##_init(&c, &s, q);                                                                    \
+    }                                                                                              \
+    __device__ static int truncate(const Ctx &c, State &s, const canopy_tree_view &t, int32_t n) { \
+        return NAME##_truncate(&c, &s, &t, n);                                                     \
+    }                                                                                              \
+    __device__ static void visit_leaf(const Ctx &c, State &s, const canopy_tree_view &t,           \
+                                      int32_t n) {                                                 \
+        NAME##_visit_leaf(&c, &s, &t, n);                                                          \
+    }                                                                                              \
+    __device__ static void finish(const Ctx &c, State &s, int64_t q) {                             \
+        NAME##_finish(&c, &s, q);                                                                  \
+    }
+
+#define CANOPY_GPU_APP_GUIDED(NAME, CTX, STATE, EQUIV)                                             \
+    struct NAME##_gpu {                                                                            \
+        CANOPY_GPU_APP_COMMON(NAME, CTX, STATE, true, EQUIV)                                       \
+        __device__ static int order(const Ctx &c, const State &s, const canopy_tree_view &t,       \
+                                    int32_t n) {                                                   \
+            return NAME##_order(&c, &s, &t, n);                                                    \
+        }                                                                                          \
+    };
+
+#define CANOPY_GPU_APP_UNGUIDED(NAME, CTX, STATE)                                                  \
+    struct NAME##_gpu {                                                                            \
+        CANOPY_GPU_APP_COMMON(NAME, CTX, STATE, false, true)                                       \
+        __device__ static int order(const Ctx &, const State &, const canopy_tree_view &,          \
+                                    int32_t) {                                                     \
+            return 0;                                                                              \
+        }                                                                                          \
+    };
+
+/* Everything a launch needs besides the application's context. */
+struct canopy_gpu_launch {
+    canopy_tree_view tree; /* device pointers */
+    const int64_t *order;  /* device; NULL = identity */
+    int64_t nq;
+    int32_t stack_cap;            /* entries per stack (exact worst case for the tree) */
+    unsigned long long *counters; /* device: nodes, group_nodes, group_longest */
+    int *error;                   /* device flag: 1 = stack overflow */
+    int32_t *scratch;             /* device: per-thread stacks (dr, gdr) or NULL */
+    unsigned long long *next;     /* device: gdr's query counter */
+    int sms;
+    cudaStream_t stream;
+};
+
+__device__ __forceinline__ int64_t canopy_gpu_query(const canopy_gpu_launch &L, int64_t i) {
+    return L.order ? L.order[i] : i;
+}
+
+/* Sums a per-thread count into counter slot `slot` with one atomic per warp. */
+__device__ __forceinline__ void canopy_warp_add(unsigned long long *counters, int slot,
+                                                unsigned long long v) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(CANOPY_FULL_MASK, v, off);
+    if ((threadIdx.x & 31) == 0) atomicAdd(counters + slot, v);
+}
+
+/* Guided lockstep: the order a majority of the continuing lanes votes for. */
+template <class App>
+__device__ __forceinline__ bool
+canopy_majority_reversed(const typename App::Ctx &ctx, const typename App::State &st,
+                         const canopy_tree_view &t, int32_t node, bool continuing) {
+    if (!App::guided) return false;
+    int want = continuing && App::order(ctx, st, t, node);
+    unsigned yes = __ballot_sync(CANOPY_FULL_MASK, want);
+    unsigned all = __ballot_sync(CANOPY_FULL_MASK, continuing);
+    return 2 * __popc(yes) > __popc(all);
+}
+
+/* Kernel launchers, one per variant, explicitly instantiated per application in
+ * gpu_<variant>.cu. */
+template <class App>
+canopy_status canopy_gpu_launch_rec(const canopy_gpu_launch &, const typename App::Ctx &);
+template <class App>
+canopy_status canopy_gpu_launch_dr(const canopy_gpu_launch &, const typename App::Ctx &);
+template <class App>
+canopy_status canopy_gpu_launch_sr(const canopy_gpu_launch &, const typename App::Ctx &);
+template <class App>
+canopy_status canopy_gpu_launch_gdr(const canopy_gpu_launch &, const typename App::Ctx &);
+template <class App>
+canopy_status canopy_gpu_launch_dr_l(const canopy_gpu_launch &, const typename App::Ctx &);
+template <class App>
+canopy_status canopy_gpu_launch_sr_l(const canopy_gpu_launch &, const typename App::Ctx &);
+template <class App>
+canopy_status canopy_gpu_launch_fsm_l(const canopy_gpu_launch &, const typename App::Ctx &);
+
+/* Launch-error check after a kernel launch (errors during execution surface at the
+ * synchronisation in the driver). */
+canopy_status canopy_gpu_check(cudaError_t e, const char *what);
+
+enum { CANOPY_GPU_BLOCK = 128 };
+/* Blocks for a grid-stride kernel: enough to fill every SM, no more than needed. */
+inline int canopy_gpu_blocks(const canopy_gpu_launch &L, int64_t work_items, int per_sm) {
+    int64_t need = (work_items + CANOPY_GPU_BLOCK - 1) / CANOPY_GPU_BLOCK;
+    int64_t full = (int64_t)L.sms * per_sm;
+    int64_t b = need < full ? need : full;
+    return b > 0 ? (int)b : 1;
+}
+
+#endif

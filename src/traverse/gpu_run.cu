@@ -1,0 +1,277 @@
+/* Host side of the CUDA backend: upload the tree and an application's buffers, pick
+ * the variant's launcher, time it with events, copy results back, report errors. */
+#include "traverse/gpu_apps.cuh"
+
+#include <stdio.h>
+#include <string.h>
+
+canopy_status canopy_gpu_check(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return CANOPY_OK;
+    return canopy_fail(CANOPY_ERR_DEVICE, "GPU: %s: %s", what, cudaGetErrorString(e));
+}
+
+extern "C" int canopy_gpu_usable(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        int n = 0;
+        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    }
+    return cached;
+}
+
+#define GPU_TRY(expr, what)                                                                        \
+    do {                                                                                           \
+        if ((s = canopy_gpu_check((expr), what)) != CANOPY_OK) goto done;                          \
+    } while (0)
+
+/* Device buffers of one call, released together. */
+struct gpu_buffers {
+    void *ptr[16];
+    int n = 0;
+    canopy_status alloc(void **out, size_t bytes, const char *what) {
+        *out = NULL;
+        if (n == 16) return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: too many buffers");
+        cudaError_t e = cudaMalloc(out, bytes ? bytes : 16);
+        if (e != cudaSuccess)
+            return canopy_fail(CANOPY_ERR_DEVICE, "GPU: allocating %zu bytes for %s: %s", bytes,
+                               what, cudaGetErrorString(e));
+        ptr[n++] = *out;
+        return CANOPY_OK;
+    }
+    canopy_status upload(void **out, const void *src, size_t bytes, const char *what) {
+        canopy_status s = alloc(out, bytes, what);
+        if (s) return s;
+        if (bytes == 0) return CANOPY_OK;
+        return canopy_gpu_check(cudaMemcpy(*out, src, bytes, cudaMemcpyHostToDevice), what);
+    }
+    /* Points as a dense (n, d) device array whatever the host stride. */
+    canopy_status upload_points(canopy_points *dev, canopy_points host, const char *what) {
+        void *p;
+        canopy_status s = alloc(&p, sizeof(float) * (size_t)host.n * host.d, what);
+        if (s) return s;
+        if (host.n > 0) {
+            cudaError_t e =
+                cudaMemcpy2D(p, sizeof(float) * host.d, host.data, sizeof(float) * host.stride,
+                             sizeof(float) * host.d, (size_t)host.n, cudaMemcpyHostToDevice);
+            if ((s = canopy_gpu_check(e, what))) return s;
+        }
+        *dev = canopy_points_make((const float *)p, host.n, host.d);
+        return CANOPY_OK;
+    }
+    ~gpu_buffers() {
+        for (int i = 0; i < n; i++) cudaFree(ptr[i]);
+    }
+};
+
+static canopy_status upload_tree(gpu_buffers &B, const canopy_tree_view *h, canopy_tree_view *d) {
+    *d = *h;
+    canopy_status s;
+    void *p;
+    if ((s = B.upload(&p, h->hot, (size_t)h->n_nodes * h->hot_stride, "tree nodes"))) return s;
+    d->hot = (const unsigned char *)p;
+    if ((s = B.upload(&p, h->points, sizeof(float) * (size_t)h->n * h->d, "tree points"))) return s;
+    d->points = (const float *)p;
+    if ((s = B.upload(&p, h->ids, sizeof(int64_t) * (size_t)h->n, "tree ids"))) return s;
+    d->ids = (const int64_t *)p;
+    if ((s = B.upload(&p, h->rope, sizeof(int32_t) * (size_t)h->n_nodes, "tree ropes"))) return s;
+    d->rope = (const int32_t *)p;
+    if (h->weights) {
+        if ((s = B.upload(&p, h->weights, sizeof(float) * (size_t)h->n, "tree weights"))) return s;
+        d->weights = (const float *)p;
+    }
+    return CANOPY_OK;
+}
+
+template <class App>
+static canopy_status dispatch(canopy_variant v, const canopy_gpu_launch &L,
+                              const typename App::Ctx &ctx) {
+    switch (v) {
+    case CANOPY_VARIANT_REC:
+        return canopy_gpu_launch_rec<App>(L, ctx);
+    case CANOPY_VARIANT_DR:
+        return canopy_gpu_launch_dr<App>(L, ctx);
+    case CANOPY_VARIANT_SR:
+        return canopy_gpu_launch_sr<App>(L, ctx);
+    case CANOPY_VARIANT_GDR:
+        return canopy_gpu_launch_gdr<App>(L, ctx);
+    case CANOPY_VARIANT_DR_L:
+        return canopy_gpu_launch_dr_l<App>(L, ctx);
+    case CANOPY_VARIANT_SR_L:
+        return canopy_gpu_launch_sr_l<App>(L, ctx);
+    case CANOPY_VARIANT_FSM_L:
+        return canopy_gpu_launch_fsm_l<App>(L, ctx);
+    default:
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "variant %s does not run on the GPU",
+                           canopy_variant_name(v));
+    }
+}
+
+static int is_lockstep(canopy_variant v) {
+    return v == CANOPY_VARIANT_DR_L || v == CANOPY_VARIANT_SR_L || v == CANOPY_VARIANT_FSM_L;
+}
+
+/* Runs App over an uploaded tree; ctx already holds device pointers. */
+template <class App>
+static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const canopy_tree_view *dt,
+                         const int64_t *order, int64_t nq, canopy_variant v,
+                         canopy_gpu_report *rep) {
+    if (App::guided && (v == CANOPY_VARIANT_SR || v == CANOPY_VARIANT_SR_L))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "variant %s (static ropes) needs an unguided traversal",
+                           canopy_variant_name(v));
+    if (App::guided && !App::equivalent && is_lockstep(v))
+        return canopy_fail(CANOPY_ERR_INVALID, "lockstep needs semantically equivalent orders");
+    canopy_status s;
+    canopy_gpu_launch L;
+    memset(&L, 0, sizeof L);
+    L.tree = *dt;
+    L.nq = nq;
+    L.stack_cap = (int32_t)canopy_tree_stack_capacity(dt);
+    int dev = 0;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    void *p;
+    unsigned long long counters[3] = {0, 0, 0};
+    int err_flag = 0;
+    double t0 = canopy_now();
+    float ms = 0.0f;
+    GPU_TRY(cudaGetDevice(&dev), "cudaGetDevice");
+    GPU_TRY(cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
+            "multiprocessor count");
+    if (order) {
+        if ((s = B.upload(&p, order, sizeof(int64_t) * (size_t)nq, "query order"))) goto done;
+        L.order = (const int64_t *)p;
+    }
+    if ((s = B.alloc(&p, 3 * sizeof(unsigned long long), "counters"))) goto done;
+    L.counters = (unsigned long long *)p;
+    if ((s = B.alloc(&p, sizeof(int) + sizeof(unsigned long long) * 2, "flags"))) goto done;
+    L.error = (int *)p;
+    L.next = (unsigned long long *)((char *)p + 8);
+    GPU_TRY(cudaMemset(p, 0, sizeof(int) + sizeof(unsigned long long) * 2), "clearing flags");
+    GPU_TRY(cudaMemset(L.counters, 0, 3 * sizeof(unsigned long long)), "clearing counters");
+    if (v == CANOPY_VARIANT_DR || v == CANOPY_VARIANT_GDR) {
+        size_t threads = (size_t)L.sms * 8 * CANOPY_GPU_BLOCK;
+        if ((s = B.alloc(&p, threads * (size_t)L.stack_cap * sizeof(int32_t), "per-thread stacks")))
+            goto done;
+        L.scratch = (int32_t *)p;
+    }
+    if (v == CANOPY_VARIANT_REC)
+        GPU_TRY(cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 512),
+                "device stack size for recursion");
+    rep->transfer_seconds += canopy_now() - t0;
+
+    GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
+    GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
+    GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
+    if (nq > 0 && (s = dispatch<App>(v, L, ctx))) goto done;
+    GPU_TRY(cudaEventRecord(e1, 0), "cudaEventRecord");
+    GPU_TRY(cudaEventSynchronize(e1), "traversal kernel");
+    GPU_TRY(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+    rep->traverse_seconds += ms * 1e-3;
+    GPU_TRY(cudaMemcpy(counters, L.counters, sizeof counters, cudaMemcpyDeviceToHost), "counters");
+    GPU_TRY(cudaMemcpy(&err_flag, L.error, sizeof err_flag, cudaMemcpyDeviceToHost), "flags");
+    if (err_flag) {
+        s = canopy_fail(CANOPY_ERR_INTERNAL,
+                        "GPU %s: a traversal stack overflowed its %d entries (tree depth %d)",
+                        canopy_variant_name(v), (int)L.stack_cap, (int)dt->depth);
+        goto done;
+    }
+    rep->counters.nodes += (int64_t)counters[0];
+    rep->counters.group_nodes += (int64_t)counters[1];
+    rep->counters.group_longest += (int64_t)counters[2];
+    s = CANOPY_OK;
+done:
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    return s;
+}
+
+static canopy_status download(void *dst, const void *src, size_t bytes, canopy_gpu_report *rep) {
+    double t0 = canopy_now();
+    canopy_status s =
+        canopy_gpu_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "copying results");
+    rep->transfer_seconds += canopy_now() - t0;
+    return s;
+}
+
+/* ---- per-application glue: device copies of the context's buffers ---- */
+
+extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view *tree,
+                                        const int64_t *order, int64_t nq, canopy_variant v,
+                                        canopy_gpu_report *rep) {
+    const knn_ctx *h = (const knn_ctx *)vctx;
+    gpu_buffers B;
+    canopy_tree_view dt;
+    knn_ctx d = *h;
+    size_t cells = (size_t)nq * h->k;
+    void *pi, *pd;
+    double t0 = canopy_now();
+    canopy_status s = upload_tree(B, tree, &dt);
+    if (!s) s = B.upload_points(&d.query, h->query, "knn queries");
+    if (!s) s = B.alloc(&pi, cells * sizeof(int64_t), "knn indices");
+    if (!s) s = B.alloc(&pd, cells * sizeof(float), "knn distances");
+    rep->transfer_seconds += canopy_now() - t0;
+    if (s) return s;
+    d.idx = (int64_t *)pi;
+    d.dist2 = (float *)pd;
+    if ((s = run<knn_gpu>(B, d, &dt, order, nq, v, rep))) return s;
+    if ((s = download(h->idx, pi, cells * sizeof(int64_t), rep))) return s;
+    return download(h->dist2, pd, cells * sizeof(float), rep);
+}
+
+extern "C" canopy_status canopy_gpu_radius(const void *vctx, const canopy_tree_view *tree,
+                                           const int64_t *order, int64_t nq, canopy_variant v,
+                                           canopy_gpu_report *rep) {
+    const radius_ctx *h = (const radius_ctx *)vctx;
+    gpu_buffers B;
+    canopy_tree_view dt;
+    radius_ctx d = *h;
+    void *pc;
+    double t0 = canopy_now();
+    canopy_status s = upload_tree(B, tree, &dt);
+    if (!s) s = B.upload_points(&d.query, h->query, "radius queries");
+    if (!s) s = B.alloc(&pc, (size_t)nq * sizeof(int64_t), "radius counts");
+    rep->transfer_seconds += canopy_now() - t0;
+    if (s) return s;
+    d.counts = (int64_t *)pc;
+    if ((s = run<radius_gpu>(B, d, &dt, order, nq, v, rep))) return s;
+    return download(h->counts, pc, (size_t)nq * sizeof(int64_t), rep);
+}
+
+extern "C" canopy_status canopy_gpu_gravity(const void *vctx, const canopy_tree_view *tree,
+                                            const int64_t *order, int64_t nq, canopy_variant v,
+                                            canopy_gpu_report *rep) {
+    const gravity_ctx *h = (const gravity_ctx *)vctx;
+    gpu_buffers B;
+    canopy_tree_view dt;
+    gravity_ctx d = *h;
+    void *pa;
+    double t0 = canopy_now();
+    canopy_status s = upload_tree(B, tree, &dt);
+    if (!s) s = B.upload_points(&d.bodies, h->bodies, "gravity bodies");
+    if (!s) s = B.alloc(&pa, (size_t)nq * 3 * sizeof(float), "accelerations");
+    rep->transfer_seconds += canopy_now() - t0;
+    if (s) return s;
+    d.acc = (float *)pa;
+    if ((s = run<gravity_gpu>(B, d, &dt, order, nq, v, rep))) return s;
+    return download(h->acc, pa, (size_t)nq * 3 * sizeof(float), rep);
+}
+
+extern "C" canopy_status canopy_gpu_search(const void *vctx, const canopy_tree_view *tree,
+                                           const int64_t *order, int64_t nq, canopy_variant v,
+                                           canopy_gpu_report *rep) {
+    const search_ctx *h = (const search_ctx *)vctx;
+    gpu_buffers B;
+    canopy_tree_view dt;
+    search_ctx d = *h;
+    void *pq, *pi;
+    double t0 = canopy_now();
+    canopy_status s = upload_tree(B, tree, &dt);
+    if (!s) s = B.upload(&pq, h->queries, (size_t)nq * sizeof(float), "search queries");
+    if (!s) s = B.alloc(&pi, (size_t)nq * sizeof(int64_t), "search results");
+    rep->transfer_seconds += canopy_now() - t0;
+    if (s) return s;
+    d.queries = (const float *)pq;
+    d.idx = (int64_t *)pi;
+    if ((s = run<search_gpu>(B, d, &dt, order, nq, v, rep))) return s;
+    return download(h->idx, pi, (size_t)nq * sizeof(int64_t), rep);
+}

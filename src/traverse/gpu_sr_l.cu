@@ -1,0 +1,82 @@
+/* sr_l on the GPU (Wu ch. 4, Fig. 4.4c): lockstep over static ropes. The warp
+ * walks the canonical order with ropes; a per-warp stack keeps one active mask per
+ * sibling group still pending. The mask of a node's group is popped when the node
+ * is the group's last child (its rope leaves the group), and a child group's mask
+ * is pushed on descent. Unguided traversals only. */
+#include "traverse/gpu_apps.cuh"
+
+template <class App> __global__ void sr_l_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+    extern __shared__ unsigned sr_l_masks[];
+    int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+    unsigned *masks = sr_l_masks + (int64_t)warp_in_block * L.stack_cap;
+    int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    int64_t warp = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp_in_block;
+    unsigned long long nodes = 0, group_nodes = 0, group_longest = 0;
+    int64_t chunks = (L.nq + 31) / 32;
+    for (int64_t chunk = warp; chunk < chunks; chunk += warps) {
+        int64_t i = chunk * 32 + lane;
+        bool valid = i < L.nq;
+        typename App::State st;
+        int64_t q = valid ? canopy_gpu_query(L, i) : 0;
+        if (valid) App::init(ctx, st, q);
+        unsigned long long mine = 0, visited = 0;
+        unsigned all = __ballot_sync(CANOPY_FULL_MASK, valid);
+        if (lane == 0) masks[0] = all;
+        int32_t sp = 1;
+        int32_t node = 0;
+        __syncwarp();
+        while (node >= 0) {
+            unsigned mask = masks[sp - 1];
+            visited++;
+            bool active = (mask >> lane) & 1u;
+            bool cont = false;
+            const canopy_node *h = canopy_tv_node(&L.tree, node);
+            if (active) {
+                mine++;
+                cont = !App::truncate(ctx, st, L.tree, node);
+                if (cont && h->child < 0) App::visit_leaf(ctx, st, L.tree, node);
+            }
+            unsigned m = __ballot_sync(CANOPY_FULL_MASK, cont);
+            int32_t rope = L.tree.rope[node];
+            if (rope != node + 1) sp--; /* last child of its group */
+            if (m != 0 && h->child >= 0) {
+                if (sp >= L.stack_cap) {
+                    if (lane == 0) *L.error = 1;
+                    break;
+                }
+                __syncwarp();
+                if (lane == 0) masks[sp] = m;
+                sp++;
+                __syncwarp();
+                node = h->child;
+            } else {
+                node = rope;
+            }
+        }
+        if (valid) App::finish(ctx, st, q);
+        nodes += mine;
+        unsigned long long longest = __reduce_max_sync(CANOPY_FULL_MASK, (unsigned)mine);
+        if (lane == 0) {
+            group_nodes += visited;
+            group_longest += longest;
+        }
+        __syncwarp();
+    }
+    canopy_warp_add(L.counters, 0, nodes);
+    canopy_warp_add(L.counters, 1, group_nodes);
+    canopy_warp_add(L.counters, 2, group_longest);
+}
+
+template <class App>
+canopy_status canopy_gpu_launch_sr_l(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
+    size_t shmem = (size_t)(CANOPY_GPU_BLOCK / 32) * (size_t)L.stack_cap * sizeof(unsigned);
+    cudaError_t e = cudaFuncSetAttribute(sr_l_kernel<App>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
+    if (e != cudaSuccess) return canopy_gpu_check(e, "sr_l shared memory for the masks");
+    sr_l_kernel<App><<<canopy_gpu_blocks(L, L.nq, 16), CANOPY_GPU_BLOCK, shmem, L.stream>>>(L, ctx);
+    return canopy_gpu_check(cudaGetLastError(), "sr_l kernel launch");
+}
+
+#define X(APP) CANOPY_GPU_INSTANTIATE(sr_l, APP)
+CANOPY_GPU_FOR_EACH_APP(X)
+#undef X
