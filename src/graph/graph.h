@@ -1,0 +1,144 @@
+/* Private pieces of the graph module: the nested-loop engine that every strategy
+ * implements, atomics shared by the applications, and the text-line reader the
+ * file parsers use. */
+#ifndef CANOPY_GRAPH_GRAPH_H
+#define CANOPY_GRAPH_GRAPH_H
+
+#include "canopy.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* One outer loop: for each item, an inner loop over the entries [lo, hi) of its row
+ * (the paper's parent thread and its would-be child kernel). inner returns a partial
+ * result; post, when set, receives the sum of an item's partials once all of them
+ * are done. When `splittable`, inner must tolerate running concurrently on disjoint
+ * parts of one row (omp-split cuts long rows into chunks); otherwise it always sees
+ * the whole row. */
+typedef struct graph_loop {
+    const int64_t *row_ptr;
+    const int64_t *items; /* the rows to run, or NULL for rows 0 .. n_items-1 */
+    int64_t n_items;
+    double (*inner)(void *ctx, int64_t row, int64_t lo, int64_t hi);
+    void (*post)(void *ctx, int64_t row, double acc);
+    void *ctx;
+    bool splittable;
+} graph_loop;
+
+static inline int64_t graph_loop_row(const graph_loop *l, int64_t i) {
+    return l->items ? l->items[i] : i;
+}
+
+/* Whether a loop has enough work to pay for waking a thread team: small rounds
+ * (a BFS frontier of a few vertices) run on the calling thread. */
+static inline bool graph_loop_worth_parallel(const graph_loop *l) {
+    if (l->n_items >= 256) return true;
+    int64_t work = 0;
+    for (int64_t i = 0; i < l->n_items; i++) {
+        int64_t row = graph_loop_row(l, i);
+        work += l->row_ptr[row + 1] - l->row_ptr[row] + 16;
+    }
+    return work >= 4096;
+}
+
+/* One file per strategy. Each adds what it did to stats (never NULL here). */
+canopy_status graph_run_serial(const graph_loop *l, canopy_graph_stats *stats);
+canopy_status graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats);
+canopy_status graph_run_omp_split(const graph_loop *l, int64_t threshold,
+                                  canopy_graph_stats *stats);
+/* Dispatches on opt->strategy; GPU strategies fail as not built. */
+canopy_status graph_run(const graph_loop *l, const canopy_graph_options *opt,
+                        canopy_graph_stats *stats);
+/* Shared argument checks: graph present, square, options valid, GPU refused. */
+canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
+                          const char *what);
+
+/* A growable worklist that threads append to (each vertex once per round, guarded
+ * by a flag array). */
+typedef struct worklist {
+    int64_t *items;
+    int64_t n; /* appended with atomic fetch-add */
+} worklist;
+
+static inline void worklist_push(worklist *w, int64_t v) {
+    int64_t at = __atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED);
+    w->items[at] = v;
+}
+
+/* Sets flag[v] from 0 to 1; true for the one caller that did it. */
+static inline bool flag_claim(unsigned char *flag, int64_t v) {
+    unsigned char expect = 0;
+    return __atomic_compare_exchange_n(&flag[v], &expect, 1, false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+}
+
+/* Atomic min on a non-negative double (+inf included): such doubles order like
+ * their bit patterns read as unsigned integers, so a CAS loop on the bits works.
+ * Returns true when the value was lowered. */
+static inline bool atomic_min_nonneg(double *p, double v) {
+    uint64_t nv, cur;
+    memcpy(&nv, &v, sizeof nv);
+    cur = __atomic_load_n((uint64_t *)p, __ATOMIC_RELAXED);
+    while (nv < cur)
+        if (__atomic_compare_exchange_n((uint64_t *)p, &cur, nv, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return true;
+    return false;
+}
+
+static inline double atomic_load_f64(const double *p) {
+    uint64_t bits = __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+static inline bool atomic_min_i64(int64_t *p, int64_t v) {
+    int64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur)
+        if (__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return true;
+    return false;
+}
+
+/* Drops repeated columns within each (sorted) row, keeping the first; rebuilds
+ * row_ptr and shrinks nnz. */
+void graph_csr_dedupe(canopy_csr *g);
+
+/* ----------------------------------------------------------- text parsing -- */
+
+/* Walks a NUL-terminated file buffer line by line, counting lines for messages. */
+typedef struct line_reader {
+    const char *path;
+    char *p;    /* start of the next line */
+    char *line; /* the current line, NUL-terminated (newline removed) */
+    int64_t lineno;
+} line_reader;
+
+void line_reader_init(line_reader *r, const char *path, char *buf);
+/* Next line, or false at end of file. */
+bool line_reader_next(line_reader *r);
+/* Fails with CANOPY_ERR_FORMAT: "PATH:LINE: message". */
+canopy_status line_error(const line_reader *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Parses one integer or real field at *s (after blanks), advancing *s; false when
+ * there is none or it does not end at a blank or the line's end. */
+bool parse_i64(char **s, int64_t *out);
+bool parse_f64(char **s, double *out);
+/* True when only blanks remain. */
+bool at_line_end(const char *s);
+
+/* COO entries being collected by a reader (grown by doubling). */
+typedef struct coo {
+    int64_t n, cap;
+    int64_t *src, *dst;
+    double *w; /* NULL for pattern */
+} coo;
+canopy_status coo_init(coo *c, int64_t cap, bool weighted);
+canopy_status coo_push(coo *c, int64_t u, int64_t v, double w);
+void coo_release(coo *c);
+
+#endif

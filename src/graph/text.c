@@ -1,0 +1,119 @@
+/* Line-oriented parsing shared by the .mtx, .gr and edge-list readers. Numbers are
+ * parsed with strtoll/strtod and must end at a blank, so "12x" is an error rather
+ * than 12. */
+#include "graph/graph.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void line_reader_init(line_reader *r, const char *path, char *buf) {
+    r->path = path;
+    r->p = buf;
+    r->line = NULL;
+    r->lineno = 0;
+}
+
+bool line_reader_next(line_reader *r) {
+    if (!r->p || *r->p == '\0') return false;
+    r->line = r->p;
+    r->lineno++;
+    char *nl = strchr(r->p, '\n');
+    if (nl) {
+        *nl = '\0';
+        r->p = nl + 1;
+    } else {
+        r->p = NULL;
+    }
+    size_t len = strlen(r->line);
+    if (len > 0 && r->line[len - 1] == '\r') r->line[len - 1] = '\0';
+    return true;
+}
+
+canopy_status line_error(const line_reader *r, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return canopy_fail(CANOPY_ERR_FORMAT, "%s:%lld: %s", r->path, (long long)r->lineno, msg);
+}
+
+static bool is_blank(char c) {
+    return c == ' ' || c == '\t';
+}
+
+bool at_line_end(const char *s) {
+    while (is_blank(*s)) s++;
+    return *s == '\0';
+}
+
+bool parse_i64(char **s, int64_t *out) {
+    char *p = *s, *end;
+    while (is_blank(*p)) p++;
+    if (*p == '\0') return false;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno == ERANGE || !(*end == '\0' || is_blank(*end))) return false;
+    *out = v;
+    *s = end;
+    return true;
+}
+
+bool parse_f64(char **s, double *out) {
+    char *p = *s, *end;
+    while (is_blank(*p)) p++;
+    if (*p == '\0') return false;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || (errno == ERANGE && (v > 1.0 || v < -1.0)) || !(*end == '\0' || is_blank(*end)))
+        return false;
+    *out = v;
+    *s = end;
+    return true;
+}
+
+canopy_status coo_init(coo *c, int64_t cap, bool weighted) {
+    memset(c, 0, sizeof *c);
+    c->cap = cap > 16 ? cap : 16;
+    canopy_status s = canopy_alloc((void **)&c->src, (size_t)c->cap, sizeof(int64_t));
+    if (s == CANOPY_OK) s = canopy_alloc((void **)&c->dst, (size_t)c->cap, sizeof(int64_t));
+    if (s == CANOPY_OK && weighted)
+        s = canopy_alloc((void **)&c->w, (size_t)c->cap, sizeof(double));
+    if (s != CANOPY_OK) coo_release(c);
+    return s;
+}
+
+static canopy_status grow(void **p, int64_t n, int64_t cap, size_t size) {
+    void *q;
+    canopy_status s = canopy_alloc(&q, (size_t)cap, size);
+    if (s != CANOPY_OK) return s;
+    memcpy(q, *p, (size_t)n * size);
+    canopy_free(*p);
+    *p = q;
+    return CANOPY_OK;
+}
+
+canopy_status coo_push(coo *c, int64_t u, int64_t v, double w) {
+    if (c->n == c->cap) {
+        int64_t cap = c->cap * 2;
+        canopy_status s = grow((void **)&c->src, c->n, cap, sizeof(int64_t));
+        if (s == CANOPY_OK) s = grow((void **)&c->dst, c->n, cap, sizeof(int64_t));
+        if (s == CANOPY_OK && c->w) s = grow((void **)&c->w, c->n, cap, sizeof(double));
+        if (s != CANOPY_OK) return s;
+        c->cap = cap;
+    }
+    c->src[c->n] = u;
+    c->dst[c->n] = v;
+    if (c->w) c->w[c->n] = w;
+    c->n++;
+    return CANOPY_OK;
+}
+
+void coo_release(coo *c) {
+    canopy_free(c->src);
+    canopy_free(c->dst);
+    canopy_free(c->w);
+    memset(c, 0, sizeof *c);
+}
