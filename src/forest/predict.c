@@ -1,0 +1,283 @@
+/* canopy_forest_predict: option resolution (auto layout via the cache model), layout
+ * construction, the row-block x tree-block parallel loop over the chosen engine,
+ * and the final aggregation, base score and link. */
+#include "forest/engine.h"
+#include "forest/forest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROW_BLOCK = 64, TREE_BLOCK = 64 };
+
+canopy_predict_options canopy_predict_options_default(void) {
+    canopy_predict_options o;
+    memset(&o, 0, sizeof o);
+    o.compaction = 1;
+    return o;
+}
+
+static int is_linked(canopy_forest_layout l) {
+    return l >= CANOPY_FOREST_LAYOUT_DF && l <= CANOPY_FOREST_LAYOUT_HYBRID;
+}
+
+static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32_t hier_depth,
+                           int32_t switch_level, cf_layout *L) {
+    switch (l) {
+    case CANOPY_FOREST_LAYOUT_CSR:
+        return cf_build_csr(f, L);
+    case CANOPY_FOREST_LAYOUT_HIER:
+        return cf_build_hier(f, hier_depth ? hier_depth : 4, L);
+    default:
+        return cf_build_linked(f, l, switch_level, L);
+    }
+}
+
+/* auto: the cache model's choice; with no data, beta = 0.5 (no bias). */
+static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
+                         canopy_predict_stats *st) {
+    double beta = X.n > 0 ? cf_sample_beta(f, X) : 0.5;
+    cf_cache_choice c;
+    cf_cache_model(f, beta, &c);
+    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
+        o->layout = c.layout;
+        if (!o->switch_level) o->switch_level = c.switch_level;
+    } else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level) {
+        o->switch_level = c.switch_level;
+    }
+    st->beta = beta;
+    memcpy(st->model_cost, c.cost, sizeof c.cost);
+}
+
+canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_layout l,
+                                         size_t *bytes) {
+    canopy_predict_options o = canopy_predict_options_default();
+    o.layout = l;
+    canopy_predict_stats st;
+    canopy_points none = {NULL, 0, f->n_features, f->n_features};
+    if (l == CANOPY_FOREST_LAYOUT_AUTO || l == CANOPY_FOREST_LAYOUT_HYBRID)
+        resolve_auto(f, none, &o, &st);
+    cf_layout L;
+    canopy_status s = build(f, o.layout, o.hier_depth, o.switch_level, &L);
+    if (s) return s;
+    *bytes = L.bytes;
+    cf_layout_free(&L);
+    return CANOPY_OK;
+}
+
+static void walk(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
+                 int32_t t0, int32_t t1, double *acc) {
+    switch (L->kind) {
+    case CANOPY_FOREST_LAYOUT_CSR:
+        cf_walk_csr(L, X, stride, r0, r1, t0, t1, acc);
+        break;
+    case CANOPY_FOREST_LAYOUT_HIER:
+        cf_walk_hier(L, X, stride, r0, r1, t0, t1, acc);
+        break;
+    default:
+        cf_walk_linked(L, X, stride, r0, r1, t0, t1, acc);
+        break;
+    }
+}
+
+/* Raw scores -> the requested output, in place per row. */
+static void finish_row(const canopy_forest *f, const double *inv_count, double *acc,
+                       canopy_forest_output o, double *out) {
+    int32_t K = f->n_outputs;
+    for (int32_t k = 0; k < K; k++) acc[k] = acc[k] * inv_count[k] + f->base[k];
+    if (o == CANOPY_FOREST_OUTPUT_RAW) {
+        memcpy(out, acc, (size_t)K * sizeof *out);
+        return;
+    }
+    if (o == CANOPY_FOREST_OUTPUT_CLASS && f->n_classes == 0 && f->link != CANOPY_LINK_EXP &&
+        f->link != CANOPY_LINK_SIGMOID && K == 1) {
+        out[0] = acc[0]; /* regression: the prediction */
+        return;
+    }
+    double *p = acc; /* the link in place: acc is this row's scratch */
+    switch (f->link) {
+    case CANOPY_LINK_IDENTITY:
+        break;
+    case CANOPY_LINK_SIGMOID:
+        for (int32_t k = 0; k < K; k++) p[k] = 1.0 / (1.0 + exp(-f->sigmoid_scale * acc[k]));
+        break;
+    case CANOPY_LINK_EXP:
+        for (int32_t k = 0; k < K; k++) p[k] = exp(acc[k]);
+        break;
+    case CANOPY_LINK_SOFTMAX: {
+        double m = acc[0], sum = 0;
+        for (int32_t k = 1; k < K; k++) m = acc[k] > m ? acc[k] : m;
+        for (int32_t k = 0; k < K; k++) sum += p[k] = exp(acc[k] - m);
+        for (int32_t k = 0; k < K; k++) p[k] /= sum;
+        break;
+    }
+    }
+    if (o == CANOPY_FOREST_OUTPUT_PROB) {
+        memcpy(out, p, (size_t)K * sizeof *out);
+        return;
+    }
+    if (K == 1) {
+        /* one score: a binary class by the link's midpoint, else the prediction */
+        if (f->link == CANOPY_LINK_SIGMOID)
+            out[0] = p[0] > 0.5;
+        else if (f->n_classes == 2)
+            out[0] =
+                p[0] >
+                (f->link == CANOPY_LINK_IDENTITY && f->aggregation == CANOPY_AGG_MEAN ? 0.5 : 0.0);
+        else
+            out[0] = p[0];
+        return;
+    }
+    int32_t best = 0;
+    for (int32_t k = 1; k < K; k++)
+        if (p[k] > p[best]) best = k;
+    out[0] = best;
+}
+
+canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
+                                    const canopy_predict_options *opt, double *out,
+                                    canopy_predict_stats *stats) {
+    canopy_predict_options o = opt ? *opt : canopy_predict_options_default();
+    canopy_predict_stats st;
+    memset(&st, 0, sizeof st);
+    if (X.d != f->n_features)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "the data has %d columns but the model has %d "
+                           "features",
+                           X.d, f->n_features);
+    if (X.n < 0 || X.stride < X.d || (X.n > 0 && (!X.data || !out)))
+        return canopy_fail(CANOPY_ERR_INVALID, "bad input view for prediction");
+    if ((unsigned)o.layout >= CANOPY_FOREST_LAYOUT_COUNT ||
+        (unsigned)o.engine >= CANOPY_FOREST_ENGINE_COUNT ||
+        (unsigned)o.output > CANOPY_FOREST_OUTPUT_CLASS)
+        return canopy_fail(CANOPY_ERR_INVALID, "bad prediction options");
+    if (o.backend == CANOPY_BACKEND_GPU)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "the GPU backend for forests is not available yet; use --backend cpu");
+    if (o.hier_depth && (o.hier_depth < 3 || o.hier_depth > 5))
+        return canopy_fail(CANOPY_ERR_INVALID, "hier subtree depth %d (3 to 5)", o.hier_depth);
+    if (o.switch_level < 0)
+        return canopy_fail(CANOPY_ERR_INVALID, "switch level %d < 0", o.switch_level);
+    if (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_HYBRID)
+        resolve_auto(f, X, &o, &st);
+    /* auto: the interpreter where it applies; its independent tasks overlap their
+     * cache misses, which measured faster than one walk at a time (docs/forests.md). */
+    if (o.engine == CANOPY_FOREST_ENGINE_AUTO)
+        o.engine = is_linked(o.layout) ? CANOPY_FOREST_ENGINE_VM : CANOPY_FOREST_ENGINE_SCALAR;
+    int vm = o.engine == CANOPY_FOREST_ENGINE_VM || o.engine == CANOPY_FOREST_ENGINE_VM_SIMD;
+    if (vm && !is_linked(o.layout))
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "engine %s runs the linked layouts (df, bf, ll, sll, cc, hybrid), not "
+                           "%s",
+                           canopy_forest_engine_name(o.engine),
+                           canopy_forest_layout_name(o.layout));
+    int simd = o.engine == CANOPY_FOREST_ENGINE_VM_SIMD && canopy_cpu_isa() >= CANOPY_ISA_AVX2;
+    /* The SIMD gather indexes rows of a block with 32-bit offsets. */
+    if (simd && (int64_t)ROW_BLOCK * X.stride >= INT32_MAX) simd = 0;
+    st.isa = simd ? CANOPY_ISA_AVX2 : CANOPY_ISA_SCALAR;
+
+    double t0 = canopy_now();
+    cf_layout L;
+    canopy_status s = build(f, o.layout, o.hier_depth, o.switch_level, &L);
+    if (s) return s;
+    cvm_program prog = {0};
+    if (vm) s = cf_vm_compile(&L, &prog);
+    if (simd) cvm_simd_init();
+    st.build_seconds = canopy_now() - t0;
+
+    int32_t K = f->n_outputs, nt = f->n_trees;
+    int64_t n = X.n, nrb = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+    int threads = canopy_threads();
+    /* Few row blocks: also split the trees, each group with its own accumulator. */
+    int32_t groups = 1;
+    if (nrb > 0 && nrb < 2 * threads) {
+        int64_t want = (2 * threads + nrb - 1) / nrb, most = (nt + TREE_BLOCK - 1) / TREE_BLOCK;
+        groups = (int32_t)(want < most ? want : most);
+        if (groups < 1) groups = 1;
+    }
+    double *acc = NULL;
+    size_t per = (size_t)(n > 0 ? n : 1) * (size_t)K;
+    if (!s) {
+        size_t total;
+        s = canopy_mul_size(per, (size_t)groups, &total);
+        if (!s) s = canopy_calloc((void **)&acc, total, sizeof *acc);
+    }
+    double t1 = canopy_now();
+    int failed = 0;
+    if (!s && n > 0) {
+#pragma omp parallel num_threads(threads)
+        {
+            int32_t *qrow = NULL, *qpc = NULL;
+            size_t qn = (size_t)ROW_BLOCK * TREE_BLOCK + 8;
+            if (vm) {
+                qrow = malloc(qn * sizeof *qrow);
+                qpc = malloc(qn * sizeof *qpc);
+                if (!qrow || !qpc) {
+#pragma omp atomic write
+                    failed = 1;
+                }
+            }
+#pragma omp for collapse(2) schedule(dynamic, 1)
+            for (int32_t g = 0; g < groups; g++)
+                for (int64_t rb = 0; rb < nrb; rb++) {
+                    if (vm && (!qrow || !qpc)) continue;
+                    int64_t r0 = rb * ROW_BLOCK, r1 = r0 + ROW_BLOCK < n ? r0 + ROW_BLOCK : n;
+                    int32_t ga = (int32_t)((int64_t)nt * g / groups);
+                    int32_t gb = (int32_t)((int64_t)nt * (g + 1) / groups);
+                    double *a = acc + (size_t)g * per + (size_t)r0 * K;
+                    for (int32_t ta = ga; ta < gb; ta += TREE_BLOCK) {
+                        int32_t tb = ta + TREE_BLOCK < gb ? ta + TREE_BLOCK : gb;
+                        if (vm)
+                            cf_vm_block(&L, &prog, simd, o.compaction, X.data, X.stride, r0, r1, ta,
+                                        tb, qrow, qpc, a);
+                        else
+                            walk(&L, X.data, X.stride, r0, r1, ta, tb, a);
+                    }
+                }
+            free(qrow);
+            free(qpc);
+        }
+        if (failed) s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory for interpreter queues");
+    }
+    if (!s) {
+        double *inv = malloc((size_t)K * sizeof *inv);
+        if (!inv) s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+        for (int32_t k = 0; k < K && !s; k++) inv[k] = 1;
+        if (!s && f->aggregation == CANOPY_AGG_MEAN) {
+            for (int32_t k = 0; k < K; k++) inv[k] = 0;
+            for (int32_t t = 0; t < nt; t++) {
+                int32_t out_k = f->trees[t].output;
+                for (int32_t k = 0; k < K; k++) inv[k] += out_k < 0 || out_k == k;
+            }
+            for (int32_t k = 0; k < K; k++) inv[k] = inv[k] > 0 ? 1.0 / inv[k] : 0;
+        }
+        int32_t W = canopy_forest_output_width(f, o.output);
+        if (!s) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+            for (int64_t r = 0; r < n; r++) {
+                double *a = acc + (size_t)r * K;
+                for (int32_t g = 1; g < groups; g++)
+                    for (int32_t k = 0; k < K; k++)
+                        a[k] += acc[(size_t)g * per + (size_t)r * K + k];
+                finish_row(f, inv, a, o.output, out + (size_t)r * W);
+            }
+        }
+        free(inv);
+    }
+    st.predict_seconds = canopy_now() - t1;
+    st.layout = o.layout;
+    st.engine = o.engine;
+    st.switch_level = o.layout == CANOPY_FOREST_LAYOUT_HYBRID ? o.switch_level : 0;
+    st.layout_bytes = L.bytes;
+    snprintf(st.note, sizeof st.note, "%s layout, %s engine%s, %d threads, %d tree group(s)",
+             canopy_forest_layout_name(o.layout), canopy_forest_engine_name(o.engine),
+             o.engine == CANOPY_FOREST_ENGINE_VM_SIMD ? (simd ? " (avx2)" : " (scalar fallback)")
+                                                      : "",
+             threads, groups);
+    canopy_free(acc);
+    free(prog.code);
+    cf_layout_free(&L);
+    if (stats) *stats = st;
+    return s;
+}

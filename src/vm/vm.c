@@ -1,0 +1,48 @@
+/* The IR's names and the scalar forest interpreter (Ren Algorithm 2): the task
+ * queue is processed in order; a cmp task is rewritten in place with its next pc,
+ * a store task adds its leaf and is dropped, so the queue compacts as it goes. */
+#include "vm/vm.h"
+
+#include "forest/forest.h"
+
+const char *cvm_op_name(cvm_op op) {
+    static const char *const names[CVM_OP_COUNT] = {"nomatch", "match", "store", "cmp",
+                                                    "dot",     "jmp",   "fork"};
+    return (unsigned)op < CVM_OP_COUNT ? names[op] : "?";
+}
+
+static inline void store_leaf(const cvm_forest_ctx *c, const cvm_insn *in, double *acc_row) {
+    const double *v = c->values + in->imm;
+    if (in->arg >= 0)
+        acc_row[in->arg] += v[0];
+    else
+        for (int32_t k = 0; k < c->n_outputs; k++) acc_row[k] += v[k];
+}
+
+int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                              int32_t *row, int32_t *pc, int32_t n, double *acc) {
+    const cvm_insn *code = ctx->prog->code;
+    int64_t steps = 0;
+    while (n > 0) {
+        int32_t w = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const cvm_insn *in = &code[pc[i]];
+            int32_t r = row[i];
+            steps++;
+            if (in->op == CVM_CMP) {
+                union {
+                    int32_t i;
+                    float f;
+                } thr = {in->imm};
+                float x = X[r * stride + (in->arg & CF_KEY_FEATURE)];
+                pc[w] = in->target + cf_go_right(x, thr.f, in->arg);
+                row[w] = r;
+                w++;
+            } else if (in->op == CVM_STORE) {
+                store_leaf(ctx, in, acc + (int64_t)r * ctx->n_outputs);
+            }
+        }
+        n = w;
+    }
+    return steps;
+}

@@ -1,0 +1,68 @@
+/* Ren's bytecode IR (Ren, Mytkowicz, Agrawal 2014, §3, Table I) and its
+ * interpreters. A traversal is a task (input, pc); node operations T move it to a
+ * next pc, leaf operations W finish it. Forests use cmp/store; dot, jmp, fork,
+ * match and nomatch are the regular-expression operations (Table III), defined here
+ * for the regex engine. */
+#ifndef CANOPY_VM_H
+#define CANOPY_VM_H
+
+#include "canopy.h"
+
+#include <stdint.h>
+
+typedef enum cvm_op {
+    CVM_NOMATCH = 0, /* W: the task ends without a result (also pads SIMD lanes) */
+    CVM_MATCH,       /* W: the task ends with a match (regex) */
+    CVM_STORE,       /* W: add a leaf to the task's accumulator and end (forest) */
+    CVM_CMP,         /* T: compare; forest: x[feature] <= threshold ? target : target + 1;
+                        regex: input char == arg ? next : end */
+    CVM_DOT,         /* T: any input character (regex) */
+    CVM_JMP,         /* T: pc = target (regex) */
+    CVM_FORK,        /* T: start a task at target, continue at pc + 1 (regex) */
+    CVM_OP_COUNT
+} cvm_op;
+
+/* One instruction is four 32-bit words, so SIMD lanes gather every field with the
+ * same index (pc * 4 + field).
+ *   op:     cvm_op
+ *   arg:    cmp (forest): feature | CF_KEY_ZERO | CF_KEY_DL (missing-value flags);
+ *           store: the output slot, or -1 for a vector of all outputs
+ *   imm:    cmp (forest): threshold as float bits; store: offset of the leaf value(s)
+ *   target: cmp (forest): pc of the left child (the right child is target + 1);
+ *           jmp / fork: destination */
+typedef struct cvm_insn {
+    int32_t op;
+    int32_t arg;
+    int32_t imm;
+    int32_t target;
+} cvm_insn;
+
+typedef struct cvm_program {
+    cvm_insn *code;
+    int32_t n;      /* instructions, the last one a CVM_NOMATCH used as lane padding */
+    int32_t pad_pc; /* that instruction */
+} cvm_program;
+
+const char *cvm_op_name(cvm_op op);
+
+/* The accumulation target of forest programs: leaf values and outputs per row. */
+typedef struct cvm_forest_ctx {
+    const cvm_program *prog;
+    const double *values;
+    int32_t n_outputs;
+} cvm_forest_ctx;
+
+/* Runs a block of forest tasks to completion: task i starts at pc[i] on input row
+ * row[i] (rows relative to X, each `stride` floats), leaves are added to
+ * acc[row * n_outputs + ...]. row and pc are the task queue and are overwritten;
+ * both need n + 8 entries (SIMD padding). Finished traversals are removed by stream
+ * compaction; with compaction == 0 (SIMD only) they stay as padding bubbles, the
+ * paper's baseline. Returns the number of SIMD (or scalar) steps executed. */
+int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                              int32_t *row, int32_t *pc, int32_t n, double *acc);
+int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
+                            int32_t *pc, int32_t n, double *acc, int compaction);
+/* Builds the compaction shuffle table; call once before running SIMD in parallel. */
+void cvm_simd_init(void);
+
+#endif

@@ -1,0 +1,125 @@
+/* The SIMD forest interpreter (Ren Algorithm 3) on 8 AVX2 lanes: each step gathers
+ * the instructions of 8 tasks, evaluates every cmp at once, adds the leaves of the
+ * finished ones, and stream-compacts the survivors to the front of the queue with a
+ * shuffle per movemask (§3.3), so later levels run with full lanes. Built with a
+ * target attribute and called only when canopy_cpu_isa() reports AVX2. */
+#include "vm/vm.h"
+
+#include "forest/forest.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+/* For each 8-bit keep mask, the lane indices of its set bits, packed to the front. */
+static int32_t compact_perm[256][8];
+
+void cvm_simd_init(void) {
+    static int done;
+    if (done) return;
+    for (int m = 0; m < 256; m++) {
+        int k = 0;
+        for (int b = 0; b < 8; b++)
+            if (m & (1 << b)) compact_perm[m][k++] = b;
+        while (k < 8) compact_perm[m][k++] = 0;
+    }
+    done = 1;
+}
+
+static inline void store_leaf(const cvm_forest_ctx *c, const cvm_insn *in, double *acc_row) {
+    const double *v = c->values + in->imm;
+    if (in->arg >= 0)
+        acc_row[in->arg] += v[0];
+    else
+        for (int32_t k = 0; k < c->n_outputs; k++) acc_row[k] += v[k];
+}
+
+__attribute__((target("avx2,fma"))) int64_t
+cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
+                    int32_t *pc, int32_t n, double *acc, int compaction) {
+    const cvm_insn *code = ctx->prog->code;
+    const int *words = (const int *)code;
+    const __m256i v_cmp = _mm256_set1_epi32(CVM_CMP), v_store = _mm256_set1_epi32(CVM_STORE);
+    const __m256i v_feat = _mm256_set1_epi32(CF_KEY_FEATURE);
+    const __m256i v_zero_flag = _mm256_set1_epi32(CF_KEY_ZERO);
+    const __m256i v_dl = _mm256_set1_epi32(CF_KEY_DL);
+    const __m256i v_one = _mm256_set1_epi32(1), v_pad = _mm256_set1_epi32(ctx->prog->pad_pc);
+    const __m256 v_eps = _mm256_set1_ps(CF_ZERO_EPS);
+    const __m256 v_abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i v_stride = _mm256_set1_epi32((int32_t)stride);
+    int64_t steps = 0;
+    int32_t live = n;
+    for (int32_t i = n; i < n + 8; i++) {
+        pc[i] = ctx->prog->pad_pc;
+        row[i] = 0;
+    }
+    while (live > 0) {
+        int32_t w = 0;
+        live = 0;
+        for (int32_t i = 0; i < n; i += 8) {
+            steps++;
+            __m256i vpc = _mm256_loadu_si256((const __m256i *)(pc + i));
+            __m256i vrow = _mm256_loadu_si256((const __m256i *)(row + i));
+            __m256i idx = _mm256_slli_epi32(vpc, 2);
+            __m256i op = _mm256_i32gather_epi32(words, idx, 4);
+            __m256i key = _mm256_i32gather_epi32(words + 1, idx, 4);
+            __m256 thr = _mm256_castsi256_ps(_mm256_i32gather_epi32(words + 2, idx, 4));
+            __m256i child = _mm256_i32gather_epi32(words + 3, idx, 4);
+            __m256i is_cmp = _mm256_cmpeq_epi32(op, v_cmp);
+            int store_bits =
+                _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(op, v_store)));
+            /* T: the compare, gathered only in cmp lanes */
+            __m256i xi =
+                _mm256_add_epi32(_mm256_mullo_epi32(vrow, v_stride), _mm256_and_si256(key, v_feat));
+            __m256 x = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), X, xi,
+                                                _mm256_castsi256_ps(is_cmp), 4);
+            __m256 le = _mm256_cmp_ps(x, thr, _CMP_LE_OQ);
+            __m256 miss = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+            __m256 small = _mm256_cmp_ps(_mm256_and_ps(x, v_abs), v_eps, _CMP_LE_OQ);
+            __m256i zflag = _mm256_cmpeq_epi32(_mm256_and_si256(key, v_zero_flag), v_zero_flag);
+            miss = _mm256_or_ps(miss, _mm256_and_ps(small, _mm256_castsi256_ps(zflag)));
+            __m256i dl = _mm256_cmpeq_epi32(_mm256_and_si256(key, v_dl), v_dl);
+            /* go left = miss ? dl : le */
+            __m256 left = _mm256_blendv_ps(le, _mm256_castsi256_ps(dl), miss);
+            __m256i right = _mm256_andnot_si256(_mm256_castps_si256(left), v_one);
+            __m256i npc = _mm256_add_epi32(child, right);
+            /* W: leaves of finished lanes (rows may repeat across lanes: scalar adds) */
+            while (store_bits) {
+                int b = __builtin_ctz(store_bits);
+                store_bits &= store_bits - 1;
+                store_leaf(ctx, &code[pc[i + b]], acc + (int64_t)row[i + b] * ctx->n_outputs);
+            }
+            int keep = _mm256_movemask_ps(_mm256_castsi256_ps(is_cmp));
+            if (i + 8 > n) keep &= (1 << (n - i)) - 1;
+            live += __builtin_popcount(keep);
+            if (compaction) {
+                /* survivors to the front; w <= i, so only already-read slots are written */
+                __m256i perm = _mm256_loadu_si256((const __m256i *)compact_perm[keep]);
+                _mm256_storeu_si256((__m256i *)(pc + w), _mm256_permutevar8x32_epi32(npc, perm));
+                _mm256_storeu_si256((__m256i *)(row + w), _mm256_permutevar8x32_epi32(vrow, perm));
+                w += __builtin_popcount(keep);
+            } else {
+                /* bubbles: finished lanes keep running the padding instruction */
+                npc = _mm256_blendv_epi8(v_pad, npc, is_cmp);
+                _mm256_storeu_si256((__m256i *)(pc + i), npc);
+            }
+        }
+        if (compaction) {
+            n = w;
+            for (int32_t i = n; i < n + 8; i++) {
+                pc[i] = ctx->prog->pad_pc;
+                row[i] = 0;
+            }
+        }
+    }
+    return steps;
+}
+#else
+void cvm_simd_init(void) {}
+int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
+                            int32_t *pc, int32_t n, double *acc, int compaction) {
+    (void)compaction;
+    return cvm_forest_run_scalar(ctx, X, stride, row, pc, n, acc);
+}
+#endif

@@ -1,0 +1,120 @@
+/* canopy forest info: what a model holds and what each layout would cost. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: canopy forest info --model M [--format F] [--data X]\n\n"
+               "Prints the model's source, objective, trees, outputs, nodes, leaves, the\n"
+               "histogram of tree depths, the bytes of every layout, and the layout the cache\n"
+               "model would choose. With --data, also the bias beta (share of left decisions\n"
+               "on a 5 %% sample of the rows) that the choice uses.\n\n"
+               "Options:\n"
+               "  --model M    XGBoost JSON, LightGBM text or canopy JSON model\n"
+               "  --format F   auto (default), xgboost, lightgbm, canopy\n"
+               "  --data X     .npy or .csv rows (optional)\n"
+               "  -h, --help   this help\n");
+}
+
+enum { OPT_MODEL = OPT_FIRST_LOCAL, OPT_FORMAT, OPT_DATA };
+
+int cmd_forest(int argc, char **argv) {
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (argc < 2 || strcmp(argv[1], "info") != 0)
+        return cli_usage_error("forest", "expected the subcommand 'info'");
+    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
+                                         {"model", required_argument, NULL, OPT_MODEL},
+                                         {"format", required_argument, NULL, OPT_FORMAT},
+                                         {"data", required_argument, NULL, OPT_DATA},
+                                         {NULL, 0, NULL, 0}};
+    const char *model = NULL, *data = NULL;
+    canopy_forest_format fmt = CANOPY_FOREST_FORMAT_AUTO;
+    int c;
+    optind = 1;
+    argc--;
+    argv++;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP:
+            usage(stdout);
+            return CLI_OK;
+        case OPT_MODEL:
+            model = optarg;
+            break;
+        case OPT_DATA:
+            data = optarg;
+            break;
+        case OPT_FORMAT:
+            if (canopy_forest_format_parse(optarg, &fmt))
+                return cli_usage_error("forest", "--format: %s", canopy_last_error());
+            break;
+        default:
+            return cli_usage_error("forest", "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error("forest", "unexpected argument '%s'", argv[optind]);
+    if (!model) return cli_usage_error("forest", "--model is required");
+    canopy_forest *f;
+    if (canopy_forest_load(model, fmt, &f)) return cli_runtime_error("forest");
+    canopy_forest_info in;
+    canopy_forest_get_info(f, &in);
+    printf("model: %s\nsource: %s\nobjective: %s\n", model, in.source, in.objective);
+    printf("trees: %d\nfeatures: %d\noutputs: %d\nclasses: %d\nlink: %s\naggregation: %s\n",
+           in.n_trees, in.n_features, in.n_outputs, in.n_classes, canopy_forest_link_name(in.link),
+           in.aggregation == CANOPY_AGG_MEAN ? "mean" : "sum");
+    printf("nodes: %lld\nleaves: %lld\nmax depth: %d\ndepth histogram:", (long long)in.n_nodes,
+           (long long)in.n_leaves, in.max_depth);
+    for (int d = 0; d < CANOPY_FOREST_MAX_DEPTH_HIST; d++)
+        if (in.depth_hist[d]) printf(" %d:%d", d, in.depth_hist[d]);
+    printf("\nbytes per layout:");
+    for (int l = CANOPY_FOREST_LAYOUT_CSR; l < CANOPY_FOREST_LAYOUT_COUNT; l++) {
+        size_t b = 0;
+        if (canopy_forest_layout_bytes(f, (canopy_forest_layout)l, &b) == CANOPY_OK)
+            printf(" %s=%zu", canopy_forest_layout_name((canopy_forest_layout)l), b);
+    }
+    printf("\n");
+    int rc = CLI_OK;
+    canopy_array X = {0};
+    canopy_predict_options o = canopy_predict_options_default();
+    o.output = CANOPY_FOREST_OUTPUT_RAW;
+    canopy_predict_stats st;
+    int64_t n = 0;
+    if (data) {
+        if (canopy_array_load(data, &X) || canopy_array_convert(&X, CANOPY_F32)) {
+            rc = cli_runtime_error("forest");
+            goto done;
+        }
+        n = X.shape[0];
+        if ((X.ndim == 2 ? X.shape[1] : 1) != in.n_features) {
+            fprintf(stderr, "canopy forest: %s does not have %d columns\n", data, in.n_features);
+            rc = CLI_ERROR;
+            goto done;
+        }
+    }
+    /* Resolve auto on (a 5 % sample of) the data: predicting nothing still reports it. */
+    double *out = NULL;
+    canopy_points P = {data ? X.data : NULL, n, in.n_features, in.n_features};
+    if (n > 0 && canopy_alloc((void **)&out, (size_t)n * in.n_outputs, sizeof *out)) {
+        rc = cli_runtime_error("forest");
+        goto done;
+    }
+    if (canopy_forest_predict(f, P, &o, out, &st)) {
+        canopy_free(out);
+        rc = cli_runtime_error("forest");
+        goto done;
+    }
+    canopy_free(out);
+    if (data) printf("beta (left share, 5%% sample): %.4f\n", st.beta);
+    printf("auto layout: %s", canopy_forest_layout_name(st.layout));
+    if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID) printf(" (switch level %d)", st.switch_level);
+    printf("\n");
+done:
+    canopy_array_release(&X);
+    canopy_forest_free(f);
+    return rc;
+}

@@ -1,0 +1,233 @@
+/* canopy predict: decision-forest inference on a data file. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+    fprintf(
+        f, "usage: canopy predict --model M --data X.npy|X.csv -o Y.npy [options]\n\n"
+           "Predicts every row of X with a decision forest trained elsewhere; the\n"
+           "predictions equal the training framework's to float rounding.\n\n"
+           "Options:\n"
+           "  --model M          model file\n"
+           "  --format F         auto (default: detected from the content), xgboost (JSON from\n"
+           "                     save_model(\"m.json\"), gbtree/dart), lightgbm (text from\n"
+           "                     save_model(\"m.txt\")), canopy (canopy JSON; scikit-learn\n"
+           "                     forests via scripts/sklearn_to_canopy.py)\n"
+           "  --data X           rows to predict: .npy (any float/int dtype) or .csv; NaN is a\n"
+           "                     missing value and follows the model's default direction;\n"
+           "                     columns must equal the model's feature count\n"
+           "  -o, --output-file Y  .npy written atomically: float64 (rows,) or (rows, outputs),\n"
+           "                     int64 (rows,) for --output class\n"
+           "  --output K         raw (margin: base score + summed/averaged leaves), prob\n"
+           "                     (default; the objective's link: sigmoid, softmax, exp or\n"
+           "                     identity), class (class index; regression: the prediction)\n"
+           "  --layout L         auto (default: Ren's cache model picks sll, cc or hybrid),\n"
+           "                     csr (Wu's baseline arrays), hier (complete subtrees of depth\n"
+           "                     --hier-depth, 3-5, with a connection table), df, bf (per tree,\n"
+           "                     depth-/breadth-first), ll (trees interleaved level by level),\n"
+           "                     sll (ll, left-side pairs first: for biased inputs), cc\n"
+           "                     (cache-line blocks), hybrid (sll above --switch-level, cc below)\n"
+           "  --engine E         auto (vm for linked layouts, else scalar), scalar (a walker per "
+           "layout), vm (Ren's\n"
+           "                     bytecode interpreter), vm_simd (the interpreter on AVX2 lanes\n"
+           "                     with stream compaction; scalar fallback without AVX2). The vm\n"
+           "                     engines run the linked layouts df, bf, ll, sll, cc, hybrid.\n"
+           "  --backend B        auto (= cpu), cpu, gpu (not available yet)\n"
+           "  --hier-depth D     subtree depth of the hier layout (3-5, default 4)\n"
+           "  --switch-level X   first cc level of the hybrid layout (default: the model's)\n"
+           "  --no-compaction    vm_simd without stream compaction (the paper's baseline)\n"
+           "  --threads T        CPU threads (default: CANOPY_THREADS or all cores)\n"
+           "  --stats            print the choices and timings to stderr\n"
+           "  -h, --help         this help\n\n"
+           "Exit codes: 0 success, 1 runtime error (bad model or data), 2 usage error.\n"
+           "See docs/forests.md for the formats and when to use each layout.\n");
+}
+
+enum {
+    OPT_MODEL = OPT_FIRST_LOCAL,
+    OPT_FORMAT,
+    OPT_DATA,
+    OPT_OUTPUT,
+    OPT_LAYOUT,
+    OPT_ENGINE,
+    OPT_BACKEND,
+    OPT_HIER,
+    OPT_SWITCH,
+    OPT_NOCOMPACT
+};
+
+int cmd_predict(int argc, char **argv) {
+    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
+                                         {"model", required_argument, NULL, OPT_MODEL},
+                                         {"format", required_argument, NULL, OPT_FORMAT},
+                                         {"data", required_argument, NULL, OPT_DATA},
+                                         {"output", required_argument, NULL, OPT_OUTPUT},
+                                         {"output-file", required_argument, NULL, 'o'},
+                                         {"layout", required_argument, NULL, OPT_LAYOUT},
+                                         {"engine", required_argument, NULL, OPT_ENGINE},
+                                         {"backend", required_argument, NULL, OPT_BACKEND},
+                                         {"hier-depth", required_argument, NULL, OPT_HIER},
+                                         {"switch-level", required_argument, NULL, OPT_SWITCH},
+                                         {"no-compaction", no_argument, NULL, OPT_NOCOMPACT},
+                                         {"threads", required_argument, NULL, OPT_THREADS},
+                                         {"stats", no_argument, NULL, OPT_STATS},
+                                         {NULL, 0, NULL, 0}};
+    const char *model = NULL, *data = NULL, *outp = NULL;
+    canopy_forest_format fmt = CANOPY_FOREST_FORMAT_AUTO;
+    canopy_predict_options o = canopy_predict_options_default();
+    o.output = CANOPY_FOREST_OUTPUT_PROB;
+    int stats = 0, c;
+    int64_t v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP:
+            usage(stdout);
+            return CLI_OK;
+        case OPT_MODEL:
+            model = optarg;
+            break;
+        case OPT_DATA:
+            data = optarg;
+            break;
+        case 'o':
+            outp = optarg;
+            break;
+        case OPT_FORMAT:
+            if (canopy_forest_format_parse(optarg, &fmt))
+                return cli_usage_error("predict", "--format: %s", canopy_last_error());
+            break;
+        case OPT_OUTPUT:
+            if (canopy_forest_output_parse(optarg, &o.output))
+                return cli_usage_error("predict", "--output: %s", canopy_last_error());
+            break;
+        case OPT_LAYOUT:
+            if (canopy_forest_layout_parse(optarg, &o.layout))
+                return cli_usage_error("predict", "--layout: %s", canopy_last_error());
+            break;
+        case OPT_ENGINE:
+            if (canopy_forest_engine_parse(optarg, &o.engine))
+                return cli_usage_error("predict", "--engine: %s", canopy_last_error());
+            break;
+        case OPT_BACKEND:
+            if (canopy_backend_parse(optarg, &o.backend))
+                return cli_usage_error("predict", "--backend: %s", canopy_last_error());
+            break;
+        case OPT_HIER:
+            if (cli_parse_i64("predict", "--hier-depth", optarg, 3, 5, &v)) return CLI_USAGE;
+            o.hier_depth = (int32_t)v;
+            break;
+        case OPT_SWITCH:
+            if (cli_parse_i64("predict", "--switch-level", optarg, 1, 64, &v)) return CLI_USAGE;
+            o.switch_level = (int32_t)v;
+            break;
+        case OPT_NOCOMPACT:
+            o.compaction = 0;
+            break;
+        case OPT_THREADS:
+            if (cli_parse_threads("predict", optarg)) return CLI_USAGE;
+            break;
+        case OPT_STATS:
+            stats = 1;
+            break;
+        default:
+            return cli_usage_error("predict", "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
+    if (!model) return cli_usage_error("predict", "--model is required");
+    if (!data) return cli_usage_error("predict", "--data is required");
+    if (!outp) return cli_usage_error("predict", "-o OUTPUT.npy is required");
+    if (o.backend == CANOPY_BACKEND_GPU) {
+        fprintf(stderr, "canopy predict: the GPU backend for forests is not available yet; use "
+                        "--backend cpu or auto\n");
+        return CLI_ERROR;
+    }
+
+    canopy_forest *f = NULL;
+    canopy_array X = {0}, Y = {0};
+    if (canopy_forest_load(model, fmt, &f)) return cli_runtime_error("predict");
+    int rc = CLI_OK;
+    if (canopy_array_load(data, &X) || canopy_array_convert(&X, CANOPY_F32)) {
+        rc = cli_runtime_error("predict");
+        goto done;
+    }
+    if (X.ndim != 2 && X.ndim != 1) {
+        fprintf(stderr, "canopy predict: %s: expected a 2-D array of rows, got %d dimensions\n",
+                data, X.ndim);
+        rc = CLI_ERROR;
+        goto done;
+    }
+    int64_t n = X.shape[0];
+    int32_t d = X.ndim == 2 ? (int32_t)X.shape[1] : 1;
+    canopy_forest_info info;
+    canopy_forest_get_info(f, &info);
+    if (d != info.n_features) {
+        fprintf(stderr, "canopy predict: %s has %d columns but the model %s has %d features\n",
+                data, d, model, info.n_features);
+        rc = CLI_ERROR;
+        goto done;
+    }
+    int32_t W = canopy_forest_output_width(f, o.output);
+    int64_t shape[2] = {n, W};
+    double *out = NULL;
+    if (canopy_alloc((void **)&out, (size_t)(n > 0 ? n : 1) * (size_t)W, sizeof *out)) {
+        rc = cli_runtime_error("predict");
+        goto done;
+    }
+    canopy_predict_stats st;
+    canopy_points P = {X.data, n, d, d};
+    if (canopy_forest_predict(f, P, &o, out, &st)) {
+        canopy_free(out);
+        rc = cli_runtime_error("predict");
+        goto done;
+    }
+    int is_class = o.output == CANOPY_FOREST_OUTPUT_CLASS && info.n_classes > 0;
+    if (canopy_array_alloc(&Y, is_class ? CANOPY_I64 : CANOPY_F64, W == 1 ? 1 : 2, shape)) {
+        canopy_free(out);
+        rc = cli_runtime_error("predict");
+        goto done;
+    }
+    for (int64_t i = 0; i < n * W; i++) {
+        if (is_class)
+            ((int64_t *)Y.data)[i] = (int64_t)out[i];
+        else
+            ((double *)Y.data)[i] = out[i];
+    }
+    canopy_free(out);
+    if (canopy_npy_write(outp, &Y)) {
+        rc = cli_runtime_error("predict");
+        goto done;
+    }
+    if (stats) {
+        fprintf(stderr, "model: %s (%s, %s), %d trees, %lld nodes, max depth %d\n", model,
+                info.source, info.objective, info.n_trees, (long long)info.n_nodes, info.max_depth);
+        fprintf(stderr, "ran: %s\n", st.note);
+        if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID)
+            fprintf(stderr, "switch level: %d\n", st.switch_level);
+        if (st.model_cost[CANOPY_FOREST_LAYOUT_SLL] > 0) {
+            fprintf(stderr,
+                    "cache model (beta = %.3f), predicted cost relative to the chosen:", st.beta);
+            double base = st.model_cost[st.layout] > 0 ? st.model_cost[st.layout] : 1;
+            for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
+                if (st.model_cost[l] > 0)
+                    fprintf(stderr, " %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
+                            st.model_cost[l] / base);
+            fprintf(stderr, "\n");
+        }
+        fprintf(stderr, "layout: %zu bytes, built in %.3f ms\n", st.layout_bytes,
+                st.build_seconds * 1e3);
+        fprintf(stderr, "predict: %lld rows in %.3f ms (%.0f rows/s, measured)\n", (long long)n,
+                st.predict_seconds * 1e3, st.predict_seconds > 0 ? n / st.predict_seconds : 0.0);
+    }
+done:
+    canopy_array_release(&X);
+    canopy_array_release(&Y);
+    canopy_forest_free(f);
+    return rc;
+}
