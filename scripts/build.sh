@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Installs dependencies if missing, then configures and builds canopy (Release) in build/.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+"$CANOPY_ROOT/scripts/install-deps.sh"
+configure_and_build "$CANOPY_ROOT/build" -DCMAKE_BUILD_TYPE=Release

@@ -1,0 +1,16 @@
+# Sourced by the build scripts: finds nvcc where the CUDA toolkit installs it when it is
+# not on PATH, so the CUDA backend is compiled whenever the toolkit exists.
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+fi
+CANOPY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CANOPY_ROOT
+CANOPY_JOBS="${CANOPY_JOBS:-$(nproc)}"
+# configure_and_build DIR [cmake args...]
+configure_and_build() {
+    local dir="$1"
+    shift
+    cmake -S "$CANOPY_ROOT" -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 ||
+        { cat "$dir.configure.log"; return 1; }
+    cmake --build "$dir" -j "$CANOPY_JOBS"
+}

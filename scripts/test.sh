@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh clone: install deps, then
+#   1. Release build (with CUDA when nvcc exists; GPU tests skip visibly without a GPU), ctest
+#   2. ASan + UBSan build (CPU only), ctest
+#   3. libFuzzer smoke run of every parser (clang)
+# Exits non-zero if anything fails.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+"$CANOPY_ROOT/scripts/install-deps.sh"
+fuzz_seconds="${CANOPY_FUZZ_SECONDS:-20}"
+
+echo "== 1/3 release build and tests"
+configure_and_build "$CANOPY_ROOT/build" -DCMAKE_BUILD_TYPE=Release
+ctest --test-dir "$CANOPY_ROOT/build" --output-on-failure -j "$CANOPY_JOBS"
+
+echo "== 2/3 sanitizer build (ASan + UBSan) and tests"
+configure_and_build "$CANOPY_ROOT/build-san" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCANOPY_SANITIZE=ON -DCANOPY_CUDA=OFF
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$CANOPY_ROOT/build-san" --output-on-failure -j "$CANOPY_JOBS" -LE gpu \
+    -E retrain
+
+echo "== 3/3 fuzz smoke (${fuzz_seconds}s per target)"
+CC=clang configure_and_build "$CANOPY_ROOT/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF
+fuzzers=0
+for f in "$CANOPY_ROOT"/build-fuzz/fuzz_*; do
+    [ -x "$f" ] || continue
+    name="$(basename "$f")"
+    corpus="$CANOPY_ROOT/tests/fuzz/corpus_${name#fuzz_}"
+    work="$(mktemp -d)"
+    [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
+    echo "-- $name"
+    "$f" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" 2>"$work.log" ||
+        { tail -n 40 "$work.log"; exit 1; }
+    fuzzers=$((fuzzers + 1))
+    rm -rf "$work" "$work.log"
+done
+echo "fuzz: $fuzzers targets ran ${fuzz_seconds}s each without a crash"
+echo "== all test stages passed"
