@@ -47,8 +47,18 @@ for w in plummer1m rand1m3; do
     j="$out/bench-$w.jsonl"
     : >"$j"
     "$b/canopy-bench" --app gravity --ref "$data/$w.npy" --theta 0.5 --softening 0.05 \
-        --backend gpu --variants "rec,dr,sr,gdr,dr_l,sr_l,fsm_l" --schedules none,tree \
-        --repeat "$repeat" --label "$w" >>"$j"
+        --backend gpu --variants "dr,sr,gdr,dr_l,sr_l,fsm_l" --schedules none,tree \
+        --repeat 3 --label "$w" >>"$j"
     "$b/canopy-bench" --app gravity --ref "$data/$w.npy" --theta 0.5 --softening 0.05 \
         --backend cpu --variants dr --schedules tree --repeat 1 --label "$w" >>"$j"
+done
+# Gravity accuracy against a float64 direct sum on 10,000 bodies, per opening angle:
+# the goal compares codes at equal error, not equal theta.
+j="$out/gravity-accuracy.jsonl"
+: >"$j"
+for theta in 0.3 0.4 0.5 0.6 0.7; do
+    "$b/canopy" gravity --bodies "$data/plummer1m.npy" --theta $theta --softening 0.05 \
+        --backend gpu --variant sr_l -o "$data/acc.npy" --stats 2>"$data/stats.txt" >/dev/null
+    python3 "$here/gravity_accuracy.py" --bodies "$data/plummer1m.npy" --acc "$data/acc.npy" \
+        --softening 0.05 --label "theta $theta, $(grep -o 'build [0-9.]* s\|traverse [0-9.]* s' "$data/stats.txt" | tr '\n' ' ')" >>"$j"
 done

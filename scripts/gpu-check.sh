@@ -8,6 +8,7 @@
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked into .carry/prefix.
 # Results (logs, JSON lines, summary) go to $OUT (default ./gpu-out). Summary last.
+# The device copy of the tree has no .git: pass CANOPY_COMMIT=$(git rev-parse --short HEAD).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-out}"
@@ -29,7 +30,8 @@ fi
 b="$root/build-gpu"
 gpu="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 note "# canopy gpu-check"
-note "- device: ${gpu:-none}; commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown); $(date -u +%Y-%m-%dT%H:%MZ)"
+commit="${CANOPY_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+note "- device: ${gpu:-none}; commit $commit; $(date -u +%Y-%m-%dT%H:%MZ)"
 
 status=0
 for stage in $stages; do
@@ -60,7 +62,7 @@ for stage in $stages; do
             CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
                 "$b/test_gpu_traverse" >"$out/sanitizer-$tool.log" 2>&1
             rc=$?
-            note "- compute-sanitizer $tool: rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
+            note "- compute-sanitizer $tool: rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
             [ $rc -eq 0 ] || status=1
         done
         ;;

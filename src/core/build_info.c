@@ -1,5 +1,6 @@
 /* What this build contains and which GPU (if any) it sees. */
 #include "canopy.h"
+#include "core/device.h"
 
 #include <stdio.h>
 #ifdef CANOPY_HAVE_CUDA
@@ -13,6 +14,19 @@ const char *canopy_version(void) {
 int canopy_have_cuda(void) {
 #ifdef CANOPY_HAVE_CUDA
     return 1;
+#else
+    return 0;
+#endif
+}
+
+int canopy_gpu_usable(void) {
+#ifdef CANOPY_HAVE_CUDA
+    static int cached = -1;
+    if (cached < 0) {
+        int n = 0;
+        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    }
+    return cached;
 #else
     return 0;
 #endif

@@ -20,9 +20,6 @@ typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_vi
                                            const int64_t *order, int64_t nq, canopy_variant v,
                                            canopy_gpu_report *rep);
 
-/* 1 when a CUDA device is usable (cached after the first call). */
-int canopy_gpu_usable(void);
-
 canopy_status canopy_gpu_knn(const void *ctx, const canopy_tree_view *tree, const int64_t *order,
                              int64_t nq, canopy_variant v, canopy_gpu_report *rep);
 canopy_status canopy_gpu_radius(const void *ctx, const canopy_tree_view *tree, const int64_t *order,

@@ -10,15 +10,6 @@ canopy_status canopy_gpu_check(cudaError_t e, const char *what) {
     return canopy_fail(CANOPY_ERR_DEVICE, "GPU: %s: %s", what, cudaGetErrorString(e));
 }
 
-extern "C" int canopy_gpu_usable(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        int n = 0;
-        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    }
-    return cached;
-}
-
 #define GPU_TRY(expr, what)                                                                        \
     do {                                                                                           \
         if ((s = canopy_gpu_check((expr), what)) != CANOPY_OK) goto done;                          \

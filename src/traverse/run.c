@@ -1,5 +1,7 @@
 #include "traverse/run.h"
 
+#include "core/device.h"
+
 #include <stdio.h>
 #include <string.h>
 
