@@ -2,6 +2,7 @@
  * one JSON object per (application, backend, variant, schedule): medians and min-max
  * of build and traverse time over --repeat runs after a warm-up, mean nodes visited
  * per query and work expansion. Peers are timed by bench/peers_*.py on the same data. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "canopy.h"
 
 #include <getopt.h>
