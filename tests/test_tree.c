@@ -110,7 +110,7 @@ static int all_identical(const canopy_tree_view *tv, const canopy_node *h) {
 static int32_t expected_geom_stride(canopy_tree_kind k, int32_t d) {
     switch (k) {
     case CANOPY_TREE_KD:
-        return 2 * d;
+        return 2 * d + 1;
     case CANOPY_TREE_BALL:
         return d + 1;
     case CANOPY_TREE_VP:

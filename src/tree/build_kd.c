@@ -29,10 +29,12 @@ static int kd_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t b
     int32_t d = pts.d;
     float *lo = geom, *hi = geom + d;
     bounding_box(pts, perm, begin, end, lo, hi);
+    geom[2 * d] = -1.0f; /* leaf: no split dimension */
     if (!may_split) return 0;
     int32_t dim = 0;
     for (int32_t j = 1; j < d; j++)
         if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    geom[2 * d] = (float)dim;
     int64_t m = end - begin;
     float *key = malloc(sizeof(float) * (size_t)m);
     if (!key) return 0; /* a leaf is still a correct tree; only slower */
@@ -47,7 +49,7 @@ static int kd_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t b
 canopy_status canopy_tree_spec_kd(int32_t d, canopy_tree_spec *spec) {
     if (d < 1) return canopy_fail(CANOPY_ERR_INVALID, "kd tree: dimension %d < 1", (int)d);
     spec->kind = CANOPY_TREE_KD;
-    spec->geom_stride = 2 * d;
+    spec->geom_stride = 2 * d + 1;
     spec->max_children = 2;
     spec->split = kd_split;
     spec->ctx = NULL;

@@ -7,7 +7,9 @@
  * struct of pointers that is valid on the host and, with device pointers, on a GPU.
  *
  * Geometry per kind (geom_stride floats per node):
- *   kd   : lo[0..d), hi[0..d)            tight bounding box of the node's points
+ *   kd   : lo[0..d), hi[0..d), dim       tight bounding box of the node's points and
+ *                                         the split dimension (-1 for a leaf); the
+ *                                         children are separated along dim
  *   ball : c[0..d), r                     centre (mean) and radius (max distance)
  *   vp   : v[0..d), mu, lo, hi            vantage point, split radius; children are
  *                                         (inside: dist <= mu, outside); [lo, hi] bounds
