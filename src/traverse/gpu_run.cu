@@ -146,7 +146,9 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
         L.scratch = (int32_t *)p;
     }
     if (v == CANOPY_VARIANT_REC)
-        GPU_TRY(cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 512),
+        /* nvcc cannot size a recursive kernel's stack; a frame with the descriptor
+         * inlined stays well under 1 KiB. */
+        GPU_TRY(cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 1024),
                 "device stack size for recursion");
     rep->transfer_seconds += canopy_now() - t0;
 

@@ -75,11 +75,22 @@ static void test_radius(int64_t n, int64_t nq, int32_t d, float rad, uint64_t se
     canopy_points rp = canopy_points_make(r, n, d), qp = canopy_points_make(q, nq, d);
     int64_t *cc = malloc((size_t)nq * 8 + 8), *gc = malloc((size_t)nq * 8 + 8);
     CHECK_OK(canopy_radius_count_brute(rp, qp, rad, cc));
+    canopy_run_options co = canopy_run_options_default();
+    co.variant = CANOPY_VARIANT_DR;
+    canopy_stats cs;
+    CHECK_OK(canopy_radius_count(rp, qp, rad, &co, gc, &cs));
+    double cpu_nodes = cs.nodes_per_query;
     for (int v = 0; v < N_GV; v++)
         for (int s = 0; s < N_S; s++) {
             canopy_run_options o = gpu_opts(gpu_variants[v], schedules[s], CANOPY_TREE_KD);
-            canopy_status st = canopy_radius_count(rp, qp, rad, &o, gc, NULL);
+            canopy_stats stats;
+            canopy_status st = canopy_radius_count(rp, qp, rad, &o, gc, &stats);
             runs++;
+            /* Unguided: every variant tests each (query, node) pair the CPU's dr tests. */
+            CHECK_MSG(st || stats.nodes_per_query == cpu_nodes,
+                      "radius gpu %s/%s: %.3f nodes per query, the CPU's dr %.3f",
+                      canopy_variant_name(gpu_variants[v]), canopy_schedule_name(schedules[s]),
+                      stats.nodes_per_query, cpu_nodes);
             CHECK_MSG(st == CANOPY_OK, "radius gpu %s: %s", canopy_variant_name(gpu_variants[v]),
                       canopy_last_error());
             CHECK_MSG(st || !memcmp(cc, gc, (size_t)nq * 8),
@@ -162,6 +173,7 @@ int main(void) {
         test_knn(20000, 0, 3, 4, CANOPY_TREE_KD, seed);
         test_radius(30000, 5000, 3, 0.08f, seed);
         test_radius(20000, 2000, 7, 0.3f, seed + 1);
+        test_radius(200000, 20000, 7, 0.28f, seed + 2); /* deep tree: rec's device stack */
         test_gravity(20000, seed);
         test_search(100000, 20000, seed);
         test_search(1, 50, seed);

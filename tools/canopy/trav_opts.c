@@ -51,13 +51,14 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
             "%s stats:\n"
             "  backend %s, variant %s, schedule %s, tree %s (%d nodes, depth %d), threads %d\n"
             "  choice: %s\n"
-            "  load %.4f s, build %.4f s, schedule %.4f s, traverse %.4f s, write %.4f s\n"
+            "  load %.4f s, build %.4f s, schedule %.4f s, transfer %.4f s, traverse %.4f s, "
+            "write %.4f s\n"
             "  queries %lld, nodes visited per query %.1f",
             cmd, canopy_backend_name(st->backend), canopy_variant_name(st->variant),
             canopy_schedule_name(st->schedule), canopy_tree_kind_name(st->tree), st->tree_nodes,
             st->tree_depth, canopy_threads(), st->note[0] ? st->note : "as requested", load_seconds,
-            st->build_seconds, st->schedule_seconds, st->traverse_seconds, write_seconds,
-            (long long)st->queries, st->nodes_per_query);
+            st->build_seconds, st->schedule_seconds, st->transfer_seconds, st->traverse_seconds,
+            write_seconds, (long long)st->queries, st->nodes_per_query);
     if (st->work_expansion > 0.0)
         fprintf(stderr, ", work expansion %.2f (packet nodes / longest member)",
                 st->work_expansion);

@@ -28,16 +28,17 @@ enum {
     }
 
 #define TRAV_HELP                                                                                  \
-    "  --variant V      rec, dr, sr, gdr, simd_l (CPU); dr_l, sr_l, fsm_l (GPU); auto\n"           \
-    "                   (default auto: dr; sr needs an unguided traversal)\n"                      \
+    "  --variant V      rec, dr, sr, gdr (CPU and GPU); simd_l (CPU); dr_l, sr_l, fsm_l\n"         \
+    "                   (GPU lockstep); auto (default: dr on the CPU, fsm_l on the GPU).\n"        \
+    "                   sr and sr_l need an unguided traversal (not knn/nn)\n"                     \
     "  --schedule S     query order: none, tree, morton, hilbert, auto (default auto:\n"           \
     "                   tree for >= 4096 queries, else none); results never depend on it\n"        \
-    "  --backend B      cpu, gpu, auto (default auto = cpu; the GPU backend is not built\n"        \
-    "                   yet)\n"                                                                    \
+    "  --backend B      cpu, gpu, auto (default auto: the GPU when this build has CUDA,\n"         \
+    "                   a device is visible and there are >= 20000 queries)\n"                     \
     "  --leaf-size L    points per leaf bucket (default: 16; oct 8)\n"                             \
     "  --threads T      CPU threads (default: CANOPY_THREADS or all cores)\n"                      \
-    "  --stats          print per-phase times, nodes visited per query and the choices\n"          \
-    "                   made, to stderr\n"                                                         \
+    "  --stats          print per-phase times (build, schedule, transfer, traverse), nodes\n"      \
+    "                   visited per query, work expansion and the choices made, to stderr\n"       \
     "  -h, --help       this help\n"
 
 typedef struct trav_opts {
