@@ -4,19 +4,18 @@
 #include "traverse/gpu_apps.cuh"
 
 template <class App>
-__device__ int64_t rec_visit(const typename App::Ctx &ctx, typename App::State &st,
-                             const canopy_tree_view &t, int32_t node) {
-    if (App::truncate(ctx, st, t, node)) return 1;
+__device__ void rec_visit(const typename App::Ctx &ctx, typename App::State &st,
+                          const canopy_tree_view &t, int32_t node, unsigned long long &nodes) {
+    nodes++;
+    if (App::truncate(ctx, st, t, node)) return;
     const canopy_node *h = canopy_tv_node(&t, node);
     if (h->child < 0) {
         App::visit_leaf(ctx, st, t, node);
-        return 1;
+        return;
     }
-    int64_t visited = 1;
     bool reversed = App::guided && App::order(ctx, st, t, node);
     for (int32_t c = 0; c < h->nchild; c++)
-        visited += rec_visit<App>(ctx, st, t, h->child + (reversed ? h->nchild - 1 - c : c));
-    return visited;
+        rec_visit<App>(ctx, st, t, h->child + (reversed ? h->nchild - 1 - c : c), nodes);
 }
 
 template <class App> __global__ void rec_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
@@ -30,7 +29,7 @@ template <class App> __global__ void rec_kernel(canopy_gpu_launch L, typename Ap
             typename App::State st;
             int64_t q = canopy_gpu_query(L, i);
             App::init(ctx, st, q);
-            nodes += rec_visit<App>(ctx, st, L.tree, 0);
+            rec_visit<App>(ctx, st, L.tree, 0, nodes);
             App::finish(ctx, st, q);
         }
     }

@@ -107,12 +107,18 @@ static void test_gravity(int64_t n, uint64_t seed) {
     canopy_points bp = canopy_points_make(b, n, 3);
     float *ca = malloc(sizeof(float) * (size_t)(3 * n)),
           *ga = malloc(sizeof(float) * (size_t)(3 * n));
-    CHECK_OK(canopy_gravity(bp, NULL, 0.5f, 0.01f, NULL, ca, NULL));
+    canopy_stats cpu_stats;
+    CHECK_OK(canopy_gravity(bp, NULL, 0.5f, 0.01f, NULL, ca, &cpu_stats));
     for (int v = 0; v < N_GV; v++)
         for (int s = 0; s < N_S; s++) {
             canopy_run_options o = gpu_opts(gpu_variants[v], schedules[s], CANOPY_TREE_OCT);
-            canopy_status st = canopy_gravity(bp, NULL, 0.5f, 0.01f, &o, ga, NULL);
+            canopy_stats stats;
+            canopy_status st = canopy_gravity(bp, NULL, 0.5f, 0.01f, &o, ga, &stats);
             runs++;
+            CHECK_MSG(st || stats.nodes_per_query == cpu_stats.nodes_per_query,
+                      "gravity gpu %s/%s: %.3f nodes per query, the CPU's %.3f",
+                      canopy_variant_name(gpu_variants[v]), canopy_schedule_name(schedules[s]),
+                      stats.nodes_per_query, cpu_stats.nodes_per_query);
             CHECK_MSG(st == CANOPY_OK, "gravity gpu %s: %s", canopy_variant_name(gpu_variants[v]),
                       canopy_last_error());
             double worst = 0;
