@@ -66,11 +66,12 @@ __device__ __forceinline__ int64_t canopy_gpu_query(const canopy_gpu_launch &L, 
     return L.order ? L.order[i] : i;
 }
 
-/* Sums a per-thread count into counter slot `slot` with one atomic per warp. */
-__device__ __forceinline__ void canopy_warp_add(unsigned long long *counters, int slot,
-                                                unsigned long long v) {
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(CANOPY_FULL_MASK, v, off);
-    if ((threadIdx.x & 31) == 0) atomicAdd(counters + slot, v);
+/* Adds a thread's count to counter slot `slot`, once per thread at kernel end. A warp
+ * shuffle sum would need every lane converged there, which recursion (rec) does not
+ * guarantee in practice; one atomic per thread costs nothing next to a traversal. */
+__device__ __forceinline__ void canopy_counter_add(unsigned long long *counters, int slot,
+                                                   unsigned long long v) {
+    if (v) atomicAdd(counters + slot, v);
 }
 
 /* Guided lockstep: the order a majority of the continuing lanes votes for. */

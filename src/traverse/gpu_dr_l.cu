@@ -66,9 +66,9 @@ template <class App> __global__ void dr_l_kernel(canopy_gpu_launch L, typename A
             group_longest += longest;
         }
     }
-    canopy_warp_add(L.counters, 0, nodes);
-    canopy_warp_add(L.counters, 1, group_nodes);
-    canopy_warp_add(L.counters, 2, group_longest);
+    canopy_counter_add(L.counters, 0, nodes);
+    canopy_counter_add(L.counters, 1, group_nodes);
+    canopy_counter_add(L.counters, 2, group_longest);
 }
 
 template <class App>

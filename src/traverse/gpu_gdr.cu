@@ -47,7 +47,7 @@ template <class App> __global__ void gdr_kernel(canopy_gpu_launch L, typename Ap
             }
         }
     }
-    canopy_warp_add(L.counters, 0, nodes);
+    canopy_counter_add(L.counters, 0, nodes);
 }
 
 template <class App>

@@ -21,7 +21,6 @@ __device__ void rec_visit(const typename App::Ctx &ctx, typename App::State &st,
 template <class App> __global__ void rec_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
     unsigned long long nodes = 0;
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    /* Every lane runs the same number of loop trips so the final warp sum is safe. */
     int64_t trips = (L.nq + stride - 1) / stride;
     for (int64_t k = 0; k < trips; k++) {
         int64_t i = k * stride + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -33,7 +32,7 @@ template <class App> __global__ void rec_kernel(canopy_gpu_launch L, typename Ap
             App::finish(ctx, st, q);
         }
     }
-    canopy_warp_add(L.counters, 0, nodes);
+    canopy_counter_add(L.counters, 0, nodes);
 }
 
 template <class App>

@@ -27,7 +27,7 @@ template <class App> __global__ void sr_kernel(canopy_gpu_launch L, typename App
         }
         App::finish(ctx, st, q);
     }
-    canopy_warp_add(L.counters, 0, nodes);
+    canopy_counter_add(L.counters, 0, nodes);
 }
 
 template <class App>
