@@ -8,28 +8,7 @@ CANOPY=${1:?usage: cli_forest.sh CANOPY_BINARY}
 DATA=$(cd "$(dirname "$0")/data/forest" && pwd)
 tmp=$(mktemp -d /tmp/canopy-cli-forest.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    echo "FAIL: $*" >&2
-    fail=$((fail + 1))
-}
-check() {
-    local what=$1
-    shift
-    if "$@"; then ok; else bad "$what"; fi
-}
-run() { # run WANT_RC ARGS...
-    local want=$1
-    shift
-    "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else
-        bad "canopy $* exited $rc, want $want"
-        sed 's/^/    /' "$tmp/err" >&2
-    fi
-}
+source "$(dirname "$0")/cli_lib.sh"
 have_numpy=0
 python3 -c 'import numpy' 2>/dev/null && have_numpy=1
 # same_npy GOT WANT: equal to 1e-5 relative (python3 + numpy when present, else bytes
@@ -116,5 +95,4 @@ for word in xgboost lightgbm canopy raw prob class csr hier sll hybrid vm_simd; 
 done
 run 0 forest --help
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_finish

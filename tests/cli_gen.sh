@@ -6,36 +6,7 @@ set -u
 CANOPY=${1:?usage: cli_gen.sh CANOPY_BINARY}
 tmp=$(mktemp -d /tmp/canopy-cli-gen.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    echo "FAIL: $*" >&2
-    fail=$((fail + 1))
-}
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then ok; else bad "$what"; fi
-}
-# run WANT_RC ARGS...: runs canopy, output in $tmp/out and $tmp/err.
-run() {
-    local want=$1
-    shift
-    "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then
-        ok
-    else
-        bad "canopy $* exited $rc, want $want"
-        sed 's/^/    /' "$tmp/err" >&2
-    fi
-}
-usage_error() { # usage_error ARGS...: exit 2 with the --help hint
-    run 2 "$@"
-    check "canopy $*: no --help hint" grep -q "Try 'canopy gen --help'" "$tmp/err"
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 # npy_header FILE: sets header to the header dictionary and hdr_len to the bytes
 # before the data.
@@ -161,5 +132,4 @@ done
 run 0 help gen
 check "'canopy help gen' is not the gen help" grep -q "canopy gen NAME" out
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_finish

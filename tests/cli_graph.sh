@@ -9,35 +9,7 @@ DATA=$(cd "$(dirname "$0")/data/graph" && pwd)
 tmp=$(mktemp -d /tmp/canopy-cli-graph.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_WAIT_POLICY=passive
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    echo "FAIL: $*" >&2
-    fail=$((fail + 1))
-}
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then ok; else bad "$what"; fi
-}
-run() { # run WANT_RC ARGS...
-    local want=$1
-    shift
-    "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then
-        ok
-    else
-        bad "canopy $* exited $rc, want $want"
-        sed 's/^/    /' "$tmp/err" >&2
-    fi
-}
-usage_error() { # usage_error CMD ARGS...
-    run 2 "$@"
-    check "canopy $*: no --help hint" grep -q "Try 'canopy $1 --help'" "$tmp/err"
-}
+source "$(dirname "$0")/cli_lib.sh"
 # npy_values FILE TYPE: the data of a .npy file, one value per line (od type d8/f8).
 npy_values() {
     local hdr
@@ -163,5 +135,4 @@ check "tree: float parents accepted" grep -q "integer array of parents" "$tmp/er
 run 1 tree heights --gen random1 --max-nodes 100 --backend gpu -o "$tmp/none.npy"
 check "tree: gpu backend left an output" test ! -e "$tmp/none.npy"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_finish

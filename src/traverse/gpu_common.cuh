@@ -116,4 +116,38 @@ inline int canopy_gpu_blocks(const canopy_gpu_launch &L, int64_t work_items, int
     return b > 0 ? (int)b : 1;
 }
 
+/* Counters of a lockstep kernel: per-lane tests, and per warp the nodes it popped
+ * and its longest member traversal (work expansion = group_nodes / group_longest). */
+struct canopy_lockstep_counts {
+    unsigned long long nodes = 0, group_nodes = 0, group_longest = 0;
+    /* After one warp chunk: `mine` = this lane's tests, `popped` = the warp's nodes. */
+    __device__ void add_chunk(unsigned long long mine, unsigned long long popped, int lane) {
+        nodes += mine;
+        unsigned longest = __reduce_max_sync(CANOPY_FULL_MASK, (unsigned)mine);
+        if (lane == 0) {
+            group_nodes += popped;
+            group_longest += longest;
+        }
+    }
+    __device__ void flush(unsigned long long *counters) const {
+        canopy_counter_add(counters, 0, nodes);
+        canopy_counter_add(counters, 1, group_nodes);
+        canopy_counter_add(counters, 2, group_longest);
+    }
+};
+
+/* Launches a lockstep kernel whose per-warp stack holds stack_cap entries of
+ * entry_bytes in dynamic shared memory. */
+template <class Kernel, class Ctx>
+canopy_status canopy_gpu_launch_lockstep(Kernel kernel, size_t entry_bytes,
+                                         const canopy_gpu_launch &L, const Ctx &ctx,
+                                         const char *name) {
+    size_t shmem = (size_t)(CANOPY_GPU_BLOCK / 32) * (size_t)L.stack_cap * entry_bytes;
+    cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
+    if (e != cudaSuccess) return canopy_gpu_check(e, name);
+    kernel<<<canopy_gpu_blocks(L, L.nq, 16), CANOPY_GPU_BLOCK, shmem, L.stream>>>(L, ctx);
+    return canopy_gpu_check(cudaGetLastError(), name);
+}
+
 #endif

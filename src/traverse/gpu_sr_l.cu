@@ -11,7 +11,7 @@ template <class App> __global__ void sr_l_kernel(canopy_gpu_launch L, typename A
     unsigned *masks = sr_l_masks + (int64_t)warp_in_block * L.stack_cap;
     int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     int64_t warp = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp_in_block;
-    unsigned long long nodes = 0, group_nodes = 0, group_longest = 0;
+    canopy_lockstep_counts counts;
     int64_t chunks = (L.nq + 31) / 32;
     for (int64_t chunk = warp; chunk < chunks; chunk += warps) {
         int64_t i = chunk * 32 + lane;
@@ -54,27 +54,16 @@ template <class App> __global__ void sr_l_kernel(canopy_gpu_launch L, typename A
             }
         }
         if (valid) App::finish(ctx, st, q);
-        nodes += mine;
-        unsigned long long longest = __reduce_max_sync(CANOPY_FULL_MASK, (unsigned)mine);
-        if (lane == 0) {
-            group_nodes += visited;
-            group_longest += longest;
-        }
+        counts.add_chunk(mine, visited, lane);
         __syncwarp();
     }
-    canopy_counter_add(L.counters, 0, nodes);
-    canopy_counter_add(L.counters, 1, group_nodes);
-    canopy_counter_add(L.counters, 2, group_longest);
+    counts.flush(L.counters);
 }
 
 template <class App>
 canopy_status canopy_gpu_launch_sr_l(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
-    size_t shmem = (size_t)(CANOPY_GPU_BLOCK / 32) * (size_t)L.stack_cap * sizeof(unsigned);
-    cudaError_t e = cudaFuncSetAttribute(sr_l_kernel<App>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
-    if (e != cudaSuccess) return canopy_gpu_check(e, "sr_l shared memory for the masks");
-    sr_l_kernel<App><<<canopy_gpu_blocks(L, L.nq, 16), CANOPY_GPU_BLOCK, shmem, L.stream>>>(L, ctx);
-    return canopy_gpu_check(cudaGetLastError(), "sr_l kernel launch");
+    return canopy_gpu_launch_lockstep(sr_l_kernel<App>, sizeof(unsigned), L, ctx,
+                                      "sr_l kernel launch");
 }
 
 #define X(APP) CANOPY_GPU_INSTANTIATE(sr_l, APP)

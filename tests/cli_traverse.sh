@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# `canopy knn|nn|radius|gravity|search` end to end: outputs and their shapes,
+# every CPU variant giving identical files, bad input (missing file, NaN, wrong
+# shape, k > n, negative radius, unsorted keys) exiting 1 with no output file,
+# usage errors exiting 2, --help.
+# $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
+set -u
+CANOPY=${1:?usage: cli_traverse.sh CANOPY_BINARY}
+tmp=$(mktemp -d /tmp/canopy-cli-traverse.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/cli_lib.sh"
+
+# npy_shape FILE: the shape tuple from a .npy header, e.g. "(500, 4)".
+npy_shape() { head -c 200 "$1" | tr -d '\0' | grep -ao "'shape': ([0-9, ]*)" | cut -d: -f2 | tr -d ' '; }
+no_file() { check "$1 must not exist" test ! -e "$1"; }
+
+run 0 gen uniform --n 500 --d 3 --seed 5 -o "$tmp/r.npy" --nq 120 --query-out "$tmp/q.npy"
+run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 -o "$tmp/i.npy" --distances "$tmp/d.npy" --stats
+check "knn summary" grep -q "120 queries, k = 4" "$tmp/out"
+check "knn --stats" grep -q "nodes visited per query" "$tmp/err"
+check "knn idx shape" [ "$(npy_shape "$tmp/i.npy")" = "(120,4)" ]
+check "knn dist shape" [ "$(npy_shape "$tmp/d.npy")" = "(120,4)" ]
+for v in rec dr gdr simd_l; do
+    for s in none tree morton hilbert; do
+        run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 -o "$tmp/i_$v.npy" --variant $v --schedule $s
+        check "knn $v/$s equals the default" cmp -s "$tmp/i.npy" "$tmp/i_$v.npy"
+    done
+done
+for t in ball vp; do
+    run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 -o "$tmp/i_$t.npy" --tree $t
+    check "knn tree $t equals kd" cmp -s "$tmp/i.npy" "$tmp/i_$t.npy"
+done
+run 0 nn --ref "$tmp/r.npy" -o "$tmp/nn.npy" --threads 1
+check "nn self shape" [ "$(npy_shape "$tmp/nn.npy")" = "(500,1)" ]
+run 0 knn --ref "$tmp/r.npy" -k 499 -o "$tmp/all.npy"     # self: 499 candidates
+run 1 knn --ref "$tmp/r.npy" -k 500 -o "$tmp/toomany.npy" # k > candidates
+check "k > n message" grep -q "exceeds the 499 candidate points" "$tmp/err"
+no_file "$tmp/toomany.npy"
+run 1 knn --ref "$tmp/missing.npy" -k 2 -o "$tmp/x.npy"
+check "missing file message" grep -q "missing.npy" "$tmp/err"
+no_file "$tmp/x.npy"
+printf '0,0\n1,nan\n2,2\n' >"$tmp/nan.csv"
+run 1 knn --ref "$tmp/nan.csv" -k 1 -o "$tmp/x.npy"
+check "NaN named with its row" grep -q "row 1" "$tmp/err"
+no_file "$tmp/x.npy"
+printf '0,0\n1,1\n' >"$tmp/two.csv"
+run 1 knn --ref "$tmp/r.npy" --query "$tmp/two.csv" -k 1 -o "$tmp/x.npy"
+check "dimension mismatch named" grep -q "columns" "$tmp/err"
+no_file "$tmp/x.npy"
+run 1 knn --ref "$tmp/r.npy" -k 2 -o "$tmp/nodir/x.npy"
+run 1 knn --ref "$tmp/r.npy" -k 2 --variant sr -o "$tmp/x.npy"
+check "sr on knn explained" grep -q "unguided" "$tmp/err"
+no_file "$tmp/x.npy"
+usage_error knn --ref "$tmp/r.npy" -o "$tmp/x.npy"
+usage_error knn --ref "$tmp/r.npy" -k 0 -o "$tmp/x.npy"
+usage_error knn --ref "$tmp/r.npy" -k 2
+usage_error knn --ref "$tmp/r.npy" -k 2 -o "$tmp/x.npy" --variant nosuch
+usage_error knn --ref "$tmp/r.npy" -k 2 -o "$tmp/x.npy" --schedule nosuch
+usage_error knn --ref "$tmp/r.npy" -k 2 -o "$tmp/x.npy" --tree nosuch
+usage_error nn --ref "$tmp/r.npy" -k 2 -o "$tmp/x.npy"
+no_file "$tmp/x.npy"
+
+run 0 radius --ref "$tmp/r.npy" --query "$tmp/q.npy" -r 0.2 -o "$tmp/c.npy"
+check "radius shape" [ "$(npy_shape "$tmp/c.npy")" = "(120,)" ]
+for v in rec dr sr gdr simd_l; do
+    run 0 radius --ref "$tmp/r.npy" --query "$tmp/q.npy" -r 0.2 -o "$tmp/c_$v.npy" --variant $v
+    check "radius $v equals the default" cmp -s "$tmp/c.npy" "$tmp/c_$v.npy"
+done
+usage_error radius --ref "$tmp/r.npy" -r -1 -o "$tmp/x.npy"
+usage_error radius --ref "$tmp/r.npy" -o "$tmp/x.npy"
+no_file "$tmp/x.npy"
+
+run 0 gen plummer --n 2000 --seed 3 -o "$tmp/b.npy"
+run 0 gravity --bodies "$tmp/b.npy" --softening 0.01 -o "$tmp/a.npy"
+check "gravity shape" [ "$(npy_shape "$tmp/a.npy")" = "(2000,3)" ]
+run 0 gravity --bodies "$tmp/b.npy" --softening 0.01 --variant sr -o "$tmp/a_sr.npy"
+check "gravity sr equals dr" cmp -s "$tmp/a.npy" "$tmp/a_sr.npy"
+run 1 gravity --bodies "$tmp/two.csv" -o "$tmp/x.npy"
+check "gravity shape message" grep -q "expected 3" "$tmp/err"
+no_file "$tmp/x.npy"
+usage_error gravity --bodies "$tmp/b.npy" --theta 0 -o "$tmp/x.npy"
+usage_error gravity --bodies "$tmp/b.npy" --tree kd -o "$tmp/x.npy"
+
+printf '1\n2\n2\n5\n' >"$tmp/keys.csv"
+printf '0\n2\n3\n9\n' >"$tmp/x.csv"
+run 0 search --keys "$tmp/keys.csv" --queries "$tmp/x.csv" -o "$tmp/s.csv"
+check "search answers (searchsorted left)" [ "$(tr '\n' ' ' <"$tmp/s.csv")" = "0 1 3 4 " ]
+printf '3\n1\n' >"$tmp/unsorted.csv"
+run 1 search --keys "$tmp/unsorted.csv" --queries "$tmp/x.csv" -o "$tmp/y.npy"
+check "unsorted keys named" grep -q "sorted" "$tmp/err"
+no_file "$tmp/y.npy"
+
+for c in knn nn radius gravity search; do
+    run 0 $c --help
+    check "$c --help has usage" grep -q "usage: canopy $c" "$tmp/out"
+done
+if "$CANOPY" info | grep -q "^gpu: *none"; then
+    run 1 knn --ref "$tmp/r.npy" -k 2 --backend gpu -o "$tmp/x.npy"
+    check "no GPU explained" grep -qi "cuda" "$tmp/err"
+    no_file "$tmp/x.npy"
+else
+    run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 --backend gpu -o "$tmp/i_gpu.npy"
+    check "knn on the GPU equals the CPU" cmp -s "$tmp/i.npy" "$tmp/i_gpu.npy"
+fi
+cli_finish
