@@ -8,7 +8,7 @@ CANOPY=${1:?usage: cli_forest.sh CANOPY_BINARY}
 DATA=$(cd "$(dirname "$0")/data/forest" && pwd)
 tmp=$(mktemp -d /tmp/canopy-cli-forest.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/harness.sh"
 have_numpy=0
 python3 -c 'import numpy' 2>/dev/null && have_numpy=1
 # same_npy GOT WANT: equal to 1e-5 relative (python3 + numpy when present, else bytes

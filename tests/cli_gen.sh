@@ -6,7 +6,7 @@ set -u
 CANOPY=${1:?usage: cli_gen.sh CANOPY_BINARY}
 tmp=$(mktemp -d /tmp/canopy-cli-gen.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/harness.sh"
 
 # npy_header FILE: sets header to the header dictionary and hdr_len to the bytes
 # before the data.

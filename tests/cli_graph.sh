@@ -9,7 +9,7 @@ DATA=$(cd "$(dirname "$0")/data/graph" && pwd)
 tmp=$(mktemp -d /tmp/canopy-cli-graph.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_WAIT_POLICY=passive
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/harness.sh"
 # npy_values FILE TYPE: the data of a .npy file, one value per line (od type d8/f8).
 npy_values() {
     local hdr

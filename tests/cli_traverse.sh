@@ -8,7 +8,7 @@ set -u
 CANOPY=${1:?usage: cli_traverse.sh CANOPY_BINARY}
 tmp=$(mktemp -d /tmp/canopy-cli-traverse.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/harness.sh"
 
 # npy_shape FILE: the shape tuple from a .npy header, e.g. "(500, 4)".
 npy_shape() { head -c 200 "$1" | tr -d '\0' | grep -ao "'shape': ([0-9, ]*)" | cut -d: -f2 | tr -d ' '; }
