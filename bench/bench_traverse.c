@@ -174,7 +174,6 @@ int main(int argc, char **argv) {
             o.schedule = sch;
             o.backend = backend;
             o.tree = tree;
-            o.collect_stats = 1;
             series build = {{0}, 0}, sched = {{0}, 0}, trav = {{0}, 0}, xfer = {{0}, 0};
             canopy_stats st;
             canopy_status s = CANOPY_OK;

@@ -154,16 +154,14 @@ canopy_status canopy_array_convert(canopy_array *a, canopy_dtype t);
  * canopy_dtype. Errors name the file and what is wrong (bad magic, truncated,
  * Fortran order, unsupported dtype, absurd shape). */
 canopy_status canopy_npy_read(const char *path, canopy_array *out);
-canopy_status canopy_npy_read_mem(const void *buf, size_t len, const char *name,
-                                  canopy_array *out);
+canopy_status canopy_npy_read_mem(const void *buf, size_t len, const char *name, canopy_array *out);
 /* Writes atomically: a temporary file renamed over `path` on success. */
 canopy_status canopy_npy_write(const char *path, const canopy_array *a);
 
 /* CSV of numbers: comma-separated, one row per line, an optional header line
  * (detected when the first line has a non-numeric field). Read as float64 (rows, cols). */
 canopy_status canopy_csv_read(const char *path, canopy_array *out);
-canopy_status canopy_csv_read_mem(const void *buf, size_t len, const char *name,
-                                  canopy_array *out);
+canopy_status canopy_csv_read_mem(const void *buf, size_t len, const char *name, canopy_array *out);
 /* Writes a 1-D or 2-D array; header may be NULL. Atomic like npy. */
 canopy_status canopy_csv_write(const char *path, const canopy_array *a, const char *header);
 
@@ -196,8 +194,8 @@ canopy_status canopy_gen_uniform(float *out, int64_t n, int32_t d, double lo, do
                                  uint64_t seed);
 /* Mixture of k equal-weight isotropic Gaussians, centres uniform in [0,1)^d, standard
  * deviation `spread`. labels (optional, may be NULL) receives each point's cluster. */
-canopy_status canopy_gen_clusters(float *out, int32_t *labels, int64_t n, int32_t d,
-                                  int32_t k, double spread, uint64_t seed);
+canopy_status canopy_gen_clusters(float *out, int32_t *labels, int64_t n, int32_t d, int32_t k,
+                                  double spread, uint64_t seed);
 /* Plummer sphere (Aarseth, Hénon & Wielen 1974) in standard N-body units (G = 1,
  * M = 1, E = -1/4; Plummer scale radius 3π/16), radii cut at 99.9 % of the mass,
  * shifted to the centre-of-mass frame. pos and vel are (n, 3); vel may be NULL. */
@@ -318,8 +316,7 @@ typedef struct canopy_run_options {
     canopy_schedule schedule;
     canopy_backend backend;
     canopy_tree_kind tree;
-    int32_t leaf_size;      /* 0 = default */
-    int32_t collect_stats;  /* count nodes visited and work expansion (slower) */
+    int32_t leaf_size; /* 0 = default */
 } canopy_run_options;
 canopy_run_options canopy_run_options_default(void);
 
@@ -329,9 +326,9 @@ typedef struct canopy_stats {
     double transfer_seconds;
     double traverse_seconds;
     int64_t queries;
-    double nodes_per_query;  /* mean nodes visited (truncation tests) per query */
-    double work_expansion;   /* lockstep: packet nodes / longest member traversal */
-    canopy_variant variant;  /* what actually ran (auto resolved) */
+    double nodes_per_query; /* mean nodes visited (truncation tests) per query */
+    double work_expansion;  /* lockstep: packet nodes / longest member traversal */
+    canopy_variant variant; /* what actually ran (auto resolved) */
     canopy_schedule schedule;
     canopy_backend backend;
     canopy_tree_kind tree;
@@ -369,8 +366,8 @@ canopy_status canopy_search(const float *keys, int64_t n_keys, const float *quer
                             canopy_stats *stats);
 
 /* Brute-force references (O(n * nq), multithreaded), used by tests and benchmarks. */
-canopy_status canopy_knn_brute(canopy_points ref, canopy_points query, int32_t k,
-                               int64_t *idx, float *dist2);
+canopy_status canopy_knn_brute(canopy_points ref, canopy_points query, int32_t k, int64_t *idx,
+                               float *dist2);
 canopy_status canopy_radius_count_brute(canopy_points ref, canopy_points query, float r,
                                         int64_t *counts);
 canopy_status canopy_gravity_direct(canopy_points bodies, const float *mass, float eps,
@@ -532,8 +529,8 @@ canopy_status canopy_ptsd_strategy_parse(const char *s, canopy_ptsd_strategy *ou
 canopy_status canopy_ptsd_heights(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *height,
                                   double *seconds);
 /* desc[n]: nodes in the subtree, the node itself excluded. */
-canopy_status canopy_ptsd_descendants(const canopy_ptree *t, canopy_ptsd_strategy s,
-                                      int64_t *desc, double *seconds);
+canopy_status canopy_ptsd_descendants(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *desc,
+                                      double *seconds);
 /* out[n][4]: subtree mass and centre of mass (x, y, z) from the leaves' mass[i]
  * (finite, >= 0) and pos[i][3]; values of internal nodes are ignored. A subtree of
  * zero mass gets centre (0, 0, 0). */
@@ -579,9 +576,9 @@ typedef enum canopy_forest_layout {
 
 typedef enum canopy_forest_engine {
     CANOPY_FOREST_ENGINE_AUTO = 0, /* vm for the linked layouts, scalar for csr and hier */
-    CANOPY_FOREST_ENGINE_SCALAR,  /* one walker per layout */
-    CANOPY_FOREST_ENGINE_VM,      /* Ren's bytecode interpreter, scalar, with compaction */
-    CANOPY_FOREST_ENGINE_VM_SIMD, /* the interpreter on AVX2 lanes (scalar fallback) */
+    CANOPY_FOREST_ENGINE_SCALAR,   /* one walker per layout */
+    CANOPY_FOREST_ENGINE_VM,       /* Ren's bytecode interpreter, scalar, with compaction */
+    CANOPY_FOREST_ENGINE_VM_SIMD,  /* the interpreter on AVX2 lanes (scalar fallback) */
     CANOPY_FOREST_ENGINE_COUNT
 } canopy_forest_engine;
 
@@ -605,8 +602,7 @@ canopy_status canopy_forest_output_parse(const char *s, canopy_forest_output *ou
 /* Loads a model file. Errors name the file and the problem; unsupported model
  * features (categorical splits, linear trees, ...) give CANOPY_ERR_UNSUPPORTED naming
  * the feature. */
-canopy_status canopy_forest_load(const char *path, canopy_forest_format fmt,
-                                 canopy_forest **out);
+canopy_status canopy_forest_load(const char *path, canopy_forest_format fmt, canopy_forest **out);
 canopy_status canopy_forest_load_mem(const char *buf, size_t len, const char *name,
                                      canopy_forest_format fmt, canopy_forest **out);
 void canopy_forest_free(canopy_forest *f);
@@ -648,10 +644,10 @@ canopy_predict_options canopy_predict_options_default(void);
 typedef struct canopy_predict_stats {
     canopy_forest_layout layout; /* what ran (auto resolved) */
     canopy_forest_engine engine;
-    canopy_isa isa;              /* vm_simd: the lanes used */
+    canopy_isa isa; /* vm_simd: the lanes used */
     int32_t switch_level;
-    double beta;           /* share of left decisions on a 5 % sample (auto only) */
-    double build_seconds;  /* layout construction */
+    double beta;          /* share of left decisions on a 5 % sample (auto only) */
+    double build_seconds; /* layout construction */
     double predict_seconds;
     size_t layout_bytes;
     double model_cost[CANOPY_FOREST_LAYOUT_COUNT]; /* cache-model cost (auto; 0 = n/a) */

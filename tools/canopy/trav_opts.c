@@ -33,7 +33,6 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
         return cli_parse_threads(cmd, arg) ? -1 : 1;
     case OPT_STATS:
         o->stats = 1;
-        o->run.collect_stats = 1;
         return 1;
     default:
         return 0;
