@@ -19,8 +19,11 @@
 CANOPY_HD float canopy_box_min_dist2(const float *g, int32_t d, const float *q) {
     float s = 0.0f;
     for (int32_t j = 0; j < d; j++) {
-        float lo = g[j], hi = g[d + j];
-        float e = q[j] < lo ? q[j] - lo : (q[j] > hi ? q[j] - hi : 0.0f);
+        /* max(lo - q, q - hi, 0) without branches (they mispredict on every query);
+         * fl(lo - q) = -fl(q - lo), so the squares equal the branchy form's. */
+        float a = g[j] - q[j], b = q[j] - g[d + j];
+        float e = a > b ? a : b;
+        e = e > 0.0f ? e : 0.0f;
         s += e * e;
     }
     return s;
