@@ -3,8 +3,6 @@
 #include "graph/graph.h"
 #include "io/io.h"
 
-#include <stdlib.h>
-
 static canopy_status parse(line_reader *r, canopy_csr *out) {
     coo c = {0};
     int weighted = -1; /* unknown until the first edge */
@@ -49,17 +47,7 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 }
 
 canopy_status canopy_edgelist_read(const char *path, canopy_csr *out) {
-    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "canopy_edgelist_read: out is NULL");
-    memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    canopy_status s = canopy_io_read_all(path, &buf, &len);
-    if (s != CANOPY_OK) return s;
-    line_reader r;
-    line_reader_init(&r, path, buf);
-    s = parse(&r, out);
-    free(buf);
-    return s;
+    return graph_read_text(path, "canopy_edgelist_read", parse, out);
 }
 
 canopy_status canopy_graph_load(const char *path, canopy_csr *out) {

@@ -1,9 +1,6 @@
 /* DIMACS shortest-path files (9th DIMACS challenge): "c" comment lines, one
  * "p sp N M" problem line, then M arc lines "a U V W" with 1-based vertices. */
 #include "graph/graph.h"
-#include "io/io.h"
-
-#include <stdlib.h>
 
 static canopy_status parse(line_reader *r, canopy_csr *out) {
     int64_t n = -1, m = -1, seen = 0;
@@ -73,15 +70,5 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 }
 
 canopy_status canopy_gr_read(const char *path, canopy_csr *out) {
-    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "canopy_gr_read: out is NULL");
-    memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    canopy_status s = canopy_io_read_all(path, &buf, &len);
-    if (s != CANOPY_OK) return s;
-    line_reader r;
-    line_reader_init(&r, path, buf);
-    s = parse(&r, out);
-    free(buf);
-    return s;
+    return graph_read_text(path, "canopy_gr_read", parse, out);
 }

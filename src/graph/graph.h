@@ -124,6 +124,11 @@ canopy_status line_error(const line_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Reads the whole text file at path and runs parse over its lines; `fn` names the
+ * public function for the NULL-argument message. Every text reader is one call. */
+typedef canopy_status (*graph_text_parser)(line_reader *r, canopy_csr *out);
+canopy_status graph_read_text(const char *path, const char *fn, graph_text_parser parse,
+                              canopy_csr *out);
 /* Parses one integer or real field at *s (after blanks), advancing *s; false when
  * there is none or it does not end at a blank or the line's end. */
 bool parse_i64(char **s, int64_t *out);

@@ -4,10 +4,8 @@
  * stored; each off-diagonal entry stands for both directions). */
 #define _POSIX_C_SOURCE 200809L /* strcasecmp */
 #include "graph/graph.h"
-#include "io/io.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <strings.h>
 
 /* Splits the banner's words; false unless there are exactly five. */
@@ -111,17 +109,7 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 }
 
 canopy_status canopy_mtx_read(const char *path, canopy_csr *out) {
-    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "canopy_mtx_read: out is NULL");
-    memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    canopy_status s = canopy_io_read_all(path, &buf, &len);
-    if (s != CANOPY_OK) return s;
-    line_reader r;
-    line_reader_init(&r, path, buf);
-    s = parse(&r, out);
-    free(buf);
-    return s;
+    return graph_read_text(path, "canopy_mtx_read", parse, out);
 }
 
 canopy_status canopy_mtx_write(const char *path, const canopy_csr *g) {

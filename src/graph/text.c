@@ -2,11 +2,13 @@
  * parsed with strtoll/strtod and must end at a blank, so "12x" is an error rather
  * than 12. */
 #include "graph/graph.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void line_reader_init(line_reader *r, const char *path, char *buf) {
     r->path = path;
@@ -116,4 +118,19 @@ void coo_release(coo *c) {
     canopy_free(c->dst);
     canopy_free(c->w);
     memset(c, 0, sizeof *c);
+}
+
+canopy_status graph_read_text(const char *path, const char *fn, graph_text_parser parse,
+                              canopy_csr *out) {
+    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "%s: out is NULL", fn);
+    memset(out, 0, sizeof *out);
+    char *buf;
+    size_t len;
+    canopy_status s = canopy_io_read_all(path, &buf, &len);
+    if (s != CANOPY_OK) return s;
+    line_reader r;
+    line_reader_init(&r, path, buf);
+    s = parse(&r, out);
+    free(buf);
+    return s;
 }
