@@ -13,6 +13,7 @@ static const canopy_app gravity_app = {
     NULL,      gravity_finish,
 };
 CANOPY_CPU_INSTANTIATE(gravity, &gravity_app)
+_Static_assert(sizeof(gravity_state) <= CANOPY_MAX_STATE, "gravity_state exceeds CANOPY_MAX_STATE");
 
 static canopy_status check_bodies(canopy_points b, const float *mass, float eps) {
     canopy_status s = canopy_points_check(b, "gravity bodies");

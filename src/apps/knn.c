@@ -11,6 +11,7 @@ static const canopy_app knn_app = {
     "knn", sizeof(knn_state), 1, 1, knn_init, knn_truncate, knn_visit_leaf, knn_order, knn_finish,
 };
 CANOPY_CPU_INSTANTIATE(knn, &knn_app)
+_Static_assert(sizeof(knn_state) <= CANOPY_MAX_STATE, "knn_state exceeds CANOPY_MAX_STATE");
 
 canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
                          const canopy_run_options *opt, int64_t *idx, float *dist2,

@@ -13,6 +13,7 @@ static const canopy_app radius_app = {
     NULL,     radius_finish,
 };
 CANOPY_CPU_INSTANTIATE(radius, &radius_app)
+_Static_assert(sizeof(radius_state) <= CANOPY_MAX_STATE, "radius_state exceeds CANOPY_MAX_STATE");
 
 static canopy_status check_radius(float r) {
     if (!(r >= 0.0f) || !isfinite(r))

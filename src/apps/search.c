@@ -11,6 +11,7 @@ static const canopy_app search_app = {
     NULL,     search_finish,
 };
 CANOPY_CPU_INSTANTIATE(search, &search_app)
+_Static_assert(sizeof(search_state) <= CANOPY_MAX_STATE, "search_state exceeds CANOPY_MAX_STATE");
 
 canopy_status canopy_search(const float *keys, int64_t n_keys, const float *queries,
                             int64_t n_queries, const canopy_run_options *opt, int64_t *idx,
