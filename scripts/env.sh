@@ -10,7 +10,8 @@ CANOPY_JOBS="${CANOPY_JOBS:-$(nproc)}"
 configure_and_build() {
     local dir="$1"
     shift
-    cmake -S "$CANOPY_ROOT" -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 ||
-        { cat "$dir.configure.log"; return 1; }
+    mkdir -p "$dir"
+    cmake -S "$CANOPY_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 ||
+        { cat "$dir/configure.log"; return 1; }
     cmake --build "$dir" -j "$CANOPY_JOBS"
 }
