@@ -116,6 +116,50 @@ inline int canopy_gpu_blocks(const canopy_gpu_launch &L, int64_t work_items, int
     return b > 0 ? (int)b : 1;
 }
 
+/* A lockstep kernel's view of its warp: the lane, the warp's slot in its block (which
+ * shared-memory stack it owns) and the warp-sized chunks of queries the grid strides
+ * over (queries are padded to whole warps). */
+struct canopy_warp {
+    int lane, slot;
+    int64_t first_chunk, stride, chunks;
+    __device__ explicit canopy_warp(int64_t nq)
+        : lane(threadIdx.x & 31), slot(threadIdx.x >> 5),
+          first_chunk((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)),
+          stride((int64_t)gridDim.x * (blockDim.x >> 5)), chunks((nq + 31) / 32) {}
+};
+
+/* Starts a lane of warp chunk `chunk` on its query: false for padding lanes; else
+ * *q is the caller's query index and the state is initialised. */
+template <class App>
+__device__ bool canopy_lane_start(const canopy_gpu_launch &L, const typename App::Ctx &ctx,
+                                  typename App::State &st, int64_t chunk, int lane, int64_t *q) {
+    int64_t i = chunk * 32 + lane;
+    *q = 0;
+    if (i >= L.nq) return false;
+    *q = canopy_gpu_query(L, i);
+    App::init(ctx, st, *q);
+    return true;
+}
+
+/* Lane 0 pushes a node's children onto the warp's shared stack, in reverse of the
+ * chosen order so they pop in it; make(child) builds an entry. False, with the error
+ * flag set for the host, when the stack would overflow. */
+template <class Entry, class Make>
+__device__ bool canopy_warp_push_children(Entry *stack, int32_t &sp, const canopy_node *h,
+                                          bool reversed, const canopy_gpu_launch &L, int lane,
+                                          Make make) {
+    if (sp + h->nchild > L.stack_cap) {
+        if (lane == 0) *L.error = 1;
+        return false;
+    }
+    if (lane == 0)
+        for (int32_t c = 0; c < h->nchild; c++)
+            stack[sp + c] = make(reversed ? h->child + c : h->child + h->nchild - 1 - c);
+    sp += h->nchild;
+    __syncwarp();
+    return true;
+}
+
 /* Counters of a lockstep kernel: per-lane tests, and per warp the nodes it popped
  * and its longest member traversal (work expansion = group_nodes / group_longest). */
 struct canopy_lockstep_counts {

@@ -8,18 +8,14 @@
 
 template <class App> __global__ void fsm_l_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
     extern __shared__ int32_t fsm_stacks[];
-    int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
-    int32_t *stack = fsm_stacks + (int64_t)warp_in_block * L.stack_cap;
-    int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    int64_t warp = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp_in_block;
+    canopy_warp W(L.nq);
+    const int lane = W.lane;
+    int32_t *stack = fsm_stacks + (int64_t)W.slot * L.stack_cap;
     canopy_lockstep_counts counts;
-    int64_t chunks = (L.nq + 31) / 32;
-    for (int64_t chunk = warp; chunk < chunks; chunk += warps) {
-        int64_t i = chunk * 32 + lane;
-        bool valid = i < L.nq;
+    for (int64_t chunk = W.first_chunk; chunk < W.chunks; chunk += W.stride) {
         typename App::State st;
-        int64_t q = valid ? canopy_gpu_query(L, i) : 0;
-        if (valid) App::init(ctx, st, q);
+        int64_t q;
+        bool valid = canopy_lane_start<App>(L, ctx, st, chunk, lane, &q);
         bool traversing = valid;
         int32_t critical = 0; /* only read while !traversing */
         unsigned long long mine = 0, popped = 0;
@@ -44,15 +40,9 @@ template <class App> __global__ void fsm_l_kernel(canopy_gpu_launch L, typename 
             }
             if (!__any_sync(CANOPY_FULL_MASK, cont) || h->child < 0) continue;
             bool reversed = canopy_majority_reversed<App>(ctx, st, L.tree, node, cont);
-            if (sp + h->nchild > L.stack_cap) {
-                if (lane == 0) *L.error = 1;
+            if (!canopy_warp_push_children(stack, sp, h, reversed, L, lane,
+                                           [](int32_t c) { return c; }))
                 break;
-            }
-            if (lane == 0)
-                for (int32_t c = 0; c < h->nchild; c++)
-                    stack[sp + c] = reversed ? h->child + c : h->child + h->nchild - 1 - c;
-            sp += h->nchild;
-            __syncwarp();
         }
         if (valid) App::finish(ctx, st, q);
         counts.add_chunk(mine, popped, lane);

@@ -178,93 +178,109 @@ done:
     return s;
 }
 
-static canopy_status download(void *dst, const void *src, size_t bytes, canopy_gpu_report *rep) {
+/* An output buffer of an application: allocated on the device, copied back after. */
+struct gpu_output {
+    void *host;
+    void *dev;
+    size_t bytes;
+};
+
+/* The shape every application's glue shares: upload the tree, let `setup` upload
+ * the application's inputs and allocate its outputs (pointing the device context at
+ * them), run the variant, copy the outputs back. Transfers are timed apart. */
+template <class App, class Setup>
+static canopy_status run_app(const typename App::Ctx &host_ctx, const canopy_tree_view *tree,
+                             const int64_t *order, int64_t nq, canopy_variant v,
+                             canopy_gpu_report *rep, Setup setup) {
+    gpu_buffers B;
+    canopy_tree_view dt;
+    typename App::Ctx d = host_ctx;
+    gpu_output outs[2];
+    int n_out = 0;
     double t0 = canopy_now();
-    canopy_status s =
-        canopy_gpu_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "copying results");
+    canopy_status s = upload_tree(B, tree, &dt);
+    if (!s) s = setup(B, d, outs, n_out);
+    rep->transfer_seconds += canopy_now() - t0;
+    if (s || (s = run<App>(B, d, &dt, order, nq, v, rep))) return s;
+    t0 = canopy_now();
+    for (int i = 0; i < n_out && !s; i++)
+        s = canopy_gpu_check(
+            cudaMemcpy(outs[i].host, outs[i].dev, outs[i].bytes, cudaMemcpyDeviceToHost),
+            "copying results");
     rep->transfer_seconds += canopy_now() - t0;
     return s;
 }
 
-/* ---- per-application glue: device copies of the context's buffers ---- */
+/* Allocates one output of `bytes` mirroring host memory `host`; *dev gets its address. */
+template <class T>
+static canopy_status add_output(gpu_buffers &B, T **dev, T *host, size_t bytes, const char *what,
+                                gpu_output *outs, int &n_out) {
+    void *p;
+    canopy_status s = B.alloc(&p, bytes, what);
+    if (s) return s;
+    *dev = (T *)p;
+    outs[n_out++] = gpu_output{host, p, bytes};
+    return CANOPY_OK;
+}
+
+/* ---- per-application glue: which buffers each context holds ---- */
 
 extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view *tree,
                                         const int64_t *order, int64_t nq, canopy_variant v,
                                         canopy_gpu_report *rep) {
     const knn_ctx *h = (const knn_ctx *)vctx;
-    gpu_buffers B;
-    canopy_tree_view dt;
-    knn_ctx d = *h;
     size_t cells = (size_t)nq * h->k;
-    void *pi, *pd;
-    double t0 = canopy_now();
-    canopy_status s = upload_tree(B, tree, &dt);
-    if (!s) s = B.upload_points(&d.query, h->query, "knn queries");
-    if (!s) s = B.alloc(&pi, cells * sizeof(int64_t), "knn indices");
-    if (!s) s = B.alloc(&pd, cells * sizeof(float), "knn distances");
-    rep->transfer_seconds += canopy_now() - t0;
-    if (s) return s;
-    d.idx = (int64_t *)pi;
-    d.dist2 = (float *)pd;
-    if ((s = run<knn_gpu>(B, d, &dt, order, nq, v, rep))) return s;
-    if ((s = download(h->idx, pi, cells * sizeof(int64_t), rep))) return s;
-    return download(h->dist2, pd, cells * sizeof(float), rep);
+    return run_app<knn_gpu>(
+        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, knn_ctx &d, gpu_output *o, int &n) {
+            canopy_status s = B.upload_points(&d.query, h->query, "knn queries");
+            if (!s) s = add_output(B, &d.idx, h->idx, cells * sizeof(int64_t), "knn indices", o, n);
+            if (!s)
+                s = add_output(B, &d.dist2, h->dist2, cells * sizeof(float), "knn distances", o, n);
+            return s;
+        });
 }
 
 extern "C" canopy_status canopy_gpu_radius(const void *vctx, const canopy_tree_view *tree,
                                            const int64_t *order, int64_t nq, canopy_variant v,
                                            canopy_gpu_report *rep) {
     const radius_ctx *h = (const radius_ctx *)vctx;
-    gpu_buffers B;
-    canopy_tree_view dt;
-    radius_ctx d = *h;
-    void *pc;
-    double t0 = canopy_now();
-    canopy_status s = upload_tree(B, tree, &dt);
-    if (!s) s = B.upload_points(&d.query, h->query, "radius queries");
-    if (!s) s = B.alloc(&pc, (size_t)nq * sizeof(int64_t), "radius counts");
-    rep->transfer_seconds += canopy_now() - t0;
-    if (s) return s;
-    d.counts = (int64_t *)pc;
-    if ((s = run<radius_gpu>(B, d, &dt, order, nq, v, rep))) return s;
-    return download(h->counts, pc, (size_t)nq * sizeof(int64_t), rep);
+    return run_app<radius_gpu>(
+        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, radius_ctx &d, gpu_output *o, int &n) {
+            canopy_status s = B.upload_points(&d.query, h->query, "radius queries");
+            if (!s)
+                s = add_output(B, &d.counts, h->counts, (size_t)nq * sizeof(int64_t),
+                               "radius counts", o, n);
+            return s;
+        });
 }
 
 extern "C" canopy_status canopy_gpu_gravity(const void *vctx, const canopy_tree_view *tree,
                                             const int64_t *order, int64_t nq, canopy_variant v,
                                             canopy_gpu_report *rep) {
     const gravity_ctx *h = (const gravity_ctx *)vctx;
-    gpu_buffers B;
-    canopy_tree_view dt;
-    gravity_ctx d = *h;
-    void *pa;
-    double t0 = canopy_now();
-    canopy_status s = upload_tree(B, tree, &dt);
-    if (!s) s = B.upload_points(&d.bodies, h->bodies, "gravity bodies");
-    if (!s) s = B.alloc(&pa, (size_t)nq * 3 * sizeof(float), "accelerations");
-    rep->transfer_seconds += canopy_now() - t0;
-    if (s) return s;
-    d.acc = (float *)pa;
-    if ((s = run<gravity_gpu>(B, d, &dt, order, nq, v, rep))) return s;
-    return download(h->acc, pa, (size_t)nq * 3 * sizeof(float), rep);
+    return run_app<gravity_gpu>(
+        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, gravity_ctx &d, gpu_output *o, int &n) {
+            canopy_status s = B.upload_points(&d.bodies, h->bodies, "gravity bodies");
+            if (!s)
+                s = add_output(B, &d.acc, h->acc, (size_t)nq * 3 * sizeof(float), "accelerations",
+                               o, n);
+            return s;
+        });
 }
 
 extern "C" canopy_status canopy_gpu_search(const void *vctx, const canopy_tree_view *tree,
                                            const int64_t *order, int64_t nq, canopy_variant v,
                                            canopy_gpu_report *rep) {
     const search_ctx *h = (const search_ctx *)vctx;
-    gpu_buffers B;
-    canopy_tree_view dt;
-    search_ctx d = *h;
-    void *pq, *pi;
-    double t0 = canopy_now();
-    canopy_status s = upload_tree(B, tree, &dt);
-    if (!s) s = B.upload(&pq, h->queries, (size_t)nq * sizeof(float), "search queries");
-    if (!s) s = B.alloc(&pi, (size_t)nq * sizeof(int64_t), "search results");
-    rep->transfer_seconds += canopy_now() - t0;
-    if (s) return s;
-    d.queries = (const float *)pq;
-    d.idx = (int64_t *)pi;
-    if ((s = run<search_gpu>(B, d, &dt, order, nq, v, rep))) return s;
-    return download(h->idx, pi, (size_t)nq * sizeof(int64_t), rep);
+    return run_app<search_gpu>(
+        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, search_ctx &d, gpu_output *o, int &n) {
+            void *pq;
+            canopy_status s =
+                B.upload(&pq, h->queries, (size_t)nq * sizeof(float), "search queries");
+            d.queries = (const float *)pq;
+            if (!s)
+                s = add_output(B, &d.idx, h->idx, (size_t)nq * sizeof(int64_t), "search results", o,
+                               n);
+            return s;
+        });
 }

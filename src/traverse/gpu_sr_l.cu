@@ -7,18 +7,14 @@
 
 template <class App> __global__ void sr_l_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
     extern __shared__ unsigned sr_l_masks[];
-    int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
-    unsigned *masks = sr_l_masks + (int64_t)warp_in_block * L.stack_cap;
-    int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    int64_t warp = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp_in_block;
+    canopy_warp W(L.nq);
+    const int lane = W.lane;
+    unsigned *masks = sr_l_masks + (int64_t)W.slot * L.stack_cap;
     canopy_lockstep_counts counts;
-    int64_t chunks = (L.nq + 31) / 32;
-    for (int64_t chunk = warp; chunk < chunks; chunk += warps) {
-        int64_t i = chunk * 32 + lane;
-        bool valid = i < L.nq;
+    for (int64_t chunk = W.first_chunk; chunk < W.chunks; chunk += W.stride) {
         typename App::State st;
-        int64_t q = valid ? canopy_gpu_query(L, i) : 0;
-        if (valid) App::init(ctx, st, q);
+        int64_t q;
+        bool valid = canopy_lane_start<App>(L, ctx, st, chunk, lane, &q);
         unsigned long long mine = 0, visited = 0;
         unsigned all = __ballot_sync(CANOPY_FULL_MASK, valid);
         if (lane == 0) masks[0] = all;
