@@ -50,12 +50,26 @@ static float radius_for_mean(canopy_points ref, canopy_points query, double targ
     return (float)hi;
 }
 
+/* Fisher-Yates over the rows of a loaded (n, d) float32 array. */
+static void shuffle_rows(canopy_array *a, uint64_t seed) {
+    int64_t n = a->shape[0], d = a->ndim == 2 ? a->shape[1] : 1;
+    float *p = (float *)a->data, tmp[256];
+    canopy_rng r = canopy_rng_make(seed, 0);
+    for (int64_t i = n - 1; i > 0 && d <= 256; i--) {
+        int64_t j = (int64_t)canopy_rng_below(&r, (uint64_t)i + 1);
+        memcpy(tmp, p + i * d, sizeof(float) * (size_t)d);
+        memcpy(p + i * d, p + j * d, sizeof(float) * (size_t)d);
+        memcpy(p + j * d, tmp, sizeof(float) * (size_t)d);
+    }
+}
+
 static void usage(void) {
     printf("usage: canopy-bench --app knn|nn|radius|gravity --ref R.npy [--query Q.npy]\n"
            "       [-k K] [-r R | --mean-neighbours M] [--theta T] [--softening E]\n"
            "       [--variants rec,dr,...] [--schedules none,tree,...] [--backend cpu|gpu]\n"
-           "       [--tree kd|ball|vp] [--repeat N] [--label TEXT]\n"
-           "Prints one JSON line per (variant, schedule).\n");
+           "       [--tree kd|ball|vp] [--repeat N] [--label TEXT] [--shuffle SEED]\n"
+           "Prints one JSON line per (variant, schedule). --shuffle permutes the queries\n"
+           "(gravity: the bodies) first, so their given order is incoherent.\n");
 }
 
 int main(int argc, char **argv) {
@@ -73,11 +87,13 @@ int main(int argc, char **argv) {
                                          {"tree", required_argument, NULL, 'T'},
                                          {"repeat", required_argument, NULL, 'n'},
                                          {"label", required_argument, NULL, 'l'},
+                                         {"shuffle", required_argument, NULL, 'X'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *app = "knn", *ref_path = NULL, *query_path = NULL, *label = "";
     char variants[256] = "rec,dr,gdr,simd_l", schedules[256] = "none,tree";
-    int k = 8, repeat = 5;
+    int k = 8, repeat = 5, shuffle = 0;
+    uint64_t shuffle_seed = 0;
     double radius = -1.0, mean_nb = 100.0, theta = 0.5, eps = 0.05;
     canopy_backend backend = CANOPY_BACKEND_CPU;
     canopy_tree_kind tree = CANOPY_TREE_KD;
@@ -128,6 +144,10 @@ int main(int argc, char **argv) {
         case 'l':
             label = optarg;
             break;
+        case 'X':
+            shuffle_seed = strtoull(optarg, NULL, 10);
+            shuffle = 1;
+            break;
         case 'h':
             usage();
             return 0;
@@ -151,6 +171,7 @@ int main(int argc, char **argv) {
             return fprintf(stderr, "%s\n", canopy_last_error()), 1;
         query = canopy_points_make(qa.data, qa.shape[0], (int32_t)(qa.ndim == 2 ? qa.shape[1] : 1));
     }
+    if (shuffle) shuffle_rows(query_path ? &qa : &ra, shuffle_seed);
     int is_nn = strcmp(app, "nn") == 0;
     if (is_nn) k = 1;
     int64_t nq = query.n;
@@ -174,7 +195,8 @@ int main(int argc, char **argv) {
             o.schedule = sch;
             o.backend = backend;
             o.tree = tree;
-            series build = {{0}, 0}, sched = {{0}, 0}, trav = {{0}, 0}, xfer = {{0}, 0};
+            series build = {{0}, 0}, sched = {{0}, 0}, trav = {{0}, 0}, xfer = {{0}, 0},
+                   total = {{0}, 0};
             canopy_stats st;
             canopy_status s = CANOPY_OK;
             for (int rep = -1; rep < repeat && !s; rep++) {
@@ -194,6 +216,7 @@ int main(int argc, char **argv) {
                 sched.v[sched.n++] = st.schedule_seconds;
                 trav.v[trav.n++] = st.traverse_seconds;
                 xfer.v[xfer.n++] = st.transfer_seconds;
+                total.v[total.n++] = st.schedule_seconds + st.traverse_seconds;
             }
             if (s) {
                 printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
@@ -202,23 +225,27 @@ int main(int argc, char **argv) {
                 fflush(stdout);
                 continue;
             }
-            double bm, bl, bh, sm, sl, sh, tm, tl, th, xm, xl, xh;
+            double bm, bl, bh, sm, sl, sh, tm, tl, th, xm, xl, xh, am, al, ah;
             summary(&build, &bm, &bl, &bh);
             summary(&sched, &sm, &sl, &sh);
             summary(&trav, &tm, &tl, &th);
             summary(&xfer, &xm, &xl, &xh);
+            summary(&total, &am, &al, &ah);
             printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
                    "\"backend\":\"%s\",\"tree\":\"%s\",\"n\":%lld,\"nq\":%lld,\"d\":%d,\"k\":%d,"
                    "\"radius\":%.6g,\"threads\":%d,\"repeat\":%d,"
                    "\"build_med\":%.6g,\"build_min\":%.6g,\"build_max\":%.6g,"
                    "\"schedule_med\":%.6g,\"schedule_min\":%.6g,\"schedule_max\":%.6g,"
                    "\"traverse_med\":%.6g,\"traverse_min\":%.6g,\"traverse_max\":%.6g,"
-                   "\"transfer_med\":%.6g,"
+                   "\"transfer_med\":%.6g,\"total_med\":%.6g,\"total_min\":%.6g,"
+                   "\"total_max\":%.6g,\"requested\":\"%s/%s\",\"shuffled\":%d,"
+                   "\"profile_depth\":%d,\"nodes_per_group\":%.4g,"
                    "\"nodes_per_query\":%.4g,\"work_expansion\":%.4g}\n",
                    label, app, canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
                    canopy_backend_name(st.backend), canopy_tree_kind_name(st.tree),
                    (long long)ref.n, (long long)nq, (int)ref.d, k, radius, canopy_threads(), repeat,
-                   bm, bl, bh, sm, sl, sh, tm, tl, th, xm, st.nodes_per_query, st.work_expansion);
+                   bm, bl, bh, sm, sl, sh, tm, tl, th, xm, am, al, ah, vs, ss, shuffle,
+                   st.profile_depth, st.nodes_per_group, st.nodes_per_query, st.work_expansion);
             fflush(stdout);
         }
     }

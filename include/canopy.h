@@ -294,7 +294,7 @@ typedef enum canopy_schedule {
     CANOPY_SCHEDULE_TREE,    /* order of the reference-tree leaf each query falls in */
     CANOPY_SCHEDULE_MORTON,  /* Z-order curve */
     CANOPY_SCHEDULE_HILBERT, /* Hilbert curve */
-    CANOPY_SCHEDULE_HYBRID,  /* inspector-executor (profiled); not yet available */
+    CANOPY_SCHEDULE_HYBRID,  /* inspector-executor: queries profiled in the top tree, sorted */
     CANOPY_SCHEDULE_COUNT
 } canopy_schedule;
 
@@ -316,7 +316,8 @@ typedef struct canopy_run_options {
     canopy_schedule schedule;
     canopy_backend backend;
     canopy_tree_kind tree;
-    int32_t leaf_size; /* 0 = default */
+    int32_t leaf_size;     /* 0 = default */
+    int32_t profile_depth; /* hybrid: levels of the profiled top tree, 0 = automatic */
 } canopy_run_options;
 canopy_run_options canopy_run_options_default(void);
 
@@ -334,7 +335,10 @@ typedef struct canopy_stats {
     canopy_tree_kind tree;
     int32_t tree_nodes;
     int32_t tree_depth;
-    char note[256]; /* why auto chose what it chose */
+    int32_t profile_depth;  /* hybrid: top-tree levels profiled (0 when not hybrid) */
+    int32_t profile_leaves; /* hybrid: top-tree leaves (profile key columns) */
+    double nodes_per_group; /* lockstep: mean nodes a packet/warp visited */
+    char note[512];         /* why auto chose what it chose, with the numbers behind it */
 } canopy_stats;
 
 /* ============================================================= applications == */

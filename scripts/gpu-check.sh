@@ -4,7 +4,9 @@
 #   test    every ctest test, GPU tests included (they fail, not skip, without a GPU here)
 #   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
 #   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
-# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench]   (default: all four)
+#   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
+# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched]
+#        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked into .carry/prefix.
 # Results (logs, JSON lines, summary) go to $OUT (default ./gpu-out). Summary last.
@@ -71,6 +73,13 @@ for stage in $stages; do
         note "- bench: rc $? (tables below)"
         python3 "$root/bench/report.py" "$out"/bench-*.jsonl >"$out/bench.md" 2>>"$out/bench.log"
         cat "$out/bench.md" >>"$summary"
+        ;;
+    sched)
+        "$root/bench/run_scheduling.sh" "$b" "$out" gpu cpu >"$out/sched.log" 2>&1
+        note "- scheduling bench: rc $? (tables below)"
+        python3 "$root/bench/report_scheduling.py" "$out"/sched-*.jsonl >"$out/scheduling.md" \
+            2>>"$out/sched.log"
+        cat "$out/scheduling.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const canopy_variant cpu_variants[] = {CANOPY_VARIANT_REC, CANOPY_VARIANT_DR,
-                                              CANOPY_VARIANT_SR, CANOPY_VARIANT_GDR,
-                                              CANOPY_VARIANT_SIMD_L};
+static const canopy_variant cpu_variants[] = {CANOPY_VARIANT_REC,    CANOPY_VARIANT_DR,
+                                              CANOPY_VARIANT_SR,     CANOPY_VARIANT_GDR,
+                                              CANOPY_VARIANT_SIMD_L, CANOPY_VARIANT_AUTO};
 enum { N_VARIANTS = sizeof cpu_variants / sizeof cpu_variants[0] };
-static const canopy_schedule schedules[] = {CANOPY_SCHEDULE_NONE, CANOPY_SCHEDULE_TREE,
-                                            CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_HILBERT};
+static const canopy_schedule schedules[] = {CANOPY_SCHEDULE_NONE,   CANOPY_SCHEDULE_TREE,
+                                            CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_HILBERT,
+                                            CANOPY_SCHEDULE_HYBRID, CANOPY_SCHEDULE_AUTO};
 enum { N_SCHEDULES = sizeof schedules / sizeof schedules[0] };
 
 typedef enum { INPUT_UNIFORM, INPUT_DUPLICATES, INPUT_ALL_EQUAL, INPUT_GRID } input_kind;

@@ -185,7 +185,7 @@ static void test_knn_wide(uint64_t seed) {
             for (int si = 0; si < N_SCHEDULES; si++) {
                 CHECK_OK(canopy_schedule_queries(schedules[si], qp, &tree->view, order));
                 canopy_trav_job job = {&ctx, &tree->view, order, nq};
-                canopy_trav_counters cnt = {0, 0, 0};
+                canopy_trav_counters cnt = {0, 0, 0, 0};
                 CHECK_OK(knn_simd16(&job, &cnt));
                 CHECK_MSG(memcmp(idx, want_i, sizeof *idx * cells) == 0 &&
                               memcmp(dist, want_d, sizeof *dist * cells) == 0,
@@ -346,7 +346,7 @@ static void test_rc_case(const rc_case *c, uint64_t seed) {
 
     /* dr in the caller's order is the reference for the per-query test counts. */
     canopy_trav_job job = {&ctx, tv, NULL, c->nq};
-    canopy_trav_counters cnt = {0, 0, 0};
+    canopy_trav_counters cnt = {0, 0, 0, 0};
     memset(seen, 0, cells);
     CHECK_OK(rc_cpu_runners[CANOPY_VARIANT_DR](&job, &cnt));
     memcpy(dr_tests, tests, sizeof *tests * (size_t)c->nq);
@@ -456,10 +456,10 @@ static void test_rc_isas(uint64_t seed, canopy_isa best) {
     rc_ctx ctx = {qp, 0.1f * 0.1f, counts, tests, NULL, 0};
     canopy_trav_job job = {&ctx, &tree->view, NULL, nq};
     for (int g = 0; g < 2; g++) {
-        canopy_trav_counters base = {0, 0, 0};
+        canopy_trav_counters base = {0, 0, 0, 0};
         for (int isa = CANOPY_ISA_SCALAR; isa <= (int)best; isa++) {
             canopy_cpu_isa_override(isa);
-            canopy_trav_counters cnt = {0, 0, 0};
+            canopy_trav_counters cnt = {0, 0, 0, 0};
             CHECK_OK((g ? rcg_cpu_runners : rc_cpu_runners)[CANOPY_VARIANT_SIMD_L](&job, &cnt));
             int width = isa == CANOPY_ISA_AVX512 ? 16 : 8;
             if (isa == CANOPY_ISA_SCALAR) {
@@ -585,7 +585,7 @@ static void test_schedules(uint64_t seed) {
             free(p);
         }
     CHECK_FAILS(canopy_schedule_queries(CANOPY_SCHEDULE_HYBRID, p1, NULL, order),
-                CANOPY_ERR_UNSUPPORTED, "not available yet");
+                CANOPY_ERR_INVALID, "not a spatial order");
     free(want);
     free(order);
 }

@@ -20,18 +20,21 @@
     canopy_status s = PLAN(APP, job, &team);                                                       \
     if (!s) s = canopy_cpu_team_begin(&team);                                                      \
     if (s) return s;                                                                               \
-    int64_t sum_n = 0, sum_gn = 0, sum_gl = 0;                                                     \
-    _Pragma("omp parallel num_threads(team.threads) reduction(+ : sum_n, sum_gn, sum_gl)") {       \
-        canopy_trav_counters mine = {0, 0, 0};                                                     \
+    int64_t sum_n = 0, sum_gn = 0, sum_gl = 0, sum_g = 0;                                          \
+    _Pragma(                                                                                       \
+        "omp parallel num_threads(team.threads) reduction(+ : sum_n, sum_gn, sum_gl, sum_g)") {    \
+        canopy_trav_counters mine = {0, 0, 0, 0};                                                  \
         ENGINE_CALL;                                                                               \
         sum_n += mine.nodes;                                                                       \
         sum_gn += mine.group_nodes;                                                                \
         sum_gl += mine.group_longest;                                                              \
+        sum_g += mine.groups;                                                                      \
     }                                                                                              \
     canopy_cpu_team_end(&team);                                                                    \
     cnt->nodes += sum_n;                                                                           \
     cnt->group_nodes += sum_gn;                                                                    \
     cnt->group_longest += sum_gl;                                                                  \
+    cnt->groups += sum_g;                                                                          \
     return CANOPY_OK;
 
 #define CANOPY_CPU_RUNNER(NAME, APP, VARIANT, ENGINE)                                              \

@@ -41,8 +41,8 @@ CANOPY_ENGINE canopy_status canopy_cpu_simd_l_plan(const canopy_app *app,
                                                    canopy_cpu_team *team) {
     canopy_status s = canopy_variant_check(app, CANOPY_VARIANT_SIMD_L);
     if (s) return s;
-    team->scratch_bytes =
-        canopy_cache_round((size_t)canopy_tree_stack_capacity(job->tree) * sizeof(canopy_lane_entry));
+    team->scratch_bytes = canopy_cache_round((size_t)canopy_tree_stack_capacity(job->tree) *
+                                             sizeof(canopy_lane_entry));
     return CANOPY_OK;
 }
 
@@ -108,6 +108,7 @@ CANOPY_ENGINE void canopy_simd_l_packet(const canopy_app *app, const canopy_trav
     cnt->nodes += tests;
     cnt->group_nodes += popped;
     cnt->group_longest += longest;
+    cnt->groups++;
 }
 
 /* `width` is a constant of each ISA's runner (8 or 16). */

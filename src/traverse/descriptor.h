@@ -60,6 +60,7 @@ typedef struct canopy_trav_counters {
     int64_t nodes;         /* truncation tests made, all queries */
     int64_t group_nodes;   /* lockstep: nodes the packet/warp visited, summed over packets */
     int64_t group_longest; /* lockstep: longest member traversal, summed over packets */
+    int64_t groups;        /* lockstep: packets/warp chunks run */
 } canopy_trav_counters;
 
 /* One traversal job: queries order[0..nq) (indices into the caller's queries). */

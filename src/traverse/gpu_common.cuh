@@ -54,7 +54,7 @@ struct canopy_gpu_launch {
     const int64_t *order;  /* device; NULL = identity */
     int64_t nq;
     int32_t stack_cap;            /* entries per stack (exact worst case for the tree) */
-    unsigned long long *counters; /* device: nodes, group_nodes, group_longest */
+    unsigned long long *counters; /* device: nodes, group_nodes, group_longest, groups */
     int *error;                   /* device flag: 1 = stack overflow */
     int32_t *scratch;             /* device: per-thread stacks (dr, gdr) or NULL */
     unsigned long long *next;     /* device: gdr's query counter */
@@ -102,6 +102,13 @@ template <class App>
 canopy_status canopy_gpu_launch_sr_l(const canopy_gpu_launch &, const typename App::Ctx &);
 template <class App>
 canopy_status canopy_gpu_launch_fsm_l(const canopy_gpu_launch &, const typename App::Ctx &);
+
+/* The hybrid schedule on the device: profile L.nq queries by plan (plan.col a device
+ * array), write their order to the device array `order` (gpu_profile.cu). */
+template <class App>
+canopy_status canopy_gpu_profile_order(const canopy_gpu_launch &L, const typename App::Ctx &ctx,
+                                       const canopy_profile_plan &plan, int64_t *order,
+                                       int64_t *tests);
 
 /* Launch-error check after a kernel launch (errors during execution surface at the
  * synchronisation in the driver). */
@@ -163,7 +170,7 @@ __device__ bool canopy_warp_push_children(Entry *stack, int32_t &sp, const canop
 /* Counters of a lockstep kernel: per-lane tests, and per warp the nodes it popped
  * and its longest member traversal (work expansion = group_nodes / group_longest). */
 struct canopy_lockstep_counts {
-    unsigned long long nodes = 0, group_nodes = 0, group_longest = 0;
+    unsigned long long nodes = 0, group_nodes = 0, group_longest = 0, groups = 0;
     /* After one warp chunk: `mine` = this lane's tests, `popped` = the warp's nodes. */
     __device__ void add_chunk(unsigned long long mine, unsigned long long popped, int lane) {
         nodes += mine;
@@ -171,12 +178,14 @@ struct canopy_lockstep_counts {
         if (lane == 0) {
             group_nodes += popped;
             group_longest += longest;
+            groups++;
         }
     }
     __device__ void flush(unsigned long long *counters) const {
         canopy_counter_add(counters, 0, nodes);
         canopy_counter_add(counters, 1, group_nodes);
         canopy_counter_add(counters, 2, group_longest);
+        canopy_counter_add(counters, 3, groups);
     }
 };
 

@@ -105,7 +105,7 @@ static int is_lockstep(canopy_variant v) {
 template <class App>
 static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const canopy_tree_view *dt,
                          const int64_t *order, int64_t nq, canopy_variant v,
-                         canopy_gpu_report *rep) {
+                         const canopy_profile_plan *plan, canopy_gpu_report *rep) {
     if (App::guided && (v == CANOPY_VARIANT_SR || v == CANOPY_VARIANT_SR_L))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "variant %s (static ropes) needs an unguided traversal",
@@ -121,7 +121,7 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
     int dev = 0;
     cudaEvent_t e0 = NULL, e1 = NULL;
     void *p;
-    unsigned long long counters[3] = {0, 0, 0};
+    unsigned long long counters[4] = {0, 0, 0, 0};
     int err_flag = 0;
     double t0 = canopy_now();
     float ms = 0.0f;
@@ -132,13 +132,30 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
         if ((s = B.upload(&p, order, sizeof(int64_t) * (size_t)nq, "query order"))) goto done;
         L.order = (const int64_t *)p;
     }
-    if ((s = B.alloc(&p, 3 * sizeof(unsigned long long), "counters"))) goto done;
+    if (plan && nq > 0) {
+        canopy_profile_plan dplan = *plan;
+        if ((s = B.upload(&p, plan->col, sizeof(int32_t) * (size_t)dt->n_nodes, "profile columns")))
+            goto done;
+        dplan.col = (int32_t *)p;
+        if ((s = B.alloc(&p, sizeof(int64_t) * (size_t)nq, "hybrid order"))) goto done;
+        GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
+        GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
+        GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
+        if ((s = canopy_gpu_profile_order<App>(L, ctx, dplan, (int64_t *)p, &rep->profile_tests)))
+            goto done;
+        GPU_TRY(cudaEventRecord(e1, 0), "cudaEventRecord");
+        GPU_TRY(cudaEventSynchronize(e1), "hybrid schedule");
+        GPU_TRY(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        rep->schedule_seconds += ms * 1e-3;
+        L.order = (const int64_t *)p;
+    }
+    if ((s = B.alloc(&p, 4 * sizeof(unsigned long long), "counters"))) goto done;
     L.counters = (unsigned long long *)p;
     if ((s = B.alloc(&p, sizeof(int) + sizeof(unsigned long long) * 2, "flags"))) goto done;
     L.error = (int *)p;
     L.next = (unsigned long long *)((char *)p + 8);
     GPU_TRY(cudaMemset(p, 0, sizeof(int) + sizeof(unsigned long long) * 2), "clearing flags");
-    GPU_TRY(cudaMemset(L.counters, 0, 3 * sizeof(unsigned long long)), "clearing counters");
+    GPU_TRY(cudaMemset(L.counters, 0, 4 * sizeof(unsigned long long)), "clearing counters");
     if (v == CANOPY_VARIANT_DR || v == CANOPY_VARIANT_GDR) {
         size_t threads = (size_t)L.sms * 8 * CANOPY_GPU_BLOCK;
         if ((s = B.alloc(&p, threads * (size_t)L.stack_cap * sizeof(int32_t), "per-thread stacks")))
@@ -150,10 +167,10 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
          * inlined stays well under 1 KiB. */
         GPU_TRY(cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 1024),
                 "device stack size for recursion");
-    rep->transfer_seconds += canopy_now() - t0;
+    rep->transfer_seconds += canopy_now() - t0 - rep->schedule_seconds;
 
-    GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
-    GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
+    if (!e0) GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
+    if (!e1) GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
     GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
     if (nq > 0 && (s = dispatch<App>(v, L, ctx))) goto done;
     GPU_TRY(cudaEventRecord(e1, 0), "cudaEventRecord");
@@ -171,6 +188,7 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
     rep->counters.nodes += (int64_t)counters[0];
     rep->counters.group_nodes += (int64_t)counters[1];
     rep->counters.group_longest += (int64_t)counters[2];
+    rep->counters.groups += (int64_t)counters[3];
     s = CANOPY_OK;
 done:
     if (e0) cudaEventDestroy(e0);
@@ -191,7 +209,7 @@ struct gpu_output {
 template <class App, class Setup>
 static canopy_status run_app(const typename App::Ctx &host_ctx, const canopy_tree_view *tree,
                              const int64_t *order, int64_t nq, canopy_variant v,
-                             canopy_gpu_report *rep, Setup setup) {
+                             const canopy_profile_plan *plan, canopy_gpu_report *rep, Setup setup) {
     gpu_buffers B;
     canopy_tree_view dt;
     typename App::Ctx d = host_ctx;
@@ -201,7 +219,7 @@ static canopy_status run_app(const typename App::Ctx &host_ctx, const canopy_tre
     canopy_status s = upload_tree(B, tree, &dt);
     if (!s) s = setup(B, d, outs, n_out);
     rep->transfer_seconds += canopy_now() - t0;
-    if (s || (s = run<App>(B, d, &dt, order, nq, v, rep))) return s;
+    if (s || (s = run<App>(B, d, &dt, order, nq, v, plan, rep))) return s;
     t0 = canopy_now();
     for (int i = 0; i < n_out && !s; i++)
         s = canopy_gpu_check(
@@ -227,11 +245,11 @@ static canopy_status add_output(gpu_buffers &B, T **dev, T *host, size_t bytes, 
 
 extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view *tree,
                                         const int64_t *order, int64_t nq, canopy_variant v,
-                                        canopy_gpu_report *rep) {
+                                        const canopy_profile_plan *plan, canopy_gpu_report *rep) {
     const knn_ctx *h = (const knn_ctx *)vctx;
     size_t cells = (size_t)nq * h->k;
     return run_app<knn_gpu>(
-        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, knn_ctx &d, gpu_output *o, int &n) {
+        *h, tree, order, nq, v, plan, rep, [&](gpu_buffers &B, knn_ctx &d, gpu_output *o, int &n) {
             canopy_status s = B.upload_points(&d.query, h->query, "knn queries");
             if (!s) s = add_output(B, &d.idx, h->idx, cells * sizeof(int64_t), "knn indices", o, n);
             if (!s)
@@ -242,10 +260,12 @@ extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view
 
 extern "C" canopy_status canopy_gpu_radius(const void *vctx, const canopy_tree_view *tree,
                                            const int64_t *order, int64_t nq, canopy_variant v,
+                                           const canopy_profile_plan *plan,
                                            canopy_gpu_report *rep) {
     const radius_ctx *h = (const radius_ctx *)vctx;
     return run_app<radius_gpu>(
-        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, radius_ctx &d, gpu_output *o, int &n) {
+        *h, tree, order, nq, v, plan, rep,
+        [&](gpu_buffers &B, radius_ctx &d, gpu_output *o, int &n) {
             canopy_status s = B.upload_points(&d.query, h->query, "radius queries");
             if (!s)
                 s = add_output(B, &d.counts, h->counts, (size_t)nq * sizeof(int64_t),
@@ -256,10 +276,12 @@ extern "C" canopy_status canopy_gpu_radius(const void *vctx, const canopy_tree_v
 
 extern "C" canopy_status canopy_gpu_gravity(const void *vctx, const canopy_tree_view *tree,
                                             const int64_t *order, int64_t nq, canopy_variant v,
+                                            const canopy_profile_plan *plan,
                                             canopy_gpu_report *rep) {
     const gravity_ctx *h = (const gravity_ctx *)vctx;
     return run_app<gravity_gpu>(
-        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, gravity_ctx &d, gpu_output *o, int &n) {
+        *h, tree, order, nq, v, plan, rep,
+        [&](gpu_buffers &B, gravity_ctx &d, gpu_output *o, int &n) {
             canopy_status s = B.upload_points(&d.bodies, h->bodies, "gravity bodies");
             if (!s)
                 s = add_output(B, &d.acc, h->acc, (size_t)nq * 3 * sizeof(float), "accelerations",
@@ -270,10 +292,12 @@ extern "C" canopy_status canopy_gpu_gravity(const void *vctx, const canopy_tree_
 
 extern "C" canopy_status canopy_gpu_search(const void *vctx, const canopy_tree_view *tree,
                                            const int64_t *order, int64_t nq, canopy_variant v,
+                                           const canopy_profile_plan *plan,
                                            canopy_gpu_report *rep) {
     const search_ctx *h = (const search_ctx *)vctx;
     return run_app<search_gpu>(
-        *h, tree, order, nq, v, rep, [&](gpu_buffers &B, search_ctx &d, gpu_output *o, int &n) {
+        *h, tree, order, nq, v, plan, rep,
+        [&](gpu_buffers &B, search_ctx &d, gpu_output *o, int &n) {
             void *pq;
             canopy_status s =
                 B.upload(&pq, h->queries, (size_t)nq * sizeof(float), "search queries");

@@ -1,7 +1,9 @@
 #include "traverse/run.h"
 
 #include "core/device.h"
+#include "traverse/inspect.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,27 +43,61 @@ static int gpu_only(canopy_variant v) {
 
 /* Smallest query count for which backend auto moves work to the GPU: below it the
  * tree upload and launch cost more than the traversal. */
-enum { GPU_AUTO_MIN_QUERIES = 20000 };
+enum { GPU_AUTO_MIN_QUERIES = 20000, SCHEDULE_MIN_QUERIES = 4096 };
 
-/* Fixed defaults until the inspector (auto-selection) exists: the GPU when present
- * and the job is large or the variant only runs there; lockstep fsm_l on the GPU and
- * autoropes on the CPU; tree order for large query sets, where locality between
- * consecutive queries pays for the sort. */
-static canopy_status resolve_auto(const canopy_traversal *tr, canopy_backend *b, canopy_variant *v,
-                                  canopy_schedule *s, char *note, size_t note_len) {
-    const char *bwhy = "", *vwhy = "", *swhy = "";
+/* Auto's thresholds, calibrated on the suite of bench/run_scheduling.sh (H100 and the
+ * 2-core VM; bench/results/scheduling.md): a sample coherence at or above
+ * COHERENT means the caller's order is already as good as a sorted one; unguided GPU
+ * work (queries x nodes per query) at or above HYBRID_MIN_WORK pays for the hybrid
+ * schedule, below it the unsorted non-lockstep ropes kernel is faster overall. */
+#define COHERENT 0.3
+#define HYBRID_MIN_WORK 1e8
+
+static int is_lockstep(canopy_variant v) {
+    return v == CANOPY_VARIANT_SIMD_L || gpu_only(v);
+}
+
+static void add_note(char *note, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_note(char *note, size_t len, const char *fmt, ...) {
+    size_t used = strlen(note);
+    if (used + 3 >= len) return;
+    if (used) {
+        strcpy(note + used, "; ");
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* Resolves the auto choices. The backend follows the job size; variant and schedule
+ * follow a sample of the queries (canopy_inspect_sample) when either is auto:
+ *   GPU, guided: gdr in the caller's order (lockstep loses on guided traversals and
+ *     sorting does not pay for itself there); GPU, unguided: fsm_l in the caller's
+ *     order when it is coherent, else fsm_l on the hybrid schedule when the work is
+ *     large enough to pay for it, else sr unsorted;
+ *   CPU: dr for guided, sr for unguided traversals, tree order unless the caller's
+ *     order is coherent or the job small.
+ * A variant given explicitly keeps auto's schedule consistent with it: lockstep
+ * needs a coherent order, the GPU's non-lockstep kernels run unsorted. */
+static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree *tree,
+                                  canopy_backend *b, canopy_variant *v, canopy_schedule *s,
+                                  char *note, size_t note_len) {
     int have_gpu = tr->gpu && canopy_gpu_usable();
     if (*b == CANOPY_BACKEND_AUTO) {
         if (gpu_only(*v)) {
             *b = CANOPY_BACKEND_GPU;
-            bwhy = "backend gpu (the variant runs only there)";
+            add_note(note, note_len, "backend gpu (the variant runs only there)");
         } else if (*v == CANOPY_VARIANT_SIMD_L || !have_gpu) {
             *b = CANOPY_BACKEND_CPU;
-            bwhy = have_gpu ? "backend cpu (simd_l is a CPU variant)" : "backend cpu (no GPU)";
+            add_note(note, note_len, "%s",
+                     have_gpu ? "backend cpu (simd_l is a CPU variant)" : "backend cpu (no GPU)");
         } else {
             *b = tr->nq >= GPU_AUTO_MIN_QUERIES ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
-            bwhy = *b == CANOPY_BACKEND_GPU ? "backend gpu (>= 20000 queries)"
-                                            : "backend cpu (< 20000 queries)";
+            add_note(note, note_len, "backend %s (%s %d queries)", canopy_backend_name(*b),
+                     tr->nq >= GPU_AUTO_MIN_QUERIES ? ">=" : "<", GPU_AUTO_MIN_QUERIES);
         }
     }
     if (*b == CANOPY_BACKEND_GPU && !tr->gpu)
@@ -69,18 +105,66 @@ static canopy_status resolve_auto(const canopy_traversal *tr, canopy_backend *b,
                            tr->name);
     if (*b == CANOPY_BACKEND_GPU && !canopy_gpu_usable())
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: no usable CUDA device", tr->name);
+    if (*v != CANOPY_VARIANT_AUTO && *s != CANOPY_SCHEDULE_AUTO) return CANOPY_OK;
+
+    canopy_sample smp;
+    double t0 = canopy_now();
+    canopy_status st = canopy_inspect_sample(tr->app, tr->ctx, &tree->view, tr->nq,
+                                             tr->cpu[CANOPY_VARIANT_DR], &smp);
+    if (st) return st;
+    int gpu = *b == CANOPY_BACKEND_GPU, guided = tr->app->guided;
+    int coherent = smp.coherence >= COHERENT;
+    double work = (double)tr->nq * smp.nodes_per_query;
+    add_note(note, note_len,
+             "sample: %lld queries walked, %.1f nodes/query, coherence %.2f over %lld windows "
+             "of 32 (sorted >= %.2f), work %.3g node tests, %.2f ms",
+             (long long)smp.queries, smp.nodes_per_query, smp.coherence, (long long)smp.windows,
+             COHERENT, work, (canopy_now() - t0) * 1e3);
     if (*v == CANOPY_VARIANT_AUTO) {
-        *v = *b == CANOPY_BACKEND_GPU ? CANOPY_VARIANT_FSM_L : CANOPY_VARIANT_DR;
-        vwhy = *b == CANOPY_BACKEND_GPU ? "variant fsm_l (default on the GPU)"
-                                        : "variant dr (default on the CPU)";
+        if (gpu)
+            *v = guided                                ? CANOPY_VARIANT_GDR
+                 : coherent || work >= HYBRID_MIN_WORK ? CANOPY_VARIANT_FSM_L
+                                                       : CANOPY_VARIANT_SR;
+        else
+            *v = guided ? CANOPY_VARIANT_DR : CANOPY_VARIANT_SR;
+        add_note(note, note_len, "variant %s", canopy_variant_name(*v));
     }
     if (*s == CANOPY_SCHEDULE_AUTO) {
-        *s = tr->nq >= 4096 ? CANOPY_SCHEDULE_TREE : CANOPY_SCHEDULE_NONE;
-        swhy = tr->nq >= 4096 ? "schedule tree (>= 4096 queries)" : "schedule none (few queries)";
+        const char *why;
+        if (tr->nq < SCHEDULE_MIN_QUERIES || coherent) {
+            *s = CANOPY_SCHEDULE_NONE;
+            why = coherent ? "the caller's order is coherent" : "few queries";
+        } else if (gpu && !is_lockstep(*v)) {
+            *s = CANOPY_SCHEDULE_NONE;
+            why = "non-lockstep GPU kernels gain less from sorting than it costs";
+        } else {
+            *s = gpu ? CANOPY_SCHEDULE_HYBRID : CANOPY_SCHEDULE_TREE;
+            why = gpu ? "lockstep on an incoherent order: profile and sort on the device"
+                      : "incoherent order: neighbouring queries share cache lines once sorted";
+        }
+        add_note(note, note_len, "schedule %s (%s)", canopy_schedule_name(*s), why);
     }
-    snprintf(note, note_len, "%s%s%s%s%s", bwhy, *bwhy && *vwhy ? "; " : "", vwhy,
-             (*bwhy || *vwhy) && *swhy ? "; " : "", swhy);
     return CANOPY_OK;
+}
+
+/* Orders the queries on the host (every schedule but a GPU hybrid one). */
+static canopy_status host_schedule(const canopy_traversal *tr, const canopy_tree *tree,
+                                   canopy_schedule sch, int32_t profile_depth, int64_t **order,
+                                   canopy_profile_info *info) {
+    *order = NULL;
+    if (sch == CANOPY_SCHEDULE_NONE || tr->nq == 0) return CANOPY_OK;
+    canopy_status s = canopy_alloc((void **)order, (size_t)tr->nq, sizeof **order);
+    if (s) return s;
+    if (sch == CANOPY_SCHEDULE_HYBRID)
+        s = canopy_schedule_hybrid(tr->app, tr->ctx, &tree->view, profile_depth, tr->nq, *order,
+                                   info);
+    else
+        s = canopy_schedule_queries(sch, tr->queries, &tree->view, *order);
+    if (s) {
+        canopy_free(*order);
+        *order = NULL;
+    }
+    return s;
 }
 
 canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree *tree,
@@ -88,8 +172,9 @@ canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree 
     canopy_variant v = opt->variant;
     canopy_schedule sch = opt->schedule;
     canopy_backend b = opt->backend;
-    char note[256] = "";
-    canopy_status s = resolve_auto(tr, &b, &v, &sch, note, sizeof note);
+    char note[sizeof stats->note] = "";
+    double t0 = canopy_now();
+    canopy_status s = resolve_auto(tr, tree, &b, &v, &sch, note, sizeof note);
     if (s) return s;
     if ((unsigned)v >= CANOPY_VARIANT_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: unknown variant %d", tr->name, (int)v);
@@ -105,26 +190,32 @@ canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree 
     if ((s = canopy_variant_check(tr->app, v))) return s;
 
     int64_t *order = NULL;
-    double t0 = canopy_now();
-    if (sch != CANOPY_SCHEDULE_NONE && tr->nq > 0) {
-        s = canopy_alloc((void **)&order, (size_t)tr->nq, sizeof *order);
-        if (!s) s = canopy_schedule_queries(sch, tr->queries, &tree->view, order);
-        if (s) {
-            canopy_free(order);
-            return s;
-        }
+    canopy_profile_info prof;
+    memset(&prof, 0, sizeof prof);
+    canopy_profile_plan plan;
+    memset(&plan, 0, sizeof plan);
+    int device_hybrid = b == CANOPY_BACKEND_GPU && sch == CANOPY_SCHEDULE_HYBRID;
+    if (device_hybrid) {
+        s = canopy_profile_plan_make(&tree->view, tr->app->guided, opt->profile_depth, &plan);
+        prof.depth = plan.depth;
+        prof.n_cols = plan.n_cols;
+    } else {
+        s = host_schedule(tr, tree, sch, opt->profile_depth, &order, &prof);
     }
+    if (s) return s;
     double t1 = canopy_now();
     canopy_trav_counters cnt;
     memset(&cnt, 0, sizeof cnt);
-    double transfer = 0.0, traverse;
+    double transfer = 0.0, traverse, device_schedule = 0.0;
     if (b == CANOPY_BACKEND_GPU) {
         canopy_gpu_report rep;
         memset(&rep, 0, sizeof rep);
-        s = tr->gpu(tr->ctx, &tree->view, order, tr->nq, v, &rep);
+        s = tr->gpu(tr->ctx, &tree->view, order, tr->nq, v, device_hybrid ? &plan : NULL, &rep);
+        canopy_profile_plan_free(&plan);
         cnt = rep.counters;
         transfer = rep.transfer_seconds;
         traverse = rep.traverse_seconds;
+        device_schedule = rep.schedule_seconds;
     } else {
         canopy_trav_job job = {tr->ctx, &tree->view, order, tr->nq};
         s = tr->cpu[v](&job, &cnt);
@@ -133,13 +224,16 @@ canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree 
     canopy_free(order);
     if (s) return s;
     if (stats) {
-        stats->schedule_seconds = t1 - t0;
+        stats->schedule_seconds = t1 - t0 + device_schedule; /* auto's sample included */
         stats->transfer_seconds = transfer;
         stats->traverse_seconds = traverse;
         stats->queries = tr->nq;
         stats->nodes_per_query = tr->nq ? (double)cnt.nodes / (double)tr->nq : 0.0;
         stats->work_expansion =
             cnt.group_longest ? (double)cnt.group_nodes / (double)cnt.group_longest : 0.0;
+        stats->nodes_per_group = cnt.groups ? (double)cnt.group_nodes / (double)cnt.groups : 0.0;
+        stats->profile_depth = prof.depth;
+        stats->profile_leaves = prof.n_cols;
         stats->variant = v;
         stats->schedule = sch;
         stats->backend = b;

@@ -29,6 +29,16 @@ canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree 
 canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,
                                       const canopy_tree_view *t, int64_t *order);
 
+/* Sort records; the index is the tie-break, so orders are deterministic. */
+typedef struct canopy_keyed {
+    uint64_t key;
+    int64_t idx;
+} canopy_keyed;
+
+/* Stable LSD radix sort by key, 8 bits per pass over the bits keys use: entries with
+ * equal keys keep their relative order (schedule.c). */
+canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n);
+
 /* Space-filling-curve keys of a cell with `bits`-bit coordinates x[0..d), bits * d
  * <= 63 (schedule.c; exposed for tests). canopy_hilbert_key overwrites x. */
 uint64_t canopy_morton_key(const uint64_t *x, int32_t d, int32_t bits);

@@ -34,28 +34,20 @@ static int32_t locate_leaf(const canopy_tree_view *t, const float *q) {
     }
 }
 
-/* Sort records; the index is the tie-break, so the order is deterministic. */
-typedef struct keyed {
-    uint64_t key;
-    int64_t idx;
-} keyed;
-
-/* Stable LSD radix sort by key, 8 bits per pass over the bits keys use. Entries
- * start in index order, so equal keys stay in index order. */
-static canopy_status sort_keyed(keyed *a, int64_t n) {
+canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n) {
     uint64_t any = 0;
     for (int64_t i = 0; i < n; i++) any |= a[i].key;
-    keyed *tmp;
+    canopy_keyed *tmp;
     canopy_status s = canopy_alloc((void **)&tmp, (size_t)(n > 0 ? n : 1), sizeof *tmp);
     if (s) return s;
-    keyed *src = a, *dst = tmp;
+    canopy_keyed *src = a, *dst = tmp;
     for (int shift = 0; shift < 64 && (any >> shift); shift += 8) {
         int64_t start[257] = {0};
         for (int64_t i = 0; i < n; i++) start[((src[i].key >> shift) & 255) + 1]++;
         if (start[((src[0].key >> shift) & 255) + 1] == n) continue; /* one digit value */
         for (int b = 0; b < 256; b++) start[b + 1] += start[b];
         for (int64_t i = 0; i < n; i++) dst[start[(src[i].key >> shift) & 255]++] = src[i];
-        keyed *t = src;
+        canopy_keyed *t = src;
         src = dst;
         dst = t;
     }
@@ -102,7 +94,7 @@ enum { CURVE_MAX_DIMS = 63 };
 
 /* Curve keys: each of the first (at most 63) coordinates quantized to floor(63 / d)
  * bits (at least 1) over the queries' bounding box. */
-static void curve_keys(canopy_schedule s, canopy_points queries, keyed *k) {
+static void curve_keys(canopy_schedule s, canopy_points queries, canopy_keyed *k) {
     int64_t nq = queries.n;
     int32_t d = queries.d < CURVE_MAX_DIMS ? queries.d : CURVE_MAX_DIMS;
     int32_t bits = 63 / d;
@@ -140,10 +132,12 @@ canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,
         return CANOPY_OK;
     }
     if (s != CANOPY_SCHEDULE_TREE && s != CANOPY_SCHEDULE_MORTON && s != CANOPY_SCHEDULE_HILBERT)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "schedule %s is not available yet",
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "schedule %s is not a spatial order: the traversal driver computes "
+                           "it (hybrid profiles the traversal, auto samples it)",
                            canopy_schedule_name(s));
     if (nq == 0) return CANOPY_OK;
-    keyed *k;
+    canopy_keyed *k;
     canopy_status st = canopy_alloc((void **)&k, (size_t)nq, sizeof *k);
     if (st) return st;
     if (s == CANOPY_SCHEDULE_TREE) {
@@ -155,7 +149,7 @@ canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,
     } else {
         curve_keys(s, queries, k);
     }
-    st = sort_keyed(k, nq);
+    st = canopy_sort_keyed(k, nq);
     if (!st)
         for (int64_t i = 0; i < nq; i++) order[i] = k[i].idx;
     canopy_free(k);

@@ -1,6 +1,7 @@
 /* Every GPU variant x application x schedule (x tree kind for kNN) against the CPU
  * engine on fresh random inputs. Exits 77 (skipped, visibly) without a GPU.
  * CANOPY_GPU_SMALL=1 runs one small case per combination (for compute-sanitizer). */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
 #include <math.h>
@@ -8,11 +9,12 @@
 #include <string.h>
 
 static const canopy_variant gpu_variants[] = {
-    CANOPY_VARIANT_REC,  CANOPY_VARIANT_DR,   CANOPY_VARIANT_SR,   CANOPY_VARIANT_GDR,
-    CANOPY_VARIANT_DR_L, CANOPY_VARIANT_SR_L, CANOPY_VARIANT_FSM_L};
+    CANOPY_VARIANT_REC,  CANOPY_VARIANT_DR,   CANOPY_VARIANT_SR,    CANOPY_VARIANT_GDR,
+    CANOPY_VARIANT_DR_L, CANOPY_VARIANT_SR_L, CANOPY_VARIANT_FSM_L, CANOPY_VARIANT_AUTO};
 enum { N_GV = sizeof gpu_variants / sizeof gpu_variants[0] };
-static const canopy_schedule schedules[] = {CANOPY_SCHEDULE_NONE, CANOPY_SCHEDULE_TREE,
-                                            CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_HILBERT};
+static const canopy_schedule schedules[] = {CANOPY_SCHEDULE_NONE,   CANOPY_SCHEDULE_TREE,
+                                            CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_HILBERT,
+                                            CANOPY_SCHEDULE_HYBRID, CANOPY_SCHEDULE_AUTO};
 enum { N_S = sizeof schedules / sizeof schedules[0] };
 
 static int small;
@@ -183,6 +185,11 @@ int main(void) {
         test_gravity(20000, seed);
         test_search(100000, 20000, seed);
         test_search(1, 50, seed);
+        /* the device hybrid schedule in chunks of 128 queries */
+        setenv("CANOPY_PROFILE_MAX_BYTES", "1024", 1);
+        test_radius(30000, 5000, 3, 0.08f, seed + 3);
+        test_knn(20000, 3000, 7, 8, CANOPY_TREE_KD, seed + 4);
+        unsetenv("CANOPY_PROFILE_MAX_BYTES");
     }
     printf("%d GPU (application, variant, schedule) runs compared\n", runs);
     CHECK(runs > 0);

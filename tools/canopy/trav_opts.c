@@ -29,6 +29,12 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
         o->run.leaf_size = (int32_t)v;
         return 1;
     }
+    case OPT_PROFILE_DEPTH: {
+        int64_t v = 0;
+        if (cli_parse_i64(cmd, "--profile-depth", arg, 0, 64, &v)) return -1;
+        o->run.profile_depth = (int32_t)v;
+        return 1;
+    }
     case OPT_THREADS:
         return cli_parse_threads(cmd, arg) ? -1 : 1;
     case OPT_STATS:
@@ -59,8 +65,13 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
             st->build_seconds, st->schedule_seconds, st->transfer_seconds, st->traverse_seconds,
             write_seconds, (long long)st->queries, st->nodes_per_query);
     if (st->work_expansion > 0.0)
-        fprintf(stderr, ", work expansion %.2f (packet nodes / longest member)",
-                st->work_expansion);
+        fprintf(
+            stderr,
+            ",\n  nodes per warp/packet %.1f, work expansion %.2f (packet nodes / longest member)",
+            st->nodes_per_group, st->work_expansion);
+    if (st->profile_depth > 0)
+        fprintf(stderr, "\n  hybrid profile: top tree of %d levels, %d leaves", st->profile_depth,
+                st->profile_leaves);
     fputc('\n', stderr);
 }
 

@@ -13,6 +13,7 @@ enum {
     OPT_SCHEDULE,
     OPT_BACKEND,
     OPT_LEAF_SIZE,
+    OPT_PROFILE_DEPTH,
 };
 
 /* getopt_long entries for the shared options; subcommands append them. */
@@ -22,6 +23,7 @@ enum {
         {"schedule", required_argument, NULL, OPT_SCHEDULE},                                       \
         {"backend", required_argument, NULL, OPT_BACKEND},                                         \
         {"leaf-size", required_argument, NULL, OPT_LEAF_SIZE},                                     \
+        {"profile-depth", required_argument, NULL, OPT_PROFILE_DEPTH},                             \
         {"threads", required_argument, NULL, OPT_THREADS},                                         \
         {"stats", no_argument, NULL, OPT_STATS}, {                                                 \
         "help", no_argument, NULL, OPT_HELP                                                        \
@@ -29,16 +31,21 @@ enum {
 
 #define TRAV_HELP                                                                                  \
     "  --variant V      rec, dr, sr, gdr (CPU and GPU); simd_l (CPU); dr_l, sr_l, fsm_l\n"         \
-    "                   (GPU lockstep); auto (default: dr on the CPU, fsm_l on the GPU).\n"        \
-    "                   sr and sr_l need an unguided traversal (not knn/nn)\n"                     \
-    "  --schedule S     query order: none, tree, morton, hilbert, auto (default auto:\n"           \
-    "                   tree for >= 4096 queries, else none); results never depend on it\n"        \
+    "                   (GPU lockstep); auto (default): chosen from a sample of the\n"             \
+    "                   queries (docs/variants.md). sr and sr_l need an unguided\n"                \
+    "                   traversal (not knn/nn)\n"                                                  \
+    "  --schedule S     query order: none, tree, morton, hilbert, hybrid (profile each\n"          \
+    "                   query in the top tree, sort by what it reached), auto (default:\n"         \
+    "                   from the sample); results never depend on it\n"                            \
+    "  --profile-depth D  hybrid: levels of the profiled top tree (default 0: the deepest\n"       \
+    "                   cut with at most 256 top-tree leaves; at most 512 allowed)\n"              \
     "  --backend B      cpu, gpu, auto (default auto: the GPU when this build has CUDA,\n"         \
     "                   a device is visible and there are >= 20000 queries)\n"                     \
     "  --leaf-size L    points per leaf bucket (default: 16; oct 8)\n"                             \
     "  --threads T      CPU threads (default: CANOPY_THREADS or all cores)\n"                      \
     "  --stats          print per-phase times (build, schedule, transfer, traverse), nodes\n"      \
-    "                   visited per query, work expansion and the choices made, to stderr\n"       \
+    "                   visited per query and per warp/packet, work expansion, and the\n"          \
+    "                   choices auto made with the sample numbers behind them, to stderr\n"        \
     "  -h, --help       this help\n"
 
 typedef struct trav_opts {

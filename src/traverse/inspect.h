@@ -1,0 +1,58 @@
+/* Host side of the inspector-executor schedule (Liu ch. 3): planning the top tree,
+ * profiling queries in it and ordering them by profile. The GPU does the same steps
+ * on the device (gpu_profile.cu) with the same plan and keys. */
+#ifndef CANOPY_TRAVERSE_INSPECT_H
+#define CANOPY_TRAVERSE_INSPECT_H
+
+#include "traverse/profile.h"
+#include "traverse/run.h"
+
+/* What a hybrid schedule did, for --stats. */
+typedef struct canopy_profile_info {
+    int32_t depth;
+    int32_t n_cols;
+    int64_t chunks;
+    int64_t tests; /* truncation tests of the profile walks */
+} canopy_profile_info;
+
+/* Cuts the top tree `depth` levels below the root (0: the deepest cut with at most
+ * 256 top-tree leaves) and numbers its leaves. */
+canopy_status canopy_profile_plan_make(const canopy_tree_view *t, int guided, int32_t depth,
+                                       canopy_profile_plan *p);
+void canopy_profile_plan_free(canopy_profile_plan *p);
+
+/* Profiles queries[0..nq) (or q0 + i when queries is NULL) into keys (nq * words);
+ * returns the truncation tests made. */
+int64_t canopy_profile_cpu(const canopy_app *app, const void *ctx, const canopy_tree_view *t,
+                           const canopy_profile_plan *p, const int64_t *queries, int64_t q0,
+                           int64_t nq, uint64_t *keys);
+
+/* perm: the stable ascending order of n keys of `words` words (word 0 most significant). */
+canopy_status canopy_sort_by_keys(const uint64_t *keys, int32_t words, int64_t n, int64_t *perm);
+
+/* The whole hybrid schedule on the host: order receives a permutation of [0, nq). */
+canopy_status canopy_schedule_hybrid(const canopy_app *app, const void *ctx,
+                                     const canopy_tree_view *t, int32_t depth, int64_t nq,
+                                     int64_t *order, canopy_profile_info *info);
+
+#endif
+
+/* What auto looks at before choosing (canopy_inspect_sample). */
+typedef struct canopy_sample {
+    int64_t queries;        /* queries walked in full to count nodes */
+    double nodes_per_query; /* their mean truncation tests */
+    int64_t windows;        /* windows of 32 consecutive queries profiled */
+    double coherence;       /* how alike neighbouring queries traverse, 0..1 */
+} canopy_sample;
+
+/* Goldfarb §4.4: draws windows of 32 consecutive queries in the caller's order and
+ * profiles them in the top tree; coherence is, per window, the mean number of
+ * top-tree leaves a query reached over the number the window reached together
+ * (unguided), or the share of queries whose first top-tree leaf is the window's
+ * most common one (guided), averaged over windows: near 1 for sorted queries, near
+ * 1 / top-tree leaves for shuffled ones. nodes_per_query comes from walking up to
+ * 256 spread-out queries in full with `runner` (a CPU engine; their results are
+ * written and later overwritten by the real run). */
+canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
+                                    const canopy_tree_view *t, int64_t nq, canopy_cpu_runner runner,
+                                    canopy_sample *out);
