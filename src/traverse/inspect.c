@@ -2,22 +2,23 @@
  * every query in it, sort the queries by their profile keys (profile.h). */
 #include "traverse/inspect.h"
 
+#include "traverse/cpu_dr.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Unguided keys hold a bit per top-tree leaf and guided ones 10-bit steps: both stay
  * within CANOPY_PROFILE_MAX_WORDS words with at most MAX_COLS leaves. The automatic
- * cut is the deepest one with at most AUTO_COLS leaves: Liu's "a third of the height"
- * assumes one point per leaf, and with our buckets a third of the height leaves a
- * few dozen top-tree leaves, too coarse to order queries well (measured on clust2:
- * work expansion 3.6 with 32 leaves, 1.45 with 512, 1.18 for the tree order). */
+ * cut has up to AUTO_COLS leaves: Liu's "a third of the height" assumes one point
+ * per leaf, and with our buckets a third of the height leaves a few dozen top-tree
+ * leaves, too coarse to order queries well (measured on clust2: work expansion 3.6
+ * with 32 leaves, 1.45 with 512, 1.18 for the tree order). */
 enum { MAX_COLS = 64 * CANOPY_PROFILE_MAX_WORDS, AUTO_COLS = 256, GUIDED_WORDS = 2 };
 
-/* auto's coherence sample uses a coarse cut: with few columns a sorted window shares
- * most of them and a shuffled one reaches most of them, so one threshold separates
- * the two whatever the tree (tests/test_hybrid.c). */
-enum { SAMPLE_COLS = 32 };
+/* auto's coherence sample profiles in a coarser top tree: cheap, and still enough
+ * columns to tell windows of neighbours from windows of strangers. */
+enum { SAMPLE_COLS = 64 };
 
 static int32_t bits_for(int32_t v) {
     int32_t b = 1;
@@ -52,54 +53,146 @@ static int fits(int64_t cols, int32_t depth, int32_t widest, int32_t max_cols) {
     return cols <= max_cols && (int64_t)depth * (widest - 1) + 1 <= CANOPY_PROFILE_STACK;
 }
 
-static canopy_status plan_make(const canopy_tree_view *t, int guided, int32_t depth,
-                               int32_t auto_cols, canopy_profile_plan *p) {
-    memset(p, 0, sizeof *p);
-    if (depth < 0)
-        return canopy_fail(CANOPY_ERR_INVALID, "profile depth must be >= 0 (0 = automatic), got %d",
-                           (int)depth);
+/* A frontier node of the automatic cut: its index, level and point count. */
+typedef struct frontier_node {
+    int32_t node, level;
+    int64_t size;
+} frontier_node;
+
+static void heap_push(frontier_node *h, int32_t *n, frontier_node x) {
+    int32_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2].size < x.size) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static frontier_node heap_pop(frontier_node *h, int32_t *n) {
+    frontier_node top = h[0], x = h[--(*n)];
+    int32_t i = 0;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1].size > h[c].size) c++;
+        if (h[c].size <= x.size) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+    return top;
+}
+
+static int cmp_node(const void *a, const void *b) {
+    int32_t x = ((const frontier_node *)a)->node, y = ((const frontier_node *)b)->node;
+    return (x > y) - (x < y);
+}
+
+/* The automatic cut: starting from the root, split the frontier node holding the
+ * most points while the frontier stays within max_cols nodes and the walk's stack
+ * within CANOPY_PROFILE_STACK. Unlike a cut at one level it follows the points, so
+ * a skewed tree (a Plummer sphere's octree) is cut deep where its points are. */
+static canopy_status frontier_cut(const canopy_tree_view *t, int32_t max_cols, int32_t *col,
+                                  int32_t *n_cols, int32_t *depth) {
+    frontier_node *heap, *done;
+    int32_t cap = max_cols + 64, nh = 0, nd = 0, deepest = 0, widest = 1;
+    canopy_status s = canopy_alloc((void **)&heap, (size_t)cap, sizeof *heap);
+    if (!s) s = canopy_alloc((void **)&done, (size_t)cap, sizeof *done);
+    if (s) {
+        canopy_free(heap);
+        return s;
+    }
+    const canopy_node *root = canopy_tv_node(t, 0);
+    heap_push(heap, &nh, (frontier_node){0, 0, root->end - root->begin});
+    while (nh > 0) {
+        frontier_node f = heap_pop(heap, &nh);
+        const canopy_node *h = canopy_tv_node(t, f.node);
+        int32_t w = h->nchild > widest ? h->nchild : widest;
+        int32_t lv = f.level + 1 > deepest ? f.level + 1 : deepest;
+        int split = h->child >= 0 && nh + nd + h->nchild <= max_cols &&
+                    (int64_t)lv * (w - 1) + 1 <= CANOPY_PROFILE_STACK;
+        if (!split) {
+            done[nd++] = f;
+            continue;
+        }
+        widest = w;
+        deepest = lv;
+        for (int32_t c = 0; c < h->nchild; c++) {
+            const canopy_node *k = canopy_tv_node(t, h->child + c);
+            heap_push(heap, &nh, (frontier_node){h->child + c, f.level + 1, k->end - k->begin});
+        }
+    }
+    qsort(done, (size_t)nd, sizeof *done, cmp_node); /* columns in tree order */
+    for (int32_t i = 0; i < t->n_nodes; i++) col[i] = -1;
+    for (int32_t i = 0; i < nd; i++) {
+        col[done[i].node] = i;
+        deepest = done[i].level > deepest ? done[i].level : deepest;
+    }
+    *n_cols = nd;
+    *depth = deepest > 0 ? deepest : 1;
+    canopy_free(heap);
+    canopy_free(done);
+    return CANOPY_OK;
+}
+
+/* The cut at one level, for an explicit --profile-depth. */
+static canopy_status level_cut(const canopy_tree_view *t, int32_t *depth, int32_t *col,
+                               int32_t *n_cols) {
     int32_t height = t->depth - 1 > 1 ? t->depth - 1 : 1;
     int32_t *level = NULL, *widest = NULL;
     int64_t *cols = NULL;
     canopy_status s = canopy_alloc((void **)&level, (size_t)t->n_nodes + 1, sizeof *level);
     if (!s) s = canopy_alloc((void **)&cols, (size_t)height + 2, sizeof *cols);
     if (!s) s = canopy_alloc((void **)&widest, (size_t)height + 2, sizeof *widest);
-    if (!s) s = canopy_alloc((void **)&p->col, (size_t)t->n_nodes + 1, sizeof *p->col);
     if (!s) {
         count_columns(t, level, cols, widest);
-        if (depth == 0) {
-            depth = 1;
-            for (int32_t d = height; d >= 1; d--)
-                if (fits(cols[d], d, widest[d], auto_cols)) {
-                    depth = d;
-                    break;
-                }
-        }
-        if (depth > height) depth = height; /* deeper cuts add no columns */
-        if (!fits(cols[depth], depth, widest[depth], MAX_COLS))
+        if (*depth > height) *depth = height; /* deeper cuts add no columns */
+        int32_t d = *depth;
+        if (!fits(cols[d], d, widest[d], MAX_COLS))
             s = canopy_fail(CANOPY_ERR_INVALID,
                             "profile depth %d: the top tree would have %lld leaves (at most %d) "
                             "or need a deeper stack than %d entries; use a smaller "
                             "--profile-depth",
-                            (int)depth, (long long)cols[depth], MAX_COLS, CANOPY_PROFILE_STACK);
+                            (int)d, (long long)cols[d], MAX_COLS, CANOPY_PROFILE_STACK);
     }
     if (!s) {
-        int32_t n_cols = 0;
+        *n_cols = 0;
         for (int32_t i = 0; i < t->n_nodes; i++) {
             int top_leaf =
-                level[i] == depth || (level[i] < depth && canopy_tv_node(t, i)->child < 0);
-            p->col[i] = top_leaf && level[i] <= depth ? n_cols++ : -1;
+                level[i] == *depth || (level[i] < *depth && canopy_tv_node(t, i)->child < 0);
+            col[i] = top_leaf ? (*n_cols)++ : -1;
         }
-        p->depth = depth;
-        p->n_cols = n_cols;
-        p->step_bits = guided ? bits_for(n_cols) : 0;
-        p->words = guided ? GUIDED_WORDS : (n_cols + 63) / 64 > 0 ? (n_cols + 63) / 64 : 1;
     }
     canopy_free(level);
     canopy_free(cols);
     canopy_free(widest);
-    if (s) canopy_profile_plan_free(p);
     return s;
+}
+
+static canopy_status plan_make(const canopy_tree_view *t, int guided, int32_t depth,
+                               int32_t auto_cols, canopy_profile_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (depth < 0)
+        return canopy_fail(CANOPY_ERR_INVALID, "profile depth must be >= 0 (0 = automatic), got %d",
+                           (int)depth);
+    int32_t n_cols = 0;
+    canopy_status s = canopy_alloc((void **)&p->col, (size_t)t->n_nodes + 1, sizeof *p->col);
+    if (!s && t->n_nodes == 0) {
+        p->col[0] = -1;
+        depth = 1;
+    } else if (!s) {
+        s = depth ? level_cut(t, &depth, p->col, &n_cols)
+                  : frontier_cut(t, auto_cols, p->col, &n_cols, &depth);
+    }
+    if (s) {
+        canopy_profile_plan_free(p);
+        return s;
+    }
+    p->depth = depth;
+    p->n_cols = n_cols;
+    p->step_bits = guided ? bits_for(n_cols) : 0;
+    p->words = guided ? GUIDED_WORDS : (n_cols + 63) / 64 > 0 ? (n_cols + 63) / 64 : 1;
+    return CANOPY_OK;
 }
 
 canopy_status canopy_profile_plan_make(const canopy_tree_view *t, int guided, int32_t depth,
@@ -174,19 +267,22 @@ canopy_status canopy_schedule_hybrid(const canopy_app *app, const void *ctx,
     return s;
 }
 
-enum { WINDOW = 32, MAX_WINDOWS = 64, MAX_WALKS = 256 };
+enum { WINDOW = 32, WINDOWS = 16, MAX_WALKS = 256, MIN_WALKS = 16, WALK_TESTS = 200000 };
 
-static double window_coherence(const canopy_profile_plan *p, const uint64_t *keys) {
+/* Per window of WINDOW keys: unguided, the number of top-tree leaves reached together
+ * (and, added to *reached, by each query); guided, the share of queries whose first
+ * leaf is the window's most common one. */
+static double window_stat(const canopy_profile_plan *p, const uint64_t *keys, double *reached) {
     if (p->step_bits == 0) {
         uint64_t all[CANOPY_PROFILE_MAX_WORDS] = {0};
-        int64_t reached = 0, together = 0;
+        int64_t together = 0;
         for (int32_t i = 0; i < WINDOW; i++)
             for (int32_t w = 0; w < p->words; w++) {
                 all[w] |= keys[i * p->words + w];
-                reached += __builtin_popcountll(keys[i * p->words + w]);
+                *reached += __builtin_popcountll(keys[i * p->words + w]);
             }
         for (int32_t w = 0; w < p->words; w++) together += __builtin_popcountll(all[w]);
-        return together ? (double)reached / WINDOW / (double)together : 1.0;
+        return (double)together;
     }
     int32_t best = 0;
     for (int32_t i = 0; i < WINDOW; i++) {
@@ -199,44 +295,63 @@ static double window_coherence(const canopy_profile_plan *p, const uint64_t *key
     return (double)best / WINDOW;
 }
 
+static double clamp01(double x) {
+    return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
+}
+
 canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
-                                    const canopy_tree_view *t, int64_t nq, canopy_cpu_runner runner,
-                                    canopy_sample *out) {
+                                    const canopy_tree_view *t, int64_t nq, canopy_sample *out) {
     memset(out, 0, sizeof *out);
     out->coherence = 1.0;
-    if (nq == 0) return CANOPY_OK;
+    if (nq == 0 || t->n_nodes == 0) return CANOPY_OK;
     canopy_profile_plan p;
     canopy_status s = plan_make(t, app->guided, 0, SAMPLE_COLS, &p);
     if (s) return s;
-    int64_t windows = nq / WINDOW < MAX_WINDOWS ? nq / WINDOW : MAX_WINDOWS;
-    int64_t walks = nq < MAX_WALKS ? nq : MAX_WALKS;
-    int64_t *picked = NULL;
+    int64_t windows = nq / WINDOW < WINDOWS ? nq / WINDOW : WINDOWS;
+    int64_t profiled = 2 * windows * WINDOW;
     uint64_t *keys = NULL;
-    s = canopy_alloc((void **)&picked, (size_t)(windows * WINDOW + walks), sizeof *picked);
-    if (!s)
-        s = canopy_alloc((void **)&keys, (size_t)(windows * WINDOW + 1) * p.words, sizeof *keys);
-    if (!s) {
-        /* windows spread evenly over the queries, walks at evenly strided queries */
-        for (int64_t w = 0; w < windows; w++) {
-            int64_t start = (nq - WINDOW) * w / (windows > 1 ? windows - 1 : 1);
-            for (int32_t i = 0; i < WINDOW; i++) picked[w * WINDOW + i] = start + i;
-        }
-        int64_t *walk = picked + windows * WINDOW;
-        for (int64_t i = 0; i < walks; i++) walk[i] = i * nq / walks;
-        canopy_profile_cpu(app, ctx, t, &p, picked, 0, windows * WINDOW, keys);
-        double sum = 0.0;
+    int32_t *stack = NULL;
+    s = canopy_alloc((void **)&keys, (size_t)(profiled + 1) * (size_t)p.words, sizeof *keys);
+    if (!s) s = canopy_alloc((void **)&stack, (size_t)canopy_tree_stack_capacity(t), sizeof *stack);
+    _Alignas(64) unsigned char state[CANOPY_MAX_STATE];
+    if (!s && windows > 1) {
+        /* windows of consecutive queries, and as many "spread" windows whose members
+         * lie far apart in the caller's order: how much closer the former are than
+         * the latter is the coherence, whatever the tree and the application */
+        double con = 0.0, spread = 0.0, reached = 0.0, unused = 0.0;
         for (int64_t w = 0; w < windows; w++)
-            sum += window_coherence(&p, keys + w * WINDOW * p.words);
-        if (windows) out->coherence = sum / (double)windows;
+            for (int32_t i = 0; i < WINDOW; i++) {
+                int64_t qc = (nq - WINDOW) * w / (windows - 1) + i;
+                int64_t qs = (w + i * windows) * nq / (windows * WINDOW);
+                app->init(ctx, state, qc);
+                canopy_profile_walk(app, ctx, state, t, &p, keys + (w * WINDOW + i) * p.words);
+                app->init(ctx, state, qs);
+                canopy_profile_walk(app, ctx, state, t, &p,
+                                    keys + ((windows + w) * WINDOW + i) * p.words);
+            }
+        for (int64_t w = 0; w < windows; w++) {
+            con += window_stat(&p, keys + w * WINDOW * p.words, &reached);
+            spread += window_stat(&p, keys + (windows + w) * WINDOW * p.words, &unused);
+        }
+        con /= (double)windows;
+        spread /= (double)windows;
+        reached /= (double)(windows * WINDOW);
+        if (p.step_bits == 0) /* unions: from the spread windows' size down to one query's */
+            out->coherence = spread > reached ? clamp01((spread - con) / (spread - reached)) : 1.0;
+        else /* shares of the common first leaf: from the spread windows' up to 1 */
+            out->coherence = spread < 1.0 ? clamp01((con - spread) / (1.0 - spread)) : 1.0;
         out->windows = windows;
-        canopy_trav_job job = {ctx, t, walk, walks};
-        canopy_trav_counters cnt = {0, 0, 0, 0};
-        s = runner(&job, &cnt);
-        out->queries = walks;
-        out->nodes_per_query = (double)cnt.nodes / (double)walks;
     }
-    canopy_free(picked);
+    int64_t tests = 0, walks = 0, most = nq < MAX_WALKS ? nq : MAX_WALKS;
+    for (; !s && walks < most && (walks < MIN_WALKS || tests < WALK_TESTS); walks++) {
+        int64_t q = walks * (nq / most); /* spread over the set, first query included */
+        app->init(ctx, state, q);
+        tests += canopy_dr_walk(app, ctx, state, t, stack);
+    }
+    out->queries = walks;
+    out->nodes_per_query = walks ? (double)tests / (double)walks : 0.0;
     canopy_free(keys);
+    canopy_free(stack);
     canopy_profile_plan_free(&p);
     return s;
 }

@@ -45,14 +45,13 @@ typedef struct canopy_sample {
     double coherence;       /* how alike neighbouring queries traverse, 0..1 */
 } canopy_sample;
 
-/* Goldfarb §4.4: draws windows of 32 consecutive queries in the caller's order and
- * profiles them in the top tree; coherence is, per window, the mean number of
- * top-tree leaves a query reached over the number the window reached together
- * (unguided), or the share of queries whose first top-tree leaf is the window's
- * most common one (guided), averaged over windows: near 1 for sorted queries, near
- * 1 / top-tree leaves for shuffled ones. nodes_per_query comes from walking up to
- * 256 spread-out queries in full with `runner` (a CPU engine; their results are
- * written and later overwritten by the real run). */
+/* Goldfarb §4.4: do neighbouring queries traverse alike? Profiles 16 windows of 32
+ * consecutive queries, and 16 windows of 32 queries spread far apart, in a coarse
+ * top tree (at most 64 leaves). Unguided: coherence = (U_spread - U_window) /
+ * (U_spread - m), with U the leaves a window reached together and m those one query
+ * reached; guided: the same scale on the share of a window whose first top-tree leaf
+ * is its most common one. About 1 for sorted queries, 0 for shuffled ones.
+ * nodes_per_query: queries spread over the set walked in full (at least 16, at most
+ * 256, until 200,000 node tests). Single-threaded: it costs about a millisecond. */
 canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
-                                    const canopy_tree_view *t, int64_t nq, canopy_cpu_runner runner,
-                                    canopy_sample *out);
+                                    const canopy_tree_view *t, int64_t nq, canopy_sample *out);

@@ -20,7 +20,7 @@
 
 /* Entries of the profile walk's stack: at most depth * (fan-out - 1) + 1, and plans
  * keep the top tree within it. */
-enum { CANOPY_PROFILE_STACK = 64, CANOPY_PROFILE_MAX_WORDS = 8 };
+enum { CANOPY_PROFILE_STACK = 128, CANOPY_PROFILE_MAX_WORDS = 8 };
 
 typedef struct canopy_profile_plan {
     int32_t depth;     /* levels below the root that the profile descends (>= 1) */

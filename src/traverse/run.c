@@ -50,8 +50,8 @@ enum { GPU_AUTO_MIN_QUERIES = 20000, SCHEDULE_MIN_QUERIES = 4096 };
  * COHERENT means the caller's order is already as good as a sorted one; unguided GPU
  * work (queries x nodes per query) at or above HYBRID_MIN_WORK pays for the hybrid
  * schedule, below it the unsorted non-lockstep ropes kernel is faster overall. */
-#define COHERENT 0.3
-#define HYBRID_MIN_WORK 1e8
+#define COHERENT 0.5
+#define HYBRID_MIN_WORK 5e8
 
 static int is_lockstep(canopy_variant v) {
     return v == CANOPY_VARIANT_SIMD_L || gpu_only(v);
@@ -106,20 +106,28 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
     if (*b == CANOPY_BACKEND_GPU && !canopy_gpu_usable())
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: no usable CUDA device", tr->name);
     if (*v != CANOPY_VARIANT_AUTO && *s != CANOPY_SCHEDULE_AUTO) return CANOPY_OK;
+    int gpu = *b == CANOPY_BACKEND_GPU, guided = tr->app->guided;
+    if (gpu && guided && (*v == CANOPY_VARIANT_AUTO || !is_lockstep(*v))) {
+        /* the choice does not depend on the queries: skip the sample's cost */
+        if (*v == CANOPY_VARIANT_AUTO) *v = CANOPY_VARIANT_GDR;
+        if (*s == CANOPY_SCHEDULE_AUTO) *s = CANOPY_SCHEDULE_NONE;
+        add_note(note, note_len,
+                 "variant %s, schedule %s (guided traversal on the GPU: non-lockstep, unsorted)",
+                 canopy_variant_name(*v), canopy_schedule_name(*s));
+        return CANOPY_OK;
+    }
 
     canopy_sample smp;
     double t0 = canopy_now();
-    canopy_status st = canopy_inspect_sample(tr->app, tr->ctx, &tree->view, tr->nq,
-                                             tr->cpu[CANOPY_VARIANT_DR], &smp);
+    canopy_status st = canopy_inspect_sample(tr->app, tr->ctx, &tree->view, tr->nq, &smp);
     if (st) return st;
-    int gpu = *b == CANOPY_BACKEND_GPU, guided = tr->app->guided;
     int coherent = smp.coherence >= COHERENT;
     double work = (double)tr->nq * smp.nodes_per_query;
     add_note(note, note_len,
              "sample: %lld queries walked, %.1f nodes/query, coherence %.2f over %lld windows "
-             "of 32 (sorted >= %.2f), work %.3g node tests, %.2f ms",
+             "of 32 (sorted >= %.2f), work %.3g node tests (hybrid >= %.3g), %.2f ms",
              (long long)smp.queries, smp.nodes_per_query, smp.coherence, (long long)smp.windows,
-             COHERENT, work, (canopy_now() - t0) * 1e3);
+             COHERENT, work, HYBRID_MIN_WORK, (canopy_now() - t0) * 1e3);
     if (*v == CANOPY_VARIANT_AUTO) {
         if (gpu)
             *v = guided                                ? CANOPY_VARIANT_GDR
