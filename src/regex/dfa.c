@@ -41,8 +41,8 @@ struct cre_dfa {
     int32_t table_cap;
     uint32_t *mark;
     uint32_t gen;
-    int32_t *stack, *set, *raw, *junk, *saved;
-    uint64_t *tmask, *saved_mask;
+    int32_t *stack, *set, *raw, *junk, *saved, *tset;
+    uint64_t *tmask, *saved_mask, *tset_mask;
     uint32_t start; /* premultiplied row of the start state */
     int start_decided;
     int64_t built, fallbacks;
@@ -83,9 +83,9 @@ int64_t cre_dfa_states(const cre_dfa *d) {
 int64_t cre_dfa_fallbacks(const cre_dfa *d) {
     return d->fallbacks;
 }
-void cre_dfa_set_limit(cre_dfa *d, int32_t max_states) {
-    d->max_states = max_states < 2 ? 2 : max_states;
-    d->mode = -1;
+static int32_t limit_override;
+void cre_dfa_limit_override(int32_t max_states) {
+    limit_override = max_states > 0 ? max_states : 0;
 }
 
 void cre_dfa_free(cre_dfa *d) {
@@ -104,8 +104,10 @@ void cre_dfa_free(cre_dfa *d) {
     free(d->raw);
     free(d->junk);
     free(d->saved);
+    free(d->tset);
     free(d->tmask);
     free(d->saved_mask);
+    free(d->tset_mask);
     free(d);
 }
 
@@ -122,16 +124,19 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
     d->max_states = DFA_MAX_STATES;
     size_t by_bytes = DFA_MAX_BYTES / ((size_t)d->ncls * 4 + 64);
     if ((size_t)d->max_states > by_bytes) d->max_states = by_bytes < 2 ? 2 : (int32_t)by_bytes;
+    if (limit_override) d->max_states = limit_override < 3 ? 3 : limit_override;
     d->mark = calloc(m, sizeof *d->mark);
     d->stack = malloc(m * sizeof *d->stack);
     d->set = malloc(m * sizeof *d->set);
     d->raw = malloc(m * sizeof *d->raw);
     d->junk = malloc(m * sizeof *d->junk);
     d->saved = malloc(m * sizeof *d->saved);
+    d->tset = malloc(m * sizeof *d->tset);
     d->tmask = calloc((size_t)d->words, sizeof *d->tmask);
     d->saved_mask = calloc((size_t)d->words, sizeof *d->saved_mask);
-    if (!d->mark || !d->stack || !d->set || !d->raw || !d->junk || !d->saved || !d->tmask ||
-        !d->saved_mask) {
+    d->tset_mask = calloc((size_t)d->words, sizeof *d->tset_mask);
+    if (!d->mark || !d->stack || !d->set || !d->raw || !d->junk || !d->saved || !d->tset ||
+        !d->tmask || !d->saved_mask || !d->tset_mask) {
         cre_dfa_free(d);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory (regex DFA)");
     }
@@ -372,10 +377,12 @@ static int64_t build(cre_dfa *d, uint32_t *s, int32_t k, int all, int *flushes) 
         n = canonical(d, d->set, n, all, d->tmask);
         int32_t t = intern(d, d->set, n, 0, d->tmask, all);
         if (t == -1) {
-            /* full: flush, then rebuild the start and the current state */
+            /* full: flush, then rebuild the start, the current and the target state */
             memcpy(d->saved, pcs, (size_t)np * sizeof *pcs);
             memcpy(d->saved_mask, d->masks + (size_t)si * d->words,
                    (size_t)d->words * sizeof *d->saved_mask);
+            memcpy(d->tset, d->set, (size_t)n * sizeof *d->set);
+            memcpy(d->tset_mask, d->tmask, (size_t)d->words * sizeof *d->tmask);
             int bol = d->at_bol[si];
             flush(d);
             ++*flushes;
@@ -383,7 +390,7 @@ static int64_t build(cre_dfa *d, uint32_t *s, int32_t k, int all, int *flushes) 
             int32_t ni = intern(d, d->saved, np, bol, d->saved_mask, all);
             if (ni < 0) return -2;
             *s = (uint32_t)ni * (uint32_t)d->ncls;
-            t = intern(d, d->set, n, 0, d->tmask, all);
+            t = intern(d, d->tset, n, 0, d->tset_mask, all);
         }
         if (t < 0) return t;
         entry = (uint32_t)t * (uint32_t)d->ncls;
@@ -438,6 +445,14 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
     const uint8_t *cls = d->info->cls;
     int64_t hits = 0, line = 0;
     int flushes = 0;
+    if (d->mode != (int32_t)mode) {
+        flush(d);
+        if (make_start(d, all) < 0) {
+            d->fallbacks++;
+            return pike_lines(d, pike, b, e, mode, sel, counts, mask);
+        }
+        d->mode = (int32_t)mode;
+    }
     if (d->start_decided) { /* every line matches at its start (e.g. the empty pattern) */
         int64_t n = canopy_regex_count_lines((const char *)b, (size_t)(e - b));
         for (int64_t i = 0; i < n; i++) {
@@ -479,7 +494,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
             /* thrashing (or no memory for the cache): the Pike VM finishes the block */
             d->fallbacks++;
             flush(d);
-            d->mode = -1; /* the next block starts with a fresh cache */
+            d->mode = -1; /* the next scan starts with a fresh cache */
             return hits + pike_lines(d, pike, ls, e, mode, sel ? sel + line : NULL, counts, mask);
         }
     }
@@ -493,14 +508,6 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
 
 int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
                       cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
-    if (d->mode != (int32_t)mode) {
-        flush(d);
-        if (make_start(d, mode == CRE_ALL) < 0) {
-            d->fallbacks++;
-            return pike_lines(d, pike, b, e, mode, sel, counts, mask);
-        }
-        d->mode = (int32_t)mode;
-    }
     const cre_dfa_info *info = d->info;
     if (mode == CRE_ALL || info->n_lit == 0) return scan(d, pike, b, e, mode, sel, counts, mask);
     /* prefilter: only lines holding a required literal can match */

@@ -36,8 +36,9 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
 void cre_dfa_free(cre_dfa *d);
 int64_t cre_dfa_states(const cre_dfa *d);
 int64_t cre_dfa_fallbacks(const cre_dfa *d);
-/* Caps the cache (states); tests use a tiny cap to exercise flushes and fallback. */
-void cre_dfa_set_limit(cre_dfa *d, int32_t max_states);
+/* Caps the cache of every DFA created from now on (states; 0 = the default), so
+ * tests can force flushes and the Pike VM fallback. Not thread-safe. */
+void cre_dfa_limit_override(int32_t max_states);
 
 /* Runs whole lines [b, e): returns the lines matching some pattern; sel (may be
  * NULL) gets a verdict per line; CRE_ALL adds each line's patterns to counts. The

@@ -82,6 +82,11 @@ int64_t canopy_regex_count_lines(const char *buf, size_t len) {
     return n;
 }
 
+static size_t block_override;
+void cre_block_override(size_t bytes) {
+    block_override = bytes;
+}
+
 /* Per-thread engine state. */
 typedef struct worker {
     cre_pike_scratch pike;
@@ -166,6 +171,7 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     int threads = canopy_threads();
     size_t want = len / ((size_t)threads * 8) + 1;
     if (want < ((size_t)1 << 18)) want = (size_t)1 << 18;
+    if (block_override) want = block_override;
     int64_t nb = 0;
     size_t *cut = malloc((len / want + 2) * sizeof *cut);
     if (!cut) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
@@ -194,6 +200,8 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
         first[i + 1] = canopy_regex_count_lines(buf + cut[i], cut[i + 1] - cut[i]);
     for (int64_t i = 0; i < nb; i++) first[i + 1] += first[i];
     r.lines = first[nb];
+    /* engines with a prefilter write only the lines they examine */
+    if (selected) memset(selected, 0, (size_t)r.lines);
 
     canopy_status st = CANOPY_OK;
     int64_t matched = 0;

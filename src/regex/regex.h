@@ -92,4 +92,8 @@ int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *l
 int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
                           cre_mode mode, uint64_t *mask);
 
+/* Blocks of this many bytes (0: the default) in canopy_regex_match, so tests can
+ * put many block boundaries into a small buffer. Not thread-safe. */
+void cre_block_override(size_t bytes);
+
 #endif
