@@ -303,7 +303,7 @@ static int32_t intern(cre_dfa *d, const int32_t *s, int32_t n, int bol, const ui
         uint32_t k = h & (uint32_t)(d->table_cap - 1);
         for (int32_t i; (i = d->table[k]) >= 0; k = (k + 1) & (uint32_t)(d->table_cap - 1))
             if (d->npcs[i] == n && d->at_bol[i] == bol &&
-                memcmp(d->pool + d->pcs_off[i], s, (size_t)n * sizeof *s) == 0 &&
+                (n == 0 || memcmp(d->pool + d->pcs_off[i], s, (size_t)n * sizeof *s) == 0) &&
                 memcmp(d->masks + (size_t)i * d->words, m, (size_t)d->words * sizeof *m) == 0)
                 return i;
     }
@@ -314,7 +314,7 @@ static int32_t intern(cre_dfa *d, const int32_t *s, int32_t n, int bol, const ui
     d->pcs_off[i] = (int32_t)d->pool_n;
     d->npcs[i] = n;
     d->at_bol[i] = (uint8_t)bol;
-    memcpy(d->pool + d->pool_n, s, (size_t)n * sizeof *s);
+    if (n) memcpy(d->pool + d->pool_n, s, (size_t)n * sizeof *s); /* pool may be NULL */
     d->pool_n += n;
     uint64_t *mi = d->masks + (size_t)i * d->words, *fi = d->finals + (size_t)i * d->words;
     memcpy(mi, m, (size_t)d->words * sizeof *m);
@@ -378,10 +378,10 @@ static int64_t build(cre_dfa *d, uint32_t *s, int32_t k, int all, int *flushes) 
         int32_t t = intern(d, d->set, n, 0, d->tmask, all);
         if (t == -1) {
             /* full: flush, then rebuild the start, the current and the target state */
-            memcpy(d->saved, pcs, (size_t)np * sizeof *pcs);
+            if (np) memcpy(d->saved, pcs, (size_t)np * sizeof *pcs);
             memcpy(d->saved_mask, d->masks + (size_t)si * d->words,
                    (size_t)d->words * sizeof *d->saved_mask);
-            memcpy(d->tset, d->set, (size_t)n * sizeof *d->set);
+            if (n) memcpy(d->tset, d->set, (size_t)n * sizeof *d->set);
             memcpy(d->tset_mask, d->tmask, (size_t)d->words * sizeof *d->tmask);
             int bol = d->at_bol[si];
             flush(d);
