@@ -665,6 +665,60 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
                                     const canopy_predict_options *opt, double *out,
                                     canopy_predict_stats *stats);
 
+/* ==================================================================== regex == */
+/* (multi-pattern POSIX extended regular expressions, grep -E syntax in the C
+ * locale: see docs/regex.md) */
+
+typedef struct canopy_regex canopy_regex; /* compiled set of patterns, immutable */
+
+enum { CANOPY_REGEX_ICASE = 1 }; /* compile flag: ignore case (ASCII letters) */
+
+typedef enum canopy_regex_engine {
+    CANOPY_REGEX_ENGINE_AUTO = 0, /* dfa */
+    CANOPY_REGEX_ENGINE_PIKE,     /* scalar Thompson/Pike simulation (the reference) */
+    CANOPY_REGEX_ENGINE_SIMD,     /* the same on AVX2 / AVX-512 lanes over NFA threads */
+    CANOPY_REGEX_ENGINE_DFA,      /* lazy DFA + literal prefilter, Pike VM fallback */
+    CANOPY_REGEX_ENGINE_COUNT
+} canopy_regex_engine;
+const char *canopy_regex_engine_name(canopy_regex_engine e);
+canopy_status canopy_regex_engine_parse(const char *s, canopy_regex_engine *out);
+
+/* Compiles n >= 0 patterns into one program (their alternation). Pattern i has
+ * lens[i] bytes (lens NULL: NUL-terminated strings). A malformed pattern fails with
+ * CANOPY_ERR_INVALID and grep's message, e.g. "Unmatched ( or \(". n = 0 gives a
+ * set that matches no line. */
+canopy_status canopy_regex_compile(const char *const *patterns, const size_t *lens, int32_t n,
+                                   uint32_t flags, canopy_regex **out);
+void canopy_regex_free(canopy_regex *re);
+int32_t canopy_regex_pattern_count(const canopy_regex *re);
+
+/* Lines of a buffer as canopy_regex_match splits it: on '\n', a last line without
+ * '\n' included; an empty buffer has none. */
+int64_t canopy_regex_count_lines(const char *buf, size_t len);
+
+typedef struct canopy_regex_match_options {
+    canopy_regex_engine engine;
+    int32_t invert; /* select the lines that match no pattern (grep -v) */
+} canopy_regex_match_options;
+
+typedef struct canopy_regex_result {
+    int64_t lines;    /* lines in the buffer */
+    int64_t selected; /* lines selected */
+    canopy_regex_engine engine; /* what ran (auto resolved) */
+    canopy_isa isa;             /* simd: the lanes used */
+    int64_t dfa_states;         /* dfa: states built, summed over threads */
+    int64_t dfa_fallbacks;      /* dfa: blocks finished by the Pike VM (cache full) */
+} canopy_regex_result;
+
+/* Matches every line of buf (a line matches if some pattern matches a substring
+ * of it; bytes are characters, CR is an ordinary byte). selected (NULL: not
+ * wanted) gets one byte per line, 1 = selected. pattern_counts (NULL: not wanted)
+ * gets, per pattern, the lines it matches (with invert: does not match). Lines are
+ * processed in parallel blocks on canopy_threads() cores; opt and res may be NULL. */
+canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t len,
+                                 const canopy_regex_match_options *opt, uint8_t *selected,
+                                 int64_t *pattern_counts, canopy_regex_result *res);
+
 #ifdef __cplusplus
 }
 #endif

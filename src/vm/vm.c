@@ -7,7 +7,7 @@
 
 const char *cvm_op_name(cvm_op op) {
     static const char *const names[CVM_OP_COUNT] = {"nomatch", "match", "store", "cmp",
-                                                    "dot",     "jmp",   "fork"};
+                                                    "dot",     "jmp",   "fork",  "assert"};
     return (unsigned)op < CVM_OP_COUNT ? names[op] : "?";
 }
 

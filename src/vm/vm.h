@@ -1,8 +1,8 @@
 /* Ren's bytecode IR (Ren, Mytkowicz, Agrawal 2014, §3, Table I) and its
  * interpreters. A traversal is a task (input, pc); node operations T move it to a
  * next pc, leaf operations W finish it. Forests use cmp/store; dot, jmp, fork,
- * match and nomatch are the regular-expression operations (Table III), defined here
- * for the regex engine. */
+ * match and nomatch are the regular-expression operations (Table III), plus one
+ * assert for the anchors ^ and $ (src/regex). */
 #ifndef CANOPY_VM_H
 #define CANOPY_VM_H
 
@@ -15,12 +15,16 @@ typedef enum cvm_op {
     CVM_MATCH,       /* W: the task ends with a match (regex) */
     CVM_STORE,       /* W: add a leaf to the task's accumulator and end (forest) */
     CVM_CMP,         /* T: compare; forest: x[feature] <= threshold ? target : target + 1;
-                        regex: input char == arg ? next : end */
+                        regex: input byte in byte set `arg` ? pc + 1 : end */
     CVM_DOT,         /* T: any input character (regex) */
     CVM_JMP,         /* T: pc = target (regex) */
     CVM_FORK,        /* T: start a task at target, continue at pc + 1 (regex) */
+    CVM_ASSERT,      /* T: continue at pc + 1 if the position is a line's start
+                        (arg CVM_ASSERT_BOL) or end (CVM_ASSERT_EOL), else end (regex) */
     CVM_OP_COUNT
 } cvm_op;
+
+enum { CVM_ASSERT_BOL = 0, CVM_ASSERT_EOL = 1 };
 
 /* One instruction is four 32-bit words, so SIMD lanes gather every field with the
  * same index (pc * 4 + field).
@@ -64,5 +68,8 @@ int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t s
                             int32_t *pc, int32_t n, double *acc, int compaction);
 /* Builds the compaction shuffle table; call once before running SIMD in parallel. */
 void cvm_simd_init(void);
+/* That table: for each 8-bit keep mask, the lane indices of its set bits, packed to
+ * the front (the permutation of one AVX2 stream-compaction step, §3.3). */
+extern int32_t cvm_compact_perm[256][8];
 
 #endif

@@ -13,7 +13,7 @@
 #include <immintrin.h>
 
 /* For each 8-bit keep mask, the lane indices of its set bits, packed to the front. */
-static int32_t compact_perm[256][8];
+int32_t cvm_compact_perm[256][8];
 
 void cvm_simd_init(void) {
     static int done;
@@ -21,8 +21,8 @@ void cvm_simd_init(void) {
     for (int m = 0; m < 256; m++) {
         int k = 0;
         for (int b = 0; b < 8; b++)
-            if (m & (1 << b)) compact_perm[m][k++] = b;
-        while (k < 8) compact_perm[m][k++] = 0;
+            if (m & (1 << b)) cvm_compact_perm[m][k++] = b;
+        while (k < 8) cvm_compact_perm[m][k++] = 0;
     }
     done = 1;
 }
@@ -95,7 +95,7 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
             live += __builtin_popcount(keep);
             if (compaction) {
                 /* survivors to the front; w <= i, so only already-read slots are written */
-                __m256i perm = _mm256_loadu_si256((const __m256i *)compact_perm[keep]);
+                __m256i perm = _mm256_loadu_si256((const __m256i *)cvm_compact_perm[keep]);
                 _mm256_storeu_si256((__m256i *)(pc + w), _mm256_permutevar8x32_epi32(npc, perm));
                 _mm256_storeu_si256((__m256i *)(row + w), _mm256_permutevar8x32_epi32(vrow, perm));
                 w += __builtin_popcount(keep);
@@ -116,6 +116,7 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
     return steps;
 }
 #else
+int32_t cvm_compact_perm[256][8];
 void cvm_simd_init(void) {}
 int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
                             int32_t *pc, int32_t n, double *acc, int compaction) {

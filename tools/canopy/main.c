@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"tree", "bottom-up tree aggregations: heights, descendants, mass", cmd_tree},
     {"predict", "decision-forest inference (XGBoost, LightGBM, canopy models)", cmd_predict},
     {"forest", "inspect a decision-forest model", cmd_forest},
+    {"grep", "lines matching any of many extended regular expressions", cmd_grep},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -1,0 +1,270 @@
+/* Syntax trees to Ren's bytecode (Table III): a byte set is `cmp set`, `.` is
+ * `dot`, alternation is `fork L2; C(e1); jmp L3; L2: C(e2); L3:`, e* is
+ * `L1: fork L2; C(e); jmp L1; L2:`, e+ is `L1: C(e); fork L1`, and e? is
+ * `fork L2; C(e); L2:`. Bounded repetitions are unrolled. The program of n
+ * patterns is their alternation, each ending in `match p`, so one simulation
+ * answers for all of them. Anchors are one extra op, `assert bol|eol`. */
+#include "regex/regex.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct emitter {
+    cvm_insn *code;
+    int32_t n;
+    uint32_t (*sets)[8];
+    int32_t n_sets, cap_sets;
+    int32_t *hash; /* open addressing over set indices, -1 = empty */
+    int32_t hash_cap;
+    canopy_status err;
+} emitter;
+
+static uint64_t set_hash(const uint32_t *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (int k = 0; k < 8; k++) h = (h ^ s[k]) * 1099511628211ull;
+    return h;
+}
+
+static int grow_hash(emitter *e) {
+    int32_t cap = e->hash_cap ? e->hash_cap * 2 : 64;
+    int32_t *h = malloc((size_t)cap * sizeof *h);
+    if (!h) return -1;
+    for (int32_t i = 0; i < cap; i++) h[i] = -1;
+    for (int32_t i = 0; i < e->n_sets; i++) {
+        uint64_t k = set_hash(e->sets[i]) & (uint64_t)(cap - 1);
+        while (h[k] >= 0) k = (k + 1) & (uint64_t)(cap - 1);
+        h[k] = i;
+    }
+    free(e->hash);
+    e->hash = h;
+    e->hash_cap = cap;
+    return 0;
+}
+
+/* The index of `set` in the program's set table, added if new (patterns share sets). */
+static int32_t intern_set(emitter *e, const uint32_t *set) {
+    if (2 * (e->n_sets + 1) > e->hash_cap && grow_hash(e)) return -1;
+    uint64_t k = set_hash(set) & (uint64_t)(e->hash_cap - 1);
+    while (e->hash[k] >= 0) {
+        if (memcmp(e->sets[e->hash[k]], set, 32) == 0) return e->hash[k];
+        k = (k + 1) & (uint64_t)(e->hash_cap - 1);
+    }
+    if (e->n_sets == e->cap_sets) {
+        int32_t cap = e->cap_sets ? e->cap_sets * 2 : 16;
+        void *s = realloc(e->sets, (size_t)cap * sizeof *e->sets);
+        if (!s) return -1;
+        e->sets = s;
+        e->cap_sets = cap;
+    }
+    memcpy(e->sets[e->n_sets], set, 32);
+    e->hash[k] = e->n_sets;
+    return e->n_sets++;
+}
+
+static int64_t node_size(const cre_tree *t, int32_t i);
+
+/* CAT and ALT trees are left-deep chains as long as the pattern; walking their
+ * spine iteratively keeps recursion depth at the nesting depth of groups. */
+static int32_t spine(const cre_tree *t, int32_t i, int kind, int32_t **out) {
+    int32_t n = 1;
+    for (int32_t j = i; t->nodes[j].kind == kind; j = t->nodes[j].a) n++;
+    int32_t *v = malloc((size_t)n * sizeof *v);
+    if (!v) return -1;
+    int32_t k = n;
+    int32_t j = i;
+    for (; t->nodes[j].kind == kind; j = t->nodes[j].a) v[--k] = t->nodes[j].b;
+    v[--k] = j;
+    *out = v;
+    return n;
+}
+
+static int64_t cap_add(int64_t a, int64_t b) {
+    return a + b > CRE_MAX_INSNS ? CRE_MAX_INSNS + 1 : a + b;
+}
+static int64_t cap_mul(int64_t a, int64_t b) {
+    return a && b > (CRE_MAX_INSNS + 1) / a ? CRE_MAX_INSNS + 1 : cap_add(a * b, 0);
+}
+
+/* Instructions emitted for a node, capped just above CRE_MAX_INSNS; -1: no memory. */
+static int64_t node_size(const cre_tree *t, int32_t i) {
+    const cre_node *n = &t->nodes[i];
+    switch (n->kind) {
+    case CRE_EMPTY:
+        return 0;
+    case CRE_SET:
+    case CRE_DOT:
+    case CRE_BOL:
+    case CRE_EOL:
+        return 1;
+    case CRE_CAT:
+    case CRE_ALT: {
+        int32_t *v;
+        int32_t k = spine(t, i, n->kind, &v);
+        if (k < 0) return -1;
+        int64_t s = n->kind == CRE_ALT ? 2 * (int64_t)(k - 1) : 0;
+        for (int32_t j = 0; j < k && s >= 0; j++) {
+            int64_t c = node_size(t, v[j]);
+            s = c < 0 ? -1 : cap_add(s, c);
+        }
+        free(v);
+        return s;
+    }
+    case CRE_REP: {
+        int64_t c = node_size(t, n->a);
+        if (c <= 0) return c;
+        if (n->max < 0) return n->min == 0 ? c + 2 : cap_add(cap_mul(c, n->min), 1);
+        return cap_add(cap_mul(c, n->min), cap_mul(c + 1, n->max - n->min));
+    }
+    }
+    return 0;
+}
+
+static int32_t put(emitter *e, int32_t op, int32_t arg, int32_t target) {
+    cvm_insn *in = &e->code[e->n];
+    in->op = op;
+    in->arg = arg;
+    in->imm = 0;
+    in->target = target;
+    return e->n++;
+}
+
+static int emit(emitter *e, const cre_tree *t, int32_t i) {
+    const cre_node *n = &t->nodes[i];
+    switch (n->kind) {
+    case CRE_EMPTY:
+        return 0;
+    case CRE_SET: {
+        int32_t s = intern_set(e, n->set);
+        if (s < 0) return -1;
+        put(e, CVM_CMP, s, 0);
+        return 0;
+    }
+    case CRE_DOT:
+        put(e, CVM_DOT, 0, 0);
+        return 0;
+    case CRE_BOL:
+        put(e, CVM_ASSERT, CVM_ASSERT_BOL, 0);
+        return 0;
+    case CRE_EOL:
+        put(e, CVM_ASSERT, CVM_ASSERT_EOL, 0);
+        return 0;
+    case CRE_CAT: {
+        int32_t *v;
+        int32_t k = spine(t, i, CRE_CAT, &v);
+        if (k < 0) return -1;
+        int rc = 0;
+        for (int32_t j = 0; j < k && !rc; j++) rc = emit(e, t, v[j]);
+        free(v);
+        return rc;
+    }
+    case CRE_ALT: {
+        /* fork L2; C(e1); jmp L3; L2: C(e2); ... with every jmp to the common end */
+        int32_t *v;
+        int32_t k = spine(t, i, CRE_ALT, &v);
+        if (k < 0) return -1;
+        int32_t *jumps = malloc((size_t)k * sizeof *jumps);
+        int rc = jumps ? 0 : -1;
+        for (int32_t j = 0; j < k && !rc; j++) {
+            int32_t f = j + 1 < k ? put(e, CVM_FORK, 0, 0) : -1;
+            rc = emit(e, t, v[j]);
+            if (f >= 0) {
+                jumps[j] = put(e, CVM_JMP, 0, 0);
+                e->code[f].target = e->n;
+            }
+        }
+        for (int32_t j = 0; j + 1 < k && !rc; j++) e->code[jumps[j]].target = e->n;
+        free(jumps);
+        free(v);
+        return rc;
+    }
+    case CRE_REP: {
+        if (node_size(t, n->a) == 0) return 0;
+        if (n->max < 0 && n->min == 0) {
+            int32_t l1 = put(e, CVM_FORK, 0, 0);
+            if (emit(e, t, n->a)) return -1;
+            put(e, CVM_JMP, 0, l1);
+            e->code[l1].target = e->n;
+            return 0;
+        }
+        int32_t copies = n->max < 0 ? n->min - 1 : n->min;
+        for (int32_t j = 0; j < copies; j++)
+            if (emit(e, t, n->a)) return -1;
+        if (n->max < 0) {
+            int32_t l1 = e->n;
+            if (emit(e, t, n->a)) return -1;
+            put(e, CVM_FORK, 0, l1);
+            return 0;
+        }
+        /* e{0,k} as k times "fork END; C(e)": each copy may be the last */
+        int32_t opt = n->max - n->min;
+        int32_t *forks = malloc((size_t)(opt > 0 ? opt : 1) * sizeof *forks);
+        if (!forks) return -1;
+        int rc = 0;
+        for (int32_t j = 0; j < opt && !rc; j++) {
+            forks[j] = put(e, CVM_FORK, 0, 0);
+            rc = emit(e, t, n->a);
+        }
+        for (int32_t j = 0; j < opt && !rc; j++) e->code[forks[j]].target = e->n;
+        free(forks);
+        return rc;
+    }
+    }
+    return 0;
+}
+
+canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
+    memset(out, 0, sizeof *out);
+    if (n < 0) return canopy_fail(CANOPY_ERR_INVALID, "negative pattern count");
+    int64_t total = 1;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t s = node_size(&trees[i], trees[i].root);
+        if (s < 0) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory compiling patterns");
+        total = cap_add(total, s + 2);
+    }
+    if (total > CRE_MAX_INSNS) return canopy_fail(CANOPY_ERR_INVALID, "Regular expression too big");
+    emitter e;
+    memset(&e, 0, sizeof e);
+    canopy_status st = canopy_alloc((void **)&e.code, (size_t)total, sizeof *e.code);
+    if (st) return st;
+    int32_t *pattern_of = NULL;
+    st = canopy_alloc((void **)&pattern_of, (size_t)total, sizeof *pattern_of);
+    if (st) {
+        canopy_free(e.code);
+        return st;
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < n && !rc; i++) {
+        int32_t f = i + 1 < n ? put(&e, CVM_FORK, 0, 0) : -1;
+        if (f >= 0) pattern_of[f] = -1;
+        int32_t begin = e.n;
+        rc = emit(&e, &trees[i], trees[i].root);
+        put(&e, CVM_MATCH, i, 0);
+        for (int32_t pc = begin; pc < e.n; pc++) pattern_of[pc] = i;
+        if (f >= 0) e.code[f].target = e.n;
+    }
+    int32_t pad = put(&e, CVM_NOMATCH, 0, 0);
+    pattern_of[pad] = -1;
+    free(e.hash);
+    if (rc) {
+        canopy_free(e.code);
+        canopy_free(pattern_of);
+        free(e.sets);
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory compiling patterns");
+    }
+    out->vm.code = e.code;
+    out->vm.n = e.n;
+    out->vm.pad_pc = pad;
+    out->sets = e.sets;
+    out->n_sets = e.n_sets;
+    out->n_patterns = n;
+    out->mask_words = n > 0 ? (n + 63) / 64 : 1;
+    out->pattern_of = pattern_of;
+    return CANOPY_OK;
+}
+
+void cre_prog_free(cre_prog *p) {
+    canopy_free(p->vm.code);
+    canopy_free(p->pattern_of);
+    free(p->sets);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,532 @@
+/* The lazy DFA: states are canonical (sorted) sets of Pike VM threads after
+ * closure, built on first use, so matching a line is one table lookup per byte
+ * (the memoised Thompson simulation). Transition entries are premultiplied row
+ * offsets; values with the top bit set are the rare cases, handled off the hot
+ * loop: an entry not built yet, a line end ('\n' has its own byte class), and a
+ * line decided early (some pattern matched when any will do, or every pattern
+ * matched). The ^/$ anchors stay exact: the start state of a line is the only one
+ * at the line's beginning, and a state keeps the `assert eol` threads waiting so
+ * its verdict at the line's end is known when it is built. */
+#include "regex/dfa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    T_UNKNOWN = -1, /* 0xffffffff: not built yet */
+    T_NEWLINE = -2, /* the '\n' column of every row */
+    T_DECIDED = -3, /* the line's result is known: skip to its end */
+    T_SPECIAL = 1u << 31
+};
+/* Default cache: 4096 states of at most 8 MiB of transitions and thread sets. */
+#define DFA_MAX_STATES 4096
+#define DFA_MAX_BYTES ((size_t)8 << 20)
+/* A block whose cache is flushed this often is finished by the Pike VM. */
+#define DFA_MAX_FLUSHES 4
+
+struct cre_dfa {
+    const cre_prog *p;
+    const cre_dfa_info *info;
+    int32_t ncls, words;
+    int32_t mode; /* the mode the cache was built for (-1 none) */
+    uint32_t *trans;
+    int32_t n_states, cap_states, max_states;
+    int32_t *pcs_off, *npcs;
+    uint8_t *at_bol;
+    uint64_t *masks;  /* per state: patterns matched so far (CRE_ALL) */
+    uint64_t *finals; /* per state: patterns matched if the line ends here */
+    int32_t *pool;
+    int64_t pool_n, pool_cap;
+    int32_t *table; /* open addressing: state index or -1 */
+    int32_t table_cap;
+    uint32_t *mark;
+    uint32_t gen;
+    int32_t *stack, *set, *raw, *junk, *saved, *tset;
+    uint64_t *tmask, *saved_mask, *tset_mask;
+    uint32_t start; /* premultiplied row of the start state */
+    int start_decided;
+    int64_t built, fallbacks;
+};
+
+/* Byte classes: bytes that every set of the program treats alike share a column of
+ * the transition table; '\n' gets a class of its own (the line end). */
+canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
+    memset(info, 0, sizeof *info);
+    uint8_t cls[256] = {0};
+    int32_t n = 2;
+    cls['\n'] = 1;
+    for (int32_t k = 0; k < p->n_sets; k++) {
+        int16_t map[512];
+        for (int i = 0; i < 512; i++) map[i] = -1;
+        int32_t m = 0;
+        for (int c = 0; c < 256; c++) {
+            int key = cls[c] * 2 + (c != '\n' && cre_set_has(p->sets[k], (unsigned)c));
+            if (map[key] < 0) map[key] = (int16_t)m++;
+            cls[c] = (uint8_t)map[key];
+        }
+        n = m;
+    }
+    memcpy(info->cls, cls, sizeof cls);
+    for (int c = 255; c >= 0; c--) info->rep[cls[c]] = (uint8_t)c;
+    info->n_cls = n;
+    cre_literal_analyze(p, trees, info);
+    return CANOPY_OK;
+}
+
+void cre_dfa_info_free(cre_dfa_info *info) {
+    memset(info, 0, sizeof *info);
+}
+
+int64_t cre_dfa_states(const cre_dfa *d) {
+    return d->built;
+}
+int64_t cre_dfa_fallbacks(const cre_dfa *d) {
+    return d->fallbacks;
+}
+static int32_t limit_override;
+void cre_dfa_limit_override(int32_t max_states) {
+    limit_override = max_states > 0 ? max_states : 0;
+}
+
+void cre_dfa_free(cre_dfa *d) {
+    if (!d) return;
+    free(d->trans);
+    free(d->pcs_off);
+    free(d->npcs);
+    free(d->at_bol);
+    free(d->masks);
+    free(d->finals);
+    free(d->pool);
+    free(d->table);
+    free(d->mark);
+    free(d->stack);
+    free(d->set);
+    free(d->raw);
+    free(d->junk);
+    free(d->saved);
+    free(d->tset);
+    free(d->tmask);
+    free(d->saved_mask);
+    free(d->tset_mask);
+    free(d);
+}
+
+canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa **out) {
+    cre_dfa *d = calloc(1, sizeof *d);
+    *out = NULL;
+    if (!d) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory (regex DFA)");
+    size_t m = (size_t)p->vm.n + 1;
+    d->p = p;
+    d->info = info;
+    d->ncls = info->n_cls;
+    d->words = p->mask_words;
+    d->mode = -1;
+    d->max_states = DFA_MAX_STATES;
+    size_t by_bytes = DFA_MAX_BYTES / ((size_t)d->ncls * 4 + 64);
+    if ((size_t)d->max_states > by_bytes) d->max_states = by_bytes < 2 ? 2 : (int32_t)by_bytes;
+    if (limit_override) d->max_states = limit_override < 3 ? 3 : limit_override;
+    d->mark = calloc(m, sizeof *d->mark);
+    d->stack = malloc(m * sizeof *d->stack);
+    d->set = malloc(m * sizeof *d->set);
+    d->raw = malloc(m * sizeof *d->raw);
+    d->junk = malloc(m * sizeof *d->junk);
+    d->saved = malloc(m * sizeof *d->saved);
+    d->tset = malloc(m * sizeof *d->tset);
+    d->tmask = calloc((size_t)d->words, sizeof *d->tmask);
+    d->saved_mask = calloc((size_t)d->words, sizeof *d->saved_mask);
+    d->tset_mask = calloc((size_t)d->words, sizeof *d->tset_mask);
+    if (!d->mark || !d->stack || !d->set || !d->raw || !d->junk || !d->saved || !d->tset ||
+        !d->tmask || !d->saved_mask || !d->tset_mask) {
+        cre_dfa_free(d);
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory (regex DFA)");
+    }
+    *out = d;
+    return CANOPY_OK;
+}
+
+static void new_gen(cre_dfa *d) {
+    if (++d->gen == 0) {
+        memset(d->mark, 0, ((size_t)d->p->vm.n + 1) * sizeof *d->mark);
+        d->gen = 1;
+    }
+}
+
+static inline int bit(const uint64_t *m, int32_t q) {
+    return (int)((m[q >> 6] >> (q & 63)) & 1);
+}
+
+/* Closure of pc0 at a position where ^ holds iff bol and $ iff eol. Consuming pcs
+ * and (when !eol) waiting `assert eol` pcs go to out; matches set bits of m (CRE_ALL)
+ * or *any. Threads of patterns already in m are dropped: they cannot change it. */
+static void closure(cre_dfa *d, int32_t pc0, int bol, int eol, int all, int32_t *out, int32_t *n,
+                    uint64_t *m, int *any) {
+    const cvm_insn *code = d->p->vm.code;
+    const int32_t *pat = d->p->pattern_of;
+    int32_t sp = 0;
+    if (d->mark[pc0] == d->gen) return;
+    d->mark[pc0] = d->gen;
+    d->stack[sp++] = pc0;
+    while (sp > 0) {
+        int32_t pc = d->stack[--sp];
+        const cvm_insn *in = &code[pc];
+        if (all && pat[pc] >= 0 && bit(m, pat[pc])) continue;
+        int32_t next[2], k = 0;
+        switch (in->op) {
+        case CVM_CMP:
+        case CVM_DOT:
+            out[(*n)++] = pc;
+            break;
+        case CVM_JMP:
+            next[k++] = in->target;
+            break;
+        case CVM_FORK:
+            next[k++] = in->target;
+            next[k++] = pc + 1;
+            break;
+        case CVM_ASSERT:
+            if (in->arg == CVM_ASSERT_BOL ? bol : eol)
+                next[k++] = pc + 1;
+            else if (in->arg == CVM_ASSERT_EOL)
+                out[(*n)++] = pc;
+            break;
+        case CVM_MATCH:
+            *any = 1;
+            if (all) m[in->arg >> 6] |= 1ull << (in->arg & 63);
+            break;
+        default:
+            break;
+        }
+        for (int32_t j = 0; j < k; j++)
+            if (d->mark[next[j]] != d->gen) {
+                d->mark[next[j]] = d->gen;
+                d->stack[sp++] = next[j];
+            }
+    }
+}
+
+static int all_matched(const cre_dfa *d, const uint64_t *m) {
+    for (int32_t q = 0; q < d->p->n_patterns; q++)
+        if (!bit(m, q)) return 0;
+    return 1;
+}
+
+/* Drops threads of matched patterns and sorts the rest: the canonical key. */
+static int32_t canonical(cre_dfa *d, int32_t *s, int32_t n, int all, const uint64_t *m) {
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t q = d->p->pattern_of[s[i]];
+        if (!(all && q >= 0 && bit(m, q))) s[k++] = s[i];
+    }
+    for (int32_t i = 1; i < k; i++) { /* insertion sort: sets are short and mostly sorted */
+        int32_t v = s[i], j = i;
+        while (j > 0 && s[j - 1] > v) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = v;
+    }
+    return k;
+}
+
+static uint32_t key_hash(const int32_t *s, int32_t n, int bol, const uint64_t *m, int32_t words) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)bol;
+    for (int32_t i = 0; i < n; i++) h = (h ^ (uint64_t)s[i]) * 1099511628211ull;
+    for (int32_t i = 0; i < words; i++) h = (h ^ m[i]) * 1099511628211ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static void flush(cre_dfa *d) {
+    d->n_states = 0;
+    d->pool_n = 0;
+    if (d->table)
+        for (int32_t i = 0; i < d->table_cap; i++) d->table[i] = -1;
+}
+
+/* Grows the per-state arrays to hold one more state; -1 when the cache is full. */
+static int reserve(cre_dfa *d, int32_t npcs) {
+    if (d->n_states >= d->max_states) return -1;
+    if (d->pool_n + npcs > (int64_t)(DFA_MAX_BYTES / 4) && d->n_states > 0) return -1;
+    if (d->n_states == d->cap_states) {
+        int32_t cap = d->cap_states ? d->cap_states * 2 : 16;
+        if (cap > d->max_states) cap = d->max_states;
+        void *t = realloc(d->trans, (size_t)cap * (size_t)d->ncls * sizeof *d->trans);
+        if (!t) return -2;
+        d->trans = t;
+        void *a = realloc(d->pcs_off, (size_t)cap * sizeof *d->pcs_off);
+        if (a) d->pcs_off = a;
+        void *b = realloc(d->npcs, (size_t)cap * sizeof *d->npcs);
+        if (b) d->npcs = b;
+        void *c = realloc(d->at_bol, (size_t)cap);
+        if (c) d->at_bol = c;
+        void *e = realloc(d->masks, (size_t)cap * (size_t)d->words * sizeof *d->masks);
+        if (e) d->masks = e;
+        void *f = realloc(d->finals, (size_t)cap * (size_t)d->words * sizeof *d->finals);
+        if (f) d->finals = f;
+        if (!a || !b || !c || !e || !f) return -2;
+        d->cap_states = cap;
+        /* the hash table stays at most half full */
+        if (2 * cap > d->table_cap) {
+            int32_t tc = 64;
+            while (tc < 2 * cap) tc *= 2;
+            int32_t *tb = malloc((size_t)tc * sizeof *tb);
+            if (!tb) return -2;
+            for (int32_t i = 0; i < tc; i++) tb[i] = -1;
+            for (int32_t i = 0; i < d->n_states; i++) {
+                uint32_t h = key_hash(d->pool + d->pcs_off[i], d->npcs[i], d->at_bol[i],
+                                      d->masks + (size_t)i * d->words, d->words);
+                uint32_t k = h & (uint32_t)(tc - 1);
+                while (tb[k] >= 0) k = (k + 1) & (uint32_t)(tc - 1);
+                tb[k] = i;
+            }
+            free(d->table);
+            d->table = tb;
+            d->table_cap = tc;
+        }
+    }
+    if (d->pool_n + npcs > d->pool_cap) {
+        int64_t cap = d->pool_cap ? d->pool_cap : 256;
+        while (cap < d->pool_n + npcs) cap *= 2;
+        void *pl = realloc(d->pool, (size_t)cap * sizeof *d->pool);
+        if (!pl) return -2;
+        d->pool = pl;
+        d->pool_cap = cap;
+    }
+    return 0;
+}
+
+/* The state of key (s, n, bol, m), created if new. Returns its index, -1 when the
+ * cache is full, -2 when out of memory. */
+static int32_t intern(cre_dfa *d, const int32_t *s, int32_t n, int bol, const uint64_t *m,
+                      int all) {
+    uint32_t h = key_hash(s, n, bol, m, d->words);
+    if (d->table_cap) {
+        uint32_t k = h & (uint32_t)(d->table_cap - 1);
+        for (int32_t i; (i = d->table[k]) >= 0; k = (k + 1) & (uint32_t)(d->table_cap - 1))
+            if (d->npcs[i] == n && d->at_bol[i] == bol &&
+                (n == 0 || memcmp(d->pool + d->pcs_off[i], s, (size_t)n * sizeof *s) == 0) &&
+                memcmp(d->masks + (size_t)i * d->words, m, (size_t)d->words * sizeof *m) == 0)
+                return i;
+    }
+    int r = reserve(d, n);
+    if (r) return r;
+    int32_t i = d->n_states++;
+    d->built++;
+    d->pcs_off[i] = (int32_t)d->pool_n;
+    d->npcs[i] = n;
+    d->at_bol[i] = (uint8_t)bol;
+    if (n) memcpy(d->pool + d->pool_n, s, (size_t)n * sizeof *s); /* pool may be NULL */
+    d->pool_n += n;
+    uint64_t *mi = d->masks + (size_t)i * d->words, *fi = d->finals + (size_t)i * d->words;
+    memcpy(mi, m, (size_t)d->words * sizeof *m);
+    memcpy(fi, m, (size_t)d->words * sizeof *m);
+    /* the verdict if the line ends here: the waiting `assert eol` threads go on */
+    new_gen(d);
+    int any = 0, nj = 0;
+    for (int32_t j = 0; j < n; j++)
+        if (d->p->vm.code[s[j]].op == CVM_ASSERT)
+            closure(d, s[j], bol, 1, all, d->junk, &nj, fi, &any);
+    if (!all && any) fi[0] = 1;
+    uint32_t *row = d->trans + (size_t)i * d->ncls;
+    for (int32_t c = 0; c < d->ncls; c++) row[c] = (uint32_t)T_UNKNOWN;
+    row[d->info->cls['\n']] = (uint32_t)T_NEWLINE;
+    uint32_t k = h & (uint32_t)(d->table_cap - 1);
+    while (d->table[k] >= 0) k = (k + 1) & (uint32_t)(d->table_cap - 1);
+    d->table[k] = i;
+    return i;
+}
+
+/* (Re)builds the start state for a mode; -2 when out of memory. */
+static int make_start(cre_dfa *d, int all) {
+    new_gen(d);
+    int32_t n = 0;
+    int any = 0;
+    memset(d->tmask, 0, (size_t)d->words * sizeof *d->tmask);
+    closure(d, 0, 1, 0, all, d->set, &n, d->tmask, &any);
+    d->start_decided = all ? all_matched(d, d->tmask) : any;
+    n = canonical(d, d->set, n, all, d->tmask);
+    int32_t i = intern(d, d->set, n, 1, d->tmask, all);
+    if (i < 0) return i;
+    d->start = (uint32_t)i * (uint32_t)d->ncls;
+    return 0;
+}
+
+/* Builds the transition of the state at row offset *s on class k. Returns the entry
+ * (T_DECIDED or a row offset), or -1/-2 for a full cache / no memory. A full cache
+ * is flushed here (the current state is kept), so *s may move; *flushes counts. */
+static int64_t build(cre_dfa *d, uint32_t *s, int32_t k, int all, int *flushes) {
+    int32_t si = (int32_t)(*s / (uint32_t)d->ncls);
+    unsigned c = d->info->rep[k];
+    const cvm_insn *code = d->p->vm.code;
+    const int32_t *pcs = d->pool + d->pcs_off[si];
+    int32_t np = d->npcs[si], nr = 0;
+    for (int32_t j = 0; j < np; j++) {
+        const cvm_insn *in = &code[pcs[j]];
+        if (in->op == CVM_DOT || (in->op == CVM_CMP && cre_set_has(d->p->sets[in->arg], c)))
+            d->raw[nr++] = pcs[j] + 1;
+    }
+    memcpy(d->tmask, d->masks + (size_t)si * d->words, (size_t)d->words * sizeof *d->tmask);
+    new_gen(d);
+    int32_t n = 0;
+    int any = 0;
+    for (int32_t j = 0; j < nr; j++) closure(d, d->raw[j], 0, 0, all, d->set, &n, d->tmask, &any);
+    closure(d, 0, 0, 0, all, d->set, &n, d->tmask, &any);
+    uint32_t entry;
+    if (all ? all_matched(d, d->tmask) : any) {
+        entry = (uint32_t)T_DECIDED;
+    } else {
+        n = canonical(d, d->set, n, all, d->tmask);
+        int32_t t = intern(d, d->set, n, 0, d->tmask, all);
+        if (t == -1) {
+            /* full: flush, then rebuild the start, the current and the target state */
+            if (np) memcpy(d->saved, pcs, (size_t)np * sizeof *pcs);
+            memcpy(d->saved_mask, d->masks + (size_t)si * d->words,
+                   (size_t)d->words * sizeof *d->saved_mask);
+            if (n) memcpy(d->tset, d->set, (size_t)n * sizeof *d->set);
+            memcpy(d->tset_mask, d->tmask, (size_t)d->words * sizeof *d->tmask);
+            int bol = d->at_bol[si];
+            flush(d);
+            ++*flushes;
+            if (make_start(d, all) < 0) return -2;
+            int32_t ni = intern(d, d->saved, np, bol, d->saved_mask, all);
+            if (ni < 0) return -2;
+            *s = (uint32_t)ni * (uint32_t)d->ncls;
+            t = intern(d, d->tset, n, 0, d->tset_mask, all);
+        }
+        if (t < 0) return t;
+        entry = (uint32_t)t * (uint32_t)d->ncls;
+    }
+    d->trans[*s + (uint32_t)k] = entry;
+    return entry;
+}
+
+/* One finished line: its verdict from the state's final mask. */
+static inline int finish_line(cre_dfa *d, uint32_t s, int all, int64_t *counts) {
+    const uint64_t *f = d->finals + (size_t)(s / (uint32_t)d->ncls) * d->words;
+    if (!all) return f[0] != 0;
+    int m = 0;
+    for (int32_t w = 0; w < d->words; w++) {
+        uint64_t x = f[w];
+        m |= x != 0;
+        while (x) {
+            counts[w * 64 + __builtin_ctzll(x)]++;
+            x &= x - 1;
+        }
+    }
+    return m;
+}
+
+static void decided_line(cre_dfa *d, int all, int64_t *counts) {
+    if (all)
+        for (int32_t q = 0; q < d->p->n_patterns; q++) counts[q]++;
+}
+
+/* The Pike VM on lines [b, e): the fallback of a block that thrashes the cache. */
+static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
+                          cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
+    int64_t hits = 0, line = 0;
+    while (b < e) {
+        const uint8_t *nl = memchr(b, '\n', (size_t)(e - b));
+        const uint8_t *le = nl ? nl : e;
+        int m = cvm_regex_line_scalar(d->p, pike, b, (size_t)(le - b), mode, mask);
+        if (mode == CRE_ALL)
+            for (int32_t q = 0; q < d->p->n_patterns; q++) counts[q] += bit(mask, q);
+        if (sel) sel[line] = (uint8_t)m;
+        hits += m;
+        line++;
+        b = le + 1;
+    }
+    return hits;
+}
+
+/* The DFA over whole lines [b, e). */
+static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
+                    cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
+    const int all = mode == CRE_ALL;
+    const uint8_t *cls = d->info->cls;
+    int64_t hits = 0, line = 0;
+    int flushes = 0;
+    if (d->mode != (int32_t)mode) {
+        flush(d);
+        if (make_start(d, all) < 0) {
+            d->fallbacks++;
+            return pike_lines(d, pike, b, e, mode, sel, counts, mask);
+        }
+        d->mode = (int32_t)mode;
+    }
+    if (d->start_decided) { /* every line matches at its start (e.g. the empty pattern) */
+        int64_t n = canopy_regex_count_lines((const char *)b, (size_t)(e - b));
+        for (int64_t i = 0; i < n; i++) {
+            if (sel) sel[i] = 1;
+            decided_line(d, all, counts);
+        }
+        return n;
+    }
+    uint32_t s = d->start;
+    const uint8_t *p = b, *ls = b;
+    while (p < e) {
+        uint32_t t = d->trans[s + cls[*p]];
+        if (t < T_SPECIAL) {
+            s = t;
+            p++;
+            continue;
+        }
+        if (t == (uint32_t)T_NEWLINE) {
+            int m = finish_line(d, s, all, counts);
+            if (sel) sel[line] = (uint8_t)m;
+            hits += m;
+            line++;
+            s = d->start;
+            ls = ++p;
+            continue;
+        }
+        if (t == (uint32_t)T_DECIDED) {
+            if (sel) sel[line] = 1;
+            decided_line(d, all, counts);
+            hits++;
+            line++;
+            const uint8_t *nl = memchr(p, '\n', (size_t)(e - p));
+            s = d->start;
+            ls = p = nl ? nl + 1 : e;
+            continue;
+        }
+        int64_t r = build(d, &s, cls[*p], all, &flushes);
+        if (r == -2 || flushes > DFA_MAX_FLUSHES) {
+            /* thrashing (or no memory for the cache): the Pike VM finishes the block */
+            d->fallbacks++;
+            flush(d);
+            d->mode = -1; /* the next scan starts with a fresh cache */
+            return hits + pike_lines(d, pike, ls, e, mode, sel ? sel + line : NULL, counts, mask);
+        }
+    }
+    if (ls < e) { /* a last line without '\n' */
+        int m = finish_line(d, s, all, counts);
+        if (sel) sel[line] = (uint8_t)m;
+        hits += m;
+    }
+    return hits;
+}
+
+int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
+                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
+    const cre_dfa_info *info = d->info;
+    if (mode == CRE_ALL || info->n_lit == 0) return scan(d, pike, b, e, mode, sel, counts, mask);
+    /* prefilter: only lines holding a required literal can match */
+    int64_t hits = 0, line = 0;
+    const uint8_t *p = b;
+    while (p < e) {
+        const uint8_t *q = cre_literal_find(info, p, e);
+        if (q >= e) break;
+        const uint8_t *ls = q;
+        while (ls > p && ls[-1] != '\n') ls--;
+        if (sel)
+            for (const uint8_t *x = p; (x = memchr(x, '\n', (size_t)(ls - x))) != NULL; x++) line++;
+        const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
+        const uint8_t *le = nl ? nl + 1 : e;
+        int m = info->exact ? 1 : (int)scan(d, pike, ls, le, mode, NULL, counts, mask);
+        if (sel) sel[line] = (uint8_t)m;
+        hits += m;
+        line++;
+        p = le;
+    }
+    return hits;
+}

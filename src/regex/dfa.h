@@ -1,0 +1,55 @@
+/* The lazy DFA engine (dfa.c) and its required-literal prefilter (literal.c).
+ * A DFA state is a set of Pike VM threads after their epsilon closure (plus, when
+ * every matching pattern is wanted, the patterns matched so far in the line); its
+ * transitions are computed the first time they are taken, so a line costs one
+ * table lookup per byte once the states it visits exist. Each thread owns its
+ * cache; when the cache is full it is flushed, and a block that keeps flushing is
+ * finished by the Pike VM, so memory stays bounded for any pattern. */
+#ifndef CANOPY_REGEX_DFA_H
+#define CANOPY_REGEX_DFA_H
+
+#include "regex/regex.h"
+
+/* Up to this many literals, one prefilter compare per literal and 32-byte window. */
+#define CRE_LIT_MAX 16
+#define CRE_LIT_LEN 32
+
+/* Shared, read-only facts about a program. */
+typedef struct cre_dfa_info {
+    uint8_t cls[256]; /* byte -> class; '\n' is a class of its own */
+    uint8_t rep[256]; /* class -> a byte of it */
+    int32_t n_cls;
+    /* prefilter: every pattern has a required literal; a line without any of them
+     * cannot match. exact: a literal occurrence is itself a match (patterns of the
+     * form [.*]literal), so hits need no DFA check. */
+    int32_t n_lit;
+    int32_t exact;
+    uint8_t lit[CRE_LIT_MAX][CRE_LIT_LEN];
+    int32_t lit_len[CRE_LIT_MAX];
+} cre_dfa_info;
+
+canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
+void cre_dfa_info_free(cre_dfa_info *info);
+
+typedef struct cre_dfa cre_dfa; /* one thread's cache */
+canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa **out);
+void cre_dfa_free(cre_dfa *d);
+int64_t cre_dfa_states(const cre_dfa *d);
+int64_t cre_dfa_fallbacks(const cre_dfa *d);
+/* Caps the cache of every DFA created from now on (states; 0 = the default), so
+ * tests can force flushes and the Pike VM fallback. Not thread-safe. */
+void cre_dfa_limit_override(int32_t max_states);
+
+/* Runs whole lines [b, e): returns the lines matching some pattern; sel (may be
+ * NULL) gets a verdict per line; CRE_ALL adds each line's patterns to counts. The
+ * Pike scratch and mask (mask_words) serve the fallback. */
+int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
+                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask);
+
+/* Literal prefilter (literal.c): fills info->lit*, exact; n_lit = 0 when some
+ * pattern has no usable literal. */
+void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
+/* The first position >= from where some literal of info occurs (its start), or e. */
+const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e);
+
+#endif

@@ -1,0 +1,99 @@
+/* Multi-pattern POSIX extended regular expressions on Ren's bytecode VM
+ * (Ren, Mytkowicz, Agrawal 2014, §2.3 and Table III).
+ *
+ * parse.c turns each pattern into a small syntax tree, compile.c emits the
+ * bytecode of src/vm/vm.h for the alternation of all patterns (each ending in a
+ * `match p`), and the engines decide, line by line, which patterns match:
+ *   pike  the scalar Thompson/Pike simulation (src/vm/vm_regex.c), the reference;
+ *   simd  the same simulation with SIMD lanes over NFA threads and stream
+ *         compaction (src/vm/vm_regex_simd.c, AVX2 / AVX-512);
+ *   dfa   a lazily built DFA over the Pike VM's thread sets (dfa.c), with a
+ *         required-literal prefilter (literal.c) when every pattern has one. */
+#ifndef CANOPY_REGEX_H
+#define CANOPY_REGEX_H
+
+#include "canopy.h"
+#include "vm/vm.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A program of the alternation of all patterns. */
+typedef struct cre_prog {
+    cvm_program vm;
+    uint32_t (*sets)[8]; /* byte sets of the cmp instructions, 256 bits each */
+    int32_t n_sets;
+    int32_t n_patterns;
+    int32_t mask_words;  /* 64-bit words of a pattern bit set */
+    int32_t *pattern_of; /* per pc: the pattern it belongs to, -1 for the dispatch forks */
+} cre_prog;
+
+/* ---- syntax tree (parse.c) ---- */
+typedef enum cre_kind {
+    CRE_EMPTY, /* matches the empty string */
+    CRE_SET,   /* one byte of a set */
+    CRE_DOT,   /* any byte */
+    CRE_BOL,   /* ^ */
+    CRE_EOL,   /* $ */
+    CRE_CAT,   /* a then b */
+    CRE_ALT,   /* a or b */
+    CRE_REP    /* a{min,max}, max -1 = unbounded */
+} cre_kind;
+
+typedef struct cre_node {
+    int32_t kind;
+    int32_t a, b;     /* children (CAT, ALT: both; REP: a) */
+    int32_t min, max; /* REP */
+    uint32_t set[8];  /* SET */
+} cre_node;
+
+typedef struct cre_tree {
+    cre_node *nodes;
+    int32_t n, cap;
+    int32_t root;
+} cre_tree;
+
+/* Parses one pattern of `len` bytes. Errors are grep's messages (CANOPY_ERR_INVALID);
+ * icase folds every letter into both cases. */
+canopy_status cre_parse(const char *pat, size_t len, int icase, cre_tree *out);
+void cre_tree_free(cre_tree *t);
+
+/* ---- compiler (compile.c) ---- */
+/* Instructions past which a program is "too big" (grep's message). */
+#define CRE_MAX_INSNS (1 << 22)
+canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out);
+void cre_prog_free(cre_prog *p);
+
+static inline int cre_set_has(const uint32_t *set, unsigned c) {
+    return (set[c >> 5] >> (c & 31)) & 1u;
+}
+
+/* ---- engines: one line (no '\n') -> the patterns that match somewhere in it ---- */
+typedef enum cre_mode {
+    CRE_ANY = 0, /* stop at the first match: only "some pattern matched" is needed */
+    CRE_ALL = 1  /* every pattern that matches the line */
+} cre_mode;
+
+/* Scratch memory of one thread for the Pike VMs. */
+typedef struct cre_pike_scratch {
+    int32_t *list_a, *list_b, *list_c, *stack;
+    uint32_t *mark;
+    uint32_t gen;
+} cre_pike_scratch;
+canopy_status cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s);
+void cre_pike_scratch_free(cre_pike_scratch *s);
+
+/* Each returns nonzero iff some pattern matches; CRE_ALL also sets the bits of the
+ * matching patterns in `mask` (mask_words words, cleared first). */
+int cvm_regex_line_scalar(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          cre_mode mode, uint64_t *mask);
+int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                        cre_mode mode, uint64_t *mask);
+int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          cre_mode mode, uint64_t *mask);
+
+/* Blocks of this many bytes (0: the default) in canopy_regex_match, so tests can
+ * put many block boundaries into a small buffer. Not thread-safe. */
+void cre_block_override(size_t bytes);
+
+#endif
