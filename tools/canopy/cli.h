@@ -63,5 +63,6 @@ int cmd_graph(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_forest(int argc, char **argv);
+int cmd_bptree(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"tree", "bottom-up tree aggregations: heights, descendants, mass", cmd_tree},
     {"predict", "decision-forest inference (XGBoost, LightGBM, canopy models)", cmd_predict},
     {"forest", "inspect a decision-forest model", cmd_forest},
+    {"bptree", "key lookups in a B+-tree forest (hash + subtrees)", cmd_bptree},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
