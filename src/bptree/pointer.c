@@ -116,8 +116,9 @@ static inline int32_t upper_bound(const cbp_pnode *nd, float q) {
 int64_t cbp_pointer_lookup(const cbp_pointer_tree *p, const float *queries, int64_t nq,
                            int64_t not_found, int64_t *out) {
     int64_t found = 0;
-#pragma omp parallel for num_threads(canopy_threads()) schedule(static) reduction(+ : found) \
-    if (nq > CBP_SERIAL_BELOW)
+/* dynamic, like the forest engines' row blocks: fair when cores are shared */
+#pragma omp parallel for num_threads(canopy_threads()) schedule(dynamic, 1024) \
+    reduction(+ : found) if (nq > CBP_SERIAL_BELOW)
     for (int64_t i = 0; i < nq; i++) {
         float q = queries[i];
         const cbp_pnode *nd = p->root;
