@@ -692,9 +692,9 @@ typedef struct canopy_bptree_info {
     int64_t n_keys;
     int64_t n_buckets;
     int64_t n_empty_buckets;
-    int64_t n_nodes;       /* forest nodes over all subtrees */
-    int32_t max_depth;     /* edges on the longest subtree path */
-    double mean_depth;     /* over the keys: comparisons before a key's leaf */
+    int64_t n_nodes;        /* forest nodes over all subtrees */
+    int32_t max_depth;      /* edges on the longest subtree path */
+    double mean_depth;      /* over the keys: comparisons before a key's leaf */
     int64_t largest_bucket; /* keys in the fullest bucket */
 } canopy_bptree_info;
 void canopy_bptree_get_info(const canopy_bptree *t, canopy_bptree_info *info);
