@@ -719,6 +719,84 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
                                  const canopy_regex_match_options *opt, uint8_t *selected,
                                  int64_t *pattern_counts, canopy_regex_result *res);
 
+/* =========================================================== B+-tree forest == */
+/* (key lookups on the forest machinery, Ren et al. 2014 §2.2: see docs/bptree.md)
+ * A B+ tree over sorted float32 keys whose top levels are replaced by a hash: equal-width
+ * key-range buckets, each an independent binary search subtree stored as a tree of a
+ * one-feature forest (threshold = separator). A batch of queries runs one task per
+ * key from its bucket's root, on the forest layouts and engines. */
+
+typedef struct canopy_bptree canopy_bptree; /* opaque */
+
+/* Written for a query that is not a key unless the options name another marker. */
+#define CANOPY_BPTREE_NOT_FOUND (-1)
+
+typedef enum canopy_bptree_method {
+    CANOPY_BPTREE_FOREST = 0, /* hash + subtrees on the forest layouts and engines */
+    CANOPY_BPTREE_POINTER     /* baseline: a classic pointer-based B+ tree, 16 keys a node */
+} canopy_bptree_method;
+const char *canopy_bptree_method_name(canopy_bptree_method m);
+canopy_status canopy_bptree_method_parse(const char *s, canopy_bptree_method *out);
+
+/* Builds from n keys and their values (values NULL: a key's position in `keys`). The
+ * keys may come in any order; they must be finite and distinct (-0 equals +0). They
+ * are copied. n_buckets: the number of hash buckets (subtrees), 0 = about one per 256
+ * keys. */
+canopy_status canopy_bptree_build(const float *keys, const int64_t *values, int64_t n,
+                                  int64_t n_buckets, canopy_bptree **out);
+void canopy_bptree_free(canopy_bptree *t);
+
+typedef struct canopy_bptree_info {
+    int64_t n_keys;
+    int64_t n_buckets;
+    int64_t n_empty_buckets;
+    int64_t n_nodes;        /* forest nodes over all subtrees */
+    int32_t max_depth;      /* edges on the longest subtree path */
+    double mean_depth;      /* over the keys: comparisons before a key's leaf */
+    int64_t largest_bucket; /* keys in the fullest bucket */
+} canopy_bptree_info;
+void canopy_bptree_get_info(const canopy_bptree *t, canopy_bptree_info *info);
+
+typedef struct canopy_bptree_options {
+    canopy_bptree_method method;
+    canopy_forest_layout layout; /* forest: AUTO = Ren's cache model (sll, cc or hybrid) */
+    canopy_forest_engine engine; /* forest: AUTO = vm for linked layouts, else scalar */
+    int32_t hier_depth;          /* hier: 3..5; 0 = 4 */
+    int32_t switch_level;        /* hybrid: first cc level; 0 = the cache model's */
+    int32_t compaction;          /* vm engines: stream compaction on (1, default) or off */
+    int64_t not_found;           /* written for absent keys; default CANOPY_BPTREE_NOT_FOUND */
+} canopy_bptree_options;
+canopy_bptree_options canopy_bptree_options_default(void);
+
+typedef struct canopy_bptree_stats {
+    canopy_bptree_method method;
+    canopy_forest_layout layout; /* what ran (auto resolved) */
+    canopy_forest_engine engine;
+    canopy_isa isa;
+    int32_t switch_level;
+    double beta;           /* share of left decisions on a 5 % sample (auto only) */
+    double build_seconds;  /* layout or pointer tree built by this call (0 when reused) */
+    double lookup_seconds; /* hash, traversal and record check of the batch */
+    size_t layout_bytes;
+    int64_t found;
+    char note[256];
+} canopy_bptree_stats;
+
+/* Looks up nq queries: out[i] is the value of the key equal to queries[i], or
+ * opt->not_found (a NaN query is never found). opt and stats may be NULL. The tree
+ * keeps the layout last built for reuse, so lookups on one tree must not run
+ * concurrently. */
+canopy_status canopy_bptree_lookup(canopy_bptree *t, const float *queries, int64_t nq,
+                                   const canopy_bptree_options *opt, int64_t *out,
+                                   canopy_bptree_stats *stats);
+
+/* Ren's biased query sets (§6): each query picks a non-empty bucket uniformly, then
+ * walks its subtree taking the left child with probability `bias` at every node
+ * (0.5 = unbiased; 0.625, 0.75, 0.875 as in the paper) and asks for the key reached.
+ * Deterministic in seed. */
+canopy_status canopy_bptree_sample_queries(const canopy_bptree *t, int64_t nq, double bias,
+                                           uint64_t seed, float *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,5 +64,6 @@ int cmd_tree(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_forest(int argc, char **argv);
 int cmd_grep(int argc, char **argv);
+int cmd_bptree(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const cli_command commands[] = {
     {"predict", "decision-forest inference (XGBoost, LightGBM, canopy models)", cmd_predict},
     {"forest", "inspect a decision-forest model", cmd_forest},
     {"grep", "lines matching any of many extended regular expressions", cmd_grep},
+    {"bptree", "key lookups in a B+-tree forest (hash + subtrees)", cmd_bptree},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
