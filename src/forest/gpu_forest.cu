@@ -34,6 +34,10 @@ struct cf_dev_kernel {
 };
 
 struct cf_gpu_state {
+    /* rows and scores of the last call, kept for the next: a fresh cudaMalloc of a
+     * few hundred MB per call costs as much as the kernel */
+    void *rows, *scores;
+    size_t rows_cap, scores_cap;
     cf_dev_layout lay[CF_MAX_LAYOUTS];
     int next_lay; /* round-robin eviction */
     cf_dev_kernel ker[CF_MAX_KERNELS];
@@ -55,6 +59,8 @@ void cf_gpu_release(canopy_forest *f) {
     if (!S) return;
     for (int i = 0; i < CF_MAX_LAYOUTS; i++) free_layout(&S->lay[i]);
     for (int i = 0; i < S->n_ker; i++) cudaLibraryUnload(S->ker[i].lib);
+    cudaFree(S->rows);
+    cudaFree(S->scores);
     free(S);
     f->gpu = NULL;
 }
@@ -164,6 +170,17 @@ static int is_linked(canopy_forest_layout l) {
     return l >= CANOPY_FOREST_LAYOUT_DF && l <= CANOPY_FOREST_LAYOUT_HYBRID;
 }
 
+/* A device buffer of at least `bytes`, reused across calls. */
+static canopy_status reserve(void **p, size_t *cap, size_t bytes, const char *what) {
+    if (*p && *cap >= bytes) return CANOPY_OK;
+    cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    canopy_status s = cf_cuda_check(cudaMalloc(p, bytes ? bytes : 16), what);
+    if (!s) *cap = bytes;
+    return s;
+}
+
 /* Device buffers of one call. */
 struct cf_call_buffers {
     void *p[4] = {NULL, NULL, NULL, NULL};
@@ -221,15 +238,20 @@ canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_
     size_t abytes = sizeof(double) * (size_t)X.n * (size_t)L->n_outputs;
     s = cf_cuda_check(cudaStreamCreateWithFlags(&B.stream, cudaStreamNonBlocking), "stream");
     P.stream = B.stream;
-    if (!s) s = cf_cuda_check(cudaMalloc(&B.p[0], xbytes), "allocating the rows");
-    if (!s) s = cf_cuda_check(cudaMalloc(&B.p[1], abytes), "allocating the scores");
-    if (!s)
-        s = cf_cuda_check(cudaMemcpy2D(B.p[0], sizeof(float) * X.d, X.data,
+    cf_gpu_state *S = f->gpu;
+    if (!s) s = reserve(&S->rows, &S->rows_cap, xbytes, "allocating the rows");
+    if (!s) s = reserve(&S->scores, &S->scores_cap, abytes, "allocating the scores");
+    /* dense rows: one plain copy (cudaMemcpy2D may go row by row) */
+    if (!s && X.stride == X.d)
+        s = cf_cuda_check(cudaMemcpy(S->rows, X.data, xbytes, cudaMemcpyHostToDevice),
+                          "uploading the rows");
+    else if (!s)
+        s = cf_cuda_check(cudaMemcpy2D(S->rows, sizeof(float) * X.d, X.data,
                                        sizeof(float) * X.stride, sizeof(float) * X.d, (size_t)X.n,
                                        cudaMemcpyHostToDevice),
                           "uploading the rows");
-    P.X = (const float *)B.p[0];
-    P.acc = (double *)B.p[1];
+    P.X = (const float *)S->rows;
+    P.acc = (double *)S->scores;
     if (!s && e == CANOPY_FOREST_ENGINE_GPU_REN) {
         int32_t *bags = NULL;
         s = cf_gpu_ren_bags(L, X, &bags, &P.n_bags);
@@ -245,8 +267,7 @@ canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_
     }
     rep->upload_seconds = canopy_now() - t0;
     if (!s && e == CANOPY_FOREST_ENGINE_GPU_ENC)
-        s = cf_gpu_enc_kernel(f->gpu, L, m, &P.enc_kernel, &rep->compile_seconds,
-                              &rep->kernel_cache);
+        s = cf_gpu_enc_kernel(S, L, m, &P.enc_kernel, &rep->compile_seconds, &rep->kernel_cache);
     if (!s) s = cf_cuda_check(cudaEventCreate(&B.ev[0]), "event");
     if (!s) s = cf_cuda_check(cudaEventCreate(&B.ev[1]), "event");
     if (!s) s = cf_cuda_check(cudaMemsetAsync(P.acc, 0, abytes, B.stream), "zeroing the scores");

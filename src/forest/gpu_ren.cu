@@ -3,7 +3,8 @@
  * bag, lane i walking tree i of the bag over a linked layout. Sorting replaces
  * stream compaction: lanes of a bag finish at about the same step. The lanes' sums
  * meet by a warp reduction; the atomic mapping gives a warp one bag of one row,
- * the atomic-free one all bags of one row. */
+ * the atomic-free one all bags of one row. The 32 lanes read one row, so it stays
+ * in L1 while the trees' top levels are shared by all warps. */
 #include "forest/gpu_common.cuh"
 
 #include <stdlib.h>
@@ -25,8 +26,20 @@ __global__ void __launch_bounds__(CF_GPU_BLOCK) cf_ren_kernel(cf_gpu_model M, cf
     cf_sum<KR> s;
     for (int32_t b = b0; b < b1; b++) {
         int32_t t = __ldg(P.bag_tree + 32 * b + lane);
-        /* KR = 0: the lanes share the row, so even atomic-free adds are atomic */
-        if (t >= 0) s.leaf(M, cf_dev_walk_linked(M, x, t), row, true);
+        int32_t leaf = t >= 0 ? cf_dev_walk_linked(M, x, t) : -1;
+        if constexpr (KR > 0) {
+            if (leaf >= 0) s.leaf(M, leaf, row, P.atomic);
+        } else {
+            /* any width: per output, the bag's 32 leaves meet in a warp sum and one
+             * lane adds it (32 lanes adding to one row would serialise on atomics) */
+            int32_t o = leaf >= 0 ? __ldg(M.leaf_out + leaf) : 0;
+            const double *v = leaf >= 0 ? M.values + __ldg(M.leaf_off + leaf) : NULL;
+            for (int32_t k = 0; k < M.K; k++) {
+                double c = leaf < 0 ? 0.0 : o < 0 ? v[k] : o == k ? v[0] : 0.0;
+                for (int off = 16; off > 0; off >>= 1) c += __shfl_down_sync(CF_FULL, c, off);
+                if (lane == 0) cf_dev_add(row + k, c, P.atomic);
+            }
+        }
     }
     if constexpr (KR > 0) {
 #pragma unroll

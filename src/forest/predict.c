@@ -94,8 +94,9 @@ static int is_gpu_engine(canopy_forest_engine e) {
     return e >= CANOPY_FOREST_ENGINE_GPU_ITER && e <= CANOPY_FOREST_ENGINE_GPU_REN;
 }
 
-/* Sets *gpu and, for the GPU, resolves engine auto (iter) and layout auto (hier,
- * except ren: the cache model's linked layout). */
+/* Sets *gpu and, for the GPU, resolves engine auto and layout auto. Engine auto is
+ * ren (the fastest kernel in bench/results/forests-gpu.md); layout auto is the cache
+ * model's linked layout for ren, hier for the others. */
 static canopy_status pick_backend(const canopy_forest *f, canopy_points X,
                                   canopy_predict_options *o, int *gpu) {
     int ge = is_gpu_engine(o->engine);
@@ -122,7 +123,7 @@ static canopy_status pick_backend(const canopy_forest *f, canopy_points X,
                                ? "no usable CUDA device for the GPU backend; use --backend cpu"
                                : "this build has no CUDA backend; use --backend cpu");
     *gpu = 1;
-    if (o->engine == CANOPY_FOREST_ENGINE_AUTO) o->engine = CANOPY_FOREST_ENGINE_GPU_ITER;
+    if (o->engine == CANOPY_FOREST_ENGINE_AUTO) o->engine = CANOPY_FOREST_ENGINE_GPU_REN;
     if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && o->engine != CANOPY_FOREST_ENGINE_GPU_REN)
         o->layout = CANOPY_FOREST_LAYOUT_HIER;
     return CANOPY_OK;
