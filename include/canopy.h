@@ -583,6 +583,11 @@ typedef enum canopy_forest_engine {
     CANOPY_FOREST_ENGINE_SCALAR,   /* one walker per layout */
     CANOPY_FOREST_ENGINE_VM,       /* Ren's bytecode interpreter, scalar, with compaction */
     CANOPY_FOREST_ENGINE_VM_SIMD,  /* the interpreter on AVX2 lanes (scalar fallback) */
+    /* GPU engines (backend gpu; docs/forests.md "GPU engines") */
+    CANOPY_FOREST_ENGINE_GPU_ITER,   /* "iter": a thread walks a tree (csr, hier, linked) */
+    CANOPY_FOREST_ENGINE_GPU_ENC,    /* "enc": hier, NVRTC-compiled nested if/else */
+    CANOPY_FOREST_ENGINE_GPU_COLLAB, /* "collab": hier, a warp evaluates a subtree */
+    CANOPY_FOREST_ENGINE_GPU_REN,    /* "ren": linked layouts, a warp per bag of 32 trees */
     CANOPY_FOREST_ENGINE_COUNT
 } canopy_forest_engine;
 
@@ -634,6 +639,17 @@ canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_l
 /* Values per row that canopy_forest_predict writes for an output kind. */
 int32_t canopy_forest_output_width(const canopy_forest *f, canopy_forest_output o);
 
+/* GPU query mappings (Wu ch. 5.6): a row's trees split over threads/warps with atomic
+ * accumulation, or one thread/warp per row over all trees. */
+typedef enum canopy_forest_mapping {
+    CANOPY_FOREST_MAPPING_AUTO = 0, /* atomic */
+    CANOPY_FOREST_MAPPING_ATOMIC,
+    CANOPY_FOREST_MAPPING_ATOMIC_FREE,
+    CANOPY_FOREST_MAPPING_COUNT
+} canopy_forest_mapping;
+const char *canopy_forest_mapping_name(canopy_forest_mapping m);
+canopy_status canopy_forest_mapping_parse(const char *s, canopy_forest_mapping *out);
+
 typedef struct canopy_predict_options {
     canopy_forest_layout layout;
     canopy_forest_engine engine;
@@ -642,6 +658,7 @@ typedef struct canopy_predict_options {
     int32_t hier_depth;   /* hier: subtree depth 3..5; 0 = 4 */
     int32_t switch_level; /* hybrid: first level stored as cc; 0 = the cache model's */
     int32_t compaction;   /* vm engines: stream compaction on (1, default) or off (0) */
+    canopy_forest_mapping mapping; /* GPU engines: how (row, tree) pairs map to threads */
 } canopy_predict_options;
 canopy_predict_options canopy_predict_options_default(void);
 
@@ -656,6 +673,15 @@ typedef struct canopy_predict_stats {
     size_t layout_bytes;
     double model_cost[CANOPY_FOREST_LAYOUT_COUNT]; /* cache-model cost (auto; 0 = n/a) */
     char note[256];
+    /* GPU backend (zero on the CPU) */
+    canopy_backend backend; /* what ran */
+    canopy_forest_mapping mapping;
+    double upload_seconds;   /* rows, and the model when not already on the device */
+    double compile_seconds;  /* enc: NVRTC (0 on a cache hit) */
+    double kernel_seconds;   /* device events */
+    double download_seconds; /* scores back to the host */
+    int32_t kernel_cache;    /* enc: 0 n/a, 1 compiled, 2 in-memory hit, 3 on-disk hit */
+    size_t device_bytes;     /* model structures on the device */
 } canopy_predict_stats;
 
 /* Predicts rows of X (n x d float32, d == the model's feature count; NaN = missing).

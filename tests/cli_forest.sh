@@ -74,8 +74,14 @@ run 2 forest
 run 2 forest info
 # runtime errors: exit 1, message names the problem, no output left behind
 rm -f "$tmp/none.npy"
-run 1 predict --model "$DATA/xgb_binary.json" --data "$DATA/xgb_binary.X.npy" --backend gpu -o "$tmp/none.npy"
-check "gpu: not available yet" grep -q "not available yet" "$tmp/err"
+if "$CANOPY" info | grep -q "^gpu: *none"; then
+    run 1 predict --model "$DATA/xgb_binary.json" --data "$DATA/xgb_binary.X.npy" --backend gpu -o "$tmp/none.npy"
+    check "gpu absent: clear message" grep -q "use --backend cpu" "$tmp/err"
+    check "gpu absent: no output" test ! -e "$tmp/none.npy"
+fi
+run 1 predict --model "$DATA/xgb_binary.json" --data "$DATA/xgb_binary.X.npy" --backend cpu --engine enc -o "$tmp/none.npy"
+check "GPU engine on the CPU refused" grep -q "runs on the GPU" "$tmp/err"
+usage_error predict --model "$DATA/xgb_binary.json" --data "$DATA/xgb_binary.X.npy" --mapping bogus -o "$tmp/none.npy"
 run 1 predict --model "$tmp/missing.json" --data "$DATA/xgb_binary.X.npy" -o "$tmp/none.npy"
 check "missing model named" grep -q "missing.json" "$tmp/err"
 run 1 predict --model "$DATA/xgb_binary.json" --data "$DATA/xgb_multi.X.npy" -o "$tmp/none.npy"

@@ -49,6 +49,8 @@ struct canopy_forest {
 
     int64_t n_values, cap_values;
     double *values;
+
+    struct cf_gpu_state *gpu; /* GPU engines: device copies, compiled kernels (gpu.h) */
 };
 
 /* Builder used by the importers. */

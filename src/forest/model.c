@@ -1,5 +1,6 @@
 /* The in-memory forest: building (for importers), validation, info, names. */
 #include "forest/forest.h"
+#include "forest/gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@ canopy_status cf_forest_new(canopy_forest **out) {
 
 void canopy_forest_free(canopy_forest *f) {
     if (!f) return;
+#ifdef CANOPY_HAVE_CUDA
+    cf_gpu_release(f);
+#endif
     free(f->base);
     free(f->trees);
     free(f->feature);
@@ -225,8 +229,10 @@ int32_t canopy_forest_output_width(const canopy_forest *f, canopy_forest_output 
 static const char *const format_names[] = {"auto", "xgboost", "lightgbm", "canopy"};
 static const char *const layout_names[] = {"auto", "csr", "hier", "df",    "bf",
                                            "ll",   "sll", "cc",   "hybrid"};
-static const char *const engine_names[] = {"auto", "scalar", "vm", "vm_simd"};
+static const char *const engine_names[] = {"auto", "scalar", "vm",     "vm_simd",
+                                           "iter", "enc",    "collab", "ren"};
 static const char *const output_names[] = {"raw", "prob", "class"};
+static const char *const mapping_names[] = {"auto", "atomic", "atomic_free"};
 static const char *const link_names[] = {"identity", "sigmoid", "softmax", "exp"};
 
 #define NAME_OF(tab, i) ((unsigned)(i) < sizeof tab / sizeof tab[0] ? tab[i] : "unknown")
@@ -242,6 +248,9 @@ const char *canopy_forest_engine_name(canopy_forest_engine e) {
 }
 const char *canopy_forest_output_name(canopy_forest_output o) {
     return NAME_OF(output_names, o);
+}
+const char *canopy_forest_mapping_name(canopy_forest_mapping m) {
+    return NAME_OF(mapping_names, m);
 }
 const char *canopy_forest_link_name(canopy_forest_link l) {
     return NAME_OF(link_names, l);
@@ -273,6 +282,7 @@ PARSER(canopy_forest_format_parse, canopy_forest_format, "model format", format_
 PARSER(canopy_forest_layout_parse, canopy_forest_layout, "layout", layout_names)
 PARSER(canopy_forest_engine_parse, canopy_forest_engine, "engine", engine_names)
 PARSER(canopy_forest_output_parse, canopy_forest_output, "output", output_names)
+PARSER(canopy_forest_mapping_parse, canopy_forest_mapping, "mapping", mapping_names)
 
 /* ------------------------------------------------------------- raw trees -- */
 

@@ -1,8 +1,10 @@
 /* canopy_forest_predict: option resolution (auto layout via the cache model), layout
  * construction, the row-block x tree-block parallel loop over the chosen engine,
  * and the final aggregation, base score and link. */
+#include "core/device.h"
 #include "forest/engine.h"
 #include "forest/forest.h"
+#include "forest/gpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -81,6 +83,52 @@ static void walk(const cf_layout *L, const float *X, int64_t stride, int64_t r0,
     }
 }
 
+/* ---- GPU backend selection (the engines: gpu_*.cu, docs/forests.md "GPU engines") ---- */
+
+/* --backend auto takes the GPU from this many (row, tree) walks and rows on: below,
+ * the row upload and launch cost more than the CPU needs for the whole batch. */
+#define CF_GPU_AUTO_WALKS 4000000.0
+#define CF_GPU_AUTO_ROWS 20000
+
+static int is_gpu_engine(canopy_forest_engine e) {
+    return e >= CANOPY_FOREST_ENGINE_GPU_ITER && e <= CANOPY_FOREST_ENGINE_GPU_REN;
+}
+
+/* Sets *gpu and, for the GPU, resolves engine auto and layout auto. Engine auto is
+ * ren (the fastest kernel in bench/results/forests-gpu.md); layout auto is the cache
+ * model's linked layout for ren, hier for the others. */
+static canopy_status pick_backend(const canopy_forest *f, canopy_points X,
+                                  canopy_predict_options *o, int *gpu) {
+    int ge = is_gpu_engine(o->engine);
+    *gpu = 0;
+    if (o->backend == CANOPY_BACKEND_CPU) {
+        if (ge)
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "engine %s runs on the GPU; use --backend gpu or auto",
+                               canopy_forest_engine_name(o->engine));
+        return CANOPY_OK;
+    }
+    if (o->backend == CANOPY_BACKEND_GPU && !ge && o->engine != CANOPY_FOREST_ENGINE_AUTO)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "engine %s runs on the CPU; the GPU engines are iter, enc, collab, ren",
+                           canopy_forest_engine_name(o->engine));
+    if (o->backend == CANOPY_BACKEND_AUTO && !ge) {
+        if (o->engine != CANOPY_FOREST_ENGINE_AUTO || !canopy_gpu_usable()) return CANOPY_OK;
+        if (X.n < CF_GPU_AUTO_ROWS || (double)X.n * f->n_trees < CF_GPU_AUTO_WALKS)
+            return CANOPY_OK;
+    }
+    if (!canopy_gpu_usable())
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s",
+                           canopy_have_cuda()
+                               ? "no usable CUDA device for the GPU backend; use --backend cpu"
+                               : "this build has no CUDA backend; use --backend cpu");
+    *gpu = 1;
+    if (o->engine == CANOPY_FOREST_ENGINE_AUTO) o->engine = CANOPY_FOREST_ENGINE_GPU_REN;
+    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && o->engine != CANOPY_FOREST_ENGINE_GPU_REN)
+        o->layout = CANOPY_FOREST_LAYOUT_HIER;
+    return CANOPY_OK;
+}
+
 /* Raw scores -> the requested output, in place per row. */
 static void finish_row(const canopy_forest *f, const double *inv_count, double *acc,
                        canopy_forest_output o, double *out) {
@@ -150,15 +198,16 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
         return canopy_fail(CANOPY_ERR_INVALID, "bad input view for prediction");
     if ((unsigned)o.layout >= CANOPY_FOREST_LAYOUT_COUNT ||
         (unsigned)o.engine >= CANOPY_FOREST_ENGINE_COUNT ||
-        (unsigned)o.output > CANOPY_FOREST_OUTPUT_CLASS)
+        (unsigned)o.output > CANOPY_FOREST_OUTPUT_CLASS ||
+        (unsigned)o.mapping >= CANOPY_FOREST_MAPPING_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "bad prediction options");
-    if (o.backend == CANOPY_BACKEND_GPU)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "the GPU backend for forests is not available yet; use --backend cpu");
     if (o.hier_depth && (o.hier_depth < 3 || o.hier_depth > 5))
         return canopy_fail(CANOPY_ERR_INVALID, "hier subtree depth %d (3 to 5)", o.hier_depth);
     if (o.switch_level < 0)
         return canopy_fail(CANOPY_ERR_INVALID, "switch level %d < 0", o.switch_level);
+    int gpu = 0;
+    canopy_status s = pick_backend(f, X, &o, &gpu);
+    if (s) return s;
     if (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_HYBRID)
         resolve_auto(f, X, &o, &st);
     /* auto: the interpreter where it applies; its independent tasks overlap their
@@ -179,7 +228,7 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
 
     double t0 = canopy_now();
     cf_layout L;
-    canopy_status s = build(f, o.layout, o.hier_depth, o.switch_level, &L);
+    s = build(f, o.layout, o.hier_depth, o.switch_level, &L);
     if (s) return s;
     cvm_program prog = {0};
     if (vm) s = cf_vm_compile(&L, &prog);
@@ -191,7 +240,7 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     int threads = canopy_threads();
     /* Few row blocks: also split the trees, each group with its own accumulator. */
     int32_t groups = 1;
-    if (nrb > 0 && nrb < 2 * threads) {
+    if (!gpu && nrb > 0 && nrb < 2 * threads) {
         int64_t want = (2 * threads + nrb - 1) / nrb, most = (nt + TREE_BLOCK - 1) / TREE_BLOCK;
         groups = (int32_t)(want < most ? want : most);
         if (groups < 1) groups = 1;
@@ -205,7 +254,12 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     }
     double t1 = canopy_now();
     int failed = 0;
-    if (!s && n > 0) {
+#ifdef CANOPY_HAVE_CUDA
+    cf_gpu_report gr;
+    memset(&gr, 0, sizeof gr);
+    if (!s && gpu) s = cf_gpu_predict(f, &L, X, o.engine, o.mapping, acc, &gr);
+#endif
+    if (!s && n > 0 && !gpu) {
 #pragma omp parallel num_threads(threads)
         {
             int32_t *qrow = NULL, *qpc = NULL;
@@ -270,11 +324,29 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     st.engine = o.engine;
     st.switch_level = o.layout == CANOPY_FOREST_LAYOUT_HYBRID ? o.switch_level : 0;
     st.layout_bytes = L.bytes;
-    snprintf(st.note, sizeof st.note, "%s layout, %s engine%s, %d threads, %d tree group(s)",
-             canopy_forest_layout_name(o.layout), canopy_forest_engine_name(o.engine),
-             o.engine == CANOPY_FOREST_ENGINE_VM_SIMD ? (simd ? " (avx2)" : " (scalar fallback)")
-                                                      : "",
-             threads, groups);
+    st.backend = gpu ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
+    if (!gpu)
+        snprintf(st.note, sizeof st.note, "%s layout, %s engine%s, %d threads, %d tree group(s)",
+                 canopy_forest_layout_name(o.layout), canopy_forest_engine_name(o.engine),
+                 o.engine == CANOPY_FOREST_ENGINE_VM_SIMD
+                     ? (simd ? " (avx2)" : " (scalar fallback)")
+                     : "",
+                 threads, groups);
+#ifdef CANOPY_HAVE_CUDA
+    if (gpu) {
+        st.mapping = gr.mapping;
+        st.upload_seconds = gr.upload_seconds;
+        st.compile_seconds = gr.compile_seconds;
+        st.kernel_seconds = gr.kernel_seconds;
+        st.download_seconds = gr.download_seconds;
+        st.kernel_cache = gr.kernel_cache;
+        st.device_bytes = gr.device_bytes;
+        snprintf(st.note, sizeof st.note, "%s layout, %s engine, %s mapping on the GPU%s",
+                 canopy_forest_layout_name(o.layout), canopy_forest_engine_name(o.engine),
+                 canopy_forest_mapping_name(gr.mapping),
+                 gr.model_cached ? " (model already on the device)" : "");
+    }
+#endif
     canopy_free(acc);
     free(prog.code);
     cf_layout_free(&L);

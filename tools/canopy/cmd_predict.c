@@ -37,7 +37,16 @@ static void usage(FILE *f) {
            "                     bytecode interpreter), vm_simd (the interpreter on AVX2 lanes\n"
            "                     with stream compaction; scalar fallback without AVX2). The vm\n"
            "                     engines run the linked layouts df, bf, ll, sll, cc, hybrid.\n"
-           "  --backend B        auto (= cpu), cpu, gpu (not available yet)\n"
+           "                     GPU engines: iter (a thread walks a tree; csr, hier or a\n"
+           "                     linked layout), enc (hier; nested if/else compiled at run\n"
+           "                     time with NVRTC), collab (hier; a warp evaluates a\n"
+           "                     subtree), ren (linked layouts; a warp per bag of 32 trees\n"
+           "                     sorted by path length; the GPU default). On the GPU, layout\n"
+           "                     auto is the cache model's for ren and hier for the others\n"
+           "  --backend B        auto (default: the GPU when usable and the batch has at\n"
+           "                     least 20000 rows and 4M row x tree walks), cpu, gpu\n"
+           "  --mapping M        GPU: auto (= atomic), atomic (a row's trees split over\n"
+           "                     threads, atomic sums), atomic_free (a thread or warp per row)\n"
            "  --hier-depth D     subtree depth of the hier layout (3-5, default 4)\n"
            "  --switch-level X   first cc level of the hybrid layout (default: the model's)\n"
            "  --no-compaction    vm_simd without stream compaction (the paper's baseline)\n"
@@ -58,7 +67,8 @@ enum {
     OPT_BACKEND,
     OPT_HIER,
     OPT_SWITCH,
-    OPT_NOCOMPACT
+    OPT_NOCOMPACT,
+    OPT_MAPPING
 };
 
 int cmd_predict(int argc, char **argv) {
@@ -74,6 +84,7 @@ int cmd_predict(int argc, char **argv) {
                                          {"hier-depth", required_argument, NULL, OPT_HIER},
                                          {"switch-level", required_argument, NULL, OPT_SWITCH},
                                          {"no-compaction", no_argument, NULL, OPT_NOCOMPACT},
+                                         {"mapping", required_argument, NULL, OPT_MAPPING},
                                          {"threads", required_argument, NULL, OPT_THREADS},
                                          {"stats", no_argument, NULL, OPT_STATS},
                                          {NULL, 0, NULL, 0}};
@@ -129,6 +140,10 @@ int cmd_predict(int argc, char **argv) {
         case OPT_NOCOMPACT:
             o.compaction = 0;
             break;
+        case OPT_MAPPING:
+            if (canopy_forest_mapping_parse(optarg, &o.mapping))
+                return cli_usage_error("predict", "--mapping: %s", canopy_last_error());
+            break;
         case OPT_THREADS:
             if (cli_parse_threads("predict", optarg)) return CLI_USAGE;
             break;
@@ -143,11 +158,6 @@ int cmd_predict(int argc, char **argv) {
     if (!model) return cli_usage_error("predict", "--model is required");
     if (!data) return cli_usage_error("predict", "--data is required");
     if (!outp) return cli_usage_error("predict", "-o OUTPUT.npy is required");
-    if (o.backend == CANOPY_BACKEND_GPU) {
-        fprintf(stderr, "canopy predict: the GPU backend for forests is not available yet; use "
-                        "--backend cpu or auto\n");
-        return CLI_ERROR;
-    }
 
     canopy_forest *f = NULL;
     canopy_array X = {0}, Y = {0};
@@ -224,6 +234,16 @@ int cmd_predict(int argc, char **argv) {
                 st.build_seconds * 1e3);
         fprintf(stderr, "predict: %lld rows in %.3f ms (%.0f rows/s, measured)\n", (long long)n,
                 st.predict_seconds * 1e3, st.predict_seconds > 0 ? n / st.predict_seconds : 0.0);
+        if (st.backend == CANOPY_BACKEND_GPU) {
+            static const char *const cache[] = {"n/a", "compiled (miss)", "in-memory hit",
+                                                "on-disk hit"};
+            fprintf(stderr,
+                    "gpu: upload %.3f ms, compile %.3f ms (kernel cache: %s), kernel %.3f ms, "
+                    "download %.3f ms, model on device %zu bytes\n",
+                    st.upload_seconds * 1e3, st.compile_seconds * 1e3,
+                    cache[st.kernel_cache >= 0 && st.kernel_cache <= 3 ? st.kernel_cache : 0],
+                    st.kernel_seconds * 1e3, st.download_seconds * 1e3, st.device_bytes);
+        }
     }
 done:
     canopy_array_release(&X);
