@@ -4,6 +4,7 @@
 
 #include "traverse/cpu_dr.h"
 
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ enum { MAX_COLS = 64 * CANOPY_PROFILE_MAX_WORDS, AUTO_COLS = 256, GUIDED_WORDS =
 
 /* auto's coherence sample profiles in a coarser top tree: cheap, and still enough
  * columns to tell windows of neighbours from windows of strangers. */
-enum { SAMPLE_COLS = 64 };
+enum { SAMPLE_COLS = 32 };
 
 static int32_t bits_for(int32_t v) {
     int32_t b = 1;
@@ -267,7 +268,10 @@ canopy_status canopy_schedule_hybrid(const canopy_app *app, const void *ctx,
     return s;
 }
 
-enum { WINDOW = 32, WINDOWS = 16, MAX_WALKS = 256, MIN_WALKS = 16, WALK_TESTS = 200000 };
+/* Sample sizes: windows of WINDOW queries (as many spread ones again), and WALKS
+ * queries walked in full: enough to tell sorted from shuffled and to place the work
+ * within a factor of two of auto's thresholds, at about a millisecond. */
+enum { WINDOW = 32, WINDOWS = 8, WALKS = 32 };
 
 /* Per window of WINDOW keys: unguided, the number of top-tree leaves reached together
  * (and, added to *reached, by each query); guided, the share of queries whose first
@@ -299,36 +303,32 @@ static double clamp01(double x) {
     return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
 }
 
-canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
-                                    const canopy_tree_view *t, int64_t nq, canopy_sample *out) {
-    memset(out, 0, sizeof *out);
+canopy_status canopy_inspect_coherence(const canopy_app *app, const void *ctx,
+                                       const canopy_tree_view *t, int64_t nq, canopy_sample *out) {
     out->coherence = 1.0;
-    if (nq == 0 || t->n_nodes == 0) return CANOPY_OK;
+    out->windows = 0;
+    int64_t windows = nq / WINDOW < WINDOWS ? nq / WINDOW : WINDOWS;
+    if (windows < 2 || t->n_nodes == 0) return CANOPY_OK;
     canopy_profile_plan p;
     canopy_status s = plan_make(t, app->guided, 0, SAMPLE_COLS, &p);
     if (s) return s;
-    int64_t windows = nq / WINDOW < WINDOWS ? nq / WINDOW : WINDOWS;
-    int64_t profiled = 2 * windows * WINDOW;
     uint64_t *keys = NULL;
-    int32_t *stack = NULL;
-    s = canopy_alloc((void **)&keys, (size_t)(profiled + 1) * (size_t)p.words, sizeof *keys);
-    if (!s) s = canopy_alloc((void **)&stack, (size_t)canopy_tree_stack_capacity(t), sizeof *stack);
-    _Alignas(64) unsigned char state[CANOPY_MAX_STATE];
-    if (!s && windows > 1) {
+    s = canopy_alloc((void **)&keys, (size_t)(2 * windows * WINDOW) * (size_t)p.words,
+                     sizeof *keys);
+    if (!s) {
         /* windows of consecutive queries, and as many "spread" windows whose members
          * lie far apart in the caller's order: how much closer the former are than
          * the latter is the coherence, whatever the tree and the application */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+        for (int64_t k = 0; k < 2 * windows * WINDOW; k++) {
+            _Alignas(64) unsigned char state[CANOPY_MAX_STATE];
+            int64_t w = k / WINDOW % windows, i = k % WINDOW;
+            int64_t q = k < windows * WINDOW ? (nq - WINDOW) * w / (windows - 1) + i
+                                             : (w + i * windows) * nq / (windows * WINDOW);
+            app->init(ctx, state, q);
+            canopy_profile_walk(app, ctx, state, t, &p, keys + k * p.words);
+        }
         double con = 0.0, spread = 0.0, reached = 0.0, unused = 0.0;
-        for (int64_t w = 0; w < windows; w++)
-            for (int32_t i = 0; i < WINDOW; i++) {
-                int64_t qc = (nq - WINDOW) * w / (windows - 1) + i;
-                int64_t qs = (w + i * windows) * nq / (windows * WINDOW);
-                app->init(ctx, state, qc);
-                canopy_profile_walk(app, ctx, state, t, &p, keys + (w * WINDOW + i) * p.words);
-                app->init(ctx, state, qs);
-                canopy_profile_walk(app, ctx, state, t, &p,
-                                    keys + ((windows + w) * WINDOW + i) * p.words);
-            }
         for (int64_t w = 0; w < windows; w++) {
             con += window_stat(&p, keys + w * WINDOW * p.words, &reached);
             spread += window_stat(&p, keys + (windows + w) * WINDOW * p.words, &unused);
@@ -342,16 +342,38 @@ canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
             out->coherence = spread < 1.0 ? clamp01((con - spread) / (1.0 - spread)) : 1.0;
         out->windows = windows;
     }
-    int64_t tests = 0, walks = 0, most = nq < MAX_WALKS ? nq : MAX_WALKS;
-    for (; !s && walks < most && (walks < MIN_WALKS || tests < WALK_TESTS); walks++) {
-        int64_t q = walks * (nq / most); /* spread over the set, first query included */
-        app->init(ctx, state, q);
-        tests += canopy_dr_walk(app, ctx, state, t, stack);
-    }
-    out->queries = walks;
-    out->nodes_per_query = walks ? (double)tests / (double)walks : 0.0;
     canopy_free(keys);
-    canopy_free(stack);
     canopy_profile_plan_free(&p);
     return s;
+}
+
+canopy_status canopy_inspect_work(const canopy_app *app, const void *ctx, const canopy_tree_view *t,
+                                  int64_t nq, canopy_sample *out) {
+    out->queries = 0;
+    out->nodes_per_query = 0.0;
+    if (nq == 0 || t->n_nodes == 0) return CANOPY_OK;
+    int64_t walks = nq < WALKS ? nq : WALKS, tests = 0;
+    size_t cap = (size_t)canopy_tree_stack_capacity(t);
+    int threads = canopy_threads();
+    int32_t *stacks;
+    canopy_status s = canopy_alloc((void **)&stacks, cap * (size_t)threads, sizeof *stacks);
+    if (s) return s;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : tests) num_threads(threads)
+    for (int64_t i = 0; i < walks; i++) {
+        _Alignas(64) unsigned char state[CANOPY_MAX_STATE];
+        int64_t q = i * (nq / walks); /* spread over the set, first query included */
+        app->init(ctx, state, q);
+        tests += canopy_dr_walk(app, ctx, state, t, stacks + cap * (size_t)omp_get_thread_num());
+    }
+    canopy_free(stacks);
+    out->queries = walks;
+    out->nodes_per_query = (double)tests / (double)walks;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
+                                    const canopy_tree_view *t, int64_t nq, canopy_sample *out) {
+    memset(out, 0, sizeof *out);
+    canopy_status s = canopy_inspect_work(app, ctx, t, nq, out);
+    return s ? s : canopy_inspect_coherence(app, ctx, t, nq, out);
 }

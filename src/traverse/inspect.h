@@ -35,8 +35,6 @@ canopy_status canopy_schedule_hybrid(const canopy_app *app, const void *ctx,
                                      const canopy_tree_view *t, int32_t depth, int64_t nq,
                                      int64_t *order, canopy_profile_info *info);
 
-#endif
-
 /* What auto looks at before choosing (canopy_inspect_sample). */
 typedef struct canopy_sample {
     int64_t queries;        /* queries walked in full to count nodes */
@@ -45,13 +43,22 @@ typedef struct canopy_sample {
     double coherence;       /* how alike neighbouring queries traverse, 0..1 */
 } canopy_sample;
 
-/* Goldfarb §4.4: do neighbouring queries traverse alike? Profiles 16 windows of 32
- * consecutive queries, and 16 windows of 32 queries spread far apart, in a coarse
- * top tree (at most 64 leaves). Unguided: coherence = (U_spread - U_window) /
+/* Goldfarb §4.4: do neighbouring queries traverse alike? Profiles 8 windows of 32
+ * consecutive queries, and 8 windows of 32 queries spread far apart, in a coarse top
+ * tree (at most 32 leaves). Unguided: coherence = (U_spread - U_window) /
  * (U_spread - m), with U the leaves a window reached together and m those one query
  * reached; guided: the same scale on the share of a window whose first top-tree leaf
- * is its most common one. About 1 for sorted queries, 0 for shuffled ones.
- * nodes_per_query: queries spread over the set walked in full (at least 16, at most
- * 256, until 200,000 node tests). Single-threaded: it costs about a millisecond. */
+ * is its most common one. About 1 for sorted queries, 0 for shuffled ones. */
+canopy_status canopy_inspect_coherence(const canopy_app *app, const void *ctx,
+                                       const canopy_tree_view *t, int64_t nq, canopy_sample *out);
+
+/* nodes_per_query: 32 queries spread over the set walked in full (no results are
+ * written; init may touch their output rows, which the real run rewrites). */
+canopy_status canopy_inspect_work(const canopy_app *app, const void *ctx, const canopy_tree_view *t,
+                                  int64_t nq, canopy_sample *out);
+
+/* Both of the above. */
 canopy_status canopy_inspect_sample(const canopy_app *app, const void *ctx,
                                     const canopy_tree_view *t, int64_t nq, canopy_sample *out);
+
+#endif

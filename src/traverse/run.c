@@ -45,13 +45,16 @@ static int gpu_only(canopy_variant v) {
  * tree upload and launch cost more than the traversal. */
 enum { GPU_AUTO_MIN_QUERIES = 20000, SCHEDULE_MIN_QUERIES = 4096 };
 
-/* Auto's thresholds, calibrated on the suite of bench/run_scheduling.sh (H100 and the
- * 2-core VM; bench/results/scheduling.md): a sample coherence at or above
+/* Auto's thresholds, calibrated on the suite of bench/run_scheduling.sh (H100 and its
+ * 16-core host; bench/results/scheduling.md): a sample coherence at or above
  * COHERENT means the caller's order is already as good as a sorted one; unguided GPU
- * work (queries x nodes per query) at or above HYBRID_MIN_WORK pays for the hybrid
- * schedule, below it the unsorted non-lockstep ropes kernel is faster overall. */
+ * work (queries x nodes per query) at or above HYBRID_MIN_WORK pays for lockstep on
+ * the hybrid schedule (rand1m3 9e8, plummer1m 3e9), below it the unsorted ropes
+ * kernel wins (rand7 radius 2.3e8); on the CPU, sorting pays for traversals of at
+ * least CPU_SORT_MIN_NODES nodes (rand7: 200-1200 yes, clust2: 30-70 no). */
 #define COHERENT 0.5
 #define HYBRID_MIN_WORK 5e8
+#define CPU_SORT_MIN_NODES 150.0
 
 static int is_lockstep(canopy_variant v) {
     return v == CANOPY_VARIANT_SIMD_L || gpu_only(v);
@@ -73,13 +76,13 @@ static void add_note(char *note, size_t len, const char *fmt, ...) {
 }
 
 /* Resolves the auto choices. The backend follows the job size; variant and schedule
- * follow a sample of the queries (canopy_inspect_sample) when either is auto:
- *   GPU, guided: gdr in the caller's order (lockstep loses on guided traversals and
- *     sorting does not pay for itself there); GPU, unguided: fsm_l in the caller's
- *     order when it is coherent, else fsm_l on the hybrid schedule when the work is
- *     large enough to pay for it, else sr unsorted;
- *   CPU: dr for guided, sr for unguided traversals, tree order unless the caller's
- *     order is coherent or the job small.
+ * follow a sample of the queries when either is auto (docs/variants.md):
+ *   GPU, guided: gdr unsorted, no sample (lockstep loses on guided traversals and
+ *     sorting does not pay for itself there);
+ *   GPU, unguided: dr_l when the sampled work is large, in the caller's order when
+ *     that is coherent, else on the hybrid schedule; sr unsorted when work is small;
+ *   CPU: dr for guided, sr for unguided traversals; tree order when traversals are
+ *     long and the caller's order is incoherent.
  * A variant given explicitly keeps auto's schedule consistent with it: lockstep
  * needs a coherent order, the GPU's non-lockstep kernels run unsorted. */
 static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree *tree,
@@ -118,33 +121,33 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
     }
 
     canopy_sample smp;
+    memset(&smp, 0, sizeof smp);
     double t0 = canopy_now();
-    canopy_status st = canopy_inspect_sample(tr->app, tr->ctx, &tree->view, tr->nq, &smp);
+    canopy_status st = canopy_inspect_work(tr->app, tr->ctx, &tree->view, tr->nq, &smp);
     if (st) return st;
-    int coherent = smp.coherence >= COHERENT;
     double work = (double)tr->nq * smp.nodes_per_query;
-    add_note(note, note_len,
-             "sample: %lld queries walked, %.1f nodes/query, coherence %.2f over %lld windows "
-             "of 32 (sorted >= %.2f), work %.3g node tests (hybrid >= %.3g), %.2f ms",
-             (long long)smp.queries, smp.nodes_per_query, smp.coherence, (long long)smp.windows,
-             COHERENT, work, HYBRID_MIN_WORK, (canopy_now() - t0) * 1e3);
+    /* whether sorting can pay: GPU lockstep on large work, CPU on long traversals */
+    int big = gpu ? work >= HYBRID_MIN_WORK : smp.nodes_per_query >= CPU_SORT_MIN_NODES;
     if (*v == CANOPY_VARIANT_AUTO) {
-        if (gpu)
-            *v = guided                                ? CANOPY_VARIANT_GDR
-                 : coherent || work >= HYBRID_MIN_WORK ? CANOPY_VARIANT_FSM_L
-                                                       : CANOPY_VARIANT_SR;
-        else
-            *v = guided ? CANOPY_VARIANT_DR : CANOPY_VARIANT_SR;
+        *v = gpu ? (big ? CANOPY_VARIANT_DR_L : CANOPY_VARIANT_SR)
+                 : (guided ? CANOPY_VARIANT_DR : CANOPY_VARIANT_SR);
         add_note(note, note_len, "variant %s", canopy_variant_name(*v));
     }
+    int sortable = tr->nq >= SCHEDULE_MIN_QUERIES && (gpu ? is_lockstep(*v) : big);
+    if (*s == CANOPY_SCHEDULE_AUTO && sortable &&
+        (st = canopy_inspect_coherence(tr->app, tr->ctx, &tree->view, tr->nq, &smp)))
+        return st;
+    int coherent = smp.windows > 0 && smp.coherence >= COHERENT;
     if (*s == CANOPY_SCHEDULE_AUTO) {
         const char *why;
-        if (tr->nq < SCHEDULE_MIN_QUERIES || coherent) {
+        if (!sortable) {
             *s = CANOPY_SCHEDULE_NONE;
-            why = coherent ? "the caller's order is coherent" : "few queries";
-        } else if (gpu && !is_lockstep(*v)) {
+            why = tr->nq < SCHEDULE_MIN_QUERIES ? "few queries"
+                  : gpu ? "a non-lockstep GPU kernel: sorting costs more than it saves"
+                        : "short traversals: sorting costs more than it saves";
+        } else if (coherent) {
             *s = CANOPY_SCHEDULE_NONE;
-            why = "non-lockstep GPU kernels gain less from sorting than it costs";
+            why = "the caller's order is coherent";
         } else {
             *s = gpu ? CANOPY_SCHEDULE_HYBRID : CANOPY_SCHEDULE_TREE;
             why = gpu ? "lockstep on an incoherent order: profile and sort on the device"
@@ -152,6 +155,15 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
         }
         add_note(note, note_len, "schedule %s (%s)", canopy_schedule_name(*s), why);
     }
+    add_note(note, note_len,
+             "sample: %lld queries walked, %.1f nodes/query, work %.3g node tests (%s >= %.3g)",
+             (long long)smp.queries, smp.nodes_per_query, work,
+             gpu ? "GPU lockstep + hybrid when work" : "CPU sorts when nodes/query",
+             gpu ? HYBRID_MIN_WORK : CPU_SORT_MIN_NODES);
+    if (smp.windows)
+        add_note(note, note_len, "coherence %.2f over %lld windows of 32 (sorted >= %.2f)",
+                 smp.coherence, (long long)smp.windows, COHERENT);
+    add_note(note, note_len, "auto took %.2f ms", (canopy_now() - t0) * 1e3);
     return CANOPY_OK;
 }
 
