@@ -55,6 +55,8 @@ for stage in $stages; do
         grep -E "^ *[0-9]+/[0-9]+ Test.*(Failed|\*\*\*)" "$out/ctest.log" | tee -a "$summary"
         "$b/test_gpu_traverse" >"$out/gpu_traverse.log" 2>&1
         note "- test_gpu_traverse: $(tail -n 2 "$out/gpu_traverse.log" | tr '\n' ' ')"
+        "$b/test_gpu_graph" >"$out/gpu_graph.log" 2>&1
+        note "- test_gpu_graph: $(tail -n 2 "$out/gpu_graph.log" | tr '\n' ' ')"
         [ $rc -eq 0 ] || status=1
         ;;
     sanitize)
@@ -65,6 +67,12 @@ for stage in $stages; do
             note "- compute-sanitizer $tool: rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
             [ $rc -eq 0 ] || status=1
         done
+        # Graph and tree strategies (dynamic parallelism included), memcheck only.
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_graph" >"$out/sanitizer-graph-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (graph): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-graph-memcheck.log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
         ;;
     bench)
         "$root/bench/run_gpu.sh" "$b" "$out" >"$out/bench.log" 2>&1

@@ -24,7 +24,7 @@ static canopy_status gpu_graph_check(cudaError_t e, const char *what) {
  * (heavy items buffered this round); then the grid barrier's scratch and counters. */
 enum { ST_NEXT_N, ST_CURSOR, ST_HEAVY_LEN, ST_BLOCKS_DONE, ST_COUNTERS, ST_WORDS = 8 };
 
-static const int default_threshold = 64, default_child_threads = 128;
+static const int default_child_threads = 128;
 
 typedef cudaError_t (*strategy_fn)(const gpu_launch *);
 static const strategy_fn strategy_fns[] = {gpu_graph_nodp_thread, gpu_graph_nodp_warp,
@@ -99,7 +99,7 @@ struct session {
         CUDA_TRY(cudaMemset(state, 0, sizeof(unsigned long long) * ST_WORDS), "round state");
         L.ctx.next_n = state + ST_NEXT_N;
         gpu_dp &dp = L.dp;
-        dp.threshold = opt->dp_threshold > 0 ? opt->dp_threshold : default_threshold;
+        dp.threshold = opt->dp_threshold;
         dp.form = opt->child_form;
         dp.child_threads = opt->child_threads > 0 ? opt->child_threads : default_child_threads;
         dp.child_blocks = opt->child_blocks;
@@ -382,7 +382,7 @@ extern "C" canopy_status graph_gpu_color(const canopy_csr *sym, const canopy_gra
     TRY(S.alloc(&retry.next, n, "worklist"));
     TRY(S.round(GPU_APP_COLOR_COUNT, ctx, NULL, n, NULL));
     CUDA_TRY(cudaMemset(S.state + ST_NEXT_N, 0, sizeof(unsigned long long)), "ready count");
-    ready_kernel<<<blocks_for(n, 256), 256>>>(ctx.wait, n, w.cur, S.state + ST_NEXT_N);
+    if (n) ready_kernel<<<blocks_for(n, 256), 256>>>(ctx.wait, n, w.cur, S.state + ST_NEXT_N);
     unsigned long long ready;
     CUDA_TRY(cudaMemcpy(&ready, S.state + ST_NEXT_N, sizeof ready, cudaMemcpyDeviceToHost),
              "ready vertices");

@@ -54,6 +54,7 @@ canopy_graph_options canopy_graph_options_default(void) {
     o.damping = 0.85;
     o.tolerance = 1e-10;
     o.max_iterations = 1000;
+    o.dp_threshold = 64;
     return o;
 }
 
