@@ -47,7 +47,8 @@ typedef enum { APP_SSSP, APP_SPMV, APP_PAGERANK, APP_COLOR, APP_BFS_REC, APP_COU
 static const char *const app_names[APP_COUNT] = {"sssp", "spmv", "pagerank", "color", "bfs-rec"};
 
 static canopy_status run_app(app_kind app, const canopy_csr *g, const double *x, double *out_f,
-                             int64_t *out_i, const canopy_graph_options *o, canopy_graph_stats *st) {
+                             int64_t *out_i, const canopy_graph_options *o,
+                             canopy_graph_stats *st) {
     switch (app) {
     case APP_SSSP:
         return canopy_sssp(g, 0, o, out_f, st);
@@ -121,7 +122,8 @@ static void bench_graph(const char *name, int reps) {
             if (bench_cusparse_spmv(&g, x, f, reps, secs) == 0) {
                 for (int r = 0; r < reps; r++) secs[r] *= 1e3;
                 summary k = summarise(secs, reps);
-                printf("| spmv | cuSPARSE (peer) | | %.2f (%.2f-%.2f) | | | |\n", k.med, k.lo, k.hi);
+                printf("| spmv | cuSPARSE (peer) | | %.2f (%.2f-%.2f) | | | |\n", k.med, k.lo,
+                       k.hi);
             } else {
                 printf("| spmv | cuSPARSE (peer) | failed | | | | |\n");
             }
@@ -144,9 +146,9 @@ static void bench_tree(const char *name, int reps) {
     double call[MAX_REPS], kern[MAX_REPS];
     static const canopy_ptsd_app apps[] = {CANOPY_PTSD_HEIGHTS, CANOPY_PTSD_DESCENDANTS};
     static const char *const names[] = {"heights", "descendants"};
-    static const canopy_ptsd_strategy strategies[] = {
-        CANOPY_PTSD_FLAT,    CANOPY_PTSD_CREC,     CANOPY_PTSD_GPU_REC,
-        CANOPY_PTSD_GPU_FLAT, CANOPY_PTSD_GPU_CREC, CANOPY_PTSD_GPU_HIER};
+    static const canopy_ptsd_strategy strategies[] = {CANOPY_PTSD_FLAT,     CANOPY_PTSD_CREC,
+                                                      CANOPY_PTSD_GPU_REC,  CANOPY_PTSD_GPU_FLAT,
+                                                      CANOPY_PTSD_GPU_CREC, CANOPY_PTSD_GPU_HIER};
     for (int a = 0; a < 2; a++) {
         double med[6];
         for (int si = 0; si < 6; si++) {
@@ -167,9 +169,9 @@ static void bench_tree(const char *name, int reps) {
             summary c = summarise(call, r_n), k = summarise(kern, r_n);
             med[si] = c.med;
             if (strategies[si] >= CANOPY_PTSD_GPU_REC)
-                printf("| %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %lld | %lld |\n", names[a],
-                       canopy_ptsd_strategy_name(strategies[si]), c.med, c.lo, c.hi, k.med, k.lo,
-                       k.hi, (long long)st.launches, (long long)st.levels);
+                printf("| %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %lld | %lld |\n",
+                       names[a], canopy_ptsd_strategy_name(strategies[si]), c.med, c.lo, c.hi,
+                       k.med, k.lo, k.hi, (long long)st.launches, (long long)st.levels);
             else
                 printf("| %s | %s (CPU, %d threads) | %.2f (%.2f-%.2f) | | | |\n", names[a],
                        canopy_ptsd_strategy_name(strategies[si]), canopy_threads(), c.med, c.lo,

@@ -50,7 +50,8 @@ __global__ void gpu_dp_child(gpu_graph_ctx c, gpu_dp dp, int64_t first, int64_t 
     const int64_t end = first + count;
     if (form == CANOPY_CHILD_THREAD) {
         const int64_t step = (int64_t)gridDim.x * blockDim.x;
-        for (int64_t j = first + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < end; j += step) {
+        for (int64_t j = first + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < end;
+             j += step) {
             int64_t row = dp.rows[j];
             gpu_row_post<App>(c, row, gpu_row_serial<App>(c, row));
         }
@@ -128,7 +129,8 @@ __device__ void gpu_dp_site(const gpu_graph_ctx &c, const gpu_dp &dp, int64_t ro
         if (heavy) {
             unsigned long long j = atomicAdd(dp.cursor, 1ull);
             gpu_dp_put(dp, j, row);
-            gpu_dp_launch<App>(c, dp, j, 1, len, ((int64_t)len + dp.child_threads - 1) / dp.child_threads,
+            gpu_dp_launch<App>(c, dp, j, 1, len,
+                               ((int64_t)len + dp.child_threads - 1) / dp.child_threads,
                                CANOPY_CHILD_GRID);
         }
     } else if constexpr (LEVEL == GPU_DP_WARP) {

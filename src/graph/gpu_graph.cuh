@@ -106,8 +106,8 @@ __device__ typename App::Acc gpu_row_strided(const gpu_graph_ctx &c, int64_t row
     return a;
 }
 
-template <class App> __device__ void gpu_row_post(const gpu_graph_ctx &c, int64_t row,
-                                                  typename App::Acc a) {
+template <class App>
+__device__ void gpu_row_post(const gpu_graph_ctx &c, int64_t row, typename App::Acc a) {
     if constexpr (App::has_post) App::post(c, row, a);
 }
 
@@ -115,19 +115,19 @@ template <class App> __device__ void gpu_row_post(const gpu_graph_ctx &c, int64_
 
 /* Dynamic-parallelism settings and the pre-allocated descriptor pool (device). */
 struct gpu_dp {
-    int64_t threshold;     /* heavy: row longer than this */
-    int form;              /* canopy_child_form */
-    int child_threads;     /* threads per child block */
-    int child_blocks;      /* blocks per consolidated child; 0: the KC_X rule */
-    int kc;                /* X of KC_X; 0: the level's default */
-    int64_t cap;           /* pool capacity (descriptors) */
-    int64_t *rows;         /* pool: the buffered items */
-    unsigned long long *acc;   /* pool: multi-block partial results (Acc bits) */
-    unsigned int *done;        /* pool: multi-block blocks finished per item */
-    unsigned long long *cursor;     /* next free pool slot (reset every round) */
-    unsigned int *blocks_done;      /* grid level: parent blocks finished */
-    unsigned long long *heavy_len;  /* grid level: summed length of buffered rows */
-    unsigned long long *counters;   /* GPU_DP_* */
+    int64_t threshold;             /* heavy: row longer than this */
+    int form;                      /* canopy_child_form */
+    int child_threads;             /* threads per child block */
+    int child_blocks;              /* blocks per consolidated child; 0: the KC_X rule */
+    int kc;                        /* X of KC_X; 0: the level's default */
+    int64_t cap;                   /* pool capacity (descriptors) */
+    int64_t *rows;                 /* pool: the buffered items */
+    unsigned long long *acc;       /* pool: multi-block partial results (Acc bits) */
+    unsigned int *done;            /* pool: multi-block blocks finished per item */
+    unsigned long long *cursor;    /* next free pool slot (reset every round) */
+    unsigned int *blocks_done;     /* grid level: parent blocks finished */
+    unsigned long long *heavy_len; /* grid level: summed length of buffered rows */
+    unsigned long long *counters;  /* GPU_DP_* */
 };
 enum { GPU_DP_LAUNCHES, GPU_DP_FALLBACKS, GPU_DP_HEAVY, GPU_DP_NCOUNTERS };
 

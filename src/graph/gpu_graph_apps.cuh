@@ -24,8 +24,12 @@ struct gpu_acc_sum_f64 {
     static constexpr bool has_post = true;
     __device__ static Acc zero() { return 0.0; }
     __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-    __device__ static void atomic_combine(unsigned long long *p, Acc v) { atomicAdd((double *)p, v); }
-    __device__ static Acc from_bits(unsigned long long b) { return __longlong_as_double((long long)b); }
+    __device__ static void atomic_combine(unsigned long long *p, Acc v) {
+        atomicAdd((double *)p, v);
+    }
+    __device__ static Acc from_bits(unsigned long long b) {
+        return __longlong_as_double((long long)b);
+    }
 };
 
 struct gpu_acc_sum_u64 {
@@ -186,7 +190,7 @@ struct gpu_color_release : gpu_acc_none {
 
 /* ------------------------------------------------------------ the app list -- */
 
-#define GPU_GRAPH_APPS(X)                                                                         \
+#define GPU_GRAPH_APPS(X)                                                                          \
     X(GPU_APP_SSSP, gpu_sssp)                                                                      \
     X(GPU_APP_BFS, gpu_bfs)                                                                        \
     X(GPU_APP_BFS_REC, gpu_bfs_rec)                                                                \
@@ -203,7 +207,7 @@ enum gpu_graph_app { GPU_GRAPH_APPS(GPU_APP_ENUM_) GPU_APP_COUNT };
 /* In a strategy file whose entry takes `const gpu_launch *L` and which defines
  * `template <class App> static cudaError_t run_app(const gpu_launch *L)`:
  * GPU_GRAPH_DISPATCH() returns run_app<App>(L) for the App that L->app names. */
-#define GPU_APP_CASE_(ID, TYPE)                                                                   \
+#define GPU_APP_CASE_(ID, TYPE)                                                                    \
     case ID:                                                                                       \
         return run_app<TYPE>(L);
 #define GPU_GRAPH_DISPATCH()                                                                       \

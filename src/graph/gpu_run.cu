@@ -27,10 +27,9 @@ enum { ST_NEXT_N, ST_CURSOR, ST_HEAVY_LEN, ST_BLOCKS_DONE, ST_COUNTERS, ST_WORDS
 static const int default_child_threads = 128;
 
 typedef cudaError_t (*strategy_fn)(const gpu_launch *);
-static const strategy_fn strategy_fns[] = {gpu_graph_nodp_thread, gpu_graph_nodp_warp,
-                                           gpu_graph_nodp_block,  gpu_graph_dp_basic,
-                                           gpu_graph_dp_warp,     gpu_graph_dp_block,
-                                           gpu_graph_dp_grid};
+static const strategy_fn strategy_fns[] = {
+    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block, gpu_graph_dp_basic,
+    gpu_graph_dp_warp,     gpu_graph_dp_block,  gpu_graph_dp_grid};
 
 /* Device memory of one run and the running statistics. */
 struct session {
@@ -259,7 +258,8 @@ extern "C" canopy_status graph_gpu_sssp(const canopy_csr *g, int64_t source,
         int64_t next_n;
         ctx.next = w.next;
         TRY(S.round(GPU_APP_SSSP, ctx, w.cur, w.cur_n, &next_n));
-        if (next_n) clear_flags_kernel<<<blocks_for(next_n, 256), 256>>>(w.next, next_n, ctx.queued);
+        if (next_n)
+            clear_flags_kernel<<<blocks_for(next_n, 256), 256>>>(w.next, next_n, ctx.queued);
         w.swap(next_n);
         stats->iterations++;
     }

@@ -89,7 +89,8 @@ static void mass_up(void *vctx, int64_t v, int64_t anc, int64_t dist) {
 
 /* Leaves carry the mass: finite and >= 0, at finite positions. */
 static canopy_status check_bodies(const canopy_ptree *t, const double *mass, const double *pos) {
-    if (!mass || !pos) return canopy_fail(CANOPY_ERR_INVALID, "tree mass: NULL masses or positions");
+    if (!mass || !pos)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree mass: NULL masses or positions");
     for (int64_t v = 0; v < t->n; v++) {
         if (!ptsd_is_leaf(t, v)) continue;
         if (!(isfinite(mass[v]) && mass[v] >= 0.0))

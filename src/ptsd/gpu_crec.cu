@@ -10,12 +10,14 @@
 /* Mean fan-out from which a level is folded by blocks rather than threads. */
 enum { BLOCK_MAPPED_FANOUT = 16, BLOCK_THREADS = 64 };
 
-template <class A> __global__ void crec_thread_kernel(gpu_ptsd_ctx c, const int64_t *seg, int64_t n) {
+template <class A>
+__global__ void crec_thread_kernel(gpu_ptsd_ctx c, const int64_t *seg, int64_t n) {
     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i < n) gpu_ptsd_fold_serial<A>(c, seg[i]);
 }
 
-template <class A> __global__ void crec_block_kernel(gpu_ptsd_ctx c, const int64_t *seg, int64_t n) {
+template <class A>
+__global__ void crec_block_kernel(gpu_ptsd_ctx c, const int64_t *seg, int64_t n) {
     for (int64_t i = blockIdx.x; i < n; i += gridDim.x) gpu_ptsd_fold_block<A>(c, seg[i]);
 }
 
@@ -25,8 +27,8 @@ template <class A> static cudaError_t run_agg(const gpu_ptsd_run *R) {
         int64_t below = l + 1 < R->levels ? R->level_start[l + 2] - R->level_start[l + 1] : 0;
         if (below >= n * BLOCK_MAPPED_FANOUT) {
             int64_t cap = (int64_t)R->sms * 32;
-            crec_block_kernel<A><<<(unsigned)(n < cap ? n : cap), BLOCK_THREADS>>>(R->ctx,
-                                                                                   R->order + lo, n);
+            crec_block_kernel<A>
+                <<<(unsigned)(n < cap ? n : cap), BLOCK_THREADS>>>(R->ctx, R->order + lo, n);
         } else {
             crec_thread_kernel<A><<<(unsigned)((n + 255) / 256), 256>>>(R->ctx, R->order + lo, n);
         }

@@ -31,7 +31,8 @@ template <class A> static cudaError_t run_agg(const gpu_ptsd_run *R) {
     int32_t l = R->levels - 2;
     for (; l >= 0; l -= 2) {
         int64_t lo = R->level_start[l], n = R->level_start[l + 1] - lo;
-        hier_pair_kernel<A><<<(unsigned)(n < cap ? n : cap), HIER_THREADS>>>(R->ctx, R->order + lo, n);
+        hier_pair_kernel<A>
+            <<<(unsigned)(n < cap ? n : cap), HIER_THREADS>>>(R->ctx, R->order + lo, n);
         (*R->launches)++;
     }
     if (l == -1) {

@@ -102,7 +102,8 @@ template <class A> __device__ void gpu_ptsd_fold_block(const gpu_ptsd_ctx &c, in
     part[threadIdx.x] = a;
     __syncthreads();
     for (unsigned half = blockDim.x / 2; half > 0; half >>= 1) {
-        if (threadIdx.x < half) part[threadIdx.x] = A::combine(part[threadIdx.x], part[threadIdx.x + half]);
+        if (threadIdx.x < half)
+            part[threadIdx.x] = A::combine(part[threadIdx.x], part[threadIdx.x + half]);
         __syncthreads();
     }
     if (threadIdx.x == 0) A::store(c, v, A::combine(A::start(c, v), part[0]));

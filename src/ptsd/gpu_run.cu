@@ -48,7 +48,8 @@ struct tree_session {
         ptr[n_ptr++] = *out;
         return CANOPY_OK;
     }
-    template <class T> canopy_status upload(T **out, const T *src, int64_t count, const char *what) {
+    template <class T>
+    canopy_status upload(T **out, const T *src, int64_t count, const char *what) {
         canopy_status s;
         TRY(alloc(out, count, what));
         CUDA_TRY(cudaMemcpy(*out, src, sizeof(T) * (size_t)count, cudaMemcpyHostToDevice), what);
@@ -180,9 +181,9 @@ static canopy_status run(const canopy_ptree *t, canopy_ptsd_app app, const doubl
 
     t0 = canopy_now();
     if (is_mass)
-        CUDA_TRY(cudaMemcpy(out, c.out_f64, sizeof(double) * 4 * (size_t)t->n,
-                            cudaMemcpyDeviceToHost),
-                 "download");
+        CUDA_TRY(
+            cudaMemcpy(out, c.out_f64, sizeof(double) * 4 * (size_t)t->n, cudaMemcpyDeviceToHost),
+            "download");
     else
         CUDA_TRY(cudaMemcpy(out, c.out_i64, sizeof(int64_t) * (size_t)t->n, cudaMemcpyDeviceToHost),
                  "download");

@@ -16,7 +16,8 @@ canopy_status canopy_ptsd_strategy_parse(const char *s, canopy_ptsd_strategy *ou
             *out = (canopy_ptsd_strategy)i;
             return CANOPY_OK;
         }
-    return canopy_fail(CANOPY_ERR_INVALID, "unknown tree strategy '%s' (rec, flat, crec, hier; GPU: "
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "unknown tree strategy '%s' (rec, flat, crec, hier; GPU: "
                        "gpu-rec, gpu-flat, gpu-crec, gpu-hier)",
                        s ? s : "(null)");
 }

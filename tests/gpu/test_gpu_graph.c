@@ -41,7 +41,8 @@ static canopy_csr weighted(const canopy_csr *g, uint64_t seed) {
  * every 7th vertex, a ring among vertices 1 .. n/2, and the rest only on the hub. */
 static canopy_csr hub_graph(int64_t n) {
     int64_t cap = 4 * n + 8, m = 0;
-    int64_t *src = xmalloc(sizeof(int64_t) * (size_t)cap), *dst = xmalloc(sizeof(int64_t) * (size_t)cap);
+    int64_t *src = xmalloc(sizeof(int64_t) * (size_t)cap),
+            *dst = xmalloc(sizeof(int64_t) * (size_t)cap);
     for (int64_t v = 1; v < n; v++) {
         src[m] = 0, dst[m++] = v;
         src[m] = v, dst[m++] = 0;
@@ -61,7 +62,8 @@ static canopy_csr isolated_graph(int64_t n, uint64_t seed) {
     int64_t *src = xmalloc(sizeof(int64_t) * (size_t)(half.nnz + 1));
     int64_t *dst = xmalloc(sizeof(int64_t) * (size_t)(half.nnz + 1));
     for (int64_t u = 0; u < half.n_rows; u++)
-        for (int64_t k = half.row_ptr[u]; k < half.row_ptr[u + 1]; k++) src[k] = u, dst[k] = half.col[k];
+        for (int64_t k = half.row_ptr[u]; k < half.row_ptr[u + 1]; k++)
+            src[k] = u, dst[k] = half.col[k];
     CHECK_OK(canopy_csr_from_coo(n, n, half.nnz, src, dst, NULL, &g));
     free(src), free(dst);
     canopy_csr_release(&half);
@@ -150,14 +152,16 @@ static void check_graph(const char *what, const canopy_csr *g, int64_t source) {
         if (v->s >= CANOPY_GRAPH_BASIC_DP && n > 0) {
             /* Heavy rows are exactly the rows longer than the threshold. */
             int64_t heavy = 0;
-            for (int64_t i = 0; i < n; i++) heavy += g->row_ptr[i + 1] - g->row_ptr[i] > o.dp_threshold;
+            for (int64_t i = 0; i < n; i++)
+                heavy += g->row_ptr[i + 1] - g->row_ptr[i] > o.dp_threshold;
             CHECK_MSG(st.heavy_items == heavy, "%s: spmv buffered %lld heavy rows, want %lld", name,
                       (long long)st.heavy_items, (long long)heavy);
             CHECK_MSG(heavy == 0 || st.child_launches > 0, "%s: %lld heavy rows, no launch", name,
                       (long long)heavy);
             if (v->s == CANOPY_GRAPH_BASIC_DP)
-                CHECK_MSG(st.child_launches == heavy, "%s: basic-dp made %lld launches for %lld rows",
-                          name, (long long)st.child_launches, (long long)heavy);
+                CHECK_MSG(st.child_launches == heavy,
+                          "%s: basic-dp made %lld launches for %lld rows", name,
+                          (long long)st.child_launches, (long long)heavy);
             if (v->s == CANOPY_GRAPH_CONS_GRID)
                 CHECK_MSG(st.child_launches <= 1 && st.buffer_high_water == heavy,
                           "%s: grid level made %lld launches, high water %lld", name,
@@ -187,7 +191,8 @@ static void test_graphs(uint64_t seed) {
         canopy_csr_release(&g), canopy_csr_release(&w);
         CHECK_OK(canopy_gen_powerlaw(small ? 300 : 4000, 1, small ? 100 : 1199, 1.2318,
                                      seed + (uint64_t)i, &g));
-        snprintf(what, sizeof what, "powerlaw (seed %llu)", (unsigned long long)(seed + (uint64_t)i));
+        snprintf(what, sizeof what, "powerlaw (seed %llu)",
+                 (unsigned long long)(seed + (uint64_t)i));
         check_graph(what, &g, 0);
         canopy_csr_release(&g);
     }
@@ -227,15 +232,17 @@ static void check_tree(const char *what, const canopy_ptree *t, uint64_t seed) {
             continue;
         }
         canopy_ptsd_stats st;
-        CHECK_OK(canopy_ptsd_run(t, CANOPY_PTSD_HEIGHTS, NULL, NULL, (canopy_ptsd_strategy)s, gh, &st));
+        CHECK_OK(
+            canopy_ptsd_run(t, CANOPY_PTSD_HEIGHTS, NULL, NULL, (canopy_ptsd_strategy)s, gh, &st));
         CHECK_MSG(!memcmp(rh, gh, 8 * (size_t)n), "%s: heights %s differ", what, name);
         CHECK_MSG(st.launches >= 1, "%s: %s counted no launch", what, name);
         if (s == CANOPY_PTSD_GPU_REC) {
             int64_t internal = 0;
             for (int64_t v = 0; v < n; v++) internal += t->child_ptr[v] != t->child_ptr[v + 1];
             /* a node launch and a tail launch per internal node below the root's host launch */
-            CHECK_MSG(n == 1 || st.launches == 2 * internal, "%s: gpu-rec made %lld launches, %lld internal",
-                      what, (long long)st.launches, (long long)internal);
+            CHECK_MSG(n == 1 || st.launches == 2 * internal,
+                      "%s: gpu-rec made %lld launches, %lld internal", what, (long long)st.launches,
+                      (long long)internal);
         }
         CHECK_OK(canopy_ptsd_descendants(t, (canopy_ptsd_strategy)s, gd, NULL));
         CHECK_MSG(!memcmp(rd, gd, 8 * (size_t)n), "%s: descendants %s differ", what, name);
@@ -284,8 +291,7 @@ static void test_trees(uint64_t seed) {
 
 int main(void) {
     char name[256];
-    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
-        return check_skip("no usable GPU");
+    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK) return check_skip("no usable GPU");
     small = getenv("CANOPY_GPU_SMALL") != NULL;
     uint64_t seed = check_seed();
     printf("GPU: %s%s\n", name, small ? " (small cases)" : "");

@@ -130,25 +130,26 @@ static canopy_status run_app(app_kind app, const canopy_csr *g, int64_t source, 
 }
 
 int cmd_graph(int argc, char **argv) {
-    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
-                                         {"threads", required_argument, NULL, OPT_THREADS},
-                                         {"seed", required_argument, NULL, OPT_SEED},
-                                         {"stats", no_argument, NULL, OPT_STATS},
-                                         {"graph", required_argument, NULL, OPT_GRAPH},
-                                         {"gen", required_argument, NULL, OPT_GEN},
-                                         {"source", required_argument, NULL, OPT_SOURCE},
-                                         {"vector", required_argument, NULL, OPT_VECTOR},
-                                         {"strategy", required_argument, NULL, OPT_STRATEGY},
-                                         {"backend", required_argument, NULL, OPT_BACKEND},
-                                         {"split-threshold", required_argument, NULL, OPT_SPLIT},
-                                         {"recursive", no_argument, NULL, OPT_RECURSIVE},
-                                         {"save-graph", required_argument, NULL, OPT_SAVE_GRAPH},
-                                         {"dp-threshold", required_argument, NULL, OPT_DP_THRESHOLD},
-                                         {"child-form", required_argument, NULL, OPT_CHILD_FORM},
-                                         {"child-threads", required_argument, NULL, OPT_CHILD_THREADS},
-                                         {"child-blocks", required_argument, NULL, OPT_CHILD_BLOCKS},
-                                         {"kc", required_argument, NULL, OPT_KC},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, OPT_HELP},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"stats", no_argument, NULL, OPT_STATS},
+        {"graph", required_argument, NULL, OPT_GRAPH},
+        {"gen", required_argument, NULL, OPT_GEN},
+        {"source", required_argument, NULL, OPT_SOURCE},
+        {"vector", required_argument, NULL, OPT_VECTOR},
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"split-threshold", required_argument, NULL, OPT_SPLIT},
+        {"recursive", no_argument, NULL, OPT_RECURSIVE},
+        {"save-graph", required_argument, NULL, OPT_SAVE_GRAPH},
+        {"dp-threshold", required_argument, NULL, OPT_DP_THRESHOLD},
+        {"child-form", required_argument, NULL, OPT_CHILD_FORM},
+        {"child-threads", required_argument, NULL, OPT_CHILD_THREADS},
+        {"child-blocks", required_argument, NULL, OPT_CHILD_BLOCKS},
+        {"kc", required_argument, NULL, OPT_KC},
+        {NULL, 0, NULL, 0}};
     const char *graph_path = NULL, *gen = NULL, *vector = NULL, *out_path = NULL, *save_path = NULL;
     uint64_t seed = 1;
     int64_t source = 0;
@@ -220,7 +221,8 @@ int cmd_graph(int argc, char **argv) {
         }
         case OPT_CHILD_THREADS:
             rc = cli_parse_i64(CMD, "--child-threads", optarg, 32, 1024, &v);
-            if (!rc && v % 32) return cli_usage_error(CMD, "--child-threads must be a multiple of 32");
+            if (!rc && v % 32)
+                return cli_usage_error(CMD, "--child-threads must be a multiple of 32");
             opt.child_threads = (int32_t)v;
             have_dp = 1;
             break;

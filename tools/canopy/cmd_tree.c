@@ -208,8 +208,7 @@ int cmd_tree(int argc, char **argv) {
                                app == APP_MASS ? 2 : 1, shape);
     }
     if (s == CANOPY_OK)
-        s = canopy_ptsd_run(&t, (canopy_ptsd_app)app, mass.data, pos.data, strategy, out.data,
-                            &st);
+        s = canopy_ptsd_run(&t, (canopy_ptsd_app)app, mass.data, pos.data, strategy, out.data, &st);
     if (s == CANOPY_OK && save_path) {
         canopy_array parents = {t.parent, CANOPY_I64, 1, {t.n}};
         s = canopy_npy_write(save_path, &parents);
