@@ -5,7 +5,8 @@
  * (application, strategy): median and min-max over the repetitions (after one
  * warm-up), of the whole call (uploads included) and of the GPU kernels alone, and
  * the dynamic-parallelism counters; then the speedups the paper reports.
- *   canopy-bench-consolidation graph NAME REPS    (kron16, powerlaw434k)
+ *   canopy-bench-consolidation graph NAME REPS [APPS]   (kron16, powerlaw434k; APPS a
+ *                                                        comma list, default all)
  *   canopy-bench-consolidation tree NAME REPS     (random1, random2) */
 #include "canopy.h"
 
@@ -86,7 +87,7 @@ static const config configs[] = {
 };
 enum { N_CONFIGS = sizeof configs / sizeof configs[0] };
 
-static void bench_graph(const char *name, int reps) {
+static void bench_graph(const char *name, int reps, const char *only) {
     canopy_csr g;
     if (canopy_graph_gen(name, 1, &g) != CANOPY_OK) die(name);
     int64_t n = g.n_rows, maxdeg = 0;
@@ -101,6 +102,7 @@ static void bench_graph(const char *name, int reps) {
     for (int64_t i = 0; i < n; i++) x[i] = 1.0 + (double)(i % 17) / 17.0;
     double call[MAX_REPS], kern[MAX_REPS];
     for (int app = 0; app < APP_COUNT; app++) {
+        if (only && !strstr(only, app_names[app])) continue;
         double best_flat = INFINITY, thread_flat = NAN, basic = NAN, cons[3] = {NAN, NAN, NAN};
         double best_cons = INFINITY;
         for (int ci = 0; ci < N_CONFIGS; ci++) {
@@ -223,8 +225,8 @@ static void bench_tree(const char *name, int reps) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4 || (strcmp(argv[1], "graph") && strcmp(argv[1], "tree"))) {
-        fprintf(stderr, "usage: canopy-bench-consolidation graph|tree NAME REPS\n");
+    if (argc < 4 || argc > 5 || (strcmp(argv[1], "graph") && strcmp(argv[1], "tree"))) {
+        fprintf(stderr, "usage: canopy-bench-consolidation graph|tree NAME REPS [APPS]\n");
         return 2;
     }
     int reps = atoi(argv[3]);
@@ -233,7 +235,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!strcmp(argv[1], "graph"))
-        bench_graph(argv[2], reps);
+        bench_graph(argv[2], reps, argc == 5 ? argv[4] : NULL);
     else
         bench_tree(argv[2], reps);
     return 0;
