@@ -454,8 +454,8 @@ typedef struct canopy_graph_options {
     double tolerance;        /* pagerank: stop when the L1 change < this (1e-10) */
     int32_t max_iterations;  /* pagerank: fail when not converged by then (1000) */
     /* GPU dynamic parallelism (basic-dp, cons-*): */
-    int64_t dp_threshold; /* heavy = inner loop longer than this (64; 0: every non-empty row) */
-    int32_t child_form;   /* canopy_child_form of consolidated children (auto) */
+    int64_t dp_threshold;  /* heavy = inner loop longer than this (64; 0: every non-empty row) */
+    int32_t child_form;    /* canopy_child_form of consolidated children (auto) */
     int32_t child_threads; /* threads per child block (128) */
     int32_t child_blocks;  /* blocks per consolidated child; 0 = KC_X rule */
     int32_t kc;            /* the X of KC_X; 0 = 32 warp, 16 block, 1 grid */
@@ -574,8 +574,11 @@ typedef struct canopy_ptsd_stats {
     int64_t buffer_high_water; /* crec/hier: most nodes in one level's buffer */
     double upload_seconds, kernel_seconds, download_seconds;
 } canopy_ptsd_stats;
-typedef enum canopy_ptsd_app { CANOPY_PTSD_HEIGHTS, CANOPY_PTSD_DESCENDANTS, CANOPY_PTSD_MASS }
-    canopy_ptsd_app;
+typedef enum canopy_ptsd_app {
+    CANOPY_PTSD_HEIGHTS,
+    CANOPY_PTSD_DESCENDANTS,
+    CANOPY_PTSD_MASS
+} canopy_ptsd_app;
 /* The three aggregations with statistics: out is int64[n] (heights, descendants) or
  * double[n][4] (mass, which needs mass and pos; the others ignore them). */
 canopy_status canopy_ptsd_run(const canopy_ptree *t, canopy_ptsd_app app, const double *mass,
