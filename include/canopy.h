@@ -429,8 +429,10 @@ const char *const *canopy_graph_gen_names(void);
 
 /* How the outer loop over vertices/rows runs. CPU: serial (the reference), omp-flat
  * (dynamic schedule), omp-split (inner loops longer than split_threshold are cut
- * into chunks shared by all threads). The GPU strategies are not built yet: asking
- * for them fails with CANOPY_ERR_UNSUPPORTED. */
+ * into chunks shared by all threads). GPU (CUDA builds; CANOPY_ERR_UNSUPPORTED
+ * without a usable GPU): flat kernels with thread-, warp- or block-mapped inner loops
+ * (nodp-*), a child kernel launch per heavy item (basic-dp), and workload
+ * consolidation of the heavy items' child launches per warp, block or grid (cons-*). */
 typedef enum canopy_graph_strategy {
     CANOPY_GRAPH_SERIAL = 0,
     CANOPY_GRAPH_OMP_FLAT,
@@ -455,7 +457,23 @@ typedef struct canopy_graph_options {
     double damping;          /* pagerank: 0.85 */
     double tolerance;        /* pagerank: stop when the L1 change < this (1e-10) */
     int32_t max_iterations;  /* pagerank: fail when not converged by then (1000) */
+    /* GPU dynamic parallelism (basic-dp, cons-*): */
+    int64_t dp_threshold;  /* heavy = inner loop longer than this (64; 0: every non-empty row) */
+    int32_t child_form;    /* canopy_child_form of consolidated children (auto) */
+    int32_t child_threads; /* threads per child block (128) */
+    int32_t child_blocks;  /* blocks per consolidated child; 0 = KC_X rule */
+    int32_t kc;            /* the X of KC_X; 0 = 32 warp, 16 block, 1 grid */
 } canopy_graph_options;
+/* Consolidated child kernels (moldable: they loop until the buffer is empty).
+ * auto: solo-block, or multi-block when a few long items would leave blocks idle. */
+typedef enum canopy_child_form {
+    CANOPY_CHILD_AUTO = 0,
+    CANOPY_CHILD_THREAD, /* solo thread: a thread per buffered item */
+    CANOPY_CHILD_BLOCK,  /* solo block: a block per buffered item */
+    CANOPY_CHILD_GRID    /* multi-block: the whole child grid on each item in turn */
+} canopy_child_form;
+canopy_status canopy_child_form_parse(const char *s, canopy_child_form *out);
+const char *canopy_child_form_name(canopy_child_form f);
 canopy_graph_options canopy_graph_options_default(void);
 
 typedef struct canopy_graph_stats {
@@ -465,6 +483,12 @@ typedef struct canopy_graph_stats {
     int64_t edges;        /* inner-loop iterations, summed over rounds */
     int64_t split_items;  /* omp-split: items whose inner loop was split */
     int64_t split_chunks; /* omp-split: chunks they were cut into */
+    /* GPU strategies (device counters): */
+    int64_t heavy_items;       /* items over dp_threshold (sent to children) */
+    int64_t child_launches;    /* device-side kernel launches */
+    int64_t launch_fallbacks;  /* failed device launches whose items ran inline */
+    int64_t buffer_high_water; /* most descriptors in the buffer pool in one round */
+    double upload_seconds, kernel_seconds, download_seconds;
 } canopy_graph_stats;
 
 /* dist[n]: shortest distances from source (+inf unreachable); weights from the
@@ -524,6 +548,12 @@ typedef enum canopy_ptsd_strategy {
     CANOPY_PTSD_FLAT,    /* every node walks to the root with atomic updates */
     CANOPY_PTSD_CREC,    /* consolidated recursion: level by level, parallel per level */
     CANOPY_PTSD_HIER,    /* tasks over children, loops over grandchildren (depth <= 10,000) */
+    /* GPU (CUDA builds): */
+    CANOPY_PTSD_GPU_REC,  /* a child kernel launch per internal node (depth <= 24) */
+    CANOPY_PTSD_GPU_FLAT, /* a thread per node walks to the root with atomics */
+    CANOPY_PTSD_GPU_CREC, /* one launch per level, thread- or block-mapped by fan-out */
+    CANOPY_PTSD_GPU_HIER, /* two levels per launch: block over children, threads over
+                             grandchildren */
     CANOPY_PTSD_STRATEGY_COUNT
 } canopy_ptsd_strategy;
 const char *canopy_ptsd_strategy_name(canopy_ptsd_strategy s);
@@ -540,6 +570,24 @@ canopy_status canopy_ptsd_descendants(const canopy_ptree *t, canopy_ptsd_strateg
  * zero mass gets centre (0, 0, 0). */
 canopy_status canopy_ptsd_mass(const canopy_ptree *t, const double *mass, const double *pos,
                                canopy_ptsd_strategy s, double *out, double *seconds);
+/* What a run did. CPU strategies fill seconds only. */
+typedef struct canopy_ptsd_stats {
+    double seconds;            /* the aggregation, uploads and downloads included */
+    int64_t launches;          /* kernel launches: from the host and from the device */
+    int64_t levels;            /* crec/hier: levels walked */
+    int64_t buffer_high_water; /* crec/hier: most nodes in one level's buffer */
+    double upload_seconds, kernel_seconds, download_seconds;
+} canopy_ptsd_stats;
+typedef enum canopy_ptsd_app {
+    CANOPY_PTSD_HEIGHTS,
+    CANOPY_PTSD_DESCENDANTS,
+    CANOPY_PTSD_MASS
+} canopy_ptsd_app;
+/* The three aggregations with statistics: out is int64[n] (heights, descendants) or
+ * double[n][4] (mass, which needs mass and pos; the others ignore them). */
+canopy_status canopy_ptsd_run(const canopy_ptree *t, canopy_ptsd_app app, const double *mass,
+                              const double *pos, canopy_ptsd_strategy s, void *out,
+                              canopy_ptsd_stats *stats);
 
 /* ================================================================== forests == */
 /* (decision-forest inference: see docs/forests.md) */

@@ -59,6 +59,8 @@ for stage in $stages; do
         note "- test_gpu_traverse: $(tail -n 2 "$out/gpu_traverse.log" | tr '\n' ' ')"
         "$b/test_gpu_forest" >"$out/gpu_forest.log" 2>&1
         note "- test_gpu_forest: $(tail -n 2 "$out/gpu_forest.log" | tr '\n' ' ')"
+        "$b/test_gpu_graph" >"$out/gpu_graph.log" 2>&1
+        note "- test_gpu_graph: $(tail -n 2 "$out/gpu_graph.log" | tr '\n' ' ')"
         [ $rc -eq 0 ] || status=1
         ;;
     sanitize)
@@ -73,6 +75,12 @@ for stage in $stages; do
             "$b/test_gpu_forest" >"$out/sanitizer-forest-memcheck.log" 2>&1
         rc=$?
         note "- compute-sanitizer memcheck (forest): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-forest-memcheck.log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
+        # Graph and tree strategies (dynamic parallelism included), memcheck only.
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_graph" >"$out/sanitizer-graph-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (graph): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-graph-memcheck.log" | tail -1)"
         [ $rc -eq 0 ] || status=1
         ;;
     bench)

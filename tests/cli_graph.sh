@@ -65,7 +65,7 @@ run 0 graph bfs --graph "$tmp/copy.mtx" -o "$tmp/b2.npy"
 check "--save-graph round trip changed the result" cmp -s "$tmp/b.npy" "$tmp/b2.npy"
 
 run 0 graph --help
-check "graph --help lacks the GPU strategies" grep -q "not built yet" "$tmp/out"
+check "graph --help lacks the GPU strategies" grep -q "cons-grid  *or per grid" "$tmp/out"
 usage_error graph
 usage_error graph walk --graph "$DATA/small.mtx" -o "$tmp/o.npy"
 usage_error graph bfs -o "$tmp/o.npy"
@@ -80,10 +80,12 @@ usage_error graph bfs --graph "$DATA/small.mtx" --seed 3 -o "$tmp/o.npy"
 usage_error graph bfs --graph "$DATA/small.mtx" --source -1 -o "$tmp/o.npy"
 usage_error graph bfs --graph "$DATA/small.mtx" --split-threshold 0 -o "$tmp/o.npy"
 usage_error graph bfs --graph "$DATA/small.mtx" --backend cpu --strategy cons-grid -o "$tmp/o.npy"
+usage_error graph bfs --graph "$DATA/small.mtx" --strategy omp-split --dp-threshold 8 -o "$tmp/o.npy"
+usage_error graph bfs --graph "$DATA/small.mtx" --strategy cons-grid --child-threads 33 -o "$tmp/o.npy"
+usage_error graph bfs --graph "$DATA/small.mtx" --strategy cons-grid --child-form warp -o "$tmp/o.npy"
 # Runtime errors: exit 1, a message, no output file.
 for args in "bfs --graph $tmp/missing.mtx" "bfs --graph $DATA/bad_index.mtx" \
-    "bfs --graph $DATA/small.mtx --source 6" "bfs --graph $DATA/small.mtx --strategy cons-grid" \
-    "bfs --graph $DATA/small.mtx --backend gpu" \
+    "bfs --graph $DATA/small.mtx --source 6" \
     "spmv --graph $DATA/small.mtx --vector $tmp/y_missing.npy"; do
     # shellcheck disable=SC2086
     run 1 graph $args -o "$tmp/none.npy"
@@ -91,8 +93,30 @@ for args in "bfs --graph $tmp/missing.mtx" "bfs --graph $DATA/bad_index.mtx" \
 done
 run 1 graph bfs --graph "$DATA/bad_index.mtx" -o "$tmp/none.npy"
 check "bad_index.mtx: message lacks file:line" grep -q "bad_index.mtx:4: index (4, 1) out of range" "$tmp/err"
-run 1 graph bfs --graph "$DATA/small.mtx" --strategy basic-dp -o "$tmp/none.npy"
-check "GPU strategy: message lacks 'not built yet'" grep -q "not built yet" "$tmp/err"
+# GPU strategies: a clear refusal without a GPU, the CPU's answers with one.
+if "$CANOPY" info | grep -q "^gpu: *none"; then
+    for args in "bfs --graph $DATA/small.mtx --strategy cons-grid" \
+        "bfs --graph $DATA/small.mtx --backend gpu"; do
+        # shellcheck disable=SC2086
+        run 1 graph $args -o "$tmp/none.npy"
+        check "graph $args left an output file" test ! -e "$tmp/none.npy"
+    done
+    run 1 graph bfs --graph "$DATA/small.mtx" --strategy basic-dp -o "$tmp/none.npy"
+    check "GPU strategy: message lacks 'no usable CUDA device'" grep -q "runs on the GPU, and" "$tmp/err"
+else
+    for s in nodp-thread nodp-warp nodp-block; do
+        run 0 graph sssp --graph "$DATA/small.mtx" --strategy $s -o "$tmp/sssp.npy"
+        expect_values "$tmp/sssp.npy" f8 "0 1.5 3.5 4 5 inf"
+    done
+    # Threshold 0: every row with an entry goes to a child kernel.
+    for s in basic-dp cons-warp cons-block cons-grid; do
+        run 0 graph sssp --graph "$DATA/small.mtx" --strategy $s --dp-threshold 0 -o "$tmp/sssp.npy"
+        expect_values "$tmp/sssp.npy" f8 "0 1.5 3.5 4 5 inf"
+    done
+    run 0 graph bfs --graph "$DATA/small.mtx" --backend gpu --stats -o "$tmp/bfs.npy"
+    expect_values "$tmp/bfs.npy" d8 "0 1 1 2 3 -1"
+    check "gpu --stats lacks the child launches" grep -q "child launches" "$tmp/err"
+fi
 
 # ------------------------------------------------------------------- tree --
 for app in heights descendants mass; do
@@ -132,7 +156,16 @@ run 1 tree heights --tree "$tmp/missing.npy" -o "$tmp/none.npy"
 check "tree: missing file left an output" test ! -e "$tmp/none.npy"
 run 1 tree heights --tree "$tmp/y.npy" -o "$tmp/none.npy"
 check "tree: float parents accepted" grep -q "integer array of parents" "$tmp/err"
-run 1 tree heights --gen random1 --max-nodes 100 --backend gpu -o "$tmp/none.npy"
-check "tree: gpu backend left an output" test ! -e "$tmp/none.npy"
+usage_error tree heights --gen random1 --backend cpu --strategy gpu-crec -o "$tmp/o.npy"
+if "$CANOPY" info | grep -q "^gpu: *none"; then
+    run 1 tree heights --gen random1 --max-nodes 100 --backend gpu -o "$tmp/none.npy"
+    check "tree: gpu backend left an output" test ! -e "$tmp/none.npy"
+    check "tree: gpu refusal lacks 'needs a GPU'" grep -q "needs a GPU" "$tmp/err"
+else
+    for s in rec flat crec hier; do
+        run 0 tree heights --gen random2 --max-nodes 3000 --backend gpu --strategy $s -o "$tmp/h.npy"
+        check "tree heights: gpu $s differs from rec" cmp -s "$tmp/ref_heights.npy" "$tmp/h.npy"
+    done
+fi
 
 cli_finish

@@ -278,10 +278,23 @@ static void test_errors(void) {
     double d[2];
     CHECK_FAILS(canopy_sssp(&g, 0, &o, d, NULL), CANOPY_ERR_INVALID, "weights must be >= 0");
     CHECK_FAILS(canopy_sssp(&g, 2, &o, d, NULL), CANOPY_ERR_INVALID, "source 2");
-    for (int s = CANOPY_GRAPH_NODP_THREAD; s < CANOPY_GRAPH_STRATEGY_COUNT; s++) {
+    /* Without a GPU the GPU strategies are refused (tests/gpu runs them where one is). */
+    int have_gpu = canopy_gpu_info(NULL, 0, NULL) == CANOPY_OK;
+    for (int s = CANOPY_GRAPH_NODP_THREAD; !have_gpu && s < CANOPY_GRAPH_STRATEGY_COUNT; s++) {
         o.strategy = (canopy_graph_strategy)s;
-        CHECK_FAILS(canopy_pagerank(&g, &o, d, NULL), CANOPY_ERR_UNSUPPORTED, "not built yet");
+        CHECK_FAILS(canopy_pagerank(&g, &o, d, NULL), CANOPY_ERR_UNSUPPORTED, "runs on the GPU");
     }
+    o.strategy = CANOPY_GRAPH_CONS_GRID;
+    o.child_threads = 33;
+    CHECK_FAILS(canopy_pagerank(&g, &o, d, NULL), CANOPY_ERR_INVALID, "child threads 33");
+    o.child_threads = 0;
+    o.dp_threshold = -1;
+    CHECK_FAILS(canopy_pagerank(&g, &o, d, NULL), CANOPY_ERR_INVALID, "threshold -1");
+    o = canopy_graph_options_default();
+    canopy_child_form form;
+    CHECK_OK(canopy_child_form_parse("grid", &form));
+    CHECK(form == CANOPY_CHILD_GRID && !strcmp(canopy_child_form_name(form), "grid"));
+    CHECK_FAILS(canopy_child_form_parse("warp", &form), CANOPY_ERR_INVALID, "thread, block");
     canopy_graph_strategy st;
     CHECK_OK(canopy_graph_strategy_parse("cons-grid", &st));
     CHECK(st == CANOPY_GRAPH_CONS_GRID && canopy_graph_strategy_is_gpu(st));

@@ -61,7 +61,8 @@ static void check_tree(const canopy_ptree *t, const char *what, uint64_t seed) {
               "%s: root mass %g centre x %g, want %g %g", what, ref_m[4 * t->root],
               ref_m[4 * t->root + 1], total, cx / total);
 
-    for (int s = CANOPY_PTSD_FLAT; s < CANOPY_PTSD_STRATEGY_COUNT; s++) {
+    /* CPU strategies here; tests/gpu/test_gpu_graph.c checks the GPU ones. */
+    for (int s = CANOPY_PTSD_FLAT; s <= CANOPY_PTSD_HIER; s++) {
         const char *name = canopy_ptsd_strategy_name((canopy_ptsd_strategy)s);
         CHECK_OK(canopy_ptsd_heights(t, (canopy_ptsd_strategy)s, h, NULL));
         CHECK_MSG(!memcmp(h, ref_h, (size_t)n * 8), "%s: heights %s != rec", what, name);
@@ -145,6 +146,22 @@ static void test_bad_parents(void) {
     CHECK_FAILS(canopy_ptree_gen("random3", 1, &t), CANOPY_ERR_INVALID, "random1");
     canopy_ptsd_strategy s;
     CHECK_FAILS(canopy_ptsd_strategy_parse("dp", &s), CANOPY_ERR_INVALID, "crec");
+    CHECK_OK(canopy_ptsd_strategy_parse("gpu-crec", &s));
+    CHECK(s == CANOPY_PTSD_GPU_CREC);
+    /* The general entry: statistics, and its own argument checks. */
+    int64_t parents[] = {-1, 0, 0, 1}, out[4];
+    CHECK_OK(canopy_ptree_from_parents(parents, 4, &t));
+    canopy_ptsd_stats st;
+    CHECK_OK(canopy_ptsd_run(&t, CANOPY_PTSD_DESCENDANTS, NULL, NULL, CANOPY_PTSD_CREC, out, &st));
+    CHECK(out[0] == 3 && out[1] == 1 && out[2] == 0 && out[3] == 0 && st.seconds >= 0.0);
+    CHECK_FAILS(canopy_ptsd_run(&t, CANOPY_PTSD_MASS, NULL, NULL, CANOPY_PTSD_REC, out, NULL),
+                CANOPY_ERR_INVALID, "NULL masses");
+    CHECK_FAILS(canopy_ptsd_run(&t, (canopy_ptsd_app)7, NULL, NULL, CANOPY_PTSD_REC, out, NULL),
+                CANOPY_ERR_INVALID, "unknown aggregation");
+    if (canopy_gpu_info(NULL, 0, NULL) != CANOPY_OK)
+        CHECK_FAILS(canopy_ptsd_heights(&t, CANOPY_PTSD_GPU_FLAT, out, NULL),
+                    CANOPY_ERR_UNSUPPORTED, "needs a GPU");
+    canopy_ptree_release(&t);
 }
 
 /* Scaled-down random1/random2: the same fan-outs and probabilities, fewer levels. */

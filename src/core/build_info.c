@@ -32,6 +32,22 @@ int canopy_gpu_usable(void) {
 #endif
 }
 
+canopy_status canopy_gpu_dp_reserve(int64_t pending) {
+#ifdef CANOPY_HAVE_CUDA
+    size_t cur = 0;
+    cudaError_t e = cudaDeviceGetLimit(&cur, cudaLimitDevRuntimePendingLaunchCount);
+    if (e == cudaSuccess && cur < (size_t)pending)
+        e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pending);
+    if (e != cudaSuccess)
+        return canopy_fail(CANOPY_ERR_DEVICE, "GPU: raising the pending-launch limit to %lld: %s",
+                           (long long)pending, cudaGetErrorString(e));
+    return CANOPY_OK;
+#else
+    (void)pending;
+    return canopy_fail(CANOPY_ERR_UNSUPPORTED, "this build of canopy has no CUDA backend");
+#endif
+}
+
 canopy_status canopy_gpu_info(char *name, size_t name_len, size_t *total_bytes) {
 #ifdef CANOPY_HAVE_CUDA
     int count = 0;

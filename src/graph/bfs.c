@@ -33,6 +33,14 @@ canopy_status canopy_bfs(const canopy_csr *g, int64_t source, const canopy_graph
                            (long long)source, (long long)g->n_rows - 1);
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
+#ifdef CANOPY_HAVE_CUDA
+    if (canopy_graph_strategy_is_gpu(opt->strategy)) {
+        s = graph_gpu_bfs(g, source, 0, opt, level, &local);
+        local.seconds = canopy_now() - t0;
+        if (stats) *stats = local;
+        return s;
+    }
+#endif
     const int64_t n = g->n_rows;
     worklist cur = {0}, next = {0};
     s = canopy_alloc((void **)&cur.items, (size_t)n, sizeof(int64_t));

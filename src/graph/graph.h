@@ -5,6 +5,9 @@
 #define CANOPY_GRAPH_GRAPH_H
 
 #include "canopy.h"
+#ifdef CANOPY_HAVE_CUDA
+#include "graph/gpu.h"
+#endif
 
 #include <stdbool.h>
 #include <string.h>
@@ -46,10 +49,11 @@ canopy_status graph_run_serial(const graph_loop *l, canopy_graph_stats *stats);
 canopy_status graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats);
 canopy_status graph_run_omp_split(const graph_loop *l, int64_t threshold,
                                   canopy_graph_stats *stats);
-/* Dispatches on opt->strategy; GPU strategies fail as not built. */
+/* Dispatches on opt->strategy (CPU strategies only). */
 canopy_status graph_run(const graph_loop *l, const canopy_graph_options *opt,
                         canopy_graph_stats *stats);
-/* Shared argument checks: graph present, square, options valid, GPU refused. */
+/* Shared argument checks: graph present, square, options valid, and for a GPU
+ * strategy a usable GPU. */
 canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
                           const char *what);
 

@@ -1,5 +1,6 @@
-/* Strategy names, options, argument checks and dispatch. The GPU strategies are
- * named here so the CLI can list them, but this build does not contain them. */
+/* Strategy names, options, argument checks and dispatch of the CPU strategies (the
+ * GPU strategies run whole applications on the device: gpu_run.cu). */
+#include "core/device.h"
 #include "graph/graph.h"
 
 #include <string.h>
@@ -23,9 +24,25 @@ canopy_status canopy_graph_strategy_parse(const char *s, canopy_graph_strategy *
             return CANOPY_OK;
         }
     return canopy_fail(CANOPY_ERR_INVALID,
-                       "unknown graph strategy '%s' (serial, omp-flat, omp-split; GPU, not built "
-                       "yet: nodp-thread, nodp-warp, nodp-block, basic-dp, cons-warp, cons-block, "
+                       "unknown graph strategy '%s' (serial, omp-flat, omp-split; GPU: "
+                       "nodp-thread, nodp-warp, nodp-block, basic-dp, cons-warp, cons-block, "
                        "cons-grid)",
+                       s ? s : "(null)");
+}
+
+static const char *const form_names[] = {"auto", "thread", "block", "grid"};
+
+const char *canopy_child_form_name(canopy_child_form f) {
+    return (unsigned)f <= CANOPY_CHILD_GRID ? form_names[f] : "?";
+}
+
+canopy_status canopy_child_form_parse(const char *s, canopy_child_form *out) {
+    for (int i = 0; s && i <= CANOPY_CHILD_GRID; i++)
+        if (!strcmp(s, form_names[i])) {
+            *out = (canopy_child_form)i;
+            return CANOPY_OK;
+        }
+    return canopy_fail(CANOPY_ERR_INVALID, "unknown child form '%s' (auto, thread, block, grid)",
                        s ? s : "(null)");
 }
 
@@ -37,6 +54,7 @@ canopy_graph_options canopy_graph_options_default(void) {
     o.damping = 0.85;
     o.tolerance = 1e-10;
     o.max_iterations = 1000;
+    o.dp_threshold = 64;
     return o;
 }
 
@@ -50,14 +68,26 @@ canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, 
                            (long long)g->n_rows, (long long)g->n_cols);
     if ((unsigned)opt->strategy >= CANOPY_GRAPH_STRATEGY_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: unknown strategy %d", what, (int)opt->strategy);
-    if (canopy_graph_strategy_is_gpu(opt->strategy))
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "%s: strategy '%s' runs on the GPU, and the GPU graph strategies are "
-                           "not built yet (use serial, omp-flat or omp-split)",
-                           what, canopy_graph_strategy_name(opt->strategy));
     if (opt->split_threshold < 1)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: split threshold %lld must be >= 1", what,
                            (long long)opt->split_threshold);
+    if (opt->dp_threshold < 0 || opt->child_blocks < 0 || opt->kc < 0 ||
+        (unsigned)opt->child_form > CANOPY_CHILD_GRID ||
+        (opt->child_threads != 0 &&
+         (opt->child_threads < 32 || opt->child_threads > 1024 || opt->child_threads % 32)))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: dynamic-parallelism options out of range (threshold %lld >= 0, "
+                           "child threads %d a multiple of 32 in 32..1024 or 0, child blocks %d "
+                           ">= 0, kc %d >= 0)",
+                           what, (long long)opt->dp_threshold, (int)opt->child_threads,
+                           (int)opt->child_blocks, (int)opt->kc);
+    if (canopy_graph_strategy_is_gpu(opt->strategy) && !canopy_gpu_usable())
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "%s: strategy '%s' runs on the GPU, and %s (use serial, omp-flat or "
+                           "omp-split)",
+                           what, canopy_graph_strategy_name(opt->strategy),
+                           canopy_have_cuda() ? "no usable CUDA device is visible"
+                                              : "this build of canopy has no CUDA backend");
     return CANOPY_OK;
 }
 

@@ -1,6 +1,9 @@
 /* The bottom-up aggregations: subtree heights, descendant counts and Barnes-Hut
  * style mass and centre of mass. Each is a ptsd_agg; strategies do the rest. */
 #include "ptsd/ptsd.h"
+#ifdef CANOPY_HAVE_CUDA
+#include "ptsd/gpu.h"
+#endif
 
 #include <math.h>
 
@@ -28,13 +31,6 @@ static bool leaf_walks(void *ctx, const canopy_ptree *t, int64_t v) {
     return ptsd_is_leaf(t, v);
 }
 
-canopy_status canopy_ptsd_heights(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *height,
-                                  double *seconds) {
-    if (!height) return canopy_fail(CANOPY_ERR_INVALID, "tree heights: output is NULL");
-    ptsd_agg a = {height, height_init, height_fold, height_up, leaf_walks};
-    return ptsd_run(t, s, &a, seconds);
-}
-
 /* -------------------------------------------------------------- descendants -- */
 
 static void desc_fold(void *ctx, int64_t p, int64_t c) {
@@ -51,13 +47,6 @@ static void desc_up(void *ctx, int64_t v, int64_t anc, int64_t dist) {
 static bool nonroot_walks(void *ctx, const canopy_ptree *t, int64_t v) {
     (void)ctx;
     return t->parent[v] >= 0;
-}
-
-canopy_status canopy_ptsd_descendants(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *desc,
-                                      double *seconds) {
-    if (!desc) return canopy_fail(CANOPY_ERR_INVALID, "tree descendants: output is NULL");
-    ptsd_agg a = {desc, height_init, desc_fold, desc_up, nonroot_walks};
-    return ptsd_run(t, s, &a, seconds);
 }
 
 /* --------------------------------------------------------------------- mass -- */
@@ -98,10 +87,10 @@ static void mass_up(void *vctx, int64_t v, int64_t anc, int64_t dist) {
     }
 }
 
-canopy_status canopy_ptsd_mass(const canopy_ptree *t, const double *mass, const double *pos,
-                               canopy_ptsd_strategy s, double *out, double *seconds) {
-    if (!t || !t->child_ptr || !mass || !pos || !out)
-        return canopy_fail(CANOPY_ERR_INVALID, "tree mass: NULL tree, masses, positions or output");
+/* Leaves carry the mass: finite and >= 0, at finite positions. */
+static canopy_status check_bodies(const canopy_ptree *t, const double *mass, const double *pos) {
+    if (!mass || !pos)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree mass: NULL masses or positions");
     for (int64_t v = 0; v < t->n; v++) {
         if (!ptsd_is_leaf(t, v)) continue;
         if (!(isfinite(mass[v]) && mass[v] >= 0.0))
@@ -114,16 +103,78 @@ canopy_status canopy_ptsd_mass(const canopy_ptree *t, const double *mass, const 
                 return canopy_fail(CANOPY_ERR_INVALID,
                                    "tree mass: leaf %lld has a non-finite position", (long long)v);
     }
-    mass_ctx ctx = {t, mass, pos, out};
-    ptsd_agg a = {&ctx, mass_init, mass_fold, mass_up, leaf_walks};
-    double t0 = canopy_now();
-    canopy_status st = ptsd_run(t, s, &a, NULL);
-    if (st != CANOPY_OK) return st;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
-    for (int64_t v = 0; v < t->n; v++) {
-        double *o = out + 4 * v;
-        for (int j = 1; j < 4; j++) o[j] = o[0] > 0.0 ? o[j] / o[0] : 0.0;
-    }
-    if (seconds) *seconds = canopy_now() - t0;
     return CANOPY_OK;
+}
+
+/* ------------------------------------------------------------------- entry -- */
+
+static const char *const app_names[] = {"tree heights", "tree descendants", "tree mass"};
+
+canopy_status canopy_ptsd_run(const canopy_ptree *t, canopy_ptsd_app app, const double *mass,
+                              const double *pos, canopy_ptsd_strategy s, void *out,
+                              canopy_ptsd_stats *stats) {
+    canopy_ptsd_stats local = {0};
+    if ((unsigned)app > CANOPY_PTSD_MASS)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree: unknown aggregation %d", (int)app);
+    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "%s: output is NULL", app_names[app]);
+    if (!t || t->n < 1 || !t->parent || !t->child_ptr || !t->child)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree: not initialised");
+    if ((unsigned)s >= CANOPY_PTSD_STRATEGY_COUNT)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree: unknown strategy %d", (int)s);
+    canopy_status st = app == CANOPY_PTSD_MASS ? check_bodies(t, mass, pos) : CANOPY_OK;
+    if (st != CANOPY_OK) return st;
+    double t0 = canopy_now();
+    if (s >= CANOPY_PTSD_GPU_REC) {
+#ifdef CANOPY_HAVE_CUDA
+        st = ptsd_gpu_run(t, app, mass, pos, s, out, &local);
+#else
+        st = canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                         "tree: strategy '%s' needs a GPU, and this build of canopy has no CUDA "
+                         "backend (use rec, flat, crec or hier)",
+                         canopy_ptsd_strategy_name(s));
+#endif
+    } else {
+        mass_ctx ctx = {t, mass, pos, out};
+        ptsd_agg a = {out, height_init, height_fold, height_up, leaf_walks};
+        if (app == CANOPY_PTSD_DESCENDANTS)
+            a = (ptsd_agg){out, height_init, desc_fold, desc_up, nonroot_walks};
+        else if (app == CANOPY_PTSD_MASS)
+            a = (ptsd_agg){&ctx, mass_init, mass_fold, mass_up, leaf_walks};
+        st = ptsd_run(t, s, &a, NULL);
+    }
+    if (st != CANOPY_OK) return st;
+    if (app == CANOPY_PTSD_MASS) {
+        double *o = out;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+        for (int64_t v = 0; v < t->n; v++)
+            for (int j = 1; j < 4; j++)
+                o[4 * v + j] = o[4 * v] > 0.0 ? o[4 * v + j] / o[4 * v] : 0.0;
+    }
+    local.seconds = canopy_now() - t0;
+    if (stats) *stats = local;
+    return CANOPY_OK;
+}
+
+static canopy_status run_timed(const canopy_ptree *t, canopy_ptsd_app app, const double *mass,
+                               const double *pos, canopy_ptsd_strategy s, void *out,
+                               double *seconds) {
+    canopy_ptsd_stats st;
+    canopy_status r = canopy_ptsd_run(t, app, mass, pos, s, out, &st);
+    if (r == CANOPY_OK && seconds) *seconds = st.seconds;
+    return r;
+}
+
+canopy_status canopy_ptsd_heights(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *height,
+                                  double *seconds) {
+    return run_timed(t, CANOPY_PTSD_HEIGHTS, NULL, NULL, s, height, seconds);
+}
+
+canopy_status canopy_ptsd_descendants(const canopy_ptree *t, canopy_ptsd_strategy s, int64_t *desc,
+                                      double *seconds) {
+    return run_timed(t, CANOPY_PTSD_DESCENDANTS, NULL, NULL, s, desc, seconds);
+}
+
+canopy_status canopy_ptsd_mass(const canopy_ptree *t, const double *mass, const double *pos,
+                               canopy_ptsd_strategy s, double *out, double *seconds) {
+    return run_timed(t, CANOPY_PTSD_MASS, mass, pos, s, out, seconds);
 }

@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-static const char *const names[CANOPY_PTSD_STRATEGY_COUNT] = {"rec", "flat", "crec", "hier"};
+static const char *const names[CANOPY_PTSD_STRATEGY_COUNT] = {
+    "rec", "flat", "crec", "hier", "gpu-rec", "gpu-flat", "gpu-crec", "gpu-hier"};
 
 const char *canopy_ptsd_strategy_name(canopy_ptsd_strategy s) {
     return (unsigned)s < CANOPY_PTSD_STRATEGY_COUNT ? names[s] : "?";
@@ -15,7 +16,9 @@ canopy_status canopy_ptsd_strategy_parse(const char *s, canopy_ptsd_strategy *ou
             *out = (canopy_ptsd_strategy)i;
             return CANOPY_OK;
         }
-    return canopy_fail(CANOPY_ERR_INVALID, "unknown tree strategy '%s' (rec, flat, crec, hier)",
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "unknown tree strategy '%s' (rec, flat, crec, hier; GPU: "
+                       "gpu-rec, gpu-flat, gpu-crec, gpu-hier)",
                        s ? s : "(null)");
 }
 

@@ -17,7 +17,12 @@ enum {
     OPT_BACKEND,
     OPT_SPLIT,
     OPT_RECURSIVE,
-    OPT_SAVE_GRAPH
+    OPT_SAVE_GRAPH,
+    OPT_DP_THRESHOLD,
+    OPT_CHILD_FORM,
+    OPT_CHILD_THREADS,
+    OPT_CHILD_BLOCKS,
+    OPT_KC
 };
 
 typedef enum { APP_SSSP, APP_BFS, APP_PAGERANK, APP_SPMV, APP_COLOR, APP_COUNT } app_kind;
@@ -27,7 +32,9 @@ static void usage(FILE *f) {
     fprintf(f, "usage: canopy graph APP (--graph FILE | --gen NAME [--seed S]) -o OUT.npy\n"
                "                    [--source V] [--vector X.npy] [--recursive]\n"
                "                    [--strategy S] [--backend auto|cpu|gpu] [--threads T]\n"
-               "                    [--split-threshold N] [--save-graph G.mtx] [--stats]\n\n"
+               "                    [--split-threshold N] [--save-graph G.mtx] [--stats]\n"
+               "                    [--dp-threshold N] [--child-form F] [--child-threads T]\n"
+               "                    [--child-blocks B] [--kc X]\n\n"
                "Runs a graph algorithm; the outer loop over vertices has inner loops of very\n"
                "different lengths, and --strategy says how that irregular nesting is run.\n\n"
                "Applications and their output (.npy, one entry per vertex / row):\n"
@@ -49,19 +56,35 @@ static void usage(FILE *f) {
                "  --gen NAME     kron16 (Graph500 Kronecker, 65,536 vertices, ~4.9 M directed\n"
                "                 entries) or powerlaw434k (434,102 vertices, out-degree\n"
                "                 1..1,199, mean ~74, ~32 M entries); --seed S (default 1)\n\n"
-               "Strategies (--strategy, default omp-split):\n"
+               "Strategies (--strategy; default omp-split, or cons-grid with --backend gpu):\n"
                "  serial       one thread, the reference\n"
                "  omp-flat     OpenMP over the outer loop, dynamic schedule, rows whole\n"
                "  omp-split    rows longer than --split-threshold (default 1024) are cut\n"
                "               into chunks that all threads share (CPU consolidation)\n"
-               "  nodp-thread, nodp-warp, nodp-block, basic-dp, cons-warp, cons-block,\n"
-               "  cons-grid    (GPU, not built yet: refused)\n\n"
+               "  nodp-thread  GPU flat kernel, a thread per vertex/row\n"
+               "  nodp-warp    GPU flat kernel, a warp per vertex/row\n"
+               "  nodp-block   GPU flat kernel, a block per vertex/row\n"
+               "  basic-dp     GPU, a child kernel launch per heavy row (longer than\n"
+               "               --dp-threshold, default 64): the dynamic-parallelism baseline\n"
+               "  cons-warp    GPU, heavy rows buffered and one child launched per warp,\n"
+               "  cons-block   per block,\n"
+               "  cons-grid    or per grid (workload consolidation)\n\n"
+               "Consolidated children (cons-*):\n"
+               "  --child-form F       auto (default), thread, block or grid: a thread, a block\n"
+               "                       or the whole child grid per buffered row\n"
+               "  --child-threads T    threads per child block (default 128)\n"
+               "  --child-blocks B     blocks per child (default: the KC_X rule, the\n"
+               "                       occupancy-optimal block count / X)\n"
+               "  --kc X               X of KC_X (default 32 warp, 16 block, 1 grid)\n\n"
                "Other options:\n"
                "  -o OUT.npy           the result (written atomically)\n"
-               "  --backend B          auto or cpu run the CPU strategies; gpu is not built yet\n"
+               "  --backend B          auto or cpu (the CPU strategies), gpu (needs a GPU;\n"
+               "                       without --strategy runs cons-grid)\n"
                "  --threads T          CPU threads\n"
                "  --save-graph G.mtx   also write the graph (e.g. a generated one) as .mtx\n"
-               "  --stats              per-phase times, rounds, items, split items (stderr)\n"
+               "  --stats              per-phase times, rounds, items, split items; GPU:\n"
+               "                       heavy rows, child launches, buffer high-water mark\n"
+               "                       (stderr)\n"
                "  -h, --help           this help\n\n"
                "Example: canopy graph pagerank --gen kron16 -o pr.npy --stats\n"
                "Exit codes: 0 success, 1 runtime error, 2 usage error. See docs/graphs.md.\n");
@@ -107,24 +130,31 @@ static canopy_status run_app(app_kind app, const canopy_csr *g, int64_t source, 
 }
 
 int cmd_graph(int argc, char **argv) {
-    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
-                                         {"threads", required_argument, NULL, OPT_THREADS},
-                                         {"seed", required_argument, NULL, OPT_SEED},
-                                         {"stats", no_argument, NULL, OPT_STATS},
-                                         {"graph", required_argument, NULL, OPT_GRAPH},
-                                         {"gen", required_argument, NULL, OPT_GEN},
-                                         {"source", required_argument, NULL, OPT_SOURCE},
-                                         {"vector", required_argument, NULL, OPT_VECTOR},
-                                         {"strategy", required_argument, NULL, OPT_STRATEGY},
-                                         {"backend", required_argument, NULL, OPT_BACKEND},
-                                         {"split-threshold", required_argument, NULL, OPT_SPLIT},
-                                         {"recursive", no_argument, NULL, OPT_RECURSIVE},
-                                         {"save-graph", required_argument, NULL, OPT_SAVE_GRAPH},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, OPT_HELP},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"stats", no_argument, NULL, OPT_STATS},
+        {"graph", required_argument, NULL, OPT_GRAPH},
+        {"gen", required_argument, NULL, OPT_GEN},
+        {"source", required_argument, NULL, OPT_SOURCE},
+        {"vector", required_argument, NULL, OPT_VECTOR},
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"split-threshold", required_argument, NULL, OPT_SPLIT},
+        {"recursive", no_argument, NULL, OPT_RECURSIVE},
+        {"save-graph", required_argument, NULL, OPT_SAVE_GRAPH},
+        {"dp-threshold", required_argument, NULL, OPT_DP_THRESHOLD},
+        {"child-form", required_argument, NULL, OPT_CHILD_FORM},
+        {"child-threads", required_argument, NULL, OPT_CHILD_THREADS},
+        {"child-blocks", required_argument, NULL, OPT_CHILD_BLOCKS},
+        {"kc", required_argument, NULL, OPT_KC},
+        {NULL, 0, NULL, 0}};
     const char *graph_path = NULL, *gen = NULL, *vector = NULL, *out_path = NULL, *save_path = NULL;
     uint64_t seed = 1;
     int64_t source = 0;
-    int have_seed = 0, have_source = 0, have_strategy = 0, recursive = 0, stats = 0;
+    int have_seed = 0, have_source = 0, have_strategy = 0, recursive = 0, stats = 0, have_dp = 0;
+    int64_t v = 0;
     canopy_backend backend = CANOPY_BACKEND_AUTO;
     canopy_graph_options opt = canopy_graph_options_default();
     opt.strategy = CANOPY_GRAPH_OMP_SPLIT;
@@ -177,6 +207,35 @@ int cmd_graph(int argc, char **argv) {
         case OPT_SAVE_GRAPH:
             save_path = optarg;
             break;
+        case OPT_DP_THRESHOLD:
+            rc = cli_parse_i64(CMD, "--dp-threshold", optarg, 0, INT64_MAX, &opt.dp_threshold);
+            have_dp = 1;
+            break;
+        case OPT_CHILD_FORM: {
+            canopy_child_form f;
+            if (canopy_child_form_parse(optarg, &f))
+                return cli_usage_error(CMD, "%s", canopy_last_error());
+            opt.child_form = f;
+            have_dp = 1;
+            break;
+        }
+        case OPT_CHILD_THREADS:
+            rc = cli_parse_i64(CMD, "--child-threads", optarg, 32, 1024, &v);
+            if (!rc && v % 32)
+                return cli_usage_error(CMD, "--child-threads must be a multiple of 32");
+            opt.child_threads = (int32_t)v;
+            have_dp = 1;
+            break;
+        case OPT_CHILD_BLOCKS:
+            rc = cli_parse_i64(CMD, "--child-blocks", optarg, 1, INT32_MAX, &v);
+            opt.child_blocks = (int32_t)v;
+            have_dp = 1;
+            break;
+        case OPT_KC:
+            rc = cli_parse_i64(CMD, "--kc", optarg, 1, 1024, &v);
+            opt.kc = (int32_t)v;
+            have_dp = 1;
+            break;
         case 'o':
             out_path = optarg;
             break;
@@ -209,12 +268,13 @@ int cmd_graph(int argc, char **argv) {
     if (backend == CANOPY_BACKEND_GPU && have_strategy && !gpu_strategy)
         return cli_usage_error(CMD, "--backend gpu conflicts with CPU strategy '%s'",
                                canopy_graph_strategy_name(opt.strategy));
-    if (backend == CANOPY_BACKEND_GPU || gpu_strategy) {
-        fprintf(stderr,
-                "canopy graph: the GPU graph strategies (nodp-*, basic-dp, cons-*) are not built "
-                "yet; use --strategy serial, omp-flat or omp-split\n");
-        return CLI_ERROR;
+    if (backend == CANOPY_BACKEND_GPU && !have_strategy) {
+        opt.strategy = CANOPY_GRAPH_CONS_GRID;
+        gpu_strategy = 1;
     }
+    if (have_dp && opt.strategy < CANOPY_GRAPH_BASIC_DP)
+        return cli_usage_error(CMD, "--dp-threshold, --child-* and --kc apply only to basic-dp "
+                                    "and cons-*");
     if (gen) {
         const char *const *names = canopy_graph_gen_names();
         int known = 0;
@@ -243,16 +303,29 @@ int cmd_graph(int argc, char **argv) {
                 "graph stats:\n"
                 "  %s: %lld vertices, %lld entries%s; app %s%s, strategy %s, threads %d\n"
                 "  load %.4f s, run %.4f s, write %.4f s\n"
-                "  iterations %lld, outer items %lld, inner iterations %lld\n",
+                "  iterations %lld, outer items %lld",
                 gen ? gen : graph_path, (long long)g.n_rows, (long long)g.nnz,
                 g.val ? "" : " (pattern)", app_names[app], recursive ? " (recursive)" : "",
                 canopy_graph_strategy_name(opt.strategy),
                 opt.strategy == CANOPY_GRAPH_SERIAL ? 1 : canopy_threads(), t_load, st.seconds,
-                t_write, (long long)st.iterations, (long long)st.items, (long long)st.edges);
+                t_write, (long long)st.iterations, (long long)st.items);
+        /* The GPU strategies do not count inner iterations (it would cost a reduction). */
+        if (gpu_strategy)
+            fprintf(stderr, "\n");
+        else
+            fprintf(stderr, ", inner iterations %lld\n", (long long)st.edges);
         if (opt.strategy == CANOPY_GRAPH_OMP_SPLIT)
             fprintf(stderr, "  split items %lld into %lld chunks (threshold %lld)\n",
                     (long long)st.split_items, (long long)st.split_chunks,
                     (long long)opt.split_threshold);
+        if (gpu_strategy)
+            fprintf(stderr,
+                    "  gpu: upload %.4f s, kernels %.4f s, download %.4f s\n"
+                    "  heavy rows %lld, child launches %lld (failed, run inline: %lld), buffer "
+                    "high-water %lld descriptors\n",
+                    st.upload_seconds, st.kernel_seconds, st.download_seconds,
+                    (long long)st.heavy_items, (long long)st.child_launches,
+                    (long long)st.launch_fallbacks, (long long)st.buffer_high_water);
     }
     canopy_csr_release(&g);
     canopy_array_release(&x);

@@ -45,13 +45,22 @@ static void usage(FILE *f) {
                "  crec   consolidated recursion: one parallel step per level, down then up\n"
                "  hier   parallel over children (tasks), loops over grandchildren\n"
                "         (depth <= 10,000)\n"
-               "  The GPU versions (dynamic parallelism, consolidation) are not built yet:\n"
-               "  --backend gpu is refused.\n\n"
+               "  With --backend gpu the same four run on the GPU (needs a GPU):\n"
+               "  rec    a child kernel launch per internal node, the node's folding a tail\n"
+               "         launch (the dynamic-parallelism baseline; depth <= 22)\n"
+               "  flat   a thread per node walks to the root with atomics\n"
+               "  crec   one launch per level; levels whose nodes have >= 16 children on\n"
+               "         average are block-mapped, others thread-mapped\n"
+               "  hier   two levels per launch: a block per node, a thread per child\n"
+               "         folding that child's children\n"
+               "  (also selectable as --strategy gpu-rec, gpu-flat, gpu-crec, gpu-hier)\n\n"
                "Other options:\n"
                "  -o OUT.npy              the result (written atomically)\n"
                "  --save-tree FILE.npy    also write the parent array (int64)\n"
                "  --threads T             CPU threads\n"
-               "  --stats                 nodes, depth, leaves, load and run times (stderr)\n"
+               "  --stats                 nodes, depth, leaves, load and run times; GPU:\n"
+               "                          upload/kernel/download times, launches, levels,\n"
+               "                          largest level buffer (stderr)\n"
                "  -h, --help              this help\n\n"
                "Example: canopy tree descendants --gen random2 --strategy flat -o d.npy --stats\n"
                "Exit codes: 0 success, 1 runtime error, 2 usage error. See docs/graphs.md.\n");
@@ -173,15 +182,16 @@ int cmd_tree(int argc, char **argv) {
     if (have_seed && !gen && app != APP_MASS)
         return cli_usage_error(CMD, "--seed applies to --gen and to mass");
     if (!out_path) return cli_usage_error(CMD, "missing -o OUT.npy");
-    if (backend == CANOPY_BACKEND_GPU) {
-        fprintf(stderr, "canopy tree: the GPU tree strategies are not built yet; use --backend "
-                        "cpu (rec, flat, crec, hier)\n");
-        return CLI_ERROR;
-    }
+    if (backend == CANOPY_BACKEND_GPU && strategy < CANOPY_PTSD_GPU_REC)
+        strategy = (canopy_ptsd_strategy)(strategy + CANOPY_PTSD_GPU_REC);
+    else if (backend == CANOPY_BACKEND_CPU && strategy >= CANOPY_PTSD_GPU_REC)
+        return cli_usage_error(CMD, "--backend cpu conflicts with GPU strategy '%s'",
+                               canopy_ptsd_strategy_name(strategy));
 
     canopy_ptree t = {0};
     canopy_array out = {0}, mass = {0}, pos = {0};
-    double t0 = canopy_now(), run_seconds = 0.0;
+    double t0 = canopy_now();
+    canopy_ptsd_stats st = {0};
     canopy_status s;
     if (gen && max_nodes) {
         int r1 = !strcmp(gen, "random1");
@@ -197,14 +207,8 @@ int cmd_tree(int argc, char **argv) {
         s = canopy_array_alloc(&out, app == APP_MASS ? CANOPY_F64 : CANOPY_I64,
                                app == APP_MASS ? 2 : 1, shape);
     }
-    if (s == CANOPY_OK) {
-        if (app == APP_HEIGHTS)
-            s = canopy_ptsd_heights(&t, strategy, out.data, &run_seconds);
-        else if (app == APP_DESC)
-            s = canopy_ptsd_descendants(&t, strategy, out.data, &run_seconds);
-        else
-            s = canopy_ptsd_mass(&t, mass.data, pos.data, strategy, out.data, &run_seconds);
-    }
+    if (s == CANOPY_OK)
+        s = canopy_ptsd_run(&t, (canopy_ptsd_app)app, mass.data, pos.data, strategy, out.data, &st);
     if (s == CANOPY_OK && save_path) {
         canopy_array parents = {t.parent, CANOPY_I64, 1, {t.n}};
         s = canopy_npy_write(save_path, &parents);
@@ -220,7 +224,13 @@ int cmd_tree(int argc, char **argv) {
                 "  load %.4f s, run %.4f s\n",
                 gen ? gen : tree_path, (long long)t.n, (long long)leaves, (int)t.depth,
                 app_names[app], canopy_ptsd_strategy_name(strategy),
-                strategy == CANOPY_PTSD_REC ? 1 : canopy_threads(), t_load, run_seconds);
+                strategy == CANOPY_PTSD_REC ? 1 : canopy_threads(), t_load, st.seconds);
+        if (strategy >= CANOPY_PTSD_GPU_REC)
+            fprintf(stderr,
+                    "  gpu: upload %.4f s, kernels %.4f s, download %.4f s\n"
+                    "  launches %lld (host and device), levels %lld, largest level buffer %lld\n",
+                    st.upload_seconds, st.kernel_seconds, st.download_seconds,
+                    (long long)st.launches, (long long)st.levels, (long long)st.buffer_high_water);
     }
     canopy_ptree_release(&t);
     canopy_array_release(&out);
