@@ -575,10 +575,11 @@ typedef enum canopy_forest_layout {
 } canopy_forest_layout;
 
 typedef enum canopy_forest_engine {
-    CANOPY_FOREST_ENGINE_AUTO = 0, /* vm for the linked layouts, scalar for csr and hier */
-    CANOPY_FOREST_ENGINE_SCALAR,   /* one walker per layout */
+    CANOPY_FOREST_ENGINE_AUTO = 0, /* linked layouts: simd with AVX-512, else scalar */
+    CANOPY_FOREST_ENGINE_SCALAR,   /* one walker per layout (linked: level-synchronous) */
     CANOPY_FOREST_ENGINE_VM,       /* Ren's bytecode interpreter, scalar, with compaction */
-    CANOPY_FOREST_ENGINE_VM_SIMD,  /* the interpreter on AVX2 lanes (scalar fallback) */
+    CANOPY_FOREST_ENGINE_VM_SIMD,  /* the interpreter on AVX-512/AVX2 lanes (scalar fallback) */
+    CANOPY_FOREST_ENGINE_SIMD,     /* linked: the level-synchronous walker, rows on SIMD lanes */
     CANOPY_FOREST_ENGINE_COUNT
 } canopy_forest_engine;
 
