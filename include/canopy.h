@@ -562,7 +562,7 @@ typedef enum canopy_forest_aggregation {
 } canopy_forest_aggregation;
 
 typedef enum canopy_forest_layout {
-    CANOPY_FOREST_LAYOUT_AUTO = 0, /* Ren's cache model chooses (sll, cc or hybrid) */
+    CANOPY_FOREST_LAYOUT_AUTO = 0, /* vm engines: Ren's cache model (sll, cc, hybrid); else bf */
     CANOPY_FOREST_LAYOUT_CSR,      /* Wu ch. 5 baseline: feature/value/children arrays */
     CANOPY_FOREST_LAYOUT_HIER,     /* Wu ch. 5: complete subtrees + connection table */
     CANOPY_FOREST_LAYOUT_DF,       /* per tree, depth-first, siblings adjacent */
@@ -653,6 +653,9 @@ typedef struct canopy_predict_stats {
     size_t layout_bytes;
     double model_cost[CANOPY_FOREST_LAYOUT_COUNT]; /* cache-model cost (auto; 0 = n/a) */
     char note[256];
+    /* the cache model's choice (auto and hybrid; auto runs it with the vm engines) */
+    canopy_forest_layout model_layout;
+    int32_t model_switch_level;
 } canopy_predict_stats;
 
 /* Predicts rows of X (n x d float32, d == the model's feature count; NaN = missing).

@@ -37,13 +37,20 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
     }
 }
 
-/* auto: the cache model's choice; with no data, beta = 0.5 (no bias). */
+/* auto: for the interpreter, Ren's cache model's choice (with no data, beta = 0.5, no
+ * bias). The walkers read one tree at a time for a row block, which the model does
+ * not describe: they take bf, each tree's top levels in its first lines, which
+ * measured ahead of sll/hybrid (bench/results/forests.md). The model's costs are
+ * reported either way. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
                          canopy_predict_stats *st) {
     double beta = X.n > 0 ? cf_sample_beta(f, X) : 0.5;
     cf_cache_choice c;
     cf_cache_model(f, beta, &c);
-    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
+    int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
+    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && !interp) {
+        o->layout = CANOPY_FOREST_LAYOUT_BF;
+    } else if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
         o->layout = c.layout;
         if (!o->switch_level) o->switch_level = c.switch_level;
     } else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level) {
@@ -51,6 +58,8 @@ static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict
     }
     st->beta = beta;
     memcpy(st->model_cost, c.cost, sizeof c.cost);
+    st->model_layout = c.layout;
+    st->model_switch_level = c.switch_level;
 }
 
 canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_layout l,

@@ -26,7 +26,8 @@ static void usage(FILE *f) {
            "  --output K         raw (margin: base score + summed/averaged leaves), prob\n"
            "                     (default; the objective's link: sigmoid, softmax, exp or\n"
            "                     identity), class (class index; regression: the prediction)\n"
-           "  --layout L         auto (default: Ren's cache model picks sll, cc or hybrid),\n"
+           "  --layout L         auto (default: bf for the walkers; for vm and vm_simd Ren's\n"
+           "                     cache model picks sll, cc or hybrid),\n"
            "                     csr (Wu's baseline arrays), hier (complete subtrees of depth\n"
            "                     --hier-depth, 3-5, with a connection table), df, bf (per tree,\n"
            "                     depth-/breadth-first), ll (trees interleaved level by level),\n"
@@ -213,9 +214,12 @@ int cmd_predict(int argc, char **argv) {
         if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID)
             fprintf(stderr, "switch level: %d\n", st.switch_level);
         if (st.model_cost[CANOPY_FOREST_LAYOUT_SLL] > 0) {
-            fprintf(stderr,
-                    "cache model (beta = %.3f), predicted cost relative to the chosen:", st.beta);
-            double base = st.model_cost[st.layout] > 0 ? st.model_cost[st.layout] : 1;
+            fprintf(stderr, "cache model (beta = %.3f): picks %s", st.beta,
+                    canopy_forest_layout_name(st.model_layout));
+            if (st.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
+                fprintf(stderr, " (switch level %d)", st.model_switch_level);
+            fprintf(stderr, "; predicted cost relative to that:");
+            double base = st.model_cost[st.model_layout] > 0 ? st.model_cost[st.model_layout] : 1;
             for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
                 if (st.model_cost[l] > 0)
                     fprintf(stderr, " %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
