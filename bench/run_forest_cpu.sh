@@ -19,7 +19,7 @@ args=(--build "$b" --out "$out" --mode "$mode" --repeat "${CANOPY_BENCH_REPEAT:-
 [ -n "${CANOPY_BENCH_ROWS:-}" ] && args+=(--rows "$CANOPY_BENCH_ROWS")
 [ -n "${CANOPY_BENCH_TL2CGEN+x}" ] && args+=(--tl2cgen "$CANOPY_BENCH_TL2CGEN")
 mkdir -p "$out"
-{ echo "# $(date -u +%FT%TZ) commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo "${CANOPY_COMMIT:-?}")"
+{ echo "# $(date -u +%FT%TZ) commit ${CANOPY_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')}"
   lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Flags' | cut -c1-200; } >"$out/forest-machine.txt"
 python3 "$here/forest_bench.py" "${args[@]}"
 python3 "$here/forest_report.py" "$out"/forest-*.jsonl >"$out/forest-report.md"

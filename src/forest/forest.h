@@ -240,7 +240,8 @@ typedef struct cf_cache_choice {
     double cost[CANOPY_FOREST_LAYOUT_COUNT]; /* model cost per layout (0 = not modelled) */
 } cf_cache_choice;
 void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
-/* Share of left decisions over a sample of rows (every 20th row, i.e. 5 %). */
+/* Share of left decisions over a sample of rows (every 20th row, i.e. 5 %, at most
+ * 1024 rows). */
 double cf_sample_beta(const canopy_forest *f, canopy_points X);
 int32_t cf_tree_depth(const canopy_forest *f, int32_t t);
 

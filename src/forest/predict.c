@@ -39,9 +39,9 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
 
 /* auto: for the interpreter, Ren's cache model's choice (with no data, beta = 0.5, no
  * bias). The walkers read one tree at a time for a row block, which the model does
- * not describe: they take bf, each tree's top levels in its first lines, which
- * measured ahead of sll/hybrid (bench/results/forests.md). The model's costs are
- * reported either way. */
+ * not describe: they take bf (each tree's top levels in its first lines), among the
+ * fastest layouts for them on every benchmark workload (bench/results/forests.md).
+ * The model's costs are reported either way. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
                          canopy_predict_stats *st) {
     double beta = X.n > 0 ? cf_sample_beta(f, X) : 0.5;
