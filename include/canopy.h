@@ -614,7 +614,7 @@ typedef enum canopy_forest_aggregation {
 } canopy_forest_aggregation;
 
 typedef enum canopy_forest_layout {
-    CANOPY_FOREST_LAYOUT_AUTO = 0, /* Ren's cache model chooses (sll, cc or hybrid) */
+    CANOPY_FOREST_LAYOUT_AUTO = 0, /* vm engines: Ren's cache model (sll, cc, hybrid); else bf */
     CANOPY_FOREST_LAYOUT_CSR,      /* Wu ch. 5 baseline: feature/value/children arrays */
     CANOPY_FOREST_LAYOUT_HIER,     /* Wu ch. 5: complete subtrees + connection table */
     CANOPY_FOREST_LAYOUT_DF,       /* per tree, depth-first, siblings adjacent */
@@ -627,10 +627,11 @@ typedef enum canopy_forest_layout {
 } canopy_forest_layout;
 
 typedef enum canopy_forest_engine {
-    CANOPY_FOREST_ENGINE_AUTO = 0, /* vm for the linked layouts, scalar for csr and hier */
-    CANOPY_FOREST_ENGINE_SCALAR,   /* one walker per layout */
+    CANOPY_FOREST_ENGINE_AUTO = 0, /* linked layouts: simd with AVX-512, else scalar */
+    CANOPY_FOREST_ENGINE_SCALAR,   /* one walker per layout (linked: level-synchronous) */
     CANOPY_FOREST_ENGINE_VM,       /* Ren's bytecode interpreter, scalar, with compaction */
-    CANOPY_FOREST_ENGINE_VM_SIMD,  /* the interpreter on AVX2 lanes (scalar fallback) */
+    CANOPY_FOREST_ENGINE_VM_SIMD,  /* the interpreter on AVX-512/AVX2 lanes (scalar fallback) */
+    CANOPY_FOREST_ENGINE_SIMD,     /* linked: the level-synchronous walker, rows on SIMD lanes */
     /* GPU engines (backend gpu; docs/forests.md "GPU engines") */
     CANOPY_FOREST_ENGINE_GPU_ITER,   /* "iter": a thread walks a tree (csr, hier, linked) */
     CANOPY_FOREST_ENGINE_GPU_ENC,    /* "enc": hier, NVRTC-compiled nested if/else */
@@ -703,9 +704,9 @@ typedef struct canopy_predict_options {
     canopy_forest_engine engine;
     canopy_backend backend;
     canopy_forest_output output;
-    int32_t hier_depth;   /* hier: subtree depth 3..5; 0 = 4 */
-    int32_t switch_level; /* hybrid: first level stored as cc; 0 = the cache model's */
-    int32_t compaction;   /* vm engines: stream compaction on (1, default) or off (0) */
+    int32_t hier_depth;            /* hier: subtree depth 3..5; 0 = 4 */
+    int32_t switch_level;          /* hybrid: first level stored as cc; 0 = the cache model's */
+    int32_t compaction;            /* vm engines: stream compaction on (1, default) or off (0) */
     canopy_forest_mapping mapping; /* GPU engines: how (row, tree) pairs map to threads */
 } canopy_predict_options;
 canopy_predict_options canopy_predict_options_default(void);
@@ -730,6 +731,9 @@ typedef struct canopy_predict_stats {
     double download_seconds; /* scores back to the host */
     int32_t kernel_cache;    /* enc: 0 n/a, 1 compiled, 2 in-memory hit, 3 on-disk hit */
     size_t device_bytes;     /* model structures on the device */
+    /* the cache model's choice (auto and hybrid; auto runs it with the vm engines) */
+    canopy_forest_layout model_layout;
+    int32_t model_switch_level;
 } canopy_predict_stats;
 
 /* Predicts rows of X (n x d float32, d == the model's feature count; NaN = missing).
@@ -776,8 +780,8 @@ typedef struct canopy_regex_match_options {
 } canopy_regex_match_options;
 
 typedef struct canopy_regex_result {
-    int64_t lines;    /* lines in the buffer */
-    int64_t selected; /* lines selected */
+    int64_t lines;              /* lines in the buffer */
+    int64_t selected;           /* lines selected */
     canopy_regex_engine engine; /* what ran (auto resolved) */
     canopy_isa isa;             /* simd: the lanes used */
     int64_t dfa_states;         /* dfa: states built, summed over threads */

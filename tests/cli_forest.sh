@@ -31,7 +31,7 @@ for m in xgb_binary.json xgb_multi.json lgb_multi.txt lgb_zero.txt sk_rf_clf.jso
             check "$m $layout prob matches the framework" same_npy "$tmp/p.npy" "$DATA/$stem.prob.npy"
         fi
     done
-    for engine in vm vm_simd; do
+    for engine in scalar simd vm vm_simd; do
         run 0 predict --model "$DATA/$m" --data "$DATA/$stem.X.npy" --layout sll --engine "$engine" \
             --output raw -o "$tmp/r.npy" --threads 2
         if [ $have_numpy = 1 ] && [ "$stem" != lgb_rf ]; then

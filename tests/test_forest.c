@@ -82,6 +82,7 @@ static void run_fixture(const char *file) {
             for (int x = 1; x <= 3; x++) {
                 cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_SCALAR, 0, x, 1};
                 cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_VM_SIMD, 0, x, 1};
+                cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_SIMD, 0, x, 1};
             }
             continue;
         }
@@ -90,6 +91,7 @@ static void run_fixture(const char *file) {
         cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_VM, 0, 0, 1};
         cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_VM_SIMD, 0, 0, 1};
         cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_VM_SIMD, 0, 0, 0};
+        cfgs[nc++] = (config){l, CANOPY_FOREST_ENGINE_SIMD, 0, 0, 1};
     }
     /* LightGBM's raw_score of an average_output (rf) model is the unaveraged sum;
      * canopy's raw is the aggregated margin, so only prob is compared there. */
@@ -237,6 +239,8 @@ static void malformed(void) {
         o = canopy_predict_options_default();
         o.layout = CANOPY_FOREST_LAYOUT_CSR;
         o.engine = CANOPY_FOREST_ENGINE_VM;
+        CHECK_FAILS(canopy_forest_predict(f, P, &o, y, NULL), CANOPY_ERR_UNSUPPORTED, "csr");
+        o.engine = CANOPY_FOREST_ENGINE_SIMD;
         CHECK_FAILS(canopy_forest_predict(f, P, &o, y, NULL), CANOPY_ERR_UNSUPPORTED, "csr");
         P.d = 3;
         P.stride = 3;

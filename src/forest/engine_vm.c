@@ -1,6 +1,7 @@
 /* The interpreter engines: a linked layout compiled to Ren's bytecode (a node is
- * `cmp feature, threshold, left-child pc`, a leaf is `store`), run by the scalar or
- * the AVX2 interpreter of src/vm over tasks (row, pc) of a row block x tree block. */
+ * `cmp feature, threshold, left-child pc`, a leaf is `store`), run by the scalar,
+ * AVX2 or AVX-512 interpreter of src/vm over tasks (row, pc) of a row block x tree
+ * block. */
 #include "forest/forest.h"
 #include "forest/engine.h"
 
@@ -45,7 +46,7 @@ canopy_status cf_vm_compile(const cf_layout *L, cvm_program *p) {
     return CANOPY_OK;
 }
 
-int64_t cf_vm_block(const cf_layout *L, const cvm_program *p, int simd, int compaction,
+int64_t cf_vm_block(const cf_layout *L, const cvm_program *p, canopy_isa isa, int compaction,
                     const float *X, int64_t stride, int64_t r0, int64_t r1, int32_t t0, int32_t t1,
                     int32_t *qrow, int32_t *qpc, double *acc) {
     /* Row-major tasks: one input's traversals of consecutive trees sit in adjacent
@@ -59,6 +60,9 @@ int64_t cf_vm_block(const cf_layout *L, const cvm_program *p, int simd, int comp
         }
     cvm_forest_ctx ctx = {p, L->values, L->n_outputs};
     const float *Xb = X + r0 * stride;
-    if (simd) return cvm_forest_run_avx2(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
+    if (isa >= CANOPY_ISA_AVX512)
+        return cvm_forest_run_avx512(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
+    if (isa >= CANOPY_ISA_AVX2)
+        return cvm_forest_run_avx2(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
     return cvm_forest_run_scalar(&ctx, Xb, stride, qrow, qpc, n, acc);
 }

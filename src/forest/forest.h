@@ -124,6 +124,15 @@ typedef struct cf_lnode {
     int32_t child;
 } cf_lnode;
 
+/* The node record of the level-synchronous walker (walk_sync.c): byte offsets, so a
+ * step needs no multiply; leaves are self-loops. */
+typedef struct cf_snode {
+    float thr;
+    uint32_t fofs; /* feature * 4 */
+    uint32_t next; /* byte offset of the left child; the right child is next + 16 */
+    int32_t key;   /* missing-value flags as in cf_lnode */
+} cf_snode;
+
 typedef struct cf_layout {
     canopy_forest_layout kind;
     int32_t n_trees;
@@ -156,6 +165,14 @@ typedef struct cf_layout {
     uint8_t *is_right; /* per forest node: it is a right child */
     int32_t max_level;
     int64_t *lstart; /* per tree, max_level + 2 entries: first local id of each level */
+    /* level-synchronous walker (walk_sync.c): nodes with leaves as self-loops */
+    cf_snode *sync_nodes;
+    int32_t n_features;
+    int32_t *sync_leaf;  /* per node: its leaf index, -1 for internal nodes */
+    double *sync_val;    /* per node: a scalar leaf's value (0 otherwise) */
+    int32_t *sync_out;   /* per tree: its output, -1 for vector leaves */
+    int32_t *tree_depth; /* per tree: sweeps until every row is at a leaf */
+    int sync_zero;       /* some node treats zero as missing (LightGBM) */
 } cf_layout;
 
 /* Leaf bookkeeping and key encoding shared by all layouts. */
@@ -189,12 +206,17 @@ canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L)
 
 /* Scalar walkers: add the leaves of trees [t0, t1) for rows [r0, r1) of X into acc
  * (row-major, n_outputs doubles per row, indexed from row r0). */
-void cf_walk_linked(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                    int32_t t0, int32_t t1, double *acc);
 void cf_walk_csr(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
                  int32_t t0, int32_t t1, double *acc);
 void cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
                   int32_t t0, int32_t t1, double *acc);
+/* The level-synchronous walker of a linked layout (walk_sync.c); cf_build_sync adds
+ * its node copy to a built linked layout. isa picks the sweep: scalar, or SIMD lanes
+ * over rows (AVX2 / AVX-512). */
+canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L);
+#define CF_SYNC_ROWS 256 /* rows per sweep block */
+void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
+                  int64_t r1, int32_t t0, int32_t t1, double *acc);
 
 /* The decision every engine makes: go right? x missing -> the default direction. */
 static inline int cf_go_right(float x, float thr, int32_t key) {
@@ -220,7 +242,8 @@ typedef struct cf_cache_choice {
     double cost[CANOPY_FOREST_LAYOUT_COUNT]; /* model cost per layout (0 = not modelled) */
 } cf_cache_choice;
 void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
-/* Share of left decisions over a sample of rows (every 20th row, i.e. 5 %). */
+/* Share of left decisions over a sample of rows (every 20th row, i.e. 5 %, at most
+ * 1024 rows). */
 double cf_sample_beta(const canopy_forest *f, canopy_points X);
 int32_t cf_tree_depth(const canopy_forest *f, int32_t t);
 

@@ -61,6 +61,11 @@ void cf_layout_free(cf_layout *L) {
     free(L->level);
     free(L->is_right);
     free(L->lstart);
+    free(L->sync_nodes);
+    free(L->sync_leaf);
+    free(L->sync_val);
+    free(L->sync_out);
+    free(L->tree_depth);
     memset(L, 0, sizeof *L);
 }
 
@@ -155,20 +160,4 @@ canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
     free(pos);
     if (s) cf_layout_free(L);
     return s;
-}
-
-void cf_walk_linked(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                    int32_t t0, int32_t t1, double *acc) {
-    const cf_lnode *nodes = L->nodes;
-    /* Trees outer, rows inner: a tree's top levels stay in L1 across the row block. */
-    for (int32_t t = t0; t < t1; t++) {
-        int32_t root = L->root[t];
-        for (int64_t r = r0; r < r1; r++) {
-            const float *x = X + r * stride;
-            cf_lnode nd = nodes[root];
-            while (nd.key >= 0)
-                nd = nodes[nd.child + cf_go_right(x[nd.key & CF_KEY_FEATURE], nd.thr, nd.key)];
-            cf_add_leaf(L, ~nd.key, acc + (r - r0) * L->n_outputs);
-        }
-    }
 }

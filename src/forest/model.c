@@ -229,7 +229,7 @@ int32_t canopy_forest_output_width(const canopy_forest *f, canopy_forest_output 
 static const char *const format_names[] = {"auto", "xgboost", "lightgbm", "canopy"};
 static const char *const layout_names[] = {"auto", "csr", "hier", "df",    "bf",
                                            "ll",   "sll", "cc",   "hybrid"};
-static const char *const engine_names[] = {"auto", "scalar", "vm",     "vm_simd",
+static const char *const engine_names[] = {"auto", "scalar", "vm",     "vm_simd", "simd",
                                            "iter", "enc",    "collab", "ren"};
 static const char *const output_names[] = {"raw", "prob", "class"};
 static const char *const mapping_names[] = {"auto", "atomic", "atomic_free"};

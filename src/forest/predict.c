@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROW_BLOCK = 64, TREE_BLOCK = 64 };
+/* Rows x trees per task: the interpreter's queue holds ROW_BLOCK x TREE_BLOCK
+ * tasks; the walkers take SYNC_BLOCK rows (at most CF_SYNC_ROWS) through a tree
+ * block that stays in L2 while the rows' inputs stay in L1. */
+enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_BLOCK = 128 };
 
 canopy_predict_options canopy_predict_options_default(void) {
     canopy_predict_options o;
@@ -36,13 +39,20 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
     }
 }
 
-/* auto: the cache model's choice; with no data, beta = 0.5 (no bias). */
+/* auto: for the interpreter, Ren's cache model's choice (with no data, beta = 0.5, no
+ * bias). The walkers read one tree at a time for a row block, which the model does
+ * not describe: they take bf (each tree's top levels in its first lines), among the
+ * fastest layouts for them on every benchmark workload (bench/results/forests.md).
+ * The model's costs are reported either way. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
                          canopy_predict_stats *st) {
     double beta = X.n > 0 ? cf_sample_beta(f, X) : 0.5;
     cf_cache_choice c;
     cf_cache_model(f, beta, &c);
-    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
+    int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
+    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && !interp) {
+        o->layout = CANOPY_FOREST_LAYOUT_BF;
+    } else if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
         o->layout = c.layout;
         if (!o->switch_level) o->switch_level = c.switch_level;
     } else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level) {
@@ -50,6 +60,8 @@ static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict
     }
     st->beta = beta;
     memcpy(st->model_cost, c.cost, sizeof c.cost);
+    st->model_layout = c.layout;
+    st->model_switch_level = c.switch_level;
 }
 
 canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_layout l,
@@ -68,8 +80,8 @@ canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_l
     return CANOPY_OK;
 }
 
-static void walk(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                 int32_t t0, int32_t t1, double *acc) {
+static void walk(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
+                 int64_t r1, int32_t t0, int32_t t1, double *acc) {
     switch (L->kind) {
     case CANOPY_FOREST_LAYOUT_CSR:
         cf_walk_csr(L, X, stride, r0, r1, t0, t1, acc);
@@ -78,7 +90,7 @@ static void walk(const cf_layout *L, const float *X, int64_t stride, int64_t r0,
         cf_walk_hier(L, X, stride, r0, r1, t0, t1, acc);
         break;
     default:
-        cf_walk_linked(L, X, stride, r0, r1, t0, t1, acc);
+        cf_walk_sync(L, isa, X, stride, r0, r1, t0, t1, acc);
         break;
     }
 }
@@ -210,21 +222,28 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     if (s) return s;
     if (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_HYBRID)
         resolve_auto(f, X, &o, &st);
-    /* auto: the interpreter where it applies; its independent tasks overlap their
-     * cache misses, which measured faster than one walk at a time (docs/forests.md). */
+    /* auto on linked layouts: the level-synchronous walker, on SIMD lanes where
+     * AVX-512 gathers are there (bench/results/forests.md measured it ahead of the
+     * interpreter and of AVX2 gathers; docs/forests.md). */
+    canopy_isa cpu = canopy_cpu_isa();
     if (o.engine == CANOPY_FOREST_ENGINE_AUTO)
-        o.engine = is_linked(o.layout) ? CANOPY_FOREST_ENGINE_VM : CANOPY_FOREST_ENGINE_SCALAR;
+        o.engine = !is_linked(o.layout)       ? CANOPY_FOREST_ENGINE_SCALAR
+                   : cpu >= CANOPY_ISA_AVX512 ? CANOPY_FOREST_ENGINE_SIMD
+                                              : CANOPY_FOREST_ENGINE_SCALAR;
     int vm = o.engine == CANOPY_FOREST_ENGINE_VM || o.engine == CANOPY_FOREST_ENGINE_VM_SIMD;
-    if (vm && !is_linked(o.layout))
+    if ((vm || o.engine == CANOPY_FOREST_ENGINE_SIMD) && !is_linked(o.layout))
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "engine %s runs the linked layouts (df, bf, ll, sll, cc, hybrid), not "
                            "%s",
                            canopy_forest_engine_name(o.engine),
                            canopy_forest_layout_name(o.layout));
-    int simd = o.engine == CANOPY_FOREST_ENGINE_VM_SIMD && canopy_cpu_isa() >= CANOPY_ISA_AVX2;
-    /* The SIMD gather indexes rows of a block with 32-bit offsets. */
-    if (simd && (int64_t)ROW_BLOCK * X.stride >= INT32_MAX) simd = 0;
-    st.isa = simd ? CANOPY_ISA_AVX2 : CANOPY_ISA_SCALAR;
+    /* The lanes used: the widest the CPU has (CANOPY_ISA caps it) for the SIMD
+     * engines, whose gathers index a row block with 32-bit offsets. */
+    canopy_isa isa = CANOPY_ISA_SCALAR;
+    if ((o.engine == CANOPY_FOREST_ENGINE_VM_SIMD || o.engine == CANOPY_FOREST_ENGINE_SIMD) &&
+        cpu >= CANOPY_ISA_AVX2 && (int64_t)CF_SYNC_ROWS * X.stride * 4 < INT32_MAX)
+        isa = cpu >= CANOPY_ISA_AVX512 ? CANOPY_ISA_AVX512 : CANOPY_ISA_AVX2;
+    st.isa = isa;
 
     double t0 = canopy_now();
     cf_layout L;
@@ -232,11 +251,13 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     if (s) return s;
     cvm_program prog = {0};
     if (vm) s = cf_vm_compile(&L, &prog);
-    if (simd) cvm_simd_init();
+    if (!s && !vm && is_linked(o.layout)) s = cf_build_sync(f, &L);
+    if (vm && isa != CANOPY_ISA_SCALAR) cvm_simd_init();
     st.build_seconds = canopy_now() - t0;
 
     int32_t K = f->n_outputs, nt = f->n_trees;
-    int64_t n = X.n, nrb = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+    const int64_t rbs = vm ? ROW_BLOCK : SYNC_BLOCK;
+    int64_t n = X.n, nrb = (n + rbs - 1) / rbs;
     int threads = canopy_threads();
     /* Few row blocks: also split the trees, each group with its own accumulator. */
     int32_t groups = 1;
@@ -263,7 +284,7 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
 #pragma omp parallel num_threads(threads)
         {
             int32_t *qrow = NULL, *qpc = NULL;
-            size_t qn = (size_t)ROW_BLOCK * TREE_BLOCK + 8;
+            size_t qn = (size_t)ROW_BLOCK * TREE_BLOCK + CVM_PAD;
             if (vm) {
                 qrow = malloc(qn * sizeof *qrow);
                 qpc = malloc(qn * sizeof *qpc);
@@ -276,17 +297,17 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
             for (int32_t g = 0; g < groups; g++)
                 for (int64_t rb = 0; rb < nrb; rb++) {
                     if (vm && (!qrow || !qpc)) continue;
-                    int64_t r0 = rb * ROW_BLOCK, r1 = r0 + ROW_BLOCK < n ? r0 + ROW_BLOCK : n;
+                    int64_t r0 = rb * rbs, r1 = r0 + rbs < n ? r0 + rbs : n;
                     int32_t ga = (int32_t)((int64_t)nt * g / groups);
                     int32_t gb = (int32_t)((int64_t)nt * (g + 1) / groups);
                     double *a = acc + (size_t)g * per + (size_t)r0 * K;
                     for (int32_t ta = ga; ta < gb; ta += TREE_BLOCK) {
                         int32_t tb = ta + TREE_BLOCK < gb ? ta + TREE_BLOCK : gb;
                         if (vm)
-                            cf_vm_block(&L, &prog, simd, o.compaction, X.data, X.stride, r0, r1, ta,
+                            cf_vm_block(&L, &prog, isa, o.compaction, X.data, X.stride, r0, r1, ta,
                                         tb, qrow, qpc, a);
                         else
-                            walk(&L, X.data, X.stride, r0, r1, ta, tb, a);
+                            walk(&L, isa, X.data, X.stride, r0, r1, ta, tb, a);
                     }
                 }
             free(qrow);
@@ -325,13 +346,15 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     st.switch_level = o.layout == CANOPY_FOREST_LAYOUT_HYBRID ? o.switch_level : 0;
     st.layout_bytes = L.bytes;
     st.backend = gpu ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
+    int simd_engine =
+        o.engine == CANOPY_FOREST_ENGINE_VM_SIMD || o.engine == CANOPY_FOREST_ENGINE_SIMD;
     if (!gpu)
-        snprintf(st.note, sizeof st.note, "%s layout, %s engine%s, %d threads, %d tree group(s)",
+        snprintf(st.note, sizeof st.note,
+                 "%s layout, %s engine%s%s%s, %d threads, %d tree group(s)",
                  canopy_forest_layout_name(o.layout), canopy_forest_engine_name(o.engine),
-                 o.engine == CANOPY_FOREST_ENGINE_VM_SIMD
-                     ? (simd ? " (avx2)" : " (scalar fallback)")
-                     : "",
-                 threads, groups);
+                 simd_engine ? " (" : "",
+                 simd_engine ? (isa ? canopy_isa_name(isa) : "scalar fallback") : "",
+                 simd_engine ? ")" : "", threads, groups);
 #ifdef CANOPY_HAVE_CUDA
     if (gpu) {
         st.mapping = gr.mapping;

@@ -10,6 +10,16 @@
  * independent tasks, small enough for the queue to stay in L1/L2. */
 enum { ROWS_BLOCK = 1024 };
 
+/* One row down one tree of a linked layout: a single dependent walk, so the
+ * level-synchronous walker's row blocks (walk_sync.c) do not apply. */
+static void walk_linked_row(const cf_layout *L, const float *x, int32_t t, double *acc_row) {
+    const cf_lnode *nodes = L->nodes;
+    cf_lnode nd = nodes[L->root[t]];
+    while (nd.key >= 0)
+        nd = nodes[nd.child + cf_go_right(x[nd.key & CF_KEY_FEATURE], nd.thr, nd.key)];
+    cf_add_leaf(L, ~nd.key, acc_row);
+}
+
 static void walk_row(const cf_layout *L, const float *X, int64_t stride, int64_t r, int32_t t,
                      double *acc_row) {
     switch (L->kind) {
@@ -20,7 +30,7 @@ static void walk_row(const cf_layout *L, const float *X, int64_t stride, int64_t
         cf_walk_hier(L, X, stride, r, r + 1, t, t + 1, acc_row);
         break;
     default:
-        cf_walk_linked(L, X, stride, r, r + 1, t, t + 1, acc_row);
+        walk_linked_row(L, X + r * stride, t, acc_row);
         break;
     }
 }
@@ -36,8 +46,8 @@ canopy_status cf_predict_rows(const cf_layout *L, const cvm_program *prog, int s
     {
         int32_t *qrow = NULL, *qpc = NULL;
         if (prog) {
-            qrow = malloc((ROWS_BLOCK + 8) * sizeof *qrow);
-            qpc = malloc((ROWS_BLOCK + 8) * sizeof *qpc);
+            qrow = malloc((ROWS_BLOCK + CVM_PAD) * sizeof *qrow);
+            qpc = malloc((ROWS_BLOCK + CVM_PAD) * sizeof *qpc);
             if (!qrow || !qpc) {
 #pragma omp atomic write
                 failed = 1;

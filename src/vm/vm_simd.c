@@ -1,8 +1,9 @@
-/* The SIMD forest interpreter (Ren Algorithm 3) on 8 AVX2 lanes: each step gathers
- * the instructions of 8 tasks, evaluates every cmp at once, adds the leaves of the
- * finished ones, and stream-compacts the survivors to the front of the queue with a
- * shuffle per movemask (§3.3), so later levels run with full lanes. Built with a
- * target attribute and called only when canopy_cpu_isa() reports AVX2. */
+/* The SIMD forest interpreter (Ren Algorithm 3) on 8 AVX2 or 16 AVX-512 lanes: each
+ * step gathers the instructions of the lanes' tasks, evaluates every cmp at once,
+ * adds the leaves of the finished ones, and stream-compacts the survivors to the
+ * front of the queue (§3.3), so later levels run with full lanes: AVX2 with a
+ * shuffle per movemask, AVX-512 with vpcompressd. Built with target attributes and
+ * called only when canopy_cpu_isa() reports the ISA. */
 #include "vm/vm.h"
 
 #include "forest/forest.h"
@@ -50,7 +51,7 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
     const __m256i v_stride = _mm256_set1_epi32((int32_t)stride);
     int64_t steps = 0;
     int32_t live = n;
-    for (int32_t i = n; i < n + 8; i++) {
+    for (int32_t i = n; i < n + CVM_PAD; i++) {
         pc[i] = ctx->prog->pad_pc;
         row[i] = 0;
     }
@@ -107,7 +108,82 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
         }
         if (compaction) {
             n = w;
-            for (int32_t i = n; i < n + 8; i++) {
+            for (int32_t i = n; i < n + CVM_PAD; i++) {
+                pc[i] = ctx->prog->pad_pc;
+                row[i] = 0;
+            }
+        }
+    }
+    return steps;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) int64_t
+cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
+                      int32_t *pc, int32_t n, double *acc, int compaction) {
+    const cvm_insn *code = ctx->prog->code;
+    const int *words = (const int *)code;
+    const __m512i v_cmp = _mm512_set1_epi32(CVM_CMP), v_store = _mm512_set1_epi32(CVM_STORE);
+    const __m512i v_feat = _mm512_set1_epi32(CF_KEY_FEATURE);
+    const __m512i v_zero_flag = _mm512_set1_epi32(CF_KEY_ZERO);
+    const __m512i v_dl = _mm512_set1_epi32(CF_KEY_DL);
+    const __m512i v_one = _mm512_set1_epi32(1), v_pad = _mm512_set1_epi32(ctx->prog->pad_pc);
+    const __m512 v_eps = _mm512_set1_ps(CF_ZERO_EPS);
+    const __m512i v_stride = _mm512_set1_epi32((int32_t)stride);
+    int64_t steps = 0;
+    int32_t live = n;
+    for (int32_t i = n; i < n + CVM_PAD; i++) {
+        pc[i] = ctx->prog->pad_pc;
+        row[i] = 0;
+    }
+    while (live > 0) {
+        int32_t w = 0;
+        live = 0;
+        for (int32_t i = 0; i < n; i += 16) {
+            steps++;
+            __m512i vpc = _mm512_loadu_si512(pc + i);
+            __m512i vrow = _mm512_loadu_si512(row + i);
+            __m512i idx = _mm512_slli_epi32(vpc, 2);
+            __m512i op = _mm512_i32gather_epi32(idx, words, 4);
+            __m512i key = _mm512_i32gather_epi32(idx, words + 1, 4);
+            __m512 thr = _mm512_castsi512_ps(_mm512_i32gather_epi32(idx, words + 2, 4));
+            __m512i child = _mm512_i32gather_epi32(idx, words + 3, 4);
+            __mmask16 is_cmp = _mm512_cmpeq_epi32_mask(op, v_cmp);
+            unsigned store_bits = _mm512_cmpeq_epi32_mask(op, v_store);
+            /* T: the compare, gathered only in cmp lanes */
+            __m512i xi =
+                _mm512_add_epi32(_mm512_mullo_epi32(vrow, v_stride), _mm512_and_si512(key, v_feat));
+            __m512 x = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), is_cmp, xi, X, 4);
+            __mmask16 le = _mm512_cmp_ps_mask(x, thr, _CMP_LE_OQ);
+            __mmask16 miss = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+            miss |= _mm512_cmp_ps_mask(_mm512_abs_ps(x), v_eps, _CMP_LE_OQ) &
+                    _mm512_test_epi32_mask(key, v_zero_flag);
+            __mmask16 dl = _mm512_test_epi32_mask(key, v_dl);
+            /* go left = miss ? dl : le */
+            __mmask16 left = (__mmask16)((miss & dl) | (~miss & le));
+            __m512i npc = _mm512_mask_add_epi32(child, (__mmask16)~left, child, v_one);
+            /* W: leaves of finished lanes (rows may repeat across lanes: scalar adds) */
+            while (store_bits) {
+                int b = __builtin_ctz(store_bits);
+                store_bits &= store_bits - 1;
+                store_leaf(ctx, &code[pc[i + b]], acc + (int64_t)row[i + b] * ctx->n_outputs);
+            }
+            unsigned keep = is_cmp;
+            if (i + 16 > n) keep &= (1u << (n - i)) - 1;
+            live += __builtin_popcount(keep);
+            if (compaction) {
+                /* vpcompressd packs the survivors; a full-width store is safe because
+                 * w <= i, so it only overwrites slots this sweep has already read */
+                _mm512_storeu_si512(pc + w, _mm512_maskz_compress_epi32((__mmask16)keep, npc));
+                _mm512_storeu_si512(row + w, _mm512_maskz_compress_epi32((__mmask16)keep, vrow));
+                w += __builtin_popcount(keep);
+            } else {
+                /* bubbles: finished lanes keep running the padding instruction */
+                _mm512_storeu_si512(pc + i, _mm512_mask_blend_epi32(is_cmp, v_pad, npc));
+            }
+        }
+        if (compaction) {
+            n = w;
+            for (int32_t i = n; i < n + CVM_PAD; i++) {
                 pc[i] = ctx->prog->pad_pc;
                 row[i] = 0;
             }
@@ -118,6 +194,11 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
 #else
 int32_t cvm_compact_perm[256][8];
 void cvm_simd_init(void) {}
+int64_t cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                              int32_t *row, int32_t *pc, int32_t n, double *acc, int compaction) {
+    (void)compaction;
+    return cvm_forest_run_scalar(ctx, X, stride, row, pc, n, acc);
+}
 int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
                             int32_t *pc, int32_t n, double *acc, int compaction) {
     (void)compaction;

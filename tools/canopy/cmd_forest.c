@@ -110,8 +110,16 @@ int cmd_forest(int argc, char **argv) {
     }
     canopy_free(out);
     if (data) printf("beta (left share, 5%% sample): %.4f\n", st.beta);
-    printf("auto layout: %s", canopy_forest_layout_name(st.layout));
-    if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID) printf(" (switch level %d)", st.switch_level);
+    printf("auto layout: %s (%s engine)\n", canopy_forest_layout_name(st.layout),
+           canopy_forest_engine_name(st.engine));
+    printf("cache model (vm engines): %s", canopy_forest_layout_name(st.model_layout));
+    if (st.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
+        printf(" (switch level %d)", st.model_switch_level);
+    printf(", relative costs:");
+    for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
+        if (st.model_cost[l] > 0)
+            printf(" %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
+                   st.model_cost[l] / st.model_cost[st.model_layout]);
     printf("\n");
 done:
     canopy_array_release(&X);

@@ -26,17 +26,20 @@ static void usage(FILE *f) {
            "  --output K         raw (margin: base score + summed/averaged leaves), prob\n"
            "                     (default; the objective's link: sigmoid, softmax, exp or\n"
            "                     identity), class (class index; regression: the prediction)\n"
-           "  --layout L         auto (default: Ren's cache model picks sll, cc or hybrid),\n"
+           "  --layout L         auto (default: bf for the walkers; for vm and vm_simd Ren's\n"
+           "                     cache model picks sll, cc or hybrid),\n"
            "                     csr (Wu's baseline arrays), hier (complete subtrees of depth\n"
            "                     --hier-depth, 3-5, with a connection table), df, bf (per tree,\n"
            "                     depth-/breadth-first), ll (trees interleaved level by level),\n"
            "                     sll (ll, left-side pairs first: for biased inputs), cc\n"
            "                     (cache-line blocks), hybrid (sll above --switch-level, cc below)\n"
-           "  --engine E         auto (vm for linked layouts, else scalar), scalar (a walker per "
-           "layout), vm (Ren's\n"
-           "                     bytecode interpreter), vm_simd (the interpreter on AVX2 lanes\n"
-           "                     with stream compaction; scalar fallback without AVX2). The vm\n"
-           "                     engines run the linked layouts df, bf, ll, sll, cc, hybrid.\n"
+           "  --engine E         auto (default: linked layouts simd with AVX-512, else scalar;\n"
+           "                     csr and hier scalar), scalar (a walker per layout; linked\n"
+           "                     layouts: level-synchronous, 8 rows interleaved), simd (that\n"
+           "                     walker with rows on AVX2/AVX-512 lanes), vm (Ren's bytecode\n"
+           "                     interpreter), vm_simd (the interpreter on AVX-512 or AVX2 lanes\n"
+           "                     with stream compaction; scalar fallback). simd, vm and vm_simd\n"
+           "                     run the linked layouts df, bf, ll, sll, cc, hybrid.\n"
            "                     GPU engines: iter (a thread walks a tree; csr, hier or a\n"
            "                     linked layout), enc (hier; nested if/else compiled at run\n"
            "                     time with NVRTC), collab (hier; a warp evaluates a\n"
@@ -221,9 +224,12 @@ int cmd_predict(int argc, char **argv) {
         if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID)
             fprintf(stderr, "switch level: %d\n", st.switch_level);
         if (st.model_cost[CANOPY_FOREST_LAYOUT_SLL] > 0) {
-            fprintf(stderr,
-                    "cache model (beta = %.3f), predicted cost relative to the chosen:", st.beta);
-            double base = st.model_cost[st.layout] > 0 ? st.model_cost[st.layout] : 1;
+            fprintf(stderr, "cache model (beta = %.3f): picks %s", st.beta,
+                    canopy_forest_layout_name(st.model_layout));
+            if (st.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
+                fprintf(stderr, " (switch level %d)", st.model_switch_level);
+            fprintf(stderr, "; predicted cost relative to that:");
+            double base = st.model_cost[st.model_layout] > 0 ? st.model_cost[st.model_layout] : 1;
             for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
                 if (st.model_cost[l] > 0)
                     fprintf(stderr, " %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),

@@ -1,0 +1,247 @@
+/* The walker of the linked layouts (engines scalar and simd): level-synchronous. A
+ * block of rows walks one tree together, one level per sweep, for as many sweeps
+ * as the tree is deep. Leaves are copied as self-loops (threshold +inf, missing
+ * goes left, next = the leaf itself), so a finished row steps in place: no loop
+ * exit per row, no mispredicted branch, and the rows of a sweep are independent
+ * chains of loads that the core overlaps. The price is wasted steps for rows whose
+ * path is shorter than the tree's depth.
+ *
+ * Nodes are 16 bytes {threshold, feature byte offset, next byte offset, key} in the
+ * layout's node order, so a step is: load the node, load x at the offset, compare
+ * in float, next + 16 * right; no multiply, no sign extension. A row block without
+ * NaN (checked once per block) uses the plain compare x > threshold, which is the
+ * model's rule for every non-missing value. The simd engine runs the same sweep on
+ * lanes over rows with gathers (AVX2: 8 rows, AVX-512: 16), chosen at run time. */
+#include "forest/forest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L) {
+    int64_t n = L->n_lnodes;
+    size_t nn = (size_t)(n > 0 ? n : 1), nt = (size_t)(L->n_trees > 0 ? L->n_trees : 1);
+    if ((uint64_t)n * sizeof(cf_snode) > UINT32_MAX)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "the walker addresses at most 2^28 nodes");
+    L->sync_nodes = malloc(nn * sizeof *L->sync_nodes);
+    L->sync_leaf = malloc(nn * sizeof *L->sync_leaf);
+    L->sync_val = malloc(nn * sizeof *L->sync_val);
+    L->tree_depth = malloc(nt * sizeof *L->tree_depth);
+    L->sync_out = malloc(nt * sizeof *L->sync_out);
+    if (!L->sync_nodes || !L->sync_leaf || !L->sync_val || !L->tree_depth || !L->sync_out)
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for the forest walker");
+    L->sync_zero = 0;
+    L->n_features = f->n_features;
+    for (int64_t i = 0; i < n; i++) {
+        cf_lnode nd = L->nodes[i];
+        cf_snode *s = &L->sync_nodes[i];
+        if (nd.key < 0) {
+            int32_t leaf = ~nd.key;
+            L->sync_leaf[i] = leaf;
+            /* scalar leaves: the value itself, one load instead of three */
+            L->sync_val[i] = L->leaf_out[leaf] >= 0 ? L->values[L->leaf_off[leaf]] : 0;
+            *s = (cf_snode){INFINITY, 0, (uint32_t)(i * sizeof *s), CF_KEY_DL};
+        } else {
+            L->sync_leaf[i] = -1;
+            L->sync_val[i] = 0;
+            *s = (cf_snode){nd.thr, (uint32_t)(nd.key & CF_KEY_FEATURE) * 4u,
+                            (uint32_t)((int64_t)nd.child * (int64_t)sizeof *s), nd.key};
+            L->sync_zero |= (nd.key & CF_KEY_ZERO) != 0;
+        }
+    }
+    for (int32_t t = 0; t < L->n_trees; t++) {
+        /* a forest without features has only single-leaf trees: nothing to read */
+        L->tree_depth[t] = f->n_features > 0 ? cf_tree_depth(f, t) : 0;
+        L->sync_out[t] = f->trees[t].output;
+    }
+    L->bytes += (size_t)n * (sizeof *L->sync_nodes + sizeof *L->sync_leaf + sizeof *L->sync_val);
+    return CANOPY_OK;
+}
+
+/* The three step rules, from cheapest: no NaN in the block and no zero-as-missing
+ * node; NaN possible (it fails x > t, so only default-right needs the NaN test,
+ * written as arithmetic because default directions vary node by node); and
+ * LightGBM's zero-as-missing. */
+enum { MODE_PLAIN, MODE_NAN, MODE_ZERO };
+
+static inline uint32_t step_plain(const char *base, uint32_t off, const char *x) {
+    const cf_snode *nd = (const cf_snode *)(base + off);
+    float v;
+    memcpy(&v, x + nd->fofs, sizeof v);
+    return nd->next + ((uint32_t)(v > nd->thr) << 4);
+}
+
+static inline uint32_t step_nan(const char *base, uint32_t off, const char *x) {
+    const cf_snode *nd = (const cf_snode *)(base + off);
+    float v;
+    memcpy(&v, x + nd->fofs, sizeof v);
+    uint32_t right = (uint32_t)(v > nd->thr) | ((uint32_t)(v != v) & ~((uint32_t)nd->key >> 30));
+    return nd->next + ((right & 1u) << 4);
+}
+
+static inline uint32_t step_zero(const char *base, uint32_t off, const char *x) {
+    const cf_snode *nd = (const cf_snode *)(base + off);
+    float v;
+    memcpy(&v, x + nd->fofs, sizeof v);
+    return nd->next + ((uint32_t)cf_go_right(v, nd->thr, nd->key) << 4);
+}
+
+/* Eight rows in registers, interleaved: eight independent chains per level. */
+#define SWEEP_SCALAR(name, step)                                                                   \
+    static void name(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,       \
+                     uint32_t *off) {                                                              \
+        int32_t r = 0;                                                                             \
+        for (; r + 8 <= nr; r += 8) {                                                              \
+            const char *x = xb + (size_t)r * rs;                                                   \
+            uint32_t o0 = off[r], o1 = off[r + 1], o2 = off[r + 2], o3 = off[r + 3];               \
+            uint32_t o4 = off[r + 4], o5 = off[r + 5], o6 = off[r + 6], o7 = off[r + 7];           \
+            for (int32_t s = 0; s < depth; s++) {                                                  \
+                o0 = step(base, o0, x);                                                            \
+                o1 = step(base, o1, x + rs);                                                       \
+                o2 = step(base, o2, x + 2 * rs);                                                   \
+                o3 = step(base, o3, x + 3 * rs);                                                   \
+                o4 = step(base, o4, x + 4 * rs);                                                   \
+                o5 = step(base, o5, x + 5 * rs);                                                   \
+                o6 = step(base, o6, x + 6 * rs);                                                   \
+                o7 = step(base, o7, x + 7 * rs);                                                   \
+            }                                                                                      \
+            off[r] = o0, off[r + 1] = o1, off[r + 2] = o2, off[r + 3] = o3;                        \
+            off[r + 4] = o4, off[r + 5] = o5, off[r + 6] = o6, off[r + 7] = o7;                    \
+        }                                                                                          \
+        for (; r < nr; r++)                                                                        \
+            for (int32_t s = 0; s < depth; s++) off[r] = step(base, off[r], xb + (size_t)r * rs);  \
+    }
+SWEEP_SCALAR(sweep_plain, step_plain)
+SWEEP_SCALAR(sweep_nan, step_nan)
+SWEEP_SCALAR(sweep_zero, step_zero)
+
+typedef void (*sweep_fn)(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,
+                         uint32_t *off);
+static const sweep_fn scalar_sweeps[3] = {sweep_plain, sweep_nan, sweep_zero};
+
+#if defined(__x86_64__) || defined(__i386__)
+/* 8 rows per step; off has room for nr rounded up to 8 (spare lanes walk row 0). */
+#define AVX2_SWEEP(name, mode)                                                                     \
+    __attribute__((target("avx2,fma"))) static void name(                                          \
+        const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                            \
+        const __m256i v16 = _mm256_set1_epi32(16), v_zf = _mm256_set1_epi32(CF_KEY_ZERO);          \
+        const __m256i v_dl = _mm256_set1_epi32(CF_KEY_DL);                                         \
+        const __m256 v_eps = _mm256_set1_ps(CF_ZERO_EPS);                                          \
+        const __m256 v_abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));                   \
+        for (int32_t s = 0; s < depth; s++)                                                        \
+            for (int32_t r = 0; r < nr; r += 8) {                                                  \
+                __m256i rows = _mm256_add_epi32(_mm256_set1_epi32(r), lane);                       \
+                rows = _mm256_and_si256(rows, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), rows));    \
+                __m256i rowb = _mm256_mullo_epi32(rows, _mm256_set1_epi32((int32_t)rs));           \
+                __m256i o = _mm256_loadu_si256((const __m256i *)(off + r));                        \
+                __m256 thr = _mm256_i32gather_ps((const float *)base, o, 1);                       \
+                __m256i fo = _mm256_i32gather_epi32((const int *)(base + 4), o, 1);                \
+                __m256i nx = _mm256_i32gather_epi32((const int *)(base + 8), o, 1);                \
+                __m256 x = _mm256_i32gather_ps((const float *)xb, _mm256_add_epi32(rowb, fo), 1);  \
+                __m256 right = _mm256_cmp_ps(x, thr, _CMP_GT_OQ);                                  \
+                if (mode != MODE_PLAIN) {                                                          \
+                    __m256i key = _mm256_i32gather_epi32((const int *)(base + 12), o, 1);          \
+                    __m256 miss = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                               \
+                    if (mode == MODE_ZERO) {                                                       \
+                        __m256 small = _mm256_cmp_ps(_mm256_and_ps(x, v_abs), v_eps, _CMP_LE_OQ);  \
+                        __m256i zf = _mm256_cmpeq_epi32(_mm256_and_si256(key, v_zf), v_zf);        \
+                        miss = _mm256_or_ps(miss, _mm256_and_ps(small, _mm256_castsi256_ps(zf)));  \
+                    }                                                                              \
+                    __m256 dl = _mm256_castsi256_ps(                                               \
+                        _mm256_cmpeq_epi32(_mm256_and_si256(key, v_dl), v_dl));                    \
+                    right = _mm256_blendv_ps(right, _mm256_andnot_ps(dl, miss), miss);             \
+                }                                                                                  \
+                o = _mm256_add_epi32(nx, _mm256_and_si256(_mm256_castps_si256(right), v16));       \
+                _mm256_storeu_si256((__m256i *)(off + r), o);                                      \
+            }                                                                                      \
+    }
+AVX2_SWEEP(avx2_plain, MODE_PLAIN)
+AVX2_SWEEP(avx2_nan, MODE_NAN)
+AVX2_SWEEP(avx2_zero, MODE_ZERO)
+static const sweep_fn avx2_sweeps[3] = {avx2_plain, avx2_nan, avx2_zero};
+
+/* 16 rows per step with mask registers. */
+#define AVX512_SWEEP(name, mode)                                                                   \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) static void name(                \
+        const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
+        const __m512i lane =                                                                       \
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);               \
+        const __m512i v16 = _mm512_set1_epi32(16), v_zf = _mm512_set1_epi32(CF_KEY_ZERO);          \
+        const __m512i v_dl = _mm512_set1_epi32(CF_KEY_DL);                                         \
+        const __m512 v_eps = _mm512_set1_ps(CF_ZERO_EPS);                                          \
+        for (int32_t s = 0; s < depth; s++)                                                        \
+            for (int32_t r = 0; r < nr; r += 16) {                                                 \
+                __m512i rows = _mm512_add_epi32(_mm512_set1_epi32(r), lane);                       \
+                rows = _mm512_maskz_mov_epi32(                                                     \
+                    _mm512_cmplt_epi32_mask(rows, _mm512_set1_epi32(nr)), rows);                   \
+                __m512i rowb = _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rs));           \
+                __m512i o = _mm512_loadu_si512(off + r);                                           \
+                __m512 thr = _mm512_i32gather_ps(o, base, 1);                                      \
+                __m512i fo = _mm512_i32gather_epi32(o, base + 4, 1);                               \
+                __m512i nx = _mm512_i32gather_epi32(o, base + 8, 1);                               \
+                __m512 x = _mm512_i32gather_ps(_mm512_add_epi32(rowb, fo), xb, 1);                 \
+                __mmask16 right = _mm512_cmp_ps_mask(x, thr, _CMP_GT_OQ);                          \
+                if (mode != MODE_PLAIN) {                                                          \
+                    __m512i key = _mm512_i32gather_epi32(o, base + 12, 1);                         \
+                    __mmask16 miss = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                       \
+                    if (mode == MODE_ZERO)                                                         \
+                        miss |= _mm512_cmp_ps_mask(_mm512_abs_ps(x), v_eps, _CMP_LE_OQ) &          \
+                                _mm512_test_epi32_mask(key, v_zf);                                 \
+                    __mmask16 dl = _mm512_test_epi32_mask(key, v_dl);                              \
+                    right = (__mmask16)((right & ~miss) | (miss & ~dl));                           \
+                }                                                                                  \
+                o = _mm512_mask_add_epi32(nx, right, nx, v16);                                     \
+                _mm512_storeu_si512(off + r, o);                                                   \
+            }                                                                                      \
+    }
+AVX512_SWEEP(avx512_plain, MODE_PLAIN)
+AVX512_SWEEP(avx512_nan, MODE_NAN)
+AVX512_SWEEP(avx512_zero, MODE_ZERO)
+static const sweep_fn avx512_sweeps[3] = {avx512_plain, avx512_nan, avx512_zero};
+#endif
+
+void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
+                  int64_t r1, int32_t t0, int32_t t1, double *acc) {
+    const sweep_fn *sweeps = scalar_sweeps;
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa >= CANOPY_ISA_AVX512)
+        sweeps = avx512_sweeps;
+    else if (isa >= CANOPY_ISA_AVX2)
+        sweeps = avx2_sweeps;
+#else
+    (void)isa;
+#endif
+    const char *base = (const char *)L->sync_nodes;
+    const int32_t K = L->n_outputs;
+    const size_t rs = (size_t)stride * sizeof(float);
+    uint32_t off[CF_SYNC_ROWS];
+    for (int64_t rb = r0; rb < r1; rb += CF_SYNC_ROWS) {
+        int32_t nr = (int32_t)(r1 - rb < CF_SYNC_ROWS ? r1 - rb : CF_SYNC_ROWS);
+        const float *Xb = X + rb * stride;
+        double *ab = acc + (rb - r0) * K;
+        int mode = MODE_PLAIN;
+        if (L->sync_zero)
+            mode = MODE_ZERO;
+        else
+            for (int32_t r = 0; r < nr && mode == MODE_PLAIN; r++)
+                for (int64_t j = 0; j < L->n_features; j++)
+                    if (Xb[r * stride + j] != Xb[r * stride + j]) mode = MODE_NAN;
+        for (int32_t t = t0; t < t1; t++) {
+            uint32_t root = (uint32_t)L->root[t] * (uint32_t)sizeof(cf_snode);
+            for (int32_t r = 0; r < CF_SYNC_ROWS; r++) off[r] = root;
+            sweeps[mode](base, L->tree_depth[t], (const char *)Xb, rs, nr, off);
+            int32_t o = L->sync_out[t];
+            if (o >= 0)
+                for (int32_t r = 0; r < nr; r++)
+                    ab[(int64_t)r * K + o] += L->sync_val[off[r] / sizeof(cf_snode)];
+            else
+                for (int32_t r = 0; r < nr; r++)
+                    cf_add_leaf(L, L->sync_leaf[off[r] / sizeof(cf_snode)], ab + (int64_t)r * K);
+        }
+    }
+}
