@@ -2,7 +2,8 @@
 # Retrains the fixture models with the installed XGBoost / LightGBM / scikit-learn
 # (tests/forest/make_fixtures.py into a scratch folder) and checks canopy against
 # the fresh predictions: catches format changes in newer framework releases.
-# Exit 77 (skipped) when the frameworks are not importable. $1: the canopy binary.
+# Exit 77 (skipped) when the frameworks are not importable or the shared data sets are
+# not found. $1: the canopy binary.
 set -u
 CANOPY=${1:?usage: cli_forest_retrain.sh CANOPY_BINARY}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -15,6 +16,13 @@ if [ ${#fams[@]} -eq 0 ]; then
     echo "skipped: none of xgboost, lightgbm, scikit-learn is importable"
     exit 77
 fi
+# The fixtures train on the shared data sets (tests/forest/make_fixtures.py).
+data="${CANOPY_SHARED_DATA:-$HERE/../../shared/data}"
+if [ ! -e "$data/breast_cancer.csv.gz" ]; then
+    echo "skipped: the shared data sets are not at $data (set CANOPY_SHARED_DATA)"
+    exit 77
+fi
+export CANOPY_SHARED_DATA="$data"
 tmp=$(mktemp -d /tmp/canopy-retrain.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 only=$(IFS=,; echo "${fams[*]}")
