@@ -5,6 +5,7 @@
 #ifndef CANOPY_FOREST_GPU_COMMON_CUH
 #define CANOPY_FOREST_GPU_COMMON_CUH
 
+#include "core/gpu.cuh"
 #include "forest/gpu.h"
 
 #include <cuda_runtime.h>
@@ -155,7 +156,5 @@ canopy_status cf_gpu_enc_kernel(struct cf_gpu_state *S, const cf_layout *L, cano
 int cf_gpu_state_find_kernel(struct cf_gpu_state *S, uint64_t h, const void **kernel);
 canopy_status cf_gpu_state_add_kernel(struct cf_gpu_state *S, uint64_t h, cudaLibrary_t lib,
                                       const void *kernel);
-
-canopy_status cf_cuda_check(cudaError_t e, const char *what);
 
 #endif

@@ -9,11 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-canopy_status cf_cuda_check(cudaError_t e, const char *what) {
-    if (e == cudaSuccess) return CANOPY_OK;
-    return canopy_fail(CANOPY_ERR_DEVICE, "GPU: %s: %s", what, cudaGetErrorString(e));
-}
-
 enum { CF_MAX_LAYOUTS = 4, CF_MAX_KERNELS = 4, CF_MAX_BUFS = 12 };
 
 /* A layout on the device; key: kind, hier depth, switch level. */
@@ -89,12 +84,12 @@ static canopy_status put(cf_dev_layout *d, const void **dst, const void *src, si
                          const char *what) {
     void *p = NULL;
     if (d->nbuf == CF_MAX_BUFS) return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: too many buffers");
-    canopy_status s = cf_cuda_check(cudaMalloc(&p, bytes ? bytes : 16), what);
+    canopy_status s = canopy_gpu_check(cudaMalloc(&p, bytes ? bytes : 16), what);
     if (s) return s;
     d->buf[d->nbuf++] = p;
     d->bytes += bytes;
     *dst = p;
-    if (bytes) s = cf_cuda_check(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice), what);
+    if (bytes) s = canopy_gpu_check(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice), what);
     return s;
 }
 
@@ -176,7 +171,7 @@ static canopy_status reserve(void **p, size_t *cap, size_t bytes, const char *wh
     cudaFree(*p);
     *p = NULL;
     *cap = 0;
-    canopy_status s = cf_cuda_check(cudaMalloc(p, bytes ? bytes : 16), what);
+    canopy_status s = canopy_gpu_check(cudaMalloc(p, bytes ? bytes : 16), what);
     if (!s) *cap = bytes;
     return s;
 }
@@ -236,42 +231,42 @@ canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_
     P.tree_chunk = CF_GPU_TREE_CHUNK;
     size_t xbytes = sizeof(float) * (size_t)X.n * (size_t)X.d;
     size_t abytes = sizeof(double) * (size_t)X.n * (size_t)L->n_outputs;
-    s = cf_cuda_check(cudaStreamCreateWithFlags(&B.stream, cudaStreamNonBlocking), "stream");
+    s = canopy_gpu_check(cudaStreamCreateWithFlags(&B.stream, cudaStreamNonBlocking), "stream");
     P.stream = B.stream;
     cf_gpu_state *S = f->gpu;
     if (!s) s = reserve(&S->rows, &S->rows_cap, xbytes, "allocating the rows");
     if (!s) s = reserve(&S->scores, &S->scores_cap, abytes, "allocating the scores");
     /* dense rows: one plain copy (cudaMemcpy2D may go row by row) */
     if (!s && X.stride == X.d)
-        s = cf_cuda_check(cudaMemcpy(S->rows, X.data, xbytes, cudaMemcpyHostToDevice),
-                          "uploading the rows");
+        s = canopy_gpu_check(cudaMemcpy(S->rows, X.data, xbytes, cudaMemcpyHostToDevice),
+                             "uploading the rows");
     else if (!s)
-        s = cf_cuda_check(cudaMemcpy2D(S->rows, sizeof(float) * X.d, X.data,
-                                       sizeof(float) * X.stride, sizeof(float) * X.d, (size_t)X.n,
-                                       cudaMemcpyHostToDevice),
-                          "uploading the rows");
+        s = canopy_gpu_check(cudaMemcpy2D(S->rows, sizeof(float) * X.d, X.data,
+                                          sizeof(float) * X.stride, sizeof(float) * X.d,
+                                          (size_t)X.n, cudaMemcpyHostToDevice),
+                             "uploading the rows");
     P.X = (const float *)S->rows;
     P.acc = (double *)S->scores;
     if (!s && e == CANOPY_FOREST_ENGINE_GPU_REN) {
         int32_t *bags = NULL;
         s = cf_gpu_ren_bags(L, X, &bags, &P.n_bags);
         if (!s)
-            s = cf_cuda_check(cudaMalloc(&B.p[2], sizeof(int32_t) * 32 * (size_t)P.n_bags),
-                              "allocating ren's bags");
+            s = canopy_gpu_check(cudaMalloc(&B.p[2], sizeof(int32_t) * 32 * (size_t)P.n_bags),
+                                 "allocating ren's bags");
         if (!s)
-            s = cf_cuda_check(cudaMemcpy(B.p[2], bags, sizeof(int32_t) * 32 * (size_t)P.n_bags,
-                                         cudaMemcpyHostToDevice),
-                              "uploading ren's bags");
+            s = canopy_gpu_check(cudaMemcpy(B.p[2], bags, sizeof(int32_t) * 32 * (size_t)P.n_bags,
+                                            cudaMemcpyHostToDevice),
+                                 "uploading ren's bags");
         free(bags);
         P.bag_tree = (const int32_t *)B.p[2];
     }
     rep->upload_seconds = canopy_now() - t0;
     if (!s && e == CANOPY_FOREST_ENGINE_GPU_ENC)
         s = cf_gpu_enc_kernel(S, L, m, &P.enc_kernel, &rep->compile_seconds, &rep->kernel_cache);
-    if (!s) s = cf_cuda_check(cudaEventCreate(&B.ev[0]), "event");
-    if (!s) s = cf_cuda_check(cudaEventCreate(&B.ev[1]), "event");
-    if (!s) s = cf_cuda_check(cudaMemsetAsync(P.acc, 0, abytes, B.stream), "zeroing the scores");
-    if (!s) s = cf_cuda_check(cudaEventRecord(B.ev[0], B.stream), "event");
+    if (!s) s = canopy_gpu_check(cudaEventCreate(&B.ev[0]), "event");
+    if (!s) s = canopy_gpu_check(cudaEventCreate(&B.ev[1]), "event");
+    if (!s) s = canopy_gpu_check(cudaMemsetAsync(P.acc, 0, abytes, B.stream), "zeroing the scores");
+    if (!s) s = canopy_gpu_check(cudaEventRecord(B.ev[0], B.stream), "event");
     if (!s) {
         const cf_gpu_model &M = dl->M;
         switch (e) {
@@ -293,15 +288,15 @@ canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_
                 cf_gpu_run_linked(M, P);
             break;
         }
-        if (!s) s = cf_cuda_check(cudaGetLastError(), "launching the forest kernel");
+        if (!s) s = canopy_gpu_check(cudaGetLastError(), "launching the forest kernel");
     }
-    if (!s) s = cf_cuda_check(cudaEventRecord(B.ev[1], B.stream), "event");
-    if (!s) s = cf_cuda_check(cudaEventSynchronize(B.ev[1]), "running the forest kernel");
+    if (!s) s = canopy_gpu_check(cudaEventRecord(B.ev[1], B.stream), "event");
+    if (!s) s = canopy_gpu_check(cudaEventSynchronize(B.ev[1]), "running the forest kernel");
     float ms = 0;
-    if (!s) s = cf_cuda_check(cudaEventElapsedTime(&ms, B.ev[0], B.ev[1]), "event");
+    if (!s) s = canopy_gpu_check(cudaEventElapsedTime(&ms, B.ev[0], B.ev[1]), "event");
     rep->kernel_seconds = ms * 1e-3;
     double t1 = canopy_now();
-    if (!s) s = cf_cuda_check(cudaMemcpy(acc, P.acc, abytes, cudaMemcpyDeviceToHost), "scores");
+    if (!s) s = canopy_gpu_check(cudaMemcpy(acc, P.acc, abytes, cudaMemcpyDeviceToHost), "scores");
     rep->download_seconds = canopy_now() - t1;
     return s;
 }

@@ -227,12 +227,12 @@ canopy_status cf_gpu_enc_kernel(struct cf_gpu_state *S, const cf_layout *L, cano
                                 const void **kernel, double *seconds, int32_t *cache) {
     double t0 = canopy_now();
     int dev = 0, major = 0, minor = 0;
-    canopy_status s = cf_cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+    canopy_status s = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice");
     if (!s)
-        s = cf_cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
+        s = canopy_gpu_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
                           "attribute");
     if (!s)
-        s = cf_cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
+        s = canopy_gpu_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
                           "attribute");
     char *src = NULL;
     if (!s) s = cf_gpu_enc_source(L, m, &src);
@@ -265,14 +265,14 @@ canopy_status cf_gpu_enc_kernel(struct cf_gpu_state *S, const cf_layout *L, cano
         *cache = 1;
         s = cf_gpu_nvrtc_compile(src, cc, &cubin, &size);
         if (!s)
-            s = cf_cuda_check(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0),
+            s = canopy_gpu_check(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0),
                               "loading the enc kernel");
         if (!s && disk) disk_store(path, cubin, size);
     }
     free(src);
     free(cubin);
     cudaKernel_t k = NULL;
-    if (!s) s = cf_cuda_check(cudaLibraryGetKernel(&k, lib, "cf_enc"), "finding the enc kernel");
+    if (!s) s = canopy_gpu_check(cudaLibraryGetKernel(&k, lib, "cf_enc"), "finding the enc kernel");
     if (!s) s = cf_gpu_state_add_kernel(S, h, lib, (const void *)k);
     if (s && lib) cudaLibraryUnload(lib);
     if (!s) *kernel = (const void *)k;
@@ -289,6 +289,6 @@ canopy_status cf_gpu_run_enc(const cf_gpu_model &M, const cf_gpu_launch &P) {
     void *args[] = {(void *)&X,          (void *)&n,        (void *)&d,       (void *)&M.root,
                     (void *)&M.hthr,     (void *)&M.hkey,   (void *)&M.hconn, (void *)&M.leaf_out,
                     (void *)&M.leaf_off, (void *)&M.values, (void *)&acc};
-    return cf_cuda_check(cudaLaunchKernel(P.enc_kernel, g, dim3(CF_GPU_BLOCK), args, 0, P.stream),
+    return canopy_gpu_check(cudaLaunchKernel(P.enc_kernel, g, dim3(CF_GPU_BLOCK), args, 0, P.stream),
                          "launching the enc kernel");
 }

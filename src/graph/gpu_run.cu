@@ -2,6 +2,7 @@
  * an application on the device with the chosen strategy (the same rounds as the CPU
  * versions in sssp.c, bfs.c, ...), keep the statistics, download the result. */
 #include "core/device.h"
+#include "core/gpu.cuh"
 #include "graph/gpu.h"
 #include "graph/gpu_graph_apps.cuh"
 
@@ -9,16 +10,11 @@
 #include <stdint.h>
 #include <string.h>
 
-static canopy_status gpu_graph_check(cudaError_t e, const char *what) {
-    if (e == cudaSuccess) return CANOPY_OK;
-    return canopy_fail(CANOPY_ERR_DEVICE, "GPU graph: %s: %s", what, cudaGetErrorString(e));
-}
-
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
         if ((s = (expr)) != CANOPY_OK) return s;                                                   \
     } while (0)
-#define CUDA_TRY(expr, what) TRY(gpu_graph_check((expr), what))
+#define CUDA_TRY(expr, what) TRY(canopy_gpu_check((expr), what))
 
 /* Round state read back after every round: [0] next worklist length, [1] pool cursor
  * (heavy items buffered this round); then the grid barrier's scratch and counters. */
@@ -32,39 +28,13 @@ static const strategy_fn strategy_fns[] = {
     gpu_graph_dp_warp,     gpu_graph_dp_block,  gpu_graph_dp_grid};
 
 /* Device memory of one run and the running statistics. */
-struct session {
-    void *ptr[24];
-    int n_ptr = 0;
+struct session : canopy_gpu_buffers {
     gpu_launch L;
     strategy_fn run;
     canopy_graph_strategy strategy;
     unsigned long long *state = NULL;
     canopy_graph_stats *st;
     double t_phase;
-
-    ~session() {
-        for (int i = 0; i < n_ptr; i++) cudaFree(ptr[i]);
-    }
-    template <class T> canopy_status alloc(T **out, int64_t count, const char *what) {
-        *out = NULL;
-        if (n_ptr == 24) return canopy_fail(CANOPY_ERR_INTERNAL, "GPU graph: too many buffers");
-        size_t bytes = sizeof(T) * (size_t)(count > 0 ? count : 1);
-        cudaError_t e = cudaMalloc((void **)out, bytes);
-        if (e != cudaSuccess)
-            return canopy_fail(CANOPY_ERR_DEVICE, "GPU graph: allocating %zu bytes for %s: %s",
-                               bytes, what, cudaGetErrorString(e));
-        ptr[n_ptr++] = *out;
-        return CANOPY_OK;
-    }
-    template <class T>
-    canopy_status upload(T **out, const T *src, int64_t count, const char *what) {
-        canopy_status s;
-        TRY(alloc(out, count, what));
-        if (count > 0)
-            CUDA_TRY(cudaMemcpy(*out, src, sizeof(T) * (size_t)count, cudaMemcpyHostToDevice),
-                     what);
-        return CANOPY_OK;
-    }
 
     /* Checks the device, uploads the CSR and, for the DP strategies, sets up the pool
      * (one descriptor per row: a round never has more items than rows). */

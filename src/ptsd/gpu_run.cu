@@ -2,21 +2,17 @@
  * level segments that crec and hier consume (going down, one launch per level, each
  * level's children appended to one buffer), run the strategy, download the result. */
 #include "core/device.h"
+#include "core/gpu.cuh"
 #include "ptsd/gpu.h"
 #include "ptsd/gpu_ptsd.cuh"
 
 #include <string.h>
 
-static canopy_status gpu_ptsd_check(cudaError_t e, const char *what) {
-    if (e == cudaSuccess) return CANOPY_OK;
-    return canopy_fail(CANOPY_ERR_DEVICE, "GPU tree: %s: %s", what, cudaGetErrorString(e));
-}
-
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
         if ((s = (expr)) != CANOPY_OK) return s;                                                   \
     } while (0)
-#define CUDA_TRY(expr, what) TRY(gpu_ptsd_check((expr), what))
+#define CUDA_TRY(expr, what) TRY(canopy_gpu_check((expr), what))
 
 /* Segment [lo, hi) of order appends its nodes' children at *end. */
 __global__ void expand_kernel(gpu_ptsd_ctx c, int64_t *order, int64_t lo, int64_t hi,
@@ -32,30 +28,8 @@ __global__ void expand_kernel(gpu_ptsd_ctx c, int64_t *order, int64_t lo, int64_
 /* Deepest nesting of device-side launches the CUDA device runtime allows. */
 enum { MAX_NESTING = 24 };
 
-struct tree_session {
-    void *ptr[12];
-    int n_ptr = 0;
-    ~tree_session() {
-        for (int i = 0; i < n_ptr; i++) cudaFree(ptr[i]);
-    }
-    template <class T> canopy_status alloc(T **out, int64_t count, const char *what) {
-        *out = NULL;
-        size_t bytes = sizeof(T) * (size_t)(count > 0 ? count : 1);
-        cudaError_t e = cudaMalloc((void **)out, bytes);
-        if (e != cudaSuccess)
-            return canopy_fail(CANOPY_ERR_DEVICE, "GPU tree: allocating %zu bytes for %s: %s",
-                               bytes, what, cudaGetErrorString(e));
-        ptr[n_ptr++] = *out;
-        return CANOPY_OK;
-    }
-    template <class T>
-    canopy_status upload(T **out, const T *src, int64_t count, const char *what) {
-        canopy_status s;
-        TRY(alloc(out, count, what));
-        CUDA_TRY(cudaMemcpy(*out, src, sizeof(T) * (size_t)count, cudaMemcpyHostToDevice), what);
-        return CANOPY_OK;
-    }
-};
+/* Device memory of one run. */
+typedef canopy_gpu_buffers tree_session;
 
 /* The consolidation buffer of crec/hier: all nodes, level by level. */
 static canopy_status build_levels(tree_session &S, const canopy_ptree *t, gpu_ptsd_run *R,

@@ -3,6 +3,7 @@
 #ifndef CANOPY_TRAVERSE_GPU_COMMON_CUH
 #define CANOPY_TRAVERSE_GPU_COMMON_CUH
 
+#include "core/gpu.cuh"
 #include "traverse/gpu.h"
 
 #include <cuda_runtime.h>
@@ -109,10 +110,6 @@ template <class App>
 canopy_status canopy_gpu_profile_order(const canopy_gpu_launch &L, const typename App::Ctx &ctx,
                                        const canopy_profile_plan &plan, int64_t *order,
                                        int64_t *tests);
-
-/* Launch-error check after a kernel launch (errors during execution surface at the
- * synchronisation in the driver). */
-canopy_status canopy_gpu_check(cudaError_t e, const char *what);
 
 enum { CANOPY_GPU_BLOCK = 128 };
 /* Blocks for a grid-stride kernel: enough to fill every SM, no more than needed. */

@@ -57,20 +57,6 @@ __global__ void place_chunk_kernel(const int64_t *perm, int64_t q0, int64_t n, i
         order[q0 + i] = q0 + perm[i];
 }
 
-/* Device scratch of one schedule, released together. */
-struct profile_scratch {
-    void *ptr[7] = {};
-    int n = 0;
-    cudaError_t alloc(void **out, size_t bytes) {
-        cudaError_t e = cudaMalloc(out, bytes ? bytes : 16);
-        if (e == cudaSuccess) ptr[n++] = *out;
-        return e;
-    }
-    ~profile_scratch() {
-        for (int i = 0; i < n; i++) cudaFree(ptr[i]);
-    }
-};
-
 template <class App>
 canopy_status canopy_gpu_profile_order(const canopy_gpu_launch &L, const typename App::Ctx &ctx,
                                        const canopy_profile_plan &plan, int64_t *order,
@@ -78,24 +64,24 @@ canopy_status canopy_gpu_profile_order(const canopy_gpu_launch &L, const typenam
     const int64_t nq = L.nq;
     const int64_t chunk = canopy_profile_chunk(plan.words);
     const int64_t cn = nq < chunk ? nq : chunk;
-    profile_scratch S;
+    canopy_gpu_buffers S;
     uint64_t *keys, *word_in, *word_out;
     int64_t *perm_in, *perm_out;
     unsigned long long *d_tests, h_tests = 0;
     size_t temp_bytes = 0;
     void *temp;
-    cudaError_t e = S.alloc((void **)&keys, sizeof(uint64_t) * (size_t)cn * plan.words);
-    if (e == cudaSuccess) e = S.alloc((void **)&word_in, sizeof(uint64_t) * (size_t)cn);
-    if (e == cudaSuccess) e = S.alloc((void **)&word_out, sizeof(uint64_t) * (size_t)cn);
-    if (e == cudaSuccess) e = S.alloc((void **)&perm_in, sizeof(int64_t) * (size_t)cn);
-    if (e == cudaSuccess) e = S.alloc((void **)&perm_out, sizeof(int64_t) * (size_t)cn);
-    if (e == cudaSuccess) e = S.alloc((void **)&d_tests, sizeof *d_tests);
-    if (e == cudaSuccess) e = cudaMemsetAsync(d_tests, 0, sizeof *d_tests, L.stream);
+    canopy_status s;
+    if ((s = S.alloc(&keys, cn * plan.words, "profile keys")) ||
+        (s = S.alloc(&word_in, cn, "sort keys")) || (s = S.alloc(&word_out, cn, "sort keys")) ||
+        (s = S.alloc(&perm_in, cn, "query order")) || (s = S.alloc(&perm_out, cn, "query order")) ||
+        (s = S.alloc(&d_tests, 1, "profile counter")))
+        return s;
+    cudaError_t e = cudaMemsetAsync(d_tests, 0, sizeof *d_tests, L.stream);
     if (e == cudaSuccess)
         e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, word_in, word_out, perm_in, perm_out,
                                             cn, 0, 64, L.stream);
-    if (e == cudaSuccess) e = S.alloc(&temp, temp_bytes);
     if (e != cudaSuccess) return canopy_gpu_check(e, "hybrid schedule buffers");
+    if ((s = S.alloc_bytes(&temp, temp_bytes, "radix sort scratch"))) return s;
     for (int64_t q0 = 0; q0 < nq; q0 += chunk) {
         int64_t n = nq - q0 < chunk ? nq - q0 : chunk;
         int blocks = canopy_gpu_blocks(L, n, 8);

@@ -5,40 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
-canopy_status canopy_gpu_check(cudaError_t e, const char *what) {
-    if (e == cudaSuccess) return CANOPY_OK;
-    return canopy_fail(CANOPY_ERR_DEVICE, "GPU: %s: %s", what, cudaGetErrorString(e));
-}
-
 #define GPU_TRY(expr, what)                                                                        \
     do {                                                                                           \
         if ((s = canopy_gpu_check((expr), what)) != CANOPY_OK) goto done;                          \
     } while (0)
 
-/* Device buffers of one call, released together. */
-struct gpu_buffers {
-    void *ptr[16];
-    int n = 0;
-    canopy_status alloc(void **out, size_t bytes, const char *what) {
-        *out = NULL;
-        if (n == 16) return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: too many buffers");
-        cudaError_t e = cudaMalloc(out, bytes ? bytes : 16);
-        if (e != cudaSuccess)
-            return canopy_fail(CANOPY_ERR_DEVICE, "GPU: allocating %zu bytes for %s: %s", bytes,
-                               what, cudaGetErrorString(e));
-        ptr[n++] = *out;
-        return CANOPY_OK;
-    }
-    canopy_status upload(void **out, const void *src, size_t bytes, const char *what) {
-        canopy_status s = alloc(out, bytes, what);
-        if (s) return s;
-        if (bytes == 0) return CANOPY_OK;
-        return canopy_gpu_check(cudaMemcpy(*out, src, bytes, cudaMemcpyHostToDevice), what);
-    }
+/* Device buffers of one call, released together, and the queries' upload. */
+struct gpu_buffers : canopy_gpu_buffers {
     /* Points as a dense (n, d) device array whatever the host stride. */
     canopy_status upload_points(canopy_points *dev, canopy_points host, const char *what) {
         void *p;
-        canopy_status s = alloc(&p, sizeof(float) * (size_t)host.n * host.d, what);
+        canopy_status s = alloc_bytes(&p, sizeof(float) * (size_t)host.n * host.d, what);
         if (s) return s;
         if (host.n > 0) {
             cudaError_t e =
@@ -49,28 +26,17 @@ struct gpu_buffers {
         *dev = canopy_points_make((const float *)p, host.n, host.d);
         return CANOPY_OK;
     }
-    ~gpu_buffers() {
-        for (int i = 0; i < n; i++) cudaFree(ptr[i]);
-    }
 };
 
 static canopy_status upload_tree(gpu_buffers &B, const canopy_tree_view *h, canopy_tree_view *d) {
     *d = *h;
     canopy_status s;
-    void *p;
-    if ((s = B.upload(&p, h->hot, (size_t)h->n_nodes * h->hot_stride, "tree nodes"))) return s;
-    d->hot = (const unsigned char *)p;
-    if ((s = B.upload(&p, h->points, sizeof(float) * (size_t)h->n * h->d, "tree points"))) return s;
-    d->points = (const float *)p;
-    if ((s = B.upload(&p, h->ids, sizeof(int64_t) * (size_t)h->n, "tree ids"))) return s;
-    d->ids = (const int64_t *)p;
-    if ((s = B.upload(&p, h->rope, sizeof(int32_t) * (size_t)h->n_nodes, "tree ropes"))) return s;
-    d->rope = (const int32_t *)p;
-    if (h->weights) {
-        if ((s = B.upload(&p, h->weights, sizeof(float) * (size_t)h->n, "tree weights"))) return s;
-        d->weights = (const float *)p;
-    }
-    return CANOPY_OK;
+    if ((s = B.upload(&d->hot, h->hot, (int64_t)h->n_nodes * h->hot_stride, "tree nodes")) ||
+        (s = B.upload(&d->points, h->points, h->n * h->d, "tree points")) ||
+        (s = B.upload(&d->ids, h->ids, h->n, "tree ids")) ||
+        (s = B.upload(&d->rope, h->rope, h->n_nodes, "tree ropes")))
+        return s;
+    return h->weights ? B.upload(&d->weights, h->weights, h->n, "tree weights") : CANOPY_OK;
 }
 
 template <class App>
@@ -129,15 +95,16 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
     GPU_TRY(cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
             "multiprocessor count");
     if (order) {
-        if ((s = B.upload(&p, order, sizeof(int64_t) * (size_t)nq, "query order"))) goto done;
+        if ((s = B.upload_bytes(&p, order, sizeof(int64_t) * (size_t)nq, "query order"))) goto done;
         L.order = (const int64_t *)p;
     }
     if (plan && nq > 0) {
         canopy_profile_plan dplan = *plan;
-        if ((s = B.upload(&p, plan->col, sizeof(int32_t) * (size_t)dt->n_nodes, "profile columns")))
+        if ((s = B.upload_bytes(&p, plan->col, sizeof(int32_t) * (size_t)dt->n_nodes,
+                                "profile columns")))
             goto done;
         dplan.col = (int32_t *)p;
-        if ((s = B.alloc(&p, sizeof(int64_t) * (size_t)nq, "hybrid order"))) goto done;
+        if ((s = B.alloc_bytes(&p, sizeof(int64_t) * (size_t)nq, "hybrid order"))) goto done;
         GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
         GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
         GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
@@ -149,16 +116,17 @@ static canopy_status run(gpu_buffers &B, const typename App::Ctx &ctx, const can
         rep->schedule_seconds += ms * 1e-3;
         L.order = (const int64_t *)p;
     }
-    if ((s = B.alloc(&p, 4 * sizeof(unsigned long long), "counters"))) goto done;
+    if ((s = B.alloc_bytes(&p, 4 * sizeof(unsigned long long), "counters"))) goto done;
     L.counters = (unsigned long long *)p;
-    if ((s = B.alloc(&p, sizeof(int) + sizeof(unsigned long long) * 2, "flags"))) goto done;
+    if ((s = B.alloc_bytes(&p, sizeof(int) + sizeof(unsigned long long) * 2, "flags"))) goto done;
     L.error = (int *)p;
     L.next = (unsigned long long *)((char *)p + 8);
     GPU_TRY(cudaMemset(p, 0, sizeof(int) + sizeof(unsigned long long) * 2), "clearing flags");
     GPU_TRY(cudaMemset(L.counters, 0, 4 * sizeof(unsigned long long)), "clearing counters");
     if (v == CANOPY_VARIANT_DR || v == CANOPY_VARIANT_GDR) {
         size_t threads = (size_t)L.sms * 8 * CANOPY_GPU_BLOCK;
-        if ((s = B.alloc(&p, threads * (size_t)L.stack_cap * sizeof(int32_t), "per-thread stacks")))
+        if ((s = B.alloc_bytes(&p, threads * (size_t)L.stack_cap * sizeof(int32_t),
+                               "per-thread stacks")))
             goto done;
         L.scratch = (int32_t *)p;
     }
@@ -234,7 +202,7 @@ template <class T>
 static canopy_status add_output(gpu_buffers &B, T **dev, T *host, size_t bytes, const char *what,
                                 gpu_output *outs, int &n_out) {
     void *p;
-    canopy_status s = B.alloc(&p, bytes, what);
+    canopy_status s = B.alloc_bytes(&p, bytes, what);
     if (s) return s;
     *dev = (T *)p;
     outs[n_out++] = gpu_output{host, p, bytes};
@@ -300,7 +268,7 @@ extern "C" canopy_status canopy_gpu_search(const void *vctx, const canopy_tree_v
         [&](gpu_buffers &B, search_ctx &d, gpu_output *o, int &n) {
             void *pq;
             canopy_status s =
-                B.upload(&pq, h->queries, (size_t)nq * sizeof(float), "search queries");
+                B.upload_bytes(&pq, h->queries, (size_t)nq * sizeof(float), "search queries");
             d.queries = (const float *)pq;
             if (!s)
                 s = add_output(B, &d.idx, h->idx, (size_t)nq * sizeof(int64_t), "search results", o,
