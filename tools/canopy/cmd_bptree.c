@@ -1,6 +1,7 @@
 /* canopy bptree: key lookups in a B+-tree forest (a hash over key-range buckets into
  * binary search subtrees run on the forest layouts and engines). */
 #include "cli.h"
+#include "forest_opts.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -44,19 +45,7 @@ static void usage(FILE *f) {
             "2 usage error. See docs/bptree.md.\n");
 }
 
-enum {
-    OPT_KEYS = OPT_FIRST_LOCAL,
-    OPT_VALUES,
-    OPT_QUERIES,
-    OPT_BUCKETS,
-    OPT_METHOD,
-    OPT_LAYOUT,
-    OPT_ENGINE,
-    OPT_HIER,
-    OPT_SWITCH,
-    OPT_NOCOMPACT,
-    OPT_NOTFOUND
-};
+enum { OPT_KEYS = OPT_FIRST_LOCAL, OPT_VALUES, OPT_QUERIES, OPT_BUCKETS, OPT_METHOD, OPT_NOTFOUND };
 
 /* Loads a 1-D (or one-column) array of `path` converted to dtype t; integer input
  * for float32 must be exact. Prints the error and returns CLI_ERROR on failure. */
@@ -99,21 +88,22 @@ int cmd_bptree(int argc, char **argv) {
                                          {"output", required_argument, NULL, 'o'},
                                          {"buckets", required_argument, NULL, OPT_BUCKETS},
                                          {"method", required_argument, NULL, OPT_METHOD},
-                                         {"layout", required_argument, NULL, OPT_LAYOUT},
-                                         {"engine", required_argument, NULL, OPT_ENGINE},
-                                         {"hier-depth", required_argument, NULL, OPT_HIER},
-                                         {"switch-level", required_argument, NULL, OPT_SWITCH},
-                                         {"no-compaction", no_argument, NULL, OPT_NOCOMPACT},
                                          {"not-found", required_argument, NULL, OPT_NOTFOUND},
                                          {"threads", required_argument, NULL, OPT_THREADS},
                                          {"stats", no_argument, NULL, OPT_STATS},
+                                         FOREST_LONG_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *keys_path = NULL, *values_path = NULL, *queries_path = NULL, *outp = NULL;
     canopy_bptree_options o = canopy_bptree_options_default();
-    int64_t buckets = 0, v;
+    int64_t buckets = 0;
     int stats = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        int f = forest_opts_handle(
+            "bptree", c, optarg,
+            (forest_opts){&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction});
+        if (f < 0) return CLI_USAGE;
+        if (f) continue;
         switch (c) {
         case OPT_HELP:
             usage(stdout);
@@ -137,25 +127,6 @@ int cmd_bptree(int argc, char **argv) {
         case OPT_METHOD:
             if (canopy_bptree_method_parse(optarg, &o.method))
                 return cli_usage_error("bptree", "--method: %s", canopy_last_error());
-            break;
-        case OPT_LAYOUT:
-            if (canopy_forest_layout_parse(optarg, &o.layout))
-                return cli_usage_error("bptree", "--layout: %s", canopy_last_error());
-            break;
-        case OPT_ENGINE:
-            if (canopy_forest_engine_parse(optarg, &o.engine))
-                return cli_usage_error("bptree", "--engine: %s", canopy_last_error());
-            break;
-        case OPT_HIER:
-            if (cli_parse_i64("bptree", "--hier-depth", optarg, 3, 5, &v)) return CLI_USAGE;
-            o.hier_depth = (int32_t)v;
-            break;
-        case OPT_SWITCH:
-            if (cli_parse_i64("bptree", "--switch-level", optarg, 1, 64, &v)) return CLI_USAGE;
-            o.switch_level = (int32_t)v;
-            break;
-        case OPT_NOCOMPACT:
-            o.compaction = 0;
             break;
         case OPT_NOTFOUND:
             if (cli_parse_i64("bptree", "--not-found", optarg, INT64_MIN, INT64_MAX, &o.not_found))

@@ -1,5 +1,6 @@
 /* canopy predict: decision-forest inference on a data file. */
 #include "cli.h"
+#include "forest_opts.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -60,19 +61,7 @@ static void usage(FILE *f) {
            "See docs/forests.md for the formats and when to use each layout.\n");
 }
 
-enum {
-    OPT_MODEL = OPT_FIRST_LOCAL,
-    OPT_FORMAT,
-    OPT_DATA,
-    OPT_OUTPUT,
-    OPT_LAYOUT,
-    OPT_ENGINE,
-    OPT_BACKEND,
-    OPT_HIER,
-    OPT_SWITCH,
-    OPT_NOCOMPACT,
-    OPT_MAPPING
-};
+enum { OPT_MODEL = OPT_FIRST_LOCAL, OPT_FORMAT, OPT_DATA, OPT_OUTPUT, OPT_BACKEND, OPT_MAPPING };
 
 int cmd_predict(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
@@ -81,24 +70,24 @@ int cmd_predict(int argc, char **argv) {
                                          {"data", required_argument, NULL, OPT_DATA},
                                          {"output", required_argument, NULL, OPT_OUTPUT},
                                          {"output-file", required_argument, NULL, 'o'},
-                                         {"layout", required_argument, NULL, OPT_LAYOUT},
-                                         {"engine", required_argument, NULL, OPT_ENGINE},
                                          {"backend", required_argument, NULL, OPT_BACKEND},
-                                         {"hier-depth", required_argument, NULL, OPT_HIER},
-                                         {"switch-level", required_argument, NULL, OPT_SWITCH},
-                                         {"no-compaction", no_argument, NULL, OPT_NOCOMPACT},
                                          {"mapping", required_argument, NULL, OPT_MAPPING},
                                          {"threads", required_argument, NULL, OPT_THREADS},
                                          {"stats", no_argument, NULL, OPT_STATS},
+                                         FOREST_LONG_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *model = NULL, *data = NULL, *outp = NULL;
     canopy_forest_format fmt = CANOPY_FOREST_FORMAT_AUTO;
     canopy_predict_options o = canopy_predict_options_default();
     o.output = CANOPY_FOREST_OUTPUT_PROB;
     int stats = 0, c;
-    int64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        int f = forest_opts_handle(
+            "predict", c, optarg,
+            (forest_opts){&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction});
+        if (f < 0) return CLI_USAGE;
+        if (f) continue;
         switch (c) {
         case OPT_HELP:
             usage(stdout);
@@ -120,28 +109,9 @@ int cmd_predict(int argc, char **argv) {
             if (canopy_forest_output_parse(optarg, &o.output))
                 return cli_usage_error("predict", "--output: %s", canopy_last_error());
             break;
-        case OPT_LAYOUT:
-            if (canopy_forest_layout_parse(optarg, &o.layout))
-                return cli_usage_error("predict", "--layout: %s", canopy_last_error());
-            break;
-        case OPT_ENGINE:
-            if (canopy_forest_engine_parse(optarg, &o.engine))
-                return cli_usage_error("predict", "--engine: %s", canopy_last_error());
-            break;
         case OPT_BACKEND:
             if (canopy_backend_parse(optarg, &o.backend))
                 return cli_usage_error("predict", "--backend: %s", canopy_last_error());
-            break;
-        case OPT_HIER:
-            if (cli_parse_i64("predict", "--hier-depth", optarg, 3, 5, &v)) return CLI_USAGE;
-            o.hier_depth = (int32_t)v;
-            break;
-        case OPT_SWITCH:
-            if (cli_parse_i64("predict", "--switch-level", optarg, 1, 64, &v)) return CLI_USAGE;
-            o.switch_level = (int32_t)v;
-            break;
-        case OPT_NOCOMPACT:
-            o.compaction = 0;
             break;
         case OPT_MAPPING:
             if (canopy_forest_mapping_parse(optarg, &o.mapping))
