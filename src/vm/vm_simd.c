@@ -28,6 +28,15 @@ void cvm_simd_init(void) {
     done = 1;
 }
 
+/* Fills the CVM_PAD slots after the n live tasks with the padding instruction, so a
+ * full vector load past the end reads finished lanes. */
+static inline void pad_queue(int32_t *pc, int32_t *row, int32_t n, int32_t pad_pc) {
+    for (int32_t i = n; i < n + CVM_PAD; i++) {
+        pc[i] = pad_pc;
+        row[i] = 0;
+    }
+}
+
 static inline void store_leaf(const cvm_forest_ctx *c, const cvm_insn *in, double *acc_row) {
     const double *v = c->values + in->imm;
     if (in->arg >= 0)
@@ -51,10 +60,7 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
     const __m256i v_stride = _mm256_set1_epi32((int32_t)stride);
     int64_t steps = 0;
     int32_t live = n;
-    for (int32_t i = n; i < n + CVM_PAD; i++) {
-        pc[i] = ctx->prog->pad_pc;
-        row[i] = 0;
-    }
+    pad_queue(pc, row, n, ctx->prog->pad_pc);
     while (live > 0) {
         int32_t w = 0;
         live = 0;
@@ -108,10 +114,7 @@ cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, i
         }
         if (compaction) {
             n = w;
-            for (int32_t i = n; i < n + CVM_PAD; i++) {
-                pc[i] = ctx->prog->pad_pc;
-                row[i] = 0;
-            }
+            pad_queue(pc, row, n, ctx->prog->pad_pc);
         }
     }
     return steps;
@@ -131,10 +134,7 @@ cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
     const __m512i v_stride = _mm512_set1_epi32((int32_t)stride);
     int64_t steps = 0;
     int32_t live = n;
-    for (int32_t i = n; i < n + CVM_PAD; i++) {
-        pc[i] = ctx->prog->pad_pc;
-        row[i] = 0;
-    }
+    pad_queue(pc, row, n, ctx->prog->pad_pc);
     while (live > 0) {
         int32_t w = 0;
         live = 0;
@@ -183,10 +183,7 @@ cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
         }
         if (compaction) {
             n = w;
-            for (int32_t i = n; i < n + CVM_PAD; i++) {
-                pc[i] = ctx->prog->pad_pc;
-                row[i] = 0;
-            }
+            pad_queue(pc, row, n, ctx->prog->pad_pc);
         }
     }
     return steps;
