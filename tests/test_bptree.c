@@ -295,6 +295,13 @@ static void errors(void) {
     CHECK_FAILS(canopy_bptree_lookup(t, k, 4, &o, out, NULL), CANOPY_ERR_UNSUPPORTED,
                 "runs the linked layouts");
     o = canopy_bptree_options_default();
+    o.engine = CANOPY_FOREST_ENGINE_SIMD;
+    CHECK_FAILS(canopy_bptree_lookup(t, k, 4, &o, out, NULL), CANOPY_ERR_UNSUPPORTED,
+                "engine simd walks whole forests");
+    o.engine = CANOPY_FOREST_ENGINE_GPU_REN;
+    CHECK_FAILS(canopy_bptree_lookup(t, k, 4, &o, out, NULL), CANOPY_ERR_UNSUPPORTED,
+                "engine ren walks whole forests");
+    o = canopy_bptree_options_default();
     o.hier_depth = 7;
     CHECK_FAILS(canopy_bptree_lookup(t, k, 4, &o, out, NULL), CANOPY_ERR_INVALID,
                 "hier subtree depth 7");

@@ -171,6 +171,11 @@ canopy_status canopy_bptree_lookup(canopy_bptree *t, const float *queries, int64
         (unsigned)o.layout >= CANOPY_FOREST_LAYOUT_COUNT ||
         (unsigned)o.engine >= CANOPY_FOREST_ENGINE_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "bad B+-tree lookup options");
+    if (o.engine > CANOPY_FOREST_ENGINE_VM_SIMD)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "B+-tree lookups run the engines auto, scalar, vm and vm_simd; engine "
+                           "%s walks whole forests per row",
+                           canopy_forest_engine_name(o.engine));
     if (o.hier_depth && (o.hier_depth < 3 || o.hier_depth > 5))
         return canopy_fail(CANOPY_ERR_INVALID, "hier subtree depth %d (3 to 5)", o.hier_depth);
     if (o.switch_level < 0)
