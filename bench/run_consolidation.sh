@@ -2,7 +2,8 @@
 # Workload consolidation benchmark (Figure 7 of Wu, Li & Becchi 2016) on the GPU
 # machine: every GPU graph strategy on powerlaw434k (SSSP, SpMV, PageRank) and kron16
 # (those and colouring, recursive BFS) with the CPU OpenMP strategies and cuSPARSE SpMV as peers
-# in the same run, and the GPU/CPU tree strategies on random1 and random2.
+# in the same run (SpMV also with the values stored, as cuSPARSE reads them), and the
+# GPU/CPU tree strategies on random1 and random2.
 # Usage: [WHAT=graphs|trees] bench/run_consolidation.sh BUILD_DIR OUT_DIR [REPS]
 #        (REPS default 5)
 # Writes OUT_DIR/consolidation.md (device, date, commit, tables).
@@ -30,7 +31,7 @@ rc=0
 # WHAT picks parts: graphs, trees, or both (default).
 what=${WHAT:-graphs trees}
 if [[ $what == *graphs* ]]; then
-    timeout 900 "$b/canopy-bench-consolidation" graph powerlaw434k "$reps" sssp,spmv,pagerank >>"$md" || rc=1
+    timeout 900 "$b/canopy-bench-consolidation" graph powerlaw434k "$reps" sssp,spmv,spmv-val,pagerank >>"$md" || rc=1
     timeout 600 "$b/canopy-bench-consolidation" graph kron16 "$reps" >>"$md" || rc=1
 fi
 if [[ $what == *trees* ]]; then

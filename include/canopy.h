@@ -431,7 +431,9 @@ const char *const *canopy_graph_gen_names(void);
  * (dynamic schedule), omp-split (inner loops longer than split_threshold are cut
  * into chunks shared by all threads). GPU (CUDA builds; CANOPY_ERR_UNSUPPORTED
  * without a usable GPU): flat kernels with thread-, warp- or block-mapped inner loops
- * (nodp-*), a child kernel launch per heavy item (basic-dp), and workload
+ * (nodp-thread/warp/block), a flat kernel pair that runs short rows on a thread and
+ * cuts longer ones into 256-entry chunks, a warp each (nodp-split, the fastest and
+ * the GPU default), a child kernel launch per heavy item (basic-dp), and workload
  * consolidation of the heavy items' child launches per warp, block or grid (cons-*). */
 typedef enum canopy_graph_strategy {
     CANOPY_GRAPH_SERIAL = 0,
@@ -440,6 +442,7 @@ typedef enum canopy_graph_strategy {
     CANOPY_GRAPH_NODP_THREAD,
     CANOPY_GRAPH_NODP_WARP,
     CANOPY_GRAPH_NODP_BLOCK,
+    CANOPY_GRAPH_NODP_SPLIT,
     CANOPY_GRAPH_BASIC_DP,
     CANOPY_GRAPH_CONS_WARP,
     CANOPY_GRAPH_CONS_BLOCK,
@@ -465,12 +468,13 @@ typedef struct canopy_graph_options {
     int32_t kc;            /* the X of KC_X; 0 = 32 warp, 16 block, 1 grid */
 } canopy_graph_options;
 /* Consolidated child kernels (moldable: they loop until the buffer is empty).
- * auto: solo-block, or multi-block when a few long items would leave blocks idle. */
+ * auto: chunk. */
 typedef enum canopy_child_form {
     CANOPY_CHILD_AUTO = 0,
     CANOPY_CHILD_THREAD, /* solo thread: a thread per buffered item */
     CANOPY_CHILD_BLOCK,  /* solo block: a block per buffered item */
-    CANOPY_CHILD_GRID    /* multi-block: the whole child grid on each item in turn */
+    CANOPY_CHILD_GRID,   /* multi-block: the whole child grid on each item in turn */
+    CANOPY_CHILD_CHUNK   /* items cut into 256-entry chunks, a warp per chunk */
 } canopy_child_form;
 canopy_status canopy_child_form_parse(const char *s, canopy_child_form *out);
 const char *canopy_child_form_name(canopy_child_form f);

@@ -13,18 +13,23 @@
  *   App    the descriptor whose row is the child's work (gpu_graph.cuh);
  *   dp     the pre-allocated descriptor pool and child configuration (gpu_dp);
  *   item   the work descriptor (a row; -1 for a thread without an item).
- * Light items run inline, thread-mapped. Every thread of the block must reach the
- * site (warp and block levels vote and synchronise there).
+ * Light items run inline in the parent: those of at most GPU_SERIAL_MAX entries on
+ * their own thread, longer ones by their whole warp (basic-dp, the paper's baseline,
+ * runs every light item on its own thread). Every thread of the block must reach the
+ * site (the levels vote and synchronise there).
  *
  * Design points, with CUDA 12+ (CDP2) in mind:
  * - Descriptors go to a pool allocated once per run (capacity >= items per round),
  *   reserved per warp/block with one atomic, per item at grid level.
  * - Child kernels are moldable: they loop until their slice of the pool is done, so
  *   their size comes from the KC_X rule (occupancy-optimal blocks / X: X = 32 warp,
- *   16 block, 1 grid), overridable. Three forms: solo thread, solo block, multi-block.
+ *   16 block, 1 grid), overridable. Four forms: solo thread, solo block, multi-block,
+ *   and chunks (the default): a heavy row is buffered as GPU_CHUNK-entry chunks, a
+ *   warp per chunk, so one child balances many short rows and a few huge ones alike.
  * - Postwork of a heavy item depends only on its row's combined result, so the
- *   child that finishes the row runs it (multi-block: the last block to finish the
- *   item, found with a counter); no device-side cudaDeviceSynchronize.
+ *   child that finishes the row runs it (multi-block and chunks: the last block or
+ *   warp to finish the item, found with a counter); no device-side
+ *   cudaDeviceSynchronize.
  * - Grid level needs a global barrier: blocks count themselves in as they finish
  *   buffering and the last one launches; no block ever waits for another.
  * - Launches go to cudaStreamFireAndForget so the children of one block run
@@ -44,11 +49,14 @@ enum { GPU_DP_BASIC = 0, GPU_DP_WARP, GPU_DP_BLOCK, GPU_DP_GRID };
  * per strategy file, no cross-file device symbols to link). */
 namespace {
 
-/* The consolidated child: items dp.rows[first .. first + count). */
+/* The consolidated child: pool slots [first, first + count), or for the chunk form
+ * chunk records [first, first + count). */
 template <class App>
 __global__ void gpu_dp_child(gpu_graph_ctx c, gpu_dp dp, int64_t first, int64_t count, int form) {
     const int64_t end = first + count;
-    if (form == CANOPY_CHILD_THREAD) {
+    if (form == CANOPY_CHILD_CHUNK) {
+        gpu_chunks_range<App>(c, dp.ch, first, end);
+    } else if (form == CANOPY_CHILD_THREAD) {
         const int64_t step = (int64_t)gridDim.x * blockDim.x;
         for (int64_t j = first + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < end;
              j += step) {
@@ -92,19 +100,23 @@ __device__ __forceinline__ void gpu_dp_put(const gpu_dp &dp, unsigned long long 
     dp.done[j] = 0u;
 }
 
-/* Launches one child over pool slots [first, first + count) holding `work` entries
- * in all; `budget` is the most blocks it may have. Called by one thread. */
+/* Counts `n` heavy items buffered up to pool slot `end` (the round's high-water mark
+ * is the largest such end). */
+__device__ __forceinline__ void gpu_dp_count(const gpu_dp &dp, unsigned long long n,
+                                             unsigned long long end) {
+    atomicAdd(&dp.counters[GPU_DP_HEAVY], n);
+    atomicMax(&dp.counters[GPU_DP_HIGH], end);
+}
+
+/* Launches one child of `form` over [first, first + count) (pool slots, or chunk
+ * records); `budget` is the most blocks it may have. Called by one thread. */
 template <class App>
 __device__ void gpu_dp_launch(const gpu_graph_ctx &c, const gpu_dp &dp, unsigned long long first,
-                              unsigned long long count, unsigned long long work, int64_t budget,
-                              int form) {
+                              unsigned long long count, int64_t budget, int form) {
     const int64_t t = dp.child_threads;
-    if (form == CANOPY_CHILD_AUTO)
-        form = (int64_t)count * 8 < budget && work > count * (unsigned long long)t * 8ull
-                   ? CANOPY_CHILD_GRID
-                   : CANOPY_CHILD_BLOCK;
     int64_t blocks = form == CANOPY_CHILD_THREAD  ? ((int64_t)count + t - 1) / t
                      : form == CANOPY_CHILD_BLOCK ? (int64_t)count
+                     : form == CANOPY_CHILD_CHUNK ? ((int64_t)count + t / 32 - 1) / (t / 32)
                                                   : budget;
     if (blocks > budget) blocks = budget;
     if (blocks < 1) blocks = 1;
@@ -115,59 +127,98 @@ __device__ void gpu_dp_launch(const gpu_graph_ctx &c, const gpu_dp &dp, unsigned
         return;
     }
     atomicAdd(&dp.counters[GPU_DP_FALLBACKS], 1ull);
-    for (unsigned long long j = first; j < first + count; j++)
-        gpu_row_post<App>(c, dp.rows[j], gpu_row_serial<App>(c, dp.rows[j]));
+    for (unsigned long long j = first; j < first + count; j++) {
+        if (form == CANOPY_CHILD_CHUNK)
+            gpu_chunk_run<App>(c, dp.ch, (int64_t)j, 0, 1);
+        else
+            gpu_row_post<App>(c, dp.rows[j], gpu_row_serial<App>(c, dp.rows[j]));
+    }
 }
 
 template <int LEVEL, class App>
 __device__ void gpu_dp_site(const gpu_graph_ctx &c, const gpu_dp &dp, int64_t row, bool heavy) {
-    if (row >= 0 && !heavy) gpu_row_post<App>(c, row, gpu_row_serial<App>(c, row));
-    const unsigned long long len =
-        heavy ? (unsigned long long)(c.row_ptr[row + 1] - c.row_ptr[row]) : 0ull;
+    const int64_t len = heavy ? c.row_ptr[row + 1] - c.row_ptr[row] : 0;
     if constexpr (LEVEL == GPU_DP_BASIC) {
-        /* The baseline: one child per heavy item, a thread per entry (1-1 mapping). */
+        /* The baseline: light rows thread-mapped, one child per heavy item, a thread per
+         * entry (1-1 mapping). */
+        if (row >= 0 && !heavy) gpu_row_post<App>(c, row, gpu_row_serial<App>(c, row));
         if (heavy) {
             unsigned long long j = atomicAdd(dp.cursor, 1ull);
             gpu_dp_put(dp, j, row);
-            gpu_dp_launch<App>(c, dp, j, 1, len,
-                               ((int64_t)len + dp.child_threads - 1) / dp.child_threads,
+            gpu_dp_count(dp, 1, j + 1);
+            gpu_dp_launch<App>(c, dp, j, 1, (len + dp.child_threads - 1) / dp.child_threads,
                                CANOPY_CHILD_GRID);
         }
-    } else if constexpr (LEVEL == GPU_DP_WARP) {
+        return;
+    }
+    gpu_light_rows<App>(c, row, row >= 0 && !heavy);
+    /* auto is the chunk form */
+    const bool chunked = dp.form == CANOPY_CHILD_AUTO || dp.form == CANOPY_CHILD_CHUNK;
+    const int form = chunked ? CANOPY_CHILD_CHUNK : dp.form;
+    const unsigned long long parts = chunked && heavy ? (unsigned long long)gpu_chunks_of(len) : 0;
+    const int lane = threadIdx.x & 31;
+    if constexpr (LEVEL == GPU_DP_WARP) {
         const unsigned mask = __ballot_sync(GPU_FULL_MASK, heavy);
         if (!mask) return;
-        const int lane = threadIdx.x & 31, leader = __ffs(mask) - 1;
-        unsigned long long base = 0, work = len;
-        if (lane == leader) base = atomicAdd(dp.cursor, (unsigned long long)__popc(mask));
+        const int leader = __ffs(mask) - 1;
+        const unsigned n = __popc(mask);
+        unsigned long long base = 0;
+        if (lane == leader) {
+            base = atomicAdd(dp.cursor, (unsigned long long)n);
+            gpu_dp_count(dp, n, base + n);
+        }
         base = __shfl_sync(GPU_FULL_MASK, base, leader);
-        for (int m = 16; m > 0; m >>= 1) work += __shfl_xor_sync(GPU_FULL_MASK, work, m);
-        if (heavy) gpu_dp_put(dp, base + __popc(mask & ((1u << lane) - 1u)), row);
+        const unsigned long long slot = base + __popc(mask & ((1u << lane) - 1u));
+        unsigned long long first = base, count = n;
+        if (chunked) {
+            const unsigned long long mine = gpu_warp_reserve(dp.ch.count, parts);
+            if (heavy) gpu_chunks_put(dp.ch, mine, (int64_t)slot, row, (int64_t)parts);
+            first = __shfl_sync(GPU_FULL_MASK, mine, 0);
+            count = __shfl_sync(GPU_FULL_MASK, mine + parts, 31) - first;
+        } else if (heavy) {
+            gpu_dp_put(dp, slot, row);
+        }
         __threadfence();
         __syncwarp();
-        if (lane == leader)
-            gpu_dp_launch<App>(c, dp, base, __popc(mask), work, dp.child_blocks, dp.form);
+        if (lane == leader) gpu_dp_launch<App>(c, dp, first, count, dp.child_blocks, form);
     } else if constexpr (LEVEL == GPU_DP_BLOCK) {
-        __shared__ unsigned long long s_count, s_base, s_work;
-        if (threadIdx.x == 0) s_count = s_work = 0;
+        __shared__ unsigned long long s_count, s_base, s_parts, s_first;
+        if (threadIdx.x == 0) s_count = s_parts = 0;
         __syncthreads();
-        unsigned long long mine = 0;
+        unsigned long long mine = 0, my_part = 0;
         if (heavy) {
             mine = atomicAdd(&s_count, 1ull);
-            atomicAdd(&s_work, len);
+            if (chunked) my_part = atomicAdd(&s_parts, parts);
         }
         __syncthreads();
-        if (threadIdx.x == 0 && s_count) s_base = atomicAdd(dp.cursor, s_count);
+        if (threadIdx.x == 0 && s_count) {
+            s_base = atomicAdd(dp.cursor, s_count);
+            gpu_dp_count(dp, s_count, s_base + s_count);
+            if (chunked) s_first = atomicAdd(dp.ch.count, s_parts);
+        }
         __syncthreads();
-        if (heavy) gpu_dp_put(dp, s_base + mine, row);
+        if (heavy && chunked)
+            gpu_chunks_put(dp.ch, s_first + my_part, (int64_t)(s_base + mine), row, (int64_t)parts);
+        else if (heavy)
+            gpu_dp_put(dp, s_base + mine, row);
         __threadfence();
         __syncthreads();
         if (threadIdx.x == 0 && s_count)
-            gpu_dp_launch<App>(c, dp, s_base, s_count, s_work, dp.child_blocks, dp.form);
+            gpu_dp_launch<App>(c, dp, chunked ? s_first : s_base, chunked ? s_parts : s_count,
+                               dp.child_blocks, form);
     } else {
         __shared__ bool s_last;
-        if (heavy) {
+        if (chunked) {
+            const unsigned mask = __ballot_sync(GPU_FULL_MASK, heavy);
+            unsigned long long base = 0;
+            if (lane == 0 && mask) base = atomicAdd(dp.cursor, (unsigned long long)__popc(mask));
+            base = __shfl_sync(GPU_FULL_MASK, base, 0);
+            const unsigned long long mine = gpu_warp_reserve(dp.ch.count, parts);
+            if (heavy)
+                gpu_chunks_put(dp.ch, mine, (int64_t)(base + __popc(mask & ((1u << lane) - 1u))),
+                               row, (int64_t)parts);
+        } else if (heavy) {
             gpu_dp_put(dp, atomicAdd(dp.cursor, 1ull), row);
-            atomicAdd(dp.heavy_len, len);
         }
         __threadfence();
         __syncthreads();
@@ -176,10 +227,13 @@ __device__ void gpu_dp_site(const gpu_graph_ctx &c, const gpu_dp &dp, int64_t ro
         if (s_last && threadIdx.x == 0) {
             /* Every other block fenced its buffering before counting itself in. */
             __threadfence();
-            unsigned long long count = atomicAdd(dp.cursor, 0ull);
-            unsigned long long work = atomicExch(dp.heavy_len, 0ull);
+            const unsigned long long count = atomicAdd(dp.cursor, 0ull);
+            const unsigned long long records = chunked ? atomicAdd(dp.ch.count, 0ull) : count;
             *dp.blocks_done = 0u; /* ready for the next round's parent */
-            if (count) gpu_dp_launch<App>(c, dp, 0, count, work, dp.child_blocks, dp.form);
+            if (count) {
+                gpu_dp_count(dp, count, count);
+                gpu_dp_launch<App>(c, dp, 0, records, dp.child_blocks, form);
+            }
         }
     }
 }

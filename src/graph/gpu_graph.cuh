@@ -41,7 +41,9 @@ struct gpu_graph_ctx {
     double base, damping;
     int64_t *color; /* color */
     unsigned long long *wait;
-    int64_t window; /* color pick: colours [window, window + 64) */
+    int64_t window;         /* color pick: colours [window, window + 64) */
+    const double *dangling; /* pagerank: the rank of vertices without out-edges */
+    double n_f;             /* pagerank: the vertex count */
 };
 
 /* One outer loop: items[0 .. n) (NULL: rows 0 .. n-1). */
@@ -111,25 +113,143 @@ __device__ void gpu_row_post(const gpu_graph_ctx &c, int64_t row, typename App::
     if constexpr (App::has_post) App::post(c, row, a);
 }
 
+/* ------------------------------------------------------- rows cut in chunks -- */
+
+/* Rows longer than GPU_SERIAL_MAX entries can be cut into chunks of GPU_CHUNK
+ * entries, one warp per chunk, wherever the chunks run (nodp-split's second kernel,
+ * the chunk form of consolidated children): a hub's row then spreads over the whole
+ * GPU instead of serialising on one warp or block. */
+enum { GPU_SERIAL_MAX = 16, GPU_CHUNK = 256 };
+
+/* Chunk records of one round and the partial results of rows cut in several. */
+struct gpu_chunks {
+    int64_t *row;              /* per chunk: its row */
+    int64_t *item;             /* per chunk: the row's position among the round's items */
+    int32_t *part;             /* per chunk: its index within the row */
+    unsigned long long *acc;   /* per item: the combined chunks (Acc bits); zero between rounds */
+    unsigned int *done;        /* per item: chunks finished; zero between rounds */
+    unsigned long long *count; /* records written this round (reset by the host) */
+};
+
+__device__ __forceinline__ int64_t gpu_chunks_of(int64_t len) {
+    return (len + GPU_CHUNK - 1) / GPU_CHUNK;
+}
+
+/* Writes the n chunk records of item i (row) from record `first` on. */
+__device__ __forceinline__ void gpu_chunks_put(const gpu_chunks &ch, unsigned long long first,
+                                               int64_t i, int64_t row, int64_t n) {
+    for (int64_t p = 0; p < n; p++) {
+        ch.row[first + p] = row;
+        ch.item[first + p] = i;
+        ch.part[first + p] = (int32_t)p;
+    }
+}
+
+/* Reserves `mine` consecutive slots of *counter for each lane, one atomic per warp;
+ * returns the lane's first slot. All 32 lanes must call. */
+__device__ __forceinline__ unsigned long long gpu_warp_reserve(unsigned long long *counter,
+                                                               unsigned long long mine) {
+    const int lane = threadIdx.x & 31;
+    unsigned long long incl = mine;
+    for (int d = 1; d < 32; d <<= 1) {
+        unsigned long long y = __shfl_up_sync(GPU_FULL_MASK, incl, d);
+        if (lane >= d) incl += y;
+    }
+    unsigned long long base = 0;
+    const unsigned long long total = __shfl_sync(GPU_FULL_MASK, incl, 31);
+    if (lane == 31 && total) base = atomicAdd(counter, total);
+    return __shfl_sync(GPU_FULL_MASK, base, 31) + incl - mine;
+}
+
+/* Runs chunk record q with `width` threads (32: a whole warp, all lanes calling with
+ * the same q; 1: one thread). A row of one chunk runs its postwork at once; the
+ * chunks of a longer row combine their results atomically and the last to finish
+ * runs the postwork and clears the row's partials for the next round. */
+template <class App>
+__device__ void gpu_chunk_run(const gpu_graph_ctx &c, const gpu_chunks &ch, int64_t q, int lane,
+                              int width) {
+    const int64_t row = ch.row[q], lo = c.row_ptr[row], hi = c.row_ptr[row + 1];
+    const int64_t from = lo + (int64_t)ch.part[q] * GPU_CHUNK;
+    const int64_t to = from + GPU_CHUNK < hi ? from + GPU_CHUNK : hi;
+    typename App::Pre pre = App::pre(c, row);
+    typename App::Acc a = App::zero();
+    if (width == 32) {
+        /* unrolled, so that every lane has all its loads in flight at once */
+#pragma unroll
+        for (int t = 0; t < GPU_CHUNK / 32; t++) {
+            int64_t k = from + lane + 32 * t;
+            if (k < to) a = App::combine(a, App::edge(c, row, pre, k));
+        }
+        a = gpu_warp_reduce<App>(a);
+    } else {
+        for (int64_t k = from; k < to; k++) a = App::combine(a, App::edge(c, row, pre, k));
+    }
+    if constexpr (App::has_post) {
+        if (lane != 0) return;
+        const unsigned parts = (unsigned)gpu_chunks_of(hi - lo);
+        if (parts == 1) {
+            App::post(c, row, a);
+            return;
+        }
+        const int64_t i = ch.item[q];
+        App::atomic_combine(&ch.acc[i], a);
+        __threadfence();
+        if (atomicAdd(&ch.done[i], 1u) == parts - 1) {
+            __threadfence();
+            a = App::from_bits(atomicExch(&ch.acc[i], 0ull));
+            ch.done[i] = 0u;
+            App::post(c, row, a);
+        }
+    }
+}
+
+/* Chunk records [first, end), a warp per record, warps striding over the grid. */
+template <class App>
+__device__ void gpu_chunks_range(const gpu_graph_ctx &c, const gpu_chunks &ch, int64_t first,
+                                 int64_t end) {
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t q = first + ((blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5); q < end;
+         q += warps)
+        gpu_chunk_run<App>(c, ch, q, threadIdx.x & 31, 32);
+}
+
+/* Light rows of a warp: those of at most GPU_SERIAL_MAX entries on their own thread,
+ * longer ones by the whole warp, one after another. All 32 lanes must call; row < 0
+ * or !light: the lane has no light row. */
+template <class App>
+__device__ void gpu_light_rows(const gpu_graph_ctx &c, int64_t row, bool light) {
+    const bool wide = light && c.row_ptr[row + 1] - c.row_ptr[row] > GPU_SERIAL_MAX;
+    if (light && !wide) gpu_row_post<App>(c, row, gpu_row_serial<App>(c, row));
+    const int lane = threadIdx.x & 31;
+    for (unsigned mask = __ballot_sync(GPU_FULL_MASK, wide); mask; mask &= mask - 1) {
+        const int64_t r = __shfl_sync(GPU_FULL_MASK, row, __ffs(mask) - 1);
+        typename App::Acc a = gpu_row_strided<App>(c, r, c.row_ptr[r], c.row_ptr[r + 1], lane, 32);
+        a = gpu_warp_reduce<App>(a);
+        if (lane == 0) gpu_row_post<App>(c, r, a);
+    }
+}
+
 /* ------------------------------------------------- host side of one launch -- */
 
 /* Dynamic-parallelism settings and the pre-allocated descriptor pool (device). */
 struct gpu_dp {
-    int64_t threshold;             /* heavy: row longer than this */
-    int form;                      /* canopy_child_form */
-    int child_threads;             /* threads per child block */
-    int child_blocks;              /* blocks per consolidated child; 0: the KC_X rule */
-    int kc;                        /* X of KC_X; 0: the level's default */
-    int64_t cap;                   /* pool capacity (descriptors) */
-    int64_t *rows;                 /* pool: the buffered items */
-    unsigned long long *acc;       /* pool: multi-block partial results (Acc bits) */
-    unsigned int *done;            /* pool: multi-block blocks finished per item */
-    unsigned long long *cursor;    /* next free pool slot (reset every round) */
-    unsigned int *blocks_done;     /* grid level: parent blocks finished */
-    unsigned long long *heavy_len; /* grid level: summed length of buffered rows */
-    unsigned long long *counters;  /* GPU_DP_* */
+    int64_t threshold;            /* heavy: row longer than this */
+    int form;                     /* canopy_child_form */
+    int child_threads;            /* threads per child block */
+    int child_blocks;             /* blocks per consolidated child; 0: the KC_X rule */
+    int kc;                       /* X of KC_X; 0: the level's default */
+    int64_t cap;                  /* pool capacity (descriptors) */
+    int64_t *rows;                /* pool: the buffered items */
+    unsigned long long *acc;      /* pool: multi-block partial results (Acc bits) */
+    unsigned int *done;           /* pool: multi-block blocks finished per item */
+    unsigned long long *cursor;   /* next free pool slot (reset every round) */
+    unsigned int *blocks_done;    /* grid level: parent blocks finished */
+    unsigned long long *counters; /* GPU_DP_* */
+    gpu_chunks ch;                /* chunk form (and nodp-split) */
 };
-enum { GPU_DP_LAUNCHES, GPU_DP_FALLBACKS, GPU_DP_HEAVY, GPU_DP_NCOUNTERS };
+/* Device counters summed over the run; GPU_DP_HIGH is a maximum (the pool cursor at
+ * the end of the fullest round). */
+enum { GPU_DP_LAUNCHES, GPU_DP_FALLBACKS, GPU_DP_HEAVY, GPU_DP_HIGH, GPU_DP_NCOUNTERS };
 
 /* One outer loop to run: which App (GPU_APP_*), its context and items. */
 struct gpu_launch {
@@ -147,6 +267,7 @@ struct gpu_launch {
 cudaError_t gpu_graph_nodp_thread(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_warp(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_block(const gpu_launch *L);
+cudaError_t gpu_graph_nodp_split(const gpu_launch *L);
 cudaError_t gpu_graph_dp_basic(const gpu_launch *L);
 cudaError_t gpu_graph_dp_warp(const gpu_launch *L);
 cudaError_t gpu_graph_dp_block(const gpu_launch *L);

@@ -126,8 +126,10 @@ struct gpu_pagerank : gpu_acc_sum_f64 {
     __device__ static Acc edge(const gpu_graph_ctx &c, int64_t, Pre, int64_t k) {
         return c.contrib[c.col[k]];
     }
+    /* c.base is the teleport term; the dangling rank's share is read on the device, so
+     * that an iteration needs no round trip to the host before this step. */
     __device__ static void post(const gpu_graph_ctx &c, int64_t v, Acc a) {
-        c.rank_next[v] = c.base + c.damping * a;
+        c.rank_next[v] = (c.base + c.damping * *c.dangling / c.n_f) + c.damping * a;
     }
 };
 

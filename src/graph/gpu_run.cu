@@ -16,16 +16,25 @@
     } while (0)
 #define CUDA_TRY(expr, what) TRY(canopy_gpu_check((expr), what))
 
-/* Round state read back after every round: [0] next worklist length, [1] pool cursor
- * (heavy items buffered this round); then the grid barrier's scratch and counters. */
-enum { ST_NEXT_N, ST_CURSOR, ST_HEAVY_LEN, ST_BLOCKS_DONE, ST_COUNTERS, ST_WORDS = 8 };
+/* Round state: the next worklist's length (read back after rounds that make one),
+ * the pool cursor and the chunk count (reset every round), the grid barrier's
+ * scratch, then the counters (read once, at the end). */
+enum {
+    ST_NEXT_N,
+    ST_CURSOR,
+    ST_CHUNKS,
+    ST_ROUND_WORDS,
+    ST_BLOCKS_DONE = ST_ROUND_WORDS,
+    ST_COUNTERS
+};
+enum { ST_WORDS = ST_COUNTERS + GPU_DP_NCOUNTERS };
 
 static const int default_child_threads = 128;
 
 typedef cudaError_t (*strategy_fn)(const gpu_launch *);
 static const strategy_fn strategy_fns[] = {
-    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block, gpu_graph_dp_basic,
-    gpu_graph_dp_warp,     gpu_graph_dp_block,  gpu_graph_dp_grid};
+    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block, gpu_graph_nodp_split,
+    gpu_graph_dp_basic,    gpu_graph_dp_warp,   gpu_graph_dp_block,   gpu_graph_dp_grid};
 
 /* Device memory of one run and the running statistics. */
 struct session : canopy_gpu_buffers {
@@ -36,8 +45,10 @@ struct session : canopy_gpu_buffers {
     canopy_graph_stats *st;
     double t_phase;
 
-    /* Checks the device, uploads the CSR and, for the DP strategies, sets up the pool
-     * (one descriptor per row: a round never has more items than rows). */
+    /* Checks the device, uploads the CSR and, for the DP strategies and nodp-split,
+     * sets up the pool (one descriptor per row: a round never has more items than
+     * rows; chunk records: a row of len > GPU_SERIAL_MAX entries makes at most
+     * len / GPU_CHUNK + 1 of them). */
     canopy_status init(const canopy_csr *g, const canopy_graph_options *opt,
                        canopy_graph_stats *stats) {
         canopy_status s;
@@ -74,14 +85,26 @@ struct session : canopy_gpu_buffers {
         dp.child_blocks = opt->child_blocks;
         dp.kc = opt->kc;
         dp.cursor = state + ST_CURSOR;
-        dp.heavy_len = state + ST_HEAVY_LEN;
         dp.blocks_done = (unsigned int *)(state + ST_BLOCKS_DONE);
         dp.counters = state + ST_COUNTERS;
-        if (opt->strategy >= CANOPY_GRAPH_BASIC_DP) {
+        if (opt->strategy >= CANOPY_GRAPH_NODP_SPLIT) {
             dp.cap = g->n_rows;
-            TRY(alloc(&dp.rows, dp.cap, "descriptor pool"));
             TRY(alloc(&dp.acc, dp.cap, "descriptor pool partials"));
             TRY(alloc(&dp.done, dp.cap, "descriptor pool counters"));
+            CUDA_TRY(cudaMemset(dp.acc, 0, sizeof(unsigned long long) * (size_t)dp.cap),
+                     "descriptor pool partials");
+            CUDA_TRY(cudaMemset(dp.done, 0, sizeof(unsigned) * (size_t)dp.cap),
+                     "descriptor pool counters");
+            int64_t records = g->nnz / GPU_CHUNK + g->n_rows;
+            TRY(alloc(&dp.ch.row, records, "chunk records"));
+            TRY(alloc(&dp.ch.item, records, "chunk records"));
+            TRY(alloc(&dp.ch.part, records, "chunk records"));
+            dp.ch.acc = dp.acc;
+            dp.ch.done = dp.done;
+            dp.ch.count = state + ST_CHUNKS;
+        }
+        if (opt->strategy >= CANOPY_GRAPH_BASIC_DP) {
+            TRY(alloc(&dp.rows, dp.cap, "descriptor pool"));
             TRY(canopy_gpu_dp_reserve(65536));
         }
         CUDA_TRY(cudaDeviceSynchronize(), "upload");
@@ -90,25 +113,26 @@ struct session : canopy_gpu_buffers {
         return CANOPY_OK;
     }
 
-    /* Runs one outer loop over items[0 .. n) (NULL: all rows); returns the length of
-     * the worklist the round appended to. */
+    /* Runs one outer loop over items[0 .. n) (NULL: all rows); when next_n is given,
+     * waits for the round and returns the length of the worklist it appended to,
+     * else returns at once (the next launch on the stream starts after it). */
     canopy_status round(int app, const gpu_graph_ctx &ctx, const int64_t *items, int64_t n,
                         int64_t *next_n) {
         canopy_status s;
-        CUDA_TRY(cudaMemset(state, 0, 2 * sizeof(unsigned long long)), "round reset");
+        CUDA_TRY(cudaMemsetAsync(state, 0, ST_ROUND_WORDS * sizeof(unsigned long long), L.stream),
+                 "round reset");
         L.app = app;
         L.ctx = ctx;
         L.ctx.next_n = state + ST_NEXT_N;
         L.items.items = items;
         L.items.n = n;
         CUDA_TRY(run(&L), canopy_graph_strategy_name(strategy));
-        unsigned long long back[2];
-        CUDA_TRY(cudaMemcpy(back, state, sizeof back, cudaMemcpyDeviceToHost), "round");
-        CUDA_TRY(cudaGetLastError(), "round");
         st->items += n;
-        st->heavy_items += (int64_t)back[1];
-        if ((int64_t)back[1] > st->buffer_high_water) st->buffer_high_water = (int64_t)back[1];
-        if (next_n) *next_n = (int64_t)back[0];
+        if (!next_n) return CANOPY_OK;
+        unsigned long long back;
+        CUDA_TRY(cudaMemcpy(&back, state + ST_NEXT_N, sizeof back, cudaMemcpyDeviceToHost),
+                 "round");
+        *next_n = (int64_t)back;
         return CANOPY_OK;
     }
 
@@ -125,6 +149,9 @@ struct session : canopy_gpu_buffers {
         CUDA_TRY(cudaMemcpy(c, state + ST_COUNTERS, sizeof c, cudaMemcpyDeviceToHost), "counters");
         st->child_launches += (int64_t)c[GPU_DP_LAUNCHES];
         st->launch_fallbacks += (int64_t)c[GPU_DP_FALLBACKS];
+        st->heavy_items += (int64_t)c[GPU_DP_HEAVY];
+        if ((int64_t)c[GPU_DP_HIGH] > st->buffer_high_water)
+            st->buffer_high_water = (int64_t)c[GPU_DP_HIGH];
         st->download_seconds += canopy_now() - t_phase;
         return CANOPY_OK;
     }
@@ -316,12 +343,15 @@ extern "C" canopy_status graph_gpu_pagerank(const canopy_csr *g, const canopy_cs
     ctx.contrib = contrib;
     ctx.rank_next = next;
     ctx.damping = opt->damping;
+    ctx.base = (1.0 - opt->damping) / (double)n;
+    ctx.dangling = sums;
+    ctx.n_f = (double)n;
+    /* One round trip per iteration, for the L1 change: the dangling rank stays on the
+     * device (the App's postwork reads it). */
     for (;;) {
         double h[2];
-        CUDA_TRY(cudaMemset(sums, 0, 2 * sizeof(double)), "sums");
+        CUDA_TRY(cudaMemsetAsync(sums, 0, 2 * sizeof(double)), "sums");
         pr_contrib_kernel<<<blocks_for(n, 256), 256>>>(out_ptr, drank, contrib, n, sums);
-        CUDA_TRY(cudaMemcpy(h, sums, sizeof(double), cudaMemcpyDeviceToHost), "dangling rank");
-        ctx.base = (1.0 - opt->damping) / (double)n + opt->damping * h[0] / (double)n;
         TRY(S.round(GPU_APP_PAGERANK, ctx, NULL, n, NULL));
         pr_change_kernel<<<blocks_for(n, 256), 256>>>(drank, next, n, sums + 1);
         CUDA_TRY(cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost), "L1 change");

@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const char *const strategy_names[CANOPY_GRAPH_STRATEGY_COUNT] = {
-    "serial",     "omp-flat", "omp-split", "nodp-thread", "nodp-warp",
-    "nodp-block", "basic-dp", "cons-warp", "cons-block",  "cons-grid"};
+    "serial",     "omp-flat", "omp-split", "nodp-thread", "nodp-warp", "nodp-block",
+    "nodp-split", "basic-dp", "cons-warp", "cons-block",  "cons-grid"};
 
 const char *canopy_graph_strategy_name(canopy_graph_strategy s) {
     return (unsigned)s < CANOPY_GRAPH_STRATEGY_COUNT ? strategy_names[s] : "?";
@@ -25,24 +25,25 @@ canopy_status canopy_graph_strategy_parse(const char *s, canopy_graph_strategy *
         }
     return canopy_fail(CANOPY_ERR_INVALID,
                        "unknown graph strategy '%s' (serial, omp-flat, omp-split; GPU: "
-                       "nodp-thread, nodp-warp, nodp-block, basic-dp, cons-warp, cons-block, "
-                       "cons-grid)",
+                       "nodp-thread, nodp-warp, nodp-block, nodp-split, basic-dp, cons-warp, "
+                       "cons-block, cons-grid)",
                        s ? s : "(null)");
 }
 
-static const char *const form_names[] = {"auto", "thread", "block", "grid"};
+static const char *const form_names[] = {"auto", "thread", "block", "grid", "chunk"};
 
 const char *canopy_child_form_name(canopy_child_form f) {
-    return (unsigned)f <= CANOPY_CHILD_GRID ? form_names[f] : "?";
+    return (unsigned)f <= CANOPY_CHILD_CHUNK ? form_names[f] : "?";
 }
 
 canopy_status canopy_child_form_parse(const char *s, canopy_child_form *out) {
-    for (int i = 0; s && i <= CANOPY_CHILD_GRID; i++)
+    for (int i = 0; s && i <= CANOPY_CHILD_CHUNK; i++)
         if (!strcmp(s, form_names[i])) {
             *out = (canopy_child_form)i;
             return CANOPY_OK;
         }
-    return canopy_fail(CANOPY_ERR_INVALID, "unknown child form '%s' (auto, thread, block, grid)",
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "unknown child form '%s' (auto, thread, block, grid, chunk)",
                        s ? s : "(null)");
 }
 
@@ -72,7 +73,7 @@ canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, 
         return canopy_fail(CANOPY_ERR_INVALID, "%s: split threshold %lld must be >= 1", what,
                            (long long)opt->split_threshold);
     if (opt->dp_threshold < 0 || opt->child_blocks < 0 || opt->kc < 0 ||
-        (unsigned)opt->child_form > CANOPY_CHILD_GRID ||
+        (unsigned)opt->child_form > CANOPY_CHILD_CHUNK ||
         (opt->child_threads != 0 &&
          (opt->child_threads < 32 || opt->child_threads > 1024 || opt->child_threads % 32)))
         return canopy_fail(CANOPY_ERR_INVALID,

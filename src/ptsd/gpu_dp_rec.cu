@@ -5,7 +5,8 @@
  * post-work (folding its finished children in order) is a tail launch: it starts only
  * once the node's grid and all the work it launched are complete. Launch nesting
  * follows the tree's depth, and a failed launch (over the pending-launch limit) is
- * counted and reported by the host, never ignored. */
+ * counted and reported by the host, never ignored; node kernels started after a
+ * failure return at once. */
 #include "ptsd/gpu_ptsd.cuh"
 
 namespace {
@@ -21,6 +22,9 @@ __device__ __forceinline__ unsigned rec_threads(const gpu_ptsd_ctx &c, int64_t v
 
 template <class A>
 __global__ void rec_node_kernel(gpu_ptsd_ctx c, int64_t v, unsigned long long *counters) {
+    /* Once a launch failed the result is lost (the host reports it): stop launching,
+     * so that the failure comes back fast instead of after the whole tree. */
+    if (*(volatile unsigned long long *)&counters[1]) return;
     for (int64_t k = c.child_ptr[v] + threadIdx.x; k < c.child_ptr[v + 1]; k += blockDim.x) {
         int64_t ch = c.child[k];
         if (gpu_ptsd_leaf(c, ch)) {

@@ -55,6 +55,24 @@ static canopy_csr hub_graph(int64_t n) {
     return g;
 }
 
+/* Rows whose lengths sit at the edges of the GPU's thread-mapped rows (16) and of
+ * its 256-entry chunks: vertex v < 12 has the first lens[v] other vertices as
+ * out-neighbours, vertex v >= 12 one edge back to v - 12 (n >= 1100). */
+static canopy_csr chunk_edges_graph(int64_t n) {
+    static const int64_t lens[12] = {0, 1, 16, 17, 255, 256, 257, 511, 512, 513, 1000, 1099};
+    int64_t cap = n + 5000, m = 0;
+    int64_t *src = xmalloc(sizeof(int64_t) * (size_t)cap),
+            *dst = xmalloc(sizeof(int64_t) * (size_t)cap);
+    for (int64_t v = 0; v < 12; v++)
+        for (int64_t k = 0, w = 0; k < lens[v]; w++)
+            if (w != v) src[m] = v, dst[m++] = w, k++;
+    for (int64_t v = 12; v < n; v++) src[m] = v, dst[m++] = v - 12;
+    canopy_csr g;
+    CHECK_OK(canopy_csr_from_coo(n, n, m, src, dst, NULL, &g));
+    free(src), free(dst);
+    return g;
+}
+
 /* n vertices, edges only among the first half: the rest are isolated. */
 static canopy_csr isolated_graph(int64_t n, uint64_t seed) {
     canopy_csr half, g;
@@ -89,16 +107,20 @@ static const variant variants[] = {
     {CANOPY_GRAPH_NODP_THREAD, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_WARP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_BLOCK, -1, CANOPY_CHILD_AUTO},
+    {CANOPY_GRAPH_NODP_SPLIT, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, 4, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_WARP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_WARP, 0, CANOPY_CHILD_THREAD},
+    {CANOPY_GRAPH_CONS_WARP, 0, CANOPY_CHILD_CHUNK},
     {CANOPY_GRAPH_CONS_BLOCK, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_BLOCK, 2, CANOPY_CHILD_BLOCK},
+    {CANOPY_GRAPH_CONS_BLOCK, 20, CANOPY_CHILD_CHUNK},
     {CANOPY_GRAPH_CONS_GRID, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_GRID, 0, CANOPY_CHILD_GRID},
     {CANOPY_GRAPH_CONS_GRID, 8, CANOPY_CHILD_THREAD},
     {CANOPY_GRAPH_CONS_GRID, 8, CANOPY_CHILD_BLOCK},
+    {CANOPY_GRAPH_CONS_GRID, 0, CANOPY_CHILD_CHUNK},
 };
 enum { N_VARIANTS = sizeof variants / sizeof variants[0] };
 
@@ -149,6 +171,13 @@ static void check_graph(const char *what, const canopy_csr *g, int64_t source) {
         for (int64_t i = 0; i < n; i++)
             worst = fmax(worst, fabs(gy[i] - ry[i]) / fmax(1.0, fabs(ry[i])));
         CHECK_MSG(worst <= 1e-12, "%s: spmv differs by %g", name, worst);
+        if (v->s == CANOPY_GRAPH_NODP_SPLIT) {
+            /* Rows longer than 16 entries are the ones cut into chunks. */
+            int64_t cut = 0;
+            for (int64_t i = 0; i < n; i++) cut += g->row_ptr[i + 1] - g->row_ptr[i] > 16;
+            CHECK_MSG(st.heavy_items == cut, "%s: spmv cut %lld rows, want %lld", name,
+                      (long long)st.heavy_items, (long long)cut);
+        }
         if (v->s >= CANOPY_GRAPH_BASIC_DP && n > 0) {
             /* Heavy rows are exactly the rows longer than the threshold. */
             int64_t heavy = 0;
@@ -199,6 +228,10 @@ static void test_graphs(uint64_t seed) {
     g = hub_graph(small ? 300 : 5000);
     check_graph("hub", &g, 3);
     canopy_csr_release(&g);
+    g = chunk_edges_graph(1100);
+    canopy_csr cw = weighted(&g, seed);
+    check_graph("rows at the chunk edges", &cw, 11);
+    canopy_csr_release(&g), canopy_csr_release(&cw);
     g = isolated_graph(small ? 200 : 2000, seed);
     check_graph("isolated vertices", &g, 1);
     canopy_csr_release(&g);

@@ -56,7 +56,7 @@ static void usage(FILE *f) {
                "  --gen NAME     kron16 (Graph500 Kronecker, 65,536 vertices, ~4.9 M directed\n"
                "                 entries) or powerlaw434k (434,102 vertices, out-degree\n"
                "                 1..1,199, mean ~74, ~32 M entries); --seed S (default 1)\n\n"
-               "Strategies (--strategy; default omp-split, or cons-grid with --backend gpu):\n"
+               "Strategies (--strategy; default omp-split, or nodp-split with --backend gpu):\n"
                "  serial       one thread, the reference\n"
                "  omp-flat     OpenMP over the outer loop, dynamic schedule, rows whole\n"
                "  omp-split    rows longer than --split-threshold (default 1024) are cut\n"
@@ -64,14 +64,17 @@ static void usage(FILE *f) {
                "  nodp-thread  GPU flat kernel, a thread per vertex/row\n"
                "  nodp-warp    GPU flat kernel, a warp per vertex/row\n"
                "  nodp-block   GPU flat kernel, a block per vertex/row\n"
+               "  nodp-split   GPU flat kernels: rows of up to 16 entries on a thread, longer\n"
+               "               ones cut into 256-entry chunks, a warp per chunk (fastest)\n"
                "  basic-dp     GPU, a child kernel launch per heavy row (longer than\n"
                "               --dp-threshold, default 64): the dynamic-parallelism baseline\n"
                "  cons-warp    GPU, heavy rows buffered and one child launched per warp,\n"
                "  cons-block   per block,\n"
                "  cons-grid    or per grid (workload consolidation)\n\n"
                "Consolidated children (cons-*):\n"
-               "  --child-form F       auto (default), thread, block or grid: a thread, a block\n"
-               "                       or the whole child grid per buffered row\n"
+               "  --child-form F       auto (= chunk, default), thread, block, grid or chunk: a\n"
+               "                       thread, a block or the whole child grid per buffered\n"
+               "                       row, or a warp per 256-entry chunk of one\n"
                "  --child-threads T    threads per child block (default 128)\n"
                "  --child-blocks B     blocks per child (default: the KC_X rule, the\n"
                "                       occupancy-optimal block count / X)\n"
@@ -79,7 +82,7 @@ static void usage(FILE *f) {
                "Other options:\n"
                "  -o OUT.npy           the result (written atomically)\n"
                "  --backend B          auto or cpu (the CPU strategies), gpu (needs a GPU;\n"
-               "                       without --strategy runs cons-grid)\n"
+               "                       without --strategy runs nodp-split)\n"
                "  --threads T          CPU threads\n"
                "  --save-graph G.mtx   also write the graph (e.g. a generated one) as .mtx\n"
                "  --stats              per-phase times, rounds, items, split items; GPU:\n"
@@ -269,7 +272,7 @@ int cmd_graph(int argc, char **argv) {
         return cli_usage_error(CMD, "--backend gpu conflicts with CPU strategy '%s'",
                                canopy_graph_strategy_name(opt.strategy));
     if (backend == CANOPY_BACKEND_GPU && !have_strategy) {
-        opt.strategy = CANOPY_GRAPH_CONS_GRID;
+        opt.strategy = CANOPY_GRAPH_NODP_SPLIT;
         gpu_strategy = 1;
     }
     if (have_dp && opt.strategy < CANOPY_GRAPH_BASIC_DP)
