@@ -10,7 +10,8 @@
  *   canopy-bench-consolidation graph NAME REPS [APPS [STRATEGIES]]
  *       NAME kron16 or powerlaw434k; APPS a comma list of sssp, spmv, spmv-val,
  *       pagerank, color, bfs-rec (default all); STRATEGIES a comma list of strategy
- *       names, cons-grid-t16 and cons-grid-t256 for the re-tuned cons-grid (default all)
+ *       names, nodp-split-t16, nodp-split-t256, cons-grid-t16 and cons-grid-t256 for
+ *       the re-tuned ones (default all)
  *   canopy-bench-consolidation tree NAME REPS     (random1, random2) */
 #include "canopy.h"
 
@@ -105,6 +106,8 @@ static const config configs[] = {
     {CANOPY_GRAPH_NODP_WARP, -1, 0, NULL, "nodp-warp"},
     {CANOPY_GRAPH_NODP_BLOCK, -1, 0, NULL, "nodp-block"},
     {CANOPY_GRAPH_NODP_SPLIT, -1, 0, NULL, "nodp-split"},
+    {CANOPY_GRAPH_NODP_SPLIT, 16, 0, "nodp-split, threshold 16", "nodp-split-t16"},
+    {CANOPY_GRAPH_NODP_SPLIT, 256, 0, "nodp-split, threshold 256", "nodp-split-t256"},
     {CANOPY_GRAPH_BASIC_DP, -1, 0, NULL, "basic-dp"},
     {CANOPY_GRAPH_CONS_WARP, -1, 0, NULL, "cons-warp"},
     {CANOPY_GRAPH_CONS_BLOCK, -1, 0, NULL, "cons-block"},
@@ -174,7 +177,7 @@ static void bench_graph(const char *name, int reps, const char *only, const char
             if (s >= CANOPY_GRAPH_NODP_THREAD && s <= CANOPY_GRAPH_NODP_BLOCK && k.med < best_flat)
                 best_flat = k.med;
             if (s == CANOPY_GRAPH_NODP_THREAD) thread_flat = k.med;
-            if (s == CANOPY_GRAPH_NODP_SPLIT) split = k.med;
+            if (s == CANOPY_GRAPH_NODP_SPLIT && !cf->label) split = k.med;
             if (s == CANOPY_GRAPH_BASIC_DP) basic = k.med;
             if (s >= CANOPY_GRAPH_CONS_WARP && !cf->label) cons[s - CANOPY_GRAPH_CONS_WARP] = k.med;
             if (s >= CANOPY_GRAPH_CONS_WARP && k.med < best_cons) best_cons = k.med;

@@ -109,7 +109,7 @@ else
         expect_values "$tmp/sssp.npy" f8 "0 1.5 3.5 4 5 inf"
     done
     # Threshold 0: every row with an entry goes to a child kernel.
-    for s in basic-dp cons-warp cons-block cons-grid; do
+    for s in nodp-split basic-dp cons-warp cons-block cons-grid; do
         run 0 graph sssp --graph "$DATA/small.mtx" --strategy $s --dp-threshold 0 -o "$tmp/sssp.npy"
         expect_values "$tmp/sssp.npy" f8 "0 1.5 3.5 4 5 inf"
     done

@@ -172,7 +172,7 @@ __device__ void gpu_dp_site(const gpu_graph_ctx &c, const gpu_dp &dp, int64_t ro
         unsigned long long first = base, count = n;
         if (chunked) {
             const unsigned long long mine = gpu_warp_reserve(dp.ch.count, parts);
-            if (heavy) gpu_chunks_put(dp.ch, mine, (int64_t)slot, row, (int64_t)parts);
+            if (heavy) gpu_chunks_put(c, dp.ch, mine, (int64_t)slot, row, (int64_t)parts);
             first = __shfl_sync(GPU_FULL_MASK, mine, 0);
             count = __shfl_sync(GPU_FULL_MASK, mine + parts, 31) - first;
         } else if (heavy) {
@@ -198,7 +198,8 @@ __device__ void gpu_dp_site(const gpu_graph_ctx &c, const gpu_dp &dp, int64_t ro
         }
         __syncthreads();
         if (heavy && chunked)
-            gpu_chunks_put(dp.ch, s_first + my_part, (int64_t)(s_base + mine), row, (int64_t)parts);
+            gpu_chunks_put(c, dp.ch, s_first + my_part, (int64_t)(s_base + mine), row,
+                           (int64_t)parts);
         else if (heavy)
             gpu_dp_put(dp, s_base + mine, row);
         __threadfence();
@@ -215,7 +216,7 @@ __device__ void gpu_dp_site(const gpu_graph_ctx &c, const gpu_dp &dp, int64_t ro
             base = __shfl_sync(GPU_FULL_MASK, base, 0);
             const unsigned long long mine = gpu_warp_reserve(dp.ch.count, parts);
             if (heavy)
-                gpu_chunks_put(dp.ch, mine, (int64_t)(base + __popc(mask & ((1u << lane) - 1u))),
+                gpu_chunks_put(c, dp.ch, mine, (int64_t)(base + __popc(mask & ((1u << lane) - 1u))),
                                row, (int64_t)parts);
         } else if (heavy) {
             gpu_dp_put(dp, atomicAdd(dp.cursor, 1ull), row);

@@ -121,13 +121,18 @@ __device__ void gpu_row_post(const gpu_graph_ctx &c, int64_t row, typename App::
  * GPU instead of serialising on one warp or block. */
 enum { GPU_SERIAL_MAX = 16, GPU_CHUNK = 256 };
 
+/* One chunk: entries [from, to) of row; item indexes the row's partials when the row
+ * has several chunks, else -1. 32 bytes, so a record is one memory sector and the
+ * warp that runs it waits for one load before it reads the row. */
+struct __align__(32) gpu_chunk {
+    int64_t row, item, from, to;
+};
+
 /* Chunk records of one round and the partial results of rows cut in several. */
 struct gpu_chunks {
-    int64_t *row;              /* per chunk: its row */
-    int64_t *item;             /* per chunk: the row's position among the round's items */
-    int32_t *part;             /* per chunk: its index within the row */
+    gpu_chunk *rec;
     unsigned long long *acc;   /* per item: the combined chunks (Acc bits); zero between rounds */
-    unsigned int *done;        /* per item: chunks finished; zero between rounds */
+    unsigned int *left;        /* per item: chunks still to finish (set when buffered) */
     unsigned long long *count; /* records written this round (reset by the host) */
 };
 
@@ -135,13 +140,16 @@ __device__ __forceinline__ int64_t gpu_chunks_of(int64_t len) {
     return (len + GPU_CHUNK - 1) / GPU_CHUNK;
 }
 
-/* Writes the n chunk records of item i (row) from record `first` on. */
-__device__ __forceinline__ void gpu_chunks_put(const gpu_chunks &ch, unsigned long long first,
-                                               int64_t i, int64_t row, int64_t n) {
+/* Writes the n chunk records of row (item i) from record `first` on. */
+__device__ __forceinline__ void gpu_chunks_put(const gpu_graph_ctx &c, const gpu_chunks &ch,
+                                               unsigned long long first, int64_t i, int64_t row,
+                                               int64_t n) {
+    const int64_t lo = c.row_ptr[row], hi = c.row_ptr[row + 1];
+    if (n > 1) ch.left[i] = (unsigned)n;
     for (int64_t p = 0; p < n; p++) {
-        ch.row[first + p] = row;
-        ch.item[first + p] = i;
-        ch.part[first + p] = (int32_t)p;
+        int64_t from = lo + p * GPU_CHUNK;
+        ch.rec[first + p] =
+            gpu_chunk{row, n > 1 ? i : -1, from, from + GPU_CHUNK < hi ? from + GPU_CHUNK : hi};
     }
 }
 
@@ -164,13 +172,12 @@ __device__ __forceinline__ unsigned long long gpu_warp_reserve(unsigned long lon
 /* Runs chunk record q with `width` threads (32: a whole warp, all lanes calling with
  * the same q; 1: one thread). A row of one chunk runs its postwork at once; the
  * chunks of a longer row combine their results atomically and the last to finish
- * runs the postwork and clears the row's partials for the next round. */
+ * runs the postwork and clears the row's partial for the next round. */
 template <class App>
 __device__ void gpu_chunk_run(const gpu_graph_ctx &c, const gpu_chunks &ch, int64_t q, int lane,
                               int width) {
-    const int64_t row = ch.row[q], lo = c.row_ptr[row], hi = c.row_ptr[row + 1];
-    const int64_t from = lo + (int64_t)ch.part[q] * GPU_CHUNK;
-    const int64_t to = from + GPU_CHUNK < hi ? from + GPU_CHUNK : hi;
+    const gpu_chunk r = ch.rec[q];
+    const int64_t row = r.row, from = r.from, to = r.to;
     typename App::Pre pre = App::pre(c, row);
     typename App::Acc a = App::zero();
     if (width == 32) {
@@ -186,19 +193,15 @@ __device__ void gpu_chunk_run(const gpu_graph_ctx &c, const gpu_chunks &ch, int6
     }
     if constexpr (App::has_post) {
         if (lane != 0) return;
-        const unsigned parts = (unsigned)gpu_chunks_of(hi - lo);
-        if (parts == 1) {
+        if (r.item < 0) {
             App::post(c, row, a);
             return;
         }
-        const int64_t i = ch.item[q];
-        App::atomic_combine(&ch.acc[i], a);
+        App::atomic_combine(&ch.acc[r.item], a);
         __threadfence();
-        if (atomicAdd(&ch.done[i], 1u) == parts - 1) {
+        if (atomicSub(&ch.left[r.item], 1u) == 1u) {
             __threadfence();
-            a = App::from_bits(atomicExch(&ch.acc[i], 0ull));
-            ch.done[i] = 0u;
-            App::post(c, row, a);
+            App::post(c, row, App::from_bits(atomicExch(&ch.acc[r.item], 0ull)));
         }
     }
 }

@@ -93,14 +93,9 @@ struct session : canopy_gpu_buffers {
             TRY(alloc(&dp.done, dp.cap, "descriptor pool counters"));
             CUDA_TRY(cudaMemset(dp.acc, 0, sizeof(unsigned long long) * (size_t)dp.cap),
                      "descriptor pool partials");
-            CUDA_TRY(cudaMemset(dp.done, 0, sizeof(unsigned) * (size_t)dp.cap),
-                     "descriptor pool counters");
-            int64_t records = g->nnz / GPU_CHUNK + g->n_rows;
-            TRY(alloc(&dp.ch.row, records, "chunk records"));
-            TRY(alloc(&dp.ch.item, records, "chunk records"));
-            TRY(alloc(&dp.ch.part, records, "chunk records"));
+            TRY(alloc(&dp.ch.rec, g->nnz / GPU_CHUNK + g->n_rows, "chunk records"));
             dp.ch.acc = dp.acc;
-            dp.ch.done = dp.done;
+            dp.ch.left = dp.done;
             dp.ch.count = state + ST_CHUNKS;
         }
         if (opt->strategy >= CANOPY_GRAPH_BASIC_DP) {

@@ -108,6 +108,8 @@ static const variant variants[] = {
     {CANOPY_GRAPH_NODP_WARP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_BLOCK, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_SPLIT, -1, CANOPY_CHILD_AUTO},
+    {CANOPY_GRAPH_NODP_SPLIT, 0, CANOPY_CHILD_AUTO},
+    {CANOPY_GRAPH_NODP_SPLIT, 300, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, 4, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_WARP, -1, CANOPY_CHILD_AUTO},
@@ -172,9 +174,10 @@ static void check_graph(const char *what, const canopy_csr *g, int64_t source) {
             worst = fmax(worst, fabs(gy[i] - ry[i]) / fmax(1.0, fabs(ry[i])));
         CHECK_MSG(worst <= 1e-12, "%s: spmv differs by %g", name, worst);
         if (v->s == CANOPY_GRAPH_NODP_SPLIT) {
-            /* Rows longer than 16 entries are the ones cut into chunks. */
+            /* Rows longer than the threshold are the ones cut into chunks. */
             int64_t cut = 0;
-            for (int64_t i = 0; i < n; i++) cut += g->row_ptr[i + 1] - g->row_ptr[i] > 16;
+            for (int64_t i = 0; i < n; i++)
+                cut += g->row_ptr[i + 1] - g->row_ptr[i] > o.dp_threshold;
             CHECK_MSG(st.heavy_items == cut, "%s: spmv cut %lld rows, want %lld", name,
                       (long long)st.heavy_items, (long long)cut);
         }

@@ -64,8 +64,9 @@ static void usage(FILE *f) {
                "  nodp-thread  GPU flat kernel, a thread per vertex/row\n"
                "  nodp-warp    GPU flat kernel, a warp per vertex/row\n"
                "  nodp-block   GPU flat kernel, a block per vertex/row\n"
-               "  nodp-split   GPU flat kernels: rows of up to 16 entries on a thread, longer\n"
-               "               ones cut into 256-entry chunks, a warp per chunk (fastest)\n"
+               "  nodp-split   GPU flat kernels: rows up to --dp-threshold entries inline (a\n"
+               "               thread up to 16, else a warp), longer ones cut into 256-entry\n"
+               "               chunks, a warp per chunk, in a second kernel\n"
                "  basic-dp     GPU, a child kernel launch per heavy row (longer than\n"
                "               --dp-threshold, default 64): the dynamic-parallelism baseline\n"
                "  cons-warp    GPU, heavy rows buffered and one child launched per warp,\n"
@@ -157,6 +158,7 @@ int cmd_graph(int argc, char **argv) {
     uint64_t seed = 1;
     int64_t source = 0;
     int have_seed = 0, have_source = 0, have_strategy = 0, recursive = 0, stats = 0, have_dp = 0;
+    int have_threshold = 0;
     int64_t v = 0;
     canopy_backend backend = CANOPY_BACKEND_AUTO;
     canopy_graph_options opt = canopy_graph_options_default();
@@ -212,7 +214,7 @@ int cmd_graph(int argc, char **argv) {
             break;
         case OPT_DP_THRESHOLD:
             rc = cli_parse_i64(CMD, "--dp-threshold", optarg, 0, INT64_MAX, &opt.dp_threshold);
-            have_dp = 1;
+            have_threshold = 1;
             break;
         case OPT_CHILD_FORM: {
             canopy_child_form f;
@@ -276,8 +278,10 @@ int cmd_graph(int argc, char **argv) {
         gpu_strategy = 1;
     }
     if (have_dp && opt.strategy < CANOPY_GRAPH_BASIC_DP)
-        return cli_usage_error(CMD, "--dp-threshold, --child-* and --kc apply only to basic-dp "
-                                    "and cons-*");
+        return cli_usage_error(CMD, "--child-* and --kc apply only to basic-dp and cons-*");
+    if (have_threshold && opt.strategy < CANOPY_GRAPH_NODP_SPLIT)
+        return cli_usage_error(CMD, "--dp-threshold applies only to nodp-split, basic-dp and "
+                                    "cons-*");
     if (gen) {
         const char *const *names = canopy_graph_gen_names();
         int known = 0;
