@@ -460,7 +460,7 @@ typedef struct canopy_graph_options {
     double damping;          /* pagerank: 0.85 */
     double tolerance;        /* pagerank: stop when the L1 change < this (1e-10) */
     int32_t max_iterations;  /* pagerank: fail when not converged by then (1000) */
-    /* GPU dynamic parallelism (basic-dp, cons-*): */
+    /* GPU dynamic parallelism (basic-dp, cons-*; nodp-split takes dp_threshold too): */
     int64_t dp_threshold;  /* heavy = inner loop longer than this (64; 0: every non-empty row) */
     int32_t child_form;    /* canopy_child_form of consolidated children (auto) */
     int32_t child_threads; /* threads per child block (128) */
