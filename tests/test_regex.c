@@ -371,6 +371,73 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
     free(counts);
 }
 
+static int word_at(const uint8_t *s, int len, int i) {
+    return i >= 0 && i < len && (isalnum(s[i]) || s[i] == '_');
+}
+
+/* The ends of matches of any of the patterns that start at i; with word 1, only
+ * those with no word byte on either side; with word 2, only the whole line. */
+static pset ends_from(gnode *const *g, int np, const uint8_t *s, int len, int icase, int i,
+                      int word) {
+    pset e = 0;
+    for (int q = 0; q < np; q++) e |= ends(g[q], 1ull << i, s, len, icase);
+    if (word == 2) return i == 0 ? e & (1ull << len) : 0; /* the whole line */
+    if (word) {
+        if (word_at(s, len, i - 1)) return 0;
+        for (int j = 0; j <= len; j++)
+            if (word_at(s, len, j)) e &= ~(1ull << j);
+    }
+    return e;
+}
+
+/* CANOPY_REGEX_LINE / WORD (grep -x / -w) on the lines of a random set, every engine,
+ * and canopy_regex_find (grep -o) from every start against the brute force:
+ * the leftmost start with a match, then its longest end. */
+static void line_and_word(gnode *const *g, const char **pats, int np, int icase,
+                          uint8_t lines[][48], const int *lens, const char *buf, size_t len,
+                          uint64_t seed, int set) {
+    enum { NL = 40 };
+    static const uint32_t kinds[3] = {CANOPY_REGEX_LINE, CANOPY_REGEX_WORD, 0};
+    static const int rule[3] = {2, 1, 0}; /* ends_from's word argument */
+    static const char *const names[3] = {"-x", "-w", "plain"};
+    for (int kind = 0; kind < 3; kind++) {
+        uint32_t flags = (icase ? CANOPY_REGEX_ICASE : 0) | kinds[kind];
+        uint8_t want[NL];
+        for (int i = 0; i < NL; i++) {
+            want[i] = 0;
+            for (int b = 0; b <= lens[i] && !want[i]; b++) {
+                want[i] = ends_from(g, np, lines[i], lens[i], icase, b, rule[kind]) != 0;
+            }
+        }
+        canopy_regex *re = NULL;
+        CHECK_OK(canopy_regex_compile(pats, NULL, np, flags, &re));
+        if (!re) continue;
+        char what[256];
+        snprintf(what, sizeof what, "seed %llu set %d '%s'%s %s", (unsigned long long)seed, set,
+                 pats[0], np > 1 ? " + more" : "", names[kind]);
+        check_all_engines(re, buf, len, NL, want, NULL, what);
+        for (int i = 0; i < NL; i++)
+            for (int from = 0; from <= lens[i]; from++) {
+                int wb = -1, we = -1;
+                for (int b = from; b <= lens[i] && wb < 0; b++) {
+                    pset e = ends_from(g, np, lines[i], lens[i], icase, b, rule[kind]);
+                    if (e) {
+                        wb = b;
+                        we = 63 - __builtin_clzll(e);
+                    }
+                }
+                size_t fb = 0, fe = 0;
+                int found = -1;
+                CHECK_OK(canopy_regex_find(re, (const char *)lines[i], (size_t)lens[i],
+                                           (size_t)from, &fb, &fe, &found));
+                CHECK_MSG(found == (wb >= 0) && (!found || ((int)fb == wb && (int)fe == we)),
+                          "%s: find in line %d from %d: %d [%zu, %zu) want [%d, %d)", what, i, from,
+                          found, fb, fe, wb, we);
+            }
+        canopy_regex_free(re);
+    }
+}
+
 /* Random pattern sets against the reference. */
 static void random_sets(uint64_t seed, int sets) {
     canopy_rng r = canopy_rng_make(seed, 0);
@@ -419,6 +486,7 @@ static void random_sets(uint64_t seed, int sets) {
             check_all_engines(re, buf, len, NL, want, want_counts, what);
             canopy_regex_free(re);
         }
+        line_and_word(g, pats, np, icase, lines, lens, buf, len, seed, s);
         for (int q = 0; q < np; q++) gfree(g[q]);
     }
 }

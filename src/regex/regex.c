@@ -14,6 +14,8 @@
 struct canopy_regex {
     cre_prog prog;
     cre_dfa_info dfa; /* byte classes and the literal prefilter, shared read-only */
+    cre_prog plain;   /* CANOPY_REGEX_WORD: the patterns unwrapped, for canopy_regex_find */
+    int word;
 };
 
 const char *canopy_regex_engine_name(canopy_regex_engine e) {
@@ -35,17 +37,26 @@ canopy_status canopy_regex_compile(const char *const *patterns, const size_t *le
     *out = NULL;
     if (n < 0 || (n > 0 && !patterns))
         return canopy_fail(CANOPY_ERR_INVALID, "canopy_regex_compile: bad pattern list");
-    if (flags & ~(uint32_t)CANOPY_REGEX_ICASE)
+    if (flags & ~(uint32_t)(CANOPY_REGEX_ICASE | CANOPY_REGEX_LINE | CANOPY_REGEX_WORD))
         return canopy_fail(CANOPY_ERR_INVALID, "canopy_regex_compile: unknown flags 0x%x", flags);
+    int icase = (flags & CANOPY_REGEX_ICASE) != 0;
+    /* as grep: -x wins over -w */
+    int line = (flags & CANOPY_REGEX_LINE) != 0, word = !line && (flags & CANOPY_REGEX_WORD);
     cre_tree *trees = calloc(n > 0 ? (size_t)n : 1, sizeof *trees);
     canopy_regex *re = calloc(1, sizeof *re);
     canopy_status st = trees && re ? CANOPY_OK : canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
     int32_t parsed = 0;
     for (; !st && parsed < n; parsed++) {
         size_t len = lens ? lens[parsed] : strlen(patterns[parsed]);
-        st = cre_parse(patterns[parsed], len, (flags & CANOPY_REGEX_ICASE) != 0, &trees[parsed]);
+        st = cre_parse(patterns[parsed], len, icase, &trees[parsed]);
         if (st) break;
     }
+    if (!st && word) {
+        re->word = 1;
+        st = cre_compile(trees, n, &re->plain);
+    }
+    for (int32_t i = 0; !st && (line || word) && i < n; i++)
+        st = cre_wrap(&trees[i], icase, line ? CRE_WRAP_LINE : CRE_WRAP_WORD);
     if (!st) st = cre_compile(trees, n, &re->prog);
     if (!st) st = cre_dfa_info_init(&re->prog, trees, &re->dfa);
     for (int32_t i = 0; i < parsed && trees; i++) cre_tree_free(&trees[i]);
@@ -63,7 +74,28 @@ void canopy_regex_free(canopy_regex *re) {
     if (!re) return;
     cre_dfa_info_free(&re->dfa);
     cre_prog_free(&re->prog);
+    cre_prog_free(&re->plain);
     free(re);
+}
+
+canopy_status canopy_regex_find(const canopy_regex *re, const char *line, size_t len, size_t from,
+                                size_t *start, size_t *end, int *found) {
+    *found = 0;
+    const cre_prog *p = re->word ? &re->plain : &re->prog;
+    cre_pike_scratch s;
+    canopy_status st = cre_pike_scratch_init(p, &s);
+    if (st) return st;
+    for (size_t i = from; i <= len; i++) {
+        int64_t j = cvm_regex_longest(p, &s, (const uint8_t *)line, len, i, re->word);
+        if (j >= 0) {
+            *start = i;
+            *end = (size_t)j;
+            *found = 1;
+            break;
+        }
+    }
+    cre_pike_scratch_free(&s);
+    return CANOPY_OK;
 }
 
 int32_t canopy_regex_pattern_count(const canopy_regex *re) {

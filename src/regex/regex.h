@@ -57,6 +57,11 @@ typedef struct cre_tree {
  * icase folds every letter into both cases. */
 canopy_status cre_parse(const char *pat, size_t len, int icase, cre_tree *out);
 void cre_tree_free(cre_tree *t);
+/* grep -x and -w as syntax: LINE makes the pattern ^(P)$; WORD makes it
+ * (^|[^_[:alnum:]])(P)([^_[:alnum:]]|$), so "a line holds a match of P with no word
+ * byte on either side" stays a plain regular search (the DFA and prefilter apply). */
+typedef enum cre_wrap_kind { CRE_WRAP_LINE, CRE_WRAP_WORD } cre_wrap_kind;
+canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
 
 /* ---- compiler (compile.c) ---- */
 /* Instructions past which a program is "too big" (grep's message). */
@@ -91,6 +96,12 @@ int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *l
                         cre_mode mode, uint64_t *mask);
 int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
                           cre_mode mode, uint64_t *mask);
+
+/* The longest end j >= start such that some pattern matches line[start, j), anchors
+ * taken against the whole line; with word, only a match with no word byte
+ * ([_[:alnum:]]) just before start or at j counts. -1 if there is none. */
+int64_t cvm_regex_longest(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          size_t start, int word);
 
 /* Blocks of this many bytes (0: the default) in canopy_regex_match, so tests can
  * put many block boundaries into a small buffer. Not thread-safe. */
