@@ -58,6 +58,7 @@ canopy_status canopy_regex_compile(const char *const *patterns, const size_t *le
     for (int32_t i = 0; !st && (line || word) && i < n; i++)
         st = cre_wrap(&trees[i], icase, line ? CRE_WRAP_LINE : CRE_WRAP_WORD);
     if (!st) st = cre_compile(trees, n, &re->prog);
+    if (!st) cre_closures(&re->prog);
     if (!st) st = cre_dfa_info_init(&re->prog, trees, &re->dfa);
     for (int32_t i = 0; i < parsed && trees; i++) cre_tree_free(&trees[i]);
     free(trees);

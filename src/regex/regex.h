@@ -26,6 +26,11 @@ typedef struct cre_prog {
     int32_t n_patterns;
     int32_t mask_words;  /* 64-bit words of a pattern bit set */
     int32_t *pattern_of; /* per pc: the pattern it belongs to, -1 for the dispatch forks */
+    /* Epsilon closures away from the line's ends (^ and $ fail there): for each pc,
+     * clo[clo_off[pc] .. clo_off[pc + 1]) are the cmp, dot and match pcs reachable by
+     * jmp and fork. NULL when they would be too big (the SIMD VM then walks epsilon
+     * moves level by level everywhere). */
+    int32_t *clo_off, *clo;
 } cre_prog;
 
 /* ---- syntax tree (parse.c) ---- */
@@ -67,6 +72,8 @@ canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
 /* Instructions past which a program is "too big" (grep's message). */
 #define CRE_MAX_INSNS (1 << 22)
 canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out);
+/* Fills p->clo_off / p->clo (left NULL past a size cap, or without memory). */
+void cre_closures(cre_prog *p);
 void cre_prog_free(cre_prog *p);
 
 static inline int cre_set_has(const uint32_t *set, unsigned c) {
