@@ -10,7 +10,10 @@
 # Medians and min-max over REPS runs; every tool's count must agree, else exit 1.
 # usage: bench/run_regex.sh [--install-peers] [KJV.txt] (default: unpacks
 #        ../shared/data/kjv.txt.gz). Env: REPS (default 7), THREADS (default all),
-#        BUILD (default build-bench-regex), OUT (markdown table, default stdout).
+#        BUILD (default build-bench-regex), CMAKE_ARGS (extra configure arguments),
+#        LDFLAGS (extra link flags for the in-process driver), PEERS (a folder with
+#        prebuilt bench_re2 / bench_hs, for machines without RE2 and Hyperscan: put
+#        their shared libraries in LD_LIBRARY_PATH). Tables go to stdout.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = "--install-peers" ]; then
@@ -30,16 +33,24 @@ threads=${THREADS:-$(nproc)}
 # Passive OpenMP waits: on a busy machine spinning threads cost more than they save.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} LC_ALL=C
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCANOPY_CUDA=OFF >/dev/null
+# shellcheck disable=SC2086
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCANOPY_CUDA=OFF ${CMAKE_ARGS:-} >/dev/null
 ninja -C "$build" canopy canopy_static >/dev/null
 canopy=$build/canopy
+# shellcheck disable=SC2086
 cc -O2 -I"$root/include" "$root/bench/regex/bench_canopy.c" "$build/libcanopy.a" -fopenmp \
-    -ljson-c -lm -o "$work/bench_canopy"
+    ${LDFLAGS:-} -ljson-c -lm -o "$work/bench_canopy"
 have_re2=0 have_hs=0
-if c++ -O2 -std=c++17 "$root/bench/regex/bench_re2.cc" -o "$work/bench_re2" -lre2 2>/dev/null; then
-    have_re2=1
+if [ -n "${PEERS:-}" ]; then
+    [ -x "$PEERS/bench_re2" ] && "$PEERS/bench_re2" /dev/null 1 a >/dev/null 2>&1 && ln -s "$PEERS/bench_re2" "$work/" && have_re2=1
+    [ -x "$PEERS/bench_hs" ] && "$PEERS/bench_hs" /dev/null 1 a >/dev/null 2>&1 && ln -s "$PEERS/bench_hs" "$work/" && have_hs=1
+else
+    if c++ -O2 -std=c++17 "$root/bench/regex/bench_re2.cc" -o "$work/bench_re2" -lre2 2>/dev/null; then
+        have_re2=1
+    fi
+    if cc -O2 "$root/bench/regex/bench_hs.c" -o "$work/bench_hs" -lhs 2>/dev/null; then have_hs=1; fi
 fi
-if cc -O2 "$root/bench/regex/bench_hs.c" -o "$work/bench_hs" -lhs 2>/dev/null; then have_hs=1; fi
+echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(grep --version | head -1); RE2 driver: $have_re2, Hyperscan driver: $have_hs; $(date -u +%Y-%m-%dT%H:%MZ)"
 
 python3 - "$kjv" "$reps" "$threads" "$canopy" "$work" "$have_re2" "$have_hs" <<'PY'
 import os, statistics, subprocess, sys, time
@@ -66,6 +77,8 @@ def fmt(ts):
     return "%.2f (%.2f–%.2f)" % (statistics.median(ts), min(ts), max(ts))
 
 rows = []
+start_ts, _ = wall(["/bin/true"], reps)
+print("- process start (`/bin/true`): %s ms" % fmt(start_ts))
 for n in range(1, 11):
     pats = [".*" + p for p in pairs[:n]]
     alt = "|".join(pats)
@@ -82,6 +95,9 @@ for n in range(1, 11):
             args += ["-e", p]
         ts, c = wall(args + [kjv], k)
         r["cli_" + eng], counts["cli_" + eng] = ts, c
+        if eng == "dfa":
+            args1 = [a if a != str(threads) else "1" for a in args]
+            r["cli_dfa1"], counts["cli_dfa1"] = wall(args1 + [kjv], k)
         ts, c = inproc([os.path.join(work, "bench_canopy"), kjv, eng, str(k)] + pats)
         r["api_" + eng], counts["api_" + eng] = ts, c
     if have_re2 == "1":
@@ -106,17 +122,19 @@ def ratio(r, a, b):
 
 out = []
 out.append("### End to end (wall ms of the command: start, read, match)\n")
-out.append("| N | lines | grep -E -c | canopy grep dfa | pike | simd | grep / canopy dfa |")
-out.append("|---|---|---|---|---|---|---|")
-for r in rows:
-    out.append("| %d | %s | %s | %s | %s | %s | %s |" % (r["n"], r["count"], cell(r, "grep"),
-               cell(r, "cli_dfa"), cell(r, "cli_pike"), cell(r, "cli_simd"), ratio(r, "grep", "cli_dfa")))
-out.append("\n### In process (ms to match the buffer in memory)\n")
-out.append("| N | canopy dfa | pike | simd | RE2::Set | Hyperscan | RE2 / canopy | canopy / Hyperscan |")
+out.append("| N | lines | grep -E -c | canopy grep dfa | dfa, 1 thread | pike | simd | grep / canopy dfa |")
 out.append("|---|---|---|---|---|---|---|---|")
 for r in rows:
-    out.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (r["n"], cell(r, "api_dfa"), cell(r, "api_pike"),
-               cell(r, "api_simd"), cell(r, "re2"), cell(r, "hs"), ratio(r, "re2", "api_dfa"), ratio(r, "api_dfa", "hs")))
+    out.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (r["n"], r["count"], cell(r, "grep"),
+               cell(r, "cli_dfa"), cell(r, "cli_dfa1"), cell(r, "cli_pike"), cell(r, "cli_simd"),
+               ratio(r, "grep", "cli_dfa")))
+out.append("\n### In process (ms to match the buffer in memory)\n")
+out.append("| N | canopy dfa | pike | simd | RE2::Set | Hyperscan | RE2 / canopy | Hyperscan / canopy | pike / simd |")
+out.append("|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    out.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (r["n"], cell(r, "api_dfa"), cell(r, "api_pike"),
+               cell(r, "api_simd"), cell(r, "re2"), cell(r, "hs"), ratio(r, "re2", "api_dfa"),
+               ratio(r, "hs", "api_dfa"), ratio(r, "api_pike", "api_simd")))
 print("\n".join(out))
 if bad:
     print("COUNT MISMATCH:", bad, file=sys.stderr)

@@ -753,7 +753,11 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
 
 typedef struct canopy_regex canopy_regex; /* compiled set of patterns, immutable */
 
-enum { CANOPY_REGEX_ICASE = 1 }; /* compile flag: ignore case (ASCII letters) */
+/* compile flags: ICASE ignores the case of ASCII letters; LINE matches whole lines
+ * only (grep -x: each pattern becomes ^(P)$); WORD matches whole words only (grep
+ * -w: a match of P with no word byte [_[:alnum:]] just before or after it);
+ * LINE wins over WORD, as in grep. */
+enum { CANOPY_REGEX_ICASE = 1, CANOPY_REGEX_LINE = 2, CANOPY_REGEX_WORD = 4 };
 
 typedef enum canopy_regex_engine {
     CANOPY_REGEX_ENGINE_AUTO = 0, /* dfa */
@@ -800,6 +804,15 @@ typedef struct canopy_regex_result {
 canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t len,
                                  const canopy_regex_match_options *opt, uint8_t *selected,
                                  int64_t *pattern_counts, canopy_regex_result *res);
+
+/* The leftmost-longest match in one line [0, len) (no '\n' in it) that starts at or
+ * after `from` (POSIX: the leftmost start, then the longest match of any pattern
+ * there; ^ and $ hold only at 0 and len; WORD: only matches with no word byte on
+ * either side). *found = 1 and [*start, *end) when there is one, else *found = 0.
+ * Runs the Pike VM anchored at each start in turn: O(len^2 x program) at worst, for
+ * printing matches (grep -o), not for selecting lines. */
+canopy_status canopy_regex_find(const canopy_regex *re, const char *line, size_t len, size_t from,
+                                size_t *start, size_t *end, int *found);
 
 /* =========================================================== B+-tree forest == */
 /* (key lookups on the forest machinery, Ren et al. 2014 §2.2: see docs/bptree.md)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `canopy grep` against GNU `grep -E` (C locale): the same stdout and exit code for
-# hand-written and random patterns with -c, -v, -n, -i, several files, stdin,
-# -f, missing files and directories; malformed patterns exit 2 with grep's message;
+# hand-written and random patterns with -c, -v, -n, -i, -x, -w, -o, -l, -L, -q, -s,
+# -H, -h, several files, stdin, -f, missing files and directories; malformed patterns exit 2 with grep's message;
 # every engine gives the same output; --count-per-pattern equals per-pattern grep -c.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
@@ -83,6 +83,41 @@ while IFS= read -r p; do
         n_pat=$((n_pat + 1))
     done
 done <"$tmp/random_patterns"
+
+# -x -w -o -l -L -q -s -H -h, alone and combined (also with -c, -v, -n, -i)
+opts_list2=("-x" "-w" "-o" "-o -n" "-o -i" "-x -o" "-o -v" "-o -c" "-H -o" "-l" "-L"
+    "-l -v" "-L -v" "-l -c" "-L -c" "-h -l" "-c -w" "-x -w" "-w -v -n" "-x -i -c" "-q" "-q -v" "-s")
+for p in "${hand[@]}" 'a*' 'x*' '-' 'b|a' 'a ?' '[[:space:]]*' '(ab|a)(c|bcd)?'; do
+    for opts in "${opts_list2[@]}"; do
+        # shellcheck disable=SC2086
+        same_as_grep "${engines[$((n_pat % 3))]}" $opts -e "$p" "$tmp/f1" "$tmp/f2" "$tmp/empty"
+        n_pat=$((n_pat + 1))
+    done
+done
+while IFS= read -r p; do
+    for opts in "-w" "-x -n" "-o" "-o -n -i"; do
+        # shellcheck disable=SC2086
+        same_as_grep "${engines[$((n_pat % 3))]}" $opts -e "$p" "$tmp/f1"
+        n_pat=$((n_pat + 1))
+    done
+done <"$tmp/random_patterns"
+for e in "${engines[@]}"; do
+    same_as_grep "$e" -o -n -e 'ab' -e 'b.a' -e '^B' -e 'a+' "$tmp/f1" "$tmp/f2"
+    same_as_grep "$e" -x -e 'ab' -e '' -e 'a.*' "$tmp/f1" "$tmp/crlf"
+done
+# -o -w prints every whole-word match; GNU grep 3.8 misses those that need a shorter
+# match after an earlier match on the line (so -o -w is checked by test_regex.c)
+printf 'a a a\n' | "$CANOPY" grep -o -w 'a ?' >"$tmp/c.out"
+check "-o -w: every whole-word match" test "$(cat "$tmp/c.out")" = "$(printf 'a\na\na')"
+# exit codes with errors: -s hides the message only; -q reports a match over an error;
+# -l/-L print nothing for a missing file
+run 2 grep -s ab "$tmp/nosuch" "$tmp/f1"
+check "-s: no message" test ! -s "$tmp/err"
+run 0 grep -q ab "$tmp/nosuch" "$tmp/f1"
+run 2 grep -l ab "$tmp/f1" "$tmp/nosuch"
+check "-l lists the file with a match" grep -qx "$tmp/f1" "$tmp/out"
+run 1 grep -L zzzz "$tmp/f1" "$tmp/f2"
+check "-L lists both files" test "$(wc -l <"$tmp/out")" -eq 2
 
 # every engine: the same output as grep for a few multi-pattern sets
 for e in "${engines[@]}"; do

@@ -320,9 +320,11 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
     for (int invert = 0; invert <= 1; invert++) {
         for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
             for (int variant = 0; variant < 3; variant++) {
-                /* simd: every ISA this CPU has; dfa: default and tiny cache */
+                /* simd: every ISA this CPU has; dfa: default, tiny cache, and no SIMD
+                 * (the literal prefilter's scalar path) */
                 if (engines[e] == CANOPY_REGEX_ENGINE_PIKE && variant) continue;
-                if (engines[e] == CANOPY_REGEX_ENGINE_DFA && variant == 2) continue;
+                if (engines[e] == CANOPY_REGEX_ENGINE_DFA && variant == 2)
+                    canopy_cpu_isa_override(CANOPY_ISA_SCALAR);
                 if (engines[e] == CANOPY_REGEX_ENGINE_SIMD) {
                     int isa = variant == 0   ? CANOPY_ISA_SCALAR
                               : variant == 1 ? CANOPY_ISA_AVX2
@@ -330,7 +332,8 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
                     canopy_cpu_isa_override(isa);
                     if ((int)canopy_cpu_isa() != isa) continue;
                 }
-                if (engines[e] == CANOPY_REGEX_ENGINE_DFA) cre_dfa_limit_override(variant ? 3 : 0);
+                if (engines[e] == CANOPY_REGEX_ENGINE_DFA)
+                    cre_dfa_limit_override(variant == 1 ? 3 : 0);
                 canopy_regex_match_options o = {engines[e], invert};
                 canopy_regex_result res;
                 memset(sel, 0xee, (size_t)nlines + 1);
@@ -344,6 +347,13 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
                           "%s: engine %s v%d invert %d: line %lld differs (lines %lld/%lld)", what,
                           canopy_regex_engine_name(engines[e]), variant, invert, (long long)bad,
                           (long long)res.lines, (long long)nlines);
+                /* count only: engines count lines themselves (no per-line output) */
+                CHECK_OK(canopy_regex_match(re, buf, len, &o, NULL, NULL, &res));
+                CHECK_MSG(res.lines == nlines && res.selected == nsel,
+                          "%s: engine %s v%d invert %d: count-only %lld/%lld lines %lld/%lld", what,
+                          canopy_regex_engine_name(engines[e]), variant, invert,
+                          (long long)res.selected, (long long)nsel, (long long)res.lines,
+                          (long long)nlines);
                 if (want_counts) {
                     CHECK_OK(canopy_regex_match(re, buf, len, &o, NULL, counts, &res));
                     int okc = res.selected == nsel;
@@ -359,6 +369,73 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
     }
     free(sel);
     free(counts);
+}
+
+static int word_at(const uint8_t *s, int len, int i) {
+    return i >= 0 && i < len && (isalnum(s[i]) || s[i] == '_');
+}
+
+/* The ends of matches of any of the patterns that start at i; with word 1, only
+ * those with no word byte on either side; with word 2, only the whole line. */
+static pset ends_from(gnode *const *g, int np, const uint8_t *s, int len, int icase, int i,
+                      int word) {
+    pset e = 0;
+    for (int q = 0; q < np; q++) e |= ends(g[q], 1ull << i, s, len, icase);
+    if (word == 2) return i == 0 ? e & (1ull << len) : 0; /* the whole line */
+    if (word) {
+        if (word_at(s, len, i - 1)) return 0;
+        for (int j = 0; j <= len; j++)
+            if (word_at(s, len, j)) e &= ~(1ull << j);
+    }
+    return e;
+}
+
+/* CANOPY_REGEX_LINE / WORD (grep -x / -w) on the lines of a random set, every engine,
+ * and canopy_regex_find (grep -o) from every start against the brute force:
+ * the leftmost start with a match, then its longest end. */
+static void line_and_word(gnode *const *g, const char **pats, int np, int icase,
+                          uint8_t lines[][48], const int *lens, const char *buf, size_t len,
+                          uint64_t seed, int set) {
+    enum { NL = 40 };
+    static const uint32_t kinds[3] = {CANOPY_REGEX_LINE, CANOPY_REGEX_WORD, 0};
+    static const int rule[3] = {2, 1, 0}; /* ends_from's word argument */
+    static const char *const names[3] = {"-x", "-w", "plain"};
+    for (int kind = 0; kind < 3; kind++) {
+        uint32_t flags = (icase ? CANOPY_REGEX_ICASE : 0) | kinds[kind];
+        uint8_t want[NL];
+        for (int i = 0; i < NL; i++) {
+            want[i] = 0;
+            for (int b = 0; b <= lens[i] && !want[i]; b++) {
+                want[i] = ends_from(g, np, lines[i], lens[i], icase, b, rule[kind]) != 0;
+            }
+        }
+        canopy_regex *re = NULL;
+        CHECK_OK(canopy_regex_compile(pats, NULL, np, flags, &re));
+        if (!re) continue;
+        char what[256];
+        snprintf(what, sizeof what, "seed %llu set %d '%s'%s %s", (unsigned long long)seed, set,
+                 pats[0], np > 1 ? " + more" : "", names[kind]);
+        check_all_engines(re, buf, len, NL, want, NULL, what);
+        for (int i = 0; i < NL; i++)
+            for (int from = 0; from <= lens[i]; from++) {
+                int wb = -1, we = -1;
+                for (int b = from; b <= lens[i] && wb < 0; b++) {
+                    pset e = ends_from(g, np, lines[i], lens[i], icase, b, rule[kind]);
+                    if (e) {
+                        wb = b;
+                        we = 63 - __builtin_clzll(e);
+                    }
+                }
+                size_t fb = 0, fe = 0;
+                int found = -1;
+                CHECK_OK(canopy_regex_find(re, (const char *)lines[i], (size_t)lens[i],
+                                           (size_t)from, &fb, &fe, &found));
+                CHECK_MSG(found == (wb >= 0) && (!found || ((int)fb == wb && (int)fe == we)),
+                          "%s: find in line %d from %d: %d [%zu, %zu) want [%d, %d)", what, i, from,
+                          found, fb, fe, wb, we);
+            }
+        canopy_regex_free(re);
+    }
 }
 
 /* Random pattern sets against the reference. */
@@ -409,6 +486,7 @@ static void random_sets(uint64_t seed, int sets) {
             check_all_engines(re, buf, len, NL, want, want_counts, what);
             canopy_regex_free(re);
         }
+        line_and_word(g, pats, np, icase, lines, lens, buf, len, seed, s);
         for (int q = 0; q < np; q++) gfree(g[q]);
     }
 }
@@ -592,12 +670,69 @@ static void buffers(uint64_t seed) {
     free(buf);
 }
 
+/* Literal sets (the prefilter and its exact line counter): 1-16 literals of 1-5
+ * bytes, bare or between `.*`s (exact) or followed by `.*x` (not exact), on
+ * buffers of every length around the 64-byte steps, with literals across steps and
+ * at the very end. The reference is a plain substring search per line. */
+static void literal_sets(uint64_t seed, int sets) {
+    canopy_rng r = canopy_rng_make(seed, 11);
+    static const char bytes[] = "abcd\n\n";
+    char pats[16][16];
+    const char *pp[16];
+    char lits[16][6];
+    int llen[16];
+    for (int s = 0; s < sets; s++) {
+        int np = 1 + pick(&r, 15), kind = pick(&r, 3); /* 0 bare, 1 .*lit.*, 2 lit.*x */
+        for (int q = 0; q < np; q++) {
+            llen[q] = 1 + (pick(&r, 2) ? pick(&r, 1) : pick(&r, 4));
+            for (int j = 0; j < llen[q]; j++) lits[q][j] = "abcd"[pick(&r, 3)];
+            lits[q][llen[q]] = '\0';
+            snprintf(pats[q], sizeof pats[q],
+                     kind == 0   ? "%s"
+                     : kind == 1 ? ".*%s.*"
+                                 : "%s.*x",
+                     lits[q]);
+            pp[q] = pats[q];
+        }
+        size_t len = (size_t)pick(&r, 3) ? (size_t)pick(&r, 200) : (size_t)pick(&r, 5000);
+        char *buf = malloc(len + 1);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = kind == 2 && pick(&r, 5) == 0 ? 'x' : bytes[pick(&r, (int)sizeof bytes - 2)];
+        int64_t nlines = canopy_regex_count_lines(buf, len);
+        uint8_t *want = malloc((size_t)nlines + 1);
+        const char *b = buf, *e = buf + len;
+        for (int64_t i = 0; i < nlines; i++) {
+            const char *nl = memchr(b, '\n', (size_t)(e - b));
+            const char *le = nl ? nl : e;
+            want[i] = 0;
+            for (int q = 0; q < np && !want[i]; q++)
+                for (const char *x = b; x + llen[q] <= le && !want[i]; x++)
+                    if (memcmp(x, lits[q], (size_t)llen[q]) == 0)
+                        want[i] = kind != 2 || memchr(x + llen[q], 'x', (size_t)(le - x - llen[q]));
+            b = le + 1;
+        }
+        canopy_regex *re = NULL;
+        CHECK_OK(canopy_regex_compile(pp, NULL, np, 0, &re));
+        if (re) {
+            char what[96];
+            snprintf(what, sizeof what, "seed %llu literal set %d '%s' (of %d) len %zu",
+                     (unsigned long long)seed, s, pats[0], np, len);
+            check_all_engines(re, buf, len, nlines, want, NULL, what);
+            canopy_regex_free(re);
+        }
+        free(want);
+        free(buf);
+    }
+}
+
 int main(void) {
     hand_cases();
     malformed();
     static const uint64_t seeds[] = {1, 2, 3, 4, 5};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) random_sets(seeds[i], 80);
     random_sets(check_seed(), 80);
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) literal_sets(seeds[i], 60);
+    literal_sets(check_seed(), 60);
     buffers(check_seed());
     return check_finish();
 }

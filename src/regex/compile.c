@@ -262,7 +262,53 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
     return CANOPY_OK;
 }
 
+void cre_closures(cre_prog *p) {
+    int32_t n = p->vm.n;
+    int64_t cap = 8 * (int64_t)n + 1024, used = 0; /* beyond: not worth the memory */
+    int32_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    int32_t *clo = malloc((size_t)cap * sizeof *clo);
+    int32_t *mark = malloc((size_t)n * sizeof *mark), *stack = malloc((size_t)n * sizeof *stack);
+    int ok = off && clo && mark && stack;
+    for (int32_t i = 0; ok && i < n; i++) mark[i] = -1;
+    for (int32_t pc0 = 0; ok && pc0 < n; pc0++) {
+        off[pc0] = (int32_t)used;
+        int32_t sp = 0;
+        mark[pc0] = pc0;
+        stack[sp++] = pc0;
+        while (sp > 0 && ok) {
+            const cvm_insn *in = &p->vm.code[stack[--sp]];
+            int32_t pc = (int32_t)(in - p->vm.code), next[2], k = 0;
+            if (in->op == CVM_CMP || in->op == CVM_DOT || in->op == CVM_MATCH) {
+                ok = used < cap;
+                if (ok) clo[used++] = pc;
+            } else if (in->op == CVM_JMP) {
+                next[k++] = in->target;
+            } else if (in->op == CVM_FORK) {
+                next[k++] = in->target;
+                next[k++] = pc + 1;
+            } /* assert: fails away from the line's ends; nomatch: ends */
+            for (int32_t j = 0; j < k; j++)
+                if (mark[next[j]] != pc0) {
+                    mark[next[j]] = pc0;
+                    stack[sp++] = next[j];
+                }
+        }
+    }
+    if (ok) {
+        off[n] = (int32_t)used;
+        p->clo_off = off;
+        p->clo = clo;
+    } else {
+        free(off);
+        free(clo);
+    }
+    free(mark);
+    free(stack);
+}
+
 void cre_prog_free(cre_prog *p) {
+    free(p->clo_off);
+    free(p->clo);
     canopy_free(p->vm.code);
     canopy_free(p->pattern_of);
     free(p->sets);

@@ -7,6 +7,7 @@
  * matched). The ^/$ anchors stay exact: the start state of a line is the only one
  * at the line's beginning, and a state keeps the `assert eol` threads waiting so
  * its verdict at the line's end is known when it is built. */
+#define _GNU_SOURCE /* memrchr */
 #include "regex/dfa.h"
 
 #include <stdlib.h>
@@ -422,7 +423,8 @@ static void decided_line(cre_dfa *d, int all, int64_t *counts) {
 
 /* The Pike VM on lines [b, e): the fallback of a block that thrashes the cache. */
 static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
-                          cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
+                          cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
+                          int64_t *lines) {
     int64_t hits = 0, line = 0;
     while (b < e) {
         const uint8_t *nl = memchr(b, '\n', (size_t)(e - b));
@@ -435,12 +437,13 @@ static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, 
         line++;
         b = le + 1;
     }
+    *lines = line;
     return hits;
 }
 
 /* The DFA over whole lines [b, e). */
 static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
-                    cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
+                    cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask, int64_t *lines) {
     const int all = mode == CRE_ALL;
     const uint8_t *cls = d->info->cls;
     int64_t hits = 0, line = 0;
@@ -449,7 +452,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
         flush(d);
         if (make_start(d, all) < 0) {
             d->fallbacks++;
-            return pike_lines(d, pike, b, e, mode, sel, counts, mask);
+            return pike_lines(d, pike, b, e, mode, sel, counts, mask, lines);
         }
         d->mode = (int32_t)mode;
     }
@@ -459,6 +462,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
             if (sel) sel[i] = 1;
             decided_line(d, all, counts);
         }
+        *lines = n;
         return n;
     }
     uint32_t s = d->start;
@@ -495,38 +499,46 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
             d->fallbacks++;
             flush(d);
             d->mode = -1; /* the next scan starts with a fresh cache */
-            return hits + pike_lines(d, pike, ls, e, mode, sel ? sel + line : NULL, counts, mask);
+            int64_t rest = 0;
+            hits += pike_lines(d, pike, ls, e, mode, sel ? sel + line : NULL, counts, mask, &rest);
+            *lines = line + rest;
+            return hits;
         }
     }
     if (ls < e) { /* a last line without '\n' */
         int m = finish_line(d, s, all, counts);
         if (sel) sel[line] = (uint8_t)m;
         hits += m;
+        line++;
     }
+    *lines = line;
     return hits;
 }
 
 int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
-                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask) {
+                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
+                      int64_t *lines) {
     const cre_dfa_info *info = d->info;
-    if (mode == CRE_ALL || info->n_lit == 0) return scan(d, pike, b, e, mode, sel, counts, mask);
+    if (mode == CRE_ALL || info->n_lit == 0)
+        return scan(d, pike, b, e, mode, sel, counts, mask, lines);
+    if (info->exact) return cre_literal_count(info, b, e, sel, lines);
     /* prefilter: only lines holding a required literal can match */
-    int64_t hits = 0, line = 0;
+    int64_t hits = 0, line = 0, one;
     const uint8_t *p = b;
     while (p < e) {
         const uint8_t *q = cre_literal_find(info, p, e);
         if (q >= e) break;
-        const uint8_t *ls = q;
-        while (ls > p && ls[-1] != '\n') ls--;
-        if (sel)
-            for (const uint8_t *x = p; (x = memchr(x, '\n', (size_t)(ls - x))) != NULL; x++) line++;
+        const uint8_t *ls = memrchr(p, '\n', (size_t)(q - p));
+        ls = ls ? ls + 1 : p;
+        line += canopy_regex_count_lines((const char *)p, (size_t)(ls - p)); /* whole lines */
         const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
         const uint8_t *le = nl ? nl + 1 : e;
-        int m = info->exact ? 1 : (int)scan(d, pike, ls, le, mode, NULL, counts, mask);
+        int m = (int)scan(d, pike, ls, le, mode, NULL, counts, mask, &one);
         if (sel) sel[line] = (uint8_t)m;
         hits += m;
         line++;
         p = le;
     }
+    *lines = line + canopy_regex_count_lines((const char *)p, (size_t)(e - p));
     return hits;
 }

@@ -24,6 +24,7 @@ typedef struct cre_dfa_info {
      * form [.*]literal), so hits need no DFA check. */
     int32_t n_lit;
     int32_t exact;
+    int32_t short_lits; /* every literal has at most two bytes */
     uint8_t lit[CRE_LIT_MAX][CRE_LIT_LEN];
     int32_t lit_len[CRE_LIT_MAX];
 } cre_dfa_info;
@@ -40,16 +41,21 @@ int64_t cre_dfa_fallbacks(const cre_dfa *d);
  * tests can force flushes and the Pike VM fallback. Not thread-safe. */
 void cre_dfa_limit_override(int32_t max_states);
 
-/* Runs whole lines [b, e): returns the lines matching some pattern; sel (may be
- * NULL) gets a verdict per line; CRE_ALL adds each line's patterns to counts. The
- * Pike scratch and mask (mask_words) serve the fallback. */
+/* Runs whole lines [b, e): returns the lines matching some pattern and sets *lines
+ * to the lines of [b, e); sel (may be NULL) gets a verdict per line; CRE_ALL adds
+ * each line's patterns to counts. The Pike scratch and mask (mask_words) serve the
+ * fallback. */
 int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
-                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask);
+                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask, int64_t *lines);
 
 /* Literal prefilter (literal.c): fills info->lit*, exact; n_lit = 0 when some
  * pattern has no usable literal. */
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
 /* The first position >= from where some literal of info occurs (its start), or e. */
 const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e);
+/* For info->exact: the lines of [b, e) holding a literal (a verdict per line in sel
+ * when not NULL); *lines gets the lines of [b, e). */
+int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
+                          uint8_t *sel, int64_t *lines);
 
 #endif

@@ -3,7 +3,8 @@
  * every pattern has one, lines are found by searching for the runs (a SIMD compare
  * of the first two bytes per 32-byte window, then memcmp) and only those lines go
  * through the DFA. When a pattern is just its literal, optionally between `.*`s,
- * an occurrence is the match itself and the DFA is skipped (Ren's `.*ab` workload). */
+ * an occurrence is the match itself and the DFA is skipped (Ren's `.*ab` workload):
+ * lines are then counted 64 bytes at a time without looking at them one by one. */
 #include "regex/dfa.h"
 
 #include <stdlib.h>
@@ -65,6 +66,7 @@ static int32_t pattern_literal(const cre_tree *t, uint8_t *lit, int *exact) {
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
     info->exact = 1;
+    info->short_lits = 1;
     if (p->n_patterns == 0) return;
     for (int32_t q = 0; q < p->n_patterns; q++) {
         uint8_t lit[CRE_LIT_LEN];
@@ -83,6 +85,7 @@ void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info 
             info->n_lit = 0;
             return;
         }
+        info->short_lits &= len <= 2;
         memcpy(info->lit[info->n_lit], lit, (size_t)len);
         info->lit_len[info->n_lit++] = len;
     }
@@ -103,35 +106,176 @@ static const uint8_t *find_scalar(const cre_dfa_info *info, const uint8_t *x, co
     return e;
 }
 
+/* Scalar count of the lines holding a literal (the exact case, no SIMD). */
+static int64_t count_scalar(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
+                            uint8_t *sel, int64_t *lines) {
+    int64_t hits = 0, line = 0;
+    while (b < e) {
+        const uint8_t *nl = memchr(b, '\n', (size_t)(e - b));
+        const uint8_t *le = nl ? nl : e;
+        int m = find_scalar(info, b, le) < le;
+        if (sel) sel[line] = (uint8_t)m;
+        hits += m;
+        line++;
+        b = le + 1;
+    }
+    *lines = line;
+    return hits;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
-/* 32 positions per step: a candidate has the first byte of some literal and, for
- * literals of two bytes or more, its second byte next; candidates are confirmed with
- * memcmp. */
+/* The nibble filter: literal j is bucket j (a bit of one byte; literals 8..15 use a
+ * second table set). A byte x at position i and the byte y after it are in bucket j
+ * iff lo0[x & 15], hi0[x >> 4], lo1[y & 15] and hi1[y >> 4] all have bit j: with one
+ * literal per bucket that is x == lit[0] and y == lit[1] exactly (any y for a
+ * one-byte literal), four byte shuffles per 32 positions whatever the number of
+ * literals. Tables: [group][lo0, hi0, lo1, hi1][16]. */
+typedef struct nib_tables {
+    __m256i t[2][4];
+    int32_t groups;
+} nib_tables;
+
+__attribute__((target("avx2"))) static void nib_init(const cre_dfa_info *info, nib_tables *nt) {
+    uint8_t t[2][4][16];
+    memset(t, 0, sizeof t);
+    for (int32_t j = 0; j < info->n_lit; j++) {
+        uint8_t bitj = (uint8_t)(1u << (j & 7));
+        uint8_t(*g)[16] = t[j >> 3];
+        g[0][info->lit[j][0] & 15] |= bitj;
+        g[1][info->lit[j][0] >> 4] |= bitj;
+        for (int k = 0; k < 16; k++) /* one byte: the next byte is anything */
+            if (info->lit_len[j] == 1 || (info->lit[j][1] & 15) == k) g[2][k] |= bitj;
+        for (int k = 0; k < 16; k++)
+            if (info->lit_len[j] == 1 || (info->lit[j][1] >> 4) == k) g[3][k] |= bitj;
+    }
+    nt->groups = (info->n_lit + 7) / 8;
+    for (int g = 0; g < 2; g++)
+        for (int k = 0; k < 4; k++)
+            nt->t[g][k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t[g][k]));
+}
+
+/* Bucket bytes of the 32 positions at x (x[32] is read): per position the literals
+ * whose first two bytes start there, group g. */
+__attribute__((target("avx2"))) static inline __m256i nib_buckets(const nib_tables *nt, int g,
+                                                                  __m256i v0, __m256i v1) {
+    const __m256i low = _mm256_set1_epi8(15);
+    __m256i l0 = _mm256_and_si256(v0, low), h0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low);
+    __m256i l1 = _mm256_and_si256(v1, low), h1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low);
+    __m256i r = _mm256_and_si256(_mm256_shuffle_epi8(nt->t[g][0], l0),
+                                 _mm256_shuffle_epi8(nt->t[g][1], h0));
+    r = _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][2], l1));
+    return _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][3], h1));
+}
+
+/* Positions (bits) among the 32 at x where a literal starts: the two-byte filter,
+ * then, for longer literals, memcmp of the rest (within [x, e)). */
+__attribute__((target("avx2"))) static inline uint32_t nib_hits32(const cre_dfa_info *info,
+                                                                  const nib_tables *nt,
+                                                                  const uint8_t *x,
+                                                                  const uint8_t *e, int verify) {
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)x);
+    __m256i v1 = _mm256_loadu_si256((const __m256i *)(x + 1));
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i r0 = nib_buckets(nt, 0, v0, v1);
+    uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r0, zero));
+    __m256i r1 = zero;
+    if (nt->groups > 1) {
+        r1 = nib_buckets(nt, 1, v0, v1);
+        bits |= ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r1, zero));
+    }
+    if (!verify || !bits) return bits;
+    uint8_t b[2][32];
+    _mm256_storeu_si256((__m256i *)b[0], r0);
+    _mm256_storeu_si256((__m256i *)b[1], r1);
+    uint32_t ok = 0;
+    for (uint32_t m = bits; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        uint32_t cand = b[0][i] | (uint32_t)b[1][i] << 8;
+        for (; cand; cand &= cand - 1) {
+            int j = __builtin_ctz(cand);
+            int32_t n = info->lit_len[j];
+            if (n <= e - (x + i) && memcmp(x + i, info->lit[j], (size_t)n) == 0) {
+                ok |= 1u << i;
+                break;
+            }
+        }
+    }
+    return ok;
+}
+
+/* 64 positions at x, x[0..64] readable: literal starts (bits) and newlines. */
+__attribute__((target("avx2"))) static inline uint64_t
+nib_hits64(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *e,
+           int verify, uint64_t *nl) {
+    const __m256i vnl = _mm256_set1_epi8('\n');
+    uint64_t lo = nib_hits32(info, nt, x, e, verify), hi = nib_hits32(info, nt, x + 32, e, verify);
+    uint32_t n0 = (uint32_t)_mm256_movemask_epi8(
+        _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)x), vnl));
+    uint32_t n1 = (uint32_t)_mm256_movemask_epi8(
+        _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(x + 32)), vnl));
+    *nl = n0 | (uint64_t)n1 << 32;
+    return lo | hi << 32;
+}
+
 __attribute__((target("avx2"))) static const uint8_t *
 find_avx2(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
-    __m256i b0[CRE_LIT_MAX], b1[CRE_LIT_MAX];
-    int32_t n = info->n_lit;
-    for (int32_t j = 0; j < n; j++) {
-        b0[j] = _mm256_set1_epi8((char)info->lit[j][0]);
-        b1[j] = _mm256_set1_epi8((char)(info->lit_len[j] > 1 ? info->lit[j][1] : 0));
-    }
+    nib_tables nt;
+    nib_init(info, &nt);
+    int verify = !info->short_lits;
     for (; e - x >= 33; x += 32) {
-        __m256i v0 = _mm256_loadu_si256((const __m256i *)x);
-        __m256i v1 = _mm256_loadu_si256((const __m256i *)(x + 1));
-        __m256i acc = _mm256_setzero_si256();
-        for (int32_t j = 0; j < n; j++) {
-            __m256i m = _mm256_cmpeq_epi8(v0, b0[j]);
-            if (info->lit_len[j] > 1) m = _mm256_and_si256(m, _mm256_cmpeq_epi8(v1, b1[j]));
-            acc = _mm256_or_si256(acc, m);
-        }
-        uint32_t bits = (uint32_t)_mm256_movemask_epi8(acc);
-        while (bits) {
-            const uint8_t *c = x + __builtin_ctz(bits);
-            if (lit_at(info, c, e)) return c;
-            bits &= bits - 1;
-        }
+        uint32_t bits = nib_hits32(info, &nt, x, e, verify);
+        if (bits) return x + __builtin_ctz(bits);
     }
     return find_scalar(info, x, e);
+}
+
+/* The lines of [b, e) holding a literal, 64 positions per step without a branch per
+ * line: with M the literal starts and N the newlines of a step, a line holds a
+ * literal iff the event (bit of M | N) before its newline is in M. Adding M << 1 to
+ * the gaps ~(M | N) carries each match up to the next event, so (M << 1) + ~(M | N)
+ * has the bit of every event right after a match; the carry out of bit 63 (or a
+ * match at bit 63) says the line running past the step already holds one. */
+__attribute__((target("avx2,popcnt"))) static int64_t count_avx2(const cre_dfa_info *info,
+                                                                 const uint8_t *b, const uint8_t *e,
+                                                                 uint8_t *sel, int64_t *lines) {
+    nib_tables nt;
+    nib_init(info, &nt);
+    int verify = !info->short_lits;
+    int64_t hits = 0, line = 0;
+    uint64_t pending = 0; /* the current line holds a literal */
+    uint8_t tail[160];
+    for (const uint8_t *x = b; x < e; x += 64) {
+        uint64_t m, n;
+        if (e - x >= 65) {
+            m = nib_hits64(info, &nt, x, e, verify, &n);
+        } else {
+            /* the last step: padded with '\n', which no literal holds */
+            size_t k = (size_t)(e - x);
+            memset(tail, '\n', sizeof tail);
+            memcpy(tail, x, k);
+            m = nib_hits64(info, &nt, tail, tail + k, verify, &n);
+            uint64_t valid = k == 64 ? ~0ull : (1ull << k) - 1;
+            n &= valid;
+            m &= valid;
+        }
+        uint64_t gaps = ~(m | n), carried;
+        uint64_t out = __builtin_add_overflow((m << 1) | pending, gaps, &carried);
+        uint64_t ended = carried & n; /* newlines of lines that hold a literal */
+        pending = out | (m >> 63);
+        hits += __builtin_popcountll(ended);
+        if (sel)
+            for (uint64_t t = n; t; t &= t - 1)
+                sel[line++] = (uint8_t)((ended >> __builtin_ctzll(t)) & 1);
+        else
+            line += __builtin_popcountll(n);
+    }
+    if (b < e && e[-1] != '\n') { /* a last line without '\n' */
+        if (sel) sel[line] = (uint8_t)pending;
+        hits += (int64_t)pending;
+        line++;
+    }
+    *lines = line;
+    return hits;
 }
 #endif
 
@@ -140,4 +284,12 @@ const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, c
     if (canopy_cpu_isa() >= CANOPY_ISA_AVX2) return find_avx2(info, from, e);
 #endif
     return find_scalar(info, from, e);
+}
+
+int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
+                          uint8_t *sel, int64_t *lines) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (canopy_cpu_isa() >= CANOPY_ISA_AVX2) return count_avx2(info, b, e, sel, lines);
+#endif
+    return count_scalar(info, b, e, sel, lines);
 }

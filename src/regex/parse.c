@@ -352,6 +352,49 @@ canopy_status cre_parse(const char *pat, size_t len, int icase, cre_tree *out) {
     return CANOPY_OK;
 }
 
+/* Puts pre before and post after the pattern: spliced into the top-level
+ * concatenation (at its first item), so the literal analysis still sees the
+ * pattern's own items. */
+static int splice(parser *p, int pre, int post) {
+    cre_tree *t = p->t;
+    int first = t->root, parent = -1;
+    while (t->nodes[first].kind == CRE_CAT) {
+        parent = first;
+        first = t->nodes[first].a;
+    }
+    int head = pair(p, CRE_CAT, pre, first);
+    if (head < 0) return -1;
+    int body = head;
+    if (parent >= 0) {
+        t->nodes[parent].a = head;
+        body = t->root;
+    }
+    int root = pair(p, CRE_CAT, body, post);
+    if (root < 0) return -1;
+    t->root = root;
+    return 0;
+}
+
+canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind) {
+    parser p = {NULL, 0, 0, icase, 0, t, CANOPY_OK};
+    int pre, post;
+    if (kind == CRE_WRAP_LINE) {
+        pre = new_node(&p, CRE_BOL);
+        post = new_node(&p, CRE_EOL);
+    } else {
+        uint32_t other[8] = {0}; /* GNU's non-word bytes: not [_[:alnum:]] */
+        for (unsigned c = 0; c < 256; c++)
+            if (!is_word((int)c)) set_add(other, c);
+        int s1 = set_node(&p, other), s2 = set_node(&p, other);
+        int bol = new_node(&p, CRE_BOL), eol = new_node(&p, CRE_EOL);
+        pre = s1 < 0 || bol < 0 ? -1 : pair(&p, CRE_ALT, bol, s1);
+        post = s2 < 0 || eol < 0 ? -1 : pair(&p, CRE_ALT, s2, eol);
+    }
+    if (pre < 0 || post < 0 || splice(&p, pre, post))
+        return p.err ? p.err : canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+    return CANOPY_OK;
+}
+
 void cre_tree_free(cre_tree *t) {
     free(t->nodes);
     memset(t, 0, sizeof *t);

@@ -14,6 +14,8 @@
 struct canopy_regex {
     cre_prog prog;
     cre_dfa_info dfa; /* byte classes and the literal prefilter, shared read-only */
+    cre_prog plain;   /* CANOPY_REGEX_WORD: the patterns unwrapped, for canopy_regex_find */
+    int word;
 };
 
 const char *canopy_regex_engine_name(canopy_regex_engine e) {
@@ -35,18 +37,28 @@ canopy_status canopy_regex_compile(const char *const *patterns, const size_t *le
     *out = NULL;
     if (n < 0 || (n > 0 && !patterns))
         return canopy_fail(CANOPY_ERR_INVALID, "canopy_regex_compile: bad pattern list");
-    if (flags & ~(uint32_t)CANOPY_REGEX_ICASE)
+    if (flags & ~(uint32_t)(CANOPY_REGEX_ICASE | CANOPY_REGEX_LINE | CANOPY_REGEX_WORD))
         return canopy_fail(CANOPY_ERR_INVALID, "canopy_regex_compile: unknown flags 0x%x", flags);
+    int icase = (flags & CANOPY_REGEX_ICASE) != 0;
+    /* as grep: -x wins over -w */
+    int line = (flags & CANOPY_REGEX_LINE) != 0, word = !line && (flags & CANOPY_REGEX_WORD);
     cre_tree *trees = calloc(n > 0 ? (size_t)n : 1, sizeof *trees);
     canopy_regex *re = calloc(1, sizeof *re);
     canopy_status st = trees && re ? CANOPY_OK : canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
     int32_t parsed = 0;
     for (; !st && parsed < n; parsed++) {
         size_t len = lens ? lens[parsed] : strlen(patterns[parsed]);
-        st = cre_parse(patterns[parsed], len, (flags & CANOPY_REGEX_ICASE) != 0, &trees[parsed]);
+        st = cre_parse(patterns[parsed], len, icase, &trees[parsed]);
         if (st) break;
     }
+    if (!st && word) {
+        re->word = 1;
+        st = cre_compile(trees, n, &re->plain);
+    }
+    for (int32_t i = 0; !st && (line || word) && i < n; i++)
+        st = cre_wrap(&trees[i], icase, line ? CRE_WRAP_LINE : CRE_WRAP_WORD);
     if (!st) st = cre_compile(trees, n, &re->prog);
+    if (!st) cre_closures(&re->prog);
     if (!st) st = cre_dfa_info_init(&re->prog, trees, &re->dfa);
     for (int32_t i = 0; i < parsed && trees; i++) cre_tree_free(&trees[i]);
     free(trees);
@@ -63,7 +75,28 @@ void canopy_regex_free(canopy_regex *re) {
     if (!re) return;
     cre_dfa_info_free(&re->dfa);
     cre_prog_free(&re->prog);
+    cre_prog_free(&re->plain);
     free(re);
+}
+
+canopy_status canopy_regex_find(const canopy_regex *re, const char *line, size_t len, size_t from,
+                                size_t *start, size_t *end, int *found) {
+    *found = 0;
+    const cre_prog *p = re->word ? &re->plain : &re->prog;
+    cre_pike_scratch s;
+    canopy_status st = cre_pike_scratch_init(p, &s);
+    if (st) return st;
+    for (size_t i = from; i <= len; i++) {
+        int64_t j = cvm_regex_longest(p, &s, (const uint8_t *)line, len, i, re->word);
+        if (j >= 0) {
+            *start = i;
+            *end = (size_t)j;
+            *found = 1;
+            break;
+        }
+    }
+    cre_pike_scratch_free(&s);
+    return CANOPY_OK;
 }
 
 int32_t canopy_regex_pattern_count(const canopy_regex *re) {
@@ -131,9 +164,10 @@ static line_fn simd_fn(canopy_isa *isa) {
     return cvm_regex_line_scalar;
 }
 
-/* One block of whole lines with a per-line engine; returns the matching lines. */
+/* One block of whole lines with a per-line engine; returns the matching lines and
+ * sets *lines to the block's lines. */
 static int64_t block_lines(const cre_prog *p, worker *w, line_fn fn, const uint8_t *b,
-                           const uint8_t *e, cre_mode mode, uint8_t *sel) {
+                           const uint8_t *e, cre_mode mode, uint8_t *sel, int64_t *lines) {
     int64_t hits = 0, line = 0;
     while (b < e) {
         const uint8_t *nl = memchr(b, '\n', (size_t)(e - b));
@@ -147,6 +181,7 @@ static int64_t block_lines(const cre_prog *p, worker *w, line_fn fn, const uint8
         line++;
         b = le + 1;
     }
+    *lines = line;
     return hits;
 }
 
@@ -186,10 +221,12 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     if (r.engine == CANOPY_REGEX_ENGINE_SIMD) fn = simd_fn(&r.isa);
     cre_mode mode = pattern_counts ? CRE_ALL : CRE_ANY;
 
-    /* Blocks of at least 256 KiB, about 8 per thread, cut after a '\n'. */
+    /* Blocks of at least 1 MiB, about 8 per thread, cut after a '\n'. The literal
+     * counter takes ~0.1 ms for 1 MiB, about what starting one more thread costs, so
+     * smaller blocks would only add threads that cost more than they save. */
     int threads = canopy_threads();
     size_t want = len / ((size_t)threads * 8) + 1;
-    if (want < ((size_t)1 << 18)) want = (size_t)1 << 18;
+    if (want < ((size_t)1 << 20)) want = (size_t)1 << 20;
     if (block_override) want = block_override;
     int64_t nb = 0;
     size_t *cut = malloc((len / want + 2) * sizeof *cut);
@@ -208,24 +245,27 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     nb--; /* blocks: [cut[i], cut[i+1]) */
     if (threads > nb) threads = nb > 0 ? (int)nb : 1;
 
-    /* Line numbers of the block starts, needed to place per-line results. */
-    int64_t *first = calloc((size_t)nb + 1, sizeof *first);
-    if (!first) {
-        free(cut);
-        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
-    }
+    /* Line numbers of the block starts place per-line results; without them the
+     * engines count lines as they go (one pass over the buffer, not two). */
+    int64_t *first = NULL;
+    if (selected) {
+        first = calloc((size_t)nb + 1, sizeof *first);
+        if (!first) {
+            free(cut);
+            return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+        }
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < nb; i++)
-        first[i + 1] = canopy_regex_count_lines(buf + cut[i], cut[i + 1] - cut[i]);
-    for (int64_t i = 0; i < nb; i++) first[i + 1] += first[i];
-    r.lines = first[nb];
-    /* engines with a prefilter write only the lines they examine */
-    if (selected) memset(selected, 0, (size_t)r.lines);
+        for (int64_t i = 0; i < nb; i++)
+            first[i + 1] = canopy_regex_count_lines(buf + cut[i], cut[i + 1] - cut[i]);
+        for (int64_t i = 0; i < nb; i++) first[i + 1] += first[i];
+        /* engines with a prefilter write only the lines they examine */
+        memset(selected, 0, (size_t)first[nb]);
+    }
 
     canopy_status st = CANOPY_OK;
-    int64_t matched = 0;
+    int64_t matched = 0, lines = 0;
     if (pattern_counts) memset(pattern_counts, 0, (size_t)p->n_patterns * sizeof *pattern_counts);
-#pragma omp parallel num_threads(threads) reduction(+ : matched)
+#pragma omp parallel num_threads(threads) reduction(+ : matched, lines)
     {
         worker w;
         canopy_status ws = worker_init(re, r.engine, &w);
@@ -239,10 +279,12 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
             const uint8_t *b = (const uint8_t *)buf + cut[i],
                           *e = (const uint8_t *)buf + cut[i + 1];
             uint8_t *sel = selected ? selected + first[i] : NULL;
+            int64_t n = 0;
             if (r.engine == CANOPY_REGEX_ENGINE_DFA)
-                matched += cre_dfa_block(w.dfa, &w.pike, b, e, mode, sel, w.counts, w.mask);
+                matched += cre_dfa_block(w.dfa, &w.pike, b, e, mode, sel, w.counts, w.mask, &n);
             else
-                matched += block_lines(p, &w, fn, b, e, mode, sel);
+                matched += block_lines(p, &w, fn, b, e, mode, sel, &n);
+            lines += n;
         }
         if (!ws) {
 #pragma omp critical(canopy_regex_merge)
@@ -260,6 +302,7 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     free(cut);
     free(first);
     if (st) return st;
+    r.lines = lines;
     if (o.invert && pattern_counts)
         for (int32_t q = 0; q < p->n_patterns; q++) pattern_counts[q] = r.lines - pattern_counts[q];
     if (o.invert && selected)

@@ -26,6 +26,11 @@ typedef struct cre_prog {
     int32_t n_patterns;
     int32_t mask_words;  /* 64-bit words of a pattern bit set */
     int32_t *pattern_of; /* per pc: the pattern it belongs to, -1 for the dispatch forks */
+    /* Epsilon closures away from the line's ends (^ and $ fail there): for each pc,
+     * clo[clo_off[pc] .. clo_off[pc + 1]) are the cmp, dot and match pcs reachable by
+     * jmp and fork. NULL when they would be too big (the SIMD VM then walks epsilon
+     * moves level by level everywhere). */
+    int32_t *clo_off, *clo;
 } cre_prog;
 
 /* ---- syntax tree (parse.c) ---- */
@@ -57,11 +62,18 @@ typedef struct cre_tree {
  * icase folds every letter into both cases. */
 canopy_status cre_parse(const char *pat, size_t len, int icase, cre_tree *out);
 void cre_tree_free(cre_tree *t);
+/* grep -x and -w as syntax: LINE makes the pattern ^(P)$; WORD makes it
+ * (^|[^_[:alnum:]])(P)([^_[:alnum:]]|$), so "a line holds a match of P with no word
+ * byte on either side" stays a plain regular search (the DFA and prefilter apply). */
+typedef enum cre_wrap_kind { CRE_WRAP_LINE, CRE_WRAP_WORD } cre_wrap_kind;
+canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
 
 /* ---- compiler (compile.c) ---- */
 /* Instructions past which a program is "too big" (grep's message). */
 #define CRE_MAX_INSNS (1 << 22)
 canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out);
+/* Fills p->clo_off / p->clo (left NULL past a size cap, or without memory). */
+void cre_closures(cre_prog *p);
 void cre_prog_free(cre_prog *p);
 
 static inline int cre_set_has(const uint32_t *set, unsigned c) {
@@ -91,6 +103,12 @@ int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *l
                         cre_mode mode, uint64_t *mask);
 int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
                           cre_mode mode, uint64_t *mask);
+
+/* The longest end j >= start such that some pattern matches line[start, j), anchors
+ * taken against the whole line; with word, only a match with no word byte
+ * ([_[:alnum:]]) just before start or at j counts. -1 if there is none. */
+int64_t cvm_regex_longest(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          size_t start, int word);
 
 /* Blocks of this many bytes (0: the default) in canopy_regex_match, so tests can
  * put many block boundaries into a small buffer. Not thread-safe. */

@@ -131,3 +131,33 @@ int cvm_regex_line_scalar(const cre_prog *p, cre_pike_scratch *s, const uint8_t 
     }
     return r.matched > 0;
 }
+
+static int word_byte(uint8_t c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+int64_t cvm_regex_longest(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          size_t start, int word) {
+    if (word && start > 0 && word_byte(line[start - 1])) return -1;
+    run_state r = {p, s, 0, len, CRE_ANY, NULL, 0};
+    int32_t *clist = s->list_a, *raw = s->list_b;
+    int32_t nraw = 0;
+    int64_t best = -1;
+    for (size_t pos = start;; pos++) {
+        r.pos = pos;
+        r.matched = 0;
+        next_gen(p, s);
+        int32_t nc = 0;
+        for (int32_t i = 0; i < nraw; i++) add_closure(&r, raw[i], clist, &nc);
+        if (pos == start) add_closure(&r, 0, clist, &nc); /* anchored: one start only */
+        if (r.matched && !(word && pos < len && word_byte(line[pos]))) best = (int64_t)pos;
+        if (pos == len || nc == 0) break;
+        unsigned c = line[pos];
+        nraw = 0;
+        for (int32_t i = 0; i < nc; i++) {
+            const cvm_insn *in = &p->vm.code[clist[i]];
+            if (in->op == CVM_DOT || cre_set_has(p->sets[in->arg], c)) raw[nraw++] = clist[i] + 1;
+        }
+    }
+    return best;
+}

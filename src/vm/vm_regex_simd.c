@@ -54,6 +54,65 @@ static inline int32_t record(const int32_t *args, unsigned bits, cre_mode mode, 
     return added;
 }
 
+/* Away from the line's ends, epsilon moves are the precomputed closures: the
+ * targets in `raw` (pc + 1 of the threads that consumed the previous byte, and pc 0)
+ * become this position's consuming threads in `out`, each pc once, and the match
+ * pcs among them are recorded. Returns the threads; *matched as in record(). */
+static inline int32_t expand(const cre_prog *p, cre_pike_scratch *s, const int32_t *raw,
+                             int32_t nraw, int32_t *out, cre_mode mode, uint64_t *mask,
+                             int32_t *matched, int32_t lanes) {
+    int32_t k = 0;
+    uint32_t gen = s->gen, *mark = s->mark;
+    for (int32_t i = 0; i < nraw; i++) {
+        const int32_t *c = p->clo + p->clo_off[raw[i]], *ce = p->clo + p->clo_off[raw[i] + 1];
+        for (; c < ce; c++) {
+            int32_t pc = *c;
+            if (mark[pc] == gen) continue;
+            mark[pc] = gen;
+            int32_t q = p->pattern_of[pc];
+            if (mode == CRE_ALL && ((mask[q >> 6] >> (q & 63)) & 1)) continue;
+            if (p->vm.code[pc].op != CVM_MATCH) {
+                out[k++] = pc;
+            } else if (mode == CRE_ANY) {
+                *matched = 1;
+            } else {
+                mask[q >> 6] |= 1ull << (q & 63);
+                ++*matched;
+            }
+        }
+    }
+    for (int32_t i = k; i < k + lanes; i++) out[i] = p->vm.pad_pc;
+    return k;
+}
+
+/* The consuming threads of list that accept byte c, one at a time: their pc + 1. */
+static inline int32_t test_scalar(const cre_prog *p, const int32_t *list, int32_t n, unsigned c,
+                                  int32_t *out) {
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const cvm_insn *in = &p->vm.code[list[i]];
+        if (in->op == CVM_DOT || cre_set_has(p->sets[in->arg], c)) out[k++] = list[i] + 1;
+    }
+    return k;
+}
+
+/* The flat step away from the line's ends: expand, then one pass of the lanes over
+ * the consuming threads (no epsilon levels, so the lanes are full). Fewer threads
+ * than half the lanes are tested one by one: the gathers' latency (~20 cycles each)
+ * costs more than a few scalar tests (measured: 2x slower than scalar on `.*ab`,
+ * whose 2-3 threads fill a quarter of the AVX2 lanes). */
+#define FLAT_STEP(TEST)                                                                            \
+    if (pos > 0 && have && p->clo) {                                                               \
+        int32_t nc = expand(p, s, work, nwork, tmp, mode, mask, &matched, LANES);                  \
+        if (mode == CRE_ANY ? matched > 0 : matched == p->n_patterns) return 1;                    \
+        nnext = nc < LANES / 2 ? test_scalar(p, tmp, nc, c, next) : TEST(p, tmp, nc, c, next);     \
+        int32_t *sw3 = work;                                                                       \
+        work = next;                                                                               \
+        next = sw3;                                                                                \
+        nwork = nnext;                                                                             \
+        continue;                                                                                  \
+    }
+
 #define LINE_LOOP_BEGIN                                                                            \
     if (mode == CRE_ALL) memset(mask, 0, (size_t)p->mask_words * sizeof *mask);                    \
     int32_t *work = s->list_a, *tmp = s->list_b, *next = s->list_c;                                \
@@ -66,6 +125,7 @@ static inline int32_t record(const int32_t *args, unsigned bits, cre_mode mode, 
         int32_t nnext = 0;                                                                         \
         int have = pos < len;                                                                      \
         unsigned c = have ? line[pos] : 0;                                                         \
+        FLAT_STEP(FLAT_TEST)                                                                       \
         while (nwork > 0) {                                                                        \
             nwork = dedup(p, s, work, nwork, mode, mask, LANES);                                   \
             int32_t ntmp = 0;                                                                      \
@@ -87,6 +147,35 @@ static inline int32_t record(const int32_t *args, unsigned bits, cre_mode mode, 
     return matched > 0;
 
 #define LANES 8
+/* The consuming threads (cmp, dot; padding is nomatch) that accept byte c: their
+ * pc + 1, stream-compacted into out. */
+__attribute__((target("avx2,fma"))) static int32_t
+flat_test_avx2(const cre_prog *p, const int32_t *list, int32_t n, unsigned c, int32_t *out) {
+    const int32_t *words = (const int32_t *)p->vm.code, *setw = (const int32_t *)p->sets;
+    const __m256i v_cmp = _mm256_set1_epi32(CVM_CMP), v_dot = _mm256_set1_epi32(CVM_DOT);
+    const __m256i v_one = _mm256_set1_epi32(1), v_word = _mm256_set1_epi32((int32_t)(c >> 5));
+    const __m128i v_shift = _mm_cvtsi32_si128((int)(c & 31));
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i += LANES) {
+        __m256i vpc = _mm256_loadu_si256((const __m256i *)(list + i));
+        __m256i idx = _mm256_slli_epi32(vpc, 2);
+        __m256i op = _mm256_i32gather_epi32(words, idx, 4);
+        __m256i arg = _mm256_i32gather_epi32(words + 1, idx, 4);
+        __m256i is_cmp = _mm256_cmpeq_epi32(op, v_cmp);
+        __m256i widx = _mm256_add_epi32(_mm256_slli_epi32(arg, 3), v_word);
+        __m256i w = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), setw, widx, is_cmp, 4);
+        __m256i hit = _mm256_and_si256(_mm256_srl_epi32(w, v_shift), v_one);
+        __m256i consume = _mm256_or_si256(_mm256_and_si256(is_cmp, _mm256_cmpeq_epi32(hit, v_one)),
+                                          _mm256_cmpeq_epi32(op, v_dot));
+        unsigned keep = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(consume));
+        __m256i perm = _mm256_loadu_si256((const __m256i *)cvm_compact_perm[keep]);
+        _mm256_storeu_si256((__m256i *)(out + k),
+                            _mm256_permutevar8x32_epi32(_mm256_add_epi32(vpc, v_one), perm));
+        k += __builtin_popcount(keep);
+    }
+    return k;
+}
+#define FLAT_TEST flat_test_avx2
 __attribute__((target("avx2,fma"))) int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s,
                                                             const uint8_t *line, size_t len,
                                                             cre_mode mode, uint64_t *mask) {
@@ -150,9 +239,34 @@ __attribute__((target("avx2,fma"))) int cvm_regex_line_avx2(const cre_prog *p, c
     }
     LINE_LOOP_END
 }
+#undef FLAT_TEST
 #undef LANES
 
 #define LANES 16
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) static int32_t
+flat_test_avx512(const cre_prog *p, const int32_t *list, int32_t n, unsigned c, int32_t *out) {
+    const int32_t *words = (const int32_t *)p->vm.code, *setw = (const int32_t *)p->sets;
+    const __m512i v_cmp = _mm512_set1_epi32(CVM_CMP), v_dot = _mm512_set1_epi32(CVM_DOT);
+    const __m512i v_one = _mm512_set1_epi32(1), v_word = _mm512_set1_epi32((int32_t)(c >> 5));
+    const __m128i v_shift = _mm_cvtsi32_si128((int)(c & 31));
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i += LANES) {
+        __m512i vpc = _mm512_loadu_si512((const void *)(list + i));
+        __m512i idx = _mm512_slli_epi32(vpc, 2);
+        __m512i op = _mm512_i32gather_epi32(idx, words, 4);
+        __m512i arg = _mm512_i32gather_epi32(idx, words + 1, 4);
+        __mmask16 is_cmp = _mm512_cmpeq_epi32_mask(op, v_cmp);
+        __m512i widx = _mm512_add_epi32(_mm512_slli_epi32(arg, 3), v_word);
+        __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), is_cmp, widx, setw, 4);
+        __m512i hit = _mm512_and_si512(_mm512_srl_epi32(w, v_shift), v_one);
+        __mmask16 consume = (__mmask16)(_mm512_mask_cmpeq_epi32_mask(is_cmp, hit, v_one) |
+                                        _mm512_cmpeq_epi32_mask(op, v_dot));
+        _mm512_mask_compressstoreu_epi32(out + k, consume, _mm512_add_epi32(vpc, v_one));
+        k += __builtin_popcount(consume);
+    }
+    return k;
+}
+#define FLAT_TEST flat_test_avx512
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) int
 cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
                       cre_mode mode, uint64_t *mask) {
@@ -202,6 +316,7 @@ cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *lin
     }
     LINE_LOOP_END
 }
+#undef FLAT_TEST
 #undef LANES
 
 #else

@@ -32,7 +32,16 @@ static void usage(FILE *f) {
                "  -E, --extended-regexp  accepted for compatibility (the only syntax)\n"
                "  -i, --ignore-case      ignore the case of ASCII letters\n"
                "  -v, --invert-match     select the lines matching no pattern\n"
+               "  -x, --line-regexp      a pattern must match the whole line\n"
+               "  -w, --word-regexp      a match must have no word byte [_[:alnum:]] just\n"
+               "                         before or after it (-x wins over -w)\n"
                "  -c, --count            print the number of selected lines per file\n"
+               "  -l, --files-with-matches  print only the names of files with a\n"
+               "                         selected line\n"
+               "  -L, --files-without-match  print only the names of files without one\n"
+               "  -o, --only-matching    print each match (leftmost-longest, POSIX) on its\n"
+               "                         own line instead of the line; empty matches are\n"
+               "                         not printed; with -v nothing is printed\n"
                "  -n, --line-number      prefix each line with its 1-based number\n"
                "  -H, --with-filename    prefix each output with the file name\n"
                "  -h, --no-filename      never prefix the file name (default: with 2+ files)\n"
@@ -166,8 +175,38 @@ static void unload(input *in) {
 
 typedef struct grep_opts {
     int count, invert, number, with_name, quiet, silent, per_pattern, stats;
+    int list, list_none, only; /* -l, -L, -o */
     canopy_regex_engine engine;
 } grep_opts;
+
+static void print_prefix(const grep_opts *o, const char *name, int64_t line) {
+    if (o->with_name) printf("%s:", name);
+    if (o->number) printf("%lld:", (long long)(line + 1));
+}
+
+/* grep -o on one selected line: each leftmost-longest match, left to right; an
+ * empty match prints nothing and the search goes on one byte further. */
+static int print_matches(const canopy_regex *re, const grep_opts *o, const char *name, int64_t line,
+                         const char *p, size_t len) {
+    for (size_t from = 0; from <= len;) {
+        size_t b, e;
+        int found;
+        if (canopy_regex_find(re, p, len, from, &b, &e, &found)) {
+            fprintf(stderr, "canopy grep: %s: %s\n", name, canopy_last_error());
+            return -1;
+        }
+        if (!found) break;
+        if (e == b) {
+            from = b + 1;
+            continue;
+        }
+        print_prefix(o, name, line);
+        fwrite(p + b, 1, e - b, stdout);
+        putchar('\n');
+        from = e;
+    }
+    return 0;
+}
 
 /* Matches one input and writes its output; returns 1 if a line was selected, 0 if
  * none, -1 on an error (already reported). */
@@ -175,7 +214,9 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
                     const char *name, const input *in) {
     canopy_regex_match_options mo = {o->engine, o->invert};
     int32_t np = canopy_regex_pattern_count(re);
-    int print_lines = !o->count && !o->quiet && !o->per_pattern;
+    /* as grep: -q, then -l/-L, then the counts, then -o, then lines */
+    int names = o->list || o->list_none;
+    int print_lines = !o->quiet && !names && !o->count && !o->per_pattern;
     uint8_t *sel = NULL;
     int64_t *counts = NULL;
     if (print_lines) {
@@ -186,7 +227,7 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
             return -1;
         }
     }
-    if (o->per_pattern && !(counts = calloc((size_t)np + 1, sizeof *counts))) {
+    if (o->per_pattern && !names && !(counts = calloc((size_t)np + 1, sizeof *counts))) {
         free(sel);
         fprintf(stderr, "canopy grep: out of memory\n");
         return -1;
@@ -208,7 +249,10 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
                 name, (long long)r.lines, (long long)r.selected, canopy_regex_engine_name(r.engine),
                 canopy_isa_name(r.isa), (long long)r.dfa_states, (long long)r.dfa_fallbacks,
                 (t1 - t0) * 1e3);
+    int rc = r.selected > 0;
     if (o->quiet) {
+    } else if (names) {
+        if (o->list ? r.selected > 0 : r.selected == 0) printf("%s\n", name);
     } else if (o->per_pattern) {
         for (int32_t q = 0; q < np; q++) {
             if (o->with_name) printf("%s:", name);
@@ -222,14 +266,15 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
     } else if (r.selected > 0 && memchr(in->data, '\0', in->len)) {
         /* grep's habit: a file with NUL bytes gets one notice instead of its lines */
         fprintf(stderr, "canopy grep: %s: binary file matches\n", name);
-    } else if (r.selected > 0) {
+    } else if (r.selected > 0 && !(o->only && o->invert)) {
         const char *p = in->data, *end = in->data + in->len;
-        for (int64_t i = 0; p < end; i++) {
+        for (int64_t i = 0; p < end && rc >= 0; i++) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             const char *le = nl ? nl : end;
-            if (sel[i]) {
-                if (o->with_name) printf("%s:", name);
-                if (o->number) printf("%lld:", (long long)(i + 1));
+            if (sel[i] && o->only) {
+                if (print_matches(re, o, name, i, p, (size_t)(le - p))) rc = -1;
+            } else if (sel[i]) {
+                print_prefix(o, name, i);
                 fwrite(p, 1, (size_t)(le - p), stdout);
                 putchar('\n');
             }
@@ -238,7 +283,7 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
     }
     free(sel);
     free(counts);
-    return r.selected > 0;
+    return rc;
 }
 
 int cmd_grep(int argc, char **argv) {
@@ -247,6 +292,11 @@ int cmd_grep(int argc, char **argv) {
                                          {"extended-regexp", no_argument, NULL, 'E'},
                                          {"ignore-case", no_argument, NULL, 'i'},
                                          {"invert-match", no_argument, NULL, 'v'},
+                                         {"line-regexp", no_argument, NULL, 'x'},
+                                         {"word-regexp", no_argument, NULL, 'w'},
+                                         {"files-with-matches", no_argument, NULL, 'l'},
+                                         {"files-without-match", no_argument, NULL, 'L'},
+                                         {"only-matching", no_argument, NULL, 'o'},
                                          {"count", no_argument, NULL, 'c'},
                                          {"line-number", no_argument, NULL, 'n'},
                                          {"with-filename", no_argument, NULL, 'H'},
@@ -263,11 +313,12 @@ int cmd_grep(int argc, char **argv) {
     grep_opts o;
     memset(&o, 0, sizeof o);
     int name_opt = -1; /* -H: 1, -h: 0, default: by file count */
-    int icase = 0, have_patterns = 0, rc = GREP_NONE;
+    uint32_t flags = 0;
+    int have_patterns = 0, rc = GREP_NONE;
     pattern_list pl = {NULL, NULL, 0, 0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:f:EivcnHhqs", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:f:EivxwlLocnHhqs", opts, NULL)) != -1) {
         switch (c) {
         case OPT_HELP + 256:
             usage(stdout);
@@ -294,7 +345,24 @@ int cmd_grep(int argc, char **argv) {
         case 'E':
             break;
         case 'i':
-            icase = 1;
+            flags |= CANOPY_REGEX_ICASE;
+            break;
+        case 'x':
+            flags |= CANOPY_REGEX_LINE;
+            break;
+        case 'w':
+            flags |= CANOPY_REGEX_WORD;
+            break;
+        case 'l':
+            o.list = 1;
+            o.list_none = 0;
+            break;
+        case 'L':
+            o.list_none = 1;
+            o.list = 0;
+            break;
+        case 'o':
+            o.only = 1;
             break;
         case 'v':
             o.invert = 1;
@@ -349,8 +417,7 @@ int cmd_grep(int argc, char **argv) {
         if (add_lines(&pl, a, strlen(a), 0)) goto nomem;
     }
     canopy_regex *re = NULL;
-    if (canopy_regex_compile((const char *const *)pl.pat, pl.len, pl.n,
-                             icase ? CANOPY_REGEX_ICASE : 0, &re)) {
+    if (canopy_regex_compile((const char *const *)pl.pat, pl.len, pl.n, flags, &re)) {
         fprintf(stderr, "canopy grep: %s\n", canopy_last_error());
         free_patterns(&pl);
         return GREP_TROUBLE;
