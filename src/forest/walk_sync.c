@@ -34,10 +34,11 @@ static canopy_status build_perfect(cf_layout *L) {
         steps += L->tree_depth[t];
         if (L->tree_depth[t] > deepest) deepest = L->tree_depth[t];
     }
-    /* the feature-major copy costs a row's features; the trees walk `steps` per row */
-    if (L->n_features > steps || (uint64_t)L->n_features * 4u * CF_SYNC_ROWS > UINT32_MAX ||
+    /* the feature-major copy costs a row's features; the trees walk `steps` per row;
+     * the SIMD sweeps gather with signed 32-bit byte offsets */
+    if (L->n_features > steps || (int64_t)L->n_features * 4 * CF_SYNC_ROWS > INT32_MAX ||
         slots > CF_PERFECT_SLACK * (L->n_lnodes > 0 ? L->n_lnodes : 1) ||
-        (uint64_t)(((int64_t)2 << deepest) * (int64_t)sizeof(cf_pnode)) > UINT32_MAX)
+        ((int64_t)2 << deepest) * (int64_t)sizeof(cf_pnode) > INT32_MAX)
         return CANOPY_OK;
     size_t ns = (size_t)(slots > 0 ? slots : 1), nt = (size_t)(L->n_trees > 0 ? L->n_trees : 1);
     L->perf_nodes = malloc(ns * sizeof *L->perf_nodes);
@@ -154,16 +155,29 @@ static inline size_t step_zero(const char *base, size_t off, const char *x) {
     return nd->next + ((uint32_t)cf_go_right(v, nd->thr, nd->key) << 4);
 }
 
-/* The plain rule on a complete bf tree (cf_pnode, 8 bytes): the child's offset is
- * computed, not loaded. */
-static inline size_t step_perfect(const char *base, size_t off, const char *x) {
-    /* keeps each row's offset in a general register: otherwise the compiler packs the
+/* The plain rule on a complete bf tree (cf_pnode, 8 bytes), in slot numbers: the
+ * child is computed, not loaded, as 2i + 1 + (t < x), which x86 compilers turn into
+ * lea + adc on the compare's carry (no NaN here: the block was checked). */
+static inline size_t step_perfect(const char *base, size_t i, const char *x) {
+    /* keeps each row's slot in a general register: otherwise the compiler packs the
      * eight rows' arithmetic into one vector and pays shuffles on every load */
-    __asm__("" : "+r"(off));
-    const cf_pnode *nd = (const cf_pnode *)(base + off);
+    __asm__("" : "+r"(i));
+    const cf_pnode *nd = (const cf_pnode *)base + i;
+#if defined(__x86_64__) && defined(__SSE__)
+    /* comiss x, t sets the carry to t < x: lea + adc, no setcc / movzx */
+    float t = nd->thr;
+    __asm__("lea 1(%[i],%[i]), %[i]\n\t"
+            "comiss %[x], %[t]\n\t"
+            "adc $0, %[i]"
+            : [i] "+&r"(i)
+            : [x] "m"(*(const float *)(x + nd->fofs)), [t] "x"(t)
+            : "cc");
+    return i;
+#else
     float v;
     memcpy(&v, x + nd->fofs, sizeof v);
-    return 2 * off + 8 + ((size_t)(v > nd->thr) << 3);
+    return 2 * i + 1 + (nd->thr < v);
+#endif
 }
 
 /* Eight rows in registers, interleaved: eight independent chains per level. */
@@ -206,12 +220,15 @@ typedef void (*sweep_fn)(const char *base, int32_t depth, const char *xb, size_t
 static const sweep_fn scalar_sweeps[4] = {sweep_plain, sweep_nan, sweep_zero, sweep_perfect};
 
 #if defined(__x86_64__) || defined(__i386__)
+/* Gather scale: complete trees count slots of 8 bytes, linked nodes bytes. */
+#define SLOT(mode) ((mode) == MODE_PERFECT ? (int)sizeof(cf_pnode) : 1)
+
 /* 8 rows per step; off has room for nr rounded up to 8 (spare lanes walk row 0). */
 #define AVX2_SWEEP(name, mode)                                                                     \
     __attribute__((target("avx2,fma"))) static void name(                                          \
         const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
         const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                            \
-        const __m256i v16 = _mm256_set1_epi32(16), v8 = _mm256_set1_epi32(8);                      \
+        const __m256i v16 = _mm256_set1_epi32(16), v1 = _mm256_set1_epi32(1);                      \
         const __m256i v_zf = _mm256_set1_epi32(CF_KEY_ZERO);                                       \
         const __m256i v_dl = _mm256_set1_epi32(CF_KEY_DL);                                         \
         const __m256 v_eps = _mm256_set1_ps(CF_ZERO_EPS);                                          \
@@ -222,10 +239,10 @@ static const sweep_fn scalar_sweeps[4] = {sweep_plain, sweep_nan, sweep_zero, sw
                 rows = _mm256_and_si256(rows, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), rows));    \
                 __m256i rowb = _mm256_mullo_epi32(rows, _mm256_set1_epi32((int32_t)rs));           \
                 __m256i o = _mm256_loadu_si256((const __m256i *)(off + r));                        \
-                __m256 thr = _mm256_i32gather_ps((const float *)base, o, 1);                       \
-                __m256i fo = _mm256_i32gather_epi32((const int *)(base + 4), o, 1);                \
+                __m256 thr = _mm256_i32gather_ps((const float *)base, o, SLOT(mode));              \
+                __m256i fo = _mm256_i32gather_epi32((const int *)(base + 4), o, SLOT(mode));       \
                 __m256i nx = mode == MODE_PERFECT                                                  \
-                                 ? _mm256_add_epi32(_mm256_add_epi32(o, o), v8)                    \
+                                 ? _mm256_add_epi32(_mm256_add_epi32(o, o), v1)                    \
                                  : _mm256_i32gather_epi32((const int *)(base + 8), o, 1);          \
                 __m256 x = _mm256_i32gather_ps((const float *)xb, _mm256_add_epi32(rowb, fo), 1);  \
                 __m256 right = _mm256_cmp_ps(x, thr, _CMP_GT_OQ);                                  \
@@ -242,7 +259,7 @@ static const sweep_fn scalar_sweeps[4] = {sweep_plain, sweep_nan, sweep_zero, sw
                     right = _mm256_blendv_ps(right, _mm256_andnot_ps(dl, miss), miss);             \
                 }                                                                                  \
                 o = _mm256_add_epi32(nx, _mm256_and_si256(_mm256_castps_si256(right),              \
-                                                          mode == MODE_PERFECT ? v8 : v16));       \
+                                                          mode == MODE_PERFECT ? v1 : v16));       \
                 _mm256_storeu_si256((__m256i *)(off + r), o);                                      \
             }                                                                                      \
     }
@@ -258,7 +275,7 @@ static const sweep_fn avx2_sweeps[4] = {avx2_plain, avx2_nan, avx2_zero, avx2_pe
         const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
         const __m512i lane =                                                                       \
             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);               \
-        const __m512i v16 = _mm512_set1_epi32(16), v8 = _mm512_set1_epi32(8);                      \
+        const __m512i v16 = _mm512_set1_epi32(16), v1 = _mm512_set1_epi32(1);                      \
         const __m512i v_zf = _mm512_set1_epi32(CF_KEY_ZERO);                                       \
         const __m512i v_dl = _mm512_set1_epi32(CF_KEY_DL);                                         \
         const __m512 v_eps = _mm512_set1_ps(CF_ZERO_EPS);                                          \
@@ -269,9 +286,9 @@ static const sweep_fn avx2_sweeps[4] = {avx2_plain, avx2_nan, avx2_zero, avx2_pe
                     _mm512_cmplt_epi32_mask(rows, _mm512_set1_epi32(nr)), rows);                   \
                 __m512i rowb = _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rs));           \
                 __m512i o = _mm512_loadu_si512(off + r);                                           \
-                __m512 thr = _mm512_i32gather_ps(o, base, 1);                                      \
-                __m512i fo = _mm512_i32gather_epi32(o, base + 4, 1);                               \
-                __m512i nx = mode == MODE_PERFECT ? _mm512_add_epi32(_mm512_add_epi32(o, o), v8)   \
+                __m512 thr = _mm512_i32gather_ps(o, base, SLOT(mode));                             \
+                __m512i fo = _mm512_i32gather_epi32(o, base + 4, SLOT(mode));                      \
+                __m512i nx = mode == MODE_PERFECT ? _mm512_add_epi32(_mm512_add_epi32(o, o), v1)   \
                                                   : _mm512_i32gather_epi32(o, base + 8, 1);        \
                 __m512 x = _mm512_i32gather_ps(_mm512_add_epi32(rowb, fo), xb, 1);                 \
                 __mmask16 right = _mm512_cmp_ps_mask(x, thr, _CMP_GT_OQ);                          \
@@ -284,7 +301,7 @@ static const sweep_fn avx2_sweeps[4] = {avx2_plain, avx2_nan, avx2_zero, avx2_pe
                     __mmask16 dl = _mm512_test_epi32_mask(key, v_dl);                              \
                     right = (__mmask16)((right & ~miss) | (miss & ~dl));                           \
                 }                                                                                  \
-                o = _mm512_mask_add_epi32(nx, right, nx, mode == MODE_PERFECT ? v8 : v16);         \
+                o = _mm512_mask_add_epi32(nx, right, nx, mode == MODE_PERFECT ? v1 : v16);         \
                 _mm512_storeu_si512(off + r, o);                                                   \
             }                                                                                      \
     }
@@ -347,7 +364,7 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
                 leaf = L->perf_leaf + L->perf_first[t];
                 val = L->perf_val + L->perf_first[t];
                 root = 0;
-                size = sizeof(cf_pnode);
+                size = 1;
             }
             for (int32_t r = 0; r < CF_SYNC_ROWS; r++) off[r] = root;
             sweeps[mode](tb, L->tree_depth[t], xs, xrs, nr, off);
