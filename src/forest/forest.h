@@ -231,6 +231,7 @@ void cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0
  * over rows (AVX2 / AVX-512). */
 canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L);
 #define CF_PERFECT_SLACK 4
+#define CF_PERFECT_FEATURES 4096
 #define CF_SYNC_ROWS 128 /* rows per sweep block */
 void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
                   int64_t r1, int32_t t0, int32_t t1, double *acc);

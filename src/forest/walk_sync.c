@@ -34,9 +34,11 @@ static canopy_status build_perfect(cf_layout *L) {
         steps += L->tree_depth[t];
         if (L->tree_depth[t] > deepest) deepest = L->tree_depth[t];
     }
-    /* the feature-major copy costs a row's features; the trees walk `steps` per row;
-     * the SIMD sweeps gather with signed 32-bit byte offsets */
-    if (L->n_features > steps || (int64_t)L->n_features * 4 * CF_SYNC_ROWS > INT32_MAX ||
+    /* the feature-major copy costs a row's features, the trees walk `steps` per row,
+     * and each task holds a copy of CF_PERFECT_FEATURES x CF_SYNC_ROWS floats at most
+     * (2 MB); the SIMD sweeps gather with signed 32-bit byte offsets */
+    if (L->n_features > steps || L->n_features > CF_PERFECT_FEATURES ||
+        (int64_t)L->n_features * 4 * CF_SYNC_ROWS > INT32_MAX ||
         slots > CF_PERFECT_SLACK * (L->n_lnodes > 0 ? L->n_lnodes : 1) ||
         ((int64_t)2 << deepest) * (int64_t)sizeof(cf_pnode) > INT32_MAX)
         return CANOPY_OK;
