@@ -53,10 +53,13 @@ class Points(ctypes.Structure):
                 ("stride", ctypes.c_int64)]
 
 
+# Mirrors of canopy_predict_options / canopy_predict_stats (include/canopy.h): keep
+# every field, in order; a short mirror lets the library write past Python's buffer.
 class Options(ctypes.Structure):
     _fields_ = [("layout", ctypes.c_int), ("engine", ctypes.c_int), ("backend", ctypes.c_int),
                 ("output", ctypes.c_int), ("hier_depth", ctypes.c_int32),
-                ("switch_level", ctypes.c_int32), ("compaction", ctypes.c_int32)]
+                ("switch_level", ctypes.c_int32), ("compaction", ctypes.c_int32),
+                ("mapping", ctypes.c_int)]
 
 
 class Stats(ctypes.Structure):
@@ -64,7 +67,11 @@ class Stats(ctypes.Structure):
                 ("switch_level", ctypes.c_int32), ("beta", ctypes.c_double),
                 ("build_seconds", ctypes.c_double), ("predict_seconds", ctypes.c_double),
                 ("layout_bytes", ctypes.c_size_t), ("model_cost", ctypes.c_double * len(LAYOUTS)),
-                ("note", ctypes.c_char * 256)]
+                ("note", ctypes.c_char * 256), ("backend", ctypes.c_int), ("mapping", ctypes.c_int),
+                ("upload_seconds", ctypes.c_double), ("compile_seconds", ctypes.c_double),
+                ("kernel_seconds", ctypes.c_double), ("download_seconds", ctypes.c_double),
+                ("kernel_cache", ctypes.c_int32), ("device_bytes", ctypes.c_size_t),
+                ("model_layout", ctypes.c_int), ("model_switch_level", ctypes.c_int32)]
 
 
 class Canopy:
@@ -87,6 +94,7 @@ class Canopy:
         o = self.lib.canopy_predict_options_default()
         o.layout, o.engine, o.output, o.compaction = (LAYOUTS.index(layout), ENGINES.index(engine),
                                                       output, compaction)
+        o.backend = 1  # cpu: on a machine with a GPU, auto would move big batches there
         out = np.empty((X.shape[0], K), dtype=np.float64)
         st = Stats()
         p = Points(X.ctypes.data, X.shape[0], X.shape[1], X.shape[1])
@@ -145,7 +153,7 @@ def run_canopy(cp, fp, label, model, X, want, configs, repeat, threads):
 def run_cli(build, fp, label, model, xpath, n, repeat, threads):
     with tempfile.TemporaryDirectory() as d:
         cmd = [os.path.join(build, "canopy"), "predict", "--model", model, "--data", xpath,
-               "-o", os.path.join(d, "y.npy"), "--threads", str(threads)]
+               "-o", os.path.join(d, "y.npy"), "--threads", str(threads), "--backend", "cpu"]
         ts = timed(lambda: subprocess.run(cmd, check=True), repeat)
     emit(fp, label=label, who="canopy", how="cli end to end", layout="auto", engine="auto",
          threads=threads, rows=n, times=ts)
@@ -213,30 +221,43 @@ def batch(a, cp, fp, workdir):
     models.append(("sklearn", rf, os.path.join(workdir, "rf.json")))
     for kind, obj, path in models:
         label = f"batch-{kind}-{n // 1000}k"
-        if kind == "xgboost":
-            want = obj.inplace_predict(X)
-            ts = timed(lambda: obj.predict(xgb.DMatrix(X, nthread=a.threads)), a.repeat)
-            emit(fp, label=label, who="xgboost", how="predict(DMatrix(X)) incl. DMatrix",
-                 threads=a.threads, rows=n, times=ts)
-            ts = timed(lambda: obj.inplace_predict(X), a.repeat)
-            emit(fp, label=label, who="xgboost", how="inplace_predict", threads=a.threads, rows=n,
-                 times=ts)
-        elif kind == "lightgbm":
-            want = obj.predict(X, num_threads=a.threads)
-            ts = timed(lambda: obj.predict(X, num_threads=a.threads), a.repeat)
-            emit(fp, label=label, who="lightgbm", how="predict", threads=a.threads, rows=n,
-                 times=ts)
-        else:
-            want = obj.predict_proba(X)
-            ts = timed(lambda: obj.predict_proba(X), a.repeat)
-            emit(fp, label=label, who="sklearn", how="predict_proba", threads=a.threads, rows=n,
-                 times=ts)
-        treelite_peer(a, fp, label, obj, kind, X, want, workdir)
-        configs = [("auto", "auto", 1)] + [(l, e, 1) for l in ["ll", "cc", "hybrid"]
-                                             for e in ["scalar", "simd", "vm_simd"]]
-        configs += [("bf", "scalar", 1), ("csr", "scalar", 1), ("hier", "scalar", 1)]
-        run_canopy(cp, fp, label, path, X, want, configs, a.repeat, a.threads)
-        run_cli(a.build, fp, label, path, xpath, n, a.repeat, a.threads)
+        try:
+            batch_one(a, cp, fp, workdir, kind, obj, path, label, X, xpath)
+        except (Exception, SystemExit) as e:
+            # one model's failure (an importer refusing a newer framework's file, say)
+            # must not lose the other models' rows of a long device run
+            print(f"# {label}: FAILED: {e}", flush=True)
+
+
+def batch_one(a, cp, fp, workdir, kind, obj, path, label, X, xpath):
+    import xgboost as xgb
+
+    n = len(X)
+    if kind == "xgboost":
+        want = obj.inplace_predict(X)
+        ts = timed(lambda: obj.predict(xgb.DMatrix(X, nthread=a.threads)), a.repeat)
+        emit(fp, label=label, who="xgboost", how="predict(DMatrix(X)) incl. DMatrix",
+             threads=a.threads, rows=n, times=ts)
+        ts = timed(lambda: obj.inplace_predict(X), a.repeat)
+        emit(fp, label=label, who="xgboost", how="inplace_predict", threads=a.threads, rows=n,
+             times=ts)
+    elif kind == "lightgbm":
+        want = obj.predict(X, num_threads=a.threads)
+        ts = timed(lambda: obj.predict(X, num_threads=a.threads), a.repeat)
+        emit(fp, label=label, who="lightgbm", how="predict", threads=a.threads, rows=n,
+             times=ts)
+    else:
+        want = obj.predict_proba(X)
+        ts = timed(lambda: obj.predict_proba(X), a.repeat)
+        emit(fp, label=label, who="sklearn", how="predict_proba", threads=a.threads, rows=n,
+             times=ts)
+    treelite_peer(a, fp, label, obj, kind, X, want, workdir)
+    configs = [("auto", "auto", 1)] + [(l, e, 1) for l in ["ll", "cc", "hybrid"]
+                                         for e in ["scalar", "simd", "vm_simd"]]
+    configs += [("bf", "scalar", 1), ("bf", "simd", 1), ("csr", "scalar", 1),
+                ("hier", "scalar", 1)]
+    run_canopy(cp, fp, label, path, X, want, configs, a.repeat, a.threads)
+    run_cli(a.build, fp, label, path, xpath, n, a.repeat, a.threads)
 
 
 def ren(a, cp, fp, workdir):

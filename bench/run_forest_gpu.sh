@@ -31,7 +31,7 @@ done
 gpu_specs+=(gpu:enc:hier:4:atomic gpu:enc:hier:5:atomic gpu:enc:hier:5:atomic_free
     gpu:collab:hier:4:atomic gpu:collab:hier:5:atomic gpu:collab:hier:5:atomic_free
     gpu:iter:sll:0:atomic gpu:ren:auto:0:atomic gpu:ren:auto:0:atomic_free)
-cpu_specs=(cpu:vm_simd:auto cpu:scalar:df)
+cpu_specs=(cpu:auto:auto cpu:vm_simd:auto cpu:scalar:df)
 j="$out/forest-gpu.jsonl"
 IFS=, read -r -a set_list <<<"$sets"
 IFS=, read -r -a depth_list <<<"$depths"

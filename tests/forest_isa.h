@@ -181,6 +181,8 @@ static void fi_check_compaction(const canopy_forest *f, canopy_points P, int32_t
     cf_layout_free(&L);
 }
 
+static int fi_complete; /* random rounds whose NaN-free rows walked complete bf trees */
+
 static void fi_random(canopy_isa isa, uint64_t seed, int round) {
     canopy_rng g = canopy_rng_make(seed, (uint64_t)round);
     static const int64_t sizes[] = {0, 1, 7, 15, 17, 33, 300, 1000};
@@ -195,11 +197,13 @@ static void fi_random(canopy_isa isa, uint64_t seed, int round) {
         fi_grow(&trees[t], &g, 0, max_depth, nf);
     }
     float *X = malloc((size_t)(n > 0 ? n : 1) * nf * sizeof *X);
+    /* half the rounds without NaN: the walkers' plain rule and bf's complete trees */
+    double nan_share = (round / 2) % 2 ? 0.0 : 0.1;
     for (int64_t i = 0; i < n * nf; i++) {
         double u = canopy_rng_uniform(&g);
-        X[i] = u < 0.1   ? NAN
-               : u < 0.7 ? (float)fi_grid(&g)
-                         : (float)(canopy_rng_uniform(&g) * 2.5 - 1.2);
+        X[i] = u < nan_share ? NAN
+               : u < 0.7     ? (float)fi_grid(&g)
+                             : (float)(canopy_rng_uniform(&g) * 2.5 - 1.2);
     }
     /* duplicate rows */
     if (n > 10) memcpy(X + 5 * nf, X, (size_t)nf * sizeof *X);
@@ -228,6 +232,11 @@ static void fi_random(canopy_isa isa, uint64_t seed, int round) {
                  round, (long long)n, nt, max_depth, K);
         canopy_points P = {X, n, nf, nf};
         fi_check_engines(f, P, K, want, what);
+        cf_layout L;
+        if (!cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, &L)) {
+            if (!cf_build_sync(f, &L) && L.perf_nodes && n > 0 && nan_share == 0) fi_complete++;
+            cf_layout_free(&L);
+        }
         fi_check_compaction(f, P, K, isa, what);
     }
     canopy_forest_free(f);
@@ -272,6 +281,7 @@ static int forest_isa_main(canopy_isa isa) {
     canopy_cpu_isa_override(isa);
     uint64_t seed = check_seed();
     for (int round = 0; round < 24; round++) fi_random(isa, seed, round);
+    CHECK_MSG(fi_complete >= 3, "only %d random rounds walked bf's complete trees", fi_complete);
     const char *d = getenv("CANOPY_TEST_DATA");
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/forest", d ? d : "tests/data");

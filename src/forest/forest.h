@@ -133,6 +133,15 @@ typedef struct cf_snode {
     int32_t key;   /* missing-value flags as in cf_lnode */
 } cf_snode;
 
+/* bf with each tree stored complete (walk_sync.c): a tree of depth D fills slots
+ * [0, 2^(D+1) - 1) in breadth-first order, the children of slot i at 2i + 1 and
+ * 2i + 2, so a node needs no child field; nodes above a shallow leaf always go
+ * left (threshold +inf) down to its slot at depth D. */
+typedef struct cf_pnode {
+    float thr;
+    uint32_t fofs; /* feature * 4 * CF_SYNC_ROWS: the walker reads a feature-major copy */
+} cf_pnode;
+
 typedef struct cf_layout {
     canopy_forest_layout kind;
     int32_t n_trees;
@@ -173,6 +182,13 @@ typedef struct cf_layout {
     int32_t *sync_out;   /* per tree: its output, -1 for vector leaves */
     int32_t *tree_depth; /* per tree: sweeps until every row is at a leaf */
     int sync_zero;       /* some node treats zero as missing (LightGBM) */
+    /* complete trees (bf only, when they cost at most CF_PERFECT_SLACK x the linked
+     * nodes): per tree the first slot; per slot a node, and at depth D the leaf
+     * index and a scalar leaf's value */
+    cf_pnode *perf_nodes;
+    int64_t *perf_first;
+    int32_t *perf_leaf;
+    double *perf_val;
 } cf_layout;
 
 /* Leaf bookkeeping and key encoding shared by all layouts. */
@@ -214,7 +230,9 @@ void cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0
  * its node copy to a built linked layout. isa picks the sweep: scalar, or SIMD lanes
  * over rows (AVX2 / AVX-512). */
 canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L);
-#define CF_SYNC_ROWS 256 /* rows per sweep block */
+#define CF_PERFECT_SLACK 4
+#define CF_PERFECT_FEATURES 4096
+#define CF_SYNC_ROWS 128 /* rows per sweep block */
 void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
                   int64_t r1, int32_t t0, int32_t t1, double *acc);
 
@@ -243,7 +261,7 @@ typedef struct cf_cache_choice {
 } cf_cache_choice;
 void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
 /* Share of left decisions over a sample of rows (every 20th row, i.e. 5 %, at most
- * 1024 rows). */
+ * 256 rows). */
 double cf_sample_beta(const canopy_forest *f, canopy_points X);
 int32_t cf_tree_depth(const canopy_forest *f, int32_t t);
 

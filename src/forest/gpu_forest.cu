@@ -20,6 +20,12 @@ struct cf_dev_layout {
     void *buf[CF_MAX_BUFS];
     int nbuf;
     size_t bytes;
+    /* ren: the bags of 32 trees, sorted by the path lengths sampled on the first
+     * call's rows and kept for later calls (the sort only balances a warp's lanes;
+     * any bags give the same sums) */
+    int bags_ready;
+    const int32_t *bags;
+    int32_t n_bags;
 };
 
 struct cf_dev_kernel {
@@ -176,13 +182,11 @@ static canopy_status reserve(void **p, size_t *cap, size_t bytes, const char *wh
     return s;
 }
 
-/* Device buffers of one call. */
+/* Device objects of one call. */
 struct cf_call_buffers {
-    void *p[4] = {NULL, NULL, NULL, NULL};
     cudaEvent_t ev[2] = {NULL, NULL};
     cudaStream_t stream = NULL;
     ~cf_call_buffers() {
-        for (void *q : p) cudaFree(q);
         for (cudaEvent_t e : ev)
             if (e) cudaEventDestroy(e);
         if (stream) cudaStreamDestroy(stream);
@@ -247,19 +251,17 @@ canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_
                              "uploading the rows");
     P.X = (const float *)S->rows;
     P.acc = (double *)S->scores;
-    if (!s && e == CANOPY_FOREST_ENGINE_GPU_REN) {
-        int32_t *bags = NULL;
-        s = cf_gpu_ren_bags(L, X, &bags, &P.n_bags);
+    if (!s && e == CANOPY_FOREST_ENGINE_GPU_REN && !dl->bags_ready) {
+        int32_t *bags = NULL, nb = 0;
+        s = cf_gpu_ren_bags(L, X, &bags, &nb);
         if (!s)
-            s = canopy_gpu_check(cudaMalloc(&B.p[2], sizeof(int32_t) * 32 * (size_t)P.n_bags),
-                                 "allocating ren's bags");
-        if (!s)
-            s = canopy_gpu_check(cudaMemcpy(B.p[2], bags, sizeof(int32_t) * 32 * (size_t)P.n_bags,
-                                            cudaMemcpyHostToDevice),
-                                 "uploading ren's bags");
+            s = put(dl, (const void **)&dl->bags, bags, sizeof *bags * 32 * (size_t)nb,
+                    "ren's bags");
+        if (!s) dl->n_bags = nb, dl->bags_ready = 1;
         free(bags);
-        P.bag_tree = (const int32_t *)B.p[2];
     }
+    P.bag_tree = dl->bags;
+    P.n_bags = dl->n_bags;
     rep->upload_seconds = canopy_now() - t0;
     if (!s && e == CANOPY_FOREST_ENGINE_GPU_ENC)
         s = cf_gpu_enc_kernel(S, L, m, &P.enc_kernel, &rep->compile_seconds, &rep->kernel_cache);

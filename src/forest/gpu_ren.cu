@@ -4,7 +4,8 @@
  * stream compaction: lanes of a bag finish at about the same step. The lanes' sums
  * meet by a warp reduction; the atomic mapping gives a warp one bag of one row,
  * the atomic-free one all bags of one row. The 32 lanes read one row, so it stays
- * in L1 while the trees' top levels are shared by all warps. */
+ * in L1 while the trees' top levels are shared by all warps. The bags are sampled
+ * once per forest and layout (on the first call's rows) and kept on the device. */
 #include "forest/gpu_common.cuh"
 
 #include <stdlib.h>

@@ -66,6 +66,10 @@ void cf_layout_free(cf_layout *L) {
     free(L->sync_val);
     free(L->sync_out);
     free(L->tree_depth);
+    free(L->perf_nodes);
+    free(L->perf_first);
+    free(L->perf_leaf);
+    free(L->perf_val);
     memset(L, 0, sizeof *L);
 }
 

@@ -22,6 +22,73 @@
 #include <immintrin.h>
 #endif
 
+/* The complete copy of the bf trees, unless padding the shallow leaves down to each
+ * tree's depth would take more than CF_PERFECT_SLACK x the linked nodes' slots
+ * (deep, sparse trees: the random forests of Ren's workload). */
+static canopy_status build_perfect(cf_layout *L) {
+    int64_t slots = 0, steps = 0;
+    int32_t deepest = 0;
+    for (int32_t t = 0; t < L->n_trees; t++) {
+        if (L->tree_depth[t] > 24) return CANOPY_OK;
+        slots += ((int64_t)2 << L->tree_depth[t]) - 1;
+        steps += L->tree_depth[t];
+        if (L->tree_depth[t] > deepest) deepest = L->tree_depth[t];
+    }
+    /* the feature-major copy costs a row's features, the trees walk `steps` per row,
+     * and each task holds a copy of CF_PERFECT_FEATURES x CF_SYNC_ROWS floats at most
+     * (2 MB); the SIMD sweeps gather with signed 32-bit byte offsets */
+    if (L->n_features > steps || L->n_features > CF_PERFECT_FEATURES ||
+        (int64_t)L->n_features * 4 * CF_SYNC_ROWS > INT32_MAX ||
+        slots > CF_PERFECT_SLACK * (L->n_lnodes > 0 ? L->n_lnodes : 1) ||
+        ((int64_t)2 << deepest) * (int64_t)sizeof(cf_pnode) > INT32_MAX)
+        return CANOPY_OK;
+    size_t ns = (size_t)(slots > 0 ? slots : 1), nt = (size_t)(L->n_trees > 0 ? L->n_trees : 1);
+    L->perf_nodes = malloc(ns * sizeof *L->perf_nodes);
+    L->perf_leaf = malloc(ns * sizeof *L->perf_leaf);
+    L->perf_val = malloc(ns * sizeof *L->perf_val);
+    L->perf_first = malloc(nt * sizeof *L->perf_first);
+    int32_t *src = malloc(((size_t)2 << deepest) * sizeof *src); /* slot -> linked node */
+    if (!L->perf_nodes || !L->perf_leaf || !L->perf_val || !L->perf_first || !src) {
+        free(src);
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for the complete bf trees");
+    }
+    int64_t b = 0;
+    for (int32_t t = 0; t < L->n_trees; t++) {
+        int64_t inner = ((int64_t)1 << L->tree_depth[t]) - 1, all = 2 * inner + 1;
+        L->perf_first[t] = b;
+        src[0] = L->root[t];
+        for (int64_t i = 0; i < all; i++) {
+            cf_lnode nd = L->nodes[src[i]];
+            cf_pnode *p = &L->perf_nodes[b + i];
+            L->perf_leaf[b + i] = -1;
+            L->perf_val[b + i] = 0;
+            if (i >= inner) { /* depth D: a leaf, D being the tree's depth */
+                if (nd.key >= 0) {
+                    free(src);
+                    return canopy_fail(CANOPY_ERR_INTERNAL, "tree %d is deeper than %d", t,
+                                       L->tree_depth[t]);
+                }
+                int32_t leaf = ~nd.key;
+                L->perf_leaf[b + i] = leaf;
+                L->perf_val[b + i] = L->leaf_out[leaf] >= 0 ? L->values[L->leaf_off[leaf]] : 0;
+                *p = (cf_pnode){INFINITY, 0};
+            } else if (nd.key < 0) { /* a shallow leaf walks left down to depth D */
+                *p = (cf_pnode){INFINITY, 0};
+                src[2 * i + 1] = src[2 * i + 2] = src[i];
+            } else {
+                *p = (cf_pnode){nd.thr, (uint32_t)(nd.key & CF_KEY_FEATURE) * 4u * CF_SYNC_ROWS};
+                src[2 * i + 1] = nd.child;
+                src[2 * i + 2] = nd.child + 1;
+            }
+        }
+        b += all;
+    }
+    free(src);
+    L->bytes +=
+        (size_t)slots * (sizeof *L->perf_nodes + sizeof *L->perf_leaf + sizeof *L->perf_val);
+    return CANOPY_OK;
+}
+
 canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L) {
     int64_t n = L->n_lnodes;
     size_t nn = (size_t)(n > 0 ? n : 1), nt = (size_t)(L->n_trees > 0 ? L->n_trees : 1);
@@ -59,23 +126,23 @@ canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L) {
         L->sync_out[t] = f->trees[t].output;
     }
     L->bytes += (size_t)n * (sizeof *L->sync_nodes + sizeof *L->sync_leaf + sizeof *L->sync_val);
-    return CANOPY_OK;
+    return L->kind == CANOPY_FOREST_LAYOUT_BF ? build_perfect(L) : CANOPY_OK;
 }
 
-/* The three step rules, from cheapest: no NaN in the block and no zero-as-missing
+/* The step rules of the linked nodes, from cheapest: no NaN in the block and no zero-as-missing
  * node; NaN possible (it fails x > t, so only default-right needs the NaN test,
  * written as arithmetic because default directions vary node by node); and
  * LightGBM's zero-as-missing. */
-enum { MODE_PLAIN, MODE_NAN, MODE_ZERO };
+enum { MODE_PLAIN, MODE_NAN, MODE_ZERO, MODE_PERFECT };
 
-static inline uint32_t step_plain(const char *base, uint32_t off, const char *x) {
+static inline size_t step_plain(const char *base, size_t off, const char *x) {
     const cf_snode *nd = (const cf_snode *)(base + off);
     float v;
     memcpy(&v, x + nd->fofs, sizeof v);
     return nd->next + ((uint32_t)(v > nd->thr) << 4);
 }
 
-static inline uint32_t step_nan(const char *base, uint32_t off, const char *x) {
+static inline size_t step_nan(const char *base, size_t off, const char *x) {
     const cf_snode *nd = (const cf_snode *)(base + off);
     float v;
     memcpy(&v, x + nd->fofs, sizeof v);
@@ -83,53 +150,88 @@ static inline uint32_t step_nan(const char *base, uint32_t off, const char *x) {
     return nd->next + ((right & 1u) << 4);
 }
 
-static inline uint32_t step_zero(const char *base, uint32_t off, const char *x) {
+static inline size_t step_zero(const char *base, size_t off, const char *x) {
     const cf_snode *nd = (const cf_snode *)(base + off);
     float v;
     memcpy(&v, x + nd->fofs, sizeof v);
     return nd->next + ((uint32_t)cf_go_right(v, nd->thr, nd->key) << 4);
 }
 
+/* The plain rule on a complete bf tree (cf_pnode, 8 bytes), in slot numbers: the
+ * child is computed, not loaded, as 2i + 1 + (t < x), which x86 compilers turn into
+ * lea + adc on the compare's carry (no NaN here: the block was checked). */
+static inline size_t step_perfect(const char *base, size_t i, const char *x) {
+    /* keeps each row's slot in a general register: otherwise the compiler packs the
+     * eight rows' arithmetic into one vector and pays shuffles on every load */
+    __asm__("" : "+r"(i));
+    const cf_pnode *nd = (const cf_pnode *)base + i;
+#if defined(__x86_64__) && defined(__SSE__)
+    /* comiss x, t sets the carry to t < x: lea + adc, no setcc / movzx */
+    float t = nd->thr;
+    __asm__("lea 1(%[i],%[i]), %[i]\n\t"
+            "comiss %[x], %[t]\n\t"
+            "adc $0, %[i]"
+            : [i] "+&r"(i)
+            : [x] "m"(*(const float *)(x + nd->fofs)), [t] "x"(t)
+            : "cc");
+    return i;
+#else
+    float v;
+    memcpy(&v, x + nd->fofs, sizeof v);
+    return 2 * i + 1 + (nd->thr < v);
+#endif
+}
+
 /* Eight rows in registers, interleaved: eight independent chains per level. */
-#define SWEEP_SCALAR(name, step)                                                                   \
+#define SWEEP_SCALAR(name, step, RS)                                                               \
     static void name(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,       \
                      uint32_t *off) {                                                              \
+        (void)rs;                                                                                  \
         int32_t r = 0;                                                                             \
         for (; r + 8 <= nr; r += 8) {                                                              \
-            const char *x = xb + (size_t)r * rs;                                                   \
-            uint32_t o0 = off[r], o1 = off[r + 1], o2 = off[r + 2], o3 = off[r + 3];               \
-            uint32_t o4 = off[r + 4], o5 = off[r + 5], o6 = off[r + 6], o7 = off[r + 7];           \
+            const char *x = xb + (size_t)r * (RS);                                                 \
+            size_t o0 = off[r], o1 = off[r + 1], o2 = off[r + 2], o3 = off[r + 3];                 \
+            size_t o4 = off[r + 4], o5 = off[r + 5], o6 = off[r + 6], o7 = off[r + 7];             \
             for (int32_t s = 0; s < depth; s++) {                                                  \
                 o0 = step(base, o0, x);                                                            \
-                o1 = step(base, o1, x + rs);                                                       \
-                o2 = step(base, o2, x + 2 * rs);                                                   \
-                o3 = step(base, o3, x + 3 * rs);                                                   \
-                o4 = step(base, o4, x + 4 * rs);                                                   \
-                o5 = step(base, o5, x + 5 * rs);                                                   \
-                o6 = step(base, o6, x + 6 * rs);                                                   \
-                o7 = step(base, o7, x + 7 * rs);                                                   \
+                o1 = step(base, o1, x + (RS));                                                     \
+                o2 = step(base, o2, x + 2 * (RS));                                                 \
+                o3 = step(base, o3, x + 3 * (RS));                                                 \
+                o4 = step(base, o4, x + 4 * (RS));                                                 \
+                o5 = step(base, o5, x + 5 * (RS));                                                 \
+                o6 = step(base, o6, x + 6 * (RS));                                                 \
+                o7 = step(base, o7, x + 7 * (RS));                                                 \
             }                                                                                      \
-            off[r] = o0, off[r + 1] = o1, off[r + 2] = o2, off[r + 3] = o3;                        \
-            off[r + 4] = o4, off[r + 5] = o5, off[r + 6] = o6, off[r + 7] = o7;                    \
+            off[r] = (uint32_t)o0, off[r + 1] = (uint32_t)o1, off[r + 2] = (uint32_t)o2;           \
+            off[r + 3] = (uint32_t)o3, off[r + 4] = (uint32_t)o4, off[r + 5] = (uint32_t)o5;       \
+            off[r + 6] = (uint32_t)o6, off[r + 7] = (uint32_t)o7;                                  \
         }                                                                                          \
         for (; r < nr; r++)                                                                        \
-            for (int32_t s = 0; s < depth; s++) off[r] = step(base, off[r], xb + (size_t)r * rs);  \
+            for (int32_t s = 0; s < depth; s++)                                                    \
+                off[r] = (uint32_t)step(base, off[r], xb + (size_t)r * (RS));                      \
     }
-SWEEP_SCALAR(sweep_plain, step_plain)
-SWEEP_SCALAR(sweep_nan, step_nan)
-SWEEP_SCALAR(sweep_zero, step_zero)
+SWEEP_SCALAR(sweep_plain, step_plain, rs)
+SWEEP_SCALAR(sweep_nan, step_nan, rs)
+SWEEP_SCALAR(sweep_zero, step_zero, rs)
+/* feature-major rows: row r's value is 4 r bytes into its feature's line, so the
+ * eight rows share one pointer with constant displacements (no register spills) */
+SWEEP_SCALAR(sweep_perfect, step_perfect, 4)
 
 typedef void (*sweep_fn)(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,
                          uint32_t *off);
-static const sweep_fn scalar_sweeps[3] = {sweep_plain, sweep_nan, sweep_zero};
+static const sweep_fn scalar_sweeps[4] = {sweep_plain, sweep_nan, sweep_zero, sweep_perfect};
 
 #if defined(__x86_64__) || defined(__i386__)
+/* Gather scale: complete trees count slots of 8 bytes, linked nodes bytes. */
+#define SLOT(mode) ((mode) == MODE_PERFECT ? (int)sizeof(cf_pnode) : 1)
+
 /* 8 rows per step; off has room for nr rounded up to 8 (spare lanes walk row 0). */
 #define AVX2_SWEEP(name, mode)                                                                     \
     __attribute__((target("avx2,fma"))) static void name(                                          \
         const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
         const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                            \
-        const __m256i v16 = _mm256_set1_epi32(16), v_zf = _mm256_set1_epi32(CF_KEY_ZERO);          \
+        const __m256i v16 = _mm256_set1_epi32(16), v1 = _mm256_set1_epi32(1);                      \
+        const __m256i v_zf = _mm256_set1_epi32(CF_KEY_ZERO);                                       \
         const __m256i v_dl = _mm256_set1_epi32(CF_KEY_DL);                                         \
         const __m256 v_eps = _mm256_set1_ps(CF_ZERO_EPS);                                          \
         const __m256 v_abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));                   \
@@ -139,12 +241,14 @@ static const sweep_fn scalar_sweeps[3] = {sweep_plain, sweep_nan, sweep_zero};
                 rows = _mm256_and_si256(rows, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), rows));    \
                 __m256i rowb = _mm256_mullo_epi32(rows, _mm256_set1_epi32((int32_t)rs));           \
                 __m256i o = _mm256_loadu_si256((const __m256i *)(off + r));                        \
-                __m256 thr = _mm256_i32gather_ps((const float *)base, o, 1);                       \
-                __m256i fo = _mm256_i32gather_epi32((const int *)(base + 4), o, 1);                \
-                __m256i nx = _mm256_i32gather_epi32((const int *)(base + 8), o, 1);                \
+                __m256 thr = _mm256_i32gather_ps((const float *)base, o, SLOT(mode));              \
+                __m256i fo = _mm256_i32gather_epi32((const int *)(base + 4), o, SLOT(mode));       \
+                __m256i nx = mode == MODE_PERFECT                                                  \
+                                 ? _mm256_add_epi32(_mm256_add_epi32(o, o), v1)                    \
+                                 : _mm256_i32gather_epi32((const int *)(base + 8), o, 1);          \
                 __m256 x = _mm256_i32gather_ps((const float *)xb, _mm256_add_epi32(rowb, fo), 1);  \
                 __m256 right = _mm256_cmp_ps(x, thr, _CMP_GT_OQ);                                  \
-                if (mode != MODE_PLAIN) {                                                          \
+                if (mode == MODE_NAN || mode == MODE_ZERO) {                                       \
                     __m256i key = _mm256_i32gather_epi32((const int *)(base + 12), o, 1);          \
                     __m256 miss = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                               \
                     if (mode == MODE_ZERO) {                                                       \
@@ -156,14 +260,16 @@ static const sweep_fn scalar_sweeps[3] = {sweep_plain, sweep_nan, sweep_zero};
                         _mm256_cmpeq_epi32(_mm256_and_si256(key, v_dl), v_dl));                    \
                     right = _mm256_blendv_ps(right, _mm256_andnot_ps(dl, miss), miss);             \
                 }                                                                                  \
-                o = _mm256_add_epi32(nx, _mm256_and_si256(_mm256_castps_si256(right), v16));       \
+                o = _mm256_add_epi32(nx, _mm256_and_si256(_mm256_castps_si256(right),              \
+                                                          mode == MODE_PERFECT ? v1 : v16));       \
                 _mm256_storeu_si256((__m256i *)(off + r), o);                                      \
             }                                                                                      \
     }
 AVX2_SWEEP(avx2_plain, MODE_PLAIN)
 AVX2_SWEEP(avx2_nan, MODE_NAN)
 AVX2_SWEEP(avx2_zero, MODE_ZERO)
-static const sweep_fn avx2_sweeps[3] = {avx2_plain, avx2_nan, avx2_zero};
+AVX2_SWEEP(avx2_perfect, MODE_PERFECT)
+static const sweep_fn avx2_sweeps[4] = {avx2_plain, avx2_nan, avx2_zero, avx2_perfect};
 
 /* 16 rows per step with mask registers. */
 #define AVX512_SWEEP(name, mode)                                                                   \
@@ -171,7 +277,8 @@ static const sweep_fn avx2_sweeps[3] = {avx2_plain, avx2_nan, avx2_zero};
         const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
         const __m512i lane =                                                                       \
             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);               \
-        const __m512i v16 = _mm512_set1_epi32(16), v_zf = _mm512_set1_epi32(CF_KEY_ZERO);          \
+        const __m512i v16 = _mm512_set1_epi32(16), v1 = _mm512_set1_epi32(1);                      \
+        const __m512i v_zf = _mm512_set1_epi32(CF_KEY_ZERO);                                       \
         const __m512i v_dl = _mm512_set1_epi32(CF_KEY_DL);                                         \
         const __m512 v_eps = _mm512_set1_ps(CF_ZERO_EPS);                                          \
         for (int32_t s = 0; s < depth; s++)                                                        \
@@ -181,12 +288,13 @@ static const sweep_fn avx2_sweeps[3] = {avx2_plain, avx2_nan, avx2_zero};
                     _mm512_cmplt_epi32_mask(rows, _mm512_set1_epi32(nr)), rows);                   \
                 __m512i rowb = _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rs));           \
                 __m512i o = _mm512_loadu_si512(off + r);                                           \
-                __m512 thr = _mm512_i32gather_ps(o, base, 1);                                      \
-                __m512i fo = _mm512_i32gather_epi32(o, base + 4, 1);                               \
-                __m512i nx = _mm512_i32gather_epi32(o, base + 8, 1);                               \
+                __m512 thr = _mm512_i32gather_ps(o, base, SLOT(mode));                             \
+                __m512i fo = _mm512_i32gather_epi32(o, base + 4, SLOT(mode));                      \
+                __m512i nx = mode == MODE_PERFECT ? _mm512_add_epi32(_mm512_add_epi32(o, o), v1)   \
+                                                  : _mm512_i32gather_epi32(o, base + 8, 1);        \
                 __m512 x = _mm512_i32gather_ps(_mm512_add_epi32(rowb, fo), xb, 1);                 \
                 __mmask16 right = _mm512_cmp_ps_mask(x, thr, _CMP_GT_OQ);                          \
-                if (mode != MODE_PLAIN) {                                                          \
+                if (mode == MODE_NAN || mode == MODE_ZERO) {                                       \
                     __m512i key = _mm512_i32gather_epi32(o, base + 12, 1);                         \
                     __mmask16 miss = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                       \
                     if (mode == MODE_ZERO)                                                         \
@@ -195,14 +303,15 @@ static const sweep_fn avx2_sweeps[3] = {avx2_plain, avx2_nan, avx2_zero};
                     __mmask16 dl = _mm512_test_epi32_mask(key, v_dl);                              \
                     right = (__mmask16)((right & ~miss) | (miss & ~dl));                           \
                 }                                                                                  \
-                o = _mm512_mask_add_epi32(nx, right, nx, v16);                                     \
+                o = _mm512_mask_add_epi32(nx, right, nx, mode == MODE_PERFECT ? v1 : v16);         \
                 _mm512_storeu_si512(off + r, o);                                                   \
             }                                                                                      \
     }
 AVX512_SWEEP(avx512_plain, MODE_PLAIN)
 AVX512_SWEEP(avx512_nan, MODE_NAN)
 AVX512_SWEEP(avx512_zero, MODE_ZERO)
-static const sweep_fn avx512_sweeps[3] = {avx512_plain, avx512_nan, avx512_zero};
+AVX512_SWEEP(avx512_perfect, MODE_PERFECT)
+static const sweep_fn avx512_sweeps[4] = {avx512_plain, avx512_nan, avx512_zero, avx512_perfect};
 #endif
 
 void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
@@ -220,6 +329,10 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
     const int32_t K = L->n_outputs;
     const size_t rs = (size_t)stride * sizeof(float);
     uint32_t off[CF_SYNC_ROWS];
+    /* the complete trees read a feature-major copy of each row block: the rows at one
+     * node read one feature, now a few adjacent lines instead of a line per row (no
+     * memory: the linked nodes, which need no copy) */
+    float *T = L->perf_nodes ? malloc((size_t)L->n_features * CF_SYNC_ROWS * sizeof *T) : NULL;
     for (int64_t rb = r0; rb < r1; rb += CF_SYNC_ROWS) {
         int32_t nr = (int32_t)(r1 - rb < CF_SYNC_ROWS ? r1 - rb : CF_SYNC_ROWS);
         const float *Xb = X + rb * stride;
@@ -231,17 +344,39 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
             for (int32_t r = 0; r < nr && mode == MODE_PLAIN; r++)
                 for (int64_t j = 0; j < L->n_features; j++)
                     if (Xb[r * stride + j] != Xb[r * stride + j]) mode = MODE_NAN;
+        /* complete trees for the plain rule; the others keep the linked nodes */
+        const char *xs = (const char *)Xb;
+        size_t xrs = rs;
+        if (mode == MODE_PLAIN && T) {
+            mode = MODE_PERFECT;
+            for (int32_t r = 0; r < nr; r++)
+                for (int64_t j = 0; j < L->n_features; j++)
+                    T[j * CF_SYNC_ROWS + r] = Xb[r * stride + j];
+            xs = (const char *)T;
+            xrs = sizeof *T;
+        }
         for (int32_t t = t0; t < t1; t++) {
-            uint32_t root = (uint32_t)L->root[t] * (uint32_t)sizeof(cf_snode);
+            const char *tb = base;
+            const int32_t *leaf = L->sync_leaf;
+            const double *val = L->sync_val;
+            uint32_t root = (uint32_t)L->root[t] * (uint32_t)sizeof(cf_snode),
+                     size = sizeof(cf_snode);
+            if (mode == MODE_PERFECT) {
+                tb = (const char *)(L->perf_nodes + L->perf_first[t]);
+                leaf = L->perf_leaf + L->perf_first[t];
+                val = L->perf_val + L->perf_first[t];
+                root = 0;
+                size = 1;
+            }
             for (int32_t r = 0; r < CF_SYNC_ROWS; r++) off[r] = root;
-            sweeps[mode](base, L->tree_depth[t], (const char *)Xb, rs, nr, off);
+            sweeps[mode](tb, L->tree_depth[t], xs, xrs, nr, off);
             int32_t o = L->sync_out[t];
             if (o >= 0)
-                for (int32_t r = 0; r < nr; r++)
-                    ab[(int64_t)r * K + o] += L->sync_val[off[r] / sizeof(cf_snode)];
+                for (int32_t r = 0; r < nr; r++) ab[(int64_t)r * K + o] += val[off[r] / size];
             else
                 for (int32_t r = 0; r < nr; r++)
-                    cf_add_leaf(L, L->sync_leaf[off[r] / sizeof(cf_snode)], ab + (int64_t)r * K);
+                    cf_add_leaf(L, leaf[off[r] / size], ab + (int64_t)r * K);
         }
     }
+    free(T);
 }

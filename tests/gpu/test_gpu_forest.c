@@ -245,6 +245,53 @@ static void random_cases(void) {
         }
 }
 
+/* ren samples its bags on the first call and keeps them: later calls give the same
+ * bits on the same rows, a fresh copy of the model sampling the same rows gives them
+ * too, and other rows (bags sampled on different data) still match the CPU. */
+static void ren_cache_case(void) {
+    static const shape sh = {"ren cache", 100, 8, 10, 1, 2, 0.9, 0};
+    rng_state = check_seed() + 31;
+    canopy_forest *f = random_forest(&sh);
+    rng_state = check_seed() + 31;
+    canopy_forest *g = random_forest(&sh);
+    int64_t n = small ? 300 : 5000;
+    float *X1 = random_rows(n, sh.features), *X2 = random_rows(n, sh.features);
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+    double *c = malloc(sizeof(double) * (size_t)n);
+    if (f && g) {
+        canopy_predict_options o = canopy_predict_options_default();
+        o.backend = CANOPY_BACKEND_GPU;
+        o.engine = CANOPY_FOREST_ENGINE_GPU_REN;
+        o.layout = CANOPY_FOREST_LAYOUT_BF;
+        o.mapping = CANOPY_FOREST_MAPPING_ATOMIC_FREE;
+        o.output = CANOPY_FOREST_OUTPUT_RAW;
+        canopy_points P1 = {X1, n, sh.features, sh.features},
+                      P2 = {X2, n, sh.features, sh.features};
+        CHECK_OK(canopy_forest_predict(f, P1, &o, a, NULL));
+        CHECK_OK(canopy_forest_predict(f, P1, &o, b, NULL));
+        CHECK_OK(canopy_forest_predict(g, P1, &o, c, NULL));
+        CHECK_MSG(memcmp(a, b, sizeof(double) * (size_t)n) == 0,
+                  "ren: a second call on the same rows changed the sums");
+        CHECK_MSG(memcmp(a, c, sizeof(double) * (size_t)n) == 0,
+                  "ren: the cached bags differ from a fresh sample of the same rows");
+        CHECK_OK(canopy_forest_predict(f, P2, &o, b, NULL));
+        o.backend = CANOPY_BACKEND_CPU;
+        o.engine = CANOPY_FOREST_ENGINE_SCALAR;
+        CHECK_OK(canopy_forest_predict(f, P2, &o, c, NULL));
+        int64_t bad = 0;
+        for (int64_t r = 0; r < n; r++) bad += !close_enough(b[r], c[r]);
+        CHECK_MSG(bad == 0, "ren with bags of other rows: %lld of %lld rows differ from the CPU",
+                  (long long)bad, (long long)n);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(X1);
+    free(X2);
+    canopy_forest_free(f);
+    canopy_forest_free(g);
+}
+
 /* ------------------------------------------------------------------ fixtures -- */
 
 static char data_dir[1024];
@@ -328,5 +375,6 @@ int main(void) {
     size_t nf = sizeof fixtures / sizeof fixtures[0];
     for (size_t i = 0; i < nf; i += small ? 4 : 1) fixture_case(fixtures[i]);
     random_cases();
+    ren_cache_case();
     return check_finish();
 }
