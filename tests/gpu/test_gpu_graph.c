@@ -4,14 +4,15 @@
  * launches, an empty graph); colourings must be valid and equal the CPU's; PageRank
  * within 1e-6. Then the GPU PTSD strategies against the CPU rec. Exits 77 (skipped,
  * visibly) without a GPU. CANOPY_GPU_SMALL=1 runs only small cases (for
- * compute-sanitizer). */
+ * compute-sanitizer); CANOPY_GPU_NO_DP=1 leaves out the strategies that launch from
+ * the device (racecheck does not support dynamic parallelism). */
 #include "check.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int small;
+static int small, no_dp;
 
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
@@ -152,6 +153,7 @@ static void check_graph(const char *what, const canopy_csr *g, int64_t source) {
     CHECK_MSG(colouring_valid(g, rc), "%s: CPU colouring invalid", what);
     for (int vi = 0; vi < N_VARIANTS; vi++) {
         const variant *v = &variants[vi];
+        if (no_dp && v->s >= CANOPY_GRAPH_BASIC_DP) continue;
         canopy_graph_options o = options(v);
         char name[96];
         snprintf(name, sizeof name, "%s %s (threshold %lld, %s)", what,
@@ -262,6 +264,7 @@ static void check_tree(const char *what, const canopy_ptree *t, uint64_t seed) {
     CHECK_OK(canopy_ptsd_mass(t, mass, pos, ref, rm, NULL));
     for (int s = CANOPY_PTSD_GPU_REC; s < CANOPY_PTSD_STRATEGY_COUNT; s++) {
         const char *name = canopy_ptsd_strategy_name((canopy_ptsd_strategy)s);
+        if (no_dp && s == CANOPY_PTSD_GPU_REC) continue;
         if (s == CANOPY_PTSD_GPU_REC && t->depth > 22) {
             CHECK_FAILS(canopy_ptsd_heights(t, CANOPY_PTSD_GPU_REC, gh, NULL),
                         CANOPY_ERR_UNSUPPORTED, "at most 22");
@@ -329,6 +332,7 @@ int main(void) {
     char name[256];
     if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK) return check_skip("no usable GPU");
     small = getenv("CANOPY_GPU_SMALL") != NULL;
+    no_dp = getenv("CANOPY_GPU_NO_DP") != NULL;
     uint64_t seed = check_seed();
     printf("GPU: %s%s\n", name, small ? " (small cases)" : "");
     test_graphs(seed);
