@@ -3,7 +3,9 @@
  *
  *   typedef ... Pre;  Pre pre(ctx, row)        prework of an item (read once per row,
  *                                              recomputed by whoever runs the row)
- *   typedef ... Acc;  Acc edge(ctx, row, pre, k)   one inner iteration, entry k
+ *   typedef ... Acc;  Acc edge(ctx, row, pre, k)   one inner iteration, entry k (k
+ *                                              indexes ctx.col and ctx.val only:
+ *                                              nodp-nnz passes a shared-memory copy)
  *   Acc zero(); Acc combine(Acc, Acc); void atomic_combine(Acc *, Acc)
  *   static constexpr bool has_post; void post(ctx, row, Acc)  postwork on the row's
  *                                              combined result (once per row)
@@ -260,6 +262,7 @@ struct gpu_launch {
     gpu_graph_ctx ctx;
     gpu_items items;
     gpu_dp dp;
+    int64_t nnz; /* entries of the graph */
     int sms;
     cudaStream_t stream;
 };
@@ -271,6 +274,7 @@ cudaError_t gpu_graph_nodp_thread(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_warp(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_block(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_split(const gpu_launch *L);
+cudaError_t gpu_graph_nodp_nnz(const gpu_launch *L);
 cudaError_t gpu_graph_dp_basic(const gpu_launch *L);
 cudaError_t gpu_graph_dp_warp(const gpu_launch *L);
 cudaError_t gpu_graph_dp_block(const gpu_launch *L);

@@ -112,7 +112,7 @@ struct gpu_spmv : gpu_acc_sum_f64 {
     typedef int Pre;
     __device__ static Pre pre(const gpu_graph_ctx &, int64_t) { return 0; }
     __device__ static Acc edge(const gpu_graph_ctx &c, int64_t, Pre, int64_t k) {
-        double xv = c.x[c.col[k]];
+        double xv = __ldg(c.x + c.col[k]);
         return c.val ? c.val[k] * xv : xv;
     }
     __device__ static void post(const gpu_graph_ctx &c, int64_t row, Acc a) { c.y[row] = a; }
@@ -124,7 +124,7 @@ struct gpu_pagerank : gpu_acc_sum_f64 {
     typedef int Pre;
     __device__ static Pre pre(const gpu_graph_ctx &, int64_t) { return 0; }
     __device__ static Acc edge(const gpu_graph_ctx &c, int64_t, Pre, int64_t k) {
-        return c.contrib[c.col[k]];
+        return __ldg(c.contrib + c.col[k]);
     }
     /* c.base is the teleport term; the dangling rank's share is read on the device, so
      * that an iteration needs no round trip to the host before this step. */

@@ -33,8 +33,9 @@ static const int default_child_threads = 128;
 
 typedef cudaError_t (*strategy_fn)(const gpu_launch *);
 static const strategy_fn strategy_fns[] = {
-    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block, gpu_graph_nodp_split,
-    gpu_graph_dp_basic,    gpu_graph_dp_warp,   gpu_graph_dp_block,   gpu_graph_dp_grid};
+    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block,
+    gpu_graph_nodp_split,  gpu_graph_nodp_nnz,  gpu_graph_dp_basic,
+    gpu_graph_dp_warp,     gpu_graph_dp_block,  gpu_graph_dp_grid};
 
 /* Device memory of one run and the running statistics. */
 struct session : canopy_gpu_buffers {
@@ -45,10 +46,11 @@ struct session : canopy_gpu_buffers {
     canopy_graph_stats *st;
     double t_phase;
 
-    /* Checks the device, uploads the CSR and, for the DP strategies and nodp-split,
-     * sets up the pool (one descriptor per row: a round never has more items than
-     * rows; chunk records: a row of len > GPU_SERIAL_MAX entries makes at most
-     * len / GPU_CHUNK + 1 of them). */
+    /* Checks the device, uploads the CSR and, for the DP strategies, nodp-split and
+     * nodp-nnz, sets up the pool (one descriptor per row: a round never has more
+     * items than rows; chunk records: a row of len > GPU_SERIAL_MAX entries makes at
+     * most len / GPU_CHUNK + 1 of them). The partials and counters start at zero, and
+     * every round leaves them so (nodp-nnz's per-row counters rely on it). */
     canopy_status init(const canopy_csr *g, const canopy_graph_options *opt,
                        canopy_graph_stats *stats) {
         canopy_status s;
@@ -75,6 +77,7 @@ struct session : canopy_gpu_buffers {
         L.ctx.row_ptr = rp;
         L.ctx.col = col;
         L.ctx.val = val;
+        L.nnz = g->nnz;
         TRY(alloc(&state, ST_WORDS, "round state"));
         CUDA_TRY(cudaMemset(state, 0, sizeof(unsigned long long) * ST_WORDS), "round state");
         L.ctx.next_n = state + ST_NEXT_N;
@@ -93,6 +96,8 @@ struct session : canopy_gpu_buffers {
             TRY(alloc(&dp.done, dp.cap, "descriptor pool counters"));
             CUDA_TRY(cudaMemset(dp.acc, 0, sizeof(unsigned long long) * (size_t)dp.cap),
                      "descriptor pool partials");
+            CUDA_TRY(cudaMemset(dp.done, 0, sizeof(unsigned int) * (size_t)dp.cap),
+                     "descriptor pool counters");
             TRY(alloc(&dp.ch.rec, g->nnz / GPU_CHUNK + g->n_rows, "chunk records"));
             dp.ch.acc = dp.acc;
             dp.ch.left = dp.done;

@@ -1,8 +1,9 @@
 /* Every GPU graph strategy x application against the CPU serial reference, on
  * generated graphs (small Kronecker and power-law graphs, several seeds) and
  * hand-made ones (isolated vertices, self loops, one giant hub whose row forces child
- * launches, an empty graph); colourings must be valid and equal the CPU's; PageRank
- * within 1e-6. Then the GPU PTSD strategies against the CPU rec. Exits 77 (skipped,
+ * launches, rows at the edges of the chunks and of nodp-nnz's slices, runs of empty
+ * rows, a graph without edges, an empty graph); colourings must be valid and equal the CPU's;
+ * PageRank within 1e-6. Then the GPU PTSD strategies against the CPU rec. Exits 77 (skipped,
  * visibly) without a GPU. CANOPY_GPU_SMALL=1 runs only small cases (for
  * compute-sanitizer); CANOPY_GPU_NO_DP=1 leaves out the strategies that launch from
  * the device (racecheck does not support dynamic parallelism). */
@@ -74,6 +75,28 @@ static canopy_csr chunk_edges_graph(int64_t n) {
     return g;
 }
 
+/* Rows at the edges of nodp-nnz's slices (a lane takes 8 entries, a warp 256): 40
+ * empty rows first, then `cycles` runs of the lengths below (rows of 8 +- 1 and
+ * 256 +- 1 entries, runs of empty rows, one row of `big` entries spanning many
+ * warps), every other row empty; v's neighbours are v + 1, v + 2, ... (mod n). */
+static canopy_csr slice_edges_graph(int64_t n, int cycles, int64_t big) {
+    static const int64_t lens[] = {0,  0,   0, 7, 8, 9, 1, 255, 256, 257, 0, -1,
+                                   16, 512, 0, 0, 0, 0, 0, 0,   0,   0,   3, 2048};
+    enum { N_LENS = sizeof lens / sizeof lens[0] };
+    int64_t cap = (int64_t)cycles * (big + 3500), m = 0;
+    int64_t *src = xmalloc(sizeof(int64_t) * (size_t)cap),
+            *dst = xmalloc(sizeof(int64_t) * (size_t)cap);
+    for (int64_t v = 40; v < 40 + (int64_t)cycles * N_LENS && v < n; v++) {
+        int64_t len = lens[(v - 40) % N_LENS];
+        if (len < 0) len = big;
+        for (int64_t j = 0; j < len; j++) src[m] = v, dst[m++] = (v + 1 + j) % n;
+    }
+    canopy_csr g;
+    CHECK_OK(canopy_csr_from_coo(n, n, m, src, dst, NULL, &g));
+    free(src), free(dst);
+    return g;
+}
+
 /* n vertices, edges only among the first half: the rest are isolated. */
 static canopy_csr isolated_graph(int64_t n, uint64_t seed) {
     canopy_csr half, g;
@@ -111,6 +134,7 @@ static const variant variants[] = {
     {CANOPY_GRAPH_NODP_SPLIT, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_SPLIT, 0, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_SPLIT, 300, CANOPY_CHILD_AUTO},
+    {CANOPY_GRAPH_NODP_NNZ, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, 4, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_WARP, -1, CANOPY_CHILD_AUTO},
@@ -239,6 +263,13 @@ static void test_graphs(uint64_t seed) {
     canopy_csr_release(&g), canopy_csr_release(&cw);
     g = isolated_graph(small ? 200 : 2000, seed);
     check_graph("isolated vertices", &g, 1);
+    canopy_csr_release(&g);
+    g = slice_edges_graph(small ? 2600 : 6000, small ? 2 : 5, small ? 1500 : 5000);
+    cw = weighted(&g, seed + 1);
+    check_graph("rows at the slice edges", &cw, 43);
+    canopy_csr_release(&g), canopy_csr_release(&cw);
+    CHECK_OK(canopy_csr_from_coo(small ? 300 : 3000, small ? 300 : 3000, 0, NULL, NULL, NULL, &g));
+    check_graph("no edges", &g, 0);
     canopy_csr_release(&g);
     CHECK_OK(canopy_csr_from_coo(0, 0, 0, NULL, NULL, NULL, &g));
     check_graph("empty", &g, 0);
