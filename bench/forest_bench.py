@@ -25,7 +25,8 @@ Every time is a median with min-max over --repeat runs after one warm-up (for ca
 the warm-up is the run whose predictions are checked against the framework's).
 
 Usage: forest_bench.py --build BUILD --out OUT [--mode quick|full] [--threads N]
-       [--repeat R] [--workloads ren,batch]   (writes OUT/forest-*.jsonl)
+       [--repeat R] [--workloads ren,batch] [--ren-sets shuttle,satellite]
+       (writes OUT/forest-*.jsonl)
 """
 import argparse
 import ctypes
@@ -266,7 +267,7 @@ def ren(a, cp, fp, workdir):
 
     full = a.mode == "full"
     trees, depth = (3584, None) if full else (512, 12)
-    for name in ["shuttle", "satellite"]:
+    for name in a.ren_sets.split(","):
         path = os.path.join(a.data, f"{name}.csv.gz")
         d = np.loadtxt(gzip.open(path), delimiter=",", skiprows=1)
         X = np.ascontiguousarray(d[:, :-1], dtype=np.float32)
@@ -303,6 +304,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--workloads", default="ren,batch")
+    ap.add_argument("--ren-sets", default="shuttle,satellite", help="data sets of the ren workload")
     ap.add_argument("--rows", type=int, help="quick batch rows (default 200,000)")
     ap.add_argument("--tl2cgen", default="xgboost,lightgbm,sklearn",
                     help="models to compile with Treelite/TL2cgen (compiling is slow)")

@@ -6,7 +6,8 @@
 #   env: CANOPY_BENCH_REPEAT (default 5), CANOPY_BENCH_THREADS (default: all cores),
 #        CANOPY_BENCH_WORKLOADS (default ren,batch), CANOPY_BENCH_DATA (the shared data
 #        folder with shuttle.csv.gz and satellite.csv.gz), CANOPY_BENCH_ROWS (quick batch
-#        rows), CANOPY_BENCH_TL2CGEN (model kinds to compile, default all three)
+#        rows), CANOPY_BENCH_TL2CGEN (model kinds to compile, default all three),
+#        CANOPY_BENCH_REN_SETS (data sets of the ren workload, default shuttle,satellite)
 set -euo pipefail
 b="$(cd "$1" && pwd)"
 out="$2"
@@ -17,6 +18,7 @@ args=(--build "$b" --out "$out" --mode "$mode" --repeat "${CANOPY_BENCH_REPEAT:-
 [ -n "${CANOPY_BENCH_THREADS:-}" ] && args+=(--threads "$CANOPY_BENCH_THREADS")
 [ -n "${CANOPY_BENCH_DATA:-}" ] && args+=(--data "$CANOPY_BENCH_DATA")
 [ -n "${CANOPY_BENCH_ROWS:-}" ] && args+=(--rows "$CANOPY_BENCH_ROWS")
+[ -n "${CANOPY_BENCH_REN_SETS:-}" ] && args+=(--ren-sets "$CANOPY_BENCH_REN_SETS")
 [ -n "${CANOPY_BENCH_TL2CGEN+x}" ] && args+=(--tl2cgen "$CANOPY_BENCH_TL2CGEN")
 mkdir -p "$out"
 { echo "# $(date -u +%FT%TZ) commit ${CANOPY_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')}"
