@@ -220,7 +220,7 @@ static unsigned blocks_for(int64_t n, int threads) {
 
 /* ---------------------------------------------------- worklist applications -- */
 
-/* A worklist pair on the device and its host-side length. */
+/* A worklist pair on the device and its host-side length (colouring). */
 struct worklists {
     int64_t *cur, *next;
     int64_t cur_n;
@@ -232,6 +232,34 @@ struct worklists {
     }
 };
 
+/* The rounds of a worklist loop from `source` (already at its start value in ctx),
+ * until a round appends nothing: ctx.queued, when the application uses it, is
+ * cleared for the items of the next round, and ctx.next_level counts the rounds
+ * (only BFS reads it). */
+static canopy_status worklist_rounds(session &S, int app, gpu_graph_ctx &ctx, int64_t source,
+                                     int64_t n, canopy_graph_stats *stats) {
+    canopy_status s;
+    int64_t *cur, *next, cur_n = 1;
+    TRY(S.alloc(&cur, n, "worklist"));
+    TRY(S.alloc(&next, n, "worklist"));
+    CUDA_TRY(cudaMemcpy(cur, &source, sizeof source, cudaMemcpyHostToDevice), "source");
+    ctx.next_level = 1;
+    while (cur_n > 0) {
+        int64_t next_n;
+        ctx.next = next;
+        TRY(S.round(app, ctx, cur, cur_n, &next_n));
+        if (ctx.queued && next_n)
+            clear_flags_kernel<<<blocks_for(next_n, 256), 256>>>(next, next_n, ctx.queued);
+        int64_t *t = cur;
+        cur = next;
+        next = t;
+        cur_n = next_n;
+        ctx.next_level++;
+        stats->iterations++;
+    }
+    return CANOPY_OK;
+}
+
 extern "C" canopy_status graph_gpu_sssp(const canopy_csr *g, int64_t source,
                                         const canopy_graph_options *opt, double *dist,
                                         canopy_graph_stats *stats) {
@@ -240,26 +268,13 @@ extern "C" canopy_status graph_gpu_sssp(const canopy_csr *g, int64_t source,
     const int64_t n = g->n_rows;
     TRY(S.init(g, opt, stats));
     gpu_graph_ctx ctx = S.L.ctx;
-    worklists w;
     TRY(S.alloc(&ctx.dist, n, "distances"));
     TRY(S.alloc(&ctx.queued, n, "flags"));
-    TRY(S.alloc(&w.cur, n, "worklist"));
-    TRY(S.alloc(&w.next, n, "worklist"));
     fill_kernel<<<blocks_for(n, 256), 256>>>(ctx.dist, n, (double)INFINITY);
     CUDA_TRY(cudaMemset(ctx.queued, 0, sizeof(unsigned) * (size_t)n), "flags");
     const double zero = 0.0;
     CUDA_TRY(cudaMemcpy(ctx.dist + source, &zero, sizeof zero, cudaMemcpyHostToDevice), "source");
-    CUDA_TRY(cudaMemcpy(w.cur, &source, sizeof source, cudaMemcpyHostToDevice), "source");
-    w.cur_n = 1;
-    while (w.cur_n > 0) {
-        int64_t next_n;
-        ctx.next = w.next;
-        TRY(S.round(GPU_APP_SSSP, ctx, w.cur, w.cur_n, &next_n));
-        if (next_n)
-            clear_flags_kernel<<<blocks_for(next_n, 256), 256>>>(w.next, next_n, ctx.queued);
-        w.swap(next_n);
-        stats->iterations++;
-    }
+    TRY(worklist_rounds(S, GPU_APP_SSSP, ctx, source, n, stats));
     return S.finish(dist, ctx.dist, n);
 }
 
@@ -276,10 +291,7 @@ extern "C" canopy_status graph_gpu_bfs(const canopy_csr *g, int64_t source, int 
     const int64_t n = g->n_rows;
     TRY(S.init(g, opt, stats));
     gpu_graph_ctx ctx = S.L.ctx;
-    worklists w;
     TRY(S.alloc(&ctx.level, n, "levels"));
-    TRY(S.alloc(&w.cur, n, "worklist"));
-    TRY(S.alloc(&w.next, n, "worklist"));
     if (recursive) {
         TRY(S.alloc(&ctx.queued, n, "flags"));
         CUDA_TRY(cudaMemset(ctx.queued, 0, sizeof(unsigned) * (size_t)n), "flags");
@@ -287,19 +299,7 @@ extern "C" canopy_status graph_gpu_bfs(const canopy_csr *g, int64_t source, int 
     fill_kernel<<<blocks_for(n, 256), 256>>>(ctx.level, n, recursive ? (int64_t)INT64_MAX : -1);
     const int64_t zero = 0;
     CUDA_TRY(cudaMemcpy(ctx.level + source, &zero, sizeof zero, cudaMemcpyHostToDevice), "source");
-    CUDA_TRY(cudaMemcpy(w.cur, &source, sizeof source, cudaMemcpyHostToDevice), "source");
-    w.cur_n = 1;
-    ctx.next_level = 1;
-    while (w.cur_n > 0) {
-        int64_t next_n;
-        ctx.next = w.next;
-        TRY(S.round(recursive ? GPU_APP_BFS_REC : GPU_APP_BFS, ctx, w.cur, w.cur_n, &next_n));
-        if (recursive && next_n)
-            clear_flags_kernel<<<blocks_for(next_n, 256), 256>>>(w.next, next_n, ctx.queued);
-        w.swap(next_n);
-        ctx.next_level++;
-        stats->iterations++;
-    }
+    TRY(worklist_rounds(S, recursive ? GPU_APP_BFS_REC : GPU_APP_BFS, ctx, source, n, stats));
     if (recursive) unreached_kernel<<<blocks_for(n, 256), 256>>>(ctx.level, n);
     return S.finish(level, ctx.level, n);
 }
