@@ -235,7 +235,10 @@ canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_
     P.tree_chunk = CF_GPU_TREE_CHUNK;
     size_t xbytes = sizeof(float) * (size_t)X.n * (size_t)X.d;
     size_t abytes = sizeof(double) * (size_t)X.n * (size_t)L->n_outputs;
-    s = canopy_gpu_check(cudaStreamCreateWithFlags(&B.stream, cudaStreamNonBlocking), "stream");
+    /* A blocking stream: the model and rows go up with cudaMemcpy on the legacy stream,
+     * whose DMA may still run when a pageable copy returns; a non-blocking stream's
+     * kernel could read a fresh buffer before it is filled. */
+    s = canopy_gpu_check(cudaStreamCreateWithFlags(&B.stream, cudaStreamDefault), "stream");
     P.stream = B.stream;
     cf_gpu_state *S = f->gpu;
     if (!s) s = reserve(&S->rows, &S->rows_cap, xbytes, "allocating the rows");
