@@ -108,7 +108,6 @@ static const config configs[] = {
     {CANOPY_GRAPH_NODP_SPLIT, -1, 0, NULL, "nodp-split"},
     {CANOPY_GRAPH_NODP_SPLIT, 16, 0, "nodp-split, threshold 16", "nodp-split-t16"},
     {CANOPY_GRAPH_NODP_SPLIT, 256, 0, "nodp-split, threshold 256", "nodp-split-t256"},
-    {CANOPY_GRAPH_NODP_NNZ, -1, 0, NULL, "nodp-nnz"},
     {CANOPY_GRAPH_BASIC_DP, -1, 0, NULL, "basic-dp"},
     {CANOPY_GRAPH_CONS_WARP, -1, 0, NULL, "cons-warp"},
     {CANOPY_GRAPH_CONS_BLOCK, -1, 0, NULL, "cons-block"},
@@ -140,7 +139,7 @@ static void bench_graph(const char *name, int reps, const char *only, const char
     for (int app = 0; app < APP_COUNT; app++) {
         if (only && !listed(only, app_names[app])) continue;
         double best_flat = INFINITY, thread_flat = NAN, basic = NAN, cons[3] = {NAN, NAN, NAN};
-        double best_cons = INFINITY, split = NAN, by_nnz = NAN;
+        double best_cons = INFINITY, split = NAN;
         for (int ci = 0; ci < N_CONFIGS; ci++) {
             const config *cf = &configs[ci];
             int s = cf->s;
@@ -179,7 +178,6 @@ static void bench_graph(const char *name, int reps, const char *only, const char
                 best_flat = k.med;
             if (s == CANOPY_GRAPH_NODP_THREAD) thread_flat = k.med;
             if (s == CANOPY_GRAPH_NODP_SPLIT && !cf->label) split = k.med;
-            if (s == CANOPY_GRAPH_NODP_NNZ) by_nnz = k.med;
             if (s == CANOPY_GRAPH_BASIC_DP) basic = k.med;
             if (s >= CANOPY_GRAPH_CONS_WARP && !cf->label) cons[s - CANOPY_GRAPH_CONS_WARP] = k.med;
             if (s >= CANOPY_GRAPH_CONS_WARP && k.med < best_cons) best_cons = k.med;
@@ -209,10 +207,10 @@ static void bench_graph(const char *name, int reps, const char *only, const char
 #endif
         if (app == APP_SPMV || app == APP_SPMV_VAL)
             printf("| %s | **against cuSPARSE** (host-timed) | nodp-split %.2fx of cuSPARSE's "
-                   "time, nodp-nnz %.2fx, best of nodp-thread/warp/block %.2fx, cons-grid %.2fx "
+                   "time, best of nodp-thread/warp/block %.2fx, cons-grid %.2fx "
                    "| | | | |\n",
-                   app_names[app], split / cusparse_wall, by_nnz / cusparse_wall,
-                   best_flat / cusparse_wall, cons[2] / cusparse_wall);
+                   app_names[app], split / cusparse_wall, best_flat / cusparse_wall,
+                   cons[2] / cusparse_wall);
         fflush(stdout);
     }
     free(x), free(f), free(iv), free(ones);

@@ -432,11 +432,10 @@ const char *const *canopy_graph_gen_names(void);
  * into chunks shared by all threads). GPU (CUDA builds; CANOPY_ERR_UNSUPPORTED
  * without a usable GPU): flat kernels with thread-, warp- or block-mapped inner loops
  * (nodp-thread/warp/block), a flat kernel pair that runs short rows on a thread and
- * cuts longer ones into 256-entry chunks, a warp each (nodp-split, the GPU default),
- * one kernel giving every warp the same number of entries for loops over all rows
- * (nodp-nnz; worklists as nodp-split), a child kernel launch per heavy item
- * (basic-dp), and workload
- * consolidation of the heavy items' child launches per warp, block or grid (cons-*). */
+ * cuts longer ones into 256-entry chunks, a warp each (nodp-split, the GPU default;
+ * its loops over all rows run from a plan of the chunks made once per graph), a
+ * child kernel launch per heavy item (basic-dp), and workload consolidation of the heavy items'
+ * child launches per warp, block or grid (cons-*). */
 typedef enum canopy_graph_strategy {
     CANOPY_GRAPH_SERIAL = 0,
     CANOPY_GRAPH_OMP_FLAT,
@@ -445,7 +444,6 @@ typedef enum canopy_graph_strategy {
     CANOPY_GRAPH_NODP_WARP,
     CANOPY_GRAPH_NODP_BLOCK,
     CANOPY_GRAPH_NODP_SPLIT,
-    CANOPY_GRAPH_NODP_NNZ,
     CANOPY_GRAPH_BASIC_DP,
     CANOPY_GRAPH_CONS_WARP,
     CANOPY_GRAPH_CONS_BLOCK,
@@ -463,8 +461,7 @@ typedef struct canopy_graph_options {
     double damping;          /* pagerank: 0.85 */
     double tolerance;        /* pagerank: stop when the L1 change < this (1e-10) */
     int32_t max_iterations;  /* pagerank: fail when not converged by then (1000) */
-    /* GPU dynamic parallelism (basic-dp, cons-*; nodp-split and nodp-nnz's worklists
-     * take dp_threshold too): */
+    /* GPU dynamic parallelism (basic-dp, cons-*; nodp-split takes dp_threshold too): */
     int64_t dp_threshold;  /* heavy = inner loop longer than this (64; 0: every non-empty row) */
     int32_t child_form;    /* canopy_child_form of consolidated children (auto) */
     int32_t child_threads; /* threads per child block (128) */

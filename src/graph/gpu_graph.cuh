@@ -3,9 +3,7 @@
  *
  *   typedef ... Pre;  Pre pre(ctx, row)        prework of an item (read once per row,
  *                                              recomputed by whoever runs the row)
- *   typedef ... Acc;  Acc edge(ctx, row, pre, k)   one inner iteration, entry k (k
- *                                              indexes ctx.col and ctx.val only:
- *                                              nodp-nnz passes a shared-memory copy)
+ *   typedef ... Acc;  Acc edge(ctx, row, pre, k)   one inner iteration, entry k
  *   Acc zero(); Acc combine(Acc, Acc); void atomic_combine(Acc *, Acc)
  *   static constexpr bool has_post; void post(ctx, row, Acc)  postwork on the row's
  *                                              combined result (once per row)
@@ -91,12 +89,28 @@ template <class App> __device__ typename App::Acc gpu_block_reduce(typename App:
 
 /* ------------------------------------------- the three ways to run one row -- */
 
+/* The inner loops below are unrolled so that a thread issues the loads of several
+ * entries before it waits for the first: a loop that waits for col[k] and then for
+ * x[col[k]] entry by entry pays two memory latencies per entry. */
 template <class App>
 __device__ typename App::Acc gpu_row_serial(const gpu_graph_ctx &c, int64_t row) {
     typename App::Pre pre = App::pre(c, row);
     typename App::Acc a = App::zero();
+#pragma unroll 4
     for (int64_t k = c.row_ptr[row], hi = c.row_ptr[row + 1]; k < hi; k++)
         a = App::combine(a, App::edge(c, row, pre, k));
+    return a;
+}
+
+/* A row of at most `MAX` entries [lo, hi) on one thread, fully unrolled. */
+template <class App, int MAX>
+__device__ typename App::Acc gpu_row_short(const gpu_graph_ctx &c, int64_t row, int64_t lo,
+                                           int64_t hi) {
+    typename App::Pre pre = App::pre(c, row);
+    typename App::Acc a = App::zero();
+#pragma unroll
+    for (int t = 0; t < MAX; t++)
+        if (lo + t < hi) a = App::combine(a, App::edge(c, row, pre, lo + t));
     return a;
 }
 
@@ -106,6 +120,7 @@ __device__ typename App::Acc gpu_row_strided(const gpu_graph_ctx &c, int64_t row
                                              int64_t hi, int64_t first, int64_t step) {
     typename App::Pre pre = App::pre(c, row);
     typename App::Acc a = App::zero();
+#pragma unroll 4
     for (int64_t k = lo + first; k < hi; k += step) a = App::combine(a, App::edge(c, row, pre, k));
     return a;
 }
@@ -125,7 +140,9 @@ enum { GPU_SERIAL_MAX = 16, GPU_CHUNK = 256 };
 
 /* One chunk: entries [from, to) of row; item indexes the row's partials when the row
  * has several chunks, else -1. 32 bytes, so a record is one memory sector and the
- * warp that runs it waits for one load before it reads the row. */
+ * warp that runs it waits for one load before it reads the row. A round's records
+ * are either buffered by the round itself or, for loops over all rows, a plan made
+ * once per graph (nodp-split). */
 struct __align__(32) gpu_chunk {
     int64_t row, item, from, to;
 };
@@ -134,7 +151,7 @@ struct __align__(32) gpu_chunk {
 struct gpu_chunks {
     gpu_chunk *rec;
     unsigned long long *acc;   /* per item: the combined chunks (Acc bits); zero between rounds */
-    unsigned int *left;        /* per item: chunks still to finish (set when buffered) */
+    unsigned int *done;        /* per item: chunks finished; zero between rounds */
     unsigned long long *count; /* records written this round (reset by the host) */
 };
 
@@ -147,7 +164,6 @@ __device__ __forceinline__ void gpu_chunks_put(const gpu_graph_ctx &c, const gpu
                                                unsigned long long first, int64_t i, int64_t row,
                                                int64_t n) {
     const int64_t lo = c.row_ptr[row], hi = c.row_ptr[row + 1];
-    if (n > 1) ch.left[i] = (unsigned)n;
     for (int64_t p = 0; p < n; p++) {
         int64_t from = lo + p * GPU_CHUNK;
         ch.rec[first + p] =
@@ -174,7 +190,8 @@ __device__ __forceinline__ unsigned long long gpu_warp_reserve(unsigned long lon
 /* Runs chunk record q with `width` threads (32: a whole warp, all lanes calling with
  * the same q; 1: one thread). A row of one chunk runs its postwork at once; the
  * chunks of a longer row combine their results atomically and the last to finish
- * runs the postwork and clears the row's partial for the next round. */
+ * (it counts the row's chunks from its length) runs the postwork and clears the
+ * row's partial and count for the next round, so a plan's records need no reset. */
 template <class App>
 __device__ void gpu_chunk_run(const gpu_graph_ctx &c, const gpu_chunks &ch, int64_t q, int lane,
                               int width) {
@@ -201,8 +218,10 @@ __device__ void gpu_chunk_run(const gpu_graph_ctx &c, const gpu_chunks &ch, int6
         }
         App::atomic_combine(&ch.acc[r.item], a);
         __threadfence();
-        if (atomicSub(&ch.left[r.item], 1u) == 1u) {
+        const unsigned parts = (unsigned)gpu_chunks_of(c.row_ptr[row + 1] - c.row_ptr[row]);
+        if (atomicAdd(&ch.done[r.item], 1u) == parts - 1u) {
             __threadfence();
+            ch.done[r.item] = 0u;
             App::post(c, row, App::from_bits(atomicExch(&ch.acc[r.item], 0ull)));
         }
     }
@@ -224,7 +243,9 @@ __device__ void gpu_chunks_range(const gpu_graph_ctx &c, const gpu_chunks &ch, i
 template <class App>
 __device__ void gpu_light_rows(const gpu_graph_ctx &c, int64_t row, bool light) {
     const bool wide = light && c.row_ptr[row + 1] - c.row_ptr[row] > GPU_SERIAL_MAX;
-    if (light && !wide) gpu_row_post<App>(c, row, gpu_row_serial<App>(c, row));
+    if (light && !wide)
+        gpu_row_post<App>(
+            c, row, gpu_row_short<App, GPU_SERIAL_MAX>(c, row, c.row_ptr[row], c.row_ptr[row + 1]));
     const int lane = threadIdx.x & 31;
     for (unsigned mask = __ballot_sync(GPU_FULL_MASK, wide); mask; mask &= mask - 1) {
         const int64_t r = __shfl_sync(GPU_FULL_MASK, row, __ffs(mask) - 1);
@@ -262,7 +283,10 @@ struct gpu_launch {
     gpu_graph_ctx ctx;
     gpu_items items;
     gpu_dp dp;
-    int64_t nnz; /* entries of the graph */
+    /* nodp-split: the planned chunk records of a loop over all rows (plan_n of them;
+     * plan_n < 0: no plan) */
+    gpu_chunk *plan;
+    int64_t plan_n;
     int sms;
     cudaStream_t stream;
 };
@@ -274,7 +298,11 @@ cudaError_t gpu_graph_nodp_thread(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_warp(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_block(const gpu_launch *L);
 cudaError_t gpu_graph_nodp_split(const gpu_launch *L);
-cudaError_t gpu_graph_nodp_nnz(const gpu_launch *L);
+/* Plans nodp-split's loops over all n rows of L's graph: rec (room for
+ * nnz / GPU_CHUNK + n records) gets the chunk records of every heavy row in row
+ * order, *count their number and *heavy the heavy rows. Synchronous. */
+cudaError_t gpu_graph_nodp_split_plan(const gpu_launch *L, int64_t n, gpu_chunk *rec,
+                                      int64_t *count, int64_t *heavy);
 cudaError_t gpu_graph_dp_basic(const gpu_launch *L);
 cudaError_t gpu_graph_dp_warp(const gpu_launch *L);
 cudaError_t gpu_graph_dp_block(const gpu_launch *L);

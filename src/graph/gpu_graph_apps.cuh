@@ -108,15 +108,23 @@ struct gpu_bfs_rec : gpu_acc_none {
 
 /* --------------------------------------------------------------------- spmv -- */
 
-struct gpu_spmv : gpu_acc_sum_f64 {
+/* The matrix's col and val are read once: streamed (__ldcs, evict first), so that
+ * they do not push the gathered x out of the caches. Pattern and valued matrices
+ * are two Apps, so that the inner loop tests for values at compile time. */
+template <bool VALUES> struct gpu_spmv_of : gpu_acc_sum_f64 {
     typedef int Pre;
     __device__ static Pre pre(const gpu_graph_ctx &, int64_t) { return 0; }
     __device__ static Acc edge(const gpu_graph_ctx &c, int64_t, Pre, int64_t k) {
-        double xv = __ldg(c.x + c.col[k]);
-        return c.val ? c.val[k] * xv : xv;
+        const double xv = __ldg(c.x + __ldcs(c.col + k));
+        if constexpr (VALUES)
+            return __ldcs(c.val + k) * xv;
+        else
+            return xv;
     }
     __device__ static void post(const gpu_graph_ctx &c, int64_t row, Acc a) { c.y[row] = a; }
 };
+typedef gpu_spmv_of<false> gpu_spmv;
+typedef gpu_spmv_of<true> gpu_spmv_val;
 
 /* ----------------------------------------------------------------- pagerank -- */
 
@@ -124,7 +132,7 @@ struct gpu_pagerank : gpu_acc_sum_f64 {
     typedef int Pre;
     __device__ static Pre pre(const gpu_graph_ctx &, int64_t) { return 0; }
     __device__ static Acc edge(const gpu_graph_ctx &c, int64_t, Pre, int64_t k) {
-        return __ldg(c.contrib + c.col[k]);
+        return __ldg(c.contrib + __ldcs(c.col + k)); /* col streamed, as in SpMV */
     }
     /* c.base is the teleport term; the dangling rank's share is read on the device, so
      * that an iteration needs no round trip to the host before this step. */
@@ -197,6 +205,7 @@ struct gpu_color_release : gpu_acc_none {
     X(GPU_APP_BFS, gpu_bfs)                                                                        \
     X(GPU_APP_BFS_REC, gpu_bfs_rec)                                                                \
     X(GPU_APP_SPMV, gpu_spmv)                                                                      \
+    X(GPU_APP_SPMV_VAL, gpu_spmv_val)                                                              \
     X(GPU_APP_PAGERANK, gpu_pagerank)                                                              \
     X(GPU_APP_COLOR_COUNT, gpu_color_count)                                                        \
     X(GPU_APP_COLOR_PICK, gpu_color_pick)                                                          \

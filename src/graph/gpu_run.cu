@@ -33,9 +33,8 @@ static const int default_child_threads = 128;
 
 typedef cudaError_t (*strategy_fn)(const gpu_launch *);
 static const strategy_fn strategy_fns[] = {
-    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block,
-    gpu_graph_nodp_split,  gpu_graph_nodp_nnz,  gpu_graph_dp_basic,
-    gpu_graph_dp_warp,     gpu_graph_dp_block,  gpu_graph_dp_grid};
+    gpu_graph_nodp_thread, gpu_graph_nodp_warp, gpu_graph_nodp_block, gpu_graph_nodp_split,
+    gpu_graph_dp_basic,    gpu_graph_dp_warp,   gpu_graph_dp_block,   gpu_graph_dp_grid};
 
 /* Device memory of one run and the running statistics. */
 struct session : canopy_gpu_buffers {
@@ -45,14 +44,17 @@ struct session : canopy_gpu_buffers {
     unsigned long long *state = NULL;
     canopy_graph_stats *st;
     double t_phase;
+    int64_t plan_heavy = 0; /* heavy rows of the plan (counted per planned round) */
 
-    /* Checks the device, uploads the CSR and, for the DP strategies, nodp-split and
-     * nodp-nnz, sets up the pool (one descriptor per row: a round never has more
-     * items than rows; chunk records: a row of len > GPU_SERIAL_MAX entries makes at
-     * most len / GPU_CHUNK + 1 of them). The partials and counters start at zero, and
-     * every round leaves them so (nodp-nnz's per-row counters rely on it). */
+    /* Checks the device, uploads the CSR and, for the DP strategies and nodp-split,
+     * sets up the pool (one descriptor per row: a round never has more items than
+     * rows; chunk records: a row of len entries makes at most len / GPU_CHUNK + 1 of
+     * them). The partials and counters start at zero, and every round leaves them so
+     * (the chunks' per-row counts rely on it).
+     * all_rows: the application loops over all rows, which nodp-split plans here
+     * (the plan's time counts as upload, like cuSPARSE's set-up outside its call). */
     canopy_status init(const canopy_csr *g, const canopy_graph_options *opt,
-                       canopy_graph_stats *stats) {
+                       canopy_graph_stats *stats, bool all_rows) {
         canopy_status s;
         st = stats;
         if (!canopy_gpu_usable())
@@ -61,6 +63,7 @@ struct session : canopy_gpu_buffers {
                                "visible (use serial, omp-flat or omp-split)",
                                canopy_graph_strategy_name(opt->strategy));
         memset(&L, 0, sizeof L);
+        L.plan_n = -1;
         int dev = 0;
         CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
         CUDA_TRY(cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
@@ -77,7 +80,6 @@ struct session : canopy_gpu_buffers {
         L.ctx.row_ptr = rp;
         L.ctx.col = col;
         L.ctx.val = val;
-        L.nnz = g->nnz;
         TRY(alloc(&state, ST_WORDS, "round state"));
         CUDA_TRY(cudaMemset(state, 0, sizeof(unsigned long long) * ST_WORDS), "round state");
         L.ctx.next_n = state + ST_NEXT_N;
@@ -100,8 +102,15 @@ struct session : canopy_gpu_buffers {
                      "descriptor pool counters");
             TRY(alloc(&dp.ch.rec, g->nnz / GPU_CHUNK + g->n_rows, "chunk records"));
             dp.ch.acc = dp.acc;
-            dp.ch.left = dp.done;
+            dp.ch.done = dp.done;
             dp.ch.count = state + ST_CHUNKS;
+        }
+        if (opt->strategy == CANOPY_GRAPH_NODP_SPLIT && all_rows) {
+            gpu_chunk *plan;
+            TRY(alloc(&plan, g->nnz / GPU_CHUNK + g->n_rows, "chunk plan"));
+            CUDA_TRY(gpu_graph_nodp_split_plan(&L, g->n_rows, plan, &L.plan_n, &plan_heavy),
+                     "nodp-split plan");
+            L.plan = plan;
         }
         if (opt->strategy >= CANOPY_GRAPH_BASIC_DP) {
             TRY(alloc(&dp.rows, dp.cap, "descriptor pool"));
@@ -119,8 +128,13 @@ struct session : canopy_gpu_buffers {
     canopy_status round(int app, const gpu_graph_ctx &ctx, const int64_t *items, int64_t n,
                         int64_t *next_n) {
         canopy_status s;
-        CUDA_TRY(cudaMemsetAsync(state, 0, ST_ROUND_WORDS * sizeof(unsigned long long), L.stream),
-                 "round reset");
+        const bool planned = !items && L.plan_n >= 0;
+        if (!planned)
+            CUDA_TRY(
+                cudaMemsetAsync(state, 0, ST_ROUND_WORDS * sizeof(unsigned long long), L.stream),
+                "round reset");
+        else
+            st->heavy_items += plan_heavy;
         L.app = app;
         L.ctx = ctx;
         L.ctx.next_n = state + ST_NEXT_N;
@@ -266,7 +280,7 @@ extern "C" canopy_status graph_gpu_sssp(const canopy_csr *g, int64_t source,
     session S;
     canopy_status s;
     const int64_t n = g->n_rows;
-    TRY(S.init(g, opt, stats));
+    TRY(S.init(g, opt, stats, false));
     gpu_graph_ctx ctx = S.L.ctx;
     TRY(S.alloc(&ctx.dist, n, "distances"));
     TRY(S.alloc(&ctx.queued, n, "flags"));
@@ -289,7 +303,7 @@ extern "C" canopy_status graph_gpu_bfs(const canopy_csr *g, int64_t source, int 
     session S;
     canopy_status s;
     const int64_t n = g->n_rows;
-    TRY(S.init(g, opt, stats));
+    TRY(S.init(g, opt, stats, false));
     gpu_graph_ctx ctx = S.L.ctx;
     TRY(S.alloc(&ctx.level, n, "levels"));
     if (recursive) {
@@ -309,7 +323,7 @@ extern "C" canopy_status graph_gpu_spmv(const canopy_csr *g, const double *x,
                                         canopy_graph_stats *stats) {
     session S;
     canopy_status s;
-    TRY(S.init(g, opt, stats));
+    TRY(S.init(g, opt, stats, true));
     gpu_graph_ctx ctx = S.L.ctx;
     double *dx, *dy;
     double t0 = canopy_now();
@@ -319,7 +333,7 @@ extern "C" canopy_status graph_gpu_spmv(const canopy_csr *g, const double *x,
     S.t_phase = canopy_now();
     ctx.x = dx;
     ctx.y = dy;
-    TRY(S.round(GPU_APP_SPMV, ctx, NULL, g->n_rows, NULL));
+    TRY(S.round(ctx.val ? GPU_APP_SPMV_VAL : GPU_APP_SPMV, ctx, NULL, g->n_rows, NULL));
     stats->iterations = 1;
     return S.finish(y, (const double *)dy, g->n_rows);
 }
@@ -330,7 +344,7 @@ extern "C" canopy_status graph_gpu_pagerank(const canopy_csr *g, const canopy_cs
     session S;
     canopy_status s;
     const int64_t n = g->n_rows;
-    TRY(S.init(t, opt, stats));
+    TRY(S.init(t, opt, stats, true));
     gpu_graph_ctx ctx = S.L.ctx;
     int64_t *out_ptr;
     double *drank, *contrib, *next, *sums;
@@ -371,7 +385,7 @@ extern "C" canopy_status graph_gpu_color(const canopy_csr *sym, const canopy_gra
     session S;
     canopy_status s;
     const int64_t n = sym->n_rows;
-    TRY(S.init(sym, opt, stats));
+    TRY(S.init(sym, opt, stats, true));
     gpu_graph_ctx ctx = S.L.ctx;
     worklists w, retry;
     TRY(S.alloc(&ctx.color, n, "colours"));

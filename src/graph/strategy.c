@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const char *const strategy_names[CANOPY_GRAPH_STRATEGY_COUNT] = {
-    "serial",     "omp-flat", "omp-split", "nodp-thread", "nodp-warp",  "nodp-block",
-    "nodp-split", "nodp-nnz", "basic-dp",  "cons-warp",   "cons-block", "cons-grid"};
+    "serial",     "omp-flat", "omp-split", "nodp-thread", "nodp-warp", "nodp-block",
+    "nodp-split", "basic-dp", "cons-warp", "cons-block",  "cons-grid"};
 
 const char *canopy_graph_strategy_name(canopy_graph_strategy s) {
     return (unsigned)s < CANOPY_GRAPH_STRATEGY_COUNT ? strategy_names[s] : "?";
@@ -25,8 +25,7 @@ canopy_status canopy_graph_strategy_parse(const char *s, canopy_graph_strategy *
         }
     return canopy_fail(CANOPY_ERR_INVALID,
                        "unknown graph strategy '%s' (serial, omp-flat, omp-split; GPU: "
-                       "nodp-thread, nodp-warp, nodp-block, nodp-split, nodp-nnz, basic-dp, "
-                       "cons-warp, "
+                       "nodp-thread, nodp-warp, nodp-block, nodp-split, basic-dp, cons-warp, "
                        "cons-block, cons-grid)",
                        s ? s : "(null)");
 }

@@ -1,7 +1,7 @@
 /* Every GPU graph strategy x application against the CPU serial reference, on
  * generated graphs (small Kronecker and power-law graphs, several seeds) and
  * hand-made ones (isolated vertices, self loops, one giant hub whose row forces child
- * launches, rows at the edges of the chunks and of nodp-nnz's slices, runs of empty
+ * launches, rows at the edges of the chunks and of warps and lanes, runs of empty
  * rows, a graph without edges, an empty graph); colourings must be valid and equal the CPU's;
  * PageRank within 1e-6. Then the GPU PTSD strategies against the CPU rec. Exits 77 (skipped,
  * visibly) without a GPU. CANOPY_GPU_SMALL=1 runs only small cases (for
@@ -75,7 +75,7 @@ static canopy_csr chunk_edges_graph(int64_t n) {
     return g;
 }
 
-/* Rows at the edges of nodp-nnz's slices (a lane takes 8 entries, a warp 256): 40
+/* Rows at the edges of what a thread (16 entries), a warp and a chunk (256) take: 40
  * empty rows first, then `cycles` runs of the lengths below (rows of 8 +- 1 and
  * 256 +- 1 entries, runs of empty rows, one row of `big` entries spanning many
  * warps), every other row empty; v's neighbours are v + 1, v + 2, ... (mod n). */
@@ -134,7 +134,6 @@ static const variant variants[] = {
     {CANOPY_GRAPH_NODP_SPLIT, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_SPLIT, 0, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_NODP_SPLIT, 300, CANOPY_CHILD_AUTO},
-    {CANOPY_GRAPH_NODP_NNZ, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, -1, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_BASIC_DP, 4, CANOPY_CHILD_AUTO},
     {CANOPY_GRAPH_CONS_WARP, -1, CANOPY_CHILD_AUTO},

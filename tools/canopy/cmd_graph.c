@@ -66,10 +66,9 @@ static void usage(FILE *f) {
                "  nodp-block   GPU flat kernel, a block per vertex/row\n"
                "  nodp-split   GPU flat kernels: rows up to --dp-threshold entries inline (a\n"
                "               thread up to 16, else a warp), longer ones cut into 256-entry\n"
-               "               chunks, a warp per chunk, in a second kernel\n"
-               "  nodp-nnz     GPU flat kernel balanced by entries: every warp takes 256\n"
-               "               consecutive entries whatever the rows (loops over all rows:\n"
-               "               spmv, pagerank); worklist rounds run as nodp-split\n"
+               "               chunks, a warp per chunk (spmv, pagerank, color: chunks\n"
+               "               planned once per graph, one kernel a round; sssp, bfs: a\n"
+               "               second kernel per round)\n"
                "  basic-dp     GPU, a child kernel launch per heavy row (longer than\n"
                "               --dp-threshold, default 64): the dynamic-parallelism baseline\n"
                "  cons-warp    GPU, heavy rows buffered and one child launched per warp,\n"
@@ -283,8 +282,8 @@ int cmd_graph(int argc, char **argv) {
     if (have_dp && opt.strategy < CANOPY_GRAPH_BASIC_DP)
         return cli_usage_error(CMD, "--child-* and --kc apply only to basic-dp and cons-*");
     if (have_threshold && opt.strategy < CANOPY_GRAPH_NODP_SPLIT)
-        return cli_usage_error(CMD, "--dp-threshold applies only to nodp-split, nodp-nnz, "
-                                    "basic-dp and cons-*");
+        return cli_usage_error(CMD, "--dp-threshold applies only to nodp-split, basic-dp "
+                                    "and cons-*");
     if (gen) {
         const char *const *names = canopy_graph_gen_names();
         int known = 0;
