@@ -36,6 +36,13 @@ static void usage(const char *cmd, FILE *f) {
         nn ? "" : " -k 8");
 }
 
+static void usage_knn(FILE *f) {
+    usage("knn", f);
+}
+static void usage_nn(FILE *f) {
+    usage("nn", f);
+}
+
 static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     static const struct option opts[] = {{"ref", required_argument, NULL, OPT_REF},
                                          {"query", required_argument, NULL, OPT_QUERY},
@@ -48,16 +55,13 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     int64_t k = nn ? 1 : 0;
     trav_opts to;
     trav_opts_init(&to);
+    cli_parser p = cli_parser_start(cmd, nn ? "ho:" : "hk:o:", opts, nn ? usage_nn : usage_knn,
+                                    trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, nn ? "ho:" : "hk:o:", opts, NULL)) != -1) {
-        int h = trav_opts_handle(cmd, c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(cmd, stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_REF:
             ref_path = optarg;
             break;
@@ -74,8 +78,6 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         case OPT_DISTANCES:
             dist_out = optarg;
             break;
-        default:
-            return cli_usage_error(cmd, "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
@@ -112,7 +114,7 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         rc = cli_runtime_error(cmd);
     }
     canopy_stats st;
-    if (rc == CLI_OK && canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, to.stats ? &st : NULL))
+    if (rc == CLI_OK && canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL))
         rc = cli_runtime_error(cmd);
     double t_write = 0.0;
     if (rc == CLI_OK) {
@@ -128,7 +130,7 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         printf("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s\n", cmd,
                (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out, dist_out ? ", " : "",
                dist_out ? dist_out : "");
-        if (to.stats) trav_print_stats(cmd, &st, t_load, t_write);
+        if (p.stats) trav_print_stats(cmd, &st, t_load, t_write);
     }
     canopy_free(idx);
     canopy_free(d2);

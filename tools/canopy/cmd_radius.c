@@ -33,16 +33,12 @@ int cmd_radius(int argc, char **argv) {
     double r = -1.0;
     trav_opts to;
     trav_opts_init(&to);
+    cli_parser p = cli_parser_start("radius", "hr:o:", opts, usage, trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hr:o:", opts, NULL)) != -1) {
-        int h = trav_opts_handle("radius", c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_REF:
             ref_path = optarg;
             break;
@@ -55,8 +51,6 @@ int cmd_radius(int argc, char **argv) {
         case 'o':
             out = optarg;
             break;
-        default:
-            return cli_usage_error("radius", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("radius", "unexpected argument '%s'", argv[optind]);
@@ -79,7 +73,7 @@ int cmd_radius(int argc, char **argv) {
     canopy_stats st;
     int rc = CLI_OK;
     if (canopy_alloc((void **)&counts, (size_t)(nq + 1), sizeof *counts) ||
-        canopy_radius_count(ref, query, (float)r, &to.run, counts, to.stats ? &st : NULL))
+        canopy_radius_count(ref, query, (float)r, &to.run, counts, p.stats ? &st : NULL))
         rc = cli_runtime_error("radius");
     if (rc == CLI_OK) {
         double t1 = canopy_now();
@@ -92,7 +86,7 @@ int cmd_radius(int argc, char **argv) {
         for (int64_t i = 0; i < nq; i++) total += counts[i];
         printf("radius: %lld queries, r = %g, mean %.2f neighbours -> %s\n", (long long)nq, r,
                nq ? (double)total / (double)nq : 0.0, out);
-        if (to.stats) trav_print_stats("radius", &st, t_load, t_write);
+        if (p.stats) trav_print_stats("radius", &st, t_load, t_write);
     }
     canopy_free(counts);
     canopy_array_release(&ra);

@@ -29,17 +29,13 @@ int cmd_search(int argc, char **argv) {
     const char *keys_path = NULL, *queries_path = NULL, *out = NULL;
     trav_opts to;
     trav_opts_init(&to);
+    to.tree_fixed = "search always uses a bst";
+    cli_parser p = cli_parser_start("search", "ho:", opts, usage, trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        if (c == OPT_TREE) return cli_usage_error("search", "search always uses a bst");
-        int h = trav_opts_handle("search", c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_KEYS:
             keys_path = optarg;
             break;
@@ -49,8 +45,6 @@ int cmd_search(int argc, char **argv) {
         case 'o':
             out = optarg;
             break;
-        default:
-            return cli_usage_error("search", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("search", "unexpected argument '%s'", argv[optind]);
@@ -76,7 +70,7 @@ int cmd_search(int argc, char **argv) {
                 (int)k.d, (int)q.d);
         rc = CLI_ERROR;
     } else if (canopy_alloc((void **)&idx, (size_t)(q.n + 1), sizeof *idx) ||
-               canopy_search(k.data, k.n, q.data, q.n, &to.run, idx, to.stats ? &st : NULL)) {
+               canopy_search(k.data, k.n, q.data, q.n, &to.run, idx, p.stats ? &st : NULL)) {
         rc = cli_runtime_error("search");
     }
     if (rc == CLI_OK) {
@@ -87,7 +81,7 @@ int cmd_search(int argc, char **argv) {
     }
     if (rc == CLI_OK) {
         printf("search: %lld queries over %lld keys -> %s\n", (long long)q.n, (long long)k.n, out);
-        if (to.stats) trav_print_stats("search", &st, t_load, t_write);
+        if (p.stats) trav_print_stats("search", &st, t_load, t_write);
     }
     canopy_free(idx);
     canopy_array_release(&ka);

@@ -8,10 +8,12 @@ void trav_opts_init(trav_opts *o) {
     o->run = canopy_run_options_default();
 }
 
-int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
+int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {
+    trav_opts *o = ctx;
     canopy_status s = CANOPY_OK;
     switch (opt) {
     case OPT_TREE:
+        if (o->tree_fixed) return cli_usage_error(cmd, "%s", o->tree_fixed), -1;
         s = canopy_tree_kind_parse(arg, &o->run.tree);
         break;
     case OPT_VARIANT:
@@ -35,11 +37,6 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
         o->run.profile_depth = (int32_t)v;
         return 1;
     }
-    case OPT_THREADS:
-        return cli_parse_threads(cmd, arg) ? -1 : 1;
-    case OPT_STATS:
-        o->stats = 1;
-        return 1;
     default:
         return 0;
     }
