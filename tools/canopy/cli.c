@@ -133,7 +133,9 @@ int cli_app_operand(const char *cmd, int argc, char **argv, const char *const *n
     return app;
 }
 
-int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays) {
+int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
+                     double *seconds) {
+    double t0 = canopy_now();
     for (int i = 0; i < n; i++) {
         if (!paths[i]) continue;
         const char *dot = strrchr(paths[i], '.');
@@ -147,6 +149,7 @@ int cli_write_arrays(const char *cmd, int n, const char *const *paths, const can
             return cli_runtime_error(cmd);
         }
     }
+    if (seconds) *seconds = canopy_now() - t0;
     return 0;
 }
 

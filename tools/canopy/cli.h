@@ -87,8 +87,9 @@ int cli_parse_threads(const char *cmd, const char *s);
 
 /* Writes each array to its path (.csv by extension, else .npy), each atomically; if
  * one fails, removes those already written and returns CLI_ERROR. NULL paths are
- * skipped. */
-int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays);
+ * skipped. Stores the seconds the writes took in *seconds unless it is NULL. */
+int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
+                     double *seconds);
 /* A non-owning array over existing memory; cols 0 makes it 1-D. */
 canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols);
 

@@ -170,7 +170,7 @@ int cmd_bptree(int argc, char **argv) {
         rc = cli_runtime_error("bptree");
     if (!rc) {
         canopy_array a = cli_array_view(out, CANOPY_I64, nq, 0);
-        rc = cli_write_arrays("bptree", 1, &outp, &a);
+        rc = cli_write_arrays("bptree", 1, &outp, &a, NULL);
     }
     if (!rc) {
         printf("bptree: %lld queries over %lld keys, %lld found -> %s\n", (long long)nq,

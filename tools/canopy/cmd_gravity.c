@@ -2,7 +2,6 @@
 #include "trav_opts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 enum { OPT_BODIES = OPT_FIRST_LOCAL, OPT_THETA, OPT_SOFTENING };
 
@@ -88,10 +87,8 @@ int cmd_gravity(int argc, char **argv) {
             rc = cli_runtime_error("gravity");
     }
     if (rc == CLI_OK) {
-        double t1 = canopy_now();
         canopy_array a = cli_array_view(acc, CANOPY_F32, b.n, 3);
-        rc = cli_write_arrays("gravity", 1, &out, &a);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
         printf("gravity: %lld bodies, theta = %g, softening = %g -> %s\n", (long long)b.n, theta,

@@ -87,13 +87,8 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
 
     double t0 = canopy_now();
     canopy_array ra, qa;
-    memset(&qa, 0, sizeof qa);
-    canopy_points ref, query = {NULL, 0, 0, 0};
-    if (cli_load_points(cmd, ref_path, &ra, &ref)) return CLI_ERROR;
-    if (query_path && cli_load_points(cmd, query_path, &qa, &query)) {
-        canopy_array_release(&ra);
-        return CLI_ERROR;
-    }
+    canopy_points ref, query;
+    if (cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query)) return CLI_ERROR;
     double t_load = canopy_now() - t0;
     int rc = CLI_OK;
     int64_t candidates = query_path ? ref.n : ref.n - 1;
@@ -119,12 +114,10 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     double t_write = 0.0;
     if (rc == CLI_OK) {
         for (int64_t i = 0; i < nq * k; i++) d2[i] = sqrtf(d2[i]);
-        double t1 = canopy_now();
         const char *paths[2] = {out, dist_out};
         canopy_array arrays[2] = {cli_array_view(idx, CANOPY_I64, nq, k),
                                   cli_array_view(d2, CANOPY_F32, nq, k)};
-        rc = cli_write_arrays(cmd, 2, paths, arrays);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays(cmd, 2, paths, arrays, &t_write);
     }
     if (rc == CLI_OK) {
         printf("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s\n", cmd,

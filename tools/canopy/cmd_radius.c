@@ -2,7 +2,6 @@
 #include "trav_opts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 enum { OPT_REF = OPT_FIRST_LOCAL, OPT_QUERY };
 
@@ -60,13 +59,9 @@ int cmd_radius(int argc, char **argv) {
 
     double t0 = canopy_now();
     canopy_array ra, qa;
-    memset(&qa, 0, sizeof qa);
-    canopy_points ref, query = {NULL, 0, 0, 0};
-    if (cli_load_points("radius", ref_path, &ra, &ref)) return CLI_ERROR;
-    if (query_path && cli_load_points("radius", query_path, &qa, &query)) {
-        canopy_array_release(&ra);
+    canopy_points ref, query;
+    if (cli_load_ref_query("radius", ref_path, query_path, &ra, &ref, &qa, &query))
         return CLI_ERROR;
-    }
     double t_load = canopy_now() - t0, t_write = 0.0;
     int64_t nq = query_path ? query.n : ref.n;
     int64_t *counts = NULL;
@@ -76,10 +71,8 @@ int cmd_radius(int argc, char **argv) {
         canopy_radius_count(ref, query, (float)r, &to.run, counts, p.stats ? &st : NULL))
         rc = cli_runtime_error("radius");
     if (rc == CLI_OK) {
-        double t1 = canopy_now();
         canopy_array a = cli_array_view(counts, CANOPY_I64, nq, 0);
-        rc = cli_write_arrays("radius", 1, &out, &a);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays("radius", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
         int64_t total = 0;

@@ -2,7 +2,6 @@
 #include "trav_opts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 enum { OPT_KEYS = OPT_FIRST_LOCAL, OPT_QUERIES };
 
@@ -55,12 +54,7 @@ int cmd_search(int argc, char **argv) {
     double t0 = canopy_now();
     canopy_array ka, qa;
     canopy_points k, q;
-    memset(&qa, 0, sizeof qa);
-    if (cli_load_points("search", keys_path, &ka, &k)) return CLI_ERROR;
-    if (cli_load_points("search", queries_path, &qa, &q)) {
-        canopy_array_release(&ka);
-        return CLI_ERROR;
-    }
+    if (cli_load_ref_query("search", keys_path, queries_path, &ka, &k, &qa, &q)) return CLI_ERROR;
     double t_load = canopy_now() - t0, t_write = 0.0;
     int rc = CLI_OK;
     int64_t *idx = NULL;
@@ -74,10 +68,8 @@ int cmd_search(int argc, char **argv) {
         rc = cli_runtime_error("search");
     }
     if (rc == CLI_OK) {
-        double t1 = canopy_now();
         canopy_array a = cli_array_view(idx, CANOPY_I64, q.n, 0);
-        rc = cli_write_arrays("search", 1, &out, &a);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays("search", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
         printf("search: %lld queries over %lld keys -> %s\n", (long long)q.n, (long long)k.n, out);

@@ -78,3 +78,16 @@ int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_p
     *p = canopy_points_make((const float *)a->data, a->shape[0], (int32_t)d);
     return 0;
 }
+
+int cli_load_ref_query(const char *cmd, const char *ref_path, const char *query_path,
+                       canopy_array *ra, canopy_points *ref, canopy_array *qa,
+                       canopy_points *query) {
+    memset(qa, 0, sizeof *qa);
+    memset(query, 0, sizeof *query);
+    if (cli_load_points(cmd, ref_path, ra, ref)) return CLI_ERROR;
+    if (query_path && cli_load_points(cmd, query_path, qa, query)) {
+        canopy_array_release(ra);
+        return CLI_ERROR;
+    }
+    return CLI_OK;
+}

@@ -62,5 +62,11 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
 
 /* Loads a points file (npy, csv, fvecs) as float32 2-D; prints the error itself. */
 int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_points *p);
+/* Loads the reference points and, when query_path is not NULL, the query points
+ * (else *qa and *query stay empty); prints the error and releases what it loaded on
+ * failure. */
+int cli_load_ref_query(const char *cmd, const char *ref_path, const char *query_path,
+                       canopy_array *ra, canopy_points *ref, canopy_array *qa,
+                       canopy_points *query);
 
 #endif
