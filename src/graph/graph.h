@@ -32,6 +32,15 @@ static inline int64_t graph_loop_row(const graph_loop *l, int64_t i) {
     return l->items ? l->items[i] : i;
 }
 
+/* Runs item i whole: the inner loop over its row, then post. Returns the row's
+ * entries. */
+static inline int64_t graph_loop_run_item(const graph_loop *l, int64_t i) {
+    int64_t row = graph_loop_row(l, i), lo = l->row_ptr[row], hi = l->row_ptr[row + 1];
+    double acc = l->inner(l->ctx, row, lo, hi);
+    if (l->post) l->post(l->ctx, row, acc);
+    return hi - lo;
+}
+
 /* Whether a loop has enough work to pay for waking a thread team: small rounds
  * (a BFS frontier of a few vertices) run on the calling thread. */
 static inline bool graph_loop_worth_parallel(const graph_loop *l) {
