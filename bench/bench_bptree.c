@@ -7,6 +7,7 @@
  * of the lookup time over --repeat runs after one warm-up, of the pointer tree's time
  * in runs paired with them, and of the per-pair speed-up over the pointer tree. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include "bench_util.h"
 #include "canopy.h"
 
 #include <getopt.h>
@@ -20,19 +21,6 @@ typedef struct config {
     char name[32];
     canopy_bptree_options o;
 } config;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median and min-max of v[0..n), sorted in place. */
-static void summary(double *v, int n, double *med, double *lo, double *hi) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *lo = v[0];
-    *hi = v[n - 1];
-    *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* LAYOUT[@SWITCH]:ENGINE, e.g. "hybrid@4:vm_simd". */
 static int parse_config(const char *s, config *c) {
@@ -171,10 +159,9 @@ int main(int argc, char **argv) {
                     tp[r] = sp.lookup_seconds;
                     ratio[r] = tp[r] / tc[r];
                 }
-                double c_med, c_lo, c_hi, p_med, p_lo, p_hi, r_med, r_lo, r_hi;
-                summary(tc, repeat, &c_med, &c_lo, &c_hi);
-                summary(tp, repeat, &p_med, &p_lo, &p_hi);
-                summary(ratio, repeat, &r_med, &r_lo, &r_hi);
+                bench_summary forest = bench_summarise(tc, repeat);
+                bench_summary pointer = bench_summarise(tp, repeat);
+                bench_summary speedup = bench_summarise(ratio, repeat);
                 printf("{\"bench\":\"bptree\",\"log2_keys\":%d,\"keys\":%lld,\"buckets\":%lld,"
                        "\"mean_depth\":%.2f,\"max_depth\":%d,\"tree_build_s\":%.3f,"
                        "\"queries\":%lld,\"bias\":%.3f,\"config\":\"%s\",\"layout\":\"%s\","
@@ -189,8 +176,9 @@ int main(int argc, char **argv) {
                        build_s, (long long)nq, bias[b], cfg[ci].name,
                        canopy_forest_layout_name(st.layout), canopy_forest_engine_name(st.engine),
                        st.switch_level, canopy_threads(), st.layout_bytes, sp.layout_bytes, repeat,
-                       c_med, c_lo, c_hi, p_med, p_lo, p_hi, (double)nq / c_med / 1e6,
-                       (double)nq / p_med / 1e6, r_med, r_lo, r_hi, st.note);
+                       forest.med, forest.min, forest.max, pointer.med, pointer.min, pointer.max,
+                       (double)nq / forest.med / 1e6, (double)nq / pointer.med / 1e6, speedup.med,
+                       speedup.min, speedup.max, st.note);
                 fflush(stdout);
             }
         }

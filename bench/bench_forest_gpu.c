@@ -5,24 +5,13 @@
  * SPEC = backend:engine:layout[:hier_depth[:mapping]], e.g. gpu:iter:csr,
  * gpu:enc:hier:5:atomic_free, cpu:vm_simd:auto. Every configuration's raw scores are
  * compared with the first one's (max relative difference in the output). */
+#include "bench_util.h"
 #include "canopy.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void stats3(double *v, int n, double out[3]) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    out[0] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    out[1] = v[0];
-    out[2] = v[n - 1];
-}
 
 static int parse_spec(const char *spec, canopy_predict_options *o) {
     char buf[256], *parts[5] = {NULL};
@@ -113,11 +102,8 @@ int main(int argc, char **argv) {
             kern[r] = st.kernel_seconds;
             up[r] = st.upload_seconds;
         }
-        double w[3], p[3], k[3], u[3];
-        stats3(wall, repeat, w);
-        stats3(pred, repeat, p);
-        stats3(kern, repeat, k);
-        stats3(up, repeat, u);
+        bench_summary w = bench_summarise(wall, repeat), p = bench_summarise(pred, repeat),
+                      k = bench_summarise(kern, repeat), u = bench_summarise(up, repeat);
         printf("{\"label\":\"%s\",\"spec\":\"%s\",\"ran\":\"%s\",\"rows\":%lld,\"trees\":%d,"
                "\"max_depth\":%d,\"nodes\":%lld,\"repeat\":%d,\"wall\":[%.6f,%.6f,%.6f],"
                "\"predict\":[%.6f,%.6f,%.6f],\"kernel\":[%.6f,%.6f,%.6f],\"upload\":[%.6f,%.6f,"
@@ -125,9 +111,10 @@ int main(int argc, char **argv) {
                "\"first_wall\":%.6f,\"first_compile\":%.6f,\"first_cache\":%d,\"later_cache\":%d,"
                "\"maxdiff\":%.3g}\n",
                label, argv[a], st.note, (long long)n, info.n_trees, info.max_depth,
-               (long long)info.n_nodes, repeat, w[0], w[1], w[2], p[0], p[1], p[2], k[0], k[1],
-               k[2], u[0], u[1], u[2], st.build_seconds, st.layout_bytes, st.device_bytes,
-               first_wall, first.compile_seconds, first.kernel_cache, st.kernel_cache, maxdiff);
+               (long long)info.n_nodes, repeat, w.med, w.min, w.max, p.med, p.min, p.max, k.med,
+               k.min, k.max, u.med, u.min, u.max, st.build_seconds, st.layout_bytes,
+               st.device_bytes, first_wall, first.compile_seconds, first.kernel_cache,
+               st.kernel_cache, maxdiff);
         fflush(stdout);
     }
     free(ref);

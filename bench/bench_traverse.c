@@ -3,6 +3,7 @@
  * of build and traverse time over --repeat runs after a warm-up, mean nodes visited
  * per query and work expansion. Peers are timed by bench/peers_*.py on the same data. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include "bench_util.h"
 #include "canopy.h"
 
 #include <getopt.h>
@@ -11,22 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct series {
-    double v[64];
-    int n;
-} series;
-
-static void summary(series *s, double *med, double *lo, double *hi) {
-    qsort(s->v, (size_t)s->n, sizeof(double), cmp_double);
-    *lo = s->v[0];
-    *hi = s->v[s->n - 1];
-    *med = s->n % 2 ? s->v[s->n / 2] : 0.5 * (s->v[s->n / 2 - 1] + s->v[s->n / 2]);
-}
+enum { MAX_REPEAT = 64 };
 
 /* Radius giving about `target` neighbours per query, from a sample of queries
  * (bisection on brute-force counts). */
@@ -156,7 +142,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (!ref_path || repeat < 1 || repeat > 64) {
+    if (!ref_path || repeat < 1 || repeat > MAX_REPEAT) {
         usage();
         return 2;
     }
@@ -195,8 +181,8 @@ int main(int argc, char **argv) {
             o.schedule = sch;
             o.backend = backend;
             o.tree = tree;
-            series build = {{0}, 0}, sched = {{0}, 0}, trav = {{0}, 0}, xfer = {{0}, 0},
-                   total = {{0}, 0};
+            double build[MAX_REPEAT], sched[MAX_REPEAT], trav[MAX_REPEAT], xfer[MAX_REPEAT],
+                total[MAX_REPEAT];
             canopy_stats st;
             canopy_status s = CANOPY_OK;
             for (int rep = -1; rep < repeat && !s; rep++) {
@@ -212,11 +198,11 @@ int main(int argc, char **argv) {
                 else
                     return fprintf(stderr, "unknown app %s\n", app), 2;
                 if (rep < 0) continue; /* warm-up */
-                build.v[build.n++] = st.build_seconds;
-                sched.v[sched.n++] = st.schedule_seconds;
-                trav.v[trav.n++] = st.traverse_seconds;
-                xfer.v[xfer.n++] = st.transfer_seconds;
-                total.v[total.n++] = st.schedule_seconds + st.traverse_seconds;
+                build[rep] = st.build_seconds;
+                sched[rep] = st.schedule_seconds;
+                trav[rep] = st.traverse_seconds;
+                xfer[rep] = st.transfer_seconds;
+                total[rep] = st.schedule_seconds + st.traverse_seconds;
             }
             if (s) {
                 printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
@@ -225,12 +211,9 @@ int main(int argc, char **argv) {
                 fflush(stdout);
                 continue;
             }
-            double bm, bl, bh, sm, sl, sh, tm, tl, th, xm, xl, xh, am, al, ah;
-            summary(&build, &bm, &bl, &bh);
-            summary(&sched, &sm, &sl, &sh);
-            summary(&trav, &tm, &tl, &th);
-            summary(&xfer, &xm, &xl, &xh);
-            summary(&total, &am, &al, &ah);
+            bench_summary b = bench_summarise(build, repeat), sc = bench_summarise(sched, repeat),
+                          t = bench_summarise(trav, repeat), x = bench_summarise(xfer, repeat),
+                          a = bench_summarise(total, repeat);
             printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
                    "\"backend\":\"%s\",\"tree\":\"%s\",\"n\":%lld,\"nq\":%lld,\"d\":%d,\"k\":%d,"
                    "\"radius\":%.6g,\"threads\":%d,\"repeat\":%d,"
@@ -244,8 +227,9 @@ int main(int argc, char **argv) {
                    label, app, canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
                    canopy_backend_name(st.backend), canopy_tree_kind_name(st.tree),
                    (long long)ref.n, (long long)nq, (int)ref.d, k, radius, canopy_threads(), repeat,
-                   bm, bl, bh, sm, sl, sh, tm, tl, th, xm, am, al, ah, vs, ss, shuffle,
-                   st.profile_depth, st.nodes_per_group, st.nodes_per_query, st.work_expansion);
+                   b.med, b.min, b.max, sc.med, sc.min, sc.max, t.med, t.min, t.max, x.med, a.med,
+                   a.min, a.max, vs, ss, shuffle, st.profile_depth, st.nodes_per_group,
+                   st.nodes_per_query, st.work_expansion);
             fflush(stdout);
         }
     }

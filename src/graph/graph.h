@@ -32,6 +32,15 @@ static inline int64_t graph_loop_row(const graph_loop *l, int64_t i) {
     return l->items ? l->items[i] : i;
 }
 
+/* Runs item i whole: the inner loop over its row, then post. Returns the row's
+ * entries. */
+static inline int64_t graph_loop_run_item(const graph_loop *l, int64_t i) {
+    int64_t row = graph_loop_row(l, i), lo = l->row_ptr[row], hi = l->row_ptr[row + 1];
+    double acc = l->inner(l->ctx, row, lo, hi);
+    if (l->post) l->post(l->ctx, row, acc);
+    return hi - lo;
+}
+
 /* Whether a loop has enough work to pay for waking a thread team: small rounds
  * (a BFS frontier of a few vertices) run on the calling thread. */
 static inline bool graph_loop_worth_parallel(const graph_loop *l) {
@@ -56,6 +65,9 @@ canopy_status graph_run(const graph_loop *l, const canopy_graph_options *opt,
  * strategy a usable GPU. */
 canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
                           const char *what);
+/* graph_check for a square graph, and source one of its vertices. */
+canopy_status graph_check_source(const canopy_csr *g, const canopy_graph_options *opt,
+                                 int64_t source, const char *what);
 
 /* A growable worklist that threads append to (each vertex once per round, guarded
  * by a flag array). */
@@ -68,6 +80,30 @@ static inline void worklist_push(worklist *w, int64_t v) {
     int64_t at = __atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED);
     w->items[at] = v;
 }
+
+/* What an application run by graph_frontier_rounds shares with the round loop: its
+ * context holds one, and its inner loop pushes the next round's vertices through it. */
+typedef struct graph_frontier {
+    worklist *next;        /* the next round's vertices */
+    unsigned char *queued; /* when asked for: a flag per vertex, claimed (flag_claim)
+                              before a push, so a vertex joins a round once */
+    int64_t round;         /* the running round, from 0 */
+} graph_frontier;
+
+/* Runs a data-driven application in rounds from one source vertex: the first
+ * frontier is {source}; each round runs inner(ctx) over the frontier's rows as a
+ * splittable loop, and the vertices it pushes onto f->next are the next frontier,
+ * until one is empty. With `queued`, f->queued starts zeroed and the flags of each
+ * new frontier are cleared before it runs. Adds rounds and loop work to stats. */
+canopy_status graph_frontier_rounds(const canopy_csr *g, int64_t source, bool queued,
+                                    double (*inner)(void *ctx, int64_t row, int64_t lo, int64_t hi),
+                                    void *ctx, graph_frontier *f, const canopy_graph_options *opt,
+                                    canopy_graph_stats *stats);
+
+/* The CPU strategies of BFS-Rec (bfs_rec.c), for canopy_bfs_rec (bfs.c). */
+canopy_status graph_bfs_rec_cpu(const canopy_csr *g, int64_t source,
+                                const canopy_graph_options *opt, int64_t *level,
+                                canopy_graph_stats *stats);
 
 /* Sets flag[v] from 0 to 1; true for the one caller that did it. */
 static inline bool flag_claim(unsigned char *flag, int64_t v) {

@@ -92,6 +92,15 @@ canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, 
     return CANOPY_OK;
 }
 
+canopy_status graph_check_source(const canopy_csr *g, const canopy_graph_options *opt,
+                                 int64_t source, const char *what) {
+    canopy_status s = graph_check(g, opt, true, what);
+    if (s == CANOPY_OK && (source < 0 || source >= g->n_rows))
+        s = canopy_fail(CANOPY_ERR_INVALID, "%s: source %lld is not a vertex (0..%lld)", what,
+                        (long long)source, (long long)g->n_rows - 1);
+    return s;
+}
+
 canopy_status graph_run(const graph_loop *l, const canopy_graph_options *opt,
                         canopy_graph_stats *stats) {
     switch (opt->strategy) {

@@ -7,12 +7,7 @@ canopy_status graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats)
     int64_t edges = 0;
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : edges) num_threads(canopy_threads()) \
     if (graph_loop_worth_parallel(l))
-    for (int64_t i = 0; i < l->n_items; i++) {
-        int64_t row = graph_loop_row(l, i), lo = l->row_ptr[row], hi = l->row_ptr[row + 1];
-        double acc = l->inner(l->ctx, row, lo, hi);
-        if (l->post) l->post(l->ctx, row, acc);
-        edges += hi - lo;
-    }
+    for (int64_t i = 0; i < l->n_items; i++) edges += graph_loop_run_item(l, i);
     stats->items += l->n_items;
     stats->edges += edges;
     return CANOPY_OK;

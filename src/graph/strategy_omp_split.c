@@ -51,11 +51,9 @@ canopy_status graph_run_omp_split(const graph_loop *l, int64_t threshold,
         /* Light rows first; threads that finish early move on to the chunks. */
 #pragma omp for schedule(dynamic, 64) nowait
         for (int64_t i = 0; i < l->n_items; i++) {
-            int64_t row = graph_loop_row(l, i), lo = l->row_ptr[row], hi = l->row_ptr[row + 1];
-            if (hi - lo > threshold) continue;
-            double acc = l->inner(l->ctx, row, lo, hi);
-            if (l->post) l->post(l->ctx, row, acc);
-            edges += hi - lo;
+            int64_t row = graph_loop_row(l, i);
+            if (l->row_ptr[row + 1] - l->row_ptr[row] > threshold) continue;
+            edges += graph_loop_run_item(l, i);
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t k = 0; k < n_chunks; k++) {

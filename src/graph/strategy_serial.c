@@ -3,12 +3,7 @@
 
 canopy_status graph_run_serial(const graph_loop *l, canopy_graph_stats *stats) {
     int64_t edges = 0;
-    for (int64_t i = 0; i < l->n_items; i++) {
-        int64_t row = graph_loop_row(l, i), lo = l->row_ptr[row], hi = l->row_ptr[row + 1];
-        double acc = l->inner(l->ctx, row, lo, hi);
-        if (l->post) l->post(l->ctx, row, acc);
-        edges += hi - lo;
-    }
+    for (int64_t i = 0; i < l->n_items; i++) edges += graph_loop_run_item(l, i);
     stats->items += l->n_items;
     stats->edges += edges;
     return CANOPY_OK;

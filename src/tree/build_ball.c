@@ -5,7 +5,6 @@
 #include "tree/tree.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 /* Dimensions summed per pass over the points: one 64-byte line of each point, so
  * no scratch allocation is needed for any d. */
@@ -59,14 +58,7 @@ static int ball_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t
     }
     geom[d] = nextafterf((float)sqrt(r2), INFINITY);
     if (!may_split) return 0;
-    float *key = malloc(sizeof(float) * (size_t)m);
-    if (!key) return 0; /* a leaf is still a correct tree; only slower */
-    for (int64_t i = 0; i < m; i++) key[i] = canopy_point(pts, perm[begin + i])[dim];
-    canopy_select_pairs(key, perm + begin, m, m / 2);
-    free(key);
-    child_begin[0] = begin;
-    child_begin[1] = begin + m / 2;
-    return 2;
+    return canopy_split_at_median(pts, perm, begin, end, dim, child_begin);
 }
 
 canopy_status canopy_tree_spec_ball(int32_t d, canopy_tree_spec *spec) {

@@ -4,7 +4,6 @@
 #include "tree/tree.h"
 
 #include <float.h>
-#include <stdlib.h>
 
 static void bounding_box(canopy_points pts, const int64_t *perm, int64_t begin, int64_t end,
                          float *lo, float *hi) {
@@ -35,15 +34,7 @@ static int kd_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t b
     for (int32_t j = 1; j < d; j++)
         if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
     geom[2 * d] = (float)dim;
-    int64_t m = end - begin;
-    float *key = malloc(sizeof(float) * (size_t)m);
-    if (!key) return 0; /* a leaf is still a correct tree; only slower */
-    for (int64_t i = 0; i < m; i++) key[i] = canopy_point(pts, perm[begin + i])[dim];
-    canopy_select_pairs(key, perm + begin, m, m / 2);
-    free(key);
-    child_begin[0] = begin;
-    child_begin[1] = begin + m / 2;
-    return 2;
+    return canopy_split_at_median(pts, perm, begin, end, dim, child_begin);
 }
 
 canopy_status canopy_tree_spec_kd(int32_t d, canopy_tree_spec *spec) {

@@ -19,21 +19,12 @@ static double dist_d(const float *a, const float *b, int32_t d) {
     return sqrt(s);
 }
 
-static void swap2(float *key, int64_t *perm, int64_t a, int64_t b) {
-    float k = key[a];
-    key[a] = key[b];
-    key[b] = k;
-    int64_t p = perm[a];
-    perm[a] = perm[b];
-    perm[b] = p;
-}
-
 /* Moves the pairs of [a, b) whose key is below kv (below) or equal to it (!below) to
  * the front of the range; returns how many there are. */
 static int64_t gather(float *key, int64_t *perm, int64_t a, int64_t b, float kv, int below) {
     int64_t k = a;
     for (int64_t i = a; i < b; i++)
-        if (below ? key[i] < kv : key[i] == kv) swap2(key, perm, k++, i);
+        if (below ? key[i] < kv : key[i] == kv) canopy_swap_pairs(key, perm, k++, i);
     return k - a;
 }
 

@@ -1,13 +1,6 @@
 #include "tree/select.h"
 
-static void swap2(float *key, int64_t *perm, int64_t a, int64_t b) {
-    float k = key[a];
-    key[a] = key[b];
-    key[b] = k;
-    int64_t p = perm[a];
-    perm[a] = perm[b];
-    perm[b] = p;
-}
+#include <stdlib.h>
 
 static float median3(float a, float b, float c) {
     if (a < b) return b < c ? b : (a < c ? c : a);
@@ -22,9 +15,9 @@ void canopy_select_pairs(float *key, int64_t *perm, int64_t n, int64_t nth) {
         int64_t lt = lo, i = lo, gt = hi - 1;
         while (i <= gt) {
             if (key[i] < pivot)
-                swap2(key, perm, lt++, i++);
+                canopy_swap_pairs(key, perm, lt++, i++);
             else if (key[i] > pivot)
-                swap2(key, perm, i, gt--);
+                canopy_swap_pairs(key, perm, i, gt--);
             else
                 i++;
         }
@@ -35,4 +28,17 @@ void canopy_select_pairs(float *key, int64_t *perm, int64_t n, int64_t nth) {
         else
             return;
     }
+}
+
+int canopy_split_at_median(canopy_points pts, int64_t *perm, int64_t begin, int64_t end,
+                           int32_t dim, int64_t *child_begin) {
+    int64_t m = end - begin;
+    float *key = malloc(sizeof(float) * (size_t)m);
+    if (!key) return 0;
+    for (int64_t i = 0; i < m; i++) key[i] = canopy_point(pts, perm[begin + i])[dim];
+    canopy_select_pairs(key, perm + begin, m, m / 2);
+    free(key);
+    child_begin[0] = begin;
+    child_begin[1] = begin + m / 2;
+    return 2;
 }

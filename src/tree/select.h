@@ -2,11 +2,30 @@
 #ifndef CANOPY_TREE_SELECT_H
 #define CANOPY_TREE_SELECT_H
 
+#include "canopy.h"
+
 #include <stdint.h>
+
+/* Swaps entries a and b of key and, with them, of perm. */
+static inline void canopy_swap_pairs(float *key, int64_t *perm, int64_t a, int64_t b) {
+    float k = key[a];
+    key[a] = key[b];
+    key[b] = k;
+    int64_t p = perm[a];
+    perm[a] = perm[b];
+    perm[b] = p;
+}
 
 /* Reorders key[0..n) and perm[0..n) together so that key[nth] is the value a full
  * sort would put there, with no larger key before it and no smaller after it.
  * Three-way partitioning keeps it linear on inputs with many equal keys. */
 void canopy_select_pairs(float *key, int64_t *perm, int64_t n, int64_t nth);
+
+/* The kd and ball trees' split: reorders perm[begin..end) so that its first half
+ * holds the points whose coordinate dim is at most the median, sets child_begin[0..1]
+ * and returns 2 (children); returns 0 (a leaf) when there is no memory for the keys,
+ * which still makes a correct tree, only a slower one. */
+int canopy_split_at_median(canopy_points pts, int64_t *perm, int64_t begin, int64_t end,
+                           int32_t dim, int64_t *child_begin);
 
 #endif

@@ -67,7 +67,75 @@ int cli_parse_threads(const char *cmd, const char *s) {
     return 0;
 }
 
-int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays) {
+cli_parser cli_parser_start(const char *cmd, const char *short_opts, const struct option *long_opts,
+                            void (*usage)(FILE *f), cli_shared_handler shared, void *shared_ctx) {
+    cli_parser p;
+    memset(&p, 0, sizeof p);
+    p.cmd = cmd;
+    p.short_opts = short_opts;
+    p.long_opts = long_opts;
+    p.usage = usage;
+    p.shared = shared;
+    p.shared_ctx = shared_ctx;
+    optind = 1;
+    return p;
+}
+
+int cli_next_option(cli_parser *p, int argc, char **argv) {
+    int c;
+    while ((c = getopt_long(argc, argv, p->short_opts, p->long_opts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case OPT_HELP:
+            p->usage(stdout);
+            p->rc = CLI_OK;
+            return CLI_STOP;
+        case OPT_THREADS:
+            rc = cli_parse_threads(p->cmd, optarg);
+            break;
+        case OPT_SEED:
+            rc = cli_parse_u64(p->cmd, "--seed", optarg, &p->seed);
+            p->have_seed = 1;
+            break;
+        case OPT_STATS:
+            p->stats = 1;
+            break;
+        case '?':
+            rc = cli_usage_error(p->cmd, "unknown option");
+            break;
+        default: {
+            int h = p->shared ? p->shared(p->cmd, c, optarg, p->shared_ctx) : 0;
+            if (h == 0) return c;
+            if (h < 0) rc = CLI_USAGE;
+        }
+        }
+        if (rc) {
+            p->rc = rc;
+            return CLI_STOP;
+        }
+    }
+    return -1;
+}
+
+int cli_app_operand(const char *cmd, int argc, char **argv, const char *const *names, int n) {
+    char list[256] = ""; /* "a, b or c" */
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof list; i++) {
+        const char *sep = i == 0 ? "" : i < n - 1 ? ", " : " or ";
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", sep, names[i]);
+    }
+    if (optind >= argc) return cli_usage_error(cmd, "missing APP (%s)", list), -1;
+    int app = 0;
+    while (app < n && strcmp(argv[optind], names[app])) app++;
+    if (app == n) return cli_usage_error(cmd, "unknown APP '%s' (%s)", argv[optind], list), -1;
+    if (optind + 1 < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]), -1;
+    return app;
+}
+
+int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
+                     double *seconds) {
+    double t0 = canopy_now();
     for (int i = 0; i < n; i++) {
         if (!paths[i]) continue;
         const char *dot = strrchr(paths[i], '.');
@@ -81,6 +149,7 @@ int cli_write_arrays(const char *cmd, int n, const char *const *paths, const can
             return cli_runtime_error(cmd);
         }
     }
+    if (seconds) *seconds = canopy_now() - t0;
     return 0;
 }
 

@@ -5,7 +5,9 @@
 
 #include "canopy.h"
 
+#include <getopt.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum { CLI_OK = 0, CLI_ERROR = 1, CLI_USAGE = 2 };
 
@@ -18,6 +20,40 @@ enum {
     OPT_STATS,
     OPT_FIRST_LOCAL = 1100 /* subcommands number their own options from here */
 };
+
+/* The handler of the options a family of subcommands shares (ctx its settings):
+ * returns 1 if handled, 0 if not one of them, or -1 after printing a usage error. */
+typedef int (*cli_shared_handler)(const char *cmd, int opt, const char *arg, void *ctx);
+
+/* One subcommand's option parsing: getopt_long over its tables, with the options every
+ * subcommand spells the same way handled here (--help, --threads, --seed, --stats, an
+ * unknown option) and, for a family of subcommands, the options the family shares
+ * (trav_opts, forest_opts), so each subcommand's loop holds only its own options. */
+typedef struct cli_parser {
+    const char *cmd;
+    const char *short_opts;
+    const struct option *long_opts;
+    void (*usage)(FILE *f);
+    cli_shared_handler shared; /* NULL for none */
+    void *shared_ctx;
+    uint64_t seed; /* --seed S; only meaningful when have_seed */
+    int have_seed;
+    int stats; /* --stats was given */
+    int rc;    /* the exit code once cli_next_option returned CLI_STOP */
+} cli_parser;
+
+/* cli_next_option's answer when the subcommand must return p->rc. */
+enum { CLI_STOP = -2 };
+
+/* A parser over the subcommand's tables and its family's handler (NULL for none),
+ * with getopt reset to argv[1]. */
+cli_parser cli_parser_start(const char *cmd, const char *short_opts, const struct option *long_opts,
+                            void (*usage)(FILE *f), cli_shared_handler shared, void *shared_ctx);
+/* The next option that is the subcommand's own, for its switch (getopt's optarg is
+ * its argument); -1 after the last option, optind then indexing the first operand; or
+ * CLI_STOP after --help (usage printed on stdout, p->rc CLI_OK) or a usage error
+ * (printed, p->rc CLI_USAGE). */
+int cli_next_option(cli_parser *p, int argc, char **argv);
 
 typedef struct cli_command {
     const char *name;
@@ -34,6 +70,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints "canopy CMD: <canopy_last_error()>" to stderr; returns CLI_ERROR. */
 int cli_runtime_error(const char *cmd);
 
+/* The single operand APP (after the options) of a subcommand with several
+ * applications: its index in names[0..n), or -1 after a usage error when it is
+ * missing, unknown or followed by another operand. */
+int cli_app_operand(const char *cmd, int argc, char **argv, const char *const *names, int n);
+
 /* Strict number parsing: the whole string must be a number in [lo, hi]. Return 0 on
  * success, else print a usage error naming the option and return CLI_USAGE. */
 int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
@@ -46,8 +87,9 @@ int cli_parse_threads(const char *cmd, const char *s);
 
 /* Writes each array to its path (.csv by extension, else .npy), each atomically; if
  * one fails, removes those already written and returns CLI_ERROR. NULL paths are
- * skipped. */
-int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays);
+ * skipped. Stores the seconds the writes took in *seconds unless it is NULL. */
+int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
+                     double *seconds);
 /* A non-owning array over existing memory; cols 0 makes it 1-D. */
 canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols);
 

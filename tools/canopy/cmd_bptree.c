@@ -96,18 +96,13 @@ int cmd_bptree(int argc, char **argv) {
     const char *keys_path = NULL, *values_path = NULL, *queries_path = NULL, *outp = NULL;
     canopy_bptree_options o = canopy_bptree_options_default();
     int64_t buckets = 0;
-    int stats = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        int f = forest_opts_handle(
-            "bptree", c, optarg,
-            (forest_opts){&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction});
-        if (f < 0) return CLI_USAGE;
-        if (f) continue;
+    forest_opts fo = {&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction};
+    cli_parser p = cli_parser_start("bptree", "ho:", opts, usage, forest_opts_handle, &fo);
+    int c;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_KEYS:
             keys_path = optarg;
             break;
@@ -132,14 +127,6 @@ int cmd_bptree(int argc, char **argv) {
             if (cli_parse_i64("bptree", "--not-found", optarg, INT64_MIN, INT64_MAX, &o.not_found))
                 return CLI_USAGE;
             break;
-        case OPT_THREADS:
-            if (cli_parse_threads("bptree", optarg)) return CLI_USAGE;
-            break;
-        case OPT_STATS:
-            stats = 1;
-            break;
-        default:
-            return cli_usage_error("bptree", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("bptree", "unexpected argument '%s'", argv[optind]);
@@ -183,12 +170,12 @@ int cmd_bptree(int argc, char **argv) {
         rc = cli_runtime_error("bptree");
     if (!rc) {
         canopy_array a = cli_array_view(out, CANOPY_I64, nq, 0);
-        rc = cli_write_arrays("bptree", 1, &outp, &a);
+        rc = cli_write_arrays("bptree", 1, &outp, &a, NULL);
     }
     if (!rc) {
         printf("bptree: %lld queries over %lld keys, %lld found -> %s\n", (long long)nq,
                (long long)n, (long long)st.found, outp);
-        if (stats) {
+        if (p.stats) {
             canopy_bptree_info info;
             canopy_bptree_get_info(t, &info);
             fprintf(stderr,

@@ -35,14 +35,13 @@ int cmd_forest(int argc, char **argv) {
     const char *model = NULL, *data = NULL;
     canopy_forest_format fmt = CANOPY_FOREST_FORMAT_AUTO;
     int c;
-    optind = 1;
     argc--;
     argv++;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_parser p = cli_parser_start("forest", "h", opts, usage, NULL, NULL);
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_MODEL:
             model = optarg;
             break;
@@ -53,8 +52,6 @@ int cmd_forest(int argc, char **argv) {
             if (canopy_forest_format_parse(optarg, &fmt))
                 return cli_usage_error("forest", "--format: %s", canopy_last_error());
             break;
-        default:
-            return cli_usage_error("forest", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("forest", "unexpected argument '%s'", argv[optind]);

@@ -192,25 +192,16 @@ int cmd_gen(int argc, char **argv) {
                                          {"labels", required_argument, NULL, OPT_LABELS},
                                          {NULL, 0, NULL, 0}};
     int64_t n = 0, d = 0, nq = 0, k = 0;
-    uint64_t seed = 0;
     double spread = 0.0, lo = 0.0, hi = 1.0;
-    int have_n = 0, have_d = 0, have_nq = 0, have_k = 0, have_seed = 0, have_spread = 0;
+    int have_n = 0, have_d = 0, have_nq = 0, have_k = 0, have_spread = 0;
     int have_box = 0;
     const char *out_path = NULL, *query_path = NULL, *vel_path = NULL, *labels_path = NULL;
+    cli_parser p = cli_parser_start(CMD, "ho:", opts, usage, NULL, NULL);
     int c, rc = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
-        case OPT_THREADS:
-            rc = cli_parse_threads(CMD, optarg);
-            break;
-        case OPT_SEED:
-            rc = cli_parse_u64(CMD, "--seed", optarg, &seed);
-            have_seed = 1;
-            break;
+        case CLI_STOP:
+            return p.rc;
         case OPT_N:
             rc = cli_parse_i64(CMD, "--n", optarg, 1, INT64_MAX, &n);
             have_n = 1;
@@ -256,8 +247,6 @@ int cmd_gen(int argc, char **argv) {
         case OPT_LABELS:
             labels_path = optarg;
             break;
-        default:
-            return cli_usage_error(CMD, "unknown option");
         }
         if (rc) return rc;
     }
@@ -279,7 +268,7 @@ int cmd_gen(int argc, char **argv) {
     if (!found) return cli_usage_error(CMD, "unknown generator or workload '%s'", name);
     if (!have_n) n = w ? w->n : DEFAULT_N;
     if (!have_d) d = w ? w->d : DEFAULT_D;
-    if (!have_seed) seed = w ? w->seed : DEFAULT_SEED;
+    uint64_t seed = p.have_seed ? p.seed : w ? w->seed : DEFAULT_SEED;
     if (!have_k) k = w && w->kind == CANOPY_GEN_CLUSTERS ? w->clusters : DEFAULT_CLUSTERS;
     if (!have_spread) spread = w && w->kind == CANOPY_GEN_CLUSTERS ? w->spread : DEFAULT_SPREAD;
     if (!have_nq) nq = w && w->n_query ? w->n_query : n;

@@ -157,31 +157,19 @@ int cmd_graph(int argc, char **argv) {
         {"kc", required_argument, NULL, OPT_KC},
         {NULL, 0, NULL, 0}};
     const char *graph_path = NULL, *gen = NULL, *vector = NULL, *out_path = NULL, *save_path = NULL;
-    uint64_t seed = 1;
     int64_t source = 0;
-    int have_seed = 0, have_source = 0, have_strategy = 0, recursive = 0, stats = 0, have_dp = 0;
+    int have_source = 0, have_strategy = 0, recursive = 0, have_dp = 0;
     int have_threshold = 0;
     int64_t v = 0;
     canopy_backend backend = CANOPY_BACKEND_AUTO;
     canopy_graph_options opt = canopy_graph_options_default();
     opt.strategy = CANOPY_GRAPH_OMP_SPLIT;
+    cli_parser p = cli_parser_start(CMD, "ho:", opts, usage, NULL, NULL);
     int c, rc = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
-        case OPT_THREADS:
-            rc = cli_parse_threads(CMD, optarg);
-            break;
-        case OPT_SEED:
-            rc = cli_parse_u64(CMD, "--seed", optarg, &seed);
-            have_seed = 1;
-            break;
-        case OPT_STATS:
-            stats = 1;
-            break;
+        case CLI_STOP:
+            return p.rc;
         case OPT_GRAPH:
             graph_path = optarg;
             break;
@@ -246,22 +234,13 @@ int cmd_graph(int argc, char **argv) {
         case 'o':
             out_path = optarg;
             break;
-        default:
-            return cli_usage_error(CMD, "unknown option");
         }
         if (rc) return rc;
     }
-    if (optind >= argc)
-        return cli_usage_error(CMD, "missing APP (sssp, bfs, pagerank, spmv or color)");
-    int app = 0;
-    while (app < APP_COUNT && strcmp(argv[optind], app_names[app])) app++;
-    if (app == APP_COUNT)
-        return cli_usage_error(CMD, "unknown APP '%s' (sssp, bfs, pagerank, spmv or color)",
-                               argv[optind]);
-    if (optind + 1 < argc)
-        return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
+    int app = cli_app_operand(CMD, argc, argv, app_names, APP_COUNT);
+    if (app < 0) return CLI_USAGE;
     if (!graph_path == !gen) return cli_usage_error(CMD, "give exactly one of --graph and --gen");
-    if (have_seed && !gen) return cli_usage_error(CMD, "--seed applies only to --gen");
+    if (p.have_seed && !gen) return cli_usage_error(CMD, "--seed applies only to --gen");
     if (have_source && app != APP_SSSP && app != APP_BFS)
         return cli_usage_error(CMD, "--source applies only to sssp and bfs");
     if (app == APP_SPMV && !vector) return cli_usage_error(CMD, "spmv needs --vector X.npy");
@@ -295,6 +274,7 @@ int cmd_graph(int argc, char **argv) {
     canopy_array x = {0}, out = {0};
     canopy_graph_stats st = {0};
     double t0 = canopy_now();
+    uint64_t seed = p.have_seed ? p.seed : 1;
     canopy_status s = gen ? canopy_graph_gen(gen, seed, &g) : canopy_graph_load(graph_path, &g);
     if (s == CANOPY_OK && vector) s = load_vector(vector, g.n_cols, &x);
     double t_load = canopy_now() - t0;
@@ -307,7 +287,7 @@ int cmd_graph(int argc, char **argv) {
     if (s == CANOPY_OK) s = canopy_npy_write(out_path, &out);
     t_write = canopy_now() - t_write;
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
-    if (rc == CLI_OK && stats) {
+    if (rc == CLI_OK && p.stats) {
         fprintf(stderr,
                 "graph stats:\n"
                 "  %s: %lld vertices, %lld entries%s; app %s%s, strategy %s, threads %d\n"

@@ -2,7 +2,6 @@
 #include "trav_opts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 enum { OPT_BODIES = OPT_FIRST_LOCAL, OPT_THETA, OPT_SOFTENING };
 
@@ -37,17 +36,13 @@ int cmd_gravity(int argc, char **argv) {
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
+    to.tree_fixed = "gravity always uses an octree";
+    cli_parser p = cli_parser_start("gravity", "ho:", opts, usage, trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        if (c == OPT_TREE) return cli_usage_error("gravity", "gravity always uses an octree");
-        int h = trav_opts_handle("gravity", c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_BODIES:
             bodies_path = optarg;
             break;
@@ -62,8 +57,6 @@ int cmd_gravity(int argc, char **argv) {
         case 'o':
             out = optarg;
             break;
-        default:
-            return cli_usage_error("gravity", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
@@ -90,19 +83,17 @@ int cmd_gravity(int argc, char **argv) {
         if (b.d == 4)
             for (int64_t i = 0; i < b.n; i++) mass[i] = canopy_point(b, i)[3];
         b.d = 3; /* positions are the first three columns; stride keeps the mass out */
-        if (canopy_gravity(b, mass, (float)theta, (float)eps, &to.run, acc, to.stats ? &st : NULL))
+        if (canopy_gravity(b, mass, (float)theta, (float)eps, &to.run, acc, p.stats ? &st : NULL))
             rc = cli_runtime_error("gravity");
     }
     if (rc == CLI_OK) {
-        double t1 = canopy_now();
         canopy_array a = cli_array_view(acc, CANOPY_F32, b.n, 3);
-        rc = cli_write_arrays("gravity", 1, &out, &a);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
         printf("gravity: %lld bodies, theta = %g, softening = %g -> %s\n", (long long)b.n, theta,
                eps, out);
-        if (to.stats) trav_print_stats("gravity", &st, t_load, t_write);
+        if (p.stats) trav_print_stats("gravity", &st, t_load, t_write);
     }
     canopy_free(mass);
     canopy_free(acc);

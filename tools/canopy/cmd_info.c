@@ -14,20 +14,8 @@ int cmd_info(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
                                          {"threads", required_argument, NULL, OPT_THREADS},
                                          {NULL, 0, NULL, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
-        case OPT_THREADS:
-            if (cli_parse_threads("info", optarg)) return CLI_USAGE;
-            break;
-        default:
-            return cli_usage_error("info", "unknown option");
-        }
-    }
+    cli_parser p = cli_parser_start("info", "h", opts, usage, NULL, NULL);
+    if (cli_next_option(&p, argc, argv) == CLI_STOP) return p.rc;
     if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
 
     printf("canopy %s\n", canopy_version());

@@ -36,6 +36,13 @@ static void usage(const char *cmd, FILE *f) {
         nn ? "" : " -k 8");
 }
 
+static void usage_knn(FILE *f) {
+    usage("knn", f);
+}
+static void usage_nn(FILE *f) {
+    usage("nn", f);
+}
+
 static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     static const struct option opts[] = {{"ref", required_argument, NULL, OPT_REF},
                                          {"query", required_argument, NULL, OPT_QUERY},
@@ -48,16 +55,13 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     int64_t k = nn ? 1 : 0;
     trav_opts to;
     trav_opts_init(&to);
+    cli_parser p = cli_parser_start(cmd, nn ? "ho:" : "hk:o:", opts, nn ? usage_nn : usage_knn,
+                                    trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, nn ? "ho:" : "hk:o:", opts, NULL)) != -1) {
-        int h = trav_opts_handle(cmd, c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(cmd, stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_REF:
             ref_path = optarg;
             break;
@@ -74,8 +78,6 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         case OPT_DISTANCES:
             dist_out = optarg;
             break;
-        default:
-            return cli_usage_error(cmd, "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
@@ -85,13 +87,8 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
 
     double t0 = canopy_now();
     canopy_array ra, qa;
-    memset(&qa, 0, sizeof qa);
-    canopy_points ref, query = {NULL, 0, 0, 0};
-    if (cli_load_points(cmd, ref_path, &ra, &ref)) return CLI_ERROR;
-    if (query_path && cli_load_points(cmd, query_path, &qa, &query)) {
-        canopy_array_release(&ra);
-        return CLI_ERROR;
-    }
+    canopy_points ref, query;
+    if (cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query)) return CLI_ERROR;
     double t_load = canopy_now() - t0;
     int rc = CLI_OK;
     int64_t candidates = query_path ? ref.n : ref.n - 1;
@@ -112,23 +109,21 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         rc = cli_runtime_error(cmd);
     }
     canopy_stats st;
-    if (rc == CLI_OK && canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, to.stats ? &st : NULL))
+    if (rc == CLI_OK && canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL))
         rc = cli_runtime_error(cmd);
     double t_write = 0.0;
     if (rc == CLI_OK) {
         for (int64_t i = 0; i < nq * k; i++) d2[i] = sqrtf(d2[i]);
-        double t1 = canopy_now();
         const char *paths[2] = {out, dist_out};
         canopy_array arrays[2] = {cli_array_view(idx, CANOPY_I64, nq, k),
                                   cli_array_view(d2, CANOPY_F32, nq, k)};
-        rc = cli_write_arrays(cmd, 2, paths, arrays);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays(cmd, 2, paths, arrays, &t_write);
     }
     if (rc == CLI_OK) {
         printf("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s\n", cmd,
                (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out, dist_out ? ", " : "",
                dist_out ? dist_out : "");
-        if (to.stats) trav_print_stats(cmd, &st, t_load, t_write);
+        if (p.stats) trav_print_stats(cmd, &st, t_load, t_write);
     }
     canopy_free(idx);
     canopy_free(d2);

@@ -80,18 +80,13 @@ int cmd_predict(int argc, char **argv) {
     canopy_forest_format fmt = CANOPY_FOREST_FORMAT_AUTO;
     canopy_predict_options o = canopy_predict_options_default();
     o.output = CANOPY_FOREST_OUTPUT_PROB;
-    int stats = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        int f = forest_opts_handle(
-            "predict", c, optarg,
-            (forest_opts){&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction});
-        if (f < 0) return CLI_USAGE;
-        if (f) continue;
+    forest_opts fo = {&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction};
+    cli_parser p = cli_parser_start("predict", "ho:", opts, usage, forest_opts_handle, &fo);
+    int c;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_MODEL:
             model = optarg;
             break;
@@ -117,14 +112,6 @@ int cmd_predict(int argc, char **argv) {
             if (canopy_forest_mapping_parse(optarg, &o.mapping))
                 return cli_usage_error("predict", "--mapping: %s", canopy_last_error());
             break;
-        case OPT_THREADS:
-            if (cli_parse_threads("predict", optarg)) return CLI_USAGE;
-            break;
-        case OPT_STATS:
-            stats = 1;
-            break;
-        default:
-            return cli_usage_error("predict", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
@@ -187,7 +174,7 @@ int cmd_predict(int argc, char **argv) {
         rc = cli_runtime_error("predict");
         goto done;
     }
-    if (stats) {
+    if (p.stats) {
         fprintf(stderr, "model: %s (%s, %s), %d trees, %lld nodes, max depth %d\n", model,
                 info.source, info.objective, info.n_trees, (long long)info.n_nodes, info.max_depth);
         fprintf(stderr, "ran: %s\n", st.note);

@@ -2,7 +2,6 @@
 #include "trav_opts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 enum { OPT_REF = OPT_FIRST_LOCAL, OPT_QUERY };
 
@@ -33,16 +32,12 @@ int cmd_radius(int argc, char **argv) {
     double r = -1.0;
     trav_opts to;
     trav_opts_init(&to);
+    cli_parser p = cli_parser_start("radius", "hr:o:", opts, usage, trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hr:o:", opts, NULL)) != -1) {
-        int h = trav_opts_handle("radius", c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_REF:
             ref_path = optarg;
             break;
@@ -55,8 +50,6 @@ int cmd_radius(int argc, char **argv) {
         case 'o':
             out = optarg;
             break;
-        default:
-            return cli_usage_error("radius", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("radius", "unexpected argument '%s'", argv[optind]);
@@ -66,33 +59,27 @@ int cmd_radius(int argc, char **argv) {
 
     double t0 = canopy_now();
     canopy_array ra, qa;
-    memset(&qa, 0, sizeof qa);
-    canopy_points ref, query = {NULL, 0, 0, 0};
-    if (cli_load_points("radius", ref_path, &ra, &ref)) return CLI_ERROR;
-    if (query_path && cli_load_points("radius", query_path, &qa, &query)) {
-        canopy_array_release(&ra);
+    canopy_points ref, query;
+    if (cli_load_ref_query("radius", ref_path, query_path, &ra, &ref, &qa, &query))
         return CLI_ERROR;
-    }
     double t_load = canopy_now() - t0, t_write = 0.0;
     int64_t nq = query_path ? query.n : ref.n;
     int64_t *counts = NULL;
     canopy_stats st;
     int rc = CLI_OK;
     if (canopy_alloc((void **)&counts, (size_t)(nq + 1), sizeof *counts) ||
-        canopy_radius_count(ref, query, (float)r, &to.run, counts, to.stats ? &st : NULL))
+        canopy_radius_count(ref, query, (float)r, &to.run, counts, p.stats ? &st : NULL))
         rc = cli_runtime_error("radius");
     if (rc == CLI_OK) {
-        double t1 = canopy_now();
         canopy_array a = cli_array_view(counts, CANOPY_I64, nq, 0);
-        rc = cli_write_arrays("radius", 1, &out, &a);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays("radius", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
         int64_t total = 0;
         for (int64_t i = 0; i < nq; i++) total += counts[i];
         printf("radius: %lld queries, r = %g, mean %.2f neighbours -> %s\n", (long long)nq, r,
                nq ? (double)total / (double)nq : 0.0, out);
-        if (to.stats) trav_print_stats("radius", &st, t_load, t_write);
+        if (p.stats) trav_print_stats("radius", &st, t_load, t_write);
     }
     canopy_free(counts);
     canopy_array_release(&ra);

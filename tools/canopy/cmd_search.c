@@ -2,7 +2,6 @@
 #include "trav_opts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 enum { OPT_KEYS = OPT_FIRST_LOCAL, OPT_QUERIES };
 
@@ -29,17 +28,13 @@ int cmd_search(int argc, char **argv) {
     const char *keys_path = NULL, *queries_path = NULL, *out = NULL;
     trav_opts to;
     trav_opts_init(&to);
+    to.tree_fixed = "search always uses a bst";
+    cli_parser p = cli_parser_start("search", "ho:", opts, usage, trav_opts_handle, &to);
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        if (c == OPT_TREE) return cli_usage_error("search", "search always uses a bst");
-        int h = trav_opts_handle("search", c, optarg, &to);
-        if (h < 0) return CLI_USAGE;
-        if (h > 0) continue;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
+        case CLI_STOP:
+            return p.rc;
         case OPT_KEYS:
             keys_path = optarg;
             break;
@@ -49,8 +44,6 @@ int cmd_search(int argc, char **argv) {
         case 'o':
             out = optarg;
             break;
-        default:
-            return cli_usage_error("search", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("search", "unexpected argument '%s'", argv[optind]);
@@ -61,12 +54,7 @@ int cmd_search(int argc, char **argv) {
     double t0 = canopy_now();
     canopy_array ka, qa;
     canopy_points k, q;
-    memset(&qa, 0, sizeof qa);
-    if (cli_load_points("search", keys_path, &ka, &k)) return CLI_ERROR;
-    if (cli_load_points("search", queries_path, &qa, &q)) {
-        canopy_array_release(&ka);
-        return CLI_ERROR;
-    }
+    if (cli_load_ref_query("search", keys_path, queries_path, &ka, &k, &qa, &q)) return CLI_ERROR;
     double t_load = canopy_now() - t0, t_write = 0.0;
     int rc = CLI_OK;
     int64_t *idx = NULL;
@@ -76,18 +64,16 @@ int cmd_search(int argc, char **argv) {
                 (int)k.d, (int)q.d);
         rc = CLI_ERROR;
     } else if (canopy_alloc((void **)&idx, (size_t)(q.n + 1), sizeof *idx) ||
-               canopy_search(k.data, k.n, q.data, q.n, &to.run, idx, to.stats ? &st : NULL)) {
+               canopy_search(k.data, k.n, q.data, q.n, &to.run, idx, p.stats ? &st : NULL)) {
         rc = cli_runtime_error("search");
     }
     if (rc == CLI_OK) {
-        double t1 = canopy_now();
         canopy_array a = cli_array_view(idx, CANOPY_I64, q.n, 0);
-        rc = cli_write_arrays("search", 1, &out, &a);
-        t_write = canopy_now() - t1;
+        rc = cli_write_arrays("search", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
         printf("search: %lld queries over %lld keys -> %s\n", (long long)q.n, (long long)k.n, out);
-        if (to.stats) trav_print_stats("search", &st, t_load, t_write);
+        if (p.stats) trav_print_stats("search", &st, t_load, t_write);
     }
     canopy_free(idx);
     canopy_array_release(&ka);

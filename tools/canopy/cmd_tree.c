@@ -117,28 +117,15 @@ int cmd_tree(int argc, char **argv) {
                                          {"save-tree", required_argument, NULL, OPT_SAVE},
                                          {NULL, 0, NULL, 0}};
     const char *gen = NULL, *tree_path = NULL, *out_path = NULL, *save_path = NULL;
-    uint64_t seed = 1;
     int64_t max_nodes = 0;
-    int have_seed = 0, stats = 0;
     canopy_ptsd_strategy strategy = CANOPY_PTSD_CREC;
     canopy_backend backend = CANOPY_BACKEND_AUTO;
+    cli_parser p = cli_parser_start(CMD, "ho:", opts, usage, NULL, NULL);
     int c, rc = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_HELP:
-            usage(stdout);
-            return CLI_OK;
-        case OPT_THREADS:
-            rc = cli_parse_threads(CMD, optarg);
-            break;
-        case OPT_SEED:
-            rc = cli_parse_u64(CMD, "--seed", optarg, &seed);
-            have_seed = 1;
-            break;
-        case OPT_STATS:
-            stats = 1;
-            break;
+        case CLI_STOP:
+            return p.rc;
         case OPT_GEN:
             gen = optarg;
             break;
@@ -162,24 +149,16 @@ int cmd_tree(int argc, char **argv) {
         case 'o':
             out_path = optarg;
             break;
-        default:
-            return cli_usage_error(CMD, "unknown option");
         }
         if (rc) return rc;
     }
-    if (optind >= argc) return cli_usage_error(CMD, "missing APP (heights, descendants or mass)");
-    int app = 0;
-    while (app < APP_COUNT && strcmp(argv[optind], app_names[app])) app++;
-    if (app == APP_COUNT)
-        return cli_usage_error(CMD, "unknown APP '%s' (heights, descendants or mass)",
-                               argv[optind]);
-    if (optind + 1 < argc)
-        return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
+    int app = cli_app_operand(CMD, argc, argv, app_names, APP_COUNT);
+    if (app < 0) return CLI_USAGE;
     if (!gen == !tree_path) return cli_usage_error(CMD, "give exactly one of --gen and --tree");
     if (gen && strcmp(gen, "random1") && strcmp(gen, "random2"))
         return cli_usage_error(CMD, "unknown --gen '%s' (random1, random2)", gen);
     if (max_nodes && !gen) return cli_usage_error(CMD, "--max-nodes applies only to --gen");
-    if (have_seed && !gen && app != APP_MASS)
+    if (p.have_seed && !gen && app != APP_MASS)
         return cli_usage_error(CMD, "--seed applies to --gen and to mass");
     if (!out_path) return cli_usage_error(CMD, "missing -o OUT.npy");
     if (backend == CANOPY_BACKEND_GPU && strategy < CANOPY_PTSD_GPU_REC)
@@ -188,6 +167,7 @@ int cmd_tree(int argc, char **argv) {
         return cli_usage_error(CMD, "--backend cpu conflicts with GPU strategy '%s'",
                                canopy_ptsd_strategy_name(strategy));
 
+    uint64_t seed = p.have_seed ? p.seed : 1;
     canopy_ptree t = {0};
     canopy_array out = {0}, mass = {0}, pos = {0};
     double t0 = canopy_now();
@@ -215,7 +195,7 @@ int cmd_tree(int argc, char **argv) {
     }
     if (s == CANOPY_OK) s = canopy_npy_write(out_path, &out);
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
-    if (rc == CLI_OK && stats) {
+    if (rc == CLI_OK && p.stats) {
         int64_t leaves = 0;
         for (int64_t i = 0; i < t.n; i++) leaves += t.child_ptr[i] == t.child_ptr[i + 1];
         fprintf(stderr,

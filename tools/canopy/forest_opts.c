@@ -1,6 +1,7 @@
 #include "forest_opts.h"
 
-int forest_opts_handle(const char *cmd, int opt, const char *arg, forest_opts o) {
+int forest_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {
+    const forest_opts o = *(const forest_opts *)ctx;
     int64_t v = 0;
     switch (opt) {
     case OPT_FOREST_LAYOUT:

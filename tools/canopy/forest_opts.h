@@ -34,8 +34,7 @@ typedef struct forest_opts {
     int32_t *compaction;
 } forest_opts;
 
-/* Handles one option; returns 1 if handled, 0 if not a forest option, or -1 after
- * printing a usage error. */
-int forest_opts_handle(const char *cmd, int opt, const char *arg, forest_opts o);
+/* A cli_shared_handler; ctx is a forest_opts *. */
+int forest_opts_handle(const char *cmd, int opt, const char *arg, void *ctx);
 
 #endif

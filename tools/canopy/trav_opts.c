@@ -8,10 +8,12 @@ void trav_opts_init(trav_opts *o) {
     o->run = canopy_run_options_default();
 }
 
-int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
+int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {
+    trav_opts *o = ctx;
     canopy_status s = CANOPY_OK;
     switch (opt) {
     case OPT_TREE:
+        if (o->tree_fixed) return cli_usage_error(cmd, "%s", o->tree_fixed), -1;
         s = canopy_tree_kind_parse(arg, &o->run.tree);
         break;
     case OPT_VARIANT:
@@ -35,11 +37,6 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o) {
         o->run.profile_depth = (int32_t)v;
         return 1;
     }
-    case OPT_THREADS:
-        return cli_parse_threads(cmd, arg) ? -1 : 1;
-    case OPT_STATS:
-        o->stats = 1;
-        return 1;
     default:
         return 0;
     }
@@ -80,4 +77,17 @@ int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_p
     int64_t d = a->ndim == 2 ? a->shape[1] : 1;
     *p = canopy_points_make((const float *)a->data, a->shape[0], (int32_t)d);
     return 0;
+}
+
+int cli_load_ref_query(const char *cmd, const char *ref_path, const char *query_path,
+                       canopy_array *ra, canopy_points *ref, canopy_array *qa,
+                       canopy_points *query) {
+    memset(qa, 0, sizeof *qa);
+    memset(query, 0, sizeof *query);
+    if (cli_load_points(cmd, ref_path, ra, ref)) return CLI_ERROR;
+    if (query_path && cli_load_points(cmd, query_path, qa, query)) {
+        canopy_array_release(ra);
+        return CLI_ERROR;
+    }
+    return CLI_OK;
 }

@@ -50,17 +50,23 @@ enum {
 
 typedef struct trav_opts {
     canopy_run_options run;
-    int stats;
+    /* For a subcommand whose tree is fixed: the usage error --tree gets, else NULL. */
+    const char *tree_fixed;
 } trav_opts;
 
 void trav_opts_init(trav_opts *o);
-/* Handles one shared option; returns 1 if handled, 0 if not shared, or -1 after
- * printing a usage error. */
-int trav_opts_handle(const char *cmd, int opt, const char *arg, trav_opts *o);
+/* A cli_shared_handler; ctx is a trav_opts *. */
+int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx);
 void trav_print_stats(const char *cmd, const canopy_stats *st, double load_seconds,
                       double write_seconds);
 
 /* Loads a points file (npy, csv, fvecs) as float32 2-D; prints the error itself. */
 int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_points *p);
+/* Loads the reference points and, when query_path is not NULL, the query points
+ * (else *qa and *query stay empty); prints the error and releases what it loaded on
+ * failure. */
+int cli_load_ref_query(const char *cmd, const char *ref_path, const char *query_path,
+                       canopy_array *ra, canopy_points *ref, canopy_array *qa,
+                       canopy_points *query);
 
 #endif
