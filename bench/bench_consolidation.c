@@ -13,6 +13,7 @@
  *       names, nodp-split-t16, nodp-split-t256, cons-grid-t16 and cons-grid-t256 for
  *       the re-tuned ones (default all)
  *   canopy-bench-consolidation tree NAME REPS     (random1, random2) */
+#include "bench_util.h"
 #include "canopy.h"
 
 #include <math.h>
@@ -29,21 +30,6 @@ int bench_cusparse_spmv(const canopy_csr *g, const double *x, double *y, int rep
 #endif
 
 enum { MAX_REPS = 64 };
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct summary {
-    double med, lo, hi;
-} summary;
-
-static summary summarise(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    summary s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]};
-    return s;
-}
 
 static void die(const char *what) {
     fprintf(stderr, "bench: %s: %s\n", what, canopy_last_error());
@@ -163,16 +149,16 @@ static void bench_graph(const char *name, int reps, const char *only, const char
                 call[r] = st.seconds * 1e3;
                 kern[r] = st.kernel_seconds * 1e3;
             }
-            summary c = summarise(call, r_n), k = summarise(kern, r_n);
+            bench_summary c = bench_summarise(call, r_n), k = bench_summarise(kern, r_n);
             int gpu = canopy_graph_strategy_is_gpu(o.strategy);
             if (gpu)
                 printf("| %s | %s | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %lld | %lld | %lld |\n",
-                       app_names[app], label, c.med, c.lo, c.hi, k.med, k.lo, k.hi,
+                       app_names[app], label, c.med, c.min, c.max, k.med, k.min, k.max,
                        (long long)st.heavy_items, (long long)st.child_launches,
                        (long long)st.buffer_high_water);
             else
                 printf("| %s | %s (CPU, %d threads) | %.2f (%.2f-%.2f) | | | | |\n", app_names[app],
-                       label, canopy_threads(), c.med, c.lo, c.hi);
+                       label, canopy_threads(), c.med, c.min, c.max);
             /* speedups on kernel time for the GPU (uploads are the same for all) */
             if (s >= CANOPY_GRAPH_NODP_THREAD && s <= CANOPY_GRAPH_NODP_BLOCK && k.med < best_flat)
                 best_flat = k.med;
@@ -195,11 +181,11 @@ static void bench_graph(const char *name, int reps, const char *only, const char
             double ev[MAX_REPS], wall[MAX_REPS];
             if (bench_cusparse_spmv(&gv, x, f, reps, ev, wall) == 0) {
                 for (int r = 0; r < reps; r++) ev[r] *= 1e3, wall[r] *= 1e3;
-                summary e = summarise(ev, reps), w = summarise(wall, reps);
+                bench_summary e = bench_summarise(ev, reps), w = bench_summarise(wall, reps);
                 cusparse_wall = w.med;
                 printf("| spmv | cuSPARSE (peer; values stored) | | %.3f (%.3f-%.3f) host-timed "
                        "like canopy; %.3f (%.3f-%.3f) between CUDA events | | | |\n",
-                       w.med, w.lo, w.hi, e.med, e.lo, e.hi);
+                       w.med, w.min, w.max, e.med, e.min, e.max);
             } else {
                 printf("| spmv | cuSPARSE (peer) | failed | | | | |\n");
             }
@@ -249,17 +235,17 @@ static void bench_tree(const char *name, int reps) {
                 call[r] = st.seconds * 1e3;
                 kern[r] = st.kernel_seconds * 1e3;
             }
-            summary c = summarise(call, r_n), k = summarise(kern, r_n);
+            bench_summary c = bench_summarise(call, r_n), k = bench_summarise(kern, r_n);
             med[si] = c.med;
             kmed[si] = k.med;
             if (strategies[si] >= CANOPY_PTSD_GPU_REC)
                 printf("| %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %lld | %lld |\n",
-                       names[a], canopy_ptsd_strategy_name(strategies[si]), c.med, c.lo, c.hi,
-                       k.med, k.lo, k.hi, (long long)st.launches, (long long)st.levels);
+                       names[a], canopy_ptsd_strategy_name(strategies[si]), c.med, c.min, c.max,
+                       k.med, k.min, k.max, (long long)st.launches, (long long)st.levels);
             else
                 printf("| %s | %s (CPU, %d threads) | %.2f (%.2f-%.2f) | | | |\n", names[a],
-                       canopy_ptsd_strategy_name(strategies[si]), canopy_threads(), c.med, c.lo,
-                       c.hi);
+                       canopy_ptsd_strategy_name(strategies[si]), canopy_threads(), c.med, c.min,
+                       c.max);
             fflush(stdout);
         }
         printf("| %s | **speedup** | GPU kernel times: gpu-crec over gpu-rec %.1fx, over gpu-flat "
