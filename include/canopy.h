@@ -493,6 +493,7 @@ typedef struct canopy_graph_stats {
     int64_t child_launches;    /* device-side kernel launches */
     int64_t launch_fallbacks;  /* failed device launches whose items ran inline */
     int64_t buffer_high_water; /* most descriptors in the buffer pool in one round */
+    /* upload includes nodp-split's plan of the loops over all rows */
     double upload_seconds, kernel_seconds, download_seconds;
 } canopy_graph_stats;
 
