@@ -4,7 +4,7 @@
  * octree masses, determinism across thread counts, and argument errors. Inputs
  * are fresh each run over sizes, dimensions and degenerate sets (duplicates, ties
  * on a grid, all points equal, empty). */
-#include "apps/geometry.h"
+#include "canopy/traverse_geom.h"
 #include "check.h"
 #include "tree/tree.h"
 

@@ -7,7 +7,9 @@
 #include "apps/knn.h"
 #include "check.h"
 #include "core/cpu_internal.h"
-#include "traverse/cpu_engines.h"
+#include "canopy/traverse_cpu.h"
+#include "traverse/run.h"
+#include "tree/tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +163,8 @@ static void test_knn(uint64_t seed, canopy_isa best, int large) {
     }
 /* kNN's own descriptor under 16-lane lockstep (what AVX-512 machines run). */
 static const canopy_app knn16_app = {
-    "knn", sizeof(knn_state), 1, 1, knn_init, knn_truncate, knn_visit_leaf, knn_order, knn_finish};
+    "knn",          sizeof(knn_state), 1,         1, knn_init, knn_truncate,
+    knn_visit_leaf, knn_order_perm,    knn_finish};
 SIMD16_RUNNER(knn_simd16, &knn16_app)
 
 static void test_knn_wide(uint64_t seed) {
@@ -254,13 +257,24 @@ CANOPY_HD void rc_visit_leaf(const void *vctx, void *vst, const canopy_tree_view
         s->count += canopy_dist2(s->q, canopy_tv_point(t, i), t->d) <= c->r2;
 }
 
-/* Nearer child first: guided, and any order gives the same count. */
-CANOPY_HD int rc_order(const void *vctx, const void *vst, const canopy_tree_view *t, int32_t node) {
+/* Children by their distance bound, nearest first (ties by index): guided, with any
+ * permutation of an octree's 8 children, and any order gives the same count. */
+CANOPY_HD void rc_order(const void *vctx, const void *vst, const canopy_tree_view *t, int32_t node,
+                        int32_t *perm) {
     (void)vctx;
     const rc_state *s = vst;
     const canopy_node *h = canopy_tv_node(t, node);
-    return canopy_node_min_dist2(t, h->child + h->nchild - 1, s->q) <
-           canopy_node_min_dist2(t, h->child, s->q);
+    float key[CANOPY_MAX_CHILDREN];
+    for (int32_t c = 0; c < h->nchild; c++) {
+        float k = canopy_node_min_dist2(t, h->child + c, s->q);
+        int32_t j = c;
+        for (; j > 0 && key[j - 1] > k; j--) {
+            key[j] = key[j - 1];
+            perm[j] = perm[j - 1];
+        }
+        key[j] = k;
+        perm[j] = c;
+    }
 }
 
 CANOPY_HD void rc_finish(const void *vctx, void *vst, int64_t q) {

@@ -3,7 +3,8 @@
 #include "apps/gravity.h"
 
 #include "apps/common.h"
-#include "traverse/cpu_engines.h"
+#include "canopy/traverse_cpu.h"
+#include "traverse/run.h"
 
 #include <math.h>
 #include <string.h>
@@ -56,7 +57,7 @@ canopy_status canopy_gravity(canopy_points bodies, const float *mass, float thet
         canopy_traversal tr = {
             "gravity", &gravity_app, gravity_cpu_runners, CANOPY_GPU_RUNNER(gravity), &ctx,
             bodies,    bodies.n};
-        s = canopy_traverse_run(&tr, tree, &o, stats);
+        s = canopy_traverse(tree, &tr, &o, stats);
     }
     canopy_tree_free(tree);
     canopy_free(equal);

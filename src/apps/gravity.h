@@ -6,7 +6,7 @@
 #ifndef CANOPY_APPS_GRAVITY_H
 #define CANOPY_APPS_GRAVITY_H
 
-#include "apps/geometry.h"
+#include "canopy/traverse_geom.h"
 
 typedef struct gravity_ctx {
     canopy_points bodies;

@@ -3,12 +3,14 @@
 #include "apps/knn.h"
 
 #include "apps/common.h"
-#include "traverse/cpu_engines.h"
+#include "canopy/traverse_cpu.h"
+#include "traverse/run.h"
 
 #include <string.h>
 
 static const canopy_app knn_app = {
-    "knn", sizeof(knn_state), 1, 1, knn_init, knn_truncate, knn_visit_leaf, knn_order, knn_finish,
+    "knn",          sizeof(knn_state), 1,          1, knn_init, knn_truncate,
+    knn_visit_leaf, knn_order_perm,    knn_finish,
 };
 CANOPY_CPU_INSTANTIATE(knn, &knn_app)
 _Static_assert(sizeof(knn_state) <= CANOPY_MAX_STATE, "knn_state exceeds CANOPY_MAX_STATE");
@@ -35,7 +37,7 @@ canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
         knn_ctx ctx = {query, k, self, idx, d2buf};
         canopy_traversal tr = {"knn", &knn_app, knn_cpu_runners, CANOPY_GPU_RUNNER(knn),
                                &ctx,  query,    query.n};
-        s = canopy_traverse_run(&tr, tree, &o, stats);
+        s = canopy_traverse(tree, &tr, &o, stats);
     }
     canopy_tree_free(tree);
     if (d2buf != dist2) canopy_free(d2buf);

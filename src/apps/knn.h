@@ -4,7 +4,7 @@
 #ifndef CANOPY_APPS_KNN_H
 #define CANOPY_APPS_KNN_H
 
-#include "apps/geometry.h"
+#include "canopy/traverse_geom.h"
 
 typedef struct knn_ctx {
     canopy_points query;
@@ -135,6 +135,12 @@ CANOPY_HD int knn_order(const void *vctx, const void *vst, const canopy_tree_vie
     /* Overlapping balls often both contain q (bounds 0): the nearer centre first. */
     return canopy_dist2(s->q, canopy_tv_geom(t, h->child + 1), t->d) <
            canopy_dist2(s->q, canopy_tv_geom(t, h->child), t->d);
+}
+
+/* The CPU descriptor's order: near child first. */
+CANOPY_HD void knn_order_perm(const void *vctx, const void *vst, const canopy_tree_view *t,
+                              int32_t node, int32_t *perm) {
+    canopy_order_flip(perm, canopy_tv_node(t, node)->nchild, knn_order(vctx, vst, t, node));
 }
 
 CANOPY_HD void knn_finish(const void *vctx, void *vst, int64_t q) {

@@ -3,7 +3,8 @@
 #include "apps/radius.h"
 
 #include "apps/common.h"
-#include "traverse/cpu_engines.h"
+#include "canopy/traverse_cpu.h"
+#include "traverse/run.h"
 
 #include <math.h>
 #include <string.h>
@@ -39,7 +40,7 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
         canopy_traversal tr = {
             "radius", &radius_app, radius_cpu_runners, CANOPY_GPU_RUNNER(radius), &ctx,
             query,    query.n};
-        s = canopy_traverse_run(&tr, tree, &o, stats);
+        s = canopy_traverse(tree, &tr, &o, stats);
     }
     canopy_tree_free(tree);
     return s;

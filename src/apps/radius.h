@@ -3,7 +3,7 @@
 #ifndef CANOPY_APPS_RADIUS_H
 #define CANOPY_APPS_RADIUS_H
 
-#include "apps/geometry.h"
+#include "canopy/traverse_geom.h"
 
 typedef struct radius_ctx {
     canopy_points query;

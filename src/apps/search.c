@@ -1,7 +1,8 @@
 /* canopy_search: the bs descriptor over a binary search tree of the keys. */
 #include "apps/search.h"
 
-#include "traverse/cpu_engines.h"
+#include "canopy/traverse_cpu.h"
+#include "traverse/run.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,7 +38,7 @@ canopy_status canopy_search(const float *keys, int64_t n_keys, const float *quer
         search_ctx ctx = {queries, n_keys, idx};
         canopy_traversal tr = {"search", &search_app, search_cpu_runners, CANOPY_GPU_RUNNER(search),
                                &ctx,     qp,          n_queries};
-        s = canopy_traverse_run(&tr, tree, &o, stats);
+        s = canopy_traverse(tree, &tr, &o, stats);
     }
     canopy_tree_free(tree);
     return s;

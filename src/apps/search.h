@@ -5,7 +5,7 @@
 #ifndef CANOPY_APPS_SEARCH_H
 #define CANOPY_APPS_SEARCH_H
 
-#include "apps/geometry.h"
+#include "canopy/traverse_geom.h"
 
 typedef struct search_ctx {
     const float *queries;

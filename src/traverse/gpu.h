@@ -20,9 +20,7 @@ typedef struct canopy_gpu_report {
 
 /* Runs nq queries in `order` (NULL = identity), or, when plan is given, in the order
  * of the hybrid schedule computed on the device from that plan. */
-typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_view *tree,
-                                           const int64_t *order, int64_t nq, canopy_variant v,
-                                           const canopy_profile_plan *plan, canopy_gpu_report *rep);
+/* canopy_gpu_runner (canopy/traverse.h) is the signature of each entry. */
 
 canopy_status canopy_gpu_knn(const void *ctx, const canopy_tree_view *tree, const int64_t *order,
                              int64_t nq, canopy_variant v, const canopy_profile_plan *plan,

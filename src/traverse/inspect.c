@@ -2,7 +2,7 @@
  * every query in it, sort the queries by their profile keys (profile.h). */
 #include "traverse/inspect.h"
 
-#include "traverse/cpu_dr.h"
+#include "canopy/traverse_cpu.h"
 
 #include <omp.h>
 #include <stdint.h>

@@ -16,7 +16,7 @@
 #ifndef CANOPY_TRAVERSE_PROFILE_H
 #define CANOPY_TRAVERSE_PROFILE_H
 
-#include "traverse/descriptor.h"
+#include "canopy/traverse.h"
 
 /* Entries of the profile walk's stack: at most depth * (fan-out - 1) + 1, and plans
  * keep the top tree within it. */
@@ -74,9 +74,12 @@ static inline int64_t canopy_profile_walk(const canopy_app *app, const void *ctx
             continue;
         }
         const canopy_node *h = canopy_tv_node(t, node);
-        int reversed = app->guided && app->order(ctx, state, t, node);
-        for (int32_t c = 0; c < h->nchild; c++)
-            stack[sp++] = reversed ? h->child + c : h->child + h->nchild - 1 - c;
+        int32_t perm[CANOPY_MAX_CHILDREN];
+        if (app->guided)
+            app->order(ctx, state, t, node, perm);
+        else
+            canopy_order_flip(perm, h->nchild, 0);
+        for (int32_t c = h->nchild - 1; c >= 0; c--) stack[sp++] = h->child + perm[c];
     }
     return tests;
 }

@@ -2,6 +2,7 @@
 
 #include "core/device.h"
 #include "traverse/inspect.h"
+#include "tree/tree.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,15 +188,59 @@ static canopy_status host_schedule(const canopy_traversal *tr, const canopy_tree
     return s;
 }
 
-canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree *tree,
-                                  const canopy_run_options *opt, canopy_stats *stats) {
+const canopy_tree_view *canopy_tree_get_view(const canopy_tree *t) {
+    return t ? &t->view : NULL;
+}
+
+/* A user's traversal comes through the public API: say what is wrong with it. */
+static canopy_status check_traversal(const canopy_tree *tree, const canopy_traversal *tr,
+                                     canopy_schedule sch) {
+    if (!tree || !tr || !tr->app || !tr->cpu)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "traverse: tree, traversal, its descriptor and its CPU runners are "
+                           "required");
+    const canopy_app *a = tr->app;
+    const char *name = tr->name ? tr->name : "traverse";
+    if (!a->init || !a->truncate || !a->visit_leaf || !a->finish || (a->guided && !a->order))
+        return canopy_fail(
+            CANOPY_ERR_INVALID,
+            "%s: the descriptor lacks init, truncate, visit_leaf, finish or (guided) "
+            "order",
+            name);
+    if (a->state_size > CANOPY_MAX_STATE)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: state of %zu bytes exceeds CANOPY_MAX_STATE (%d)", name,
+                           a->state_size, (int)CANOPY_MAX_STATE);
+    if (tr->nq < 0) return canopy_fail(CANOPY_ERR_INVALID, "%s: negative query count", name);
+    int spatial = sch == CANOPY_SCHEDULE_MORTON || sch == CANOPY_SCHEDULE_HILBERT ||
+                  sch == CANOPY_SCHEDULE_TREE;
+    if (tr->queries.data && tr->queries.n != tr->nq)
+        return canopy_fail(CANOPY_ERR_INVALID, "%s: %lld query positions for %lld queries", name,
+                           (long long)tr->queries.n, (long long)tr->nq);
+    if (spatial && tr->nq > 0 && !tr->queries.data)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: schedule %s needs the query positions (traversal.queries)", name,
+                           canopy_schedule_name(sch));
+    if (spatial && tr->queries.data && tr->queries.d != tree->view.d)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: query positions have %d dimensions but the tree has %d", name,
+                           (int)tr->queries.d, (int)tree->view.d);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *tr,
+                              const canopy_run_options *opts, canopy_stats *stats) {
+    canopy_run_options o = opts ? *opts : canopy_run_options_default();
+    const canopy_run_options *opt = &o;
     canopy_variant v = opt->variant;
     canopy_schedule sch = opt->schedule;
     canopy_backend b = opt->backend;
+    canopy_status s = check_traversal(tree, tr, sch);
+    if (s) return s;
     char note[sizeof stats->note] = "";
     double t0 = canopy_now();
-    canopy_status s = resolve_auto(tr, tree, &b, &v, &sch, note, sizeof note);
-    if (s) return s;
+    if ((s = resolve_auto(tr, tree, &b, &v, &sch, note, sizeof note))) return s;
+    if ((s = check_traversal(tree, tr, sch))) return s;
     if ((unsigned)v >= CANOPY_VARIANT_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: unknown variant %d", tr->name, (int)v);
     if (b == CANOPY_BACKEND_CPU && !tr->cpu[v])

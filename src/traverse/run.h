@@ -3,27 +3,8 @@
 #ifndef CANOPY_TRAVERSE_RUN_H
 #define CANOPY_TRAVERSE_RUN_H
 
-#include "traverse/descriptor.h"
+#include "canopy/traverse.h"
 #include "traverse/gpu.h"
-
-typedef canopy_status (*canopy_cpu_runner)(const canopy_trav_job *job, canopy_trav_counters *cnt);
-
-typedef struct canopy_traversal {
-    const char *name; /* application, for messages */
-    const canopy_app *app;
-    const canopy_cpu_runner *cpu; /* CANOPY_VARIANT_COUNT entries, NULL = not available */
-    canopy_gpu_runner gpu;        /* CUDA glue, NULL when this build has no CUDA */
-    const void *ctx;
-    canopy_points queries; /* positions used by spatial schedules */
-    int64_t nq;
-} canopy_traversal;
-
-/* Whether variant v can run descriptor app (sr: unguided only; lockstep: unguided or
- * semantically equivalent orders); CANOPY_ERR_INVALID saying why not. */
-canopy_status canopy_variant_check(const canopy_app *app, canopy_variant v);
-
-canopy_status canopy_traverse_run(const canopy_traversal *tr, const canopy_tree *tree,
-                                  const canopy_run_options *opt, canopy_stats *stats);
 
 /* Query orders (schedule.c). order receives a permutation of [0, nq). */
 canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,

@@ -2,7 +2,7 @@
  * queries that traverse alike share cache lines (CPU) and warps (GPU). */
 #include "traverse/run.h"
 
-#include "apps/geometry.h"
+#include "canopy/traverse_geom.h"
 
 #include <math.h>
 #include <string.h>

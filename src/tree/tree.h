@@ -6,7 +6,8 @@
  * order. Everything a traversal needs is reachable from a canopy_tree_view, a plain
  * struct of pointers that is valid on the host and, with device pointers, on a GPU.
  *
- * Geometry per kind (geom_stride floats per node):
+ * canopy_node, canopy_tree_view and the geometry per kind are public
+ * (canopy/traverse.h). Geometry per kind (geom_stride floats per node):
  *   kd   : lo[0..d), hi[0..d), dim       tight bounding box of the node's points and
  *                                         the split dimension (-1 for a leaf); the
  *                                         children are separated along dim
@@ -22,55 +23,7 @@
 #ifndef CANOPY_TREE_TREE_H
 #define CANOPY_TREE_TREE_H
 
-#include "canopy.h"
-
-#include <stdint.h>
-
-#ifdef __CUDACC__
-#define CANOPY_HD static __host__ __device__ __forceinline__
-#else
-#define CANOPY_HD static inline __attribute__((always_inline))
-#endif
-
-typedef struct canopy_node {
-    int32_t child;  /* index of the first child, -1 for a leaf */
-    int32_t nchild; /* number of children, contiguous from `child` */
-    int32_t begin;  /* first point of the subtree, in tree order */
-    int32_t end;    /* one past its last point */
-} canopy_node;
-
-/* What engines see. Host and device copies differ only in their pointers. */
-typedef struct canopy_tree_view {
-    const unsigned char *hot; /* n_nodes records of hot_stride bytes */
-    const float *points;      /* n * d floats in tree order */
-    const int64_t *ids;       /* original index of each tree-order point */
-    const int32_t *rope;      /* static rope per node (-1: end), or NULL */
-    const float *weights;     /* per tree-order point weight (masses), or NULL */
-    int32_t hot_stride;       /* bytes, a multiple of 16 */
-    int32_t geom_stride;      /* floats of geometry per node */
-    int32_t n_nodes;
-    int32_t d;
-    int64_t n;
-    int32_t depth; /* levels, root = 1 */
-    int32_t max_children;
-    int32_t kind; /* canopy_tree_kind */
-} canopy_tree_view;
-
-CANOPY_HD const canopy_node *canopy_tv_node(const canopy_tree_view *t, int32_t i) {
-    return (const canopy_node *)(t->hot + (int64_t)i * t->hot_stride);
-}
-CANOPY_HD const float *canopy_tv_geom(const canopy_tree_view *t, int32_t i) {
-    return (const float *)(t->hot + (int64_t)i * t->hot_stride + sizeof(canopy_node));
-}
-CANOPY_HD const float *canopy_tv_point(const canopy_tree_view *t, int64_t i) {
-    return t->points + i * t->d;
-}
-
-/* Entries an explicit depth-first stack needs at most for this tree: each level
- * leaves at most (fan-out - 1) siblings pending, plus the node being expanded. */
-CANOPY_HD int64_t canopy_tree_stack_capacity(const canopy_tree_view *t) {
-    return (int64_t)t->depth * (t->max_children > 1 ? t->max_children - 1 : 1) + 1;
-}
+#include "canopy/traverse.h"
 
 /* Host-side owner of a tree (the public opaque canopy_tree). */
 struct canopy_tree {
@@ -126,16 +79,5 @@ typedef struct canopy_oct_ctx {
 } canopy_oct_ctx;
 canopy_status canopy_tree_spec_oct(canopy_points pts, const float *weights, canopy_oct_ctx *ctx,
                                    canopy_tree_spec *spec);
-
-/* Shared by builders: squared Euclidean distance in float, summed in dimension order
- * (every engine and brute-force reference computes distances this same way). */
-CANOPY_HD float canopy_dist2(const float *a, const float *b, int32_t d) {
-    float s = 0.0f;
-    for (int32_t j = 0; j < d; j++) {
-        float t = a[j] - b[j];
-        s += t * t;
-    }
-    return s;
-}
 
 #endif

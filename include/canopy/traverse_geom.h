@@ -1,12 +1,13 @@
-/* Geometric tests on tree nodes shared by the search applications, one per tree
+/* canopy/traverse_geom.h — distance bounds of tree nodes for traversals (the
+ * shipped search applications use these). Geometric tests, one per tree
  * kind, chosen by the node's kind at run time (one well-predicted branch). All
  * return squared distances in float. Lower bounds never exceed, and upper bounds
  * never fall below, the distance canopy_dist2 computes to any point of the node,
  * so pruning and whole-subtree counting are exact. */
-#ifndef CANOPY_APPS_GEOMETRY_H
-#define CANOPY_APPS_GEOMETRY_H
+#ifndef CANOPY_TRAVERSE_GEOM_H
+#define CANOPY_TRAVERSE_GEOM_H
 
-#include "tree/tree.h"
+#include "canopy/traverse.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,0 +1,224 @@
+/* canopy/traverse.h — write your own tree traversal (docs/c-api.md, "Write your own
+ * traversal"; tests/external/ is a complete example built against include/ only).
+ *
+ * A traversal is a *descriptor* (STMD: many queries, one tree). It says what happens
+ * at a node; the engines (canopy/traverse_cpu.h; the GPU's own) decide how the tree
+ * is walked. A descriptor supplies, as static inline functions (CANOPY_HD, so the
+ * same code can be compiled for a GPU):
+ *
+ *   init(ctx, state, q)              start query q (q indexes the caller's queries)
+ *   truncate(ctx, state, tree, node) 1 = skip this subtree; may update the state
+ *                                    (e.g. count a subtree wholly inside a radius)
+ *   visit_leaf(ctx, state, tree, node)  process the leaf's points [begin, end)
+ *   order(ctx, state, tree, node, perm)  guided traversals only: write a permutation
+ *                                    of 0..nchild-1 to perm[0..nchild): the children
+ *                                    of `node` are processed as child + perm[0],
+ *                                    child + perm[1], ... for this query
+ *   finish(ctx, state, q)            write query q's result
+ *
+ * and the flags `guided` (an order function exists) and `orders_equivalent` (any
+ * child order gives the same result, only speed differs). The semantics every engine
+ * keeps: for each query, a node is tested with truncate at most once; a leaf that is
+ * not truncated is visited; the children of a node that is not truncated are
+ * processed in the order chosen for that query (canonical order, perm = identity,
+ * for unguided descriptors). Two exceptions, both allowed only when
+ * orders_equivalent is 1 (otherwise the variant is refused with a message):
+ *   sr (static ropes) walks every query in canonical order, and refuses guided
+ *     descriptors altogether;
+ *   lockstep variants (simd_l; the GPU's dr_l, sr_l, fsm_l) walk a packet of
+ *     queries together: at each node the child that most of the packet's continuing
+ *     queries want first wins (ties: the smaller child index), and the packet uses
+ *     the permutation of the lowest-numbered query that chose that child. With two
+ *     children this is "the majority's order, ties canonical".
+ * Every variant therefore returns the same result for a descriptor whose result
+ * does not depend on the child order.
+ *
+ * State: at most CANOPY_MAX_STATE bytes per query, aligned to 64. The engines call
+ * the functions from several threads at once, each on its own state; ctx is shared
+ * and read-only except for the per-query rows finish writes. */
+#ifndef CANOPY_TRAVERSE_H
+#define CANOPY_TRAVERSE_H
+
+#include "canopy.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CANOPY_HD
+#ifdef __CUDACC__
+#define CANOPY_HD static __host__ __device__ __forceinline__
+#else
+#define CANOPY_HD static inline __attribute__((always_inline))
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------- the tree view -- */
+
+/* Nodes live in one array of fixed-size records: this header followed by the
+ * kind's geometry floats (canopy/traverse_geom.h reads them). Children of a node are
+ * contiguous; a leaf holds the points [begin, end) in tree order. */
+typedef struct canopy_node {
+    int32_t child;  /* index of the first child, -1 for a leaf */
+    int32_t nchild; /* number of children, contiguous from `child` */
+    int32_t begin;  /* first point of the subtree, in tree order */
+    int32_t end;    /* one past its last point */
+} canopy_node;
+
+/* The read-only tree a traversal sees; node 0 is the root. Host and device copies
+ * differ only in their pointers.
+ *
+ * Geometry per kind (geom_stride floats per node, canopy_tv_geom):
+ *   kd   : lo[0..d), hi[0..d), dim       tight bounding box of the node's points and
+ *                                         the split dimension (-1 for a leaf)
+ *   ball : c[0..d), r                     centre (mean) and radius (max distance)
+ *   vp   : v[0..d), mu, lo, hi            vantage point, split radius; children are
+ *                                         (inside: dist <= mu, outside); [lo, hi] bounds
+ *                                         the distances from v of the node's points
+ *   oct  : com[3], mass, c[3], half      centre of mass, mass, cell centre, half width
+ *   bst  : lo, hi                         smallest and largest key of the node */
+typedef struct canopy_tree_view {
+    const unsigned char *hot; /* n_nodes records of hot_stride bytes */
+    const float *points;      /* n * d floats in tree order */
+    const int64_t *ids;       /* original index of each tree-order point */
+    const int32_t *rope;      /* static rope per node (-1: end), or NULL */
+    const float *weights;     /* per tree-order point weight (masses), or NULL */
+    int32_t hot_stride;       /* bytes, a multiple of 16 */
+    int32_t geom_stride;      /* floats of geometry per node */
+    int32_t n_nodes;
+    int32_t d;
+    int64_t n;
+    int32_t depth; /* levels, root = 1 */
+    int32_t max_children;
+    int32_t kind; /* canopy_tree_kind */
+} canopy_tree_view;
+
+/* The host view of a built tree (valid until canopy_tree_free). */
+const canopy_tree_view *canopy_tree_get_view(const canopy_tree *t);
+
+CANOPY_HD const canopy_node *canopy_tv_node(const canopy_tree_view *t, int32_t i) {
+    return (const canopy_node *)(t->hot + (int64_t)i * t->hot_stride);
+}
+CANOPY_HD const float *canopy_tv_geom(const canopy_tree_view *t, int32_t i) {
+    return (const float *)(t->hot + (int64_t)i * t->hot_stride + sizeof(canopy_node));
+}
+/* Point i in tree order (d floats); its original index is t->ids[i]. */
+CANOPY_HD const float *canopy_tv_point(const canopy_tree_view *t, int64_t i) {
+    return t->points + i * t->d;
+}
+
+/* Entries an explicit depth-first stack needs at most for this tree: each level
+ * leaves at most (fan-out - 1) siblings pending, plus the node being expanded. */
+CANOPY_HD int64_t canopy_tree_stack_capacity(const canopy_tree_view *t) {
+    return (int64_t)t->depth * (t->max_children > 1 ? t->max_children - 1 : 1) + 1;
+}
+
+/* Squared Euclidean distance in float, summed in dimension order (every engine,
+ * bound and brute-force reference computes distances this same way). */
+CANOPY_HD float canopy_dist2(const float *a, const float *b, int32_t d) {
+    float s = 0.0f;
+    for (int32_t j = 0; j < d; j++) {
+        float t = a[j] - b[j];
+        s += t * t;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------ descriptor -- */
+
+/* Largest per-query state (bytes) and largest fan-out of any tree kind (oct: 8),
+ * the size of the permutation an order function writes. */
+enum { CANOPY_MAX_STATE = 256, CANOPY_MAX_CHILDREN = 8 };
+
+typedef void (*canopy_init_fn)(const void *ctx, void *state, int64_t q);
+typedef int (*canopy_truncate_fn)(const void *ctx, void *state, const canopy_tree_view *t,
+                                  int32_t node);
+typedef void (*canopy_visit_fn)(const void *ctx, void *state, const canopy_tree_view *t,
+                                int32_t node);
+typedef void (*canopy_order_fn)(const void *ctx, const void *state, const canopy_tree_view *t,
+                                int32_t node, int32_t *perm);
+typedef void (*canopy_finish_fn)(const void *ctx, void *state, int64_t q);
+
+/* A descriptor as CPU engines take it: pointers to static inline functions. Declare
+ * it `static const` so every (engine, descriptor) pair compiles to direct calls. */
+typedef struct canopy_app {
+    const char *name; /* for messages */
+    size_t state_size;
+    int guided;
+    int orders_equivalent;
+    canopy_init_fn init;
+    canopy_truncate_fn truncate;
+    canopy_visit_fn visit_leaf;
+    canopy_order_fn order; /* NULL when unguided */
+    canopy_finish_fn finish;
+} canopy_app;
+
+/* Writes the canonical (reversed = 0) or reversed order of n children to perm: the
+ * whole order function of a two-way "near side first" descriptor. */
+CANOPY_HD void canopy_order_flip(int32_t *perm, int32_t n, int reversed) {
+    for (int32_t c = 0; c < n; c++) perm[c] = reversed ? n - 1 - c : c;
+}
+
+/* Counters every engine fills (summed over queries). */
+typedef struct canopy_trav_counters {
+    int64_t nodes;         /* truncation tests made, all queries */
+    int64_t group_nodes;   /* lockstep: nodes the packet/warp visited, summed over packets */
+    int64_t group_longest; /* lockstep: longest member traversal, summed over packets */
+    int64_t groups;        /* lockstep: packets/warp chunks run */
+} canopy_trav_counters;
+
+/* One traversal job: queries order[0..nq) (indices into the caller's queries; order
+ * NULL = 0..nq-1). */
+typedef struct canopy_trav_job {
+    const void *ctx;
+    const canopy_tree_view *tree;
+    const int64_t *order;
+    int64_t nq;
+} canopy_trav_job;
+
+/* Whether variant v can run descriptor app (sr: unguided only; lockstep: unguided or
+ * orders_equivalent); CANOPY_ERR_INVALID saying why not. */
+canopy_status canopy_variant_check(const canopy_app *app, canopy_variant v);
+
+/* --------------------------------------------------------------- running -- */
+
+/* One instantiated engine (CANOPY_CPU_INSTANTIATE makes a table of them). */
+typedef canopy_status (*canopy_cpu_runner)(const canopy_trav_job *job, canopy_trav_counters *cnt);
+
+/* The GPU side of a traversal: CUDA glue that uploads its context and runs an
+ * engine; NULL when there is none. Its arguments are the library's own (the profile
+ * plan of a device-side hybrid schedule and the timing report). */
+struct canopy_profile_plan;
+struct canopy_gpu_report;
+typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_view *tree,
+                                           const int64_t *order, int64_t nq, canopy_variant v,
+                                           const struct canopy_profile_plan *plan,
+                                           struct canopy_gpu_report *rep);
+
+/* A traversal ready to run: the descriptor, its engines and its queries. */
+typedef struct canopy_traversal {
+    const char *name; /* for messages */
+    const canopy_app *app;
+    const canopy_cpu_runner *cpu; /* CANOPY_VARIANT_COUNT entries (NAME_cpu_runners) */
+    canopy_gpu_runner gpu;        /* NULL: CPU only */
+    const void *ctx;
+    canopy_points queries; /* positions, used by the spatial schedules (morton, hilbert,
+                              tree); data may be NULL when only none/hybrid are used */
+    int64_t nq;
+} canopy_traversal;
+
+/* Runs tr over tree under opt (NULL = defaults; opt->tree and leaf_size are the
+ * caller's business here, the tree is already built): resolves the auto backend,
+ * variant and schedule as the shipped applications do, orders the queries, runs the
+ * engine and fills stats (may be NULL; its build fields are left as they are). */
+canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *tr,
+                              const canopy_run_options *opt, canopy_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
