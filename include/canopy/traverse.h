@@ -188,9 +188,10 @@ canopy_status canopy_variant_check(const canopy_app *app, canopy_variant v);
 /* One instantiated engine (CANOPY_CPU_INSTANTIATE makes a table of them). */
 typedef canopy_status (*canopy_cpu_runner)(const canopy_trav_job *job, canopy_trav_counters *cnt);
 
-/* The GPU side of a traversal: CUDA glue that uploads its context and runs an
- * engine; NULL when there is none. Its arguments are the library's own (the profile
- * plan of a device-side hybrid schedule and the timing report). */
+/* The GPU side of a traversal: CUDA glue that uploads its context and runs nq
+ * queries in `order` (NULL = identity) or, when plan is given, in the hybrid order
+ * it computes on the device; NULL when there is none. Its arguments are the library's own (the
+ * profile plan of a device-side hybrid schedule and the timing report). */
 struct canopy_profile_plan;
 struct canopy_gpu_report;
 typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_view *tree,

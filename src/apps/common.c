@@ -22,3 +22,21 @@ canopy_status canopy_app_check_inputs(const char *app, canopy_points ref, canopy
                            (int)query->d, (int)ref.d);
     return CANOPY_OK;
 }
+
+canopy_status canopy_app_build(canopy_points ref, canopy_tree_kind kind, int32_t leaf_size,
+                               const float *weights, canopy_tree **tree, canopy_stats *stats) {
+    canopy_tree_options to = canopy_tree_options_default(kind);
+    to.leaf_size = leaf_size;
+    to.weights = weights;
+    canopy_status s = canopy_tree_build(ref, &to, tree);
+    if (s) return s;
+    if (stats) {
+        canopy_tree_info info;
+        canopy_tree_get_info(*tree, &info);
+        stats->build_seconds = info.build_seconds;
+        stats->tree = kind;
+        stats->tree_nodes = info.n_nodes;
+        stats->tree_depth = info.depth;
+    }
+    return CANOPY_OK;
+}

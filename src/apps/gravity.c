@@ -4,7 +4,6 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
-#include "traverse/run.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,7 +50,7 @@ canopy_status canopy_gravity(canopy_points bodies, const float *mass, float thet
     }
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    s = canopy_build_for(bodies, o.tree, o.leaf_size, mass, &tree, stats);
+    s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);
     if (!s) {
         gravity_ctx ctx = {bodies, 1.0f / theta, eps * eps, acc};
         canopy_traversal tr = {

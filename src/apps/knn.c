@@ -4,7 +4,6 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
-#include "traverse/run.h"
 
 #include <string.h>
 
@@ -32,7 +31,7 @@ canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
         return s;
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    s = canopy_build_for(ref, o.tree, o.leaf_size, NULL, &tree, stats);
+    s = canopy_app_build(ref, o.tree, o.leaf_size, NULL, &tree, stats);
     if (!s) {
         knn_ctx ctx = {query, k, self, idx, d2buf};
         canopy_traversal tr = {"knn", &knn_app, knn_cpu_runners, CANOPY_GPU_RUNNER(knn),

@@ -4,7 +4,6 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
-#include "traverse/run.h"
 
 #include <math.h>
 #include <string.h>
@@ -34,7 +33,7 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
         return canopy_fail(CANOPY_ERR_INVALID, "radius: tree bst cannot answer radius counts");
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    s = canopy_build_for(ref, o.tree, o.leaf_size, NULL, &tree, stats);
+    s = canopy_app_build(ref, o.tree, o.leaf_size, NULL, &tree, stats);
     if (!s) {
         radius_ctx ctx = {query, r * r, self, counts};
         canopy_traversal tr = {

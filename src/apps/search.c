@@ -1,8 +1,8 @@
 /* canopy_search: the bs descriptor over a binary search tree of the keys. */
 #include "apps/search.h"
 
+#include "apps/common.h"
 #include "canopy/traverse_cpu.h"
-#include "traverse/run.h"
 
 #include <math.h>
 #include <string.h>
@@ -33,7 +33,7 @@ canopy_status canopy_search(const float *keys, int64_t n_keys, const float *quer
     canopy_points qp = canopy_points_make(queries, n_queries, 1);
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    canopy_status s = canopy_build_for(kp, CANOPY_TREE_BST, o.leaf_size, NULL, &tree, stats);
+    canopy_status s = canopy_app_build(kp, CANOPY_TREE_BST, o.leaf_size, NULL, &tree, stats);
     if (!s) {
         search_ctx ctx = {queries, n_keys, idx};
         canopy_traversal tr = {"search", &search_app, search_cpu_runners, CANOPY_GPU_RUNNER(search),

@@ -8,22 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-canopy_status canopy_build_for(canopy_points ref, canopy_tree_kind kind, int32_t leaf_size,
-                               const float *weights, canopy_tree **tree, canopy_stats *stats) {
-    canopy_tree_options to = canopy_tree_options_default(kind);
-    to.leaf_size = leaf_size;
-    to.weights = weights;
-    canopy_status s = canopy_tree_build(ref, &to, tree);
-    if (s) return s;
-    if (stats) {
-        stats->build_seconds = (*tree)->build_seconds;
-        stats->tree = kind;
-        stats->tree_nodes = (*tree)->view.n_nodes;
-        stats->tree_depth = (*tree)->view.depth;
-    }
-    return CANOPY_OK;
-}
-
 canopy_status canopy_variant_check(const canopy_app *app, canopy_variant v) {
     if (v == CANOPY_VARIANT_SR && app->guided)
         return canopy_fail(CANOPY_ERR_INVALID,

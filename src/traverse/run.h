@@ -25,8 +25,4 @@ canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n);
 uint64_t canopy_morton_key(const uint64_t *x, int32_t d, int32_t bits);
 uint64_t canopy_hilbert_key(uint64_t *x, int32_t d, int32_t bits);
 
-/* Builds the tree an application asked for, recording build time in stats. */
-canopy_status canopy_build_for(canopy_points ref, canopy_tree_kind kind, int32_t leaf_size,
-                               const float *weights, canopy_tree **tree, canopy_stats *stats);
-
 #endif
