@@ -377,6 +377,36 @@ canopy_status canopy_radius_count_brute(canopy_points ref, canopy_points query, 
 canopy_status canopy_gravity_direct(canopy_points bodies, const float *mass, float eps,
                                     double *acc);
 
+/* Binned pair counts DD(r), as Corrfunc and TreeCorr define them (docs/c-api.md,
+ * "Pair counts"). Bins: nbins bins over [rmin, rmax), edges linear or logarithmic
+ * (canopy_paircount_edges); a pair at distance r falls in bin b when
+ * edge[b] <= r < edge[b + 1], compared as float32 squared distances. */
+typedef struct canopy_paircount_options {
+    double rmin, rmax; /* 0 <= rmin < rmax; rmin > 0 for log bins */
+    int32_t nbins;     /* 1 .. 1e6 */
+    int log_bins;      /* 1: edge[b] = rmin * (rmax / rmin)^(b / nbins); 0: linear */
+    double boxsize;    /* > 0: periodic cube [0, boxsize)^d, minimum-image distances,
+                          rmax <= boxsize / 2; 0: no box */
+} canopy_paircount_options;
+canopy_paircount_options canopy_paircount_options_default(void);
+/* The nbins + 1 bin edges. */
+canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double *edges);
+
+/* counts[b] = the pairs (i of data1, j of data2) in bin b, or with weights the sum
+ * of weights1[i] * weights2[j] over them (a NULL side weighs 1; both NULL: plain
+ * counts). Auto-correlation: data2 = {NULL, 0} means data2 = data1 (and weights2 =
+ * weights1); every ordered pair i != j counts, so each unordered pair counts twice,
+ * as Corrfunc's DD with autocorr = 1 (TreeCorr's NN counts it once: halve). A
+ * single-tree traversal over a tree of data2 (opt->tree: kd default; ball, vp, oct
+ * without a box), one query per point of data1; every CPU variant and schedule
+ * (no GPU backend yet). */
+canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
+                               const float *weights2, const canopy_paircount_options *po,
+                               const canopy_run_options *opt, double *counts, canopy_stats *stats);
+canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
+                                     canopy_points data2, const float *weights2,
+                                     const canopy_paircount_options *po, double *counts);
+
 /* =================================================================== graphs == */
 /* (irregular nested loops, bottom-up tree aggregation: see docs/graphs.md) */
 

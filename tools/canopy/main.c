@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     {"radius", "per-query count of reference points within a radius", cmd_radius},
     {"gravity", "Barnes-Hut gravitational accelerations", cmd_gravity},
     {"search", "binary search of sorted keys", cmd_search},
+    {"paircount", "binned pair counts DD(r), auto or cross, weights, periodic box", cmd_paircount},
     {"graph", "graph algorithms: sssp, bfs, pagerank, spmv, color", cmd_graph},
     {"tree", "bottom-up tree aggregations: heights, descendants, mass", cmd_tree},
     {"predict", "decision-forest inference (XGBoost, LightGBM, canopy models)", cmd_predict},

@@ -1,0 +1,356 @@
+/* canopy_paircount: binned pair counts DD(r), written only against the public
+ * headers (canopy.h, canopy/traverse*.h) as a proof that they suffice.
+ *
+ * Single-tree: a tree over data2, one query per point of data1. A node whose
+ * distance bounds from the query fall inside one bin adds all its points (or their
+ * weight sum, from prefix sums in tree order) at once; a node outside the bins is
+ * skipped. A query's histogram lives in its state, which is small
+ * (CANOPY_MAX_STATE), so the bins are counted in passes of PASS_BINS, each pass
+ * pruning to its own shell of radii; finish adds the query's histogram to the
+ * result with atomics. Periodic boxes use minimum-image distances and kd boxes. */
+#include "canopy.h"
+#include "canopy/traverse_cpu.h"
+#include "canopy/traverse_geom.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { PASS_BINS = 26 };
+
+typedef struct pc_ctx {
+    canopy_points query;
+    const float *qw;       /* query weights, or NULL */
+    const double *wprefix; /* n + 1 prefix sums of tree-order weights, or NULL */
+    const float *e2;       /* squared bin edges, all bins (nbins + 1) */
+    int32_t b0, nb;        /* this pass: bins [b0, b0 + nb) */
+    float lo2, hi2;        /* e2[b0], e2[b0 + nb] */
+    float box;             /* periodic box side, 0 = none */
+    int self;              /* auto: query q is tree point q */
+    double *counts;        /* nbins, added to atomically */
+} pc_ctx;
+
+typedef struct pc_state {
+    const float *q;
+    double wq;
+    double h[PASS_BINS];
+} pc_state;
+_Static_assert(sizeof(pc_state) <= CANOPY_MAX_STATE, "pc_state exceeds CANOPY_MAX_STATE");
+
+/* One coordinate's distance, minimum image in a periodic box (coordinates in
+ * [0, box)); the brute force computes it the same way. */
+CANOPY_HD float pc_axis(float a, float b, float box) {
+    float x = fabsf(a - b);
+    if (box > 0.0f) {
+        float y = box - x;
+        x = y < x ? y : x;
+    }
+    return x;
+}
+
+CANOPY_HD float pc_dist2(const float *a, const float *b, int32_t d, float box) {
+    float s = 0.0f;
+    for (int32_t j = 0; j < d; j++) {
+        float x = pc_axis(a[j], b[j], box);
+        s += x * x;
+    }
+    return s;
+}
+
+/* Bounds on pc_dist2 from q to any point of kd box g: per axis, fl(p - q) for p in
+ * [lo, hi] lies in [fl(lo - q), fl(hi - q)] (rounding is monotone), so |.| lies in
+ * [umin, umax] and fl(box - |.|) in [fl(box - umax), fl(box - umin)]; the minimum of
+ * the two terms is bounded by the minima and by the maxima. Sums of squares of
+ * non-negative floats are monotone too, so the bounds are exact, not margined. */
+CANOPY_HD void pc_box_bounds(const float *g, int32_t d, const float *q, float box, float *mn,
+                             float *mx) {
+    float smin = 0.0f, smax = 0.0f;
+    for (int32_t j = 0; j < d; j++) {
+        float a = g[j] - q[j], b = g[d + j] - q[j];
+        float fa = fabsf(a), fb = fabsf(b);
+        float umin = a <= 0.0f && b >= 0.0f ? 0.0f : (fa < fb ? fa : fb);
+        float umax = fa > fb ? fa : fb;
+        float lo = umin, hi = umax;
+        if (box > 0.0f) {
+            float vmin = box - umax, vmax = box - umin;
+            lo = vmin < lo ? vmin : lo;
+            hi = vmax < hi ? vmax : hi;
+        }
+        smin += lo * lo;
+        smax += hi * hi;
+    }
+    *mn = smin;
+    *mx = smax;
+}
+
+/* The bin of d2 among the pass's bins (d2 in [lo2, hi2)): the last edge <= d2. */
+CANOPY_HD int32_t pc_bin(const pc_ctx *c, float d2) {
+    int32_t lo = c->b0, hi = c->b0 + c->nb - 1;
+    while (lo < hi) {
+        int32_t mid = (lo + hi + 1) / 2;
+        if (d2 >= c->e2[mid])
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo - c->b0;
+}
+
+CANOPY_HD void pc_init(const void *vctx, void *vst, int64_t q) {
+    const pc_ctx *c = (const pc_ctx *)vctx;
+    pc_state *s = (pc_state *)vst;
+    s->q = canopy_point(c->query, q);
+    s->wq = c->qw ? (double)c->qw[q] : 1.0;
+    for (int32_t b = 0; b < c->nb; b++) s->h[b] = 0.0;
+}
+
+CANOPY_HD int pc_truncate(const void *vctx, void *vst, const canopy_tree_view *t, int32_t node) {
+    const pc_ctx *c = (const pc_ctx *)vctx;
+    pc_state *s = (pc_state *)vst;
+    float mn, mx;
+    if (t->kind == CANOPY_TREE_KD) {
+        pc_box_bounds(canopy_tv_geom(t, node), t->d, s->q, c->box, &mn, &mx);
+    } else {
+        mn = canopy_node_min_dist2(t, node, s->q);
+        mx = canopy_node_max_dist2(t, node, s->q);
+    }
+    if (mx < c->lo2 || mn >= c->hi2) return 1;
+    if (mn < c->lo2 || mx >= c->hi2) return 0;
+    int32_t b = pc_bin(c, mn);
+    if (b != pc_bin(c, mx)) return 0;
+    const canopy_node *h = canopy_tv_node(t, node);
+    s->h[b] += c->wprefix ? s->wq * (c->wprefix[h->end] - c->wprefix[h->begin])
+                          : (double)(h->end - h->begin);
+    return 1;
+}
+
+CANOPY_HD void pc_visit_leaf(const void *vctx, void *vst, const canopy_tree_view *t, int32_t node) {
+    const pc_ctx *c = (const pc_ctx *)vctx;
+    pc_state *s = (pc_state *)vst;
+    const canopy_node *h = canopy_tv_node(t, node);
+    for (int32_t i = h->begin; i < h->end; i++) {
+        float d2 = pc_dist2(s->q, canopy_tv_point(t, i), t->d, c->box);
+        if (d2 < c->lo2 || d2 >= c->hi2) continue;
+        s->h[pc_bin(c, d2)] += c->wprefix ? s->wq * (double)t->weights[i] : 1.0;
+    }
+}
+
+static void pc_finish(const void *vctx, void *vst, int64_t q) {
+    (void)q;
+    const pc_ctx *c = (const pc_ctx *)vctx;
+    pc_state *s = (pc_state *)vst;
+    /* Auto: the query met itself at distance 0, in bin 0 when rmin = 0. */
+    if (c->self && c->b0 == 0 && c->lo2 <= 0.0f) s->h[0] -= s->wq * s->wq;
+    for (int32_t b = 0; b < c->nb; b++) {
+        if (s->h[b] == 0.0) continue;
+#pragma omp atomic
+        c->counts[c->b0 + b] += s->h[b];
+    }
+}
+
+static const canopy_app pc_app = {"paircount", sizeof(pc_state), 0,    1,        pc_init,
+                                  pc_truncate, pc_visit_leaf,    NULL, pc_finish};
+CANOPY_CPU_INSTANTIATE(pc, &pc_app)
+
+canopy_paircount_options canopy_paircount_options_default(void) {
+    canopy_paircount_options o = {0.0, 1.0, 10, 0, 0.0};
+    return o;
+}
+
+canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double *edges) {
+    if (!po || !(po->nbins >= 1 && po->nbins <= 1000000))
+        return canopy_fail(CANOPY_ERR_INVALID, "paircount: nbins must be in [1, 1e6]");
+    if (!(po->rmin >= 0.0) || !(po->rmax > po->rmin) || !isfinite(po->rmax))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "paircount: need 0 <= rmin < rmax, both finite (got %g, %g)", po->rmin,
+                           po->rmax);
+    if (po->log_bins && !(po->rmin > 0.0))
+        return canopy_fail(CANOPY_ERR_INVALID, "paircount: log bins need rmin > 0");
+    if (!(po->boxsize >= 0.0) || !isfinite(po->boxsize))
+        return canopy_fail(CANOPY_ERR_INVALID, "paircount: boxsize must be finite and >= 0");
+    if (po->boxsize > 0.0 && po->rmax > 0.5 * po->boxsize)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "paircount: rmax (%g) must be at most half the periodic box (%g)",
+                           po->rmax, po->boxsize);
+    for (int32_t b = 0; b <= po->nbins; b++) {
+        double f = (double)b / po->nbins;
+        edges[b] = po->log_bins ? po->rmin * exp(log(po->rmax / po->rmin) * f)
+                                : po->rmin + (po->rmax - po->rmin) * f;
+    }
+    edges[0] = po->rmin;
+    edges[po->nbins] = po->rmax;
+    return CANOPY_OK;
+}
+
+/* Squared float edges, strictly increasing (so every distance has one bin). */
+static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
+    double *edges = NULL;
+    canopy_status s = canopy_alloc((void **)&edges, (size_t)po->nbins + 1, sizeof *edges);
+    if (s || (s = canopy_paircount_edges(po, edges)) ||
+        (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1, sizeof **e2))) {
+        canopy_free(edges);
+        return s;
+    }
+    for (int32_t b = 0; b <= po->nbins; b++) {
+        (*e2)[b] = (float)(edges[b] * edges[b]);
+        if (b && !((*e2)[b] > (*e2)[b - 1])) {
+            s = canopy_fail(CANOPY_ERR_INVALID,
+                            "paircount: bins %d and %d have the same float32 squared edge; use "
+                            "fewer or wider bins",
+                            (int)b - 1, (int)b);
+            break;
+        }
+    }
+    canopy_free(edges);
+    if (s) {
+        canopy_free(*e2);
+        *e2 = NULL;
+    }
+    return s;
+}
+
+static canopy_status check_data(canopy_points *d1, const float **w1, canopy_points *d2,
+                                const float **w2, float box, int *self) {
+    canopy_status s = canopy_points_check(*d1, "paircount data1");
+    if (s) return s;
+    *self = d2->n == 0 && d2->data == NULL;
+    if (*self) {
+        *d2 = *d1;
+        *w2 = *w1;
+    } else if ((s = canopy_points_check(*d2, "paircount data2"))) {
+        return s;
+    } else if (d2->d != d1->d) {
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "paircount: data1 has %d dimensions but data2 has %d", (int)d1->d,
+                           (int)d2->d);
+    }
+    const canopy_points *sets[2] = {d1, d2};
+    const float *ws[2] = {*w1, *w2};
+    for (int k = 0; k < 2; k++) {
+        for (int64_t i = 0; ws[k] && i < sets[k]->n; i++)
+            if (!isfinite(ws[k][i]))
+                return canopy_fail(CANOPY_ERR_INVALID, "paircount: weight %lld of data%d is %g",
+                                   (long long)i, k + 1, (double)ws[k][i]);
+        for (int64_t i = 0; box > 0.0f && i < sets[k]->n; i++)
+            for (int32_t j = 0; j < sets[k]->d; j++) {
+                float x = canopy_point(*sets[k], i)[j];
+                if (!(x >= 0.0f && x < box))
+                    return canopy_fail(CANOPY_ERR_INVALID,
+                                       "paircount: point %lld of data%d has coordinate %g "
+                                       "outside the periodic box [0, %g)",
+                                       (long long)i, k + 1, (double)x, (double)box);
+            }
+    }
+    return CANOPY_OK;
+}
+
+/* Weights of the weighted form: a missing side weighs 1. */
+static canopy_status unit_weights(int64_t n, const float *given, float **own, const float **w) {
+    *own = NULL;
+    *w = given;
+    if (given) return CANOPY_OK;
+    canopy_status s = canopy_alloc((void **)own, (size_t)n + 1, sizeof **own);
+    if (s) return s;
+    for (int64_t i = 0; i < n; i++) (*own)[i] = 1.0f;
+    *w = *own;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
+                               const float *weights2, const canopy_paircount_options *po,
+                               const canopy_run_options *opt, double *counts, canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    int self = 0;
+    float *e2 = NULL;
+    canopy_status s = squared_edges(po, &e2);
+    if (s || (s = check_data(&data1, &weights1, &data2, &weights2, (float)po->boxsize, &self))) {
+        canopy_free(e2);
+        return s;
+    }
+    if (o.tree == CANOPY_TREE_BST || (po->boxsize > 0.0 && o.tree != CANOPY_TREE_KD))
+        s = canopy_fail(CANOPY_ERR_INVALID, "paircount: tree %s cannot count pairs%s (use kd)",
+                        canopy_tree_kind_name(o.tree),
+                        po->boxsize > 0.0 ? " in a periodic box" : "");
+    int weighted = weights1 || weights2;
+    float *own1 = NULL, *own2 = NULL;
+    if (!s && weighted) s = unit_weights(data1.n, weights1, &own1, &weights1);
+    if (!s && weighted) s = unit_weights(data2.n, weights2, &own2, &weights2);
+    canopy_tree *tree = NULL;
+    double *prefix = NULL;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!s) {
+        canopy_tree_options to = canopy_tree_options_default(o.tree);
+        to.leaf_size = o.leaf_size;
+        to.weights = weighted ? weights2 : NULL;
+        s = canopy_tree_build(data2, &to, &tree);
+    }
+    const canopy_tree_view *tv = tree ? canopy_tree_get_view(tree) : NULL;
+    if (!s && weighted &&
+        !(s = canopy_alloc((void **)&prefix, (size_t)tv->n + 1, sizeof *prefix))) {
+        prefix[0] = 0.0;
+        for (int64_t i = 0; i < tv->n; i++) prefix[i + 1] = prefix[i] + (double)tv->weights[i];
+    }
+    for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
+    canopy_stats pass;
+    double traverse = 0.0, schedule = 0.0, nodes = 0.0;
+    for (int32_t b0 = 0; !s && b0 < po->nbins; b0 += PASS_BINS) {
+        int32_t nb = po->nbins - b0 < PASS_BINS ? po->nbins - b0 : PASS_BINS;
+        pc_ctx ctx = {data1,       weighted ? weights1 : NULL, prefix, e2,    b0, nb, e2[b0],
+                      e2[b0 + nb], (float)po->boxsize,         self,   counts};
+        canopy_traversal tr = {"paircount", &pc_app, pc_cpu_runners, NULL, &ctx, data1, data1.n};
+        memset(&pass, 0, sizeof pass);
+        s = canopy_traverse(tree, &tr, &o, &pass);
+        traverse += pass.traverse_seconds;
+        schedule += pass.schedule_seconds;
+        nodes += pass.nodes_per_query;
+    }
+    if (!s && stats) {
+        canopy_tree_info info;
+        canopy_tree_get_info(tree, &info);
+        *stats = pass;
+        stats->build_seconds = info.build_seconds;
+        stats->tree = o.tree;
+        stats->tree_nodes = info.n_nodes;
+        stats->tree_depth = info.depth;
+        stats->traverse_seconds = traverse;
+        stats->schedule_seconds = schedule;
+        stats->nodes_per_query = nodes; /* summed over the passes */
+    }
+    canopy_tree_free(tree);
+    canopy_free(prefix);
+    canopy_free(own1);
+    canopy_free(own2);
+    canopy_free(e2);
+    return s;
+}
+
+canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
+                                     canopy_points data2, const float *weights2,
+                                     const canopy_paircount_options *po, double *counts) {
+    int self = 0;
+    float *e2 = NULL;
+    canopy_status s = squared_edges(po, &e2);
+    if (s || (s = check_data(&data1, &weights1, &data2, &weights2, (float)po->boxsize, &self))) {
+        canopy_free(e2);
+        return s;
+    }
+    int32_t nbins = po->nbins;
+    float box = (float)po->boxsize;
+    for (int32_t b = 0; b < nbins; b++) counts[b] = 0.0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(canopy_threads())
+    for (int64_t i = 0; i < data1.n; i++) {
+        const float *x = canopy_point(data1, i);
+        for (int64_t j = 0; j < data2.n; j++) {
+            if (self && i == j) continue;
+            float d2 = pc_dist2(x, canopy_point(data2, j), data1.d, box);
+            if (d2 < e2[0] || d2 >= e2[nbins]) continue;
+            int32_t b = nbins - 1;
+            while (d2 < e2[b]) b--;
+            double w =
+                (weights1 ? (double)weights1[i] : 1.0) * (weights2 ? (double)weights2[j] : 1.0);
+#pragma omp atomic
+            counts[b] += w;
+        }
+    }
+    canopy_free(e2);
+    return CANOPY_OK;
+}

@@ -1,0 +1,150 @@
+/* canopy_paircount against its brute force: auto and cross, weights, linear and log
+ * bins, periodic boxes, every CPU variant and schedule, several tree kinds, seeds and
+ * sizes (empty, d = 1, duplicates on a coarse grid), more bins than one pass holds;
+ * and the refusals of bad input. */
+#include "canopy.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng;
+static float uniform(void) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)(rng >> 40) / (float)(1u << 24);
+}
+
+/* Coordinates in [0, 8): uniform, or on a grid of step 1 (duplicates, ties at edges). */
+static float *points(int64_t n, int32_t d, int coarse) {
+    float *p = malloc((size_t)(n * d + 1) * sizeof *p);
+    for (int64_t i = 0; i < n * d; i++)
+        p[i] = coarse ? (float)(int)(uniform() * 8.0f) : uniform() * 8.0f;
+    return p;
+}
+
+static float *weights(int64_t n) {
+    float *w = malloc((size_t)(n + 1) * sizeof *w);
+    for (int64_t i = 0; i < n; i++) w[i] = 0.25f + uniform();
+    return w;
+}
+
+static int same(const double *a, const double *b, int32_t n, int weighted) {
+    for (int32_t i = 0; i < n; i++) {
+        double tol = weighted ? 1e-9 * (fabs(b[i]) + 1.0) : 0.0;
+        if (fabs(a[i] - b[i]) > tol) return 0;
+    }
+    return 1;
+}
+
+static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighted, int periodic,
+                       int log_bins, int32_t nbins, int coarse, canopy_tree_kind kind) {
+    float *x1 = points(n1, d, coarse), *x2 = points(n2, d, coarse);
+    float *w1 = weighted ? weights(n1) : NULL, *w2 = weighted && cross ? weights(n2) : NULL;
+    canopy_points p1 = canopy_points_make(x1, n1, d);
+    canopy_points p2 = cross ? canopy_points_make(x2, n2, d) : canopy_points_make(NULL, 0, d);
+    canopy_paircount_options po = canopy_paircount_options_default();
+    po.nbins = nbins;
+    po.log_bins = log_bins;
+    po.rmin = log_bins ? 0.3 : (coarse ? 0.0 : 0.1);
+    po.rmax = periodic ? 4.0 : 3.0 + 4.0 * uniform();
+    po.boxsize = periodic ? 8.0 : 0.0;
+    double *want = calloc((size_t)nbins, sizeof *want), *got = calloc((size_t)nbins, sizeof *got);
+    CHECK_OK(canopy_paircount_brute(p1, w1, p2, w2, &po, want));
+    const canopy_variant vs[] = {CANOPY_VARIANT_AUTO, CANOPY_VARIANT_REC, CANOPY_VARIANT_DR,
+                                 CANOPY_VARIANT_SR,   CANOPY_VARIANT_GDR, CANOPY_VARIANT_SIMD_L};
+    const canopy_schedule ss[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE,
+                                  CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_TREE,
+                                  CANOPY_SCHEDULE_HYBRID};
+    for (size_t v = 0; v < sizeof vs / sizeof *vs; v++)
+        for (size_t s = 0; s < sizeof ss / sizeof *ss; s++) {
+            canopy_run_options o = canopy_run_options_default();
+            o.variant = vs[v];
+            o.schedule = ss[s];
+            o.backend = CANOPY_BACKEND_CPU;
+            o.tree = kind;
+            o.leaf_size = 1 + (int32_t)(uniform() * 12);
+            canopy_stats st;
+            CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
+            CHECK_MSG(same(got, want, nbins, weighted),
+                      "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d %s %s %s: "
+                      "bin0 %g want %g",
+                      (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
+                      (int)nbins, canopy_tree_kind_name(kind), canopy_variant_name(vs[v]),
+                      canopy_schedule_name(ss[s]), got[0], want[0]);
+        }
+    /* the whole sum: every pair in [rmin, rmax) counted once per order */
+    if (!weighted && !periodic && !cross && !coarse && po.rmin == 0.0) {
+        double total = 0.0;
+        for (int32_t b = 0; b < nbins; b++) total += want[b];
+        CHECK(fmod(total, 2.0) == 0.0);
+    }
+    free(x1);
+    free(x2);
+    free(w1);
+    free(w2);
+    free(want);
+    free(got);
+}
+
+static void check_refusals(void) {
+    float x[4] = {0.5f, 1.5f, 2.5f, 9.0f};
+    canopy_points p = canopy_points_make(x, 4, 1), none = canopy_points_make(NULL, 0, 1);
+    double c[4];
+    canopy_paircount_options po = canopy_paircount_options_default();
+    po.rmax = 0.5;
+    po.nbins = 0;
+    CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, NULL, c, NULL), CANOPY_ERR_INVALID,
+                "nbins");
+    po.nbins = 2;
+    po.log_bins = 1;
+    CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, NULL, c, NULL), CANOPY_ERR_INVALID,
+                "rmin > 0");
+    po.log_bins = 0;
+    po.boxsize = 4.0;
+    CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, NULL, c, NULL), CANOPY_ERR_INVALID,
+                "outside the periodic box");
+    po.rmax = 3.0;
+    CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, NULL, c, NULL), CANOPY_ERR_INVALID,
+                "half the periodic box");
+    po.boxsize = 0.0;
+    po.rmin = 2.0;
+    po.rmax = 1.0;
+    CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, NULL, c, NULL), CANOPY_ERR_INVALID,
+                "rmin < rmax");
+    po.rmin = 0.0;
+    float w[4] = {1.0f, NAN, 1.0f, 1.0f};
+    CHECK_FAILS(canopy_paircount(p, w, none, NULL, &po, NULL, c, NULL), CANOPY_ERR_INVALID,
+                "weight 1");
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    CHECK(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL) == CANOPY_ERR_UNSUPPORTED);
+    /* a hand count: 1-d points 0.5 1.5 2.5 9, bins [0, 0.5) [0.5, 1) ... auto */
+    po.rmax = 3.0;
+    po.nbins = 3;
+    CHECK_OK(canopy_paircount(p, NULL, none, NULL, &po, NULL, c, NULL));
+    CHECK_MSG(c[0] == 0.0 && c[1] == 4.0 && c[2] == 2.0, "hand count %g %g %g", c[0], c[1], c[2]);
+}
+
+int main(void) {
+    rng = check_seed();
+    for (int rep = 0; rep < 2; rep++) {
+        check_case(0, 0, 2, 0, 0, 0, 0, 5, 0, CANOPY_TREE_KD);
+        check_case(0, 50, 2, 1, 1, 0, 0, 5, 0, CANOPY_TREE_KD);
+        check_case(60, 0, 2, 1, 0, 0, 0, 5, 0, CANOPY_TREE_KD);
+        check_case(1, 0, 1, 0, 0, 0, 0, 4, 0, CANOPY_TREE_KD);
+        check_case(700, 0, 1, 0, 0, 0, 0, 12, 1, CANOPY_TREE_KD);
+        check_case(900, 0, 3, 0, 0, 0, 0, 30, 0, CANOPY_TREE_KD);
+        check_case(900, 0, 3, 0, 1, 0, 1, 8, 0, CANOPY_TREE_KD);
+        check_case(500, 700, 2, 1, 0, 0, 1, 15, 1, CANOPY_TREE_KD);
+        check_case(500, 700, 2, 1, 1, 0, 0, 60, 0, CANOPY_TREE_KD);
+        check_case(800, 0, 3, 0, 0, 1, 0, 20, 0, CANOPY_TREE_KD);
+        check_case(600, 400, 3, 1, 1, 1, 1, 10, 1, CANOPY_TREE_KD);
+        check_case(600, 0, 2, 0, 1, 1, 0, 7, 0, CANOPY_TREE_KD);
+        check_case(600, 0, 4, 0, 0, 0, 0, 9, 1, CANOPY_TREE_BALL);
+        check_case(600, 500, 3, 1, 1, 0, 0, 9, 0, CANOPY_TREE_VP);
+        check_case(700, 0, 3, 0, 0, 0, 1, 9, 0, CANOPY_TREE_OCT);
+    }
+    check_refusals();
+    return check_finish();
+}
