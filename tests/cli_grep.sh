@@ -64,7 +64,7 @@ same_as_grep() {
     fi
 }
 
-hand=('' 'a' 'ab|ba' '^a' 'a$' '^$' '^(a|b)*$' '[[:upper:]][^a-b]' 'a.?b{1,2}' '(a|)+B' '\.' 'a{,2}c' '[]a]' '[a-]' 'x{1' 'a)' 'A.*1' '1 $')
+hand=('' 'a' 'ab|ba' '(ab|ba|c1)' 'x(ab|B)' '.*(ab|a )|.*b' '^a' 'a$' '^$' '^(a|b)*$' '[[:upper:]][^a-b]' 'a.?b{1,2}' '(a|)+B' '\.' 'a{,2}c' '[]a]' '[a-]' 'x{1' 'a)' 'A.*1' '1 $')
 opts_list=("" "-c" "-v" "-n" "-i" "-c -v" "-n -i" "-v -n" "-c -i -v" "-h -n" "-H")
 for p in "${hand[@]}"; do
     for opts in "${opts_list[@]}"; do

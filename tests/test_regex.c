@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- the generator's tree and its reference semantics ---- */
 enum { G_LIT, G_DOT, G_SET, G_CAT, G_ALT, G_REP, G_BOL, G_EOL, G_EMPTY };
@@ -725,9 +726,100 @@ static void literal_sets(uint64_t seed, int sets) {
     }
 }
 
+/* Issue 21: hostile patterns are refused or compiled fast, never overflow the stack
+ * (on the main thread and, through canopy_regex_match, on OpenMP workers), and find
+ * is one pass over a long line. Times are generous bounds against the old seconds. */
+static char *repeat3(const char *pre, int n, const char *mid, const char *post, int m) {
+    size_t lp = strlen(pre), lm = strlen(mid), lq = strlen(post);
+    char *s = malloc(lp * (size_t)n + lm + lq * (size_t)m + 1), *w = s;
+    for (int i = 0; i < n; i++, w += lp) memcpy(w, pre, lp);
+    memcpy(w, mid, lm);
+    w += lm;
+    for (int i = 0; i < m; i++, w += lq) memcpy(w, post, lq);
+    *w = 0;
+    return s;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void hostile(void) {
+    static const struct {
+        const char *pre, *mid, *post;
+        int n, m, ok;
+    } cases[] = {
+        {"(", "a", ")", 70000, 70000, 0}, {"", "a", "*", 0, 100000, 0},
+        {"", "a", "{1}", 0, 50000, 0},    {"(a|", "b", ")", 30000, 30000, 0},
+        {"(", "a", ")+", 5000, 5000, 0},  {"(", "b", ")", 900, 900, 1},
+        {"", "b", "+", 0, 900, 1},        {"(b|", "b", ")", 900, 900, 1},
+        {"zz|", "b", "", 10000, 0, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *pat = repeat3(cases[k].pre, cases[k].n, cases[k].mid, cases[k].post, cases[k].m);
+        for (int flags = 0; flags < 3; flags++) {
+            static const uint32_t fl[3] = {0, CANOPY_REGEX_WORD, CANOPY_REGEX_LINE};
+            canopy_regex *re = NULL;
+            const char *pp[1] = {pat};
+            if (!cases[k].ok) {
+                CHECK_FAILS(canopy_regex_compile(pp, NULL, 1, fl[flags], &re), CANOPY_ERR_INVALID,
+                            "regular expression too complex");
+                continue;
+            }
+            CHECK_OK(canopy_regex_compile(pp, NULL, 1, fl[flags], &re));
+            if (!re) continue;
+            for (int e = 1; e < CANOPY_REGEX_ENGINE_COUNT; e++) {
+                canopy_regex_match_options o = {(canopy_regex_engine)e, 0};
+                canopy_regex_result r;
+                CHECK_OK(canopy_regex_match(re, "b\nc\n", 4, &o, NULL, NULL, &r));
+                CHECK_MSG(r.selected == 1, "case %zu flags %d engine %d: %lld lines", k, flags, e,
+                          (long long)r.selected);
+            }
+            canopy_regex_free(re);
+        }
+        free(pat);
+    }
+    /* 38 bytes whose epsilon closures once took 1.5 s to tabulate */
+    static const char *const slow[] = {"]???????$??????????????????????{1108}",
+                                       "(a?){1000}(b?){1000}c"};
+    for (int k = 0; k < 2; k++) {
+        canopy_regex *re = NULL;
+        double t0 = now_s();
+        CHECK_OK(canopy_regex_compile(&slow[k], NULL, 1, 0, &re));
+        double t = now_s() - t0;
+        CHECK_MSG(t < 0.25, "'%s' compiled in %.3f s", slow[k], t);
+        canopy_regex_free(re);
+    }
+    /* find on 100 KB lines: (ab)*c|x took 45 s when it scanned per start */
+    const char *pat = "(ab)*c|x";
+    canopy_regex *re = NULL;
+    CHECK_OK(canopy_regex_compile(&pat, NULL, 1, 0, &re));
+    if (!re) return;
+    char *line = repeat3("ab", 50000, "x", "ab", 50000);
+    size_t len = strlen(line), b = 0, e = 0;
+    int found = 0;
+    double t0 = now_s();
+    CHECK_OK(canopy_regex_find(re, line, len, 0, &b, &e, &found));
+    CHECK_MSG(found && b == 100000 && e == 100001, "find: %d [%zu, %zu)", found, b, e);
+    CHECK_OK(canopy_regex_find(re, line, len, e, &b, &e, &found));
+    CHECK_MSG(!found, "find after x: %d [%zu, %zu)", found, b, e);
+    free(line);
+    line = repeat3("ab", 100000, "c", "", 0); /* (ab)*c matches the whole line */
+    len = strlen(line);
+    CHECK_OK(canopy_regex_find(re, line, len, 0, &b, &e, &found));
+    CHECK_MSG(found && b == 0 && e == len, "find (ab)*c: %d [%zu, %zu)", found, b, e);
+    double t = now_s() - t0;
+    CHECK_MSG(t < 1.0, "three finds on a 200 KB line took %.3f s", t);
+    free(line);
+    canopy_regex_free(re);
+}
+
 int main(void) {
     hand_cases();
     malformed();
+    hostile();
     static const uint64_t seeds[] = {1, 2, 3, 4, 5};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) random_sets(seeds[i], 80);
     random_sets(check_seed(), 80);

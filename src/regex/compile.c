@@ -265,6 +265,9 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
 void cre_closures(cre_prog *p) {
     int32_t n = p->vm.n;
     int64_t cap = 8 * (int64_t)n + 1024, used = 0; /* beyond: not worth the memory */
+    /* Long epsilon chains (x??????{1000}) make each walk O(n); past 8 steps per
+     * instruction in all the table is given up, so compiling stays linear. */
+    int64_t steps = 8 * (int64_t)n + 65536;
     int32_t *off = malloc(((size_t)n + 1) * sizeof *off);
     int32_t *clo = malloc((size_t)cap * sizeof *clo);
     int32_t *mark = malloc((size_t)n * sizeof *mark), *stack = malloc((size_t)n * sizeof *stack);
@@ -276,6 +279,7 @@ void cre_closures(cre_prog *p) {
         mark[pc0] = pc0;
         stack[sp++] = pc0;
         while (sp > 0 && ok) {
+            ok = --steps > 0;
             const cvm_insn *in = &p->vm.code[stack[--sp]];
             int32_t pc = (int32_t)(in - p->vm.code), next[2], k = 0;
             if (in->op == CVM_CMP || in->op == CVM_DOT || in->op == CVM_MATCH) {

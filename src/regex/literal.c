@@ -63,31 +63,90 @@ static int32_t pattern_literal(const cre_tree *t, uint8_t *lit, int *exact) {
     return len;
 }
 
+/* A branch that is a plain string of 1..CRE_LIT_LEN single bytes (no '\n'): its length
+ * and bytes, else 0. The CAT spine is left-deep, so the bytes come out last first. */
+static int32_t branch_string(const cre_tree *t, int32_t i, uint8_t *lit) {
+    int32_t n = 0, j = i;
+    while (t->nodes[j].kind == CRE_CAT) {
+        j = t->nodes[j].a;
+        n++;
+    }
+    n++;
+    if (n > CRE_LIT_LEN) return 0;
+    for (int32_t k = n - 1; k >= 0; k--) {
+        const cre_node *x = &t->nodes[k == 0 ? j : t->nodes[i].b];
+        int c = x->kind == CRE_SET ? single_byte(x->set) : -1;
+        if (c < 0 || c == '\n') return 0;
+        lit[k] = (uint8_t)c;
+        if (k > 0) i = t->nodes[i].a;
+    }
+    return n;
+}
+
+/* A top-level item that is an alternation of plain strings ((Latin|Greek)) is a
+ * required factor too: a line without any of its strings cannot match. Fills up to
+ * max strings and returns their count, 0 when the pattern has no such item (or it
+ * has more strings); *exact when the item stands alone between `.*`s. */
+static int32_t pattern_alternation(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LEN], int32_t *lens,
+                                   int32_t max, int *exact) {
+    int32_t items[4096], n = 0;
+    int32_t i = t->root;
+    while (t->nodes[i].kind == CRE_CAT) {
+        if (n == 4096) return 0;
+        items[n++] = t->nodes[i].b;
+        i = t->nodes[i].a;
+    }
+    items[n++] = i;
+    for (int32_t k = 0; k < n; k++) {
+        if (t->nodes[items[k]].kind != CRE_ALT) continue;
+        int32_t m = 0, j = items[k], ok = 1;
+        for (;;) {
+            int32_t br = t->nodes[j].kind == CRE_ALT ? t->nodes[j].b : j;
+            ok = m < max && (lens[m] = branch_string(t, br, lits[m])) > 0;
+            if (!ok) break;
+            m++;
+            if (t->nodes[j].kind != CRE_ALT) break;
+            j = t->nodes[j].a;
+        }
+        if (!ok) continue;
+        *exact = 1;
+        for (int32_t o = 0; o < n && *exact; o++) *exact = o == k || is_dot_star(t, items[o]);
+        return m;
+    }
+    return 0;
+}
+
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
     info->exact = 1;
     info->short_lits = 1;
     if (p->n_patterns == 0) return;
     for (int32_t q = 0; q < p->n_patterns; q++) {
-        uint8_t lit[CRE_LIT_LEN];
+        uint8_t lits[CRE_LIT_MAX][CRE_LIT_LEN];
+        int32_t lens[CRE_LIT_MAX];
         int exact = 0;
-        int32_t len = pattern_literal(&trees[q], lit, &exact);
-        if (len == 0) {
+        int32_t m = 1;
+        lens[0] = pattern_literal(&trees[q], lits[0], &exact);
+        if (lens[0] == 0) m = pattern_alternation(&trees[q], lits, lens, CRE_LIT_MAX, &exact);
+        if (m == 0) {
             info->n_lit = 0;
             return;
         }
-        int dup = 0;
-        for (int32_t j = 0; j < info->n_lit && !dup; j++)
-            dup = info->lit_len[j] == len && memcmp(info->lit[j], lit, (size_t)len) == 0;
         info->exact &= exact;
-        if (dup) continue;
-        if (info->n_lit == CRE_LIT_MAX) {
-            info->n_lit = 0;
-            return;
+        for (int32_t a = 0; a < m; a++) {
+            int dup = 0;
+            for (int32_t j = 0; j < info->n_lit && !dup; j++)
+                dup = info->lit_len[j] == lens[a] &&
+                      memcmp(info->lit[j], lits[a], (size_t)lens[a]) == 0;
+            if (dup) continue;
+            if (info->n_lit == CRE_LIT_MAX) {
+                info->n_lit = 0;
+                return;
+            }
+            info->short_lits &= lens[a] <= 2;
+            memcpy(info->lit[info->n_lit], lits[a], (size_t)lens[a]);
+            info->lit_len[info->n_lit++] = lens[a];
         }
-        info->short_lits &= len <= 2;
-        memcpy(info->lit[info->n_lit], lit, (size_t)len);
-        info->lit_len[info->n_lit++] = len;
     }
 }
 

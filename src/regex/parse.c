@@ -46,13 +46,28 @@ static int new_node(parser *p, int kind) {
     return t->n++;
 }
 
+/* A node's nest from its children: a child on the same CAT/ALT spine costs no
+ * recursion, any other child one level. */
+static int set_nest(parser *p, int n) {
+    cre_node *x = &p->t->nodes[n];
+    int32_t d = 0;
+    if (x->a >= 0) {
+        const cre_node *a = &p->t->nodes[x->a];
+        d = a->nest + ((x->kind == CRE_CAT || x->kind == CRE_ALT) && a->kind == x->kind ? 0 : 1);
+    }
+    if (x->b >= 0 && p->t->nodes[x->b].nest + 1 > d) d = p->t->nodes[x->b].nest + 1;
+    x->nest = d;
+    if (d > CRE_MAX_NEST) return fail(p, CRE_TOO_COMPLEX);
+    return n;
+}
+
 static int pair(parser *p, int kind, int a, int b) {
     if (a < 0) return b;
     int n = new_node(p, kind);
     if (n < 0) return -1;
     p->t->nodes[n].a = a;
     p->t->nodes[n].b = b;
-    return n;
+    return set_nest(p, n);
 }
 
 static void set_add(uint32_t *set, unsigned c) {
@@ -200,7 +215,8 @@ static int parse_atom(parser *p) {
     unsigned c = p->s[p->pos++];
     switch (c) {
     case '(': {
-        p->depth++;
+        /* the parser recurses once per open group */
+        if (++p->depth > CRE_MAX_NEST) return fail(p, CRE_TOO_COMPLEX);
         int e = parse_alt(p);
         if (e < 0) return -1;
         if (p->pos >= p->len || p->s[p->pos] != ')') return fail(p, "Unmatched ( or \\(");
@@ -320,7 +336,8 @@ static int parse_branch(parser *p) {
             p->t->nodes[n].a = atom;
             p->t->nodes[n].min = mn;
             p->t->nodes[n].max = mx;
-            atom = n;
+            atom = set_nest(p, n);
+            if (atom < 0) return -1;
         }
         acc = pair(p, CRE_CAT, acc, atom);
         if (acc < 0) return -1;

@@ -86,15 +86,8 @@ canopy_status canopy_regex_find(const canopy_regex *re, const char *line, size_t
     cre_pike_scratch s;
     canopy_status st = cre_pike_scratch_init(p, &s);
     if (st) return st;
-    for (size_t i = from; i <= len; i++) {
-        int64_t j = cvm_regex_longest(p, &s, (const uint8_t *)line, len, i, re->word);
-        if (j >= 0) {
-            *start = i;
-            *end = (size_t)j;
-            *found = 1;
-            break;
-        }
-    }
+    if (from <= len)
+        *found = cvm_regex_find(p, &s, (const uint8_t *)line, len, from, re->word, start, end);
     cre_pike_scratch_free(&s);
     return CANOPY_OK;
 }

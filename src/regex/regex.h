@@ -49,6 +49,7 @@ typedef struct cre_node {
     int32_t kind;
     int32_t a, b;     /* children (CAT, ALT: both; REP: a) */
     int32_t min, max; /* REP */
+    int32_t nest;     /* recursion depth a spine-iterative walk needs below this node */
     uint32_t set[8];  /* SET */
 } cre_node;
 
@@ -57,6 +58,12 @@ typedef struct cre_tree {
     int32_t n, cap;
     int32_t root;
 } cre_tree;
+
+/* Bound on cre_node.nest (groups and stacked repetitions): deeper patterns are
+ * "regular expression too complex", so no recursive pass can overflow the stack
+ * (OpenMP workers included). Walkers must iterate along CAT/ALT spines. */
+#define CRE_MAX_NEST 1000
+#define CRE_TOO_COMPLEX "regular expression too complex"
 
 /* Parses one pattern of `len` bytes. Errors are grep's messages (CANOPY_ERR_INVALID);
  * icase folds every letter into both cases. */
@@ -89,6 +96,7 @@ typedef enum cre_mode {
 /* Scratch memory of one thread for the Pike VMs. */
 typedef struct cre_pike_scratch {
     int32_t *list_a, *list_b, *list_c, *stack;
+    size_t *start_a, *start_b; /* cvm_regex_find: the start of each thread */
     uint32_t *mark;
     uint32_t gen;
 } cre_pike_scratch;
@@ -104,11 +112,12 @@ int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *l
 int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
                           cre_mode mode, uint64_t *mask);
 
-/* The longest end j >= start such that some pattern matches line[start, j), anchors
- * taken against the whole line; with word, only a match with no word byte
- * ([_[:alnum:]]) just before start or at j counts. -1 if there is none. */
-int64_t cvm_regex_longest(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                          size_t start, int word);
+/* The leftmost-longest match in line[from, len) (anchors taken against the whole
+ * line), in one pass over the line: returns 1 and sets [*start, *end), or 0. With
+ * word, only matches with no word byte ([_[:alnum:]]) just before the start or at
+ * the end count (the leftmost start having such an end, then its longest one). */
+int cvm_regex_find(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                   size_t from, int word, size_t *start, size_t *end);
 
 /* Blocks of this many bytes (0: the default) in canopy_regex_match, so tests can
  * put many block boundaries into a small buffer. Not thread-safe. */

@@ -18,6 +18,8 @@ canopy_status cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s) {
     if (!st) st = canopy_alloc((void **)&s->list_c, n, sizeof(int32_t));
     if (!st) st = canopy_alloc((void **)&s->stack, n, sizeof(int32_t));
     if (!st) st = canopy_calloc((void **)&s->mark, (size_t)p->vm.n + 1, sizeof(uint32_t));
+    if (!st) st = canopy_alloc((void **)&s->start_a, n, sizeof(size_t));
+    if (!st) st = canopy_alloc((void **)&s->start_b, n, sizeof(size_t));
     if (st) cre_pike_scratch_free(s);
     s->gen = 0;
     return st;
@@ -29,6 +31,8 @@ void cre_pike_scratch_free(cre_pike_scratch *s) {
     canopy_free(s->list_c);
     canopy_free(s->stack);
     canopy_free(s->mark);
+    canopy_free(s->start_a);
+    canopy_free(s->start_b);
     memset(s, 0, sizeof *s);
 }
 
@@ -136,28 +140,62 @@ static int word_byte(uint8_t c) {
     return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
 }
 
-int64_t cvm_regex_longest(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                          size_t start, int word) {
-    if (word && start > 0 && word_byte(line[start - 1])) return -1;
+/* Leftmost-longest in one pass: threads carry their start, the list stays in
+ * start order (survivors keep their order, the new thread goes last), so for each
+ * pc the earliest start wins the generation mark, which is right since the same
+ * pc has the same futures. Once a match is known, no later start can win: those
+ * threads are dropped and no new ones start; the pass ends when no thread with a
+ * start at or before the best one is left. */
+int cvm_regex_find(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                   size_t from, int word, size_t *mstart, size_t *mend) {
     run_state r = {p, s, 0, len, CRE_ANY, NULL, 0};
     int32_t *clist = s->list_a, *raw = s->list_b;
+    size_t *cstart = s->start_a, *rstart = s->start_b;
     int32_t nraw = 0;
-    int64_t best = -1;
-    for (size_t pos = start;; pos++) {
+    int have = 0;
+    size_t bs = 0, be = 0;
+    for (size_t pos = from;; pos++) {
         r.pos = pos;
-        r.matched = 0;
         next_gen(p, s);
+        int end_ok = !(word && pos < len && word_byte(line[pos]));
         int32_t nc = 0;
-        for (int32_t i = 0; i < nraw; i++) add_closure(&r, raw[i], clist, &nc);
-        if (pos == start) add_closure(&r, 0, clist, &nc); /* anchored: one start only */
-        if (r.matched && !(word && pos < len && word_byte(line[pos]))) best = (int64_t)pos;
-        if (pos == len || nc == 0) break;
+        for (int32_t i = 0; i < nraw; i++) {
+            if (have && rstart[i] > bs) break;
+            int32_t before = nc;
+            r.matched = 0;
+            add_closure(&r, raw[i], clist, &nc);
+            for (int32_t k = before; k < nc; k++) cstart[k] = rstart[i];
+            if (r.matched && end_ok && (!have || rstart[i] < bs || pos > be)) {
+                have = 1;
+                bs = rstart[i];
+                be = pos;
+            }
+        }
+        if (!have && !(word && pos > 0 && word_byte(line[pos - 1]))) {
+            int32_t before = nc;
+            r.matched = 0;
+            add_closure(&r, 0, clist, &nc);
+            for (int32_t k = before; k < nc; k++) cstart[k] = pos;
+            if (r.matched && end_ok) {
+                have = 1;
+                bs = be = pos;
+            }
+        }
+        if (pos == len || (have && nc == 0)) break;
         unsigned c = line[pos];
         nraw = 0;
         for (int32_t i = 0; i < nc; i++) {
+            if (have && cstart[i] > bs) break;
             const cvm_insn *in = &p->vm.code[clist[i]];
-            if (in->op == CVM_DOT || cre_set_has(p->sets[in->arg], c)) raw[nraw++] = clist[i] + 1;
+            if (in->op == CVM_DOT || cre_set_has(p->sets[in->arg], c)) {
+                raw[nraw] = clist[i] + 1;
+                rstart[nraw++] = cstart[i];
+            }
         }
     }
-    return best;
+    if (have) {
+        *mstart = bs;
+        *mend = be;
+    }
+    return have;
 }
