@@ -3,7 +3,7 @@
 # already present are not fetched again. CUDA is optional (used when nvcc exists).
 set -euo pipefail
 
-apt_packages=(cmake ninja-build gcc clang libclang-rt-14-dev libjson-c-dev python3 grep)
+apt_packages=(cmake ninja-build gcc clang libclang-rt-14-dev libjson-c-dev python3 grep pkg-config)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

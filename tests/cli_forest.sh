@@ -33,14 +33,14 @@ for m in xgb_binary.json xgb_multi.json lgb_multi.txt lgb_zero.txt sk_rf_clf.jso
     done
     for engine in scalar simd vm vm_simd; do
         run 0 predict --model "$DATA/$m" --data "$DATA/$stem.X.npy" --layout sll --engine "$engine" \
-            --output raw -o "$tmp/r.npy" --threads 2
+            --kind raw -o "$tmp/r.npy" --threads 2
         if [ $have_numpy = 1 ] && [ "$stem" != lgb_rf ]; then
             check "$m $engine raw matches" same_npy "$tmp/r.npy" "$DATA/$stem.raw.npy"
         fi
     done
 done
 # class output is int64, one per row
-run 0 predict --model "$DATA/xgb_multi.json" --data "$DATA/xgb_multi.X.npy" --output class -o "$tmp/c.npy"
+run 0 predict --model "$DATA/xgb_multi.json" --data "$DATA/xgb_multi.X.npy" --kind class -o "$tmp/c.npy"
 check "class output is int64" grep -q "'<i8'" "$tmp/c.npy"
 # --format explicit, --stats
 run 0 predict --model "$DATA/lgb_reg.txt" --format lightgbm --data "$DATA/lgb_reg.X.npy" -o "$tmp/p.npy" --stats
@@ -64,7 +64,7 @@ check "info: auto layout" grep -q "^auto layout" "$tmp/out"
 # usage errors: exit 2 with the hint
 for args in "" "--model $DATA/xgb_binary.json" "--model $DATA/xgb_binary.json --data $DATA/xgb_binary.X.npy" \
     "--model M --data X -o Y --layout nope" "--model M --data X -o Y --engine nope" \
-    "--model M --data X -o Y --output nope" "--model M --data X -o Y --format nope" \
+    "--model M --data X -o Y --kind nope" "--model M --data X --output raw" "--model M --data X -o Y --format nope" \
     "--model M --data X -o Y --hier-depth 9" "--bogus"; do
     # shellcheck disable=SC2086
     run 2 predict $args

@@ -35,7 +35,7 @@ for model in "$tmp"/*.json "$tmp"/*.txt; do
     for out in raw prob; do
         [ "$out" = raw ] && [ "$(basename "$stem")" = lgb_rf ] && continue
         for layout in csr hier sll; do
-            if "$CANOPY" predict --model "$model" --data "$stem.X.npy" --output $out \
+            if "$CANOPY" predict --model "$model" --data "$stem.X.npy" --kind $out \
                 --layout $layout -o "$tmp/p.npy" 2>"$tmp/err" &&
                 python3 - "$tmp/p.npy" "$stem.$out.npy" <<'PY'; then
 import sys, numpy as np

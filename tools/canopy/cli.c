@@ -67,17 +67,113 @@ int cli_parse_threads(const char *cmd, const char *s) {
     return 0;
 }
 
+/* ---- the options every subcommand shares, summary line and typo suggestions ---- */
+
+static int cli_quiet;
+
+int cli_is_quiet(void) {
+    return cli_quiet;
+}
+
+void cli_summary(const char *fmt, ...) {
+    if (cli_quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+}
+
+static int cli_has_long(const struct option *opts, const char *name) {
+    for (; opts->name; opts++)
+        if (!strcmp(opts->name, name)) return 1;
+    return 0;
+}
+
+/* A subcommand's long options plus the ones every subcommand spells the same way:
+ * --quiet, and --output for -o (so -o/--output is always the output file). */
+static const struct option *cli_merge_common(const struct option *own, const char *short_opts) {
+    static struct option merged[128];
+    int n = 0;
+    while (own[n].name) n++;
+    if (n + 3 > (int)(sizeof merged / sizeof merged[0])) return own;
+    memcpy(merged, own, (size_t)n * sizeof *own);
+    if (!cli_has_long(own, "quiet"))
+        merged[n++] = (struct option){"quiet", no_argument, NULL, OPT_QUIET};
+    if (strstr(short_opts, "o:") && !cli_has_long(own, "output"))
+        merged[n++] = (struct option){"output", required_argument, NULL, 'o'};
+    memset(&merged[n], 0, sizeof merged[n]);
+    return merged;
+}
+
+/* Levenshtein distance of two short strings (longer ones count as far apart). */
+static int cli_edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *cli_suggest(const char *word, const char *const *names, int n) {
+    const char *best = NULL;
+    int best_d = 3;
+    size_t wl = strlen(word);
+    for (int i = 0; i < n; i++) {
+        int d = wl > 0 && !strncmp(names[i], word, wl) ? 1 : cli_edit_distance(word, names[i]);
+        if (d < best_d) best_d = d, best = names[i];
+    }
+    return best;
+}
+
+/* getopt's '?': an unknown or ambiguous option, or one missing its argument, in one
+ * line, with the closest long option when there is one. */
+static int cli_bad_option(const cli_parser *p, int argc, char **argv) {
+    const char *prev = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    int is_long = !strncmp(prev, "--", 2);
+    if (optopt != 0 && is_long && strchr(prev, '='))
+        return cli_usage_error(p->cmd, "option '%.*s' takes no argument", (int)strcspn(prev, "="),
+                               prev);
+    if (optopt != 0 && is_long)
+        return cli_usage_error(p->cmd, "option '%s' requires an argument", prev);
+    if (optopt != 0 && strchr(p->short_opts, optopt))
+        return cli_usage_error(p->cmd, "option '-%c' requires an argument", optopt);
+    if (optopt != 0) return cli_usage_error(p->cmd, "unknown option '-%c'", optopt);
+    char word[64];
+    snprintf(word, sizeof word, "%s", prev + (is_long ? 2 : 0));
+    word[strcspn(word, "=")] = '\0';
+    const char *names[128];
+    int n = 0;
+    for (const struct option *o = p->long_opts; o->name && n < 128; o++) names[n++] = o->name;
+    const char *s = cli_suggest(word, names, n);
+    if (s) return cli_usage_error(p->cmd, "unknown option '--%s'; did you mean '--%s'?", word, s);
+    return cli_usage_error(p->cmd, "unknown option '--%s'", word);
+}
+
 cli_parser cli_parser_start(const char *cmd, const char *short_opts, const struct option *long_opts,
                             void (*usage)(FILE *f), cli_shared_handler shared, void *shared_ctx) {
     cli_parser p;
     memset(&p, 0, sizeof p);
     p.cmd = cmd;
     p.short_opts = short_opts;
-    p.long_opts = long_opts;
+    p.long_opts = cli_merge_common(long_opts, short_opts);
     p.usage = usage;
     p.shared = shared;
     p.shared_ctx = shared_ctx;
     optind = 1;
+    opterr = 0; /* cli_next_option prints its own one-line messages, with a suggestion */
     return p;
 }
 
@@ -88,6 +184,7 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
         switch (c) {
         case OPT_HELP:
             p->usage(stdout);
+            printf("\nEvery command also takes --quiet (no summary line on success).\n");
             p->rc = CLI_OK;
             return CLI_STOP;
         case OPT_THREADS:
@@ -100,8 +197,11 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
         case OPT_STATS:
             p->stats = 1;
             break;
+        case OPT_QUIET:
+            cli_quiet = 1;
+            break;
         case '?':
-            rc = cli_usage_error(p->cmd, "unknown option");
+            rc = cli_bad_option(p, argc, argv);
             break;
         default: {
             int h = p->shared ? p->shared(p->cmd, c, optarg, p->shared_ctx) : 0;

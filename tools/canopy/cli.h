@@ -18,6 +18,7 @@ enum {
     OPT_THREADS = 1000,
     OPT_SEED,
     OPT_STATS,
+    OPT_QUIET,
     OPT_FIRST_LOCAL = 1100 /* subcommands number their own options from here */
 };
 
@@ -92,6 +93,21 @@ int cli_write_arrays(const char *cmd, int n, const char *const *paths, const can
                      double *seconds);
 /* A non-owning array over existing memory; cols 0 makes it 1-D. */
 canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols);
+
+/* The one summary line a subcommand prints on stdout after success ("knn: 1000 queries
+ * ... -> out.npy"), unless --quiet was given: every subcommand that writes files ends with
+ * exactly one (gen one per file). --quiet is accepted by every subcommand that parses with
+ * cli_parser, without listing it in its table. */
+void cli_summary(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+int cli_is_quiet(void);
+
+/* The name in names[0..n) closest to word (edit distance at most 2, or word a prefix of
+ * it), for "did you mean" hints; NULL when none is close. */
+const char *cli_suggest(const char *word, const char *const *names, int n);
 
 /* Every subcommand, defined in cmd_<name>.c. */
 int cmd_info(int argc, char **argv);

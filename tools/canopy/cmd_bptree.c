@@ -173,8 +173,8 @@ int cmd_bptree(int argc, char **argv) {
         rc = cli_write_arrays("bptree", 1, &outp, &a, NULL);
     }
     if (!rc) {
-        printf("bptree: %lld queries over %lld keys, %lld found -> %s\n", (long long)nq,
-               (long long)n, (long long)st.found, outp);
+        cli_summary("bptree: %lld queries over %lld keys, %lld found -> %s", (long long)nq,
+                    (long long)n, (long long)st.found, outp);
         if (p.stats) {
             canopy_bptree_info info;
             canopy_bptree_get_info(t, &info);

@@ -370,13 +370,11 @@ int cmd_gen(int argc, char **argv) {
     if (s == CANOPY_OK) {
         for (int i = 0; i < n_out; i++) {
             const canopy_array *a = &outs[i].array;
-            printf("wrote %s: %s (%lld", outs[i].path, canopy_dtype_name(a->dtype),
-                   (long long)a->shape[0]);
-            if (a->ndim == 2)
-                printf(", %lld)", (long long)a->shape[1]);
-            else
-                printf(",)");
-            printf(", %s, %.2f s\n", outs[i].desc, outs[i].seconds);
+            char cols[32] = ",";
+            if (a->ndim == 2) snprintf(cols, sizeof cols, ", %lld", (long long)a->shape[1]);
+            cli_summary("wrote %s: %s (%lld%s), %s, %.2f s", outs[i].path,
+                        canopy_dtype_name(a->dtype), (long long)a->shape[0], cols, outs[i].desc,
+                        outs[i].seconds);
         }
     }
     for (int i = 0; i < n_out; i++) canopy_array_release(&outs[i].array);

@@ -287,6 +287,10 @@ int cmd_graph(int argc, char **argv) {
     if (s == CANOPY_OK) s = canopy_npy_write(out_path, &out);
     t_write = canopy_now() - t_write;
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
+    if (rc == CLI_OK)
+        cli_summary("graph %s: %lld vertices, %lld entries, %lld iterations, %.3f s -> %s",
+                    app_names[app], (long long)g.n_rows, (long long)g.nnz, (long long)st.iterations,
+                    st.seconds, out_path);
     if (rc == CLI_OK && p.stats) {
         fprintf(stderr,
                 "graph stats:\n"

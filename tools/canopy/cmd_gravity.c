@@ -91,8 +91,8 @@ int cmd_gravity(int argc, char **argv) {
         rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
-        printf("gravity: %lld bodies, theta = %g, softening = %g -> %s\n", (long long)b.n, theta,
-               eps, out);
+        cli_summary("gravity: %lld bodies, theta = %g, softening = %g -> %s", (long long)b.n, theta,
+                    eps, out);
         if (p.stats) trav_print_stats("gravity", &st, t_load, t_write);
     }
     canopy_free(mass);

@@ -120,9 +120,9 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         rc = cli_write_arrays(cmd, 2, paths, arrays, &t_write);
     }
     if (rc == CLI_OK) {
-        printf("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s\n", cmd,
-               (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out, dist_out ? ", " : "",
-               dist_out ? dist_out : "");
+        cli_summary("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s", cmd,
+                    (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out,
+                    dist_out ? ", " : "", dist_out ? dist_out : "");
         if (p.stats) trav_print_stats(cmd, &st, t_load, t_write);
     }
     canopy_free(idx);

@@ -22,11 +22,13 @@ static void usage(FILE *f) {
            "  --data X           rows to predict: .npy (any float/int dtype) or .csv; NaN is a\n"
            "                     missing value and follows the model's default direction;\n"
            "                     columns must equal the model's feature count\n"
-           "  -o, --output-file Y  .npy written atomically: float64 (rows,) or (rows, outputs),\n"
-           "                     int64 (rows,) for --output class\n"
-           "  --output K         raw (margin: base score + summed/averaged leaves), prob\n"
-           "                     (default; the objective's link: sigmoid, softmax, exp or\n"
-           "                     identity), class (class index; regression: the prediction)\n"
+           "  -o, --output Y     .npy written atomically: float64 (rows,) or (rows, outputs),\n"
+           "                     int64 (rows,) for --kind class (--output-file: the same)\n"
+           "  --kind K           what to predict: raw (margin: base score + summed/averaged\n"
+           "                     leaves), prob (default; the objective's link: sigmoid,\n"
+           "                     softmax, exp or identity), class (class index; regression:\n"
+           "                     the prediction). The C library's default is raw: see\n"
+           "                     docs/c-api.md\n"
            "  --layout L         auto (default: bf for the walkers; for vm and vm_simd Ren's\n"
            "                     cache model picks sll, cc or hybrid),\n"
            "                     csr (Wu's baseline arrays), hier (complete subtrees of depth\n"
@@ -61,7 +63,15 @@ static void usage(FILE *f) {
            "See docs/forests.md for the formats and when to use each layout.\n");
 }
 
-enum { OPT_MODEL = OPT_FIRST_LOCAL, OPT_FORMAT, OPT_DATA, OPT_OUTPUT, OPT_BACKEND, OPT_MAPPING };
+enum {
+    OPT_MODEL = OPT_FIRST_LOCAL,
+    OPT_FORMAT,
+    OPT_DATA,
+    OPT_OUTPUT,
+    OPT_KIND,
+    OPT_BACKEND,
+    OPT_MAPPING
+};
 
 int cmd_predict(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
@@ -70,6 +80,7 @@ int cmd_predict(int argc, char **argv) {
                                          {"data", required_argument, NULL, OPT_DATA},
                                          {"output", required_argument, NULL, OPT_OUTPUT},
                                          {"output-file", required_argument, NULL, 'o'},
+                                         {"kind", required_argument, NULL, OPT_KIND},
                                          {"backend", required_argument, NULL, OPT_BACKEND},
                                          {"mapping", required_argument, NULL, OPT_MAPPING},
                                          {"threads", required_argument, NULL, OPT_THREADS},
@@ -100,9 +111,21 @@ int cmd_predict(int argc, char **argv) {
             if (canopy_forest_format_parse(optarg, &fmt))
                 return cli_usage_error("predict", "--format: %s", canopy_last_error());
             break;
-        case OPT_OUTPUT:
+        case OPT_OUTPUT: {
+            /* --output used to name the prediction kind; it is the output file now, as in
+             * every other command, so an old command line fails instead of writing "prob". */
+            canopy_forest_output k;
+            if (canopy_forest_output_parse(optarg, &k) == CANOPY_OK)
+                return cli_usage_error("predict",
+                                       "--output is the output file; for the prediction kind "
+                                       "use --kind %s",
+                                       optarg);
+            outp = optarg;
+            break;
+        }
+        case OPT_KIND:
             if (canopy_forest_output_parse(optarg, &o.output))
-                return cli_usage_error("predict", "--output: %s", canopy_last_error());
+                return cli_usage_error("predict", "--kind: %s", canopy_last_error());
             break;
         case OPT_BACKEND:
             if (canopy_backend_parse(optarg, &o.backend))
@@ -174,6 +197,8 @@ int cmd_predict(int argc, char **argv) {
         rc = cli_runtime_error("predict");
         goto done;
     }
+    cli_summary("predict: %lld rows, %d trees, %s -> %s", (long long)n, info.n_trees,
+                canopy_forest_output_name(o.output), outp);
     if (p.stats) {
         fprintf(stderr, "model: %s (%s, %s), %d trees, %lld nodes, max depth %d\n", model,
                 info.source, info.objective, info.n_trees, (long long)info.n_nodes, info.max_depth);

@@ -77,8 +77,8 @@ int cmd_radius(int argc, char **argv) {
     if (rc == CLI_OK) {
         int64_t total = 0;
         for (int64_t i = 0; i < nq; i++) total += counts[i];
-        printf("radius: %lld queries, r = %g, mean %.2f neighbours -> %s\n", (long long)nq, r,
-               nq ? (double)total / (double)nq : 0.0, out);
+        cli_summary("radius: %lld queries, r = %g, mean %.2f neighbours -> %s", (long long)nq, r,
+                    nq ? (double)total / (double)nq : 0.0, out);
         if (p.stats) trav_print_stats("radius", &st, t_load, t_write);
     }
     canopy_free(counts);

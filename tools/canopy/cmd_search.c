@@ -72,7 +72,8 @@ int cmd_search(int argc, char **argv) {
         rc = cli_write_arrays("search", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
-        printf("search: %lld queries over %lld keys -> %s\n", (long long)q.n, (long long)k.n, out);
+        cli_summary("search: %lld queries over %lld keys -> %s", (long long)q.n, (long long)k.n,
+                    out);
         if (p.stats) trav_print_stats("search", &st, t_load, t_write);
     }
     canopy_free(idx);

@@ -195,6 +195,9 @@ int cmd_tree(int argc, char **argv) {
     }
     if (s == CANOPY_OK) s = canopy_npy_write(out_path, &out);
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
+    if (rc == CLI_OK)
+        cli_summary("tree %s: %lld nodes, %s, %.3f s -> %s", app_names[app], (long long)t.n,
+                    canopy_ptsd_strategy_name(strategy), st.seconds, out_path);
     if (rc == CLI_OK && p.stats) {
         int64_t leaves = 0;
         for (int64_t i = 0; i < t.n; i++) leaves += t.child_ptr[i] == t.child_ptr[i + 1];

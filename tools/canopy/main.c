@@ -61,6 +61,13 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(name, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "canopy: unknown command '%s'\nTry 'canopy --help'.\n", name);
+    const char *names[N_COMMANDS];
+    for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+    const char *guess = cli_suggest(name, names, N_COMMANDS);
+    if (guess)
+        fprintf(stderr, "canopy: unknown command '%s'; did you mean '%s'?\n", name, guess);
+    else
+        fprintf(stderr, "canopy: unknown command '%s'\n", name);
+    fprintf(stderr, "Try 'canopy --help'.\n");
     return CLI_USAGE;
 }

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: MIT
+# The library as others consume it: a versioned soname, only the public API exported
+# from libcanopy.so, and install rules with a CMake package (canopy::canopy) and a
+# pkg-config file. Included from the top-level CMakeLists.txt after the targets exist.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+option(CANOPY_INSTALL "Generate install rules (off when canopy is a subproject)"
+       ${PROJECT_IS_TOP_LEVEL})
+
+set_target_properties(canopy_shared PROPERTIES VERSION ${PROJECT_VERSION}
+                                               SOVERSION ${PROJECT_VERSION_MAJOR}
+                                               EXPORT_NAME canopy)
+set_target_properties(canopy_static PROPERTIES EXPORT_NAME canopy_static)
+add_library(canopy::canopy ALIAS canopy_shared)
+add_library(canopy::canopy_static ALIAS canopy_static)
+
+# The exported symbols are the functions the public headers declare, so internal
+# helpers (even canopy_-prefixed ones) stay private; the list follows the headers.
+file(GLOB CANOPY_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/canopy.h
+     ${PROJECT_SOURCE_DIR}/include/canopy/*.h)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CANOPY_PUBLIC_HEADERS})
+set(CANOPY_EXPORTED_SYMBOLS)
+foreach(h ${CANOPY_PUBLIC_HEADERS})
+  file(READ ${h} text)
+  string(REGEX MATCHALL "canopy_[A-Za-z0-9_]+[ \t\r\n]*\\(" calls "${text}")
+  foreach(c ${calls})
+    string(REGEX REPLACE "[ \t\r\n]*\\($" "" name "${c}")
+    list(APPEND CANOPY_EXPORTED_SYMBOLS "${name}")
+  endforeach()
+endforeach()
+list(REMOVE_DUPLICATES CANOPY_EXPORTED_SYMBOLS)
+list(SORT CANOPY_EXPORTED_SYMBOLS)
+list(JOIN CANOPY_EXPORTED_SYMBOLS ";\n    " CANOPY_EXPORT_LIST)
+set(CANOPY_VERSION_SCRIPT ${PROJECT_BINARY_DIR}/canopy.map)
+file(CONFIGURE OUTPUT ${CANOPY_VERSION_SCRIPT}
+     CONTENT "/* Generated from the public headers by cmake/CanopyInstall.cmake. */\n{\n  global:\n    ${CANOPY_EXPORT_LIST};\n  local: *;\n};\n")
+if(NOT APPLE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  target_link_options(canopy_shared PRIVATE "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
+  set_property(TARGET canopy_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
+endif()
+
+if(NOT CANOPY_INSTALL)
+  return()
+endif()
+
+set(CANOPY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/canopy)
+foreach(t canopy_static canopy_shared)
+  target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+endforeach()
+set(CANOPY_INSTALL_TARGETS canopy_shared canopy_static canopy_jsonc)
+if(CANOPY_HAVE_CUDA)
+  list(APPEND CANOPY_INSTALL_TARGETS canopy_dp)
+endif()
+install(TARGETS ${CANOPY_INSTALL_TARGETS} EXPORT canopyTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS canopy RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/canopy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/include/canopy)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/canopy DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+install(EXPORT canopyTargets NAMESPACE canopy:: DESTINATION ${CANOPY_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/canopyConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/canopyConfig.cmake
+                              INSTALL_DESTINATION ${CANOPY_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/canopyConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/canopyConfig.cmake ${PROJECT_BINARY_DIR}/canopyConfigVersion.cmake
+        DESTINATION ${CANOPY_CMAKE_DIR})
+
+# pkg-config: the prefix is found from the .pc file's own place, so the file stays right
+# for `cmake --install --prefix P` (a prefix unknown at configure time).
+file(RELATIVE_PATH CANOPY_PC_UP /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+get_filename_component(CANOPY_JSONC_DIR ${JSONC_LIBRARY} DIRECTORY)
+# A static link needs what libcanopy.a uses; a shared one gets it through libcanopy.so.
+set(CANOPY_PC_LIBS_PRIVATE "-L${CANOPY_JSONC_DIR} -ljson-c ${OpenMP_C_FLAGS} -lm")
+if(CANOPY_HAVE_CUDA)
+  string(APPEND CANOPY_PC_LIBS_PRIVATE
+         " -lcanopy_dp -L${CUDAToolkit_LIBRARY_DIR} -lcudadevrt -lcudart -lnvrtc -lstdc++")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/canopy.pc.in ${PROJECT_BINARY_DIR}/canopy.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/canopy.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Python package as a user gets it: a fresh virtual environment, `pip install ./python`
+# (CMake builds libcanopy inside the wheel), then pytest against NumPy and scipy.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$(mktemp -d)"
+trap 'rm -rf "$venv"' EXIT
+python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check "$root/python[test]"
+# From outside the source tree, so the installed package (with its library) is imported.
+cd "$venv"
+OMP_WAIT_POLICY=passive "$venv/bin/python" -m pytest -q "$root/python/tests"

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: MIT
+"""ctypes declarations of the parts of canopy.h the package uses.
+
+ctypes releases the GIL for the duration of every call into a CDLL, so the library's
+work runs while other Python threads go on."""
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int32,
+                    c_int64, c_size_t, c_uint8, c_uint32, c_void_p)
+
+
+def _load():
+    path = os.environ.get("CANOPY_LIBRARY") or os.path.join(os.path.dirname(__file__),
+                                                            "libcanopy.so")
+    return ctypes.CDLL(path)
+
+
+lib = _load()
+
+
+class Points(Structure):
+    _fields_ = [("data", c_void_p), ("n", c_int64), ("d", c_int32), ("stride", c_int64)]
+
+
+class RunOptions(Structure):
+    _fields_ = [("variant", c_int), ("schedule", c_int), ("backend", c_int), ("tree", c_int),
+                ("leaf_size", c_int32), ("profile_depth", c_int32)]
+
+
+class PredictOptions(Structure):
+    _fields_ = [("layout", c_int), ("engine", c_int), ("backend", c_int), ("output", c_int),
+                ("hier_depth", c_int32), ("switch_level", c_int32), ("compaction", c_int32),
+                ("mapping", c_int)]
+
+
+class RegexMatchOptions(Structure):
+    _fields_ = [("engine", c_int), ("invert", c_int32)]
+
+
+class RegexResult(Structure):
+    _fields_ = [("lines", c_int64), ("selected", c_int64), ("engine", c_int), ("isa", c_int),
+                ("dfa_states", c_int64), ("dfa_fallbacks", c_int64)]
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+Status = c_int
+PI64 = POINTER(c_int64)
+PF32 = POINTER(ctypes.c_float)
+
+last_error = _fn("canopy_last_error", c_char_p)
+status_name = _fn("canopy_status_name", c_char_p, c_int)
+version = _fn("canopy_version", c_char_p)
+set_threads = _fn("canopy_set_threads", None, c_int)
+threads = _fn("canopy_threads", c_int)
+
+run_options_default = _fn("canopy_run_options_default", RunOptions)
+tree_kind_parse = _fn("canopy_tree_kind_parse", Status, c_char_p, POINTER(c_int))
+backend_parse = _fn("canopy_backend_parse", Status, c_char_p, POINTER(c_int))
+knn = _fn("canopy_knn", Status, Points, Points, c_int32, POINTER(RunOptions), PI64, PF32,
+          c_void_p)
+radius_count = _fn("canopy_radius_count", Status, Points, Points, ctypes.c_float,
+                   POINTER(RunOptions), PI64, c_void_p)
+gravity = _fn("canopy_gravity", Status, Points, PF32, ctypes.c_float, ctypes.c_float,
+              POINTER(RunOptions), PF32, c_void_p)
+
+forest_load = _fn("canopy_forest_load", Status, c_char_p, c_int, POINTER(c_void_p))
+forest_free = _fn("canopy_forest_free", None, c_void_p)
+forest_format_parse = _fn("canopy_forest_format_parse", Status, c_char_p, POINTER(c_int))
+forest_output_parse = _fn("canopy_forest_output_parse", Status, c_char_p, POINTER(c_int))
+forest_output_width = _fn("canopy_forest_output_width", c_int32, c_void_p, c_int)
+predict_options_default = _fn("canopy_predict_options_default", PredictOptions)
+forest_predict = _fn("canopy_forest_predict", Status, c_void_p, Points,
+                     POINTER(PredictOptions), POINTER(c_double), c_void_p)
+
+regex_compile = _fn("canopy_regex_compile", Status, POINTER(c_char_p), POINTER(c_size_t),
+                    c_int32, c_uint32, POINTER(c_void_p))
+regex_free = _fn("canopy_regex_free", None, c_void_p)
+regex_match = _fn("canopy_regex_match", Status, c_void_p, POINTER(c_char), c_size_t,
+                  POINTER(RegexMatchOptions), POINTER(c_uint8), PI64, POINTER(RegexResult))
+
+REGEX_ICASE, REGEX_LINE, REGEX_WORD = 1, 2, 4

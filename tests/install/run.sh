@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs a configured canopy build to a temporary prefix, then builds and runs
+# examples/knn.c against it the ways a user would: find_package(canopy) with the shared
+# and the static target, and pkg-config with a shared and a static link.
+# usage: tests/install/run.sh BUILD_DIR
+set -euo pipefail
+build="$(cd "$1" && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" ||
+    { cat "$work/install.log"; exit 1; }
+[ -x "$prefix/bin/canopy" ] || { echo "install: no bin/canopy"; exit 1; }
+"$prefix/bin/canopy" --version
+
+echo "-- find_package(canopy)"
+cmake -S "$root/tests/install" -B "$work/cm" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$work/cm.log" 2>&1 || { cat "$work/cm.log"; exit 1; }
+cmake --build "$work/cm" >"$work/cm-build.log" 2>&1 || { cat "$work/cm-build.log"; exit 1; }
+"$work/cm/knn_shared"
+"$work/cm/knn_static"
+
+echo "-- pkg-config"
+pcdir="$(dirname "$(find "$prefix" -name canopy.pc | head -n 1)")"
+export PKG_CONFIG_PATH="$pcdir"
+libdir="$(pkg-config --variable=libdir canopy)"
+# shellcheck disable=SC2046 # the flags are words
+cc "$root/examples/knn.c" $(pkg-config --cflags --libs canopy) -Wl,-rpath,"$libdir" \
+    -o "$work/knn_pc_shared"
+"$work/knn_pc_shared"
+# A static link: the archive, then what it needs (Libs.private), without -lcanopy.
+# shellcheck disable=SC2046
+cc "$root/examples/knn.c" $(pkg-config --cflags canopy) "$libdir/libcanopy.a" \
+    $(pkg-config --static --libs canopy | sed 's/\(^\| \)-lcanopy\( \|$\)/ /') -o "$work/knn_pc_static"
+if ldd "$work/knn_pc_static" | grep -q libcanopy; then
+    echo "pkg-config static link still needs libcanopy.so"
+    exit 1
+fi
+"$work/knn_pc_static"
+echo "install: find_package and pkg-config builds ran"
