@@ -1,13 +1,80 @@
+#define _POSIX_C_SOURCE 200809L /* pthread_condattr_setclock, clock_gettime, isatty */
 #include "cli.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cli_quiet; /* --quiet: no summary line, no progress line */
+
+/* ---- progress on stderr for long runs ---- */
+
+/* After 2 s, a line on stderr ("canopy knn: running, 12 s") refreshed each second while
+ * the command works, when stderr is a terminal and --quiet was not given; cleared
+ * before anything else is printed. It only tells the run is alive: the library has no
+ * progress callbacks to give a fraction done. */
+static struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running, stop;
+    const char *cmd;
+} cli_prog = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *cli_progress_main(void *arg) {
+    (void)arg;
+    struct timespec t0, wake;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    wake = t0;
+    int shown = 0;
+    pthread_mutex_lock(&cli_prog.mu);
+    while (!cli_prog.stop) {
+        wake.tv_sec += 1;
+        if (pthread_cond_timedwait(&cli_prog.cv, &cli_prog.mu, &wake) == 0) continue;
+        long elapsed = (long)(wake.tv_sec - t0.tv_sec);
+        if (!cli_prog.stop && elapsed >= 2) {
+            fprintf(stderr, "\rcanopy %s: running, %ld s", cli_prog.cmd, elapsed);
+            fflush(stderr);
+            shown = 1;
+        }
+    }
+    if (shown) fputs("\r\033[K", stderr);
+    pthread_mutex_unlock(&cli_prog.mu);
+    return NULL;
+}
+
+static void cli_progress_stop(void) {
+    pthread_mutex_lock(&cli_prog.mu);
+    int running = cli_prog.running;
+    cli_prog.stop = 1;
+    cli_prog.running = 0;
+    pthread_cond_signal(&cli_prog.cv);
+    pthread_mutex_unlock(&cli_prog.mu);
+    if (running) pthread_join(cli_prog.thread, NULL);
+}
+
+static void cli_progress_start(const char *cmd) {
+    if (cli_prog.running || cli_quiet || !isatty(STDERR_FILENO)) return;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cli_prog.cv, &attr);
+    pthread_condattr_destroy(&attr);
+    cli_prog.cmd = cmd;
+    cli_prog.stop = 0;
+    if (pthread_create(&cli_prog.thread, NULL, cli_progress_main, NULL) != 0) return;
+    cli_prog.running = 1;
+    atexit(cli_progress_stop);
+}
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    cli_progress_stop();
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "canopy %s: ", cmd);
@@ -18,6 +85,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
 }
 
 int cli_runtime_error(const char *cmd) {
+    cli_progress_stop();
     fprintf(stderr, "canopy %s: %s\n", cmd, canopy_last_error());
     return CLI_ERROR;
 }
@@ -69,13 +137,12 @@ int cli_parse_threads(const char *cmd, const char *s) {
 
 /* ---- the options every subcommand shares, summary line and typo suggestions ---- */
 
-static int cli_quiet;
-
 int cli_is_quiet(void) {
     return cli_quiet;
 }
 
 void cli_summary(const char *fmt, ...) {
+    cli_progress_stop();
     if (cli_quiet) return;
     va_list ap;
     va_start(ap, fmt);
@@ -214,6 +281,7 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
             return CLI_STOP;
         }
     }
+    cli_progress_start(p->cmd);
     return -1;
 }
 
