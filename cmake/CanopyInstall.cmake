@@ -12,6 +12,11 @@ set_target_properties(canopy_shared PROPERTIES VERSION ${PROJECT_VERSION}
                                                SOVERSION ${PROJECT_VERSION_MAJOR}
                                                EXPORT_NAME canopy)
 set_target_properties(canopy_static PROPERTIES EXPORT_NAME canopy_static)
+if(CANOPY_HAVE_CUDA AND NOT APPLE)
+  # The CUDA objects' host code uses the C++ runtime (static-local guards); a consumer
+  # linking the archive with a C linker must name it.
+  target_link_libraries(canopy_static INTERFACE stdc++)
+endif()
 add_library(canopy::canopy ALIAS canopy_shared)
 add_library(canopy::canopy_static ALIAS canopy_static)
 
