@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <json.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -167,6 +168,9 @@ static const struct option *cli_merge_common(const struct option *own, const cha
     memcpy(merged, own, (size_t)n * sizeof *own);
     if (!cli_has_long(own, "quiet"))
         merged[n++] = (struct option){"quiet", no_argument, NULL, OPT_QUIET};
+    /* --stats takes an optional format: --stats=json. */
+    for (int i = 0; i < n; i++)
+        if (!strcmp(merged[i].name, "stats")) merged[i].has_arg = optional_argument;
     if (strstr(short_opts, "o:") && !cli_has_long(own, "output"))
         merged[n++] = (struct option){"output", required_argument, NULL, 'o'};
     memset(&merged[n], 0, sizeof merged[n]);
@@ -229,6 +233,60 @@ static int cli_bad_option(const cli_parser *p, int argc, char **argv) {
     return cli_usage_error(p->cmd, "unknown option '--%s'", word);
 }
 
+/* ---- --stats=json ---- */
+
+static int cli_stats_mode;
+
+int cli_stats_json(void) {
+    return cli_stats_mode == CLI_STATS_JSON;
+}
+
+struct cli_json {
+    json_object *root, *seconds, *counts, *choices;
+};
+
+cli_json *cli_json_begin(const char *cmd) {
+    cli_json *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->root = json_object_new_object();
+    j->seconds = json_object_new_object();
+    j->counts = json_object_new_object();
+    j->choices = json_object_new_object();
+    json_object_object_add(j->root, "schema", json_object_new_string("canopy-stats/1"));
+    json_object_object_add(j->root, "command", json_object_new_string(cmd));
+    json_object_object_add(j->root, "version", json_object_new_string(canopy_version()));
+    json_object_object_add(j->root, "threads", json_object_new_int(canopy_threads()));
+    return j;
+}
+
+void cli_json_seconds(cli_json *j, const char *phase, double seconds) {
+    if (j) json_object_object_add(j->seconds, phase, json_object_new_double(seconds));
+}
+
+void cli_json_count(cli_json *j, const char *name, double value) {
+    if (!j) return;
+    /* Whole numbers print as integers, so counts read as counts. */
+    json_object *v = value == (double)(int64_t)value && fabs(value) < 9e15
+                         ? json_object_new_int64((int64_t)value)
+                         : json_object_new_double(value);
+    json_object_object_add(j->counts, name, v);
+}
+
+void cli_json_choice(cli_json *j, const char *name, const char *value) {
+    if (j) json_object_object_add(j->choices, name, json_object_new_string(value ? value : ""));
+}
+
+void cli_json_emit(cli_json *j, const char *note) {
+    if (!j) return;
+    json_object_object_add(j->root, "seconds", j->seconds);
+    json_object_object_add(j->root, "counts", j->counts);
+    json_object_object_add(j->root, "choices", j->choices);
+    json_object_object_add(j->root, "note", json_object_new_string(note ? note : ""));
+    fprintf(stderr, "%s\n", json_object_to_json_string_ext(j->root, JSON_C_TO_STRING_PLAIN));
+    json_object_put(j->root);
+    free(j);
+}
+
 cli_parser cli_parser_start(const char *cmd, const char *short_opts, const struct option *long_opts,
                             void (*usage)(FILE *f), cli_shared_handler shared, void *shared_ctx) {
     cli_parser p;
@@ -251,7 +309,9 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
         switch (c) {
         case OPT_HELP:
             p->usage(stdout);
-            printf("\nEvery command also takes --quiet (no summary line on success).\n");
+            printf("\nEvery command also takes --quiet (no summary line on success); those "
+                   "with\n--stats also take --stats=json (one JSON line, one schema: "
+                   "docs/stats.md).\n");
             p->rc = CLI_OK;
             return CLI_STOP;
         case OPT_THREADS:
@@ -262,7 +322,15 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
             p->have_seed = 1;
             break;
         case OPT_STATS:
-            p->stats = 1;
+            if (!optarg || !strcmp(optarg, "text"))
+                p->stats = CLI_STATS_TEXT;
+            else if (!strcmp(optarg, "json"))
+                p->stats = cli_stats_mode = CLI_STATS_JSON;
+            else
+                rc = cli_usage_error(p->cmd,
+                                     "--stats=%s: expected --stats, --stats=text or "
+                                     "--stats=json",
+                                     optarg);
             break;
         case OPT_QUIET:
             cli_quiet = 1;
