@@ -80,6 +80,7 @@ install(FILES ${PROJECT_BINARY_DIR}/canopyConfig.cmake ${PROJECT_BINARY_DIR}/can
 # pkg-config: the prefix is found from the .pc file's own place, so the file stays right
 # for `cmake --install --prefix P` (a prefix unknown at configure time).
 file(RELATIVE_PATH CANOPY_PC_UP /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+string(REGEX REPLACE "/$" "" CANOPY_PC_UP "${CANOPY_PC_UP}")
 get_filename_component(CANOPY_JSONC_DIR ${JSONC_LIBRARY} DIRECTORY)
 # A static link needs what libcanopy.a uses; a shared one gets it through libcanopy.so.
 set(CANOPY_PC_LIBS_PRIVATE "-L${CANOPY_JSONC_DIR} -ljson-c ${OpenMP_C_FLAGS} -lm")
