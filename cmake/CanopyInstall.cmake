@@ -12,6 +12,11 @@ set_target_properties(canopy_shared PROPERTIES VERSION ${PROJECT_VERSION}
                                                SOVERSION ${PROJECT_VERSION_MAJOR}
                                                EXPORT_NAME canopy)
 set_target_properties(canopy_static PROPERTIES EXPORT_NAME canopy_static)
+if(CANOPY_HAVE_CUDA AND NOT APPLE)
+  # The CUDA objects' host code uses the C++ runtime (static-local guards); a consumer
+  # linking the archive with a C linker must name it.
+  target_link_libraries(canopy_static INTERFACE stdc++)
+endif()
 add_library(canopy::canopy ALIAS canopy_shared)
 add_library(canopy::canopy_static ALIAS canopy_static)
 
@@ -75,6 +80,7 @@ install(FILES ${PROJECT_BINARY_DIR}/canopyConfig.cmake ${PROJECT_BINARY_DIR}/can
 # pkg-config: the prefix is found from the .pc file's own place, so the file stays right
 # for `cmake --install --prefix P` (a prefix unknown at configure time).
 file(RELATIVE_PATH CANOPY_PC_UP /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+string(REGEX REPLACE "/$" "" CANOPY_PC_UP "${CANOPY_PC_UP}")
 get_filename_component(CANOPY_JSONC_DIR ${JSONC_LIBRARY} DIRECTORY)
 # A static link needs what libcanopy.a uses; a shared one gets it through libcanopy.so.
 set(CANOPY_PC_LIBS_PRIVATE "-L${CANOPY_JSONC_DIR} -ljson-c ${OpenMP_C_FLAGS} -lm")

@@ -4,25 +4,26 @@
 #   2. ASan + UBSan build (CPU only), ctest
 #   3. libFuzzer smoke run of every parser (clang)
 #   4. install to a temporary prefix; build and run examples/knn.c with find_package and pkg-config
-#   5. the Python package: pip install ./python in a fresh venv, then pytest
+#   5. the README quick start, run as written (scripts/quickstart.sh)
+#   6. the Python package: pip install ./python in a fresh venv, then pytest
 # Exits non-zero if anything fails.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 "$CANOPY_ROOT/scripts/install-deps.sh"
 fuzz_seconds="${CANOPY_FUZZ_SECONDS:-20}"
 
-echo "== 1/5 release build and tests"
+echo "== 1/6 release build and tests"
 configure_and_build "$CANOPY_ROOT/build" -DCMAKE_BUILD_TYPE=Release -DCANOPY_WERROR=ON
 ctest --test-dir "$CANOPY_ROOT/build" --output-on-failure -j "$CANOPY_JOBS"
 
-echo "== 2/5 sanitizer build (ASan + UBSan) and tests"
+echo "== 2/6 sanitizer build (ASan + UBSan) and tests"
 configure_and_build "$CANOPY_ROOT/build-san" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCANOPY_SANITIZE=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$CANOPY_ROOT/build-san" --output-on-failure -j "$CANOPY_JOBS" -LE gpu \
     -E retrain
 
-echo "== 3/5 fuzz smoke (${fuzz_seconds}s per target)"
+echo "== 3/6 fuzz smoke (${fuzz_seconds}s per target)"
 CC=clang configure_and_build "$CANOPY_ROOT/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON
 fuzzers=0
@@ -40,9 +41,14 @@ for f in "$CANOPY_ROOT"/build-fuzz/fuzz_*; do
 done
 echo "fuzz: $fuzzers targets ran ${fuzz_seconds}s each without a crash"
 
-echo "== 4/5 install to a prefix, then a user's build with find_package and pkg-config"
+echo "== 4/6 install to a prefix, then a user's build with find_package and pkg-config"
 "$CANOPY_ROOT/tests/install/run.sh" "$CANOPY_ROOT/build"
 
-echo "== 5/5 Python package: fresh venv, pip install ./python, pytest"
+echo "== 5/6 README quick start, as written"
+"$CANOPY_ROOT/scripts/quickstart.sh" >"$CANOPY_ROOT/build/quickstart.log" 2>&1 ||
+    { cat "$CANOPY_ROOT/build/quickstart.log"; exit 1; }
+tail -n 1 "$CANOPY_ROOT/build/quickstart.log"
+
+echo "== 6/6 Python package: fresh venv, pip install ./python, pytest"
 "$CANOPY_ROOT/python/run_tests.sh"
 echo "== all test stages passed"

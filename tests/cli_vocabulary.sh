@@ -53,7 +53,28 @@ check "knn --kk: two lines (message, help hint)" [ "$(wc -l <"$tmp/err")" -eq 2 
 usage_error predict --modle m.json
 check "predict --modle: did you mean --model" grep -qF "did you mean '--model'?" "$tmp/err"
 usage_error knn --stats=yes
-check "--stats=yes: takes no argument" grep -qF "'--stats' takes no argument" "$tmp/err"
+check "--stats=yes: names the formats" grep -qF -- "--stats=json" "$tmp/err"
+usage_error knn --quiet=yes
+check "--quiet=yes: takes no argument" grep -qF "'--quiet' takes no argument" "$tmp/err"
+
+# --stats=json: one line of JSON on stderr with the same top-level schema everywhere
+json_ok() { # json_ok FILE: one line, the canopy-stats/1 keys
+    python3 - "$1" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+d = json.loads(lines[-1])
+keys = {"schema", "command", "version", "threads", "seconds", "counts", "choices", "note"}
+sys.exit(0 if d["schema"] == "canopy-stats/1" and set(d) == keys and "run" in d["seconds"] else 1)
+PY
+}
+for args in "knn --ref $tmp/p.npy -k 2" "gravity --bodies $tmp/b.npy" "graph bfs --gen kron16" \
+    "tree heights --gen random1" \
+    "predict --model $DATA/xgb_binary.json --data $DATA/xgb_binary.X.npy"; do
+    # shellcheck disable=SC2086
+    run 0 $args -o "$tmp/s.npy" --quiet --stats=json
+    check "$args --stats=json: canopy-stats/1 line" json_ok "$tmp/err"
+done
+check "predict --stats=json: model load time" grep -q '"load_model"' "$tmp/err"
 usage_error knn --threads
 check "--threads: requires an argument" grep -qF "'--threads' requires an argument" "$tmp/err"
 usage_error radius --zzzzzz

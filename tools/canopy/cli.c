@@ -1,13 +1,81 @@
+#define _POSIX_C_SOURCE 200809L /* pthread_condattr_setclock, clock_gettime, isatty */
 #include "cli.h"
 
 #include <errno.h>
+#include <json.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cli_quiet; /* --quiet: no summary line, no progress line */
+
+/* ---- progress on stderr for long runs ---- */
+
+/* After 2 s, a line on stderr ("canopy knn: running, 12 s") refreshed each second while
+ * the command works, when stderr is a terminal and --quiet was not given; cleared
+ * before anything else is printed. It only tells the run is alive: the library has no
+ * progress callbacks to give a fraction done. */
+static struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running, stop;
+    const char *cmd;
+} cli_prog = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *cli_progress_main(void *arg) {
+    (void)arg;
+    struct timespec t0, wake;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    wake = t0;
+    int shown = 0;
+    pthread_mutex_lock(&cli_prog.mu);
+    while (!cli_prog.stop) {
+        wake.tv_sec += 1;
+        if (pthread_cond_timedwait(&cli_prog.cv, &cli_prog.mu, &wake) == 0) continue;
+        long elapsed = (long)(wake.tv_sec - t0.tv_sec);
+        if (!cli_prog.stop && elapsed >= 2) {
+            fprintf(stderr, "\rcanopy %s: running, %ld s", cli_prog.cmd, elapsed);
+            fflush(stderr);
+            shown = 1;
+        }
+    }
+    if (shown) fputs("\r\033[K", stderr);
+    pthread_mutex_unlock(&cli_prog.mu);
+    return NULL;
+}
+
+static void cli_progress_stop(void) {
+    pthread_mutex_lock(&cli_prog.mu);
+    int running = cli_prog.running;
+    cli_prog.stop = 1;
+    cli_prog.running = 0;
+    pthread_cond_signal(&cli_prog.cv);
+    pthread_mutex_unlock(&cli_prog.mu);
+    if (running) pthread_join(cli_prog.thread, NULL);
+}
+
+static void cli_progress_start(const char *cmd) {
+    if (cli_prog.running || cli_quiet || !isatty(STDERR_FILENO)) return;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cli_prog.cv, &attr);
+    pthread_condattr_destroy(&attr);
+    cli_prog.cmd = cmd;
+    cli_prog.stop = 0;
+    if (pthread_create(&cli_prog.thread, NULL, cli_progress_main, NULL) != 0) return;
+    cli_prog.running = 1;
+    atexit(cli_progress_stop);
+}
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    cli_progress_stop();
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "canopy %s: ", cmd);
@@ -18,6 +86,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
 }
 
 int cli_runtime_error(const char *cmd) {
+    cli_progress_stop();
     fprintf(stderr, "canopy %s: %s\n", cmd, canopy_last_error());
     return CLI_ERROR;
 }
@@ -69,13 +138,12 @@ int cli_parse_threads(const char *cmd, const char *s) {
 
 /* ---- the options every subcommand shares, summary line and typo suggestions ---- */
 
-static int cli_quiet;
-
 int cli_is_quiet(void) {
     return cli_quiet;
 }
 
 void cli_summary(const char *fmt, ...) {
+    cli_progress_stop();
     if (cli_quiet) return;
     va_list ap;
     va_start(ap, fmt);
@@ -100,6 +168,9 @@ static const struct option *cli_merge_common(const struct option *own, const cha
     memcpy(merged, own, (size_t)n * sizeof *own);
     if (!cli_has_long(own, "quiet"))
         merged[n++] = (struct option){"quiet", no_argument, NULL, OPT_QUIET};
+    /* --stats takes an optional format: --stats=json. */
+    for (int i = 0; i < n; i++)
+        if (!strcmp(merged[i].name, "stats")) merged[i].has_arg = optional_argument;
     if (strstr(short_opts, "o:") && !cli_has_long(own, "output"))
         merged[n++] = (struct option){"output", required_argument, NULL, 'o'};
     memset(&merged[n], 0, sizeof merged[n]);
@@ -162,6 +233,60 @@ static int cli_bad_option(const cli_parser *p, int argc, char **argv) {
     return cli_usage_error(p->cmd, "unknown option '--%s'", word);
 }
 
+/* ---- --stats=json ---- */
+
+static int cli_stats_mode;
+
+int cli_stats_json(void) {
+    return cli_stats_mode == CLI_STATS_JSON;
+}
+
+struct cli_json {
+    json_object *root, *seconds, *counts, *choices;
+};
+
+cli_json *cli_json_begin(const char *cmd) {
+    cli_json *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->root = json_object_new_object();
+    j->seconds = json_object_new_object();
+    j->counts = json_object_new_object();
+    j->choices = json_object_new_object();
+    json_object_object_add(j->root, "schema", json_object_new_string("canopy-stats/1"));
+    json_object_object_add(j->root, "command", json_object_new_string(cmd));
+    json_object_object_add(j->root, "version", json_object_new_string(canopy_version()));
+    json_object_object_add(j->root, "threads", json_object_new_int(canopy_threads()));
+    return j;
+}
+
+void cli_json_seconds(cli_json *j, const char *phase, double seconds) {
+    if (j) json_object_object_add(j->seconds, phase, json_object_new_double(seconds));
+}
+
+void cli_json_count(cli_json *j, const char *name, double value) {
+    if (!j) return;
+    /* Whole numbers print as integers, so counts read as counts. */
+    json_object *v = value == (double)(int64_t)value && fabs(value) < 9e15
+                         ? json_object_new_int64((int64_t)value)
+                         : json_object_new_double(value);
+    json_object_object_add(j->counts, name, v);
+}
+
+void cli_json_choice(cli_json *j, const char *name, const char *value) {
+    if (j) json_object_object_add(j->choices, name, json_object_new_string(value ? value : ""));
+}
+
+void cli_json_emit(cli_json *j, const char *note) {
+    if (!j) return;
+    json_object_object_add(j->root, "seconds", j->seconds);
+    json_object_object_add(j->root, "counts", j->counts);
+    json_object_object_add(j->root, "choices", j->choices);
+    json_object_object_add(j->root, "note", json_object_new_string(note ? note : ""));
+    fprintf(stderr, "%s\n", json_object_to_json_string_ext(j->root, JSON_C_TO_STRING_PLAIN));
+    json_object_put(j->root);
+    free(j);
+}
+
 cli_parser cli_parser_start(const char *cmd, const char *short_opts, const struct option *long_opts,
                             void (*usage)(FILE *f), cli_shared_handler shared, void *shared_ctx) {
     cli_parser p;
@@ -184,7 +309,9 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
         switch (c) {
         case OPT_HELP:
             p->usage(stdout);
-            printf("\nEvery command also takes --quiet (no summary line on success).\n");
+            printf("\nEvery command also takes --quiet (no summary line on success); those "
+                   "with\n--stats also take --stats=json (one JSON line, one schema: "
+                   "docs/stats.md).\n");
             p->rc = CLI_OK;
             return CLI_STOP;
         case OPT_THREADS:
@@ -195,7 +322,15 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
             p->have_seed = 1;
             break;
         case OPT_STATS:
-            p->stats = 1;
+            if (!optarg || !strcmp(optarg, "text"))
+                p->stats = CLI_STATS_TEXT;
+            else if (!strcmp(optarg, "json"))
+                p->stats = cli_stats_mode = CLI_STATS_JSON;
+            else
+                rc = cli_usage_error(p->cmd,
+                                     "--stats=%s: expected --stats, --stats=text or "
+                                     "--stats=json",
+                                     optarg);
             break;
         case OPT_QUIET:
             cli_quiet = 1;
@@ -214,6 +349,7 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
             return CLI_STOP;
         }
     }
+    cli_progress_start(p->cmd);
     return -1;
 }
 

@@ -39,9 +39,11 @@ typedef struct cli_parser {
     void *shared_ctx;
     uint64_t seed; /* --seed S; only meaningful when have_seed */
     int have_seed;
-    int stats; /* --stats was given */
+    int stats; /* --stats: CLI_STATS_TEXT or CLI_STATS_JSON; 0 when not given */
     int rc;    /* the exit code once cli_next_option returned CLI_STOP */
 } cli_parser;
+
+enum { CLI_STATS_TEXT = 1, CLI_STATS_JSON = 2 };
 
 /* cli_next_option's answer when the subcommand must return p->rc. */
 enum { CLI_STOP = -2 };
@@ -108,6 +110,22 @@ int cli_is_quiet(void);
 /* The name in names[0..n) closest to word (edit distance at most 2, or word a prefix of
  * it), for "did you mean" hints; NULL when none is close. */
 const char *cli_suggest(const char *word, const char *const *names, int n);
+
+/* --stats=json: one JSON object on one line of stderr per run, the same schema for every
+ * subcommand (docs/stats.md):
+ *   {"schema": "canopy-stats/1", "command": ..., "version": ..., "threads": ...,
+ *    "seconds": {phase: s, ...}, "counts": {name: number, ...},
+ *    "choices": {name: "what ran", ...}, "note": "..."}
+ * Phases: "load" (inputs), "load_model", "build", "schedule", "transfer", "run" (the
+ * work itself), "write", and GPU "upload", "kernel", "download". A subcommand fills a
+ * cli_json with these calls, then cli_json_emit prints and frees it. */
+typedef struct cli_json cli_json;
+int cli_stats_json(void); /* --stats=json was given */
+cli_json *cli_json_begin(const char *cmd);
+void cli_json_seconds(cli_json *j, const char *phase, double seconds);
+void cli_json_count(cli_json *j, const char *name, double value);
+void cli_json_choice(cli_json *j, const char *name, const char *value);
+void cli_json_emit(cli_json *j, const char *note);
 
 /* Every subcommand, defined in cmd_<name>.c. */
 int cmd_info(int argc, char **argv);

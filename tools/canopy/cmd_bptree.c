@@ -175,7 +175,20 @@ int cmd_bptree(int argc, char **argv) {
     if (!rc) {
         cli_summary("bptree: %lld queries over %lld keys, %lld found -> %s", (long long)nq,
                     (long long)n, (long long)st.found, outp);
-        if (p.stats) {
+        if (p.stats == CLI_STATS_JSON) {
+            cli_json *j = cli_json_begin("bptree");
+            cli_json_seconds(j, "load", t_load);
+            cli_json_seconds(j, "build", t_build + st.build_seconds);
+            cli_json_seconds(j, "run", st.lookup_seconds);
+            cli_json_count(j, "queries", (double)nq);
+            cli_json_count(j, "keys", (double)n);
+            cli_json_count(j, "found", (double)st.found);
+            cli_json_count(j, "layout_bytes", (double)st.layout_bytes);
+            cli_json_choice(j, "method", canopy_bptree_method_name(st.method));
+            cli_json_choice(j, "layout", canopy_forest_layout_name(st.layout));
+            cli_json_choice(j, "engine", canopy_forest_engine_name(st.engine));
+            cli_json_emit(j, st.note);
+        } else if (p.stats) {
             canopy_bptree_info info;
             canopy_bptree_get_info(t, &info);
             fprintf(stderr,

@@ -291,7 +291,26 @@ int cmd_graph(int argc, char **argv) {
         cli_summary("graph %s: %lld vertices, %lld entries, %lld iterations, %.3f s -> %s",
                     app_names[app], (long long)g.n_rows, (long long)g.nnz, (long long)st.iterations,
                     st.seconds, out_path);
-    if (rc == CLI_OK && p.stats) {
+    if (rc == CLI_OK && p.stats == CLI_STATS_JSON) {
+        cli_json *j = cli_json_begin(CMD);
+        cli_json_seconds(j, "load", t_load);
+        cli_json_seconds(j, "run", st.seconds);
+        cli_json_seconds(j, "write", t_write);
+        if (gpu_strategy) {
+            cli_json_seconds(j, "upload", st.upload_seconds);
+            cli_json_seconds(j, "kernel", st.kernel_seconds);
+            cli_json_seconds(j, "download", st.download_seconds);
+        }
+        cli_json_count(j, "vertices", (double)g.n_rows);
+        cli_json_count(j, "entries", (double)g.nnz);
+        cli_json_count(j, "iterations", (double)st.iterations);
+        cli_json_count(j, "items", (double)st.items);
+        if (!gpu_strategy) cli_json_count(j, "inner_iterations", (double)st.edges);
+        cli_json_choice(j, "app", app_names[app]);
+        cli_json_choice(j, "strategy", canopy_graph_strategy_name(opt.strategy));
+        cli_json_choice(j, "backend", gpu_strategy ? "gpu" : "cpu");
+        cli_json_emit(j, "");
+    } else if (rc == CLI_OK && p.stats) {
         fprintf(stderr,
                 "graph stats:\n"
                 "  %s: %lld vertices, %lld entries%s; app %s%s, strategy %s, threads %d\n"

@@ -144,8 +144,11 @@ int cmd_predict(int argc, char **argv) {
 
     canopy_forest *f = NULL;
     canopy_array X = {0}, Y = {0};
+    double t0 = canopy_now();
     if (canopy_forest_load(model, fmt, &f)) return cli_runtime_error("predict");
+    double t_model = canopy_now() - t0;
     int rc = CLI_OK;
+    t0 = canopy_now();
     if (canopy_array_load(data, &X) || canopy_array_convert(&X, CANOPY_F32)) {
         rc = cli_runtime_error("predict");
         goto done;
@@ -156,6 +159,7 @@ int cmd_predict(int argc, char **argv) {
         rc = CLI_ERROR;
         goto done;
     }
+    double t_data = canopy_now() - t0;
     int64_t n = X.shape[0];
     int32_t d = X.ndim == 2 ? (int32_t)X.shape[1] : 1;
     canopy_forest_info info;
@@ -193,15 +197,41 @@ int cmd_predict(int argc, char **argv) {
             ((double *)Y.data)[i] = out[i];
     }
     canopy_free(out);
+    double t_write = canopy_now();
     if (canopy_npy_write(outp, &Y)) {
         rc = cli_runtime_error("predict");
         goto done;
     }
     cli_summary("predict: %lld rows, %d trees, %s -> %s", (long long)n, info.n_trees,
                 canopy_forest_output_name(o.output), outp);
-    if (p.stats) {
+    t_write = canopy_now() - t_write;
+    if (p.stats == CLI_STATS_JSON) {
+        cli_json *j = cli_json_begin("predict");
+        cli_json_seconds(j, "load_model", t_model);
+        cli_json_seconds(j, "load", t_data);
+        cli_json_seconds(j, "build", st.build_seconds);
+        cli_json_seconds(j, "run", st.predict_seconds);
+        cli_json_seconds(j, "write", t_write);
+        if (st.backend == CANOPY_BACKEND_GPU) {
+            cli_json_seconds(j, "upload", st.upload_seconds);
+            cli_json_seconds(j, "compile", st.compile_seconds);
+            cli_json_seconds(j, "kernel", st.kernel_seconds);
+            cli_json_seconds(j, "download", st.download_seconds);
+        }
+        cli_json_count(j, "rows", (double)n);
+        cli_json_count(j, "trees", info.n_trees);
+        cli_json_count(j, "nodes", (double)info.n_nodes);
+        cli_json_count(j, "max_depth", info.max_depth);
+        cli_json_count(j, "layout_bytes", (double)st.layout_bytes);
+        cli_json_choice(j, "backend", canopy_backend_name(st.backend));
+        cli_json_choice(j, "layout", canopy_forest_layout_name(st.layout));
+        cli_json_choice(j, "engine", canopy_forest_engine_name(st.engine));
+        cli_json_choice(j, "kind", canopy_forest_output_name(o.output));
+        cli_json_emit(j, st.note);
+    } else if (p.stats) {
         fprintf(stderr, "model: %s (%s, %s), %d trees, %lld nodes, max depth %d\n", model,
                 info.source, info.objective, info.n_trees, (long long)info.n_nodes, info.max_depth);
+        fprintf(stderr, "load: model %.3f ms, data %.3f ms\n", t_model * 1e3, t_data * 1e3);
         fprintf(stderr, "ran: %s\n", st.note);
         if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID)
             fprintf(stderr, "switch level: %d\n", st.switch_level);

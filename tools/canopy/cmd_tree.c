@@ -198,7 +198,23 @@ int cmd_tree(int argc, char **argv) {
     if (rc == CLI_OK)
         cli_summary("tree %s: %lld nodes, %s, %.3f s -> %s", app_names[app], (long long)t.n,
                     canopy_ptsd_strategy_name(strategy), st.seconds, out_path);
-    if (rc == CLI_OK && p.stats) {
+    if (rc == CLI_OK && p.stats == CLI_STATS_JSON) {
+        cli_json *j = cli_json_begin(CMD);
+        cli_json_seconds(j, "load", t_load);
+        cli_json_seconds(j, "run", st.seconds);
+        if (strategy >= CANOPY_PTSD_GPU_REC) {
+            cli_json_seconds(j, "upload", st.upload_seconds);
+            cli_json_seconds(j, "kernel", st.kernel_seconds);
+            cli_json_seconds(j, "download", st.download_seconds);
+            cli_json_count(j, "launches", (double)st.launches);
+        }
+        cli_json_count(j, "nodes", (double)t.n);
+        cli_json_count(j, "depth", (double)t.depth);
+        cli_json_choice(j, "app", app_names[app]);
+        cli_json_choice(j, "strategy", canopy_ptsd_strategy_name(strategy));
+        cli_json_choice(j, "backend", strategy >= CANOPY_PTSD_GPU_REC ? "gpu" : "cpu");
+        cli_json_emit(j, "");
+    } else if (rc == CLI_OK && p.stats) {
         int64_t leaves = 0;
         for (int64_t i = 0; i < t.n; i++) leaves += t.child_ptr[i] == t.child_ptr[i + 1];
         fprintf(stderr,

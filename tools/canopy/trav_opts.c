@@ -49,6 +49,29 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {
 
 void trav_print_stats(const char *cmd, const canopy_stats *st, double load_seconds,
                       double write_seconds) {
+    if (cli_stats_json()) {
+        cli_json *j = cli_json_begin(cmd);
+        cli_json_seconds(j, "load", load_seconds);
+        cli_json_seconds(j, "build", st->build_seconds);
+        cli_json_seconds(j, "schedule", st->schedule_seconds);
+        cli_json_seconds(j, "transfer", st->transfer_seconds);
+        cli_json_seconds(j, "run", st->traverse_seconds);
+        cli_json_seconds(j, "write", write_seconds);
+        cli_json_count(j, "queries", (double)st->queries);
+        cli_json_count(j, "tree_nodes", st->tree_nodes);
+        cli_json_count(j, "tree_depth", st->tree_depth);
+        cli_json_count(j, "nodes_per_query", st->nodes_per_query);
+        if (st->work_expansion > 0.0) {
+            cli_json_count(j, "nodes_per_group", st->nodes_per_group);
+            cli_json_count(j, "work_expansion", st->work_expansion);
+        }
+        cli_json_choice(j, "backend", canopy_backend_name(st->backend));
+        cli_json_choice(j, "variant", canopy_variant_name(st->variant));
+        cli_json_choice(j, "schedule", canopy_schedule_name(st->schedule));
+        cli_json_choice(j, "tree", canopy_tree_kind_name(st->tree));
+        cli_json_emit(j, st->note[0] ? st->note : "as requested");
+        return;
+    }
     fprintf(stderr,
             "%s stats:\n"
             "  backend %s, variant %s, schedule %s, tree %s (%d nodes, depth %d), threads %d\n"

@@ -22,7 +22,8 @@ import numpy as np
 from . import _lib
 
 __all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "set_threads", "threads",
-           "CanopyError", "__version__"]
+           "CanopyError", "CanopyValueError", "CanopyOSError", "CanopyMemoryError",
+           "CanopyRuntimeError", "__version__"]
 
 __version__ = _lib.version().decode()
 
@@ -31,26 +32,26 @@ class CanopyError(Exception):
     """An error the canopy library reported; str() is its message."""
 
 
-class _InvalidError(CanopyError, ValueError):
+class CanopyValueError(CanopyError, ValueError):
     pass
 
 
-class _IOError(CanopyError, OSError):
+class CanopyOSError(CanopyError, OSError):
     pass
 
 
-class _NoMemError(CanopyError, MemoryError):
+class CanopyMemoryError(CanopyError, MemoryError):
     pass
 
 
-class _RuntimeError(CanopyError, RuntimeError):
+class CanopyRuntimeError(CanopyError, RuntimeError):
     pass
 
 
 # canopy_status -> exception class (CANOPY_ERR_INVALID, IO, FORMAT, NOMEM, UNSUPPORTED,
 # DEVICE, INTERNAL).
-_ERRORS = {1: _InvalidError, 2: _IOError, 3: _InvalidError, 4: _NoMemError,
-           5: _RuntimeError, 6: _RuntimeError, 7: _RuntimeError}
+_ERRORS = {1: CanopyValueError, 2: CanopyOSError, 3: CanopyValueError, 4: CanopyMemoryError,
+           5: CanopyRuntimeError, 6: CanopyRuntimeError, 7: CanopyRuntimeError}
 
 
 def _check(status):
