@@ -398,8 +398,8 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
  * weights1); every ordered pair i != j counts, so each unordered pair counts twice,
  * as Corrfunc's DD with autocorr = 1 (TreeCorr's NN counts it once: halve). A
  * single-tree traversal over a tree of data2 (opt->tree: kd default; ball, vp, oct
- * without a box), one query per point of data1; every CPU variant and schedule
- * (no GPU backend yet). */
+ * without a box), one query per point of data1; every CPU and GPU variant and
+ * schedule. */
 canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
                                const canopy_run_options *opt, double *counts, canopy_stats *stats);

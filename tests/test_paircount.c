@@ -1,7 +1,8 @@
 /* canopy_paircount against its brute force: auto and cross, weights, linear and log
  * bins, periodic boxes, every CPU variant and schedule, several tree kinds, seeds and
  * sizes (empty, d = 1, duplicates on a coarse grid), more bins than one pass holds;
- * and the refusals of bad input. */
+ * and the refusals of bad input. With a usable GPU, every case also runs under the
+ * GPU variants (the first two schedules of each CPU variant become GPU runs). */
 #include "canopy.h"
 #include "check.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 static uint64_t rng;
+static int gpu; /* a usable GPU: every case also runs on it */
 static float uniform(void) {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
     return (float)(rng >> 40) / (float)(1u << 24);
@@ -65,13 +67,22 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
             o.tree = kind;
             o.leaf_size = 1 + (int32_t)(uniform() * 12);
             canopy_stats st;
+            if (gpu && s < 2) { /* GPU variants, with and without the device hybrid */
+                o.backend = CANOPY_BACKEND_GPU;
+                const canopy_variant gv[] = {CANOPY_VARIANT_DR,   CANOPY_VARIANT_SR,
+                                             CANOPY_VARIANT_GDR,  CANOPY_VARIANT_DR_L,
+                                             CANOPY_VARIANT_SR_L, CANOPY_VARIANT_FSM_L};
+                o.variant = gv[v];
+                o.schedule = s ? CANOPY_SCHEDULE_HYBRID : CANOPY_SCHEDULE_NONE;
+            }
             CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
             CHECK_MSG(same(got, want, nbins, weighted),
-                      "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d %s %s %s: "
+                      "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d %s %s %s %s: "
                       "bin0 %g want %g",
                       (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
-                      (int)nbins, canopy_tree_kind_name(kind), canopy_variant_name(vs[v]),
-                      canopy_schedule_name(ss[s]), got[0], want[0]);
+                      (int)nbins, canopy_tree_kind_name(kind), canopy_variant_name(o.variant),
+                      canopy_schedule_name(o.schedule), canopy_backend_name(o.backend), got[0],
+                      want[0]);
         }
     /* the whole sum: every pair in [rmin, rmax) counted once per order */
     if (!weighted && !periodic && !cross && !coarse && po.rmin == 0.0) {
@@ -118,7 +129,8 @@ static void check_refusals(void) {
                 "weight 1");
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
-    CHECK(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL) == CANOPY_ERR_UNSUPPORTED);
+    if (!gpu)
+        CHECK(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL) == CANOPY_ERR_UNSUPPORTED);
     /* a hand count: 1-d points 0.5 1.5 2.5 9, bins [0, 0.5) [0.5, 1) ... auto */
     po.rmax = 3.0;
     po.nbins = 3;
@@ -128,6 +140,7 @@ static void check_refusals(void) {
 
 int main(void) {
     rng = check_seed();
+    gpu = canopy_gpu_info(NULL, 0, NULL) == CANOPY_OK;
     for (int rep = 0; rep < 2; rep++) {
         check_case(0, 0, 2, 0, 0, 0, 0, 5, 0, CANOPY_TREE_KD);
         check_case(0, 50, 2, 1, 1, 0, 0, 5, 0, CANOPY_TREE_KD);

@@ -1,6 +1,6 @@
 /* Tree builders of every kind: structural invariants (ids, ranges, contiguous
  * children, layout order, ropes, parents, levels, leaf sizes), each node's geometry
- * against its points, the distance bounds of apps/geometry.h against canopy_dist2,
+ * against its points, the distance bounds of canopy/traverse_geom.h against canopy_dist2,
  * octree masses, determinism across thread counts, and argument errors. Inputs
  * are fresh each run over sizes, dimensions and degenerate sets (duplicates, ties
  * on a grid, all points equal, empty). */

@@ -192,8 +192,47 @@ typedef canopy_status (*canopy_cpu_runner)(const canopy_trav_job *job, canopy_tr
  * queries in `order` (NULL = identity) or, when plan is given, in the hybrid order
  * it computes on the device; NULL when there is none. Its arguments are the library's own (the
  * profile plan of a device-side hybrid schedule and the timing report). */
-struct canopy_profile_plan;
-struct canopy_gpu_report;
+/* Shared by the engines and the library's schedules (not needed to write a
+ * descriptor): the top-tree profile of the hybrid schedule (Liu ch. 3) and the
+ * report of a GPU run. */
+/* Entries of the profile walk's stack: at most depth * (fan-out - 1) + 1, and plans
+ * keep the top tree within it. */
+enum { CANOPY_PROFILE_STACK = 128, CANOPY_PROFILE_MAX_WORDS = 8 };
+
+typedef struct canopy_profile_plan {
+    int32_t depth;     /* levels below the root that the profile descends (>= 1) */
+    int32_t n_cols;    /* top-tree leaves: nodes at that level and shallower leaves */
+    int32_t words;     /* key words per query */
+    int32_t step_bits; /* guided: bits per recorded step; 0 = unguided bit vectors */
+    int32_t *col;      /* per node: its column when it is a top-tree leaf, else -1 */
+} canopy_profile_plan;
+
+/* Queries profiled at once: a chunk's keys stay within the environment's
+ * CANOPY_PROFILE_MAX_BYTES (default 256 MiB). Each chunk is ordered on its own
+ * (inspect.c). */
+int64_t canopy_profile_chunk(int32_t words);
+
+/* Records that the query reached top-tree leaf `col` as its `step`-th one. */
+CANOPY_HD void canopy_profile_record(const canopy_profile_plan *p, uint64_t *key, int32_t step,
+                                     int32_t col) {
+    if (p->step_bits == 0) {
+        key[col >> 6] |= (uint64_t)1 << (63 - (col & 63));
+        return;
+    }
+    int32_t per_word = 64 / p->step_bits;
+    if (step >= per_word * p->words) return; /* later steps no longer separate clusters */
+    int32_t shift = 64 - p->step_bits * (step % per_word + 1);
+    key[step / per_word] |= (uint64_t)(col + 1) << shift;
+}
+
+typedef struct canopy_gpu_report {
+    double transfer_seconds; /* host <-> device copies, tree included */
+    double traverse_seconds; /* kernel time (device events) */
+    double schedule_seconds; /* hybrid: profile and sort on the device (device events) */
+    int64_t profile_tests;   /* hybrid: truncation tests of the profile kernel */
+    canopy_trav_counters counters;
+} canopy_gpu_report;
+
 typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_view *tree,
                                            const int64_t *order, int64_t nq, canopy_variant v,
                                            const struct canopy_profile_plan *plan,

@@ -1,6 +1,6 @@
 /* Host side of the inspector-executor schedule (Liu ch. 3): planning the top tree,
  * profiling queries in it and ordering them by profile. The GPU does the same steps
- * on the device (gpu_profile.cu) with the same plan and keys. */
+ * on the device (canopy/traverse_cuda.cuh) with the same plan and keys. */
 #ifndef CANOPY_TRAVERSE_INSPECT_H
 #define CANOPY_TRAVERSE_INSPECT_H
 

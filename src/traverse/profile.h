@@ -12,47 +12,11 @@
  *
  * The profile calls the descriptor's init, truncate and order with a scratch state,
  * never visit_leaf or finish, so it has no effect on results. Shared by the CPU
- * engine below and the GPU kernel (gpu_profile.cu). */
+ * engine below and the GPU kernel (canopy/traverse_cuda.cuh). */
 #ifndef CANOPY_TRAVERSE_PROFILE_H
 #define CANOPY_TRAVERSE_PROFILE_H
 
 #include "canopy/traverse.h"
-
-/* Entries of the profile walk's stack: at most depth * (fan-out - 1) + 1, and plans
- * keep the top tree within it. */
-enum { CANOPY_PROFILE_STACK = 128, CANOPY_PROFILE_MAX_WORDS = 8 };
-
-typedef struct canopy_profile_plan {
-    int32_t depth;     /* levels below the root that the profile descends (>= 1) */
-    int32_t n_cols;    /* top-tree leaves: nodes at that level and shallower leaves */
-    int32_t words;     /* key words per query */
-    int32_t step_bits; /* guided: bits per recorded step; 0 = unguided bit vectors */
-    int32_t *col;      /* per node: its column when it is a top-tree leaf, else -1 */
-} canopy_profile_plan;
-
-/* Queries profiled at once: a chunk's keys stay within the environment's
- * CANOPY_PROFILE_MAX_BYTES (default 256 MiB). Each chunk is ordered on its own
- * (inspect.c). */
-#ifdef __cplusplus
-extern "C" {
-#endif
-int64_t canopy_profile_chunk(int32_t words);
-#ifdef __cplusplus
-}
-#endif
-
-/* Records that the query reached top-tree leaf `col` as its `step`-th one. */
-CANOPY_HD void canopy_profile_record(const canopy_profile_plan *p, uint64_t *key, int32_t step,
-                                     int32_t col) {
-    if (p->step_bits == 0) {
-        key[col >> 6] |= (uint64_t)1 << (63 - (col & 63));
-        return;
-    }
-    int32_t per_word = 64 / p->step_bits;
-    if (step >= per_word * p->words) return; /* later steps no longer separate clusters */
-    int32_t shift = 64 - p->step_bits * (step % per_word + 1);
-    key[step / per_word] |= (uint64_t)(col + 1) << shift;
-}
 
 /* Profiles one query whose scratch state is already initialised; returns the
  * truncation tests made. Works on the host (app = function pointers) only; the GPU

@@ -4,7 +4,6 @@
 #define CANOPY_TRAVERSE_RUN_H
 
 #include "canopy/traverse.h"
-#include "traverse/gpu.h"
 
 /* Query orders (schedule.c). order receives a permutation of [0, nq). */
 canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,

@@ -18,7 +18,7 @@ enum {
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy paircount --data1 D1 [--data2 D2] --rmax R [--rmin R0]\n"
                "       [--nbins N] [--log] [--boxsize L] [--weighted] -o COUNTS.npy\n"
-               "       [--tree kd|ball|vp|oct] [--variant V] [--schedule S] [--backend cpu]\n"
+               "       [--tree kd|ball|vp|oct] [--variant V] [--schedule S] [--backend B]\n"
                "       [--threads T] [--leaf-size L] [--stats]\n\n"
                "Binned pair counts DD(r) as Corrfunc and TreeCorr define them: bin b counts\n"
                "the pairs (i of D1, j of D2) with edge[b] <= |x_i - y_j| < edge[b+1]\n"
@@ -40,7 +40,7 @@ static void usage(FILE *f) {
                "  --weighted       the last column of D1 (and D2) is each point's weight\n"
                "  -o, --output F   output file (required)\n"
                "  --tree K         kd (default), ball, vp, oct (d = 3)\n" TRAV_HELP
-               "  (paircount has no GPU backend yet: auto runs on the CPU)\n");
+               "  (on the GPU the query histogram is added with double atomics)\n");
 }
 
 /* Splits off the weight column when weighted: positions keep the stride. */

@@ -1,0 +1,24 @@
+/* The radius application on the GPU: its descriptor as a type, and the glue that
+ * uploads its context's buffers (canopy/traverse_cuda.cuh runs the rest). */
+#include "apps/radius.h"
+
+#include "apps/common.h"
+#include "canopy/traverse_cuda.cuh"
+
+CANOPY_GPU_APP_UNGUIDED(radius, radius_ctx, radius_state)
+
+extern "C" canopy_status canopy_gpu_radius(const void *vctx, const canopy_tree_view *tree,
+                                           const int64_t *order, int64_t nq, canopy_variant v,
+                                           const canopy_profile_plan *plan,
+                                           canopy_gpu_report *rep) {
+    const radius_ctx *h = (const radius_ctx *)vctx;
+    return canopy_gpu_run_app<radius_gpu>(
+        *h, tree, order, nq, v, plan, rep,
+        [&](canopy_trav_buffers &B, radius_ctx &d, canopy_gpu_output *o, int &n) {
+            canopy_status s = B.upload_points(&d.query, h->query, "radius queries");
+            if (!s)
+                s = canopy_gpu_add_output(B, &d.counts, h->counts, (size_t)nq * sizeof(int64_t),
+                                          "radius counts", o, n);
+            return s;
+        });
+}
