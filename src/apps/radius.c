@@ -3,6 +3,7 @@
 #include "apps/radius.h"
 
 #include "apps/common.h"
+#include "index/hooks.h"
 #include "traverse/cpu_engines.h"
 
 #include <math.h>
@@ -34,15 +35,20 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
     s = canopy_build_for(ref, o.tree, o.leaf_size, NULL, &tree, stats);
-    if (!s) {
-        radius_ctx ctx = {query, r * r, self, counts};
-        canopy_traversal tr = {
-            "radius", &radius_app, radius_cpu_runners, CANOPY_GPU_RUNNER(radius), &ctx,
-            query,    query.n};
-        s = canopy_traverse_run(&tr, tree, &o, stats);
-    }
+    if (!s) s = canopy_radius_on_tree(tree, query, self, r, &o, counts, stats);
     canopy_tree_free(tree);
     return s;
+}
+
+canopy_status canopy_radius_on_tree(const canopy_tree *tree, canopy_points query, int self, float r,
+                                    const canopy_run_options *o, int64_t *counts,
+                                    canopy_stats *stats) {
+    canopy_status s = check_radius(r);
+    if (s) return s;
+    radius_ctx ctx = {query, r * r, self, counts};
+    canopy_traversal tr = {
+        "radius", &radius_app, radius_cpu_runners, CANOPY_GPU_RUNNER(radius), &ctx, query, query.n};
+    return canopy_traverse_run(&tr, tree, o, stats);
 }
 
 canopy_status canopy_radius_count_brute(canopy_points ref, canopy_points query, float r,
