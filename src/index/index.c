@@ -362,9 +362,12 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
     if (v->n_nodes < 1) return bad(f, "no nodes");
     if (v->hot_stride < (int32_t)sizeof(canopy_node) || v->hot_stride % 16)
         return bad(f, "node record size");
-    if (v->geom_stride < 0 ||
+    static const int32_t geom_d[] = {2, 1, 1, 0, 0}, geom_c[] = {1, 1, 3, 8, 2};
+    if (v->geom_stride != geom_d[v->kind] * v->d + geom_c[v->kind] ||
         (int64_t)sizeof(canopy_node) + 4 * (int64_t)v->geom_stride > v->hot_stride)
         return bad(f, "geometry size");
+    if ((v->kind == CANOPY_TREE_OCT && v->d != 3) || (v->kind == CANOPY_TREE_BST && v->d != 1))
+        return bad(f, "dimension not allowed for the tree kind");
     if (v->depth < 1 || v->depth > 4096 || v->max_children < 1 || v->max_children > 1024)
         return bad(f, "depth or fan-out out of range");
     for (int32_t i = 0; i < v->n_nodes; i++) {
@@ -378,6 +381,25 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
     }
     const canopy_node *root = canopy_tv_node(v, 0);
     if (root->begin != 0 || root->end != v->n) return bad(f, "root does not hold every point");
+    /* The engines size their stacks by the recorded depth: it must bound the real one.
+     * Children follow their parents (checked above), so one forward pass finds levels. */
+    int32_t *level = NULL;
+    canopy_status s = canopy_calloc((void **)&level, (size_t)v->n_nodes, sizeof *level);
+    if (s) return s;
+    level[0] = 1;
+    for (int32_t i = 0; i < v->n_nodes && !s; i++) {
+        const canopy_node *nd = canopy_tv_node(v, i);
+        if (level[i] > v->depth) s = bad(f, "a node lies deeper than the recorded depth");
+        for (int32_t c = 0; nd->child >= 0 && c < nd->nchild; c++)
+            if (level[nd->child + c] < level[i] + 1) level[nd->child + c] = level[i] + 1;
+        if (v->kind == CANOPY_TREE_KD) {
+            float dim = canopy_tv_geom(v, i)[2 * v->d];
+            if (!(dim >= -1.0f && dim < (float)v->d) || dim != (float)(int32_t)dim)
+                s = bad(f, "kd split dimension out of range");
+        }
+    }
+    canopy_free(level);
+    if (s) return s;
     for (int64_t i = 0; i < v->n; i++)
         if (v->ids[i] < 0 || v->ids[i] >= v->n) return bad(f, "point id out of range");
     return CANOPY_OK;
