@@ -338,6 +338,7 @@ typedef struct canopy_stats {
     int32_t profile_depth;  /* hybrid: top-tree levels profiled (0 when not hybrid) */
     int32_t profile_leaves; /* hybrid: top-tree leaves (profile key columns) */
     double nodes_per_group; /* lockstep: mean nodes a packet/warp visited */
+    int32_t index_reused;   /* 1: the tree came from a canopy_index (build_seconds 0) */
     char note[512];         /* why auto chose what it chose, with the numbers behind it */
 } canopy_stats;
 
@@ -406,6 +407,83 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
 canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
                                      canopy_points data2, const float *weights2,
                                      const canopy_paircount_options *po, double *counts);
+/* ================================================================== indexes == */
+/* (build once, query many: see docs/c-api.md "Indexes") */
+
+typedef struct canopy_index canopy_index; /* opaque */
+
+/* Where the built tree lives. Host: the queries of every backend read it (a GPU query
+ * uploads it per call). Device and both are reserved for a device-resident copy and
+ * fail with CANOPY_ERR_UNSUPPORTED in this version. */
+typedef enum canopy_residency {
+    CANOPY_RESIDENCY_HOST = 0,
+    CANOPY_RESIDENCY_DEVICE,
+    CANOPY_RESIDENCY_BOTH
+} canopy_residency;
+
+typedef struct canopy_index_options {
+    canopy_tree_kind kind;
+    int32_t leaf_size;    /* 0 = the kind's default */
+    canopy_residency residency;
+    const float *weights; /* oct: per-point masses (NULL: 1/n each); others: ignored */
+} canopy_index_options;
+canopy_index_options canopy_index_options_default(canopy_tree_kind kind);
+
+/* Builds an index over the points (copied; kd, ball, vp: any d; oct: d = 3; bst: d = 1
+ * with the keys sorted ascending). */
+canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
+                                 canopy_index **out);
+/* Frees the index (NULL is fine). A freed handle is rejected by every call after. */
+void canopy_index_free(canopy_index *ix);
+
+typedef struct canopy_index_info {
+    canopy_tree_kind kind;
+    int64_t n;
+    int32_t d;
+    int32_t n_nodes;
+    int32_t depth;
+    int32_t leaf_size;
+    canopy_residency residency;
+    int32_t mapped;       /* 1: loaded from a file, arrays used in place (mmap) */
+    int64_t builds;       /* tree builds over the handle's life: 1, or 0 when loaded */
+    int64_t queries;      /* query calls answered */
+    double build_seconds; /* of the one build (0 when loaded) */
+    size_t bytes;         /* tree arrays */
+} canopy_index_info;
+canopy_status canopy_index_get_info(const canopy_index *ix, canopy_index_info *info);
+
+/* The applications over the built tree: same results and options as canopy_knn,
+ * canopy_radius_count, canopy_gravity and canopy_search (opt->tree and opt->leaf_size
+ * are ignored: the index's own are used). query.n == 0 && query.data == NULL is the
+ * self-query form. Queries of another dimension, an index of the wrong kind, or a
+ * freed or invalid handle fail with CANOPY_ERR_INVALID; nothing is rebuilt
+ * (stats->build_seconds 0, stats->index_reused 1). Calls on one index may run
+ * concurrently except the first self-query or gravity call, which caches the points
+ * in their original order. */
+canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
+                               const canopy_run_options *opt, int64_t *idx, float *dist2,
+                               canopy_stats *stats);
+canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, float r,
+                                        const canopy_run_options *opt, int64_t *counts,
+                                        canopy_stats *stats);
+/* oct indexes: accelerations of the indexed bodies (masses from the build). */
+canopy_status canopy_index_gravity(canopy_index *ix, float theta, float eps,
+                                   const canopy_run_options *opt, float *acc,
+                                   canopy_stats *stats);
+/* bst indexes: per query, the index of the first key >= query (n when none). */
+canopy_status canopy_index_search(canopy_index *ix, const float *queries, int64_t n_queries,
+                                  const canopy_run_options *opt, int64_t *idx,
+                                  canopy_stats *stats);
+
+/* Saves the index (atomic write; format in docs/formats.md "Index files"). */
+canopy_status canopy_index_save(const canopy_index *ix, const char *path);
+/* Loads a saved index by mmap; the tree arrays are used in place. A truncated or
+ * corrupt file, another format version or another byte order fails with
+ * CANOPY_ERR_FORMAT naming the file and the problem. */
+canopy_status canopy_index_load(const char *path, canopy_index **out);
+/* The same from memory (copied); name is for messages. */
+canopy_status canopy_index_load_mem(const void *buf, size_t len, const char *name,
+                                    canopy_index **out);
 
 /* =================================================================== graphs == */
 /* (irregular nested loops, bottom-up tree aggregation: see docs/graphs.md) */

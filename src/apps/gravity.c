@@ -4,6 +4,7 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
+#include "index/hooks.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,16 +52,20 @@ canopy_status canopy_gravity(canopy_points bodies, const float *mass, float thet
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
     s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);
-    if (!s) {
-        gravity_ctx ctx = {bodies, 1.0f / theta, eps * eps, acc};
-        canopy_traversal tr = {
-            "gravity", &gravity_app, gravity_cpu_runners, CANOPY_GPU_RUNNER(gravity), &ctx,
-            bodies,    bodies.n};
-        s = canopy_traverse(tree, &tr, &o, stats);
-    }
+    if (!s) s = canopy_gravity_on_tree(tree, bodies, theta, eps, &o, acc, stats);
     canopy_tree_free(tree);
     canopy_free(equal);
     return s;
+}
+
+canopy_status canopy_gravity_on_tree(const canopy_tree *tree, canopy_points bodies, float theta,
+                                     float eps, const canopy_run_options *o, float *acc,
+                                     canopy_stats *stats) {
+    gravity_ctx ctx = {bodies, 1.0f / theta, eps * eps, acc};
+    canopy_traversal tr = {
+        "gravity", &gravity_app, gravity_cpu_runners, CANOPY_GPU_RUNNER(gravity), &ctx,
+        bodies,    bodies.n};
+    return canopy_traverse(tree, &tr, o, stats);
 }
 
 canopy_status canopy_gravity_direct(canopy_points bodies, const float *mass, float eps,

@@ -4,6 +4,7 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
+#include "index/hooks.h"
 
 #include <string.h>
 
@@ -26,19 +27,25 @@ canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
         return canopy_fail(CANOPY_ERR_INVALID,
                            "knn: tree %s cannot answer kNN (use kd, ball or vp)",
                            canopy_tree_kind_name(o.tree));
-    float *d2buf = dist2;
-    if (!d2buf && (s = canopy_alloc((void **)&d2buf, (size_t)(query.n * k + 1), sizeof(float))))
-        return s;
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
     s = canopy_app_build(ref, o.tree, o.leaf_size, NULL, &tree, stats);
-    if (!s) {
-        knn_ctx ctx = {query, k, self, idx, d2buf};
-        canopy_traversal tr = {"knn", &knn_app, knn_cpu_runners, CANOPY_GPU_RUNNER(knn),
-                               &ctx,  query,    query.n};
-        s = canopy_traverse(tree, &tr, &o, stats);
-    }
+    if (!s) s = canopy_knn_on_tree(tree, query, self, k, &o, idx, dist2, stats);
     canopy_tree_free(tree);
+    return s;
+}
+
+canopy_status canopy_knn_on_tree(const canopy_tree *tree, canopy_points query, int self, int32_t k,
+                                 const canopy_run_options *o, int64_t *idx, float *dist2,
+                                 canopy_stats *stats) {
+    float *d2buf = dist2;
+    canopy_status s;
+    if (!d2buf && (s = canopy_alloc((void **)&d2buf, (size_t)(query.n * k + 1), sizeof(float))))
+        return s;
+    knn_ctx ctx = {query, k, self, idx, d2buf};
+    canopy_traversal tr = {"knn", &knn_app, knn_cpu_runners, CANOPY_GPU_RUNNER(knn),
+                           &ctx,  query,    query.n};
+    s = canopy_traverse(tree, &tr, o, stats);
     if (d2buf != dist2) canopy_free(d2buf);
     return s;
 }

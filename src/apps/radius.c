@@ -4,6 +4,7 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
+#include "index/hooks.h"
 
 #include <math.h>
 #include <string.h>
@@ -34,15 +35,20 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
     s = canopy_app_build(ref, o.tree, o.leaf_size, NULL, &tree, stats);
-    if (!s) {
-        radius_ctx ctx = {query, r * r, self, counts};
-        canopy_traversal tr = {
-            "radius", &radius_app, radius_cpu_runners, CANOPY_GPU_RUNNER(radius), &ctx,
-            query,    query.n};
-        s = canopy_traverse(tree, &tr, &o, stats);
-    }
+    if (!s) s = canopy_radius_on_tree(tree, query, self, r, &o, counts, stats);
     canopy_tree_free(tree);
     return s;
+}
+
+canopy_status canopy_radius_on_tree(const canopy_tree *tree, canopy_points query, int self, float r,
+                                    const canopy_run_options *o, int64_t *counts,
+                                    canopy_stats *stats) {
+    canopy_status s = check_radius(r);
+    if (s) return s;
+    radius_ctx ctx = {query, r * r, self, counts};
+    canopy_traversal tr = {
+        "radius", &radius_app, radius_cpu_runners, CANOPY_GPU_RUNNER(radius), &ctx, query, query.n};
+    return canopy_traverse(tree, &tr, o, stats);
 }
 
 canopy_status canopy_radius_count_brute(canopy_points ref, canopy_points query, float r,

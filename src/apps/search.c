@@ -3,6 +3,7 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
+#include "index/hooks.h"
 
 #include <math.h>
 #include <string.h>
@@ -30,16 +31,20 @@ canopy_status canopy_search(const float *keys, int64_t n_keys, const float *quer
         if (isnan(queries[i]))
             return canopy_fail(CANOPY_ERR_INVALID, "search: query %lld is NaN", (long long)i);
     canopy_points kp = canopy_points_make(keys, n_keys, 1);
-    canopy_points qp = canopy_points_make(queries, n_queries, 1);
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
     canopy_status s = canopy_app_build(kp, CANOPY_TREE_BST, o.leaf_size, NULL, &tree, stats);
-    if (!s) {
-        search_ctx ctx = {queries, n_keys, idx};
-        canopy_traversal tr = {"search", &search_app, search_cpu_runners, CANOPY_GPU_RUNNER(search),
-                               &ctx,     qp,          n_queries};
-        s = canopy_traverse(tree, &tr, &o, stats);
-    }
+    if (!s) s = canopy_search_on_tree(tree, queries, n_queries, &o, idx, stats);
     canopy_tree_free(tree);
     return s;
+}
+
+canopy_status canopy_search_on_tree(const canopy_tree *tree, const float *queries,
+                                    int64_t n_queries, const canopy_run_options *o, int64_t *idx,
+                                    canopy_stats *stats) {
+    canopy_points qp = canopy_points_make(queries, n_queries, 1);
+    search_ctx ctx = {queries, tree->view.n, idx};
+    canopy_traversal tr = {"search", &search_app, search_cpu_runners, CANOPY_GPU_RUNNER(search),
+                           &ctx,     qp,          n_queries};
+    return canopy_traverse(tree, &tr, o, stats);
 }

@@ -133,6 +133,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_knn(int argc, char **argv);
 int cmd_nn(int argc, char **argv);
 int cmd_radius(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 int cmd_gravity(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_paircount(int argc, char **argv);

@@ -12,7 +12,8 @@ static void usage(const char *cmd, FILE *f) {
     int nn = strcmp(cmd, "nn") == 0;
     fprintf(
         f,
-        "usage: canopy %s --ref R.npy [--query Q.npy]%s -o IDX.npy [--distances D.npy]\n"
+        "usage: canopy %s (--ref R.npy | --index R.idx) [--query Q.npy]%s -o IDX.npy [--distances "
+        "D.npy]\n"
         "       [--tree kd|ball|vp] [--variant V] [--schedule S] [--backend B]\n"
         "       [--threads T] [--leaf-size L] [--stats]\n\n"
         "%s of each query among the reference points R (n x d). Without\n"
@@ -22,7 +23,7 @@ static void usage(const char *cmd, FILE *f) {
         "smaller index; D float32 (nq, %s) Euclidean distances. A .csv output name\n"
         "writes CSV instead of .npy. Files are written atomically.\n\n"
         "Options:\n"
-        "  --ref R          reference points (required)\n"
+        "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
         "  --query Q        query points (default: R itself, self excluded)\n"
         "%s"
         "  -o, --output F   indices output file (required)\n"
@@ -49,6 +50,7 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
                                          {"k", required_argument, NULL, 'k'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"distances", required_argument, NULL, OPT_DISTANCES},
+                                         TRAV_INDEX_OPTION,
                                          TRAV_LONG_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *ref_path = NULL, *query_path = NULL, *out = NULL, *dist_out = NULL;
@@ -81,14 +83,24 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         }
     }
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!ref_path) return cli_usage_error(cmd, "--ref is required");
+    if (!ref_path == !to.index_path)
+        return cli_usage_error(cmd, "exactly one of --ref and --index is required");
     if (!k) return cli_usage_error(cmd, "-k is required");
     if (!out) return cli_usage_error(cmd, "-o is required");
 
     double t0 = canopy_now();
-    canopy_array ra, qa;
+    canopy_array ra = {0}, qa;
     canopy_points ref, query;
-    if (cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query)) return CLI_ERROR;
+    canopy_index *ix = NULL;
+    if (to.index_path) {
+        ref_path = to.index_path;
+        if (cli_load_index(cmd, ref_path, &ix, &ref)) return CLI_ERROR;
+        if (cli_load_ref_query(cmd, NULL, query_path, &ra, &ref, &qa, &query)) {
+            canopy_index_free(ix);
+            return CLI_ERROR;
+        }
+    } else if (cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query))
+        return CLI_ERROR;
     double t_load = canopy_now() - t0;
     int rc = CLI_OK;
     int64_t candidates = query_path ? ref.n : ref.n - 1;
@@ -109,7 +121,9 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         rc = cli_runtime_error(cmd);
     }
     canopy_stats st;
-    if (rc == CLI_OK && canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL))
+    if (rc == CLI_OK &&
+        (ix ? canopy_index_knn(ix, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL)
+            : canopy_knn(ref, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL)))
         rc = cli_runtime_error(cmd);
     double t_write = 0.0;
     if (rc == CLI_OK) {
@@ -129,6 +143,7 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     canopy_free(d2);
     canopy_array_release(&ra);
     canopy_array_release(&qa);
+    canopy_index_free(ix);
     return rc;
 }
 

@@ -6,7 +6,8 @@
 enum { OPT_REF = OPT_FIRST_LOCAL, OPT_QUERY };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: canopy radius --ref R.npy [--query Q.npy] -r RADIUS -o COUNTS.npy\n"
+    fprintf(f, "usage: canopy radius (--ref R.npy | --index R.idx) [--query Q.npy] -r RADIUS -o "
+               "COUNTS.npy\n"
                "       [--tree kd|ball|vp] [--variant V] [--schedule S] [--backend B]\n"
                "       [--threads T] [--leaf-size L] [--stats]\n\n"
                "For each query, the number of reference points within Euclidean distance\n"
@@ -14,7 +15,7 @@ static void usage(FILE *f) {
                "--query, R queries itself and a point does not count itself.\n\n"
                "Output: COUNTS int64 (nq). Written atomically (.npy, or .csv by name).\n\n"
                "Options:\n"
-               "  --ref R          reference points (required)\n"
+               "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
                "  --query Q        query points (default: R itself)\n"
                "  -r, --radius X   radius, finite and >= 0 (required)\n"
                "  -o, --output F   output file (required)\n"
@@ -26,6 +27,7 @@ int cmd_radius(int argc, char **argv) {
                                          {"query", required_argument, NULL, OPT_QUERY},
                                          {"radius", required_argument, NULL, 'r'},
                                          {"output", required_argument, NULL, 'o'},
+                                         TRAV_INDEX_OPTION,
                                          TRAV_LONG_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *ref_path = NULL, *query_path = NULL, *out = NULL;
@@ -53,14 +55,22 @@ int cmd_radius(int argc, char **argv) {
         }
     }
     if (optind < argc) return cli_usage_error("radius", "unexpected argument '%s'", argv[optind]);
-    if (!ref_path) return cli_usage_error("radius", "--ref is required");
+    if (!ref_path == !to.index_path)
+        return cli_usage_error("radius", "exactly one of --ref and --index is required");
     if (r < 0.0) return cli_usage_error("radius", "-r is required");
     if (!out) return cli_usage_error("radius", "-o is required");
 
     double t0 = canopy_now();
-    canopy_array ra, qa;
+    canopy_array ra = {0}, qa;
     canopy_points ref, query;
-    if (cli_load_ref_query("radius", ref_path, query_path, &ra, &ref, &qa, &query))
+    canopy_index *ix = NULL;
+    if (to.index_path) {
+        if (cli_load_index("radius", to.index_path, &ix, &ref)) return CLI_ERROR;
+        if (cli_load_ref_query("radius", NULL, query_path, &ra, &ref, &qa, &query)) {
+            canopy_index_free(ix);
+            return CLI_ERROR;
+        }
+    } else if (cli_load_ref_query("radius", ref_path, query_path, &ra, &ref, &qa, &query))
         return CLI_ERROR;
     double t_load = canopy_now() - t0, t_write = 0.0;
     int64_t nq = query_path ? query.n : ref.n;
@@ -68,7 +78,8 @@ int cmd_radius(int argc, char **argv) {
     canopy_stats st;
     int rc = CLI_OK;
     if (canopy_alloc((void **)&counts, (size_t)(nq + 1), sizeof *counts) ||
-        canopy_radius_count(ref, query, (float)r, &to.run, counts, p.stats ? &st : NULL))
+        (ix ? canopy_index_radius_count(ix, query, (float)r, &to.run, counts, p.stats ? &st : NULL)
+            : canopy_radius_count(ref, query, (float)r, &to.run, counts, p.stats ? &st : NULL)))
         rc = cli_runtime_error("radius");
     if (rc == CLI_OK) {
         canopy_array a = cli_array_view(counts, CANOPY_I64, nq, 0);
@@ -84,5 +95,6 @@ int cmd_radius(int argc, char **argv) {
     canopy_free(counts);
     canopy_array_release(&ra);
     canopy_array_release(&qa);
+    canopy_index_free(ix);
     return rc;
 }

@@ -10,6 +10,7 @@ static const cli_command commands[] = {
     {"knn", "k nearest neighbours of queries among reference points", cmd_knn},
     {"nn", "nearest neighbour (knn with k = 1)", cmd_nn},
     {"radius", "per-query count of reference points within a radius", cmd_radius},
+    {"index", "build a search tree once and save it (knn/nn/radius --index)", cmd_index},
     {"gravity", "Barnes-Hut gravitational accelerations", cmd_gravity},
     {"search", "binary search of sorted keys", cmd_search},
     {"paircount", "binned pair counts DD(r), auto or cross, weights, periodic box", cmd_paircount},

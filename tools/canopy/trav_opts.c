@@ -37,6 +37,9 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {
         o->run.profile_depth = (int32_t)v;
         return 1;
     }
+    case OPT_INDEX:
+        o->index_path = arg;
+        return 1;
     default:
         return 0;
     }
@@ -76,14 +79,15 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
             "%s stats:\n"
             "  backend %s, variant %s, schedule %s, tree %s (%d nodes, depth %d), threads %d\n"
             "  choice: %s\n"
-            "  load %.4f s, build %.4f s, schedule %.4f s, transfer %.4f s, traverse %.4f s, "
+            "  load %.4f s, build %.4f s%s, schedule %.4f s, transfer %.4f s, traverse %.4f s, "
             "write %.4f s\n"
             "  queries %lld, nodes visited per query %.1f",
             cmd, canopy_backend_name(st->backend), canopy_variant_name(st->variant),
             canopy_schedule_name(st->schedule), canopy_tree_kind_name(st->tree), st->tree_nodes,
             st->tree_depth, canopy_threads(), st->note[0] ? st->note : "as requested", load_seconds,
-            st->build_seconds, st->schedule_seconds, st->transfer_seconds, st->traverse_seconds,
-            write_seconds, (long long)st->queries, st->nodes_per_query);
+            st->build_seconds, st->index_reused ? " (reused index)" : "", st->schedule_seconds,
+            st->transfer_seconds, st->traverse_seconds, write_seconds, (long long)st->queries,
+            st->nodes_per_query);
     if (st->work_expansion > 0.0)
         fprintf(
             stderr,
@@ -102,12 +106,21 @@ int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_p
     return 0;
 }
 
+int cli_load_index(const char *cmd, const char *path, canopy_index **ix, canopy_points *ref) {
+    canopy_index_info info;
+    if (canopy_index_load(path, ix)) return cli_runtime_error(cmd);
+    canopy_index_get_info(*ix, &info);
+    /* The shape only: the points stay inside the index. */
+    *ref = canopy_points_make(NULL, info.n, info.d);
+    return CLI_OK;
+}
+
 int cli_load_ref_query(const char *cmd, const char *ref_path, const char *query_path,
                        canopy_array *ra, canopy_points *ref, canopy_array *qa,
                        canopy_points *query) {
     memset(qa, 0, sizeof *qa);
     memset(query, 0, sizeof *query);
-    if (cli_load_points(cmd, ref_path, ra, ref)) return CLI_ERROR;
+    if (ref_path && cli_load_points(cmd, ref_path, ra, ref)) return CLI_ERROR;
     if (query_path && cli_load_points(cmd, query_path, qa, query)) {
         canopy_array_release(ra);
         return CLI_ERROR;

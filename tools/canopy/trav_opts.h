@@ -14,6 +14,7 @@ enum {
     OPT_BACKEND,
     OPT_LEAF_SIZE,
     OPT_PROFILE_DEPTH,
+    OPT_INDEX, /* knn, nn, radius: a saved index instead of --ref */
 };
 
 /* getopt_long entries for the shared options; subcommands append them. */
@@ -52,6 +53,7 @@ typedef struct trav_opts {
     canopy_run_options run;
     /* For a subcommand whose tree is fixed: the usage error --tree gets, else NULL. */
     const char *tree_fixed;
+    const char *index_path; /* --index FILE, or NULL */
 } trav_opts;
 
 void trav_opts_init(trav_opts *o);
@@ -60,11 +62,21 @@ int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx);
 void trav_print_stats(const char *cmd, const canopy_stats *st, double load_seconds,
                       double write_seconds);
 
+/* --index FILE: the options entry and help line of the subcommands that take it. */
+#define TRAV_INDEX_OPTION                                                                          \
+    { "index", required_argument, NULL, OPT_INDEX }
+#define TRAV_INDEX_HELP                                                                            \
+    "  --index F        a saved index (canopy index build) instead of --ref: no tree\n"            \
+    "                   build; --tree and --leaf-size come from the file\n"
+
+/* Loads the saved index of --index (mmap); prints the error itself. */
+int cli_load_index(const char *cmd, const char *path, canopy_index **ix, canopy_points *ref);
+
 /* Loads a points file (npy, csv, fvecs) as float32 2-D; prints the error itself. */
 int cli_load_points(const char *cmd, const char *path, canopy_array *a, canopy_points *p);
-/* Loads the reference points and, when query_path is not NULL, the query points
- * (else *qa and *query stay empty); prints the error and releases what it loaded on
- * failure. */
+/* Loads the reference points (ref_path NULL: none, *ra and *ref left as they are) and, when
+ * query_path is not NULL, the query points (else *qa and *query stay empty); prints the error and
+ * releases what it loaded on failure. */
 int cli_load_ref_query(const char *cmd, const char *ref_path, const char *query_path,
                        canopy_array *ra, canopy_points *ref, canopy_array *qa,
                        canopy_points *query);

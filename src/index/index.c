@@ -1,0 +1,477 @@
+/* canopy_index: a tree built (or loaded) once and queried many times, and its file
+ * form (a section file, src/io/sectionfile.h).
+ *
+ * Handles are checked twice before use: the pointer must be in the registry of live
+ * indexes (so a freed handle is rejected without reading freed memory), and the
+ * record must carry the magic number. */
+#include "index/hooks.h"
+#include "io/sectionfile.h"
+#include "traverse/run.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INDEX_MAGIC 0x43504e4958444931ull /* "CPNIXDI1" */
+#define FILE_VERSION 1u
+static const char file_magic[8] = {'C', 'N', 'P', 'Y', 'I', 'D', 'X', '1'};
+
+enum { SEC_META = 1, SEC_HOT, SEC_POINTS, SEC_IDS, SEC_ROPE, SEC_WEIGHTS };
+enum {
+    M_KIND,
+    M_N,
+    M_D,
+    M_NODES,
+    M_HOT_STRIDE,
+    M_GEOM_STRIDE,
+    M_DEPTH,
+    M_MAX_CHILDREN,
+    M_LEAF_SIZE,
+    M_ORDER,
+    M_HAS_WEIGHTS,
+    M_COUNT
+};
+
+struct canopy_index {
+    uint64_t magic;
+    canopy_tree *built; /* owned tree when built here */
+    canopy_tree mapped; /* view into the file when loaded */
+    canopy_secfile file;
+    const canopy_tree *tree; /* the one queried */
+    canopy_residency residency;
+    float *original; /* the points in their original order, made on first need */
+    pthread_mutex_t lock;
+    int64_t builds, queries;
+};
+
+/* ------------------------------------------------------------- registry -- */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static canopy_index **reg;
+static size_t reg_n, reg_cap;
+
+static canopy_status reg_add(canopy_index *ix) {
+    pthread_mutex_lock(&reg_lock);
+    if (reg_n == reg_cap) {
+        size_t cap = reg_cap ? 2 * reg_cap : 16;
+        canopy_index **r = realloc(reg, cap * sizeof *r);
+        if (!r) {
+            pthread_mutex_unlock(&reg_lock);
+            return canopy_fail(CANOPY_ERR_NOMEM, "index: out of memory registering a handle");
+        }
+        reg = r;
+        reg_cap = cap;
+    }
+    reg[reg_n++] = ix;
+    pthread_mutex_unlock(&reg_lock);
+    return CANOPY_OK;
+}
+
+/* Removes ix; 0 when it was not registered. */
+static int reg_remove(const canopy_index *ix) {
+    int found = 0;
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < reg_n; i++)
+        if (reg[i] == ix) {
+            reg[i] = reg[--reg_n];
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    return found;
+}
+
+static canopy_status check_handle(const canopy_index *ix, const char *what) {
+    if (!ix) return canopy_fail(CANOPY_ERR_INVALID, "%s: the index is NULL", what);
+    int live = 0;
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < reg_n && !live; i++) live = reg[i] == ix;
+    pthread_mutex_unlock(&reg_lock);
+    if (!live || ix->magic != INDEX_MAGIC)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: not a live index (freed, or not made by canopy_index_build/load)",
+                           what);
+    return CANOPY_OK;
+}
+
+/* ------------------------------------------------------------ lifecycle -- */
+canopy_index_options canopy_index_options_default(canopy_tree_kind kind) {
+    canopy_index_options o;
+    memset(&o, 0, sizeof o);
+    o.kind = kind;
+    o.residency = CANOPY_RESIDENCY_HOST;
+    return o;
+}
+
+static canopy_status check_residency(canopy_residency r) {
+    if (r == CANOPY_RESIDENCY_HOST) return CANOPY_OK;
+    if (r == CANOPY_RESIDENCY_DEVICE || r == CANOPY_RESIDENCY_BOTH)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "index: residency %s is not implemented yet (host only; GPU queries "
+                           "upload the host tree per call)",
+                           r == CANOPY_RESIDENCY_DEVICE ? "device" : "both");
+    return canopy_fail(CANOPY_ERR_INVALID, "index: unknown residency %d", (int)r);
+}
+
+static canopy_status new_handle(canopy_residency r, canopy_index **out) {
+    canopy_index *ix = calloc(1, sizeof *ix);
+    if (!ix) return canopy_fail(CANOPY_ERR_NOMEM, "index: out of memory");
+    ix->magic = INDEX_MAGIC;
+    ix->residency = r;
+    pthread_mutex_init(&ix->lock, NULL);
+    *out = ix;
+    return CANOPY_OK;
+}
+
+static void destroy(canopy_index *ix) {
+    ix->magic = 0;
+    canopy_tree_free(ix->built);
+    canopy_secfile_close(&ix->file);
+    canopy_free(ix->original);
+    pthread_mutex_destroy(&ix->lock);
+    free(ix);
+}
+
+canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
+                                 canopy_index **out) {
+    *out = NULL;
+    canopy_index_options o = opt ? *opt : canopy_index_options_default(CANOPY_TREE_KD);
+    canopy_status s = check_residency(o.residency);
+    if (s || (s = canopy_points_check(pts, "index points"))) return s;
+    if (o.kind == CANOPY_TREE_BST)
+        for (int64_t i = 1; i < pts.n; i++)
+            if (canopy_point(pts, i)[0] < canopy_point(pts, i - 1)[0])
+                return canopy_fail(CANOPY_ERR_INVALID,
+                                   "index: bst keys must be sorted ascending (key %lld < key %lld)",
+                                   (long long)i, (long long)i - 1);
+    float *equal = NULL;
+    const float *w = NULL;
+    if (o.kind == CANOPY_TREE_OCT) {
+        w = o.weights;
+        for (int64_t i = 0; w && i < pts.n; i++)
+            if (!(w[i] >= 0.0f) || !isfinite(w[i]))
+                return canopy_fail(CANOPY_ERR_INVALID, "index: mass of point %lld is %g",
+                                   (long long)i, (double)w[i]);
+        if (!w) {
+            if ((s = canopy_alloc((void **)&equal, (size_t)(pts.n + 1), sizeof(float)))) return s;
+            for (int64_t i = 0; i < pts.n; i++) equal[i] = 1.0f / (float)pts.n;
+            w = equal;
+        }
+    }
+    canopy_index *ix = NULL;
+    if (!(s = new_handle(o.residency, &ix))) {
+        canopy_tree_options to = canopy_tree_options_default(o.kind);
+        to.leaf_size = o.leaf_size;
+        to.weights = w;
+        s = canopy_tree_build(pts, &to, &ix->built);
+    }
+    canopy_free(equal);
+    if (!s) {
+        ix->tree = ix->built;
+        ix->builds = 1;
+        s = reg_add(ix);
+    }
+    if (s) {
+        if (ix) destroy(ix);
+        return s;
+    }
+    *out = ix;
+    return CANOPY_OK;
+}
+
+void canopy_index_free(canopy_index *ix) {
+    if (ix && reg_remove(ix)) destroy(ix);
+}
+
+canopy_status canopy_index_get_info(const canopy_index *ix, canopy_index_info *info) {
+    canopy_status s = check_handle(ix, "index info");
+    if (s) return s;
+    const canopy_tree_view *v = &ix->tree->view;
+    memset(info, 0, sizeof *info);
+    info->kind = (canopy_tree_kind)v->kind;
+    info->n = v->n;
+    info->d = v->d;
+    info->n_nodes = v->n_nodes;
+    info->depth = v->depth;
+    info->leaf_size = ix->tree->leaf_size;
+    info->residency = ix->residency;
+    info->mapped = ix->built == NULL;
+    info->builds = ix->builds;
+    info->queries = ix->queries;
+    info->build_seconds = ix->built ? ix->built->build_seconds : 0.0;
+    info->bytes = (size_t)v->n_nodes * (size_t)v->hot_stride +
+                  (size_t)v->n * (size_t)v->d * sizeof(float) + (size_t)v->n * sizeof(int64_t) +
+                  (size_t)v->n_nodes * sizeof(int32_t) +
+                  (v->weights ? (size_t)v->n * sizeof(float) : 0);
+    return CANOPY_OK;
+}
+
+/* --------------------------------------------------------------- queries -- */
+
+/* Common entry: live handle, kind allowed, stats prepared as a reused build. */
+static canopy_status begin(canopy_index *ix, const char *app, unsigned kinds,
+                           const canopy_run_options *opt, canopy_run_options *o,
+                           canopy_stats *stats) {
+    canopy_status s = check_handle(ix, app);
+    if (s) return s;
+    const canopy_tree_view *v = &ix->tree->view;
+    if (!(kinds & (1u << v->kind)))
+        return canopy_fail(CANOPY_ERR_INVALID, "%s: an index of tree %s cannot answer it", app,
+                           canopy_tree_kind_name((canopy_tree_kind)v->kind));
+    *o = opt ? *opt : canopy_run_options_default();
+    o->tree = (canopy_tree_kind)v->kind;
+    o->leaf_size = ix->tree->leaf_size;
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->tree = o->tree;
+        stats->tree_nodes = v->n_nodes;
+        stats->tree_depth = v->depth;
+        stats->index_reused = 1;
+    }
+    pthread_mutex_lock(&ix->lock);
+    ix->queries++;
+    pthread_mutex_unlock(&ix->lock);
+    return CANOPY_OK;
+}
+
+/* The indexed points in their original order (self-queries and gravity need them). */
+static canopy_status original_points(canopy_index *ix, canopy_points *out) {
+    const canopy_tree_view *v = &ix->tree->view;
+    canopy_status s = CANOPY_OK;
+    pthread_mutex_lock(&ix->lock);
+    if (!ix->original &&
+        !(s = canopy_alloc((void **)&ix->original, (size_t)(v->n * v->d + 1), sizeof(float))))
+        for (int64_t i = 0; i < v->n; i++)
+            memcpy(ix->original + v->ids[i] * v->d, v->points + i * v->d,
+                   (size_t)v->d * sizeof(float));
+    pthread_mutex_unlock(&ix->lock);
+    if (!s) *out = canopy_points_make(ix->original, v->n, v->d);
+    return s;
+}
+
+static canopy_status queries_for(canopy_index *ix, const char *app, canopy_points *q, int *self) {
+    *self = 0;
+    if (q->n == 0 && q->data == NULL) {
+        *self = 1;
+        return original_points(ix, q);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s query points", app);
+    canopy_status s = canopy_points_check(*q, what);
+    if (s) return s;
+    int32_t d = ix->tree->view.d;
+    if (q->d != d)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: query points have %d dimensions but the index has %d", app,
+                           (int)q->d, (int)d);
+    return CANOPY_OK;
+}
+
+#define KINDS_METRIC ((1u << CANOPY_TREE_KD) | (1u << CANOPY_TREE_BALL) | (1u << CANOPY_TREE_VP))
+
+canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
+                               const canopy_run_options *opt, int64_t *idx, float *dist2,
+                               canopy_stats *stats) {
+    canopy_run_options o;
+    int self = 0;
+    canopy_status s = begin(ix, "index knn", KINDS_METRIC, opt, &o, stats);
+    if (s || (s = queries_for(ix, "index knn", &query, &self))) return s;
+    if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "index knn: k must be >= 1 (got %d)", (int)k);
+    return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
+}
+
+canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, float r,
+                                        const canopy_run_options *opt, int64_t *counts,
+                                        canopy_stats *stats) {
+    canopy_run_options o;
+    int self = 0;
+    canopy_status s =
+        begin(ix, "index radius", KINDS_METRIC | (1u << CANOPY_TREE_OCT), opt, &o, stats);
+    if (s || (s = queries_for(ix, "index radius", &query, &self))) return s;
+    return canopy_radius_on_tree(ix->tree, query, self, r, &o, counts, stats);
+}
+
+canopy_status canopy_index_gravity(canopy_index *ix, float theta, float eps,
+                                   const canopy_run_options *opt, float *acc, canopy_stats *stats) {
+    canopy_run_options o;
+    canopy_status s = begin(ix, "index gravity", 1u << CANOPY_TREE_OCT, opt, &o, stats);
+    if (s) return s;
+    if (!(theta > 0.0f) || !isfinite(theta))
+        return canopy_fail(CANOPY_ERR_INVALID, "index gravity: theta must be > 0 (got %g)",
+                           (double)theta);
+    if (!(eps >= 0.0f) || !isfinite(eps))
+        return canopy_fail(CANOPY_ERR_INVALID, "index gravity: softening must be finite and >= 0");
+    canopy_points bodies;
+    if ((s = original_points(ix, &bodies))) return s;
+    return canopy_gravity_on_tree(ix->tree, bodies, theta, eps, &o, acc, stats);
+}
+
+canopy_status canopy_index_search(canopy_index *ix, const float *queries, int64_t n_queries,
+                                  const canopy_run_options *opt, int64_t *idx,
+                                  canopy_stats *stats) {
+    canopy_run_options o;
+    canopy_status s = begin(ix, "index search", 1u << CANOPY_TREE_BST, opt, &o, stats);
+    if (s) return s;
+    for (int64_t i = 0; i < n_queries; i++)
+        if (isnan(queries[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "index search: query %lld is NaN", (long long)i);
+    return canopy_search_on_tree(ix->tree, queries, n_queries, &o, idx, stats);
+}
+
+/* ------------------------------------------------------------------ files -- */
+canopy_status canopy_index_save(const canopy_index *ix, const char *path) {
+    canopy_status s = check_handle(ix, "index save");
+    if (s) return s;
+    const canopy_tree *t = ix->tree;
+    const canopy_tree_view *v = &t->view;
+    int64_t meta[M_COUNT] = {
+        [M_KIND] = v->kind,
+        [M_N] = v->n,
+        [M_D] = v->d,
+        [M_NODES] = v->n_nodes,
+        [M_HOT_STRIDE] = v->hot_stride,
+        [M_GEOM_STRIDE] = v->geom_stride,
+        [M_DEPTH] = v->depth,
+        [M_MAX_CHILDREN] = v->max_children,
+        [M_LEAF_SIZE] = t->leaf_size,
+        [M_ORDER] = t->order,
+        [M_HAS_WEIGHTS] = v->weights != NULL,
+    };
+    canopy_section secs[6] = {
+        {SEC_META, 8, meta, sizeof meta},
+        {SEC_HOT, 1, v->hot, (uint64_t)v->n_nodes * (uint64_t)v->hot_stride},
+        {SEC_POINTS, 4, v->points, (uint64_t)v->n * (uint64_t)v->d * 4},
+        {SEC_IDS, 8, v->ids, (uint64_t)v->n * 8},
+        {SEC_ROPE, 4, v->rope, (uint64_t)v->n_nodes * 4},
+        {SEC_WEIGHTS, 4, v->weights, (uint64_t)v->n * 4},
+    };
+    return canopy_sections_write(path, file_magic, FILE_VERSION, secs, v->weights ? 6 : 5);
+}
+
+static canopy_status bad(const canopy_secfile *f, const char *what) {
+    return canopy_fail(CANOPY_ERR_FORMAT, "%s: inconsistent index: %s", f->name, what);
+}
+
+/* Everything a traversal will trust is checked, so a file that passes the checksum
+ * but was made wrong cannot send a query outside the arrays. */
+static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view *v) {
+    if (v->kind < CANOPY_TREE_KD || v->kind > CANOPY_TREE_BST) return bad(f, "unknown tree kind");
+    if (v->d < 1 || v->d > 4096) return bad(f, "dimension out of range");
+    if (v->n < 0 || v->n >= INT32_MAX) return bad(f, "point count out of range");
+    if (v->n_nodes < 1) return bad(f, "no nodes");
+    if (v->hot_stride < (int32_t)sizeof(canopy_node) || v->hot_stride % 16)
+        return bad(f, "node record size");
+    static const int32_t geom_d[] = {2, 1, 1, 0, 0}, geom_c[] = {1, 1, 3, 8, 2};
+    if (v->geom_stride != geom_d[v->kind] * v->d + geom_c[v->kind] ||
+        (int64_t)sizeof(canopy_node) + 4 * (int64_t)v->geom_stride > v->hot_stride)
+        return bad(f, "geometry size");
+    if ((v->kind == CANOPY_TREE_OCT && v->d != 3) || (v->kind == CANOPY_TREE_BST && v->d != 1))
+        return bad(f, "dimension not allowed for the tree kind");
+    if (v->depth < 1 || v->depth > 4096 || v->max_children < 1 || v->max_children > 1024)
+        return bad(f, "depth or fan-out out of range");
+    for (int32_t i = 0; i < v->n_nodes; i++) {
+        const canopy_node *nd = canopy_tv_node(v, i);
+        if (nd->begin < 0 || nd->end < nd->begin || nd->end > v->n)
+            return bad(f, "node point range outside the points");
+        if (nd->child != -1 && (nd->child <= i || nd->nchild < 1 || nd->nchild > v->max_children ||
+                                nd->child > v->n_nodes - nd->nchild))
+            return bad(f, "node children outside the nodes");
+        if (v->rope[i] < -1 || v->rope[i] >= v->n_nodes) return bad(f, "rope outside the nodes");
+    }
+    const canopy_node *root = canopy_tv_node(v, 0);
+    if (root->begin != 0 || root->end != v->n) return bad(f, "root does not hold every point");
+    /* The engines size their stacks by the recorded depth: it must bound the real one.
+     * Children follow their parents (checked above), so one forward pass finds levels. */
+    int32_t *level = NULL;
+    canopy_status s = canopy_calloc((void **)&level, (size_t)v->n_nodes, sizeof *level);
+    if (s) return s;
+    level[0] = 1;
+    for (int32_t i = 0; i < v->n_nodes && !s; i++) {
+        const canopy_node *nd = canopy_tv_node(v, i);
+        if (level[i] > v->depth) s = bad(f, "a node lies deeper than the recorded depth");
+        for (int32_t c = 0; nd->child >= 0 && c < nd->nchild; c++)
+            if (level[nd->child + c] < level[i] + 1) level[nd->child + c] = level[i] + 1;
+        if (v->kind == CANOPY_TREE_KD) {
+            float dim = canopy_tv_geom(v, i)[2 * v->d];
+            if (!(dim >= -1.0f && dim < (float)v->d) || dim != (float)(int32_t)dim)
+                s = bad(f, "kd split dimension out of range");
+        }
+    }
+    canopy_free(level);
+    if (s) return s;
+    for (int64_t i = 0; i < v->n; i++)
+        if (v->ids[i] < 0 || v->ids[i] >= v->n) return bad(f, "point id out of range");
+    return CANOPY_OK;
+}
+
+static canopy_status from_file(canopy_index *ix) {
+    canopy_secfile *f = &ix->file;
+    const void *p;
+    canopy_status s = canopy_secfile_get(f, SEC_META, 8, "meta", M_COUNT, &p, NULL);
+    if (s) return s;
+    int64_t m[M_COUNT];
+    memcpy(m, p, sizeof m);
+    for (int i = 0; i < M_COUNT; i++)
+        if (m[i] < 0 || m[i] > INT32_MAX) return bad(f, "header value out of range");
+    canopy_tree *t = &ix->mapped;
+    canopy_tree_view *v = &t->view;
+    v->kind = (int32_t)m[M_KIND];
+    v->n = m[M_N];
+    v->d = (int32_t)m[M_D];
+    v->n_nodes = (int32_t)m[M_NODES];
+    v->hot_stride = (int32_t)m[M_HOT_STRIDE];
+    v->geom_stride = (int32_t)m[M_GEOM_STRIDE];
+    v->depth = (int32_t)m[M_DEPTH];
+    v->max_children = (int32_t)m[M_MAX_CHILDREN];
+    t->leaf_size = (int32_t)m[M_LEAF_SIZE];
+    t->order = (int32_t)m[M_ORDER];
+    if (v->d < 1 || v->d > 4096 || v->hot_stride < 1) return bad(f, "dimension or record size");
+    const void *hot, *pts, *ids, *rope, *w = NULL;
+    if ((s = canopy_secfile_get(f, SEC_HOT, 1, "nodes", (int64_t)v->n_nodes * v->hot_stride, &hot,
+                                NULL)) ||
+        (s = canopy_secfile_get(f, SEC_POINTS, 4, "points", v->n * v->d, &pts, NULL)) ||
+        (s = canopy_secfile_get(f, SEC_IDS, 8, "ids", v->n, &ids, NULL)) ||
+        (s = canopy_secfile_get(f, SEC_ROPE, 4, "ropes", v->n_nodes, &rope, NULL)) ||
+        (m[M_HAS_WEIGHTS] &&
+         (s = canopy_secfile_get(f, SEC_WEIGHTS, 4, "weights", v->n, &w, NULL))))
+        return s;
+    v->hot = hot;
+    v->points = pts;
+    v->ids = ids;
+    v->rope = rope;
+    v->weights = w;
+    if ((s = check_tree(f, v))) return s;
+    if (v->kind == CANOPY_TREE_OCT && !w) return bad(f, "octree without masses");
+    ix->tree = t;
+    return CANOPY_OK;
+}
+
+static canopy_status finish_load(canopy_index *ix, canopy_status s, canopy_index **out) {
+    if (!s) s = from_file(ix);
+    if (!s) s = reg_add(ix);
+    if (s) {
+        destroy(ix);
+        return s;
+    }
+    *out = ix;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_index_load(const char *path, canopy_index **out) {
+    *out = NULL;
+    canopy_index *ix = NULL;
+    canopy_status s = new_handle(CANOPY_RESIDENCY_HOST, &ix);
+    if (s) return s;
+    return finish_load(ix, canopy_secfile_open(path, file_magic, FILE_VERSION, &ix->file), out);
+}
+
+canopy_status canopy_index_load_mem(const void *buf, size_t len, const char *name,
+                                    canopy_index **out) {
+    *out = NULL;
+    canopy_index *ix = NULL;
+    canopy_status s = new_handle(CANOPY_RESIDENCY_HOST, &ix);
+    if (s) return s;
+    return finish_load(
+        ix, canopy_secfile_open_mem(buf, len, name, file_magic, FILE_VERSION, &ix->file), out);
+}

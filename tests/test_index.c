@@ -1,0 +1,243 @@
+/* canopy_index: built once and queried many times (different queries, k, r), equal to
+ * brute force for every tree kind; saved and loaded back (mmap) with equal answers;
+ * bad files, bad handles and mismatched queries rejected with clear errors. */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float *rand_points(int64_t n, int32_t d, uint64_t seed, int dup) {
+    float *p = malloc(sizeof(float) * (size_t)(n * d + 1));
+    canopy_rng r = canopy_rng_make(seed, 0);
+    for (int64_t i = 0; i < n * d; i++) p[i] = (float)canopy_rng_uniform(&r);
+    for (int64_t i = 1; dup && i < n; i += 3) memcpy(p + i * d, p + (i - 1) * d, sizeof(float) * d);
+    return p;
+}
+
+/* kNN of q against the index equals brute force (indices, distances). */
+static void check_knn(canopy_index *ix, canopy_points ref, canopy_points q, int32_t k,
+                      const char *what) {
+    int64_t nq = q.data ? q.n : ref.n;
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)(nq * k + 1));
+    int64_t *b = malloc(sizeof(int64_t) * (size_t)(nq * k + 1));
+    float *da = malloc(sizeof(float) * (size_t)(nq * k + 1));
+    float *db = malloc(sizeof(float) * (size_t)(nq * k + 1));
+    canopy_stats st;
+    CHECK_OK(canopy_index_knn(ix, q, k, NULL, a, da, &st));
+    CHECK_MSG(st.index_reused == 1 && st.build_seconds == 0.0, "%s: no rebuild", what);
+    CHECK_OK(canopy_knn_brute(ref, q, k, b, db));
+    int ok = 1;
+    for (int64_t i = 0; i < nq * k; i++) ok &= a[i] == b[i] && (da[i] == db[i] || a[i] < 0);
+    CHECK_MSG(ok, "%s: knn k=%d equals brute force", what, (int)k);
+    free(a);
+    free(b);
+    free(da);
+    free(db);
+}
+
+static void check_radius(canopy_index *ix, canopy_points ref, canopy_points q, float r,
+                         const char *what) {
+    int64_t nq = q.data ? q.n : ref.n;
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)(nq + 1));
+    int64_t *b = malloc(sizeof(int64_t) * (size_t)(nq + 1));
+    CHECK_OK(canopy_index_radius_count(ix, q, r, NULL, a, NULL));
+    CHECK_OK(canopy_radius_count_brute(ref, q, r, b));
+    CHECK_MSG(memcmp(a, b, sizeof(int64_t) * (size_t)nq) == 0, "%s: radius %g", what, (double)r);
+    free(a);
+    free(b);
+}
+
+static void metric_kinds(uint64_t seed) {
+    const canopy_tree_kind kinds[] = {CANOPY_TREE_KD, CANOPY_TREE_BALL, CANOPY_TREE_VP};
+    const int32_t dims[] = {1, 2, 7};
+    for (int ki = 0; ki < 3; ki++)
+        for (int di = 0; di < 3; di++) {
+            int32_t d = dims[di];
+            int64_t n = 500 + (int64_t)(seed % 300);
+            float *rp = rand_points(n, d, seed + (uint64_t)(ki * 10 + di), di == 1);
+            canopy_points ref = canopy_points_make(rp, n, d);
+            canopy_index_options o = canopy_index_options_default(kinds[ki]);
+            canopy_index *ix = NULL;
+            CHECK_OK(canopy_index_build(ref, &o, &ix));
+            char what[64];
+            snprintf(what, sizeof what, "%s d=%d", canopy_tree_kind_name(kinds[ki]), (int)d);
+            for (int round = 0; round < 3; round++) {
+                int64_t nq = 50 + round * 40;
+                float *qp = rand_points(nq, d, seed * 7 + (uint64_t)round, 0);
+                canopy_points q = canopy_points_make(qp, nq, d);
+                check_knn(ix, ref, q, 1 + round * 4, what);
+                check_radius(ix, ref, q, 0.05f * (float)(round + 1), what);
+                free(qp);
+            }
+            canopy_points self = {0};
+            check_knn(ix, ref, self, 3, what);
+            check_radius(ix, ref, self, 0.1f, what);
+            canopy_index_info info;
+            CHECK_OK(canopy_index_get_info(ix, &info));
+            CHECK(info.builds == 1 && info.queries == 8 && info.n == n && info.d == d &&
+                  !info.mapped);
+
+            /* save -> load (mmap) -> the same answers */
+            const char *path = check_tmp_path("ix.idx");
+            CHECK_OK(canopy_index_save(ix, path));
+            canopy_index *lx = NULL;
+            CHECK_OK(canopy_index_load(path, &lx));
+            if (lx) {
+                CHECK_OK(canopy_index_get_info(lx, &info));
+                CHECK(info.mapped && info.builds == 0 && info.n == n);
+                float *qp = rand_points(64, d, seed + 99, 0);
+                canopy_points q = canopy_points_make(qp, 64, d);
+                check_knn(lx, ref, q, 4, "loaded");
+                check_knn(lx, ref, self, 2, "loaded self");
+                check_radius(lx, ref, q, 0.1f, "loaded");
+                /* mismatched dimension */
+                canopy_points wrong = canopy_points_make(qp, 64 * d / (d + 1), d + 1);
+                int64_t out[64 * 8];
+                CHECK_FAILS(canopy_index_knn(lx, wrong, 1, NULL, out, NULL, NULL),
+                            CANOPY_ERR_INVALID, "dimensions but the index has");
+                free(qp);
+                canopy_index_free(lx);
+            }
+            canopy_index_free(ix);
+            free(rp);
+        }
+}
+
+static void oct_and_bst(uint64_t seed) {
+    int64_t n = 400;
+    float *rp = rand_points(n, 3, seed, 0);
+    canopy_points bodies = canopy_points_make(rp, n, 3);
+    canopy_index *ix = NULL;
+    canopy_index_options o = canopy_index_options_default(CANOPY_TREE_OCT);
+    CHECK_OK(canopy_index_build(bodies, &o, &ix));
+    float *a = malloc(sizeof(float) * 3 * (size_t)n), *b = malloc(sizeof(float) * 3 * (size_t)n);
+    canopy_run_options ro = canopy_run_options_default();
+    ro.tree = CANOPY_TREE_OCT;
+    CHECK_OK(canopy_index_gravity(ix, 0.5f, 0.01f, NULL, a, NULL));
+    CHECK_OK(canopy_gravity(bodies, NULL, 0.5f, 0.01f, &ro, b, NULL));
+    CHECK_MSG(memcmp(a, b, sizeof(float) * 3 * (size_t)n) == 0, "index gravity == gravity");
+    int64_t cnt[4];
+    CHECK_FAILS(canopy_index_knn(ix, bodies, 1, NULL, cnt, NULL, NULL), CANOPY_ERR_INVALID,
+                "cannot answer");
+    const char *path = check_tmp_path("oct.idx");
+    CHECK_OK(canopy_index_save(ix, path));
+    canopy_index *lx = NULL;
+    CHECK_OK(canopy_index_load(path, &lx));
+    if (lx) {
+        memset(a, 0, sizeof(float) * 3 * (size_t)n);
+        CHECK_OK(canopy_index_gravity(lx, 0.5f, 0.01f, NULL, a, NULL));
+        CHECK_MSG(memcmp(a, b, sizeof(float) * 3 * (size_t)n) == 0, "loaded gravity");
+    }
+    canopy_index_free(lx);
+    canopy_index_free(ix);
+    free(a);
+    free(b);
+
+    /* bst: sorted keys, duplicates */
+    float *keys = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) keys[i] = (float)(i / 3);
+    o = canopy_index_options_default(CANOPY_TREE_BST);
+    CHECK_OK(canopy_index_build(canopy_points_make(keys, n, 1), &o, &ix));
+    float qs[5] = {-1.0f, 0.0f, 7.5f, 133.0f, 1e9f};
+    int64_t got[5], want[5];
+    CHECK_OK(canopy_index_search(ix, qs, 5, NULL, got, NULL));
+    CHECK_OK(canopy_search(keys, n, qs, 5, NULL, want, NULL));
+    CHECK(memcmp(got, want, sizeof got) == 0);
+    canopy_index_free(ix);
+    keys[5] = -3.0f;
+    CHECK_FAILS(canopy_index_build(canopy_points_make(keys, n, 1), &o, &ix), CANOPY_ERR_INVALID,
+                "sorted");
+    free(keys);
+    free(rp);
+}
+
+static void edge_cases(uint64_t seed) {
+    /* n < k: the tail is -1 / +inf as for canopy_knn */
+    float *rp = rand_points(5, 2, seed, 0);
+    canopy_points ref = canopy_points_make(rp, 5, 2);
+    canopy_index *ix = NULL;
+    CHECK_OK(canopy_index_build(ref, NULL, &ix));
+    check_knn(ix, ref, ref, 8, "n<k");
+    /* freed handle and NULL */
+    canopy_index *dead = ix;
+    canopy_index_free(ix);
+    int64_t out[64];
+    CHECK_FAILS(canopy_index_knn(dead, ref, 1, NULL, out, NULL, NULL), CANOPY_ERR_INVALID,
+                "not a live index");
+    CHECK_FAILS(canopy_index_knn(NULL, ref, 1, NULL, out, NULL, NULL), CANOPY_ERR_INVALID, "NULL");
+    canopy_index_free(dead); /* double free is a no-op */
+    /* residency */
+    canopy_index_options o = canopy_index_options_default(CANOPY_TREE_KD);
+    o.residency = CANOPY_RESIDENCY_DEVICE;
+    CHECK_FAILS(canopy_index_build(ref, &o, &ix), CANOPY_ERR_UNSUPPORTED, "device");
+    /* empty index */
+    canopy_points empty = canopy_points_make(rp, 0, 2);
+    canopy_status s = canopy_index_build(empty, NULL, &ix);
+    if (!s) {
+        float q[2] = {0.5f, 0.5f};
+        int64_t i1[2];
+        float d1[2];
+        CHECK_OK(canopy_index_knn(ix, canopy_points_make(q, 1, 2), 2, NULL, i1, d1, NULL));
+        CHECK(i1[0] == -1 && i1[1] == -1);
+        canopy_index_free(ix);
+    } else {
+        CHECK_MSG(s == CANOPY_ERR_INVALID, "empty index: %s", canopy_last_error());
+    }
+    free(rp);
+}
+
+static unsigned char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*len + 1);
+    *len = fread(b, 1, *len, f);
+    fclose(f);
+    return b;
+}
+
+static void bad_files(uint64_t seed) {
+    float *rp = rand_points(300, 3, seed, 0);
+    canopy_index *ix = NULL;
+    CHECK_OK(canopy_index_build(canopy_points_make(rp, 300, 3), NULL, &ix));
+    const char *path = check_tmp_path("good.idx");
+    CHECK_OK(canopy_index_save(ix, path));
+    canopy_index_free(ix);
+    size_t len;
+    unsigned char *b = slurp(path, &len);
+    canopy_index *lx = NULL;
+    CHECK_OK(canopy_index_load_mem(b, len, "good", &lx));
+    canopy_index_free(lx);
+    CHECK_FAILS(canopy_index_load_mem(b, len / 2, "half.idx", &lx), CANOPY_ERR_FORMAT,
+                "half.idx: truncated");
+    CHECK_FAILS(canopy_index_load_mem(b, 10, "tiny.idx", &lx), CANOPY_ERR_FORMAT, "truncated");
+    unsigned char *c = malloc(len);
+    memcpy(c, b, len);
+    c[len - 100] ^= 0x40;
+    CHECK_FAILS(canopy_index_load_mem(c, len, "flip.idx", &lx), CANOPY_ERR_FORMAT, "checksum");
+    memcpy(c, b, len);
+    c[12] = 9; /* version */
+    CHECK_FAILS(canopy_index_load_mem(c, len, "v9.idx", &lx), CANOPY_ERR_FORMAT, "version 9");
+    memcpy(c, b, len);
+    for (int i = 0; i < 4; i++) c[8 + i] = b[11 - i]; /* byte-swapped endianness marker */
+    CHECK_FAILS(canopy_index_load_mem(c, len, "be.idx", &lx), CANOPY_ERR_FORMAT, "byte order");
+    memcpy(c, b, len);
+    c[0] = 'X';
+    CHECK_FAILS(canopy_index_load_mem(c, len, "magic.idx", &lx), CANOPY_ERR_FORMAT, "not a");
+    CHECK_FAILS(canopy_index_load("/nonexistent/x.idx", &lx), CANOPY_ERR_IO, "/nonexistent/x.idx");
+    CHECK(lx == NULL);
+    free(c);
+    free(b);
+    free(rp);
+}
+
+int main(void) {
+    uint64_t seed = check_seed();
+    for (int rep = 0; rep < 2; rep++) metric_kinds(seed + (uint64_t)rep * 1000);
+    oct_and_bst(seed);
+    edge_cases(seed);
+    bad_files(seed);
+    return check_finish();
+}
