@@ -513,6 +513,7 @@ __attribute__((target("avx2"))) static const uint8_t *skip_avx2(const cre_dfa *d
 #endif
 
 static inline const uint8_t *skip_idle(const cre_dfa *d, const uint8_t *p, const uint8_t *e) {
+    if (p < e && d->stop[*p]) return p; /* dense stop bytes (DNA): no vector set-up */
 #if defined(__x86_64__) || defined(__i386__)
     if (d->avx2) return skip_avx2(d, p, e);
 #endif
@@ -604,9 +605,18 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         return scan(d, pike, b, e, mode, sel, counts, mask, lines);
     if (info->exact) return cre_literal_count(info, b, e, sel, lines);
     /* prefilter: only lines holding a required literal can match */
-    int64_t hits = 0, line = 0, one;
+    int64_t hits = 0, line = 0, one, cand = 0;
     const uint8_t *p = b;
     while (p < e) {
+        /* Candidates closer than 256 bytes on average (a space, "A" in DNA): the
+         * per-candidate line bookkeeping costs more than the DFA (with its idle skip)
+         * on every byte, so the rest of the block goes to the DFA. */
+        if (++cand >= 64 && p - b < cand * 256) {
+            int64_t rest = 0;
+            hits += scan(d, pike, p, e, mode, sel ? sel + line : NULL, counts, mask, &rest);
+            *lines = line + rest;
+            return hits;
+        }
         const uint8_t *q = cre_literal_find(info, p, e);
         if (q >= e) break;
         const uint8_t *ls = memrchr(p, '\n', (size_t)(q - p));
