@@ -23,7 +23,7 @@ done
 [ -n "$kjv" ] || { echo "no kjv.txt.gz: set KJV" >&2; exit 2; }
 work=$(mktemp -d /tmp/canopy-regex-suite.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-export LC_ALL=C OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+export LC_ALL=C OMP_NUM_THREADS=1 CANOPY_THREADS=1 OMP_WAIT_POLICY=passive
 python3 - "$work" "$kjv" "$root" <<'PY'
 import gzip, glob, random, re, sys
 work, kjv, root = sys.argv[1:]

@@ -545,14 +545,24 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
         *lines = n;
         return n;
     }
-    uint32_t s = d->start, idle = d->idle;
+    uint32_t s = d->start, idle = d->idle, d_idle = 0; /* d_idle: UINT32_MAX = skip off */
+    int64_t skips = 0, skipped = 0;
     const uint8_t *p = b, *ls = b;
     while (p < e) {
         uint32_t t = d->trans[s + cls[*p]];
         if (t < T_SPECIAL) {
             s = t;
             p++;
-            if (s == idle) p = skip_idle(d, p, e);
+            if (s == idle) {
+                const uint8_t *q = skip_idle(d, p, e);
+                skipped += q - p;
+                p = q;
+                /* dense stop bytes (DNA): the skip's branches cost more than it saves */
+                if (++skips == 256) {
+                    if (skipped < 256 * 16) idle = d_idle = UINT32_MAX;
+                    skips = skipped = 0;
+                }
+            }
             continue;
         }
         if (t == (uint32_t)T_NEWLINE) {
@@ -575,7 +585,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
             continue;
         }
         int64_t r = build(d, &s, cls[*p], all, &flushes);
-        idle = d->idle; /* a flush rebuilt it */
+        idle = d_idle == UINT32_MAX ? UINT32_MAX : d->idle; /* a flush rebuilt it */
         if (r == -2 || flushes > DFA_MAX_FLUSHES) {
             /* thrashing (or no memory for the cache): the Pike VM finishes the block */
             d->fallbacks++;
