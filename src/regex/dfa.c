@@ -55,6 +55,10 @@ struct cre_dfa {
      * '\n') leads back to it, so the scan jumps over such runs, 32 bytes per AVX2
      * step. idle is UINT32_MAX when there is no such state or stop is too wide. */
     uint32_t idle;
+    /* cross: the start state has the idle state's threads and neither matches at a
+     * line end, so the skip runs on over newlines (lines it crosses do not match;
+     * '\n' is then not a stop byte) */
+    int cross;
     int avx2;
     uint8_t stop[256];
     uint8_t nib[2][16]; /* stop as nibble tables: nib[hi >> 3][lo] has bit hi & 7 */
@@ -374,6 +378,15 @@ static void make_idle(cre_dfa *d, int all) {
     n = canonical(d, d->set, n, all, d->tmask);
     int32_t i = intern(d, d->set, n, 0, d->tmask, all);
     if (i < 0) return;
+    int32_t si = (int32_t)(d->start / (uint32_t)d->ncls);
+    int cross =
+        d->npcs[si] == d->npcs[i] && memcmp(d->pool + d->pcs_off[si], d->pool + d->pcs_off[i],
+                                            (size_t)d->npcs[i] * sizeof *d->pool) == 0;
+    for (int32_t w = 0; w < d->words && cross; w++)
+        cross =
+            d->finals[(size_t)si * d->words + w] == 0 && d->finals[(size_t)i * d->words + w] == 0;
+    d->cross = cross;
+    if (cross) stop['\n' >> 5] &= ~(1u << ('\n' & 31));
     memset(d->nib, 0, sizeof d->nib);
     for (unsigned c = 0; c < 256; c++) {
         d->stop[c] = (uint8_t)cre_set_has(stop, c);
@@ -512,6 +525,62 @@ __attribute__((target("avx2"))) static const uint8_t *skip_avx2(const cre_dfa *d
 }
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+/* skip_avx2 that runs on over newlines: *nls gets the newlines crossed, *after the
+ * byte after the last of them (unchanged when none). */
+__attribute__((target("avx2,popcnt"))) static const uint8_t *
+cross_avx2(const cre_dfa *d, const uint8_t *p, const uint8_t *e, int64_t *nls,
+           const uint8_t **after) {
+    const __m256i t0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)d->nib[0]));
+    const __m256i t1 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)d->nib[1]));
+    const __m256i bits =
+        _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16,
+                         32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const __m256i low = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
+    const __m256i vnl = _mm256_set1_epi8('\n');
+    for (; p + 32 <= e; p += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)p);
+        __m256i lo = _mm256_and_si256(v, low);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+        __m256i m = _mm256_blendv_epi8(_mm256_shuffle_epi8(t0, lo), _mm256_shuffle_epi8(t1, lo), v);
+        __m256i hit = _mm256_and_si256(m, _mm256_shuffle_epi8(bits, hi));
+        uint32_t stop = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hit, zero));
+        uint32_t nl = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vnl));
+        if (stop) nl &= (1u << __builtin_ctz(stop)) - 1;
+        if (nl) {
+            *nls += __builtin_popcount(nl);
+            *after = p + 32 - __builtin_clz(nl);
+        }
+        if (stop) return p + __builtin_ctz(stop);
+    }
+    for (; p < e; p++) {
+        if (*p == '\n') {
+            ++*nls;
+            *after = p + 1;
+        } else if (d->stop[*p]) {
+            return p;
+        }
+    }
+    return p;
+}
+#endif
+
+static inline const uint8_t *skip_cross(const cre_dfa *d, const uint8_t *p, const uint8_t *e,
+                                        int64_t *nls, const uint8_t **after) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (d->avx2) return cross_avx2(d, p, e, nls, after);
+#endif
+    for (; p < e; p++) {
+        if (*p == '\n') {
+            ++*nls;
+            *after = p + 1;
+        } else if (d->stop[*p]) {
+            return p;
+        }
+    }
+    return p;
+}
+
 static inline const uint8_t *skip_idle(const cre_dfa *d, const uint8_t *p, const uint8_t *e) {
     if (p < e && d->stop[*p]) return p; /* dense stop bytes (DNA): no vector set-up */
 #if defined(__x86_64__) || defined(__i386__)
@@ -554,7 +623,20 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
             s = t;
             p++;
             if (s == idle) {
-                const uint8_t *q = skip_idle(d, p, e);
+                const uint8_t *q;
+                if (d->cross) {
+                    /* crossed lines end idle: no match (sel is zeroed by the caller) */
+                    int64_t nls = 0;
+                    const uint8_t *after = NULL;
+                    q = skip_cross(d, p, e, &nls, &after);
+                    if (nls) {
+                        line += nls;
+                        ls = after;
+                        if (q == after) s = d->start;
+                    }
+                } else {
+                    q = skip_idle(d, p, e);
+                }
                 skipped += q - p;
                 p = q;
                 /* dense stop bytes (DNA): the skip's branches cost more than it saves */
