@@ -615,8 +615,8 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
         return n;
     }
     uint32_t s = d->start, idle = d->idle, d_idle = 0; /* d_idle: UINT32_MAX = skip off */
-    int64_t skips = 0, skipped = 0;
-    const uint8_t *p = b, *ls = b;
+    int32_t skips = 0;
+    const uint8_t *p = b, *ls = b, *win = b;
     while (p < e) {
         uint32_t t = d->trans[s + cls[*p]];
         if (t < T_SPECIAL) {
@@ -637,12 +637,12 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
                 } else {
                     q = skip_idle(d, p, e);
                 }
-                skipped += q - p;
                 p = q;
-                /* dense stop bytes (DNA): the skip's branches cost more than it saves */
+                /* a skip every few bytes (DNA): its branches cost more than it saves */
                 if (++skips == 256) {
-                    if (skipped < 256 * 16) idle = d_idle = UINT32_MAX;
-                    skips = skipped = 0;
+                    if (p - win < 256 * 8) idle = d_idle = UINT32_MAX;
+                    skips = 0;
+                    win = p;
                 }
             }
             continue;
