@@ -904,6 +904,8 @@ typedef struct canopy_regex_result {
     canopy_isa isa;             /* simd: the lanes used */
     int64_t dfa_states;         /* dfa: states built, summed over threads */
     int64_t dfa_fallbacks;      /* dfa: blocks finished by the Pike VM (cache full) */
+    int32_t literals;           /* dfa: strings of the required-literal prefilter, 0 = none */
+    int32_t literals_exact;     /* dfa: 1 when a literal hit is a match (no DFA run) */
 } canopy_regex_result;
 
 /* Matches every line of buf (a line matches if some pattern matches a substring

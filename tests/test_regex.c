@@ -816,6 +816,45 @@ static void hostile(void) {
     canopy_regex_free(re);
 }
 
+/* The DFA's idle-state skip (runs of bytes no thread can take are jumped over, 32
+ * at a time): every byte value, long runs of filler, sets with high bytes and
+ * anchors, against the Pike VM line by line. */
+static void idle_skip(uint64_t seed) {
+    static const char *const pats[] = {"[0-9]{3,}",         "[\x80-\xff]{2}", "\xe9t",
+                                       "[A-Z][a-z]+ [A-Z]", "x$|^y",          "[\x7f\x80]a|b\xff",
+                                       "(AAT|CCG)T{2}",     "q[^q]"};
+    canopy_rng r = canopy_rng_make(seed, 21);
+    for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++)
+        for (int rep = 0; rep < 6; rep++) {
+            size_t len = 64 + (size_t)pick(&r, 3000);
+            char *buf = malloc(len);
+            int filler = pick(&r, 3); /* how often a random byte breaks the filler */
+            for (size_t j = 0; j < len; j++) {
+                int c = pick(&r, 8 << filler) == 0 ? pick(&r, 256) : 'q';
+                if (pick(&r, 200) == 0) c = '\n';
+                buf[j] = (char)c;
+            }
+            const char *pp[1] = {pats[k]};
+            canopy_regex *re = NULL;
+            CHECK_OK(canopy_regex_compile(pp, NULL, 1, 0, &re));
+            if (!re) {
+                free(buf);
+                continue;
+            }
+            int64_t n = canopy_regex_count_lines(buf, len);
+            uint8_t *want = malloc((size_t)n + 1);
+            canopy_regex_match_options o = {CANOPY_REGEX_ENGINE_PIKE, 0};
+            CHECK_OK(canopy_regex_match(re, buf, len, &o, want, NULL, NULL));
+            char what[96];
+            snprintf(what, sizeof what, "seed %llu idle skip '%s' rep %d", (unsigned long long)seed,
+                     pats[k], rep);
+            check_all_engines(re, buf, len, n, want, NULL, what);
+            free(want);
+            free(buf);
+            canopy_regex_free(re);
+        }
+}
+
 int main(void) {
     hand_cases();
     malformed();
@@ -826,5 +865,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) literal_sets(seeds[i], 60);
     literal_sets(check_seed(), 60);
     buffers(check_seed());
+    idle_skip(1);
+    idle_skip(check_seed());
     return check_finish();
 }

@@ -268,6 +268,7 @@ void cre_closures(cre_prog *p) {
     /* Long epsilon chains (x??????{1000}) make each walk O(n); past 8 steps per
      * instruction in all the table is given up, so compiling stays linear. */
     int64_t steps = 8 * (int64_t)n + 65536;
+    if (n > (1 << 18)) return; /* and the walks of a big program miss the cache: no table */
     int32_t *off = malloc(((size_t)n + 1) * sizeof *off);
     int32_t *clo = malloc((size_t)cap * sizeof *clo);
     int32_t *mark = malloc((size_t)n * sizeof *mark), *stack = malloc((size_t)n * sizeof *stack);

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 enum {
     T_UNKNOWN = -1, /* 0xffffffff: not built yet */
     T_NEWLINE = -2, /* the '\n' column of every row */
@@ -46,6 +50,18 @@ struct cre_dfa {
     uint64_t *tmask, *saved_mask, *tset_mask;
     uint32_t start; /* premultiplied row of the start state */
     int start_decided;
+    /* The idle state: the closure of pc 0 away from the line start, nothing else
+     * running. Every byte outside `stop` (the bytes a thread there can take, and
+     * '\n') leads back to it, so the scan jumps over such runs, 32 bytes per AVX2
+     * step. idle is UINT32_MAX when there is no such state or stop is too wide. */
+    uint32_t idle;
+    /* cross: the start state has the idle state's threads and neither matches at a
+     * line end, so the skip runs on over newlines (lines it crosses do not match;
+     * '\n' is then not a stop byte) */
+    int cross;
+    int avx2;
+    uint8_t stop[256];
+    uint8_t nib[2][16]; /* stop as nibble tables: nib[hi >> 3][lo] has bit hi & 7 */
     int64_t built, fallbacks;
 };
 
@@ -122,6 +138,8 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
     d->ncls = info->n_cls;
     d->words = p->mask_words;
     d->mode = -1;
+    d->idle = UINT32_MAX;
+    d->avx2 = canopy_cpu_isa() >= CANOPY_ISA_AVX2;
     d->max_states = DFA_MAX_STATES;
     size_t by_bytes = DFA_MAX_BYTES / ((size_t)d->ncls * 4 + 64);
     if ((size_t)d->max_states > by_bytes) d->max_states = by_bytes < 2 ? 2 : (int32_t)by_bytes;
@@ -337,6 +355,46 @@ static int32_t intern(cre_dfa *d, const int32_t *s, int32_t n, int bol, const ui
 }
 
 /* (Re)builds the start state for a mode; -2 when out of memory. */
+/* The idle state and its stop bytes (see struct cre_dfa); skipping pays only when
+ * the stop bytes are a minority of the text, so wide sets (`.`) get no idle state. */
+static void make_idle(cre_dfa *d, int all) {
+    d->idle = UINT32_MAX;
+    new_gen(d);
+    int32_t n = 0;
+    int any = 0;
+    memset(d->tmask, 0, (size_t)d->words * sizeof *d->tmask);
+    closure(d, 0, 0, 0, all, d->set, &n, d->tmask, &any);
+    if (any) return; /* every line matches */
+    uint32_t stop[8] = {0};
+    stop['\n' >> 5] |= 1u << ('\n' & 31);
+    for (int32_t j = 0; j < n; j++) {
+        const cvm_insn *in = &d->p->vm.code[d->set[j]];
+        for (int w = 0; w < 8; w++)
+            stop[w] |= in->op == CVM_DOT ? ~0u : in->op == CVM_CMP ? d->p->sets[in->arg][w] : 0;
+    }
+    int count = 0;
+    for (int w = 0; w < 8; w++) count += __builtin_popcount(stop[w]);
+    if (count > 160) return;
+    n = canonical(d, d->set, n, all, d->tmask);
+    int32_t i = intern(d, d->set, n, 0, d->tmask, all);
+    if (i < 0) return;
+    int32_t si = (int32_t)(d->start / (uint32_t)d->ncls);
+    int cross =
+        d->npcs[si] == d->npcs[i] && memcmp(d->pool + d->pcs_off[si], d->pool + d->pcs_off[i],
+                                            (size_t)d->npcs[i] * sizeof *d->pool) == 0;
+    for (int32_t w = 0; w < d->words && cross; w++)
+        cross =
+            d->finals[(size_t)si * d->words + w] == 0 && d->finals[(size_t)i * d->words + w] == 0;
+    d->cross = cross;
+    if (cross) stop['\n' >> 5] &= ~(1u << ('\n' & 31));
+    memset(d->nib, 0, sizeof d->nib);
+    for (unsigned c = 0; c < 256; c++) {
+        d->stop[c] = (uint8_t)cre_set_has(stop, c);
+        if (d->stop[c]) d->nib[c >> 7][c & 15] |= (uint8_t)(1u << ((c >> 4) & 7));
+    }
+    d->idle = (uint32_t)i * (uint32_t)d->ncls;
+}
+
 static int make_start(cre_dfa *d, int all) {
     new_gen(d);
     int32_t n = 0;
@@ -348,6 +406,7 @@ static int make_start(cre_dfa *d, int all) {
     int32_t i = intern(d, d->set, n, 1, d->tmask, all);
     if (i < 0) return i;
     d->start = (uint32_t)i * (uint32_t)d->ncls;
+    make_idle(d, all);
     return 0;
 }
 
@@ -441,6 +500,96 @@ static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, 
     return hits;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* The first stop byte in [p, e), or e: a byte's low nibble picks a byte of bits of
+ * its 8 possible high nibbles (two tables by the top bit), its high nibble the bit. */
+__attribute__((target("avx2"))) static const uint8_t *skip_avx2(const cre_dfa *d, const uint8_t *p,
+                                                                const uint8_t *e) {
+    const __m256i t0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)d->nib[0]));
+    const __m256i t1 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)d->nib[1]));
+    const __m256i bits =
+        _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16,
+                         32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const __m256i low = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
+    for (; p + 32 <= e; p += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)p);
+        __m256i lo = _mm256_and_si256(v, low);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+        __m256i m = _mm256_blendv_epi8(_mm256_shuffle_epi8(t0, lo), _mm256_shuffle_epi8(t1, lo), v);
+        __m256i hit = _mm256_and_si256(m, _mm256_shuffle_epi8(bits, hi));
+        uint32_t z = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hit, zero));
+        if (z != 0xffffffffu) return p + __builtin_ctz(~z);
+    }
+    while (p < e && !d->stop[*p]) p++;
+    return p;
+}
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+/* skip_avx2 that runs on over newlines: *nls gets the newlines crossed, *after the
+ * byte after the last of them (unchanged when none). */
+__attribute__((target("avx2,popcnt"))) static const uint8_t *
+cross_avx2(const cre_dfa *d, const uint8_t *p, const uint8_t *e, int64_t *nls,
+           const uint8_t **after) {
+    const __m256i t0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)d->nib[0]));
+    const __m256i t1 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)d->nib[1]));
+    const __m256i bits =
+        _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16,
+                         32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const __m256i low = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
+    const __m256i vnl = _mm256_set1_epi8('\n');
+    for (; p + 32 <= e; p += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)p);
+        __m256i lo = _mm256_and_si256(v, low);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+        __m256i m = _mm256_blendv_epi8(_mm256_shuffle_epi8(t0, lo), _mm256_shuffle_epi8(t1, lo), v);
+        __m256i hit = _mm256_and_si256(m, _mm256_shuffle_epi8(bits, hi));
+        uint32_t stop = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hit, zero));
+        uint32_t nl = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vnl));
+        if (stop) nl &= (1u << __builtin_ctz(stop)) - 1;
+        if (nl) {
+            *nls += __builtin_popcount(nl);
+            *after = p + 32 - __builtin_clz(nl);
+        }
+        if (stop) return p + __builtin_ctz(stop);
+    }
+    for (; p < e; p++) {
+        if (*p == '\n') {
+            ++*nls;
+            *after = p + 1;
+        } else if (d->stop[*p]) {
+            return p;
+        }
+    }
+    return p;
+}
+#endif
+
+static inline const uint8_t *skip_cross(const cre_dfa *d, const uint8_t *p, const uint8_t *e,
+                                        int64_t *nls, const uint8_t **after) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (d->avx2) return cross_avx2(d, p, e, nls, after);
+#endif
+    for (; p < e; p++) {
+        if (*p == '\n') {
+            ++*nls;
+            *after = p + 1;
+        } else if (d->stop[*p]) {
+            return p;
+        }
+    }
+    return p;
+}
+
+static inline const uint8_t *skip_idle(const cre_dfa *d, const uint8_t *p, const uint8_t *e) {
+    if (p < e && d->stop[*p]) return p; /* dense stop bytes (DNA): no vector set-up */
+#if defined(__x86_64__) || defined(__i386__)
+    if (d->avx2) return skip_avx2(d, p, e);
+#endif
+    while (p < e && !d->stop[*p]) p++;
+    return p;
+}
+
 /* The DFA over whole lines [b, e). */
 static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
                     cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask, int64_t *lines) {
@@ -465,13 +614,37 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
         *lines = n;
         return n;
     }
-    uint32_t s = d->start;
-    const uint8_t *p = b, *ls = b;
+    uint32_t s = d->start, idle = d->idle, d_idle = 0; /* d_idle: UINT32_MAX = skip off */
+    int32_t skips = 0;
+    const uint8_t *p = b, *ls = b, *win = b;
     while (p < e) {
         uint32_t t = d->trans[s + cls[*p]];
         if (t < T_SPECIAL) {
             s = t;
             p++;
+            if (s == idle) {
+                const uint8_t *q;
+                if (d->cross) {
+                    /* crossed lines end idle: no match (sel is zeroed by the caller) */
+                    int64_t nls = 0;
+                    const uint8_t *after = NULL;
+                    q = skip_cross(d, p, e, &nls, &after);
+                    if (nls) {
+                        line += nls;
+                        ls = after;
+                        if (q == after) s = d->start;
+                    }
+                } else {
+                    q = skip_idle(d, p, e);
+                }
+                p = q;
+                /* a skip every few bytes (DNA): its branches cost more than it saves */
+                if (++skips == 256) {
+                    if (p - win < 256 * 8) idle = d_idle = UINT32_MAX;
+                    skips = 0;
+                    win = p;
+                }
+            }
             continue;
         }
         if (t == (uint32_t)T_NEWLINE) {
@@ -494,6 +667,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
             continue;
         }
         int64_t r = build(d, &s, cls[*p], all, &flushes);
+        idle = d_idle == UINT32_MAX ? UINT32_MAX : d->idle; /* a flush rebuilt it */
         if (r == -2 || flushes > DFA_MAX_FLUSHES) {
             /* thrashing (or no memory for the cache): the Pike VM finishes the block */
             d->fallbacks++;
@@ -523,9 +697,18 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         return scan(d, pike, b, e, mode, sel, counts, mask, lines);
     if (info->exact) return cre_literal_count(info, b, e, sel, lines);
     /* prefilter: only lines holding a required literal can match */
-    int64_t hits = 0, line = 0, one;
+    int64_t hits = 0, line = 0, one, cand = 0;
     const uint8_t *p = b;
     while (p < e) {
+        /* Candidates closer than 256 bytes on average (a space, "A" in DNA): the
+         * per-candidate line bookkeeping costs more than the DFA (with its idle skip)
+         * on every byte, so the rest of the block goes to the DFA. */
+        if (++cand >= 64 && p - b < cand * 256) {
+            int64_t rest = 0;
+            hits += scan(d, pike, p, e, mode, sel ? sel + line : NULL, counts, mask, &rest);
+            *lines = line + rest;
+            return hits;
+        }
         const uint8_t *q = cre_literal_find(info, p, e);
         if (q >= e) break;
         const uint8_t *ls = memrchr(p, '\n', (size_t)(q - p));

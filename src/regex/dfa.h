@@ -41,7 +41,8 @@ int64_t cre_dfa_fallbacks(const cre_dfa *d);
  * tests can force flushes and the Pike VM fallback. Not thread-safe. */
 void cre_dfa_limit_override(int32_t max_states);
 
-/* Runs whole lines [b, e): returns the lines matching some pattern and sets *lines
+/* Runs whole lines [b, e) (sel, when given, must be zeroed: lines decided without a
+ * look are not written): returns the lines matching some pattern and sets *lines
  * to the lines of [b, e); sel (may be NULL) gets a verdict per line; CRE_ALL adds
  * each line's patterns to counts. The Pike scratch and mask (mask_words) serve the
  * fallback. */

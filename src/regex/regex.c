@@ -296,6 +296,10 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     free(first);
     if (st) return st;
     r.lines = lines;
+    if (r.engine == CANOPY_REGEX_ENGINE_DFA && mode == CRE_ANY) {
+        r.literals = re->dfa.n_lit;
+        r.literals_exact = re->dfa.n_lit > 0 && re->dfa.exact;
+    }
     if (o.invert && pattern_counts)
         for (int32_t q = 0; q < p->n_patterns; q++) pattern_counts[q] = r.lines - pattern_counts[q];
     if (o.invert && selected)

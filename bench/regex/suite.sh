@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Regex suite (issue 20): `canopy grep -c` against GNU `grep -E -c` on one core, on five
+# corpora (English prose, a dictionary-like word list, C source, log lines, DNA) and
+# per corpus pattern sets from one literal to ten patterns. Runs are interleaved
+# (grep, canopy, grep, canopy, ...) so both see the same machine load; every count
+# must equal grep's, else exit 1. Corpora that cannot be shipped are generated from a
+# fixed seed: the word list from the King James Bible's vocabulary with prefixes and
+# suffixes, the log lines and the DNA at random, the source from this repository.
+# usage: bench/regex/suite.sh [CANOPY_BINARY] (default: build/canopy). Env: REPS
+#        (default 7), CPU (the core to pin to, default 0), KJV (default
+#        ../shared/data/kjv.txt.gz beside the checkout, or /work/shared/data/kjv.txt.gz).
+# Prints a markdown table: median (min-max) wall ms of the whole command, the ratio
+# grep / canopy of the medians, canopy's literal prefilter (from --stats).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+canopy=${1:-$root/build/canopy}
+reps=${REPS:-7}
+cpu=${CPU:-0}
+kjv=${KJV:-}
+for k in "$root/../shared/data/kjv.txt.gz" /work/shared/data/kjv.txt.gz; do
+    [ -z "$kjv" ] && [ -f "$k" ] && kjv=$k
+done
+[ -n "$kjv" ] || { echo "no kjv.txt.gz: set KJV" >&2; exit 2; }
+work=$(mktemp -d /tmp/canopy-regex-suite.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export LC_ALL=C OMP_NUM_THREADS=1 CANOPY_THREADS=1 OMP_WAIT_POLICY=passive
+python3 - "$work" "$kjv" "$root" <<'PY'
+import gzip, glob, random, re, sys
+work, kjv, root = sys.argv[1:]
+r = random.Random(20)
+text = gzip.open(kjv).read()
+open(work + "/prose", "wb").write(text * 4)  # 17.6 MB
+words = sorted(set(re.findall(rb"[A-Za-z]+", text)))
+pre = [b"", b"un", b"re", b"pre", b"over", b"non", b"anti", b"sub"]
+suf = [b"", b"s", b"ed", b"ing", b"ly", b"ness", b"er", b"est", b"ism", b"ist", b"able", b"ex"]
+dic = sorted({p + w + s for w in words for p in pre for s in suf})
+open(work + "/dict", "wb").write(b"\n".join(dic) + b"\n")
+src = b"".join(open(f, "rb").read() for f in sorted(glob.glob(root + "/src/**/*.[ch]", recursive=True)))
+open(work + "/source", "wb").write(src * max(1, 16_000_000 // max(1, len(src))))
+lv = [b"INFO", b"WARN", b"ERROR", b"DEBUG"]
+svc = [b"sshd", b"nginx", b"kernel", b"cron", b"postgres", b"systemd"]
+msg = [b"connection from %d.%d.%d.%d port %d", b"GET /api/v1/items/%d HTTP/1.1 %d",
+       b"session opened for user u%d by (uid=%d)", b"disk /dev/sd%c usage %d%%",
+       b"timeout after %d ms waiting for lock %d", b"checkpoint complete: wrote %d buffers"]
+out = []
+for i in range(220_000):
+    m = r.choice(msg)
+    n = m.count(b"%")
+    args = tuple(r.choice(b"abcd") if f == b"%c" else r.randrange(100000)
+                 for f in re.findall(rb"%[dc]", m))
+    out.append(b"2026-11-%02d %02d:%02d:%02d host%d %s[%d]: %s %s" % (
+        r.randrange(1, 29), r.randrange(24), r.randrange(60), r.randrange(60), r.randrange(40),
+        r.choice(svc), r.randrange(1, 65536), r.choice(lv), m.replace(b"%%", b"%%%%") % args if False else (m % args)))
+open(work + "/logs", "wb").write(b"\n".join(out) + b"\n")
+dna = bytes(r.choice(b"ACGT") for _ in range(16_000_000))
+open(work + "/dna", "wb").write(b"\n".join(dna[i:i + 60] for i in range(0, len(dna), 60)) + b"\n")
+PY
+python3 - "$work" "$canopy" "$reps" "$cpu" <<'PY'
+import os, statistics, subprocess, sys, time
+work, canopy, reps, cpu = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+W3 = ["Jerusalem", "Pharaoh", "Babylon"]
+W10 = W3 + ["Egypt", "Moses", "David", "Israel", "temple", "prophet", "wilderness"]
+XY = [".*" + a for a in ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st"]]
+text_sets = [
+    ("literal `the`", ["the"]),
+    ("`.*ex`", [".*ex"]),
+    ("`[0-9]{3,}`", ["[0-9]{3,}"]),
+    ("`(Latin|Greek|French|German)`", ["(Latin|Greek|French|German)"]),
+    ("`[A-Z][a-z]+ [A-Z][a-z]+`", ["[A-Z][a-z]+ [A-Z][a-z]+"]),
+    ("3 words", W3),
+    ("10 words", W10),
+    ("3 `.*xy`", XY[:3]),
+    ("10 `.*xy`", XY),
+]
+corpora = {
+    "prose": text_sets,
+    "dict": text_sets,
+    "source": text_sets + [("3 C words", ["malloc", "memcpy", "static inline"]),
+                           ("`int[0-9]+_t [a-z_]+\\(`", ["int[0-9]+_t [a-z_]+\\("])],
+    "logs": text_sets + [("`ERROR.*timeout`", ["ERROR.*timeout"]),
+                         ("IPv4", ["[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}"]),
+                         ("3 services", ["sshd", "nginx", "postgres"])],
+    "dna": [("literal `GATTACA`", ["GATTACA"]), ("`(AAT|CCG|GTA)T{4}`", ["(AAT|CCG|GTA)T{4}"]),
+            ("`A[CG]{6,}T`", ["A[CG]{6,}T"]), ("3 motifs", ["ACGTACGT", "TTTTCCCC", "GGGAAATT"]),
+            ("10 motifs", ["ACGTACGT", "TTTTCCCC", "GGGAAATT", "CATCATCA", "GCGCGCGC",
+                           "AATTAATT", "CCAATTGG", "TGCATGCA", "AGCTAGCT", "GTCAGTCA"])],
+}
+pin = ["taskset", "-c", cpu]
+def run(cmd):
+    t = time.perf_counter()
+    p = subprocess.run(pin + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return (time.perf_counter() - t) * 1e3, p.stdout.decode().strip(), p.stderr.decode()
+def fmt(ts):
+    return "%.1f (%.1f–%.1f)" % (statistics.median(ts), min(ts), max(ts))
+bad = 0
+print("| corpus | patterns | lines | grep -E -c | canopy grep -c | grep / canopy | prefilter |")
+print("|---|---|---|---|---|---|---|")
+for corpus, sets in corpora.items():
+    f = os.path.join(work, corpus)
+    for name, pats in sets:
+        args = [x for p in pats for x in ("-e", p)]
+        g = [grep := ["grep", "-E", "-c"] + args + [f], [canopy, "grep", "-c"] + args + [f]]
+        run(g[0]); run(g[1])  # warm the page cache
+        tg, tc = [], []
+        for _ in range(reps):
+            t, og, _ = run(g[0]); tg.append(t)
+            t, oc, _ = run(g[1]); tc.append(t)
+        _, _, err = run([canopy, "grep", "-c", "--stats"] + args + [f])
+        pf = err.split("literal prefilter ")[1].split(",")[0] if "literal prefilter" in err else "?"
+        if og != oc:
+            bad += 1
+            print("COUNT MISMATCH %s %s: grep %s canopy %s" % (corpus, name, og, oc), file=sys.stderr)
+        ratio = statistics.median(tg) / statistics.median(tc)
+        print("| %s | %s | %s | %s | %s | %.2f× | %s |" % (corpus, name, og, fmt(tg), fmt(tc), ratio, pf),
+              flush=True)
+sys.exit(1 if bad else 0)
+PY
