@@ -8,7 +8,8 @@
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
-# (apt-get download libjson-c-dev libjson-c5), unpacked into .carry/prefix.
+# (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
+# exported CMake package refuses include paths inside it).
 # Results (logs, JSON lines, summary) go to $OUT (default ./gpu-out). Summary last.
 # The device copy of the tree has no .git: pass CANOPY_COMMIT=$(git rev-parse --short HEAD).
 set -uo pipefail
@@ -23,10 +24,11 @@ export OMP_WAIT_POLICY=passive
 
 prefix_args=()
 if [ ! -e /usr/include/json-c/json.h ]; then
-    mkdir -p "$root/.carry/prefix"
-    for f in "$root"/.carry/debs/*.deb; do dpkg -x "$f" "$root/.carry/prefix"; done
-    prefix_args=(-DCMAKE_PREFIX_PATH="$root/.carry/prefix/usr")
-    export LD_LIBRARY_PATH="$root/.carry/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+    jsonc="${TMPDIR:-/tmp}/canopy-jsonc"
+    mkdir -p "$jsonc"
+    for f in "$root"/.carry/debs/*.deb; do dpkg -x "$f" "$jsonc"; done
+    prefix_args=(-DCMAKE_PREFIX_PATH="$jsonc/usr")
+    export LD_LIBRARY_PATH="$jsonc/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 
 b="$root/build-gpu"
