@@ -263,18 +263,7 @@ CANOPY_HD void rc_order(const void *vctx, const void *vst, const canopy_tree_vie
                         int32_t *perm) {
     (void)vctx;
     const rc_state *s = vst;
-    const canopy_node *h = canopy_tv_node(t, node);
-    float key[CANOPY_MAX_CHILDREN];
-    for (int32_t c = 0; c < h->nchild; c++) {
-        float k = canopy_node_min_dist2(t, h->child + c, s->q);
-        int32_t j = c;
-        for (; j > 0 && key[j - 1] > k; j--) {
-            key[j] = key[j - 1];
-            perm[j] = perm[j - 1];
-        }
-        key[j] = k;
-        perm[j] = c;
-    }
+    canopy_order_by_bound(t, node, s->q, perm);
 }
 
 CANOPY_HD void rc_finish(const void *vctx, void *vst, int64_t q) {

@@ -144,4 +144,22 @@ CANOPY_HD float canopy_node_max_dist2(const canopy_tree_view *t, int32_t node, c
     }
 }
 
+/* An order function's body: the children of internal node `node`, nearest first by
+ * their lower distance bound from q (ties: the smaller child index). */
+CANOPY_HD void canopy_order_by_bound(const canopy_tree_view *t, int32_t node, const float *q,
+                                     int32_t *perm) {
+    const canopy_node *h = canopy_tv_node(t, node);
+    float key[CANOPY_MAX_CHILDREN];
+    for (int32_t c = 0; c < h->nchild; c++) {
+        float k = canopy_node_min_dist2(t, h->child + c, q);
+        int32_t j = c;
+        for (; j > 0 && key[j - 1] > k; j--) {
+            key[j] = key[j - 1];
+            perm[j] = perm[j - 1];
+        }
+        key[j] = k;
+        perm[j] = c;
+    }
+}
+
 #endif

@@ -126,17 +126,27 @@ static canopy_status unit_weights(int64_t n, const float *given, float **own, co
     return CANOPY_OK;
 }
 
+/* The checks both entry points make: the squared edges (*e2, the caller frees) and
+ * the data (auto: data2 becomes data1). */
+static canopy_status prepare(const canopy_paircount_options *po, canopy_points *d1,
+                             const float **w1, canopy_points *d2, const float **w2, int *self,
+                             float **e2) {
+    canopy_status s = squared_edges(po, e2);
+    if (s || (s = check_data(d1, w1, d2, w2, (float)po->boxsize, self))) {
+        canopy_free(*e2);
+        *e2 = NULL;
+    }
+    return s;
+}
+
 canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
                                const canopy_run_options *opt, double *counts, canopy_stats *stats) {
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     int self = 0;
     float *e2 = NULL;
-    canopy_status s = squared_edges(po, &e2);
-    if (s || (s = check_data(&data1, &weights1, &data2, &weights2, (float)po->boxsize, &self))) {
-        canopy_free(e2);
-        return s;
-    }
+    canopy_status s = prepare(po, &data1, &weights1, &data2, &weights2, &self, &e2);
+    if (s) return s;
     if (o.tree == CANOPY_TREE_BST || (po->boxsize > 0.0 && o.tree != CANOPY_TREE_KD))
         s = canopy_fail(CANOPY_ERR_INVALID, "paircount: tree %s cannot count pairs%s (use kd)",
                         canopy_tree_kind_name(o.tree),
@@ -200,11 +210,8 @@ canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
                                      const canopy_paircount_options *po, double *counts) {
     int self = 0;
     float *e2 = NULL;
-    canopy_status s = squared_edges(po, &e2);
-    if (s || (s = check_data(&data1, &weights1, &data2, &weights2, (float)po->boxsize, &self))) {
-        canopy_free(e2);
-        return s;
-    }
+    canopy_status s = prepare(po, &data1, &weights1, &data2, &weights2, &self, &e2);
+    if (s) return s;
     int32_t nbins = po->nbins;
     float box = (float)po->boxsize;
     for (int32_t b = 0; b < nbins; b++) counts[b] = 0.0;

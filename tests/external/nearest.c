@@ -57,23 +57,13 @@ CANOPY_HD void nearest_visit_leaf(const void *vctx, void *vst, const canopy_tree
 }
 
 /* Any permutation of the children: here all of them sorted by their distance bound
- * (an octree node has up to 8), nearest first, ties by child index. */
+ * (an octree node has up to 8), nearest first, ties by child index
+ * (canopy_order_by_bound of canopy/traverse_geom.h). */
 CANOPY_HD void nearest_order(const void *vctx, const void *vst, const canopy_tree_view *t,
                              int32_t node, int32_t *perm) {
     (void)vctx;
     const nearest_state *s = (const nearest_state *)vst;
-    const canopy_node *h = canopy_tv_node(t, node);
-    float key[CANOPY_MAX_CHILDREN];
-    for (int32_t c = 0; c < h->nchild; c++) {
-        float k = canopy_node_min_dist2(t, h->child + c, s->q);
-        int32_t j = c;
-        for (; j > 0 && key[j - 1] > k; j--) {
-            key[j] = key[j - 1];
-            perm[j] = perm[j - 1];
-        }
-        key[j] = k;
-        perm[j] = c;
-    }
+    canopy_order_by_bound(t, node, s->q, perm);
 }
 
 CANOPY_HD void nearest_finish(const void *vctx, void *vst, int64_t q) {

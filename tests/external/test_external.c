@@ -3,6 +3,7 @@
  * guided, child permutations) and a ball count (unguided, whole-subtree counting),
  * each run under every CPU variant and schedule on every tree kind and compared with
  * brute force on several seeds and sizes, empty and d = 1 included. */
+#include "ball_count.h"
 #include "nearest.h"
 
 #include <canopy/traverse_cpu.h>
@@ -22,50 +23,6 @@ static int failures;
             fprintf(stderr, " (%s)\n", canopy_last_error());                                       \
         }                                                                                          \
     } while (0)
-
-/* ---- the ball count: unguided; a node wholly inside the ball counts at once ---- */
-
-typedef struct ball_ctx {
-    canopy_points query;
-    float r2;
-    int64_t *counts;
-} ball_ctx;
-
-typedef struct ball_state {
-    const float *q;
-    int64_t count;
-} ball_state;
-
-CANOPY_HD void ball_init(const void *vctx, void *vst, int64_t q) {
-    const ball_ctx *c = (const ball_ctx *)vctx;
-    ball_state *s = (ball_state *)vst;
-    s->q = canopy_point(c->query, q);
-    s->count = 0;
-}
-
-CANOPY_HD int ball_truncate(const void *vctx, void *vst, const canopy_tree_view *t, int32_t node) {
-    const ball_ctx *c = (const ball_ctx *)vctx;
-    ball_state *s = (ball_state *)vst;
-    if (canopy_node_min_dist2(t, node, s->q) > c->r2) return 1;
-    if (canopy_node_max_dist2(t, node, s->q) > c->r2) return 0;
-    const canopy_node *h = canopy_tv_node(t, node);
-    s->count += h->end - h->begin;
-    return 1;
-}
-
-CANOPY_HD void ball_visit_leaf(const void *vctx, void *vst, const canopy_tree_view *t,
-                               int32_t node) {
-    const ball_ctx *c = (const ball_ctx *)vctx;
-    ball_state *s = (ball_state *)vst;
-    const canopy_node *h = canopy_tv_node(t, node);
-    for (int32_t i = h->begin; i < h->end; i++)
-        s->count += canopy_dist2(s->q, canopy_tv_point(t, i), t->d) <= c->r2;
-}
-
-CANOPY_HD void ball_finish(const void *vctx, void *vst, int64_t q) {
-    const ball_ctx *c = (const ball_ctx *)vctx;
-    c->counts[q] = ((const ball_state *)vst)->count;
-}
 
 static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,          ball_init,
                                     ball_truncate, ball_visit_leaf,    NULL, ball_finish};

@@ -2,6 +2,8 @@
  * include/ as the only include directory, instantiated for the GPU with
  * canopy/traverse_cuda.cuh, run under every GPU variant and schedule and compared
  * with brute force (empty, d = 1, duplicates). Exit 77 without a GPU. */
+#include "../external/ball_count.h"
+
 #include <canopy/traverse_cuda.cuh>
 #include <canopy/traverse_geom.h>
 
@@ -19,43 +21,6 @@ static int failures;
             fprintf(stderr, " (%s)\n", canopy_last_error());                                       \
         }                                                                                          \
     } while (0)
-
-/* ---- ball count (unguided, whole-subtree counting) ---- */
-typedef struct ball_ctx {
-    canopy_points query;
-    float r2;
-    int64_t *counts;
-} ball_ctx;
-typedef struct ball_state {
-    const float *q;
-    int64_t count;
-} ball_state;
-
-CANOPY_HD void ball_init(const void *vc, void *vs, int64_t q) {
-    const ball_ctx *c = (const ball_ctx *)vc;
-    ball_state *s = (ball_state *)vs;
-    s->q = canopy_point(c->query, q);
-    s->count = 0;
-}
-CANOPY_HD int ball_truncate(const void *vc, void *vs, const canopy_tree_view *t, int32_t node) {
-    const ball_ctx *c = (const ball_ctx *)vc;
-    ball_state *s = (ball_state *)vs;
-    if (canopy_node_min_dist2(t, node, s->q) > c->r2) return 1;
-    if (canopy_node_max_dist2(t, node, s->q) > c->r2) return 0;
-    const canopy_node *h = canopy_tv_node(t, node);
-    s->count += h->end - h->begin;
-    return 1;
-}
-CANOPY_HD void ball_visit_leaf(const void *vc, void *vs, const canopy_tree_view *t, int32_t node) {
-    const ball_ctx *c = (const ball_ctx *)vc;
-    ball_state *s = (ball_state *)vs;
-    const canopy_node *h = canopy_tv_node(t, node);
-    for (int32_t i = h->begin; i < h->end; i++)
-        s->count += canopy_dist2(s->q, canopy_tv_point(t, i), t->d) <= c->r2;
-}
-CANOPY_HD void ball_finish(const void *vc, void *vs, int64_t q) {
-    ((const ball_ctx *)vc)->counts[q] = ((const ball_state *)vs)->count;
-}
 
 /* ---- nearest point (guided; on the GPU the order is two-way: near child first;
  * the host side, which auto and the hybrid schedule use, takes its permutation) ---- */
@@ -142,11 +107,11 @@ static canopy_status near_gpu_run(const void *vctx, const canopy_tree_view *tree
 /* The descriptors for the host side of canopy_traverse (auto's sample and the
  * hybrid schedule walk them there); no CPU runners: the CPU engines are C11
  * (canopy/traverse_cpu.h), this file is CUDA C++, and it tests the GPU. */
-static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1, ball_init,
+static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,          ball_init,
                                     ball_truncate, ball_visit_leaf,    NULL, ball_finish};
-static const canopy_app near_app = {"near",          sizeof(near_state), 1,          1,
-                                    near_init,       near_truncate,      near_visit_leaf,
-                                    near_order_perm, near_finish};
+static const canopy_app near_app = {
+    "near",          sizeof(near_state), 1,          1, near_init, near_truncate,
+    near_visit_leaf, near_order_perm,    near_finish};
 static const canopy_cpu_runner no_cpu[CANOPY_VARIANT_COUNT] = {};
 
 static uint64_t rng;
@@ -165,7 +130,8 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
     canopy_tree *tree = NULL;
     EXPECT(canopy_tree_build(rp, &to, &tree) == CANOPY_OK, "build");
     float r = coarse ? 1.5f : 0.2f, r2 = r * r;
-    int64_t *want_c = (int64_t *)calloc((size_t)nq + 1, 8), *want_i = (int64_t *)calloc((size_t)nq + 1, 8);
+    int64_t *want_c = (int64_t *)calloc((size_t)nq + 1, 8),
+            *want_i = (int64_t *)calloc((size_t)nq + 1, 8);
     for (int64_t q = 0; q < nq; q++) {
         float best = INFINITY;
         want_i[q] = -1;
@@ -199,8 +165,8 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
             for (int64_t q = 0; !st && q < nq; q++)
                 if (got[q] != want_c[q]) {
                     EXPECT(0, "ball %s/%s %s n=%lld d=%d q=%lld: %lld want %lld",
-                           canopy_tree_kind_name(kind), vn, sn, (long long)n, (int)d,
-                           (long long)q, (long long)got[q], (long long)want_c[q]);
+                           canopy_tree_kind_name(kind), vn, sn, (long long)n, (int)d, (long long)q,
+                           (long long)got[q], (long long)want_c[q]);
                     break;
                 }
             near_ctx nc = {qp, got};
@@ -214,8 +180,8 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
             for (int64_t q = 0; !st && q < nq; q++)
                 if (got[q] != want_i[q]) {
                     EXPECT(0, "near %s/%s %s n=%lld d=%d q=%lld: %lld want %lld",
-                           canopy_tree_kind_name(kind), vn, sn, (long long)n, (int)d,
-                           (long long)q, (long long)got[q], (long long)want_i[q]);
+                           canopy_tree_kind_name(kind), vn, sn, (long long)n, (int)d, (long long)q,
+                           (long long)got[q], (long long)want_i[q]);
                     break;
                 }
         }
