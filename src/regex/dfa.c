@@ -380,8 +380,9 @@ static void make_idle(cre_dfa *d, int all) {
     if (i < 0) return;
     int32_t si = (int32_t)(d->start / (uint32_t)d->ncls);
     int cross =
-        d->npcs[si] == d->npcs[i] && memcmp(d->pool + d->pcs_off[si], d->pool + d->pcs_off[i],
-                                            (size_t)d->npcs[i] * sizeof *d->pool) == 0;
+        d->npcs[si] == d->npcs[i] && (d->npcs[i] == 0 || /* the pool may be NULL then */
+                                      memcmp(d->pool + d->pcs_off[si], d->pool + d->pcs_off[i],
+                                             (size_t)d->npcs[i] * sizeof *d->pool) == 0);
     for (int32_t w = 0; w < d->words && cross; w++)
         cross =
             d->finals[(size_t)si * d->words + w] == 0 && d->finals[(size_t)i * d->words + w] == 0;
