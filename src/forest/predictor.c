@@ -254,7 +254,12 @@ static canopy_status from_file(canopy_predictor *p) {
     o->mapping = (canopy_forest_mapping)m[M_MAPPING];
     if (o->backend > CANOPY_BACKEND_GPU) return bad(file, "unknown backend");
     p->f = f;
-    return make_plan(p);
+    if ((s = make_plan(p))) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", canopy_last_error());
+        return canopy_fail(s, "%s: compiled options: %s", file->name, why);
+    }
+    return CANOPY_OK;
 }
 
 static canopy_status finish_load(canopy_predictor *p, canopy_status s, canopy_predictor **out) {
