@@ -840,8 +840,10 @@ canopy_status canopy_predictor_compile(const canopy_forest *f, const canopy_pred
                                        canopy_predictor **out);
 void canopy_predictor_free(canopy_predictor *p);
 /* Predicts like canopy_forest_predict with the compiled options and the given output
- * kind (out: n * canopy_forest_output_width(forest, output) doubles). Calls may run
- * concurrently. stats->build_seconds is 0: nothing is built. */
+ * kind (out: n * canopy_forest_output_width(forest, output) doubles). CPU predictors
+ * may be called concurrently; a GPU predictor (compiled with backend gpu) uploads its
+ * layout at the first call and keeps it on the device, so its calls must not overlap.
+ * stats->build_seconds is 0: nothing is built. */
 canopy_status canopy_predictor_predict(const canopy_predictor *p, canopy_points X,
                                        canopy_forest_output output, double *out,
                                        canopy_predict_stats *stats);
