@@ -857,6 +857,38 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
                                     const canopy_predict_options *opt, double *out,
                                     canopy_predict_stats *stats);
 
+/* A compiled predictor: the options resolved and the layout built once, then any
+ * number of predictions with no rebuild. Saved to a file (docs/formats.md "Compiled
+ * forest files") it loads by mmap, the model arrays used in place; the layout is
+ * built once at load. */
+typedef struct canopy_predictor canopy_predictor; /* opaque */
+
+/* Compiles f under opt (NULL: defaults; auto choices are made with no data sample,
+ * beta 0.5; backend auto means the CPU). f must outlive the predictor. */
+canopy_status canopy_predictor_compile(const canopy_forest *f, const canopy_predict_options *opt,
+                                       canopy_predictor **out);
+void canopy_predictor_free(canopy_predictor *p);
+/* Predicts like canopy_forest_predict with the compiled options and the given output
+ * kind (out: n * canopy_forest_output_width(forest, output) doubles). CPU predictors
+ * may be called concurrently; a GPU predictor (compiled with backend gpu) uploads its
+ * layout at the first call and keeps it on the device, so its calls must not overlap.
+ * stats->build_seconds is 0: nothing is built. */
+canopy_status canopy_predictor_predict(const canopy_predictor *p, canopy_points X,
+                                       canopy_forest_output output, double *out,
+                                       canopy_predict_stats *stats);
+/* The model predicted (owned by the predictor when it was loaded). */
+const canopy_forest *canopy_predictor_forest(const canopy_predictor *p);
+/* The options as compiled, before auto resolution (as saved). */
+canopy_predict_options canopy_predictor_options(const canopy_predictor *p);
+/* Seconds the layout build took (at compile or load). */
+double canopy_predictor_build_seconds(const canopy_predictor *p);
+canopy_status canopy_predictor_save(const canopy_predictor *p, const char *path);
+/* Truncated, corrupt, other-version or other-byte-order files fail with
+ * CANOPY_ERR_FORMAT naming the file and the problem. */
+canopy_status canopy_predictor_load(const char *path, canopy_predictor **out);
+canopy_status canopy_predictor_load_mem(const void *buf, size_t len, const char *name,
+                                        canopy_predictor **out);
+
 /* ==================================================================== regex == */
 /* (multi-pattern POSIX extended regular expressions, grep -E syntax in the C
  * locale: see docs/regex.md) */

@@ -2,6 +2,7 @@
 # `canopy index build|info` and `knn|nn|radius --index`: the saved index answers as
 # --ref does (identical files) with no build ("reused index" in --stats); truncated,
 # corrupt and foreign files exit 1 naming the file and the problem; usage errors exit 2.
+# Likewise `canopy forest compile` and `canopy predict --model M.cpf`.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 CANOPY=${1:?usage: cli_index.sh CANOPY_BINARY}
@@ -58,6 +59,23 @@ run 2 index build --ref "$tmp/r.npy"
 check "index build: -o required" grep -q "\-o is required" "$tmp/err"
 usage_error knn --ref "$tmp/r.npy" --index "$tmp/r_kd.idx" -k 2 -o "$tmp/x.npy"
 usage_error radius -r 1 -o "$tmp/x.npy"
+# compiled forests: canopy forest compile, canopy predict --model M.cpf
+F="${CANOPY_TEST_DATA:-$(dirname "$0")/data}/forest"
+for m in lgb_multi.txt sk_gb_bin.json; do
+    X="$F/${m%.*}.X.npy"
+    run 0 forest compile --model "$F/$m" -o "$tmp/m.cpf"
+    check "forest compile summary" grep -q "trees" "$tmp/out"
+    for out in raw prob class; do
+        run 0 predict --model "$F/$m" --data "$X" --output $out -o "$tmp/a.npy"
+        run 0 predict --model "$tmp/m.cpf" --data "$X" --output $out -o "$tmp/b.npy" --stats
+        check "predict --model $m.cpf --output $out equals the model" cmp -s "$tmp/a.npy" "$tmp/b.npy"
+    done
+done
+head -c 3000 "$tmp/m.cpf" >"$tmp/short.cpf"
+run 1 predict --model "$tmp/short.cpf" --data "$X" -o "$tmp/x.npy"
+check "truncated compiled forest named" grep -q "short.cpf: truncated" "$tmp/err"
+no_file "$tmp/x.npy"
+run 2 forest compile --model "$F/lgb_multi.txt"
 run 0 index --help
 check "index --help" grep -q "canopy index build" "$tmp/out"
 cli_finish

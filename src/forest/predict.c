@@ -5,6 +5,7 @@
 #include "forest/engine.h"
 #include "forest/forest.h"
 #include "forest/gpu.h"
+#include "forest/plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -195,9 +196,9 @@ static void finish_row(const canopy_forest *f, const double *inv_count, double *
     out[0] = best;
 }
 
-canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
-                                    const canopy_predict_options *opt, double *out,
-                                    canopy_predict_stats *stats) {
+canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
+                                 const canopy_predict_options *opt, cf_plan *plan) {
+    memset(plan, 0, sizeof *plan);
     canopy_predict_options o = opt ? *opt : canopy_predict_options_default();
     canopy_predict_stats st;
     memset(&st, 0, sizeof st);
@@ -206,8 +207,6 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
                            "the data has %d columns but the model has %d "
                            "features",
                            X.d, f->n_features);
-    if (X.n < 0 || X.stride < X.d || (X.n > 0 && (!X.data || !out)))
-        return canopy_fail(CANOPY_ERR_INVALID, "bad input view for prediction");
     if ((unsigned)o.layout >= CANOPY_FOREST_LAYOUT_COUNT ||
         (unsigned)o.engine >= CANOPY_FOREST_ENGINE_COUNT ||
         (unsigned)o.output > CANOPY_FOREST_OUTPUT_CLASS ||
@@ -244,17 +243,48 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
         cpu >= CANOPY_ISA_AVX2 && (int64_t)CF_SYNC_ROWS * X.stride * 4 < INT32_MAX)
         isa = cpu >= CANOPY_ISA_AVX512 ? CANOPY_ISA_AVX512 : CANOPY_ISA_AVX2;
     st.isa = isa;
+    plan->o = o;
+    plan->isa = isa;
+    plan->gpu = gpu;
+    plan->vm = vm;
+    plan->st = st;
+    return CANOPY_OK;
+}
 
+canopy_status cf_predict_build(const canopy_forest *f, cf_plan *plan) {
     double t0 = canopy_now();
-    cf_layout L;
-    s = build(f, o.layout, o.hier_depth, o.switch_level, &L);
+    const canopy_predict_options *po = &plan->o;
+    canopy_status s = build(f, po->layout, po->hier_depth, po->switch_level, &plan->L);
     if (s) return s;
-    cvm_program prog = {0};
-    if (vm) s = cf_vm_compile(&L, &prog);
-    if (!s && !vm && is_linked(o.layout)) s = cf_build_sync(f, &L);
-    if (vm && isa != CANOPY_ISA_SCALAR) cvm_simd_init();
-    st.build_seconds = canopy_now() - t0;
+    if (plan->vm) s = cf_vm_compile(&plan->L, &plan->prog);
+    if (!s && !plan->vm && is_linked(po->layout)) s = cf_build_sync(f, &plan->L);
+    if (plan->vm && plan->isa != CANOPY_ISA_SCALAR) cvm_simd_init();
+    plan->st.build_seconds = canopy_now() - t0;
+    if (s) cf_plan_free(plan);
+    return s;
+}
 
+void cf_plan_free(cf_plan *plan) {
+    free(plan->prog.code);
+    plan->prog.code = NULL;
+    cf_layout_free(&plan->L);
+}
+
+canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy_points X,
+                             double *out, canopy_predict_stats *stats) {
+    if (X.d != f->n_features)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "the data has %d columns but the model has %d features", X.d,
+                           f->n_features);
+    if (X.n < 0 || X.stride < X.d || (X.n > 0 && (!X.data || !out)))
+        return canopy_fail(CANOPY_ERR_INVALID, "bad input view for prediction");
+    canopy_predict_options o = plan->o;
+    canopy_predict_stats st = plan->st;
+    canopy_isa isa = plan->isa;
+    int gpu = plan->gpu, vm = plan->vm;
+    const cf_layout *Lp = &plan->L;
+    const cvm_program prog = plan->prog;
+    canopy_status s = CANOPY_OK;
     int32_t K = f->n_outputs, nt = f->n_trees;
     const int64_t rbs = vm ? ROW_BLOCK : SYNC_BLOCK;
     int64_t n = X.n, nrb = (n + rbs - 1) / rbs;
@@ -278,7 +308,7 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
 #ifdef CANOPY_HAVE_CUDA
     cf_gpu_report gr;
     memset(&gr, 0, sizeof gr);
-    if (!s && gpu) s = cf_gpu_predict(f, &L, X, o.engine, o.mapping, acc, &gr);
+    if (!s && gpu) s = cf_gpu_predict(f, Lp, X, o.engine, o.mapping, acc, &gr);
 #endif
     if (!s && n > 0 && !gpu) {
 #pragma omp parallel num_threads(threads)
@@ -304,10 +334,10 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
                     for (int32_t ta = ga; ta < gb; ta += TREE_BLOCK) {
                         int32_t tb = ta + TREE_BLOCK < gb ? ta + TREE_BLOCK : gb;
                         if (vm)
-                            cf_vm_block(&L, &prog, isa, o.compaction, X.data, X.stride, r0, r1, ta,
+                            cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride, r0, r1, ta,
                                         tb, qrow, qpc, a);
                         else
-                            walk(&L, isa, X.data, X.stride, r0, r1, ta, tb, a);
+                            walk(Lp, isa, X.data, X.stride, r0, r1, ta, tb, a);
                     }
                 }
             free(qrow);
@@ -344,7 +374,7 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     st.layout = o.layout;
     st.engine = o.engine;
     st.switch_level = o.layout == CANOPY_FOREST_LAYOUT_HYBRID ? o.switch_level : 0;
-    st.layout_bytes = L.bytes;
+    st.layout_bytes = Lp->bytes;
     st.backend = gpu ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
     int simd_engine =
         o.engine == CANOPY_FOREST_ENGINE_VM_SIMD || o.engine == CANOPY_FOREST_ENGINE_SIMD;
@@ -371,8 +401,17 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
     }
 #endif
     canopy_free(acc);
-    free(prog.code);
-    cf_layout_free(&L);
     if (stats) *stats = st;
+    return s;
+}
+
+canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
+                                    const canopy_predict_options *opt, double *out,
+                                    canopy_predict_stats *stats) {
+    cf_plan plan;
+    canopy_status s = cf_predict_resolve(f, X, opt, &plan);
+    if (s || (s = cf_predict_build(f, &plan))) return s;
+    s = cf_predict_run(f, &plan, X, out, stats);
+    cf_plan_free(&plan);
     return s;
 }

@@ -400,9 +400,18 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
     }
     canopy_free(level);
     if (s) return s;
-    for (int64_t i = 0; i < v->n; i++)
-        if (v->ids[i] < 0 || v->ids[i] >= v->n) return bad(f, "point id out of range");
-    return CANOPY_OK;
+    /* ids must be a permutation: self-queries scatter the points back by them */
+    uint8_t *seen = NULL;
+    s = canopy_calloc((void **)&seen, (size_t)v->n + 1, 1);
+    if (s) return s;
+    for (int64_t i = 0; i < v->n && !s; i++) {
+        if (v->ids[i] < 0 || v->ids[i] >= v->n || seen[v->ids[i]])
+            s = bad(f, "point ids are not a permutation");
+        else
+            seen[v->ids[i]] = 1;
+    }
+    canopy_free(seen);
+    return s;
 }
 
 static canopy_status from_file(canopy_index *ix) {

@@ -29,10 +29,30 @@ static void crc_init(void) {
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* SSE4.2 has CRC-32C in hardware (8 bytes a step): the checksum of a large file then
+ * costs a fraction of reading it. Same polynomial and bit order as the table. */
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
+                                                          size_t len) {
+    uint64_t c = crc;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+    }
+    crc = (uint32_t)c;
+    for (; len; p++, len--) crc = __builtin_ia32_crc32qi(crc, *p);
+    return crc;
+}
+#endif
+
 uint32_t canopy_crc32c(uint32_t crc, const void *buf, size_t len) {
-    pthread_once(&crc_once, crc_init);
     const unsigned char *p = buf;
     crc = ~crc;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (canopy_cpu_isa() >= CANOPY_ISA_SSE42) return ~crc_hw(crc, p, len);
+#endif
+    pthread_once(&crc_once, crc_init);
     for (size_t i = 0; i < len; i++) crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
     return ~crc;
 }

@@ -11,6 +11,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void try_load(const uint8_t *buf, size_t size) {
+    canopy_set_threads(1); /* fuzzing speed: no thread team per query */
     canopy_index *ix = NULL;
     canopy_status s = canopy_index_load_mem(buf, size, "fuzz.idx", &ix);
     if (s != CANOPY_OK) {

@@ -141,6 +141,7 @@ int cmd_graph(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_forest(int argc, char **argv);
+int cmd_forest_compile(int argc, char **argv); /* canopy forest compile (cmd_forest_compile.c) */
 int cmd_grep(int argc, char **argv);
 int cmd_bptree(int argc, char **argv);
 

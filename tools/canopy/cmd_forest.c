@@ -6,7 +6,8 @@
 #include <string.h>
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: canopy forest info --model M [--format F] [--data X]\n\n"
+    fprintf(f, "usage: canopy forest info --model M [--format F] [--data X]\n"
+               "       canopy forest compile --model M -o M.cpf [options] (see its --help)\n\n"
                "Prints the model's source, objective, trees, outputs, nodes, leaves, the\n"
                "histogram of tree depths, the bytes of every layout, and the layout the cache\n"
                "model would choose. With --data, also the bias beta (share of left decisions\n"
@@ -25,8 +26,9 @@ int cmd_forest(int argc, char **argv) {
         usage(stdout);
         return CLI_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "compile") == 0) return cmd_forest_compile(argc - 1, argv + 1);
     if (argc < 2 || strcmp(argv[1], "info") != 0)
-        return cli_usage_error("forest", "expected the subcommand 'info'");
+        return cli_usage_error("forest", "expected the subcommand 'info' or 'compile'");
     static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
                                          {"model", required_argument, NULL, OPT_MODEL},
                                          {"format", required_argument, NULL, OPT_FORMAT},

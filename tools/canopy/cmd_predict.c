@@ -14,7 +14,9 @@ static void usage(FILE *f) {
            "Predicts every row of X with a decision forest trained elsewhere; the\n"
            "predictions equal the training framework's to float rounding.\n\n"
            "Options:\n"
-           "  --model M          model file\n"
+           "  --model M          model file, or a compiled predictor (canopy forest compile:\n"
+           "                     loaded by mmap, layout and engine as compiled; --layout,\n"
+           "                     --engine and the like are then ignored)\n"
            "  --format F         auto (default: detected from the content), xgboost (JSON from\n"
            "                     save_model(\"m.json\"), gbtree/dart), lightgbm (text from\n"
            "                     save_model(\"m.txt\")), canopy (canopy JSON; scikit-learn\n"
@@ -72,6 +74,15 @@ enum {
     OPT_BACKEND,
     OPT_MAPPING
 };
+
+/* A compiled predictor file (canopy forest compile) starts with its magic. */
+static int is_compiled(const char *path) {
+    char magic[8] = {0};
+    FILE *fp = fopen(path, "rb");
+    size_t got = fp ? fread(magic, 1, sizeof magic, fp) : 0;
+    if (fp) fclose(fp);
+    return got == sizeof magic && memcmp(magic, "CNPYCPF1", 8) == 0;
+}
 
 int cmd_predict(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
@@ -142,10 +153,14 @@ int cmd_predict(int argc, char **argv) {
     if (!data) return cli_usage_error("predict", "--data is required");
     if (!outp) return cli_usage_error("predict", "-o OUTPUT.npy is required");
 
-    canopy_forest *f = NULL;
+    canopy_forest *owned = NULL;
+    canopy_predictor *pred = NULL;
     canopy_array X = {0}, Y = {0};
     double t0 = canopy_now();
-    if (canopy_forest_load(model, fmt, &f)) return cli_runtime_error("predict");
+    if (is_compiled(model) ? canopy_predictor_load(model, &pred)
+                           : canopy_forest_load(model, fmt, &owned))
+        return cli_runtime_error("predict");
+    const canopy_forest *f = pred ? canopy_predictor_forest(pred) : owned;
     double t_model = canopy_now() - t0;
     int rc = CLI_OK;
     t0 = canopy_now();
@@ -179,7 +194,8 @@ int cmd_predict(int argc, char **argv) {
     }
     canopy_predict_stats st;
     canopy_points P = {X.data, n, d, d};
-    if (canopy_forest_predict(f, P, &o, out, &st)) {
+    if (pred ? canopy_predictor_predict(pred, P, o.output, out, &st)
+             : canopy_forest_predict(f, P, &o, out, &st)) {
         canopy_free(out);
         rc = cli_runtime_error("predict");
         goto done;
@@ -266,6 +282,7 @@ int cmd_predict(int argc, char **argv) {
 done:
     canopy_array_release(&X);
     canopy_array_release(&Y);
-    canopy_forest_free(f);
+    canopy_forest_free(owned);
+    canopy_predictor_free(pred);
     return rc;
 }
