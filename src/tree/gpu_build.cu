@@ -21,7 +21,7 @@
 
 namespace {
 
-enum { SLICE = 256, THREADS = 256 };
+enum { SLICE = 256, THREADS = 256, SUB = 256, SUB_THREADS = 256, SUB_MAX_D = 16 };
 
 __device__ __forceinline__ uint32_t ord_of(float f) {
     uint32_t u = __float_as_uint(f);
@@ -130,6 +130,105 @@ __global__ void k_gather(const float *src, float *dst, const int32_t *orig_src, 
         const canopy_node *second = (const canopy_node *)(hot + (int64_t)(h->child + 1) * stride);
         node_of[i] = i >= second->begin ? h->child + 1 : h->child;
     }
+}
+
+/* Finishes whole subtrees of at most SUB points, one block each, in shared memory:
+ * the levels below `v` (boxes as k_bbox/k_finish compute them, then a stable rank
+ * sort of each split node's points on its dimension), so the deep levels, whose
+ * nodes hold tens of points, cost no full-array sort each. */
+__global__ void __launch_bounds__(SUB_THREADS)
+    k_subtree(float *pts, int32_t *orig, int32_t d, unsigned char *hot, int32_t stride,
+              const int32_t *nodes) {
+    extern __shared__ float sh[];
+    float *xa = sh, *xb = sh + SUB * d;
+    int32_t *oa = (int32_t *)(xb + SUB * d), *ob = oa + SUB;
+    int32_t *seg = ob + SUB, *wave = seg + SUB, *next = wave + SUB, *dims = next + SUB;
+    __shared__ int32_t n_wave;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = SUB_THREADS / 32;
+    const canopy_node *top = (const canopy_node *)(hot + (int64_t)nodes[blockIdx.x] * stride);
+    const int32_t b = top->begin, m = top->end - top->begin;
+    for (int32_t i = tid; i < m * d; i += SUB_THREADS) xa[i] = pts[(int64_t)b * d + i];
+    for (int32_t i = tid; i < m; i += SUB_THREADS) oa[i] = orig[b + i], seg[i] = 0;
+    if (tid == 0) wave[0] = nodes[blockIdx.x], n_wave = 1;
+    __syncthreads();
+    while (n_wave > 0) {
+        const int32_t nw = n_wave;
+        for (int32_t k = warp; k < nw; k += warps) {
+            canopy_node *h = node_at(hot, stride, wave[k]);
+            float *lo = (float *)(h + 1), *hi = lo + d;
+            int32_t dim = 0;
+            float widest = 0.0f;
+            for (int32_t j = 0; j < d; j++) {
+                uint32_t l = 0xffffffffu, u = 0;
+                for (int32_t p = h->begin - b + lane; p < h->end - b; p += 32) {
+                    uint32_t o = ord_of(xa[p * d + j]);
+                    l = min(l, o);
+                    u = max(u, o);
+                }
+                l = __reduce_min_sync(0xffffffffu, l);
+                u = __reduce_max_sync(0xffffffffu, u);
+                float fl = float_of(l), fu = float_of(u);
+                if (j == 0 || fu - fl > widest) dim = j, widest = fu - fl;
+                if (lane == 0) lo[j] = fl, hi[j] = fu;
+            }
+            if (lane == 0) {
+                lo[2 * d] = h->child >= 0 ? (float)dim : -1.0f;
+                dims[k] = h->child >= 0 ? dim : -1;
+            }
+        }
+        __syncthreads();
+        for (int32_t p = tid; p < m; p += SUB_THREADS) {
+            int32_t k = seg[p], to = p; /* k < 0: the point's leaf is done */
+            int32_t dim = k >= 0 ? dims[k] : -1;
+            if (dim >= 0) {
+                const canopy_node *h = (const canopy_node *)(hot + (int64_t)wave[k] * stride);
+                float x = xa[p * d + dim];
+                int32_t r = 0;
+                for (int32_t q = h->begin - b; q < h->end - b; q++) {
+                    float y = xa[q * d + dim];
+                    r += y < x || (y == x && q < p);
+                }
+                to = h->begin - b + r;
+            }
+            for (int32_t j = 0; j < d; j++) xb[to * d + j] = xa[p * d + j];
+            ob[to] = oa[p];
+        }
+        __syncthreads();
+        if (tid == 0) {
+            int32_t c = 0;
+            for (int32_t k = 0; k < nw; k++) {
+                const canopy_node *h = (const canopy_node *)(hot + (int64_t)wave[k] * stride);
+                if (h->child >= 0) next[c++] = h->child, next[c++] = h->child + 1;
+            }
+            n_wave = c;
+        }
+        __syncthreads();
+        const int32_t nn = n_wave;
+        for (int32_t k = tid; k < nn; k += SUB_THREADS) wave[k] = next[k];
+        __syncthreads();
+        /* each point's node in the new wave, by position */
+        for (int32_t p = tid; p < m; p += SUB_THREADS) {
+            int32_t lo = 0, hi = nn - 1, at = -1;
+            while (lo <= hi) {
+                int32_t mid = (lo + hi) / 2;
+                const canopy_node *h = (const canopy_node *)(hot + (int64_t)wave[mid] * stride);
+                if (p < h->begin - b)
+                    hi = mid - 1;
+                else if (p >= h->end - b)
+                    lo = mid + 1;
+                else {
+                    at = mid;
+                    break;
+                }
+            }
+            seg[p] = at;
+        }
+        for (int32_t i = tid; i < m * d; i += SUB_THREADS) xa[i] = xb[i];
+        for (int32_t i = tid; i < m; i += SUB_THREADS) oa[i] = ob[i];
+        __syncthreads();
+    }
+    for (int32_t i = tid; i < m * d; i += SUB_THREADS) pts[(int64_t)b * d + i] = xa[i];
+    for (int32_t i = tid; i < m; i += SUB_THREADS) orig[b + i] = oa[i];
 }
 
 __global__ void k_output(const int32_t *orig, int64_t n, const float *w, int64_t *ids,
@@ -425,7 +524,13 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
 
     if (n > 0) {
         k_init<<<blocks(n), THREADS, 0, st>>>(in, in_stride, n, d, pa, oa, node_of, bad);
-        for (int32_t l = 0; l < depth; l++) {
+        /* The first level whose nodes all fit a block's shared memory ends the
+         * level-by-level loop; k_subtree finishes every subtree from there. */
+        int32_t sub_level = depth;
+        if (d <= SUB_MAX_D)
+            for (int32_t l = 0; l < depth && sub_level == depth; l++)
+                if (topo->level_max[l] <= SUB) sub_level = l;
+        for (int32_t l = 0; l < sub_level; l++) {
             int32_t off = topo->level_off[l], cnt = topo->level_off[l + 1] - off;
             int32_t spn = (topo->level_max[l] + SLICE - 1) / SLICE;
             spn = spn > 0 ? spn : 1;
@@ -450,6 +555,12 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
             pa = pb, pb = tp;
             int32_t *to = oa;
             oa = ob, ob = to;
+        }
+        if (sub_level < depth) {
+            int32_t off = topo->level_off[sub_level];
+            int32_t cnt = topo->level_off[sub_level + 1] - off;
+            size_t shm = sizeof(float) * 2 * SUB * d + sizeof(int32_t) * 6 * SUB;
+            k_subtree<<<cnt, SUB_THREADS, shm, st>>>(pa, oa, d, hot_d, stride, bylevel + off);
         }
         k_output<<<blocks(n), THREADS, 0, st>>>(oa, n, w, (int64_t *)ids, (float *)weights);
         if ((s = canopy_gpu_check(cudaMemcpyAsync(points, pa, sizeof(float) * (size_t)(n * d),
