@@ -270,6 +270,22 @@ typedef struct canopy_tree_info {
 } canopy_tree_info;
 void canopy_tree_get_info(const canopy_tree *t, canopy_tree_info *info);
 
+/* GPU build (CUDA builds; CANOPY_ERR_UNSUPPORTED otherwise or without a device).
+ * Builds a kd tree on the GPU into a device-resident tree with the layout of
+ * canopy_tree_build (same node records, order, ropes, leaf size): pts.data may be a
+ * host or a device pointer. The topology equals the host build's; the point order
+ * inside a node, and so bounds, may differ only where coordinates tie at a median.
+ * Scratch memory comes from a grow-only device pool reused across builds.
+ * Other kinds: CANOPY_ERR_UNSUPPORTED. */
+typedef struct canopy_gpu_tree canopy_gpu_tree; /* opaque, lives on the device */
+canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_tree_options *opt,
+                                    canopy_gpu_tree **out);
+/* Copies a device tree into a host canopy_tree (free with canopy_tree_free). */
+canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, canopy_tree **out);
+void canopy_gpu_tree_free(canopy_gpu_tree *g);
+/* Returns the build pool's device and pinned memory (it grows again on next use). */
+void canopy_gpu_pool_release(void);
+
 /* ================================================================ traversal == */
 
 /* How a traversal is executed (see docs/variants.md). CPU: rec, dr, sr, gdr, simd_l;

@@ -5,7 +5,9 @@
 #   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
 #   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
-# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched]
+#   gpubuild GPU kd build: its test, memcheck on it, and bench_gpu_build (host build in
+#           the same run for the ratio)
+# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -104,6 +106,20 @@ for stage in $stages; do
         python3 "$root/bench/report_scheduling.py" "$out"/sched-*.jsonl >"$out/scheduling.md" \
             2>>"$out/sched.log"
         cat "$out/scheduling.md" >>"$summary"
+        ;;
+    gpubuild)
+        "$b/test_gpu_build" >"$out/gpu_build.log" 2>&1
+        rc=$?
+        note "- test_gpu_build: rc $rc, $(tail -n 1 "$out/gpu_build.log")"
+        [ $rc -eq 0 ] || status=1
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_build" >"$out/sanitizer-build-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (gpu build): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-build-memcheck.log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
+        CANOPY_THREADS=16 "$b/canopy-bench-gpu-build" 15 >"$out/gpu-build.md" 2>"$out/gpu-build.err"
+        note "- GPU build bench: rc $? (table below)"
+        cat "$out/gpu-build.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

@@ -1,0 +1,671 @@
+/* kd tree built on the GPU, level by level.
+ *
+ * A kd tree with median splits has a topology fixed by n and the leaf size alone (a
+ * node of m > leaf points has children of m/2 and m - m/2), so the host lays out the
+ * node records (order, ropes, levels) exactly as canopy_tree_build does, without
+ * looking at a coordinate. The device then fills in the geometry one level at a
+ * time: bounding boxes of the level's nodes (warp reductions, one atomic per warp
+ * and dimension), the widest dimension, and one stable radix sort of all points by
+ * (node begin, coordinate on that dimension), which puts each node's lower half in
+ * its first child. The split positions equal the host's; the order of points inside
+ * a node, and hence the membership of children, can differ only among points whose
+ * coordinates tie at a median (the host uses quickselect). */
+#include "core/gpu.cuh"
+#include "core/gpu_pool.cuh"
+#include "tree/gpu_build.h"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+enum { SLICE = 256, THREADS = 256, SUB = 256, SUB_THREADS = 256, SUB_MAX_D = 16 };
+
+__device__ __forceinline__ uint32_t ord_of(float f) {
+    uint32_t u = __float_as_uint(f);
+    return u ^ ((uint32_t)((int32_t)u >> 31) | 0x80000000u);
+}
+__device__ __forceinline__ float float_of(uint32_t u) {
+    return __uint_as_float(u & 0x80000000u ? u ^ 0x80000000u : ~u);
+}
+
+__device__ __forceinline__ canopy_node *node_at(unsigned char *hot, int32_t stride, int32_t v) {
+    return (canopy_node *)(hot + (int64_t)v * stride);
+}
+
+/* Compacts the input rows to stride d, records each point's original index and the
+ * first non-finite row, and puts every point in the root. */
+__global__ void k_init(const float *in, int64_t stride, int64_t n, int32_t d, float *pts,
+                       int32_t *orig, int32_t *node_of, unsigned long long *bad) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int32_t j = 0; j < d; j++) {
+        float x = in[i * stride + j];
+        if (!isfinite(x)) atomicMin(bad, (unsigned long long)i);
+        pts[i * d + j] = x;
+    }
+    orig[i] = (int32_t)i;
+    node_of[i] = 0;
+}
+
+/* One warp per slice of SLICE points of one node of the level; spn slices per node
+ * (all nodes of a level have sizes within one of each other). */
+__global__ void k_bbox(const float *pts, int32_t d, const unsigned char *hot, int32_t stride,
+                       const int32_t *nodes, int32_t cnt, int32_t spn, uint32_t *acc_lo,
+                       uint32_t *acc_hi) {
+    int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x & 31;
+    if (w >= (int64_t)cnt * spn) return; /* whole warps leave together */
+    int32_t k = (int32_t)(w / spn);
+    const canopy_node *h = (const canopy_node *)(hot + (int64_t)nodes[k] * stride);
+    int64_t b = h->begin + (w % spn) * (int64_t)SLICE;
+    int64_t e = b + SLICE < h->end ? b + SLICE : h->end;
+    for (int32_t j = 0; j < d; j++) {
+        uint32_t lo = 0xffffffffu, hi = 0;
+        for (int64_t p = b + lane; p < e; p += 32) {
+            uint32_t u = ord_of(pts[p * d + j]);
+            lo = min(lo, u);
+            hi = max(hi, u);
+        }
+        lo = __reduce_min_sync(0xffffffffu, lo);
+        hi = __reduce_max_sync(0xffffffffu, hi);
+        if (lane == 0 && b < e) {
+            atomicMin(&acc_lo[(int64_t)k * d + j], lo);
+            atomicMax(&acc_hi[(int64_t)k * d + j], hi);
+        }
+    }
+}
+
+/* Writes the level's boxes into the node records and picks each internal node's
+ * split dimension as the host does (first widest). */
+__global__ void k_finish(unsigned char *hot, int32_t stride, int32_t d, const int32_t *nodes,
+                         int32_t cnt, const uint32_t *acc_lo, const uint32_t *acc_hi,
+                         int32_t *ndim) {
+    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= cnt) return;
+    int32_t v = nodes[k];
+    canopy_node *h = node_at(hot, stride, v);
+    float *lo = (float *)(h + 1), *hi = lo + d;
+    int empty = h->begin == h->end;
+    int32_t dim = 0;
+    for (int32_t j = 0; j < d; j++) {
+        lo[j] = empty ? 0.0f : float_of(acc_lo[(int64_t)k * d + j]);
+        hi[j] = empty ? 0.0f : float_of(acc_hi[(int64_t)k * d + j]);
+        if (j > 0 && hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    }
+    lo[2 * d] = h->child >= 0 ? (float)dim : -1.0f;
+    ndim[v] = h->child >= 0 ? dim : -1;
+}
+
+/* Sort key of each position: its node's begin above, and for points of nodes split
+ * at this level, the order-preserving bits of the split coordinate below. */
+__global__ void k_keys(const float *pts, int32_t d, int64_t n, const unsigned char *hot,
+                       int32_t stride, const int32_t *node_of, const int32_t *level, int32_t lvl,
+                       const int32_t *ndim, unsigned long long *keys, int32_t *vals) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int32_t v = node_of[i];
+    const canopy_node *h = (const canopy_node *)(hot + (int64_t)v * stride);
+    unsigned long long key = (unsigned long long)h->begin << 32;
+    if (level[v] == lvl && h->child >= 0) key |= ord_of(pts[i * d + ndim[v]]);
+    keys[i] = key;
+    vals[i] = (int32_t)i;
+}
+
+/* Applies the sort to the points and original indices, and moves each point of a
+ * node split at this level to the child that now holds its position. */
+__global__ void k_gather(const float *src, float *dst, const int32_t *orig_src, int32_t *orig_dst,
+                         const int32_t *from, int32_t d, int64_t n, const unsigned char *hot,
+                         int32_t stride, int32_t *node_of, const int32_t *level, int32_t lvl) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int64_t f = from[i];
+    for (int32_t j = 0; j < d; j++) dst[i * d + j] = src[f * d + j];
+    orig_dst[i] = orig_src[f];
+    int32_t v = node_of[i];
+    const canopy_node *h = (const canopy_node *)(hot + (int64_t)v * stride);
+    if (level[v] == lvl && h->child >= 0) {
+        const canopy_node *second = (const canopy_node *)(hot + (int64_t)(h->child + 1) * stride);
+        node_of[i] = i >= second->begin ? h->child + 1 : h->child;
+    }
+}
+
+/* Finishes whole subtrees of at most SUB points, one block each, in shared memory:
+ * the levels below `v` (boxes as k_bbox/k_finish compute them, then a stable rank
+ * sort of each split node's points on its dimension), so the deep levels, whose
+ * nodes hold tens of points, cost no full-array sort each. */
+__global__ void __launch_bounds__(SUB_THREADS)
+    k_subtree(float *pts, int32_t *orig, int32_t d, unsigned char *hot, int32_t stride,
+              const int32_t *nodes) {
+    extern __shared__ float sh[];
+    float *xa = sh, *xb = sh + SUB * d;
+    int32_t *oa = (int32_t *)(xb + SUB * d), *ob = oa + SUB;
+    int32_t *seg = ob + SUB, *wave = seg + SUB, *next = wave + SUB, *dims = next + SUB;
+    __shared__ int32_t n_wave;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = SUB_THREADS / 32;
+    const canopy_node *top = (const canopy_node *)(hot + (int64_t)nodes[blockIdx.x] * stride);
+    const int32_t b = top->begin, m = top->end - top->begin;
+    for (int32_t i = tid; i < m * d; i += SUB_THREADS) xa[i] = pts[(int64_t)b * d + i];
+    for (int32_t i = tid; i < m; i += SUB_THREADS) oa[i] = orig[b + i], seg[i] = 0;
+    if (tid == 0) wave[0] = nodes[blockIdx.x], n_wave = 1;
+    __syncthreads();
+    while (n_wave > 0) {
+        const int32_t nw = n_wave;
+        for (int32_t k = warp; k < nw; k += warps) {
+            canopy_node *h = node_at(hot, stride, wave[k]);
+            float *lo = (float *)(h + 1), *hi = lo + d;
+            int32_t dim = 0;
+            float widest = 0.0f;
+            for (int32_t j = 0; j < d; j++) {
+                uint32_t l = 0xffffffffu, u = 0;
+                for (int32_t p = h->begin - b + lane; p < h->end - b; p += 32) {
+                    uint32_t o = ord_of(xa[p * d + j]);
+                    l = min(l, o);
+                    u = max(u, o);
+                }
+                l = __reduce_min_sync(0xffffffffu, l);
+                u = __reduce_max_sync(0xffffffffu, u);
+                float fl = float_of(l), fu = float_of(u);
+                if (j == 0 || fu - fl > widest) dim = j, widest = fu - fl;
+                if (lane == 0) lo[j] = fl, hi[j] = fu;
+            }
+            if (lane == 0) {
+                lo[2 * d] = h->child >= 0 ? (float)dim : -1.0f;
+                dims[k] = h->child >= 0 ? dim : -1;
+            }
+        }
+        __syncthreads();
+        for (int32_t p = tid; p < m; p += SUB_THREADS) {
+            int32_t k = seg[p], to = p; /* k < 0: the point's leaf is done */
+            int32_t dim = k >= 0 ? dims[k] : -1;
+            if (dim >= 0) {
+                const canopy_node *h = (const canopy_node *)(hot + (int64_t)wave[k] * stride);
+                float x = xa[p * d + dim];
+                int32_t r = 0;
+                for (int32_t q = h->begin - b; q < h->end - b; q++) {
+                    float y = xa[q * d + dim];
+                    r += y < x || (y == x && q < p);
+                }
+                to = h->begin - b + r;
+            }
+            for (int32_t j = 0; j < d; j++) xb[to * d + j] = xa[p * d + j];
+            ob[to] = oa[p];
+        }
+        __syncthreads();
+        if (tid == 0) {
+            int32_t c = 0;
+            for (int32_t k = 0; k < nw; k++) {
+                const canopy_node *h = (const canopy_node *)(hot + (int64_t)wave[k] * stride);
+                if (h->child >= 0) next[c++] = h->child, next[c++] = h->child + 1;
+            }
+            n_wave = c;
+        }
+        __syncthreads();
+        const int32_t nn = n_wave;
+        for (int32_t k = tid; k < nn; k += SUB_THREADS) wave[k] = next[k];
+        __syncthreads();
+        /* each point's node in the new wave, by position */
+        for (int32_t p = tid; p < m; p += SUB_THREADS) {
+            int32_t lo = 0, hi = nn - 1, at = -1;
+            while (lo <= hi) {
+                int32_t mid = (lo + hi) / 2;
+                const canopy_node *h = (const canopy_node *)(hot + (int64_t)wave[mid] * stride);
+                if (p < h->begin - b)
+                    hi = mid - 1;
+                else if (p >= h->end - b)
+                    lo = mid + 1;
+                else {
+                    at = mid;
+                    break;
+                }
+            }
+            seg[p] = at;
+        }
+        for (int32_t i = tid; i < m * d; i += SUB_THREADS) xa[i] = xb[i];
+        for (int32_t i = tid; i < m; i += SUB_THREADS) oa[i] = ob[i];
+        __syncthreads();
+    }
+    for (int32_t i = tid; i < m * d; i += SUB_THREADS) pts[(int64_t)b * d + i] = xa[i];
+    for (int32_t i = tid; i < m; i += SUB_THREADS) orig[b + i] = oa[i];
+}
+
+__global__ void k_output(const int32_t *orig, int64_t n, const float *w, int64_t *ids,
+                         float *weights) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    ids[i] = orig[i];
+    if (weights) weights[i] = w[orig[i]];
+}
+
+unsigned blocks(int64_t n) {
+    return (unsigned)((n + THREADS - 1) / THREADS);
+}
+
+/* The host-side topology: node records (geometry still empty) in the final order,
+ * ropes, parents, levels, and the nodes of each level. */
+struct topology {
+    unsigned char *hot = nullptr;
+    int32_t *rope = nullptr, *parent = nullptr, *level = nullptr;
+    int32_t *bylevel = nullptr;     /* node ids grouped by level */
+    int32_t *level_off = nullptr;   /* depth + 1 offsets into bylevel */
+    int32_t *level_max = nullptr;   /* largest node of each level */
+    int32_t *level_split = nullptr; /* internal nodes of each level */
+    int32_t n_nodes = 0, depth = 0;
+    ~topology() {
+        free(hot), free(rope), free(parent), free(level), free(bylevel), free(level_off);
+        free(level_max), free(level_split);
+    }
+};
+
+canopy_status lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int32_t d, int32_t stride,
+                      topology *t) {
+    /* Children of a split node hold at least (leaf + 1) / 2 points. */
+    int64_t min_leaf = (leaf + 1) / 2 > 0 ? (leaf + 1) / 2 : 1;
+    int64_t cap = 2 * (n / min_leaf) + 3;
+    int32_t *first = (int32_t *)malloc(sizeof(int32_t) * cap);
+    int64_t *begin = (int64_t *)malloc(sizeof(int64_t) * cap);
+    int64_t *end = (int64_t *)malloc(sizeof(int64_t) * cap);
+    int32_t *new_id = (int32_t *)malloc(sizeof(int32_t) * cap);
+    int32_t *stack = (int32_t *)malloc(sizeof(int32_t) * cap);
+    canopy_status s = CANOPY_OK;
+    if (!first || !begin || !end || !new_id || !stack) {
+        s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+        goto out;
+    }
+    {
+        /* Created breadth-first: creation order is the breadth-first order. */
+        int32_t count = 1;
+        begin[0] = 0;
+        end[0] = n;
+        for (int32_t v = 0; v < count; v++) {
+            int64_t m = end[v] - begin[v];
+            if (m <= leaf) {
+                first[v] = -1;
+                continue;
+            }
+            first[v] = count;
+            begin[count] = begin[v];
+            end[count] = begin[v] + m / 2;
+            begin[count + 1] = begin[v] + m / 2;
+            end[count + 1] = end[v];
+            count += 2;
+        }
+        int32_t nn = count;
+        if (order == CANOPY_ORDER_BREADTH_FIRST) {
+            for (int32_t v = 0; v < nn; v++) new_id[v] = v;
+        } else {
+            /* Depth-first exactly as the host's linearize: a node's child group, then
+             * each child's subtree in order. */
+            int32_t next = 1, sp = 0;
+            new_id[0] = 0;
+            stack[sp++] = 0;
+            while (sp > 0) {
+                int32_t v = stack[--sp];
+                if (first[v] < 0) continue;
+                new_id[first[v]] = next++;
+                new_id[first[v] + 1] = next++;
+                stack[sp++] = first[v] + 1;
+                stack[sp++] = first[v];
+            }
+        }
+        t->n_nodes = nn;
+        t->hot = (unsigned char *)calloc((size_t)nn, (size_t)stride);
+        t->rope = (int32_t *)malloc(sizeof(int32_t) * nn);
+        t->parent = (int32_t *)malloc(sizeof(int32_t) * nn);
+        t->level = (int32_t *)malloc(sizeof(int32_t) * nn);
+        t->bylevel = (int32_t *)malloc(sizeof(int32_t) * nn);
+        if (!t->hot || !t->rope || !t->parent || !t->level || !t->bylevel) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+            goto out;
+        }
+        for (int32_t v = 0; v < nn; v++) {
+            canopy_node *h = (canopy_node *)(t->hot + (int64_t)new_id[v] * stride);
+            h->child = first[v] >= 0 ? new_id[first[v]] : -1;
+            h->nchild = first[v] >= 0 ? 2 : 0;
+            h->begin = (int32_t)begin[v];
+            h->end = (int32_t)end[v];
+            ((float *)(h + 1))[2 * d] = -1.0f;
+        }
+        int32_t depth = 1;
+        t->rope[0] = t->parent[0] = -1;
+        t->level[0] = 0;
+        for (int32_t v = 0; v < nn; v++) {
+            const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
+            for (int32_t c = 0; c < h->nchild; c++) {
+                int32_t ch = h->child + c;
+                t->rope[ch] = c + 1 < h->nchild ? ch + 1 : t->rope[v];
+                t->parent[ch] = v;
+                t->level[ch] = t->level[v] + 1;
+                if (t->level[ch] + 1 > depth) depth = t->level[ch] + 1;
+            }
+        }
+        t->depth = depth;
+        t->level_off = (int32_t *)calloc((size_t)depth + 1, sizeof(int32_t));
+        t->level_max = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
+        t->level_split = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
+        if (!t->level_off || !t->level_max || !t->level_split) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+            goto out;
+        }
+        for (int32_t v = 0; v < nn; v++) {
+            const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
+            int32_t l = t->level[v];
+            t->level_off[l + 1]++;
+            if (h->end - h->begin > t->level_max[l]) t->level_max[l] = h->end - h->begin;
+            t->level_split[l] += h->child >= 0;
+        }
+        for (int32_t l = 0; l < depth; l++) t->level_off[l + 1] += t->level_off[l];
+        int32_t *fill = stack; /* reused: running position per level */
+        for (int32_t l = 0; l < depth; l++) fill[l] = t->level_off[l];
+        for (int32_t v = 0; v < nn; v++) t->bylevel[fill[t->level[v]]++] = v;
+    }
+out:
+    free(first), free(begin), free(end), free(new_id), free(stack);
+    return s;
+}
+
+int is_device_pointer(const void *p) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+} // namespace
+
+extern "C" const canopy_tree_view *canopy_gpu_tree_view(const canopy_gpu_tree *g) {
+    return &g->view;
+}
+
+extern "C" void canopy_gpu_tree_free(canopy_gpu_tree *g) {
+    if (!g) return;
+    if (g->view.hot) cudaFreeAsync((void *)g->view.hot, 0);
+    if (g->view.points) cudaFreeAsync((void *)g->view.points, 0);
+    if (g->view.ids) cudaFreeAsync((void *)g->view.ids, 0);
+    if (g->view.rope) cudaFreeAsync((void *)g->view.rope, 0);
+    if (g->view.weights) cudaFreeAsync((void *)g->view.weights, 0);
+    free(g->parent);
+    free(g->level);
+    free(g);
+}
+
+static canopy_status build(canopy_points pts, const canopy_tree_options *opt, canopy_gpu_tree *g,
+                           topology *topo) {
+    const int64_t n = pts.n;
+    const int32_t d = pts.d;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    int32_t stride = (int32_t)(sizeof(canopy_node) + sizeof(float) * (size_t)(2 * d + 1));
+    stride = (stride + 15) / 16 * 16;
+    int32_t leaf = opt->leaf_size > 0 ? opt->leaf_size : 16;
+    if ((s = lay_out(n, leaf, opt->order, d, stride, topo))) return s;
+    const int32_t nn = topo->n_nodes, depth = topo->depth;
+
+    canopy_tree_view *tv = &g->view;
+    tv->hot_stride = stride;
+    tv->geom_stride = 2 * d + 1;
+    tv->n_nodes = nn;
+    tv->d = d;
+    tv->n = n;
+    tv->depth = depth;
+    tv->max_children = 2;
+    tv->kind = CANOPY_TREE_KD;
+    g->leaf_size = leaf;
+    g->order = opt->order;
+
+    int input_on_device = n > 0 && is_device_pointer(pts.data);
+    int weights_on_device = opt->weights && n > 0 && is_device_pointer(opt->weights);
+    void *hot, *points, *ids, *rope, *weights = nullptr;
+    if ((s = canopy_gpu_pool_result(&hot, (size_t)nn * stride, st, "tree nodes")) ||
+        (s = canopy_gpu_pool_result(&points, sizeof(float) * (size_t)(n * d), st, "tree points")) ||
+        (s = canopy_gpu_pool_result(&ids, sizeof(int64_t) * (size_t)n, st, "tree ids")) ||
+        (s = canopy_gpu_pool_result(&rope, sizeof(int32_t) * (size_t)nn, st, "tree ropes")) ||
+        (opt->weights &&
+         (s = canopy_gpu_pool_result(&weights, sizeof(float) * (size_t)n, st, "tree weights"))))
+        return s;
+    tv->hot = (const unsigned char *)hot;
+    tv->points = (const float *)points;
+    tv->ids = (const int64_t *)ids;
+    tv->rope = (const int32_t *)rope;
+    tv->weights = (const float *)weights;
+
+    int32_t max_level = 0;
+    for (int32_t l = 0; l < depth; l++)
+        if (topo->level_off[l + 1] - topo->level_off[l] > max_level)
+            max_level = topo->level_off[l + 1] - topo->level_off[l];
+    int end_bit = 32;
+    while (end_bit < 64 && ((unsigned long long)n >> (end_bit - 32)) != 0) end_bit++;
+    size_t sort_bytes = 0;
+    {
+        cub::DoubleBuffer<unsigned long long> kb(nullptr, nullptr);
+        cub::DoubleBuffer<int32_t> vb(nullptr, nullptr);
+        if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, kb, vb,
+                                                                  (int)(n > 0 ? n : 1), 0, end_bit,
+                                                                  st),
+                                  "sizing the sort")))
+            return s;
+    }
+    typedef canopy_gpu_carve C;
+    size_t in_bytes = input_on_device ? 0 : sizeof(float) * (size_t)(n * d);
+    size_t w_bytes = opt->weights && !weights_on_device ? sizeof(float) * (size_t)n : 0;
+    size_t scratch = C::bytes<float>(n * d) * 2 + C::bytes<int32_t>(n) * 5 +
+                     C::bytes<unsigned long long>(n) * 2 +
+                     C::bytes<uint32_t>((int64_t)max_level * d) * 2 + C::bytes<int32_t>(nn) * 3 +
+                     C::bytes<unsigned long long>(1) +
+                     C::bytes<unsigned char>((int64_t)(in_bytes + w_bytes)) + sort_bytes + 256;
+    size_t pinned =
+        in_bytes + w_bytes + (size_t)nn * stride + sizeof(int32_t) * (size_t)nn * 3 + 64;
+    unsigned char *dbase, *hbase;
+    if ((s = canopy_gpu_pool_acquire(scratch, pinned, &dbase, &hbase))) return s;
+    C c = {dbase, 0};
+    float *pa = c.take<float>(n * d), *pb = c.take<float>(n * d);
+    int32_t *oa = c.take<int32_t>(n), *ob = c.take<int32_t>(n);
+    int32_t *node_of = c.take<int32_t>(n), *va = c.take<int32_t>(n), *vb = c.take<int32_t>(n);
+    unsigned long long *ka = c.take<unsigned long long>(n), *kb = c.take<unsigned long long>(n);
+    uint32_t *acc_lo = c.take<uint32_t>((int64_t)max_level * d);
+    uint32_t *acc_hi = c.take<uint32_t>((int64_t)max_level * d);
+    int32_t *level = c.take<int32_t>(nn), *bylevel = c.take<int32_t>(nn),
+            *ndim = c.take<int32_t>(nn);
+    unsigned long long *bad = c.take<unsigned long long>(1);
+    unsigned char *staged = c.take<unsigned char>((int64_t)(in_bytes + w_bytes));
+    void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
+
+    /* Host data goes through the pinned buffer: one copy at full bandwidth. */
+    unsigned char *hp = hbase;
+    const float *in = pts.data;
+    int64_t in_stride = pts.stride;
+    const float *w = opt->weights;
+    if (!input_on_device && n > 0) {
+        if (pts.stride == d) {
+            memcpy(hp, pts.data, in_bytes);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                memcpy(hp + sizeof(float) * (size_t)(i * d), canopy_point(pts, i),
+                       sizeof(float) * (size_t)d);
+        }
+        in = (const float *)staged;
+        in_stride = d;
+    }
+    if (w_bytes)
+        memcpy(hp + in_bytes, opt->weights, w_bytes), w = (const float *)(staged + in_bytes);
+    unsigned char *hp_hot = hp + in_bytes + w_bytes;
+    int32_t *hp_level = (int32_t *)(hp_hot + (size_t)nn * stride);
+    int32_t *hp_bylevel = hp_level + nn, *hp_rope = hp_bylevel + nn;
+    memcpy(hp_hot, topo->hot, (size_t)nn * stride);
+    memcpy(hp_level, topo->level, sizeof(int32_t) * nn);
+    memcpy(hp_bylevel, topo->bylevel, sizeof(int32_t) * nn);
+    memcpy(hp_rope, topo->rope, sizeof(int32_t) * nn);
+
+    unsigned long long none = ~0ull;
+    unsigned char *hot_d = (unsigned char *)hot;
+    if ((in_bytes + w_bytes && (s = canopy_gpu_check(cudaMemcpyAsync(staged, hp, in_bytes + w_bytes,
+                                                                     cudaMemcpyHostToDevice, st),
+                                                     "uploading points"))) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(hot, hp_hot, (size_t)nn * stride, cudaMemcpyHostToDevice, st),
+             "uploading nodes")) ||
+        (s = canopy_gpu_check(cudaMemcpyAsync(level, hp_level, sizeof(int32_t) * (size_t)nn,
+                                              cudaMemcpyHostToDevice, st),
+                              "uploading levels")) ||
+        (s = canopy_gpu_check(cudaMemcpyAsync(rope, hp_rope, sizeof(int32_t) * (size_t)nn,
+                                              cudaMemcpyHostToDevice, st),
+                              "uploading ropes")) ||
+        (s = canopy_gpu_check(cudaMemcpyAsync(bad, &none, sizeof none, cudaMemcpyHostToDevice, st),
+                              "clearing a flag")))
+        goto out;
+    if ((s = canopy_gpu_check(cudaMemcpyAsync(bylevel, hp_bylevel, sizeof(int32_t) * (size_t)nn,
+                                              cudaMemcpyHostToDevice, st),
+                              "uploading the level lists")))
+        goto out;
+
+    if (n > 0) {
+        k_init<<<blocks(n), THREADS, 0, st>>>(in, in_stride, n, d, pa, oa, node_of, bad);
+        /* The first level whose nodes all fit a block's shared memory ends the
+         * level-by-level loop; k_subtree finishes every subtree from there. */
+        int32_t sub_level = depth;
+        if (d <= SUB_MAX_D)
+            for (int32_t l = 0; l < depth && sub_level == depth; l++)
+                if (topo->level_max[l] <= SUB) sub_level = l;
+        for (int32_t l = 0; l < sub_level; l++) {
+            int32_t off = topo->level_off[l], cnt = topo->level_off[l + 1] - off;
+            int32_t spn = (topo->level_max[l] + SLICE - 1) / SLICE;
+            spn = spn > 0 ? spn : 1;
+            cudaMemsetAsync(acc_lo, 0xff, sizeof(uint32_t) * (size_t)cnt * d, st);
+            cudaMemsetAsync(acc_hi, 0, sizeof(uint32_t) * (size_t)cnt * d, st);
+            k_bbox<<<blocks((int64_t)cnt * spn * 32), THREADS, 0, st>>>(
+                pa, d, hot_d, stride, bylevel + off, cnt, spn, acc_lo, acc_hi);
+            k_finish<<<blocks(cnt), THREADS, 0, st>>>(hot_d, stride, d, bylevel + off, cnt, acc_lo,
+                                                      acc_hi, ndim);
+            if (topo->level_split[l] == 0) continue;
+            k_keys<<<blocks(n), THREADS, 0, st>>>(pa, d, n, hot_d, stride, node_of, level, l, ndim,
+                                                  ka, va);
+            cub::DoubleBuffer<unsigned long long> keys(ka, kb);
+            cub::DoubleBuffer<int32_t> vals(va, vb);
+            if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, keys,
+                                                                      vals, (int)n, 0, end_bit, st),
+                                      "sorting a level")))
+                goto out;
+            k_gather<<<blocks(n), THREADS, 0, st>>>(pa, pb, oa, ob, vals.Current(), d, n, hot_d,
+                                                    stride, node_of, level, l);
+            float *tp = pa;
+            pa = pb, pb = tp;
+            int32_t *to = oa;
+            oa = ob, ob = to;
+        }
+        if (sub_level < depth) {
+            int32_t off = topo->level_off[sub_level];
+            int32_t cnt = topo->level_off[sub_level + 1] - off;
+            size_t shm = sizeof(float) * 2 * SUB * d + sizeof(int32_t) * 6 * SUB;
+            k_subtree<<<cnt, SUB_THREADS, shm, st>>>(pa, oa, d, hot_d, stride, bylevel + off);
+        }
+        k_output<<<blocks(n), THREADS, 0, st>>>(oa, n, w, (int64_t *)ids, (float *)weights);
+        if ((s = canopy_gpu_check(cudaMemcpyAsync(points, pa, sizeof(float) * (size_t)(n * d),
+                                                  cudaMemcpyDeviceToDevice, st),
+                                  "placing the points")))
+            goto out;
+    }
+    {
+        unsigned long long first_bad = ~0ull;
+        if ((s = canopy_gpu_check(cudaGetLastError(), "launching the kd build")) ||
+            (s = canopy_gpu_check(
+                 cudaMemcpyAsync(&first_bad, bad, sizeof first_bad, cudaMemcpyDeviceToHost, st),
+                 "reading the input check")) ||
+            (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the kd tree")))
+            goto out;
+        if (first_bad != ~0ull)
+            s = canopy_fail(CANOPY_ERR_INVALID, "tree points: row %lld is not finite",
+                            (long long)first_bad);
+    }
+out:
+    canopy_gpu_pool_unlock();
+    return s;
+}
+
+extern "C" canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_tree_options *opt,
+                                               canopy_gpu_tree **out) {
+    *out = NULL;
+    double t0 = canopy_now();
+    if (opt->kind != CANOPY_TREE_KD)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "GPU tree build: %s trees are built on the host",
+                           canopy_tree_kind_name(opt->kind));
+    if (pts.n < 0 || pts.d < 1 || pts.stride < pts.d || (pts.n > 0 && !pts.data))
+        return canopy_fail(CANOPY_ERR_INVALID, "tree points: bad shape (n=%lld, d=%d, stride=%lld)",
+                           (long long)pts.n, (int)pts.d, (long long)pts.stride);
+    if (pts.n >= INT32_MAX / 2)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree points: %lld points exceed the limit of %d",
+                           (long long)pts.n, INT32_MAX / 2 - 1);
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        cudaGetLastError();
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "GPU tree build: no CUDA device");
+    }
+    canopy_gpu_tree *g = (canopy_gpu_tree *)calloc(1, sizeof *g);
+    if (!g) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory allocating a GPU tree");
+    topology topo;
+    canopy_status s = build(pts, opt, g, &topo);
+    if (s) {
+        cudaStreamSynchronize(0);
+        canopy_gpu_tree_free(g);
+        return s;
+    }
+    g->parent = topo.parent;
+    g->level = topo.level;
+    topo.parent = topo.level = nullptr;
+    g->build_seconds = canopy_now() - t0;
+    *out = g;
+    return CANOPY_OK;
+}
+
+extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, canopy_tree **out) {
+    *out = NULL;
+    const canopy_tree_view *v = &g->view;
+    canopy_tree *t = (canopy_tree *)calloc(1, sizeof *t);
+    if (!t) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory allocating a tree");
+    int64_t n = v->n;
+    int32_t nn = v->n_nodes, d = v->d;
+    size_t pts_b = sizeof(float) * (size_t)(n * d);
+    canopy_status s;
+    if ((s = canopy_alloc((void **)&t->hot, (size_t)nn, (size_t)v->hot_stride)) ||
+        (s = canopy_alloc((void **)&t->points, (size_t)(n > 0 ? n : 1), sizeof(float) * d)) ||
+        (s = canopy_alloc((void **)&t->ids, (size_t)(n > 0 ? n : 1), sizeof(int64_t))) ||
+        (s = canopy_alloc((void **)&t->rope, (size_t)nn, sizeof(int32_t))) ||
+        (s = canopy_alloc((void **)&t->parent, (size_t)nn, sizeof(int32_t))) ||
+        (s = canopy_alloc((void **)&t->level, (size_t)nn, sizeof(int32_t))) ||
+        (v->weights &&
+         (s = canopy_alloc((void **)&t->weights, (size_t)(n > 0 ? n : 1), sizeof(float)))) ||
+        (s = canopy_gpu_check(
+             cudaMemcpy(t->hot, v->hot, (size_t)nn * v->hot_stride, cudaMemcpyDeviceToHost),
+             "downloading nodes")) ||
+        (s = canopy_gpu_check(cudaMemcpy(t->points, v->points, pts_b, cudaMemcpyDeviceToHost),
+                              "downloading points")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpy(t->ids, v->ids, sizeof(int64_t) * (size_t)n, cudaMemcpyDeviceToHost),
+             "downloading ids")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpy(t->rope, v->rope, sizeof(int32_t) * (size_t)nn, cudaMemcpyDeviceToHost),
+             "downloading ropes")) ||
+        (v->weights &&
+         (s = canopy_gpu_check(
+              cudaMemcpy(t->weights, v->weights, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost),
+              "downloading weights")))) {
+        canopy_tree_free(t);
+        return s;
+    }
+    memcpy(t->parent, g->parent, sizeof(int32_t) * (size_t)nn);
+    memcpy(t->level, g->level, sizeof(int32_t) * (size_t)nn);
+    t->view = *v;
+    t->view.hot = t->hot;
+    t->view.points = t->points;
+    t->view.ids = t->ids;
+    t->view.rope = t->rope;
+    t->view.weights = t->weights;
+    t->leaf_size = g->leaf_size;
+    t->order = g->order;
+    t->build_seconds = g->build_seconds;
+    *out = t;
+    return CANOPY_OK;
+}

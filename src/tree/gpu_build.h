@@ -1,0 +1,30 @@
+/* Internal: the device-resident tree a GPU build produces. Its view holds device
+ * pointers in the layout of canopy_tree (tree.h), so GPU engines can traverse it
+ * without a copy; the cold per-node arrays (parent, level) stay on the host, where
+ * the topology is laid out. */
+#ifndef CANOPY_TREE_GPU_BUILD_H
+#define CANOPY_TREE_GPU_BUILD_H
+
+#include "tree/tree.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct canopy_gpu_tree {
+    canopy_tree_view view; /* device pointers */
+    int32_t *parent;       /* host, as canopy_tree's */
+    int32_t *level;        /* host */
+    int32_t leaf_size;
+    int32_t order;
+    double build_seconds;
+};
+
+/* The device view of a GPU-built tree (pointers valid in kernels). */
+const canopy_tree_view *canopy_gpu_tree_view(const canopy_gpu_tree *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,261 @@
+/* GPU kd build against the host build and brute force, on fresh random inputs:
+ * same topology, ropes and depth; a valid tree (ids a permutation, points in tree
+ * order, tight boxes, widest split dimension, median separation); geometry equal to
+ * the host's wherever no tie at a median makes the split ambiguous; kNN over the
+ * downloaded tree equal to brute force; device input equal to host input.
+ * Exits 77 without a GPU. CANOPY_GPU_SMALL=1 runs small sizes (compute-sanitizer). */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "tree/tree.h"
+
+#include <cuda_runtime_api.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state;
+static double rnd(void) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* kind 0 uniform, 1 clustered, 2 heavy duplicates (8 values per coordinate) */
+static float *make_points(int64_t n, int32_t d, int kind, uint64_t seed) {
+    float *p = malloc(sizeof(float) * (size_t)(n * d + 1));
+    if (kind == 1 && n > 0) {
+        CHECK_OK(canopy_gen_clusters(p, NULL, n, d, 16, 0.02, seed));
+    } else {
+        rng_state = seed;
+        for (int64_t i = 0; i < n * d; i++)
+            p[i] = kind == 2 ? (float)(int)(rnd() * 8) : (float)(rnd() * 2.0 - 1.0);
+    }
+    return p;
+}
+
+static int geom_eq(const float *a, const float *b, int32_t m) {
+    return memcmp(a, b, sizeof(float) * (size_t)m) == 0;
+}
+
+/* Checks the GPU tree's own invariants and compares it with the host tree. */
+static void compare(const canopy_tree *ht, const canopy_tree *gt, const float *pts, int64_t n,
+                    int32_t d, const char *tag) {
+    const canopy_tree_view *h = &ht->view, *g = &gt->view;
+    CHECK_MSG(h->n_nodes == g->n_nodes && h->depth == g->depth && h->hot_stride == g->hot_stride &&
+                  h->n == g->n && h->d == g->d,
+              "%s: shape differs (nodes %d/%d, depth %d/%d)", tag, h->n_nodes, g->n_nodes, h->depth,
+              g->depth);
+    if (h->n_nodes != g->n_nodes || h->hot_stride != g->hot_stride) return;
+    int bad_topo = 0, bad_geom = 0, bad_box = 0, bad_dim = 0, bad_sep = 0, compared = 0;
+    char *seen = calloc((size_t)n + 1, 1);
+    int bad_ids = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t id = g->ids[i];
+        if (id < 0 || id >= n || seen[id]) {
+            bad_ids++;
+            continue;
+        }
+        seen[id] = 1;
+        if (memcmp(g->points + i * d, pts + id * d, sizeof(float) * (size_t)d)) bad_ids++;
+    }
+    char *strict = calloc((size_t)g->n_nodes + 1, 1);
+    strict[0] = 1;
+    int32_t gs = g->geom_stride;
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+        const canopy_node *a = canopy_tv_node(h, v), *b = canopy_tv_node(g, v);
+        if (a->child != b->child || a->nchild != b->nchild || a->begin != b->begin ||
+            a->end != b->end || h->rope[v] != g->rope[v])
+            bad_topo++;
+        const float *lo = canopy_tv_geom(g, v), *hi = lo + d;
+        /* tight box */
+        for (int32_t j = 0; j < d; j++) {
+            float mn = FLT_MAX, mx = -FLT_MAX;
+            for (int32_t i = b->begin; i < b->end; i++) {
+                float x = g->points[(int64_t)i * d + j];
+                mn = x < mn ? x : mn;
+                mx = x > mx ? x : mx;
+            }
+            if (b->begin < b->end && (mn != lo[j] || mx != hi[j])) bad_box++;
+        }
+        int32_t dim = (int32_t)lo[2 * d];
+        if (b->child < 0) {
+            if (dim != -1) bad_dim++;
+        } else {
+            int32_t w = 0;
+            for (int32_t j = 1; j < d; j++)
+                if (hi[j] - lo[j] > hi[w] - lo[w]) w = j;
+            if (dim != w) bad_dim++;
+            const canopy_node *l = canopy_tv_node(g, b->child),
+                              *r = canopy_tv_node(g, b->child + 1);
+            float lmax = -FLT_MAX, rmin = FLT_MAX;
+            for (int32_t i = l->begin; i < l->end; i++) {
+                float x = g->points[(int64_t)i * d + dim];
+                lmax = x > lmax ? x : lmax;
+            }
+            for (int32_t i = r->begin; i < r->end; i++) {
+                float x = g->points[(int64_t)i * d + dim];
+                rmin = x < rmin ? x : rmin;
+            }
+            if (lmax > rmin) bad_sep++;
+            strict[b->child] = strict[b->child + 1] = strict[v] && lmax < rmin;
+        }
+        if (strict[v]) {
+            compared++;
+            if (!geom_eq(canopy_tv_geom(h, v), canopy_tv_geom(g, v), gs)) bad_geom++;
+        }
+    }
+    CHECK_MSG(!bad_ids, "%s: %d points/ids wrong", tag, bad_ids);
+    CHECK_MSG(!bad_topo, "%s: %d nodes differ in topology from the host tree", tag, bad_topo);
+    CHECK_MSG(!bad_box, "%s: %d node bounds not tight", tag, bad_box);
+    CHECK_MSG(!bad_dim, "%s: %d split dimensions wrong", tag, bad_dim);
+    CHECK_MSG(!bad_sep, "%s: %d splits not at a median", tag, bad_sep);
+    CHECK_MSG(!bad_geom, "%s: %d of %d unambiguous nodes differ from the host", tag, bad_geom,
+              compared);
+    free(seen);
+    free(strict);
+}
+
+/* Exact kNN over a kd view (box pruning), distances only, ascending. */
+static void knn_rec(const canopy_tree_view *t, int32_t v, const float *q, int k, float *best) {
+    const canopy_node *h = canopy_tv_node(t, v);
+    const float *lo = canopy_tv_geom(t, v), *hi = lo + t->d;
+    float m = 0.0f;
+    for (int32_t j = 0; j < t->d; j++) {
+        float e = q[j] < lo[j] ? lo[j] - q[j] : (q[j] > hi[j] ? q[j] - hi[j] : 0.0f);
+        m += e * e;
+    }
+    if (m > best[k - 1]) return;
+    if (h->child < 0) {
+        for (int32_t i = h->begin; i < h->end; i++) {
+            float dd = canopy_dist2(q, canopy_tv_point(t, i), t->d);
+            if (dd >= best[k - 1]) continue;
+            int p = k - 1;
+            while (p > 0 && best[p - 1] > dd) best[p] = best[p - 1], p--;
+            best[p] = dd;
+        }
+        return;
+    }
+    for (int32_t c = 0; c < h->nchild; c++) knn_rec(t, h->child + c, q, k, best);
+}
+
+static void check_knn(const canopy_tree *gt, const float *pts, int64_t n, int32_t d, uint64_t seed,
+                      const char *tag) {
+    enum { K = 5, NQ = 40 };
+    float *q = make_points(NQ, d, 0, seed ^ 0x5a5a);
+    int bad = 0;
+    for (int i = 0; i < NQ; i++) {
+        float a[K], b[K];
+        for (int j = 0; j < K; j++) a[j] = b[j] = FLT_MAX;
+        if (gt->view.n_nodes > 0 && n > 0) knn_rec(&gt->view, 0, q + i * d, K, a);
+        for (int64_t p = 0; p < n; p++) {
+            float dd = canopy_dist2(q + i * d, pts + p * d, d);
+            if (dd >= b[K - 1]) continue;
+            int s = K - 1;
+            while (s > 0 && b[s - 1] > dd) b[s] = b[s - 1], s--;
+            b[s] = dd;
+        }
+        if (memcmp(a, b, sizeof a)) bad++;
+    }
+    CHECK_MSG(!bad, "%s: kNN differs from brute force for %d of %d queries", tag, bad, NQ);
+    free(q);
+}
+
+static void one_case(int64_t n, int32_t d, int kind, int32_t leaf, canopy_tree_order order,
+                     uint64_t seed) {
+    char tag[160];
+    snprintf(tag, sizeof tag, "n=%lld d=%d kind=%d leaf=%d order=%d seed=%llu", (long long)n, d,
+             kind, leaf, (int)order, (unsigned long long)seed);
+    float *pts = make_points(n, d, kind, seed);
+    float *w = malloc(sizeof(float) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) w[i] = (float)(i % 7) + 0.5f;
+    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+    o.leaf_size = leaf;
+    o.order = order;
+    o.weights = w;
+    canopy_points P = canopy_points_make(pts, n, d);
+    canopy_tree *ht = NULL, *gt = NULL, *gt2 = NULL;
+    canopy_gpu_tree *g = NULL, *g2 = NULL;
+    CHECK_OK(canopy_tree_build(P, &o, &ht));
+    canopy_status s = canopy_tree_build_gpu(P, &o, &g);
+    CHECK_MSG(s == CANOPY_OK, "%s: GPU build: %s", tag, canopy_last_error());
+    if (!s) CHECK_OK(canopy_gpu_tree_download(g, &gt));
+    if (ht && gt) {
+        compare(ht, gt, pts, n, d, tag);
+        int badw = 0;
+        for (int64_t i = 0; i < n; i++) badw += gt->view.weights[i] != w[gt->view.ids[i]];
+        CHECK_MSG(!badw, "%s: %d weights not in tree order", tag, badw);
+        check_knn(gt, pts, n, d, seed, tag);
+    }
+    /* Device-resident input (with a row stride) builds the same tree. */
+    if (gt && n > 0) {
+        int64_t stride = d + 1;
+        float *wide = calloc((size_t)(n * stride), sizeof(float));
+        for (int64_t i = 0; i < n; i++) memcpy(wide + i * stride, pts + i * d, sizeof(float) * d);
+        float *dp = NULL, *dw = NULL;
+        if (cudaMalloc((void **)&dp, sizeof(float) * (size_t)(n * stride)) == cudaSuccess &&
+            cudaMalloc((void **)&dw, sizeof(float) * (size_t)n) == cudaSuccess) {
+            cudaMemcpy(dp, wide, sizeof(float) * (size_t)(n * stride), cudaMemcpyHostToDevice);
+            cudaMemcpy(dw, w, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice);
+            canopy_points D = {dp, n, d, stride};
+            o.weights = dw;
+            CHECK_OK(canopy_tree_build_gpu(D, &o, &g2));
+            if (g2) CHECK_OK(canopy_gpu_tree_download(g2, &gt2));
+            if (gt2) {
+                size_t hb = (size_t)gt->view.n_nodes * (size_t)gt->view.hot_stride;
+                CHECK_MSG(
+                    !memcmp(gt->view.hot, gt2->view.hot, hb) &&
+                        !memcmp(gt->view.ids, gt2->view.ids, sizeof(int64_t) * (size_t)n) &&
+                        !memcmp(gt->view.weights, gt2->view.weights, sizeof(float) * (size_t)n),
+                    "%s: device input builds a different tree", tag);
+            }
+        } else {
+            CHECK_MSG(0, "%s: cudaMalloc failed", tag);
+        }
+        cudaFree(dp);
+        cudaFree(dw);
+        free(wide);
+    }
+    canopy_tree_free(ht);
+    canopy_tree_free(gt);
+    canopy_tree_free(gt2);
+    canopy_gpu_tree_free(g);
+    canopy_gpu_tree_free(g2);
+    free(pts);
+    free(w);
+}
+
+int main(void) {
+    char name[256];
+    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
+        return check_skip(canopy_last_error());
+    printf("GPU: %s\n", name);
+    const char *env = getenv("CANOPY_GPU_SMALL");
+    int small = env && *env == '1';
+    uint64_t seed = check_seed();
+    static const int32_t dims[] = {1, 2, 3, 7};
+    const int64_t sizes[] = {0, 1, 2, 17, 33, 1000, 20000, 150000};
+    int n_sizes = small ? 6 : 8;
+    for (int si = 0; si < n_sizes; si++)
+        for (int di = 0; di < 4; di++)
+            for (int kind = 0; kind < 3; kind++) {
+                int64_t n = sizes[si];
+                if (n > 20000 && kind == 2 && dims[di] > 2) continue;
+                uint64_t sd = seed + (uint64_t)(si * 131 + di * 17 + kind);
+                one_case(n, dims[di], kind, 0, CANOPY_ORDER_DEPTH_FIRST, sd);
+                if (n <= 20000) {
+                    one_case(n, dims[di], kind, 1, CANOPY_ORDER_BREADTH_FIRST, sd + 1);
+                    one_case(n, dims[di], kind, 5, CANOPY_ORDER_DEPTH_FIRST, sd + 2);
+                }
+            }
+    /* Bad input and unsupported kinds fail clearly. */
+    float bad[6] = {0, 1, 2, NAN, 4, 5};
+    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+    canopy_gpu_tree *g = NULL;
+    CHECK(canopy_tree_build_gpu(canopy_points_make(bad, 3, 2), &o, &g) == CANOPY_ERR_INVALID);
+    CHECK(g == NULL);
+    CHECK(strstr(canopy_last_error(), "row 1") != NULL);
+    o.kind = CANOPY_TREE_BALL;
+    CHECK(canopy_tree_build_gpu(canopy_points_make(bad, 1, 2), &o, &g) == CANOPY_ERR_UNSUPPORTED);
+    canopy_gpu_pool_release();
+    return check_finish();
+}
