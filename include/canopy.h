@@ -177,7 +177,11 @@ canopy_status canopy_array_load(const char *path, canopy_array *out);
 canopy_status canopy_points_load(const char *path, canopy_array *out);
 
 /* Atomic output: open a temporary file beside `path`; commit renames it over
- * `path`, abort removes it. Used by every writer so failures leave no partial file. */
+ * `path`, abort removes it. Used by every writer (npy, csv, fvecs/ivecs, mtx) so
+ * failures leave no partial file. `path` "-" is standard output (streamed, so not
+ * atomic; commit flushes it and reports write errors). A `path` that exists and is
+ * not a regular file (a device such as /dev/null, a FIFO, a directory) is refused:
+ * the rename would replace it. */
 typedef struct canopy_outfile {
     void *fp; /* FILE * */
     char *final_path;
@@ -186,6 +190,12 @@ typedef struct canopy_outfile {
 canopy_status canopy_outfile_open(canopy_outfile *o, const char *path);
 canopy_status canopy_outfile_commit(canopy_outfile *o);
 void canopy_outfile_abort(canopy_outfile *o);
+/* Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT (those left at their
+ * default action) that remove the temporary files of outputs being written, then
+ * end the process by the same signal. For programs; a library caller with its own
+ * handlers can call canopy_outfile_unlink_live (async-signal-safe) from them. */
+void canopy_outfile_remove_on_signal(void);
+void canopy_outfile_unlink_live(void);
 
 /* ================================================================ generators == */
 

@@ -63,6 +63,9 @@ int cmd_gravity(int argc, char **argv) {
     if (!bodies_path) return cli_usage_error("gravity", "--bodies is required");
     if (!out) return cli_usage_error("gravity", "-o is required");
 
+    const char *ins[] = {bodies_path}, *outs[] = {out};
+    if (cli_check_paths("gravity", ins, 1, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     canopy_array ba;
     canopy_points b;

@@ -144,6 +144,9 @@ int cmd_predict(int argc, char **argv) {
 
     canopy_forest *f = NULL;
     canopy_array X = {0}, Y = {0};
+    const char *ins[] = {model, data}, *outs[] = {outp};
+    if (cli_check_paths("predict", ins, 2, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     if (canopy_forest_load(model, fmt, &f)) return cli_runtime_error("predict");
     double t_model = canopy_now() - t0;
