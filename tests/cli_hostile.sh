@@ -7,6 +7,7 @@
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 CANOPY=${1:?usage: cli_hostile.sh CANOPY_BINARY}
+command -v python3 >/dev/null && python3 -c "import numpy" 2>/dev/null || { echo "python3 with numpy needed: skipped"; exit 77; }
 tmp=$(mktemp -d /tmp/canopy-cli-hostile.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/harness.sh"
@@ -77,5 +78,61 @@ if [ -w /dev/full ]; then
     "$CANOPY" knn --ref "$tmp/X.npy" -k 2 -o - >/dev/full 2>"$tmp/err"
     check "knn -o - > /dev/full exited 0" test $? -eq 1
 fi
+
+# ---- sizes declared in headers, checked against the file before allocating ----
+# fast SECONDS ARGS...: exit 1 within SECONDS (the old code spent tens of seconds and
+# gigabytes, or wrote hundreds of megabytes), with the file named in the message.
+fast() {
+    local secs=$1
+    shift
+    timeout "$secs" "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq 1 ]; then ok; else bad "canopy $* exited $rc, want 1 within ${secs}s"; fi
+}
+printf '%%%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 1\n1 1\n' \
+    >"$tmp/big.mtx"
+fast 5 graph bfs --graph "$tmp/big.mtx" -o "$tmp/o.npy"
+has "2e9-row .mtx" "big.mtx: the size line declares 2000000000 vertices"
+printf '0 2000000000\n' >"$tmp/big.el"
+fast 5 graph bfs --graph "$tmp/big.el" -o "$tmp/o.npy"
+has "13-byte edge list" "big.el: its vertex ids make 2000000001 vertices"
+printf 'p sp 99999998 0\n' >"$tmp/big.gr"
+fast 5 graph sssp --graph "$tmp/big.gr" -o "$tmp/o.npy"
+has "16-byte .gr" "big.gr: the problem line declares 99999998 vertices"
+check ".gr: an output was written" test ! -e "$tmp/o.npy"
+lgb=$(dirname "$0")/data/forest/lgb_reg.txt
+sed 's/^num_leaves=.*/num_leaves=100000000/' "$lgb" >"$tmp/leaves.txt"
+fast 5 predict --model "$tmp/leaves.txt" --format lightgbm \
+    --data "$(dirname "$0")/data/forest/lgb_reg.X.npy" -o "$tmp/o.npy"
+has "LightGBM num_leaves=1e8" "leaves.txt: Tree=0: num_leaves=100000000 but leaf_value"
+python3 -c "import numpy as np; np.save('$tmp/k.npy', np.array([1, 2, 3], np.float32))"
+fast 5 bptree --keys "$tmp/k.npy" --queries "$tmp/k.npy" --buckets 268435456 -o "$tmp/o.npy"
+has "bptree --buckets 2^28 for 3 keys" "k.npy: bucket count 268435456 for 3 keys"
+
+# ---- gravity on coincident bodies without softening: an error, not NaN ----
+python3 -c "
+import numpy as np
+a = np.random.default_rng(1).random((64, 3), dtype=np.float32); a[40] = a[9]
+np.save('$tmp/co.npy', a)"
+run 1 gravity --bodies "$tmp/co.npy" -o "$tmp/acc.npy"
+has "coincident bodies" "bodies 9 and 40 are at the same position"
+check "gravity wrote NaN" test ! -e "$tmp/acc.npy"
+run 0 gravity --bodies "$tmp/co.npy" --softening 0.01 -o "$tmp/acc.npy"
+
+# ---- model importers refuse impossible nodes and inconsistent counts ----
+data=$(dirname "$0")/data/forest
+cat >"$tmp/neg.json" <<'JSON'
+{"format": "canopy-forest", "version": 1, "n_features": 2, "trees": [{"output": 0,
+ "feature": [0, -2, -1], "threshold": [0.5, 0, 0], "left": [1, 2, -1],
+ "right": [2, 1, -1], "value": [0, 1, 2]}]}
+JSON
+run 1 forest info --model "$tmp/neg.json" --format canopy
+has "canopy JSON node with children and feature -2" "node 1: feature -2 with children"
+sed 's/^num_class=5/num_class=0/' "$data/lgb_multi.txt" >"$tmp/nc0.txt"
+run 1 forest info --model "$tmp/nc0.txt" --format lightgbm
+has "LightGBM num_class=0" "num_class=0"
+sed 's/"num_trees":"15"/"num_trees":"14"/' "$data/xgb_multi.json" >"$tmp/nt.json"
+run 1 forest info --model "$tmp/nt.json" --format xgboost
+has "XGBoost num_trees 14 for 15 trees" "num_trees is 14 but the model has 15 trees"
 
 cli_finish

@@ -64,7 +64,7 @@ canopy_status canopy_vecs_read(const char *path, canopy_array *out) {
         goto done;
     }
     int64_t shape[2] = {n, d};
-    if ((s = canopy_array_alloc(out, t, 2, shape)) != CANOPY_OK) goto done;
+    if ((s = canopy_io_array_alloc(out, t, 2, shape, path)) != CANOPY_OK) goto done;
     char *row = out->data;
     for (int64_t i = 0; i < n; i++, row += row_bytes) {
         if (i > 0 && ((s = read_part(f, path, &di, 4, i)) != CANOPY_OK ||
