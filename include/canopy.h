@@ -167,6 +167,9 @@ canopy_status canopy_csv_write(const char *path, const canopy_array *a, const ch
 
 /* .fvecs (float32) and .ivecs (int32): per vector, an int32 dimension then values. */
 canopy_status canopy_vecs_read(const char *path, canopy_array *out);
+/* The same over a buffer; the type comes from `name`'s suffix (.fvecs or .ivecs). */
+canopy_status canopy_vecs_read_mem(const void *buf, size_t len, const char *name,
+                                   canopy_array *out);
 canopy_status canopy_vecs_write(const char *path, const canopy_array *a);
 
 /* Reads any supported file by extension (.npy, .csv, .fvecs, .ivecs; .csv.gz is not
