@@ -81,10 +81,10 @@ static canopy_status read_tree(canopy_forest *f, json_object *tree, int32_t t, c
             s = cf_json_number(json_object_array_get_idx(left, (size_t)i), name, "left", &l);
             if (!s)
                 s = cf_json_number(json_object_array_get_idx(right, (size_t)i), name, "right", &rr);
-            if (!s && (l >= 0 || rr >= 0 || fi != -1))
+            if (!s && (l >= 0 || rr >= 0))
                 s = canopy_fail(CANOPY_ERR_FORMAT,
-                                "%s: %s node %d: feature %g with children %g and %g (a leaf has "
-                                "feature -1 and children -1)",
+                                "%s: %s node %d: feature %g with children %g and %g (a negative "
+                                "feature marks a leaf, whose children are -1)",
                                 name, where, i, fi, l, rr);
             if (s) break;
             r.feature[i] = -1;
