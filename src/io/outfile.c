@@ -20,8 +20,8 @@ static atomic_uint_fast64_t tmp_counter;
 
 /* Temporary files being written, so a signal handler can remove them: a fixed table
  * of atomic pointers, since the handler may neither lock nor allocate. A name is
- * registered before its file is created and dropped after the rename, so there is no
- * moment when a temporary file exists unregistered. */
+ * registered once its file was created (never a name that may be another process's
+ * file) and dropped after the rename or unlink. */
 enum { LIVE_MAX = 64 };
 static _Atomic(char *) live_tmp[LIVE_MAX];
 
@@ -120,7 +120,6 @@ canopy_status canopy_outfile_open(canopy_outfile *o, const char *path) {
     int fd = -1;
     memcpy(o->tmp_path, path, len);
     memcpy(o->tmp_path + len, suffix, sizeof suffix);
-    live_add(o->tmp_path);
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
         char *x = o->tmp_path + len + sizeof ".tmp." - 1;
         for (int i = 0; i < 6; i++) x[i] = digits[canopy_rng_below(&r, sizeof digits - 1)];
@@ -129,9 +128,12 @@ canopy_status canopy_outfile_open(canopy_outfile *o, const char *path) {
     }
     if (fd < 0) {
         int e = errno;
+        free(o->tmp_path); /* not registered: it may name another process's file */
+        o->tmp_path = NULL;
         outfile_free(o);
         return canopy_fail(CANOPY_ERR_IO, "cannot write '%s': %s", path, strerror(e));
     }
+    live_add(o->tmp_path);
     o->fp = fdopen(fd, "wb");
     if (!o->fp) {
         int e = errno;
