@@ -18,10 +18,8 @@ while getopts "t:n:j:" o; do
 done
 shift $((OPTIND - 1))
 fuzz="$CANOPY_ROOT/build-fuzz"
-if [ ! -d "$fuzz" ]; then
-    CC=clang configure_and_build "$fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON
-fi
+CC=clang configure_and_build "$fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON >/dev/null
 store="$CANOPY_ROOT/fuzz-corpora"
 mkdir -p "$store/crashes"
 targets=("$@")

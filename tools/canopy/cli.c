@@ -314,6 +314,8 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
             printf("\nEvery command also takes --quiet (no summary line on success); those "
                    "with\n--stats also take --stats=json (one JSON line, one schema: "
                    "docs/stats.md).\n");
+            if (strstr(p->short_opts, "o:") && strcmp(p->cmd, "gen"))
+                printf("An output named '-' is standard output (.npy; docs/formats.md).\n");
             p->rc = CLI_OK;
             return CLI_STOP;
         case OPT_THREADS:
