@@ -167,6 +167,9 @@ canopy_status canopy_csv_write(const char *path, const canopy_array *a, const ch
 
 /* .fvecs (float32) and .ivecs (int32): per vector, an int32 dimension then values. */
 canopy_status canopy_vecs_read(const char *path, canopy_array *out);
+/* The same over a buffer; the type comes from `name`'s suffix (.fvecs or .ivecs). */
+canopy_status canopy_vecs_read_mem(const void *buf, size_t len, const char *name,
+                                   canopy_array *out);
 canopy_status canopy_vecs_write(const char *path, const canopy_array *a);
 
 /* Reads any supported file by extension (.npy, .csv, .fvecs, .ivecs; .csv.gz is not
@@ -177,7 +180,11 @@ canopy_status canopy_array_load(const char *path, canopy_array *out);
 canopy_status canopy_points_load(const char *path, canopy_array *out);
 
 /* Atomic output: open a temporary file beside `path`; commit renames it over
- * `path`, abort removes it. Used by every writer so failures leave no partial file. */
+ * `path`, abort removes it. Used by every writer (npy, csv, fvecs/ivecs, mtx) so
+ * failures leave no partial file. `path` "-" is standard output (streamed, so not
+ * atomic; commit flushes it and reports write errors). A `path` that exists and is
+ * not a regular file (a device such as /dev/null, a FIFO, a directory) is refused:
+ * the rename would replace it. */
 typedef struct canopy_outfile {
     void *fp; /* FILE * */
     char *final_path;
@@ -186,6 +193,12 @@ typedef struct canopy_outfile {
 canopy_status canopy_outfile_open(canopy_outfile *o, const char *path);
 canopy_status canopy_outfile_commit(canopy_outfile *o);
 void canopy_outfile_abort(canopy_outfile *o);
+/* Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT (those left at their
+ * default action) that remove the temporary files of outputs being written, then
+ * end the process by the same signal. For programs; a library caller with its own
+ * handlers can call canopy_outfile_unlink_live (async-signal-safe) from them. */
+void canopy_outfile_remove_on_signal(void);
+void canopy_outfile_unlink_live(void);
 
 /* ================================================================ generators == */
 

@@ -149,9 +149,30 @@ static void test_errors(void) {
     canopy_array_release(&a);
 }
 
+/* The reader over memory gives what the file reader gives, and the same errors. */
+static void test_mem(void) {
+    const int32_t words[] = {2, 0x3f800000, 0x40000000, 2, 0x40400000, 0x40800000}; /* 1 2, 3 4 */
+    canopy_array a;
+    CHECK_OK(canopy_vecs_read_mem(words, sizeof words, "m.fvecs", &a));
+    CHECK(a.ndim == 2 && a.shape[0] == 2 && a.shape[1] == 2 && a.dtype == CANOPY_F32);
+    if (a.data) CHECK(((float *)a.data)[3] == 4.0f);
+    canopy_array_release(&a);
+    CHECK_OK(canopy_vecs_read_mem(words, sizeof words, "m.ivecs", &a));
+    CHECK(a.dtype == CANOPY_I32 && a.shape[0] == 2);
+    canopy_array_release(&a);
+    CHECK_FAILS(canopy_vecs_read_mem(words, sizeof words - 2, "m.fvecs", &a), CANOPY_ERR_FORMAT,
+                "m.fvecs: truncated: vector 1 is incomplete");
+    CHECK_FAILS(canopy_vecs_read_mem(words, 0, "m.fvecs", &a), CANOPY_ERR_FORMAT, "empty file");
+    const int32_t huge[] = {0x7fffffff, 0};
+    CHECK_FAILS(canopy_vecs_read_mem(huge, sizeof huge, "h.fvecs", &a), CANOPY_ERR_FORMAT,
+                "vector 0 is incomplete");
+    CHECK(a.data == NULL);
+}
+
 int main(void) {
     check_seed();
     test_round_trip();
     test_errors();
+    test_mem();
     return check_finish();
 }

@@ -194,6 +194,12 @@ canopy_status canopy_bptree_build(const float *keys, const int64_t *values, int6
     if (n_buckets < 0 || n_buckets > MAX_BUCKETS)
         return canopy_fail(CANOPY_ERR_INVALID, "bucket count %lld (0 for auto, at most %lld)",
                            (long long)n_buckets, (long long)MAX_BUCKETS);
+    /* More buckets than keys leave most of them empty; far more only cost memory (a
+     * leaf each), so a count no key set can use is refused before it is allocated. */
+    if (n_buckets > 4 * n + 1024)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "bucket count %lld for %lld keys (at most 4 per key + 1024)",
+                           (long long)n_buckets, (long long)n);
     if (n_buckets == 0) n_buckets = n / KEYS_PER_BUCKET > 1 ? n / KEYS_PER_BUCKET : 1;
     canopy_bptree *t = calloc(1, sizeof *t);
     if (!t) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for a B+-tree forest");

@@ -77,6 +77,16 @@ static canopy_status read_tree(canopy_forest *f, json_object *tree, int32_t t, c
         s = cf_json_number(json_object_array_get_idx(feat, (size_t)i), name, "feature", &fi);
         if (s) break;
         if (fi < 0) {
+            /* A leaf has no children: one that names some is a broken tree, not a leaf. */
+            s = cf_json_number(json_object_array_get_idx(left, (size_t)i), name, "left", &l);
+            if (!s)
+                s = cf_json_number(json_object_array_get_idx(right, (size_t)i), name, "right", &rr);
+            if (!s && (l >= 0 || rr >= 0))
+                s = canopy_fail(CANOPY_ERR_FORMAT,
+                                "%s: %s node %d: feature %g with children %g and %g (a negative "
+                                "feature marks a leaf, whose children are -1)",
+                                name, where, i, fi, l, rr);
+            if (s) break;
             r.feature[i] = -1;
             json_object *v = json_object_array_get_idx(val, (size_t)i);
             if (w == 1 && !json_object_is_type(v, json_type_array)) {

@@ -103,6 +103,12 @@ static canopy_status set_objective(canopy_forest *f, const char *obj, int32_t nu
     if (!strcmp(first, "binary") || !strcmp(first, "cross_entropy")) {
         f->link = CANOPY_LINK_SIGMOID;
         f->n_classes = 2;
+    } else if ((!strcmp(first, "multiclass") || !strcmp(first, "multiclassova")) &&
+               (num_class < 2 || num_class != f->n_outputs)) {
+        return canopy_fail(CANOPY_ERR_FORMAT,
+                           "%s: objective %s needs num_class >= 2 equal to "
+                           "num_tree_per_iteration, not num_class=%d and %d",
+                           name, first, num_class, f->n_outputs);
     } else if (!strcmp(first, "multiclass")) {
         f->link = CANOPY_LINK_SOFTMAX;
         f->n_classes = num_class;
@@ -146,6 +152,13 @@ static canopy_status read_tree(canopy_forest *f, const block *h, const block *b,
     if (end == s_nl || *end || v < 1 || v > 1 << 28)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: Tree=%d: bad num_leaves=%s", name, tree, s_nl);
     nl = (int32_t)v;
+    /* Each leaf value takes at least 2 bytes ("0 "): a count the list cannot hold is
+     * refused before the arrays for it are allocated. */
+    const char *s_lv = block_get(b, "leaf_value");
+    if (!s_lv || (size_t)nl > strlen(s_lv) / 2 + 1)
+        return canopy_fail(CANOPY_ERR_FORMAT,
+                           "%s: Tree=%d: num_leaves=%d but leaf_value holds fewer values", name,
+                           tree, nl);
     const char *lin = block_get(b, "is_linear");
     if (lin && atoi(lin) != 0)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
@@ -153,7 +166,9 @@ static canopy_status read_tree(canopy_forest *f, const block *h, const block *b,
                            tree);
     int32_t ni = nl - 1, n = ni + nl;
     double *buf = malloc((size_t)(5 * ni + nl + 1) * sizeof *buf);
-    if (!buf) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+    if (!buf)
+        return canopy_fail(CANOPY_ERR_NOMEM, "%s: Tree=%d: out of memory allocating %zu bytes",
+                           name, tree, (size_t)(5 * ni + nl + 1) * sizeof *buf);
     double *sf = buf, *th = sf + ni, *dt = th + ni, *lc = dt + ni, *rc = lc + ni, *lv = rc + ni;
     canopy_status s = CANOPY_OK;
     if (ni > 0) {
@@ -208,7 +223,8 @@ canopy_status cf_import_lightgbm(const char *text, size_t len, const char *name,
                                  canopy_forest **out) {
     *out = NULL;
     char *copy = malloc(len + 1); /* split into lines in place */
-    if (!copy) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+    if (!copy)
+        return canopy_fail(CANOPY_ERR_NOMEM, "%s: out of memory copying %zu bytes", name, len);
     memcpy(copy, text, len);
     copy[len] = '\0';
     block header = {0}, tb = {0};
@@ -232,6 +248,12 @@ canopy_status cf_import_lightgbm(const char *text, size_t len, const char *name,
             if (!s) s = header_int(&header, "max_feature_idx", name, -1, &max_feat);
             if (!s && ntpi < 1)
                 s = canopy_fail(CANOPY_ERR_FORMAT, "%s: num_tree_per_iteration=0", name);
+            if (!s && num_class < 1) s = canopy_fail(CANOPY_ERR_FORMAT, "%s: num_class=0", name);
+            /* Each tree takes more than 16 bytes of text ("Tree=0" and its lists). */
+            if (!s && (size_t)ntpi > len / 16 + 1)
+                s = canopy_fail(CANOPY_ERR_FORMAT,
+                                "%s: num_tree_per_iteration=%d but the file holds far fewer trees",
+                                name, ntpi);
             if (s) break;
             f->n_features = max_feat + 1;
             f->n_outputs = ntpi;

@@ -257,6 +257,17 @@ canopy_status cf_import_xgboost(const char *buf, size_t len, const char *name,
     if (s) goto done;
 
     size_t nt = json_object_array_length(trees);
+    json_object *gmp, *ntv;
+    double declared;
+    if (json_object_object_get_ex(model, "gbtree_model_param", &gmp) &&
+        json_object_object_get_ex(gmp, "num_trees", &ntv)) {
+        s = cf_json_number(ntv, name, "num_trees", &declared);
+        if (!s && declared != (double)nt)
+            s = canopy_fail(CANOPY_ERR_FORMAT,
+                            "%s: gbtree_model_param.num_trees is %g but the model has %zu trees",
+                            name, declared, nt);
+        if (s) goto done;
+    }
     if (info &&
         (!json_object_is_type(info, json_type_array) || json_object_array_length(info) != nt)) {
         s = canopy_fail(CANOPY_ERR_FORMAT, "%s: tree_info does not match the %zu trees", name, nt);

@@ -41,6 +41,8 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
         if (v + 1 > n) n = v + 1;
         st = coo_push(&c, u, v, w);
     }
+    /* Vertex ids are not remapped: the largest id sizes the graph. */
+    if (st == CANOPY_OK) st = graph_check_vertices(r, n, "its vertex ids make");
     if (st == CANOPY_OK) st = canopy_csr_from_coo(n, n, c.n, c.src, c.dst, c.w, out);
     coo_release(&c);
     return st;
@@ -48,6 +50,11 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 
 canopy_status canopy_edgelist_read(const char *path, canopy_csr *out) {
     return graph_read_text(path, "canopy_edgelist_read", parse, out);
+}
+
+canopy_status graph_edgelist_read_mem(const void *buf, size_t len, const char *name,
+                                      canopy_csr *out) {
+    return graph_read_text_mem(buf, len, name, parse, out);
 }
 
 canopy_status canopy_graph_load(const char *path, canopy_csr *out) {

@@ -30,6 +30,14 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
                 st = line_error(r, "graphs over 2^31-1 vertices are not supported");
                 break;
             }
+            if ((st = graph_check_vertices(r, n, "the problem line declares")) != CANOPY_OK) break;
+            /* Each arc takes at least 8 bytes ("a 1 1 0\n"). */
+            if ((uint64_t)m > r->bytes / 8 + 1) {
+                st = line_error(
+                    r, "the problem line declares %lld arcs but the file has only %zu bytes",
+                    (long long)m, r->bytes);
+                break;
+            }
             st = coo_init(&c, m < (1 << 20) ? m : 1 << 20, true);
             continue;
         }
@@ -71,4 +79,8 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 
 canopy_status canopy_gr_read(const char *path, canopy_csr *out) {
     return graph_read_text(path, "canopy_gr_read", parse, out);
+}
+
+canopy_status graph_gr_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out) {
+    return graph_read_text_mem(buf, len, name, parse, out);
 }

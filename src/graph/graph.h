@@ -153,6 +153,7 @@ typedef struct line_reader {
     char *p;    /* start of the next line */
     char *line; /* the current line, NUL-terminated (newline removed) */
     int64_t lineno;
+    size_t bytes; /* the whole file's size, for checking declared sizes against it */
 } line_reader;
 
 void line_reader_init(line_reader *r, const char *path, char *buf);
@@ -169,6 +170,22 @@ canopy_status line_error(const line_reader *r, const char *fmt, ...)
 typedef canopy_status (*graph_text_parser)(line_reader *r, canopy_csr *out);
 canopy_status graph_read_text(const char *path, const char *fn, graph_text_parser parse,
                               canopy_csr *out);
+/* The same over a buffer in memory (copied, since parsing splits it in place); `name`
+ * stands for the path in messages. */
+canopy_status graph_read_text_mem(const void *buf, size_t len, const char *name,
+                                  graph_text_parser parse, canopy_csr *out);
+/* The readers over memory, for the fuzz targets. */
+canopy_status graph_mtx_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out);
+canopy_status graph_gr_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out);
+canopy_status graph_edgelist_read_mem(const void *buf, size_t len, const char *name,
+                                      canopy_csr *out);
+/* A file of `bytes` bytes declaring n vertices (rows or columns): a CSR costs 8 bytes
+ * per vertex even when the vertex has no edge, so a short file must not declare
+ * billions. At most GRAPH_FREE_VERTICES + 4 per byte of file are accepted (a real
+ * graph's lines name each vertex in a few bytes, so this bound is far above any real
+ * file's count); beyond it, "declares N vertices but the file has only B bytes". */
+enum { GRAPH_FREE_VERTICES = 1 << 20, GRAPH_VERTICES_PER_BYTE = 4 };
+canopy_status graph_check_vertices(const line_reader *r, int64_t n, const char *what);
 /* Parses one integer or real field at *s (after blanks), advancing *s; false when
  * there is none or it does not end at a blank or the line's end. */
 bool parse_i64(char **s, int64_t *out);

@@ -63,12 +63,17 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
     if (symmetric && m != n) return line_error(r, "a symmetric matrix must be square");
     if (nnz > m * n && m > 0 && n > 0 && !symmetric)
         return line_error(r, "NNZ %lld exceeds M x N", (long long)nnz);
+    canopy_status st = graph_check_vertices(r, m > n ? m : n, "the size line declares");
+    if (st != CANOPY_OK) return st;
+    /* Each entry takes at least 4 bytes ("1 1\n"). */
+    if ((uint64_t)nnz > r->bytes / 4 + 1)
+        return line_error(r, "the size line declares %lld entries but the file has only %zu bytes",
+                          (long long)nnz, r->bytes);
 
     coo c;
     /* The declared count only sizes the first allocation when it is plausible, so
      * a hostile header cannot cost a huge allocation before any entry is read. */
-    canopy_status st =
-        coo_init(&c, nnz < (1 << 20) ? nnz * (symmetric ? 2 : 1) : 1 << 20, !pattern);
+    st = coo_init(&c, nnz < (1 << 20) ? nnz * (symmetric ? 2 : 1) : 1 << 20, !pattern);
     if (st != CANOPY_OK) return st;
     int64_t seen = 0;
     while (st == CANOPY_OK && next_content_line(r)) {
@@ -110,6 +115,10 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 
 canopy_status canopy_mtx_read(const char *path, canopy_csr *out) {
     return graph_read_text(path, "canopy_mtx_read", parse, out);
+}
+
+canopy_status graph_mtx_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out) {
+    return graph_read_text_mem(buf, len, name, parse, out);
 }
 
 canopy_status canopy_mtx_write(const char *path, const canopy_csr *g) {

@@ -15,6 +15,7 @@ void line_reader_init(line_reader *r, const char *path, char *buf) {
     r->p = buf;
     r->line = NULL;
     r->lineno = 0;
+    r->bytes = 0;
 }
 
 bool line_reader_next(line_reader *r) {
@@ -120,6 +121,17 @@ void coo_release(coo *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* An allocation failure deep in a reader says how many bytes; lead with the file. */
+static canopy_status name_nomem(canopy_status s, const char *name) {
+    if (s != CANOPY_ERR_NOMEM) return s;
+    const char *msg = canopy_last_error();
+    size_t n = strlen(name);
+    if (!strncmp(msg, name, n) && msg[n] == ':') return s;
+    char why[512];
+    snprintf(why, sizeof why, "%s", msg);
+    return canopy_fail(s, "%s: %s", name, why);
+}
+
 canopy_status graph_read_text(const char *path, const char *fn, graph_text_parser parse,
                               canopy_csr *out) {
     if (!out) return canopy_fail(CANOPY_ERR_INVALID, "%s: out is NULL", fn);
@@ -130,7 +142,36 @@ canopy_status graph_read_text(const char *path, const char *fn, graph_text_parse
     if (s != CANOPY_OK) return s;
     line_reader r;
     line_reader_init(&r, path, buf);
+    r.bytes = len;
     s = parse(&r, out);
     free(buf);
-    return s;
+    return name_nomem(s, path);
+}
+
+canopy_status graph_read_text_mem(const void *buf, size_t len, const char *name,
+                                  graph_text_parser parse, canopy_csr *out) {
+    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "graph_read_text_mem: out is NULL");
+    memset(out, 0, sizeof *out);
+    name = canopy_io_name(name);
+    if (!buf && len > 0) return canopy_fail(CANOPY_ERR_INVALID, "%s: no buffer given", name);
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return canopy_fail(CANOPY_ERR_NOMEM, "%s: out of memory copying %zu bytes", name, len);
+    if (len) memcpy(copy, buf, len);
+    copy[len] = '\0';
+    line_reader r;
+    line_reader_init(&r, name, copy);
+    r.bytes = len;
+    canopy_status s = parse(&r, out);
+    free(copy);
+    return name_nomem(s, name);
+}
+
+canopy_status graph_check_vertices(const line_reader *r, int64_t n, const char *what) {
+    int64_t limit = GRAPH_FREE_VERTICES + GRAPH_VERTICES_PER_BYTE * (int64_t)r->bytes;
+    if (n <= limit) return CANOPY_OK;
+    return canopy_fail(CANOPY_ERR_FORMAT,
+                       "%s: %s %lld vertices but the file has only %zu bytes (at most %lld "
+                       "accepted: 2^20 + 4 per byte; renumber the vertices densely)",
+                       r->path, what, (long long)n, r->bytes, (long long)limit);
 }

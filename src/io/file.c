@@ -90,3 +90,13 @@ bool canopy_io_has_suffix(const char *path, const char *suffix) {
     }
     return true;
 }
+
+canopy_status canopy_io_array_alloc(canopy_array *a, canopy_dtype t, int32_t ndim,
+                                    const int64_t *shape, const char *name) {
+    canopy_status s = canopy_array_alloc(a, t, ndim, shape);
+    if (s != CANOPY_ERR_NOMEM) return s;
+    int64_t count;
+    size_t bytes;
+    if (!canopy_io_shape_size(ndim, shape, canopy_dtype_size(t), &count, &bytes)) bytes = SIZE_MAX;
+    return canopy_fail(s, "%s: out of memory allocating %zu bytes for its data", name, bytes);
+}

@@ -31,6 +31,10 @@ canopy_status canopy_io_open_read(const char *path, FILE **fp, int64_t *size);
 /* Reads a whole file into a malloc'ed buffer with a NUL after the last byte. */
 canopy_status canopy_io_read_all(const char *path, char **buf, size_t *len);
 
+/* canopy_array_alloc for a reader: a failure names the file and the bytes asked for. */
+canopy_status canopy_io_array_alloc(canopy_array *a, canopy_dtype t, int32_t ndim,
+                                    const int64_t *shape, const char *name);
+
 /* fwrite to an outfile, failing with a message that names the final path. */
 canopy_status canopy_io_write(canopy_outfile *o, const void *p, size_t n);
 

@@ -280,7 +280,7 @@ canopy_status canopy_npy_read_mem(const void *buf, size_t len, const char *name,
     if ((s = data_size(&h, name, &bytes)) != CANOPY_OK) return s;
     size_t offset = start + hlen;
     if (bytes > len - offset) return truncated(name, bytes, len - offset);
-    if ((s = canopy_array_alloc(out, h.dtype, h.ndim, h.shape)) != CANOPY_OK) return s;
+    if ((s = canopy_io_array_alloc(out, h.dtype, h.ndim, h.shape, name)) != CANOPY_OK) return s;
     if (bytes) memcpy(out->data, p + offset, bytes);
     return CANOPY_OK;
 }
@@ -336,7 +336,7 @@ canopy_status canopy_npy_read(const char *path, canopy_array *out) {
         s = truncated(path, bytes, (size_t)((uint64_t)size - offset));
         goto done;
     }
-    if ((s = canopy_array_alloc(out, h.dtype, h.ndim, h.shape)) != CANOPY_OK) goto done;
+    if ((s = canopy_io_array_alloc(out, h.dtype, h.ndim, h.shape, path)) != CANOPY_OK) goto done;
     size_t n = fread(out->data, 1, bytes, f);
     if (n != bytes) {
         if (ferror(f))

@@ -1,29 +1,105 @@
 /* Atomic output files: data goes to a temporary file in the target's directory (so
  * rename stays within one file system and is atomic), which replaces the target only
  * once everything was written and flushed. A failed or interrupted run leaves either
- * the old file or none, never a partial one. */
+ * the old file or none, never a partial one. The path "-" is standard output,
+ * streamed and so not atomic. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/io.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static atomic_uint_fast64_t tmp_counter;
 
+/* Temporary files being written, so a signal handler can remove them: a fixed table
+ * of atomic pointers, since the handler may neither lock nor allocate. A name is
+ * registered once its file was created (never a name that may be another process's
+ * file) and dropped after the rename or unlink. */
+enum { LIVE_MAX = 64 };
+static _Atomic(char *) live_tmp[LIVE_MAX];
+
+static void live_add(char *name) {
+    for (int i = 0; i < LIVE_MAX; i++) {
+        char *expect = NULL;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &expect, name)) return;
+    }
+    /* Table full (more than LIVE_MAX outputs open at once): the file is still removed
+     * on every error, only not on a signal. */
+}
+
+static void live_drop(char *name) {
+    for (int i = 0; i < LIVE_MAX; i++) {
+        char *expect = name;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &expect, NULL)) return;
+    }
+}
+
+void canopy_outfile_unlink_live(void) {
+    for (int i = 0; i < LIVE_MAX; i++) {
+        char *name = atomic_load(&live_tmp[i]);
+        if (name) unlink(name);
+    }
+}
+
+static void on_fatal_signal(int sig) {
+    int e = errno;
+    canopy_outfile_unlink_live();
+    errno = e;
+    /* SA_RESETHAND restored the default action and SA_NODEFER left the signal
+     * unblocked, so this ends the process with the status a parent expects. */
+    raise(sig);
+}
+
+void canopy_outfile_remove_on_signal(void) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        /* A signal the caller ignores (nohup, a background job's SIGINT) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+        if (old.sa_handler != SIG_DFL) continue; /* the embedding program has its own */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 static void outfile_free(canopy_outfile *o) {
+    if (o->tmp_path) live_drop(o->tmp_path);
     free(o->final_path);
     free(o->tmp_path);
     memset(o, 0, sizeof *o);
 }
 
+static bool is_stdout(const char *path) {
+    return path[0] == '-' && path[1] == '\0';
+}
+
 canopy_status canopy_outfile_open(canopy_outfile *o, const char *path) {
     memset(o, 0, sizeof *o);
     if (!path || !*path) return canopy_fail(CANOPY_ERR_INVALID, "no output file name given");
+    if (is_stdout(path)) {
+        o->final_path = strdup("standard output");
+        if (!o->final_path) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory opening '-'");
+        o->fp = stdout;
+        return CANOPY_OK;
+    }
+    /* The rename would replace a device, FIFO or socket by a regular file (as root,
+     * /dev/null itself), and a directory gives a vague error late: refuse up front. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return canopy_fail(CANOPY_ERR_IO,
+                           "cannot write '%s': it exists and is not a regular file (outputs "
+                           "replace files; '-' writes to standard output)",
+                           path);
     size_t len = strlen(path);
     static const char suffix[] = ".tmp.XXXXXX";
     o->final_path = malloc(len + 1);
@@ -42,19 +118,22 @@ canopy_status canopy_outfile_open(canopy_outfile *o, const char *path) {
     canopy_rng r = canopy_rng_make((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32),
                                    atomic_fetch_add(&tmp_counter, 1));
     int fd = -1;
+    memcpy(o->tmp_path, path, len);
+    memcpy(o->tmp_path + len, suffix, sizeof suffix);
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
         char *x = o->tmp_path + len + sizeof ".tmp." - 1;
-        memcpy(o->tmp_path, path, len);
-        memcpy(o->tmp_path + len, suffix, sizeof suffix);
         for (int i = 0; i < 6; i++) x[i] = digits[canopy_rng_below(&r, sizeof digits - 1)];
         fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
         int e = errno;
+        free(o->tmp_path); /* not registered: it may name another process's file */
+        o->tmp_path = NULL;
         outfile_free(o);
         return canopy_fail(CANOPY_ERR_IO, "cannot write '%s': %s", path, strerror(e));
     }
+    live_add(o->tmp_path);
     o->fp = fdopen(fd, "wb");
     if (!o->fp) {
         int e = errno;
@@ -79,7 +158,14 @@ canopy_status canopy_outfile_commit(canopy_outfile *o) {
     /* Write errors that stdio buffered (a full disk shows up at flush or close) must
      * fail the commit rather than rename a short file into place. */
     int bad = fflush(f) != 0 || ferror(f);
-    int e = errno;
+    int e = bad && errno ? errno : EIO;
+    if (!o->tmp_path) { /* standard output stays open for the rest of the program */
+        canopy_status s =
+            bad ? canopy_fail(CANOPY_ERR_IO, "error writing standard output: %s", strerror(e))
+                : CANOPY_OK;
+        outfile_free(o);
+        return s;
+    }
     if (fclose(f) != 0 && !bad) bad = 1, e = errno;
     if (bad) {
         unlink(o->tmp_path);
@@ -102,7 +188,7 @@ canopy_status canopy_outfile_commit(canopy_outfile *o) {
 
 void canopy_outfile_abort(canopy_outfile *o) {
     if (!o) return;
-    if (o->fp) {
+    if (o->fp && o->tmp_path) {
         fclose(o->fp);
         unlink(o->tmp_path);
     }

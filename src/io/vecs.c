@@ -2,6 +2,7 @@
  * int32 dimension d followed by d float32 (fvecs) or int32 (ivecs) values. There is
  * no header, so the file size and the first dimension give the vector count, and
  * every later dimension must repeat the first. */
+#define _POSIX_C_SOURCE 200809L /* fmemopen */
 #include "io/io.h"
 
 #include <errno.h>
@@ -35,36 +36,20 @@ static canopy_status check_dim(const char *path, int64_t i, int32_t d, int32_t e
     return CANOPY_OK;
 }
 
-canopy_status canopy_vecs_read(const char *path, canopy_array *out) {
-    canopy_dtype t = CANOPY_F32;
-    FILE *f;
-    int64_t size;
+/* The reader over an open stream of `size` bytes (file or memory). */
+static canopy_status parse(FILE *f, int64_t size, const char *path, canopy_dtype t,
+                           canopy_array *out) {
     int32_t d, di;
-    memset(out, 0, sizeof *out);
-    canopy_status s = vecs_type(path, &t);
-    if (s != CANOPY_OK) return s;
-    if ((s = canopy_io_open_read(path, &f, &size)) != CANOPY_OK) return s;
-    /* The vector count comes from the file size, which a pipe does not have. */
-    if (size < 0) {
-        s = canopy_fail(CANOPY_ERR_IO, "cannot read '%s': not a regular file", path);
-        goto done;
-    }
-    if (size == 0) {
-        s = canopy_fail(CANOPY_ERR_FORMAT, "%s: empty file (no vectors)", path);
-        goto done;
-    }
-    if ((s = read_part(f, path, &d, 4, 0)) != CANOPY_OK) goto done;
-    if (d <= 0) {
-        s = canopy_fail(CANOPY_ERR_FORMAT, "%s: vector 0 has dimension %d", path, (int)d);
-        goto done;
-    }
+    canopy_status s;
+    if (size == 0) return canopy_fail(CANOPY_ERR_FORMAT, "%s: empty file (no vectors)", path);
+    if ((s = read_part(f, path, &d, 4, 0)) != CANOPY_OK) return s;
+    if (d <= 0)
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: vector 0 has dimension %d", path, (int)d);
     int64_t row_bytes = 4 * (int64_t)d, n = size / (4 + row_bytes);
-    if (n == 0) {
-        s = canopy_fail(CANOPY_ERR_FORMAT, "%s: truncated: vector 0 is incomplete", path);
-        goto done;
-    }
+    if (n == 0)
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: truncated: vector 0 is incomplete", path);
     int64_t shape[2] = {n, d};
-    if ((s = canopy_array_alloc(out, t, 2, shape)) != CANOPY_OK) goto done;
+    if ((s = canopy_io_array_alloc(out, t, 2, shape, path)) != CANOPY_OK) return s;
     char *row = out->data;
     for (int64_t i = 0; i < n; i++, row += row_bytes) {
         if (i > 0 && ((s = read_part(f, path, &di, 4, i)) != CANOPY_OK ||
@@ -81,6 +66,40 @@ canopy_status canopy_vecs_read(const char *path, canopy_array *out) {
     }
 done:
     if (s != CANOPY_OK) canopy_array_release(out);
+    return s;
+}
+
+canopy_status canopy_vecs_read(const char *path, canopy_array *out) {
+    canopy_dtype t = CANOPY_F32;
+    FILE *f;
+    int64_t size;
+    memset(out, 0, sizeof *out);
+    canopy_status s = vecs_type(path, &t);
+    if (s != CANOPY_OK) return s;
+    if ((s = canopy_io_open_read(path, &f, &size)) != CANOPY_OK) return s;
+    /* The vector count comes from the file size, which a pipe does not have. */
+    if (size < 0)
+        s = canopy_fail(CANOPY_ERR_IO, "cannot read '%s': not a regular file", path);
+    else
+        s = parse(f, size, path, t, out);
+    fclose(f);
+    return s;
+}
+
+canopy_status canopy_vecs_read_mem(const void *buf, size_t len, const char *name,
+                                   canopy_array *out) {
+    canopy_dtype t = CANOPY_F32;
+    memset(out, 0, sizeof *out);
+    name = canopy_io_name(name);
+    canopy_status s = vecs_type(name, &t);
+    if (s != CANOPY_OK) return s;
+    if (len == 0) return canopy_fail(CANOPY_ERR_FORMAT, "%s: empty file (no vectors)", name);
+    if (!buf) return canopy_fail(CANOPY_ERR_INVALID, "%s: no buffer given", name);
+    FILE *f = fmemopen((void *)buf, len, "rb");
+    if (!f)
+        return canopy_fail(CANOPY_ERR_NOMEM, "%s: cannot open the buffer: %s", name,
+                           strerror(errno));
+    s = parse(f, (int64_t)len, name, t, out);
     fclose(f);
     return s;
 }

@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* pthread_condattr_setclock, clock_gettime, isatty */
+#define _XOPEN_SOURCE 700 /* pthread_condattr_setclock, clock_gettime, isatty, realpath */
 #include "cli.h"
 
 #include <errno.h>
@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-static int cli_quiet; /* --quiet: no summary line, no progress line */
+static int cli_quiet;          /* --quiet: no summary line, no progress line */
+static int cli_stdout_is_data; /* an output is "-": no summary line on stdout */
 
 /* ---- progress on stderr for long runs ---- */
 
@@ -144,7 +146,7 @@ int cli_is_quiet(void) {
 
 void cli_summary(const char *fmt, ...) {
     cli_progress_stop();
-    if (cli_quiet) return;
+    if (cli_quiet || cli_stdout_is_data) return;
     va_list ap;
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -312,6 +314,8 @@ int cli_next_option(cli_parser *p, int argc, char **argv) {
             printf("\nEvery command also takes --quiet (no summary line on success); those "
                    "with\n--stats also take --stats=json (one JSON line, one schema: "
                    "docs/stats.md).\n");
+            if (strstr(p->short_opts, "o:") && strcmp(p->cmd, "gen"))
+                printf("An output named '-' is standard output (.npy; docs/formats.md).\n");
             p->rc = CLI_OK;
             return CLI_STOP;
         case OPT_THREADS:
@@ -381,7 +385,7 @@ int cli_write_arrays(const char *cmd, int n, const char *const *paths, const can
         if (s) {
             /* All or nothing: remove what this run already wrote. */
             for (int j = 0; j < i; j++)
-                if (paths[j]) remove(paths[j]);
+                if (paths[j] && strcmp(paths[j], "-")) remove(paths[j]);
             return cli_runtime_error(cmd);
         }
     }
@@ -398,4 +402,115 @@ canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t co
     a.shape[0] = rows;
     a.shape[1] = cols;
     return a;
+}
+
+/* ---- output paths and standard output ---- */
+
+/* Where a not-yet-existing path would be created: its directory resolved (symbolic
+ * links, "..", "./") plus its last component, so "x.npy" and "./d/../x.npy" compare
+ * equal. NULL when the directory cannot be resolved (the write then fails anyway). */
+static char *cli_resolved_new_path(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    if (!dir) return NULL;
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real) return NULL;
+    size_t n = strlen(real) + strlen(base) + 2;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s/%s", real, base);
+    free(real);
+    return out;
+}
+
+typedef struct cli_file_id {
+    const char *path;
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char *resolved; /* for a new output */
+} cli_file_id;
+
+static int cli_same_file(const cli_file_id *a, const cli_file_id *b) {
+    if (a->exists && b->exists) return a->dev == b->dev && a->ino == b->ino;
+    if (!a->exists && !b->exists && a->resolved && b->resolved)
+        return !strcmp(a->resolved, b->resolved);
+    return 0;
+}
+
+int cli_check_paths(const char *cmd, const char *const *inputs, int n_in,
+                    const char *const *outputs, int n_out) {
+    enum { MAX = 16 };
+    cli_file_id in[MAX], out[MAX];
+    int ni = 0, no = 0, n_stdout = 0, rc = 0;
+    for (int i = 0; i < n_in && ni < MAX; i++) {
+        struct stat st;
+        if (!inputs[i] || stat(inputs[i], &st) != 0) continue; /* the load reports it */
+        in[ni++] = (cli_file_id){inputs[i], 1, st.st_dev, st.st_ino, NULL};
+    }
+    for (int i = 0; i < n_out && no < MAX && !rc; i++) {
+        const char *p = outputs[i];
+        if (!p) continue;
+        if (!strcmp(p, "-")) {
+            if (++n_stdout > 1) {
+                fprintf(stderr, "canopy %s: only one output can be standard output ('-')\n", cmd);
+                rc = CLI_ERROR;
+            } else if (isatty(STDOUT_FILENO)) {
+                fprintf(stderr,
+                        "canopy %s: standard output is a terminal; redirect it to write "
+                        "the output there\n",
+                        cmd);
+                rc = CLI_ERROR;
+            }
+            cli_stdout_is_data = 1;
+            continue;
+        }
+        struct stat st;
+        cli_file_id id = {p, 0, 0, 0, NULL};
+        if (stat(p, &st) == 0) {
+            if (!S_ISREG(st.st_mode)) {
+                fprintf(stderr,
+                        "canopy %s: output '%s' exists and is not a regular file; refusing "
+                        "to replace it (use '-' for standard output)\n",
+                        cmd, p);
+                rc = CLI_ERROR;
+                break;
+            }
+            id.exists = 1, id.dev = st.st_dev, id.ino = st.st_ino;
+        } else {
+            id.resolved = cli_resolved_new_path(p);
+        }
+        for (int j = 0; j < ni && !rc; j++)
+            if (cli_same_file(&id, &in[j])) {
+                fprintf(stderr,
+                        "canopy %s: output '%s' is the input '%s'; refusing to overwrite it\n", cmd,
+                        p, in[j].path);
+                rc = CLI_ERROR;
+            }
+        for (int j = 0; j < no && !rc; j++)
+            if (cli_same_file(&id, &out[j])) {
+                fprintf(stderr, "canopy %s: outputs '%s' and '%s' are the same file\n", cmd,
+                        out[j].path, p);
+                rc = CLI_ERROR;
+            }
+        out[no++] = id;
+    }
+    for (int j = 0; j < no; j++) free(out[j].resolved);
+    return rc;
+}
+
+int cli_stdout_data(void) {
+    return cli_stdout_is_data;
+}
+
+int cli_close_stdout(int rc) {
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno ? errno : EIO;
+    /* A closed stdout (EBADF) that nothing was written to is not an error. */
+    if (fclose(stdout) != 0 && !bad && errno != EBADF) bad = 1, e = errno;
+    if (!bad || rc) return rc; /* a failed command already said what went wrong */
+    fprintf(stderr, "canopy: error writing standard output: %s\n", strerror(e));
+    return rc ? rc : CLI_ERROR;
 }

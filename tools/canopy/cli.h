@@ -93,6 +93,19 @@ int cli_parse_threads(const char *cmd, const char *s);
  * skipped. Stores the seconds the writes took in *seconds unless it is NULL. */
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds);
+/* Checks a subcommand's file names before any work (NULL entries skipped): an output
+ * that exists must be a regular file (the atomic rename would replace a device or
+ * FIFO), must not be one of the inputs, nor the same file as another output (device
+ * and inode for existing files, resolved directory + name for new ones); at most one
+ * output may be "-" (standard output, not a terminal), and then the summary line is
+ * left out. Returns 0, or CLI_ERROR after a message naming the path. */
+int cli_check_paths(const char *cmd, const char *const *inputs, int n_in,
+                    const char *const *outputs, int n_out);
+int cli_stdout_data(void); /* an output is standard output */
+/* Flushes and closes standard output at exit; a write error (a full disk, /dev/full)
+ * prints a message and turns exit code 0 into CLI_ERROR. Returns the exit code. */
+int cli_close_stdout(int rc);
+
 /* A non-owning array over existing memory; cols 0 makes it 1-D. */
 canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols);
 

@@ -138,6 +138,9 @@ int cmd_bptree(int argc, char **argv) {
         return cli_usage_error("bptree", "--layout, --engine and their options apply to "
                                          "--method forest only");
 
+    const char *ins[] = {keys_path, values_path, queries_path}, *outs[] = {outp};
+    if (cli_check_paths("bptree", ins, 3, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     canopy_array ka, va, qa;
     memset(&va, 0, sizeof va);

@@ -311,6 +311,8 @@ int cmd_gen(int argc, char **argv) {
         n_out++;
     }
 
+    if (cli_check_paths(CMD, NULL, 0, paths, 3)) return CLI_ERROR;
+
     /* outs[0] holds the points; outs[1] the query half or the velocities; the labels
      * come last. */
     output *points = &outs[0];

@@ -273,6 +273,9 @@ int cmd_graph(int argc, char **argv) {
     canopy_csr g = {0};
     canopy_array x = {0}, out = {0};
     canopy_graph_stats st = {0};
+    const char *ins[] = {graph_path, vector}, *outs[] = {save_path, out_path};
+    if (cli_check_paths(CMD, ins, 2, outs, 2)) return CLI_ERROR;
+
     double t0 = canopy_now();
     uint64_t seed = p.have_seed ? p.seed : 1;
     canopy_status s = gen ? canopy_graph_gen(gen, seed, &g) : canopy_graph_load(graph_path, &g);

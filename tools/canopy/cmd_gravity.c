@@ -1,6 +1,7 @@
 /* canopy gravity: Barnes-Hut accelerations over an octree. */
 #include "trav_opts.h"
 
+#include <math.h>
 #include <stdio.h>
 
 enum { OPT_BODIES = OPT_FIRST_LOCAL, OPT_THETA, OPT_SOFTENING };
@@ -14,7 +15,8 @@ static void usage(FILE *f) {
                "side / theta + |com - cell centre| or when the body is inside the cell;\n"
                "Plummer softening a = m d / (|d|^2 + eps^2)^(3/2).\n\n"
                "B is (n, 3) positions with equal masses 1/n, or (n, 4) with the mass last.\n"
-               "Output: ACC float32 (n, 3), written atomically.\n\n"
+               "Output: ACC float32 (n, 3), written atomically. Without softening, two\n"
+               "bodies at one position have an infinite force: that is an error (exit 1).\n\n"
                "Options:\n"
                "  --bodies B       bodies file (required)\n"
                "  --theta X        opening angle, > 0 (default 0.5; smaller is more exact)\n"
@@ -22,6 +24,34 @@ static void usage(FILE *f) {
                "  -o, --output F   output file (required)\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
+}
+
+/* Without softening, two bodies at one position pull each other infinitely hard and
+ * the kernel's 0/0 gives NaN: refuse the result rather than write it. Returns 0, or
+ * CLI_ERROR after naming a body with a non-finite acceleration and, when there is one,
+ * another body at its position. */
+static int check_finite(const char *path, canopy_points b, const float *acc, double eps) {
+    int64_t bad = -1;
+    for (int64_t i = 0; i < 3 * b.n && bad < 0; i++)
+        if (!isfinite(acc[i])) bad = i / 3;
+    if (bad < 0) return 0;
+    const float *p = canopy_point(b, bad);
+    int64_t twin = -1;
+    for (int64_t j = 0; j < b.n && twin < 0; j++) {
+        const float *q = canopy_point(b, j);
+        if (j != bad && q[0] == p[0] && q[1] == p[1] && q[2] == p[2]) twin = j;
+    }
+    if (twin >= 0)
+        fprintf(stderr,
+                "canopy gravity: %s: bodies %lld and %lld are at the same position (%g, %g, "
+                "%g); with softening %g their force is infinite. Give --softening EPS > 0.\n",
+                path, (long long)bad, (long long)twin, p[0], p[1], p[2], eps);
+    else
+        fprintf(stderr,
+                "canopy gravity: %s: body %lld has a non-finite acceleration (softening %g); "
+                "give --softening EPS > 0\n",
+                path, (long long)bad, eps);
+    return CLI_ERROR;
 }
 
 int cmd_gravity(int argc, char **argv) {
@@ -63,6 +93,9 @@ int cmd_gravity(int argc, char **argv) {
     if (!bodies_path) return cli_usage_error("gravity", "--bodies is required");
     if (!out) return cli_usage_error("gravity", "-o is required");
 
+    const char *ins[] = {bodies_path}, *outs[] = {out};
+    if (cli_check_paths("gravity", ins, 1, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     canopy_array ba;
     canopy_points b;
@@ -85,6 +118,8 @@ int cmd_gravity(int argc, char **argv) {
         b.d = 3; /* positions are the first three columns; stride keeps the mass out */
         if (canopy_gravity(b, mass, (float)theta, (float)eps, &to.run, acc, p.stats ? &st : NULL))
             rc = cli_runtime_error("gravity");
+        else
+            rc = check_finite(bodies_path, b, acc, eps);
     }
     if (rc == CLI_OK) {
         canopy_array a = cli_array_view(acc, CANOPY_F32, b.n, 3);

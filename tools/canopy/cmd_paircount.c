@@ -124,6 +124,9 @@ int cmd_paircount(int argc, char **argv) {
     if (po.rmax < 0.0) return cli_usage_error("paircount", "--rmax is required");
     if (!out) return cli_usage_error("paircount", "-o is required");
 
+    const char *ins[] = {p1, p2}, *outs[] = {out};
+    if (cli_check_paths("paircount", ins, 2, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     canopy_array a1, a2;
     canopy_points d1, d2;

@@ -156,6 +156,9 @@ int cmd_predict(int argc, char **argv) {
     canopy_forest *owned = NULL;
     canopy_predictor *pred = NULL;
     canopy_array X = {0}, Y = {0};
+    const char *ins[] = {model, data}, *outs[] = {outp};
+    if (cli_check_paths("predict", ins, 2, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     if (is_compiled(model) ? canopy_predictor_load(model, &pred)
                            : canopy_forest_load(model, fmt, &owned))

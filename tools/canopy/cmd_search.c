@@ -51,6 +51,9 @@ int cmd_search(int argc, char **argv) {
         return cli_usage_error("search", "--keys and --queries are required");
     if (!out) return cli_usage_error("search", "-o is required");
 
+    const char *ins[] = {keys_path, queries_path}, *outs[] = {out};
+    if (cli_check_paths("search", ins, 2, outs, 1)) return CLI_ERROR;
+
     double t0 = canopy_now();
     canopy_array ka, qa;
     canopy_points k, q;

@@ -170,6 +170,9 @@ int cmd_tree(int argc, char **argv) {
     uint64_t seed = p.have_seed ? p.seed : 1;
     canopy_ptree t = {0};
     canopy_array out = {0}, mass = {0}, pos = {0};
+    const char *ins[] = {tree_path}, *outs[] = {save_path, out_path};
+    if (cli_check_paths(CMD, ins, 1, outs, 2)) return CLI_ERROR;
+
     double t0 = canopy_now();
     canopy_ptsd_stats st = {0};
     canopy_status s;

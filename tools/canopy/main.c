@@ -39,7 +39,7 @@ static void print_help(FILE *f) {
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
     if (argc < 2) {
         print_help(stderr);
         return CLI_USAGE;
@@ -71,4 +71,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "canopy: unknown command '%s'\n", name);
     fprintf(stderr, "Try 'canopy --help'.\n");
     return CLI_USAGE;
+}
+
+int main(int argc, char **argv) {
+    canopy_outfile_remove_on_signal();
+    return cli_close_stdout(run(argc, argv));
 }
