@@ -66,9 +66,9 @@ for m in lgb_multi.txt sk_gb_bin.json; do
     run 0 forest compile --model "$F/$m" -o "$tmp/m.cpf"
     check "forest compile summary" grep -q "trees" "$tmp/out"
     for out in raw prob class; do
-        run 0 predict --model "$F/$m" --data "$X" --output $out -o "$tmp/a.npy"
-        run 0 predict --model "$tmp/m.cpf" --data "$X" --output $out -o "$tmp/b.npy" --stats
-        check "predict --model $m.cpf --output $out equals the model" cmp -s "$tmp/a.npy" "$tmp/b.npy"
+        run 0 predict --model "$F/$m" --data "$X" --kind $out -o "$tmp/a.npy"
+        run 0 predict --model "$tmp/m.cpf" --data "$X" --kind $out -o "$tmp/b.npy" --stats
+        check "predict --model $m.cpf --kind $out equals the model" cmp -s "$tmp/a.npy" "$tmp/b.npy"
     done
 done
 head -c 3000 "$tmp/m.cpf" >"$tmp/short.cpf"
