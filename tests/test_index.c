@@ -2,6 +2,7 @@
  * brute force for every tree kind; saved and loaded back (mmap) with equal answers;
  * bad files, bad handles and mismatched queries rejected with clear errors. */
 #include "check.h"
+#include "io/sectionfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,23 @@ static unsigned char *slurp(const char *path, size_t *len) {
     return b;
 }
 
+/* Rewrites one 32-bit word of section `id` and recomputes the checksum: a file made
+ * wrong, not damaged, which only the content checks can catch. */
+static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32_t value) {
+    uint32_t n;
+    memcpy(&n, c + 24, 4);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t sid;
+        uint64_t off;
+        memcpy(&sid, c + 64 + 24 * i, 4);
+        memcpy(&off, c + 64 + 24 * i + 8, 8);
+        if (sid == id) memcpy(c + off + 4 * word, &value, 4);
+    }
+    memset(c + 28, 0, 4);
+    uint32_t crc = canopy_crc32c(0, c, len);
+    memcpy(c + 28, &crc, 4);
+}
+
 static void bad_files(uint64_t seed) {
     float *rp = rand_points(300, 3, seed, 0);
     canopy_index *ix = NULL;
@@ -226,6 +244,18 @@ static void bad_files(uint64_t seed) {
     memcpy(c, b, len);
     c[0] = 'X';
     CHECK_FAILS(canopy_index_load_mem(c, len, "magic.idx", &lx), CANOPY_ERR_FORMAT, "not a");
+    memcpy(c, b, len);
+    patch(c, len, 5, 0, 0); /* the root's rope points at itself: a cycle */
+    CHECK_FAILS(canopy_index_load_mem(c, len, "rope.idx", &lx), CANOPY_ERR_FORMAT,
+                "ropes do not match");
+    memcpy(c, b, len);
+    patch(c, len, 4, 2, 0); /* ids[1] = 0 (little-endian low word), as ids[0] may be */
+    patch(c, len, 4, 0, 0);
+    CHECK_FAILS(canopy_index_load_mem(c, len, "ids.idx", &lx), CANOPY_ERR_FORMAT, "permutation");
+    memcpy(c, b, len);
+    patch(c, len, 2, 0, 5); /* the root's first child index moved */
+    CHECK_FAILS(canopy_index_load_mem(c, len, "child.idx", &lx), CANOPY_ERR_FORMAT,
+                "child.idx: inconsistent index");
     CHECK_FAILS(canopy_index_load("/nonexistent/x.idx", &lx), CANOPY_ERR_IO, "/nonexistent/x.idx");
     CHECK(lx == NULL);
     free(c);

@@ -179,9 +179,11 @@ static canopy_status check_ranges(const canopy_secfile *file, const canopy_fores
         return bad(file, "output count out of range");
     for (int32_t t = 0; t < f->n_trees; t++) {
         const cf_tree *tr = &f->trees[t];
-        if (tr->first < 0 || tr->n_nodes < 1 || tr->first > f->n_nodes - tr->n_nodes ||
+        /* as an importer appends them: trees tile the node arrays in order */
+        int64_t at = t ? f->trees[t - 1].first + f->trees[t - 1].n_nodes : 0;
+        if (tr->first != at || tr->n_nodes < 1 || tr->first > f->n_nodes - tr->n_nodes ||
             tr->output < -1)
-            return bad(file, "a tree lies outside the node arrays");
+            return bad(file, "the trees do not tile the node arrays");
         int32_t w = cf_leaf_width(f, tr);
         for (int32_t i = 0; i < tr->n_nodes; i++) {
             int64_t g = tr->first + i;
@@ -189,6 +191,9 @@ static canopy_status check_ranges(const canopy_secfile *file, const canopy_fores
                 return bad(file, "a leaf value lies outside the value array");
         }
     }
+    const cf_tree *last = f->n_trees ? &f->trees[f->n_trees - 1] : NULL;
+    if (last && last->first + last->n_nodes != f->n_nodes)
+        return bad(file, "nodes after the last tree");
     return CANOPY_OK;
 }
 

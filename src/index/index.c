@@ -381,17 +381,30 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
     }
     const canopy_node *root = canopy_tv_node(v, 0);
     if (root->begin != 0 || root->end != v->n) return bad(f, "root does not hold every point");
-    /* The engines size their stacks by the recorded depth: it must bound the real one.
-     * Children follow their parents (checked above), so one forward pass finds levels. */
-    int32_t *level = NULL;
+    /* The engines size their stacks by the recorded depth, and static-rope variants
+     * follow the ropes to the end: the nodes must form one tree (every node but the
+     * root has exactly one parent, after it), no deeper than recorded, with the ropes
+     * the builder would give it. Children follow their parents, so one forward pass
+     * finds levels, parent counts and ropes. */
+    int32_t *level = NULL, *parents = NULL, *rope = NULL;
     canopy_status s = canopy_calloc((void **)&level, (size_t)v->n_nodes, sizeof *level);
-    if (s) return s;
-    level[0] = 1;
+    if (!s) s = canopy_calloc((void **)&parents, (size_t)v->n_nodes, sizeof *parents);
+    if (!s) s = canopy_calloc((void **)&rope, (size_t)v->n_nodes, sizeof *rope);
+    if (!s) {
+        level[0] = 1;
+        rope[0] = -1;
+    }
     for (int32_t i = 0; i < v->n_nodes && !s; i++) {
         const canopy_node *nd = canopy_tv_node(v, i);
+        if (i > 0 && parents[i] != 1) s = bad(f, "the nodes do not form a tree");
         if (level[i] > v->depth) s = bad(f, "a node lies deeper than the recorded depth");
-        for (int32_t c = 0; nd->child >= 0 && c < nd->nchild; c++)
-            if (level[nd->child + c] < level[i] + 1) level[nd->child + c] = level[i] + 1;
+        if (rope[i] != v->rope[i]) s = bad(f, "ropes do not match the tree");
+        for (int32_t c = 0; nd->child >= 0 && c < nd->nchild; c++) {
+            int32_t k = nd->child + c;
+            level[k] = level[i] + 1;
+            parents[k]++;
+            rope[k] = c + 1 < nd->nchild ? k + 1 : rope[i];
+        }
         if (v->kind == CANOPY_TREE_KD) {
             float dim = canopy_tv_geom(v, i)[2 * v->d];
             if (!(dim >= -1.0f && dim < (float)v->d) || dim != (float)(int32_t)dim)
@@ -399,6 +412,8 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
         }
     }
     canopy_free(level);
+    canopy_free(parents);
+    canopy_free(rope);
     if (s) return s;
     /* ids must be a permutation: self-queries scatter the points back by them */
     uint8_t *seen = NULL;
