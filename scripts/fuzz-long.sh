@@ -18,12 +18,14 @@ while getopts "t:n:j:" o; do
 done
 shift $((OPTIND - 1))
 fuzz="$CANOPY_ROOT/build-fuzz"
-CC=clang configure_and_build "$fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || for f in "$CANOPY_ROOT"/tests/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
+# Only the fuzz targets: the rest of the project need not build with clang here.
+CC=clang cmake -S "$CANOPY_ROOT" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON >/dev/null
+cmake --build "$fuzz" -j "$CANOPY_JOBS" --target "${targets[@]}" >/dev/null
 store="$CANOPY_ROOT/fuzz-corpora"
 mkdir -p "$store/crashes"
-targets=("$@")
-[ ${#targets[@]} -gt 0 ] || for f in "$fuzz"/fuzz_*; do [ -x "$f" ] && targets+=("$(basename "$f")"); done
 failed=0
 printf '%-20s %12s %10s %8s  %s\n' target execs exec/s corpus result
 for t in "${targets[@]}"; do
