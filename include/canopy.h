@@ -363,6 +363,42 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
 canopy_status canopy_gravity(canopy_points bodies, const float *mass, float theta, float eps,
                              const canopy_run_options *opt, float *acc, canopy_stats *stats);
 
+/* Multipole gravity (docs/nbody.md): octree cells expanded about their centre of
+ * mass to `order` (0 monopole, 2 quadrupole), moments kept apart from the hot node
+ * records; cells opened per body or per leaf bucket (Liu's bucket-to-node test).
+ * accuracy > 0 chooses theta and order from a calibrated table (target median
+ * relative force error); otherwise theta and order are used as given. */
+typedef enum canopy_opening {
+    CANOPY_OPENING_BODY = 0,  /* each body tests each cell */
+    CANOPY_OPENING_BUCKET = 1 /* a leaf bucket's bodies walk the tree together */
+} canopy_opening;
+typedef struct canopy_gravity_options {
+    float theta;     /* opening angle > 0 (default 0.5) */
+    int32_t order;   /* 0 or 2 (default 2) */
+    canopy_opening opening;
+    float softening; /* Plummer softening >= 0 */
+    double accuracy; /* > 0: target relative force error, overrides theta and order */
+} canopy_gravity_options;
+canopy_gravity_options canopy_gravity_options_default(void);
+/* Theta and order the calibrated table gives for a target accuracy (in
+ * [1e-6, 0.1]), and the median relative error measured there. */
+canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *order,
+                                    double *expected);
+/* The median relative force error the calibration predicts for (theta, order). */
+double canopy_gravity_expected_error(float theta, int32_t order);
+/* Accelerations acc (n, 3) and, when pot is not NULL, potentials (n) of every body;
+ * mass may be NULL (equal masses 1/n). Tree kind oct; opt's variant, schedule and
+ * leaf size apply (CPU backend). */
+canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
+                                       const canopy_gravity_options *g,
+                                       const canopy_run_options *opt, float *acc, float *pot,
+                                       canopy_stats *stats);
+/* Float64 direct summation for the bodies sample[0..ns) only (acc (ns, 3), pot (ns)
+ * or NULL), against all n bodies: the reference for error measurements. */
+canopy_status canopy_gravity_direct_sample(canopy_points bodies, const float *mass, float eps,
+                                           const int64_t *sample, int64_t ns, double *acc,
+                                           double *pot);
+
 /* For each query, the index of the first key >= query in the sorted (ascending) key
  * array, n_keys when none. Keys must be sorted and finite. */
 canopy_status canopy_search(const float *keys, int64_t n_keys, const float *queries,
