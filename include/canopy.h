@@ -373,8 +373,8 @@ typedef enum canopy_opening {
     CANOPY_OPENING_BUCKET = 1 /* a leaf bucket's bodies walk the tree together */
 } canopy_opening;
 typedef struct canopy_gravity_options {
-    float theta;     /* opening angle > 0 (default 0.5) */
-    int32_t order;   /* 0 or 2 (default 2) */
+    float theta;   /* opening angle > 0 (default 0.5) */
+    int32_t order; /* 0 or 2 (default 2) */
     canopy_opening opening;
     float softening; /* Plummer softening >= 0 */
     double accuracy; /* > 0: target relative force error, overrides theta and order */
@@ -393,6 +393,46 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *g,
                                        const canopy_run_options *opt, float *acc, float *pot,
                                        canopy_stats *stats);
+/* N-body time stepping (docs/nbody.md): leapfrog kick-drift-kick, forces from
+ * canopy_gravity_multipole on an octree rebuilt every step; positions and velocities
+ * kept in float64 (forces are float32). A run restarted from a checkpoint continues
+ * bit-identically: forces do not depend on variant, schedule or threads. */
+typedef struct canopy_nbody_options {
+    double dt;                      /* time step > 0 */
+    canopy_gravity_options gravity; /* theta, order, opening, softening, accuracy */
+    canopy_run_options run;         /* variant, schedule, leaf size (CPU) */
+} canopy_nbody_options;
+canopy_nbody_options canopy_nbody_options_default(void);
+typedef struct canopy_nbody canopy_nbody; /* opaque */
+/* pos, vel (n, 3) and mass (n, or NULL for 1/n) are copied. Fails on non-finite
+ * values, negative masses, dt <= 0, softening < 0. Computes the first forces. */
+canopy_status canopy_nbody_create(const double *pos, const double *vel, const float *mass,
+                                  int64_t n, const canopy_nbody_options *opt, canopy_nbody **out);
+/* Advances `steps` steps. */
+canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps);
+int64_t canopy_nbody_n(const canopy_nbody *s);
+int64_t canopy_nbody_steps_done(const canopy_nbody *s);
+const double *canopy_nbody_positions(const canopy_nbody *s);  /* (n, 3) */
+const double *canopy_nbody_velocities(const canopy_nbody *s); /* (n, 3) */
+const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s);
+typedef struct canopy_nbody_energy {
+    double kinetic, potential, total;
+    double momentum[3], angular_momentum[3];
+    int direct; /* potential from float64 direct summation (1) or the tree walk (0) */
+} canopy_nbody_energy;
+/* Energies at the current positions; the potential is summed directly in float64
+ * when n <= direct_max, otherwise taken from the last tree walk's potentials. */
+canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
+                                      canopy_nbody_energy *e);
+/* One file with positions, velocities, masses, step, dt, parameters and a checksum,
+ * written atomically (an existing checkpoint is replaced only by a complete one). */
+canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path);
+/* Resumes from a checkpoint (run options other than leaf size from opt, or defaults
+ * when NULL); CANOPY_ERR_FORMAT for a corrupt or truncated file. */
+canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *opt,
+                                   canopy_nbody **out);
+void canopy_nbody_free(canopy_nbody *s);
+
 /* Float64 direct summation for the bodies sample[0..ns) only (acc (ns, 3), pot (ns)
  * or NULL), against all n bodies: the reference for error measurements. */
 canopy_status canopy_gravity_direct_sample(canopy_points bodies, const float *mass, float eps,
