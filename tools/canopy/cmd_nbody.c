@@ -70,10 +70,11 @@ static void usage(FILE *f) {
 static int load_f64(const char *path, const char *what, int64_t cols, canopy_array *a) {
     if (canopy_array_load(path, a) || canopy_array_convert(a, CANOPY_F64))
         return cli_runtime_error("nbody");
-    int ok = cols ? a->ndim == 2 && a->shape[1] == cols : a->ndim == 1;
+    int ok = cols ? a->ndim == 2 && a->shape[1] == cols
+                  : a->ndim == 1 || (a->ndim == 2 && a->shape[1] == 1);
     if (!ok) {
         fprintf(stderr, "canopy nbody: %s %s must be %s\n", what, path,
-                cols ? "(n, 3)" : "one-dimensional (n)");
+                cols ? "(n, 3)" : "(n) or (n, 1)");
         return CLI_ERROR;
     }
     return CLI_OK;
