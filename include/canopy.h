@@ -393,6 +393,82 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
 canopy_status canopy_gravity(canopy_points bodies, const float *mass, float theta, float eps,
                              const canopy_run_options *opt, float *acc, canopy_stats *stats);
 
+/* Multipole gravity (docs/nbody.md): octree cells expanded about their centre of
+ * mass to `order` (0 monopole, 2 quadrupole), moments kept apart from the hot node
+ * records; cells opened per body or per leaf bucket (Liu's bucket-to-node test).
+ * accuracy > 0 chooses theta and order from a calibrated table (target median
+ * relative force error); otherwise theta and order are used as given. */
+typedef enum canopy_opening {
+    CANOPY_OPENING_BODY = 0,  /* each body tests each cell */
+    CANOPY_OPENING_BUCKET = 1 /* a leaf bucket's bodies walk the tree together */
+} canopy_opening;
+typedef struct canopy_gravity_options {
+    float theta;   /* opening angle > 0 (default 0.5) */
+    int32_t order; /* 0 or 2 (default 2) */
+    canopy_opening opening;
+    float softening; /* Plummer softening >= 0 */
+    double accuracy; /* > 0: target relative force error, overrides theta and order */
+} canopy_gravity_options;
+canopy_gravity_options canopy_gravity_options_default(void);
+/* Theta and order the calibrated table gives for a target accuracy (in
+ * [1e-6, 0.1]), and the median relative error measured there. */
+canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *order,
+                                    double *expected);
+/* The median relative force error the calibration predicts for (theta, order). */
+double canopy_gravity_expected_error(float theta, int32_t order);
+/* Accelerations acc (n, 3) and, when pot is not NULL, potentials (n) of every body;
+ * mass may be NULL (equal masses 1/n). Tree kind oct; opt's variant, schedule and
+ * leaf size apply (CPU backend). */
+canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
+                                       const canopy_gravity_options *g,
+                                       const canopy_run_options *opt, float *acc, float *pot,
+                                       canopy_stats *stats);
+/* N-body time stepping (docs/nbody.md): leapfrog kick-drift-kick, forces from
+ * canopy_gravity_multipole on an octree rebuilt every step; positions and velocities
+ * kept in float64 (forces are float32). A run restarted from a checkpoint continues
+ * bit-identically: forces do not depend on variant, schedule or threads. */
+typedef struct canopy_nbody_options {
+    double dt;                      /* time step > 0 */
+    canopy_gravity_options gravity; /* theta, order, opening, softening, accuracy */
+    canopy_run_options run;         /* variant, schedule, leaf size (CPU) */
+} canopy_nbody_options;
+canopy_nbody_options canopy_nbody_options_default(void);
+typedef struct canopy_nbody canopy_nbody; /* opaque */
+/* pos, vel (n, 3) and mass (n, or NULL for 1/n) are copied. Fails on non-finite
+ * values, negative masses, dt <= 0, softening < 0. Computes the first forces. */
+canopy_status canopy_nbody_create(const double *pos, const double *vel, const float *mass,
+                                  int64_t n, const canopy_nbody_options *opt, canopy_nbody **out);
+/* Advances `steps` steps. */
+canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps);
+int64_t canopy_nbody_n(const canopy_nbody *s);
+int64_t canopy_nbody_steps_done(const canopy_nbody *s);
+const double *canopy_nbody_positions(const canopy_nbody *s);  /* (n, 3) */
+const double *canopy_nbody_velocities(const canopy_nbody *s); /* (n, 3) */
+const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s);
+typedef struct canopy_nbody_energy {
+    double kinetic, potential, total;
+    double momentum[3], angular_momentum[3];
+    int direct; /* potential from float64 direct summation (1) or the tree walk (0) */
+} canopy_nbody_energy;
+/* Energies at the current positions; the potential is summed directly in float64
+ * when n <= direct_max, otherwise taken from the last tree walk's potentials. */
+canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
+                                      canopy_nbody_energy *e);
+/* One file with positions, velocities, masses, step, dt, parameters and a checksum,
+ * written atomically (an existing checkpoint is replaced only by a complete one). */
+canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path);
+/* Resumes from a checkpoint (run options other than leaf size from opt, or defaults
+ * when NULL); CANOPY_ERR_FORMAT for a corrupt or truncated file. */
+canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *opt,
+                                   canopy_nbody **out);
+void canopy_nbody_free(canopy_nbody *s);
+
+/* Float64 direct summation for the bodies sample[0..ns) only (acc (ns, 3), pot (ns)
+ * or NULL), against all n bodies: the reference for error measurements. */
+canopy_status canopy_gravity_direct_sample(canopy_points bodies, const float *mass, float eps,
+                                           const int64_t *sample, int64_t ns, double *acc,
+                                           double *pot);
+
 /* For each query, the index of the first key >= query in the sorted (ascending) key
  * array, n_keys when none. Keys must be sorted and finite. */
 canopy_status canopy_search(const float *keys, int64_t n_keys, const float *queries,

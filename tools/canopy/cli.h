@@ -148,6 +148,7 @@ int cmd_nn(int argc, char **argv);
 int cmd_radius(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_gravity(int argc, char **argv);
+int cmd_nbody(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_paircount(int argc, char **argv);
 int cmd_graph(int argc, char **argv);

@@ -3,11 +3,21 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-enum { OPT_BODIES = OPT_FIRST_LOCAL, OPT_THETA, OPT_SOFTENING };
+enum {
+    OPT_BODIES = OPT_FIRST_LOCAL,
+    OPT_THETA,
+    OPT_SOFTENING,
+    OPT_ORDER,
+    OPT_OPENING,
+    OPT_ACCURACY
+};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy gravity --bodies B.npy [--theta 0.5] [--softening EPS]\n"
+               "       [--order 0|2] [--opening body|bucket] [--accuracy A]\n"
                "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
                "       [--leaf-size L] [--stats]\n\n"
                "Gravitational acceleration (G = 1) of every body from all the others by\n"
@@ -21,6 +31,16 @@ static void usage(FILE *f) {
                "  --bodies B       bodies file (required)\n"
                "  --theta X        opening angle, > 0 (default 0.5; smaller is more exact)\n"
                "  --softening E    Plummer softening length, >= 0 (default 0)\n"
+               "  --order P        multipole order: 0 monopole (default), 2 quadrupole (moments\n"
+               "                   about the centre of mass, kept apart from the hot records)\n"
+               "  --opening O      body (default: each body tests each cell) or bucket (a leaf\n"
+               "                   bucket's bodies walk together: Liu's bucket-to-node test)\n"
+               "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
+               "                   and order from a calibrated table (docs/nbody.md)\n"
+               "  --order, --opening and --accuracy run the CPU multipole code; without them\n"
+               "  the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
+               "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
+               "  against float64 direct summation.\n"
                "  -o, --output F   output file (required)\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
@@ -54,15 +74,70 @@ static int check_finite(const char *path, canopy_points b, const float *acc, dou
     return CLI_ERROR;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --stats: the calibrated error for (theta, order) and the error measured on at most
+ * 1000 evenly spaced bodies against float64 direct summation. */
+static int print_error_stats(canopy_points b, const float *mass, const canopy_gravity_options *g,
+                             const float *acc) {
+    int64_t ns = b.n < 1000 ? b.n : 1000;
+    if (ns == 0) return CLI_OK;
+    int64_t *sample = NULL;
+    double *ref = NULL, *rel = NULL, num = 0.0, den = 0.0;
+    if (canopy_alloc((void **)&sample, (size_t)ns, sizeof *sample) ||
+        canopy_alloc((void **)&ref, (size_t)ns * 3, sizeof *ref) ||
+        canopy_alloc((void **)&rel, (size_t)ns, sizeof *rel)) {
+        canopy_free(sample);
+        canopy_free(ref);
+        return cli_runtime_error("gravity");
+    }
+    for (int64_t k = 0; k < ns; k++) sample[k] = k * (b.n / ns);
+    int rc = CLI_OK;
+    if (canopy_gravity_direct_sample(b, mass, g->softening, sample, ns, ref, NULL)) {
+        rc = cli_runtime_error("gravity");
+    } else {
+        for (int64_t k = 0; k < ns; k++) {
+            double d2 = 0.0, r2 = 0.0;
+            for (int j = 0; j < 3; j++) {
+                double e = acc[3 * sample[k] + j] - ref[3 * k + j];
+                d2 += e * e;
+                r2 += ref[3 * k + j] * ref[3 * k + j];
+            }
+            rel[k] = r2 > 0.0 ? sqrt(d2 / r2) : 0.0;
+            num += d2;
+            den += r2;
+        }
+        qsort(rel, (size_t)ns, sizeof *rel, cmp_double);
+        fprintf(stderr,
+                "  error: expected median %.2e (calibrated, theta %g, order %d); measured on %lld "
+                "bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
+                canopy_gravity_expected_error(g->theta, g->order), (double)g->theta, (int)g->order,
+                (long long)ns, rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
+    }
+    canopy_free(sample);
+    canopy_free(ref);
+    canopy_free(rel);
+    return rc;
+}
+
 int cmd_gravity(int argc, char **argv) {
     static const struct option opts[] = {{"bodies", required_argument, NULL, OPT_BODIES},
                                          {"theta", required_argument, NULL, OPT_THETA},
                                          {"softening", required_argument, NULL, OPT_SOFTENING},
+                                         {"order", required_argument, NULL, OPT_ORDER},
+                                         {"opening", required_argument, NULL, OPT_OPENING},
+                                         {"accuracy", required_argument, NULL, OPT_ACCURACY},
                                          {"output", required_argument, NULL, 'o'},
                                          TRAV_LONG_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *bodies_path = NULL, *out = NULL;
-    double theta = 0.5, eps = 0.0;
+    double theta = 0.5, eps = 0.0, accuracy = 0.0;
+    int64_t order = 0;
+    int multipole = 0, theta_given = 0;
+    canopy_opening opening = CANOPY_OPENING_BODY;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -79,6 +154,29 @@ int cmd_gravity(int argc, char **argv) {
         case OPT_THETA:
             if (cli_parse_double("gravity", "--theta", optarg, 1e-6, 100.0, &theta))
                 return CLI_USAGE;
+            theta_given = 1;
+            break;
+        case OPT_ORDER:
+            if (cli_parse_i64("gravity", "--order", optarg, 0, 2, &order)) return CLI_USAGE;
+            if (order == 1)
+                return cli_usage_error("gravity", "--order must be 0 or 2 (the dipole about the "
+                                                  "centre of mass is zero)");
+            multipole = 1;
+            break;
+        case OPT_OPENING:
+            if (!strcmp(optarg, "body"))
+                opening = CANOPY_OPENING_BODY;
+            else if (!strcmp(optarg, "bucket"))
+                opening = CANOPY_OPENING_BUCKET;
+            else
+                return cli_usage_error("gravity", "--opening must be body or bucket (got '%s')",
+                                       optarg);
+            multipole = 1;
+            break;
+        case OPT_ACCURACY:
+            if (cli_parse_double("gravity", "--accuracy", optarg, 1e-6, 0.1, &accuracy))
+                return CLI_USAGE;
+            multipole = 1;
             break;
         case OPT_SOFTENING:
             if (cli_parse_double("gravity", "--softening", optarg, 0.0, 1e30, &eps))
@@ -92,6 +190,16 @@ int cmd_gravity(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
     if (!bodies_path) return cli_usage_error("gravity", "--bodies is required");
     if (!out) return cli_usage_error("gravity", "-o is required");
+    if (accuracy > 0.0 && (theta_given || order))
+        return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
+                                          "or --theta/--order");
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.theta = (float)theta;
+    g.order = (int32_t)order;
+    g.opening = opening;
+    g.softening = (float)eps;
+    if (accuracy > 0.0 && canopy_gravity_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+        return cli_usage_error("gravity", "%s", canopy_last_error());
 
     const char *ins[] = {bodies_path}, *outs[] = {out};
     if (cli_check_paths("gravity", ins, 1, outs, 1)) return CLI_ERROR;
@@ -116,19 +224,24 @@ int cmd_gravity(int argc, char **argv) {
         if (b.d == 4)
             for (int64_t i = 0; i < b.n; i++) mass[i] = canopy_point(b, i)[3];
         b.d = 3; /* positions are the first three columns; stride keeps the mass out */
-        if (canopy_gravity(b, mass, (float)theta, (float)eps, &to.run, acc, p.stats ? &st : NULL))
-            rc = cli_runtime_error("gravity");
-        else
-            rc = check_finite(bodies_path, b, acc, eps);
+        canopy_status s = multipole ? canopy_gravity_multipole(b, mass, &g, &to.run, acc, NULL,
+                                                               p.stats ? &st : NULL)
+                                    : canopy_gravity(b, mass, (float)theta, (float)eps, &to.run,
+                                                     acc, p.stats ? &st : NULL);
+        rc = s ? cli_runtime_error("gravity") : check_finite(bodies_path, b, acc, eps);
     }
     if (rc == CLI_OK) {
         canopy_array a = cli_array_view(acc, CANOPY_F32, b.n, 3);
         rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
-        cli_summary("gravity: %lld bodies, theta = %g, softening = %g -> %s", (long long)b.n, theta,
-                    eps, out);
-        if (p.stats) trav_print_stats("gravity", &st, t_load, t_write);
+        cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, softening = %g -> %s",
+                    (long long)b.n, (double)g.theta, (int)g.order,
+                    opening == CANOPY_OPENING_BUCKET ? "bucket" : "body", eps, out);
+        if (p.stats) {
+            trav_print_stats("gravity", &st, t_load, t_write);
+            rc = print_error_stats(b, mass, &g, acc);
+        }
     }
     canopy_free(mass);
     canopy_free(acc);

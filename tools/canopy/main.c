@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     {"radius", "per-query count of reference points within a radius", cmd_radius},
     {"index", "build a search tree once and save it (knn/nn/radius --index)", cmd_index},
     {"gravity", "Barnes-Hut gravitational accelerations", cmd_gravity},
+    {"nbody", "n-body time stepping: leapfrog, multipole tree forces, checkpoints", cmd_nbody},
     {"search", "binary search of sorted keys", cmd_search},
     {"paircount", "binned pair counts DD(r), auto or cross, weights, periodic box", cmd_paircount},
     {"graph", "graph algorithms: sssp, bfs, pagerank, spmv, color", cmd_graph},

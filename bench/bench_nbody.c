@@ -1,0 +1,179 @@
+/* Multipole gravity and n-body benchmarks (bench/results/nbody.md).
+ *
+ *   canopy-bench-nbody --calibrate [--n N]   rows of src/apps/multipole_calib.inc:
+ *       order, theta, median relative error (1000 sampled bodies against float64
+ *       direct summation), single-thread CPU ns per body (median of 3 runs)
+ *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
+ *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
+ *       opening-criterion tests made (queries x nodes per query: bodies or buckets)
+ *   canopy-bench-nbody --steps S [--n N] [--dt DT] [--accuracy A] [--threads T]
+ *       S leapfrog steps: relative energy error (potential by float64 direct sum for
+ *       n <= 20000, else from the tree) and steps per second
+ * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
+#include "bench_util.h"
+#include "canopy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct err_stats {
+    double median, rms;
+} err_stats;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static err_stats errors(const float *acc, const double *ref, const int64_t *sample, int64_t ns) {
+    double *rel = malloc((size_t)ns * sizeof *rel), num = 0.0, den = 0.0;
+    for (int64_t k = 0; k < ns; k++) {
+        double d2 = 0.0, r2 = 0.0;
+        for (int j = 0; j < 3; j++) {
+            double e = acc[3 * sample[k] + j] - ref[3 * k + j];
+            d2 += e * e;
+            r2 += ref[3 * k + j] * ref[3 * k + j];
+        }
+        rel[k] = sqrt(d2 / r2);
+        num += d2;
+        den += r2;
+    }
+    qsort(rel, (size_t)ns, sizeof *rel, cmp_double);
+    err_stats e = {ns % 2 ? rel[ns / 2] : 0.5 * (rel[ns / 2 - 1] + rel[ns / 2]), sqrt(num / den)};
+    free(rel);
+    return e;
+}
+
+static int die(const char *what) {
+    fprintf(stderr, "bench_nbody: %s: %s\n", what, canopy_last_error());
+    return 1;
+}
+
+/* One timed force evaluation (tree build included): wall time, or process CPU time
+ * (cpu = 1; one thread), which other load on a shared machine disturbs less. */
+static double force_time(canopy_points b, const canopy_gravity_options *g, float *acc, int cpu,
+                         double *tests) {
+    double t0 = cpu ? (double)clock() / CLOCKS_PER_SEC : canopy_now();
+    canopy_stats st;
+    if (canopy_gravity_multipole(b, NULL, g, NULL, acc, NULL, &st)) return -1.0;
+    *tests = (double)st.queries * st.nodes_per_query;
+    return (cpu ? (double)clock() / CLOCKS_PER_SEC : canopy_now()) - t0;
+}
+
+static int run_steps(const float *pos, const float *vel, int64_t n, int steps, double dt,
+                     double eps, double accuracy) {
+    double *x = malloc((size_t)n * 3 * sizeof *x), *v = malloc((size_t)n * 3 * sizeof *v);
+    for (int64_t i = 0; i < 3 * n; i++) x[i] = pos[i], v[i] = vel[i];
+    canopy_nbody_options o = canopy_nbody_options_default();
+    o.dt = dt;
+    o.gravity.softening = (float)eps;
+    o.gravity.accuracy = accuracy;
+    canopy_nbody *s = NULL;
+    canopy_nbody_energy e0, e1;
+    if (canopy_nbody_create(x, v, NULL, n, &o, &s)) return die("nbody");
+    if (canopy_nbody_energy_get(s, 20000, &e0)) return die("energy");
+    double t0 = canopy_now();
+    if (canopy_nbody_step(s, steps)) return die("step");
+    double secs = canopy_now() - t0;
+    if (canopy_nbody_energy_get(s, 20000, &e1)) return die("energy");
+    const canopy_nbody_options *r = canopy_nbody_get_options(s);
+    printf("| %lld | %d | %g | %g | %.2g (theta %.2f, order %d) | %d | %.3e | %.3g | %s |\n",
+           (long long)n, steps, dt, eps, accuracy, (double)r->gravity.theta, (int)r->gravity.order,
+           canopy_threads(), fabs((e1.total - e0.total) / e0.total), steps / secs,
+           e0.direct ? "direct" : "tree");
+    canopy_nbody_free(s);
+    free(x);
+    free(v);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int64_t n = 100000;
+    int reps = 5, threads = 1, mode = 0, steps = 0; /* mode 1 calibrate, 2 forces, 3 steps */
+    double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--calibrate"))
+            mode = 1;
+        else if (!strcmp(argv[i], "--forces"))
+            mode = 2;
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            mode = 3, steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dt") && i + 1 < argc)
+            dt = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--accuracy") && i + 1 < argc)
+            accuracy = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+            n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--softening") && i + 1 < argc)
+            eps = atof(argv[++i]);
+        else {
+            fprintf(stderr, "usage: canopy-bench-nbody --calibrate | --forces | --steps S "
+                            "[--n N] [--reps R] [--threads T] [--softening E] [--dt DT] "
+                            "[--accuracy A]\n");
+            return 2;
+        }
+    }
+    if (!mode || n < 2 || reps < 1 || threads < 1) {
+        fprintf(stderr, "bench_nbody: give --calibrate, --forces or --steps S (n >= 2)\n");
+        return 2;
+    }
+    canopy_set_threads(mode == 1 ? 1 : threads);
+    float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
+    float *acc = malloc((size_t)n * 3 * sizeof *acc);
+    if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
+    canopy_points b = canopy_points_make(pos, n, 3);
+    if (mode == 3) return run_steps(pos, vel, n, steps, dt, eps, accuracy);
+
+    int64_t ns = n < 1000 ? n : 1000, sample[1000];
+    for (int64_t k = 0; k < ns; k++) sample[k] = k * (n / ns);
+    double *ref = malloc((size_t)ns * 3 * sizeof *ref);
+    canopy_set_threads(threads > 2 ? threads : 2);
+    if (canopy_gravity_direct_sample(b, NULL, (float)eps, sample, ns, ref, NULL))
+        return die("direct");
+    canopy_set_threads(mode == 1 ? 1 : threads);
+
+    static const float all_thetas[] = {0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 1.0f};
+    static const float few_thetas[] = {0.3f, 0.5f, 0.7f};
+    const float *thetas = mode == 1 ? all_thetas : few_thetas;
+    size_t n_thetas = mode == 1 ? 8 : 3;
+    static const int32_t orders[] = {0, 2};
+    if (mode == 2)
+        printf("| order | opening | theta | median err | rms err | opening tests | time ms "
+               "(median, min-max) |\n|---|---|---|---|---|---|---|\n");
+    for (int oi = 0; oi < 2; oi++)
+        for (int oo = 0; oo < (mode == 2 ? 2 : 1); oo++)
+            for (size_t ti = 0; ti < n_thetas; ti++) {
+                canopy_gravity_options g = canopy_gravity_options_default();
+                g.order = orders[oi];
+                g.theta = thetas[ti];
+                g.softening = (float)eps;
+                g.opening = oo ? CANOPY_OPENING_BUCKET : CANOPY_OPENING_BODY;
+                double t[64], tests = 0.0;
+                int r = mode == 1 ? 3 : reps;
+                for (int k = 0; k < r && k < 64; k++)
+                    if ((t[k] = force_time(b, &g, acc, mode == 1, &tests)) < 0)
+                        return die("gravity");
+                bench_summary s = bench_summarise(t, r < 64 ? r : 64);
+                err_stats e = errors(acc, ref, sample, ns);
+                if (mode == 1)
+                    printf("{%d, %.2ff, %.3e, %.1f},\n", (int)g.order, (double)g.theta, e.median,
+                           s.med * 1e9 / (double)n);
+                else
+                    printf("| %d | %s | %.2f | %.2e | %.2e | %.3g | %.1f (%.1f-%.1f) |\n",
+                           (int)g.order, oo ? "bucket" : "body", (double)g.theta, e.median, e.rms,
+                           tests, s.med * 1e3, s.min * 1e3, s.max * 1e3);
+                fflush(stdout);
+            }
+    free(ref);
+    free(pos);
+    free(vel);
+    free(acc);
+    return 0;
+}

@@ -1,0 +1,302 @@
+/* canopy_gravity_multipole: octree moments computed bottom-up after the build, the
+ * body and bucket descriptors of apps/multipole.h, the accuracy table, and the
+ * float64 direct-summation sample reference. */
+#include "apps/multipole.h"
+
+#include "apps/common.h"
+#include "canopy/traverse_cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+static const canopy_app mp_body_app = {
+    "gravity", sizeof(mp_body_state), 0, 1, mp_body_init, mp_body_truncate, mp_body_visit_leaf,
+    NULL,      mp_body_finish,
+};
+CANOPY_CPU_INSTANTIATE(mp_body, &mp_body_app)
+_Static_assert(sizeof(mp_body_state) <= CANOPY_MAX_STATE, "mp_body_state too large");
+
+static const canopy_app mp_bucket_app = {
+    "gravity",
+    sizeof(mp_bucket_state),
+    0,
+    1,
+    mp_bucket_init,
+    mp_bucket_truncate,
+    mp_bucket_visit_leaf,
+    NULL,
+    mp_bucket_finish,
+};
+CANOPY_CPU_INSTANTIATE(mp_bucket, &mp_bucket_app)
+_Static_assert(sizeof(mp_bucket_state) <= CANOPY_MAX_STATE, "mp_bucket_state too large");
+
+/* Calibration (canopy-bench-nbody --calibrate --n 20000; docs/nbody.md): median
+ * relative acceleration error against float64 direct summation on 1000 evenly spaced
+ * bodies of a 20k-body Plummer sphere (seed 1, eps 0.01), body opening, leaf size 8,
+ * and the single-thread CPU time per body (ns) that ranks the choices. */
+typedef struct mp_calib {
+    int32_t order;
+    float theta;
+    double err;
+    double ns_per_body;
+} mp_calib;
+static const mp_calib calib[] = {
+#include "apps/multipole_calib.inc"
+};
+enum { N_CALIB = sizeof calib / sizeof calib[0] };
+
+canopy_gravity_options canopy_gravity_options_default(void) {
+    canopy_gravity_options g = {0.5f, 2, CANOPY_OPENING_BODY, 0.0f, 0.0};
+    return g;
+}
+
+canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *order,
+                                    double *expected) {
+    if (!(accuracy >= 1e-6 && accuracy <= 0.1))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: accuracy must be in [1e-6, 0.1] (got %g)",
+                           accuracy);
+    int best = -1;
+    for (int i = 0; i < N_CALIB; i++)
+        if (calib[i].err <= accuracy &&
+            (best < 0 || calib[i].ns_per_body < calib[best].ns_per_body))
+            best = i;
+    if (best < 0)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: accuracy %g is below the calibrated range (best %g); give "
+                           "--theta and --order instead",
+                           accuracy, calib[0].err);
+    *theta = calib[best].theta;
+    *order = calib[best].order;
+    if (expected) *expected = calib[best].err;
+    return CANOPY_OK;
+}
+
+/* Log-log interpolation along theta among the table's rows of this order, the end
+ * slopes extrapolating. */
+double canopy_gravity_expected_error(float theta, int32_t order) {
+    int32_t o = order >= 2 ? 2 : 0;
+    int prev = -1, next = -1, first = -1, second = -1, last = -1, before_last = -1;
+    for (int i = 0; i < N_CALIB; i++) {
+        if (calib[i].order != o) continue;
+        if (first < 0)
+            first = i;
+        else if (second < 0)
+            second = i;
+        before_last = last;
+        last = i;
+        if (calib[i].theta <= theta) prev = i;
+        if (calib[i].theta >= theta && next < 0) next = i;
+    }
+    if (first < 0) return NAN;
+    if (second < 0) return calib[first].err;
+    int a = prev, b = next;
+    if (a < 0) a = first, b = second;
+    if (b < 0) a = before_last, b = last;
+    if (a == b) return calib[a].err;
+    double la = log(calib[a].theta), lb = log(calib[b].theta);
+    double ea = log(calib[a].err), eb = log(calib[b].err);
+    return exp(ea + (eb - ea) * (log(theta) - la) / (lb - la));
+}
+
+static canopy_status check_bodies(canopy_points b, const float *mass, float eps) {
+    canopy_status s = canopy_points_check(b, "gravity bodies");
+    if (s) return s;
+    if (b.d != 3)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: bodies must have 3 coordinates (got %d)",
+                           (int)b.d);
+    if (!(eps >= 0.0f) || !isfinite(eps))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: softening must be finite and >= 0");
+    for (int64_t i = 0; mass && i < b.n; i++)
+        if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "gravity: mass of body %lld is %g", (long long)i,
+                               (double)mass[i]);
+    return CANOPY_OK;
+}
+
+/* Traceless quadrupoles about each cell's (float) centre of mass. Leaves sum their
+ * bodies in parallel; internal cells then combine their children's raw second and
+ * first moments, shifted by the parallel-axis rule, in reverse node order (children
+ * follow their parent in the node array, so this is a post-order). */
+static canopy_status quadrupoles(const canopy_tree_view *t, float *quad) {
+    int32_t nn = t->n_nodes;
+    double *mom = NULL; /* per node: S xx yy zz xy xz yz, D x y z, mass */
+    canopy_status s = canopy_alloc((void **)&mom, (size_t)nn * 10 + 1, sizeof *mom);
+    if (s) return s;
+    int bad = 0;
+#pragma omp parallel for schedule(dynamic, 256) num_threads(canopy_threads()) reduction(| : bad)
+    for (int32_t v = 0; v < nn; v++) {
+        const canopy_node *h = canopy_tv_node(t, v);
+        if (h->child >= 0) {
+            bad |= h->child <= v;
+            continue;
+        }
+        const float *g = canopy_tv_geom(t, v);
+        double *m = mom + 10 * (int64_t)v;
+        memset(m, 0, 10 * sizeof *m);
+        for (int32_t i = h->begin; i < h->end; i++) {
+            const float *p = canopy_tv_point(t, i);
+            double w = t->weights[i];
+            double x = (double)p[0] - g[0], y = (double)p[1] - g[1], z = (double)p[2] - g[2];
+            m[0] += w * x * x, m[1] += w * y * y, m[2] += w * z * z;
+            m[3] += w * x * y, m[4] += w * x * z, m[5] += w * y * z;
+            m[6] += w * x, m[7] += w * y, m[8] += w * z, m[9] += w;
+        }
+    }
+    if (bad) {
+        canopy_free(mom);
+        return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a node's children precede it");
+    }
+    for (int32_t v = nn - 1; v >= 0; v--) {
+        const canopy_node *h = canopy_tv_node(t, v);
+        double *m = mom + 10 * (int64_t)v;
+        if (h->child >= 0) {
+            const float *g = canopy_tv_geom(t, v);
+            memset(m, 0, 10 * sizeof *m);
+            for (int32_t c = h->child; c < h->child + h->nchild; c++) {
+                const double *k = mom + 10 * (int64_t)c;
+                const float *gc = canopy_tv_geom(t, c);
+                double d[3] = {(double)gc[0] - g[0], (double)gc[1] - g[1], (double)gc[2] - g[2]};
+                const double *D = k + 6;
+                double w = k[9];
+                static const int ij[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+                for (int e = 0; e < 6; e++) {
+                    int i = ij[e][0], j = ij[e][1];
+                    m[e] += k[e] + w * d[i] * d[j] + D[i] * d[j] + d[i] * D[j];
+                }
+                for (int j = 0; j < 3; j++) m[6 + j] += D[j] + w * d[j];
+                m[9] += w;
+            }
+        }
+        double tr = m[0] + m[1] + m[2];
+        float *Q = quad + (int64_t)v * MP_QUAD_FLOATS;
+        for (int e = 0; e < 3; e++) Q[e] = (float)(3.0 * m[e] - tr);
+        for (int e = 3; e < 6; e++) Q[e] = (float)(3.0 * m[e]);
+    }
+    canopy_free(mom);
+    return CANOPY_OK;
+}
+
+static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *tv, mp_ctx *ctx,
+                              canopy_opening opening, canopy_points bodies,
+                              const canopy_run_options *o, canopy_stats *stats) {
+    if (opening == CANOPY_OPENING_BODY) {
+        canopy_traversal tr = {"gravity", &mp_body_app, mp_body_cpu_runners, NULL, ctx,
+                               bodies,    bodies.n};
+        return canopy_traverse(tree, &tr, o, stats);
+    }
+    int32_t nl = 0, *leaves = NULL;
+    float *centre = NULL;
+    canopy_status s = canopy_alloc((void **)&leaves, (size_t)tv->n_nodes, sizeof *leaves);
+    if (!s) s = canopy_alloc((void **)&centre, (size_t)tv->n_nodes * 3, sizeof *centre);
+    if (!s) s = canopy_alloc((void **)&ctx->tacc, (size_t)tv->n * 3 + 1, sizeof(float));
+    if (!s && ctx->pot) s = canopy_alloc((void **)&ctx->tpot, (size_t)tv->n + 1, sizeof(float));
+    if (!s) {
+        for (int32_t v = 0; v < tv->n_nodes; v++) {
+            const canopy_node *h = canopy_tv_node(tv, v);
+            if (h->child >= 0 || h->end == h->begin) continue;
+            memcpy(centre + 3 * (int64_t)nl, canopy_tv_geom(tv, v), 3 * sizeof(float));
+            leaves[nl++] = v;
+        }
+        ctx->leaves = leaves;
+        canopy_traversal tr = {"gravity",
+                               &mp_bucket_app,
+                               mp_bucket_cpu_runners,
+                               NULL,
+                               ctx,
+                               canopy_points_make(centre, nl, 3),
+                               nl};
+        s = canopy_traverse(tree, &tr, o, stats);
+    }
+    canopy_free(leaves);
+    canopy_free(centre);
+    canopy_free(ctx->tacc);
+    canopy_free(ctx->tpot);
+    ctx->tacc = ctx->tpot = NULL;
+    return s;
+}
+
+canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
+                                       const canopy_gravity_options *gopt,
+                                       const canopy_run_options *opt, float *acc, float *pot,
+                                       canopy_stats *stats) {
+    canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    canopy_status s = check_bodies(bodies, mass, g.softening);
+    if (s) return s;
+    if (g.accuracy != 0.0 && (s = canopy_gravity_choose(g.accuracy, &g.theta, &g.order, NULL)))
+        return s;
+    if (!(g.theta > 0.0f) || !isfinite(g.theta))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
+                           (double)g.theta);
+    if (g.order != 0 && g.order != 2)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2 (got %d)",
+                           (int)g.order);
+    if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body or bucket");
+    if (o.tree != CANOPY_TREE_KD && o.tree != CANOPY_TREE_OCT)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: only the oct tree is supported");
+    if (o.backend == CANOPY_BACKEND_GPU)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: multipoles and bucket opening run on the CPU only");
+    o.tree = CANOPY_TREE_OCT;
+    o.backend = CANOPY_BACKEND_CPU;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (bodies.n == 0) return CANOPY_OK;
+
+    float *equal = NULL, *quad = NULL;
+    if (!mass) {
+        if ((s = canopy_alloc((void **)&equal, (size_t)bodies.n, sizeof(float)))) return s;
+        for (int64_t i = 0; i < bodies.n; i++) equal[i] = 1.0f / (float)bodies.n;
+        mass = equal;
+    }
+    canopy_tree *tree = NULL;
+    s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);
+    const canopy_tree_view *tv = s ? NULL : canopy_tree_get_view(tree);
+    if (!s && g.order == 2) {
+        double t0 = canopy_now();
+        s = canopy_alloc((void **)&quad, (size_t)tv->n_nodes * MP_QUAD_FLOATS, sizeof *quad);
+        if (!s) s = quadrupoles(tv, quad);
+        if (stats) stats->build_seconds += canopy_now() - t0;
+    }
+    if (!s) {
+        mp_ctx ctx = {bodies, quad, NULL, tv,  1.0f / g.theta, g.softening * g.softening,
+                      acc,    pot,  NULL, NULL};
+        s = run_walk(tree, tv, &ctx, g.opening, bodies, &o, stats);
+    }
+    canopy_tree_free(tree);
+    canopy_free(quad);
+    canopy_free(equal);
+    return s;
+}
+
+canopy_status canopy_gravity_direct_sample(canopy_points bodies, const float *mass, float eps,
+                                           const int64_t *sample, int64_t ns, double *acc,
+                                           double *pot) {
+    canopy_status s = check_bodies(bodies, mass, eps);
+    if (s) return s;
+    for (int64_t k = 0; k < ns; k++)
+        if (sample[k] < 0 || sample[k] >= bodies.n)
+            return canopy_fail(CANOPY_ERR_INVALID, "gravity: sample index %lld out of range",
+                               (long long)sample[k]);
+    double e2 = (double)eps * eps, m_equal = bodies.n ? 1.0 / (double)bodies.n : 0.0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(canopy_threads())
+    for (int64_t k = 0; k < ns; k++) {
+        int64_t i = sample[k];
+        const float *q = canopy_point(bodies, i);
+        double a[3] = {0, 0, 0}, phi = 0.0;
+        for (int64_t j = 0; j < bodies.n; j++) {
+            if (j == i) continue;
+            const float *p = canopy_point(bodies, j);
+            double dx = (double)p[0] - q[0], dy = (double)p[1] - q[1], dz = (double)p[2] - q[2];
+            double r2 = dx * dx + dy * dy + dz * dz + e2, r = sqrt(r2);
+            double m = mass ? mass[j] : m_equal, f = m / (r2 * r);
+            a[0] += f * dx;
+            a[1] += f * dy;
+            a[2] += f * dz;
+            phi -= m / r;
+        }
+        for (int j = 0; j < 3; j++) acc[3 * k + j] = a[j];
+        if (pot) pot[k] = phi;
+    }
+    return CANOPY_OK;
+}

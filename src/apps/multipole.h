@@ -1,0 +1,215 @@
+/* Multipole gravity descriptors (CPU): octree cells carry their monopole in the hot
+ * node record (com, mass: the opening test needs nothing else) and, for order 2,
+ * the traceless quadrupole about the centre of mass in a cold array of 6 floats per
+ * node, read only when a cell is accepted (Liu ch. 4's hot/cold split).
+ *
+ * Two opening tests, both Barnes' offset criterion with r_open = side / theta +
+ * |com - cell centre|:
+ *   body   (mp_body_*):   one query per body; accept when |q - com| > r_open and q is
+ *                         outside the cell;
+ *   bucket (mp_bucket_*): one query per leaf bucket (Liu's bucket-to-node test); the
+ *                         bucket's bodies walk together and accept a cell when the
+ *                         bucket's bounding box is outside the cell and its nearest
+ *                         point to com is farther than r_open. Acceptance for the box
+ *                         implies acceptance for each body in it, so the per-body error
+ *                         bound holds; a bucket's forces accumulate in tree-order rows
+ *                         that only this query touches. */
+#ifndef CANOPY_APPS_MULTIPOLE_H
+#define CANOPY_APPS_MULTIPOLE_H
+
+#include "canopy/traverse_geom.h"
+
+enum { MP_QUAD_FLOATS = 6 }; /* Qxx Qyy Qzz Qxy Qxz Qyz */
+
+typedef struct mp_ctx {
+    canopy_points bodies;  /* caller order (body opening) */
+    const float *quad;     /* n_nodes * MP_QUAD_FLOATS, or NULL for order 0 */
+    const int32_t *leaves; /* bucket opening: leaf node of each query */
+    const canopy_tree_view *tv;
+    float inv_theta;
+    float eps2;
+    float *acc;  /* (n, 3), caller order */
+    float *pot;  /* (n), caller order, or NULL */
+    float *tacc; /* bucket opening: (n, 3) scratch in tree order */
+    float *tpot; /* bucket opening: (n) scratch in tree order, or NULL */
+} mp_ctx;
+
+/* Acceleration and potential at q from the expansion of cell g (geometry com[3],
+ * mass, ...) with quadrupole Q (or NULL), Plummer-softened:
+ *   phi = -M / r - (r.Q.r) / (2 r^5),  a = -M r / r^3 + Q.r / r^5 - 5 (r.Q.r) r / (2 r^7)
+ * with r = q - com and r^2 + eps^2 in place of r^2. Exact for a single point mass. */
+CANOPY_HD void mp_expand(const float *g, const float *Q, float eps2, const float *q, float *a,
+                         float *phi) {
+    float rx = q[0] - g[0], ry = q[1] - g[1], rz = q[2] - g[2];
+    float r2 = rx * rx + ry * ry + rz * rz + eps2;
+    float inv = 1.0f / sqrtf(r2), inv2 = inv * inv;
+    float f = g[3] * inv * inv2, p = g[3] * inv;
+    float fx = -f * rx, fy = -f * ry, fz = -f * rz;
+    if (Q) {
+        float qx = Q[0] * rx + Q[3] * ry + Q[4] * rz;
+        float qy = Q[3] * rx + Q[1] * ry + Q[5] * rz;
+        float qz = Q[4] * rx + Q[5] * ry + Q[2] * rz;
+        float rqr = rx * qx + ry * qy + rz * qz;
+        float inv5 = inv2 * inv2 * inv, c = 2.5f * rqr * inv5 * inv2;
+        fx += qx * inv5 - c * rx;
+        fy += qy * inv5 - c * ry;
+        fz += qz * inv5 - c * rz;
+        p += 0.5f * rqr * inv5;
+    }
+    a[0] += fx;
+    a[1] += fy;
+    a[2] += fz;
+    *phi -= p;
+}
+
+/* One body-body term, the same arithmetic as canopy_gravity's leaves. */
+CANOPY_HD void mp_direct(const float *p, float m, float eps2, const float *q, float *a,
+                         float *phi) {
+    float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+    float r2 = dx * dx + dy * dy + dz * dz + eps2;
+    float inv = 1.0f / sqrtf(r2);
+    float f = m * inv * inv * inv;
+    a[0] += f * dx;
+    a[1] += f * dy;
+    a[2] += f * dz;
+    *phi -= m * inv;
+}
+
+/* Squared opening radius of a cell: (side / theta + |com - centre|)^2. */
+CANOPY_HD float mp_open2(const float *g, float inv_theta) {
+    float ox = g[0] - g[4], oy = g[1] - g[5], oz = g[2] - g[6];
+    float r = 2.0f * g[7] * inv_theta + sqrtf(ox * ox + oy * oy + oz * oz);
+    return r * r;
+}
+
+CANOPY_HD const float *mp_quad(const mp_ctx *c, int32_t node) {
+    return c->quad ? c->quad + (int64_t)node * MP_QUAD_FLOATS : NULL;
+}
+
+/* ------------------------------------------------------------ body opening -- */
+
+typedef struct mp_body_state {
+    const float *q;
+    int64_t self_id;
+    float a[3];
+    float phi;
+} mp_body_state;
+
+CANOPY_HD void mp_body_init(const void *vctx, void *vst, int64_t q) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_body_state *s = (mp_body_state *)vst;
+    s->q = canopy_point(c->bodies, q);
+    s->self_id = q;
+    s->a[0] = s->a[1] = s->a[2] = s->phi = 0.0f;
+}
+
+CANOPY_HD int mp_body_truncate(const void *vctx, void *vst, const canopy_tree_view *t,
+                               int32_t node) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_body_state *s = (mp_body_state *)vst;
+    const float *g = canopy_tv_geom(t, node), *q = s->q;
+    float half = g[7];
+    if (fabsf(q[0] - g[4]) <= half && fabsf(q[1] - g[5]) <= half && fabsf(q[2] - g[6]) <= half)
+        return 0;
+    float dx = g[0] - q[0], dy = g[1] - q[1], dz = g[2] - q[2];
+    if (dx * dx + dy * dy + dz * dz <= mp_open2(g, c->inv_theta)) return 0;
+    mp_expand(g, mp_quad(c, node), c->eps2, q, s->a, &s->phi);
+    return 1;
+}
+
+CANOPY_HD void mp_body_visit_leaf(const void *vctx, void *vst, const canopy_tree_view *t,
+                                  int32_t node) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_body_state *s = (mp_body_state *)vst;
+    const canopy_node *h = canopy_tv_node(t, node);
+    for (int32_t i = h->begin; i < h->end; i++) {
+        if (t->ids[i] == s->self_id) continue;
+        mp_direct(canopy_tv_point(t, i), t->weights[i], c->eps2, s->q, s->a, &s->phi);
+    }
+}
+
+CANOPY_HD void mp_body_finish(const void *vctx, void *vst, int64_t q) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_body_state *s = (mp_body_state *)vst;
+    for (int j = 0; j < 3; j++) c->acc[3 * q + j] = s->a[j];
+    if (c->pot) c->pot[q] = s->phi;
+}
+
+/* ---------------------------------------------------------- bucket opening -- */
+
+typedef struct mp_bucket_state {
+    int32_t begin, end; /* the bucket's bodies, tree order */
+    float lo[3], hi[3]; /* their bounding box */
+} mp_bucket_state;
+
+CANOPY_HD void mp_bucket_init(const void *vctx, void *vst, int64_t q) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_bucket_state *s = (mp_bucket_state *)vst;
+    const canopy_node *h = canopy_tv_node(c->tv, c->leaves[q]);
+    s->begin = h->begin;
+    s->end = h->end;
+    for (int j = 0; j < 3; j++) {
+        s->lo[j] = INFINITY;
+        s->hi[j] = -INFINITY;
+    }
+    for (int32_t i = h->begin; i < h->end; i++) {
+        const float *p = canopy_tv_point(c->tv, i);
+        for (int j = 0; j < 3; j++) {
+            s->lo[j] = p[j] < s->lo[j] ? p[j] : s->lo[j];
+            s->hi[j] = p[j] > s->hi[j] ? p[j] : s->hi[j];
+            c->tacc[3 * (int64_t)i + j] = 0.0f;
+        }
+        if (c->tpot) c->tpot[i] = 0.0f;
+    }
+}
+
+CANOPY_HD int mp_bucket_truncate(const void *vctx, void *vst, const canopy_tree_view *t,
+                                 int32_t node) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_bucket_state *s = (mp_bucket_state *)vst;
+    const float *g = canopy_tv_geom(t, node);
+    float half = g[7], d2 = 0.0f;
+    int overlap = 1;
+    for (int j = 0; j < 3; j++) {
+        overlap &= s->lo[j] <= g[4 + j] + half && s->hi[j] >= g[4 + j] - half;
+        float a = s->lo[j] - g[j], b = g[j] - s->hi[j];
+        float e = a > b ? a : b;
+        e = e > 0.0f ? e : 0.0f;
+        d2 += e * e;
+    }
+    if (overlap || d2 <= mp_open2(g, c->inv_theta)) return 0;
+    const float *Q = mp_quad(c, node);
+    float sink = 0.0f;
+    for (int32_t i = s->begin; i < s->end; i++) {
+        float *phi = c->tpot ? c->tpot + i : &sink;
+        mp_expand(g, Q, c->eps2, canopy_tv_point(t, i), c->tacc + 3 * (int64_t)i, phi);
+    }
+    return 1;
+}
+
+CANOPY_HD void mp_bucket_visit_leaf(const void *vctx, void *vst, const canopy_tree_view *t,
+                                    int32_t node) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_bucket_state *s = (mp_bucket_state *)vst;
+    const canopy_node *h = canopy_tv_node(t, node);
+    float sink = 0.0f;
+    for (int32_t i = s->begin; i < s->end; i++) {
+        const float *q = canopy_tv_point(t, i);
+        float *a = c->tacc + 3 * (int64_t)i, *phi = c->tpot ? c->tpot + i : &sink;
+        for (int32_t j = h->begin; j < h->end; j++)
+            if (j != i) mp_direct(canopy_tv_point(t, j), t->weights[j], c->eps2, q, a, phi);
+    }
+}
+
+CANOPY_HD void mp_bucket_finish(const void *vctx, void *vst, int64_t q) {
+    const mp_ctx *c = (const mp_ctx *)vctx;
+    mp_bucket_state *s = (mp_bucket_state *)vst;
+    (void)q;
+    for (int32_t i = s->begin; i < s->end; i++) {
+        int64_t id = c->tv->ids[i];
+        for (int j = 0; j < 3; j++) c->acc[3 * id + j] = c->tacc[3 * (int64_t)i + j];
+        if (c->pot) c->pot[id] = c->tpot[i];
+    }
+}
+
+#endif

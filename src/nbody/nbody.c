@@ -1,0 +1,287 @@
+/* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole, energies,
+ * and checkpoints (format in docs/nbody.md). The state is float64; each force
+ * evaluation converts positions to float32, rebuilds the octree and walks it. */
+#include "canopy.h"
+#include "io/io.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct canopy_nbody {
+    int64_t n, step;
+    canopy_nbody_options opt;
+    double *pos, *vel; /* (n, 3) */
+    float *mass;       /* (n) */
+    float *pos32;      /* positions as the tree sees them */
+    float *acc, *pot;  /* forces and potentials at the current positions */
+};
+
+canopy_nbody_options canopy_nbody_options_default(void) {
+    canopy_nbody_options o;
+    o.dt = 0.0;
+    o.gravity = canopy_gravity_options_default();
+    o.run = canopy_run_options_default();
+    return o;
+}
+
+static canopy_status forces(canopy_nbody *s) {
+    for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
+    return canopy_gravity_multipole(canopy_points_make(s->pos32, s->n, 3), s->mass, &s->opt.gravity,
+                                    &s->opt.run, s->acc, s->pot, NULL);
+}
+
+static canopy_status check_input(const double *pos, const double *vel, const float *mass, int64_t n,
+                                 const canopy_nbody_options *o) {
+    if (n < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies");
+    if (n >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
+    if (!(o->dt > 0.0) || !isfinite(o->dt))
+        return canopy_fail(CANOPY_ERR_INVALID, "nbody: dt must be finite and > 0 (got %g)", o->dt);
+    if (!(o->gravity.softening >= 0.0f) || !isfinite(o->gravity.softening))
+        return canopy_fail(CANOPY_ERR_INVALID, "nbody: softening must be finite and >= 0 (got %g)",
+                           (double)o->gravity.softening);
+    for (int64_t i = 0; i < 3 * n; i++) {
+        if (!isfinite(pos[i]) || fabs(pos[i]) > 1e30)
+            return canopy_fail(CANOPY_ERR_INVALID, "nbody: position of body %lld is %g",
+                               (long long)(i / 3), pos[i]);
+        if (!isfinite(vel[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "nbody: velocity of body %lld is %g",
+                               (long long)(i / 3), vel[i]);
+    }
+    for (int64_t i = 0; mass && i < n; i++)
+        if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "nbody: mass of body %lld is %g", (long long)i,
+                               (double)mass[i]);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_nbody_create(const double *pos, const double *vel, const float *mass,
+                                  int64_t n, const canopy_nbody_options *opt, canopy_nbody **out) {
+    *out = NULL;
+    canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
+    canopy_status st = check_input(pos, vel, mass, n, &o);
+    if (st) return st;
+    if (o.gravity.accuracy != 0.0 &&
+        (st = canopy_gravity_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)))
+        return st;
+    o.gravity.accuracy = 0.0; /* resolved: a checkpoint stores the theta and order used */
+    canopy_nbody *s = NULL;
+    if ((st = canopy_calloc((void **)&s, 1, sizeof *s))) return st;
+    s->n = n;
+    s->opt = o;
+    size_t n3 = (size_t)n * 3;
+    if ((st = canopy_alloc((void **)&s->pos, n3, sizeof(double))) ||
+        (st = canopy_alloc((void **)&s->vel, n3, sizeof(double))) ||
+        (st = canopy_alloc((void **)&s->mass, (size_t)n, sizeof(float))) ||
+        (st = canopy_alloc((void **)&s->pos32, n3, sizeof(float))) ||
+        (st = canopy_alloc((void **)&s->acc, n3, sizeof(float))) ||
+        (st = canopy_alloc((void **)&s->pot, (size_t)n, sizeof(float)))) {
+        canopy_nbody_free(s);
+        return st;
+    }
+    memcpy(s->pos, pos, n3 * sizeof(double));
+    memcpy(s->vel, vel, n3 * sizeof(double));
+    for (int64_t i = 0; i < n; i++) s->mass[i] = mass ? mass[i] : 1.0f / (float)n;
+    if ((st = forces(s))) {
+        canopy_nbody_free(s);
+        return st;
+    }
+    *out = s;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
+    double h = 0.5 * s->opt.dt, dt = s->opt.dt;
+    for (int64_t k = 0; k < steps; k++) {
+        for (int64_t i = 0; i < 3 * s->n; i++) {
+            s->vel[i] += h * s->acc[i];
+            s->pos[i] += dt * s->vel[i];
+        }
+        canopy_status st = forces(s);
+        if (st) return st;
+        for (int64_t i = 0; i < 3 * s->n; i++) s->vel[i] += h * s->acc[i];
+        s->step++;
+    }
+    return CANOPY_OK;
+}
+
+int64_t canopy_nbody_n(const canopy_nbody *s) {
+    return s->n;
+}
+int64_t canopy_nbody_steps_done(const canopy_nbody *s) {
+    return s->step;
+}
+const double *canopy_nbody_positions(const canopy_nbody *s) {
+    return s->pos;
+}
+const double *canopy_nbody_velocities(const canopy_nbody *s) {
+    return s->vel;
+}
+const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s) {
+    return &s->opt;
+}
+
+canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
+                                      canopy_nbody_energy *e) {
+    memset(e, 0, sizeof *e);
+    double kin = 0.0, pot = 0.0, e2 = (double)s->opt.gravity.softening * s->opt.gravity.softening;
+    for (int64_t i = 0; i < s->n; i++) {
+        const double *x = s->pos + 3 * i, *v = s->vel + 3 * i;
+        double m = s->mass[i];
+        kin += 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        for (int j = 0; j < 3; j++) e->momentum[j] += m * v[j];
+        e->angular_momentum[0] += m * (x[1] * v[2] - x[2] * v[1]);
+        e->angular_momentum[1] += m * (x[2] * v[0] - x[0] * v[2]);
+        e->angular_momentum[2] += m * (x[0] * v[1] - x[1] * v[0]);
+    }
+    e->direct = s->n <= direct_max;
+    if (e->direct) {
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : pot) num_threads(canopy_threads())
+        for (int64_t i = 0; i < s->n; i++) {
+            const double *x = s->pos + 3 * i;
+            double p = 0.0;
+            for (int64_t j = i + 1; j < s->n; j++) {
+                const double *y = s->pos + 3 * j;
+                double dx = y[0] - x[0], dy = y[1] - x[1], dz = y[2] - x[2];
+                p -= (double)s->mass[j] / sqrt(dx * dx + dy * dy + dz * dz + e2);
+            }
+            pot += (double)s->mass[i] * p;
+        }
+    } else {
+        for (int64_t i = 0; i < s->n; i++) pot += 0.5 * (double)s->mass[i] * s->pot[i];
+    }
+    e->kinetic = kin;
+    e->potential = pot;
+    e->total = kin + pot;
+    return CANOPY_OK;
+}
+
+/* ------------------------------------------------------------ checkpoints -- */
+
+static const char ckpt_magic[8] = {'C', 'A', 'N', 'O', 'P', 'Y', 'N', 'B'};
+enum { CKPT_VERSION = 1 };
+
+typedef struct ckpt_header {
+    char magic[8];
+    uint32_t version, header_bytes;
+    int64_t n, step;
+    double dt, theta, softening;
+    int32_t order, opening, leaf_size, reserved;
+} ckpt_header;
+
+/* FNV-1a, 64 bit: enough to catch truncation and bit rot, not tampering. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+#define FNV_START 0xcbf29ce484222325ull
+
+canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path) {
+    ckpt_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, ckpt_magic, 8);
+    h.version = CKPT_VERSION;
+    h.header_bytes = sizeof h;
+    h.n = s->n;
+    h.step = s->step;
+    h.dt = s->opt.dt;
+    h.theta = s->opt.gravity.theta;
+    h.softening = s->opt.gravity.softening;
+    h.order = s->opt.gravity.order;
+    h.opening = (int32_t)s->opt.gravity.opening;
+    h.leaf_size = s->opt.run.leaf_size;
+    size_t n3 = (size_t)s->n * 3;
+    uint64_t sum = fnv1a(FNV_START, &h, sizeof h);
+    sum = fnv1a(sum, s->pos, n3 * sizeof(double));
+    sum = fnv1a(sum, s->vel, n3 * sizeof(double));
+    sum = fnv1a(sum, s->mass, (size_t)s->n * sizeof(float));
+    canopy_outfile o;
+    canopy_status st = canopy_outfile_open(&o, path);
+    if (st) return st;
+    if ((st = canopy_io_write(&o, &h, sizeof h)) ||
+        (st = canopy_io_write(&o, s->pos, n3 * sizeof(double))) ||
+        (st = canopy_io_write(&o, s->vel, n3 * sizeof(double))) ||
+        (st = canopy_io_write(&o, s->mass, (size_t)s->n * sizeof(float))) ||
+        (st = canopy_io_write(&o, &sum, sizeof sum))) {
+        canopy_outfile_abort(&o);
+        return st;
+    }
+    return canopy_outfile_commit(&o);
+}
+
+canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *opt,
+                                   canopy_nbody **out) {
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    canopy_status st = canopy_io_read_all(path, &buf, &len);
+    if (st) return st;
+    ckpt_header h;
+    if (len < sizeof h + sizeof(uint64_t)) {
+        free(buf);
+        return canopy_fail(CANOPY_ERR_FORMAT, "checkpoint '%s' is truncated (%zu bytes)", path,
+                           len);
+    }
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, ckpt_magic, 8) || h.version != CKPT_VERSION || h.header_bytes != sizeof h) {
+        free(buf);
+        return canopy_fail(CANOPY_ERR_FORMAT,
+                           "'%s' is not a canopy nbody checkpoint (version %d) file", path,
+                           CKPT_VERSION);
+    }
+    size_t want = 0;
+    if (h.n > 0 && h.n < INT32_MAX)
+        want = sizeof h + (size_t)h.n * (6 * sizeof(double) + sizeof(float)) + sizeof(uint64_t);
+    if (len != want) {
+        free(buf);
+        return canopy_fail(CANOPY_ERR_FORMAT,
+                           "checkpoint '%s' is truncated or corrupt (%zu bytes for n = %lld)", path,
+                           len, (long long)h.n);
+    }
+    uint64_t sum;
+    memcpy(&sum, buf + len - sizeof sum, sizeof sum);
+    if (fnv1a(FNV_START, buf, len - sizeof sum) != sum) {
+        free(buf);
+        return canopy_fail(CANOPY_ERR_FORMAT, "checkpoint '%s' is corrupt (checksum mismatch)",
+                           path);
+    }
+    size_t n3 = (size_t)h.n * 3;
+    double *pos = NULL, *vel = NULL;
+    float *mass = NULL;
+    if (!(st = canopy_alloc((void **)&pos, n3, sizeof *pos)) &&
+        !(st = canopy_alloc((void **)&vel, n3, sizeof *vel)) &&
+        !(st = canopy_alloc((void **)&mass, (size_t)h.n, sizeof *mass))) {
+        const char *p = buf + sizeof h;
+        memcpy(pos, p, n3 * sizeof *pos);
+        memcpy(vel, p + n3 * sizeof *pos, n3 * sizeof *vel);
+        memcpy(mass, p + 2 * n3 * sizeof *pos, (size_t)h.n * sizeof *mass);
+        canopy_nbody_options o = canopy_nbody_options_default();
+        if (opt) o.run = *opt;
+        o.run.leaf_size = h.leaf_size;
+        o.dt = h.dt;
+        o.gravity.theta = (float)h.theta;
+        o.gravity.softening = (float)h.softening;
+        o.gravity.order = h.order;
+        o.gravity.opening = (canopy_opening)h.opening;
+        st = canopy_nbody_create(pos, vel, mass, h.n, &o, out);
+        if (!st) (*out)->step = h.step;
+    }
+    free(buf);
+    canopy_free(pos);
+    canopy_free(vel);
+    canopy_free(mass);
+    return st;
+}
+
+void canopy_nbody_free(canopy_nbody *s) {
+    if (!s) return;
+    canopy_free(s->pos);
+    canopy_free(s->vel);
+    canopy_free(s->mass);
+    canopy_free(s->pos32);
+    canopy_free(s->acc);
+    canopy_free(s->pot);
+    canopy_free(s);
+}

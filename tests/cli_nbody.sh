@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# `canopy nbody` end to end: a two-body orbit conserving energy, snapshots named by
+# step, a run restarted from a checkpoint ending bit-identical to an uninterrupted
+# one, bad input (NaN, negative mass, dt <= 0, eps < 0, unwritable snapshot folder,
+# corrupt checkpoint) exiting 1 without touching a good checkpoint, usage errors 2.
+# $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
+set -u
+CANOPY=${1:?usage: cli_nbody.sh CANOPY_BINARY}
+tmp=$(mktemp -d /tmp/canopy-cli-nbody.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/harness.sh"
+
+printf -- '-0.5,0,0\n0.5,0,0\n' >"$tmp/b.csv"
+printf '0,-0.5,0\n0,0.5,0\n' >"$tmp/v.csv"
+printf '0.5\n0.5\n' >"$tmp/m.csv"
+# Two equal masses on a circular orbit (period 2 pi): 628 steps of 0.01 is one orbit.
+run 0 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --masses "$tmp/m.csv" \
+    --steps 628 --dt 0.01 --energy-every 157 --variant dr --schedule none
+check "energy lines every 157 steps" [ "$(grep -c '^step ' "$tmp/out")" -eq 5 ]
+check "direct potential said" grep -q "(direct float64 potential)" "$tmp/out"
+check "E0 = -1/8" grep -q "^step 0 t 0 E -0.125 " "$tmp/out"
+worst=$(awk '/^step/ { d = $12 < 0 ? -$12 : $12; if (d > w) w = d } END { print w + 0 }' "$tmp/out")
+check "two-body energy error $worst < 1e-6" awk -v w="$worst" 'BEGIN { exit !(w < 1e-6) }'
+check "summary" grep -q "nbody: 2 bodies, steps 0 -> 628, dt 0.01" "$tmp/out"
+
+run 0 gen plummer --n 600 --seed 3 -o "$tmp/p.npy" --velocities "$tmp/pv.npy"
+common=(--softening 0.02 --dt 0.0078125 --accuracy 3e-4)
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${common[@]}" --steps 20 \
+    --snapshot-every 10 -o "$tmp/full" --checkpoint "$tmp/full.ckpt"
+for s in 000010 000020; do
+    check "positions_$s.npy" test -s "$tmp/full/positions_$s.npy"
+    check "velocities_$s.npy" test -s "$tmp/full/velocities_$s.npy"
+done
+check "no temporary files left" [ "$(ls "$tmp/full" | wc -l)" -eq 4 ]
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${common[@]}" --steps 10 \
+    --checkpoint-every 5 --checkpoint "$tmp/half.ckpt"
+cp "$tmp/half.ckpt" "$tmp/half-copy.ckpt"
+run 0 nbody --restart "$tmp/half.ckpt" --steps 20 --snapshot-every 10 -o "$tmp/resumed" \
+    --checkpoint "$tmp/resumed.ckpt" --variant simd_l --threads 1
+check "summary says resumed at 10" grep -q "steps 10 -> 20" "$tmp/out"
+check "restart: positions bit-identical" cmp -s "$tmp/full/positions_000020.npy" "$tmp/resumed/positions_000020.npy"
+check "restart: velocities bit-identical" cmp -s "$tmp/full/velocities_000020.npy" "$tmp/resumed/velocities_000020.npy"
+check "restart: checkpoints bit-identical" cmp -s "$tmp/full.ckpt" "$tmp/resumed.ckpt"
+
+# Bad input: exit 1, message naming the problem.
+printf 'nan,0,0\n0.5,0,0\n' >"$tmp/bn.csv"
+printf '0.5\n-1\n' >"$tmp/mneg.csv"
+run 1 nbody --bodies "$tmp/bn.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01
+check "NaN position named" grep -q "position of body 0 is nan" "$tmp/err"
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --masses "$tmp/mneg.csv" --steps 1 --dt 0.01
+check "negative mass named" grep -q "mass of body 1 is -1" "$tmp/err"
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0
+check "dt = 0 named" grep -q "dt must be" "$tmp/err"
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt -1
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --softening -0.1
+check "eps < 0 named" grep -q "softening must be" "$tmp/err"
+touch "$tmp/afile"
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --snapshot-every 1 -o "$tmp/afile"
+check "unwritable snapshot folder named" grep -q "snapshot folder" "$tmp/err"
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --snapshot-every 1 -o "$tmp/afile/sub"
+# A failed run never replaces a good checkpoint.
+run 1 nbody --bodies "$tmp/bn.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --checkpoint "$tmp/half.ckpt"
+check "good checkpoint untouched" cmp -s "$tmp/half.ckpt" "$tmp/half-copy.ckpt"
+head -c 300 "$tmp/half.ckpt" >"$tmp/cut.ckpt"
+run 1 nbody --restart "$tmp/cut.ckpt" --steps 20
+check "truncated checkpoint named" grep -q "truncated" "$tmp/err"
+cp "$tmp/half.ckpt" "$tmp/flip.ckpt"
+printf '\x55' | dd of="$tmp/flip.ckpt" bs=1 seek=1000 conv=notrunc status=none
+run 1 nbody --restart "$tmp/flip.ckpt" --steps 20
+check "corrupt checkpoint named" grep -q "checksum" "$tmp/err"
+run 1 nbody --restart "$tmp/p.npy" --steps 20
+check "not a checkpoint" grep -q "not a canopy nbody checkpoint" "$tmp/err"
+run 1 nbody --restart "$tmp/missing.ckpt" --steps 20
+
+# Usage errors: exit 2.
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --dt 0.01
+usage_error nbody --bodies "$tmp/b.csv" --steps 3 --dt 0.01
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3
+usage_error nbody --restart "$tmp/half.ckpt" --steps 3 --dt 0.1
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3 --dt 0.1 --accuracy 1e-3 --theta 0.5 --order 2
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3 --dt 0.1 --order 1 --theta 0.5
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3 --dt 0.1 --snapshot-every 2
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3 --dt 0.1 --opening sideways
+run 0 nbody --help
+check "--help lists --restart" grep -q -- "--restart FILE" "$tmp/out"
+
+# canopy gravity's multipole options.
+run 0 gravity --bodies "$tmp/p.npy" --softening 0.02 --order 2 --opening bucket -o "$tmp/acc.npy" --stats
+check "gravity --stats measured error" grep -q "measured on 600 bodies vs float64 direct" "$tmp/err"
+run 0 gravity --bodies "$tmp/p.npy" --softening 0.02 --accuracy 1e-4 -o "$tmp/acc.npy"
+check "gravity --accuracy chose order 2" grep -q "order 2" "$tmp/out"
+usage_error gravity --bodies "$tmp/p.npy" --order 1 -o "$tmp/acc.npy"
+usage_error gravity --bodies "$tmp/p.npy" --accuracy 1e-4 --theta 0.3 -o "$tmp/acc.npy"
+cli_finish

@@ -1,0 +1,229 @@
+/* canopy_nbody: energy conservation on a two-body circular orbit and a small Plummer
+ * cluster, bit-identical restart from a checkpoint, and refusals of bad input and
+ * corrupt checkpoints. */
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Equal masses 1/2 at separation 1 on a circular orbit: period 2 pi. Leapfrog's
+ * energy error oscillates with amplitude ~ (omega dt)^2 / 8; at 5000 steps per orbit
+ * that is ~2e-7, so 1e-6 leaves room for float32 forces and little else. */
+static void check_two_body(void) {
+    double pos[6] = {-0.5, 0, 0, 0.5, 0, 0}, vel[6] = {0, -0.5, 0, 0, 0.5, 0};
+    float mass[2] = {0.5f, 0.5f};
+    canopy_nbody_options o = canopy_nbody_options_default();
+    int64_t steps = 5000;
+    o.run.variant = CANOPY_VARIANT_DR; /* two bodies: skip auto's sampling every step */
+    o.run.schedule = CANOPY_SCHEDULE_NONE;
+    o.dt = 8.0 * atan(1.0) / (double)steps;
+    canopy_nbody *s = NULL;
+    CHECK_OK(canopy_nbody_create(pos, vel, mass, 2, &o, &s));
+    if (!s) return;
+    canopy_nbody_energy e0, e;
+    CHECK_OK(canopy_nbody_energy_get(s, 100, &e0));
+    CHECK_MSG(fabs(e0.total + 0.125) < 1e-12, "two-body energy %.15g, expected -1/8", e0.total);
+    double worst = 0.0;
+    for (int k = 0; k < 100; k++) {
+        CHECK_OK(canopy_nbody_step(s, steps / 100));
+        CHECK_OK(canopy_nbody_energy_get(s, 100, &e));
+        double d = fabs((e.total - e0.total) / e0.total);
+        worst = d > worst ? d : worst;
+    }
+    CHECK_MSG(worst < 1e-6, "two-body: relative energy error %.3g over one orbit", worst);
+    CHECK_MSG(fabs(e.angular_momentum[2] - e0.angular_momentum[2]) < 1e-9,
+              "two-body: angular momentum %.15g -> %.15g", e0.angular_momentum[2],
+              e.angular_momentum[2]);
+    const double *x = canopy_nbody_positions(s);
+    CHECK_MSG(fabs(x[0] + 0.5) < 1e-3 && fabs(x[1]) < 1e-3 && fabs(x[3] - 0.5) < 1e-3,
+              "two-body: after one period body 0 at (%.6f, %.6f)", x[0], x[1]);
+    CHECK(canopy_nbody_steps_done(s) == steps);
+    canopy_nbody_free(s);
+}
+
+static void plummer(int64_t n, uint64_t seed, double **pos, double **vel) {
+    float *p = malloc((size_t)n * 3 * sizeof *p), *v = malloc((size_t)n * 3 * sizeof *v);
+    CHECK_OK(canopy_gen_plummer(p, v, n, seed));
+    *pos = malloc((size_t)n * 3 * sizeof **pos);
+    *vel = malloc((size_t)n * 3 * sizeof **vel);
+    for (int64_t i = 0; i < 3 * n; i++) (*pos)[i] = p[i], (*vel)[i] = v[i];
+    free(p);
+    free(v);
+}
+
+/* One Hénon time unit of a 300-body Plummer sphere: the energy error stays small
+ * (tree and direct potentials both), momentum stays near zero. */
+static void check_cluster(uint64_t seed) {
+    int64_t n = 300;
+    double *pos, *vel;
+    plummer(n, seed, &pos, &vel);
+    for (int op = 0; op < 2; op++) {
+        canopy_nbody_options o = canopy_nbody_options_default();
+        o.dt = 1.0 / 128;
+        o.gravity.softening = 0.05f;
+        o.gravity.theta = 0.5f;
+        o.gravity.order = 2;
+        o.gravity.opening = (canopy_opening)op;
+        canopy_nbody *s = NULL;
+        CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &s));
+        if (!s) continue;
+        canopy_nbody_energy e0, e, et;
+        CHECK_OK(canopy_nbody_energy_get(s, n, &e0));
+        CHECK(e0.direct == 1);
+        CHECK_OK(canopy_nbody_step(s, 128));
+        CHECK_OK(canopy_nbody_energy_get(s, n, &e));
+        CHECK_OK(canopy_nbody_energy_get(s, 0, &et));
+        CHECK(et.direct == 0);
+        double de = fabs((e.total - e0.total) / e0.total);
+        CHECK_MSG(de < 2e-4, "seed %llu %s: cluster energy error %.3g after 128 steps",
+                  (unsigned long long)seed, op ? "bucket" : "body", de);
+        CHECK_MSG(fabs((et.potential - e.potential) / e.potential) < 2e-3,
+                  "tree potential %.9g vs direct %.9g", et.potential, e.potential);
+        double p = sqrt(e.momentum[0] * e.momentum[0] + e.momentum[1] * e.momentum[1] +
+                        e.momentum[2] * e.momentum[2]);
+        CHECK_MSG(p < 1e-3, "cluster momentum %.3g", p);
+        canopy_nbody_free(s);
+    }
+    free(pos);
+    free(vel);
+}
+
+/* 20 steps in one go equal 10 steps, a checkpoint, a restart (with another variant
+ * and schedule) and 10 more, bit for bit; the checkpoints written at step 20 match. */
+static void check_restart(uint64_t seed) {
+    int64_t n = 700;
+    double *pos, *vel;
+    plummer(n, seed, &pos, &vel);
+    for (int op = 0; op < 2; op++) {
+        canopy_nbody_options o = canopy_nbody_options_default();
+        o.dt = 1.0 / 128;
+        o.gravity.softening = 0.01f;
+        o.gravity.accuracy = 3e-4;
+        o.gravity.opening = (canopy_opening)op;
+        canopy_nbody *a = NULL, *b = NULL, *c = NULL;
+        CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &a));
+        CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &b));
+        if (!a || !b) return;
+        CHECK_OK(canopy_nbody_step(a, 20));
+        CHECK_OK(canopy_nbody_step(b, 10));
+        char p10[600], pa[600], pc[600]; /* check_tmp_path reuses one buffer */
+        snprintf(p10, sizeof p10, "%s", check_tmp_path("nb10.ckpt"));
+        snprintf(pa, sizeof pa, "%s", check_tmp_path("nba.ckpt"));
+        snprintf(pc, sizeof pc, "%s", check_tmp_path("nbc.ckpt"));
+        CHECK_OK(canopy_nbody_checkpoint(b, p10));
+        canopy_run_options r = canopy_run_options_default();
+        r.variant = CANOPY_VARIANT_SIMD_L;
+        r.schedule = CANOPY_SCHEDULE_HILBERT;
+        CHECK_OK(canopy_nbody_restart(p10, &r, &c));
+        if (c) {
+            CHECK(canopy_nbody_steps_done(c) == 10);
+            CHECK_OK(canopy_nbody_step(c, 10));
+            CHECK_MSG(!memcmp(canopy_nbody_positions(a), canopy_nbody_positions(c),
+                              (size_t)n * 3 * sizeof(double)) &&
+                          !memcmp(canopy_nbody_velocities(a), canopy_nbody_velocities(c),
+                                  (size_t)n * 3 * sizeof(double)),
+                      "%s opening: restarted run differs from the uninterrupted one",
+                      op ? "bucket" : "body");
+            CHECK_OK(canopy_nbody_checkpoint(a, pa));
+            CHECK_OK(canopy_nbody_checkpoint(c, pc));
+            char *ba = NULL, *bc = NULL;
+            size_t la = 0, lc = 0;
+            FILE *fa = fopen(pa, "rb"), *fc = fopen(pc, "rb");
+            if (fa && fc) {
+                ba = malloc(1 << 20), bc = malloc(1 << 20);
+                la = fread(ba, 1, 1 << 20, fa), lc = fread(bc, 1, 1 << 20, fc);
+                CHECK_MSG(la == lc && la > 0 && !memcmp(ba, bc, la),
+                          "checkpoints at step 20 differ");
+            }
+            if (fa) fclose(fa);
+            if (fc) fclose(fc);
+            free(ba);
+            free(bc);
+        }
+        canopy_nbody_free(a);
+        canopy_nbody_free(b);
+        canopy_nbody_free(c);
+    }
+    free(pos);
+    free(vel);
+}
+
+static void write_bytes(const char *path, const char *buf, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(buf, 1, len, f);
+    fclose(f);
+}
+
+static void check_refusals(void) {
+    double pos[6] = {0, 0, 0, 1, 0, 0}, vel[6] = {0};
+    float mass[2] = {1, 1};
+    canopy_nbody_options o = canopy_nbody_options_default();
+    o.dt = 0.01;
+    canopy_nbody *s = NULL;
+    pos[4] = NAN;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID,
+                "position of body 1");
+    pos[4] = 0;
+    vel[2] = INFINITY;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID,
+                "velocity of body 0");
+    vel[2] = 0;
+    mass[0] = -1;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID,
+                "mass of body 0");
+    mass[0] = NAN;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID,
+                "mass of body 0");
+    mass[0] = 1;
+    o.dt = 0.0;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID, "dt");
+    o.dt = -1.0;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID, "dt");
+    o.dt = 0.01;
+    o.gravity.softening = -0.1f;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, mass, 2, &o, &s), CANOPY_ERR_INVALID, "softening");
+    o.gravity.softening = 0.0f;
+    CHECK(s == NULL);
+
+    /* Corrupt checkpoints: a flipped byte, a truncation, another file. */
+    CHECK_OK(canopy_nbody_create(pos, vel, mass, 2, &o, &s));
+    if (!s) return;
+    char good[600], bad[600];
+    snprintf(good, sizeof good, "%s", check_tmp_path("good.ckpt"));
+    snprintf(bad, sizeof bad, "%s", check_tmp_path("bad.ckpt"));
+    CHECK_OK(canopy_nbody_checkpoint(s, good));
+    canopy_nbody_free(s);
+    char buf[4096];
+    FILE *f = fopen(good, "rb");
+    size_t len = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    CHECK(len > 100);
+    canopy_nbody *r = NULL;
+    buf[len / 2] ^= 0x10;
+    write_bytes(bad, buf, len);
+    CHECK_FAILS(canopy_nbody_restart(bad, NULL, &r), CANOPY_ERR_FORMAT, "checksum");
+    buf[len / 2] ^= 0x10;
+    write_bytes(bad, buf, len - 9);
+    CHECK_FAILS(canopy_nbody_restart(bad, NULL, &r), CANOPY_ERR_FORMAT, "truncated");
+    write_bytes(bad, buf, 20);
+    CHECK_FAILS(canopy_nbody_restart(bad, NULL, &r), CANOPY_ERR_FORMAT, "truncated");
+    write_bytes(bad, "\x93NUMPY", 6);
+    CHECK_FAILS(canopy_nbody_restart(bad, NULL, &r), CANOPY_ERR_FORMAT, "truncated");
+    memcpy(buf, "NOTCANOP", 8);
+    write_bytes(bad, buf, len);
+    CHECK_FAILS(canopy_nbody_restart(bad, NULL, &r), CANOPY_ERR_FORMAT, "not a canopy nbody");
+    CHECK(r == NULL);
+    CHECK_OK(canopy_nbody_restart(good, NULL, &r));
+    canopy_nbody_free(r);
+}
+
+int main(void) {
+    uint64_t seed = check_seed();
+    check_two_body();
+    for (uint64_t k = 0; k < 2; k++) check_cluster(seed + k);
+    check_restart(seed);
+    check_refusals();
+    return check_finish();
+}

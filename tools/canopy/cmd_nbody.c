@@ -1,0 +1,335 @@
+/* canopy nbody: leapfrog time stepping with multipole tree forces, energies,
+ * snapshots and checkpoint/restart (docs/nbody.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "trav_opts.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    OPT_BODIES = OPT_FIRST_LOCAL,
+    OPT_VELOCITIES,
+    OPT_MASSES,
+    OPT_STEPS,
+    OPT_DT,
+    OPT_SOFTENING,
+    OPT_ACCURACY,
+    OPT_THETA,
+    OPT_ORDER,
+    OPT_OPENING,
+    OPT_ENERGY_EVERY,
+    OPT_SNAPSHOT_EVERY,
+    OPT_CHECKPOINT_EVERY,
+    OPT_CHECKPOINT,
+    OPT_RESTART,
+    OPT_DIRECT_MAX
+};
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
+            "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
+            "       [--opening body|bucket] [--energy-every K] [--snapshot-every M -o DIR]\n"
+            "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
+            "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
+            "--order/--opening/--accuracy), the octree rebuilt every step on the CPU.\n"
+            "Positions and velocities are kept in float64, forces in float32.\n\n"
+            "Options:\n"
+            "  --bodies B         positions, (n, 3) float32 or float64\n"
+            "  --velocities V     velocities, (n, 3)\n"
+            "  --masses M         masses, (n) (default 1/n each)\n"
+            "  --steps N          run until step N (counted from the start, also on restart)\n"
+            "  --dt DT            time step, > 0\n"
+            "  --softening E      Plummer softening, >= 0 (default 0)\n"
+            "  --accuracy A       target median relative force error (default 1e-3)\n"
+            "  --theta T, --order P  opening angle and multipole order (0 or 2) instead\n"
+            "  --opening O        body (default) or bucket\n"
+            "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
+            "                     momentum every K steps on stdout (0 = never; default 0)\n"
+            "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
+            "                     else from the tree walk's potentials (default 20000)\n"
+            "  --snapshot-every M write DIR/positions_SSSSSS.npy and velocities_SSSSSS.npy\n"
+            "                     (float64, atomically) every M steps; needs -o DIR\n"
+            "  -o, --output DIR   snapshot folder (created if missing)\n"
+            "  --checkpoint-every C  write the checkpoint every C steps and at the end\n"
+            "  --checkpoint FILE  checkpoint file, replaced atomically (never by a partial one)\n"
+            "  --restart FILE     resume from a checkpoint (which holds the bodies, dt and\n"
+            "                     force parameters; do not give them again)\n"
+            "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
+            "  -h, --help         this help\n\n"
+            "A progress line goes to stderr when it is a terminal.\n\n"
+            "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
+            "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
+            "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
+}
+
+static int load_f64(const char *path, const char *what, int64_t cols, canopy_array *a) {
+    if (canopy_array_load(path, a) || canopy_array_convert(a, CANOPY_F64))
+        return cli_runtime_error("nbody");
+    int ok = cols ? a->ndim == 2 && a->shape[1] == cols
+                  : a->ndim == 1 || (a->ndim == 2 && a->shape[1] == 1);
+    if (!ok) {
+        fprintf(stderr, "canopy nbody: %s %s must be %s\n", what, path,
+                cols ? "(n, 3)" : "(n) or (n, 1)");
+        return CLI_ERROR;
+    }
+    return CLI_OK;
+}
+
+/* The snapshot folder must exist (created here) and be writable before any step. */
+static int prepare_dir(const char *dir) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0) {
+        fprintf(stderr, "canopy nbody: cannot create snapshot folder '%s': %s\n", dir,
+                strerror(errno));
+        return CLI_ERROR;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "canopy nbody: snapshot folder '%s' is not a writable folder\n", dir);
+        return CLI_ERROR;
+    }
+    return CLI_OK;
+}
+
+/* The checkpoint's folder must accept a file: open and abandon a temporary one. */
+static int probe_checkpoint(const char *path) {
+    canopy_outfile o;
+    if (canopy_outfile_open(&o, path)) return cli_runtime_error("nbody");
+    canopy_outfile_abort(&o);
+    return CLI_OK;
+}
+
+static int snapshot(const char *dir, const canopy_nbody *s) {
+    int64_t n = canopy_nbody_n(s), step = canopy_nbody_steps_done(s);
+    char pp[4096], vp[4096];
+    snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", dir, (long long)step);
+    snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", dir, (long long)step);
+    canopy_array a = cli_array_view((void *)canopy_nbody_positions(s), CANOPY_F64, n, 3);
+    canopy_array b = cli_array_view((void *)canopy_nbody_velocities(s), CANOPY_F64, n, 3);
+    if (canopy_npy_write(pp, &a) || canopy_npy_write(vp, &b)) return cli_runtime_error("nbody");
+    return CLI_OK;
+}
+
+static int print_energy(const canopy_nbody *s, int64_t direct_max, double *e0) {
+    canopy_nbody_energy e;
+    if (canopy_nbody_energy_get(s, direct_max, &e)) return cli_runtime_error("nbody");
+    if (isnan(*e0)) *e0 = e.total;
+    int64_t step = canopy_nbody_steps_done(s);
+    printf("step %lld t %.9g E %.12g K %.12g W %.12g dE/E0 %.3e P %.3e %.3e %.3e "
+           "L %.9e %.9e %.9e (%s potential)\n",
+           (long long)step, (double)step * canopy_nbody_get_options(s)->dt, e.total, e.kinetic,
+           e.potential, *e0 != 0.0 ? (e.total - *e0) / fabs(*e0) : 0.0, e.momentum[0],
+           e.momentum[1], e.momentum[2], e.angular_momentum[0], e.angular_momentum[1],
+           e.angular_momentum[2], e.direct ? "direct float64" : "tree");
+    fflush(stdout);
+    return CLI_OK;
+}
+
+int cmd_nbody(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"bodies", required_argument, NULL, OPT_BODIES},
+        {"velocities", required_argument, NULL, OPT_VELOCITIES},
+        {"masses", required_argument, NULL, OPT_MASSES},
+        {"steps", required_argument, NULL, OPT_STEPS},
+        {"dt", required_argument, NULL, OPT_DT},
+        {"softening", required_argument, NULL, OPT_SOFTENING},
+        {"accuracy", required_argument, NULL, OPT_ACCURACY},
+        {"theta", required_argument, NULL, OPT_THETA},
+        {"order", required_argument, NULL, OPT_ORDER},
+        {"opening", required_argument, NULL, OPT_OPENING},
+        {"energy-every", required_argument, NULL, OPT_ENERGY_EVERY},
+        {"direct-max", required_argument, NULL, OPT_DIRECT_MAX},
+        {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
+        {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+        {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+        {"restart", required_argument, NULL, OPT_RESTART},
+        {"output", required_argument, NULL, 'o'},
+        TRAV_LONG_OPTIONS,
+        {NULL, 0, NULL, 0}};
+    const char *bodies = NULL, *vels = NULL, *masses = NULL, *dir = NULL, *ckpt = NULL,
+               *restart = NULL;
+    double dt = 0.0, eps = 0.0, accuracy = 0.0, theta = 0.0;
+    int64_t steps = -1, order = -1, energy_every = 0, snap_every = 0, ckpt_every = 0;
+    int64_t direct_max = 20000;
+    int given_physics = 0, dt_given = 0;
+    canopy_opening opening = CANOPY_OPENING_BODY;
+    trav_opts to;
+    trav_opts_init(&to);
+    to.run.tree = CANOPY_TREE_OCT;
+    to.tree_fixed = "nbody always uses an octree";
+    cli_parser p = cli_parser_start("nbody", "ho:", opts, usage, trav_opts_handle, &to);
+    int c;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
+        switch (c) {
+        case CLI_STOP:
+            return p.rc;
+        case OPT_BODIES:
+            bodies = optarg;
+            break;
+        case OPT_VELOCITIES:
+            vels = optarg;
+            break;
+        case OPT_MASSES:
+            masses = optarg;
+            break;
+        case OPT_STEPS:
+            if (cli_parse_i64("nbody", "--steps", optarg, 0, INT64_MAX / 2, &steps))
+                return CLI_USAGE;
+            break;
+        case OPT_DT:
+            /* dt <= 0 is bad input, reported by the library with exit 1. */
+            if (cli_parse_double("nbody", "--dt", optarg, -1e30, 1e30, &dt)) return CLI_USAGE;
+            given_physics = dt_given = 1;
+            break;
+        case OPT_SOFTENING:
+            if (cli_parse_double("nbody", "--softening", optarg, -1e30, 1e30, &eps))
+                return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_ACCURACY:
+            if (cli_parse_double("nbody", "--accuracy", optarg, 1e-6, 0.1, &accuracy))
+                return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_THETA:
+            if (cli_parse_double("nbody", "--theta", optarg, 1e-6, 100.0, &theta)) return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_ORDER:
+            if (cli_parse_i64("nbody", "--order", optarg, 0, 2, &order) || order == 1)
+                return cli_usage_error("nbody", "--order must be 0 or 2");
+            given_physics = 1;
+            break;
+        case OPT_OPENING:
+            if (!strcmp(optarg, "body"))
+                opening = CANOPY_OPENING_BODY;
+            else if (!strcmp(optarg, "bucket"))
+                opening = CANOPY_OPENING_BUCKET;
+            else
+                return cli_usage_error("nbody", "--opening must be body or bucket");
+            given_physics = 1;
+            break;
+        case OPT_ENERGY_EVERY:
+            if (cli_parse_i64("nbody", "--energy-every", optarg, 0, INT64_MAX, &energy_every))
+                return CLI_USAGE;
+            break;
+        case OPT_DIRECT_MAX:
+            if (cli_parse_i64("nbody", "--direct-max", optarg, 0, INT64_MAX, &direct_max))
+                return CLI_USAGE;
+            break;
+        case OPT_SNAPSHOT_EVERY:
+            if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &snap_every))
+                return CLI_USAGE;
+            break;
+        case OPT_CHECKPOINT_EVERY:
+            if (cli_parse_i64("nbody", "--checkpoint-every", optarg, 1, INT64_MAX, &ckpt_every))
+                return CLI_USAGE;
+            break;
+        case OPT_CHECKPOINT:
+            ckpt = optarg;
+            break;
+        case OPT_RESTART:
+            restart = optarg;
+            break;
+        case 'o':
+            dir = optarg;
+            break;
+        }
+    }
+    if (optind < argc) return cli_usage_error("nbody", "unexpected argument '%s'", argv[optind]);
+    if (steps < 0) return cli_usage_error("nbody", "--steps is required");
+    if (restart && (bodies || vels || masses || given_physics))
+        return cli_usage_error("nbody", "--restart takes the bodies, dt and force parameters from "
+                                        "the checkpoint; do not give them again");
+    if (!restart && (!bodies || !vels))
+        return cli_usage_error("nbody", "--bodies and --velocities are required");
+    if (!restart && !dt_given) return cli_usage_error("nbody", "--dt is required");
+    if (accuracy > 0.0 && (theta > 0.0 || order >= 0))
+        return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
+    if ((theta > 0.0) != (order >= 0))
+        return cli_usage_error("nbody", "--theta and --order go together");
+    if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
+    if (ckpt_every && !ckpt)
+        return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
+    if (dir && prepare_dir(dir)) return CLI_ERROR;
+    if (ckpt && probe_checkpoint(ckpt)) return CLI_ERROR;
+
+    canopy_nbody *s = NULL;
+    int rc = CLI_OK;
+    if (restart) {
+        if (canopy_nbody_restart(restart, &to.run, &s)) return cli_runtime_error("nbody");
+    } else {
+        canopy_array pa = {0}, va = {0}, ma = {0};
+        rc = load_f64(bodies, "bodies", 3, &pa);
+        if (!rc) rc = load_f64(vels, "velocities", 3, &va);
+        if (!rc && masses) rc = load_f64(masses, "masses", 0, &ma);
+        float *m = NULL;
+        if (!rc && (va.shape[0] != pa.shape[0] || (masses && ma.shape[0] != pa.shape[0]))) {
+            fprintf(stderr, "canopy nbody: bodies, velocities and masses must have the same n\n");
+            rc = CLI_ERROR;
+        }
+        if (!rc && masses) {
+            if (canopy_array_convert(&ma, CANOPY_F32)) rc = cli_runtime_error("nbody");
+            m = ma.data;
+        }
+        if (!rc) {
+            canopy_nbody_options o = canopy_nbody_options_default();
+            o.dt = dt;
+            o.run = to.run;
+            o.gravity.softening = (float)eps;
+            o.gravity.opening = opening;
+            if (theta > 0.0) {
+                o.gravity.theta = (float)theta;
+                o.gravity.order = (int32_t)order;
+            } else {
+                o.gravity.accuracy = accuracy > 0.0 ? accuracy : 1e-3;
+            }
+            if (canopy_nbody_create(pa.data, va.data, m, pa.shape[0], &o, &s))
+                rc = cli_runtime_error("nbody");
+        }
+        canopy_array_release(&pa);
+        canopy_array_release(&va);
+        canopy_array_release(&ma);
+        if (rc) return rc;
+    }
+
+    int tty = isatty(2);
+    double e0 = NAN, t0 = canopy_now();
+    int64_t first = canopy_nbody_steps_done(s);
+    if (energy_every) rc = print_energy(s, direct_max, &e0);
+    while (!rc && canopy_nbody_steps_done(s) < steps) {
+        if (canopy_nbody_step(s, 1)) {
+            rc = cli_runtime_error("nbody");
+            break;
+        }
+        int64_t k = canopy_nbody_steps_done(s);
+        if (energy_every && k % energy_every == 0) rc = print_energy(s, direct_max, &e0);
+        if (!rc && snap_every && k % snap_every == 0) rc = snapshot(dir, s);
+        if (!rc && ckpt_every && k % ckpt_every == 0 && canopy_nbody_checkpoint(s, ckpt))
+            rc = cli_runtime_error("nbody");
+        if (tty)
+            fprintf(stderr, "\rnbody: step %lld / %lld, %.2f steps/s   ", (long long)k,
+                    (long long)steps, (double)(k - first) / (canopy_now() - t0));
+    }
+    if (tty) fprintf(stderr, "\n");
+    if (!rc && ckpt && canopy_nbody_checkpoint(s, ckpt)) rc = cli_runtime_error("nbody");
+    if (!rc) {
+        const canopy_nbody_options *o = canopy_nbody_get_options(s);
+        double secs = canopy_now() - t0;
+        cli_summary(
+            "nbody: %lld bodies, steps %lld -> %lld, dt %g, theta %g, order %d, %s opening, "
+            "softening %g, %.3g steps/s%s%s",
+            (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
+            o->dt, (double)o->gravity.theta, (int)o->gravity.order,
+            o->gravity.opening == CANOPY_OPENING_BUCKET ? "bucket" : "body",
+            (double)o->gravity.softening,
+            secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0,
+            ckpt ? " -> " : "", ckpt ? ckpt : "");
+    }
+    canopy_nbody_free(s);
+    return rc;
+}
