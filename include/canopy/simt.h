@@ -31,7 +31,7 @@ typedef int simt_int;
 typedef float simt_float;
 #define SIMT_KERNEL(name, T)                                                                       \
     static __device__ void name##_body(const T *args);                                             \
-    __global__ void name(const T args_v) {                                                         \
+    static __global__ void name(const T args_v) {                                                  \
         name##_body(&args_v);                                                                      \
     }                                                                                              \
     static __device__ void name##_body(const T *args)
@@ -64,6 +64,8 @@ typedef float simt_float;
 #define SIMT_SHFL(v, src) __shfl_sync(__activemask(), (v), (src))
 #define SIMT_SYNC() __syncthreads()
 #define SIMT_SHARED(T, name, n) __shared__ T name[n]
+/* Sized at launch (its bytes are the launch's dynamic shared memory): one per kernel. */
+#define SIMT_SHARED_DYN(T, name, n) extern __shared__ T name[]
 
 #elif defined(SIMT_W) /* without it, only the warp's description (for launchers) */
 /* ------------------------------------------------------------------- CPU -- */
@@ -328,6 +330,7 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
     _Generic((v), simt_float : simt_shfl_f, default : simt_shfl_i)((v), simt_splat(0) + (src))
 #define SIMT_SYNC() simt_w_->sync(simt_w_)
 #define SIMT_SHARED(T, name, n) T *name = (T *)simt_shared_take(simt_w_, sizeof(T) * (size_t)(n))
+#define SIMT_SHARED_DYN(T, name, n) SIMT_SHARED(T, name, n)
 #endif
 
 #endif

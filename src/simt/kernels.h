@@ -61,7 +61,7 @@ typedef struct k_exchange_args {
  * neighbour's (r+1 places on, across warps): wrong without the barriers. */
 SIMT_KERNEL(k_exchange, k_exchange_args) {
     SIMT_BEGIN;
-    SIMT_SHARED(int32_t, buf, SIMT_BDIM);
+    SIMT_SHARED_DYN(int32_t, buf, SIMT_BDIM);
     simt_int t = SIMT_TID, g = SIMT_BID * SIMT_BDIM + t;
     simt_int v = g - g;
     SIMT_IF(g < args->n)
