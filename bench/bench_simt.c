@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     printf("| rdeg | threads | OpenMP scalar |");
     for (int i = 0; i < ni; i++) printf(" SIMT %s |", impls[i]->isa);
     printf("\n|---|---|---|%s\n", ni == 2 ? "---|---|" : "---|");
-    static const int rdegs[] = {0, 64, 4096, 1 << 21};
+    static const int rdegs[] = {0, 63, 4095, (1 << 21) - 1};
     for (int r = 0; r < 4; r++)
         for (int t = 1; t <= 2; t++) {
             printf("| %d | %d |", rdegs[r], t);
@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
     printf("| rdeg | scalar | SIMT, loop over warps (1 thread) |");
     for (int i = 0; i < ni; i++) printf(" SIMT %s, team |", impls[i]->isa);
     printf("\n|---|---|%s\n", ni == 2 ? "---|---|---|" : "---|---|");
-    for (int rd = 0; rd <= 1024; rd += 512) {
+    for (int rd = 0; rd <= 2048; rd = rd ? 4 * rd : 512) {
         int32_t sm[64], rsm[64];
         printf("| %d |", rd);
         TIME(s, simt_ref_shmem(rsm, rd, 32768));

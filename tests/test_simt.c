@@ -126,7 +126,8 @@ static void check_kernels(const simt_impl *s) {
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s exchange without team n=%d",
                   s->isa, n);
 
-        for (int rdeg = 0; rdeg <= 4096; rdeg += 4096) {
+        for (int rdeg = 0; rdeg <= 4095 && rdeg + 1 <= (n > 0 ? n : 1);
+             rdeg = rdeg ? 2 * rdeg + 1 : 63) {
             simt_ref_memory(in, ref, n, rdeg, 3, 1);
             CHECK(s->memory(in, out, n, rdeg, 3, 2) == 0);
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s memory n=%d rdeg=%d", s->isa,
@@ -143,7 +144,7 @@ static void check_kernels(const simt_impl *s) {
         free(ref);
     }
     int32_t sm[64], rsm[64];
-    for (int rdeg = 0; rdeg <= 1024; rdeg += 512) {
+    for (int rdeg = 0; rdeg <= 2048; rdeg = rdeg ? 2 * rdeg : 64) {
         simt_ref_shmem(rsm, rdeg, 100);
         for (int team = 0; team < 2; team++) {
             memset(sm, 0, sizeof sm);

@@ -15,7 +15,7 @@
 
 /* What a CPU kernel body knows about the warp it runs as; filled by the launcher. */
 typedef struct canopy_simt_warp {
-    int warp, block; /* warp in its block, block in the grid */
+    int warp, block; /* warp in its block (-1: run them all in turn), block in the grid */
     int bdim, gdim;  /* threads per block, blocks */
     int lanes;       /* lanes of this warp that are threads (< bdim) */
     unsigned char *shared;
@@ -256,7 +256,16 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
 #define SIMT_KERNEL(name, T)                                                                       \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args);                      \
     static void name(canopy_simt_warp *w, const void *a) {                                         \
-        name##_body(w, (const T *)a);                                                              \
+        if (w->warp >= 0) {                                                                        \
+            name##_body(w, (const T *)a);                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        for (w->warp = 0; w->warp * SIMT_W < w->bdim; w->warp++) {                                 \
+            w->lanes = w->bdim - w->warp * SIMT_W < SIMT_W ? w->bdim - w->warp * SIMT_W : SIMT_W;  \
+            w->shared_used = 0;                                                                    \
+            name##_body(w, (const T *)a);                                                          \
+        }                                                                                          \
+        w->warp = -1;                                                                              \
     }                                                                                              \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
 /* Opens the body: the warp's mask (lanes beyond the block are off), no lane returned. */

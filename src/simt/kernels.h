@@ -151,7 +151,8 @@ SIMT_KERNEL(k_empty, k_micro_args) {
     (void)args;
 }
 
-/* (a) irregular memory: thread g reads in[g + rand(0..rdeg)] each iteration. */
+/* (a) irregular memory: thread g reads in[g + rand(0..rdeg)] each iteration (rdeg + 1 a
+ * power of two at most n: masks, not divisions, which have no vector instruction). */
 SIMT_KERNEL(k_memory, k_micro_args) {
     SIMT_BEGIN;
     simt_int g = SIMT_BID * SIMT_BDIM + SIMT_TID;
@@ -159,7 +160,10 @@ SIMT_KERNEL(k_memory, k_micro_args) {
     simt_int acc = g - g;
     for (int it = 0; it < args->iters; it++) {
         simt_int j = g;
-        if (args->rdeg > 0) j = (g + SIMT_HASH_(g, it) % (args->rdeg + 1)) % args->n;
+        if (args->rdeg > 0) {
+            j = g + (SIMT_HASH_(g, it) & args->rdeg);
+            j = SIMT_SELECT(j >= args->n, j - args->n, j);
+        }
         acc = acc + SIMT_LD(args->in, j);
     }
     SIMT_ST(args->out, g, acc);
@@ -188,14 +192,15 @@ SIMT_KERNEL(k_barrier, k_micro_args) {
 }
 
 /* (d) shared memory: each thread writes and reads back its own words of a 2048-word
- * array (t + 64 * rand), so no barrier is needed; rdeg sets how scattered they are. */
+ * array (t + 64 * rand), so no barrier is needed; rdeg (0 or a power of two, 64..2048)
+ * sets how scattered they are. */
 SIMT_KERNEL(k_shmem, k_micro_args) {
     SIMT_BEGIN;
     SIMT_SHARED(int32_t, sm, 2048);
     simt_int t = SIMT_TID, acc = t - t;
     for (int it = 0; it < args->iters; it++) {
         simt_int j = t;
-        if (args->rdeg > 0) j = (t + 64 * (SIMT_HASH_(t, it) % (args->rdeg / 64 + 1))) & 2047;
+        if (args->rdeg > 0) j = (t + 64 * (SIMT_HASH_(t, it) & (args->rdeg / 64 - 1))) & 2047;
         SIMT_ST(sm, j, t + it);
         acc = acc + SIMT_LD(sm, j);
     }

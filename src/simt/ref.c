@@ -96,8 +96,7 @@ void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int g = 0; g < n; g++) {
         int32_t acc = 0;
-        for (int it = 0; it < iters; it++)
-            acc += in[rdeg > 0 ? (g + HASH(g, it) % (rdeg + 1)) % n : g];
+        for (int it = 0; it < iters; it++) acc += in[rdeg > 0 ? (g + (HASH(g, it) & rdeg)) % n : g];
         out[g] = acc;
     }
 }
@@ -116,7 +115,7 @@ void simt_ref_shmem(int32_t *out, int rdeg, int iters) {
     for (int t = 0; t < 64; t++) {
         int32_t acc = 0;
         for (int it = 0; it < iters; it++) {
-            int j = rdeg > 0 ? (t + 64 * (HASH(t, it) % (rdeg / 64 + 1))) & 2047 : t;
+            int j = rdeg > 0 ? (t + 64 * (HASH(t, it) & (rdeg / 64 - 1))) & 2047 : t;
             sm[j] = t + it;
             acc += sm[j];
         }

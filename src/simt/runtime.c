@@ -44,7 +44,7 @@ static void run_warp(simt_kernel_fn fn, const void *args, canopy_simt_warp *w, i
                      int block) {
     w->warp = warp;
     w->block = block;
-    w->lanes = w->bdim - warp * width < width ? w->bdim - warp * width : width;
+    if (warp >= 0) w->lanes = w->bdim - warp * width < width ? w->bdim - warp * width : width;
     w->shared_used = 0;
     fn(w, args);
 }
@@ -62,10 +62,10 @@ int simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launc
             if (shared && !sm) atomic_store(&failed, 1);
             canopy_simt_warp w = {0,      0, cfg->block, cfg->grid, 0, sm,
                                   shared, 0, lone_sync,  NULL,      0};
+            /* The kernel's own wrapper loops over the warps, so the body inlines there. */
 #pragma omp for schedule(static)
             for (int b = 0; b < cfg->grid; b++)
-                if (!atomic_load(&failed))
-                    for (int k = 0; k < nwarps; k++) run_warp(fn, args, &w, width, k, b);
+                if (!atomic_load(&failed)) run_warp(fn, args, &w, width, -1, b);
             free(sm);
         }
         return atomic_load(&failed) ? -1 : 0;

@@ -49,7 +49,8 @@ typedef struct simt_impl {
     int (*pathfinder)(const int32_t *wall, int rows, int cols, int32_t *out, int threads);
     int (*bfs)(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
                int threads);
-    /* Wu's microbenchmarks (Fig. 6.6). */
+    /* Wu's microbenchmarks (Fig. 6.6); memory: rdeg + 1 a power of two <= n; shmem: rdeg
+     * 0 or a power of two in 64..2048. */
     int (*empty)(int grid, int bdim, int threads);
     int (*memory)(const int32_t *in, int32_t *out, int n, int rdeg, int iters, int threads);
     int (*diverge)(int32_t *out, int n, int d, int cost, int threads);
