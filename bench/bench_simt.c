@@ -1,8 +1,7 @@
 /* SIMT on SIMD (Wu, dissertation ch. 6) on this CPU: the five microbenchmarks and the
- * Pathfinder and BFS applications as SIMT kernels (src/simt/kernels.h) on 8 and 16 lanes,
- * beside plain OpenMP scalar versions, on 1 and 2 threads. Prints markdown tables of
- * medians (min-max) over REPS runs; bench/results/simt.md records a run.
- * Usage: canopy-bench-simt [reps] */
+ * Pathfinder, BFS, Hotspot and NN applications as SIMT kernels (src/simt/kernels.h) on 8 and 16
+ * lanes, beside plain OpenMP scalar versions, on 1 and 2 threads. Prints markdown tables of medians
+ * (min-max) over REPS runs; bench/results/simt.md records a run. Usage: canopy-bench-simt [reps] */
 #include "bench_util.h"
 #include "simt/runtime.h"
 
@@ -170,6 +169,24 @@ int main(int argc, char **argv) {
         }
         rowptr[v + 1] = rowptr[v] + d;
     }
+    int hr = 1024, hc = 1024, nrec = 1 << 22;
+    float *temp = malloc(sizeof *temp * (size_t)hr * hc),
+          *power = malloc(sizeof *power * (size_t)hr * hc);
+    float *fout = malloc(sizeof *fout * (size_t)nrec), *fref = malloc(sizeof *fref * (size_t)nrec);
+    float *rec = malloc(sizeof *rec * 2 * (size_t)nrec);
+    if (!temp || !power || !fout || !fref || !rec) {
+        fprintf(stderr, "canopy-bench-simt: out of memory\n");
+        return 1;
+    }
+    for (size_t k = 0; k < (size_t)hr * hc; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        temp[k] = 320.0f + (float)(x >> 54) / 100.0f;
+        power[k] = (float)(x >> 40 & 1023) / 1e6f;
+    }
+    for (size_t k = 0; k < 2 * (size_t)nrec; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        rec[k] = (float)(int)(x >> 50) / 100.0f - 80.0f;
+    }
     printf("\n## Applications (ms)\n\n");
     printf("| application | threads | OpenMP scalar |");
     for (int i = 0; i < ni; i++) printf(" SIMT %s |", impls[i]->isa);
@@ -191,8 +208,29 @@ int main(int argc, char **argv) {
             cell(s, 1e3);
             if (memcmp(out, ref, sizeof *out * (size_t)gn)) printf(" MISMATCH |");
         }
+        printf("\n| Hotspot %d×%d, 20 steps | %d |", hr, hc, t);
+        TIME(s, simt_ref_hotspot(temp, power, hr, hc, 20, fref, t));
+        cell(s, 1e3);
+        for (int i = 0; i < ni; i++) {
+            TIME(s, impls[i]->hotspot(temp, power, hr, hc, 20, fout, t));
+            cell(s, 1e3);
+            if (memcmp(fout, fref, sizeof *fout * (size_t)hr * hc)) printf(" MISMATCH |");
+        }
+        printf("\n| NN distances, 4 M records | %d |", t);
+        TIME(s, simt_ref_nn(rec, nrec, 30.0f, -90.0f, fref, t));
+        cell(s, 1e3);
+        for (int i = 0; i < ni; i++) {
+            TIME(s, impls[i]->nn(rec, nrec, 30.0f, -90.0f, fout, t));
+            cell(s, 1e3);
+            if (memcmp(fout, fref, sizeof *fout * (size_t)nrec)) printf(" MISMATCH |");
+        }
         printf("\n");
     }
+    free(temp);
+    free(power);
+    free(fout);
+    free(fref);
+    free(rec);
     free(in);
     free(out);
     free(ref);

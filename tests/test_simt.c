@@ -186,6 +186,49 @@ static void check_pathfinder(const simt_impl *s) {
     }
 }
 
+/* Hotspot and NN in floats: the SIMT kernels evaluate the reference's expressions in
+ * the same order, so results are bit-equal. */
+static void check_float_apps(const simt_impl *s) {
+    static const int shapes[][2] = {{1, 1}, {1, 5}, {4, 1}, {3, 17}, {64, 64}, {9, 300}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        int rows = shapes[k][0], cols = shapes[k][1], cells = rows * cols;
+        float *temp = malloc(sizeof *temp * (size_t)cells),
+              *power = malloc(sizeof *power * (size_t)cells);
+        float *out = malloc(sizeof *out * (size_t)cells),
+              *ref = malloc(sizeof *ref * (size_t)cells);
+        for (int i = 0; i < cells; i++) {
+            temp[i] = 320.0f + (float)(rnd() % 1000) / 100.0f;
+            power[i] = (float)(rnd() % 1000) / 1e6f;
+        }
+        for (int iters = 0; iters <= 5; iters += 5) {
+            simt_ref_hotspot(temp, power, rows, cols, iters, ref, 2);
+            CHECK(s->hotspot(temp, power, rows, cols, iters, out, 2) == 0);
+            CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)cells), "%s hotspot %dx%d iters=%d",
+                      s->isa, rows, cols, iters);
+        }
+        /* Not the identity: a step moves the temperatures. */
+        CHECK(memcmp(ref, temp, sizeof *ref * (size_t)cells) != 0);
+        free(temp);
+        free(power);
+        free(out);
+        free(ref);
+    }
+    static const int sizes[] = {0, 1, 15, 33, 4097};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        int n = sizes[k];
+        float *rec = malloc(sizeof *rec * (size_t)(2 * n + 1)),
+              *out = malloc(sizeof *out * (size_t)(n + 1)),
+              *ref = malloc(sizeof *ref * (size_t)(n + 1));
+        for (int i = 0; i < 2 * n; i++) rec[i] = (float)((int)(rnd() % 36000) - 18000) / 100.0f;
+        simt_ref_nn(rec, n, 30.5f, -90.25f, ref, 1);
+        CHECK(s->nn(rec, n, 30.5f, -90.25f, out, 2) == 0);
+        CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s nn n=%d", s->isa, n);
+        free(rec);
+        free(out);
+        free(ref);
+    }
+}
+
 /* Random graphs (isolated vertices, self loops, duplicate edges) against a queue BFS. */
 static void check_bfs(const simt_impl *s) {
     static const int sizes[] = {1, 2, 30, 1000, 4000};
@@ -239,6 +282,7 @@ int main(void) {
         check_kernels(tables[t]);
         check_pathfinder(tables[t]);
         check_bfs(tables[t]);
+        check_float_apps(tables[t]);
     }
     return check_finish();
 }

@@ -80,11 +80,6 @@ typedef float simt_float;
 #include <immintrin.h>
 #endif
 #include <string.h>
-#if !defined(SIMT_AVX512) && !defined(SIMT_AVX2) && defined(__GNUC__) && !defined(__clang__)
-/* Portable lanes pass vectors wider than the target's registers between static
- * functions only, so the ABI note does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
 
 typedef int32_t simt_int __attribute__((vector_size(4 * SIMT_W)));
 typedef float simt_float __attribute__((vector_size(4 * SIMT_W)));

@@ -2,6 +2,7 @@
  * votes and the barrier to CUDA's own, so these are the CPU lanes' kernel sources. */
 #include "core/gpu.cuh"
 #include "simt/gpu.h"
+#include "simt/hotspot_consts.h"
 #include "simt/kernels.h"
 
 #include <string.h>
@@ -105,5 +106,56 @@ canopy_status simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int
     if (!s)
         s = canopy_gpu_check(
             cudaMemcpy(cost, dcost, sizeof *cost * (size_t)n, cudaMemcpyDeviceToHost), "bfs cost");
+    return s;
+}
+
+canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                               float *out) {
+    if (rows <= 0 || cols <= 0) return CANOPY_OK;
+    size_t bytes = sizeof(float) * (size_t)rows * (size_t)cols;
+    canopy_gpu_buffers buf;
+    void *dpower, *d0, *d1;
+    canopy_status s = buf.upload_bytes(&dpower, power, bytes, "hotspot power");
+    if (!s) s = buf.upload_bytes(&d0, temp, bytes, "hotspot temperatures");
+    if (!s) s = buf.alloc_bytes(&d1, bytes, "hotspot temperatures");
+    if (s) return s;
+    float *t[2] = {(float *)d0, (float *)d1};
+    hotspot_consts k = hotspot_consts_for(rows, cols);
+    int bpr = blocks(cols, FLAT);
+    for (int it = 0; it < iters; it++) {
+        k_hotspot_args a = {t[it % 2],
+                            (const float *)dpower,
+                            t[(it + 1) % 2],
+                            rows,
+                            cols,
+                            bpr,
+                            k.step_cap,
+                            k.rx1,
+                            k.ry1,
+                            k.rz1,
+                            k.amb};
+        k_hotspot<<<rows * bpr, FLAT>>>(a);
+    }
+    s = canopy_gpu_check(cudaGetLastError(), "simt hotspot kernel");
+    if (!s)
+        s = canopy_gpu_check(cudaMemcpy(out, t[iters % 2], bytes, cudaMemcpyDeviceToHost),
+                             "hotspot result");
+    return s;
+}
+
+canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist) {
+    if (n <= 0) return CANOPY_OK;
+    canopy_gpu_buffers buf;
+    void *drec, *ddist;
+    canopy_status s = buf.upload_bytes(&drec, rec, sizeof *rec * 2 * (size_t)n, "nn records");
+    if (!s) s = buf.alloc_bytes(&ddist, sizeof *dist * (size_t)n, "nn distances");
+    if (s) return s;
+    k_nn_args a = {(const float *)drec, (float *)ddist, n, lat, lng};
+    k_nn<<<blocks(n, FLAT), FLAT>>>(a);
+    s = canopy_gpu_check(cudaGetLastError(), "simt nn kernel");
+    if (!s)
+        s = canopy_gpu_check(
+            cudaMemcpy(dist, ddist, sizeof *dist * (size_t)n, cudaMemcpyDeviceToHost),
+            "nn distances");
     return s;
 }

@@ -16,6 +16,9 @@ canopy_status simt_gpu_exchange(const int32_t *in, int32_t *out, int n, int bdim
 canopy_status simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out);
 canopy_status simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int src,
                            int32_t *cost);
+canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                               float *out);
+canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist);
 
 #ifdef __cplusplus
 }

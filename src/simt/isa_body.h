@@ -110,6 +110,41 @@ static int t_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int3
     return rc;
 }
 
+/* Rodinia's chip constants for a 0.016 m chip, as hotspot.cu derives them. */
+#include "simt/hotspot_consts.h"
+
+static int t_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                     float *out, int threads) {
+    if (rows <= 0 || cols <= 0) return 0;
+    size_t cells = (size_t)rows * (size_t)cols;
+    float *tmp = malloc(sizeof *tmp * cells);
+    if (!tmp) return -1;
+    float *bufs[2] = {out, tmp};
+    memcpy(iters % 2 ? tmp : out, temp, sizeof *temp * cells);
+    int bpr = blocks(cols, FLAT_BLOCK), rc = 0;
+    hotspot_consts k = hotspot_consts_for(rows, cols);
+    for (int it = 0; it < iters && rc == 0; it++) {
+        k_hotspot_args a = {bufs[(iters - it) % 2],
+                            power,
+                            bufs[(iters - it + 1) % 2],
+                            rows,
+                            cols,
+                            bpr,
+                            k.step_cap,
+                            k.rx1,
+                            k.ry1,
+                            k.rz1,
+                            k.amb};
+        rc = launch(k_hotspot, &a, rows * bpr, FLAT_BLOCK, 0, 0, threads);
+    }
+    free(tmp);
+    return rc;
+}
+static int t_nn(const float *rec, int n, float lat, float lng, float *dist, int threads) {
+    k_nn_args a = {rec, dist, n, lat, lng};
+    return launch(k_nn, &a, blocks(n, FLAT_BLOCK), FLAT_BLOCK, 0, 0, threads);
+}
+
 static int t_empty(int grid, int bdim, int threads) {
     k_micro_args a = {0};
     return launch(k_empty, &a, grid, bdim, 0, 0, threads);
@@ -132,7 +167,28 @@ static int t_shmem(int32_t *out, int rdeg, int iters, int team) {
 }
 
 const simt_impl SIMT_TABLE = {
-    SIMT_ISA_NAME, SIMT_W,  t_load,    t_gather,  t_gather_f, t_cmp_lt,    t_cmp_lt_f, t_compress,
-    t_blend,       t_store, t_scatter, t_shfl,    t_ballot,   t_divergent, t_exchange, t_pathfinder,
-    t_bfs,         t_empty, t_memory,  t_diverge, t_barrier,  t_shmem,
+    .isa = SIMT_ISA_NAME,
+    .width = SIMT_W,
+    .load = t_load,
+    .gather = t_gather,
+    .gather_f = t_gather_f,
+    .cmp_lt = t_cmp_lt,
+    .cmp_lt_f = t_cmp_lt_f,
+    .compress = t_compress,
+    .blend = t_blend,
+    .store = t_store,
+    .scatter = t_scatter,
+    .shfl = t_shfl,
+    .ballot = t_ballot,
+    .divergent = t_divergent,
+    .exchange = t_exchange,
+    .pathfinder = t_pathfinder,
+    .bfs = t_bfs,
+    .hotspot = t_hotspot,
+    .nn = t_nn,
+    .empty = t_empty,
+    .memory = t_memory,
+    .diverge = t_diverge,
+    .barrier = t_barrier,
+    .shmem = t_shmem,
 };

@@ -139,6 +139,51 @@ SIMT_KERNEL(k_bfs_commit, k_bfs_args) {
     SIMT_ENDIF
 }
 
+typedef struct k_hotspot_args {
+    const float *temp, *power;
+    float *out;
+    int rows, cols, bpr; /* bpr: blocks per grid row */
+    float step_cap, rx1, ry1, rz1, amb;
+} k_hotspot_args;
+
+/* Hotspot (Rodinia): one explicit step of the chip's heat equation, edges clamped. */
+SIMT_KERNEL(k_hotspot, k_hotspot_args) {
+    SIMT_BEGIN;
+    int r = SIMT_BID / args->bpr;
+    simt_int c = (SIMT_BID % args->bpr) * SIMT_BDIM + SIMT_TID;
+    SIMT_IF(c < args->cols)
+    simt_int i = r * args->cols + c;
+    simt_int w = SIMT_SELECT(c > 0, i - 1, i), e = SIMT_SELECT(c < args->cols - 1, i + 1, i);
+    int n = r > 0 ? -args->cols : 0, s = r < args->rows - 1 ? args->cols : 0;
+    simt_float t = SIMT_LD(args->temp, i);
+    simt_float d =
+        SIMT_LD(args->power, i) +
+        (SIMT_LD(args->temp, i + s) + SIMT_LD(args->temp, i + n) - 2.0f * t) * args->ry1 +
+        (SIMT_LD(args->temp, e) + SIMT_LD(args->temp, w) - 2.0f * t) * args->rx1 +
+        (args->amb - t) * args->rz1;
+    SIMT_ST(args->out, i, t + args->step_cap * d);
+    SIMT_ENDIF
+}
+
+typedef struct k_nn_args {
+    const float *rec; /* (lat, lng) pairs */
+    float *dist;
+    int n;
+    float lat, lng;
+} k_nn_args;
+
+/* NN (Rodinia's nn, the chapter's kNN): each record's squared distance to the target;
+ * the pairs make every load a stride-2 gather. */
+SIMT_KERNEL(k_nn, k_nn_args) {
+    SIMT_BEGIN;
+    simt_int g = SIMT_BID * SIMT_BDIM + SIMT_TID;
+    SIMT_IF(g < args->n)
+    simt_float a = SIMT_LD(args->rec, 2 * g) - args->lat,
+               b = SIMT_LD(args->rec, 2 * g + 1) - args->lng;
+    SIMT_ST(args->dist, g, a * a + b * b);
+    SIMT_ENDIF
+}
+
 /* ------------------------------------------ microbenchmarks (Wu, Fig. 6.6) -- */
 typedef struct k_micro_args {
     const int32_t *in;

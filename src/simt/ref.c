@@ -3,6 +3,8 @@
  * benchmark's OpenMP peers. */
 #include "simt/runtime.h"
 
+#include "simt/hotspot_consts.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,5 +122,39 @@ void simt_ref_shmem(int32_t *out, int rdeg, int iters) {
             acc += sm[j];
         }
         out[t] = acc;
+    }
+}
+
+/* The same float expression, in the same order, as k_hotspot (no contraction: -std=c11). */
+void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                      float *out, int threads) {
+    if (rows <= 0 || cols <= 0) return;
+    size_t cells = (size_t)rows * (size_t)cols;
+    float *tmp = malloc(sizeof *tmp * cells);
+    if (!tmp) abort();
+    hotspot_consts k = hotspot_consts_for(rows, cols);
+    memcpy(out, temp, sizeof *temp * cells);
+    for (int it = 0; it < iters; it++) {
+        memcpy(tmp, out, sizeof *tmp * cells);
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < cols; c++) {
+                size_t i = (size_t)r * cols + c;
+                size_t w = c > 0 ? i - 1 : i, e = c < cols - 1 ? i + 1 : i;
+                size_t n = r > 0 ? i - cols : i, s = r < rows - 1 ? i + cols : i;
+                float t = tmp[i];
+                float d = power[i] + (tmp[s] + tmp[n] - 2.0f * t) * k.ry1 +
+                          (tmp[e] + tmp[w] - 2.0f * t) * k.rx1 + (k.amb - t) * k.rz1;
+                out[i] = t + k.step_cap * d;
+            }
+    }
+    free(tmp);
+}
+
+void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int g = 0; g < n; g++) {
+        float a = rec[2 * g] - lat, b = rec[2 * g + 1] - lng;
+        dist[g] = a * a + b * b;
     }
 }

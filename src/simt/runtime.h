@@ -49,6 +49,11 @@ typedef struct simt_impl {
     int (*pathfinder)(const int32_t *wall, int rows, int cols, int32_t *out, int threads);
     int (*bfs)(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
                int threads);
+    /* Hotspot: `iters` steps on a rows x cols grid, result in out (as simt_ref_hotspot);
+     * NN: squared distances of n (lat, lng) records to the target. */
+    int (*hotspot)(const float *temp, const float *power, int rows, int cols, int iters, float *out,
+                   int threads);
+    int (*nn)(const float *rec, int n, float lat, float lng, float *dist, int threads);
     /* Wu's microbenchmarks (Fig. 6.6); memory: rdeg + 1 a power of two <= n; shmem: rdeg
      * 0 or a power of two in 64..2048. */
     int (*empty)(int grid, int bdim, int threads);
@@ -69,6 +74,9 @@ void simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rou
 void simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, int threads);
 void simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
                   int threads);
+void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                      float *out, int threads);
+void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads);
 void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters, int threads);
 void simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads);
 void simt_ref_shmem(int32_t *out, int rdeg, int iters);

@@ -1,6 +1,6 @@
 /* The SIMT kernels compiled by nvcc (src/simt/gpu.cu) against the same scalar references
  * as their CPU-lane builds (tests/test_simt.c): divergent and early-returning threads,
- * a shared-memory exchange across warps with barriers, Pathfinder and BFS. Exits 77
+ * a shared-memory exchange across warps with barriers, Pathfinder, BFS, Hotspot and NN. Exits 77
  * without a GPU. */
 #include "check.h"
 #include "core/device.h"
@@ -54,6 +54,24 @@ int main(void) {
         simt_ref_bfs(rowptr, col, n, src, ref, 1);
         CHECK_OK(simt_gpu_bfs(rowptr, col, n, src, out));
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "bfs n=%d", n);
+        float *temp = malloc(sizeof *temp * (size_t)n * (size_t)rows),
+              *power = malloc(sizeof *power * (size_t)n * (size_t)rows),
+              *fo = malloc(sizeof *fo * (size_t)n * (size_t)rows),
+              *fr = malloc(sizeof *fr * (size_t)n * (size_t)rows);
+        for (size_t i = 0; i < (size_t)n * (size_t)rows; i++) {
+            temp[i] = 320.0f + (float)(rnd() % 1000) / 100.0f;
+            power[i] = (float)(rnd() % 1000) / 1e6f;
+        }
+        simt_ref_hotspot(temp, power, rows, n, 3, fr, 1);
+        CHECK_OK(simt_gpu_hotspot(temp, power, rows, n, 3, fo));
+        CHECK_MSG(!memcmp(fo, fr, sizeof *fo * (size_t)n * (size_t)rows), "hotspot %dx%d", rows, n);
+        simt_ref_nn(temp, n / 2, 321.0f, 0.5f, fr, 1);
+        CHECK_OK(simt_gpu_nn(temp, n / 2, 321.0f, 0.5f, fo));
+        CHECK_MSG(!memcmp(fo, fr, sizeof *fo * (size_t)(n / 2)), "nn n=%d", n / 2);
+        free(temp);
+        free(power);
+        free(fo);
+        free(fr);
         free(in);
         free(out);
         free(ref);
