@@ -79,7 +79,6 @@ typedef float simt_float;
 #define SIMT_AVX2 1
 #include <immintrin.h>
 #endif
-#include <string.h>
 
 typedef int32_t simt_int __attribute__((vector_size(4 * SIMT_W)));
 typedef float simt_float __attribute__((vector_size(4 * SIMT_W)));
@@ -162,14 +161,14 @@ static inline simt_int simt_gather_i(const int32_t *base, simt_int idx, simt_mas
 #endif
 }
 static inline simt_float simt_gather_f(const float *base, simt_int idx, simt_mask m) {
-    /* Lanes move bits, so a float gather is an int gather of the same memory; the
-     * portable path copies bytes to keep strict aliasing. */
+    /* Lanes move bits, so a float gather is an int gather of the same memory (the
+     * intrinsics may alias); the portable path reads floats as floats. */
 #if defined(SIMT_AVX512) || defined(SIMT_AVX2)
     return (simt_float)simt_gather_i((const int32_t *)(const void *)base, idx, m);
 #else
     simt_float r = {0};
     for (int l = 0; l < SIMT_W; l++)
-        if (m[l]) memcpy(&r[l], base + idx[l], sizeof(float));
+        if (m[l]) r[l] = base[idx[l]];
     return r;
 #endif
 }
@@ -205,7 +204,7 @@ static inline void simt_scatter_f(float *base, simt_int idx, simt_float v, simt_
     simt_scatter_i((int32_t *)(void *)base, idx, (simt_int)v, m);
 #else
     for (int l = 0; l < SIMT_W; l++)
-        if (m[l]) memcpy(base + idx[l], &v[l], sizeof(float));
+        if (m[l]) base[idx[l]] = v[l];
 #endif
 }
 

@@ -4,6 +4,7 @@
 #include "simt/runtime.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static simt_int from_mem(const int32_t *p) {
     simt_int v;
