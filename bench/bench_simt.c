@@ -1,8 +1,10 @@
 /* SIMT on SIMD (Wu, dissertation ch. 6) on this CPU: the five microbenchmarks and the
- * Pathfinder, BFS, Hotspot and NN applications as SIMT kernels (src/simt/kernels.h) on 8 and 16
- * lanes, beside plain OpenMP scalar versions, on 1 and 2 threads. Prints markdown tables of medians
- * (min-max) over REPS runs; bench/results/simt.md records a run. Usage: canopy-bench-simt [reps] */
+ * Pathfinder, BFS, Hotspot, NN and Levenshtein applications as SIMT kernels (src/simt/kernels.h) on
+ * 8 and 16 lanes, beside plain OpenMP scalar versions, on 1 and 2 threads. Prints markdown tables
+ * of medians (min-max) over REPS runs; bench/results/simt.md records a run. Usage:
+ * canopy-bench-simt [reps] */
 #include "bench_util.h"
+#include "simt/consts.h"
 #include "simt/runtime.h"
 
 #include <omp.h>
@@ -187,6 +189,13 @@ int main(int argc, char **argv) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         rec[k] = (float)(int)(x >> 50) / 100.0f - 80.0f;
     }
+    int ls = 1 << 16, ll = 256;
+    int32_t *text = iarray((size_t)ls * ll), pat[SIMT_LEV_M];
+    for (size_t k = 0; k < (size_t)ls * ll; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        text[k] = (int32_t)(x >> 62);
+    }
+    for (int j = 0; j < SIMT_LEV_M; j++) pat[j] = j % 4;
     printf("\n## Applications (ms)\n\n");
     printf("| application | threads | OpenMP scalar |");
     for (int i = 0; i < ni; i++) printf(" SIMT %s |", impls[i]->isa);
@@ -224,8 +233,17 @@ int main(int argc, char **argv) {
             cell(s, 1e3);
             if (memcmp(fout, fref, sizeof *fout * (size_t)nrec)) printf(" MISMATCH |");
         }
+        printf("\n| Levenshtein ≤ 1 of 8 chars, 64 k streams × 256 | %d |", t);
+        TIME(s, simt_ref_lev(text, ls, ll, pat, ref, t));
+        cell(s, 1e3);
+        for (int i = 0; i < ni; i++) {
+            TIME(s, impls[i]->lev(text, ls, ll, pat, out, t));
+            cell(s, 1e3);
+            if (memcmp(out, ref, sizeof *out * (size_t)ls)) printf(" MISMATCH |");
+        }
         printf("\n");
     }
+    free(text);
     free(temp);
     free(power);
     free(fout);

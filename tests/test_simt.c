@@ -2,6 +2,7 @@
  * every lane primitive on random lanes and masks, divergent and early-returning kernels,
  * barriers and block-shared memory, the applications and microbenchmarks. */
 #include "check.h"
+#include "simt/consts.h"
 #include "simt/runtime.h"
 
 #include <stdlib.h>
@@ -229,6 +230,58 @@ static void check_float_apps(const simt_impl *s) {
     }
 }
 
+/* Levenshtein against a brute force: a substring ending at i within distance 1 of the
+ * pattern is one of length 7, 8 or 9 with at most one edit, checked by full DP. */
+static int32_t edit_distance(const int32_t *a, int na, const int32_t *b, int nb) {
+    int32_t d[16][16];
+    for (int i = 0; i <= na; i++)
+        for (int j = 0; j <= nb; j++) {
+            if (i == 0 || j == 0) {
+                d[i][j] = i + j;
+                continue;
+            }
+            int32_t v = d[i - 1][j] + 1 < d[i][j - 1] + 1 ? d[i - 1][j] + 1 : d[i][j - 1] + 1;
+            int32_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            d[i][j] = v < sub ? v : sub;
+        }
+    return d[na][nb];
+}
+
+static void check_lev(const simt_impl *s) {
+    static const int shapes[][2] = {{1, 0}, {1, 5}, {3, 40}, {17, 64}, {100, 30}};
+    int32_t pat[SIMT_LEV_M];
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        int n = shapes[k][0], len = shapes[k][1];
+        int32_t *text = malloc(sizeof *text * (size_t)(n * len + 1)),
+                *out = malloc(sizeof *out * (size_t)n), *ref = malloc(sizeof *ref * (size_t)n),
+                *row = malloc(sizeof *row * (size_t)(len + 1));
+        for (int j = 0; j < SIMT_LEV_M; j++) pat[j] = (int32_t)(rnd() % 2);
+        for (int i = 0; i < n * len; i++) text[i] = (int32_t)(rnd() % 2); /* 2 letters: many hits */
+        int any = 0;
+        for (int g = 0; g < n; g++) {
+            for (int i = 0; i < len; i++) row[i] = text[(size_t)i * n + g];
+            ref[g] = 0;
+            for (int e = 0; e < len; e++) {
+                int hit = 0;
+                for (int m = SIMT_LEV_M - 1; m <= SIMT_LEV_M + 1 && !hit; m++)
+                    if (e + 1 - m >= 0)
+                        hit = edit_distance(row + e + 1 - m, m, pat, SIMT_LEV_M) <= 1;
+                ref[g] += hit;
+            }
+            any |= ref[g] > 0;
+        }
+        CHECK(s->lev(text, n, len, pat, out, 2) == 0);
+        CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s lev n=%d len=%d", s->isa, n, len);
+        simt_ref_lev(text, n, len, pat, out, 2);
+        CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "OpenMP lev n=%d len=%d", n, len);
+        if (len >= 30) CHECK(any);
+        free(text);
+        free(out);
+        free(ref);
+        free(row);
+    }
+}
+
 /* Random graphs (isolated vertices, self loops, duplicate edges) against a queue BFS. */
 static void check_bfs(const simt_impl *s) {
     static const int sizes[] = {1, 2, 30, 1000, 4000};
@@ -283,6 +336,7 @@ int main(void) {
         check_pathfinder(tables[t]);
         check_bfs(tables[t]);
         check_float_apps(tables[t]);
+        check_lev(tables[t]);
     }
     return check_finish();
 }

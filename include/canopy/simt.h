@@ -317,10 +317,11 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
 #define SIMT_LD(p, i)                                                                              \
     _Generic((p), float *: simt_gather_f, const float *: simt_gather_f, default: simt_gather_i)(   \
         (p), simt_splat(0) + (i), simt_m_)
+/* The lanes of p's element type, for broadcasting a uniform value stored to p. */
+#define SIMT_LANES_OF_(p) _Generic((p), float * : (simt_float){0}, default : simt_splat(0))
 #define SIMT_ST(p, i, v)                                                                           \
     _Generic((p), float *: simt_scatter_f, default: simt_scatter_i)(                               \
-        (p), simt_splat(0) + (i), _Generic((p), float *: (simt_float){0}, default: simt_splat(0)) + (v), \
-        simt_m_)
+        (p), simt_splat(0) + (i), SIMT_LANES_OF_(p) + (v), simt_m_)
 /* Sets a flag that many lanes may raise (BFS's "not done"): one store per warp. */
 #define SIMT_FLAG_SET(p)                                                                           \
     do {                                                                                           \

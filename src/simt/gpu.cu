@@ -2,7 +2,7 @@
  * votes and the barrier to CUDA's own, so these are the CPU lanes' kernel sources. */
 #include "core/gpu.cuh"
 #include "simt/gpu.h"
-#include "simt/hotspot_consts.h"
+#include "simt/consts.h"
 #include "simt/kernels.h"
 
 #include <string.h>
@@ -157,5 +157,23 @@ canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *
         s = canopy_gpu_check(
             cudaMemcpy(dist, ddist, sizeof *dist * (size_t)n, cudaMemcpyDeviceToHost),
             "nn distances");
+    return s;
+}
+
+canopy_status simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits) {
+    if (n <= 0) return CANOPY_OK;
+    canopy_gpu_buffers buf;
+    void *dtext, *dpat, *dhits;
+    canopy_status s =
+        buf.upload_bytes(&dtext, text, sizeof *text * (size_t)n * (size_t)len, "text");
+    if (!s) s = buf.upload_bytes(&dpat, pat, sizeof *pat * SIMT_LEV_M, "pattern");
+    if (!s) s = buf.alloc_bytes(&dhits, sizeof *hits * (size_t)n, "hits");
+    if (s) return s;
+    k_lev_args a = {(const int32_t *)dtext, (int32_t *)dhits, (const int32_t *)dpat, n, len};
+    k_lev<<<blocks(n, FLAT), FLAT>>>(a);
+    s = canopy_gpu_check(cudaGetLastError(), "simt levenshtein kernel");
+    if (!s)
+        s = canopy_gpu_check(
+            cudaMemcpy(hits, dhits, sizeof *hits * (size_t)n, cudaMemcpyDeviceToHost), "hits");
     return s;
 }

@@ -19,6 +19,7 @@ canopy_status simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int
 canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
                                float *out);
 canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist);
+canopy_status simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits);
 
 #ifdef __cplusplus
 }

@@ -111,9 +111,6 @@ static int t_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int3
     return rc;
 }
 
-/* Rodinia's chip constants for a 0.016 m chip, as hotspot.cu derives them. */
-#include "simt/hotspot_consts.h"
-
 static int t_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
                      float *out, int threads) {
     if (rows <= 0 || cols <= 0) return 0;
@@ -144,6 +141,12 @@ static int t_hotspot(const float *temp, const float *power, int rows, int cols, 
 static int t_nn(const float *rec, int n, float lat, float lng, float *dist, int threads) {
     k_nn_args a = {rec, dist, n, lat, lng};
     return launch(k_nn, &a, blocks(n, FLAT_BLOCK), FLAT_BLOCK, 0, 0, threads);
+}
+
+static int t_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
+                 int threads) {
+    k_lev_args a = {text, hits, pat, n, len};
+    return launch(k_lev, &a, blocks(n, FLAT_BLOCK), FLAT_BLOCK, 0, 0, threads);
 }
 
 static int t_empty(int grid, int bdim, int threads) {
@@ -187,6 +190,7 @@ const simt_impl SIMT_TABLE = {
     .bfs = t_bfs,
     .hotspot = t_hotspot,
     .nn = t_nn,
+    .lev = t_lev,
     .empty = t_empty,
     .memory = t_memory,
     .diverge = t_diverge,

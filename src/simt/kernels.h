@@ -1,9 +1,11 @@
 /* The SIMT kernels: one source each, compiled per lane width for the CPU (isa_body.h)
- * and by nvcc for the GPU (gpu.cu). Only the canopy/simt.h layer is used here. */
+ * and by nvcc for the GPU (gpu.cu). Only the canopy/simt.h layer (and simt/consts.h)
+ * is used here. */
 #ifndef CANOPY_SIMT_KERNELS_H
 #define CANOPY_SIMT_KERNELS_H
 
 #include "canopy/simt.h"
+#include "simt/consts.h"
 
 /* A cheap per-thread pseudo-random number, the same in every build (no overflow). */
 #define SIMT_HASH_(g, it) ((((g)&0x7fff) * 40503 + (it)*9973 + 17) >> 5)
@@ -181,6 +183,36 @@ SIMT_KERNEL(k_nn, k_nn_args) {
     simt_float a = SIMT_LD(args->rec, 2 * g) - args->lat,
                b = SIMT_LD(args->rec, 2 * g + 1) - args->lng;
     SIMT_ST(args->dist, g, a * a + b * b);
+    SIMT_ENDIF
+}
+
+typedef struct k_lev_args {
+    const int32_t *text; /* stream g's character i at text[i * n + g] (coalesced) */
+    int32_t *hits;
+    const int32_t *pat; /* SIMT_LEV_M characters */
+    int n, len;
+} k_lev_args;
+
+/* Levenshtein (the chapter's LD): each thread scans its own stream for substrings
+ * within edit distance 1 of an 8-character pattern (Sellers' column DP; a substring may
+ * start anywhere, so row 0 stays 0) and counts the positions where one ends. */
+SIMT_KERNEL(k_lev, k_lev_args) {
+    SIMT_BEGIN;
+    simt_int g = SIMT_BID * SIMT_BDIM + SIMT_TID;
+    SIMT_IF(g < args->n)
+    simt_int zero = g - g, one = zero + 1, hits = zero, d[SIMT_LEV_M + 1];
+    for (int j = 0; j <= SIMT_LEV_M; j++) d[j] = zero + j;
+    for (int i = 0; i < args->len; i++) {
+        simt_int c = SIMT_LD(args->text, i * args->n + g), diag = d[0];
+        for (int j = 1; j <= SIMT_LEV_M; j++) {
+            simt_int up = d[j];
+            simt_int v = SIMT_MIN(up + 1, d[j - 1] + 1);
+            d[j] = SIMT_MIN(v, diag + SIMT_SELECT(c == args->pat[j - 1], zero, one));
+            diag = up;
+        }
+        hits = hits + SIMT_SELECT(d[SIMT_LEV_M] <= 1, one, zero);
+    }
+    SIMT_ST(args->hits, g, hits);
     SIMT_ENDIF
 }
 

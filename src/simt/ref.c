@@ -3,7 +3,7 @@
  * benchmark's OpenMP peers. */
 #include "simt/runtime.h"
 
-#include "simt/hotspot_consts.h"
+#include "simt/consts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,5 +156,25 @@ void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int
     for (int g = 0; g < n; g++) {
         float a = rec[2 * g] - lat, b = rec[2 * g + 1] - lng;
         dist[g] = a * a + b * b;
+    }
+}
+
+void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
+                  int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int g = 0; g < n; g++) {
+        int32_t d[SIMT_LEV_M + 1], h = 0;
+        for (int j = 0; j <= SIMT_LEV_M; j++) d[j] = j;
+        for (int i = 0; i < len; i++) {
+            int32_t c = text[(size_t)i * n + g], diag = d[0];
+            for (int j = 1; j <= SIMT_LEV_M; j++) {
+                int32_t up = d[j], v = up + 1 < d[j - 1] + 1 ? up + 1 : d[j - 1] + 1;
+                int32_t sub = diag + (c == pat[j - 1] ? 0 : 1);
+                d[j] = v < sub ? v : sub;
+                diag = up;
+            }
+            h += d[SIMT_LEV_M] <= 1;
+        }
+        hits[g] = h;
     }
 }

@@ -54,6 +54,9 @@ typedef struct simt_impl {
     int (*hotspot)(const float *temp, const float *power, int rows, int cols, int iters, float *out,
                    int threads);
     int (*nn)(const float *rec, int n, float lat, float lng, float *dist, int threads);
+    /* Levenshtein: per stream, the positions where a substring within distance 1 of
+     * pat (8 characters) ends; text is stream-interleaved (as simt_ref_lev). */
+    int (*lev)(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits, int threads);
     /* Wu's microbenchmarks (Fig. 6.6); memory: rdeg + 1 a power of two <= n; shmem: rdeg
      * 0 or a power of two in 64..2048. */
     int (*empty)(int grid, int bdim, int threads);
@@ -77,6 +80,8 @@ void simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int
 void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
                       float *out, int threads);
 void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads);
+void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
+                  int threads);
 void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters, int threads);
 void simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads);
 void simt_ref_shmem(int32_t *out, int rdeg, int iters);

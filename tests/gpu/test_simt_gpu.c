@@ -1,9 +1,11 @@
 /* The SIMT kernels compiled by nvcc (src/simt/gpu.cu) against the same scalar references
  * as their CPU-lane builds (tests/test_simt.c): divergent and early-returning threads,
- * a shared-memory exchange across warps with barriers, Pathfinder, BFS, Hotspot and NN. Exits 77
+ * a shared-memory exchange across warps with barriers, Pathfinder, BFS, Hotspot, NN and
+ * Levenshtein. Exits 77
  * without a GPU. */
 #include "check.h"
 #include "core/device.h"
+#include "simt/consts.h"
 #include "simt/gpu.h"
 #include "simt/runtime.h"
 
@@ -68,6 +70,12 @@ int main(void) {
         simt_ref_nn(temp, n / 2, 321.0f, 0.5f, fr, 1);
         CHECK_OK(simt_gpu_nn(temp, n / 2, 321.0f, 0.5f, fo));
         CHECK_MSG(!memcmp(fo, fr, sizeof *fo * (size_t)(n / 2)), "nn n=%d", n / 2);
+        int32_t pat[SIMT_LEV_M];
+        for (int j = 0; j < SIMT_LEV_M; j++) pat[j] = (int32_t)(rnd() % 2);
+        for (size_t i = 0; i < (size_t)n * (size_t)rows; i++) wall[i] &= 1;
+        simt_ref_lev(wall, n, rows, pat, ref, 1);
+        CHECK_OK(simt_gpu_lev(wall, n, rows, pat, out));
+        CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "levenshtein n=%d len=%d", n, rows);
         free(temp);
         free(power);
         free(fo);

@@ -1,8 +1,12 @@
-/* Hotspot's constants (Rodinia hotspot: a 0.016 m square chip 0.5 mm thick), shared by
- * the SIMT kernel's launcher and the scalar reference so both compute the same floats. */
-#ifndef CANOPY_SIMT_HOTSPOT_CONSTS_H
-#define CANOPY_SIMT_HOTSPOT_CONSTS_H
+/* Constants the SIMT applications share with their scalar references. */
+#ifndef CANOPY_SIMT_CONSTS_H
+#define CANOPY_SIMT_CONSTS_H
 
+/* Levenshtein: the pattern's length (the chapter's 8-character substrings). */
+enum { SIMT_LEV_M = 8 };
+
+/* Hotspot (Rodinia: a 0.016 m square chip 0.5 mm thick), computed once in floats so the
+ * kernel and the reference use the same values. */
 typedef struct hotspot_consts {
     float step_cap, rx1, ry1, rz1, amb;
 } hotspot_consts;
