@@ -58,6 +58,8 @@ touch "$tmp/afile"
 run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --snapshot-every 1 -o "$tmp/afile"
 check "unwritable snapshot folder named" grep -q "snapshot folder" "$tmp/err"
 run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --snapshot-every 1 -o "$tmp/afile/sub"
+run 1 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --checkpoint "$tmp/afile/x.ckpt"
+check "unwritable checkpoint folder named" grep -q "cannot write" "$tmp/err"
 # A failed run never replaces a good checkpoint.
 run 1 nbody --bodies "$tmp/bn.csv" --velocities "$tmp/v.csv" --steps 1 --dt 0.01 --checkpoint "$tmp/half.ckpt"
 check "good checkpoint untouched" cmp -s "$tmp/half.ckpt" "$tmp/half-copy.ckpt"
