@@ -369,6 +369,11 @@ typedef struct canopy_stats {
     double nodes_per_group; /* lockstep: mean nodes a packet/warp visited */
     int32_t index_reused;   /* 1: the tree came from a canopy_index (build_seconds 0) */
     char note[512];         /* why auto chose what it chose, with the numbers behind it */
+    /* GPU: tree bytes copied to the device and their time (part of transfer_seconds);
+     * 0 when a device-resident index's copy was used (device_tree_reused 1) */
+    int64_t tree_upload_bytes;
+    double tree_upload_seconds;
+    int32_t device_tree_reused;
 } canopy_stats;
 
 /* ============================================================= applications == */
@@ -517,9 +522,12 @@ canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
 
 typedef struct canopy_index canopy_index; /* opaque */
 
-/* Where the built tree lives. Host: the queries of every backend read it (a GPU query
- * uploads it per call). Device and both are reserved for a device-resident copy and
- * fail with CANOPY_ERR_UNSUPPORTED in this version. */
+/* Where the built tree lives (docs/c-api.md "Indexes"). Host: the queries of every
+ * backend read it (a GPU query uploads it per call). Device: built on the GPU where a
+ * GPU build exists (kd), else built on the host and uploaded once; GPU queries use the
+ * device copy with no upload (a host copy is kept too: schedules, auto choices and
+ * CPU queries read it). Both: built on the host and uploaded once. Device and both
+ * fail with CANOPY_ERR_UNSUPPORTED in a build without CUDA or without a usable GPU. */
 typedef enum canopy_residency {
     CANOPY_RESIDENCY_HOST = 0,
     CANOPY_RESIDENCY_DEVICE,
@@ -554,6 +562,8 @@ typedef struct canopy_index_info {
     int64_t queries;      /* query calls answered */
     double build_seconds; /* of the one build (0 when loaded) */
     size_t bytes;         /* tree arrays */
+    size_t device_bytes;  /* tree arrays on the device (0: host residency) */
+    int32_t gpu_built;    /* 1: the tree was built on the GPU */
 } canopy_index_info;
 canopy_status canopy_index_get_info(const canopy_index *ix, canopy_index_info *info);
 
@@ -568,6 +578,17 @@ canopy_status canopy_index_get_info(const canopy_index *ix, canopy_index_info *i
 canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
                                const canopy_run_options *opt, int64_t *idx, float *dist2,
                                canopy_stats *stats);
+/* kNN with device pointers in and out (CUDA callers; residency device or both):
+ * d_queries (nq, d) dense on the device, d_idx and d_dist2 (nq, k) device memory
+ * (d_dist2 may be NULL). stream (a cudaStream_t, NULL = legacy default) is waited
+ * for before the kernels start; the call is synchronous: the results are written
+ * when it returns. Runs in the caller's query order (schedule none; other schedules
+ * fail with CANOPY_ERR_UNSUPPORTED); variant auto is gdr. Queries are not checked for
+ * NaN (they are never read on the host). Host pointers or an index without a device
+ * copy fail with CANOPY_ERR_INVALID. */
+canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
+                                      int32_t k, const canopy_run_options *opt, int64_t *d_idx,
+                                      float *d_dist2, void *stream, canopy_stats *stats);
 canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, float r,
                                         const canopy_run_options *opt, int64_t *counts,
                                         canopy_stats *stats);

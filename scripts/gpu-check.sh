@@ -7,7 +7,9 @@
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
 #   gpubuild GPU kd build: its test, memcheck on it, and bench_gpu_build (host build in
 #           the same run for the ratio)
-# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild]
+#   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto
+#           and dr_l; bench/results/gpu-index.md)
+# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -120,6 +122,17 @@ for stage in $stages; do
         CANOPY_THREADS=16 "$b/canopy-bench-gpu-build" 15 >"$out/gpu-build.md" 2>"$out/gpu-build.err"
         note "- GPU build bench: rc $? (table below)"
         cat "$out/gpu-build.md" >>"$summary"
+        ;;
+    index)
+        "$b/test_gpu_index" >"$out/gpu_index.log" 2>&1
+        rc=$?
+        note "- test_gpu_index: rc $rc, $(tail -n 1 "$out/gpu_index.log")"
+        [ $rc -eq 0 ] || status=1
+        for v in auto dr_l; do
+            "$b/canopy-bench-gpu-index" 15 $v >"$out/gpu-index-$v.md" 2>"$out/gpu-index-$v.err"
+            note "- resident index bench ($v): rc $? (table below)"
+            cat "$out/gpu-index-$v.md" >>"$summary"
+        done
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

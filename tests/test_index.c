@@ -3,6 +3,7 @@
  * bad files, bad handles and mismatched queries rejected with clear errors. */
 #include "check.h"
 #include "io/sectionfile.h"
+#include "core/device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,15 @@ static void edge_cases(uint64_t seed) {
     /* residency */
     canopy_index_options o = canopy_index_options_default(CANOPY_TREE_KD);
     o.residency = CANOPY_RESIDENCY_DEVICE;
-    CHECK_FAILS(canopy_index_build(ref, &o, &ix), CANOPY_ERR_UNSUPPORTED, "device");
+    if (canopy_gpu_usable()) { /* a CUDA build on a GPU machine: tests/gpu/test_gpu_index.c */
+        CHECK_OK(canopy_index_build(ref, &o, &ix));
+        canopy_index_free(ix);
+    } else {
+        CHECK_FAILS(canopy_index_build(ref, &o, &ix), CANOPY_ERR_UNSUPPORTED, "residency device");
+        o.residency = CANOPY_RESIDENCY_BOTH;
+        CHECK_FAILS(canopy_index_build(ref, &o, &ix), CANOPY_ERR_UNSUPPORTED, "residency both");
+        CHECK(ix == NULL);
+    }
     /* empty index */
     canopy_points empty = canopy_points_make(rp, 0, 2);
     canopy_status s = canopy_index_build(empty, NULL, &ix);

@@ -231,6 +231,11 @@ typedef struct canopy_gpu_report {
     double schedule_seconds; /* hybrid: profile and sort on the device (device events) */
     int64_t profile_tests;   /* hybrid: truncation tests of the profile kernel */
     canopy_trav_counters counters;
+    /* in: the tree already on the device (a resident index's), used instead of an
+     * upload; NULL: canopy_gpu_run_app uploads the host tree */
+    const canopy_tree_view *device_tree;
+    int64_t tree_upload_bytes;  /* out: tree bytes copied to the device this call */
+    double tree_upload_seconds; /* out: their copy time (part of transfer_seconds) */
 } canopy_gpu_report;
 
 typedef canopy_status (*canopy_gpu_runner)(const void *ctx, const canopy_tree_view *tree,

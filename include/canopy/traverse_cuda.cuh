@@ -8,7 +8,8 @@
  * (the functions name_init, name_truncate, name_visit_leaf, name_finish and, guided,
  * name_order must be CANOPY_HD; on the GPU name_order returns 1 for "children
  * reversed", 0 for canonical order: the GPU engines take two-way orders) and writes
- * its canopy_gpu_runner with canopy_gpu_run_app<name_gpu>(...): upload the tree,
+ * its canopy_gpu_runner with canopy_gpu_run_app<name_gpu>(...): upload the tree
+ * (or use rep->device_tree, a resident index's device copy),
  * let a setup callback upload the context's inputs and register its outputs, run
  * the variant (every GPU variant and the device-side hybrid schedule are
  * instantiated for the type by that one call), copy the outputs back.
@@ -711,6 +712,13 @@ struct canopy_trav_buffers : canopy_gpu_buffers {
     }
 };
 
+/* Bytes of a tree's arrays (what canopy_gpu_upload_tree copies). */
+static inline int64_t canopy_tree_view_bytes(const canopy_tree_view *h) {
+    return (int64_t)h->n_nodes * h->hot_stride + h->n * h->d * (int64_t)sizeof(float) +
+           h->n * (int64_t)sizeof(int64_t) + (int64_t)h->n_nodes * (int64_t)sizeof(int32_t) +
+           (h->weights ? h->n * (int64_t)sizeof(float) : 0);
+}
+
 static inline canopy_status canopy_gpu_upload_tree(canopy_trav_buffers &B,
                                                    const canopy_tree_view *h, canopy_tree_view *d) {
     *d = *h;
@@ -870,7 +878,14 @@ canopy_gpu_run_app(const typename App::Ctx &host_ctx, const canopy_tree_view *tr
     canopy_gpu_output outs[2];
     int n_out = 0;
     double t0 = canopy_now();
-    canopy_status s = canopy_gpu_upload_tree(B, tree, &dt);
+    canopy_status s = CANOPY_OK;
+    if (rep->device_tree) {
+        dt = *rep->device_tree;
+    } else {
+        s = canopy_gpu_upload_tree(B, tree, &dt);
+        rep->tree_upload_seconds += canopy_now() - t0;
+        rep->tree_upload_bytes += canopy_tree_view_bytes(tree);
+    }
     if (!s) s = setup(B, d, outs, n_out);
     rep->transfer_seconds += canopy_now() - t0;
     if (s || (s = canopy_gpu_run<App>(B, d, &dt, order, nq, v, plan, rep))) return s;

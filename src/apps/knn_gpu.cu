@@ -25,3 +25,19 @@ extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view
             return s;
         });
 }
+
+/* kNN with everything already on the device (a resident index's tree, the caller's
+ * queries and outputs): no copies; dist2 NULL gets a scratch buffer. */
+extern "C" canopy_status canopy_gpu_knn_device(const knn_ctx *dctx, const canopy_tree_view *dtree,
+                                               int64_t nq, canopy_variant v,
+                                               canopy_gpu_report *rep) {
+    canopy_trav_buffers B;
+    knn_ctx d = *dctx;
+    if (!d.dist2) {
+        void *p;
+        canopy_status s = B.alloc_bytes(&p, sizeof(float) * (size_t)(nq * d.k), "knn distances");
+        if (s) return s;
+        d.dist2 = (float *)p;
+    }
+    return canopy_gpu_run<knn_gpu>(B, d, dtree, NULL, nq, v, NULL, rep);
+}

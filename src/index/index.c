@@ -4,6 +4,8 @@
  * Handles are checked twice before use: the pointer must be in the registry of live
  * indexes (so a freed handle is rejected without reading freed memory), and the
  * record must carry the magic number. */
+#include "core/device.h"
+#include "index/device.h"
 #include "index/hooks.h"
 #include "io/sectionfile.h"
 #include "traverse/run.h"
@@ -44,6 +46,7 @@ struct canopy_index {
     float *original; /* the points in their original order, made on first need */
     pthread_mutex_t lock;
     int64_t builds, queries;
+    canopy_index_device dev; /* device copy (residency device or both) */
 };
 
 /* ------------------------------------------------------------- registry -- */
@@ -106,11 +109,20 @@ canopy_index_options canopy_index_options_default(canopy_tree_kind kind) {
 
 static canopy_status check_residency(canopy_residency r) {
     if (r == CANOPY_RESIDENCY_HOST) return CANOPY_OK;
-    if (r == CANOPY_RESIDENCY_DEVICE || r == CANOPY_RESIDENCY_BOTH)
+    if (r == CANOPY_RESIDENCY_DEVICE || r == CANOPY_RESIDENCY_BOTH) {
+#ifdef CANOPY_HAVE_CUDA
+        if (!canopy_gpu_usable())
+            return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "index: residency %s needs a usable CUDA "
+                               "device (none found)",
+                               r == CANOPY_RESIDENCY_DEVICE ? "device" : "both");
+        return CANOPY_OK;
+#else
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "index: residency %s is not implemented yet (host only; GPU queries "
-                           "upload the host tree per call)",
+                           "index: residency %s needs a CUDA build of canopy (this one has none)",
                            r == CANOPY_RESIDENCY_DEVICE ? "device" : "both");
+#endif
+    }
     return canopy_fail(CANOPY_ERR_INVALID, "index: unknown residency %d", (int)r);
 }
 
@@ -126,6 +138,7 @@ static canopy_status new_handle(canopy_residency r, canopy_index **out) {
 
 static void destroy(canopy_index *ix) {
     ix->magic = 0;
+    if (ix->dev.view.hot) canopy_index_device_free(&ix->dev);
     canopy_tree_free(ix->built);
     canopy_secfile_close(&ix->file);
     canopy_free(ix->original);
@@ -164,7 +177,13 @@ canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *
         canopy_tree_options to = canopy_tree_options_default(o.kind);
         to.leaf_size = o.leaf_size;
         to.weights = w;
-        s = canopy_tree_build(pts, &to, &ix->built);
+        /* device: built on the GPU where a GPU build exists (kd), else uploaded once */
+        if (o.residency == CANOPY_RESIDENCY_DEVICE && o.kind == CANOPY_TREE_KD)
+            s = canopy_index_device_build(pts, &to, &ix->dev, &ix->built);
+        else if (!(s = canopy_tree_build(pts, &to, &ix->built)) &&
+                 o.residency != CANOPY_RESIDENCY_HOST)
+            s = canopy_index_device_upload(&ix->built->view, &ix->dev);
+        if (!s && ix->dev.view.hot) ix->built->device = &ix->dev.view;
     }
     canopy_free(equal);
     if (!s) {
@@ -200,6 +219,8 @@ canopy_status canopy_index_get_info(const canopy_index *ix, canopy_index_info *i
     info->builds = ix->builds;
     info->queries = ix->queries;
     info->build_seconds = ix->built ? ix->built->build_seconds : 0.0;
+    info->device_bytes = ix->dev.bytes;
+    info->gpu_built = ix->dev.gpu_built;
     info->bytes = (size_t)v->n_nodes * (size_t)v->hot_stride +
                   (size_t)v->n * (size_t)v->d * sizeof(float) + (size_t)v->n * sizeof(int64_t) +
                   (size_t)v->n_nodes * sizeof(int32_t) +
@@ -279,6 +300,52 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
     if (s || (s = queries_for(ix, "index knn", &query, &self))) return s;
     if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "index knn: k must be >= 1 (got %d)", (int)k);
     return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
+}
+
+canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
+                                      int32_t k, const canopy_run_options *opt, int64_t *d_idx,
+                                      float *d_dist2, void *stream, canopy_stats *stats) {
+    const char *app = "index knn (device)";
+    canopy_run_options o = canopy_run_options_default();
+    canopy_status s = begin(ix, app, KINDS_METRIC, opt, &o, stats);
+    if (s) return s;
+    if (!ix->dev.view.hot)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: the index has no device copy (build it with residency device "
+                           "or both)",
+                           app);
+    if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "%s: k must be >= 1 (got %d)", app, (int)k);
+    if (nq < 0 || (nq > 0 && (!d_queries || !d_idx)))
+        return canopy_fail(CANOPY_ERR_INVALID, "%s: %lld queries, queries or indices NULL", app,
+                           (long long)nq);
+    if (o.backend == CANOPY_BACKEND_CPU)
+        return canopy_fail(CANOPY_ERR_INVALID, "%s: device pointers need backend gpu or auto", app);
+    if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "%s: schedule %s is not offered for device queries (they run in the "
+                           "caller's order)",
+                           app, canopy_schedule_name(o.schedule));
+    /* what auto picks for kNN on the GPU (a guided traversal: gdr, unsorted) */
+    canopy_variant v = o.variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o.variant;
+    canopy_gpu_report rep;
+    memset(&rep, 0, sizeof rep);
+    s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, d_idx, d_dist2, stream, &rep);
+    if (s || !stats) return s;
+    stats->transfer_seconds = rep.transfer_seconds;
+    stats->traverse_seconds = rep.traverse_seconds;
+    stats->queries = nq;
+    stats->nodes_per_query = nq ? (double)rep.counters.nodes / (double)nq : 0.0;
+    stats->work_expansion = rep.counters.group_longest ? (double)rep.counters.group_nodes /
+                                                             (double)rep.counters.group_longest
+                                                       : 0.0;
+    stats->nodes_per_group =
+        rep.counters.groups ? (double)rep.counters.group_nodes / (double)rep.counters.groups : 0.0;
+    stats->variant = v;
+    stats->schedule = CANOPY_SCHEDULE_NONE;
+    stats->backend = CANOPY_BACKEND_GPU;
+    stats->device_tree_reused = 1;
+    snprintf(stats->note, sizeof stats->note, "device pointers: resident tree, caller's order");
+    return CANOPY_OK;
 }
 
 canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, float r,

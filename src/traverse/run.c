@@ -259,10 +259,16 @@ canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *t
     if (b == CANOPY_BACKEND_GPU) {
         canopy_gpu_report rep;
         memset(&rep, 0, sizeof rep);
+        rep.device_tree = tree->device;
         s = tr->gpu(tr->ctx, &tree->view, order, tr->nq, v, device_hybrid ? &plan : NULL, &rep);
         canopy_profile_plan_free(&plan);
         cnt = rep.counters;
         transfer = rep.transfer_seconds;
+        if (stats) {
+            stats->tree_upload_bytes = rep.tree_upload_bytes;
+            stats->tree_upload_seconds = rep.tree_upload_seconds;
+            stats->device_tree_reused = rep.device_tree != NULL;
+        }
         traverse = rep.traverse_seconds;
         device_schedule = rep.schedule_seconds;
     } else {

@@ -38,6 +38,9 @@ struct canopy_tree {
     int32_t leaf_size;
     int32_t order; /* canopy_tree_order */
     double build_seconds;
+    /* A device copy of this tree owned elsewhere (a resident canopy_index), which GPU
+     * queries use instead of uploading; NULL: none. */
+    const canopy_tree_view *device;
 };
 
 /* ---- builder framework (tree.c) ---- */

@@ -93,6 +93,13 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
             stderr,
             ",\n  nodes per warp/packet %.1f, work expansion %.2f (packet nodes / longest member)",
             st->nodes_per_group, st->work_expansion);
+    if (st->backend == CANOPY_BACKEND_GPU) {
+        if (st->device_tree_reused)
+            fprintf(stderr, "\n  tree upload 0 bytes, 0.0000 s (reused device tree)");
+        else
+            fprintf(stderr, "\n  tree upload %lld bytes, %.4f s", (long long)st->tree_upload_bytes,
+                    st->tree_upload_seconds);
+    }
     if (st->profile_depth > 0)
         fprintf(stderr, "\n  hybrid profile: top tree of %d levels, %d leaves", st->profile_depth,
                 st->profile_leaves);

@@ -1,0 +1,37 @@
+/* The device copy of a resident canopy_index (index_gpu.cu; a build without CUDA
+ * has index_gpu_none.c, whose entries fail with CANOPY_ERR_UNSUPPORTED). */
+#ifndef CANOPY_INDEX_DEVICE_H
+#define CANOPY_INDEX_DEVICE_H
+
+#include "tree/gpu_build.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct canopy_index_device {
+    canopy_tree_view view;  /* device pointers; view.hot NULL: no device copy */
+    canopy_gpu_tree *built; /* a GPU build owning the arrays, or NULL (uploaded here) */
+    size_t bytes;           /* device bytes of the tree arrays */
+    int gpu_built;
+} canopy_index_device;
+
+/* Builds a kd tree on the GPU into dv and downloads its host twin into *host (the
+ * schedules, auto choices and CPU queries read the host tree). */
+canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
+                                        canopy_index_device *dv, canopy_tree **host);
+/* Copies a host tree to the device once. */
+canopy_status canopy_index_device_upload(const canopy_tree_view *host, canopy_index_device *dv);
+void canopy_index_device_free(canopy_index_device *dv);
+
+/* kNN of nq device queries (d = the tree's) written to device idx/dist2 (dist2 may be
+ * NULL), after waiting for `stream`; returns when the results are written. */
+canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float *d_queries,
+                                      int64_t nq, int32_t k, canopy_variant v, int64_t *d_idx,
+                                      float *d_dist2, void *stream, canopy_gpu_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

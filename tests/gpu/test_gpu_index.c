@@ -1,0 +1,262 @@
+/* Device-resident indexes (residency device and both) against brute force and the
+ * host index on fresh random inputs: kNN (queries and self-queries), radius counts,
+ * gravity and search; the second query uploads no tree (stats); the device-pointer
+ * kNN equals the host API; bad pointers, host-only indexes and freed handles are
+ * rejected. Exits 77 without a GPU. */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state;
+static double rnd(void) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* kind 0 uniform, 1 clustered, 2 heavy duplicates (4 values per coordinate) */
+static float *make_points(int64_t n, int32_t d, int kind, uint64_t seed) {
+    float *p = malloc(sizeof(float) * (size_t)(n * d + 1));
+    if (kind == 1 && n > 0) {
+        CHECK_OK(canopy_gen_clusters(p, NULL, n, d, 8, 0.01, seed));
+    } else {
+        rng_state = seed;
+        for (int64_t i = 0; i < n * d; i++)
+            p[i] = kind == 2 ? (float)(int)(rnd() * 4) : (float)rnd();
+    }
+    return p;
+}
+
+static canopy_run_options gpu_opts(void) {
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    return o;
+}
+
+static canopy_index *build(canopy_points p, canopy_tree_kind kind, canopy_residency r) {
+    canopy_index_options o = canopy_index_options_default(kind);
+    o.residency = r;
+    canopy_index *ix = NULL;
+    CHECK_OK(canopy_index_build(p, &o, &ix));
+    return ix;
+}
+
+/* Resident kNN (queries, then self) against brute force and the host index; the
+ * device-pointer form against the host API; upload statistics. */
+static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res, int32_t k,
+                     canopy_tree_kind kind, const char *tag) {
+    int64_t nq = qry.n, cells = nq * k, scells = ref.n * k;
+    int64_t *bi = malloc(sizeof(int64_t) * (size_t)(cells + scells + 1));
+    int64_t *gi = malloc(sizeof(int64_t) * (size_t)(cells + scells + 1));
+    int64_t *hi = malloc(sizeof(int64_t) * (size_t)(cells + 1));
+    float *bd = malloc(sizeof(float) * (size_t)(cells + scells + 1));
+    float *gd = malloc(sizeof(float) * (size_t)(cells + scells + 1));
+    float *hd = malloc(sizeof(float) * (size_t)(cells + 1));
+    canopy_index *ix = build(ref, kind, res), *hx = build(ref, kind, CANOPY_RESIDENCY_HOST);
+    canopy_index_info info;
+    CHECK_OK(canopy_index_get_info(ix, &info));
+    CHECK_MSG(info.residency == res && info.device_bytes == info.bytes && info.device_bytes > 0,
+              "%s: info residency %d, device bytes %zu of %zu", tag, (int)info.residency,
+              info.device_bytes, info.bytes);
+    CHECK_MSG(info.gpu_built == (res == CANOPY_RESIDENCY_DEVICE && kind == CANOPY_TREE_KD),
+              "%s: gpu_built %d", tag, info.gpu_built);
+    canopy_run_options o = gpu_opts();
+    canopy_stats st;
+    CHECK_OK(canopy_knn_brute(ref, qry, k, bi, bd));
+    CHECK_OK(canopy_knn_brute(ref, canopy_points_make(NULL, 0, ref.d), k, bi + cells, bd + cells));
+    for (int rep = 0; rep < 2; rep++) {
+        CHECK_OK(canopy_index_knn(ix, qry, k, &o, gi, gd, &st));
+        CHECK_MSG(st.tree_upload_bytes == 0 && st.device_tree_reused == 1 &&
+                      st.backend == CANOPY_BACKEND_GPU,
+                  "%s: query %d uploaded %lld tree bytes", tag, rep,
+                  (long long)st.tree_upload_bytes);
+    }
+    CHECK_OK(canopy_index_knn(ix, canopy_points_make(NULL, 0, ref.d), k, &o, gi + cells, gd + cells,
+                              &st));
+    CHECK_MSG(st.tree_upload_bytes == 0, "%s: self-query uploaded the tree", tag);
+    CHECK_MSG(memcmp(bi, gi, sizeof(int64_t) * (size_t)(cells + scells)) == 0 &&
+                  memcmp(bd, gd, sizeof(float) * (size_t)(cells + scells)) == 0,
+              "%s: resident kNN differs from brute force", tag);
+    /* the host index on the GPU uploads per call; on the CPU it agrees too */
+    CHECK_OK(canopy_index_knn(hx, qry, k, &o, hi, hd, &st));
+    CHECK_MSG(st.tree_upload_bytes == (int64_t)info.bytes && !st.device_tree_reused,
+              "%s: host index uploaded %lld bytes (tree %zu)", tag, (long long)st.tree_upload_bytes,
+              info.bytes);
+    CHECK_MSG(memcmp(hi, gi, sizeof(int64_t) * (size_t)cells) == 0, "%s: host index kNN differs",
+              tag);
+    canopy_run_options c = canopy_run_options_default();
+    c.backend = CANOPY_BACKEND_CPU;
+    CHECK_OK(canopy_index_knn(ix, qry, k, &c, hi, hd, &st));
+    CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
+              "%s: CPU query of a resident index differs", tag);
+    /* device pointers in and out, on a stream of the caller's */
+    float *dq = NULL, *dd = NULL;
+    int64_t *di = NULL;
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(nq * ref.d + 1)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(cells + 1)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dd, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
+    CHECK(cudaMemcpyAsync(dq, qry.data, sizeof(float) * (size_t)(nq * ref.d),
+                          cudaMemcpyHostToDevice, stream) == cudaSuccess);
+    memset(&st, 0xff, sizeof st);
+    CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, NULL, di, dd, stream, &st));
+    CHECK(st.device_tree_reused == 1 && st.tree_upload_bytes == 0 && st.queries == nq);
+    CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+    CHECK(cudaMemcpy(hd, dd, sizeof(float) * (size_t)cells, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0 &&
+                  memcmp(hd, bd, sizeof(float) * (size_t)cells) == 0,
+              "%s: device-pointer kNN differs", tag);
+    /* lockstep variant and no distances */
+    canopy_run_options l = canopy_run_options_default();
+    l.variant = CANOPY_VARIANT_DR_L;
+    CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
+    CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &l, di, NULL, NULL, NULL));
+    CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+    CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
+              "%s: device-pointer kNN (dr_l) differs", tag);
+    if (nq > 0) {
+        CHECK_FAILS(canopy_index_knn_device(ix, qry.data, nq, k, NULL, di, dd, NULL, NULL),
+                    CANOPY_ERR_INVALID, "device memory");
+        CHECK_FAILS(canopy_index_knn_device(hx, dq, nq, k, NULL, di, dd, NULL, NULL),
+                    CANOPY_ERR_INVALID, "no device copy");
+    }
+    CHECK(cudaFree(dq) == cudaSuccess && cudaFree(di) == cudaSuccess &&
+          cudaFree(dd) == cudaSuccess && cudaStreamDestroy(stream) == cudaSuccess);
+    canopy_index_free(ix);
+    canopy_index_free(hx);
+    free(bi), free(gi), free(hi), free(bd), free(gd), free(hd);
+}
+
+static void radius_case(canopy_points ref, canopy_points qry, canopy_residency res,
+                        canopy_tree_kind kind, float r, const char *tag) {
+    int64_t *b = malloc(sizeof(int64_t) * (size_t)(qry.n + 1));
+    int64_t *g = malloc(sizeof(int64_t) * (size_t)(qry.n + 1));
+    canopy_index *ix = build(ref, kind, res);
+    canopy_run_options o = gpu_opts();
+    canopy_stats st;
+    CHECK_OK(canopy_radius_count_brute(ref, qry, r, b));
+    for (int rep = 0; rep < 2; rep++) {
+        CHECK_OK(canopy_index_radius_count(ix, qry, r, &o, g, &st));
+        CHECK_MSG(st.tree_upload_bytes == 0 && st.device_tree_reused, "%s: radius uploaded", tag);
+        CHECK_MSG(memcmp(b, g, sizeof(int64_t) * (size_t)qry.n) == 0, "%s: resident radius differs",
+                  tag);
+    }
+    canopy_index_free(ix);
+    free(b), free(g);
+}
+
+static void gravity_case(int64_t n, uint64_t seed) {
+    float *p = malloc(sizeof(float) * (size_t)(3 * n));
+    float *w = malloc(sizeof(float) * (size_t)n);
+    float *a = malloc(sizeof(float) * (size_t)(3 * n)),
+          *h = malloc(sizeof(float) * (size_t)(3 * n));
+    CHECK_OK(canopy_gen_plummer(p, NULL, n, seed));
+    for (int64_t i = 0; i < n; i++) w[i] = (float)(1 + i % 3) / (float)(2 * n);
+    canopy_points pts = canopy_points_make(p, n, 3);
+    canopy_index_options o = canopy_index_options_default(CANOPY_TREE_OCT);
+    o.weights = w;
+    canopy_index *ix = NULL, *hx = NULL;
+    o.residency = CANOPY_RESIDENCY_DEVICE;
+    CHECK_OK(canopy_index_build(pts, &o, &ix));
+    o.residency = CANOPY_RESIDENCY_HOST;
+    CHECK_OK(canopy_index_build(pts, &o, &hx));
+    canopy_run_options r = gpu_opts();
+    canopy_stats st;
+    CHECK_OK(canopy_index_gravity(hx, 0.5f, 0.01f, &r, h, &st));
+    CHECK(st.tree_upload_bytes > 0);
+    for (int rep = 0; rep < 2; rep++) {
+        CHECK_OK(canopy_index_gravity(ix, 0.5f, 0.01f, &r, a, &st));
+        CHECK_MSG(st.tree_upload_bytes == 0 && st.device_tree_reused, "gravity uploaded");
+        CHECK_MSG(memcmp(a, h, sizeof(float) * (size_t)(3 * n)) == 0,
+                  "gravity n=%lld: resident differs from the host index on the GPU", (long long)n);
+    }
+    canopy_index_free(ix), canopy_index_free(hx);
+    free(p), free(w), free(a), free(h);
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void search_case(int64_t n, uint64_t seed) {
+    float *keys = make_points(n, 1, 2, seed);
+    for (int64_t i = 0; i < n; i++) keys[i] += (float)(i % 7);
+    qsort(keys, (size_t)n, sizeof(float), cmp_float);
+    int64_t nq = 3000;
+    float *q = make_points(nq, 1, 0, seed + 1);
+    for (int64_t i = 0; i < nq; i++) q[i] = q[i] * 12.0f - 1.0f;
+    int64_t *g = malloc(sizeof(int64_t) * (size_t)nq);
+    canopy_index *ix =
+        build(canopy_points_make(keys, n, 1), CANOPY_TREE_BST, CANOPY_RESIDENCY_BOTH);
+    canopy_run_options o = gpu_opts();
+    canopy_stats st;
+    for (int rep = 0; rep < 2; rep++) {
+        CHECK_OK(canopy_index_search(ix, q, nq, &o, g, &st));
+        CHECK_MSG(st.tree_upload_bytes == 0 && st.device_tree_reused, "search uploaded");
+    }
+    int bad = 0;
+    for (int64_t i = 0; i < nq; i++) {
+        int64_t lb = 0;
+        while (lb < n && keys[lb] < q[i]) lb++;
+        bad += g[i] != lb;
+    }
+    CHECK_MSG(bad == 0, "search n=%lld: %d results differ from the lower bound", (long long)n, bad);
+    canopy_index_free(ix);
+    free(keys), free(q), free(g);
+}
+
+int main(void) {
+    char name[256];
+    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
+        return check_skip(canopy_last_error());
+    printf("GPU: %s\n", name);
+    uint64_t seed = check_seed();
+    static const int32_t dims[] = {1, 2, 3, 7};
+    static const int64_t sizes[] = {1, 5, 1000, 20000};
+    static const canopy_residency res[] = {CANOPY_RESIDENCY_DEVICE, CANOPY_RESIDENCY_BOTH};
+    char tag[128];
+    for (int si = 0; si < 4; si++)
+        for (int di = 0; di < 4; di++)
+            for (int kind = 0; kind < 3; kind++)
+                for (int ri = 0; ri < 2; ri++) {
+                    int64_t n = sizes[si];
+                    int32_t d = dims[di];
+                    uint64_t sd = seed + (uint64_t)(si * 131 + di * 17 + kind * 3 + ri);
+                    float *rp = make_points(n, d, kind, sd);
+                    int64_t nq = n < 50 ? 7 : 2000;
+                    float *qp = make_points(nq, d, kind, sd + 7);
+                    canopy_points ref = canopy_points_make(rp, n, d);
+                    canopy_points qry = canopy_points_make(qp, nq, d);
+                    canopy_tree_kind tk = kind == 1 ? CANOPY_TREE_BALL : CANOPY_TREE_KD;
+                    snprintf(tag, sizeof tag, "n=%lld d=%d kind=%d %s tree %s", (long long)n, d,
+                             kind, res[ri] == CANOPY_RESIDENCY_DEVICE ? "device" : "both",
+                             canopy_tree_kind_name(tk));
+                    knn_case(ref, qry, res[ri], 8, tk, tag);
+                    if (si >= 2) knn_case(ref, qry, res[ri], 1, tk, tag);
+                    radius_case(ref, qry, res[ri], tk, d == 7 ? 0.35f : 0.05f, tag);
+                    free(rp), free(qp);
+                }
+    gravity_case(3000, seed + 1);
+    gravity_case(40000, seed + 2);
+    search_case(1, seed + 3);
+    search_case(50000, seed + 4);
+    /* a freed resident handle is rejected by every entry, the device one included */
+    float pts[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    canopy_index *ix =
+        build(canopy_points_make(pts, 4, 2), CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+    canopy_index *dead = ix;
+    canopy_index_free(ix);
+    int64_t out[4];
+    CHECK_FAILS(canopy_index_knn_device(dead, pts, 1, 1, NULL, out, NULL, NULL, NULL),
+                CANOPY_ERR_INVALID, "not a live index");
+    CHECK_FAILS(canopy_index_knn(dead, canopy_points_make(pts, 1, 2), 1, NULL, out, NULL, NULL),
+                CANOPY_ERR_INVALID, "not a live index");
+    return check_finish();
+}
