@@ -6,6 +6,7 @@
  * SIMD per available ISA, DFA, DFA with a tiny cache) must equal the scalar Pike
  * VM, for selection, inversion and per-pattern counts. Malformed patterns must fail
  * with grep's messages. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include "check.h"
 #include "core/cpu_internal.h"
 #include "regex/dfa.h"
