@@ -63,6 +63,8 @@ int cmd_forest_compile(int argc, char **argv) {
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (!model) return cli_usage_error(cmd, "--model is required");
     if (!outp) return cli_usage_error(cmd, "-o is required");
+    const char *ins[] = {model}, *outs[] = {outp};
+    if (cli_check_paths(cmd, ins, 1, outs, 1)) return CLI_ERROR;
     canopy_forest *f = NULL;
     canopy_predictor *pred = NULL;
     int rc = CLI_OK;
@@ -72,9 +74,9 @@ int cmd_forest_compile(int argc, char **argv) {
     if (rc == CLI_OK) {
         canopy_forest_info info;
         canopy_forest_get_info(f, &info);
-        printf("forest compile: %s, %d trees, %lld nodes, layout built in %.3f ms -> %s\n", model,
-               info.n_trees, (long long)info.n_nodes, canopy_predictor_build_seconds(pred) * 1e3,
-               outp);
+        cli_summary("forest compile: %s, %d trees, %lld nodes, layout built in %.3f ms -> %s",
+                    model, info.n_trees, (long long)info.n_nodes,
+                    canopy_predictor_build_seconds(pred) * 1e3, outp);
     }
     canopy_predictor_free(pred);
     canopy_forest_free(f);

@@ -61,6 +61,8 @@ static int index_build(int argc, char **argv) {
     if (!out) return cli_usage_error(cmd, "-o is required");
     if (mass_path && to.run.tree != CANOPY_TREE_OCT)
         return cli_usage_error(cmd, "--mass needs --tree oct");
+    const char *ins[] = {ref_path, mass_path}, *outs[] = {out};
+    if (cli_check_paths(cmd, ins, 2, outs, 1)) return CLI_ERROR;
 
     canopy_array ra, ma = {0};
     canopy_points ref;
@@ -84,9 +86,10 @@ static int index_build(int argc, char **argv) {
     if (rc == CLI_OK) {
         canopy_index_info info;
         canopy_index_get_info(ix, &info);
-        printf("index build: %s tree over %lld points, d = %d, %d nodes, built in %.4f s -> %s\n",
-               canopy_tree_kind_name(info.kind), (long long)info.n, (int)info.d, (int)info.n_nodes,
-               info.build_seconds, out);
+        cli_summary(
+            "index build: %s tree over %lld points, d = %d, %d nodes, built in %.4f s -> %s",
+            canopy_tree_kind_name(info.kind), (long long)info.n, (int)info.d, (int)info.n_nodes,
+            info.build_seconds, out);
     }
     canopy_index_free(ix);
     canopy_array_release(&ma);

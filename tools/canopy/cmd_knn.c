@@ -88,8 +88,8 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     if (!k) return cli_usage_error(cmd, "-k is required");
     if (!out) return cli_usage_error(cmd, "-o is required");
 
-    const char *ins[] = {ref_path, query_path}, *outs[] = {out, dist_out};
-    if (cli_check_paths(cmd, ins, 2, outs, 2)) return CLI_ERROR;
+    const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out, dist_out};
+    if (cli_check_paths(cmd, ins, 3, outs, 2)) return CLI_ERROR;
 
     double t0 = canopy_now();
     canopy_array ra = {0}, qa;

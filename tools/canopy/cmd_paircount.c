@@ -155,10 +155,11 @@ int cmd_paircount(int argc, char **argv) {
         rc = cli_write_arrays("paircount", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
-        printf("paircount: %s, %lld x %lld points, %d %s bins in [%g, %g)%s, %s %.17g -> %s\n",
-               p2 ? "cross" : "auto", (long long)d1.n, (long long)(p2 ? d2.n : d1.n), (int)po.nbins,
-               po.log_bins ? "log" : "linear", po.rmin, po.rmax,
-               po.boxsize > 0.0 ? ", periodic" : "", weighted ? "weight" : "pairs", total, out);
+        cli_summary("paircount: %s, %lld x %lld points, %d %s bins in [%g, %g)%s, %s %.17g -> %s",
+                    p2 ? "cross" : "auto", (long long)d1.n, (long long)(p2 ? d2.n : d1.n),
+                    (int)po.nbins, po.log_bins ? "log" : "linear", po.rmin, po.rmax,
+                    po.boxsize > 0.0 ? ", periodic" : "", weighted ? "weight" : "pairs", total,
+                    out);
         if (p.stats) trav_print_stats("paircount", &st, t_load, t_write);
     }
     canopy_free(w1);

@@ -60,8 +60,8 @@ int cmd_radius(int argc, char **argv) {
     if (r < 0.0) return cli_usage_error("radius", "-r is required");
     if (!out) return cli_usage_error("radius", "-o is required");
 
-    const char *ins[] = {ref_path, query_path}, *outs[] = {out};
-    if (cli_check_paths("radius", ins, 2, outs, 1)) return CLI_ERROR;
+    const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out};
+    if (cli_check_paths("radius", ins, 3, outs, 1)) return CLI_ERROR;
 
     double t0 = canopy_now();
     canopy_array ra = {0}, qa;
