@@ -1,6 +1,6 @@
 /* GPU kd build against the host build, same run: clust2 (200k 2-D clusters), rand7's
- * reference half (200k uniform 7-D) and plummer1m's bodies (1M, 3-D; kd on the GPU,
- * the host's octree and kd for reference). GPU times from host arrays (pinned
+ * reference half (200k uniform 7-D) and plummer1m's bodies (1M, 3-D; kd and octree on
+ * the GPU and on the host). GPU times from host arrays (pinned
  * staging and upload included) and from device-resident input; the host build on
  * canopy_threads() threads. Medians with min-max over REPS runs after WARM warm-ups.
  * Usage: canopy-bench-gpu-build [reps]   (prints a markdown table) */
@@ -39,8 +39,8 @@ static double host_build(canopy_points P, canopy_tree_kind kind) {
     return dt;
 }
 
-static double gpu_build(canopy_points P) {
-    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+static double gpu_build(canopy_points P, canopy_tree_kind kind) {
+    canopy_tree_options o = canopy_tree_options_default(kind);
     canopy_gpu_tree *g = NULL;
     double t0 = canopy_now();
     if (canopy_tree_build_gpu(P, &o, &g)) die("GPU build");
@@ -67,18 +67,25 @@ static void bench(const char *name, const float *pts, int64_t n, int32_t d, int 
     char what[64];
     snprintf(what, sizeof what, "host kd, %d threads", canopy_threads());
     row(name, what, v, reps, 0);
+    for (int r = 0; r < WARM; r++) gpu_build(P, CANOPY_TREE_KD);
+    for (int r = 0; r < reps; r++) v[r] = gpu_build(P, CANOPY_TREE_KD);
+    row(name, "GPU kd, host input", v, reps, hs.med);
+    for (int r = 0; r < WARM; r++) gpu_build(D, CANOPY_TREE_KD);
+    for (int r = 0; r < reps; r++) v[r] = gpu_build(D, CANOPY_TREE_KD);
+    row(name, "GPU kd, device input", v, reps, hs.med);
     if (oct) {
         for (int r = 0; r < WARM; r++) host_build(P, CANOPY_TREE_OCT);
         for (int r = 0; r < reps; r++) v[r] = host_build(P, CANOPY_TREE_OCT);
+        bench_summary os = bench_summarise(v, reps);
         snprintf(what, sizeof what, "host oct, %d threads", canopy_threads());
         row(name, what, v, reps, 0);
+        for (int r = 0; r < WARM; r++) gpu_build(P, CANOPY_TREE_OCT);
+        for (int r = 0; r < reps; r++) v[r] = gpu_build(P, CANOPY_TREE_OCT);
+        row(name, "GPU oct, host input", v, reps, os.med);
+        for (int r = 0; r < WARM; r++) gpu_build(D, CANOPY_TREE_OCT);
+        for (int r = 0; r < reps; r++) v[r] = gpu_build(D, CANOPY_TREE_OCT);
+        row(name, "GPU oct, device input", v, reps, os.med);
     }
-    for (int r = 0; r < WARM; r++) gpu_build(P);
-    for (int r = 0; r < reps; r++) v[r] = gpu_build(P);
-    row(name, "GPU kd, host input", v, reps, hs.med);
-    for (int r = 0; r < WARM; r++) gpu_build(D);
-    for (int r = 0; r < reps; r++) v[r] = gpu_build(D);
-    row(name, "GPU kd, device input", v, reps, hs.med);
     cudaFree(dp);
     free(v);
 }
@@ -91,10 +98,10 @@ int main(int argc, char **argv) {
     }
     char name[256];
     if (canopy_gpu_info(name, sizeof name, NULL)) die("no GPU");
-    printf("GPU: %s; %d reps after %d warm-ups; times in ms (median, min–max); ratio = host kd "
-           "median / this median\n\n",
+    printf("GPU: %s; %d reps after %d warm-ups; times in ms (median, min–max); ratio = host "
+           "median of the same kind / this median\n\n",
            name, reps, WARM);
-    printf("| data | build | median ms | min–max ms | vs host kd |\n|---|---|---|---|---|\n");
+    printf("| data | build | median ms | min–max ms | vs host |\n|---|---|---|---|---|\n");
     const canopy_workload *c2 = canopy_workload_find("clust2");
     const canopy_workload *r7 = canopy_workload_find("rand7");
     if (!c2 || !r7) die("workload table");
