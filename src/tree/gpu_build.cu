@@ -558,28 +558,41 @@ canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int3
     int32_t *end = (int32_t *)malloc(sizeof(int32_t) * cap);
     int32_t *new_id = (int32_t *)malloc(sizeof(int32_t) * cap);
     int32_t *stack = (int32_t *)malloc(sizeof(int32_t) * cap);
+    uint8_t *floor = (uint8_t *)malloc(cap);
     canopy_status s = CANOPY_OK;
     int32_t count = 1, nn, depth = 1, next = 1;
-    if (!first || !nchild || !begin || !end || !new_id || !stack) {
+    if (!first || !nchild || !begin || !end || !new_id || !stack || !floor) {
         s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
         goto out;
     }
     begin[0] = 0;
     end[0] = (int32_t)n;
+    floor[0] = 0;
     for (int32_t v = 0; v < count; v++) {
         int32_t b = begin[v], e = end[v];
         first[v] = -1;
         nchild[v] = 0;
         if (e - b <= leaf) continue;
-        int mn = OCT_LEVELS;
-        for (int32_t i = b + 1; i < e; i++) mn = lcp[i] < mn ? lcp[i] : mn;
+        /* Inside a node every prefix length exceeds its parent's split level, so the
+         * node's minimum is usually that level + 1 (`floor`), which memchr finds
+         * fast; otherwise a plain (vectorized) minimum. */
+        uint8_t mn = floor[v];
+        if (!memchr(lcp + b + 1, mn, (size_t)(e - b - 1))) {
+            mn = OCT_LEVELS;
+            for (int32_t i = b + 1; i < e; i++) mn = lcp[i] < mn ? lcp[i] : mn;
+        }
         if (mn >= OCT_LEVELS) continue; /* one cell of the finest level: a leaf */
         first[v] = count;
         begin[count] = b;
-        for (int32_t i = b + 1; i < e; i++)
-            if (lcp[i] == mn) end[count] = i, begin[++count] = i;
+        const uint8_t *p = lcp + b + 1, *stop = lcp + e;
+        while ((p = (const uint8_t *)memchr(p, mn, (size_t)(stop - p)))) {
+            int32_t i = (int32_t)(p - lcp);
+            end[count] = i, begin[++count] = i;
+            p++;
+        }
         end[count++] = e;
         nchild[v] = count - first[v];
+        for (int32_t c = first[v]; c < count; c++) floor[c] = (uint8_t)(mn + 1);
     }
     nn = count;
     new_id[0] = 0;
@@ -625,7 +638,7 @@ canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int3
     }
     t->depth = depth;
 out:
-    free(first), free(nchild), free(begin), free(end), free(new_id), free(stack);
+    free(first), free(nchild), free(begin), free(end), free(new_id), free(stack), free(floor);
     return s;
 }
 
