@@ -5,7 +5,7 @@
 #   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
 #   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
-#   gpubuild GPU kd build: its test, memcheck on it, and bench_gpu_build (host build in
+#   gpubuild GPU kd and octree build: its test, memcheck on it, and bench_gpu_build (host build in
 #           the same run for the ratio)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild]
 #        (default: build test sanitize bench)
