@@ -256,8 +256,10 @@ struct topology {
     int32_t *level_max = nullptr;   /* largest node of each level */
     int32_t *level_split = nullptr; /* internal nodes of each level */
     int32_t n_nodes = 0, depth = 0;
+    bool borrowed = false; /* hot and rope live in the pool's host buffer */
     ~topology() {
-        free(hot), free(rope), free(parent), free(level), free(bylevel), free(level_off);
+        if (!borrowed) free(hot), free(rope);
+        free(parent), free(level), free(bylevel), free(level_off);
         free(level_max), free(level_split);
     }
 };
@@ -551,20 +553,22 @@ __global__ void k_oct_geom(unsigned char *hot, int32_t stride, int32_t nn, oct_r
  * linearized as canopy_tree_build_generic's linearize does. */
 canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int32_t stride,
                           const uint8_t *lcp, topology *t) {
+    /* Scratch (and the node records and ropes, uploaded from there) in the pool's
+     * host buffer: at most 2n + 1 nodes. */
     int64_t cap = 2 * n + 1;
-    int32_t *first = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int32_t *nchild = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int32_t *begin = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int32_t *end = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int32_t *new_id = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int32_t *stack = (int32_t *)malloc(sizeof(int32_t) * cap);
-    uint8_t *floor = (uint8_t *)malloc(cap);
+    size_t a4 = (sizeof(int32_t) * (size_t)cap + 63) / 64 * 64;
+    size_t hot_bytes = ((size_t)cap * stride + 63) / 64 * 64;
+    unsigned char *base = canopy_gpu_pool_host(8 * a4 + hot_bytes + (size_t)cap);
     canopy_status s = CANOPY_OK;
     int32_t count = 1, nn, depth = 1, next = 1;
-    if (!first || !nchild || !begin || !end || !new_id || !stack || !floor) {
-        s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
-        goto out;
-    }
+    if (!base) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
+    int32_t *first = (int32_t *)base, *nchild = (int32_t *)(base + a4);
+    int32_t *begin = (int32_t *)(base + 2 * a4), *end = (int32_t *)(base + 3 * a4);
+    int32_t *new_id = (int32_t *)(base + 4 * a4), *stack = (int32_t *)(base + 5 * a4);
+    t->rope = (int32_t *)(base + 6 * a4);
+    t->hot = base + 8 * a4;
+    uint8_t *floor = base + 8 * a4 + hot_bytes;
+    t->borrowed = true;
     begin[0] = 0;
     end[0] = (int32_t)n;
     floor[0] = 0;
@@ -609,14 +613,11 @@ canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int3
         }
     }
     t->n_nodes = nn;
-    t->hot = (unsigned char *)calloc((size_t)nn, (size_t)stride);
-    t->rope = (int32_t *)malloc(sizeof(int32_t) * nn);
     t->parent = (int32_t *)malloc(sizeof(int32_t) * nn);
     t->level = (int32_t *)malloc(sizeof(int32_t) * nn);
-    if (!t->hot || !t->rope || !t->parent || !t->level) {
-        s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
-        goto out;
-    }
+    if (!t->parent || !t->level)
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
+    memset(t->hot, 0, (size_t)nn * stride);
     for (int32_t v = 0; v < nn; v++) {
         canopy_node *h = (canopy_node *)(t->hot + (int64_t)new_id[v] * stride);
         h->child = first[v] >= 0 ? new_id[first[v]] : -1;
@@ -637,8 +638,6 @@ canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int3
         }
     }
     t->depth = depth;
-out:
-    free(first), free(nchild), free(begin), free(end), free(new_id), free(stack), free(floor);
     return s;
 }
 
