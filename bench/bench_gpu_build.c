@@ -1,12 +1,16 @@
 /* GPU kd build against the host build, same run: clust2 (200k 2-D clusters), rand7's
- * reference half (200k uniform 7-D) and plummer1m's bodies (1M, 3-D; kd on the GPU,
- * the host's octree and kd for reference). GPU times from host arrays (pinned
+ * reference half (200k uniform 7-D) and plummer1m's bodies (1M, 3-D; kd and octree on
+ * the GPU and on the host). GPU times from host arrays (pinned
  * staging and upload included) and from device-resident input; the host build on
  * canopy_threads() threads. Medians with min-max over REPS runs after WARM warm-ups.
+ * Query schedules: morton and hilbert orders of 200k uniform 3-D queries, host
+ * (canopy_schedule_queries) against the GPU (host arrays in and out, or device ones).
  * Usage: canopy-bench-gpu-build [reps]   (prints a markdown table) */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "canopy.h"
+#include "traverse/gpu_schedule.h"
+#include "traverse/run.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -39,8 +43,8 @@ static double host_build(canopy_points P, canopy_tree_kind kind) {
     return dt;
 }
 
-static double gpu_build(canopy_points P) {
-    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+static double gpu_build(canopy_points P, canopy_tree_kind kind) {
+    canopy_tree_options o = canopy_tree_options_default(kind);
     canopy_gpu_tree *g = NULL;
     double t0 = canopy_now();
     if (canopy_tree_build_gpu(P, &o, &g)) die("GPU build");
@@ -67,19 +71,73 @@ static void bench(const char *name, const float *pts, int64_t n, int32_t d, int 
     char what[64];
     snprintf(what, sizeof what, "host kd, %d threads", canopy_threads());
     row(name, what, v, reps, 0);
+    for (int r = 0; r < WARM; r++) gpu_build(P, CANOPY_TREE_KD);
+    for (int r = 0; r < reps; r++) v[r] = gpu_build(P, CANOPY_TREE_KD);
+    row(name, "GPU kd, host input", v, reps, hs.med);
+    for (int r = 0; r < WARM; r++) gpu_build(D, CANOPY_TREE_KD);
+    for (int r = 0; r < reps; r++) v[r] = gpu_build(D, CANOPY_TREE_KD);
+    row(name, "GPU kd, device input", v, reps, hs.med);
     if (oct) {
         for (int r = 0; r < WARM; r++) host_build(P, CANOPY_TREE_OCT);
         for (int r = 0; r < reps; r++) v[r] = host_build(P, CANOPY_TREE_OCT);
+        bench_summary os = bench_summarise(v, reps);
         snprintf(what, sizeof what, "host oct, %d threads", canopy_threads());
         row(name, what, v, reps, 0);
+        for (int r = 0; r < WARM; r++) gpu_build(P, CANOPY_TREE_OCT);
+        for (int r = 0; r < reps; r++) v[r] = gpu_build(P, CANOPY_TREE_OCT);
+        row(name, "GPU oct, host input", v, reps, os.med);
+        for (int r = 0; r < WARM; r++) gpu_build(D, CANOPY_TREE_OCT);
+        for (int r = 0; r < reps; r++) v[r] = gpu_build(D, CANOPY_TREE_OCT);
+        row(name, "GPU oct, device input", v, reps, os.med);
     }
-    for (int r = 0; r < WARM; r++) gpu_build(P);
-    for (int r = 0; r < reps; r++) v[r] = gpu_build(P);
-    row(name, "GPU kd, host input", v, reps, hs.med);
-    for (int r = 0; r < WARM; r++) gpu_build(D);
-    for (int r = 0; r < reps; r++) v[r] = gpu_build(D);
-    row(name, "GPU kd, device input", v, reps, hs.med);
     cudaFree(dp);
+    free(v);
+}
+
+static void bench_schedule(int reps) {
+    const int64_t n = 200000;
+    float *q = malloc(sizeof(float) * (size_t)(n * 3));
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)n);
+    double *v = malloc(sizeof(double) * (size_t)reps);
+    if (canopy_gen_uniform(q, n, 3, 0.0, 1.0, 7)) die("queries");
+    float *dq = NULL;
+    int64_t *dorder = NULL;
+    if (cudaMalloc((void **)&dq, sizeof(float) * (size_t)(n * 3)) != cudaSuccess ||
+        cudaMalloc((void **)&dorder, sizeof(int64_t) * (size_t)n) != cudaSuccess ||
+        cudaMemcpy(dq, q, sizeof(float) * (size_t)(n * 3), cudaMemcpyHostToDevice) != cudaSuccess) {
+        fprintf(stderr, "canopy-bench-gpu-build: cudaMalloc/cudaMemcpy failed\n");
+        exit(1);
+    }
+    canopy_points P = canopy_points_make(q, n, 3), D = canopy_points_make(dq, n, 3);
+    static const canopy_schedule schs[] = {CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_HILBERT};
+    for (int c = 0; c < 2; c++) {
+        char data[64], what[64];
+        snprintf(data, sizeof data, "200k 3-D queries, %s", canopy_schedule_name(schs[c]));
+        for (int r = 0; r < WARM + reps; r++) {
+            double t0 = canopy_now();
+            if (canopy_schedule_queries(schs[c], P, NULL, order)) die("host schedule");
+            if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+        }
+        bench_summary hs = bench_summarise(v, reps);
+        snprintf(what, sizeof what, "host sort, %d threads", canopy_threads());
+        row(data, what, v, reps, 0);
+        for (int r = 0; r < WARM + reps; r++) {
+            double t0 = canopy_now();
+            if (canopy_gpu_schedule_queries(schs[c], P, order)) die("GPU schedule");
+            if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+        }
+        row(data, "GPU sort, host arrays", v, reps, hs.med);
+        for (int r = 0; r < WARM + reps; r++) {
+            double t0 = canopy_now();
+            if (canopy_gpu_schedule_queries(schs[c], D, dorder)) die("GPU schedule");
+            if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+        }
+        row(data, "GPU sort, device arrays", v, reps, hs.med);
+    }
+    cudaFree(dq);
+    cudaFree(dorder);
+    free(q);
+    free(order);
     free(v);
 }
 
@@ -91,10 +149,10 @@ int main(int argc, char **argv) {
     }
     char name[256];
     if (canopy_gpu_info(name, sizeof name, NULL)) die("no GPU");
-    printf("GPU: %s; %d reps after %d warm-ups; times in ms (median, min–max); ratio = host kd "
-           "median / this median\n\n",
+    printf("GPU: %s; %d reps after %d warm-ups; times in ms (median, min–max); ratio = host "
+           "median of the same kind / this median\n\n",
            name, reps, WARM);
-    printf("| data | build | median ms | min–max ms | vs host kd |\n|---|---|---|---|---|\n");
+    printf("| data | build | median ms | min–max ms | vs host |\n|---|---|---|---|---|\n");
     const canopy_workload *c2 = canopy_workload_find("clust2");
     const canopy_workload *r7 = canopy_workload_find("rand7");
     if (!c2 || !r7) die("workload table");
@@ -114,6 +172,7 @@ int main(int argc, char **argv) {
     bench("plummer 1M 3-D", p, nb, 3, reps, 1);
     free(p);
     free(vel);
+    bench_schedule(reps);
     canopy_gpu_pool_release();
     return 0;
 }

@@ -284,10 +284,13 @@ typedef struct canopy_tree_info {
 void canopy_tree_get_info(const canopy_tree *t, canopy_tree_info *info);
 
 /* GPU build (CUDA builds; CANOPY_ERR_UNSUPPORTED otherwise or without a device).
- * Builds a kd tree on the GPU into a device-resident tree with the layout of
- * canopy_tree_build (same node records, order, ropes, leaf size): pts.data may be a
- * host or a device pointer. The topology equals the host build's; the point order
- * inside a node, and so bounds, may differ only where coordinates tie at a median.
+ * Builds a kd tree or an octree (d = 3) on the GPU into a device-resident tree with
+ * the layout of canopy_tree_build (same node records, order, ropes, leaf size):
+ * pts.data (and opt->weights) may be host or device pointers. kd: the topology
+ * equals the host build's; the point order inside a node, and so bounds, may differ
+ * only where coordinates tie at a median. Octree: topology, ropes and cells equal
+ * the host's bit for bit and each leaf holds the same bodies; the order inside a
+ * leaf, and the last bits of masses and centres of mass, may differ.
  * Scratch memory comes from a grow-only device pool reused across builds.
  * Other kinds: CANOPY_ERR_UNSUPPORTED. */
 typedef struct canopy_gpu_tree canopy_gpu_tree; /* opaque, lives on the device */

@@ -5,8 +5,8 @@
 #   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
 #   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
-#   gpubuild GPU kd build: its test, memcheck on it, and bench_gpu_build (host build in
-#           the same run for the ratio)
+#   gpubuild GPU kd and octree build and GPU query schedules: their tests, memcheck on
+#           them, and bench_gpu_build (host build and sort in the same run for the ratio)
 #   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto
 #           and dr_l; bench/results/gpu-index.md)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
@@ -118,6 +118,15 @@ for stage in $stages; do
             "$b/test_gpu_build" >"$out/sanitizer-build-memcheck.log" 2>&1
         rc=$?
         note "- compute-sanitizer memcheck (gpu build): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-build-memcheck.log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
+        "$b/test_gpu_schedule" >"$out/gpu_schedule.log" 2>&1
+        rc=$?
+        note "- test_gpu_schedule: rc $rc, $(tail -n 1 "$out/gpu_schedule.log")"
+        [ $rc -eq 0 ] || status=1
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_schedule" >"$out/sanitizer-schedule-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (gpu schedule): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-schedule-memcheck.log" | tail -1)"
         [ $rc -eq 0 ] || status=1
         CANOPY_THREADS=16 "$b/canopy-bench-gpu-build" 15 >"$out/gpu-build.md" 2>"$out/gpu-build.err"
         note "- GPU build bench: rc $? (table below)"

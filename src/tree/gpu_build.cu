@@ -15,6 +15,9 @@
 #include "tree/gpu_build.h"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -253,8 +256,10 @@ struct topology {
     int32_t *level_max = nullptr;   /* largest node of each level */
     int32_t *level_split = nullptr; /* internal nodes of each level */
     int32_t n_nodes = 0, depth = 0;
+    bool borrowed = false; /* hot and rope live in the pool's host buffer */
     ~topology() {
-        free(hot), free(rope), free(parent), free(level), free(bylevel), free(level_off);
+        if (!borrowed) free(hot), free(rope);
+        free(parent), free(level), free(bylevel), free(level_off);
         free(level_max), free(level_split);
     }
 };
@@ -373,6 +378,267 @@ int is_device_pointer(const void *p) {
         return 0;
     }
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+/* ---- octree ----
+ *
+ * The host octree (build_oct.c) puts a node's points in the smallest cell of the
+ * root's dyadic grid that holds them and splits by octant, so its nodes are the
+ * runs of a Morton order with a common prefix: a compressed octree. On the GPU each
+ * point's 32-level cell path is computed by the host's own double arithmetic (one
+ * halving per level), interleaved into a 96-bit Morton key (digit = x | y<<1 | z<<2,
+ * the host's child order), and sorted with two stable CUB radix sorts (low 33 bits,
+ * then high 63). The length of the common prefix of neighbouring keys (one byte per
+ * point) is all the host needs to lay out the topology: a node's children start
+ * where that length equals the node's minimum. Masses and centres of mass come from
+ * double prefix sums, cells from the first key of each node, on the device. */
+
+enum { OCT_LEVELS = 32, OCT_HI = 21 };
+
+__global__ void k_oct_init(const float *in, int64_t stride, int64_t n, const float *w, float *pts,
+                           unsigned long long *bad, uint32_t *box) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    uint32_t lo[3] = {0xffffffffu, 0xffffffffu, 0xffffffffu}, hi[3] = {0, 0, 0};
+    if (i < n) {
+        for (int j = 0; j < 3; j++) {
+            float x = in[i * stride + j];
+            if (!isfinite(x)) atomicMin(&bad[0], (unsigned long long)i);
+            pts[i * 3 + j] = x;
+            lo[j] = ord_of(x);
+            hi[j] = lo[j];
+        }
+        if (w && !isfinite(w[i])) atomicMin(&bad[1], (unsigned long long)i);
+    }
+    for (int j = 0; j < 3; j++) {
+        uint32_t l = __reduce_min_sync(0xffffffffu, lo[j]);
+        uint32_t h = __reduce_max_sync(0xffffffffu, hi[j]);
+        if (lane == 0) atomicMin(&box[j], l), atomicMax(&box[3 + j], h);
+    }
+}
+
+struct oct_root {
+    double lo[3], hi[3];
+};
+
+/* Each point's key, split into 63 high bits (levels 0..20) and 33 low bits (21..31). */
+__global__ void k_oct_keys(const float *pts, int64_t n, oct_root r, unsigned long long *khi,
+                           unsigned long long *klo, unsigned long long *sort_key, int32_t *idx) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t c[3];
+    for (int j = 0; j < 3; j++) {
+        double lo = r.lo[j], hi = r.hi[j];
+        double x = pts[i * 3 + j];
+        uint32_t code = 0;
+        for (int k = 0; k < OCT_LEVELS; k++) {
+            double mid = (lo + hi) * 0.5;
+            uint32_t b = x >= mid;
+            code = code << 1 | b;
+            if (b)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        c[j] = code;
+    }
+    unsigned long long h = 0, l = 0;
+    for (int k = 0; k < OCT_LEVELS; k++) {
+        int s = OCT_LEVELS - 1 - k;
+        unsigned long long dg = (c[0] >> s & 1) | (c[1] >> s & 1) << 1 | (c[2] >> s & 1) << 2;
+        if (k < OCT_HI)
+            h = h << 3 | dg;
+        else
+            l = l << 3 | dg;
+    }
+    khi[i] = h;
+    klo[i] = l;
+    sort_key[i] = l;
+    idx[i] = (int32_t)i;
+}
+
+__global__ void k_oct_hi(const unsigned long long *khi, const int32_t *idx, int64_t n,
+                         unsigned long long *out) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = khi[idx[i]];
+}
+
+__device__ __forceinline__ int oct_lcp(unsigned long long h0, unsigned long long l0,
+                                       unsigned long long h1, unsigned long long l1) {
+    if (h0 != h1) return (__clzll((long long)(h0 ^ h1)) - 1) / 3;
+    if (l0 != l1) return OCT_HI + (__clzll((long long)(l0 ^ l1)) - 31) / 3;
+    return OCT_LEVELS;
+}
+
+/* Puts points, ids, weights and keys in Morton order, with the prefix sums' inputs. */
+__global__ void k_oct_place(const float *pts, const float *w, const int32_t *perm, int64_t n,
+                            const unsigned long long *khi, const unsigned long long *klo,
+                            float *out_pts, int64_t *ids, float *out_w, unsigned long long *shi,
+                            unsigned long long *slo, double *sum) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i > n) return;
+    if (i == n) { /* the exclusive scans' final element */
+        for (int c = 0; c < 4; c++) sum[c * (n + 1) + n] = 0.0;
+        return;
+    }
+    int32_t p = perm[i];
+    double wi = w ? (double)w[p] : 1.0;
+    for (int j = 0; j < 3; j++) {
+        float x = pts[(int64_t)p * 3 + j];
+        out_pts[i * 3 + j] = x;
+        sum[(j + 1) * (n + 1) + i] = wi * x;
+    }
+    sum[i] = wi;
+    ids[i] = p;
+    if (out_w) out_w[i] = w[p];
+    shi[i] = khi[p];
+    slo[i] = klo[p];
+}
+
+__global__ void k_oct_lcp(const unsigned long long *shi, const unsigned long long *slo, int64_t n,
+                          uint8_t *lcp) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    lcp[i] = i == 0 ? 0 : (uint8_t)oct_lcp(shi[i - 1], slo[i - 1], shi[i], slo[i]);
+}
+
+/* Geometry of every node, as oct_split computes it: the cell from the node's first
+ * key down to the common prefix of its first and last keys, mass and centre of mass
+ * from the prefix sums. */
+__global__ void k_oct_geom(unsigned char *hot, int32_t stride, int32_t nn, oct_root r,
+                           const unsigned long long *shi, const unsigned long long *slo,
+                           const double *sum, int64_t n, int weighted) {
+    int32_t v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= nn) return;
+    canopy_node *h = node_at(hot, stride, v);
+    float *geom = (float *)(h + 1);
+    int64_t b = h->begin, e = h->end, m = e - b;
+    if (m == 0) {
+        for (int j = 0; j < 8; j++) geom[j] = 0.0f;
+        return;
+    }
+    unsigned long long h0 = shi[b], l0 = slo[b];
+    int level = oct_lcp(h0, l0, shi[e - 1], slo[e - 1]);
+    double lo[3], hi[3];
+    for (int j = 0; j < 3; j++) lo[j] = r.lo[j], hi[j] = r.hi[j];
+    for (int k = 0; k < level; k++) {
+        unsigned dg = k < OCT_HI ? (unsigned)(h0 >> (3 * (OCT_HI - 1 - k)) & 7)
+                                 : (unsigned)(l0 >> (3 * (OCT_LEVELS - 1 - k)) & 7);
+        for (int j = 0; j < 3; j++) {
+            double mid = (lo[j] + hi[j]) * 0.5;
+            if (dg >> j & 1)
+                lo[j] = mid;
+            else
+                hi[j] = mid;
+        }
+    }
+    double half = 0.0;
+    float c[3];
+    for (int j = 0; j < 3; j++) {
+        c[j] = (float)((lo[j] + hi[j]) * 0.5);
+        double ex = fmax(hi[j] - c[j], c[j] - lo[j]);
+        if (ex > half) half = ex;
+        geom[4 + j] = c[j];
+    }
+    geom[7] = nextafterf((float)half, INFINITY);
+    double ws = sum[e] - sum[b];
+    for (int j = 0; j < 3; j++) {
+        const double *s = sum + (j + 1) * (n + 1);
+        geom[j] = ws != 0.0 ? (float)((s[e] - s[b]) / ws) : c[j];
+    }
+    geom[3] = weighted ? (float)ws : (float)((double)m / (double)n);
+}
+
+/* Host topology of the octree from the neighbouring keys' common prefix lengths,
+ * linearized as canopy_tree_build_generic's linearize does. */
+canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int32_t stride,
+                          const uint8_t *lcp, topology *t) {
+    /* Scratch (and the node records and ropes, uploaded from there) in the pool's
+     * host buffer: at most 2n + 1 nodes. */
+    int64_t cap = 2 * n + 1;
+    size_t a4 = (sizeof(int32_t) * (size_t)cap + 63) / 64 * 64;
+    size_t hot_bytes = ((size_t)cap * stride + 63) / 64 * 64;
+    unsigned char *base = canopy_gpu_pool_host(8 * a4 + hot_bytes + (size_t)cap);
+    canopy_status s = CANOPY_OK;
+    int32_t count = 1, nn, depth = 1, next = 1;
+    if (!base) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
+    int32_t *first = (int32_t *)base, *nchild = (int32_t *)(base + a4);
+    int32_t *begin = (int32_t *)(base + 2 * a4), *end = (int32_t *)(base + 3 * a4);
+    int32_t *new_id = (int32_t *)(base + 4 * a4), *stack = (int32_t *)(base + 5 * a4);
+    t->rope = (int32_t *)(base + 6 * a4);
+    t->hot = base + 8 * a4;
+    uint8_t *floor = base + 8 * a4 + hot_bytes;
+    t->borrowed = true;
+    begin[0] = 0;
+    end[0] = (int32_t)n;
+    floor[0] = 0;
+    for (int32_t v = 0; v < count; v++) {
+        int32_t b = begin[v], e = end[v];
+        first[v] = -1;
+        nchild[v] = 0;
+        if (e - b <= leaf) continue;
+        /* Inside a node every prefix length exceeds its parent's split level, so the
+         * node's minimum is usually that level + 1 (`floor`), which memchr finds
+         * fast; otherwise a plain (vectorized) minimum. */
+        uint8_t mn = floor[v];
+        if (!memchr(lcp + b + 1, mn, (size_t)(e - b - 1))) {
+            mn = OCT_LEVELS;
+            for (int32_t i = b + 1; i < e; i++) mn = lcp[i] < mn ? lcp[i] : mn;
+        }
+        if (mn >= OCT_LEVELS) continue; /* one cell of the finest level: a leaf */
+        first[v] = count;
+        begin[count] = b;
+        const uint8_t *p = lcp + b + 1, *stop = lcp + e;
+        while ((p = (const uint8_t *)memchr(p, mn, (size_t)(stop - p)))) {
+            int32_t i = (int32_t)(p - lcp);
+            end[count] = i, begin[++count] = i;
+            p++;
+        }
+        end[count++] = e;
+        nchild[v] = count - first[v];
+        for (int32_t c = first[v]; c < count; c++) floor[c] = (uint8_t)(mn + 1);
+    }
+    nn = count;
+    new_id[0] = 0;
+    if (order == CANOPY_ORDER_BREADTH_FIRST) {
+        /* creation above is breadth-first with contiguous child groups */
+        for (int32_t v = 0; v < nn; v++) new_id[v] = v;
+    } else {
+        int32_t sp = 0;
+        stack[sp++] = 0;
+        while (sp > 0) {
+            int32_t v = stack[--sp];
+            for (int32_t c = 0; c < nchild[v]; c++) new_id[first[v] + c] = next++;
+            for (int32_t c = nchild[v] - 1; c >= 0; c--) stack[sp++] = first[v] + c;
+        }
+    }
+    t->n_nodes = nn;
+    t->parent = (int32_t *)malloc(sizeof(int32_t) * nn);
+    t->level = (int32_t *)malloc(sizeof(int32_t) * nn);
+    if (!t->parent || !t->level)
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
+    memset(t->hot, 0, (size_t)nn * stride);
+    for (int32_t v = 0; v < nn; v++) {
+        canopy_node *h = (canopy_node *)(t->hot + (int64_t)new_id[v] * stride);
+        h->child = first[v] >= 0 ? new_id[first[v]] : -1;
+        h->nchild = nchild[v];
+        h->begin = begin[v];
+        h->end = end[v];
+    }
+    t->rope[0] = t->parent[0] = -1;
+    t->level[0] = 0;
+    for (int32_t v = 0; v < nn; v++) {
+        const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
+        for (int32_t c = 0; c < h->nchild; c++) {
+            int32_t ch = h->child + c;
+            t->rope[ch] = c + 1 < h->nchild ? ch + 1 : t->rope[v];
+            t->parent[ch] = v;
+            t->level[ch] = t->level[v] + 1;
+            if (t->level[ch] + 1 > depth) depth = t->level[ch] + 1;
+        }
+    }
+    t->depth = depth;
+    return s;
 }
 
 } // namespace
@@ -585,13 +851,224 @@ out:
     return s;
 }
 
+static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt,
+                               canopy_gpu_tree *g, topology *topo) {
+    const int64_t n = pts.n;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    const int32_t stride = (int32_t)((sizeof(canopy_node) + sizeof(float) * 8 + 15) / 16 * 16);
+    const int32_t leaf = opt->leaf_size > 0 ? opt->leaf_size : 8;
+    const int weighted = opt->weights != NULL;
+    canopy_tree_view *tv = &g->view;
+    tv->hot_stride = stride;
+    tv->geom_stride = 8;
+    tv->d = 3;
+    tv->n = n;
+    tv->max_children = 8;
+    tv->kind = CANOPY_TREE_OCT;
+    g->leaf_size = leaf;
+    g->order = opt->order;
+
+    int input_on_device = n > 0 && is_device_pointer(pts.data);
+    int weights_on_device = weighted && n > 0 && is_device_pointer(opt->weights);
+    void *points, *ids, *weights = nullptr;
+    if ((s = canopy_gpu_pool_result(&points, sizeof(float) * (size_t)(n * 3), st, "tree points")) ||
+        (s = canopy_gpu_pool_result(&ids, sizeof(int64_t) * (size_t)n, st, "tree ids")) ||
+        (weighted &&
+         (s = canopy_gpu_pool_result(&weights, sizeof(float) * (size_t)n, st, "tree weights"))))
+        return s;
+    tv->points = (const float *)points;
+    tv->ids = (const int64_t *)ids;
+    tv->weights = (const float *)weights;
+
+    const int64_t n1 = n > 0 ? n : 1;
+    size_t sort_bytes = 0, scan_bytes = 0;
+    {
+        cub::DoubleBuffer<unsigned long long> kb(nullptr, nullptr);
+        cub::DoubleBuffer<int32_t> vb(nullptr, nullptr);
+        if ((s = canopy_gpu_check(
+                 cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, kb, vb, (int)n1, 0, 64, st),
+                 "sizing the sort")) ||
+            (s = canopy_gpu_check(cub::DeviceScan::ExclusiveSum(
+                                      nullptr, scan_bytes, (double *)nullptr, (int)(n1 + 1), st),
+                                  "sizing the scan")))
+            return s;
+    }
+    typedef canopy_gpu_carve C;
+    size_t in_bytes = input_on_device ? 0 : sizeof(float) * (size_t)(n * 3);
+    size_t w_bytes = weighted && !weights_on_device ? sizeof(float) * (size_t)n : 0;
+    size_t scratch =
+        C::bytes<float>(n * 3) + C::bytes<unsigned long long>(n) * 6 + C::bytes<int32_t>(n) * 2 +
+        C::bytes<double>(4 * (n + 1)) + C::bytes<uint8_t>(n) + C::bytes<unsigned long long>(2) +
+        C::bytes<uint32_t>(6) + C::bytes<unsigned char>((int64_t)(in_bytes + w_bytes)) +
+        C::bytes<unsigned char>((int64_t)(sort_bytes > scan_bytes ? sort_bytes : scan_bytes)) + 256;
+    size_t pinned = in_bytes + w_bytes + (size_t)n1 + 64 + sizeof(uint32_t) * 6 +
+                    sizeof(unsigned long long) * 2;
+    unsigned char *dbase, *hbase;
+    if ((s = canopy_gpu_pool_acquire(scratch, pinned, &dbase, &hbase))) return s;
+    C c = {dbase, 0};
+    float *pa = c.take<float>(n * 3);
+    unsigned long long *khi = c.take<unsigned long long>(n), *klo = c.take<unsigned long long>(n);
+    unsigned long long *ka = c.take<unsigned long long>(n), *kb = c.take<unsigned long long>(n);
+    unsigned long long *shi = c.take<unsigned long long>(n), *slo = c.take<unsigned long long>(n);
+    int32_t *va = c.take<int32_t>(n), *vb = c.take<int32_t>(n);
+    double *sum = c.take<double>(4 * (n + 1));
+    uint8_t *lcp = c.take<uint8_t>(n);
+    unsigned long long *bad = c.take<unsigned long long>(2);
+    uint32_t *box = c.take<uint32_t>(6);
+    unsigned char *staged = c.take<unsigned char>((int64_t)(in_bytes + w_bytes));
+    void *tmp = c.take<unsigned char>((int64_t)(sort_bytes > scan_bytes ? sort_bytes : scan_bytes));
+
+    unsigned char *hp = hbase;
+    uint8_t *hp_lcp = hp + in_bytes + w_bytes;
+    uint32_t *hp_box = (uint32_t *)(hp_lcp + (n1 + 63) / 64 * 64);
+    unsigned long long *hp_bad = (unsigned long long *)(hp_box + 6);
+    const float *in = pts.data;
+    int64_t in_stride = pts.stride;
+    const float *w = opt->weights;
+    if (!input_on_device && n > 0) {
+        if (pts.stride == 3) {
+            memcpy(hp, pts.data, in_bytes);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                memcpy(hp + sizeof(float) * (size_t)(i * 3), canopy_point(pts, i),
+                       sizeof(float) * 3);
+        }
+        in = (const float *)staged;
+        in_stride = 3;
+    }
+    if (w_bytes)
+        memcpy(hp + in_bytes, opt->weights, w_bytes), w = (const float *)(staged + in_bytes);
+    oct_root root = {};
+    const uint32_t box0[6] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0, 0, 0};
+    const unsigned long long none[2] = {~0ull, ~0ull};
+    cudaEvent_t lcp_ready = nullptr;
+    if (n > 0) {
+        if ((in_bytes + w_bytes &&
+             (s = canopy_gpu_check(
+                  cudaMemcpyAsync(staged, hp, in_bytes + w_bytes, cudaMemcpyHostToDevice, st),
+                  "uploading points"))) ||
+            (s = canopy_gpu_check(
+                 cudaMemcpyAsync(box, box0, sizeof box0, cudaMemcpyHostToDevice, st),
+                 "clearing the box")) ||
+            (s = canopy_gpu_check(
+                 cudaMemcpyAsync(bad, none, sizeof none, cudaMemcpyHostToDevice, st),
+                 "clearing a flag")))
+            goto out;
+        k_oct_init<<<blocks(n), THREADS, 0, st>>>(in, in_stride, n, w, pa, bad, box);
+        if ((s = canopy_gpu_check(
+                 cudaMemcpyAsync(hp_box, box, sizeof(uint32_t) * 6, cudaMemcpyDeviceToHost, st),
+                 "reading the bounding box")) ||
+            (s = canopy_gpu_check(
+                 cudaMemcpyAsync(hp_bad, bad, sizeof none, cudaMemcpyDeviceToHost, st),
+                 "reading the input check")) ||
+            (s = canopy_gpu_check(cudaStreamSynchronize(st), "bounding the octree's points")))
+            goto out;
+        if (hp_bad[0] != ~0ull) {
+            s = canopy_fail(CANOPY_ERR_INVALID, "tree points: row %lld is not finite",
+                            (long long)hp_bad[0]);
+            goto out;
+        }
+        if (hp_bad[1] != ~0ull) {
+            s = canopy_fail(CANOPY_ERR_INVALID, "tree weights: weight %lld is not finite",
+                            (long long)hp_bad[1]);
+            goto out;
+        }
+        /* The root cube exactly as canopy_tree_spec_oct computes it. */
+        float blo[3], bhi[3];
+        double size = 0.0;
+        for (int j = 0; j < 3; j++) {
+            uint32_t l = hp_box[j], h = hp_box[3 + j];
+            l = l & 0x80000000u ? l ^ 0x80000000u : ~l;
+            h = h & 0x80000000u ? h ^ 0x80000000u : ~h;
+            memcpy(&blo[j], &l, sizeof l);
+            memcpy(&bhi[j], &h, sizeof h);
+            size = fmax(size, (double)bhi[j] - blo[j]);
+        }
+        for (int j = 0; j < 3; j++) {
+            root.lo[j] = blo[j];
+            root.hi[j] = fmax(blo[j] + size, bhi[j]);
+        }
+        k_oct_keys<<<blocks(n), THREADS, 0, st>>>(pa, n, root, khi, klo, ka, va);
+        {
+            cub::DoubleBuffer<unsigned long long> keys(ka, kb);
+            cub::DoubleBuffer<int32_t> vals(va, vb);
+            size_t tb = sort_bytes;
+            if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(tmp, tb, keys, vals, (int)n,
+                                                                      0, 3 * (OCT_LEVELS - OCT_HI),
+                                                                      st),
+                                      "sorting the low key bits")))
+                goto out;
+            unsigned long long *hk = keys.Alternate();
+            k_oct_hi<<<blocks(n), THREADS, 0, st>>>(khi, vals.Current(), n, hk);
+            keys.selector ^= 1;
+            if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(tmp, tb, keys, vals, (int)n,
+                                                                      0, 3 * OCT_HI, st),
+                                      "sorting the high key bits")))
+                goto out;
+            k_oct_place<<<blocks(n + 1), THREADS, 0, st>>>(pa, w, vals.Current(), n, khi, klo,
+                                                           (float *)points, (int64_t *)ids,
+                                                           (float *)weights, shi, slo, sum);
+        }
+        k_oct_lcp<<<blocks(n), THREADS, 0, st>>>(shi, slo, n, lcp);
+        if ((s = canopy_gpu_check(cudaEventCreateWithFlags(&lcp_ready, cudaEventDisableTiming),
+                                  "creating an event")) ||
+            (s = canopy_gpu_check(
+                 cudaMemcpyAsync(hp_lcp, lcp, (size_t)n, cudaMemcpyDeviceToHost, st),
+                 "reading the key prefixes")) ||
+            (s = canopy_gpu_check(cudaEventRecord(lcp_ready, st), "recording an event")))
+            goto out;
+        /* the sums run while the host lays out the topology */
+        for (int k = 0; k < 4 && !s; k++) {
+            size_t tb = scan_bytes;
+            s = canopy_gpu_check(
+                cub::DeviceScan::ExclusiveSum(tmp, tb, sum + k * (n + 1), (int)(n + 1), st),
+                "summing masses");
+        }
+        if (s || (s = canopy_gpu_check(cudaEventSynchronize(lcp_ready), "sorting the keys")))
+            goto out;
+    }
+    if ((s = oct_lay_out(n, leaf, opt->order, stride, hp_lcp, topo))) goto out;
+    {
+        const int32_t nn = topo->n_nodes;
+        void *hot, *rope;
+        tv->n_nodes = nn;
+        tv->depth = topo->depth;
+        if ((s = canopy_gpu_pool_result(&hot, (size_t)nn * stride, st, "tree nodes")) ||
+            (s = canopy_gpu_pool_result(&rope, sizeof(int32_t) * (size_t)nn, st, "tree ropes")))
+            goto out;
+        tv->hot = (const unsigned char *)hot;
+        tv->rope = (const int32_t *)rope;
+        /* pageable copies: the topology was just laid out in host memory */
+        if ((s = canopy_gpu_check(
+                 cudaMemcpyAsync(hot, topo->hot, (size_t)nn * stride, cudaMemcpyHostToDevice, st),
+                 "uploading nodes")) ||
+            (s = canopy_gpu_check(cudaMemcpyAsync(rope, topo->rope, sizeof(int32_t) * (size_t)nn,
+                                                  cudaMemcpyHostToDevice, st),
+                                  "uploading ropes")))
+            goto out;
+        if (n > 0)
+            k_oct_geom<<<blocks(nn), THREADS, 0, st>>>((unsigned char *)hot, stride, nn, root, shi,
+                                                       slo, sum, n, weighted);
+        if ((s = canopy_gpu_check(cudaGetLastError(), "launching the octree build")) ||
+            (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the octree")))
+            goto out;
+    }
+out:
+    if (lcp_ready) cudaEventDestroy(lcp_ready);
+    canopy_gpu_pool_unlock();
+    return s;
+}
+
 extern "C" canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_tree_options *opt,
                                                canopy_gpu_tree **out) {
     *out = NULL;
     double t0 = canopy_now();
-    if (opt->kind != CANOPY_TREE_KD)
+    if (opt->kind != CANOPY_TREE_KD && opt->kind != CANOPY_TREE_OCT)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "GPU tree build: %s trees are built on the host",
                            canopy_tree_kind_name(opt->kind));
+    if (opt->kind == CANOPY_TREE_OCT && pts.d != 3)
+        return canopy_fail(CANOPY_ERR_INVALID, "oct tree needs d = 3 (got d = %d)", (int)pts.d);
     if (pts.n < 0 || pts.d < 1 || pts.stride < pts.d || (pts.n > 0 && !pts.data))
         return canopy_fail(CANOPY_ERR_INVALID, "tree points: bad shape (n=%lld, d=%d, stride=%lld)",
                            (long long)pts.n, (int)pts.d, (long long)pts.stride);
@@ -606,7 +1083,8 @@ extern "C" canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_t
     canopy_gpu_tree *g = (canopy_gpu_tree *)calloc(1, sizeof *g);
     if (!g) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory allocating a GPU tree");
     topology topo;
-    canopy_status s = build(pts, opt, g, &topo);
+    canopy_status s =
+        opt->kind == CANOPY_TREE_OCT ? build_oct(pts, opt, g, &topo) : build(pts, opt, g, &topo);
     if (s) {
         cudaStreamSynchronize(0);
         canopy_gpu_tree_free(g);

@@ -1,8 +1,12 @@
-/* GPU kd build against the host build and brute force, on fresh random inputs:
+/* GPU kd and octree builds against the host build and brute force, on fresh random inputs:
  * same topology, ropes and depth; a valid tree (ids a permutation, points in tree
  * order, tight boxes, widest split dimension, median separation); geometry equal to
  * the host's wherever no tie at a median makes the split ambiguous; kNN over the
- * downloaded tree equal to brute force; device input equal to host input.
+ * downloaded tree equal to brute force; device input equal to host input. Octree:
+ * the host's topology, ropes and cells exactly, the same bodies in each leaf, masses
+ * and centres within float tolerance (and equal to their children's sums), bodies
+ * and children inside their cells, Barnes-Hut gravity over the GPU tree equal to
+ * that over the host tree and to direct summation within the theta error.
  * Exits 77 without a GPU. CANOPY_GPU_SMALL=1 runs small sizes (compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -224,6 +228,254 @@ static void one_case(int64_t n, int32_t d, int kind, int32_t leaf, canopy_tree_o
     free(w);
 }
 
+/* ---- octree ---- */
+
+/* Barnes-Hut acceleration at x over a tree: cells with 2 * half < theta * distance
+ * act through their centre of mass; leaves body by body. */
+static void bh_rec(const canopy_tree_view *t, int32_t v, const float *x, float theta, float eps,
+                   double *a) {
+    const canopy_node *h = canopy_tv_node(t, v);
+    const float *g = canopy_tv_geom(t, v);
+    double dx[3], r2 = (double)eps * eps;
+    for (int j = 0; j < 3; j++) dx[j] = (double)g[j] - x[j], r2 += dx[j] * dx[j];
+    if (h->child >= 0 && 2.0 * g[7] < theta * sqrt(r2 - (double)eps * eps)) {
+        double f = g[3] / (r2 * sqrt(r2));
+        for (int j = 0; j < 3; j++) a[j] += f * dx[j];
+        return;
+    }
+    if (h->child >= 0) {
+        for (int32_t c = 0; c < h->nchild; c++) bh_rec(t, h->child + c, x, theta, eps, a);
+        return;
+    }
+    for (int32_t i = h->begin; i < h->end; i++) {
+        const float *y = canopy_tv_point(t, i);
+        double m = t->weights ? t->weights[i] : 1.0 / (double)t->n;
+        double e[3], s2 = (double)eps * eps;
+        for (int j = 0; j < 3; j++) e[j] = (double)y[j] - x[j], s2 += e[j] * e[j];
+        double f = m / (s2 * sqrt(s2));
+        for (int j = 0; j < 3; j++) a[j] += f * e[j];
+    }
+}
+
+static double norm3(const double *a) {
+    return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+}
+
+static void cmp_leaf_sets(const canopy_tree_view *h, const canopy_tree_view *g, int32_t v,
+                          int64_t *a, int64_t *b, int *bad) {
+    const canopy_node *x = canopy_tv_node(g, v);
+    if (x->child >= 0) return;
+    int32_t m = x->end - x->begin;
+    memcpy(a, h->ids + x->begin, sizeof(int64_t) * (size_t)m);
+    memcpy(b, g->ids + x->begin, sizeof(int64_t) * (size_t)m);
+    for (int32_t i = 1; i < m; i++) /* insertion sorts: leaves are small */
+        for (int32_t k = i; k > 0 && a[k - 1] > a[k]; k--) {
+            int64_t t = a[k];
+            a[k] = a[k - 1], a[k - 1] = t;
+        }
+    for (int32_t i = 1; i < m; i++)
+        for (int32_t k = i; k > 0 && b[k - 1] > b[k]; k--) {
+            int64_t t = b[k];
+            b[k] = b[k - 1], b[k - 1] = t;
+        }
+    if (memcmp(a, b, sizeof(int64_t) * (size_t)m)) (*bad)++;
+}
+
+/* kind 3: Plummer bodies */
+static void oct_case(int64_t n, int kind, int32_t leaf, canopy_tree_order order, int weighted,
+                     uint64_t seed) {
+    char tag[160];
+    snprintf(tag, sizeof tag, "oct n=%lld kind=%d leaf=%d order=%d weighted=%d seed=%llu",
+             (long long)n, kind, leaf, (int)order, weighted, (unsigned long long)seed);
+    float *pts;
+    if (kind == 3) {
+        pts = malloc(sizeof(float) * (size_t)(n * 3 + 1));
+        float *vel = malloc(sizeof(float) * (size_t)(n * 3 + 1));
+        if (n > 0) CHECK_OK(canopy_gen_plummer(pts, vel, n, seed));
+        free(vel);
+    } else {
+        pts = make_points(n, 3, kind, seed);
+    }
+    float *w = malloc(sizeof(float) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) w[i] = (float)(i % 5) * 0.25f + 0.125f;
+    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_OCT);
+    o.leaf_size = leaf;
+    o.order = order;
+    o.weights = weighted ? w : NULL;
+    canopy_points P = canopy_points_make(pts, n, 3);
+    canopy_tree *ht = NULL, *gt = NULL, *gt2 = NULL;
+    canopy_gpu_tree *g = NULL, *g2 = NULL;
+    CHECK_OK(canopy_tree_build(P, &o, &ht));
+    canopy_status s = canopy_tree_build_gpu(P, &o, &g);
+    CHECK_MSG(s == CANOPY_OK, "%s: GPU build: %s", tag, canopy_last_error());
+    if (!s) CHECK_OK(canopy_gpu_tree_download(g, &gt));
+    if (!ht || !gt) goto done;
+    const canopy_tree_view *h = &ht->view, *v = &gt->view;
+    CHECK_MSG(h->n_nodes == v->n_nodes && h->depth == v->depth && h->hot_stride == v->hot_stride &&
+                  h->geom_stride == v->geom_stride && h->kind == v->kind && v->n == n,
+              "%s: shape differs (nodes %d/%d, depth %d/%d)", tag, h->n_nodes, v->n_nodes, h->depth,
+              v->depth);
+    if (h->n_nodes != v->n_nodes || h->hot_stride != v->hot_stride) goto done;
+    /* every body once, in tree order, with its weight */
+    char *seen = calloc((size_t)n + 1, 1);
+    int bad_ids = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t id = v->ids[i];
+        if (id < 0 || id >= n || seen[id]) {
+            bad_ids++;
+            continue;
+        }
+        seen[id] = 1;
+        if (memcmp(v->points + i * 3, pts + id * 3, sizeof(float) * 3)) bad_ids++;
+        if (weighted && v->weights[i] != w[id]) bad_ids++;
+    }
+    free(seen);
+    CHECK_MSG(!bad_ids, "%s: %d bodies misplaced", tag, bad_ids);
+    int bad_topo = 0, bad_cell = 0, bad_mass = 0, bad_in = 0, bad_sets = 0;
+    int64_t *sa = malloc(sizeof(int64_t) * (size_t)(n + 1)),
+            *sb = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    for (int32_t k = 0; k < v->n_nodes; k++) {
+        const canopy_node *a = canopy_tv_node(h, k), *b = canopy_tv_node(v, k);
+        if (a->child != b->child || a->nchild != b->nchild || a->begin != b->begin ||
+            a->end != b->end || h->rope[k] != v->rope[k] || ht->parent[k] != gt->parent[k] ||
+            ht->level[k] != gt->level[k])
+            bad_topo++;
+        const float *ga = canopy_tv_geom(h, k), *gb = canopy_tv_geom(v, k);
+        if (memcmp(ga + 4, gb + 4, sizeof(float) * 4)) bad_cell++; /* cells: bit-identical */
+        double scale = gb[7] > 0 ? gb[7] : 1.0;
+        for (int j = 0; j < 3; j++)
+            if (fabs((double)ga[j] - gb[j]) > 1e-5 * (fabs(ga[j]) + scale)) bad_mass++;
+        if (fabs((double)ga[3] - gb[3]) > 1e-5 * fabs(ga[3])) bad_mass++;
+        /* bodies inside the cell (the float cubes of tiny cells far from the origin
+         * need not nest: their rounded centres move by more than their width) */
+        for (int32_t i = b->begin; i < b->end; i++)
+            for (int j = 0; j < 3; j++)
+                if (fabsf(v->points[(int64_t)i * 3 + j] - gb[4 + j]) > gb[7]) bad_in++;
+        if (b->child >= 0) {
+            double ms = 0, cs[3] = {0, 0, 0};
+            for (int32_t c = 0; c < b->nchild; c++) {
+                const float *gc = canopy_tv_geom(v, b->child + c);
+                ms += gc[3];
+                for (int j = 0; j < 3; j++) cs[j] += (double)gc[3] * gc[j];
+            }
+            if (fabs(ms - gb[3]) > 1e-5 * fabs(gb[3])) bad_mass++;
+            for (int j = 0; j < 3; j++)
+                if (ms != 0 && fabs(cs[j] / ms - gb[j]) > 1e-5 * (fabs(gb[j]) + scale)) bad_mass++;
+        }
+        cmp_leaf_sets(h, v, k, sa, sb, &bad_sets);
+    }
+    free(sa);
+    free(sb);
+    CHECK_MSG(!bad_topo, "%s: %d nodes differ from the host's topology", tag, bad_topo);
+    CHECK_MSG(!bad_cell, "%s: %d cells differ from the host's", tag, bad_cell);
+    CHECK_MSG(!bad_mass, "%s: %d masses/centres off", tag, bad_mass);
+    CHECK_MSG(!bad_in, "%s: %d bodies outside their cell", tag, bad_in);
+    CHECK_MSG(!bad_sets, "%s: %d leaves hold other bodies than the host's", tag, bad_sets);
+    /* gravity over both trees and by direct summation, on a sample of bodies */
+    if (n > 0) {
+        const float theta = 0.5f, eps = 0.01f;
+        int64_t step = n > 300 ? n / 300 : 1;
+        double err_h = 0, err_d = 0;
+        for (int64_t i = 0; i < n; i += step) {
+            const float *x = pts + i * 3;
+            double ag[3] = {0, 0, 0}, ah[3] = {0, 0, 0}, ad[3] = {0, 0, 0};
+            bh_rec(v, 0, x, theta, eps, ag);
+            bh_rec(h, 0, x, theta, eps, ah);
+            for (int64_t k = 0; k < n; k++) {
+                double m = weighted ? w[k] : 1.0 / (double)n;
+                double e[3], s2 = (double)eps * eps;
+                for (int j = 0; j < 3; j++) e[j] = (double)pts[k * 3 + j] - x[j], s2 += e[j] * e[j];
+                for (int j = 0; j < 3; j++) ad[j] += m / (s2 * sqrt(s2)) * e[j];
+            }
+            double dh[3], dd[3];
+            for (int j = 0; j < 3; j++) dh[j] = ag[j] - ah[j], dd[j] = ag[j] - ad[j];
+            double ref = norm3(ad) > 0 ? norm3(ad) : 1.0;
+            if (norm3(dh) / ref > err_h) err_h = norm3(dh) / ref;
+            if (norm3(dd) / ref > err_d) err_d = norm3(dd) / ref;
+        }
+        CHECK_MSG(err_h < 1e-4, "%s: gravity differs from the host tree's by %.3g", tag, err_h);
+        /* the plain opening rule's error bound, generous for a few clumped bodies */
+        CHECK_MSG(err_d < 0.25, "%s: gravity differs from direct summation by %.3g", tag, err_d);
+    }
+    /* device-resident input with a row stride builds the same tree */
+    if (n > 0) {
+        float *wide = calloc((size_t)(n * 4), sizeof(float));
+        for (int64_t i = 0; i < n; i++) memcpy(wide + i * 4, pts + i * 3, sizeof(float) * 3);
+        float *dp = NULL, *dw = NULL;
+        if (cudaMalloc((void **)&dp, sizeof(float) * (size_t)(n * 4)) == cudaSuccess &&
+            cudaMalloc((void **)&dw, sizeof(float) * (size_t)n) == cudaSuccess) {
+            cudaMemcpy(dp, wide, sizeof(float) * (size_t)(n * 4), cudaMemcpyHostToDevice);
+            cudaMemcpy(dw, w, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice);
+            canopy_points D = {dp, n, 3, 4};
+            o.weights = weighted ? dw : NULL;
+            CHECK_OK(canopy_tree_build_gpu(D, &o, &g2));
+            if (g2) CHECK_OK(canopy_gpu_tree_download(g2, &gt2));
+            /* the same tree up to the last bits of the centres of mass (CUB's float
+             * scans may associate differently from run to run) */
+            int diff = 0;
+            for (int32_t k = 0; gt2 && k < v->n_nodes; k++) {
+                const float *a = canopy_tv_geom(v, k), *b = canopy_tv_geom(&gt2->view, k);
+                diff += memcmp(canopy_tv_node(v, k), canopy_tv_node(&gt2->view, k),
+                               sizeof(canopy_node)) != 0 ||
+                        memcmp(a + 4, b + 4, sizeof(float) * 4) != 0;
+                for (int j = 0; j < 4; j++)
+                    diff += fabs((double)a[j] - b[j]) > 1e-5 * (fabs(a[j]) + a[7]);
+            }
+            if (gt2)
+                CHECK_MSG(!diff && !memcmp(v->ids, gt2->view.ids, sizeof(int64_t) * (size_t)n),
+                          "%s: device input builds a different tree", tag);
+        } else {
+            CHECK_MSG(0, "%s: cudaMalloc failed", tag);
+        }
+        cudaFree(dp);
+        cudaFree(dw);
+        free(wide);
+    }
+done:
+    canopy_tree_free(ht);
+    canopy_tree_free(gt);
+    canopy_tree_free(gt2);
+    canopy_gpu_tree_free(g);
+    canopy_gpu_tree_free(g2);
+    free(pts);
+    free(w);
+}
+
+static void oct_tests(int small, uint64_t seed) {
+    const int64_t sizes[] = {0, 1, 2, 9, 100, 2000, 30000, 200000};
+    int n_sizes = small ? 6 : 8;
+    for (int si = 0; si < n_sizes; si++)
+        for (int kind = 0; kind < 4; kind++) {
+            int64_t n = sizes[si];
+            uint64_t sd = seed + (uint64_t)(si * 37 + kind);
+            oct_case(n, kind, 0, CANOPY_ORDER_DEPTH_FIRST, 0, sd);
+            if (n <= 30000) {
+                oct_case(n, kind, 1, CANOPY_ORDER_BREADTH_FIRST, 1, sd + 1);
+                oct_case(n, kind, 3, CANOPY_ORDER_DEPTH_FIRST, 1, sd + 2);
+            }
+        }
+    /* all bodies coincident: one leaf beyond the leaf size */
+    float same[3 * 50];
+    for (int i = 0; i < 150; i++) same[i] = 0.25f;
+    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_OCT);
+    canopy_gpu_tree *g = NULL;
+    canopy_tree *t = NULL;
+    CHECK_OK(canopy_tree_build_gpu(canopy_points_make(same, 50, 3), &o, &g));
+    if (g) CHECK_OK(canopy_gpu_tree_download(g, &t));
+    if (t) CHECK(t->view.n_nodes == 1 && canopy_tv_node(&t->view, 0)->end == 50);
+    canopy_tree_free(t);
+    canopy_gpu_tree_free(g);
+    g = NULL;
+    /* the octree is 3-D; non-finite weights are rejected */
+    CHECK(canopy_tree_build_gpu(canopy_points_make(same, 75, 2), &o, &g) == CANOPY_ERR_INVALID);
+    float wbad[50];
+    for (int i = 0; i < 50; i++) wbad[i] = i == 7 ? INFINITY : 1.0f;
+    o.weights = wbad;
+    CHECK(canopy_tree_build_gpu(canopy_points_make(same, 50, 3), &o, &g) == CANOPY_ERR_INVALID);
+    CHECK(strstr(canopy_last_error(), "weight 7") != NULL);
+    CHECK(g == NULL);
+}
+
 int main(void) {
     char name[256];
     if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
@@ -247,6 +499,7 @@ int main(void) {
                     one_case(n, dims[di], kind, 5, CANOPY_ORDER_DEPTH_FIRST, sd + 2);
                 }
             }
+    oct_tests(small, seed);
     /* Bad input and unsupported kinds fail clearly. */
     float bad[6] = {0, 1, 2, NAN, 4, 5};
     canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);

@@ -1,0 +1,234 @@
+/* Morton and hilbert query schedules on the GPU (gpu_schedule.h): bounding box by
+ * warp reductions, the box's scale in double as schedule.c computes it, one key per
+ * query, one stable CUB radix sort of (key, index). */
+#include "core/gpu.cuh"
+#include "core/gpu_pool.cuh"
+#include "traverse/gpu_schedule.h"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+enum { THREADS = 256, MAX_DIMS = 63 };
+
+__device__ __forceinline__ uint32_t ord_of(float f) {
+    uint32_t u = __float_as_uint(f);
+    return u ^ ((uint32_t)((int32_t)u >> 31) | 0x80000000u);
+}
+__device__ __forceinline__ float float_of(uint32_t u) {
+    return __uint_as_float(u & 0x80000000u ? u ^ 0x80000000u : ~u);
+}
+
+/* Bounding box of the first d coordinates and the first non-finite row. */
+__global__ void k_box(const float *q, int64_t stride, int64_t n, int32_t d, uint32_t *box,
+                      unsigned long long *bad) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    for (int32_t j = 0; j < d; j++) {
+        uint32_t u = 0xffffffffu, v = 0;
+        if (i < n) {
+            float x = q[i * stride + j];
+            if (!isfinite(x)) atomicMin(bad, (unsigned long long)i);
+            u = v = ord_of(x);
+        }
+        u = __reduce_min_sync(0xffffffffu, u);
+        v = __reduce_max_sync(0xffffffffu, v);
+        if (lane == 0) atomicMin(&box[j], u), atomicMax(&box[MAX_DIMS + j], v);
+    }
+}
+
+/* schedule.c's lo and scale per coordinate. */
+__global__ void k_scale(const uint32_t *box, int32_t d, int32_t bits, double *lo, double *scale) {
+    int32_t j = threadIdx.x;
+    if (j >= d) return;
+    float mn = float_of(box[j]), mx = float_of(box[MAX_DIMS + j]);
+    lo[j] = mn;
+    scale[j] = mx > mn ? ldexp(1.0, bits) / ((double)mx - (double)mn) : 0.0;
+}
+
+__device__ uint64_t morton(const uint64_t *x, int32_t d, int32_t bits) {
+    uint64_t key = 0;
+    for (int32_t b = bits - 1; b >= 0; b--)
+        for (int32_t j = 0; j < d; j++) key = key << 1 | ((x[j] >> b) & 1u);
+    return key;
+}
+
+/* canopy_hilbert_key (Skilling 2004), step for step. */
+__device__ uint64_t hilbert(uint64_t *x, int32_t d, int32_t bits) {
+    uint64_t top = (uint64_t)1 << (bits - 1);
+    for (uint64_t q = top; q > 1; q >>= 1) {
+        uint64_t p = q - 1;
+        for (int32_t j = 0; j < d; j++) {
+            if (x[j] & q) {
+                x[0] ^= p;
+            } else {
+                uint64_t t = (x[0] ^ x[j]) & p;
+                x[0] ^= t;
+                x[j] ^= t;
+            }
+        }
+    }
+    for (int32_t j = 1; j < d; j++) x[j] ^= x[j - 1];
+    uint64_t t = 0;
+    for (uint64_t q = top; q > 1; q >>= 1)
+        if (x[d - 1] & q) t ^= q - 1;
+    for (int32_t j = 0; j < d; j++) x[j] ^= t;
+    return morton(x, d, bits);
+}
+
+__global__ void k_keys(const float *q, int64_t stride, int64_t n, int32_t d, int32_t bits,
+                       int use_hilbert, const double *lo, const double *scale, uint64_t *keys,
+                       int64_t *idx) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t x[MAX_DIMS];
+    uint64_t cells = (uint64_t)1 << bits;
+    for (int32_t j = 0; j < d; j++) {
+        double c = __dmul_rn(__dsub_rn((double)q[i * stride + j], lo[j]), scale[j]);
+        x[j] = c >= (double)cells ? cells - 1 : (uint64_t)c; /* the max lands on 2^bits */
+    }
+    keys[i] = use_hilbert ? hilbert(x, d, bits) : morton(x, d, bits);
+    idx[i] = i;
+}
+
+__global__ void k_iota(int64_t *order, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) order[i] = i;
+}
+
+unsigned blocks(int64_t n) {
+    return (unsigned)((n + THREADS - 1) / THREADS);
+}
+
+int on_device(const void *p) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+} // namespace
+
+extern "C" canopy_status canopy_gpu_schedule_queries(canopy_schedule s, canopy_points queries,
+                                                     int64_t *order) {
+    const int64_t n = queries.n;
+    if (s != CANOPY_SCHEDULE_NONE && s != CANOPY_SCHEDULE_MORTON && s != CANOPY_SCHEDULE_HILBERT)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "GPU schedule: %s is computed on the host (morton, hilbert and none "
+                           "run on the GPU)",
+                           canopy_schedule_name(s));
+    if (n < 0 || queries.d < 1 || queries.stride < queries.d || (n > 0 && !queries.data) ||
+        (n > 0 && !order))
+        return canopy_fail(CANOPY_ERR_INVALID, "queries: bad shape (n=%lld, d=%d, stride=%lld)",
+                           (long long)n, (int)queries.d, (long long)queries.stride);
+    if (n >= INT32_MAX)
+        return canopy_fail(CANOPY_ERR_INVALID, "queries: %lld exceed the GPU schedule's limit",
+                           (long long)n);
+    if (n == 0) return CANOPY_OK;
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        cudaGetLastError();
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "GPU schedule: no CUDA device");
+    }
+    const cudaStream_t st = 0;
+    const int32_t d = queries.d < MAX_DIMS ? queries.d : MAX_DIMS;
+    const int32_t bits = 63 / d;
+    const int in_dev = on_device(queries.data), out_dev = on_device(order);
+    /* Host queries are staged compactly: only the d coordinates the keys read. */
+    const int64_t in_stride = in_dev ? queries.stride : d;
+    size_t in_bytes = in_dev ? 0 : sizeof(float) * (size_t)(n * d);
+    size_t out_bytes = out_dev ? 0 : sizeof(int64_t) * (size_t)n;
+    size_t sort_bytes = 0;
+    canopy_status rc;
+    {
+        cub::DoubleBuffer<uint64_t> kb(nullptr, nullptr);
+        cub::DoubleBuffer<int64_t> vb(nullptr, nullptr);
+        if ((rc = canopy_gpu_check(
+                 cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, kb, vb, (int)n, 0, 64, st),
+                 "sizing the sort")))
+            return rc;
+    }
+    typedef canopy_gpu_carve C;
+    size_t scratch = C::bytes<uint64_t>(n) * 2 + C::bytes<int64_t>(n) * 2 +
+                     C::bytes<uint32_t>(2 * MAX_DIMS) + C::bytes<double>(2 * MAX_DIMS) +
+                     C::bytes<unsigned long long>(1) + C::bytes<unsigned char>((int64_t)in_bytes) +
+                     C::bytes<unsigned char>((int64_t)sort_bytes);
+    unsigned char *dbase, *hbase;
+    if ((rc = canopy_gpu_pool_acquire(scratch, in_bytes + out_bytes + 64, &dbase, &hbase)))
+        return rc;
+    C c = {dbase, 0};
+    uint64_t *ka = c.take<uint64_t>(n), *kb = c.take<uint64_t>(n);
+    int64_t *va = c.take<int64_t>(n), *vb = c.take<int64_t>(n);
+    uint32_t *box = c.take<uint32_t>(2 * MAX_DIMS);
+    double *lo = c.take<double>(MAX_DIMS), *scale = c.take<double>(MAX_DIMS);
+    unsigned long long *bad = c.take<unsigned long long>(1);
+    unsigned char *staged = c.take<unsigned char>((int64_t)in_bytes);
+    void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
+    const float *q = queries.data;
+    unsigned long long first_bad = ~0ull;
+    if (!in_dev) {
+        for (int64_t i = 0; i < n; i++)
+            memcpy(hbase + sizeof(float) * (size_t)(i * d), canopy_point(queries, i),
+                   sizeof(float) * (size_t)d);
+        q = (const float *)staged;
+    }
+    int64_t *result = va;
+    if (s == CANOPY_SCHEDULE_NONE) {
+        result = out_dev ? order : va;
+        k_iota<<<blocks(n), THREADS, 0, st>>>(result, n);
+    } else {
+        uint32_t box0[2 * MAX_DIMS];
+        for (int j = 0; j < MAX_DIMS; j++) box0[j] = 0xffffffffu, box0[MAX_DIMS + j] = 0;
+        if ((in_bytes && (rc = canopy_gpu_check(
+                              cudaMemcpyAsync(staged, hbase, in_bytes, cudaMemcpyHostToDevice, st),
+                              "uploading queries"))) ||
+            (rc = canopy_gpu_check(
+                 cudaMemcpyAsync(box, box0, sizeof box0, cudaMemcpyHostToDevice, st),
+                 "clearing the box")) ||
+            (rc = canopy_gpu_check(
+                 cudaMemcpyAsync(bad, &first_bad, sizeof first_bad, cudaMemcpyHostToDevice, st),
+                 "clearing a flag")))
+            goto out;
+        k_box<<<blocks(n), THREADS, 0, st>>>(q, in_stride, n, d, box, bad);
+        k_scale<<<1, 64, 0, st>>>(box, d, bits, lo, scale);
+        k_keys<<<blocks(n), THREADS, 0, st>>>(q, in_stride, n, d, bits,
+                                              s == CANOPY_SCHEDULE_HILBERT, lo, scale, ka, va);
+        cub::DoubleBuffer<uint64_t> keys(ka, kb);
+        cub::DoubleBuffer<int64_t> vals(va, vb);
+        if ((rc = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, keys, vals,
+                                                                   (int)n, 0, 64, st),
+                                   "sorting the query keys")))
+            goto out;
+        result = vals.Current();
+        if (out_dev &&
+            (rc = canopy_gpu_check(cudaMemcpyAsync(order, result, sizeof(int64_t) * (size_t)n,
+                                                   cudaMemcpyDeviceToDevice, st),
+                                   "placing the order")))
+            goto out;
+        if ((rc = canopy_gpu_check(
+                 cudaMemcpyAsync(&first_bad, bad, sizeof first_bad, cudaMemcpyDeviceToHost, st),
+                 "reading the input check")))
+            goto out;
+    }
+    if (!out_dev && (rc = canopy_gpu_check(cudaMemcpyAsync(hbase + in_bytes, result, out_bytes,
+                                                           cudaMemcpyDeviceToHost, st),
+                                           "downloading the order")))
+        goto out;
+    if ((rc = canopy_gpu_check(cudaGetLastError(), "launching the schedule")) ||
+        (rc = canopy_gpu_check(cudaStreamSynchronize(st), "scheduling queries")))
+        goto out;
+    if (first_bad != ~0ull) {
+        rc = canopy_fail(CANOPY_ERR_INVALID, "queries: row %lld is not finite",
+                         (long long)first_bad);
+        goto out;
+    }
+    if (!out_dev) memcpy(order, hbase + in_bytes, out_bytes);
+out:
+    canopy_gpu_pool_unlock();
+    return rc;
+}
