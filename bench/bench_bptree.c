@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy-bench-bptree: Ren et al. 2014 Fig. 6 / Fig. 12 on the CPU. For each key
  * count, a B+-tree forest over distinct uniform random keys (integers < 2^24), query batches
  * drawn with left bias 0.5 (unbiased), 0.625, 0.75 and 0.875 (canopy_bptree_sample_

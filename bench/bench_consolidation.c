@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Figure 7 of Wu, Li & Becchi (2016) on this machine: every GPU graph strategy (flat
  * thread/warp/block, basic-dp, warp/block/grid consolidation) and the CPU OpenMP
  * strategies on one generated input, plus cuSPARSE SpMV on the same matrix; or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy-forest-bench: times forest prediction configurations on one model and one
  * data file, the model loaded once. Prints one JSON line per configuration (medians
  * with min and max over --repeat runs after one warm-up run).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU kd build against the host build, same run: clust2 (200k 2-D clusters), rand7's
  * reference half (200k uniform 7-D) and plummer1m's bodies (1M, 3-D; kd and octree on
  * the GPU and on the host). GPU times from host arrays (pinned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Queries on a device-resident kd index (issue 14, "build once, query many"):
  * 200k reference points and 200k separate queries from the same distribution (no
  * self-exclusion), on 2-D clusters of very different sizes and spreads (clustv2) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multipole gravity and n-body benchmarks (bench/results/nbody.md).
  *
  *   canopy-bench-nbody --calibrate [--n N]   rows of src/apps/multipole_calib.inc:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_predictor: what "compile once, predict many" buys for small batches.
  * A synthetic 2,000-tree boosted model (canopy JSON, depth-8 trees over 28 features)
  * is predicted one row at a time three ways: canopy_forest_predict (the layout built

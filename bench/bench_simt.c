@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SIMT on SIMD (Wu, dissertation ch. 6) on this CPU: the five microbenchmarks and the
  * Pathfinder, BFS, Hotspot, NN and Levenshtein applications as SIMT kernels (src/simt/kernels.h) on
  * 8 and 16 lanes, beside plain OpenMP scalar versions, on 1 and 2 threads. Prints markdown tables

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy-bench: times the traversal applications through the public API and prints
  * one JSON object per (application, backend, variant, schedule): medians and min-max
  * of build and traverse time over --repeat runs after a warm-up, mean nodes visited

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pieces the benchmark programs share, so each reports its timings the same way. */
 #ifndef CANOPY_BENCH_UTIL_H
 #define CANOPY_BENCH_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SpMV peer: cuSPARSE's generic CSR SpMV (32-bit offsets and columns, double: it
  * refuses mixed index widths, and canopy's 64-bit offsets fit 32 bits here) on the
  * same matrix and vector, timed per call after one warm-up, the upload excluded,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """CPU forest-inference benchmark: canopy against its peers in one run, on the same
 data, the same cores and the same thread count.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Models and rows for bench/run_forest_gpu.sh (Wu ch. 5 on the GPU).
 
 Trains scikit-learn RandomForestClassifier models (100 trees, max depth given, n_jobs=-1)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Markdown tables from bench/run_forest_gpu.sh's forest-gpu.jsonl (stdout).
 
     forest_gpu_report.py forest-gpu.jsonl

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Markdown tables from bench/forest_bench.py's JSON lines: peers against canopy per
 workload (ratios = fastest peer's median / canopy's median, > 1 means canopy is
 faster), and Ren's layout x engine grid with the cache model's predicted cost."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Accuracy of Barnes-Hut accelerations against a float64 direct sum on a random
 subset of bodies (torch on the GPU when present, numpy otherwise): per-body relative
 error |a - a_ref| / |a_ref| (median, p99) and the global rms

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Times CPU peers on the same data and cores as canopy-bench, printing the same JSON
 line format: scipy cKDTree (workers=-1) and scikit-learn KDTree / BallTree through
 NearestNeighbors(n_jobs=-1). Medians and min-max over --repeat runs after a warm-up."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """GPU peer for canopy-bench: brute-force kNN / radius counts with torch on the same
 GPU (chunked torch.cdist in the direct-difference form, then topk or a count), timed
 with CUDA events after a warm-up, data already on the device (transfers excluded)."""

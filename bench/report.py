@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turns canopy-bench and peer JSON lines into a markdown table: per workload and
 application, each run's median (min-max) build and traverse time, nodes per query,
 and ratios of canopy's best time against each peer measured in the same run."""

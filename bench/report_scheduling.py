@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Tables for bench/results/scheduling.md from bench/run_scheduling.sh JSON lines.
 
 Per (backend, workload, application): every fixed (variant, schedule) and auto/auto

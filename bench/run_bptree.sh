@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # B+-tree forest benchmark (Ren et al. 2014, Fig. 6 and Fig. 12 on the CPU): forest
 # layouts x left bias (0.5, 0.625, 0.75, 0.875) against the pointer-based B+ tree, at
 # 2^20, 2^22 and 2^24 keys (about 25 MB to 400 MB of nodes, beyond the caches), then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Workload consolidation benchmark (Figure 7 of Wu, Li & Becchi 2016) on the GPU
 # machine: every GPU graph strategy on powerlaw434k (SSSP, SpMV, PageRank) and kron16
 # (those and colouring, recursive BFS) with the CPU OpenMP strategies and cuSPARSE SpMV as peers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # CPU benchmark suite for the traversal engine: each CPU variant and schedule on the
 # design's workloads (kNN k=8, NN and radius ~100 neighbours on rand7 and clust2;
 # Barnes-Hut on plummer1m and rand1m3), beside scipy cKDTree (workers=-1) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # CPU forest-inference benchmark (issue 7): canopy (in-process through the library and
 # end to end through the CLI) beside XGBoost, LightGBM, scikit-learn and Treelite/TL2cgen
 # on the same data, cores and thread count. See bench/forest_bench.py for the workloads.

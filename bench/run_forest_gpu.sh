@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Wu ch. 5 on the GPU: scikit-learn random forests (100 trees, max depth 8-15) on synth,
 # shuttle and satellite; every GPU engine x layout x mapping against the csr baseline,
 # and the best CPU engines on all cores of the same machine, in one run.

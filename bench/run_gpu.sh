@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Short GPU benchmark suite (the shape of Goldfarb Table 1): every GPU variant on the
 # design's workloads, sorted (schedule tree) and unsorted (none), beside our best CPU
 # variant on all cores, torch brute force on the same GPU and scipy's cKDTree on all

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Regex benchmark (Ren et al. §6.1.3): count the lines of the King James Bible that
 # match any of N = 1..10 patterns `.*ab`, `.*cd`, ... (distinct letters per
 # pattern), with canopy (each engine), GNU grep -E -c, RE2::Set and Hyperscan, in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Scheduling benchmark (issue 5, the shape of Liu Table 3.2): for each application and
 # workload, fixed (variant, schedule) pairs beside auto/auto, sorted by nothing (the
 # generator's order), by the tree, and by the hybrid inspector-executor; plus shuffled

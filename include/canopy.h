@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy — fast irregular workloads (tree traversals, graphs, forests, regex) on
  * multicore SIMD CPUs and NVIDIA GPUs.
  *

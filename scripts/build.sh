@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs dependencies if missing, then configures and builds canopy (Release) in build/.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job from a fresh clone: install deps if missing, build, generate the
 # built-in rand7 workload (200,000 reference + 200,000 query points in 7-D) and find
 # each query's 8 nearest neighbours, then print a short summary.

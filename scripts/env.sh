@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the build scripts: finds nvcc where the CUDA toolkit installs it when it is
 # not on PATH, so the CUDA backend is compiled whenever the toolkit exists.
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then

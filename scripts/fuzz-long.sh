@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Nightly-style fuzzing: every libFuzzer target (build-fuzz/fuzz_*) for SECONDS each, or
 # RUNS executions each, with the issue-21 limits (2 s per input, 2 GB), keeping the
 # grown corpora in fuzz-corpora/ (git-ignored; seeded from tests/fuzz/corpus_<name>)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole GPU check, run on the GPU machine (through the device tool):
 #   build   configure and build with CUDA (sm_90) in build-gpu
 #   test    every ctest test, GPU tests included (they fail, not skip, without a GPU here)

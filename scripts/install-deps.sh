@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what canopy needs on a fresh Debian 12 machine. Idempotent: packages
 # already present are not fetched again. CUDA is optional (used when nvcc exists).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Convert a scikit-learn forest to canopy JSON (schema: docs/forests.md).
 
 Supported: RandomForestClassifier/Regressor, ExtraTreesClassifier/Regressor,

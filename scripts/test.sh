@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole test suite from a fresh clone: install deps, then
 #   1. Release build (with CUDA when nvcc exists; GPU tests skip visibly without a GPU), ctest
 #   2. ASan + UBSan build (CPU only), ctest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Minimal test harness: CHECK records a failure and goes on; a test program calls
  * check_finish() last, which prints "N passed, M failed" and returns the exit code.
  * A test that needs something absent returns check_skip(why) (exit 77, shown as

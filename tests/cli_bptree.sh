@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy bptree` end to end: lookups equal a reference (awk over CSV files; NumPy's
 # searchsorted on .npy files when NumPy is importable) for every method, layout and
 # engine; usage errors exit 2; bad input exits 1 with a message naming the problem

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy predict` and `canopy forest info` end to end on the committed fixtures:
 # outputs equal the frameworks' predictions, layouts/engines agree, usage errors
 # exit 2, runtime errors exit 1 and leave no output file, --help answers.

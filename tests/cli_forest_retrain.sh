@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Retrains the fixture models with the installed XGBoost / LightGBM / scikit-learn
 # (tests/forest/make_fixtures.py into a scratch folder) and checks canopy against
 # the fresh predictions: catches format changes in newer framework releases.

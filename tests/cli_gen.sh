@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy gen`: outputs (sizes, .npy headers, determinism, the query-half scheme),
 # usage errors (exit 2), runtime errors (exit 1, no file left), --help.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy graph` and `canopy tree`: end-to-end runs on the sample graphs in
 # tests/data/graph and small generated trees (values checked), strategies agreeing,
 # usage errors (exit 2), runtime errors (exit 1, no output file), --help.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy grep` against GNU `grep -E` (C locale): the same stdout and exit code for
 # hand-written and random patterns with -c, -v, -n, -i, -x, -w, -o, -l, -L, -q, -s,
 # -H, -h, several files, stdin, -f, missing files and directories; malformed patterns exit 2 with grep's message;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy grep` under hostile patterns and lines (issue 21): deep nesting and stacked
 # repetitions are refused with "regular expression too complex" (exit 2) instead of
 # overflowing the stack; a short pattern with long epsilon chains compiles fast; -o

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The canopy command under hostile outputs, inputs and faults (issue 21, all rows of
 # its table but the regex ones, which cli_grep_hostile.sh covers): outputs that are
 # devices, FIFOs, inputs or each other; signals while writing; write errors on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy index build|info` and `knn|nn|radius --index`: the saved index answers as
 # --ref does (identical files) with no build ("reused index" in --stats); truncated,
 # corrupt and foreign files exit 1 naming the file and the problem; usage errors exit 2.

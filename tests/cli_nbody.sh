@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy nbody` end to end: a two-body orbit conserving energy, snapshots named by
 # step, a run restarted from a checkpoint ending bit-identical to an uninterrupted
 # one, bad input (NaN, negative mass, dt <= 0, eps < 0, unwritable snapshot folder,

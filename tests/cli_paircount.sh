@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy paircount` end to end: hand-counted auto, weighted, cross and periodic
 # cases, every CPU variant and schedule giving identical files, dtypes of the
 # output, bad input exiting 1 with no output file, usage errors exiting 2, --help.

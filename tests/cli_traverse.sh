@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `canopy knn|nn|radius|gravity|search` end to end: outputs and their shapes,
 # every CPU variant giving identical files, bad input (missing file, NaN, wrong
 # shape, k > n, negative radius, unsorted keys) exiting 1 with no output file,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cross-ISA checks of the forest engines that use SIMD lanes (the interpreter
  * vm_simd and the level-synchronous walker simd), shared by test_forest_avx2.c and
  * test_forest_avx512.c: at the given ISA, every linked layout x SIMD engine x

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared harness of the CLI test scripts (sourced). The script sets CANOPY and tmp;
 # these count checks and report "N passed, M failed" at the end (cli_finish).
 pass=0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every traversal application (knn through kd/ball/vp, radius, gravity, search)
  * against its brute-force reference, over every CPU variant, schedule and tree kind
  * that applies, on fresh random inputs and degenerate ones. */

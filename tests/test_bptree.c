@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* B+-tree forests: every layout x engine (and the pointer-based baseline) returns
  * what a binary search over the sorted keys returns, on fresh random keys of several
  * kinds and sizes (0 and 1 key included), bucket counts from 1 to mostly-empty,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CSV reading and writing: round trips of every dtype, the exact text written,
  * header detection, whitespace and line-ending tolerance, and the messages for
  * ragged rows, empty fields, bad numbers and misplaced blank lines. */

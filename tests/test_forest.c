@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Forest inference against the frameworks' own predictions (fixtures made by
  * tests/forest/make_fixtures.py with XGBoost, LightGBM and scikit-learn), over
  * every layout x engine, plus malformed-model errors. */

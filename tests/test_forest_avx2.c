@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMD forest engines on 8 AVX2 lanes against brute force (forest_isa.h). */
 #include "forest_isa.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Generators: determinism (seed, thread count, row ranges), argument checks, and
  * statistical checks against the distributions each generator claims to sample.
  * Every statistical bound is 5 standard errors, so a correct generator fails one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Graph applications: every strategy equals the serial reference on generated
  * graphs (several seeds) and on hand-made corner cases; SSSP also against an
  * independent Bellman-Ford, BFS against unit-weight SSSP, SpMV against a direct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Graph files: Matrix Market (general/symmetric, real/integer/pattern), DIMACS .gr
  * and edge lists parse to the expected CSR, .mtx round-trips, and every malformed
  * case fails with a format error naming the file and line. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The inspector-executor schedule: its keys, its sort (checked against Liu's sandpile
  * partition and guided clustering written out literally), chunking, the top-tree
  * plan, the sample auto looks at, and identical results under every profile depth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_index: built once and queried many times (different queries, k, r), equal to
  * brute force for every tree kind; saved and loaded back (mmap) with equal answers;
  * bad files, bad handles and mismatched queries rejected with clear errors. */

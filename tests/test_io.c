@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Arrays (allocation, counting, dtype conversion) and loading by extension,
  * including canopy_points_load's shape and value checks. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multipole gravity (canopy_gravity_multipole) against float64 direct summation:
  * a point mass expands exactly; the error falls with order at fixed theta and with
  * theta at fixed order; body and bucket opening stay within the calibrated error;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_nbody: energy conservation on a two-body circular orbit and a small Plummer
  * cluster, bit-identical restart from a checkpoint, and refusals of bad input and
  * corrupt checkpoints. */

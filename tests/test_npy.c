@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* .npy reading and writing: round trips of every dtype and shape kind, files written
  * by NumPy (tests/data), hand-built version 2.0/3.0 headers, malformed inputs with
  * their messages, and atomic writes that leave nothing behind on failure. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_paircount against its brute force: auto and cross, weights, linear and log
  * bins, periodic boxes, every CPU variant and schedule, several tree kinds, seeds and
  * sizes (empty, d = 1, duplicates on a coarse grid), more bins than one pass holds;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_predictor: compiled once, it predicts exactly what canopy_forest_predict does
  * (every output kind, several layouts and engines) on every shipped model in
  * tests/data/forest; saved and loaded back (mmap) it predicts the same; bad files are

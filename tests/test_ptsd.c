@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bottom-up tree aggregations: every strategy equals rec (exactly for heights,
  * descendants and rec-ordered sums; to rounding for flat's atomic float sums) on
  * scaled-down random1/random2 trees and on hand-made trees; results also checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Regular expressions: random extended regular expressions (every operator, nested
  * repetition, anchors, bracket classes with ranges and negation, the empty pattern)
  * and hand-written ones, on random lines. Every line's verdict must equal an

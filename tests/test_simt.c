@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT layer (include/canopy/simt.h) on 8 and 16 lanes against scalar references:
  * every lane primitive on random lanes and masks, divergent and early-returning kernels,
  * barriers and block-shared memory, the applications and microbenchmarks. */

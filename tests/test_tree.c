@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tree builders of every kind: structural invariants (ids, ranges, contiguous
  * children, layout order, ropes, parents, levels, leaf sizes), each node's geometry
  * against its points, the distance bounds of canopy/traverse_geom.h against canopy_dist2,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every CPU variant x every schedule gives the brute-force answer (kNN through the
  * public API; a radius count descriptor defined here through the engines directly),
  * every engine tests each node at most once per query and exactly as often as dr

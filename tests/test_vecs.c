@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* .fvecs / .ivecs: round trips, the byte layout, and the errors for empty,
  * truncated and inconsistent files. */
 #define _POSIX_C_SOURCE 200809L

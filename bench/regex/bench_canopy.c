@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* In-process timing of canopy_regex_match on a file: the count of lines matching
  * any of the patterns, REPS times. Prints "count ms ms ...".
  * usage: bench_canopy FILE ENGINE REPS PATTERN... */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* In-process timing of Hyperscan (block mode, the whole buffer in one scan; `.`
  * does not match '\n', so matches stay within lines): the count of lines holding a
  * match of any pattern, REPS times. Prints "count ms ms ...".

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the regex benchmark's peers (bench-only; CI does not need them):
 # RE2 and Hyperscan from Debian's packages, and a C++ compiler for their drivers.
 set -euo pipefail

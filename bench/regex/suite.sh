@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Regex suite (issue 20): `canopy grep -c` against GNU `grep -E -c` on one core, on five
 # corpora (English prose, a dictionary-like word list, C source, log lines, DNA) and
 # per corpus pattern sets from one literal to ten patterns. Runs are interleaved

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy/cuda_util.cuh — CUDA host helpers every backend (and a user's own GPU
  * traversal) shares: turning a CUDA error into a canopy status,
  * and the device allocations of one call, freed together when the call ends. */

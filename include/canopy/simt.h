@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SIMT on SIMD (Wu, dissertation ch. 6): one kernel body for the GPU and the CPU's vector
  * units. On the CPU a CUDA thread is a vector lane, a warp is SIMT_W lanes run by one
  * OpenMP thread, and a block is a team of warps with a barrier; control flow becomes

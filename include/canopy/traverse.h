@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy/traverse.h — write your own tree traversal (docs/c-api.md, "Write your own
  * traversal"; tests/external/ is a complete example built against include/ only).
  *

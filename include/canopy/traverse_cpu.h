@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy/traverse_cpu.h — the CPU engines, header-only, for descriptors written
  * against canopy/traverse.h. A .c file (compiled with OpenMP) says
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy/traverse_cuda.cuh — the GPU engines, header-only, for descriptors written
  * against canopy/traverse.h (docs/c-api.md, "Write your own traversal"). A .cu file
  * turns a descriptor into a type with

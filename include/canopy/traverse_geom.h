@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy/traverse_geom.h — distance bounds of tree nodes for traversals (the
  * shipped search applications use these). Geometric tests, one per tree
  * kind, chosen by the node's kind at run time (one well-predicted branch). All

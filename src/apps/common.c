@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "apps/common.h"
 
 #include <stdio.h>

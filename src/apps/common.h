@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input checks shared by the tree-search applications. */
 #ifndef CANOPY_APPS_COMMON_H
 #define CANOPY_APPS_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_gravity: the bh descriptor run by the generic engines over an octree, and
  * the float64 direct-summation reference. */
 #include "apps/gravity.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bh: Barnes-Hut accelerations (unguided, octree). A cell far enough away is
  * accepted as its monopole inside truncate; leaves are summed directly.
  * Opening rule: accept when |q - com| > side / theta + |com - centre| (Barnes'

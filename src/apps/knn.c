@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_knn: the kNN descriptor run by the generic engines, and its brute-force
  * reference. */
 #include "apps/knn.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* knn: k nearest neighbours (guided; orders equivalent). The result heap lives in
  * the caller's output row, a max-heap on (distance, index), so ties resolve to the
  * smaller index exactly as the brute-force reference does. */

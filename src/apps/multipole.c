@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_gravity_multipole: octree moments computed bottom-up after the build, the
  * body and bucket descriptors of apps/multipole.h, the accuracy table, and the
  * float64 direct-summation sample reference. */

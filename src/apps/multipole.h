@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multipole gravity descriptors (CPU): octree cells carry their monopole in the hot
  * node record (com, mass: the opening test needs nothing else) and, for order 2,
  * the traceless quadrupole about the centre of mass in a cold array of 6 floats per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_radius_count: the pc descriptor run by the generic engines, and its
  * brute-force reference. */
 #include "apps/radius.h"

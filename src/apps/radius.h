@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pc: per-query count of reference points within radius r (unguided). A subtree
  * wholly inside the radius is counted from its size without visiting it. */
 #ifndef CANOPY_APPS_RADIUS_H

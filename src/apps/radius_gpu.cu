@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The radius application on the GPU: its descriptor as a type, and the glue that
  * uploads its context's buffers (canopy/traverse_cuda.cuh runs the rest). */
 #include "apps/radius.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_search: the bs descriptor over a binary search tree of the keys. */
 #include "apps/search.h"
 

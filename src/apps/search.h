@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bs: binary search (top-down over a bst). The answer for key x is the smallest
  * original index whose key is >= x; since keys are sorted that is the least
  * (key, index) pair with key >= x, so a subtree is skipped when all its keys are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* B+-tree forests (Ren, Mytkowicz, Agrawal 2014, §2.2): internal state shared by the
  * builder (build.c), the lookup driver (lookup.c) and the pointer-based baseline
  * (pointer.c). The public API is the "B+-tree forest" section of canopy.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Building a B+-tree forest: validate and sort the keys, hash them into equal-width
  * key-range buckets (the B+ tree's top levels), and store each bucket as a balanced
  * binary search tree of the one-feature forest model, so every forest layout and

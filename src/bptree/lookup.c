@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Batch lookups: option resolution (auto layout via Ren's cache model with the bias
  * sampled from the batch), the layout kept on the tree between calls, then three
  * parallel passes over the queries: the hash picks each query's subtree, the forest

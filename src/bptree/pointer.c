@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The baseline of Ren §6: a classic pointer-based B+ tree, bulk-loaded from the
  * sorted keys. Every node is its own allocation holding up to CBP_FANOUT keys; an
  * inner node has one more child pointer than keys, a leaf holds the values. A lookup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Overflow-checked, aligned allocation: sizes from files are untrusted, so every
  * count * size product is checked before it reaches the allocator. */
 #include "canopy.h"

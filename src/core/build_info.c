@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What this build contains and which GPU (if any) it sees. */
 #include "canopy.h"
 #include "core/device.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run-time ISA detection, so one binary uses AVX-512 where present and still runs
  * on older CPUs. CANOPY_ISA caps the choice for cross-ISA tests. */
 #include "core/cpu_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal CPU-feature controls, for tests that compare ISAs in one process. */
 #ifndef CANOPY_CORE_CPU_INTERNAL_H
 #define CANOPY_CORE_CPU_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: whether a CUDA device is usable (0 in CPU-only builds). */
 #ifndef CANOPY_CORE_DEVICE_H
 #define CANOPY_CORE_DEVICE_H

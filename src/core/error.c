@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread-local last-error message: every failing public function records why. */
 #include "canopy.h"
 

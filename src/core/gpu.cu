@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "core/gpu.cuh"
 
 canopy_status canopy_gpu_check(cudaError_t e, const char *what) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the device memory pool of GPU builds. One grow-only scratch arena and
  * one grow-only pinned staging buffer per process, reused by every build (a build
  * holds the pool's lock from reserve to release); results (trees that outlive a

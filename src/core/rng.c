@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Counter-based streams: splitmix64 (Steele, Lea & Flood 2014) started from a state
  * that mixes seed and stream, so stream i of seed s is the same on every machine. */
 #include "canopy.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "canopy.h"
 
 #include <omp.h>

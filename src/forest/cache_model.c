@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ren §5's analytical cache model, used by --layout auto. For B trees of N levels,
  * L nodes per cache line, G = levels per cc block and latencies T1 (L1 hit), T2
  * (L2) and TM (memory):

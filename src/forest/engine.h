@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Glue between the forest driver (predict.c) and the interpreter engines. */
 #ifndef CANOPY_FOREST_ENGINE_H
 #define CANOPY_FOREST_ENGINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The interpreter engines: a linked layout compiled to Ren's bytecode (a node is
  * `cmp feature, threshold, left-child pc`, a leaf is `store`), run by the scalar,
  * AVX2 or AVX-512 interpreter of src/vm over tasks (row, pc) of a row block x tree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decision forests: the in-memory model shared by the importers, the layouts and
  * the engines. Internal to the library; the public API is the "forests" section of
  * canopy.h. */

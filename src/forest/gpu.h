@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The forest GPU engines as seen from C (predict.c, the tests). Defined only when
  * CANOPY_HAVE_CUDA; callers guard with that macro. */
 #ifndef CANOPY_FOREST_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pieces every forest GPU engine shares: the device copy of a layout, the split
  * decision (the same float comparison as cf_go_right), leaf accumulation in double
  * for both query mappings, and the per-thread mapping kernel that iter engines

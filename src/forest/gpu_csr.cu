@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU csr (Wu ch. 5 baseline): a thread walks one tree of the four CSR arrays; each
  * step is two dependent loads (children index, then child). */
 #include "forest/gpu_common.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host side of the forest GPU engines: the per-forest device state (layouts already
  * uploaded, compiled enc kernels), the upload of rows, the engine dispatch timed
  * with events, and the scores copied back for predict.c to finish (aggregation, base

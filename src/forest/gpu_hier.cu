@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU hier, iterative (Wu Fig. 5.6): a thread walks one tree; inside a complete
  * subtree the child is 2j+1+right with no load, and only the step off a bottom slot
  * reads the connection table, restarting at slot 0 of the next subtree. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU hier, collaborative (Wu Fig. 5.8): a warp walks one tree for one row. Lane j
  * evaluates slot j of the current subtree (<= 31 slots) and holds connection entry j
  * (<= 32), all in one step; the walk through the subtree is then D shuffles, with no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU hier, encoded topology (Wu Fig. 5.7): the walk through a complete subtree is
  * generated as nested if/else with every slot number a constant, so there is no
  * index arithmetic and no inner loop; node data stay in the hier arrays. The source

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU iter over Ren's linked layouts (df, bf, ll, sll, cc, hybrid): a thread walks
  * one tree with branch-free child addressing (cf_dev_walk_linked). */
 #include "forest/gpu_common.cuh"

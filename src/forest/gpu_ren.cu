@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ren's GPU mapping (Ren et al. §3.4): the trees, sorted by their mean path length
  * over a sample of the rows, are cut into bags of 32; a warp evaluates one row on a
  * bag, lane i walking tree i of the bag over a linked layout. Sorting replaces

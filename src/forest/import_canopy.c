@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy JSON forests (schema in docs/forests.md); written by
  * scripts/sklearn_to_canopy.py for scikit-learn models. */
 #include "forest/forest.h"

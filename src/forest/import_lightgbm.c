@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* LightGBM text models (Booster.save_model("m.txt")).
  *
  * A tree lists its internal nodes (split_feature, threshold, decision_type,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* XGBoost JSON models (Booster.save_model("m.json")), gbtree and dart boosters.
  *
  * XGBoost goes left when x < split_condition, a missing value follows default_left,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bf: per tree, breadth-first (Ren §4). The model already numbers each tree
  * breadth-first with a node's children adjacent (cf_add_raw_tree), so the order is
  * the model's own: tree after tree, level after level. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cc: cache-conscious (Ren §4). Each tree is cut into blocks of G levels, G about
  * log2 of the nodes per cache line, stored breadth-first inside the block; a block
  * below is rooted at a sibling pair and follows its parent block depth-first. A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* csr: the baseline of Wu ch. 5 — four flat arrays: feature_id, value,
  * children_arr_idx (where a node's children start in children_arr) and
  * children_arr. Every step is two dependent loads (index, then child). */

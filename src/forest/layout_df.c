@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* df: per tree, depth-first with siblings adjacent (Ren §4): root, then the pair of
  * its children, then the left child's subtree pairs before the right child's. Good
  * intra-traversal locality on the first few steps of a path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hier: the hierarchical layout of Wu ch. 5. Each tree is cut into subtrees of at
  * most D levels (D = 3..5), each stored as a complete binary tree of 2^D - 1 slots
  * numbered breadth-first (children of slot s at 2s+1, 2s+2: no child pointers), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hybrid (Ren §4): sll for the levels above the switch level x, where many
  * traversals share the few top nodes (inter-traversal locality), then cc blocks per
  * tree below it, where paths diverge (intra-traversal locality). x comes from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The linked node array shared by Ren's layouts (df, bf, ll, sll, cc, hybrid): a
  * node is {threshold, key, child}; the two children of a node are adjacent, so the
  * walker computes child + go_right instead of branching (Ren §4). The layouts

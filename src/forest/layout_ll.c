@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ll: trees interleaved level by level (Ren §4): all roots, then every tree's level
  * 1, and so on. Traversals of one input through many trees touch neighbouring
  * nodes at the same step (inter-traversal locality), the pattern of the interpreter. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sll: sorted level by level (Ren §4). Like ll, but from level 2 on, each level
  * holds first the sibling pairs whose parent is a left child (across all trees),
  * then those whose parent is a right child. Inputs biased toward left paths then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model loading: reads the file, detects the format from the content, and holds the
  * JSON helpers the JSON importers share. */
 #include "forest/forest.h"

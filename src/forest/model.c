@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The in-memory forest: building (for importers), validation, info, names. */
 #include "forest/forest.h"
 #include "forest/gpu.h"

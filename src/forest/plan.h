@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A resolved prediction: the options with every auto choice made, the layout (and
  * interpreter program) built from them. canopy_forest_predict makes one per call; a
  * canopy_predictor keeps one for all its calls. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_forest_predict: option resolution (auto layout via the cache model), layout
  * construction, the row-block x tree-block parallel loop over the chosen engine,
  * and the final aggregation, base score and link. */

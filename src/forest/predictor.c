@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_predictor: a forest with its prediction plan (resolved options, layout)
  * made once; and its file form, a section file (src/io/sectionfile.h) holding the
  * model arrays, used in place from the mapped file, and the compile options. */

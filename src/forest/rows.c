@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-row entry of the forest engines: each row is one task that starts at the
  * root of its own tree (tree_of[row]) instead of visiting every tree. The walkers and
  * the interpreter are the forests' own; only the task set differs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The walker of the linked layouts (engines scalar and simd): level-synchronous. A
  * block of rows walks one tree together, one level per sweep, for as many sweeps
  * as the tree is deep. Leaves are copied as self-loops (threshold +inf, missing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Mixture of k equal-weight isotropic Gaussians. Centre c is drawn from stream
  * UINT64_MAX - c of the seed and row i from stream i, so centres and rows never share
  * a stream and the output does not depend on the thread count. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Row-range forms of the point generators. Row i of a generation is drawn from
  * stream i of the seed alone, so rows [first, first + n) can be produced without the
  * rows before them: the CLI writes a workload's query half (rows n .. n + nq - 1)

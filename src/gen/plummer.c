@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Plummer sphere by the recipe of Aarseth, Hénon & Wielen (1974, A&A 37, 183).
  *
  * Body i uses stream i of the seed: a mass fraction X uniform in [0, 0.999) gives the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Uniform points in a box. Row i is drawn from stream i of the seed, so the output
  * does not depend on the thread count or on how rows are split between calls. */
 #include "gen/gen.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The named workloads of the design, with fixed seeds so every run and every
  * machine benchmarks the same points. A workload's query half is rows
  * n .. n + n_query - 1 of the same generation (streams n.. of the same seed): it is

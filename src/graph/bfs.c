@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BFS, canopy_bfs and canopy_bfs_rec. Level-synchronous BFS (here): the outer loop
  * runs over the frontier of level L, the inner loop claims unvisited neighbours for
  * level L + 1 with a compare-and-swap, so each vertex joins exactly one frontier.

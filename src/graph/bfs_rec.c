@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recursive BFS (the paper's BFS-Rec): when a vertex's level falls, it recurses
  * into its neighbours to lower theirs, and a vertex may be lowered (and recurse)
  * more than once. Run literally depth-first, the recursion can redo work

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Greedy colouring in a fixed pseudo-random priority order, computed the
  * Jones-Plassmann way: a vertex is coloured once all its higher-priority
  * neighbours are, taking the smallest colour none of them has. That is exactly

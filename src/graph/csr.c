@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CSR construction: a counting sort of COO entries by row, then a stable sort of
  * each row by column, so a graph has one canonical form whatever order its file
  * lists the entries in. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Plain edge lists: "U V" or "U V W" per line, 0-based, '#' starts a comment line.
  * The first edge decides whether the list is weighted; every later edge must agree. */
 #include "graph/graph.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The round loop of the CPU frontier applications (BFS, BFS-Rec, SSSP): two
  * worklists swapped each round, the current one the outer loop of the strategy. */
 #include "graph/graph.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kronecker graphs as in the Graph500 specification: each edge picks one quadrant
  * of the adjacency matrix per bit of the vertex index with probabilities A, B, C,
  * D (R-MAT), vertex labels are then permuted so locality does not reveal degree,

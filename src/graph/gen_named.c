@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The named graphs of the design's workloads, matched to the paper's data sets:
  * kron16 stands for DIMACS kron_g500-logn16 (65,536 vertices, about 4.9 M directed
  * entries: edge factor 48 before self loops and repeats are dropped, as that graph

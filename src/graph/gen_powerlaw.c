@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Skewed directed graphs with a prescribed out-degree law: vertex v draws its
  * out-degree from P(k) ~ k^-alpha on [min_deg, max_deg] (inverse CDF), then that
  * many distinct targets uniformly among the other vertices. Vertex v uses stream v

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GPU side of the graph applications, called from their C entry points once
  * the shared checks passed and the CPU preprocessing (transpose, symmetrisation) is
  * done. Each runs every round of its application on the device with the strategy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Workload consolidation of dynamic parallelism (Wu, Li & Becchi 2016), as one
  * annotation at the launch site. Where a basic-DP parent kernel would write
  *

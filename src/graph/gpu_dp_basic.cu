@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Basic dynamic parallelism (the paper's baseline): a thread per outer item; a heavy
  * item (inner loop longer than the threshold) launches its own child grid with a
  * thread per entry, so a skewed graph makes thousands of tiny launches.

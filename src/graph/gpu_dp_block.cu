@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Block-level consolidation: the heavy items of a block go to one pool segment
  * and thread 0 launches one child for them after __syncthreads, sized KC_16.
  * The mechanics are in gpu_consolidate.cuh; this file picks the level. */

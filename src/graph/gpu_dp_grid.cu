@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Grid-level consolidation: all heavy items of the outer loop go to one buffer;
  * the last parent block to finish buffering (a counter, no spin wait) launches one
  * child for the whole grid's heavy work, sized KC_1.

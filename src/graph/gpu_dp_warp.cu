@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Warp-level consolidation: the heavy items of a warp go to one pool segment (one
  * atomic per warp) and the warp's leader launches one child for them, sized KC_32.
  * No barrier beyond the warp's own vote.

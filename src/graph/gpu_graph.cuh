@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GPU nested-loop engine's contract. An application's inner loop is a small
  * descriptor type (an "App"):
  *

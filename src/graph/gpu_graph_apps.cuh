@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The inner loops of the graph applications as GPU descriptors (see gpu_graph.cuh),
  * the device twins of the CPU inner loops in sssp.c, bfs.c, bfs_rec.c, spmv.c,
  * pagerank.c and color.c. GPU_GRAPH_APPS lists them; a strategy file instantiates

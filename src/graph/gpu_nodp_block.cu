@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flat GPU kernel, block-mapped: a block per outer item, threads stride over the
  * inner loop and combine through shared memory. Suits long rows; on short rows
  * most of the block idles. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flat GPU strategy with long rows split (the GPU twin of omp-split, and cons-grid
  * without dynamic parallelism). Light rows (at most dp_threshold entries) run inline,
  * those of at most GPU_SERIAL_MAX entries on their own thread and longer ones by their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flat GPU kernel, thread-mapped: one thread per outer item runs the item's whole
  * inner loop (the paper's no-DP baseline; a hub's row serialises on one thread). */
 #include "graph/gpu_graph_apps.cuh"

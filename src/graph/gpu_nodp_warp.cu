@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flat GPU kernel, warp-mapped: a warp per outer item, lanes stride over the inner
  * loop and combine with shuffles. Good for rows of tens to thousands of entries;
  * short rows leave lanes idle. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host side of the GPU graph applications: upload the graph once, run every round of
  * an application on the device with the chosen strategy (the same rounds as the CPU
  * versions in sssp.c, bfs.c, ...), keep the statistics, download the result. */

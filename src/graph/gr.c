@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DIMACS shortest-path files (9th DIMACS challenge): "c" comment lines, one
  * "p sp N M" problem line, then M arc lines "a U V W" with 1-based vertices. */
 #include "graph/graph.h"

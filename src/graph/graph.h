@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Private pieces of the graph module: the nested-loop engine that every strategy
  * implements, atomics shared by the applications, and the text-line reader the
  * file parsers use. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Matrix Market coordinate files (NIST format): a "%%MatrixMarket matrix coordinate
  * FIELD SYMMETRY" banner, '%' comments, "M N NNZ", then NNZ 1-based entries. FIELD
  * real, integer or pattern; SYMMETRY general or symmetric (the lower triangle is

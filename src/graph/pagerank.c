@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PageRank by power iteration in pull form: rank flows along in-edges (the
  * transpose), so each vertex sums its in-neighbours' contributions without atomics.
  * networkx's convention: start uniform, teleport uniform, the rank of vertices

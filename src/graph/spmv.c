@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* y = A x, one row per outer item; a split row's partial sums are added in chunk
  * order, so omp-split agrees with serial to rounding, not bit for bit. */
 #include "graph/graph.h"

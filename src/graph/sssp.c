@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Single-source shortest paths by rounds of relaxation (data-driven Bellman-Ford):
  * the outer loop runs over the vertices whose distance fell in the last round, the
  * inner loop relaxes their out-edges with an atomic min. Every order of relaxation

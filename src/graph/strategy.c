@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Strategy names, options, argument checks and dispatch of the CPU strategies (the
  * GPU strategies run whole applications on the device: gpu_run.cu). */
 #include "core/device.h"

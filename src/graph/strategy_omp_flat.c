@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OpenMP over the outer loop with a dynamic schedule: each thread runs whole rows,
  * so one heavy row still sits on one thread (the CPU form of a thread-mapped flat
  * kernel). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU counterpart of workload consolidation. Light rows run whole, as in
  * omp-flat; a heavy row (inner loop longer than the threshold) is not run by the
  * thread that meets it: its chunks of `threshold` entries go to one shared buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reference: items in order, each row's inner loop whole, on one thread. */
 #include "graph/graph.h"
 

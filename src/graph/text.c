@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Line-oriented parsing shared by the .mtx, .gr and edge-list readers. Numbers are
  * parsed with strtoll/strtod and must end at a blank, so "12x" is an error rather
  * than 12. */

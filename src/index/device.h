@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device copy of a resident canopy_index (index_gpu.cu; a build without CUDA
  * has index_gpu_none.c, whose entries fail with CANOPY_ERR_UNSUPPORTED). */
 #ifndef CANOPY_INDEX_DEVICE_H

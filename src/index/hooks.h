@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The applications' traversal over a tree built beforehand: what canopy_knn and its
  * siblings run after building, and what a canopy_index runs with no build at all.
  * Inputs are already checked (finite, query dimension equal to the tree's); stats

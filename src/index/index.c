@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_index: a tree built (or loaded) once and queried many times, and its file
  * form (a section file, src/io/sectionfile.h).
  *

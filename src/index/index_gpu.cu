@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device copy of a resident canopy_index: built on the GPU (kd) or uploaded once,
  * and the device-pointer kNN entry. */
 #include "index/device.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device residency in a build without CUDA: every entry says so. */
 #ifndef CANOPY_HAVE_CUDA
 #include "index/device.h"

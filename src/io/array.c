@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Owned n-dimensional arrays and dtype conversion. Shapes come from untrusted files,
  * so every size product is overflow-checked before it is used. */
 #include "io/io.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Numeric CSV: comma-separated numbers, one row per line, an optional header line.
  * Every row must have the same number of fields, and every field must be a number
  * (NaN and Inf included: forests take missing values as NaN). Blank lines may end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Opening and reading input files, with errors that name the path. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/io.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the file readers and writers in src/io (not public API). */
 #ifndef CANOPY_IO_H
 #define CANOPY_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading any supported file by its extension, and loading points (the float32
  * n x d input of the tree workloads) with their values checked. */
 #include "io/io.h"

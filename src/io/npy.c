@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* NumPy .npy files (format versions 1.0, 2.0, 3.0; see numpy.lib.format): a magic
  * string, a version, a little-endian header length, a Python dict literal
  * describing dtype, order and shape, then the raw array bytes. The header is

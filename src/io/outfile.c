@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Atomic output files: data goes to a temporary file in the target's directory (so
  * rename stays within one file system and is atomic), which replaces the target only
  * once everything was written and flushed. A failed or interrupted run leaves either

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Section files: see sectionfile.h for the layout. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/sectionfile.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The section-file container shared by saved indexes (.idx) and compiled forest
  * predictors (.cpf): a fixed header, a table of sections and the sections themselves,
  * each 64-byte aligned so a reader can use the arrays in place from an mmap.

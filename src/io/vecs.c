@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* .fvecs / .ivecs (the TEXMEX ANN benchmark formats): each vector is a little-endian
  * int32 dimension d followed by d float32 (fvecs) or int32 (ivecs) values. There is
  * no header, so the file size and the first dimension give the vector count, and

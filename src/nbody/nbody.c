@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole, energies,
  * and checkpoints (format in docs/nbody.md). The state is float64; each force
  * evaluation converts positions to float32, rebuilds the octree and walks it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_paircount: binned pair counts DD(r), written only against the public
  * headers (canopy.h, canopy/traverse*.h) as a proof that they suffice.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pair-count descriptor (canopy_paircount), in the common subset of C and CUDA
  * so that paircount.c instantiates the CPU engines and paircount_gpu.cu the GPU
  * ones. Only public headers. */

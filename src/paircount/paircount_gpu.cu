@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy_paircount on the GPU: the descriptor of paircount.h as a GPU type, and the
  * glue that uploads its context (queries, weights, prefix sums, edges) and the
  * running histogram, which each pass adds to and the host gets back. */

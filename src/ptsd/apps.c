@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bottom-up aggregations: subtree heights, descendant counts and Barnes-Hut
  * style mass and centre of mass. Each is a ptsd_agg; strategies do the rest. */
 #include "ptsd/ptsd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Consolidated recursion on the CPU (Wu ch. 4, Fig. 4.6b): instead of one call per
  * node, one "launch" per level. Going down, all threads take the nodes of the
  * current level from one buffer and append their children to it (the buffer ends

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wu's FLAT: no recursion at all. Every contributing node walks its parent chain to
  * the root and updates each ancestor atomically, O(nodes x depth) work with no
  * ordering between nodes. Floating-point sums therefore come out in an arbitrary

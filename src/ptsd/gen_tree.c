@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Random trees for the bottom-up benchmarks (Wu ch. 4's Random-1 and Random-2),
  * generated level by level and numbered breadth-first, so parent[i] < i. Node i
  * draws whether it has children and how many from stream i of the seed alone, so

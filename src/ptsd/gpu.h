@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GPU side of the bottom-up aggregations (built only with CUDA). s is one of the
  * CANOPY_PTSD_GPU_* strategies; out as for canopy_ptsd_run, mass sums not yet divided
  * into centres (the caller does that for every strategy alike). */

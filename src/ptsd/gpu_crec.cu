@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Consolidated recursion on the GPU (Wu ch. 4, CREC): instead of a launch per node,
  * one launch per level holds all of that level's recursive calls. The breadth-first
  * level segments (the consolidation buffer, built going down by gpu_run.cu) are folded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* REC on the GPU, the dynamic-parallelism baseline (Wu ch. 4): a node's kernel has a
  * thread per child; a child with children of its own launches that child's kernel,
  * so there is one launch per internal node. CUDA 12+ has no device-side

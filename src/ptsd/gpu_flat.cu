@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wu's FLAT on the GPU: a thread per node sets the node's starting value, then every
  * contributing node walks its parent chain to the root and updates each ancestor
  * atomically. No recursion and no launches beyond two kernels, at O(n x depth)

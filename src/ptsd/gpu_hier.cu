@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wu's HIER on the GPU: two levels per launch. A block takes a node; its threads take
  * the node's children, each folding that child's (finished) children — the node's
  * grandchildren — in order, and after a barrier one thread folds the node's

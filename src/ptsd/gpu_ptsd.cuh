@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bottom-up aggregations on the GPU, in a form every GPU strategy can run: a node's
  * value is combine(start(node), contrib(child 1), contrib(child 2), ...) with an
  * associative combine, which a thread can fold in child order (bit-identical to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host side of the GPU bottom-up aggregations: upload the tree, build the breadth-first
  * level segments that crec and hier consume (going down, one launch per level, each
  * level's children appended to one buffer), run the strategy, download the result. */

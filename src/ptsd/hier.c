@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wu's HIER on the CPU: the recursion is parallel over a node's children (OpenMP
  * tasks, the GPU version's block-mapped loop), and a child whose children are all
  * leaves is finished right away by a plain loop over those grandchildren (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rooted trees from parent arrays: one root, parents in range, and every node
  * reachable from the root (which also rules out cycles). Children are stored in
  * increasing index order. */

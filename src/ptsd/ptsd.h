@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Private contract between the bottom-up (PTSD) aggregations and the strategies
  * that run them: an aggregation says how a node starts, how a finished child folds
  * into its parent, and (for flat) how one node's contribution lands atomically on

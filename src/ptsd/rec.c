@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The serial reference: post-order recursion, each node folding its children in
  * order once they are complete (Wu's REC on the CPU). */
 #include "ptsd/ptsd.h"

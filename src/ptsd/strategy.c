@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PTSD strategy names and the common entry: checks, dispatch, timing. */
 #include "ptsd/ptsd.h"
 

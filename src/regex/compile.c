@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Syntax trees to Ren's bytecode (Table III): a byte set is `cmp set`, `.` is
  * `dot`, alternation is `fork L2; C(e1); jmp L3; L2: C(e2); L3:`, e* is
  * `L1: fork L2; C(e); jmp L1; L2:`, e+ is `L1: C(e); fork L1`, and e? is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lazy DFA: states are canonical (sorted) sets of Pike VM threads after
  * closure, built on first use, so matching a line is one table lookup per byte
  * (the memoised Thompson simulation). Transition entries are premultiplied row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lazy DFA engine (dfa.c) and its required-literal prefilter (literal.c).
  * A DFA state is a set of Pike VM threads after their epsilon closure (plus, when
  * every matching pattern is wanted, the patterns matched so far in the line); its

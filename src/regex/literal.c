@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The required-literal prefilter. A pattern that is a concatenation holding a run
  * of single bytes ("ab" in ".*ab.*c") cannot match a line without that run, so when
  * every pattern has one, lines are found by searching for the runs (a SIMD compare

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* POSIX extended regular expressions, as GNU grep -E reads them in the C locale:
  * a recursive-descent parser over bytes that builds a small syntax tree. Where
  * POSIX leaves a construct undefined we follow GNU (an unmatched ')' and a

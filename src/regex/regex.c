@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The public regex API: compile a pattern set, then match a buffer line by line in
  * parallel blocks. Blocks are cut at '\n' so each holds whole lines; every thread
  * runs its blocks with its own engine scratch (Pike VM lists, DFA cache), results

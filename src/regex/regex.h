@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multi-pattern POSIX extended regular expressions on Ren's bytecode VM
  * (Ren, Mytkowicz, Agrawal 2014, §2.3 and Table III).
  *

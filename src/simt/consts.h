@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Constants the SIMT applications share with their scalar references. */
 #ifndef CANOPY_SIMT_CONSTS_H
 #define CANOPY_SIMT_CONSTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT layer on 8 AVX2 lanes (compiled with AVX2 flags; called only on AVX2 CPUs). */
 #define SIMT_W 8
 #define SIMT_TABLE simt_impl_avx2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT layer on 8 lanes of portable C (vector extensions, no ISA flags): the
  * fallback for CPUs without AVX2. */
 #define SIMT_W 8

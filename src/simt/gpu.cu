@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT kernels (kernels.h) on the GPU: under nvcc canopy/simt.h maps SIMT_IF, the
  * votes and the barrier to CUDA's own, so these are the CPU lanes' kernel sources. */
 #include "core/gpu.cuh"

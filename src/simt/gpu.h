@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT kernels of kernels.h compiled by nvcc: the same sources as the CPU lanes run,
  * on the GPU. Host arrays in and out; CANOPY_ERR_DEVICE with a message on CUDA errors. */
 #ifndef CANOPY_SIMT_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One lane width's table (runtime.h): included by cpu_avx512.c, cpu_avx2.c and
  * cpu_generic.c after they define SIMT_W and SIMT_TABLE. */
 #include "simt/kernels.h"

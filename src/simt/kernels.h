@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT kernels: one source each, compiled per lane width for the CPU (isa_body.h)
  * and by nvcc for the GPU (gpu.cu). Only the canopy/simt.h layer (and simt/consts.h)
  * is used here. */

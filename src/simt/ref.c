@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scalar references for the SIMT kernels: what each CUDA thread computes, as plain C
  * loops (OpenMP over threads where the kernel is a flat grid): the tests' oracles and the
  * benchmark's OpenMP peers. */

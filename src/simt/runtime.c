@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Launching SIMT kernels on the CPU: a block is a team of warps, each warp one OpenMP
  * thread running SIMT_W lanes, with a sense-reversing barrier (Wu ch. 6's mapping), or,
  * for kernels without block barriers, one thread looping over a block's warps. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU side of SIMT on SIMD: launching a grid of blocks of warps, and the table of
  * primitives and kernels each lane width provides (one per ISA translation unit). */
 #ifndef CANOPY_SIMT_RUNTIME_H

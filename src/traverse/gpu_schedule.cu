@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Morton and hilbert query schedules on the GPU (gpu_schedule.h): bounding box by
  * warp reductions, the box's scale in double as schedule.c computes it, one key per
  * query, one stable CUB radix sort of (key, index). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal (CUDA builds): the morton and hilbert query schedules computed on the GPU.
  * The permutation equals canopy_schedule_queries' exactly: the same quantisation
  * over the queries' bounding box (first 63 coordinates, floor(63 / d) bits each),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The hybrid (inspector-executor) schedule on the host: plan the top tree, profile
  * every query in it, sort the queries by their profile keys (profile.h). */
 #include "traverse/inspect.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host side of the inspector-executor schedule (Liu ch. 3): planning the top tree,
  * profiling queries in it and ordering them by profile. The GPU does the same steps
  * on the device (canopy/traverse_cuda.cuh) with the same plan and keys. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names of variants, schedules and backends, as the CLI and --stats spell them. */
 #include "canopy.h"
 

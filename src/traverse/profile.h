@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The inspector of the hybrid schedule (Liu, dissertation ch. 3): every query is
  * walked through the top of the tree only, and what it reached there becomes a key
  * of `words` 64-bit words; sorting the queries by their keys puts queries that

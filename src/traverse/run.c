@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "traverse/run.h"
 
 #include "core/device.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The driver shared by every traversal application: resolve auto choices, schedule
  * the queries, run the chosen engine, fill the statistics. */
 #ifndef CANOPY_TRAVERSE_RUN_H

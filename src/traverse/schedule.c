@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Query schedules: the order in which queries are handed to threads. Neighbouring
  * queries that traverse alike share cache lines (CPU) and warps (GPU). */
 #include "traverse/run.h"

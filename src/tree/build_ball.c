@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ball-tree split rule: each node is bounded by the ball around the mean of its
  * points. Children are split like kd (widest dimension, median position), which
  * splits positions rather than values and so stays balanced on duplicates. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Binary-search-tree split rule over 1-d keys: [lo, hi] of the node's keys, split
  * at the median position, so every key of the first child is <= every key of the
  * second and leaves come out in key order. The input need not be sorted. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kd-tree split rule: tight bounding box as geometry; split on the widest
  * dimension at the median (Goldfarb's and scipy's choice), so depth is log2(n/leaf). */
 #include "tree/select.h"

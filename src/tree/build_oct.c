@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Octree split rule (d = 3). Cells lie on the dyadic grid of the root cube (the
  * bounding cube of all points); a node's cell is the smallest grid cell that holds
  * all its points, found by descending from the root. An internal node's points thus

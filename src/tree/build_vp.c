@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Vantage-point tree split rule: the node picks one of its points as vantage point
  * v, bounds its points' distances from v by [lo, hi] and splits them at the median
  * distance mu into inside (dist <= mu) and outside (dist > mu). Distances are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kd tree built on the GPU, level by level.
  *
  * A kd tree with median splits has a topology fixed by n and the leaf size alone (a

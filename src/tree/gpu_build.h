@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the device-resident tree a GPU build produces. Its view holds device
  * pointers in the layout of canopy_tree (tree.h), so GPU engines can traverse it
  * without a copy; the cold per-node arrays (parent, level) stay on the host, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU build entry points of a build without CUDA: they say so. */
 #ifndef CANOPY_HAVE_CUDA
 #include "tree/gpu_build.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "tree/select.h"
 
 #include <stdlib.h>

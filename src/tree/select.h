@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Selection on (key, index) pairs, shared by the builders that split at a median. */
 #ifndef CANOPY_TREE_SELECT_H
 #define CANOPY_TREE_SELECT_H

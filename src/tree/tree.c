@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Generic tree builder: every kind supplies only a split rule; partitioning,
  * linearization (contiguous children, depth- or breadth-first), gathering points
  * into tree order, static ropes and the cold arrays are done here once. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one linearized spatial tree shared by every tree kind and every engine.
  *
  * Nodes live in one array of fixed-size records (the *hot* part: what truncation

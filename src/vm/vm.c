@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The IR's names and the scalar forest interpreter (Ren Algorithm 2): the task
  * queue is processed in order; a cmp task is rewritten in place with its next pc,
  * a store task adds its leaf and is dropped, so the queue compacts as it goes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ren's bytecode IR (Ren, Mytkowicz, Agrawal 2014, §3, Table I) and its
  * interpreters. A traversal is a task (input, pc); node operations T move it to a
  * next pc, leaf operations W finish it. Forests use cmp/store; dot, jmp, fork,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The scalar regular-expression interpreter (Ren Algorithm 2 with Cox's/Pike's
  * refinement): a line is read once, left to right; the threads at a position are
  * the pcs reached by epsilon moves (jmp, fork, assert) from the previous step, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The regular-expression interpreter on SIMD lanes (Ren Algorithm 3): at each input
  * position the work list of NFA threads (pcs) is processed W at a time; one gather
  * per instruction field gives every lane its op, and masks per op type decide what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMD forest interpreter (Ren Algorithm 3) on 8 AVX2 or 16 AVX-512 lanes: each
  * step gathers the instructions of the lanes' tasks, evaluates every cmp at once,
  * adds the leaves of the finished ones, and stream-compacts the survivors to the

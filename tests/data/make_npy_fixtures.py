@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Writes the .npy fixtures of tests/data with NumPy (see README.md there).
 
 Run from anywhere: python3 tests/data/make_npy_fixtures.py. The files are committed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A ball count (unguided; a node wholly inside the ball counts at once), shared by
  * the CPU test (test_external.c) and its GPU twin (tests/gpu/), written in the
  * common subset of C and CUDA against the public headers only. */

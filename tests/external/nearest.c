@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A user's own traversal, written against the public headers only (include/): the
  * nearest reference point of each query (ties: the smaller index), guided by a
  * permutation that takes the children nearest first. docs/c-api.md ("Write your own

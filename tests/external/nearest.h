@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The example traversal of docs/c-api.md (nearest.c). */
 #ifndef CANOPY_EXAMPLE_NEAREST_H
 #define CANOPY_EXAMPLE_NEAREST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A traversal compiled outside src/ with include/ as its only include directory
  * (CMakeLists.txt: test_external): the docs' nearest-point example (nearest.c,
  * guided, child permutations) and a ball count (unguided, whole-subtree counting),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Train small forests with the real frameworks and save, per fixture, under OUT
 (default tests/data/forest): NAME.<json|txt> (the model), NAME.X.npy (float32 input
 rows, some with NaNs), NAME.raw.npy (the framework's margin / raw score) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the canopy json model importer (canopy_forest_load_mem) on arbitrary
  * bytes must never crash, leak or read out of bounds, nor allocate beyond what the
  * input can hold; an error leaves no model and names the input (issue 21). */

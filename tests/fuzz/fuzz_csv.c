@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: canopy_csv_read_mem on arbitrary bytes must never crash, leak or
  * read out of bounds (the input is not NUL-terminated), and must keep its contract:
  * an error leaves no array and names the input; a success is a 2-D float64 table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared check of the model-importer fuzz targets. */
 #ifndef CANOPY_FUZZ_FOREST_H
 #define CANOPY_FUZZ_FOREST_H

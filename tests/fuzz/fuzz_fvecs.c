@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: canopy_vecs_read_mem (.fvecs) on arbitrary bytes must never crash,
  * leak or read out of bounds; a success holds exactly the input's vectors. */
 #include "canopy.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the gr graph reader on arbitrary bytes must never crash, leak,
  * read out of bounds or allocate beyond what the input can hold (issue 21); a success
  * is a valid CSR within the vertex bound of docs/graphs.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared check of the graph-reader fuzz targets (fuzz_mtx, fuzz_gr, fuzz_edgelist). */
 #ifndef CANOPY_FUZZ_GRAPH_H
 #define CANOPY_FUZZ_GRAPH_H

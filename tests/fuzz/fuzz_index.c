@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: canopy_index_load_mem on arbitrary bytes must never crash, leak or
  * read out of bounds; an error names the input. Each input is tried twice: as given
  * (the checksum rejects nearly all mutations) and with its checksum recomputed, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: canopy_npy_read_mem on arbitrary bytes must never crash, leak or
  * read out of bounds, and must keep its contract (an error leaves no array and
  * names the input; a success returns an array that fits in the input). */

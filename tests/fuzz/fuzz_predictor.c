@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: canopy_predictor_load_mem on arbitrary bytes must never crash, leak
  * or read out of bounds; an error names the input. Each input is tried as given and
  * with its checksum recomputed (so mutations reach the model checks behind it). A

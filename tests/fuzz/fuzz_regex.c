@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: a pattern compiled and matched on a short subject must never
  * crash, overflow the stack or take long, and must keep its contract: a refused
  * pattern gets INVALID or NOMEM with a message; every engine selects the same lines;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU kd and octree builds against the host build and brute force, on fresh random inputs:
  * same topology, ropes and depth; a valid tree (ids a permutation, points in tree
  * order, tight boxes, widest split dimension, median separation); geometry equal to

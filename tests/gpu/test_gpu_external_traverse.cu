@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GPU twin of tests/external: traversals compiled by nvcc outside src/ with
  * include/ as the only include directory, instantiated for the GPU with
  * canopy/traverse_cuda.cuh, run under every GPU variant and schedule and compared

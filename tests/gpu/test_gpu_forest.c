@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every forest GPU engine x layout x mapping against the CPU scalar engine (one
  * thread, trees summed in order) on the committed framework fixtures and on random
  * forests: stumps, single-leaf trees, deep trees with full 31-slot subtrees, many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every GPU graph strategy x application against the CPU serial reference, on
  * generated graphs (small Kronecker and power-law graphs, several seeds) and
  * hand-made ones (isolated vertices, self loops, one giant hub whose row forces child

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device-resident indexes (residency device and both) against brute force and the
  * host index on fresh random inputs: kNN (queries and self-queries), radius counts,
  * gravity and search; the second query uploads no tree (stats); the device-pointer

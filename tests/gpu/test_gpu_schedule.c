@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU morton and hilbert schedules against the host's (schedule.c): the permutation
  * must be identical, for host and device queries (device ones with a row stride) and
  * host and device output, on uniform, clustered and heavily duplicated data,

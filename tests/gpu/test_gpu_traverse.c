@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every GPU variant x application x schedule (x tree kind for kNN) against the CPU
  * engine on fresh random inputs. Exits 77 (skipped, visibly) without a GPU.
  * CANOPY_GPU_SMALL=1 runs one small case per combination (for compute-sanitizer). */

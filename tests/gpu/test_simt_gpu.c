@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SIMT kernels compiled by nvcc (src/simt/gpu.cu) against the same scalar references
  * as their CPU-lane builds (tests/test_simt.c): divergent and early-returning threads,
  * a shared-memory exchange across warps with barriers, Pathfinder, BFS, Hotspot, NN and

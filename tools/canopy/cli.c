@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _XOPEN_SOURCE 700 /* pthread_condattr_setclock, clock_gettime, isatty, realpath */
 #include "cli.h"
 

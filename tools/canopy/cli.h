@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared pieces of the canopy command line: exit codes, error reporting, and
  * option parsing helpers, so every subcommand behaves the same way. */
 #ifndef CANOPY_CLI_H

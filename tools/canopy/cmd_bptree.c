@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy bptree: key lookups in a B+-tree forest (a hash over key-range buckets into
  * binary search subtrees run on the forest layouts and engines). */
 #include "cli.h"

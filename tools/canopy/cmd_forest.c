@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy forest info: what a model holds and what each layout would cost. */
 #include "cli.h"
 

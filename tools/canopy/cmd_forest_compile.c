@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy forest compile: a model's prediction plan made once and saved, for
  * canopy predict --model M.cpf (loaded by mmap, no rebuild of the choices). */
 #include "cli.h"

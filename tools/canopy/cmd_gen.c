@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy gen: generate points from a generator or a named workload and write them.
  *
  * Everything is generated first, then each file is written to a temporary name and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy graph: SSSP, BFS, PageRank, SpMV and colouring over a CSR graph read from
  * a file or generated, with a choice of nested-loop strategy. */
 #include "cli.h"

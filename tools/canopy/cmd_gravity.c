@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy gravity: Barnes-Hut accelerations over an octree. */
 #include "trav_opts.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy grep: count or print the lines matching any of many extended regular
  * expressions, with grep -E's options, output format and exit codes (0 a line was
  * selected, 1 none, 2 an error), so it can stand in for `grep -E` in scripts. */

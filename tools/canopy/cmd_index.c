@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy index build / info: a tree built once and saved, for knn/nn/radius --index. */
 #include "trav_opts.h"
 

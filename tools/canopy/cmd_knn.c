@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy knn / canopy nn: k nearest neighbours through the generic traversal engine. */
 #include "trav_opts.h"
 

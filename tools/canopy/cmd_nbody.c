@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy nbody: leapfrog time stepping with multipole tree forces, energies,
  * snapshots and checkpoint/restart (docs/nbody.md). */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy paircount: binned pair counts DD(r), auto or cross, optionally weighted
  * and periodic (canopy_paircount). */
 #include "trav_opts.h"

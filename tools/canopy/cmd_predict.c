@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy predict: decision-forest inference on a data file. */
 #include "cli.h"
 #include "forest_opts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy radius: per-query count of reference points within a radius. */
 #include "trav_opts.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy search: binary search of sorted keys, as a top-down tree traversal. */
 #include "trav_opts.h"
 

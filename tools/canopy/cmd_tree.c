@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy tree: bottom-up aggregations (heights, descendants, mass) over a generated
  * random tree or a parent-array file, with a choice of PTSD strategy. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "forest_opts.h"
 
 int forest_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {

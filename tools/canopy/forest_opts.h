@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options of the subcommands that run the forest layouts and engines (predict,
  * bptree): one parser, so both spell and check them the same. */
 #ifndef CANOPY_FOREST_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* canopy: command-line front end. One file per subcommand (cmd_*.c). */
 #include "cli.h"
 

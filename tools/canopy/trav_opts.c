@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "trav_opts.h"
 
 #include <stdio.h>

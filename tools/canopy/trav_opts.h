@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options shared by the traversal subcommands (knn, nn, radius, gravity, search):
  * one parser and one --stats printer, so they spell and behave the same. */
 #ifndef CANOPY_TRAV_OPTS_H
