@@ -18,6 +18,11 @@ typedef struct emitter {
     int32_t *hash; /* open addressing over set indices, -1 = empty */
     int32_t hash_cap;
     canopy_status err;
+    /* Per node of the tree being emitted, computed once: a repetition emits its operand
+     * up to 4 Mi times, and recomputing sizes or spines per copy made compiling
+     * quadratic (issue 21: `]?????{1108}??...{0554}` took seconds). */
+    const int64_t *size;
+    int32_t **spine, *spine_len;
 } emitter;
 
 static uint64_t set_hash(const uint32_t *s) {
@@ -62,8 +67,6 @@ static int32_t intern_set(emitter *e, const uint32_t *set) {
     return e->n_sets++;
 }
 
-static int64_t node_size(const cre_tree *t, int32_t i);
-
 /* CAT and ALT trees are left-deep chains as long as the pattern; walking their
  * spine iteratively keeps recursion depth at the nesting depth of groups. */
 static int32_t spine(const cre_tree *t, int32_t i, int kind, int32_t **out) {
@@ -86,8 +89,17 @@ static int64_t cap_mul(int64_t a, int64_t b) {
     return a && b > (CRE_MAX_INSNS + 1) / a ? CRE_MAX_INSNS + 1 : cap_add(a * b, 0);
 }
 
-/* Instructions emitted for a node, capped just above CRE_MAX_INSNS; -1: no memory. */
-static int64_t node_size(const cre_tree *t, int32_t i) {
+/* Instructions emitted for a node, capped just above CRE_MAX_INSNS; -1: no memory.
+ * memo[i] >= 0 is a size already known. */
+static int64_t node_size_uncached(const cre_tree *t, int32_t i, int64_t *memo);
+static int64_t node_size(const cre_tree *t, int32_t i, int64_t *memo) {
+    if (memo[i] >= 0) return memo[i];
+    int64_t s = node_size_uncached(t, i, memo);
+    if (s >= 0) memo[i] = s;
+    return s;
+}
+
+static int64_t node_size_uncached(const cre_tree *t, int32_t i, int64_t *memo) {
     const cre_node *n = &t->nodes[i];
     switch (n->kind) {
     case CRE_EMPTY:
@@ -104,14 +116,14 @@ static int64_t node_size(const cre_tree *t, int32_t i) {
         if (k < 0) return -1;
         int64_t s = n->kind == CRE_ALT ? 2 * (int64_t)(k - 1) : 0;
         for (int32_t j = 0; j < k && s >= 0; j++) {
-            int64_t c = node_size(t, v[j]);
+            int64_t c = node_size(t, v[j], memo);
             s = c < 0 ? -1 : cap_add(s, c);
         }
         free(v);
         return s;
     }
     case CRE_REP: {
-        int64_t c = node_size(t, n->a);
+        int64_t c = node_size(t, n->a, memo);
         if (c <= 0) return c;
         if (n->max < 0) return n->min == 0 ? c + 2 : cap_add(cap_mul(c, n->min), 1);
         return cap_add(cap_mul(c, n->min), cap_mul(c + 1, n->max - n->min));
@@ -127,6 +139,28 @@ static int32_t put(emitter *e, int32_t op, int32_t arg, int32_t target) {
     in->imm = 0;
     in->target = target;
     return e->n++;
+}
+
+/* The spine of a CAT or ALT node, computed on its first emission and kept for the tree. */
+static int32_t cached_spine(emitter *e, const cre_tree *t, int32_t i, int32_t **v) {
+    if (!e->spine[i]) {
+        int32_t k = spine(t, i, t->nodes[i].kind, &e->spine[i]);
+        if (k < 0) return -1;
+        e->spine_len[i] = k;
+    }
+    *v = e->spine[i];
+    return e->spine_len[i];
+}
+
+/* Points every instruction of a chain linked through `target` (ending in -1) at `to`:
+ * forward jumps are chained while their destination is unknown, so emitting needs no
+ * allocation per copy. */
+static void patch_chain(emitter *e, int32_t chain, int32_t to) {
+    while (chain >= 0) {
+        int32_t next = e->code[chain].target;
+        e->code[chain].target = to;
+        chain = next;
+    }
 }
 
 static int emit(emitter *e, const cre_tree *t, int32_t i) {
@@ -151,35 +185,31 @@ static int emit(emitter *e, const cre_tree *t, int32_t i) {
         return 0;
     case CRE_CAT: {
         int32_t *v;
-        int32_t k = spine(t, i, CRE_CAT, &v);
+        int32_t k = cached_spine(e, t, i, &v);
         if (k < 0) return -1;
-        int rc = 0;
-        for (int32_t j = 0; j < k && !rc; j++) rc = emit(e, t, v[j]);
-        free(v);
-        return rc;
+        for (int32_t j = 0; j < k; j++)
+            if (emit(e, t, v[j])) return -1;
+        return 0;
     }
     case CRE_ALT: {
         /* fork L2; C(e1); jmp L3; L2: C(e2); ... with every jmp to the common end */
         int32_t *v;
-        int32_t k = spine(t, i, CRE_ALT, &v);
+        int32_t k = cached_spine(e, t, i, &v);
         if (k < 0) return -1;
-        int32_t *jumps = malloc((size_t)k * sizeof *jumps);
-        int rc = jumps ? 0 : -1;
-        for (int32_t j = 0; j < k && !rc; j++) {
+        int32_t jumps = -1;
+        for (int32_t j = 0; j < k; j++) {
             int32_t f = j + 1 < k ? put(e, CVM_FORK, 0, 0) : -1;
-            rc = emit(e, t, v[j]);
+            if (emit(e, t, v[j])) return -1;
             if (f >= 0) {
-                jumps[j] = put(e, CVM_JMP, 0, 0);
+                jumps = put(e, CVM_JMP, 0, jumps);
                 e->code[f].target = e->n;
             }
         }
-        for (int32_t j = 0; j + 1 < k && !rc; j++) e->code[jumps[j]].target = e->n;
-        free(jumps);
-        free(v);
-        return rc;
+        patch_chain(e, jumps, e->n);
+        return 0;
     }
     case CRE_REP: {
-        if (node_size(t, n->a) == 0) return 0;
+        if (e->size[n->a] == 0) return 0;
         if (n->max < 0 && n->min == 0) {
             int32_t l1 = put(e, CVM_FORK, 0, 0);
             if (emit(e, t, n->a)) return -1;
@@ -197,20 +227,48 @@ static int emit(emitter *e, const cre_tree *t, int32_t i) {
             return 0;
         }
         /* e{0,k} as k times "fork END; C(e)": each copy may be the last */
-        int32_t opt = n->max - n->min;
-        int32_t *forks = malloc((size_t)(opt > 0 ? opt : 1) * sizeof *forks);
-        if (!forks) return -1;
-        int rc = 0;
-        for (int32_t j = 0; j < opt && !rc; j++) {
-            forks[j] = put(e, CVM_FORK, 0, 0);
-            rc = emit(e, t, n->a);
+        int32_t forks = -1;
+        for (int32_t j = 0; j < n->max - n->min; j++) {
+            forks = put(e, CVM_FORK, 0, forks);
+            if (emit(e, t, n->a)) return -1;
         }
-        for (int32_t j = 0; j < opt && !rc; j++) e->code[forks[j]].target = e->n;
-        free(forks);
-        return rc;
+        patch_chain(e, forks, e->n);
+        return 0;
     }
     }
     return 0;
+}
+
+/* The size of every node of t reachable from its root (-1 elsewhere); NULL: no memory. */
+static int64_t *tree_sizes(const cre_tree *t) {
+    int64_t *memo = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *memo);
+    if (!memo) return NULL;
+    for (int32_t i = 0; i < t->n; i++) memo[i] = -1;
+    if (node_size(t, t->root, memo) < 0) {
+        free(memo);
+        return NULL;
+    }
+    return memo;
+}
+
+/* Emits tree t with its node sizes and a spine cache of its own; -1: no memory. */
+static int emit_tree(emitter *e, const cre_tree *t) {
+    size_t nodes = (size_t)(t->n > 0 ? t->n : 1);
+    int64_t *size = tree_sizes(t);
+    int32_t **spines = calloc(nodes, sizeof *spines);
+    int32_t *lens = malloc(nodes * sizeof *lens);
+    int rc = size && spines && lens ? 0 : -1;
+    if (!rc) {
+        e->size = size;
+        e->spine = spines;
+        e->spine_len = lens;
+        rc = emit(e, t, t->root);
+    }
+    for (size_t i = 0; spines && i < nodes; i++) free(spines[i]);
+    free(spines);
+    free(lens);
+    free(size);
+    return rc;
 }
 
 canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
@@ -218,9 +276,10 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
     if (n < 0) return canopy_fail(CANOPY_ERR_INVALID, "negative pattern count");
     int64_t total = 1;
     for (int32_t i = 0; i < n; i++) {
-        int64_t s = node_size(&trees[i], trees[i].root);
-        if (s < 0) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory compiling patterns");
-        total = cap_add(total, s + 2);
+        int64_t *size = tree_sizes(&trees[i]);
+        if (!size) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory compiling patterns");
+        total = cap_add(total, size[trees[i].root] + 2);
+        free(size);
     }
     if (total > CRE_MAX_INSNS) return canopy_fail(CANOPY_ERR_INVALID, "Regular expression too big");
     emitter e;
@@ -238,7 +297,7 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
         int32_t f = i + 1 < n ? put(&e, CVM_FORK, 0, 0) : -1;
         if (f >= 0) pattern_of[f] = -1;
         int32_t begin = e.n;
-        rc = emit(&e, &trees[i], trees[i].root);
+        rc = emit_tree(&e, &trees[i]);
         put(&e, CVM_MATCH, i, 0);
         for (int32_t pc = begin; pc < e.n; pc++) pattern_of[pc] = i;
         if (f >= 0) e.code[f].target = e.n;
