@@ -53,6 +53,9 @@ run_chunk() {
 }
 export -f run_chunk
 export bin seeds work deadline
+# One thread per fuzzer: JOBS processes each with an OpenMP team of nproc threads
+# oversubscribe the cores many times over (graph builds run parallel loops).
+export OMP_NUM_THREADS=1 CANOPY_THREADS=1
 xargs -P "$jobs" -L 1 bash -c 'run_chunk "$@"' _ <"$units"
 
 printf '%-14s %12s %8s %8s\n' target execs chunks corpus
