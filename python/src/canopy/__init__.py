@@ -145,6 +145,24 @@ class _Handle:
         return self._ptr is None
 
 
+class _Owner:
+    """An object over a _Handle (self._h): closed at garbage collection and at the end
+    of a with block; close() is the subclass's."""
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def _path(path, what):
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{what} must be a path (str, bytes or os.PathLike)")
@@ -161,7 +179,7 @@ def _radius(r):
 _RADIUS_CHUNK = 1 << 22
 
 
-class Index:
+class Index(_Owner):
     """A tree built once over a fixed set of points and queried any number of times.
 
     points: (n, d) array-like of reals, converted once to float32; the library keeps its
@@ -253,19 +271,6 @@ class Index:
         """Frees the index now (later calls raise ValueError); waits for calls in flight."""
         if getattr(self, "_h", None) is not None:
             self._h.close()
-
-    @property
-    def closed(self):
-        return self._h.closed
-
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def __len__(self):
         return self.n
@@ -505,7 +510,7 @@ def _is_compiled(path):
         return False  # the library's loader reports the file's problem
 
 
-class Predictor:
+class Predictor(_Owner):
     """A decision forest compiled once for prediction: ``Predictor.load(path).predict(X)``.
 
     The layout and engine are chosen and built at load; every ``predict`` reuses them.
@@ -594,19 +599,6 @@ class Predictor:
             self._h.close()
         if getattr(self, "_forest", None) is not None:
             self._forest.close()
-
-    @property
-    def closed(self):
-        return self._h.closed
-
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def _pattern_bytes(p):
