@@ -158,21 +158,25 @@ def test_close_waits_for_queries_in_flight():
     ref = np.random.default_rng(3).random((20000, 3))
     ix = canopy.Index(ref)
     errors, done = [], []
+    first = threading.Event()
 
     def worker():
         try:
-            for _ in range(20):
+            while True:  # until the index is closed
                 done.append(ix.query(ref[:500], k=4)[1].shape)
+                first.set()
         except ValueError as e:
             errors.append(str(e))
 
     threads = [threading.Thread(target=worker) for _ in range(3)]
     for t in threads:
         t.start()
-    ix.close()
+    first.wait(60)
+    ix.close()  # while the others query: they finish their call, then see it closed
     for t in threads:
         t.join()
-    assert all("closed" in e for e in errors) and all(s == (500, 4) for s in done)
+    assert done and all(s == (500, 4) for s in done)
+    assert len(errors) == 3 and all("closed" in e for e in errors)
 
 
 def corrupt_copies(tmp_path, good, suffix, magic_msg="not a"):
