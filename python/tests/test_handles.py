@@ -73,6 +73,8 @@ def test_save_and_load_give_the_same_answers(tmp_path, tree):
     with pytest.raises(ValueError, match="loaded from a file"):
         built.count_neighbors(loaded, 0.1)
     loaded.close()
+    with pytest.raises(ValueError, match="backend"):
+        canopy.Index.load(path, backend="tpu")
 
 
 @pytest.mark.parametrize("seed", SEEDS)

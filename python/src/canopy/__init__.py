@@ -225,7 +225,7 @@ class Index(_Owner):
         self._init(h, data, backend)
 
     def _init(self, h, data, backend):
-        self._h = _Handle(h, _lib.index_free, "index")
+        self._h = _Handle(h, _lib.index_free, "index")  # first: whatever fails next, h is freed
         self.data = data
         self._opt = _lib.run_options_default()
         self._opt.backend = _parse(_lib.backend_parse, backend, "backend")
@@ -241,11 +241,7 @@ class Index(_Owner):
         h = ctypes.c_void_p()
         _check(_lib.index_load(_path(path, "path"), ctypes.byref(h)))
         self = cls.__new__(cls)
-        try:
-            self._init(h, None, backend)
-        except BaseException:
-            _lib.index_free(h)
-            raise
+        self._init(h, None, backend)  # on failure, __del__ frees h through self._h
         return self
 
     def save(self, path):
