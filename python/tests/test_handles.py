@@ -349,17 +349,25 @@ def test_paircount_bad_input():
                                   canopy.paircount(np.ascontiguousarray(a[::2]), 0.0, 0.4, 4)[0])
 
 
+def python_blocks(text):
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
 def readme_python_examples():
     text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     section = text.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    examples = python_blocks(section)
+    # The package's own README (python/README.md), run the same way.
+    examples += python_blocks(open(os.path.join(ROOT, "python", "README.md"),
+                                   encoding="utf-8").read())
+    return examples
 
 
-def test_readme_has_three_python_examples():
-    assert len(readme_python_examples()) == 3
+def test_readmes_have_their_python_examples():
+    assert len(readme_python_examples()) == 4  # three in README.md, one in python/
 
 
-@pytest.mark.parametrize("i", range(3))
+@pytest.mark.parametrize("i", range(4))
 def test_readme_python_example_runs(i, tmp_path, monkeypatch):
     # Run from a copy of the paths the examples read, so the files they write stay out
     # of the repository.
