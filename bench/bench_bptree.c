@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
                 bench_summary forest = bench_summarise(tc, repeat);
                 bench_summary pointer = bench_summarise(tp, repeat);
                 bench_summary speedup = bench_summarise(ratio, repeat);
-                printf("{\"bench\":\"bptree\",\"log2_keys\":%d,\"keys\":%lld,\"buckets\":%lld,"
+                printf("{%s,\"bench\":\"bptree\",\"log2_keys\":%d,\"keys\":%lld,\"buckets\":%lld,"
                        "\"mean_depth\":%.2f,\"max_depth\":%d,\"tree_build_s\":%.3f,"
                        "\"queries\":%lld,\"bias\":%.3f,\"config\":\"%s\",\"layout\":\"%s\","
                        "\"engine\":\"%s\",\"switch_level\":%d,\"threads\":%d,"
@@ -173,13 +173,14 @@ int main(int argc, char **argv) {
                        "\"pointer_max_s\":%.6f,\"mlookups_per_s\":%.2f,"
                        "\"pointer_mlookups_per_s\":%.2f,\"vs_pointer\":%.3f,"
                        "\"vs_pointer_min\":%.3f,\"vs_pointer_max\":%.3f,\"note\":\"%s\"}\n",
-                       lg, (long long)n, (long long)info.n_buckets, info.mean_depth, info.max_depth,
-                       build_s, (long long)nq, bias[b], cfg[ci].name,
-                       canopy_forest_layout_name(st.layout), canopy_forest_engine_name(st.engine),
-                       st.switch_level, canopy_threads(), st.layout_bytes, sp.layout_bytes, repeat,
-                       forest.med, forest.min, forest.max, pointer.med, pointer.min, pointer.max,
-                       (double)nq / forest.med / 1e6, (double)nq / pointer.med / 1e6, speedup.med,
-                       speedup.min, speedup.max, st.note);
+                       bench_meta_json(), lg, (long long)n, (long long)info.n_buckets,
+                       info.mean_depth, info.max_depth, build_s, (long long)nq, bias[b],
+                       cfg[ci].name, canopy_forest_layout_name(st.layout),
+                       canopy_forest_engine_name(st.engine), st.switch_level, canopy_threads(),
+                       st.layout_bytes, sp.layout_bytes, repeat, forest.med, forest.min, forest.max,
+                       pointer.med, pointer.min, pointer.max, (double)nq / forest.med / 1e6,
+                       (double)nq / pointer.med / 1e6, speedup.med, speedup.min, speedup.max,
+                       st.note);
                 fflush(stdout);
             }
         }

@@ -82,8 +82,8 @@ int main(int argc, char **argv) {
         double *dst = have_ref ? got : ref;
         double t0 = canopy_now();
         if (canopy_forest_predict(f, P, &o, dst, &first)) {
-            printf("{\"label\":\"%s\",\"spec\":\"%s\",\"error\":\"%s\"}\n", label, argv[a],
-                   canopy_last_error());
+            printf("{%s,\"label\":\"%s\",\"spec\":\"%s\",\"error\":\"%s\"}\n", bench_meta_json(),
+                   label, argv[a], canopy_last_error());
             fflush(stdout);
             continue;
         }
@@ -105,15 +105,15 @@ int main(int argc, char **argv) {
         }
         bench_summary w = bench_summarise(wall, repeat), p = bench_summarise(pred, repeat),
                       k = bench_summarise(kern, repeat), u = bench_summarise(up, repeat);
-        printf("{\"label\":\"%s\",\"spec\":\"%s\",\"ran\":\"%s\",\"rows\":%lld,\"trees\":%d,"
+        printf("{%s,\"label\":\"%s\",\"spec\":\"%s\",\"ran\":\"%s\",\"rows\":%lld,\"trees\":%d,"
                "\"max_depth\":%d,\"nodes\":%lld,\"repeat\":%d,\"wall\":[%.6f,%.6f,%.6f],"
                "\"predict\":[%.6f,%.6f,%.6f],\"kernel\":[%.6f,%.6f,%.6f],\"upload\":[%.6f,%.6f,"
                "%.6f],\"build\":%.6f,\"layout_bytes\":%zu,\"device_bytes\":%zu,"
                "\"first_wall\":%.6f,\"first_compile\":%.6f,\"first_cache\":%d,\"later_cache\":%d,"
                "\"maxdiff\":%.3g}\n",
-               label, argv[a], st.note, (long long)n, info.n_trees, info.max_depth,
-               (long long)info.n_nodes, repeat, w.med, w.min, w.max, p.med, p.min, p.max, k.med,
-               k.min, k.max, u.med, u.min, u.max, st.build_seconds, st.layout_bytes,
+               bench_meta_json(), label, argv[a], st.note, (long long)n, info.n_trees,
+               info.max_depth, (long long)info.n_nodes, repeat, w.med, w.min, w.max, p.med, p.min,
+               p.max, k.med, k.min, k.max, u.med, u.min, u.max, st.build_seconds, st.layout_bytes,
                st.device_bytes, first_wall, first.compile_seconds, first.kernel_cache,
                st.kernel_cache, maxdiff);
         fflush(stdout);

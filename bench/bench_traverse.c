@@ -206,16 +206,17 @@ int main(int argc, char **argv) {
                 total[rep] = st.schedule_seconds + st.traverse_seconds;
             }
             if (s) {
-                printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
+                printf("{%s,\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
                        "\"backend\":\"%s\",\"error\":\"%s\"}\n",
-                       label, app, vs, ss, canopy_backend_name(backend), canopy_last_error());
+                       bench_meta_json(), label, app, vs, ss, canopy_backend_name(backend),
+                       canopy_last_error());
                 fflush(stdout);
                 continue;
             }
             bench_summary b = bench_summarise(build, repeat), sc = bench_summarise(sched, repeat),
                           t = bench_summarise(trav, repeat), x = bench_summarise(xfer, repeat),
                           a = bench_summarise(total, repeat);
-            printf("{\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
+            printf("{%s,\"label\":\"%s\",\"app\":\"%s\",\"variant\":\"%s\",\"schedule\":\"%s\","
                    "\"backend\":\"%s\",\"tree\":\"%s\",\"n\":%lld,\"nq\":%lld,\"d\":%d,\"k\":%d,"
                    "\"radius\":%.6g,\"threads\":%d,\"repeat\":%d,"
                    "\"build_med\":%.6g,\"build_min\":%.6g,\"build_max\":%.6g,"
@@ -225,12 +226,12 @@ int main(int argc, char **argv) {
                    "\"total_max\":%.6g,\"requested\":\"%s/%s\",\"shuffled\":%d,"
                    "\"profile_depth\":%d,\"nodes_per_group\":%.4g,"
                    "\"nodes_per_query\":%.4g,\"work_expansion\":%.4g}\n",
-                   label, app, canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
-                   canopy_backend_name(st.backend), canopy_tree_kind_name(st.tree),
-                   (long long)ref.n, (long long)nq, (int)ref.d, k, radius, canopy_threads(), repeat,
-                   b.med, b.min, b.max, sc.med, sc.min, sc.max, t.med, t.min, t.max, x.med, a.med,
-                   a.min, a.max, vs, ss, shuffle, st.profile_depth, st.nodes_per_group,
-                   st.nodes_per_query, st.work_expansion);
+                   bench_meta_json(), label, app, canopy_variant_name(st.variant),
+                   canopy_schedule_name(st.schedule), canopy_backend_name(st.backend),
+                   canopy_tree_kind_name(st.tree), (long long)ref.n, (long long)nq, (int)ref.d, k,
+                   radius, canopy_threads(), repeat, b.med, b.min, b.max, sc.med, sc.min, sc.max,
+                   t.med, t.min, t.max, x.med, a.med, a.min, a.max, vs, ss, shuffle,
+                   st.profile_depth, st.nodes_per_group, st.nodes_per_query, st.work_expansion);
             fflush(stdout);
         }
     }

@@ -11,4 +11,11 @@ typedef struct bench_summary {
 /* The summary of v[0..n), n >= 1; sorts v in place. */
 bench_summary bench_summarise(double *v, int n);
 
+/* The fields every raw JSON line starts with, without braces:
+ * "commit":"...","machine":"...","date":"..." (bench/bench_meta.py writes the same for
+ * the Python scripts). commit: $CANOPY_COMMIT, else the source tree's git HEAD, else
+ * "unknown"; machine: $CANOPY_MACHINE, else the CPU model, its logical CPUs and the GPU
+ * (if any); date: UTC, ISO 8601, at the first call. Computed once per process. */
+const char *bench_meta_json(void);
+
 #endif

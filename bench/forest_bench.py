@@ -42,6 +42,8 @@ import time
 
 import numpy as np
 
+import bench_meta
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
@@ -119,9 +121,10 @@ def timed(fn, repeat, warm=True):
 def emit(fp, **kw):
     ts = kw.pop("times")
     kw.update(med=statistics.median(ts), min=min(ts), max=max(ts), repeat=len(ts))
-    fp.write(json.dumps(kw) + "\n")
+    line = bench_meta.json_line(kw)
+    fp.write(line + "\n")
     fp.flush()
-    print(json.dumps(kw), flush=True)
+    print(line, flush=True)
 
 
 def check(name, got, want):

@@ -5,9 +5,10 @@ subset of bodies (torch on the GPU when present, numpy otherwise): per-body rela
 error |a - a_ref| / |a_ref| (median, p99) and the global rms
 sqrt(sum |a - a_ref|^2 / sum |a_ref|^2). Equal masses 1/n, G = 1, Plummer softening."""
 import argparse
-import json
 
 import numpy as np
+
+import bench_meta
 
 
 def direct(pos, idx, eps):
@@ -49,8 +50,9 @@ def main():
     ref = direct(pos, idx, a.softening)
     err = np.linalg.norm(acc[idx] - ref, axis=1) / np.linalg.norm(ref, axis=1)
     rms = np.sqrt(((acc[idx] - ref) ** 2).sum() / (ref ** 2).sum())
-    print(json.dumps({"label": a.label, "median_rel": float(np.median(err)),
-                      "p99_rel": float(np.percentile(err, 99)), "rms": float(rms)}), flush=True)
+    print(bench_meta.json_line({"label": a.label, "median_rel": float(np.median(err)),
+                                "p99_rel": float(np.percentile(err, 99)), "rms": float(rms)}),
+          flush=True)
 
 
 if __name__ == "__main__":

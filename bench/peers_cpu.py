@@ -4,12 +4,13 @@
 line format: scipy cKDTree (workers=-1) and scikit-learn KDTree / BallTree through
 NearestNeighbors(n_jobs=-1). Medians and min-max over --repeat runs after a warm-up."""
 import argparse
-import json
 import os
 import statistics
 import time
 
 import numpy as np
+
+import bench_meta
 
 
 def timed(fn, repeat):
@@ -23,7 +24,7 @@ def timed(fn, repeat):
 
 
 def emit(label, app, peer, n, nq, d, k, radius, build, query):
-    print(json.dumps({
+    print(bench_meta.json_line({
         "label": label, "app": app, "variant": peer, "schedule": "-", "backend": "cpu",
         "n": n, "nq": nq, "d": d, "k": k, "radius": radius, "threads": os.cpu_count(),
         "build_med": statistics.median(build), "build_min": min(build), "build_max": max(build),

@@ -4,11 +4,12 @@
 GPU (chunked torch.cdist in the direct-difference form, then topk or a count), timed
 with CUDA events after a warm-up, data already on the device (transfers excluded)."""
 import argparse
-import json
 import statistics
 
 import numpy as np
 import torch
+
+import bench_meta
 
 
 def run(ref, qry, app, k, radius, chunk):
@@ -51,7 +52,7 @@ def main():
         e1.record()
         torch.cuda.synchronize()
         times.append(e0.elapsed_time(e1) * 1e-3 * scale)
-    print(json.dumps({
+    print(bench_meta.json_line({
         "label": a.label, "app": a.app, "variant": "torch.cdist brute force" + (
             f" (timed on {qry.shape[0]} queries, scaled)" if scale > 1 else ""), "schedule": "-",
         "backend": "gpu", "n": ref.shape[0], "nq": nq, "d": ref.shape[1], "k": k,

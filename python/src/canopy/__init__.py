@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: MIT
 """canopy: fast irregular workloads on multicore CPUs, from NumPy.
 
-- ``Index(points, tree="kd")``: ``query(x, k)`` (like ``scipy.spatial.cKDTree.query``),
-  ``query_radius(x, r)`` (like scikit-learn's ``KDTree.query_radius``) and
-  ``count_neighbors(other, r)`` (like ``cKDTree.count_neighbors``).
+- ``Index(points, tree="kd")``, a tree built once and queried many times:
+  ``query(x, k)`` (like ``scipy.spatial.cKDTree.query``), ``query_radius(x, r)`` (like
+  scikit-learn's ``KDTree.query_radius``), ``count_neighbors(other, r)`` (like
+  ``cKDTree.count_neighbors``), ``gravity`` (octrees), ``search`` (sorted keys);
+  ``save(path)`` and ``Index.load(path)`` (mapped, no rebuild).
 - ``gravity(bodies, mass, theta, softening)``: Barnes-Hut accelerations.
-- ``Predictor.load(path).predict(X)``: XGBoost JSON, LightGBM text and canopy models.
+- ``paircount(data1, rmin, rmax, nbins, ...)``: binned pair counts DD(r).
+- ``Predictor.load(path).predict(X)``: XGBoost JSON, LightGBM text and canopy models,
+  compiled once; ``save`` / ``Predictor.compile(model, path)`` write compiled ``.cpf``
+  files that load by mmap.
 - ``Regex(patterns)`` / ``grep(patterns, data)``: ``grep -E`` matching on bytes.
 
 Inputs may be any real dtype and memory order; each is converted once to a
@@ -13,15 +18,17 @@ C-contiguous float32 array. The GIL is released while the library works. Errors 
 library reports come back as exceptions carrying its message (``CanopyError``, also a
 ``ValueError``, ``OSError``, ``MemoryError`` or ``RuntimeError`` by kind).
 """
+import contextlib
 import ctypes
 import numbers
 import os
+import threading
 
 import numpy as np
 
 from . import _lib
 
-__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "set_threads", "threads",
+__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "paircount", "set_threads", "threads",
            "CanopyError", "CanopyValueError", "CanopyOSError", "CanopyMemoryError",
            "CanopyRuntimeError", "__version__"]
 
@@ -103,27 +110,163 @@ def _parse(fn, s, what):
     return out.value
 
 
-class Index:
-    """Nearest-neighbour searches over a fixed set of points.
+class _Handle:
+    """A C handle shared by Python threads: calls hold a use count, and close() waits for
+    the calls in flight, so a handle is never freed under a running query."""
 
-    points: (n, d) array-like of reals, copied (as float32), so later changes to the
-    caller's array do not reach the index. tree: "kd", "ball" or "vp". backend: "auto",
-    "cpu" or "gpu" (when the library was built with CUDA). Results never depend on the
-    tree or backend; only speed does.
+    def __init__(self, ptr, free, what):
+        self._ptr, self._free, self._what = ptr, free, what
+        self._uses = 0
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def use(self):
+        with self._cond:
+            if self._ptr is None:
+                raise ValueError(f"the {self._what} was closed")
+            self._uses += 1
+        try:
+            yield self._ptr
+        finally:
+            with self._cond:
+                self._uses -= 1
+                self._cond.notify_all()
+
+    def close(self):
+        with self._cond:
+            while self._uses:
+                self._cond.wait()
+            ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            self._free(ptr)
+
+    @property
+    def closed(self):
+        return self._ptr is None
+
+
+class _Owner:
+    """An object over a _Handle (self._h): closed at garbage collection and at the end
+    of a with block; close() is the subclass's."""
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _path(path, what):
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what} must be a path (str, bytes or os.PathLike)")
+    return os.fsencode(path)
+
+
+def _radius(r):
+    if isinstance(r, bool) or not isinstance(r, numbers.Real) or not np.isfinite(r) or r < 0:
+        raise ValueError("r must be a finite number >= 0")
+    return float(r)
+
+
+# Rows of kNN output (m * k values) query_radius asks for at once, to bound its memory.
+_RADIUS_CHUNK = 1 << 22
+
+
+class Index(_Owner):
+    """A tree built once over a fixed set of points and queried any number of times.
+
+    points: (n, d) array-like of reals, converted once to float32; the library keeps its
+    own copy in tree order, and this object a read-only float32 copy (``data``), so later
+    changes to the caller's array reach neither. tree: "kd", "ball" or "vp" (kNN, radius
+    and count queries, any d), "oct" (d = 3: ``gravity``, radius; weights = masses) or
+    "bst" (d = 1, keys sorted ascending: ``search``). leaf_size: points per leaf, 0 for
+    the tree's default. backend: "auto", "cpu" or "gpu" for the queries. residency:
+    "host", or "device"/"both" to keep the tree on the GPU (CUDA builds with a GPU;
+    otherwise a CanopyRuntimeError). Results never depend on the tree kind, backend or
+    residency; only speed does. ``save(path)`` writes the index file, ``Index.load(path)``
+    maps it back without a rebuild.
     """
 
-    def __init__(self, points, tree="kd", leaf_size=0, backend="auto"):
-        self.data = _f32(points, "points", 2, copy=True)
-        self.data.setflags(write=False)
-        self.n, self.d = self.data.shape
-        if self.d < 1:
+    def __init__(self, points, tree="kd", leaf_size=0, backend="auto", residency="host",
+                 weights=None):
+        kind = _parse(_lib.tree_kind_parse, tree, "tree")
+        arr = _real_array(points, "points")
+        if kind == _lib.TREE_BST and arr.ndim == 1:
+            arr = arr[:, None]
+        data = _f32(arr, "points", 2, copy=True)
+        if data.shape[1] < 1:
             raise ValueError("points: need at least one column")
-        self._opt = _lib.run_options_default()
-        self._opt.tree = _parse(_lib.tree_kind_parse, tree, "tree")
-        self._opt.backend = _parse(_lib.backend_parse, backend, "backend")
         if not isinstance(leaf_size, numbers.Integral) or leaf_size < 0:
             raise ValueError("leaf_size must be an integer >= 0 (0: the tree's default)")
-        self._opt.leaf_size = int(leaf_size)
+        if not isinstance(residency, str) or residency not in _lib.RESIDENCY:
+            raise ValueError(f"residency must be one of {', '.join(_lib.RESIDENCY)}")
+        opt = _lib.index_options_default(kind)
+        opt.leaf_size = int(leaf_size)
+        opt.residency = _lib.RESIDENCY[residency]
+        mass = None
+        if weights is not None:
+            if kind != _lib.TREE_OCT:
+                raise ValueError("weights (masses) are for tree=\"oct\" only")
+            mass = _f32(weights, "weights", 1)
+            if mass.shape[0] != data.shape[0]:
+                raise ValueError(f"weights has {mass.shape[0]} values but there are "
+                                 f"{data.shape[0]} points")
+            opt.weights = mass.ctypes.data
+        h = ctypes.c_void_p()
+        _check(_lib.index_build(_points(data), ctypes.byref(opt), ctypes.byref(h)))
+        data.setflags(write=False)
+        self._init(h, data, backend)
+
+    def _init(self, h, data, backend):
+        self._h = _Handle(h, _lib.index_free, "index")  # first: whatever fails next, h is freed
+        self.data = data
+        self._opt = _lib.run_options_default()
+        self._opt.backend = _parse(_lib.backend_parse, backend, "backend")
+        info = self.info()
+        self.n, self.d, self.tree = info["n"], info["d"], info["tree"]
+        # The first gravity call caches the bodies in their original order (canopy.h).
+        self._gravity_lock = threading.Lock()
+
+    @classmethod
+    def load(cls, path, backend="auto"):
+        """An index saved by ``save`` (or ``canopy index build``), mapped from the file:
+        no rebuild. ``data`` is None (the file keeps the points in tree order only)."""
+        h = ctypes.c_void_p()
+        _check(_lib.index_load(_path(path, "path"), ctypes.byref(h)))
+        self = cls.__new__(cls)
+        self._init(h, None, backend)  # on failure, __del__ frees h through self._h
+        return self
+
+    def save(self, path):
+        """Writes the index file (atomically: a failed write leaves no partial file)."""
+        with self._h.use() as h:
+            _check(_lib.index_save(h, _path(path, "path")))
+
+    def info(self):
+        """The index's facts: tree, n, d, nodes, depth, leaf_size, residency, mapped
+        (loaded from a file), builds (1, or 0 when loaded), queries answered, bytes."""
+        st = _lib.IndexInfo()
+        with self._h.use() as h:
+            _check(_lib.index_get_info(h, ctypes.byref(st)))
+        names = {v: k for k, v in _lib.RESIDENCY.items()}
+        return {"tree": _lib.tree_kind_name(st.kind).decode(), "n": st.n, "d": st.d,
+                "nodes": st.n_nodes, "depth": st.depth, "leaf_size": st.leaf_size,
+                "residency": names.get(st.residency, str(st.residency)),
+                "mapped": bool(st.mapped), "builds": st.builds, "queries": st.queries,
+                "build_seconds": st.build_seconds, "bytes": st.bytes,
+                "device_bytes": st.device_bytes, "gpu_built": bool(st.gpu_built)}
+
+    def close(self):
+        """Frees the index now (later calls raise ValueError); waits for calls in flight."""
+        if getattr(self, "_h", None) is not None:
+            self._h.close()
 
     def __len__(self):
         return self.n
@@ -138,6 +281,16 @@ class Index:
             raise ValueError(f"x has {q.shape[1]} columns but the index points have {self.d}")
         return q, single
 
+    def _knn(self, q, k):
+        idx = np.empty((q.shape[0], k), dtype=np.int64)
+        d2 = np.empty((q.shape[0], k), dtype=np.float32)
+        if q.shape[0] > 0:
+            with self._h.use() as h:
+                _check(_lib.index_knn(h, _points(q), int(k), ctypes.byref(self._opt),
+                                      idx.ctypes.data_as(_lib.PI64),
+                                      d2.ctypes.data_as(_lib.PF32), None))
+        return idx, d2
+
     def query(self, x, k=1):
         """The k nearest points of each row of x: (distances, indices), like cKDTree.
 
@@ -150,12 +303,7 @@ class Index:
         if k > 2**31 - 1:
             raise ValueError("k must be < 2**31")
         q, single = self._queries(x)
-        m = q.shape[0]
-        idx = np.empty((m, k), dtype=np.int64)
-        d2 = np.empty((m, k), dtype=np.float32)
-        if m > 0:
-            _check(_lib.knn(_points(self.data), _points(q), int(k), ctypes.byref(self._opt),
-                            idx.ctypes.data_as(_lib.PI64), d2.ctypes.data_as(_lib.PF32), None))
+        idx, d2 = self._knn(q, int(k))
         dist = np.sqrt(d2)
         idx[idx < 0] = self.n
         if k == 1:
@@ -165,13 +313,12 @@ class Index:
         return dist, idx
 
     def _counts(self, q, r):
-        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not np.isfinite(r) or r < 0:
-            raise ValueError("r must be a finite number >= 0")
         counts = np.empty(q.shape[0], dtype=np.int64)
         if q.shape[0] > 0:
-            _check(_lib.radius_count(_points(self.data), _points(q), float(r),
-                                     ctypes.byref(self._opt), counts.ctypes.data_as(_lib.PI64),
-                                     None))
+            with self._h.use() as h:
+                _check(_lib.index_radius_count(h, _points(q), _radius(r),
+                                               ctypes.byref(self._opt),
+                                               counts.ctypes.data_as(_lib.PI64), None))
         return counts
 
     def query_radius(self, x, r, return_distance=False, count_only=False):
@@ -186,16 +333,21 @@ class Index:
         m = q.shape[0]
         ind = np.empty(m, dtype=object)
         dst = np.empty(m, dtype=object)
-        kmax = int(counts.max()) if m else 0
-        if kmax > 0:
-            idx = np.empty((m, kmax), dtype=np.int64)
-            d2 = np.empty((m, kmax), dtype=np.float32)
-            _check(_lib.knn(_points(self.data), _points(q), kmax, ctypes.byref(self._opt),
-                            idx.ctypes.data_as(_lib.PI64), d2.ctypes.data_as(_lib.PF32), None))
-        for i in range(m):
-            c = int(counts[i])
-            ind[i] = idx[i, :c].copy() if c else np.empty(0, dtype=np.int64)
-            dst[i] = np.sqrt(d2[i, :c]) if c else np.empty(0, dtype=np.float32)
+        start = 0
+        while start < m:
+            # A kNN with k = the largest count of a chunk of rows, cut at each row's count.
+            stop, kmax = start, 0
+            while stop < m and max(kmax, counts[stop]) * (stop - start + 1) <= _RADIUS_CHUNK:
+                kmax = max(kmax, int(counts[stop]))
+                stop += 1
+            stop = max(stop, start + 1)
+            kmax = max(kmax, int(counts[start]))
+            idx, d2 = self._knn(q[start:stop], kmax) if kmax else (None, None)
+            for i in range(start, stop):
+                c = int(counts[i])
+                ind[i] = idx[i - start, :c].copy() if c else np.empty(0, dtype=np.int64)
+                dst[i] = np.sqrt(d2[i - start, :c]) if c else np.empty(0, dtype=np.float32)
+            start = stop
         if single:
             ind, dst = ind[0], dst[0]
         return (ind, dst) if return_distance else ind
@@ -203,8 +355,14 @@ class Index:
     def count_neighbors(self, other, r):
         """Pairs (p in this index, q in other) with |p - q| <= r, like
         cKDTree.count_neighbors: an int for a scalar r, an int64 array for an array of
-        radii. other: an Index or an (m, d) array."""
-        q = other.data if isinstance(other, Index) else self._queries(other)[0]
+        radii. other: an Index built from points, or an (m, d) array."""
+        if isinstance(other, Index):
+            if other.data is None:
+                raise ValueError("other was loaded from a file and keeps no point array; "
+                                 "pass its points instead")
+            q = other.data
+        else:
+            q = self._queries(other)[0]
         if q.shape[1] != self.d:
             raise ValueError(f"other has {q.shape[1]} columns but the index points have {self.d}")
         if np.ndim(r) == 0:
@@ -213,6 +371,100 @@ class Index:
         radii = _real_array(r, "r")
         return np.array([int(self._counts(q, float(v)).sum()) for v in radii.ravel()],
                         dtype=np.int64).reshape(radii.shape)
+
+    def gravity(self, theta=0.5, softening=0.0):
+        """tree="oct": Barnes-Hut accelerations (G = 1) of the indexed bodies from all
+        others, (n, 3) float32 in the order of the points given, masses from weights."""
+        theta, softening = _gravity_params(theta, softening)
+        acc = np.empty((self.n, 3), dtype=np.float32)
+        if self.n > 0:
+            with self._gravity_lock, self._h.use() as h:
+                _check(_lib.index_gravity(h, theta, softening, ctypes.byref(self._opt),
+                                          acc.ctypes.data_as(_lib.PF32), None))
+        return acc
+
+    def search(self, x):
+        """tree="bst": per query, the index of the first key >= it (n when none), as
+        numpy.searchsorted(keys, x, side="left"). x: any shape; the result has its shape."""
+        arr = _real_array(x, "x")
+        q = np.ascontiguousarray(arr.ravel(), dtype=np.float32)
+        out = np.empty(q.shape[0], dtype=np.int64)
+        if q.shape[0] > 0:
+            with self._h.use() as h:
+                _check(_lib.index_search(h, q.ctypes.data_as(_lib.PF32), q.shape[0],
+                                         ctypes.byref(self._opt),
+                                         out.ctypes.data_as(_lib.PI64), None))
+        return out.reshape(arr.shape)
+
+
+_MAX_BINS = 1_000_000  # canopy_paircount_edges' limit
+
+
+def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None, log=False,
+              boxsize=None, tree="kd", backend="auto"):
+    """Binned pair counts DD(r), as Corrfunc and TreeCorr define them: (counts, edges).
+
+    Bin b holds the pairs (i of data1, j of data2) with edges[b] <= |x_i - y_j| <
+    edges[b + 1] (nbins bins over [rmin, rmax), linear, or logarithmic with log=True),
+    distances compared as float32 squares. Without data2, the auto-correlation of
+    data1: every ordered pair i != j, so each unordered pair counts twice (Corrfunc's
+    autocorr=1; halve for TreeCorr). With weights (a missing side weighs 1) a bin holds
+    the sum of w1[i] * w2[j] (float64); without, counts are int64. boxsize: the data lie
+    in the periodic cube [0, boxsize)^d, minimum-image distances, rmax <= boxsize / 2.
+    """
+    d1 = _f32(data1, "data1", 2)
+    d2 = None if data2 is None else _f32(data2, "data2", 2)
+    if d2 is not None and d2.shape[1] != d1.shape[1]:
+        raise ValueError(f"data1 has {d1.shape[1]} columns but data2 has {d2.shape[1]}")
+    ws = []
+    for name, w, pts in (("weights1", weights1, d1), ("weights2", weights2, d2)):
+        if w is None:
+            ws.append(None)
+            continue
+        if name == "weights2" and pts is None:
+            raise ValueError("weights2 needs data2 (the auto-correlation uses weights1)")
+        arr = _f32(w, name, 1)
+        if arr.shape[0] != pts.shape[0]:
+            raise ValueError(f"{name} has {arr.shape[0]} values but its data has "
+                             f"{pts.shape[0]} points")
+        ws.append(arr)
+    if not isinstance(nbins, numbers.Integral) or isinstance(nbins, bool):
+        raise ValueError("nbins must be an integer")
+    box = 0.0 if boxsize is None else boxsize
+    for name, v in (("rmin", rmin), ("rmax", rmax), ("boxsize", box)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise ValueError(f"{name} must be a number")
+    if boxsize is not None and not box > 0:
+        raise ValueError("boxsize must be > 0 (None: no periodic box)")
+    po = _lib.paircount_options_default()
+    po.rmin, po.rmax, po.boxsize = float(rmin), float(rmax), float(box)
+    po.log_bins = 1 if log else 0
+    po.nbins = int(min(max(nbins, -1), 2**31 - 1))
+    # The library checks nbins (at most _MAX_BINS) before it writes any edge.
+    edges = np.empty(min(max(po.nbins, 0), _MAX_BINS) + 1, dtype=np.float64)
+    _check(_lib.paircount_edges(ctypes.byref(po), edges.ctypes.data_as(_lib.PF64)))
+    opt = _lib.run_options_default()
+    opt.tree = _parse(_lib.tree_kind_parse, tree, "tree")
+    opt.backend = _parse(_lib.backend_parse, backend, "backend")
+    counts = np.zeros(po.nbins, dtype=np.float64)
+    other = _lib.Points(None, 0, d1.shape[1], 0) if d2 is None else _points(d2)
+    wp = [None if w is None else w.ctypes.data_as(_lib.PF32) for w in ws]
+    _check(_lib.paircount(_points(d1), wp[0], other, wp[1], ctypes.byref(po), ctypes.byref(opt),
+                          counts.ctypes.data_as(_lib.PF64), None))
+    if weights1 is None and weights2 is None:
+        counts = counts.astype(np.int64)
+    return counts, edges
+
+
+def _gravity_params(theta, softening):
+    for name, v in (("theta", theta), ("softening", softening)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise ValueError(f"{name} must be a finite number")
+    if theta <= 0:
+        raise ValueError("theta must be > 0")
+    if softening < 0:
+        raise ValueError("softening must be >= 0")
+    return float(theta), float(softening)
 
 
 def gravity(bodies, mass=None, theta=0.5, softening=0.0, backend="auto"):
@@ -227,74 +479,122 @@ def gravity(bodies, mass=None, theta=0.5, softening=0.0, backend="auto"):
         m = _f32(mass, "mass", 1)
         if m.shape[0] != n:
             raise ValueError(f"mass has {m.shape[0]} values but there are {n} bodies")
-    for name, v in (("theta", theta), ("softening", softening)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
-            raise ValueError(f"{name} must be a finite number")
-    if theta <= 0:
-        raise ValueError("theta must be > 0")
-    if softening < 0:
-        raise ValueError("softening must be >= 0")
+    theta, softening = _gravity_params(theta, softening)
     opt = _lib.run_options_default()
     opt.backend = _parse(_lib.backend_parse, backend, "backend")
     acc = np.empty_like(pos)
     if n > 0:
         _check(_lib.gravity(_points(pos), None if m is None else m.ctypes.data_as(_lib.PF32),
-                            float(theta), float(softening), ctypes.byref(opt),
+                            theta, softening, ctypes.byref(opt),
                             acc.ctypes.data_as(_lib.PF32), None))
     return acc
 
 
-class Predictor:
-    """A decision forest: ``Predictor.load(path).predict(X)``."""
+def _predict_options(layout, engine, backend):
+    opt = _lib.predict_options_default()
+    opt.layout = _parse(_lib.forest_layout_parse, layout, "layout")
+    opt.engine = _parse(_lib.forest_engine_parse, engine, "engine")
+    opt.backend = _parse(_lib.backend_parse, backend, "backend")
+    return opt
 
-    def __init__(self, handle, path):
-        self._h = handle
+
+def _is_compiled(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_lib.PREDICTOR_MAGIC)) == _lib.PREDICTOR_MAGIC
+    except OSError:
+        return False  # the library's loader reports the file's problem
+
+
+class Predictor(_Owner):
+    """A decision forest compiled once for prediction: ``Predictor.load(path).predict(X)``.
+
+    The layout and engine are chosen and built at load; every ``predict`` reuses them.
+    ``save(path)`` writes a compiled predictor file (``.cpf``), which ``load`` maps with
+    no model parsing; ``Predictor.compile(model, path)`` does both steps at once.
+    """
+
+    def __init__(self, handle, forest, path):
+        self._h = _Handle(handle, _lib.predictor_free, "predictor")
+        # An imported model must outlive its predictor (canopy_predictor_compile).
+        self._forest = forest
         self.path = path
+        info = _lib.ForestInfo()
+        _lib.forest_get_info(_lib.predictor_forest(handle), ctypes.byref(info))
+        self.n_features, self.n_outputs = info.n_features, info.n_outputs
+        self.n_trees, self.n_classes = info.n_trees, info.n_classes
+        self.source = (info.source or b"").decode()
+        self.objective = (info.objective or b"").decode()
+        # A GPU predictor keeps its layout on the device: its calls must not overlap.
+        gpu = _lib.predictor_options(handle).backend == _lib.BACKEND_GPU
+        self._serial = threading.Lock() if gpu else contextlib.nullcontext()
 
     @classmethod
-    def load(cls, path, format="auto"):
-        """Loads an XGBoost JSON, LightGBM text or canopy JSON model (format "auto"
-        detects it from the content)."""
+    def load(cls, path, format="auto", layout="auto", engine="auto", backend="auto"):
+        """Loads a compiled predictor file (.cpf, by mmap, with its saved options) or an
+        XGBoost JSON, LightGBM text or canopy JSON model (format "auto" detects it from
+        the content), compiled with layout, engine and backend ("auto": the library's
+        choice; backend auto means the CPU)."""
+        p = _path(path, "path")
         fmt = _parse(_lib.forest_format_parse, format, "format")
+        opt = _predict_options(layout, engine, backend)
         h = ctypes.c_void_p()
-        _check(_lib.forest_load(os.fsencode(path), fmt, ctypes.byref(h)))
-        return cls(h, os.fspath(path))
+        if _is_compiled(p):
+            if (format, layout, engine, backend) != ("auto",) * 4:
+                raise ValueError(f"{os.fsdecode(p)} is a compiled predictor: it carries its "
+                                 "own options (format, layout, engine and backend must be "
+                                 "\"auto\")")
+            _check(_lib.predictor_load(p, ctypes.byref(h)))
+            return cls(h, None, os.fsdecode(p))
+        forest = _Handle(ctypes.c_void_p(), _lib.forest_free, "model")
+        _check(_lib.forest_load(p, fmt, ctypes.byref(forest._ptr)))
+        try:
+            _check(_lib.predictor_compile(forest._ptr, ctypes.byref(opt), ctypes.byref(h)))
+        except BaseException:
+            forest.close()
+            raise
+        return cls(h, forest, os.fsdecode(p))
 
-    def predict(self, X, output="prob", backend="auto"):
+    @classmethod
+    def compile(cls, model, path, format="auto", layout="auto", engine="auto", backend="auto"):
+        """Compiles a model file (or a loaded Predictor) and saves it to path as a
+        compiled predictor file; returns the Predictor."""
+        p = model if isinstance(model, Predictor) else cls.load(model, format, layout, engine,
+                                                                 backend)
+        p.save(path)
+        return p
+
+    def save(self, path):
+        """Writes the compiled predictor file (atomically)."""
+        with self._h.use() as h:
+            _check(_lib.predictor_save(h, _path(path, "path")))
+
+    def predict(self, X, output="prob"):
         """Predictions for the rows of X (n, features); NaN is a missing value.
 
         output: "prob" (default, as the CLI and XGBoost's predict: the objective's link
         applied), "raw" (margins; the C library's default) or "class" (int64 class
         index). Returns (n,) when the model has one output, else (n, outputs)."""
-        if self._h is None:
-            raise ValueError("the predictor was closed")
         x = _f32(X, "X", 2)
-        opt = _lib.predict_options_default()
-        opt.output = _parse(_lib.forest_output_parse, output, "output")
-        opt.backend = _parse(_lib.backend_parse, backend, "backend")
-        width = _lib.forest_output_width(self._h, opt.output)
-        out = np.empty((x.shape[0], width), dtype=np.float64)
-        if x.shape[0] > 0:
-            _check(_lib.forest_predict(self._h, _points(x), ctypes.byref(opt),
-                                       out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                                       None))
+        kind = _parse(_lib.forest_output_parse, output, "output")
+        with self._h.use() as h:
+            width = _lib.forest_output_width(_lib.predictor_forest(h), kind)
+            out = np.empty((x.shape[0], width), dtype=np.float64)
+            if x.shape[0] > 0:
+                with self._serial:
+                    _check(_lib.predictor_predict(
+                        h, _points(x), kind, out.ctypes.data_as(_lib.PF64),
+                        None))
         if output == "class":
             out = out.astype(np.int64)
         return out[:, 0] if width == 1 else out
 
     def close(self):
+        """Frees the predictor now (later calls raise ValueError)."""
         if getattr(self, "_h", None) is not None:
-            _lib.forest_free(self._h)
-            self._h = None
-
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+            self._h.close()
+        if getattr(self, "_forest", None) is not None:
+            self._forest.close()
 
 
 def _pattern_bytes(p):
@@ -341,7 +641,8 @@ class Regex:
         res = _lib.RegexResult()
         _check(_lib.regex_match(
             self._h, buf.ctypes.data_as(ctypes.POINTER(ctypes.c_char)), buf.size,
-            ctypes.byref(opt), None if sel is None else sel.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)),
+            ctypes.byref(opt),
+            None if sel is None else sel.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)),
             None if pc is None else pc.ctypes.data_as(_lib.PI64), ctypes.byref(res)))
         return res, sel, pc
 

@@ -33,6 +33,31 @@ class PredictOptions(Structure):
                 ("mapping", c_int)]
 
 
+class IndexOptions(Structure):
+    _fields_ = [("kind", c_int), ("leaf_size", c_int32), ("residency", c_int),
+                ("weights", c_void_p)]
+
+
+class IndexInfo(Structure):
+    _fields_ = [("kind", c_int), ("n", c_int64), ("d", c_int32), ("n_nodes", c_int32),
+                ("depth", c_int32), ("leaf_size", c_int32), ("residency", c_int),
+                ("mapped", c_int32), ("builds", c_int64), ("queries", c_int64),
+                ("build_seconds", c_double), ("bytes", c_size_t), ("device_bytes", c_size_t),
+                ("gpu_built", c_int32)]
+
+
+class PaircountOptions(Structure):
+    _fields_ = [("rmin", c_double), ("rmax", c_double), ("nbins", c_int32), ("log_bins", c_int),
+                ("boxsize", c_double)]
+
+
+class ForestInfo(Structure):
+    _fields_ = [("source", c_char_p), ("objective", c_char_p), ("n_trees", c_int32),
+                ("n_features", c_int32), ("n_outputs", c_int32), ("n_classes", c_int32),
+                ("link", c_int), ("aggregation", c_int), ("n_nodes", c_int64),
+                ("n_leaves", c_int64), ("max_depth", c_int32), ("depth_hist", c_int32 * 64)]
+
+
 class RegexMatchOptions(Structure):
     _fields_ = [("engine", c_int), ("invert", c_int32)]
 
@@ -52,6 +77,7 @@ def _fn(name, restype, *argtypes):
 Status = c_int
 PI64 = POINTER(c_int64)
 PF32 = POINTER(ctypes.c_float)
+PF64 = POINTER(c_double)
 
 last_error = _fn("canopy_last_error", c_char_p)
 status_name = _fn("canopy_status_name", c_char_p, c_int)
@@ -62,12 +88,29 @@ threads = _fn("canopy_threads", c_int)
 run_options_default = _fn("canopy_run_options_default", RunOptions)
 tree_kind_parse = _fn("canopy_tree_kind_parse", Status, c_char_p, POINTER(c_int))
 backend_parse = _fn("canopy_backend_parse", Status, c_char_p, POINTER(c_int))
-knn = _fn("canopy_knn", Status, Points, Points, c_int32, POINTER(RunOptions), PI64, PF32,
-          c_void_p)
-radius_count = _fn("canopy_radius_count", Status, Points, Points, ctypes.c_float,
-                   POINTER(RunOptions), PI64, c_void_p)
 gravity = _fn("canopy_gravity", Status, Points, PF32, ctypes.c_float, ctypes.c_float,
               POINTER(RunOptions), PF32, c_void_p)
+
+index_options_default = _fn("canopy_index_options_default", IndexOptions, c_int)
+index_build = _fn("canopy_index_build", Status, Points, POINTER(IndexOptions), POINTER(c_void_p))
+index_free = _fn("canopy_index_free", None, c_void_p)
+index_get_info = _fn("canopy_index_get_info", Status, c_void_p, POINTER(IndexInfo))
+index_knn = _fn("canopy_index_knn", Status, c_void_p, Points, c_int32, POINTER(RunOptions), PI64,
+                PF32, c_void_p)
+index_radius_count = _fn("canopy_index_radius_count", Status, c_void_p, Points, ctypes.c_float,
+                         POINTER(RunOptions), PI64, c_void_p)
+index_gravity = _fn("canopy_index_gravity", Status, c_void_p, ctypes.c_float, ctypes.c_float,
+                    POINTER(RunOptions), PF32, c_void_p)
+index_search = _fn("canopy_index_search", Status, c_void_p, PF32, c_int64, POINTER(RunOptions),
+                   PI64, c_void_p)
+index_save = _fn("canopy_index_save", Status, c_void_p, c_char_p)
+index_load = _fn("canopy_index_load", Status, c_char_p, POINTER(c_void_p))
+tree_kind_name = _fn("canopy_tree_kind_name", c_char_p, c_int)
+
+paircount_options_default = _fn("canopy_paircount_options_default", PaircountOptions)
+paircount_edges = _fn("canopy_paircount_edges", Status, POINTER(PaircountOptions), PF64)
+paircount = _fn("canopy_paircount", Status, Points, PF32, Points, PF32,
+                POINTER(PaircountOptions), POINTER(RunOptions), PF64, c_void_p)
 
 forest_load = _fn("canopy_forest_load", Status, c_char_p, c_int, POINTER(c_void_p))
 forest_free = _fn("canopy_forest_free", None, c_void_p)
@@ -75,8 +118,19 @@ forest_format_parse = _fn("canopy_forest_format_parse", Status, c_char_p, POINTE
 forest_output_parse = _fn("canopy_forest_output_parse", Status, c_char_p, POINTER(c_int))
 forest_output_width = _fn("canopy_forest_output_width", c_int32, c_void_p, c_int)
 predict_options_default = _fn("canopy_predict_options_default", PredictOptions)
-forest_predict = _fn("canopy_forest_predict", Status, c_void_p, Points,
-                     POINTER(PredictOptions), POINTER(c_double), c_void_p)
+
+forest_get_info = _fn("canopy_forest_get_info", None, c_void_p, POINTER(ForestInfo))
+forest_layout_parse = _fn("canopy_forest_layout_parse", Status, c_char_p, POINTER(c_int))
+forest_engine_parse = _fn("canopy_forest_engine_parse", Status, c_char_p, POINTER(c_int))
+predictor_compile = _fn("canopy_predictor_compile", Status, c_void_p, POINTER(PredictOptions),
+                        POINTER(c_void_p))
+predictor_free = _fn("canopy_predictor_free", None, c_void_p)
+predictor_predict = _fn("canopy_predictor_predict", Status, c_void_p, Points, c_int,
+                        PF64, c_void_p)
+predictor_forest = _fn("canopy_predictor_forest", c_void_p, c_void_p)
+predictor_options = _fn("canopy_predictor_options", PredictOptions, c_void_p)
+predictor_save = _fn("canopy_predictor_save", Status, c_void_p, c_char_p)
+predictor_load = _fn("canopy_predictor_load", Status, c_char_p, POINTER(c_void_p))
 
 regex_compile = _fn("canopy_regex_compile", Status, POINTER(c_char_p), POINTER(c_size_t),
                     c_int32, c_uint32, POINTER(c_void_p))
@@ -85,3 +139,8 @@ regex_match = _fn("canopy_regex_match", Status, c_void_p, POINTER(c_char), c_siz
                   POINTER(RegexMatchOptions), POINTER(c_uint8), PI64, POINTER(RegexResult))
 
 REGEX_ICASE, REGEX_LINE, REGEX_WORD = 1, 2, 4
+TREE_OCT, TREE_BST = 3, 4
+RESIDENCY = {"host": 0, "device": 1, "both": 2}
+BACKEND_GPU = 2
+# Magic of a compiled predictor file (docs/formats.md "Section files").
+PREDICTOR_MAGIC = b"CNPYCPF1"
