@@ -23,6 +23,7 @@ typedef struct emitter {
      * quadratic (issue 21: `]?????{1108}??...{0554}` took seconds). */
     const int64_t *size;
     int32_t **spine, *spine_len;
+    int32_t *set_id; /* a SET node's interned set, -1 until its first emission */
 } emitter;
 
 static uint64_t set_hash(const uint32_t *s) {
@@ -169,9 +170,9 @@ static int emit(emitter *e, const cre_tree *t, int32_t i) {
     case CRE_EMPTY:
         return 0;
     case CRE_SET: {
-        int32_t s = intern_set(e, n->set);
-        if (s < 0) return -1;
-        put(e, CVM_CMP, s, 0);
+        if (e->set_id[i] < 0) e->set_id[i] = intern_set(e, n->set);
+        if (e->set_id[i] < 0) return -1;
+        put(e, CVM_CMP, e->set_id[i], 0);
         return 0;
     }
     case CRE_DOT:
@@ -251,22 +252,25 @@ static int64_t *tree_sizes(const cre_tree *t) {
     return memo;
 }
 
-/* Emits tree t with its node sizes and a spine cache of its own; -1: no memory. */
+/* Emits tree t with its node sizes, spines and interned sets cached; -1: no memory. */
 static int emit_tree(emitter *e, const cre_tree *t) {
     size_t nodes = (size_t)(t->n > 0 ? t->n : 1);
     int64_t *size = tree_sizes(t);
     int32_t **spines = calloc(nodes, sizeof *spines);
-    int32_t *lens = malloc(nodes * sizeof *lens);
-    int rc = size && spines && lens ? 0 : -1;
+    int32_t *lens = malloc(nodes * sizeof *lens), *set_id = malloc(nodes * sizeof *set_id);
+    int rc = size && spines && lens && set_id ? 0 : -1;
     if (!rc) {
+        for (size_t i = 0; i < nodes; i++) set_id[i] = -1;
         e->size = size;
         e->spine = spines;
         e->spine_len = lens;
+        e->set_id = set_id;
         rc = emit(e, t, t->root);
     }
     for (size_t i = 0; spines && i < nodes; i++) free(spines[i]);
     free(spines);
     free(lens);
+    free(set_id);
     free(size);
     return rc;
 }
