@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Distributed canopy over MPI (docs/distributed.md): space-filling-curve decomposition
+ * of points among ranks, and kNN / radius counts over reference points spread over
+ * ranks, with results identical to one process.
+ *
+ * The functions that take an MPI_Comm are declared only when CANOPY_HAVE_MPI is
+ * defined: the library was built with MPI (CMake option CANOPY_MPI; canopy_have_mpi()
+ * says so at run time) and the caller compiles against the same MPI (the canopy CMake
+ * targets define CANOPY_HAVE_MPI for their consumers when MPI is in). Everything else
+ * here exists in every build. The library never initialises MPI: the caller calls
+ * MPI_Init (MPI_THREAD_FUNNELED or more) first. All calls are collective over comm. */
+#ifndef CANOPY_DIST_H
+#define CANOPY_DIST_H
+
+#include "canopy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this build has the MPI layer (distributed kNN, radius, decomposition). */
+int canopy_have_mpi(void);
+
+/* The curves points are ordered along before they are cut into rank domains. */
+typedef enum canopy_curve {
+    CANOPY_CURVE_MORTON = 0, /* Z order */
+    CANOPY_CURVE_HILBERT = 1 /* Hilbert order (contiguous pieces: smaller surfaces) */
+} canopy_curve;
+
+/* What a distributed call moved and where its time went (this rank's numbers). */
+typedef struct canopy_dist_stats {
+    int64_t bytes_sent;     /* payload bytes this rank sent to other ranks */
+    int64_t bytes_received; /* payload bytes this rank received from other ranks */
+    int64_t messages;       /* other ranks this rank sent a non-empty payload to */
+    int64_t remote_queries; /* queries this rank sent to other ranks for answers */
+    double local_seconds;   /* building and querying the local index */
+    double comm_seconds;    /* in MPI collectives (waiting included) */
+    double total_seconds;
+} canopy_dist_stats;
+
+#ifdef CANOPY_HAVE_MPI
+#include <mpi.h>
+
+/* Cuts the points spread over comm's ranks into comm-size contiguous pieces of the
+ * curve (keys over the global bounding box, ties broken by rank then local index) of
+ * nearly equal total work, and gives each local point its destination rank in dest.
+ * work (local.n values >= 0, finite) is the cost of each point, e.g. measured in the
+ * previous step; NULL weighs every point 1 (a piece then holds n / ranks points,
+ * within one). Keys use the first min(d, 63) coordinates. */
+canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const double *work,
+                                    canopy_curve curve, int32_t *dest);
+
+/* Moves rows to their destination ranks (an all-to-all): n rows of row_bytes bytes at
+ * rows, row i to rank dest[i]. *out (canopy_alloc'd, free with canopy_free; NULL
+ * when nothing arrives) receives the rows sent to this rank ordered by source rank,
+ * then by their order on the source; *n_out their count. Call it once per array
+ * (points, ids, masses) with the same dest: every array arrives in the same order. */
+canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, size_t row_bytes,
+                                   const int32_t *dest, void **out, int64_t *n_out,
+                                   canopy_dist_stats *stats);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
