@@ -58,6 +58,40 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
 canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, size_t row_bytes,
                                    const int32_t *dest, void **out, int64_t *n_out,
                                    canopy_dist_stats *stats);
+
+/* Gravity over bodies spread over ranks (docs/distributed.md, "Gravity and n-body"):
+ * accelerations (and potentials, pot may be NULL) of this rank's bodies (any
+ * partition; global index = the slices concatenated in rank order) from all ranks'
+ * bodies, in the caller's order. mass NULL gives every body 1 / (total count). The
+ * bodies move to Morton-curve domains, each rank walks its local octree while the
+ * locally essential trees (cells chosen with the opening radius about the centre of
+ * mass, Liu §5.4) are exchanged, then walks the pieces it received. g as for
+ * canopy_gravity_multipole (body opening only); opt's leaf size applies; CPU only. */
+canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const float *mass,
+                                  const canopy_gravity_options *g, const canopy_run_options *opt,
+                                  float *acc, float *pot, canopy_dist_stats *stats);
+
+/* N-body leapfrog over ranks (canopy_nbody's integrator): each rank passes its slice
+ * of n bodies; after every drift the bodies are cut again along the Morton curve by
+ * the interactions each needed in the previous step. All calls are collective. */
+typedef struct canopy_dist_nbody canopy_dist_nbody; /* opaque */
+canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const double *vel,
+                                       const float *mass, int64_t n,
+                                       const canopy_nbody_options *opt, canopy_dist_nbody **out);
+canopy_status canopy_dist_nbody_step(canopy_dist_nbody *s, int64_t steps);
+/* Energies and momenta summed over ranks; the potential by float64 direct summation
+ * when the total count is <= direct_max, else from the tree walk's potentials. */
+canopy_status canopy_dist_nbody_energy(const canopy_dist_nbody *s, int64_t direct_max,
+                                       canopy_nbody_energy *e);
+/* Positions and velocities ((total, 3), global order) on root; pos or vel may be NULL. */
+canopy_status canopy_dist_nbody_gather(const canopy_dist_nbody *s, int root, double *pos,
+                                       double *vel);
+int64_t canopy_dist_nbody_n(const canopy_dist_nbody *s);       /* bodies on all ranks */
+int64_t canopy_dist_nbody_n_local(const canopy_dist_nbody *s); /* in this rank's domain now */
+int64_t canopy_dist_nbody_steps_done(const canopy_dist_nbody *s);
+/* This rank's traffic and times, summed over the calls so far. */
+canopy_dist_stats canopy_dist_nbody_stats(const canopy_dist_nbody *s);
+void canopy_dist_nbody_free(canopy_dist_nbody *s);
 #endif
 
 #ifdef __cplusplus
