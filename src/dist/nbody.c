@@ -61,6 +61,7 @@ static canopy_status alloc_arrays(canopy_dist_nbody *s, int64_t n) {
  * the start: equal counts). */
 static canopy_status redistribute(canopy_dist_nbody *s) {
     int64_t n = s->n, n_new = 0;
+    double t_start = canopy_now();
     for (int64_t i = 0; i < 3 * n; i++) s->pos32[i] = (float)s->pos[i];
     int32_t *dest = NULL;
     body_row *rows = NULL, *got = NULL;
@@ -94,6 +95,7 @@ static canopy_status redistribute(canopy_dist_nbody *s) {
         s->mass[i] = got[i].m;
     }
 done:
+    s->stats.total_seconds += canopy_now() - t_start;
     canopy_free(dest);
     canopy_free(rows);
     canopy_free(got);

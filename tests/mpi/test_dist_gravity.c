@@ -160,7 +160,7 @@ static void check_nbody(uint64_t seed) {
  * the other ranks hold light bodies on the clump's side, inside the opening sphere
  * about the centre of mass but outside the same sphere about the cell centre. The
  * Morton split (equal counts) puts them first. Pruning with the naive radius would
- * drop the clump from their forces; the corrected exchange matches one process. */
+ * drop the clump from their forces; the corrected exchange keeps the error small. */
 static void check_inclusion(uint64_t seed) {
     enum { K = 61 };
     int size = canopy_dist_size(MPI_COMM_WORLD), rank = canopy_dist_rank(MPI_COMM_WORLD);
@@ -201,23 +201,26 @@ static void check_inclusion(uint64_t seed) {
                                  mass + lo, &go, NULL, acc, NULL, NULL));
     CHECK_OK(canopy_dist_gatherv(MPI_COMM_WORLD, 0, acc, hi - lo, 3 * sizeof(float), (void **)&all,
                                  NULL, &got));
-    if (rank == 0) {
-        float *one = malloc((size_t)n * 3 * sizeof *one);
-        CHECK_OK(canopy_gravity_multipole(canopy_points_make(pos, n, 3), mass, &go, NULL, one, NULL,
-                                          NULL));
+    if (rank == 0) { /* the light bodies against float64 direct summation */
+        int64_t *sample = malloc((size_t)m * sizeof *sample);
+        double *ref = malloc((size_t)m * 3 * sizeof *ref);
+        for (int64_t i = 0; i < m; i++) sample[i] = i;
+        CHECK_OK(canopy_gravity_direct_sample(canopy_points_make(pos, n, 3), mass, eps, sample, m,
+                                              ref, NULL));
         double worst = 0.0;
         for (int64_t i = 0; i < m; i++) {
             double d2 = 0.0, r2 = 0.0;
             for (int j = 0; j < 3; j++) {
-                double e = (double)all[3 * i + j] - one[3 * i + j];
+                double e = (double)all[3 * i + j] - ref[3 * i + j];
                 d2 += e * e;
-                r2 += (double)one[3 * i + j] * one[3 * i + j];
+                r2 += ref[3 * i + j] * ref[3 * i + j];
             }
             worst = fmax(worst, sqrt(d2 / r2));
         }
-        CHECK_MSG(worst < 1e-2, "R %d: light bodies' forces differ from one process by %.3g", size,
-                  worst);
-        free(one);
+        /* theta 0.5 with quadrupoles: a few percent at worst; the clump dropped: ~1. */
+        CHECK_MSG(worst < 0.05, "R %d: light bodies' forces off by %.3g", size, worst);
+        free(sample);
+        free(ref);
     }
     free(all);
     free(acc);
