@@ -59,6 +59,30 @@ canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, s
                                    const int32_t *dest, void **out, int64_t *n_out,
                                    canopy_dist_stats *stats);
 
+/* The k nearest reference points of each local query among the reference points
+ * of all ranks: the rows canopy_knn gives over the concatenated reference set
+ * (ascending distance, ties by smaller global index, tail -1 / +inf when k exceeds the
+ * candidates). ref is this rank's slice (any partition; an SFC one keeps traffic
+ * small), ref_ids its global indices (>= 0, distinct over all ranks), or NULL for the
+ * slices concatenated in rank order. query is this rank's queries (any number,
+ * any place); idx and dist2 (query.n, k) receive their rows in the caller's order
+ * (dist2 may be NULL). query.n == 0 && query.data == NULL is the self form: each
+ * rank's ref slice queries the whole set, each point excluded from its own row
+ * (idx and dist2 then have ref.n rows). opt's tree (kd, ball, vp), leaf size,
+ * variant, schedule and backend apply to every rank's local index; results do not
+ * depend on them nor on the number of ranks. */
+canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *ref_ids,
+                              canopy_points query, int32_t k, const canopy_run_options *opt,
+                              int64_t *idx, float *dist2, canopy_dist_stats *stats);
+
+/* Per local query, the number of reference points of all ranks within distance r
+ * (dist <= r, compared as canopy_radius_count does): its counts over the
+ * concatenated set. The self form counts each rank's slice against the whole set,
+ * a point not counting itself. */
+canopy_status canopy_dist_radius_count(MPI_Comm comm, canopy_points ref, canopy_points query,
+                                       float r, const canopy_run_options *opt, int64_t *counts,
+                                       canopy_dist_stats *stats);
+
 /* Gravity over bodies spread over ranks (docs/distributed.md, "Gravity and n-body"):
  * accelerations (and potentials, pot may be NULL) of this rank's bodies (any
  * partition; global index = the slices concatenated in rank order) from all ranks'

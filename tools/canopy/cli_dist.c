@@ -24,7 +24,7 @@ int cli_dist_rank(void) {
 }
 
 int cli_runs_distributed(const char *cmd) {
-    static const char *const distributed[] = {"gravity", "nbody", NULL};
+    static const char *const distributed[] = {"knn", "nn", "radius", "gravity", "nbody", NULL};
     int size = cli_dist_size();
     if (size == 1) return 1;
     for (size_t i = 0; distributed[i]; i++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy knn / canopy nn: k nearest neighbours through the generic traversal engine. */
+#include "cli_dist.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -88,6 +89,12 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         return cli_usage_error(cmd, "exactly one of --ref and --index is required");
     if (!k) return cli_usage_error(cmd, "-k is required");
     if (!out) return cli_usage_error(cmd, "-o is required");
+    if (cli_dist_size() > 1) {
+        if (to.index_path)
+            return cli_usage_error(cmd, "--index does not run on several MPI ranks; use --ref");
+        cli_dist_job job = {cmd, 0, ref_path, query_path, out, dist_out, k, 0.0, &to.run, p.stats};
+        return cli_dist_neighbours(&job);
+    }
 
     const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out, dist_out};
     if (cli_check_paths(cmd, ins, 3, outs, 2)) return CLI_ERROR;
