@@ -76,7 +76,8 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const flo
             w += sizeof h;
             memcpy(w, pc[r].cells, (size_t)pc[r].n_cells * sizeof(let_cell));
             w += (size_t)pc[r].n_cells * sizeof(let_cell);
-            memcpy(w, pc[r].bodies, (size_t)pc[r].n_bodies * sizeof(let_body));
+            if (pc[r].n_bodies > 0) /* all cells pruned: no body array at all */
+                memcpy(w, pc[r].bodies, (size_t)pc[r].n_bodies * sizeof(let_body));
             w += (size_t)pc[r].n_bodies * sizeof(let_body);
         }
         let_piece_free(pc + r);

@@ -153,8 +153,10 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
         canopy_dist_nbody_free(s);
         return st;
     }
-    memcpy(s->pos, pos, 3 * (size_t)n * sizeof(double));
-    memcpy(s->vel, vel, 3 * (size_t)n * sizeof(double));
+    if (n > 0) { /* a rank without bodies may pass NULL */
+        memcpy(s->pos, pos, 3 * (size_t)n * sizeof(double));
+        memcpy(s->vel, vel, 3 * (size_t)n * sizeof(double));
+    }
     for (int64_t i = 0; i < n; i++) {
         s->mass[i] = mass ? mass[i] : (float)(1.0 / (double)n_all);
         s->gid[i] = first + i;
