@@ -8,6 +8,7 @@
  * radius about the geometric centre) a configuration whose centre of mass sits far
  * from the cell centre loses interactions and the forces differ. */
 #include "check.h"
+#include "inclusion_case.h"
 #include "nbody/let.h"
 
 #include <math.h>
@@ -206,11 +207,9 @@ static void check_corrected_plummer(uint64_t seed) {
     }
 }
 
-/* Domain 1 (index 0..k-1): a clump in one corner of its root cell and one body in
- * the far corner, so the root's centre of mass is far from its centre. Domain 0:
- * a small group on the com side, inside the walk's opening sphere about com but
- * outside the same sphere about the centre. The naive test prunes the root that
- * those bodies must open: the whole domain 1 goes missing from their forces. */
+/* inclusion_case.h: domain 1 is the clump (bodies 0..K-1), domain 0 the light
+ * bodies. The naive test prunes the root that those bodies must open: the whole
+ * domain 1 goes missing from their forces. */
 static void check_naive_drops(uint64_t seed) {
     enum { K = 60, M = 12 };
     const float theta = 0.5f, eps = 0.001f;
@@ -218,32 +217,7 @@ static void check_naive_drops(uint64_t seed) {
     pb.n = K + M;
     pb.pos = malloc((size_t)pb.n * 3 * sizeof(float));
     pb.mass = malloc((size_t)pb.n * sizeof(float));
-    canopy_rng g = canopy_rng_make(seed, 11);
-    for (int64_t i = 0; i < K - 1; i++)
-        for (int j = 0; j < 3; j++) pb.pos[3 * i + j] = (float)(0.02 * canopy_rng_uniform(&g));
-    for (int j = 0; j < 3; j++) pb.pos[3 * (K - 1) + j] = 1.0f;
-    /* Domain 0's bodies are light test bodies, so domain 1 dominates their forces. */
-    for (int64_t i = 0; i < pb.n; i++) pb.mass[i] = i < K ? 1.0f / K : 1e-6f;
-
-    /* Domain 1's root cell: read it back from a build of those K bodies. */
-    int64_t gid1[K];
-    for (int64_t i = 0; i < K; i++) gid1[i] = i;
-    let_domain d1;
-    CHECK_OK(let_domain_build(canopy_points_make(pb.pos, K, 3), pb.mass, gid1, 2, 0, &d1));
-    const float *root = canopy_tv_geom(d1.tv, 0);
-    double off[3], len = 0.0;
-    for (int j = 0; j < 3; j++) {
-        off[j] = (double)root[j] - root[4 + j];
-        len += off[j] * off[j];
-    }
-    len = sqrt(len);
-    double r_open = 2.0 * root[7] / theta + len;
-    CHECK_MSG(len > 0.3 * root[7], "the clump's com is near the cell centre (%g)", len);
-    for (int64_t i = 0; i < M; i++)
-        for (int j = 0; j < 3; j++)
-            pb.pos[3 * (K + i) + j] = (float)(root[j] + off[j] / len * (r_open - 0.3 * len) +
-                                              0.02 * len * (canopy_rng_uniform(&g) - 0.5));
-    let_domain_free(&d1);
+    inclusion_case(pb.pos, pb.mass, K, pb.pos + 3 * K, pb.mass + K, M, theta, seed);
 
     pb.r = 2;
     int64_t start[3] = {0, M, K + M};

@@ -6,6 +6,7 @@
  * over ranks. Global index = position in the caller's slices concatenated in rank
  * order; it travels with each body. */
 #include "dist/gravity.h"
+#include "nbody/nbody_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -109,32 +110,13 @@ static canopy_status forces(canopy_dist_nbody *s) {
                               &s->stats);
 }
 
-static canopy_status check_input(const double *pos, const double *vel, const float *mass, int64_t n,
-                                 const canopy_nbody_options *o) {
-    if (n < 0) return canopy_fail(CANOPY_ERR_INVALID, "nbody: %lld bodies", (long long)n);
-    if (!(o->dt > 0.0) || !isfinite(o->dt))
-        return canopy_fail(CANOPY_ERR_INVALID, "nbody: dt must be finite and > 0 (got %g)", o->dt);
-    for (int64_t i = 0; i < 3 * n; i++) {
-        if (!isfinite(pos[i]) || fabs(pos[i]) > 1e30)
-            return canopy_fail(CANOPY_ERR_INVALID, "nbody: position of body %lld is %g",
-                               (long long)(i / 3), pos[i]);
-        if (!isfinite(vel[i]))
-            return canopy_fail(CANOPY_ERR_INVALID, "nbody: velocity of body %lld is %g",
-                               (long long)(i / 3), vel[i]);
-    }
-    for (int64_t i = 0; mass && i < n; i++)
-        if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
-            return canopy_fail(CANOPY_ERR_INVALID, "nbody: mass of body %lld is %g", (long long)i,
-                               (double)mass[i]);
-    return CANOPY_OK;
-}
-
 canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const double *vel,
                                        const float *mass, int64_t n,
                                        const canopy_nbody_options *opt, canopy_dist_nbody **out) {
     *out = NULL;
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
-    canopy_status st = check_input(pos, vel, mass, n, &o);
+    canopy_status st = n < 0 ? canopy_fail(CANOPY_ERR_INVALID, "nbody: %lld bodies", (long long)n)
+                             : nbody_check_state(pos, vel, mass, n, &o);
     if (!st) st = dist_gravity_resolve(&o.gravity, &o.run);
     if ((st = canopy_dist_agree(comm, st))) return st;
     int64_t first, n_all;
@@ -175,14 +157,11 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
 canopy_status canopy_dist_nbody_step(canopy_dist_nbody *s, int64_t steps) {
     double h = 0.5 * s->opt.dt, dt = s->opt.dt;
     for (int64_t k = 0; k < steps; k++) {
-        for (int64_t i = 0; i < 3 * s->n; i++) {
-            s->vel[i] += h * s->acc[i];
-            s->pos[i] += dt * s->vel[i];
-        }
+        nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
         canopy_status st = redistribute(s);
         if (!st) st = forces(s);
         if (st) return st;
-        for (int64_t i = 0; i < 3 * s->n; i++) s->vel[i] += h * s->acc[i];
+        nbody_kick(s->vel, s->acc, s->n, h);
         s->step++;
     }
     return CANOPY_OK;

@@ -4,8 +4,8 @@
  * (every body, caller's order), a rank with no bodies, bad input refused on every
  * rank; a short Plummer run whose energy error stays within 2x of the one-process
  * run's and whose bodies track it. */
+#include "inclusion_case.h"
 #include "mpi_check.h"
-#include "nbody/let.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -155,40 +155,17 @@ static void check_nbody(uint64_t seed) {
     canopy_dist_nbody_free(d);
 }
 
-/* The inclusion condition across ranks (test_let.c's construction): the last rank's
- * domain is a clump in a corner of its root cell plus one body in the far corner;
- * the other ranks hold light bodies on the clump's side, inside the opening sphere
- * about the centre of mass but outside the same sphere about the cell centre. The
- * Morton split (equal counts) puts them first. Pruning with the naive radius would
- * drop the clump from their forces; the corrected exchange keeps the error small. */
+/* The inclusion condition across ranks (inclusion_case.h): the last rank's domain is
+ * the clump, the other ranks hold the light bodies, which the Morton split (equal
+ * counts) puts first. Pruning with the naive radius would drop the clump from their
+ * forces; the corrected exchange keeps the error small. */
 static void check_inclusion(uint64_t seed) {
     enum { K = 61 };
     int size = canopy_dist_size(MPI_COMM_WORLD), rank = canopy_dist_rank(MPI_COMM_WORLD);
     const float theta = 0.5f, eps = 0.001f;
     int64_t m = (int64_t)(size - 1) * K, n = m + K;
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
-    float *clump = pos + 3 * m;
-    canopy_rng g = canopy_rng_make(seed, 13);
-    for (int64_t i = 0; i < 3 * (K - 1); i++) clump[i] = (float)(0.02 * canopy_rng_uniform(&g));
-    for (int j = 0; j < 3; j++) clump[3 * (K - 1) + j] = 1.0f;
-    for (int64_t i = 0; i < n; i++) mass[i] = i < m ? 1e-6f : 1.0f / K;
-    int64_t gid[K];
-    for (int64_t i = 0; i < K; i++) gid[i] = i;
-    let_domain d;
-    CHECK_OK(let_domain_build(canopy_points_make(clump, K, 3), mass + m, gid, 2, 0, &d));
-    const float *root = canopy_tv_geom(d.tv, 0);
-    double off[3], len = 0.0;
-    for (int j = 0; j < 3; j++) {
-        off[j] = (double)root[j] - root[4 + j];
-        len += off[j] * off[j];
-    }
-    len = sqrt(len);
-    double r_open = 2.0 * root[7] / theta + len;
-    for (int64_t i = 0; i < m; i++)
-        for (int j = 0; j < 3; j++)
-            pos[3 * i + j] = (float)(root[j] + off[j] / len * (r_open - 0.3 * len) +
-                                     0.02 * len * (canopy_rng_uniform(&g) - 0.5));
-    let_domain_free(&d);
+    inclusion_case(pos + 3 * m, mass + m, K, pos, mass, m, theta, seed);
     canopy_gravity_options go = canopy_gravity_options_default();
     go.theta = theta;
     go.order = 2;
