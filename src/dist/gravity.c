@@ -16,6 +16,9 @@
 typedef struct let_wire {
     int32_t n_cells, n_bodies, depth, order;
 } let_wire;
+/* Pieces of the local walk between which the exchange is given a chance to progress. */
+enum { LOCAL_CHUNKS = 16 };
+
 _Static_assert(sizeof(let_wire) % 8 == 0 && sizeof(let_cell) % 8 == 0 && sizeof(let_body) % 8 == 0,
                "LET records must keep 8-byte alignment when packed");
 
@@ -177,15 +180,26 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!s) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
     if ((s = canopy_dist_agree(comm, s))) goto done;
 
-    /* The exchange runs while this rank walks its own tree. */
+    /* The exchange runs while this rank walks its own tree, in chunks: MPI progresses
+     * a non-blocking collective only inside MPI calls, so each chunk ends with a test
+     * (from the main thread, as MPI_THREAD_FUNNELED allows). */
     MPI_Request req;
     t0 = canopy_now();
     MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
     t_comm += canopy_now() - t0;
-    s = let_forces(&local, 1, x, gid, inv_theta, eps2, acc, pot, lw, NULL);
+    int done = 0;
+    for (int c = 0; c < LOCAL_CHUNKS && !s; c++) {
+        int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
+        canopy_points part = x;
+        part.data = x.n ? canopy_point(x, lo) : x.data;
+        part.n = hi - lo;
+        s = let_forces(&local, 1, part, gid + lo, inv_theta, eps2, acc + 3 * lo,
+                       pot ? pot + lo : NULL, lw + lo, NULL);
+        if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
     for (int64_t i = 0; !s && work && i < x.n; i++) work[i] = (double)lw[i];
     t0 = canopy_now();
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
     t_comm += canopy_now() - t0;
     int np = 0;
     if (!s) s = unpack_pieces(recv, rc, size, remote, &np);
