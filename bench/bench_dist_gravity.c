@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Distributed gravity under mpirun (bench/results/distributed.md): a Plummer sphere
- * (same seed on every rank, each rank starting with its block), moved to Morton
+ * (same seed on every rank, each rank starting with its block), moved to Hilbert
  * domains, then the force evaluation of canopy_dist_gravity's core repeated:
  *   per rank: bodies, LET bytes sent and received (the exchange alone, without the
  *   decomposition), interactions (expansions + body terms), local and communication
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     int64_t lo = n * rank / size, hi = n * (rank + 1) / size, nl = hi - lo;
     canopy_points mine = canopy_points_make(pos + 3 * lo, nl, 3);
 
-    /* The Morton domains, as canopy_dist_gravity makes them. */
+    /* The Hilbert domains, as canopy_dist_gravity makes them. */
     typedef struct row {
         float x[3], m;
         int64_t gid;
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         rows[i].gid = lo + i;
     }
     int64_t nd = 0;
-    if (canopy_dist_decompose(MPI_COMM_WORLD, mine, NULL, CANOPY_CURVE_MORTON, dest) ||
+    if (canopy_dist_decompose(MPI_COMM_WORLD, mine, NULL, CANOPY_CURVE_HILBERT, dest) ||
         canopy_dist_exchange(MPI_COMM_WORLD, rows, nl, sizeof *rows, dest, (void **)&dom, &nd,
                              NULL))
         canopy_dist_abort(MPI_COMM_WORLD, "decomposition: %s", canopy_last_error());

@@ -6,7 +6,8 @@
  * interactions (accepted cells + body terms) per body of every domain measured on an
  * evenly spaced sample. This gives exact traffic for rank counts this machine cannot
  * run (bench/results/distributed.md).
- * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P] R... */
+ * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P]
+ *        [--curve morton|hilbert] R... */
 #include "nbody/let.h"
 
 #include <stdio.h>
@@ -15,12 +16,14 @@
 
 enum { WIRE_HEADER = 16 }; /* src/dist/gravity.c's let_wire */
 
+static canopy_schedule curve = CANOPY_SCHEDULE_MORTON;
+
 static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float theta,
                 int32_t order) {
     int64_t *perm = malloc((size_t)n * sizeof *perm), *start = malloc((size_t)(r + 1) * 8);
     float *mass = malloc((size_t)n * sizeof *mass);
     for (int64_t i = 0; i < n; i++) mass[i] = (float)(1.0 / (double)n);
-    if (let_split_morton(canopy_points_make(pos, n, 3), NULL, r, perm, start)) {
+    if (let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
         fprintf(stderr, "split: %s\n", canopy_last_error());
         exit(1);
     }
@@ -118,6 +121,9 @@ int main(int argc, char **argv) {
             theta = (float)atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--order"))
             order = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--curve"))
+            curve =
+                strcmp(argv[i + 1], "hilbert") ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_HILBERT;
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -125,13 +131,15 @@ int main(int argc, char **argv) {
     }
     if (i >= argc || n < 1 || sample < 1) {
         fprintf(stderr, "usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] "
-                        "[--order P] R...\n");
+                        "[--order P] [--curve morton|hilbert] R...\n");
         return 2;
     }
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     if (canopy_gen_plummer(pos, vel, n, 1)) return 1;
-    printf("# Plummer n %lld (seed 1), theta %g, order %d, interactions on %lld sampled bodies\n",
-           (long long)n, (double)theta, (int)order, (long long)sample);
+    printf("# Plummer n %lld (seed 1), theta %g, order %d, %s curve, interactions on %lld sampled "
+           "bodies\n",
+           (long long)n, (double)theta, (int)order,
+           curve == CANOPY_SCHEDULE_HILBERT ? "hilbert" : "morton", (long long)sample);
     printf("| ranks | bodies/rank | LET bytes total | per rank | max received | messages | "
            "bytes/message | smallest message | interactions/body | s |\n"
            "|---|---|---|---|---|---|---|---|---|---|\n");

@@ -122,8 +122,8 @@ static void split(problem *pb, int32_t r) {
     pb->r = r;
     pb->perm = malloc((size_t)(pb->n + 1) * sizeof(int64_t));
     pb->owner_start = malloc((size_t)(r + 1) * sizeof(int64_t));
-    CHECK_OK(let_split_morton(canopy_points_make(pb->pos, pb->n, 3), NULL, r, pb->perm,
-                              pb->owner_start));
+    CHECK_OK(let_split_curve(canopy_points_make(pb->pos, pb->n, 3), CANOPY_SCHEDULE_MORTON, NULL, r,
+                             pb->perm, pb->owner_start));
 }
 
 static void unsplit(problem *pb) {
@@ -276,8 +276,8 @@ static void check_split(uint64_t seed) {
     int64_t perm[1000], start[6];
     char seen[1000];
     for (int pass = 0; pass < 2; pass++) {
-        CHECK_OK(let_split_morton(canopy_points_make(pb.pos, 1000, 3), pass ? work : NULL, 5, perm,
-                                  start));
+        CHECK_OK(let_split_curve(canopy_points_make(pb.pos, 1000, 3), CANOPY_SCHEDULE_MORTON,
+                                 pass ? work : NULL, 5, perm, start));
         memset(seen, 0, sizeof seen);
         int ok = 1;
         for (int i = 0; i < 1000; i++) {
@@ -295,7 +295,8 @@ static void check_split(uint64_t seed) {
                           "run %d has work %g of %g", k, w, total);
         }
     }
-    CHECK_FAILS(let_split_morton(canopy_points_make(pb.pos, 1000, 3), NULL, 0, perm, start),
+    CHECK_FAILS(let_split_curve(canopy_points_make(pb.pos, 1000, 3), CANOPY_SCHEDULE_MORTON, NULL,
+                                0, perm, start),
                 CANOPY_ERR_INVALID, "domains");
     free(work);
     free(pb.pos);

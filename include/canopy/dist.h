@@ -87,7 +87,7 @@ canopy_status canopy_dist_radius_count(MPI_Comm comm, canopy_points ref, canopy_
  * accelerations (and potentials, pot may be NULL) of this rank's bodies (any
  * partition; global index = the slices concatenated in rank order) from all ranks'
  * bodies, in the caller's order. mass NULL gives every body 1 / (total count). The
- * bodies move to Morton-curve domains, each rank walks its local octree while the
+ * bodies move to Hilbert-curve domains, each rank walks its local octree while the
  * locally essential trees (cells chosen with the opening radius about the centre of
  * mass, Liu §5.4) are exchanged, then walks the pieces it received. g as for
  * canopy_gravity_multipole (body opening only); opt's leaf size applies; CPU only. */
@@ -96,7 +96,7 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
                                   float *acc, float *pot, canopy_dist_stats *stats);
 
 /* N-body leapfrog over ranks (canopy_nbody's integrator): each rank passes its slice
- * of n bodies; after every drift the bodies are cut again along the Morton curve by
+ * of n bodies; after every drift the bodies are cut again along the Hilbert curve by
  * the interactions each needed in the previous step. All calls are collective. */
 typedef struct canopy_dist_nbody canopy_dist_nbody; /* opaque */
 canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const double *vel,

@@ -301,7 +301,7 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
         rows[i].m = mass ? mass[i] : (float)(1.0 / (double)n_all);
         rows[i].gid = first + i;
     }
-    s = canopy_dist_decompose(comm, bodies, NULL, CANOPY_CURVE_MORTON, dest);
+    s = canopy_dist_decompose(comm, bodies, NULL, CANOPY_CURVE_HILBERT, dest);
     if (!s)
         s = canopy_dist_exchange(comm, rows, bodies.n, sizeof *rows, dest, (void **)&mine, &n_mine,
                                  stats);

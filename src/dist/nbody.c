@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_dist_nbody: leapfrog kick-drift-kick over ranks. After every drift the
- * bodies are cut again along the Morton curve by the interactions each needed in the
+ * bodies are cut again along the Hilbert curve by the interactions each needed in the
  * previous force evaluation (canopy_dist_decompose with that work) and moved with
  * their state; forces come from dist_domain_forces; energies and momenta are summed
  * over ranks. Global index = position in the caller's slices concatenated in rank
@@ -71,7 +71,7 @@ static canopy_status redistribute(canopy_dist_nbody *s) {
     if ((st = canopy_dist_agree(s->comm, st))) goto done;
     double t0 = canopy_now();
     st = canopy_dist_decompose(s->comm, canopy_points_make(s->pos32, n, 3), s->work,
-                               CANOPY_CURVE_MORTON, dest);
+                               CANOPY_CURVE_HILBERT, dest);
     s->stats.comm_seconds += canopy_now() - t0;
     if (st) goto done;
     for (int64_t i = 0; i < n; i++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Locally essential trees: domain build, export with the box opening test (corrected
- * or naive radius), the body walk over pieces, and the Morton split (nbody/let.h). */
+ * or naive radius), the body walk over pieces, and the curve split (nbody/let.h). */
 #include "nbody/let.h"
 
 #include "apps/common.h"
@@ -246,11 +246,14 @@ canopy_status let_forces(const let_piece *pieces, int32_t n_pieces, canopy_point
     return CANOPY_OK;
 }
 
-canopy_status let_split_morton(canopy_points bodies, const double *work, int32_t r, int64_t *order,
-                               int64_t *start) {
+canopy_status let_split_curve(canopy_points bodies, canopy_schedule curve, const double *work,
+                              int32_t r, int64_t *order, int64_t *start) {
     if (r < 1) return canopy_fail(CANOPY_ERR_INVALID, "gravity: %d domains", (int)r);
+    if (curve != CANOPY_SCHEDULE_MORTON && curve != CANOPY_SCHEDULE_HILBERT)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: domains follow the morton or hilbert curve");
     int64_t n = bodies.n;
-    canopy_status s = canopy_schedule_queries(CANOPY_SCHEDULE_MORTON, bodies, NULL, order);
+    canopy_status s = canopy_schedule_queries(curve, bodies, NULL, order);
     if (s) return s;
     start[0] = 0;
     if (!work) {

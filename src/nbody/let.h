@@ -88,10 +88,11 @@ canopy_status let_forces(const let_piece *pieces, int32_t n_pieces, canopy_point
                          const int64_t *qid, float inv_theta, float eps2, float *acc, float *pot,
                          int64_t *work, let_walk_stats *stats);
 
-/* Splits n bodies along the Morton curve into r contiguous runs of about equal work
- * (work NULL: equal counts): order receives the Morton permutation, start[0..r] the
- * run boundaries in it. */
-canopy_status let_split_morton(canopy_points bodies, const double *work, int32_t r, int64_t *order,
-                               int64_t *start);
+/* Splits n bodies along a space-filling curve (CANOPY_SCHEDULE_MORTON or _HILBERT,
+ * keys over the bodies' bounding box, as canopy_dist_decompose cuts them) into r
+ * contiguous runs of about equal work (work NULL: equal counts): order receives the
+ * curve permutation, start[0..r] the run boundaries in it. */
+canopy_status let_split_curve(canopy_points bodies, canopy_schedule curve, const double *work,
+                              int32_t r, int64_t *order, int64_t *start);
 
 #endif

@@ -156,7 +156,7 @@ static void check_nbody(uint64_t seed) {
 }
 
 /* The inclusion condition across ranks (inclusion_case.h): the last rank's domain is
- * the clump, the other ranks hold the light bodies, which the Morton split (equal
+ * the clump, the other ranks hold the light bodies, which the Hilbert split (equal
  * counts) puts first. Pruning with the naive radius would drop the clump from their
  * forces; the corrected exchange keeps the error small. */
 static void check_inclusion(uint64_t seed) {

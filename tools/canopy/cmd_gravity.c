@@ -46,7 +46,7 @@ static void usage(FILE *f) {
                "  against float64 direct summation.\n"
                "  -o, --output F   output file (required)\n"
                "  Under mpirun -np R (builds with MPI) the bodies are split over R ranks along\n"
-               "  the Morton curve and the multipole walk runs distributed (body opening; rank\n"
+               "  the Hilbert curve and the multipole walk runs distributed (body opening; rank\n"
                "  0 reads and writes; --stats prints each rank's traffic; "
                "docs/distributed.md).\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"

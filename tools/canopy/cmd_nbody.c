@@ -66,7 +66,7 @@ static void usage(FILE *f) {
             "  -h, --help         this help\n\n"
             "A progress line goes to stderr when it is a terminal.\n"
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
-            "again along the Morton curve every step by measured work; rank 0 reads, prints\n"
+            "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
             "and writes the snapshots; --checkpoint, --restart and --opening bucket run on\n"
             "one rank only; --stats prints each rank's traffic (docs/distributed.md).\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
