@@ -51,7 +51,7 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
     for (int32_t i = 0; i < r; i++) {
         for (int32_t j = 0; j < r; j++) {
             let_radius rad = j == i ? LET_RADIUS_ALL : LET_RADIUS_CORRECTED;
-            if (let_export(dom + j, dom[i].lo, dom[i].hi, 1.0f / theta, rad, pc + j)) {
+            if (let_export(dom + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta, rad, pc + j)) {
                 fprintf(stderr, "export: %s\n", canopy_last_error());
                 exit(1);
             }

@@ -58,7 +58,8 @@ static void distributed(const problem *pb, int32_t order, float theta, float eps
         domain_data *d = dd + i;
         for (int32_t j = 0; j < r; j++) {
             let_radius rad = j == i ? LET_RADIUS_ALL : radius;
-            CHECK_OK(let_export(&dd[j].dom, d->dom.lo, d->dom.hi, 1.0f / theta, rad, pieces + j));
+            CHECK_OK(let_export(&dd[j].dom, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta, rad,
+                                pieces + j));
             if (j != i) *bytes += let_piece_bytes(pieces + j);
         }
         float *a = malloc((size_t)(d->n + 1) * 3 * sizeof(float));

@@ -54,8 +54,14 @@ void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
     *total = t;
 }
 
-/* Serialises the pieces this rank exports to every other rank (box r: boxes[6 r ..]). */
-static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const float *boxes,
+/* A rank's description for the others: its boxes (let_domain's top-cell boxes). */
+typedef struct box_set {
+    float boxes[LET_MAX_BOXES][6];
+    int32_t n, pad;
+} box_set;
+
+/* Serialises the pieces this rank exports to every other rank (boxes: every rank's). */
+static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const box_set *boxes,
                                  float inv_theta, char **buf, int64_t *counts) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     let_piece *pc = NULL;
@@ -64,8 +70,7 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const flo
     for (int r = 0; !s && r < size; r++) {
         counts[r] = 0;
         if (r == rank) continue;
-        s = let_export(dom, boxes + 6 * r, boxes + 6 * r + 3, inv_theta, LET_RADIUS_CORRECTED,
-                       pc + r);
+        s = let_export(dom, boxes[r].boxes[0], boxes[r].n, inv_theta, LET_RADIUS_CORRECTED, pc + r);
         if (!s && pc[r].n_cells > 0)
             counts[r] = (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r);
         total += counts[r];
@@ -147,13 +152,13 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     let_domain dom;
     let_piece local;
     memset(&local, 0, sizeof local);
-    float *boxes = NULL;
+    box_set *boxes = NULL;
     char *send = NULL, *recv = NULL;
     int64_t *sc = NULL, *rc = NULL, *lw = NULL;
     int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
     let_piece *remote = NULL;
     canopy_status s = let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
-    if (!s) s = canopy_alloc((void **)&boxes, (size_t)size * 6, sizeof *boxes);
+    if (!s) s = canopy_alloc((void **)&boxes, (size_t)size, sizeof *boxes);
     if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);
     if (!s) s = canopy_alloc((void **)&rc, (size_t)size, sizeof *rc);
     if (!s) s = canopy_alloc((void **)&isc, (size_t)size * 4, sizeof *isc);
@@ -164,13 +169,16 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     irc = isc + 2 * size;
     ird = isc + 3 * size;
 
-    /* Every rank's bounding box, then the pieces each other rank needs. */
-    float box[6] = {dom.lo[0], dom.lo[1], dom.lo[2], dom.hi[0], dom.hi[1], dom.hi[2]};
+    /* Every rank's boxes, then the pieces each other rank needs. */
+    box_set mine;
+    memset(&mine, 0, sizeof mine);
+    memcpy(mine.boxes, dom.boxes, sizeof mine.boxes);
+    mine.n = dom.n_boxes;
     double t0 = canopy_now();
-    MPI_Allgather(box, 6, MPI_FLOAT, boxes, 6, MPI_FLOAT, comm);
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, boxes, (int)sizeof mine, MPI_BYTE, comm);
     t_comm += canopy_now() - t0;
     s = pack_pieces(comm, &dom, boxes, inv_theta, &send, sc);
-    if (!s) s = let_export(&dom, dom.lo, dom.hi, inv_theta, LET_RADIUS_ALL, &local);
+    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
     t0 = canopy_now();
     if (!s) MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
     t_comm += canopy_now() - t0;

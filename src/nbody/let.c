@@ -10,6 +10,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* d->boxes: the deepest level of the tree (leaves above it stand for themselves) with
+ * at most LET_MAX_BOXES non-empty cells, each cell's tight bounding box. */
+static void top_boxes(let_domain *d) {
+    const canopy_tree_view *tv = d->tv;
+    int32_t level[LET_MAX_BOXES], next[LET_MAX_BOXES * 8], n = 1;
+    level[0] = 0;
+    for (;;) {
+        int32_t m = 0, deeper = 0;
+        for (int32_t k = 0; k < n; k++) {
+            const canopy_node *h = canopy_tv_node(tv, level[k]);
+            if (h->child < 0) {
+                next[m++] = level[k];
+                continue;
+            }
+            deeper = 1;
+            for (int32_t c = h->child; c < h->child + h->nchild; c++) {
+                const canopy_node *hc = canopy_tv_node(tv, c);
+                if (hc->end > hc->begin) next[m++] = c;
+            }
+        }
+        if (!deeper || m > LET_MAX_BOXES) break;
+        memcpy(level, next, (size_t)m * sizeof *level);
+        n = m;
+    }
+    d->n_boxes = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const canopy_node *h = canopy_tv_node(tv, level[k]);
+        if (h->end == h->begin) continue;
+        float *b = d->boxes[d->n_boxes++];
+        for (int j = 0; j < 3; j++) {
+            b[j] = INFINITY;
+            b[3 + j] = -INFINITY;
+        }
+        for (int32_t i = h->begin; i < h->end; i++) {
+            const float *p = canopy_tv_point(tv, i);
+            for (int j = 0; j < 3; j++) {
+                b[j] = p[j] < b[j] ? p[j] : b[j];
+                b[3 + j] = p[j] > b[3 + j] ? p[j] : b[3 + j];
+            }
+        }
+    }
+}
+
 canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
                                int32_t order, int32_t leaf_size, let_domain *d) {
     memset(d, 0, sizeof *d);
@@ -36,6 +79,7 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
     canopy_status s = canopy_app_build(bodies, CANOPY_TREE_OCT, leaf_size, mass, &d->tree, NULL);
     if (s) return s;
     d->tv = canopy_tree_get_view(d->tree);
+    top_boxes(d);
     if (order == 2) {
         s = canopy_alloc((void **)&d->quad, (size_t)d->tv->n_nodes * MP_QUAD_FLOATS,
                          sizeof *d->quad);
@@ -78,7 +122,8 @@ static int box_accepts(const float *g, const float *lo, const float *hi, float i
 
 typedef struct exporter {
     const let_domain *d;
-    const float *lo, *hi;
+    const float *boxes;
+    int32_t n_boxes;
     float inv_theta;
     let_radius radius;
     let_piece *p;
@@ -116,7 +161,10 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     c->child = -1;
     c->nchild = c->begin = c->end = c->pruned = c->pad = 0;
     p->depth = level > p->depth ? level : p->depth;
-    if (box_accepts(c->g, x->lo, x->hi, x->inv_theta, x->radius)) {
+    int all = x->radius != LET_RADIUS_ALL;
+    for (int32_t b = 0; all && b < x->n_boxes; b++)
+        all = box_accepts(c->g, x->boxes + 6 * b, x->boxes + 6 * b + 3, x->inv_theta, x->radius);
+    if (all) {
         c->pruned = 1;
         return CANOPY_OK;
     }
@@ -146,12 +194,12 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     return CANOPY_OK;
 }
 
-canopy_status let_export(const let_domain *src, const float lo[3], const float hi[3],
+canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
                          float inv_theta, let_radius radius, let_piece *out) {
     memset(out, 0, sizeof *out);
     out->order = src->order;
-    if (!src->tree || !(lo[0] <= hi[0])) return CANOPY_OK; /* nothing here, or nobody asks */
-    exporter x = {src, lo, hi, inv_theta, radius, out, 0, 0};
+    if (!src->tree || n_boxes < 1) return CANOPY_OK; /* nothing here, or nobody asks */
+    exporter x = {src, boxes, n_boxes, inv_theta, radius, out, 0, 0};
     canopy_status s = grow((void **)&out->cells, &x.cap_cells, 1, sizeof *out->cells);
     if (!s) {
         out->n_cells = 1;

@@ -51,13 +51,20 @@ typedef struct let_piece {
     int32_t order; /* 0 or 2: whether the walk reads quad */
 } let_piece;
 
-/* One domain: its bodies' tree, moments and bounding box. */
+/* Boxes a domain describes itself by: the tight bounding boxes of the bodies of its
+ * top tree cells (a level of at most this many non-empty cells), so a domain whose
+ * curve run spans a wide region is not taken for its whole bounding box. */
+enum { LET_MAX_BOXES = 64 };
+
+/* One domain: its bodies' tree, moments and boxes. */
 typedef struct let_domain {
     canopy_tree *tree; /* NULL when the domain has no bodies */
     const canopy_tree_view *tv;
-    float *quad;        /* n_nodes * MP_QUAD_FLOATS, NULL for order 0 */
-    const int64_t *gid; /* global index of each local body (caller's, borrowed) */
-    float lo[3], hi[3]; /* bounding box of the bodies (lo > hi when empty) */
+    float *quad;                   /* n_nodes * MP_QUAD_FLOATS, NULL for order 0 */
+    const int64_t *gid;            /* global index of each local body (caller's, borrowed) */
+    float lo[3], hi[3];            /* bounding box of the bodies (lo > hi when empty) */
+    float boxes[LET_MAX_BOXES][6]; /* lo[3], hi[3] each; together they hold every body */
+    int32_t n_boxes;               /* 0 when empty */
     int32_t order;
 } let_domain;
 
@@ -67,8 +74,9 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
                                int32_t order, int32_t leaf_size, let_domain *d);
 void let_domain_free(let_domain *d);
 
-/* The piece of src that a domain with bounding box [lo, hi] needs. */
-canopy_status let_export(const let_domain *src, const float lo[3], const float hi[3],
+/* The piece of src that a domain described by n_boxes boxes (6 floats each: lo, hi)
+ * needs: a cell is pruned only when every box accepts it. */
+canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
                          float inv_theta, let_radius radius, let_piece *out);
 void let_piece_free(let_piece *p);
 /* Bytes the piece occupies on the wire (cells then bodies). */
