@@ -2,8 +2,9 @@
 /* Distributed kNN timings (run under mpirun; bench/run_dist.sh runs R = 1, 2, 4):
  * uniform reference and query points, the reference points moved to Hilbert pieces
  * (canopy_dist_decompose + exchange), queries in rank blocks, then canopy_dist_knn
- * timed over repeats (the slowest rank's time per repeat). On one rank the plain
- * canopy_knn of the same data runs as the peer. Prints one markdown row per line:
+ * timed over repeats (the slowest rank's time per repeat); with "self" as the 6th
+ * argument the self form instead (each rank's points query the whole set: no query
+ * leaves its home). On one rank the plain canopy_knn of the same data runs as the peer. Prints one markdown row per line:
  * per-rank bytes sent for the query phase and for placing the points. */
 #include "bench_util.h"
 #include "canopy/dist.h"
@@ -21,8 +22,9 @@ int main(int argc, char **argv) {
     int64_t n = argc > 1 ? atoll(argv[1]) : 200000, nq = argc > 2 ? atoll(argv[2]) : 200000;
     int32_t d = argc > 3 ? atoi(argv[3]) : 3, k = argc > 4 ? atoi(argv[4]) : 8;
     int reps = argc > 5 ? atoi(argv[5]) : 5;
+    int self = argc > 6 && strcmp(argv[6], "self") == 0;
     if (n < 1 || nq < 1 || d < 1 || k < 1 || reps < 1) {
-        if (rank == 0) fprintf(stderr, "usage: bench_dist [N NQ D K REPS]\n");
+        if (rank == 0) fprintf(stderr, "usage: bench_dist [N NQ D K REPS [self]]\n");
         MPI_Finalize();
         return 2;
     }
@@ -44,15 +46,17 @@ int main(int argc, char **argv) {
     }
     canopy_points ref = canopy_points_make(pts, nl, d);
     canopy_points q = canopy_points_make(all + (n + qlo) * d, qhi - qlo, d);
-    int64_t *idx = malloc(sizeof *idx * (size_t)((qhi - qlo) * k + 1));
-    float *d2 = malloc(sizeof *d2 * (size_t)((qhi - qlo) * k + 1));
+    canopy_points none = {NULL, 0, d, d};
+    int64_t rows = self ? (nl > q.n ? nl : q.n) : q.n;
+    int64_t *idx = malloc(sizeof *idx * (size_t)(rows * k + 1));
+    float *d2 = malloc(sizeof *d2 * (size_t)(rows * k + 1));
     double *t = malloc(sizeof *t * (size_t)reps), *tp = malloc(sizeof *tp * (size_t)reps);
     canopy_dist_stats st = {0};
     for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = canopy_now();
         /* ref ids NULL: the slices in rank order (the rows' ids are not used here) */
-        if (canopy_dist_knn(MPI_COMM_WORLD, ref, NULL, q, k, NULL, idx, d2, &st)) {
+        if (canopy_dist_knn(MPI_COMM_WORLD, ref, NULL, self ? none : q, k, NULL, idx, d2, &st)) {
             fprintf(stderr, "bench_dist: %s\n", canopy_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -64,13 +68,18 @@ int main(int argc, char **argv) {
     int64_t mineb[4] = {st.bytes_sent, st.remote_queries, place.bytes_sent, nl};
     int64_t *allb = malloc(sizeof *allb * 4 * (size_t)size);
     MPI_Gather(mineb, 4, MPI_INT64_T, allb, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    double minet[2] = {st.local_seconds, st.comm_seconds};
+    double *allt = malloc(sizeof *allt * 2 * (size_t)size);
+    MPI_Gather(minet, 2, MPI_DOUBLE, allt, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("| canopy_dist_knn | %d | %d | %.3f | %.3f–%.3f |", size, canopy_threads(), s.med,
-               s.min, s.max);
+        printf("| canopy_dist_knn%s | %d | %d | %.3f | %.3f–%.3f |", self ? " (self)" : "", size,
+               canopy_threads(), s.med, s.min, s.max);
         for (int r = 0; r < size; r++)
-            printf(" r%d: %lld pts, %.2f MB, %lld remote q, place %.2f MB;", r,
-                   (long long)allb[4 * r + 3], (double)allb[4 * r] / 1e6,
-                   (long long)allb[4 * r + 1], (double)allb[4 * r + 2] / 1e6);
+            printf(" r%d: %lld pts, %.2f MB, %lld remote q, place %.2f MB, local %.2f s, comm "
+                   "%.2f s;",
+                   r, (long long)allb[4 * r + 3], (double)allb[4 * r] / 1e6,
+                   (long long)allb[4 * r + 1], (double)allb[4 * r + 2] / 1e6, allt[2 * r],
+                   allt[2 * r + 1]);
         printf(" |\n");
     }
     if (size == 1) {
@@ -78,12 +87,12 @@ int main(int argc, char **argv) {
         canopy_points full = canopy_points_make(all, n, d);
         for (int r = 0; r < reps; r++) {
             double t0 = canopy_now();
-            canopy_knn(full, q, k, NULL, idx, d2, NULL);
+            canopy_knn(full, self ? none : q, k, NULL, idx, d2, NULL);
             tp[r] = canopy_now() - t0;
         }
         s = bench_summarise(tp, reps);
-        printf("| canopy_knn (peer) | 1 | %d | %.3f | %.3f–%.3f | no communication |\n",
-               canopy_threads(), s.med, s.min, s.max);
+        printf("| canopy_knn%s (peer) | 1 | %d | %.3f | %.3f–%.3f | no communication |\n",
+               self ? " (self)" : "", canopy_threads(), s.med, s.min, s.max);
     }
     free(all);
     free(dest);
@@ -92,6 +101,7 @@ int main(int argc, char **argv) {
     free(t);
     free(tp);
     free(allb);
+    free(allt);
     canopy_free(pts);
     MPI_Finalize();
     return 0;

@@ -4,13 +4,13 @@
 # N reference + NQ query points, d = 3 (defaults 200000 each). The cores are shared
 # out: each rank runs max(1, cores / R) threads. Prints a markdown table for
 # bench/results/distributed.md.
-# usage: bench/run_dist.sh BUILD_DIR [N NQ D K REPS]
+# usage: bench/run_dist.sh BUILD_DIR [N NQ D K REPS [self]]
 set -euo pipefail
-build=${1:?usage: run_dist.sh BUILD_DIR [N NQ D K REPS]}
+build=${1:?usage: run_dist.sh BUILD_DIR [N NQ D K REPS [self]]}
 shift
 cores=$(nproc)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
-echo "| program | ranks | threads/rank | median s | min–max s | per rank: points, query-phase MB sent, remote queries, MB sent placing points |"
+echo "| program | ranks | threads/rank | median s | min–max s | per rank (last repeat): points, query-phase MB sent, remote queries, MB sent placing points, local and communication seconds |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for np in 1 2 4; do
     t=$((cores / np))

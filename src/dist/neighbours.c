@@ -42,7 +42,7 @@ static void dist_ref_free(dist_ref *r) {
  * (the top of its tree, in effect). One box per rank is too coarse: a curve piece
  * often reaches a little past its neighbour's face, and its box then covers a slab of
  * the neighbour's domain, where every query would have to be sent. */
-enum { DIST_BOXES = 16, BOXES_PER_RANK = DIST_BOXES + 1 };
+enum { DIST_BOXES = 64, BOXES_PER_RANK = DIST_BOXES + 1 };
 
 static const double *rank_box(const dist_ref *r, int rank, int b) {
     return r->box + ((size_t)rank * BOXES_PER_RANK + (size_t)b) * 2 * (size_t)r->d;
