@@ -4,8 +4,8 @@
  * (canopy_dist_decompose + exchange), queries in rank blocks, then canopy_dist_knn
  * timed over repeats (the slowest rank's time per repeat); with "self" as the 6th
  * argument the self form instead (each rank's points query the whole set: no query
- * leaves its home). On one rank the plain canopy_knn of the same data runs as the peer. Prints one markdown row per line:
- * per-rank bytes sent for the query phase and for placing the points. */
+ * leaves its home). On one rank the plain canopy_knn of the same data runs as the peer. Prints one
+ * markdown row per line: per-rank bytes sent for the query phase and for placing the points. */
 #include "bench_util.h"
 #include "canopy/dist.h"
 

@@ -93,6 +93,7 @@ static int home_rank(const dist_ref *r, const float *q) {
  * are float sums (relative error below d * 2^-24), so the test keeps a margin: a rank
  * is never skipped that could hold a point the one-rank run takes. */
 static int box_within(const dist_ref *r, int rank, const float *q, double bound) {
+    if (r->rank_n[rank] == 0) return 0; /* an unbounded row must not reach an empty rank */
     double limit = bound * (1.0 + (double)(r->d + 4) * ldexp(1.0, -20)) + 1e-30;
     if (!(box_dist2(rank_box(r, rank, 0), r->d, q) <= limit)) return 0;
     for (int b = 1; b < BOXES_PER_RANK; b++)
