@@ -101,15 +101,16 @@ static int box_within(const dist_ref *r, int rank, const float *q, double bound)
     return 0;
 }
 
-/* This rank's boxes (see DIST_BOXES) into mine. */
-static canopy_status local_boxes(canopy_points pts, double *mine) {
+/* This rank's boxes (see DIST_BOXES) into mine; left empty when no other rank will
+ * look at them (one rank). */
+static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
     int32_t d = pts.d;
     for (int b = 0; b < BOXES_PER_RANK; b++)
         for (int32_t j = 0; j < d; j++) {
             mine[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
             mine[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
         }
-    if (pts.n == 0) return CANOPY_OK;
+    if (pts.n == 0 || !needed) return CANOPY_OK;
     canopy_keyed *k = NULL;
     float *lo = NULL;
     canopy_status s = canopy_alloc((void **)&k, (size_t)pts.n, sizeof *k);
@@ -233,7 +234,9 @@ static canopy_status dist_ref_setup(MPI_Comm comm, canopy_points ref, const int6
         if (opt) io.leaf_size = opt->leaf_size;
         s = canopy_index_build(r->pts, &io, &r->ix);
     }
-    if (!s) s = local_boxes(r->pts, r->box + (size_t)r->rank * BOXES_PER_RANK * 2 * (size_t)r->d);
+    if (!s)
+        s = local_boxes(r->pts, r->size > 1,
+                        r->box + (size_t)r->rank * BOXES_PER_RANK * 2 * (size_t)r->d);
     st->local_seconds += canopy_now() - t0;
     s = canopy_dist_agree(comm, s);
     if (s) return s;
