@@ -37,24 +37,112 @@ static void dist_ref_free(dist_ref *r) {
     canopy_free(r->rank_n);
 }
 
-/* Squared distance from q to a rank's box, in double; +inf for an empty rank. */
-static double box_dist2(const dist_ref *r, int rank, const float *q) {
-    if (r->rank_n[rank] == 0) return INFINITY;
-    const double *lo = r->box + (size_t)rank * 2 * (size_t)r->d, *hi = lo + r->d;
+/* Each rank describes where its points are by DIST_BOXES + 1 boxes: box 0 bounds the
+ * whole slice, boxes 1.. bound consecutive pieces of the slice along a Hilbert curve
+ * (the top of its tree, in effect). One box per rank is too coarse: a curve piece
+ * often reaches a little past its neighbour's face, and its box then covers a slab of
+ * the neighbour's domain, where every query would have to be sent. */
+enum { DIST_BOXES = 64, BOXES_PER_RANK = DIST_BOXES + 1 };
+
+static const double *rank_box(const dist_ref *r, int rank, int b) {
+    return r->box + ((size_t)rank * BOXES_PER_RANK + (size_t)b) * 2 * (size_t)r->d;
+}
+
+/* Squared distance from q to a box (d lows, then d highs), in double; +inf for an
+ * empty box (lows +inf). */
+static double box_dist2(const double *lo, int32_t d, const float *q) {
+    const double *hi = lo + d;
+    if (lo[0] > hi[0]) return INFINITY;
     double s = 0.0;
-    for (int32_t j = 0; j < r->d; j++) {
+    for (int32_t j = 0; j < d; j++) {
         double x = q[j], g = x < lo[j] ? lo[j] - x : x > hi[j] ? x - hi[j] : 0.0;
         s += g * g;
     }
     return s;
 }
 
-/* A rank's box can hold a point within squared distance bound of q. The points'
- * distances are float sums (relative error below d * 2^-24), so the test keeps a
- * margin: a rank is never skipped that could hold a point the one-rank run takes. */
+static double box_extent(const double *lo, int32_t d) {
+    double e = 0.0;
+    for (int32_t j = 0; j < d; j++) e += lo[d + j] - lo[j];
+    return e;
+}
+
+/* The rank whose pieces are nearest q; among pieces containing q (they overlap at
+ * curve-piece edges), the smallest. */
+static int home_rank(const dist_ref *r, const float *q) {
+    int home = r->rank;
+    double best = INFINITY, best_extent = INFINITY;
+    for (int p = 0; p < r->size; p++) {
+        if (box_dist2(rank_box(r, p, 0), r->d, q) > best) continue;
+        for (int b = 1; b < BOXES_PER_RANK; b++) {
+            const double *box = rank_box(r, p, b);
+            double dp = box_dist2(box, r->d, q);
+            if (dp > best) continue;
+            double ep = box_extent(box, r->d);
+            if (dp < best || ep < best_extent) {
+                best = dp;
+                best_extent = ep;
+                home = p;
+            }
+        }
+    }
+    return home;
+}
+
+/* A rank can hold a point within squared distance bound of q. The points' distances
+ * are float sums (relative error below d * 2^-24), so the test keeps a margin: a rank
+ * is never skipped that could hold a point the one-rank run takes. */
 static int box_within(const dist_ref *r, int rank, const float *q, double bound) {
-    double slack = 1.0 + (double)(r->d + 4) * ldexp(1.0, -20);
-    return box_dist2(r, rank, q) <= bound * slack + 1e-30;
+    if (r->rank_n[rank] == 0) return 0; /* an unbounded row must not reach an empty rank */
+    double limit = bound * (1.0 + (double)(r->d + 4) * ldexp(1.0, -20)) + 1e-30;
+    if (!(box_dist2(rank_box(r, rank, 0), r->d, q) <= limit)) return 0;
+    for (int b = 1; b < BOXES_PER_RANK; b++)
+        if (box_dist2(rank_box(r, rank, b), r->d, q) <= limit) return 1;
+    return 0;
+}
+
+/* This rank's boxes (see DIST_BOXES) into mine; left empty when no other rank will
+ * look at them (one rank). */
+static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
+    int32_t d = pts.d;
+    for (int b = 0; b < BOXES_PER_RANK; b++)
+        for (int32_t j = 0; j < d; j++) {
+            mine[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
+            mine[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
+        }
+    if (pts.n == 0 || !needed) return CANOPY_OK;
+    canopy_keyed *k = NULL;
+    float *lo = NULL;
+    canopy_status s = canopy_alloc((void **)&k, (size_t)pts.n, sizeof *k);
+    if (!s) s = canopy_alloc((void **)&lo, 2 * (size_t)d, sizeof *lo);
+    if (!s) {
+        for (int32_t j = 0; j < d; j++) {
+            lo[j] = INFINITY;
+            lo[d + j] = -INFINITY;
+        }
+        for (int64_t i = 0; i < pts.n; i++)
+            for (int32_t j = 0; j < d; j++) {
+                float v = canopy_point(pts, i)[j];
+                lo[j] = v < lo[j] ? v : lo[j];
+                lo[d + j] = v > lo[d + j] ? v : lo[d + j];
+            }
+        canopy_curve_keys(CANOPY_SCHEDULE_HILBERT, pts, lo, lo + d, k);
+        s = canopy_sort_keyed(k, pts.n);
+    }
+    for (int64_t t = 0; !s && t < pts.n; t++) {
+        int b = 1 + (int)(t * DIST_BOXES / pts.n);
+        const float *p = canopy_point(pts, k[t].idx);
+        for (int bb = 0; bb <= b; bb += b) { /* box 0 and the piece's box */
+            double *box = mine + (size_t)bb * 2 * (size_t)d;
+            for (int32_t j = 0; j < d; j++) {
+                box[j] = p[j] < box[j] ? p[j] : box[j];
+                box[d + j] = p[j] > box[d + j] ? p[j] : box[d + j];
+            }
+        }
+    }
+    canopy_free(k);
+    canopy_free(lo);
+    return s;
 }
 
 static canopy_status ids_sorted(const int64_t *ids, int64_t n, int64_t *perm, int64_t *sorted) {
@@ -113,7 +201,9 @@ static canopy_status dist_ref_setup(MPI_Comm comm, canopy_points ref, const int6
 
     double t0 = canopy_now();
     s = canopy_alloc((void **)&r->ids, (size_t)ref.n + 1, sizeof *r->ids);
-    if (!s) s = canopy_alloc((void **)&r->box, (size_t)r->size * 2, sizeof(double) * (size_t)r->d);
+    if (!s)
+        s = canopy_alloc((void **)&r->box, (size_t)r->size * BOXES_PER_RANK * 2,
+                         sizeof(double) * (size_t)r->d);
     if (!s) s = canopy_alloc((void **)&r->rank_n, (size_t)r->size, sizeof *r->rank_n);
     int64_t offset = 0;
     MPI_Exscan(&ref.n, &offset, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -144,23 +234,16 @@ static canopy_status dist_ref_setup(MPI_Comm comm, canopy_points ref, const int6
         if (opt) io.leaf_size = opt->leaf_size;
         s = canopy_index_build(r->pts, &io, &r->ix);
     }
+    if (!s)
+        s = local_boxes(r->pts, r->size > 1,
+                        r->box + (size_t)r->rank * BOXES_PER_RANK * 2 * (size_t)r->d);
     st->local_seconds += canopy_now() - t0;
     s = canopy_dist_agree(comm, s);
     if (s) return s;
 
     double t1 = canopy_now();
-    double *mine = r->box + (size_t)r->rank * 2 * (size_t)r->d;
-    for (int32_t j = 0; j < r->d; j++) {
-        mine[j] = INFINITY;
-        mine[r->d + j] = -INFINITY;
-    }
-    for (int64_t i = 0; i < ref.n; i++)
-        for (int32_t j = 0; j < r->d; j++) {
-            double v = canopy_point(r->pts, i)[j];
-            mine[j] = v < mine[j] ? v : mine[j];
-            mine[r->d + j] = v > mine[r->d + j] ? v : mine[r->d + j];
-        }
-    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->box, 2 * r->d, MPI_DOUBLE, comm);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->box, BOXES_PER_RANK * 2 * r->d, MPI_DOUBLE,
+                  comm);
     MPI_Allgather(&ref.n, 1, MPI_INT64_T, r->rank_n, 1, MPI_INT64_T, comm);
     for (int q = 0; q < r->size; q++) r->n_total += r->rank_n[q];
     st->comm_seconds += canopy_now() - t1;
@@ -462,7 +545,7 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     canopy_dist_stats *st = stats ? stats : &scratch;
     memset(st, 0, sizeof *st);
     int self = query.n == 0 && query.data == NULL;
-    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    int size = canopy_dist_size(comm);
     canopy_status s = CANOPY_OK;
     if (k < 1)
         s = canopy_fail(CANOPY_ERR_INVALID, "distributed knn: k must be >= 1 (got %d)", (int)k);
@@ -494,17 +577,7 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     /* 1. Queries to their home ranks, the nearest box (the self form's are home). */
     if (!self) {
         if (!s) s = canopy_alloc((void **)&home, (size_t)query.n + 1, sizeof *home);
-        for (int64_t i = 0; !s && i < query.n; i++) {
-            double best = INFINITY;
-            home[i] = rank;
-            for (int q = 0; q < size; q++) {
-                double dq = box_dist2(&r, q, canopy_point(query, i));
-                if (dq < best) {
-                    best = dq;
-                    home[i] = q;
-                }
-            }
-        }
+        for (int64_t i = 0; !s && i < query.n; i++) home[i] = home_rank(&r, canopy_point(query, i));
         j.home = home;
         if (!s) s = route(size, query.n, want_home, &j, &to_home);
         s = canopy_dist_agree(comm, s);

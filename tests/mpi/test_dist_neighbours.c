@@ -196,10 +196,10 @@ int main(int argc, char **argv) {
     mpi_check_init(&argc, &argv);
     uint64_t seed = mpi_check_seed();
     const dataset sets[] = {
-        {"uniform3", 3000, 1000, 3, 8, 0, CANOPY_TREE_KD, 0.05f},
-        {"clusters3", 2000, 700, 3, 5, 1, CANOPY_TREE_KD, 0.02f},
+        {"uniform3", 1500, 500, 3, 8, 0, CANOPY_TREE_KD, 0.06f},
+        {"clusters3", 1000, 400, 3, 5, 1, CANOPY_TREE_KD, 0.02f},
         {"ties2", 600, 300, 2, 7, 2, CANOPY_TREE_KD, 1.0f},
-        {"line1", 1000, 400, 1, 4, 0, CANOPY_TREE_BALL, 0.001f},
+        {"line1", 600, 300, 1, 4, 0, CANOPY_TREE_BALL, 0.002f},
         {"vp5", 800, 300, 5, 3, 0, CANOPY_TREE_VP, 0.3f},
         {"fewer_than_k", 5, 9, 3, 8, 0, CANOPY_TREE_KD, 0.5f},
         {"tiny", 3, 4, 2, 2, 2, CANOPY_TREE_KD, 0.0f},

@@ -24,6 +24,9 @@ static void usage(const char *cmd, FILE *f) {
         "Output: IDX int64 (nq, %s) indices into R, nearest first, ties broken by the\n"
         "smaller index; D float32 (nq, %s) Euclidean distances. A .csv output name\n"
         "writes CSV instead of .npy. Files are written atomically.\n\n"
+        "Under mpirun -np R (builds with MPI; `canopy info` says): the reference points are\n"
+        "split among the ranks and the files are identical to one process's; --ref only\n"
+        "(docs/distributed.md).\n\n"
         "Options:\n"
         "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
         "  --query Q        query points (default: R itself, self excluded)\n"

@@ -16,6 +16,9 @@ static void usage(FILE *f) {
                "RADIUS (dist <= r, compared as squared distances in float32). Without\n"
                "--query, R queries itself and a point does not count itself.\n\n"
                "Output: COUNTS int64 (nq). Written atomically (.npy, or .csv by name).\n\n"
+               "Under mpirun -np R (builds with MPI): the reference points are split among\n"
+               "the ranks and the counts are identical to one process's; --ref only\n"
+               "(docs/distributed.md).\n\n"
                "Options:\n"
                "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
                "  --query Q        query points (default: R itself)\n"
