@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs what canopy needs on a fresh Debian 12 machine. Idempotent: packages
-# already present are not fetched again. CUDA is optional (used when nvcc exists).
+# already present are not fetched again. CUDA is optional (used when nvcc exists);
+# Open MPI builds the distributed layer (src/dist, tests labelled mpi).
 set -euo pipefail
 
-apt_packages=(cmake ninja-build gcc clang libclang-rt-14-dev libjson-c-dev python3 grep pkg-config)
+apt_packages=(cmake ninja-build gcc clang libclang-rt-14-dev libjson-c-dev python3 grep pkg-config
+              openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

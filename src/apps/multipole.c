@@ -118,7 +118,7 @@ static canopy_status check_bodies(canopy_points b, const float *mass, float eps)
  * bodies in parallel; internal cells then combine their children's raw second and
  * first moments, shifted by the parallel-axis rule, in reverse node order (children
  * follow their parent in the node array, so this is a post-order). */
-static canopy_status quadrupoles(const canopy_tree_view *t, float *quad) {
+canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad) {
     int32_t nn = t->n_nodes;
     double *mom = NULL; /* per node: S xx yy zz xy xz yz, D x y z, mass */
     canopy_status s = canopy_alloc((void **)&mom, (size_t)nn * 10 + 1, sizeof *mom);
@@ -256,7 +256,7 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     if (!s && g.order == 2) {
         double t0 = canopy_now();
         s = canopy_alloc((void **)&quad, (size_t)tv->n_nodes * MP_QUAD_FLOATS, sizeof *quad);
-        if (!s) s = quadrupoles(tv, quad);
+        if (!s) s = mp_quadrupoles(tv, quad);
         if (stats) stats->build_seconds += canopy_now() - t0;
     }
     if (!s) {

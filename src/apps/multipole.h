@@ -22,6 +22,10 @@
 
 enum { MP_QUAD_FLOATS = 6 }; /* Qxx Qyy Qzz Qxy Qxz Qyz */
 
+/* Traceless quadrupoles (n_nodes * MP_QUAD_FLOATS floats) of an octree built with
+ * masses as weights, about each cell's centre of mass. */
+canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad);
+
 typedef struct mp_ctx {
     canopy_points bodies;  /* caller order (body opening) */
     const float *quad;     /* n_nodes * MP_QUAD_FLOATS, or NULL for order 0 */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What this build contains and which GPU (if any) it sees. */
 #include "canopy.h"
+#include "canopy/dist.h"
 #include "core/device.h"
 
 #include <stdio.h>
@@ -14,6 +15,14 @@ const char *canopy_version(void) {
 
 int canopy_have_cuda(void) {
 #ifdef CANOPY_HAVE_CUDA
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int canopy_have_mpi(void) {
+#ifdef CANOPY_HAVE_MPI
     return 1;
 #else
     return 0;

@@ -4,6 +4,7 @@
  * evaluation converts positions to float32, rebuilds the octree and walks it. */
 #include "canopy.h"
 #include "io/io.h"
+#include "nbody/nbody_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,10 +34,8 @@ static canopy_status forces(canopy_nbody *s) {
                                     &s->opt.run, s->acc, s->pot, NULL);
 }
 
-static canopy_status check_input(const double *pos, const double *vel, const float *mass, int64_t n,
-                                 const canopy_nbody_options *o) {
-    if (n < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies");
-    if (n >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
+canopy_status nbody_check_state(const double *pos, const double *vel, const float *mass, int64_t n,
+                                const canopy_nbody_options *o) {
     if (!(o->dt > 0.0) || !isfinite(o->dt))
         return canopy_fail(CANOPY_ERR_INVALID, "nbody: dt must be finite and > 0 (got %g)", o->dt);
     if (!(o->gravity.softening >= 0.0f) || !isfinite(o->gravity.softening))
@@ -55,6 +54,24 @@ static canopy_status check_input(const double *pos, const double *vel, const flo
             return canopy_fail(CANOPY_ERR_INVALID, "nbody: mass of body %lld is %g", (long long)i,
                                (double)mass[i]);
     return CANOPY_OK;
+}
+
+void nbody_kick_drift(double *pos, double *vel, const float *acc, int64_t n, double h, double dt) {
+    for (int64_t i = 0; i < 3 * n; i++) {
+        vel[i] += h * acc[i];
+        pos[i] += dt * vel[i];
+    }
+}
+
+void nbody_kick(double *vel, const float *acc, int64_t n, double h) {
+    for (int64_t i = 0; i < 3 * n; i++) vel[i] += h * acc[i];
+}
+
+static canopy_status check_input(const double *pos, const double *vel, const float *mass, int64_t n,
+                                 const canopy_nbody_options *o) {
+    if (n < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies");
+    if (n >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
+    return nbody_check_state(pos, vel, mass, n, o);
 }
 
 canopy_status canopy_nbody_create(const double *pos, const double *vel, const float *mass,
@@ -95,13 +112,10 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
 canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
     double h = 0.5 * s->opt.dt, dt = s->opt.dt;
     for (int64_t k = 0; k < steps; k++) {
-        for (int64_t i = 0; i < 3 * s->n; i++) {
-            s->vel[i] += h * s->acc[i];
-            s->pos[i] += dt * s->vel[i];
-        }
+        nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
         canopy_status st = forces(s);
         if (st) return st;
-        for (int64_t i = 0; i < 3 * s->n; i++) s->vel[i] += h * s->acc[i];
+        nbody_kick(s->vel, s->acc, s->n, h);
         s->step++;
     }
     return CANOPY_OK;

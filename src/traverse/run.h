@@ -25,4 +25,11 @@ canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n);
 uint64_t canopy_morton_key(const uint64_t *x, int32_t d, int32_t bits);
 uint64_t canopy_hilbert_key(uint64_t *x, int32_t d, int32_t bits);
 
+/* Curve keys (s morton or hilbert; k[i].idx = i) of points quantized over the box
+ * [lo, hi] of their first min(d, 63) coordinates, canopy_curve_bits(d) bits each;
+ * points outside the box clamp to its faces. */
+int32_t canopy_curve_bits(int32_t d);
+void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
+                       canopy_keyed *k);
+
 #endif

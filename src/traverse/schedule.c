@@ -93,36 +93,49 @@ uint64_t canopy_hilbert_key(uint64_t *x, int32_t d, int32_t bits) {
 
 enum { CURVE_MAX_DIMS = 63 };
 
-/* Curve keys: each of the first (at most 63) coordinates quantized to floor(63 / d)
- * bits (at least 1) over the queries' bounding box. */
-static void curve_keys(canopy_schedule s, canopy_points queries, canopy_keyed *k) {
-    int64_t nq = queries.n;
-    int32_t d = queries.d < CURVE_MAX_DIMS ? queries.d : CURVE_MAX_DIMS;
-    int32_t bits = 63 / d;
-    double lo[CURVE_MAX_DIMS], scale[CURVE_MAX_DIMS];
-    for (int32_t j = 0; j < d; j++) {
-        float mn = canopy_point(queries, 0)[j], mx = mn;
-        for (int64_t i = 1; i < nq; i++) {
-            float v = canopy_point(queries, i)[j];
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-        }
-        lo[j] = mn;
-        scale[j] = mx > mn ? ldexp(1.0, bits) / ((double)mx - (double)mn) : 0.0;
-    }
+int32_t canopy_curve_bits(int32_t d) {
+    return 63 / (d < CURVE_MAX_DIMS ? d : CURVE_MAX_DIMS);
+}
+
+void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
+                       canopy_keyed *k) {
+    int64_t n = pts.n;
+    int32_t d = pts.d < CURVE_MAX_DIMS ? pts.d : CURVE_MAX_DIMS;
+    int32_t bits = canopy_curve_bits(pts.d);
+    double scale[CURVE_MAX_DIMS];
+    for (int32_t j = 0; j < d; j++)
+        scale[j] = hi[j] > lo[j] ? ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]) : 0.0;
     uint64_t cells = (uint64_t)1 << bits;
 #pragma omp parallel for schedule(static) num_threads(canopy_threads())
-    for (int64_t i = 0; i < nq; i++) {
+    for (int64_t i = 0; i < n; i++) {
         uint64_t x[CURVE_MAX_DIMS];
-        const float *p = canopy_point(queries, i);
+        const float *p = canopy_point(pts, i);
         for (int32_t j = 0; j < d; j++) {
-            double c = ((double)p[j] - lo[j]) * scale[j];
-            x[j] = c >= (double)cells ? cells - 1 : (uint64_t)c; /* the max lands on 2^bits */
+            double c = ((double)p[j] - (double)lo[j]) * scale[j];
+            /* the max lands on 2^bits; points outside the box clamp to its faces */
+            x[j] = c >= (double)cells ? cells - 1 : c > 0.0 ? (uint64_t)c : 0;
         }
         k[i].key = s == CANOPY_SCHEDULE_HILBERT ? canopy_hilbert_key(x, d, bits)
                                                 : canopy_morton_key(x, d, bits);
         k[i].idx = i;
     }
+}
+
+/* Curve keys over the queries' own bounding box. */
+static void curve_keys(canopy_schedule s, canopy_points queries, canopy_keyed *k) {
+    int32_t d = queries.d < CURVE_MAX_DIMS ? queries.d : CURVE_MAX_DIMS;
+    float lo[CURVE_MAX_DIMS], hi[CURVE_MAX_DIMS];
+    for (int32_t j = 0; j < d; j++) {
+        float mn = canopy_point(queries, 0)[j], mx = mn;
+        for (int64_t i = 1; i < queries.n; i++) {
+            float v = canopy_point(queries, i)[j];
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+        }
+        lo[j] = mn;
+        hi[j] = mx;
+    }
+    canopy_curve_keys(s, queries, lo, hi, k);
 }
 
 canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,

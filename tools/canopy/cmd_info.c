@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include "canopy/dist.h"
 #include "cli.h"
 
 #include <getopt.h>
@@ -6,9 +7,10 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy info [--threads T]\n\n"
-               "Prints the version, the backends compiled in, the CPU's SIMD ISA as\n"
-               "detected (and capped by CANOPY_ISA), the GPU's name and memory when one is\n"
-               "visible, and the number of CPU threads canopy will use.\n");
+               "Prints the version, the backends compiled in, whether the MPI layer is\n"
+               "(distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
+               "capped by CANOPY_ISA), the GPU's name and memory when one is visible, and\n"
+               "the number of CPU threads canopy will use.\n");
 }
 
 int cmd_info(int argc, char **argv) {
@@ -21,6 +23,8 @@ int cmd_info(int argc, char **argv) {
 
     printf("canopy %s\n", canopy_version());
     printf("backends: cpu%s\n", canopy_have_cuda() ? " cuda" : "");
+    printf("mpi:      %s\n", canopy_have_mpi() ? "yes (distributed commands under mpirun)"
+                                               : "no (built without MPI)");
     printf("cpu isa:  %s\n", canopy_isa_name(canopy_cpu_isa()));
     printf("threads:  %d\n", canopy_threads());
     char name[256];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy knn / canopy nn: k nearest neighbours through the generic traversal engine. */
+#include "cli_dist.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -23,6 +24,9 @@ static void usage(const char *cmd, FILE *f) {
         "Output: IDX int64 (nq, %s) indices into R, nearest first, ties broken by the\n"
         "smaller index; D float32 (nq, %s) Euclidean distances. A .csv output name\n"
         "writes CSV instead of .npy. Files are written atomically.\n\n"
+        "Under mpirun -np R (builds with MPI; `canopy info` says): the reference points are\n"
+        "split among the ranks and the files are identical to one process's; --ref only\n"
+        "(docs/distributed.md).\n\n"
         "Options:\n"
         "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
         "  --query Q        query points (default: R itself, self excluded)\n"
@@ -88,6 +92,12 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         return cli_usage_error(cmd, "exactly one of --ref and --index is required");
     if (!k) return cli_usage_error(cmd, "-k is required");
     if (!out) return cli_usage_error(cmd, "-o is required");
+    if (cli_dist_size() > 1) {
+        if (to.index_path)
+            return cli_usage_error(cmd, "--index does not run on several MPI ranks; use --ref");
+        cli_dist_job job = {cmd, 0, ref_path, query_path, out, dist_out, k, 0.0, &to.run, p.stats};
+        return cli_dist_neighbours(&job);
+    }
 
     const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out, dist_out};
     if (cli_check_paths(cmd, ins, 3, outs, 2)) return CLI_ERROR;

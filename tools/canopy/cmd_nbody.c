@@ -2,6 +2,8 @@
 /* canopy nbody: leapfrog time stepping with multipole tree forces, energies,
  * snapshots and checkpoint/restart (docs/nbody.md). */
 #define _POSIX_C_SOURCE 200809L
+#include "cli_dist.h"
+#include "cli_dist_gravity.h"
 #include "trav_opts.h"
 
 #include <errno.h>
@@ -62,7 +64,11 @@ static void usage(FILE *f) {
             "                     force parameters; do not give them again)\n"
             "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
             "  -h, --help         this help\n\n"
-            "A progress line goes to stderr when it is a terminal.\n\n"
+            "A progress line goes to stderr when it is a terminal.\n"
+            "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
+            "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
+            "and writes the snapshots; --checkpoint, --restart and --opening bucket run on\n"
+            "one rank only; --stats prints each rank's traffic (docs/distributed.md).\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
             "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
             "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
@@ -104,30 +110,144 @@ static int probe_checkpoint(const char *path) {
     return CLI_OK;
 }
 
-static int snapshot(const char *dir, const canopy_nbody *s) {
-    int64_t n = canopy_nbody_n(s), step = canopy_nbody_steps_done(s);
+static int write_snapshot(const char *dir, int64_t step, int64_t n, const double *pos,
+                          const double *vel) {
     char pp[4096], vp[4096];
     snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", dir, (long long)step);
     snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", dir, (long long)step);
-    canopy_array a = cli_array_view((void *)canopy_nbody_positions(s), CANOPY_F64, n, 3);
-    canopy_array b = cli_array_view((void *)canopy_nbody_velocities(s), CANOPY_F64, n, 3);
+    canopy_array a = cli_array_view((void *)pos, CANOPY_F64, n, 3);
+    canopy_array b = cli_array_view((void *)vel, CANOPY_F64, n, 3);
     if (canopy_npy_write(pp, &a) || canopy_npy_write(vp, &b)) return cli_runtime_error("nbody");
     return CLI_OK;
+}
+
+static int snapshot(const char *dir, const canopy_nbody *s) {
+    return write_snapshot(dir, canopy_nbody_steps_done(s), canopy_nbody_n(s),
+                          canopy_nbody_positions(s), canopy_nbody_velocities(s));
+}
+
+static void print_energy_line(const canopy_nbody_energy *e, int64_t step, double dt, double *e0) {
+    if (isnan(*e0)) *e0 = e->total;
+    printf("step %lld t %.9g E %.12g K %.12g W %.12g dE/E0 %.3e P %.3e %.3e %.3e "
+           "L %.9e %.9e %.9e (%s potential)\n",
+           (long long)step, (double)step * dt, e->total, e->kinetic, e->potential,
+           *e0 != 0.0 ? (e->total - *e0) / fabs(*e0) : 0.0, e->momentum[0], e->momentum[1],
+           e->momentum[2], e->angular_momentum[0], e->angular_momentum[1], e->angular_momentum[2],
+           e->direct ? "direct float64" : "tree");
+    fflush(stdout);
 }
 
 static int print_energy(const canopy_nbody *s, int64_t direct_max, double *e0) {
     canopy_nbody_energy e;
     if (canopy_nbody_energy_get(s, direct_max, &e)) return cli_runtime_error("nbody");
-    if (isnan(*e0)) *e0 = e.total;
-    int64_t step = canopy_nbody_steps_done(s);
-    printf("step %lld t %.9g E %.12g K %.12g W %.12g dE/E0 %.3e P %.3e %.3e %.3e "
-           "L %.9e %.9e %.9e (%s potential)\n",
-           (long long)step, (double)step * canopy_nbody_get_options(s)->dt, e.total, e.kinetic,
-           e.potential, *e0 != 0.0 ? (e.total - *e0) / fabs(*e0) : 0.0, e.momentum[0],
-           e.momentum[1], e.momentum[2], e.angular_momentum[0], e.angular_momentum[1],
-           e.angular_momentum[2], e.direct ? "direct float64" : "tree");
-    fflush(stdout);
+    print_energy_line(&e, canopy_nbody_steps_done(s), canopy_nbody_get_options(s)->dt, e0);
     return CLI_OK;
+}
+
+/* What a run over MPI ranks needs from the command line. */
+typedef struct ranks_job {
+    const double *pos, *vel; /* rank 0's inputs */
+    const float *mass;
+    int64_t n, steps, energy_every, snap_every, direct_max;
+    const char *dir;
+    int stats;
+} ranks_job;
+
+#ifdef CANOPY_HAVE_MPI
+/* The run over MPI ranks: every rank steps its domain; rank 0 prints the energy lines
+ * and writes the snapshots (gathered in the input's order) and the summary. */
+static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
+    int rank = cli_dist_rank(), ranks = cli_dist_size();
+    canopy_dist_nbody *s = NULL;
+    double *pos = NULL, *vel = NULL;
+    int rc = CLI_OK;
+    canopy_status st = cli_dist_nbody_create(j->pos, j->vel, j->mass, j->n, o, &s);
+    if (!st && rank == 0 && j->snap_every &&
+        (canopy_alloc((void **)&pos, (size_t)j->n * 3, sizeof *pos) ||
+         canopy_alloc((void **)&vel, (size_t)j->n * 3, sizeof *vel)))
+        rc = cli_runtime_error("nbody");
+    if (st) rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
+    rc = cli_dist_share_rc(rc);
+    double e0 = NAN, t0 = canopy_now();
+    canopy_nbody_energy e;
+    const canopy_nbody_options *eff = o; /* theta and order as resolved on every rank */
+    canopy_nbody_options resolved = *o;
+    if (!rc && resolved.gravity.accuracy != 0.0 &&
+        canopy_gravity_choose(resolved.gravity.accuracy, &resolved.gravity.theta,
+                              &resolved.gravity.order, NULL) == CANOPY_OK)
+        eff = &resolved;
+    if (!rc && j->energy_every) {
+        if ((st = canopy_dist_nbody_energy(s, j->direct_max, &e)))
+            rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
+        else if (rank == 0)
+            print_energy_line(&e, 0, o->dt, &e0);
+    }
+    int64_t k = 0;
+    while (!rc && k < j->steps) {
+        st = canopy_dist_nbody_step(s, 1);
+        k = canopy_dist_nbody_steps_done(s);
+        if (!st && j->energy_every && k % j->energy_every == 0) {
+            st = canopy_dist_nbody_energy(s, j->direct_max, &e);
+            if (!st && rank == 0) print_energy_line(&e, k, o->dt, &e0);
+        }
+        if (!st && j->snap_every && k % j->snap_every == 0) {
+            st = canopy_dist_nbody_gather(s, 0, pos, vel);
+            if (!st && rank == 0) rc = write_snapshot(j->dir, k, j->n, pos, vel);
+            rc = cli_dist_share_rc(rc);
+        }
+        if (st) rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
+    }
+    canopy_dist_stats ds = s ? canopy_dist_nbody_stats(s) : (canopy_dist_stats){0};
+    if (!rc && j->stats) cli_dist_print_stats("nbody", &ds);
+    if (!rc && rank == 0) {
+        double secs = canopy_now() - t0;
+        cli_summary("nbody: %lld bodies, steps 0 -> %lld, dt %g, theta %g, order %d, body "
+                    "opening, softening %g, %d ranks, %.3g steps/s",
+                    (long long)j->n, (long long)k, o->dt, (double)eff->gravity.theta,
+                    (int)eff->gravity.order, (double)o->gravity.softening, ranks,
+                    secs > 0.0 ? (double)k / secs : 0.0);
+    }
+    canopy_free(pos);
+    canopy_free(vel);
+    canopy_dist_nbody_free(s);
+    return rc;
+}
+#else
+static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
+    (void)j, (void)o;
+    return cli_runtime_error("nbody");
+}
+#endif
+
+/* Reads positions, velocities and (optional) masses; the same n in each. */
+static int load_inputs(const char *bodies, const char *vels, const char *masses, canopy_array *pa,
+                       canopy_array *va, canopy_array *ma) {
+    int rc = load_f64(bodies, "bodies", 3, pa);
+    if (!rc) rc = load_f64(vels, "velocities", 3, va);
+    if (!rc && masses) rc = load_f64(masses, "masses", 0, ma);
+    if (!rc && (va->shape[0] != pa->shape[0] || (masses && ma->shape[0] != pa->shape[0]))) {
+        fprintf(stderr, "canopy nbody: bodies, velocities and masses must have the same n\n");
+        rc = CLI_ERROR;
+    }
+    if (!rc && masses && canopy_array_convert(ma, CANOPY_F32)) rc = cli_runtime_error("nbody");
+    return rc;
+}
+
+static canopy_nbody_options make_options(double dt, double eps, canopy_opening opening,
+                                         double theta, int64_t order, double accuracy,
+                                         const canopy_run_options *run) {
+    canopy_nbody_options o = canopy_nbody_options_default();
+    o.dt = dt;
+    o.run = *run;
+    o.gravity.softening = (float)eps;
+    o.gravity.opening = opening;
+    if (theta > 0.0) {
+        o.gravity.theta = (float)theta;
+        o.gravity.order = (int32_t)order;
+    } else {
+        o.gravity.accuracy = accuracy > 0.0 ? accuracy : 1e-3;
+    }
+    return o;
 }
 
 int cmd_nbody(int argc, char **argv) {
@@ -256,6 +376,39 @@ int cmd_nbody(int argc, char **argv) {
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
+    int ranks = cli_dist_size(), rank = cli_dist_rank();
+    if (ranks > 1) {
+        if (restart || ckpt || opening == CANOPY_OPENING_BUCKET) {
+            if (rank == 0)
+                cli_usage_error("nbody", "--restart, --checkpoint and --opening bucket are not "
+                                         "available over several ranks");
+            return CLI_USAGE;
+        }
+        /* Rank 0 reads and writes; every rank steps its domain. */
+        canopy_array pa = {0}, va = {0}, ma = {0};
+        int rc = rank == 0 && dir ? prepare_dir(dir) : CLI_OK;
+        if (!rc && rank == 0) rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
+        rc = cli_dist_share_rc(rc);
+        if (!rc) {
+            canopy_nbody_options o =
+                make_options(dt, eps, opening, theta, order, accuracy, &to.run);
+            ranks_job j = {pa.data,
+                           va.data,
+                           masses ? ma.data : NULL,
+                           rank == 0 ? pa.shape[0] : 0,
+                           steps,
+                           energy_every,
+                           snap_every,
+                           direct_max,
+                           dir,
+                           p.stats};
+            rc = run_on_ranks(&j, &o);
+        }
+        canopy_array_release(&pa);
+        canopy_array_release(&va);
+        canopy_array_release(&ma);
+        return rc;
+    }
     if (dir && prepare_dir(dir)) return CLI_ERROR;
     if (ckpt && probe_checkpoint(ckpt)) return CLI_ERROR;
 
@@ -265,31 +418,11 @@ int cmd_nbody(int argc, char **argv) {
         if (canopy_nbody_restart(restart, &to.run, &s)) return cli_runtime_error("nbody");
     } else {
         canopy_array pa = {0}, va = {0}, ma = {0};
-        rc = load_f64(bodies, "bodies", 3, &pa);
-        if (!rc) rc = load_f64(vels, "velocities", 3, &va);
-        if (!rc && masses) rc = load_f64(masses, "masses", 0, &ma);
-        float *m = NULL;
-        if (!rc && (va.shape[0] != pa.shape[0] || (masses && ma.shape[0] != pa.shape[0]))) {
-            fprintf(stderr, "canopy nbody: bodies, velocities and masses must have the same n\n");
-            rc = CLI_ERROR;
-        }
-        if (!rc && masses) {
-            if (canopy_array_convert(&ma, CANOPY_F32)) rc = cli_runtime_error("nbody");
-            m = ma.data;
-        }
+        rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
         if (!rc) {
-            canopy_nbody_options o = canopy_nbody_options_default();
-            o.dt = dt;
-            o.run = to.run;
-            o.gravity.softening = (float)eps;
-            o.gravity.opening = opening;
-            if (theta > 0.0) {
-                o.gravity.theta = (float)theta;
-                o.gravity.order = (int32_t)order;
-            } else {
-                o.gravity.accuracy = accuracy > 0.0 ? accuracy : 1e-3;
-            }
-            if (canopy_nbody_create(pa.data, va.data, m, pa.shape[0], &o, &s))
+            canopy_nbody_options o =
+                make_options(dt, eps, opening, theta, order, accuracy, &to.run);
+            if (canopy_nbody_create(pa.data, va.data, masses ? ma.data : NULL, pa.shape[0], &o, &s))
                 rc = cli_runtime_error("nbody");
         }
         canopy_array_release(&pa);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy radius: per-query count of reference points within a radius. */
+#include "cli_dist.h"
 #include "trav_opts.h"
 
 #include <stdio.h>
@@ -15,6 +16,9 @@ static void usage(FILE *f) {
                "RADIUS (dist <= r, compared as squared distances in float32). Without\n"
                "--query, R queries itself and a point does not count itself.\n\n"
                "Output: COUNTS int64 (nq). Written atomically (.npy, or .csv by name).\n\n"
+               "Under mpirun -np R (builds with MPI): the reference points are split among\n"
+               "the ranks and the counts are identical to one process's; --ref only\n"
+               "(docs/distributed.md).\n\n"
                "Options:\n"
                "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
                "  --query Q        query points (default: R itself)\n"
@@ -60,6 +64,13 @@ int cmd_radius(int argc, char **argv) {
         return cli_usage_error("radius", "exactly one of --ref and --index is required");
     if (r < 0.0) return cli_usage_error("radius", "-r is required");
     if (!out) return cli_usage_error("radius", "-o is required");
+    if (cli_dist_size() > 1) {
+        if (to.index_path)
+            return cli_usage_error("radius",
+                                   "--index does not run on several MPI ranks; use --ref");
+        cli_dist_job job = {"radius", 1, ref_path, query_path, out, NULL, 0, r, &to.run, p.stats};
+        return cli_dist_neighbours(&job);
+    }
 
     const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out};
     if (cli_check_paths("radius", ins, 3, outs, 1)) return CLI_ERROR;

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy: command-line front end. One file per subcommand (cmd_*.c). */
 #include "cli.h"
+#include "cli_dist.h"
 
 #include <stdio.h>
 #include <string.h>
+#ifdef CANOPY_HAVE_MPI
+#include "dist/comm.h"
+#endif
 
 static const cli_command commands[] = {
     {"info", "version, compiled backends, CPU ISA, GPU, threads", cmd_info},
@@ -63,7 +67,10 @@ static int run(int argc, char **argv) {
         return CLI_OK;
     }
     for (int i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(name, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(name, commands[i].name)) {
+            if (!cli_runs_distributed(name)) return CLI_ERROR;
+            return commands[i].run(argc - 1, argv + 1);
+        }
     const char *names[N_COMMANDS];
     for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
     const char *guess = cli_suggest(name, names, N_COMMANDS);
@@ -77,5 +84,13 @@ static int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     canopy_outfile_remove_on_signal();
-    return cli_close_stdout(run(argc, argv));
+#ifdef CANOPY_HAVE_MPI
+    /* Under mpirun (and only there) MPI starts before any command runs. */
+    canopy_dist_start(&argc, &argv);
+#endif
+    int rc = cli_close_stdout(run(argc, argv));
+#ifdef CANOPY_HAVE_MPI
+    canopy_dist_stop();
+#endif
+    return rc;
 }

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* Locally essential tree traffic and work for R domains, computed in one process with
+ * the code the MPI path runs (nbody/let.h): a Plummer sphere cut along the Morton
+ * curve into R equal-count domains, every domain's piece for every other domain
+ * exported, its bytes counted as sent on the wire (16-byte header + records), and the
+ * interactions (accepted cells + body terms) per body of every domain measured on an
+ * evenly spaced sample. This gives exact traffic for rank counts this machine cannot
+ * run (bench/results/distributed.md).
+ * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P]
+ *        [--curve morton|hilbert] R... */
+#include "nbody/let.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WIRE_HEADER = 16 }; /* src/dist/gravity.c's let_wire */
+
+static canopy_schedule curve = CANOPY_SCHEDULE_MORTON;
+
+static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float theta,
+                int32_t order) {
+    int64_t *perm = malloc((size_t)n * sizeof *perm), *start = malloc((size_t)(r + 1) * 8);
+    float *mass = malloc((size_t)n * sizeof *mass);
+    for (int64_t i = 0; i < n; i++) mass[i] = (float)(1.0 / (double)n);
+    if (let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
+        fprintf(stderr, "split: %s\n", canopy_last_error());
+        exit(1);
+    }
+    float *dpos = malloc((size_t)n * 3 * sizeof *dpos), *dmass = malloc((size_t)n * 4);
+    int64_t *gid = malloc((size_t)n * sizeof *gid);
+    let_domain *dom = calloc((size_t)r, sizeof *dom);
+    double t0 = canopy_now();
+    for (int32_t k = 0; k < r; k++) {
+        for (int64_t i = start[k]; i < start[k + 1]; i++) {
+            memcpy(dpos + 3 * i, pos + 3 * perm[i], 3 * sizeof(float));
+            dmass[i] = mass[perm[i]];
+            gid[i] = perm[i];
+        }
+        int64_t nk = start[k + 1] - start[k];
+        if (let_domain_build(canopy_points_make(dpos + 3 * start[k], nk, 3), dmass + start[k],
+                             gid + start[k], order, 0, dom + k)) {
+            fprintf(stderr, "build: %s\n", canopy_last_error());
+            exit(1);
+        }
+    }
+    int64_t *sent = calloc((size_t)r, 8), *recv = calloc((size_t)r, 8), pairs = 0;
+    int64_t inter = 0, counted = 0, min_pair = INT64_MAX;
+    let_piece *pc = calloc((size_t)r, sizeof *pc);
+    int64_t stride = n / sample > 0 ? n / sample : 1;
+    for (int32_t i = 0; i < r; i++) {
+        for (int32_t j = 0; j < r; j++) {
+            let_radius rad = j == i ? LET_RADIUS_ALL : LET_RADIUS_CORRECTED;
+            if (let_export(dom + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta, rad, pc + j)) {
+                fprintf(stderr, "export: %s\n", canopy_last_error());
+                exit(1);
+            }
+            if (j == i || pc[j].n_cells == 0) continue;
+            int64_t b = WIRE_HEADER + let_piece_bytes(pc + j);
+            sent[j] += b;
+            recv[i] += b;
+            pairs++;
+            min_pair = b < min_pair ? b : min_pair;
+        }
+        /* The sampled bodies of domain i (global positions stride apart in Morton order). */
+        int64_t first = (start[i] + stride - 1) / stride * stride, ns = 0;
+        for (int64_t g = first; g < start[i + 1]; g += stride) ns++;
+        if (ns > 0) {
+            float *q = malloc((size_t)ns * 3 * sizeof *q), *acc = malloc((size_t)ns * 12);
+            int64_t *qid = malloc((size_t)ns * 8), *work = malloc((size_t)ns * 8), m = 0;
+            for (int64_t g = first; g < start[i + 1]; g += stride, m++) {
+                memcpy(q + 3 * m, dpos + 3 * g, 3 * sizeof(float));
+                qid[m] = gid[g];
+            }
+            let_forces(pc, r, canopy_points_make(q, ns, 3), qid, 1.0f / theta, 1e-4f, acc, NULL,
+                       work, NULL);
+            for (int64_t k = 0; k < ns; k++) inter += work[k];
+            counted += ns;
+            free(q);
+            free(acc);
+            free(qid);
+            free(work);
+        }
+        for (int32_t j = 0; j < r; j++) let_piece_free(pc + j);
+    }
+    int64_t tot = 0, max_s = 0, max_r = 0;
+    for (int32_t k = 0; k < r; k++) {
+        tot += sent[k];
+        max_s = sent[k] > max_s ? sent[k] : max_s;
+        max_r = recv[k] > max_r ? recv[k] : max_r;
+    }
+    printf("| %d | %lld | %.3g | %.3g | %.3g | %lld | %.3g | %lld | %.1f | %.1f |\n", (int)r,
+           (long long)(n / r), (double)tot, (double)tot / r, (double)max_r, (long long)pairs,
+           pairs ? (double)tot / (double)pairs : 0.0, (long long)(pairs ? min_pair : 0),
+           counted ? (double)inter / (double)counted : 0.0, canopy_now() - t0);
+    fflush(stdout);
+    for (int32_t k = 0; k < r; k++) let_domain_free(dom + k);
+    free(dom);
+    free(pc);
+    free(sent);
+    free(recv);
+    free(perm);
+    free(start);
+    free(mass);
+    free(dpos);
+    free(dmass);
+    free(gid);
+}
+
+int main(int argc, char **argv) {
+    int64_t n = 200000, sample = 4000;
+    float theta = 0.5f;
+    int32_t order = 2;
+    int i = 1;
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (!strcmp(argv[i], "--n"))
+            n = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--sample"))
+            sample = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--theta"))
+            theta = (float)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--order"))
+            order = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--curve"))
+            curve =
+                strcmp(argv[i + 1], "hilbert") ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_HILBERT;
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (i >= argc || n < 1 || sample < 1) {
+        fprintf(stderr, "usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] "
+                        "[--order P] [--curve morton|hilbert] R...\n");
+        return 2;
+    }
+    float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
+    if (canopy_gen_plummer(pos, vel, n, 1)) return 1;
+    printf("# Plummer n %lld (seed 1), theta %g, order %d, %s curve, interactions on %lld sampled "
+           "bodies\n",
+           (long long)n, (double)theta, (int)order,
+           curve == CANOPY_SCHEDULE_HILBERT ? "hilbert" : "morton", (long long)sample);
+    printf("| ranks | bodies/rank | LET bytes total | per rank | max received | messages | "
+           "bytes/message | smallest message | interactions/body | s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (; i < argc; i++) run(pos, n, (int32_t)atoi(argv[i]), sample, theta, order);
+    free(pos);
+    free(vel);
+    return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal MPI layer (compiled only with CANOPY_MPI): starting MPI from programs,
+ * ending the whole job on a failure, agreeing on errors, and collectives over
+ * variable-size arrays with 64-bit counts checked against MPI's int counts. */
+#ifndef CANOPY_DIST_COMM_H
+#define CANOPY_DIST_COMM_H
+
+#include "canopy/dist.h"
+
+#include <mpi.h>
+
+/* 1 when this process was started by an MPI launcher (mpirun / mpiexec / srun): the
+ * launchers' environment variables are set. A plain `canopy knn` never starts MPI. */
+int canopy_dist_launched(void);
+
+/* MPI_Init_thread with MPI_THREAD_FUNNELED (OpenMP threads inside a rank, MPI from
+ * the main thread only) when canopy_dist_launched() and MPI is not yet initialised;
+ * installs canopy_dist_fatal_handler on MPI_COMM_WORLD. Returns 1 when MPI is
+ * running after the call (initialised here or before), 0 when not launched. */
+int canopy_dist_start(int *argc, char ***argv);
+/* MPI_Finalize when canopy_dist_start initialised MPI. */
+void canopy_dist_stop(void);
+
+/* Rank and size of comm (0 and 1 when MPI is not running). */
+int canopy_dist_rank(MPI_Comm comm);
+int canopy_dist_size(MPI_Comm comm);
+
+/* Installs, on comm, an error handler that prints the failing call's MPI error with
+ * the rank and aborts the whole job (MPI_Abort): a failing rank never leaves the
+ * others waiting in a collective. */
+void canopy_dist_set_fatal_handler(MPI_Comm comm);
+/* Prints "canopy [rank r/R]: message" on stderr and aborts the job with exit code 1. */
+_Noreturn void canopy_dist_abort(MPI_Comm comm, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Collective error agreement: every rank passes its local status; all receive
+ * CANOPY_OK when every rank succeeded, otherwise the failure of the lowest failing
+ * rank, with that rank's message (prefixed "rank r: ") set as canopy_last_error on
+ * every rank. */
+canopy_status canopy_dist_agree(MPI_Comm comm, canopy_status local);
+
+/* Counts and displacements (in elements) for the v-collectives, checked to fit int. */
+canopy_status canopy_dist_displs(const int64_t *counts, int n, int *icounts, int *idispls,
+                                 int64_t *total);
+
+/* Gathers a variable number of elem_bytes-byte elements from every rank to root:
+ * on root, *out (canopy_alloc'd, NULL when all ranks sent none) receives them in rank
+ * order, counts (size entries, may be NULL) how many each rank sent, *n_out the total.
+ * On other ranks *out is NULL and *n_out 0. */
+canopy_status canopy_dist_gatherv(MPI_Comm comm, int root, const void *send, int64_t n,
+                                  size_t elem_bytes, void **out, int64_t *counts, int64_t *n_out);
+/* The same to every rank. */
+canopy_status canopy_dist_allgatherv(MPI_Comm comm, const void *send, int64_t n, size_t elem_bytes,
+                                     void **out, int64_t *counts, int64_t *n_out);
+/* Root's n elements cut into size pieces of counts[r] elements (counts read on root
+ * only): each rank receives its piece in *out (canopy_alloc'd), its length in *n_out. */
+canopy_status canopy_dist_scatterv(MPI_Comm comm, int root, const void *send, const int64_t *counts,
+                                   size_t elem_bytes, void **out, int64_t *n_out);
+/* All-to-all of variable-size byte blocks: send_counts[r] bytes at send_displs[r]
+ * for rank r; *recv (canopy_alloc'd, may be NULL when empty) receives recv_counts[r]
+ * bytes from rank r at recv_displs[r]. Adds the bytes to stats (may be NULL). */
+canopy_status canopy_dist_alltoallv_bytes(MPI_Comm comm, const void *send,
+                                          const int64_t *send_counts, void **recv,
+                                          int64_t *recv_counts, int64_t *recv_displs,
+                                          canopy_dist_stats *stats);
+
+#endif

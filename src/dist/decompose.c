@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/* Space-filling-curve decomposition of points spread over ranks, and the all-to-all
+ * that moves rows to their new ranks. The curve keys are schedule.c's (one curve code
+ * for query schedules and rank domains), computed over the global bounding box. */
+#include "dist/comm.h"
+#include "traverse/run.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The global order is (key, rank, local index); the cut between pieces p and p + 1
+ * falls where the work before a point, plus half its own, reaches W (p + 1) / size.
+ * Each cut's key s (the smallest with global work of keys <= s at least the target)
+ * is found by bisection over the key range, all cuts in lockstep with one Allreduce
+ * per step; the points whose key equals a cut key are then placed by an exclusive
+ * scan of their work over the ranks. No point moves before dest is known. */
+
+/* Number of sorted keys <= key (upper bound). */
+static int64_t count_le(const canopy_keyed *k, int64_t n, uint64_t key) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (k[mid].key <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static canopy_status check_work(canopy_points local, const double *work) {
+    if (!work) return CANOPY_OK;
+    for (int64_t i = 0; i < local.n; i++)
+        if (!(work[i] >= 0.0) || !isfinite(work[i]))
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "decompose: work[%lld] = %g (must be finite and >= 0)", (long long)i,
+                               work[i]);
+    return CANOPY_OK;
+}
+
+/* Local key-sorted points and the prefix sums of their work (pre[j] = work of the
+ * first j sorted points). */
+typedef struct sorted_work {
+    canopy_keyed *k;
+    double *pre;
+} sorted_work;
+
+static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double *work,
+                                canopy_curve curve, sorted_work *s, int *uniform) {
+    int32_t dk = local.d < 63 ? local.d : 63;
+    float lo[63], hi[63], glo[63], ghi[63];
+    for (int32_t j = 0; j < dk; j++) {
+        lo[j] = INFINITY;
+        hi[j] = -INFINITY;
+    }
+    for (int64_t i = 0; i < local.n; i++)
+        for (int32_t j = 0; j < dk; j++) {
+            float v = canopy_point(local, i)[j];
+            lo[j] = v < lo[j] ? v : lo[j];
+            hi[j] = v > hi[j] ? v : hi[j];
+        }
+    MPI_Allreduce(lo, glo, dk, MPI_FLOAT, MPI_MIN, comm);
+    MPI_Allreduce(hi, ghi, dk, MPI_FLOAT, MPI_MAX, comm);
+    /* All-zero work (e.g. a first step with nothing measured) counts points. */
+    double mine = 0.0, total = 0.0;
+    for (int64_t i = 0; work && i < local.n; i++) mine += work[i];
+    MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+    *uniform = !work || !(total > 0.0);
+    canopy_status st = canopy_alloc((void **)&s->k, (size_t)local.n + 1, sizeof *s->k);
+    if (!st) st = canopy_alloc((void **)&s->pre, (size_t)local.n + 1, sizeof *s->pre);
+    if (st) return st;
+    if (local.n > 0) {
+        canopy_curve_keys(curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT
+                                                        : CANOPY_SCHEDULE_MORTON,
+                          local, glo, ghi, s->k);
+        st = canopy_sort_keyed(s->k, local.n);
+        if (st) return st;
+    }
+    s->pre[0] = 0.0;
+    for (int64_t j = 0; j < local.n; j++)
+        s->pre[j + 1] = s->pre[j] + (*uniform ? 1.0 : work[s->k[j].idx]);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const double *work,
+                                    canopy_curve curve, int32_t *dest) {
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    canopy_status st = CANOPY_OK;
+    if (local.n < 0 || local.d < 1 || (local.n > 0 && (!local.data || !dest)) ||
+        local.stride < local.d)
+        st = canopy_fail(CANOPY_ERR_INVALID, "decompose: bad local points (n %lld, d %d)",
+                         (long long)local.n, (int)local.d);
+    if (!st && curve != CANOPY_CURVE_MORTON && curve != CANOPY_CURVE_HILBERT)
+        st = canopy_fail(CANOPY_ERR_INVALID, "decompose: unknown curve %d", (int)curve);
+    if (!st) st = canopy_points_check(local, "decompose points");
+    if (!st) st = check_work(local, work);
+    /* Every rank must have the same d for one curve. */
+    int dmin = local.d, dmax = local.d;
+    if (size > 1) {
+        st = canopy_dist_agree(comm, st);
+        if (st) return st;
+        MPI_Allreduce(&local.d, &dmin, 1, MPI_INT32_T, MPI_MIN, comm);
+        MPI_Allreduce(&local.d, &dmax, 1, MPI_INT32_T, MPI_MAX, comm);
+        if (dmin != dmax)
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "decompose: ranks hold points of different dimensions (%d and %d)",
+                               (int)dmin, (int)dmax);
+    } else if (st) {
+        return st;
+    }
+
+    sorted_work s = {0};
+    int uniform = 1;
+    int ncut = size - 1;
+    double *target = NULL, *sum = NULL, *loc = NULL, *eqw = NULL, *eqx = NULL;
+    uint64_t *clo = NULL, *chi = NULL, *mid = NULL;
+    int64_t *below = NULL;
+    st = sort_local(comm, local, work, curve, &s, &uniform);
+    if (!st) st = canopy_alloc((void **)&target, (size_t)size, sizeof *target);
+    if (!st) st = canopy_alloc((void **)&sum, (size_t)size, sizeof *sum);
+    if (!st) st = canopy_alloc((void **)&loc, (size_t)size, sizeof *loc);
+    if (!st) st = canopy_alloc((void **)&clo, (size_t)size, sizeof *clo);
+    if (!st) st = canopy_alloc((void **)&chi, (size_t)size, sizeof *chi);
+    if (!st) st = canopy_alloc((void **)&mid, (size_t)size, sizeof *mid);
+    if (!st) st = canopy_alloc((void **)&eqw, (size_t)size, sizeof *eqw);
+    if (!st) st = canopy_alloc((void **)&eqx, (size_t)size, sizeof *eqx);
+    if (!st) st = canopy_alloc((void **)&below, (size_t)size, sizeof *below);
+    st = canopy_dist_agree(comm, st);
+    if (st || ncut == 0) {
+        for (int64_t i = 0; !st && i < local.n; i++) dest[i] = 0;
+        goto done;
+    }
+    double total = 0.0;
+    MPI_Allreduce(&s.pre[local.n], &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+    int32_t bits = canopy_curve_bits(local.d) * (local.d < 63 ? local.d : 63);
+    uint64_t key_max = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    for (int c = 0; c < ncut; c++) {
+        target[c] = total * (double)(c + 1) / (double)size;
+        clo[c] = 0;
+        chi[c] = key_max;
+    }
+    /* Bisection: the smallest key s with (global work of keys <= s) >= target. */
+    for (int step = 0; step <= bits; step++) {
+        for (int c = 0; c < ncut; c++) {
+            mid[c] = clo[c] + (chi[c] - clo[c]) / 2;
+            loc[c] = s.pre[count_le(s.k, local.n, mid[c])];
+        }
+        MPI_Allreduce(loc, sum, ncut, MPI_DOUBLE, MPI_SUM, comm);
+        for (int c = 0; c < ncut; c++) {
+            if (clo[c] == chi[c]) continue;
+            if (sum[c] >= target[c])
+                chi[c] = mid[c];
+            else
+                clo[c] = mid[c] + 1;
+        }
+    }
+    /* Per cut key: the local points below it (below), the work before it over all
+     * ranks (sum), and the work of the points with that key on lower ranks (eqx). */
+    for (int c = 0; c < ncut; c++) {
+        below[c] = clo[c] == 0 ? 0 : count_le(s.k, local.n, clo[c] - 1);
+        loc[c] = s.pre[below[c]];
+        eqw[c] = s.pre[count_le(s.k, local.n, clo[c])] - s.pre[below[c]];
+    }
+    MPI_Allreduce(loc, sum, ncut, MPI_DOUBLE, MPI_SUM, comm);
+    MPI_Exscan(eqw, eqx, ncut, MPI_DOUBLE, MPI_SUM, comm);
+    if (rank == 0)
+        for (int c = 0; c < ncut; c++) eqx[c] = 0.0;
+    /* A point is after cut c when its key is above the cut key, or equal and the work
+     * before it plus half its own reaches the target; its piece is the number of cuts
+     * it is after (monotone in c, so a binary search). */
+    for (int64_t j = 0; j < local.n; j++) {
+        uint64_t key = s.k[j].key;
+        double w = s.pre[j + 1] - s.pre[j];
+        int lo = 0, hi = ncut; /* first cut the point is not after */
+        while (lo < hi) {
+            int c = lo + (hi - lo) / 2;
+            int after;
+            if (key != clo[c]) {
+                after = key > clo[c];
+            } else {
+                double before = sum[c] + eqx[c] + (s.pre[j] - s.pre[below[c]]);
+                after = before + 0.5 * w >= target[c];
+            }
+            if (after)
+                lo = c + 1;
+            else
+                hi = c;
+        }
+        dest[s.k[j].idx] = lo;
+    }
+done:
+    canopy_free(s.k);
+    canopy_free(s.pre);
+    canopy_free(target);
+    canopy_free(sum);
+    canopy_free(loc);
+    canopy_free(clo);
+    canopy_free(chi);
+    canopy_free(mid);
+    canopy_free(eqw);
+    canopy_free(eqx);
+    canopy_free(below);
+    return st;
+}
+
+canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, size_t row_bytes,
+                                   const int32_t *dest, void **out, int64_t *n_out,
+                                   canopy_dist_stats *stats) {
+    int size = canopy_dist_size(comm);
+    *out = NULL;
+    *n_out = 0;
+    int64_t *cnt = NULL, *rcnt = NULL, *rdis = NULL, *pos = NULL;
+    char *buf = NULL;
+    canopy_status st = CANOPY_OK;
+    if (n < 0 || row_bytes == 0 || (n > 0 && (!rows || !dest)))
+        st = canopy_fail(CANOPY_ERR_INVALID, "exchange: bad rows (n %lld, %zu bytes each)",
+                         (long long)n, row_bytes);
+    if (!st) st = canopy_calloc((void **)&cnt, (size_t)size, sizeof *cnt);
+    if (!st) st = canopy_alloc((void **)&rcnt, (size_t)size, sizeof *rcnt);
+    if (!st) st = canopy_alloc((void **)&rdis, (size_t)size, sizeof *rdis);
+    if (!st) st = canopy_alloc((void **)&pos, (size_t)size, sizeof *pos);
+    for (int64_t i = 0; !st && i < n; i++) {
+        if (dest[i] < 0 || dest[i] >= size)
+            st = canopy_fail(CANOPY_ERR_INVALID, "exchange: dest[%lld] = %d is not a rank of %d",
+                             (long long)i, (int)dest[i], size);
+        else
+            cnt[dest[i]] += (int64_t)row_bytes;
+    }
+    if (!st) st = canopy_alloc((void **)&buf, (size_t)n + 1, row_bytes);
+    st = canopy_dist_agree(comm, st);
+    if (!st) {
+        int64_t off = 0;
+        for (int r = 0; r < size; r++) {
+            pos[r] = off;
+            off += cnt[r];
+        }
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(buf + pos[dest[i]], (const char *)rows + (size_t)i * row_bytes, row_bytes);
+            pos[dest[i]] += (int64_t)row_bytes;
+        }
+        void *recv = NULL;
+        st = canopy_dist_alltoallv_bytes(comm, buf, cnt, &recv, rcnt, rdis, stats);
+        if (!st) {
+            int64_t total = 0;
+            for (int r = 0; r < size; r++) total += rcnt[r];
+            *out = recv;
+            *n_out = total / (int64_t)row_bytes;
+        }
+    }
+    canopy_free(cnt);
+    canopy_free(rcnt);
+    canopy_free(rdis);
+    canopy_free(pos);
+    canopy_free(buf);
+    return st;
+}

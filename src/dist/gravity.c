@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/* canopy_dist_gravity: bodies moved to curve domains (canopy_dist_decompose), a
+ * local octree per rank, locally essential trees exchanged with one non-blocking
+ * all-to-all while the local tree is walked, then the received pieces walked, and
+ * the forces sent back to the ranks that own the bodies (docs/distributed.md). */
+#include "dist/gravity.h"
+
+#include "nbody/let.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A piece on the wire: this header, n_cells let_cell records, n_bodies let_body
+ * records. Every part is a multiple of 8 bytes, so pieces packed back to back in a
+ * 64-byte aligned buffer keep their records aligned. */
+typedef struct let_wire {
+    int32_t n_cells, n_bodies, depth, order;
+} let_wire;
+/* Pieces of the local walk between which the exchange is given a chance to progress. */
+enum { LOCAL_CHUNKS = 16 };
+
+_Static_assert(sizeof(let_wire) % 8 == 0 && sizeof(let_cell) % 8 == 0 && sizeof(let_body) % 8 == 0,
+               "LET records must keep 8-byte alignment when packed");
+
+canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_options *o) {
+    if (g->accuracy != 0.0) {
+        canopy_status s = canopy_gravity_choose(g->accuracy, &g->theta, &g->order, NULL);
+        if (s) return s;
+        g->accuracy = 0.0;
+    }
+    if (!(g->theta > 0.0f) || !isfinite(g->theta))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
+                           (double)g->theta);
+    if (g->order != 0 && g->order != 2)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2 (got %d)",
+                           (int)g->order);
+    if (!(g->softening >= 0.0f) || !isfinite(g->softening))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: softening must be finite and >= 0");
+    if (g->opening != CANOPY_OPENING_BODY)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: over several ranks only body opening is implemented");
+    if (o && o->backend == CANOPY_BACKEND_GPU)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: the distributed multipole walk runs on the CPU only");
+    return CANOPY_OK;
+}
+
+void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
+    int64_t f = 0, t = 0;
+    MPI_Exscan(&n, &f, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (canopy_dist_rank(comm) == 0) f = 0; /* MPI_Exscan leaves rank 0's undefined */
+    MPI_Allreduce(&n, &t, 1, MPI_INT64_T, MPI_SUM, comm);
+    *first = f;
+    *total = t;
+}
+
+/* A rank's description for the others: its boxes (let_domain's top-cell boxes). */
+typedef struct box_set {
+    float boxes[LET_MAX_BOXES][6];
+    int32_t n, pad;
+} box_set;
+
+/* Serialises the pieces this rank exports to every other rank (boxes: every rank's). */
+static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const box_set *boxes,
+                                 float inv_theta, char **buf, int64_t *counts) {
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    let_piece *pc = NULL;
+    canopy_status s = canopy_calloc((void **)&pc, (size_t)size, sizeof *pc);
+    int64_t total = 0;
+    for (int r = 0; !s && r < size; r++) {
+        counts[r] = 0;
+        if (r == rank) continue;
+        s = let_export(dom, boxes[r].boxes[0], boxes[r].n, inv_theta, LET_RADIUS_CORRECTED, pc + r);
+        if (!s && pc[r].n_cells > 0)
+            counts[r] = (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r);
+        total += counts[r];
+    }
+    if (!s) s = canopy_alloc((void **)buf, (size_t)total + 1, 1);
+    char *w = s ? NULL : *buf;
+    for (int r = 0; r < size; r++) {
+        if (w && counts[r] > 0) {
+            let_wire h = {pc[r].n_cells, pc[r].n_bodies, pc[r].depth, pc[r].order};
+            memcpy(w, &h, sizeof h);
+            w += sizeof h;
+            memcpy(w, pc[r].cells, (size_t)pc[r].n_cells * sizeof(let_cell));
+            w += (size_t)pc[r].n_cells * sizeof(let_cell);
+            if (pc[r].n_bodies > 0) /* all cells pruned: no body array at all */
+                memcpy(w, pc[r].bodies, (size_t)pc[r].n_bodies * sizeof(let_body));
+            w += (size_t)pc[r].n_bodies * sizeof(let_body);
+        }
+        let_piece_free(pc + r);
+    }
+    canopy_free(pc);
+    return s;
+}
+
+/* Piece views into the received bytes (no copies); *np receives their number. */
+static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, let_piece *pc,
+                                   int *np) {
+    *np = 0;
+    char *p = recv;
+    for (int r = 0; r < size; r++) {
+        if (counts[r] == 0) continue;
+        let_wire h;
+        memcpy(&h, p, sizeof h);
+        int64_t want = (int64_t)sizeof h + (int64_t)h.n_cells * (int64_t)sizeof(let_cell) +
+                       (int64_t)h.n_bodies * (int64_t)sizeof(let_body);
+        if (h.n_cells < 1 || h.n_bodies < 0 || want != counts[r])
+            return canopy_fail(CANOPY_ERR_INTERNAL,
+                               "gravity: a LET piece from rank %d is malformed", r);
+        let_piece *q = pc + (*np)++;
+        q->cells = (let_cell *)(void *)(p + sizeof h);
+        q->bodies = (let_body *)(void *)(p + sizeof h + (size_t)h.n_cells * sizeof(let_cell));
+        q->n_cells = h.n_cells;
+        q->n_bodies = h.n_bodies;
+        q->depth = h.depth;
+        q->order = h.order;
+        p += counts[r];
+    }
+    return CANOPY_OK;
+}
+
+/* Adds the terms of pieces pc[0..np) to acc, pot and work. */
+static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, const int64_t *gid,
+                                float inv_theta, float eps2, float *acc, float *pot, double *work) {
+    if (np == 0 || x.n == 0) return CANOPY_OK;
+    float *ra = NULL, *rp = NULL;
+    int64_t *rw = NULL;
+    canopy_status s = canopy_alloc((void **)&ra, (size_t)x.n * 3, sizeof *ra);
+    if (!s) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
+    if (!s) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
+    if (!s) s = let_forces(pc, np, x, gid, inv_theta, eps2, ra, rp, rw, NULL);
+    if (!s)
+        for (int64_t i = 0; i < x.n; i++) {
+            for (int j = 0; j < 3; j++) acc[3 * i + j] += ra[3 * i + j];
+            if (pot) pot[i] += rp[i];
+            if (work) work[i] += (double)rw[i];
+        }
+    canopy_free(ra);
+    canopy_free(rp);
+    canopy_free(rw);
+    return s;
+}
+
+canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
+                                 const int64_t *gid, const canopy_gravity_options *g,
+                                 int32_t leaf_size, float *acc, float *pot, double *work,
+                                 canopy_dist_stats *stats) {
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    double t_start = canopy_now(), t_comm = 0.0;
+    float inv_theta = 1.0f / g->theta, eps2 = g->softening * g->softening;
+    let_domain dom;
+    let_piece local;
+    memset(&local, 0, sizeof local);
+    box_set *boxes = NULL;
+    char *send = NULL, *recv = NULL;
+    int64_t *sc = NULL, *rc = NULL, *lw = NULL;
+    int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
+    let_piece *remote = NULL;
+    canopy_status s = let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
+    if (!s) s = canopy_alloc((void **)&boxes, (size_t)size, sizeof *boxes);
+    if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);
+    if (!s) s = canopy_alloc((void **)&rc, (size_t)size, sizeof *rc);
+    if (!s) s = canopy_alloc((void **)&isc, (size_t)size * 4, sizeof *isc);
+    if (!s) s = canopy_calloc((void **)&remote, (size_t)size, sizeof *remote);
+    if (!s) s = canopy_alloc((void **)&lw, (size_t)x.n + 1, sizeof *lw);
+    if ((s = canopy_dist_agree(comm, s))) goto done;
+    isd = isc + size;
+    irc = isc + 2 * size;
+    ird = isc + 3 * size;
+
+    /* Every rank's boxes, then the pieces each other rank needs. */
+    box_set mine;
+    memset(&mine, 0, sizeof mine);
+    memcpy(mine.boxes, dom.boxes, sizeof mine.boxes);
+    mine.n = dom.n_boxes;
+    double t0 = canopy_now();
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, boxes, (int)sizeof mine, MPI_BYTE, comm);
+    t_comm += canopy_now() - t0;
+    s = pack_pieces(comm, &dom, boxes, inv_theta, &send, sc);
+    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    t0 = canopy_now();
+    if (!s) MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
+    t_comm += canopy_now() - t0;
+    int64_t rtotal = 0;
+    if (!s) s = canopy_dist_displs(sc, size, isc, isd, NULL);
+    if (!s) s = canopy_dist_displs(rc, size, irc, ird, &rtotal);
+    if (!s) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
+    if ((s = canopy_dist_agree(comm, s))) goto done;
+
+    /* The exchange runs while this rank walks its own tree, in chunks: MPI progresses
+     * a non-blocking collective only inside MPI calls, so each chunk ends with a test
+     * (from the main thread, as MPI_THREAD_FUNNELED allows). */
+    MPI_Request req;
+    t0 = canopy_now();
+    MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
+    t_comm += canopy_now() - t0;
+    int done = 0;
+    for (int c = 0; c < LOCAL_CHUNKS && !s; c++) {
+        int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
+        canopy_points part = x;
+        part.data = x.n ? canopy_point(x, lo) : x.data;
+        part.n = hi - lo;
+        s = let_forces(&local, 1, part, gid + lo, inv_theta, eps2, acc + 3 * lo,
+                       pot ? pot + lo : NULL, lw + lo, NULL);
+        if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
+    for (int64_t i = 0; !s && work && i < x.n; i++) work[i] = (double)lw[i];
+    t0 = canopy_now();
+    if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t_comm += canopy_now() - t0;
+    int np = 0;
+    if (!s) s = unpack_pieces(recv, rc, size, remote, &np);
+    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work);
+    s = canopy_dist_agree(comm, s);
+    if (!s && stats) {
+        for (int r = 0; r < size; r++) {
+            if (r == rank) continue;
+            stats->bytes_sent += sc[r];
+            stats->bytes_received += rc[r];
+            stats->messages += sc[r] > 0;
+        }
+    }
+done:
+    if (stats) {
+        double t = canopy_now() - t_start;
+        stats->comm_seconds += t_comm;
+        stats->local_seconds += t - t_comm;
+        stats->total_seconds += t;
+    }
+    let_domain_free(&dom);
+    let_piece_free(&local);
+    canopy_free(boxes);
+    canopy_free(send);
+    canopy_free(recv);
+    canopy_free(sc);
+    canopy_free(rc);
+    canopy_free(lw);
+    canopy_free(isc);
+    canopy_free(remote);
+    return s;
+}
+
+/* A body on its way to its domain, and its forces on the way back. */
+typedef struct grav_row {
+    float x[3], m;
+    int64_t gid;
+} grav_row;
+typedef struct force_row {
+    int64_t gid;
+    float a[3], phi;
+} force_row;
+
+/* The rank whose slice holds global index g (firsts: size + 1 boundaries). */
+static int owner_of(const int64_t *firsts, int size, int64_t g) {
+    int lo = 0, hi = size - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (firsts[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static canopy_status check_local(canopy_points b, const float *mass) {
+    canopy_status s = b.n > 0 ? canopy_points_check(b, "gravity bodies") : CANOPY_OK;
+    if (s) return s;
+    if (b.n > 0 && b.d != 3)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: bodies must have 3 coordinates (got %d)",
+                           (int)b.d);
+    for (int64_t i = 0; mass && i < b.n; i++)
+        if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "gravity: mass of body %lld is %g", (long long)i,
+                               (double)mass[i]);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const float *mass,
+                                  const canopy_gravity_options *gopt, const canopy_run_options *opt,
+                                  float *acc, float *pot, canopy_dist_stats *stats) {
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    if (stats) memset(stats, 0, sizeof *stats);
+    double t_start = canopy_now();
+    canopy_status s = dist_gravity_resolve(&g, &o);
+    if (!s) s = check_local(bodies, mass);
+    if ((s = canopy_dist_agree(comm, s))) return s;
+
+    int64_t first, n_all;
+    dist_offsets(comm, bodies.n, &first, &n_all);
+    int64_t *firsts = NULL;
+    int32_t *dest = NULL, *home = NULL;
+    grav_row *rows = NULL, *mine = NULL;
+    force_row *back = NULL, *got = NULL;
+    float *x = NULL, *m = NULL, *a = NULL, *ph = NULL;
+    int64_t *gid = NULL, n_mine = 0, n_got = 0;
+    s = canopy_alloc((void **)&firsts, (size_t)size + 1, sizeof *firsts);
+    if (!s) s = canopy_alloc((void **)&dest, (size_t)bodies.n + 1, sizeof *dest);
+    if (!s) s = canopy_alloc((void **)&rows, (size_t)bodies.n + 1, sizeof *rows);
+    if ((s = canopy_dist_agree(comm, s))) goto done;
+    MPI_Allgather(&first, 1, MPI_INT64_T, firsts, 1, MPI_INT64_T, comm);
+    firsts[size] = n_all;
+    if (n_all == 0) goto done;
+    for (int64_t i = 0; i < bodies.n; i++) {
+        memcpy(rows[i].x, canopy_point(bodies, i), sizeof rows[i].x);
+        rows[i].m = mass ? mass[i] : (float)(1.0 / (double)n_all);
+        rows[i].gid = first + i;
+    }
+    s = canopy_dist_decompose(comm, bodies, NULL, CANOPY_CURVE_HILBERT, dest);
+    if (!s)
+        s = canopy_dist_exchange(comm, rows, bodies.n, sizeof *rows, dest, (void **)&mine, &n_mine,
+                                 stats);
+    if (s) goto done;
+    s = canopy_alloc((void **)&x, (size_t)n_mine * 3 + 1, sizeof *x);
+    if (!s) s = canopy_alloc((void **)&m, (size_t)n_mine + 1, sizeof *m);
+    if (!s) s = canopy_alloc((void **)&gid, (size_t)n_mine + 1, sizeof *gid);
+    if (!s) s = canopy_alloc((void **)&a, (size_t)n_mine * 3 + 1, sizeof *a);
+    if (!s) s = canopy_alloc((void **)&ph, (size_t)n_mine + 1, sizeof *ph);
+    if (!s) s = canopy_alloc((void **)&back, (size_t)n_mine + 1, sizeof *back);
+    if (!s) s = canopy_alloc((void **)&home, (size_t)n_mine + 1, sizeof *home);
+    if ((s = canopy_dist_agree(comm, s))) goto done;
+    for (int64_t i = 0; i < n_mine; i++) {
+        memcpy(x + 3 * i, mine[i].x, sizeof mine[i].x);
+        m[i] = mine[i].m;
+        gid[i] = mine[i].gid;
+    }
+    s = dist_domain_forces(comm, canopy_points_make(x, n_mine, 3), m, gid, &g, o.leaf_size, a, ph,
+                           NULL, stats);
+    if (s) goto done;
+    for (int64_t i = 0; i < n_mine; i++) {
+        back[i].gid = gid[i];
+        memcpy(back[i].a, a + 3 * i, sizeof back[i].a);
+        back[i].phi = ph[i];
+        home[i] = owner_of(firsts, size, gid[i]);
+    }
+    s = canopy_dist_exchange(comm, back, n_mine, sizeof *back, home, (void **)&got, &n_got, stats);
+    if (!s && n_got != bodies.n)
+        s = canopy_fail(CANOPY_ERR_INTERNAL, "gravity: rank %d got %lld forces for %lld bodies",
+                        rank, (long long)n_got, (long long)bodies.n);
+    for (int64_t i = 0; !s && i < n_got; i++) {
+        int64_t k = got[i].gid - first;
+        memcpy(acc + 3 * k, got[i].a, sizeof got[i].a);
+        if (pot) pot[k] = got[i].phi;
+    }
+    s = canopy_dist_agree(comm, s);
+done:
+    if (stats) stats->total_seconds = canopy_now() - t_start;
+    canopy_free(firsts);
+    canopy_free(dest);
+    canopy_free(home);
+    canopy_free(rows);
+    canopy_free(mine);
+    canopy_free(back);
+    canopy_free(got);
+    canopy_free(x);
+    canopy_free(m);
+    canopy_free(a);
+    canopy_free(ph);
+    canopy_free(gid);
+    return s;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: the force evaluation of canopy_dist_gravity and canopy_dist_nbody on
+ * bodies already placed in this rank's curve domain. */
+#ifndef CANOPY_DIST_GRAVITY_H
+#define CANOPY_DIST_GRAVITY_H
+
+#include "dist/comm.h"
+
+/* Checks the gravity options shared by the distributed calls and resolves
+ * g->accuracy into theta and order (the same on every rank: options are global). */
+canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_options *o);
+
+/* Accelerations and potentials (pot may be NULL) of this rank's n bodies x (masses,
+ * global indices gid) from all ranks' bodies: the local tree walked while the
+ * locally essential trees are exchanged (one non-blocking all-to-all), then the
+ * pieces received. work (may be NULL) receives each body's interaction count.
+ * Collective; the status is agreed over comm. */
+canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
+                                 const int64_t *gid, const canopy_gravity_options *g,
+                                 int32_t leaf_size, float *acc, float *pot, double *work,
+                                 canopy_dist_stats *stats);
+
+/* This rank's first global index (the counts of the lower ranks) and the total. */
+void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total);
+
+#endif

@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: MIT
+/* Distributed kNN and radius counts over reference points spread over ranks
+ * (docs/distributed.md, "Nearest neighbours and radius"). Each rank indexes its own
+ * slice with the public canopy_index API; a query is answered on its home rank (the
+ * one whose points' box is nearest), then sent, with its current k-th distance, only
+ * to the ranks whose boxes can hold a point as close; their candidates are merged
+ * with the same (distance, index) order as canopy_knn, so the rows equal one rank's. */
+#include "apps/knn.h"
+#include "dist/comm.h"
+#include "traverse/run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* This rank's slice: its index and global ids, and every rank's bounding box. */
+typedef struct dist_ref {
+    MPI_Comm comm;
+    int rank, size;
+    int32_t d;
+    canopy_points pts; /* the slice as indexed (sorted by global id when ids were given) */
+    canopy_index *ix;  /* NULL when the slice is empty */
+    int64_t *ids;      /* global id of indexed point i, ascending */
+    int64_t *perm;     /* indexed point i is the caller's point perm[i]; NULL: identity */
+    float *pts_owned;  /* the sorted copy when perm */
+    double *box;       /* per rank: d lows then d highs (+inf / -inf when empty) */
+    int64_t *rank_n;   /* points per rank */
+    int64_t n_total;
+} dist_ref;
+
+static void dist_ref_free(dist_ref *r) {
+    canopy_index_free(r->ix);
+    canopy_free(r->ids);
+    canopy_free(r->perm);
+    canopy_free(r->pts_owned);
+    canopy_free(r->box);
+    canopy_free(r->rank_n);
+}
+
+/* Each rank describes where its points are by DIST_BOXES + 1 boxes: box 0 bounds the
+ * whole slice, boxes 1.. bound consecutive pieces of the slice along a Hilbert curve
+ * (the top of its tree, in effect). One box per rank is too coarse: a curve piece
+ * often reaches a little past its neighbour's face, and its box then covers a slab of
+ * the neighbour's domain, where every query would have to be sent. */
+enum { DIST_BOXES = 64, BOXES_PER_RANK = DIST_BOXES + 1 };
+
+static const double *rank_box(const dist_ref *r, int rank, int b) {
+    return r->box + ((size_t)rank * BOXES_PER_RANK + (size_t)b) * 2 * (size_t)r->d;
+}
+
+/* Squared distance from q to a box (d lows, then d highs), in double; +inf for an
+ * empty box (lows +inf). */
+static double box_dist2(const double *lo, int32_t d, const float *q) {
+    const double *hi = lo + d;
+    if (lo[0] > hi[0]) return INFINITY;
+    double s = 0.0;
+    for (int32_t j = 0; j < d; j++) {
+        double x = q[j], g = x < lo[j] ? lo[j] - x : x > hi[j] ? x - hi[j] : 0.0;
+        s += g * g;
+    }
+    return s;
+}
+
+static double box_extent(const double *lo, int32_t d) {
+    double e = 0.0;
+    for (int32_t j = 0; j < d; j++) e += lo[d + j] - lo[j];
+    return e;
+}
+
+/* The rank whose pieces are nearest q; among pieces containing q (they overlap at
+ * curve-piece edges), the smallest. */
+static int home_rank(const dist_ref *r, const float *q) {
+    int home = r->rank;
+    double best = INFINITY, best_extent = INFINITY;
+    for (int p = 0; p < r->size; p++) {
+        if (box_dist2(rank_box(r, p, 0), r->d, q) > best) continue;
+        for (int b = 1; b < BOXES_PER_RANK; b++) {
+            const double *box = rank_box(r, p, b);
+            double dp = box_dist2(box, r->d, q);
+            if (dp > best) continue;
+            double ep = box_extent(box, r->d);
+            if (dp < best || ep < best_extent) {
+                best = dp;
+                best_extent = ep;
+                home = p;
+            }
+        }
+    }
+    return home;
+}
+
+/* A rank can hold a point within squared distance bound of q. The points' distances
+ * are float sums (relative error below d * 2^-24), so the test keeps a margin: a rank
+ * is never skipped that could hold a point the one-rank run takes. */
+static int box_within(const dist_ref *r, int rank, const float *q, double bound) {
+    if (r->rank_n[rank] == 0) return 0; /* an unbounded row must not reach an empty rank */
+    double limit = bound * (1.0 + (double)(r->d + 4) * ldexp(1.0, -20)) + 1e-30;
+    if (!(box_dist2(rank_box(r, rank, 0), r->d, q) <= limit)) return 0;
+    for (int b = 1; b < BOXES_PER_RANK; b++)
+        if (box_dist2(rank_box(r, rank, b), r->d, q) <= limit) return 1;
+    return 0;
+}
+
+/* This rank's boxes (see DIST_BOXES) into mine; left empty when no other rank will
+ * look at them (one rank). */
+static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
+    int32_t d = pts.d;
+    for (int b = 0; b < BOXES_PER_RANK; b++)
+        for (int32_t j = 0; j < d; j++) {
+            mine[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
+            mine[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
+        }
+    if (pts.n == 0 || !needed) return CANOPY_OK;
+    canopy_keyed *k = NULL;
+    float *lo = NULL;
+    canopy_status s = canopy_alloc((void **)&k, (size_t)pts.n, sizeof *k);
+    if (!s) s = canopy_alloc((void **)&lo, 2 * (size_t)d, sizeof *lo);
+    if (!s) {
+        for (int32_t j = 0; j < d; j++) {
+            lo[j] = INFINITY;
+            lo[d + j] = -INFINITY;
+        }
+        for (int64_t i = 0; i < pts.n; i++)
+            for (int32_t j = 0; j < d; j++) {
+                float v = canopy_point(pts, i)[j];
+                lo[j] = v < lo[j] ? v : lo[j];
+                lo[d + j] = v > lo[d + j] ? v : lo[d + j];
+            }
+        canopy_curve_keys(CANOPY_SCHEDULE_HILBERT, pts, lo, lo + d, k);
+        s = canopy_sort_keyed(k, pts.n);
+    }
+    for (int64_t t = 0; !s && t < pts.n; t++) {
+        int b = 1 + (int)(t * DIST_BOXES / pts.n);
+        const float *p = canopy_point(pts, k[t].idx);
+        for (int bb = 0; bb <= b; bb += b) { /* box 0 and the piece's box */
+            double *box = mine + (size_t)bb * 2 * (size_t)d;
+            for (int32_t j = 0; j < d; j++) {
+                box[j] = p[j] < box[j] ? p[j] : box[j];
+                box[d + j] = p[j] > box[d + j] ? p[j] : box[d + j];
+            }
+        }
+    }
+    canopy_free(k);
+    canopy_free(lo);
+    return s;
+}
+
+static canopy_status ids_sorted(const int64_t *ids, int64_t n, int64_t *perm, int64_t *sorted) {
+    canopy_keyed *k = NULL;
+    canopy_status s = canopy_alloc((void **)&k, (size_t)n + 1, sizeof *k);
+    if (s) return s;
+    for (int64_t i = 0; i < n; i++) {
+        k[i].key = (uint64_t)ids[i];
+        k[i].idx = i;
+    }
+    /* ids are >= 0 (checked), so their order is the unsigned order */
+    s = canopy_sort_keyed(k, n);
+    for (int64_t i = 0; !s && i < n; i++) {
+        perm[i] = k[i].idx;
+        sorted[i] = (int64_t)k[i].key;
+        if (i > 0 && sorted[i] == sorted[i - 1])
+            s = canopy_fail(CANOPY_ERR_INVALID, "distributed: global id %lld appears twice",
+                            (long long)sorted[i]);
+    }
+    canopy_free(k);
+    return s;
+}
+
+/* Collective: checks the slice (agreeing on `pending`, a failure found before), puts
+ * it in global-id order when ids are given (so the local index's ties, by local
+ * index, are the global ones), builds the index and gathers every rank's box. */
+static canopy_status dist_ref_setup(MPI_Comm comm, canopy_points ref, const int64_t *ref_ids,
+                                    const canopy_run_options *opt, const char *app,
+                                    canopy_status pending, dist_ref *r, canopy_dist_stats *st) {
+    memset(r, 0, sizeof *r);
+    r->comm = comm;
+    r->rank = canopy_dist_rank(comm);
+    r->size = canopy_dist_size(comm);
+    r->d = ref.d;
+    r->pts = ref;
+    canopy_status s = pending;
+    char what[64];
+    snprintf(what, sizeof what, "%s reference points", app);
+    if (!s && (ref.n < 0 || ref.d < 1 || (ref.n > 0 && !ref.data) || ref.stride < ref.d))
+        s = canopy_fail(CANOPY_ERR_INVALID, "%s: bad reference slice (n %lld, d %d)", app,
+                        (long long)ref.n, (int)ref.d);
+    if (!s && ref.n > 0) s = canopy_points_check(ref, what);
+    for (int64_t i = 0; !s && ref_ids && i < ref.n; i++)
+        if (ref_ids[i] < 0)
+            s = canopy_fail(CANOPY_ERR_INVALID, "%s: ref_ids[%lld] = %lld is negative", app,
+                            (long long)i, (long long)ref_ids[i]);
+    s = canopy_dist_agree(comm, s);
+    if (s) return s;
+    int32_t dmin = ref.d, dmax = ref.d;
+    MPI_Allreduce(&ref.d, &dmin, 1, MPI_INT32_T, MPI_MIN, comm);
+    MPI_Allreduce(&ref.d, &dmax, 1, MPI_INT32_T, MPI_MAX, comm);
+    if (dmin != dmax)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "%s: ranks hold reference points of different dimensions (%d and %d)",
+                           app, (int)dmin, (int)dmax);
+
+    double t0 = canopy_now();
+    s = canopy_alloc((void **)&r->ids, (size_t)ref.n + 1, sizeof *r->ids);
+    if (!s)
+        s = canopy_alloc((void **)&r->box, (size_t)r->size * BOXES_PER_RANK * 2,
+                         sizeof(double) * (size_t)r->d);
+    if (!s) s = canopy_alloc((void **)&r->rank_n, (size_t)r->size, sizeof *r->rank_n);
+    int64_t offset = 0;
+    MPI_Exscan(&ref.n, &offset, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (r->rank == 0) offset = 0;
+    if (!s && ref_ids) {
+        s = canopy_alloc((void **)&r->perm, (size_t)ref.n + 1, sizeof *r->perm);
+        if (!s) s = ids_sorted(ref_ids, ref.n, r->perm, r->ids);
+        int identity = 1;
+        for (int64_t i = 0; !s && i < ref.n; i++) identity &= r->perm[i] == i;
+        if (!s && identity) {
+            canopy_free(r->perm);
+            r->perm = NULL;
+        }
+        if (!s && r->perm &&
+            !(s = canopy_alloc((void **)&r->pts_owned, (size_t)ref.n,
+                               sizeof(float) * (size_t)ref.d))) {
+            for (int64_t i = 0; i < ref.n; i++)
+                memcpy(r->pts_owned + i * ref.d, canopy_point(ref, r->perm[i]),
+                       sizeof(float) * (size_t)ref.d);
+            r->pts = canopy_points_make(r->pts_owned, ref.n, ref.d);
+        }
+    } else if (!s) {
+        for (int64_t i = 0; i < ref.n; i++) r->ids[i] = offset + i;
+    }
+    if (!s && ref.n > 0) {
+        canopy_index_options io =
+            canopy_index_options_default(opt ? opt->tree : canopy_run_options_default().tree);
+        if (opt) io.leaf_size = opt->leaf_size;
+        s = canopy_index_build(r->pts, &io, &r->ix);
+    }
+    if (!s)
+        s = local_boxes(r->pts, r->size > 1,
+                        r->box + (size_t)r->rank * BOXES_PER_RANK * 2 * (size_t)r->d);
+    st->local_seconds += canopy_now() - t0;
+    s = canopy_dist_agree(comm, s);
+    if (s) return s;
+
+    double t1 = canopy_now();
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->box, BOXES_PER_RANK * 2 * r->d, MPI_DOUBLE,
+                  comm);
+    MPI_Allgather(&ref.n, 1, MPI_INT64_T, r->rank_n, 1, MPI_INT64_T, comm);
+    for (int q = 0; q < r->size; q++) r->n_total += r->rank_n[q];
+    st->comm_seconds += canopy_now() - t1;
+    return CANOPY_OK;
+}
+
+/* Query rows grouped by destination: by_dest[off[r] .. off[r + 1]) are the items
+ * (in ascending order) sent to rank r. */
+typedef struct routing {
+    int64_t *off;   /* size + 1 */
+    int64_t *items; /* item of each (item, rank) pair, grouped by rank */
+    int64_t n_pairs;
+} routing;
+
+static void routing_free(routing *t) {
+    canopy_free(t->off);
+    canopy_free(t->items);
+}
+
+/* Per-rank byte counts and offsets of the all-to-alls (four arrays of size). */
+typedef struct rank_counts {
+    int64_t *a, *b, *c, *e;
+} rank_counts;
+
+static canopy_status rank_counts_alloc(rank_counts *rc, int size) {
+    memset(rc, 0, sizeof *rc);
+    canopy_status s = canopy_alloc((void **)&rc->a, (size_t)size, sizeof(int64_t));
+    if (!s) s = canopy_alloc((void **)&rc->b, (size_t)size, sizeof(int64_t));
+    if (!s) s = canopy_alloc((void **)&rc->c, (size_t)size, sizeof(int64_t));
+    if (!s) s = canopy_alloc((void **)&rc->e, (size_t)size, sizeof(int64_t));
+    return s;
+}
+
+static void rank_counts_free(rank_counts *rc) {
+    canopy_free(rc->a);
+    canopy_free(rc->b);
+    canopy_free(rc->c);
+    canopy_free(rc->e);
+}
+
+/* Builds the routing of n items, where item i goes to the ranks `want(i, r)` says. */
+typedef int (*want_fn)(const void *ctx, int64_t item, int rank);
+static canopy_status route(int size, int64_t n, want_fn want, const void *ctx, routing *t) {
+    memset(t, 0, sizeof *t);
+    canopy_status s = canopy_calloc((void **)&t->off, (size_t)size + 1, sizeof *t->off);
+    if (s) return s;
+    for (int64_t i = 0; i < n; i++)
+        for (int r = 0; r < size; r++) t->off[r + 1] += want(ctx, i, r);
+    for (int r = 0; r < size; r++) t->off[r + 1] += t->off[r];
+    t->n_pairs = t->off[size];
+    if ((s = canopy_alloc((void **)&t->items, (size_t)t->n_pairs + 1, sizeof *t->items))) return s;
+    int64_t *fill = NULL;
+    if ((s = canopy_alloc((void **)&fill, (size_t)size, sizeof *fill))) return s;
+    memcpy(fill, t->off, sizeof *fill * (size_t)size);
+    for (int64_t i = 0; i < n; i++)
+        for (int r = 0; r < size; r++)
+            if (want(ctx, i, r)) t->items[fill[r]++] = i;
+    canopy_free(fill);
+    return CANOPY_OK;
+}
+
+/* Sends, for every (item, rank) pair of the routing, row_bytes bytes that pack()
+ * writes, and returns what arrives (grouped by source rank) with per-source counts
+ * in bytes. */
+typedef void (*pack_fn)(const void *ctx, int64_t item, int rank, void *dst);
+static canopy_status send_rows(MPI_Comm comm, const routing *t, size_t row_bytes, pack_fn pack,
+                               const void *ctx, void **recv, int64_t *recv_bytes, int64_t *recv_off,
+                               canopy_dist_stats *st) {
+    int size = canopy_dist_size(comm);
+    char *buf = NULL;
+    int64_t *cnt = NULL;
+    canopy_status s = canopy_alloc((void **)&buf, (size_t)t->n_pairs + 1, row_bytes);
+    if (!s) s = canopy_alloc((void **)&cnt, (size_t)size, sizeof *cnt);
+    if (!s) {
+        for (int r = 0; r < size; r++) {
+            cnt[r] = (t->off[r + 1] - t->off[r]) * (int64_t)row_bytes;
+            for (int64_t p = t->off[r]; p < t->off[r + 1]; p++)
+                pack(ctx, t->items[p], r, buf + (size_t)p * row_bytes);
+        }
+    }
+    s = canopy_dist_agree(comm, s);
+    if (!s) s = canopy_dist_alltoallv_bytes(comm, buf, cnt, recv, recv_bytes, recv_off, st);
+    canopy_free(buf);
+    canopy_free(cnt);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ kNN -- */
+
+typedef struct knn_job {
+    const dist_ref *ref;
+    canopy_points q; /* the queries this rank answers (home queries) */
+    int32_t k;
+    int64_t *idx; /* (q.n, k) rows, global ids */
+    float *d2;
+    const int32_t *home; /* origin side: each caller query's home rank */
+    canopy_points caller;
+} knn_job;
+
+static int want_home(const void *ctx, int64_t i, int r) {
+    return ((const knn_job *)ctx)->home[i] == r;
+}
+
+static void pack_query(const void *ctx, int64_t i, int r, void *dst) {
+    const knn_job *j = ctx;
+    (void)r;
+    memcpy(dst, canopy_point(j->caller, i), sizeof(float) * (size_t)j->caller.d);
+}
+
+/* The k-th distance of row i so far (+inf while the row has fewer than k). */
+static float row_bound(const knn_job *j, int64_t i) {
+    return j->d2[i * j->k + j->k - 1];
+}
+
+static int want_remote(const void *ctx, int64_t i, int r) {
+    const knn_job *j = ctx;
+    return r != j->ref->rank && box_within(j->ref, r, canopy_point(j->q, i), row_bound(j, i));
+}
+
+static void pack_query_bound(const void *ctx, int64_t i, int r, void *dst) {
+    const knn_job *j = ctx;
+    (void)r;
+    float *f = dst;
+    memcpy(f, canopy_point(j->q, i), sizeof(float) * (size_t)j->q.d);
+    f[j->q.d] = row_bound(j, i);
+}
+
+/* Local kNN of n queries on this rank's index, ids mapped to global ones; rows of
+ * the self form come back in the caller's order. */
+static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int32_t k,
+                               const canopy_run_options *opt, int64_t *idx, float *d2) {
+    int64_t n = self ? r->pts.n : q.n;
+    for (int64_t i = 0; i < n * k; i++) {
+        idx[i] = -1;
+        d2[i] = INFINITY;
+    }
+    if (!r->ix || n == 0) return CANOPY_OK;
+    canopy_points none = {NULL, 0, r->d, r->d};
+    canopy_status s = canopy_index_knn(r->ix, self ? none : q, k, opt, idx, d2, NULL);
+    if (s) return s;
+    for (int64_t i = 0; i < n * k; i++)
+        if (idx[i] >= 0) idx[i] = r->ids[idx[i]];
+    if (self && r->perm) {
+        /* row i is the indexed point i, the caller's point perm[i] */
+        int64_t *ti = NULL;
+        float *td = NULL;
+        if ((s = canopy_alloc((void **)&ti, (size_t)(n * k), sizeof *ti))) return s;
+        if ((s = canopy_alloc((void **)&td, (size_t)(n * k), sizeof *td))) {
+            canopy_free(ti);
+            return s;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(ti + r->perm[i] * k, idx + i * k, sizeof *ti * (size_t)k);
+            memcpy(td + r->perm[i] * k, d2 + i * k, sizeof *td * (size_t)k);
+        }
+        memcpy(idx, ti, sizeof *ti * (size_t)(n * k));
+        memcpy(d2, td, sizeof *td * (size_t)(n * k));
+        canopy_free(ti);
+        canopy_free(td);
+    }
+    return CANOPY_OK;
+}
+
+/* Candidates for the queries other ranks sent: per query an int32 count, then that
+ * many (int64 id, float d2) within the sender's bound. */
+enum { CAND_BYTES = 12 };
+
+static canopy_status answer_remote(const dist_ref *r, const float *rows, int64_t n, int32_t k,
+                                   const canopy_run_options *opt, const int64_t *from_bytes,
+                                   size_t row_bytes, char **reply, int64_t *reply_bytes) {
+    int32_t d = r->d;
+    int64_t *idx = NULL;
+    float *d2 = NULL;
+    *reply = NULL;
+    canopy_status s = canopy_alloc((void **)&idx, (size_t)(n * k + 1), sizeof *idx);
+    if (!s) s = canopy_alloc((void **)&d2, (size_t)(n * k + 1), sizeof *d2);
+    canopy_points q = {rows, n, d, d + 1};
+    if (!s) s = local_knn(r, q, 0, k, opt, idx, d2);
+    if (!s) s = canopy_alloc((void **)reply, (size_t)(n * (4 + (int64_t)k * CAND_BYTES) + 1), 1);
+    if (!s) {
+        /* reply_bytes[src]: the bytes answering source src's queries, in its order */
+        char *p = *reply;
+        int64_t qi = 0;
+        for (int src = 0; src < r->size; src++) {
+            char *start = p;
+            for (int64_t e = 0; e < from_bytes[src] / (int64_t)row_bytes; e++, qi++) {
+                float bound = rows[qi * (d + 1) + d];
+                int32_t c = 0;
+                char *cp = p;
+                p += 4;
+                for (int32_t m = 0; m < k; m++) {
+                    int64_t id = idx[qi * k + m];
+                    float dd = d2[qi * k + m];
+                    if (id < 0 || !(dd <= bound)) break; /* rows ascend: the rest are farther */
+                    memcpy(p, &id, 8);
+                    memcpy(p + 8, &dd, 4);
+                    p += CAND_BYTES;
+                    c++;
+                }
+                memcpy(cp, &c, 4);
+            }
+            reply_bytes[src] = p - start;
+        }
+    }
+    canopy_free(idx);
+    canopy_free(d2);
+    return s;
+}
+
+/* A row sorted ascending on (d2, id) reversed is a max-heap for knn_offer. */
+static int32_t row_to_heap(float *hd, int64_t *hi, int32_t k) {
+    int32_t c = 0;
+    while (c < k && hi[c] >= 0) c++;
+    for (int32_t a = 0, b = c - 1; a < b; a++, b--) {
+        float td = hd[a];
+        hd[a] = hd[b];
+        hd[b] = td;
+        int64_t ti = hi[a];
+        hi[a] = hi[b];
+        hi[b] = ti;
+    }
+    return c;
+}
+
+/* Rows of home queries back to the ranks they came from (grouped by source in the
+ * order they arrived), and into the caller's order there. */
+static canopy_status rows_home_to_origin(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
+                                         const routing *to_home, int64_t *idx, float *dist2,
+                                         canopy_dist_stats *st) {
+    int size = canopy_dist_size(comm);
+    int32_t k = j->k;
+    size_t row = (sizeof(int64_t) + sizeof(float)) * (size_t)k;
+    char *buf = NULL;
+    void *back = NULL;
+    int64_t *cnt = NULL, *rcnt = NULL, *roff = NULL;
+    canopy_status s = canopy_alloc((void **)&buf, (size_t)j->q.n + 1, row);
+    if (!s) s = canopy_alloc((void **)&cnt, (size_t)size, sizeof *cnt);
+    if (!s) s = canopy_alloc((void **)&rcnt, (size_t)size, sizeof *rcnt);
+    if (!s) s = canopy_alloc((void **)&roff, (size_t)size, sizeof *roff);
+    if (!s) {
+        for (int64_t i = 0; i < j->q.n; i++) {
+            memcpy(buf + (size_t)i * row, j->idx + i * k, sizeof(int64_t) * (size_t)k);
+            memcpy(buf + (size_t)i * row + sizeof(int64_t) * (size_t)k, j->d2 + i * k,
+                   sizeof(float) * (size_t)k);
+        }
+        for (int q = 0; q < size; q++) cnt[q] = from_n[q] * (int64_t)row;
+    }
+    s = canopy_dist_agree(comm, s);
+    if (!s) s = canopy_dist_alltoallv_bytes(comm, buf, cnt, &back, rcnt, roff, st);
+    for (int h = 0; !s && h < size; h++)
+        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++) {
+            int64_t i = to_home->items[t];
+            const char *src = (const char *)back + roff[h] + (size_t)(t - to_home->off[h]) * row;
+            memcpy(idx + i * k, src, sizeof(int64_t) * (size_t)k);
+            if (dist2)
+                memcpy(dist2 + i * k, src + sizeof(int64_t) * (size_t)k, sizeof(float) * (size_t)k);
+        }
+    canopy_free(buf);
+    canopy_free(back);
+    canopy_free(cnt);
+    canopy_free(rcnt);
+    canopy_free(roff);
+    return s;
+}
+
+/* Candidates other ranks returned for the queries of the routing: merged into the
+ * rows with knn_offer, the (distance, index) order of canopy_knn. */
+static void merge_candidates(knn_job *j, const routing *remote, const char *cand,
+                             const int64_t *cand_off, int size) {
+    int32_t k = j->k;
+    for (int q = 0; q < size; q++) {
+        const char *p = cand + cand_off[q];
+        for (int64_t t = remote->off[q]; t < remote->off[q + 1]; t++) {
+            int64_t i = remote->items[t];
+            int32_t n_c;
+            memcpy(&n_c, p, 4);
+            p += 4;
+            if (n_c == 0) continue;
+            float *hd = j->d2 + i * k;
+            int64_t *hi = j->idx + i * k;
+            int32_t count = row_to_heap(hd, hi, k);
+            for (int32_t m = 0; m < n_c; m++, p += CAND_BYTES) {
+                int64_t id;
+                float dd;
+                memcpy(&id, p, 8);
+                memcpy(&dd, p + 8, 4);
+                knn_offer(hd, hi, k, &count, dd, id);
+            }
+            knn_sort_row(hd, hi, k, count);
+        }
+    }
+}
+
+canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *ref_ids,
+                              canopy_points query, int32_t k, const canopy_run_options *opt,
+                              int64_t *idx, float *dist2, canopy_dist_stats *stats) {
+    double t_start = canopy_now();
+    canopy_dist_stats scratch;
+    canopy_dist_stats *st = stats ? stats : &scratch;
+    memset(st, 0, sizeof *st);
+    int self = query.n == 0 && query.data == NULL;
+    int size = canopy_dist_size(comm);
+    canopy_status s = CANOPY_OK;
+    if (k < 1)
+        s = canopy_fail(CANOPY_ERR_INVALID, "distributed knn: k must be >= 1 (got %d)", (int)k);
+    if (!s && !self) s = canopy_points_check(query, "distributed knn query points");
+    if (!s && !self && query.d != ref.d)
+        s = canopy_fail(CANOPY_ERR_INVALID,
+                        "distributed knn: query points have %d dimensions but reference points %d",
+                        (int)query.d, (int)ref.d);
+    int64_t n_rows = self ? ref.n : query.n;
+    if (!s && n_rows > 0 && !idx)
+        s = canopy_fail(CANOPY_ERR_INVALID, "distributed knn: idx is NULL");
+    dist_ref r;
+    s = dist_ref_setup(comm, ref, ref_ids, opt, "distributed knn", s, &r, st);
+    if (s) {
+        dist_ref_free(&r);
+        return s;
+    }
+    knn_job j = {&r, ref, k, NULL, NULL, NULL, query};
+    int32_t *home = NULL;
+    routing to_home = {0}, remote = {0};
+    void *hq_rows = NULL, *rq_rows = NULL, *cand = NULL;
+    char *reply = NULL;
+    int64_t *from_n = NULL;
+    rank_counts rc;
+    s = rank_counts_alloc(&rc, size);
+    int64_t *a = rc.a, *b = rc.b, *c = rc.c, *e = rc.e;
+    if (!s) s = canopy_calloc((void **)&from_n, (size_t)size, sizeof *from_n);
+
+    /* 1. Queries to their home ranks, the nearest box (the self form's are home). */
+    if (!self) {
+        if (!s) s = canopy_alloc((void **)&home, (size_t)query.n + 1, sizeof *home);
+        for (int64_t i = 0; !s && i < query.n; i++) home[i] = home_rank(&r, canopy_point(query, i));
+        j.home = home;
+        if (!s) s = route(size, query.n, want_home, &j, &to_home);
+        s = canopy_dist_agree(comm, s);
+        size_t qbytes = sizeof(float) * (size_t)r.d;
+        if (!s) s = send_rows(comm, &to_home, qbytes, pack_query, &j, &hq_rows, a, b, st);
+        if (s) goto done;
+        int64_t nh = 0;
+        for (int q = 0; q < size; q++) nh += from_n[q] = a[q] / (int64_t)qbytes;
+        j.q = canopy_points_make(hq_rows, nh, r.d);
+    }
+
+    /* 2. Local rows of the home queries (the self form writes the caller's arrays). */
+    double t0 = canopy_now();
+    int64_t nh = j.q.n;
+    if (self) {
+        j.idx = idx;
+        j.d2 = dist2;
+        if (!s && !dist2) s = canopy_alloc((void **)&j.d2, (size_t)(nh * k + 1), sizeof *j.d2);
+    } else if (!s) {
+        s = canopy_alloc((void **)&j.idx, (size_t)(nh * k + 1), sizeof *j.idx);
+        if (!s) s = canopy_alloc((void **)&j.d2, (size_t)(nh * k + 1), sizeof *j.d2);
+    }
+    if (!s) s = local_knn(&r, j.q, self, k, opt, j.idx, j.d2);
+    st->local_seconds += canopy_now() - t0;
+    s = canopy_dist_agree(comm, s);
+    if (s) goto done;
+
+    /* 3. Each home query, with its k-th distance, to the ranks that may beat it; they
+     * answer with their candidates within that distance. */
+    s = route(size, nh, want_remote, &j, &remote);
+    s = canopy_dist_agree(comm, s);
+    if (s) goto done;
+    st->remote_queries += remote.n_pairs;
+    size_t qrow = sizeof(float) * (size_t)(r.d + 1);
+    s = send_rows(comm, &remote, qrow, pack_query_bound, &j, &rq_rows, a, b, st);
+    if (s) goto done;
+    int64_t nr = 0;
+    for (int q = 0; q < size; q++) nr += a[q] / (int64_t)qrow;
+    t0 = canopy_now();
+    s = answer_remote(&r, rq_rows, nr, k, opt, a, qrow, &reply, c);
+    st->local_seconds += canopy_now() - t0;
+    s = canopy_dist_agree(comm, s);
+    if (!s) s = canopy_dist_alltoallv_bytes(comm, reply, c, &cand, e, b, st);
+    if (s) goto done;
+
+    /* 4. Merge, and 5. rows back to the ranks the queries came from. */
+    merge_candidates(&j, &remote, cand, b, size);
+    if (!self) s = rows_home_to_origin(comm, &j, from_n, &to_home, idx, dist2, st);
+
+done:
+    if (j.d2 != dist2) canopy_free(j.d2);
+    if (j.idx != idx) canopy_free(j.idx);
+    canopy_free(home);
+    routing_free(&to_home);
+    routing_free(&remote);
+    canopy_free(hq_rows);
+    canopy_free(rq_rows);
+    canopy_free(cand);
+    canopy_free(reply);
+    canopy_free(from_n);
+    rank_counts_free(&rc);
+    dist_ref_free(&r);
+    st->total_seconds = canopy_now() - t_start;
+    return s;
+}
+
+/* -------------------------------------------------------------- radius count -- */
+
+typedef struct radius_job {
+    const dist_ref *ref;
+    canopy_points q;
+    double r2;
+} radius_job;
+
+static int want_radius(const void *ctx, int64_t i, int r) {
+    const radius_job *j = ctx;
+    return r != j->ref->rank && box_within(j->ref, r, canopy_point(j->q, i), j->r2);
+}
+
+static void pack_radius_query(const void *ctx, int64_t i, int r, void *dst) {
+    const radius_job *j = ctx;
+    (void)r;
+    memcpy(dst, canopy_point(j->q, i), sizeof(float) * (size_t)j->q.d);
+}
+
+canopy_status canopy_dist_radius_count(MPI_Comm comm, canopy_points ref, canopy_points query,
+                                       float radius, const canopy_run_options *opt, int64_t *counts,
+                                       canopy_dist_stats *stats) {
+    double t_start = canopy_now();
+    canopy_dist_stats scratch;
+    canopy_dist_stats *st = stats ? stats : &scratch;
+    memset(st, 0, sizeof *st);
+    int self = query.n == 0 && query.data == NULL;
+    int size = canopy_dist_size(comm);
+    canopy_status s = CANOPY_OK;
+    if (!(radius >= 0.0f) || !isfinite(radius))
+        s = canopy_fail(CANOPY_ERR_INVALID,
+                        "distributed radius: the radius must be finite and >= 0 (got %g)",
+                        (double)radius);
+    if (!s && !self) s = canopy_points_check(query, "distributed radius query points");
+    if (!s && !self && query.d != ref.d)
+        s = canopy_fail(CANOPY_ERR_INVALID,
+                        "distributed radius: query points have %d dimensions but reference "
+                        "points %d",
+                        (int)query.d, (int)ref.d);
+    canopy_points q = self ? ref : query;
+    if (!s && q.n > 0 && !counts)
+        s = canopy_fail(CANOPY_ERR_INVALID, "distributed radius: counts is NULL");
+    dist_ref r;
+    s = dist_ref_setup(comm, ref, NULL, opt, "distributed radius", s, &r, st);
+    if (s) {
+        dist_ref_free(&r);
+        return s;
+    }
+    /* the bound the local traversal uses: dist2 <= r * r in float */
+    radius_job j = {&r, q, (double)(radius * radius)};
+    routing remote = {0};
+    void *rq = NULL, *back = NULL;
+    int64_t *found = NULL;
+    rank_counts rk;
+    s = rank_counts_alloc(&rk, size);
+    int64_t *a = rk.a, *b = rk.b, *c = rk.c, *e = rk.e;
+
+    double t0 = canopy_now();
+    for (int64_t i = 0; !s && i < q.n; i++) counts[i] = 0;
+    canopy_points none = {NULL, 0, r.d, r.d};
+    if (!s && r.ix && q.n > 0)
+        s = canopy_index_radius_count(r.ix, self ? none : q, radius, opt, counts, NULL);
+    st->local_seconds += canopy_now() - t0;
+    if (!s) s = route(size, q.n, want_radius, &j, &remote);
+    s = canopy_dist_agree(comm, s);
+    if (s) goto done;
+    st->remote_queries += remote.n_pairs;
+    size_t qbytes = sizeof(float) * (size_t)r.d;
+    s = send_rows(comm, &remote, qbytes, pack_radius_query, &j, &rq, a, b, st);
+    if (s) goto done;
+    int64_t nr = 0;
+    for (int p = 0; p < size; p++) {
+        a[p] /= (int64_t)qbytes;
+        nr += a[p];
+    }
+    t0 = canopy_now();
+    s = canopy_alloc((void **)&found, (size_t)nr + 1, sizeof *found);
+    if (!s && nr > 0)
+        s = canopy_index_radius_count(r.ix, canopy_points_make(rq, nr, r.d), radius, opt, found,
+                                      NULL);
+    st->local_seconds += canopy_now() - t0;
+    for (int p = 0; p < size; p++) c[p] = a[p] * (int64_t)sizeof *found;
+    s = canopy_dist_agree(comm, s);
+    if (!s) s = canopy_dist_alltoallv_bytes(comm, found, c, &back, e, b, st);
+    if (s) goto done;
+    for (int p = 0; p < size; p++) {
+        const char *src = (const char *)back + b[p];
+        for (int64_t t = remote.off[p]; t < remote.off[p + 1]; t++) {
+            int64_t v;
+            memcpy(&v, src + (size_t)(t - remote.off[p]) * sizeof v, sizeof v);
+            counts[remote.items[t]] += v;
+        }
+    }
+done:
+    routing_free(&remote);
+    canopy_free(rq);
+    canopy_free(back);
+    canopy_free(found);
+    rank_counts_free(&rk);
+    dist_ref_free(&r);
+    st->total_seconds = canopy_now() - t_start;
+    return s;
+}

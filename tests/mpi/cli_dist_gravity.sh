@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `mpirun -np R canopy gravity|nbody` against one process (gravity on 3 ranks, nbody
+# on 2 and 4): gravity's error against float64 direct summation (the --stats line)
+# within 2x of one process's; an n-body run whose largest |dE/E0| is within 2x of one
+# process's and whose snapshot holds every body; bad setups (missing input, NaN body,
+# dt <= 0, options without a distributed path) exit 1 or 2 within a timeout.
+# $1: the canopy binary; $2...: the MPI launcher and its flags up to the rank count
+# flag (e.g. mpiexec -n --oversubscribe).
+set -u
+CANOPY=${1:?usage: cli_dist_gravity.sh CANOPY_BINARY MPIEXEC NP_FLAG [FLAGS...]}
+shift
+MPIEXEC=${1:?missing the MPI launcher}
+NPFLAG=${2:?missing the rank-count flag}
+shift 2
+EXTRA=("$@")
+tmp=$(mktemp -d /tmp/canopy-cli-distgrav.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../harness.sh"
+
+# mrun NP WANT_RC ARGS...: canopy under the launcher, 60 s at most.
+mrun() {
+    local np=$1 want=$2
+    shift 2
+    timeout 60 "$MPIEXEC" "${EXTRA[@]}" "$NPFLAG" "$np" "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then
+        ok
+    else
+        bad "mpirun -np $np canopy $* exited $rc, want $want"
+        sed 's/^/    /' "$tmp/err" >&2
+    fi
+}
+median() { sed -n 's/.*direct: median \([^,]*\),.*/\1/p' "$tmp/err"; }
+max_de() { awk '/^step/ { d = $12 < 0 ? -$12 : $12; if (d > w) w = d } END { print w + 0 }' "$tmp/out"; }
+within2() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= 2 * b && b <= 2 * a) }'; }
+
+run 0 gen plummer --n 3000 --seed 4 -o "$tmp/b.npy" --velocities "$tmp/v.npy"
+g=(gravity --bodies "$tmp/b.npy" --softening 0.01 --stats)
+for opts in "--theta 0.6 --order 0" "--accuracy 3e-4"; do
+    run 0 "${g[@]}" $opts -o "$tmp/a1.npy"
+    one=$(median)
+    for np in 3; do
+        mrun $np 0 "${g[@]}" $opts -o "$tmp/a.npy"
+        got=$(median)
+        check "gravity $opts -np $np: median error $got vs one process $one" \
+            awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 2 * b) }'
+        check "gravity -np $np: every rank's traffic" [ "$(grep -c 'gravity rank' "$tmp/err")" -eq $np ]
+        check "gravity -np $np: output size" [ "$(stat -c %s "$tmp/a.npy")" -eq "$(stat -c %s "$tmp/a1.npy")" ]
+    done
+done
+
+run 0 gen plummer --n 400 --seed 9 -o "$tmp/p.npy" --velocities "$tmp/pv.npy"
+nb=(nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 40 --dt 0.03125
+    --softening 0.05 --theta 0.3 --order 2 --energy-every 5)
+run 0 "${nb[@]}"
+one=$(max_de)
+for np in 2 4; do
+    mrun $np 0 "${nb[@]}" --snapshot-every 40 -o "$tmp/snap$np"
+    got=$(max_de)
+    check "nbody -np $np: max |dE/E0| $got vs one process $one" within2 "$got" "$one"
+    check "nbody -np $np: 9 energy lines" [ "$(grep -c '^step ' "$tmp/out")" -eq 9 ]
+    check "nbody -np $np: snapshot" test -s "$tmp/snap$np/positions_000040.npy"
+    check "nbody -np $np: summary" grep -q "nbody: 400 bodies, steps 0 -> 40.*$np ranks" "$tmp/out"
+done
+check "snapshots of 2 and 4 ranks have one size" \
+    [ "$(stat -c %s "$tmp/snap2/positions_000040.npy")" -eq "$(stat -c %s "$tmp/snap4/positions_000040.npy")" ]
+
+# Bad setups: every rank ends, with a message, and nothing is written.
+mrun 2 1 gravity --bodies "$tmp/missing.npy" -o "$tmp/x.npy"
+check "missing input named" grep -q "missing.npy" "$tmp/err"
+printf '0,0,0\nnan,1,1\n1,0,0\n' >"$tmp/nan.csv"
+mrun 2 1 gravity --bodies "$tmp/nan.csv" --softening 0.1 -o "$tmp/x.npy"
+check "NaN body named" grep -qi "nan" "$tmp/err"
+check "nothing written" test ! -e "$tmp/x.npy"
+mrun 2 2 gravity --bodies "$tmp/b.npy" --opening bucket -o "$tmp/x.npy"
+check "bucket opening refused" grep -q "not available over several ranks" "$tmp/err"
+mrun 2 1 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 2 --dt 0
+check "dt <= 0 named" grep -q "dt must be" "$tmp/err"
+mrun 2 2 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 2 --dt 0.1 \
+    --checkpoint "$tmp/c.ckpt"
+check "checkpoint refused" grep -q "not available over several ranks" "$tmp/err"
+check "no checkpoint written" test ! -e "$tmp/c.ckpt"
+cli_finish

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `mpirun -np R canopy knn|nn|radius` for R = 1, 2, 4 writes the same files, byte for
+# byte, as one process (uniform, clustered, d = 1 and duplicate-heavy CSV inputs, the
+# self form, distances); a bad setup (missing input, more ranks than points, k too
+# large, --index, a command without a distributed path) exits 1 (2 for usage) on
+# every rank with a message, within a timeout, and writes nothing.
+# $1: the canopy binary; $2...: the MPI launcher and its flags up to the rank count
+# flag (e.g. mpiexec -n --oversubscribe).
+set -u
+CANOPY=${1:?usage: cli_dist_neighbours.sh CANOPY_BINARY MPIEXEC NP_FLAG [FLAGS...]}
+shift
+MPIEXEC=${1:?missing the MPI launcher}
+NPFLAG=${2:?missing the rank-count flag}
+shift 2
+EXTRA=("$@")
+tmp=$(mktemp -d /tmp/canopy-cli-dist.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../harness.sh"
+
+# mrun NP WANT_RC ARGS...: canopy under the launcher, 60 s at most.
+mrun() {
+    local np=$1 want=$2
+    shift 2
+    timeout 60 "$MPIEXEC" "${EXTRA[@]}" "$NPFLAG" "$np" "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then
+        ok
+    else
+        bad "mpirun -np $np canopy $* exited $rc, want $want"
+        sed 's/^/    /' "$tmp/err" >&2
+    fi
+}
+# same NAME ARGS...: one process, then R in $nps (2 4 unless set); outputs -o and
+# (when dist_ref is set) --distances compared byte for byte.
+same() {
+    local name=$1
+    shift
+    run 0 "$@" -o "$tmp/ref_i.npy" $dist_ref
+    for np in ${nps:-2 4}; do
+        mrun $np 0 "$@" -o "$tmp/got_i.npy" $dist_got
+        check "$name: -np $np indices/counts equal one process" cmp -s "$tmp/ref_i.npy" "$tmp/got_i.npy"
+        if [ -n "$dist_ref" ]; then
+            check "$name: -np $np distances equal one process" cmp -s "$tmp/ref_d.npy" "$tmp/got_d.npy"
+        fi
+        rm -f "$tmp/got_i.npy" "$tmp/got_d.npy"
+    done
+}
+
+run 0 gen uniform --n 3000 --d 3 --seed 5 -o "$tmp/r.npy" --nq 1000 --query-out "$tmp/q.npy"
+run 0 gen clusters --n 2000 --d 2 --clusters 5 --spread 0.01 --seed 6 -o "$tmp/c.npy" \
+    --nq 500 --query-out "$tmp/cq.npy"
+run 0 gen uniform --n 800 --d 1 --seed 7 -o "$tmp/line.csv" --nq 300 --query-out "$tmp/lineq.csv"
+# duplicates: 40 distinct points, each 10 times (ties everywhere)
+for i in $(seq 0 399); do echo "$((i % 40 % 7)),$((i % 40 / 7)),1"; done >"$tmp/dup.csv"
+
+dist_ref="--distances $tmp/ref_d.npy" dist_got="--distances $tmp/got_d.npy"
+nps="1 2 4" same "knn uniform" knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 8
+same "knn self" knn --ref "$tmp/r.npy" -k 5
+same "knn clusters ball" knn --ref "$tmp/c.npy" --query "$tmp/cq.npy" -k 6 --tree ball
+same "knn d=1" knn --ref "$tmp/line.csv" --query "$tmp/lineq.csv" -k 4
+same "knn duplicates" knn --ref "$tmp/dup.csv" -k 12
+same "knn all candidates" knn --ref "$tmp/dup.csv" --query "$tmp/dup.csv" -k 400
+same "nn" nn --ref "$tmp/c.npy" --query "$tmp/cq.npy"
+dist_ref="" dist_got=""
+nps="1 2 4" same "radius uniform" radius --ref "$tmp/r.npy" --query "$tmp/q.npy" -r 0.08
+same "radius self" radius --ref "$tmp/c.npy" -r 0.01
+same "radius duplicates" radius --ref "$tmp/dup.csv" -r 0
+same "radius d=1" radius --ref "$tmp/line.csv" --query "$tmp/lineq.csv" -r 0.002
+
+mrun 2 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 3 -o "$tmp/s.npy" --stats
+check "--stats: a line per rank with bytes sent" grep -q "rank 1: queries sent [0-9]* bytes" "$tmp/err"
+check "summary names the ranks" grep -q "2 ranks" "$tmp/out"
+
+# bad setups: every rank stops, exit 1, no output
+mrun 3 1 knn --ref "$tmp/missing.npy" --query "$tmp/q.npy" -k 3 -o "$tmp/x.npy"
+check "missing input named" grep -q "missing.npy" "$tmp/err"
+check "other ranks say why they stop" grep -q "rank 2 of 3 stopping: rank 0 failed" "$tmp/err"
+head -c 100 "$tmp/r.npy" >"$tmp/trunc.npy"
+mrun 2 1 radius --ref "$tmp/trunc.npy" -r 0.1 -o "$tmp/x.npy"
+check "truncated input named" grep -q "trunc.npy" "$tmp/err"
+run 0 gen uniform --n 3 --d 2 -o "$tmp/three.npy"
+mrun 4 1 knn --ref "$tmp/three.npy" -k 1 -o "$tmp/x.npy"
+check "more ranks than points" grep -q "4 MPI ranks but only 3 reference points" "$tmp/err"
+mrun 2 1 knn --ref "$tmp/three.npy" -k 3 -o "$tmp/x.npy"
+check "k too large" grep -q "k = 3 exceeds the 2 candidate points" "$tmp/err"
+mrun 2 1 knn --ref "$tmp/r.npy" --query "$tmp/three.npy" -k 3 -o "$tmp/x.npy"
+check "dimension mismatch" grep -q "has 2 columns" "$tmp/err"
+mrun 2 2 knn --index "$tmp/r.idx" -k 3 -o "$tmp/x.npy"
+check "--index refused" grep -q "does not run on several MPI ranks" "$tmp/err"
+mrun 2 1 gen uniform --n 10 -o "$tmp/x.npy"
+check "gen has no distributed path" grep -q "has no distributed path" "$tmp/err"
+check "no output after failures" test ! -e "$tmp/x.npy"
+cli_finish

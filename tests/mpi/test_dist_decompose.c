@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/* canopy_dist_decompose and canopy_dist_exchange on R ranks: the pieces follow the
+ * curve order (key, rank, index) computed here independently on the gathered points,
+ * their work is balanced within one point's work, and exchanged rows arrive whole. */
+#include "mpi_check.h"
+#include "traverse/run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dataset {
+    const char *name;
+    int64_t n;
+    int32_t d;
+    int kind; /* 0 uniform, 1 clusters, 2 all points equal, 3 few distinct values */
+} dataset;
+
+static float *make_points(const dataset *ds, uint64_t seed) {
+    float *p = malloc(sizeof *p * (size_t)(ds->n * ds->d + 1));
+    if (ds->kind == 1) {
+        canopy_gen_clusters(p, NULL, ds->n, ds->d, 3, 0.01, seed);
+    } else {
+        canopy_gen_uniform(p, ds->n, ds->d, -1.0, 1.0, seed);
+        for (int64_t i = 0; i < ds->n * ds->d; i++) {
+            if (ds->kind == 2) p[i] = 0.25f;
+            if (ds->kind == 3) p[i] = floorf(p[i] * 2.0f);
+        }
+    }
+    return p;
+}
+
+/* Work per point: uniform (NULL), random, or zero for most points. */
+static double *make_work(int64_t n, int mode, uint64_t seed) {
+    if (mode == 0) return NULL;
+    double *w = malloc(sizeof *w * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) {
+        canopy_rng r = canopy_rng_make(seed, (uint64_t)i);
+        double u = canopy_rng_uniform(&r);
+        w[i] = mode == 1 ? 0.1 + 10.0 * u * u : (u < 0.9 ? 0.0 : 1.0 + u);
+    }
+    return w;
+}
+
+static void check_one(const dataset *ds, canopy_curve curve, int mode, uint64_t seed) {
+    int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
+    float *all = make_points(ds, seed);
+    double *wall = make_work(ds->n, mode, seed + 1);
+    int64_t lo, hi;
+    mpi_check_block(ds->n, &lo, &hi);
+    canopy_points local = canopy_points_make(all + lo * ds->d, hi - lo, ds->d);
+    int32_t *dest = malloc(sizeof *dest * (size_t)(hi - lo + 1));
+    CHECK_OK(canopy_dist_decompose(MPI_COMM_WORLD, local, wall ? wall + lo : NULL, curve, dest));
+
+    /* Gather the destinations on rank 0 (block order = global index order). */
+    int32_t *gdest = NULL;
+    int64_t got = 0;
+    CHECK_OK(canopy_dist_gatherv(MPI_COMM_WORLD, 0, dest, hi - lo, sizeof *dest, (void **)&gdest,
+                                 NULL, &got));
+    if (rank == 0) {
+        CHECK(got == ds->n);
+        /* The order, computed independently over the global box. */
+        float blo[8], bhi[8];
+        for (int32_t j = 0; j < ds->d; j++) {
+            blo[j] = INFINITY;
+            bhi[j] = -INFINITY;
+            for (int64_t i = 0; i < ds->n; i++) {
+                float v = all[i * ds->d + j];
+                blo[j] = v < blo[j] ? v : blo[j];
+                bhi[j] = v > bhi[j] ? v : bhi[j];
+            }
+        }
+        canopy_keyed *k = malloc(sizeof *k * (size_t)(ds->n + 1));
+        canopy_curve_keys(curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT
+                                                        : CANOPY_SCHEDULE_MORTON,
+                          canopy_points_make(all, ds->n, ds->d), blo, bhi, k);
+        canopy_sort_keyed(k, ds->n); /* stable: ties by global index = (rank, index) */
+        double total = 0.0, wmax = 0.0, *part = calloc((size_t)size, sizeof *part);
+        int monotone = 1, in_range = 1;
+        for (int64_t j = 0; j < ds->n; j++) {
+            int32_t p = gdest[k[j].idx];
+            if (p < 0 || p >= size) {
+                in_range = 0;
+                continue;
+            }
+            if (j > 0 && p < gdest[k[j - 1].idx]) monotone = 0;
+            double w = wall ? wall[k[j].idx] : 1.0;
+            part[p] += w;
+            total += w;
+            wmax = w > wmax ? w : wmax;
+        }
+        int uniform = !wall || total == 0.0;
+        if (uniform) {
+            total = (double)ds->n;
+            wmax = 1.0;
+            for (int p = 0; p < size; p++) part[p] = 0.0;
+            for (int64_t i = 0; i < ds->n; i++) part[gdest[i]] += 1.0;
+        }
+        CHECK_MSG(in_range && monotone, "%s %s work %d: pieces follow the curve order", ds->name,
+                  curve ? "hilbert" : "morton", mode);
+        for (int p = 0; p < size; p++)
+            CHECK_MSG(fabs(part[p] - total / size) <= wmax + 1e-9 * total,
+                      "%s %s work %d: piece %d holds work %g of %g (ideal %g, max point %g)",
+                      ds->name, curve ? "hilbert" : "morton", mode, p, part[p], total, total / size,
+                      wmax);
+        free(k);
+        free(part);
+    }
+    canopy_free(gdest);
+
+    /* Exchange the global indices with dest: each rank receives exactly its piece. */
+    int64_t *ids = malloc(sizeof *ids * (size_t)(hi - lo + 1));
+    for (int64_t i = lo; i < hi; i++) ids[i - lo] = i;
+    int64_t *mine = NULL, nmine = 0;
+    canopy_dist_stats st = {0};
+    CHECK_OK(canopy_dist_exchange(MPI_COMM_WORLD, ids, hi - lo, sizeof *ids, dest, (void **)&mine,
+                                  &nmine, &st));
+    int32_t *all_dest = NULL;
+    int64_t nall = 0;
+    CHECK_OK(canopy_dist_allgatherv(MPI_COMM_WORLD, dest, hi - lo, sizeof *dest, (void **)&all_dest,
+                                    NULL, &nall));
+    int64_t expect = 0, ok = 1, prev = -1;
+    for (int64_t i = 0; i < nall; i++) expect += all_dest[i] == rank;
+    for (int64_t i = 0; i < nmine; i++) {
+        ok &= mine[i] >= 0 && mine[i] < ds->n && all_dest[mine[i]] == rank;
+        ok &= mine[i] > prev; /* block order: by source rank, then source order */
+        prev = mine[i];
+    }
+    CHECK_MSG(nmine == expect && ok, "%s: rank %d received %lld rows, expected %lld", ds->name,
+              rank, (long long)nmine, (long long)expect);
+    int64_t moved = 0;
+    for (int64_t i = 0; i < hi - lo; i++) moved += dest[i] != rank;
+    CHECK(st.bytes_sent == moved * (int64_t)sizeof *ids);
+    canopy_free(mine);
+    canopy_free(all_dest);
+    free(ids);
+    free(dest);
+    free(all);
+    free(wall);
+}
+
+int main(int argc, char **argv) {
+    mpi_check_init(&argc, &argv);
+    uint64_t seed = mpi_check_seed();
+    const dataset sets[] = {
+        {"uniform3", 2000, 3, 0}, {"clusters3", 1500, 3, 1}, {"line1", 777, 1, 0},
+        {"equal2", 300, 2, 2},    {"few4", 500, 4, 3},       {"tiny", 3, 2, 0},
+        {"empty", 0, 3, 0},       {"wide8", 400, 8, 0},
+    };
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+        for (int curve = 0; curve < 2; curve++)
+            for (int mode = 0; mode < 3; mode++)
+                check_one(&sets[s], (canopy_curve)curve, mode, seed + s);
+
+    /* Bad input fails on every rank with the same message. */
+    float pt[2] = {0.0f, NAN};
+    int32_t d1[1];
+    int rank = canopy_dist_rank(MPI_COMM_WORLD);
+    canopy_points bad = canopy_points_make(pt, rank == 0 ? 1 : 0, 2);
+    CHECK_FAILS(canopy_dist_decompose(MPI_COMM_WORLD, bad, NULL, CANOPY_CURVE_MORTON, d1),
+                CANOPY_ERR_INVALID, "NaN");
+    double negative = -1.0;
+    canopy_points one = canopy_points_make(pt, rank == 0 ? 1 : 0, 1);
+    CHECK_FAILS(canopy_dist_decompose(MPI_COMM_WORLD, one, &negative, CANOPY_CURVE_MORTON, d1),
+                CANOPY_ERR_INVALID, "work[0]");
+    return mpi_check_finish();
+}
