@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
+#include "core/device.h"
 
 #include <getopt.h>
 #include <stdio.h>
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy info [--threads T]\n\n"
-               "Prints the version, the backends compiled in, the CPU's SIMD ISA as\n"
-               "detected (and capped by CANOPY_ISA), the GPU's name and memory when one is\n"
-               "visible, and the number of CPU threads canopy will use.\n");
+               "Prints the version, the backends available, the CPU's SIMD ISA as\n"
+               "detected (and capped by CANOPY_ISA), the number of CPU threads canopy will\n"
+               "use, the CUDA module (libcanopy_cuda, loaded at run time: where it was\n"
+               "found, or why not; CANOPY_CUDA_MODULE names the file to use) and the GPU's\n"
+               "name and memory when one is visible.\n");
 }
 
 int cmd_info(int argc, char **argv) {
@@ -23,6 +26,12 @@ int cmd_info(int argc, char **argv) {
     printf("backends: cpu%s\n", canopy_have_cuda() ? " cuda" : "");
     printf("cpu isa:  %s\n", canopy_isa_name(canopy_cpu_isa()));
     printf("threads:  %d\n", canopy_threads());
+    if (!canopy_have_cuda()) {
+        printf("cuda:     not loaded (%s)\n", canopy_gpu_why_not());
+        printf("gpu:      none (no CUDA module)\n");
+        return CLI_OK;
+    }
+    printf("cuda:     %s\n", canopy_cuda_path());
     char name[256];
     size_t bytes = 0;
     if (canopy_gpu_info(name, sizeof name, &bytes) == CANOPY_OK)

@@ -108,7 +108,7 @@ class Index:
 
     points: (n, d) array-like of reals, copied (as float32), so later changes to the
     caller's array do not reach the index. tree: "kd", "ball" or "vp". backend: "auto",
-    "cpu" or "gpu" (when the library was built with CUDA). Results never depend on the
+    "cpu" or "gpu" (with the CUDA module beside the library). Results never depend on the
     tree or backend; only speed does.
     """
 
