@@ -25,7 +25,7 @@
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const canopy_cuda_module *loaded; /* set once, then read with acquire */
 static char module_path[PATH_MAX + 64];
-static char why_not[PATH_MAX + 512];
+static char why_not[3 * PATH_MAX]; /* room for two directories and a file name */
 
 static canopy_status host_fail(canopy_status s, const char *message) {
     return canopy_fail(s, "%s", message);

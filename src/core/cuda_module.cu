@@ -12,6 +12,17 @@
 
 static const canopy_cuda_host *host;
 
+static int device_count(char *why, size_t why_len) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+        snprintf(why, why_len, "no usable CUDA device is visible (%s)",
+                 e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
+        return 0;
+    }
+    return n;
+}
+
 extern "C" {
 canopy_status canopy_fail(canopy_status s, const char *fmt, ...) {
     char message[1024];
@@ -65,8 +76,8 @@ int canopy_have_cuda(void) {
 int canopy_gpu_usable(void) {
     static int cached = -1;
     if (cached < 0) {
-        int n = 0;
-        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+        char why[256];
+        cached = device_count(why, sizeof why) > 0;
     }
     return cached;
 }
@@ -81,17 +92,6 @@ canopy_status canopy_gpu_dp_reserve(int64_t pending) {
                            (long long)pending, cudaGetErrorString(e));
     return CANOPY_OK;
 }
-}
-
-static int device_count(char *why, size_t why_len) {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n <= 0) {
-        snprintf(why, why_len, "no usable CUDA device is visible (%s)",
-                 e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
-        return 0;
-    }
-    return n;
 }
 
 static canopy_status gpu_info(char *name, size_t name_len, size_t *total_bytes) {
