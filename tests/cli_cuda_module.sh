@@ -4,7 +4,8 @@
 # the CLI need no CUDA library (ELF NEEDED entries, undefined symbols of libcanopy.a);
 # with the module hidden (CANOPY_CUDA_MODULE pointing nowhere) every CPU command runs,
 # auto picks the CPU, --backend gpu fails with the reason and no output, `canopy info`
-# says why; a file that is no module, and a module of another ABI, are refused by name.
+# says why; a file that is no module, a module of another ABI and one whose CUDA runtime
+# is missing are refused by name.
 # In a CUDA build the module itself, and a renamed copy of it, load.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
@@ -76,6 +77,19 @@ EOF
         check "old module: knn --backend gpu says so" grep -q "built for another canopy" "$tmp/err"
     else
         bad "cc could not build the stand-in module: $(cat "$tmp/cc.err")"
+    fi
+    # A module whose CUDA runtime is missing: the loader's message names the library.
+    mkdir -p "$tmp/rt"
+    echo 'int cuda_runtime_stub;' >"$tmp/rt/stub.c"
+    if cc -shared -fPIC -Wl,-soname,libcudart.so.999 -o "$tmp/rt/libcudart.so.999" "$tmp/rt/stub.c" &&
+        cc -shared -fPIC -o "$tmp/needs_rt.so" "$tmp/old.c" -Wl,--no-as-needed "$tmp/rt/libcudart.so.999" \
+            2>"$tmp/cc.err"; then
+        rm -r "$tmp/rt"
+        CANOPY_CUDA_MODULE="$tmp/needs_rt.so" run 0 info
+        check "module without its CUDA runtime: cannot load, libcudart named" \
+            grep -q "^cuda: *not loaded (the CUDA module $tmp/needs_rt.so cannot load: libcudart.so.999" "$tmp/out"
+    else
+        bad "cc could not build the stand-in module needing libcudart: $(cat "$tmp/cc.err")"
     fi
 fi
 

@@ -93,10 +93,12 @@ static int try_open(const char *path) {
                  "ABI %d): install the two together",
                  path, CANOPY_CUDA_MODULE_ABI);
     } else if (m->abi != CANOPY_CUDA_MODULE_ABI || m->size != sizeof *m ||
-               strcmp(m->version, CANOPY_VERSION_STRING) != 0) {
+               strcmp(m->version, CANOPY_VERSION_STRING) != 0 ||
+               strcmp(m->signature, CANOPY_CUDA_SIGNATURE) != 0) {
         snprintf(why_not, sizeof why_not,
                  "the CUDA module %s was built for another canopy (version %s, table ABI %u, "
-                 "%u bytes; this library: %s, ABI %d, %zu bytes): install the two together",
+                 "%u bytes, or other entries; this library: %s, ABI %d, %zu bytes): install the "
+                 "two together",
                  path, m->abi == CANOPY_CUDA_MODULE_ABI ? m->version : "?", (unsigned)m->abi,
                  (unsigned)m->size, CANOPY_VERSION_STRING, CANOPY_CUDA_MODULE_ABI, sizeof *m);
     } else {

@@ -111,6 +111,7 @@ static const canopy_cuda_module table = {
     CANOPY_CUDA_MODULE_ABI,
     sizeof(canopy_cuda_module),
     CANOPY_VERSION_STRING,
+    CANOPY_CUDA_SIGNATURE,
     device_count,
     gpu_info,
     CANOPY_CUDA_ENTRIES(CANOPY_CUDA_ENTRY, CANOPY_CUDA_ENTRY, CANOPY_CUDA_ENTRY)};

@@ -132,12 +132,20 @@
 #define CANOPY_CUDA_MEMBER(name, params, ...) __typeof__(name) *name;
 #endif
 
+/* Every entry's name and parameters as text: a module whose entries differ from the
+ * core's is refused even where the ABI number was not bumped. */
+#define CANOPY_CUDA_SIGNATURE_OF(name, params, ...) #name #params ";"
+#define CANOPY_CUDA_SIGNATURE                                                                      \
+    CANOPY_CUDA_ENTRIES(CANOPY_CUDA_SIGNATURE_OF, CANOPY_CUDA_SIGNATURE_OF,                        \
+                        CANOPY_CUDA_SIGNATURE_OF)
+
 /* What the module gives the core. The first three fields never move, so a module of
  * another ABI is recognised and refused before anything else of it is read. */
 typedef struct canopy_cuda_module {
-    uint32_t abi;        /* CANOPY_CUDA_MODULE_ABI of the module's build */
-    uint32_t size;       /* sizeof(canopy_cuda_module) there */
-    const char *version; /* CANOPY_VERSION_STRING there: internal structures must match */
+    uint32_t abi;          /* CANOPY_CUDA_MODULE_ABI of the module's build */
+    uint32_t size;         /* sizeof(canopy_cuda_module) there */
+    const char *version;   /* CANOPY_VERSION_STRING there: internal structures must match */
+    const char *signature; /* CANOPY_CUDA_SIGNATURE there */
     /* Visible devices (0 with a reason in why when there are none or CUDA fails). */
     int (*device_count)(char *why, size_t why_len);
     canopy_status (*gpu_info)(char *name, size_t name_len, size_t *total_bytes);
