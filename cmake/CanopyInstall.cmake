@@ -12,11 +12,6 @@ set_target_properties(canopy_shared PROPERTIES VERSION ${PROJECT_VERSION}
                                                SOVERSION ${PROJECT_VERSION_MAJOR}
                                                EXPORT_NAME canopy)
 set_target_properties(canopy_static PROPERTIES EXPORT_NAME canopy_static)
-if(CANOPY_HAVE_CUDA AND NOT APPLE)
-  # The CUDA objects' host code uses the C++ runtime (static-local guards); a consumer
-  # linking the archive with a C linker must name it.
-  target_link_libraries(canopy_static INTERFACE stdc++)
-endif()
 add_library(canopy::canopy ALIAS canopy_shared)
 add_library(canopy::canopy_static ALIAS canopy_static)
 
@@ -53,14 +48,14 @@ set(CANOPY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/canopy)
 foreach(t canopy_static canopy_shared)
   target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
-set(CANOPY_INSTALL_TARGETS canopy_shared canopy_static canopy_jsonc)
-if(CANOPY_HAVE_CUDA)
-  list(APPEND CANOPY_INSTALL_TARGETS canopy_dp)
-endif()
-install(TARGETS ${CANOPY_INSTALL_TARGETS} EXPORT canopyTargets
+install(TARGETS canopy_shared canopy_static canopy_jsonc EXPORT canopyTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The CUDA module beside libcanopy.so, where the core looks first; no one links it.
+if(TARGET canopy_cuda)
+  install(TARGETS canopy_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(TARGETS canopy RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/canopy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/include/canopy)
@@ -83,11 +78,11 @@ file(RELATIVE_PATH CANOPY_PC_UP /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
 string(REGEX REPLACE "/$" "" CANOPY_PC_UP "${CANOPY_PC_UP}")
 get_filename_component(CANOPY_JSONC_DIR ${JSONC_LIBRARY} DIRECTORY)
 # A static link needs what libcanopy.a uses; a shared one gets it through libcanopy.so.
+# Neither needs CUDA: the GPU backend is a module loaded at run time.
 set(CANOPY_PC_LIBS_PRIVATE "-L${CANOPY_JSONC_DIR} -ljson-c ${OpenMP_C_FLAGS} -lm")
-if(CANOPY_HAVE_CUDA)
-  string(APPEND CANOPY_PC_LIBS_PRIVATE
-         " -lcanopy_dp -L${CUDAToolkit_LIBRARY_DIR} -lcudadevrt -lcudart -lnvrtc -lstdc++")
-endif()
+foreach(l ${CMAKE_DL_LIBS})
+  string(APPEND CANOPY_PC_LIBS_PRIVATE " -l${l}")
+endforeach()
 if(CANOPY_HAVE_MPI)
   list(JOIN MPI_C_LIBRARIES " " CANOPY_PC_MPI_LIBS)
   string(APPEND CANOPY_PC_LIBS_PRIVATE " ${CANOPY_PC_MPI_LIBS}")

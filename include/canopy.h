@@ -117,9 +117,11 @@ int canopy_threads(void);
 
 /* Build facts. */
 const char *canopy_version(void);
+/* 1 when the CUDA module (libcanopy_cuda.so.<major>, loaded at run time: docs/c-api.md)
+ * is loaded; the first call looks for it. */
 int canopy_have_cuda(void);
-/* GPU presence: fills name (if len > 0) and memory; CANOPY_ERR_UNSUPPORTED when this
- * build has no CUDA or no device is visible. */
+/* GPU presence: fills name (if len > 0) and memory; CANOPY_ERR_UNSUPPORTED, with the
+ * reason, without the CUDA module or when no device is visible. */
 canopy_status canopy_gpu_info(char *name, size_t name_len, size_t *total_bytes);
 
 /* ======================================================================= io == */
@@ -284,7 +286,7 @@ typedef struct canopy_tree_info {
 } canopy_tree_info;
 void canopy_tree_get_info(const canopy_tree *t, canopy_tree_info *info);
 
-/* GPU build (CUDA builds; CANOPY_ERR_UNSUPPORTED otherwise or without a device).
+/* GPU build (the CUDA module; CANOPY_ERR_UNSUPPORTED without it or without a device).
  * Builds a kd tree or an octree (d = 3) on the GPU into a device-resident tree with
  * the layout of canopy_tree_build (same node records, order, ropes, leaf size):
  * pts.data (and opt->weights) may be host or device pointers. kd: the topology
@@ -531,7 +533,7 @@ typedef struct canopy_index canopy_index; /* opaque */
  * GPU build exists (kd), else built on the host and uploaded once; GPU queries use the
  * device copy with no upload (a host copy is kept too: schedules, auto choices and
  * CPU queries read it). Both: built on the host and uploaded once. Device and both
- * fail with CANOPY_ERR_UNSUPPORTED in a build without CUDA or without a usable GPU. */
+ * fail with CANOPY_ERR_UNSUPPORTED without the CUDA module or without a usable GPU. */
 typedef enum canopy_residency {
     CANOPY_RESIDENCY_HOST = 0,
     CANOPY_RESIDENCY_DEVICE,

@@ -9,8 +9,12 @@
 
 #include <cuda_runtime.h>
 
-/* CANOPY_OK, or CANOPY_ERR_DEVICE "GPU: what: CUDA's message" (gpu.cu). */
-canopy_status canopy_gpu_check(cudaError_t e, const char *what);
+/* CANOPY_OK, or CANOPY_ERR_DEVICE "GPU: what: CUDA's message". Inline: the caller's
+ * CUDA runtime answers, so libcanopy itself never links one. */
+inline canopy_status canopy_gpu_check(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return CANOPY_OK;
+    return canopy_fail(CANOPY_ERR_DEVICE, "GPU: %s: %s", what, cudaGetErrorString(e));
+}
 
 struct canopy_gpu_buffers {
     enum { CAPACITY = 32 };

@@ -2,6 +2,8 @@
 """The Python package against brute-force NumPy, scipy's cKDTree and the predictions
 XGBoost/LightGBM made for the shipped models; bad input must raise, never crash."""
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -229,3 +231,21 @@ def test_gil_is_released_for_concurrent_queries():
     for t in threads:
         t.join()
     assert len(out) == 3 and all((o == out[0]).all() for o in out)
+
+
+def test_gpu_backend_without_the_cuda_module():
+    """The CUDA module hidden (a fresh process: the library looks for it once): "auto" runs
+    on the CPU, "gpu" raises with the reason, never a crash."""
+    code = (
+        "import numpy as np, canopy\n"
+        "x = np.random.default_rng(1).random((50, 3))\n"
+        "canopy.Index(x).query(x, k=2)\n"
+        "try:\n"
+        "    canopy.Index(x, backend='gpu').query(x, k=2)\n"
+        "except canopy.CanopyError as e:\n"
+        "    print('raised:', e)\n"
+    )
+    env = dict(os.environ, CANOPY_CUDA_MODULE="/nonexistent/libcanopy_cuda.so.0")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "raised:" in run.stdout and "CUDA module" in run.stdout, run.stdout

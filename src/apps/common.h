@@ -14,8 +14,7 @@ canopy_status canopy_app_check_inputs(const char *app, canopy_points ref, canopy
 canopy_status canopy_app_build(canopy_points ref, canopy_tree_kind kind, int32_t leaf_size,
                                const float *weights, canopy_tree **tree, canopy_stats *stats);
 
-/* Each application's CUDA glue (gpu_run.cu), a canopy_gpu_runner; NULL without CUDA. */
-#ifdef CANOPY_HAVE_CUDA
+/* Each application's CUDA glue (*_gpu.cu in the CUDA module), a canopy_gpu_runner. */
 #define CANOPY_GPU_RUNNER(NAME) canopy_gpu_##NAME
 #ifdef __cplusplus
 extern "C" {
@@ -42,9 +41,6 @@ canopy_status canopy_gpu_knn_device(const struct knn_ctx *dctx, const canopy_tre
                                     int64_t nq, canopy_variant v, struct canopy_gpu_report *rep);
 #ifdef __cplusplus
 }
-#endif
-#else
-#define CANOPY_GPU_RUNNER(NAME) NULL
 #endif
 
 #endif

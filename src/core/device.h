@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: whether a CUDA device is usable (0 in CPU-only builds). */
+/* Internal: whether a CUDA device is usable (through the CUDA module, core/cuda_module.h). */
 #ifndef CANOPY_CORE_DEVICE_H
 #define CANOPY_CORE_DEVICE_H
 
@@ -9,10 +9,14 @@
 extern "C" {
 #endif
 
-/* 1 when this build has CUDA and a device is visible; cached after the first call. */
+/* 1 when the CUDA module is loaded and a device is visible; cached after the first call. */
 int canopy_gpu_usable(void);
+/* Why canopy_gpu_usable() is 0 (module absent or refused, no device), or "". */
+const char *canopy_gpu_why_not(void);
+/* Where the CUDA module was loaded from (loading it if need be), or "" without one. */
+const char *canopy_cuda_path(void);
 
-/* Dynamic parallelism: raises the device runtime's pending-launch limit to at least
+/* Module only. Dynamic parallelism: raises the device runtime's pending-launch limit to at least
  * `pending` (device-side launches beyond it fail). CANOPY_ERR_DEVICE on failure. */
 canopy_status canopy_gpu_dp_reserve(int64_t pending);
 

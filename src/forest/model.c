@@ -32,9 +32,7 @@ canopy_status cf_forest_new(canopy_forest **out) {
 
 void canopy_forest_free(canopy_forest *f) {
     if (!f) return;
-#ifdef CANOPY_HAVE_CUDA
     cf_gpu_release(f);
-#endif
     free(f->base);
     free(f->trees);
     free(f->feature);

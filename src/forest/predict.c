@@ -132,10 +132,8 @@ static canopy_status pick_backend(const canopy_forest *f, canopy_points X,
             return CANOPY_OK;
     }
     if (!canopy_gpu_usable())
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s",
-                           canopy_have_cuda()
-                               ? "no usable CUDA device for the GPU backend; use --backend cpu"
-                               : "this build has no CUDA backend; use --backend cpu");
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "GPU backend: %s; use --backend cpu",
+                           canopy_gpu_why_not());
     *gpu = 1;
     if (o->engine == CANOPY_FOREST_ENGINE_AUTO) o->engine = CANOPY_FOREST_ENGINE_GPU_REN;
     if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && o->engine != CANOPY_FOREST_ENGINE_GPU_REN)
@@ -306,11 +304,9 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
     }
     double t1 = canopy_now();
     int failed = 0;
-#ifdef CANOPY_HAVE_CUDA
     cf_gpu_report gr;
     memset(&gr, 0, sizeof gr);
     if (!s && gpu) s = cf_gpu_predict(f, Lp, X, o.engine, o.mapping, acc, &gr);
-#endif
     if (!s && n > 0 && !gpu) {
 #pragma omp parallel num_threads(threads)
         {
@@ -386,7 +382,6 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
                  simd_engine ? " (" : "",
                  simd_engine ? (isa ? canopy_isa_name(isa) : "scalar fallback") : "",
                  simd_engine ? ")" : "", threads, groups);
-#ifdef CANOPY_HAVE_CUDA
     if (gpu) {
         st.mapping = gr.mapping;
         st.upload_seconds = gr.upload_seconds;
@@ -400,7 +395,6 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
                  canopy_forest_mapping_name(gr.mapping),
                  gr.model_cached ? " (model already on the device)" : "");
     }
-#endif
     canopy_free(acc);
     if (stats) *stats = st;
     return s;

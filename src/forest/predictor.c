@@ -98,9 +98,7 @@ void canopy_predictor_free(canopy_predictor *p) {
     if (!p || p->magic != PREDICTOR_MAGIC) return;
     p->magic = 0;
     cf_plan_free(&p->plan);
-#ifdef CANOPY_HAVE_CUDA
     if (p->f == &p->loaded) cf_gpu_release(&p->loaded);
-#endif
     canopy_secfile_close(&p->file);
     free(p);
 }

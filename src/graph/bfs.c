@@ -44,11 +44,9 @@ static canopy_status bfs(const canopy_csr *g, int64_t source, int recursive,
     if (s != CANOPY_OK) return s;
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
-#ifdef CANOPY_HAVE_CUDA
     if (canopy_graph_strategy_is_gpu(opt->strategy))
         s = graph_gpu_bfs(g, source, recursive, opt, level, &local);
     else
-#endif
         s = recursive ? graph_bfs_rec_cpu(g, source, opt, level, &local)
                       : bfs_levels(g, source, opt, level, &local);
     local.seconds = canopy_now() - t0;

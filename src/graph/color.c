@@ -101,12 +101,10 @@ canopy_status canopy_color(const canopy_csr *g, const canopy_graph_options *opt,
     worklist cur = {0}, next = {0};
     color_ctx ctx = {&sym, color, NULL, NULL, 0, &next};
     s = symmetrise(g, &sym);
-#ifdef CANOPY_HAVE_CUDA
     if (s == CANOPY_OK && canopy_graph_strategy_is_gpu(opt->strategy)) {
         s = graph_gpu_color(&sym, opt, color, &local);
         goto done;
     }
-#endif
     int64_t max_deg = 0;
     for (int64_t v = 0; s == CANOPY_OK && v < n; v++)
         if (sym.row_ptr[v + 1] - sym.row_ptr[v] > max_deg)

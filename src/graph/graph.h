@@ -6,9 +6,7 @@
 #define CANOPY_GRAPH_GRAPH_H
 
 #include "canopy.h"
-#ifdef CANOPY_HAVE_CUDA
 #include "graph/gpu.h"
-#endif
 
 #include <stdbool.h>
 #include <string.h>

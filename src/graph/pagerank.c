@@ -47,12 +47,10 @@ canopy_status canopy_pagerank(const canopy_csr *g, const canopy_graph_options *o
     double *contrib = NULL, *next = NULL;
     if (n == 0) goto done;
     s = canopy_csr_transpose(g, &t);
-#ifdef CANOPY_HAVE_CUDA
     if (s == CANOPY_OK && canopy_graph_strategy_is_gpu(opt->strategy)) {
         s = graph_gpu_pagerank(g, &t, opt, rank, &local);
         goto done;
     }
-#endif
     if (s == CANOPY_OK) s = canopy_alloc((void **)&contrib, (size_t)n, sizeof(double));
     if (s == CANOPY_OK) s = canopy_alloc((void **)&next, (size_t)n, sizeof(double));
     if (s != CANOPY_OK) goto done;

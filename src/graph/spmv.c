@@ -33,14 +33,12 @@ canopy_status canopy_spmv(const canopy_csr *g, const double *x, const canopy_gra
         return canopy_fail(CANOPY_ERR_INVALID, "spmv: x or y is NULL");
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
-#ifdef CANOPY_HAVE_CUDA
     if (canopy_graph_strategy_is_gpu(opt->strategy)) {
         s = graph_gpu_spmv(g, x, opt, y, &local);
         local.seconds = canopy_now() - t0;
         if (stats) *stats = local;
         return s;
     }
-#endif
     spmv_ctx ctx = {g, x, y};
     graph_loop loop = {g->row_ptr, NULL, g->n_rows, dot, store, &ctx, true};
     s = graph_run(&loop, opt, &local);

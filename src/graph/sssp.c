@@ -38,14 +38,12 @@ canopy_status canopy_sssp(const canopy_csr *g, int64_t source, const canopy_grap
                                    (long long)k, g->val[k]);
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
-#ifdef CANOPY_HAVE_CUDA
     if (canopy_graph_strategy_is_gpu(opt->strategy)) {
         s = graph_gpu_sssp(g, source, opt, dist, &local);
         local.seconds = canopy_now() - t0;
         if (stats) *stats = local;
         return s;
     }
-#endif
     for (int64_t v = 0; v < g->n_rows; v++) dist[v] = INFINITY;
     dist[source] = 0.0;
     sssp_ctx ctx = {{0}, g, dist};

@@ -87,9 +87,7 @@ canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, 
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "%s: strategy '%s' runs on the GPU, and %s (use serial, omp-flat or "
                            "omp-split)",
-                           what, canopy_graph_strategy_name(opt->strategy),
-                           canopy_have_cuda() ? "no usable CUDA device is visible"
-                                              : "this build of canopy has no CUDA backend");
+                           what, canopy_graph_strategy_name(opt->strategy), canopy_gpu_why_not());
     return CANOPY_OK;
 }
 

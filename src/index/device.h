@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The device copy of a resident canopy_index (index_gpu.cu; a build without CUDA
- * has index_gpu_none.c, whose entries fail with CANOPY_ERR_UNSUPPORTED). */
+/* The device copy of a resident canopy_index (index_gpu.cu, in the CUDA module; without
+ * the module the entries fail with CANOPY_ERR_UNSUPPORTED, core/cuda_load.c). */
 #ifndef CANOPY_INDEX_DEVICE_H
 #define CANOPY_INDEX_DEVICE_H
 

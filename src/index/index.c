@@ -111,18 +111,11 @@ canopy_index_options canopy_index_options_default(canopy_tree_kind kind) {
 static canopy_status check_residency(canopy_residency r) {
     if (r == CANOPY_RESIDENCY_HOST) return CANOPY_OK;
     if (r == CANOPY_RESIDENCY_DEVICE || r == CANOPY_RESIDENCY_BOTH) {
-#ifdef CANOPY_HAVE_CUDA
         if (!canopy_gpu_usable())
-            return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                               "index: residency %s needs a usable CUDA "
-                               "device (none found)",
-                               r == CANOPY_RESIDENCY_DEVICE ? "device" : "both");
+            return canopy_fail(CANOPY_ERR_UNSUPPORTED, "index: residency %s needs a GPU, and %s",
+                               r == CANOPY_RESIDENCY_DEVICE ? "device" : "both",
+                               canopy_gpu_why_not());
         return CANOPY_OK;
-#else
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "index: residency %s needs a CUDA build of canopy (this one has none)",
-                           r == CANOPY_RESIDENCY_DEVICE ? "device" : "both");
-#endif
     }
     return canopy_fail(CANOPY_ERR_INVALID, "index: unknown residency %d", (int)r);
 }

@@ -147,8 +147,7 @@ CANOPY_HD void pc_finish(const void *vctx, void *vst, int64_t q) {
     }
 }
 
-/* The GPU runner (paircount_gpu.cu); NULL without CUDA. */
-#ifdef CANOPY_HAVE_CUDA
+/* The GPU runner (paircount_gpu.cu, in the CUDA module). */
 #ifdef __cplusplus
 extern "C"
 #endif
@@ -157,8 +156,5 @@ extern "C"
                          int64_t nq, canopy_variant v, const struct canopy_profile_plan *plan,
                          struct canopy_gpu_report *rep);
 #define CANOPY_PAIRCOUNT_GPU canopy_gpu_paircount
-#else
-#define CANOPY_PAIRCOUNT_GPU NULL
-#endif
 
 #endif

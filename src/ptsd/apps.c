@@ -2,9 +2,8 @@
 /* The bottom-up aggregations: subtree heights, descendant counts and Barnes-Hut
  * style mass and centre of mass. Each is a ptsd_agg; strategies do the rest. */
 #include "ptsd/ptsd.h"
-#ifdef CANOPY_HAVE_CUDA
+#include "core/device.h"
 #include "ptsd/gpu.h"
-#endif
 
 #include <math.h>
 
@@ -126,14 +125,12 @@ canopy_status canopy_ptsd_run(const canopy_ptree *t, canopy_ptsd_app app, const 
     if (st != CANOPY_OK) return st;
     double t0 = canopy_now();
     if (s >= CANOPY_PTSD_GPU_REC) {
-#ifdef CANOPY_HAVE_CUDA
-        st = ptsd_gpu_run(t, app, mass, pos, s, out, &local);
-#else
-        st = canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                         "tree: strategy '%s' needs a GPU, and this build of canopy has no CUDA "
-                         "backend (use rec, flat, crec or hier)",
-                         canopy_ptsd_strategy_name(s));
-#endif
+        st = canopy_gpu_usable()
+                 ? ptsd_gpu_run(t, app, mass, pos, s, out, &local)
+                 : canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "tree: strategy '%s' needs a GPU, and %s (use rec, flat, crec or "
+                               "hier)",
+                               canopy_ptsd_strategy_name(s), canopy_gpu_why_not());
     } else {
         mass_ctx ctx = {t, mass, pos, out};
         ptsd_agg a = {out, height_init, height_fold, height_up, leaf_walks};

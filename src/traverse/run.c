@@ -90,10 +90,10 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
         }
     }
     if (*b == CANOPY_BACKEND_GPU && !tr->gpu)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: this build of canopy has no CUDA backend",
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: this traversal has no GPU runner",
                            tr->name);
     if (*b == CANOPY_BACKEND_GPU && !canopy_gpu_usable())
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: no usable CUDA device", tr->name);
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: %s", tr->name, canopy_gpu_why_not());
     if (*v != CANOPY_VARIANT_AUTO && *s != CANOPY_SCHEDULE_AUTO) return CANOPY_OK;
     int gpu = *b == CANOPY_BACKEND_GPU, guided = tr->app->guided;
     if (gpu && guided && (*v == CANOPY_VARIANT_AUTO || !is_lockstep(*v))) {

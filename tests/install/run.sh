@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs a configured canopy build to a temporary prefix, then builds and runs
 # examples/knn.c against it the ways a user would: find_package(canopy) with the shared
-# and the static target, and pkg-config with a shared and a static link.
+# and the static target, and pkg-config with a shared and a static link (none of them
+# naming a CUDA library; a CUDA build's module is installed and found at run time).
 # usage: tests/install/run.sh BUILD_DIR
 set -euo pipefail
 build="$(cd "$1" && pwd)"
@@ -15,6 +16,14 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" ||
     { cat "$work/install.log"; exit 1; }
 [ -x "$prefix/bin/canopy" ] || { echo "install: no bin/canopy"; exit 1; }
 "$prefix/bin/canopy" --version
+# A CUDA build installs its module into the lib dir, where the installed CLI finds it.
+if ls "$build"/libcanopy_cuda.so.* >/dev/null 2>&1; then
+    module="$(find "$prefix" -name 'libcanopy_cuda.so.*' | head -n 1)"
+    [ -n "$module" ] || { echo "install: no CUDA module installed"; exit 1; }
+    "$prefix/bin/canopy" info | grep -q "^cuda: *$(dirname "$module")/" ||
+        { echo "install: bin/canopy does not find $module"; "$prefix/bin/canopy" info; exit 1; }
+    echo "-- CUDA module $module found by bin/canopy"
+fi
 
 echo "-- find_package(canopy)"
 cmake -S "$root/tests/install" -B "$work/cm" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include "canopy/dist.h"
 #include "cli.h"
+#include "core/device.h"
 
 #include <getopt.h>
 #include <stdio.h>
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy info [--threads T]\n\n"
-               "Prints the version, the backends compiled in, whether the MPI layer is\n"
+               "Prints the version, the backends available, whether the MPI layer is\n"
                "(distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
-               "capped by CANOPY_ISA), the GPU's name and memory when one is visible, and\n"
-               "the number of CPU threads canopy will use.\n");
+               "capped by CANOPY_ISA), the number of CPU threads canopy will use, the CUDA\n"
+               "module (libcanopy_cuda, loaded at run time: where it was found, or why not;\n"
+               "CANOPY_CUDA_MODULE names the file to use) and the GPU's name and memory when\n"
+               "one is visible.\n");
 }
 
 int cmd_info(int argc, char **argv) {
@@ -27,6 +30,12 @@ int cmd_info(int argc, char **argv) {
                                                : "no (built without MPI)");
     printf("cpu isa:  %s\n", canopy_isa_name(canopy_cpu_isa()));
     printf("threads:  %d\n", canopy_threads());
+    if (!canopy_have_cuda()) {
+        printf("cuda:     not loaded (%s)\n", canopy_gpu_why_not());
+        printf("gpu:      none (no CUDA module)\n");
+        return CLI_OK;
+    }
+    printf("cuda:     %s\n", canopy_cuda_path());
     char name[256];
     size_t bytes = 0;
     if (canopy_gpu_info(name, sizeof name, &bytes) == CANOPY_OK)

@@ -187,9 +187,9 @@ class Index(_Owner):
     changes to the caller's array reach neither. tree: "kd", "ball" or "vp" (kNN, radius
     and count queries, any d), "oct" (d = 3: ``gravity``, radius; weights = masses) or
     "bst" (d = 1, keys sorted ascending: ``search``). leaf_size: points per leaf, 0 for
-    the tree's default. backend: "auto", "cpu" or "gpu" for the queries. residency:
-    "host", or "device"/"both" to keep the tree on the GPU (CUDA builds with a GPU;
-    otherwise a CanopyRuntimeError). Results never depend on the tree kind, backend or
+    the tree's default. backend: "auto", "cpu" or "gpu" (with the CUDA module beside the
+    library) for the queries. residency: "host", or "device"/"both" to keep the tree on
+    the GPU (with the CUDA module and a GPU; otherwise a CanopyRuntimeError). Results never depend on the tree kind, backend or
     residency; only speed does. ``save(path)`` writes the index file, ``Index.load(path)``
     maps it back without a rebuild.
     """

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* The CUDA module's side of core/cuda_module.h: its one exported entry, which takes the
+ * core's services and returns the table of GPU entry points, and the core functions the
+ * module's code calls, each passed on to the core that loaded it. */
+#include "core/cuda_module.h"
+#include "core/device.h"
+
+#include <cuda_runtime.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const canopy_cuda_host *host;
+
+static int device_count(char *why, size_t why_len) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+        snprintf(why, why_len, "no usable CUDA device is visible (%s)",
+                 e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
+        return 0;
+    }
+    return n;
+}
+
+extern "C" {
+canopy_status canopy_fail(canopy_status s, const char *fmt, ...) {
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return host->fail(s, message);
+}
+canopy_status canopy_alloc(void **out, size_t count, size_t elem_size) {
+    return host->alloc(out, count, elem_size);
+}
+void canopy_free(void *p) {
+    host->free(p);
+}
+double canopy_now(void) {
+    return host->now();
+}
+void canopy_tree_free(canopy_tree *t) {
+    host->tree_free(t);
+}
+int64_t canopy_profile_chunk(int32_t words) {
+    return host->profile_chunk(words);
+}
+const char *canopy_variant_name(canopy_variant v) {
+    return host->variant_name(v);
+}
+const char *canopy_schedule_name(canopy_schedule s) {
+    return host->schedule_name(s);
+}
+const char *canopy_tree_kind_name(canopy_tree_kind k) {
+    return host->tree_kind_name(k);
+}
+const char *canopy_graph_strategy_name(canopy_graph_strategy s) {
+    return host->graph_strategy_name(s);
+}
+const char *canopy_ptsd_strategy_name(canopy_ptsd_strategy s) {
+    return host->ptsd_strategy_name(s);
+}
+const char *canopy_forest_engine_name(canopy_forest_engine e) {
+    return host->forest_engine_name(e);
+}
+const char *canopy_forest_layout_name(canopy_forest_layout l) {
+    return host->forest_layout_name(l);
+}
+
+int canopy_have_cuda(void) {
+    return 1;
+}
+
+int canopy_gpu_usable(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        char why[256];
+        cached = device_count(why, sizeof why) > 0;
+    }
+    return cached;
+}
+
+canopy_status canopy_gpu_dp_reserve(int64_t pending) {
+    size_t cur = 0;
+    cudaError_t e = cudaDeviceGetLimit(&cur, cudaLimitDevRuntimePendingLaunchCount);
+    if (e == cudaSuccess && cur < (size_t)pending)
+        e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pending);
+    if (e != cudaSuccess)
+        return canopy_fail(CANOPY_ERR_DEVICE, "GPU: raising the pending-launch limit to %lld: %s",
+                           (long long)pending, cudaGetErrorString(e));
+    return CANOPY_OK;
+}
+}
+
+static canopy_status gpu_info(char *name, size_t name_len, size_t *total_bytes) {
+    char why[256];
+    if (!device_count(why, sizeof why)) return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
+    cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, 0);
+    if (e != cudaSuccess)
+        return canopy_fail(CANOPY_ERR_DEVICE, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
+    if (name && name_len > 0) snprintf(name, name_len, "%s", prop.name);
+    if (total_bytes) *total_bytes = prop.totalGlobalMem;
+    return CANOPY_OK;
+}
+
+#define CANOPY_CUDA_ENTRY(name, ...) name,
+static const canopy_cuda_module table = {
+    CANOPY_CUDA_MODULE_ABI,
+    sizeof(canopy_cuda_module),
+    CANOPY_VERSION_STRING,
+    CANOPY_CUDA_SIGNATURE,
+    device_count,
+    gpu_info,
+    CANOPY_CUDA_ENTRIES(CANOPY_CUDA_ENTRY, CANOPY_CUDA_ENTRY, CANOPY_CUDA_ENTRY)};
+
+/* The module's only exported symbol (the link's version script hides the rest). A core
+ * of another ABI reads abi/size/version first and refuses the table. */
+extern "C" const canopy_cuda_module *canopy_cuda_module_entry(const canopy_cuda_host *h) {
+    if (!h || h->abi != CANOPY_CUDA_MODULE_ABI || h->size != sizeof *h) return NULL;
+    host = h;
+    return &table;
+}
