@@ -93,7 +93,10 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     if (be == CANOPY_BACKEND_GPU ||
         (be == CANOPY_BACKEND_AUTO && n >= GPU_MP_AUTO_MIN && canopy_gpu_usable())) {
         gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size};
-        st = gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu);
+        st = canopy_gpu_usable()
+                 ? gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu)
+                 : canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "nbody: backend gpu, but no usable GPU (or no CUDA in this build)");
     } else {
         st = forces(s);
     }

@@ -38,7 +38,10 @@ static void usage(FILE *f) {
                "                   bucket's bodies walk together: Liu's bucket-to-node test)\n"
                "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
                "                   and order from a calibrated table (docs/nbody.md)\n"
-               "  --order, --opening and --accuracy run the CPU multipole code; without them\n"
+               "  --order, --opening and --accuracy run the multipole code: on the CPU, or on\n"
+               "  the GPU with --backend gpu (auto: from 200000 bodies when a GPU is usable),\n"
+               "  where the tree is a binary radix tree built on the device and the opening\n"
+               "  is always Liu's bucket-to-node test (docs/nbody.md, \"GPU\"); without them\n"
                "  the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
                "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
                "  against float64 direct summation.\n"
@@ -225,8 +228,8 @@ int cmd_gravity(int argc, char **argv) {
         if (b.d == 4)
             for (int64_t i = 0; i < b.n; i++) mass[i] = canopy_point(b, i)[3];
         b.d = 3; /* positions are the first three columns; stride keeps the mass out */
-        canopy_status s = multipole ? canopy_gravity_multipole(b, mass, &g, &to.run, acc, NULL,
-                                                               p.stats ? &st : NULL)
+        memset(&st, 0, sizeof st);
+        canopy_status s = multipole ? canopy_gravity_multipole(b, mass, &g, &to.run, acc, NULL, &st)
                                     : canopy_gravity(b, mass, (float)theta, (float)eps, &to.run,
                                                      acc, p.stats ? &st : NULL);
         rc = s ? cli_runtime_error("gravity") : check_finite(bodies_path, b, acc, eps);
@@ -238,7 +241,10 @@ int cmd_gravity(int argc, char **argv) {
     if (rc == CLI_OK) {
         cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, softening = %g -> %s",
                     (long long)b.n, (double)g.theta, (int)g.order,
-                    opening == CANOPY_OPENING_BUCKET ? "bucket" : "body", eps, out);
+                    multipole && st.backend == CANOPY_BACKEND_GPU ? "GPU bucket"
+                    : opening == CANOPY_OPENING_BUCKET            ? "bucket"
+                                                                  : "body",
+                    eps, out);
         if (p.stats) {
             trav_print_stats("gravity", &st, t_load, t_write);
             /* The measured error is a text line; the JSON schema has no field for it. */
