@@ -55,7 +55,7 @@ static void errors(const float *acc, const double *ref, const int64_t *sample, i
 typedef struct config {
     int order;
     float theta;
-    int leaf;
+    int leaf, group;
 } config;
 
 static int forces(int64_t n, double eps, int reps, int64_t ns) {
@@ -86,22 +86,26 @@ static int forces(int64_t n, double eps, int reps, int64_t ns) {
     gpu_mp *m = NULL;
     if (gpu_mp_create(&m)) return die("create");
     static const config cfg[] = {
-        {0, 0.3f, 8},  {0, 0.4f, 8},  {0, 0.5f, 8}, {2, 0.3f, 8},  {2, 0.4f, 8},  {2, 0.5f, 8},
-        {2, 0.6f, 8},  {2, 0.7f, 8},  {2, 0.8f, 8}, {2, 0.4f, 16}, {2, 0.5f, 16}, {2, 0.6f, 16},
-        {2, 0.7f, 16}, {2, 0.8f, 16}, {2, 0.5f, 4}, {2, 0.6f, 4},
+        {0, 0.3f, 8, 32},  {0, 0.4f, 8, 32},  {0, 0.5f, 8, 32},  {2, 0.3f, 8, 32},
+        {2, 0.4f, 8, 32},  {2, 0.45f, 8, 32}, {2, 0.5f, 8, 32},  {2, 0.55f, 8, 32},
+        {2, 0.6f, 8, 32},  {2, 0.65f, 8, 32}, {2, 0.7f, 8, 32},  {2, 0.8f, 8, 32},
+        {2, 0.4f, 8, 64},  {2, 0.5f, 8, 64},  {2, 0.6f, 8, 64},  {2, 0.7f, 8, 64},
+        {2, 0.5f, 4, 32},  {2, 0.6f, 4, 32},  {2, 0.5f, 16, 32}, {2, 0.6f, 16, 32},
+        {2, 0.5f, 16, 64}, {2, 0.6f, 16, 64},
     };
     printf("## Forces: plummer1m-like, n = %lld, eps = %g, positions on the device\n\n",
            (long long)n, eps);
     printf("%d timed runs after 1 warm-up; ms from CUDA events, median (min-max); errors on "
            "%lld random bodies vs float64 direct sum.\n\n",
            reps, (long long)ns);
-    printf("| order | theta | leaf | median err | rms err | build ms | moments ms | walk ms | "
-           "total ms | buckets | tests/bucket | cells/body | bodies/body |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| order | theta | leaf | bucket | median err | rms err | build ms | moments ms | walk "
+           "ms | "
+           "total ms | buckets | tests/bucket | cells/bucket | bodies/bucket |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     double *tb = malloc(sizeof(double) * (size_t)reps), *tm = malloc(sizeof(double) * (size_t)reps);
     double *tw = malloc(sizeof(double) * (size_t)reps), *tt = malloc(sizeof(double) * (size_t)reps);
     for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
-        gpu_mp_params p = {cfg[c].theta, cfg[c].order, (float)eps, cfg[c].leaf};
+        gpu_mp_params p = {cfg[c].theta, cfg[c].order, (float)eps, cfg[c].leaf, cfg[c].group};
         gpu_mp_timing t;
         if (gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
         for (int k = 0; k < reps; k++) {
@@ -114,12 +118,12 @@ static int forces(int64_t n, double eps, int reps, int64_t ns) {
         errors(acc, ref, sample, ns, &med, &rms);
         bench_summary sb = bench_summarise(tb, reps), sm = bench_summarise(tm, reps);
         bench_summary sw = bench_summarise(tw, reps), st = bench_summarise(tt, reps);
-        printf("| %d | %.2f | %d | %.3e | %.3e | %.3f | %.3f | %.3f (%.3f-%.3f) | %.3f "
+        printf("| %d | %.2f | %d | %d | %.3e | %.3e | %.3f | %.3f | %.3f (%.3f-%.3f) | %.3f "
                "(%.3f-%.3f) | %lld | %.1f | %.1f | %.1f |\n",
-               cfg[c].order, (double)cfg[c].theta, cfg[c].leaf, med, rms, sb.med, sm.med, sw.med,
-               sw.min, sw.max, st.med, st.min, st.max, (long long)t.groups,
-               (double)t.tests / (double)t.groups, (double)t.cells * 32.0 / (double)n,
-               (double)t.bodies * 32.0 / (double)n);
+               cfg[c].order, (double)cfg[c].theta, cfg[c].leaf, cfg[c].group, med, rms, sb.med,
+               sm.med, sw.med, sw.min, sw.max, st.med, st.min, st.max, (long long)t.groups,
+               (double)t.tests / (double)t.groups, (double)t.cells / (double)t.groups,
+               (double)t.bodies / (double)t.groups);
         fflush(stdout);
     }
     gpu_mp_free(m);
@@ -131,7 +135,7 @@ static int forces(int64_t n, double eps, int reps, int64_t ns) {
     return 0;
 }
 
-static int steps(int64_t n, int64_t nsteps, float theta, int leaf) {
+static int steps(int64_t n, int64_t nsteps, float theta, int leaf, int group) {
     float *pos = malloc(sizeof(float) * 3 * (size_t)n),
           *vel = malloc(sizeof(float) * 3 * (size_t)n);
     double *p64 = malloc(sizeof(double) * 3 * (size_t)n),
@@ -140,7 +144,7 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf) {
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
     for (int64_t i = 0; i < 3 * n; i++) p64[i] = pos[i], v64[i] = vel[i];
     double dt = 1.0 / 128, eps = 0.01;
-    gpu_mp_params p = {theta, 2, (float)eps, leaf};
+    gpu_mp_params p = {theta, 2, (float)eps, leaf, group};
     gpu_nbody *s = NULL;
     if (gpu_nbody_create(p64, v64, NULL, n, &p, &s)) return die("nbody create");
     double k0, w0, k1, w1, mom[3], ang0[3], ang1[3];
@@ -151,8 +155,8 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf) {
     if (gpu_nbody_energy(s, 1, &k1, &w1, mom, ang1)) return die("energy");
     double e0 = k0 + w0, e1 = k1 + w1;
     printf("\n## %lld leapfrog steps, Plummer n = %lld (seed 1), dt = 1/128, eps = 0.01, "
-           "order 2, theta %.2f, leaf %d\n\n",
-           (long long)nsteps, (long long)n, (double)theta, leaf);
+           "order 2, theta %.2f, leaf %d, bucket %d\n\n",
+           (long long)nsteps, (long long)n, (double)theta, leaf, group);
     printf(
         "| n | steps | E0 | E end | relative energy error | |L end - L0| | seconds | steps/s |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
@@ -169,7 +173,7 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf) {
 int main(int argc, char **argv) {
     int64_t n = 1000000, ns = 10000, nsteps = 1000, step_n = 100000;
     double eps = 0.05, step_theta = 0.5;
-    int reps = 11, leaf = 8;
+    int reps = 11, leaf = 8, group = 32;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--n"))
             n = atoll(argv[i + 1]);
@@ -200,6 +204,6 @@ int main(int argc, char **argv) {
     if (ns > n) ns = n;
     if (reps < 1) reps = 1;
     if (n > 0 && forces(n, eps, reps, ns)) return 1;
-    if (nsteps > 0 && steps(step_n, nsteps, (float)step_theta, leaf)) return 1;
+    if (nsteps > 0 && steps(step_n, nsteps, (float)step_theta, leaf, group)) return 1;
     return 0;
 }

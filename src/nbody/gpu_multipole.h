@@ -25,6 +25,7 @@ typedef struct gpu_mp_params {
     int32_t order;   /* 0 or 2 */
     float softening; /* Plummer softening >= 0 */
     int32_t leaf;    /* a node of at most this many bodies opens into its bodies, 1..16 (0: 8) */
+    int32_t group;   /* bodies per bucket (a warp each): 32 or 64 (0: 32) */
 } gpu_mp_params;
 
 /* Device times of the phases of the last evaluation (ms, from CUDA events) and the

@@ -92,7 +92,8 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_backend be = o.run.backend;
     if (be == CANOPY_BACKEND_GPU ||
         (be == CANOPY_BACKEND_AUTO && n >= GPU_MP_AUTO_MIN && canopy_gpu_usable())) {
-        gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size};
+        gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size,
+                            0};
         st = canopy_gpu_usable()
                  ? gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu)
                  : canopy_fail(CANOPY_ERR_UNSUPPORTED,
