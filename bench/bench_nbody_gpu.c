@@ -3,6 +3,7 @@
  *
  *   canopy-bench-nbody-gpu [--n 1000000] [--eps 0.05] [--reps 11] [--sample 10000]
  *                          [--steps 1000] [--step-n 100000] [--step-theta T]
+ *                          [--step-leaf L] [--step-bucket B] [--config ORDER,THETA,LEAF,BUCKET]
  *
  * Forces: plummer1m (canopy_gen_plummer seed 1, the `canopy gen plummer1m` bodies),
  * positions already on the device; per (order, theta, leaf) one warm-up, then `reps`
@@ -58,7 +59,7 @@ typedef struct config {
     int leaf, group;
 } config;
 
-static int forces(int64_t n, double eps, int reps, int64_t ns) {
+static int forces(int64_t n, double eps, int reps, int64_t ns, const config *only) {
     float *pos = malloc(sizeof(float) * 3 * (size_t)n),
           *acc = malloc(sizeof(float) * 3 * (size_t)n);
     float *xyzm = malloc(sizeof(float) * 4 * (size_t)n);
@@ -98,14 +99,15 @@ static int forces(int64_t n, double eps, int reps, int64_t ns) {
     printf("%d timed runs after 1 warm-up; ms from CUDA events, median (min-max); errors on "
            "%lld random bodies vs float64 direct sum.\n\n",
            reps, (long long)ns);
-    printf("| order | theta | leaf | bucket | median err | rms err | build ms | moments ms | walk "
-           "ms | "
-           "total ms | buckets | tests/bucket | cells/bucket | bodies/bucket |\n");
+    printf("| order | theta | leaf | bucket | median err | rms err | build ms | moments ms | "
+           "walk ms | total ms | buckets | tests/bucket | cells/bucket | bodies/bucket |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     double *tb = malloc(sizeof(double) * (size_t)reps), *tm = malloc(sizeof(double) * (size_t)reps);
     double *tw = malloc(sizeof(double) * (size_t)reps), *tt = malloc(sizeof(double) * (size_t)reps);
-    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
-        gpu_mp_params p = {cfg[c].theta, cfg[c].order, (float)eps, cfg[c].leaf, cfg[c].group};
+    size_t n_cfg = only ? 1 : sizeof cfg / sizeof cfg[0];
+    for (size_t c = 0; c < n_cfg; c++) {
+        const config *k = only ? only : &cfg[c];
+        gpu_mp_params p = {k->theta, k->order, (float)eps, k->leaf, k->group};
         gpu_mp_timing t;
         if (gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
         for (int k = 0; k < reps; k++) {
@@ -120,8 +122,8 @@ static int forces(int64_t n, double eps, int reps, int64_t ns) {
         bench_summary sw = bench_summarise(tw, reps), st = bench_summarise(tt, reps);
         printf("| %d | %.2f | %d | %d | %.3e | %.3e | %.3f | %.3f | %.3f (%.3f-%.3f) | %.3f "
                "(%.3f-%.3f) | %lld | %.1f | %.1f | %.1f |\n",
-               cfg[c].order, (double)cfg[c].theta, cfg[c].leaf, cfg[c].group, med, rms, sb.med,
-               sm.med, sw.med, sw.min, sw.max, st.med, st.min, st.max, (long long)t.groups,
+               k->order, (double)k->theta, k->leaf, k->group, med, rms, sb.med, sm.med, sw.med,
+               sw.min, sw.max, st.med, st.min, st.max, (long long)t.groups,
                (double)t.tests / (double)t.groups, (double)t.cells / (double)t.groups,
                (double)t.bodies / (double)t.groups);
         fflush(stdout);
@@ -173,7 +175,8 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf, int group) {
 int main(int argc, char **argv) {
     int64_t n = 1000000, ns = 10000, nsteps = 1000, step_n = 100000;
     double eps = 0.05, step_theta = 0.5;
-    int reps = 11, leaf = 8, group = 32;
+    int reps = 11, leaf = 8, group = 64, have_only = 0;
+    config only = {2, 0.5f, 8, 64};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--n"))
             n = atoll(argv[i + 1]);
@@ -191,6 +194,11 @@ int main(int argc, char **argv) {
             step_theta = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--step-leaf"))
             leaf = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--step-bucket"))
+            group = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--config"))
+            have_only = sscanf(argv[i + 1], "%d,%f,%d,%d", &only.order, &only.theta, &only.leaf,
+                               &only.group) == 4;
         else {
             fprintf(stderr, "bench_nbody_gpu: unknown option %s\n", argv[i]);
             return 2;
@@ -203,7 +211,7 @@ int main(int argc, char **argv) {
     }
     if (ns > n) ns = n;
     if (reps < 1) reps = 1;
-    if (n > 0 && forces(n, eps, reps, ns)) return 1;
+    if (n > 0 && forces(n, eps, reps, ns, have_only ? &only : NULL)) return 1;
     if (nsteps > 0 && steps(step_n, nsteps, (float)step_theta, leaf, group)) return 1;
     return 0;
 }

@@ -791,7 +791,7 @@ extern "C" canopy_status gpu_mp_forces(gpu_mp *m, const float *d_xyzm, int64_t n
     int leaf = p->leaf > 0 ? p->leaf : 8;
     if (leaf > GPU_MP_LEAF_MAX) leaf = GPU_MP_LEAF_MAX;
     if (leaf < 2) leaf = 2;
-    int group = p->group == 64 ? 64 : 32;
+    int group = p->group == 32 ? 32 : 64;
     const int N = (int)n;
     const float4 *b = (const float4 *)d_xyzm;
     if (N == 1) {

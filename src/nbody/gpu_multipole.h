@@ -20,12 +20,20 @@ enum { GPU_MP_LEAF_MAX = 16 };
  * one is usable): there it wins by far, and smaller runs keep the CPU's exact bits. */
 enum { GPU_MP_AUTO_MIN = 200000 };
 
+/* 1 when backend b runs multipole gravity of n bodies on the GPU: gpu, or auto with
+ * n >= GPU_MP_AUTO_MIN and a usable GPU. */
+int gpu_mp_wanted(canopy_backend b, int64_t n);
+/* canopy_gravity_choose and canopy_gravity_expected_error for the GPU walk: its own
+ * calibration (plummer1m; bench/results/nbody.md, GPU). */
+canopy_status gpu_mp_choose(double accuracy, float *theta, int32_t *order, double *expected);
+double gpu_mp_expected_error(float theta, int32_t order);
+
 typedef struct gpu_mp_params {
     float theta;     /* opening angle > 0 */
     int32_t order;   /* 0 or 2 */
     float softening; /* Plummer softening >= 0 */
     int32_t leaf;    /* a node of at most this many bodies opens into its bodies, 1..16 (0: 8) */
-    int32_t group;   /* bodies per bucket (a warp each): 32 or 64 (0: 32) */
+    int32_t group;   /* bodies per bucket (a warp each): 32 or 64 (0: 64) */
 } gpu_mp_params;
 
 /* Device times of the phases of the last evaluation (ms, from CUDA events) and the

@@ -68,8 +68,10 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = check_input(pos, vel, mass, n, &o);
     if (st) return st;
+    int on_gpu = gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
-        (st = canopy_gravity_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)))
+        (st = (on_gpu ? gpu_mp_choose : canopy_gravity_choose)(o.gravity.accuracy, &o.gravity.theta,
+                                                               &o.gravity.order, NULL)))
         return st;
     o.gravity.accuracy = 0.0; /* resolved: a checkpoint stores the theta and order used */
     canopy_nbody *s = NULL;
@@ -89,9 +91,7 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     memcpy(s->pos, pos, n3 * sizeof(double));
     memcpy(s->vel, vel, n3 * sizeof(double));
     for (int64_t i = 0; i < n; i++) s->mass[i] = mass ? mass[i] : 1.0f / (float)n;
-    canopy_backend be = o.run.backend;
-    if (be == CANOPY_BACKEND_GPU ||
-        (be == CANOPY_BACKEND_AUTO && n >= GPU_MP_AUTO_MIN && canopy_gpu_usable())) {
+    if (on_gpu) {
         gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size,
                             0};
         st = canopy_gpu_usable()

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy gravity: Barnes-Hut accelerations over an octree. */
+#include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -86,7 +87,7 @@ static int cmp_double(const void *a, const void *b) {
 /* --stats: the calibrated error for (theta, order) and the error measured on at most
  * 1000 evenly spaced bodies against float64 direct summation. */
 static int print_error_stats(canopy_points b, const float *mass, const canopy_gravity_options *g,
-                             const float *acc) {
+                             const float *acc, int gpu) {
     int64_t ns = b.n < 1000 ? b.n : 1000;
     if (ns == 0) return CLI_OK;
     int64_t *sample = NULL;
@@ -116,10 +117,12 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
         }
         qsort(rel, (size_t)ns, sizeof *rel, cmp_double);
         fprintf(stderr,
-                "  error: expected median %.2e (calibrated, theta %g, order %d); measured on %lld "
-                "bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
-                canopy_gravity_expected_error(g->theta, g->order), (double)g->theta, (int)g->order,
-                (long long)ns, rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
+                "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
+                "%lld bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
+                gpu ? gpu_mp_expected_error(g->theta, g->order)
+                    : canopy_gravity_expected_error(g->theta, g->order),
+                gpu ? " for the GPU" : "", (double)g->theta, (int)g->order, (long long)ns,
+                rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
     }
     canopy_free(sample);
     canopy_free(ref);
@@ -224,6 +227,11 @@ int cmd_gravity(int argc, char **argv) {
         rc = cli_runtime_error("gravity");
     }
     canopy_stats st;
+    /* the GPU walk has its own accuracy table */
+    int on_gpu = multipole && gpu_mp_wanted(to.run.backend, b.n);
+    if (rc == CLI_OK && on_gpu && accuracy > 0.0 &&
+        gpu_mp_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+        rc = cli_usage_error("gravity", "%s", canopy_last_error());
     if (rc == CLI_OK) {
         if (b.d == 4)
             for (int64_t i = 0; i < b.n; i++) mass[i] = canopy_point(b, i)[3];
@@ -248,7 +256,8 @@ int cmd_gravity(int argc, char **argv) {
         if (p.stats) {
             trav_print_stats("gravity", &st, t_load, t_write);
             /* The measured error is a text line; the JSON schema has no field for it. */
-            if (p.stats == CLI_STATS_TEXT) rc = print_error_stats(b, mass, &g, acc);
+            if (p.stats == CLI_STATS_TEXT)
+                rc = print_error_stats(b, mass, &g, acc, st.backend == CANOPY_BACKEND_GPU);
         }
     }
     canopy_free(mass);
