@@ -2,6 +2,7 @@
 /* canopy nbody: leapfrog time stepping with multipole tree forces, energies,
  * snapshots and checkpoint/restart (docs/nbody.md). */
 #define _POSIX_C_SOURCE 200809L
+#include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <errno.h>
@@ -337,7 +338,9 @@ int cmd_nbody(int argc, char **argv) {
             "softening %g, %.3g steps/s%s%s",
             (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
             o->dt, (double)o->gravity.theta, (int)o->gravity.order,
-            o->gravity.opening == CANOPY_OPENING_BUCKET ? "bucket" : "body",
+            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "GPU bucket"
+            : o->gravity.opening == CANOPY_OPENING_BUCKET    ? "bucket"
+                                                             : "body",
             (double)o->gravity.softening,
             secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0,
             ckpt ? " -> " : "", ckpt ? ckpt : "");
