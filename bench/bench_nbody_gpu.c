@@ -158,7 +158,10 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf, int group) {
     double e0 = k0 + w0, e1 = k1 + w1;
     printf("\n## %lld leapfrog steps, Plummer n = %lld (seed 1), dt = 1/128, eps = 0.01, "
            "order 2, theta %.2f, leaf %d, bucket %d\n\n",
-           (long long)nsteps, (long long)n, (double)theta, leaf, group);
+           (long long)nsteps, (long long)n, (double)theta, leaf,
+           group         ? group
+           : n >= 500000 ? 64
+                         : 32);
     printf(
         "| n | steps | E0 | E end | relative energy error | |L end - L0| | seconds | steps/s |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
@@ -175,7 +178,7 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf, int group) {
 int main(int argc, char **argv) {
     int64_t n = 1000000, ns = 10000, nsteps = 1000, step_n = 100000;
     double eps = 0.05, step_theta = 0.5;
-    int reps = 11, leaf = 8, group = 64, have_only = 0;
+    int reps = 11, leaf = 8, group = 0, have_only = 0;
     config only = {2, 0.5f, 8, 64};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--n"))

@@ -33,7 +33,8 @@ typedef struct gpu_mp_params {
     int32_t order;   /* 0 or 2 */
     float softening; /* Plummer softening >= 0 */
     int32_t leaf;    /* a node of at most this many bodies opens into its bodies, 1..16 (0: 8) */
-    int32_t group;   /* bodies per bucket (a warp each): 32 or 64 (0: 64) */
+    int32_t
+        group; /* bodies per bucket (a warp each): 32 or 64 (0: 64 from 500,000 bodies, else 32) */
 } gpu_mp_params;
 
 /* Device times of the phases of the last evaluation (ms, from CUDA events) and the
