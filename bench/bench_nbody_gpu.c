@@ -23,34 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int die(const char *what) {
     fprintf(stderr, "bench_nbody_gpu: %s: %s\n", what, canopy_last_error());
     return 1;
-}
-
-static void errors(const float *acc, const double *ref, const int64_t *sample, int64_t ns,
-                   double *median, double *rms) {
-    double *rel = malloc((size_t)ns * sizeof *rel), num = 0.0, den = 0.0;
-    for (int64_t k = 0; k < ns; k++) {
-        double d2 = 0.0, r2 = 0.0;
-        for (int j = 0; j < 3; j++) {
-            double e = acc[3 * sample[k] + j] - ref[3 * k + j];
-            d2 += e * e;
-            r2 += ref[3 * k + j] * ref[3 * k + j];
-        }
-        rel[k] = r2 > 0.0 ? sqrt(d2 / r2) : 0.0;
-        num += d2;
-        den += r2;
-    }
-    qsort(rel, (size_t)ns, sizeof *rel, cmp_double);
-    *median = ns % 2 ? rel[ns / 2] : 0.5 * (rel[ns / 2 - 1] + rel[ns / 2]);
-    *rms = sqrt(num / den);
-    free(rel);
 }
 
 typedef struct config {
@@ -116,8 +91,8 @@ static int forces(int64_t n, double eps, int reps, int64_t ns, const config *onl
         }
         if (cudaMemcpy(acc, d_acc, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost))
             return die("download");
-        double med, rms;
-        errors(acc, ref, sample, ns, &med, &rms);
+        bench_errors e = bench_force_errors(acc, ref, sample, ns);
+        double med = e.median, rms = e.rms;
         bench_summary sb = bench_summarise(tb, reps), sm = bench_summarise(tm, reps);
         bench_summary sw = bench_summarise(tw, reps), st = bench_summarise(tt, reps);
         printf("| %d | %.2f | %d | %d | %.3e | %.3e | %.3f | %.3f | %.3f (%.3f-%.3f) | %.3f "

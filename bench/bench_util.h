@@ -11,4 +11,14 @@ typedef struct bench_summary {
 /* The summary of v[0..n), n >= 1; sorts v in place. */
 bench_summary bench_summarise(double *v, int n);
 
+#include <stdint.h>
+
+/* Relative force errors of acc (n, 3) at the bodies sample[0..ns) against ref (ns, 3):
+ * median of |a - ref| / |ref| and global rms sqrt(sum |a - ref|^2 / sum |ref|^2). */
+typedef struct bench_errors {
+    double median, rms;
+} bench_errors;
+bench_errors bench_force_errors(const float *acc, const double *ref, const int64_t *sample,
+                                int64_t ns);
+
 #endif
