@@ -18,4 +18,14 @@ bench_summary bench_summarise(double *v, int n);
  * (if any); date: UTC, ISO 8601, at the first call. Computed once per process. */
 const char *bench_meta_json(void);
 
+#include <stdint.h>
+
+/* Relative force errors of acc (n, 3) at the bodies sample[0..ns) against ref (ns, 3):
+ * median of |a - ref| / |ref| and global rms sqrt(sum |a - ref|^2 / sum |ref|^2). */
+typedef struct bench_errors {
+    double median, rms;
+} bench_errors;
+bench_errors bench_force_errors(const float *acc, const double *ref, const int64_t *sample,
+                                int64_t ns);
+
 #endif

@@ -429,7 +429,9 @@ canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *orde
 double canopy_gravity_expected_error(float theta, int32_t order);
 /* Accelerations acc (n, 3) and, when pot is not NULL, potentials (n) of every body;
  * mass may be NULL (equal masses 1/n). Tree kind oct; opt's variant, schedule and
- * leaf size apply (CPU backend). */
+ * leaf size apply (CPU backend). Backend gpu (auto: from 200,000 bodies when a GPU is
+ * usable) runs the GPU walk instead: radix tree built on the device, bucket opening
+ * always, its own accuracy table (docs/nbody.md, "GPU"). */
 canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *g,
                                        const canopy_run_options *opt, float *acc, float *pot,
@@ -441,7 +443,8 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
 typedef struct canopy_nbody_options {
     double dt;                      /* time step > 0 */
     canopy_gravity_options gravity; /* theta, order, opening, softening, accuracy */
-    canopy_run_options run;         /* variant, schedule, leaf size (CPU) */
+    canopy_run_options run;         /* backend (gpu: state on the device), leaf size;
+                                     * variant, schedule (CPU) */
 } canopy_nbody_options;
 canopy_nbody_options canopy_nbody_options_default(void);
 typedef struct canopy_nbody canopy_nbody; /* opaque */

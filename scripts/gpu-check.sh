@@ -10,7 +10,10 @@
 #           them, and bench_gpu_build (host build and sort in the same run for the ratio)
 #   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto
 #           and dr_l; bench/results/gpu-index.md)
+#   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
+#           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
+#        [nbody]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -143,6 +146,22 @@ for stage in $stages; do
             note "- resident index bench ($v): rc $? (table below)"
             cat "$out/gpu-index-$v.md" >>"$summary"
         done
+        ;;
+    nbody)
+        "$b/test_gpu_multipole" >"$out/gpu_multipole.log" 2>&1
+        rc=$?
+        note "- test_gpu_multipole: rc $rc, $(tail -n 1 "$out/gpu_multipole.log")"
+        [ $rc -eq 0 ] || status=1
+        for tool in memcheck racecheck; do
+            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$b/test_gpu_multipole" >"$out/sanitizer-multipole-$tool.log" 2>&1
+            rc=$?
+            note "- compute-sanitizer $tool (gpu multipole): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-multipole-$tool.log" | tail -1)"
+            [ $rc -eq 0 ] || status=1
+        done
+        "$b/canopy-bench-nbody-gpu" >"$out/nbody-gpu.md" 2>"$out/nbody-gpu.err"
+        note "- GPU n-body bench: rc $? (tables below)"
+        cat "$out/nbody-gpu.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

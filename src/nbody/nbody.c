@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole, energies,
  * and checkpoints (format in docs/nbody.md). The state is float64; each force
- * evaluation converts positions to float32, rebuilds the octree and walks it. */
+ * evaluation converts positions to float32, rebuilds the octree and walks it. With
+ * the GPU backend the state lives on the device (nbody/gpu_multipole.h) and the host
+ * copies of positions and velocities are refreshed after every canopy_nbody_step. */
 #include "canopy.h"
+#include "core/device.h"
 #include "io/io.h"
+#include "nbody/gpu_multipole.h"
 #include "nbody/nbody_internal.h"
 
 #include <math.h>
@@ -18,6 +22,7 @@ struct canopy_nbody {
     float *mass;       /* (n) */
     float *pos32;      /* positions as the tree sees them */
     float *acc, *pot;  /* forces and potentials at the current positions */
+    gpu_nbody *gpu;    /* the device-resident state, or NULL on the CPU */
 };
 
 canopy_nbody_options canopy_nbody_options_default(void) {
@@ -80,8 +85,10 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = check_input(pos, vel, mass, n, &o);
     if (st) return st;
+    int on_gpu = gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
-        (st = canopy_gravity_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)))
+        (st = (on_gpu ? gpu_mp_choose : canopy_gravity_choose)(o.gravity.accuracy, &o.gravity.theta,
+                                                               &o.gravity.order, NULL)))
         return st;
     o.gravity.accuracy = 0.0; /* resolved: a checkpoint stores the theta and order used */
     canopy_nbody *s = NULL;
@@ -101,7 +108,17 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     memcpy(s->pos, pos, n3 * sizeof(double));
     memcpy(s->vel, vel, n3 * sizeof(double));
     for (int64_t i = 0; i < n; i++) s->mass[i] = mass ? mass[i] : 1.0f / (float)n;
-    if ((st = forces(s))) {
+    if (on_gpu) {
+        gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size,
+                            0};
+        st = canopy_gpu_usable()
+                 ? gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu)
+                 : canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "nbody: backend gpu, but no usable GPU (or no CUDA in this build)");
+    } else {
+        st = forces(s);
+    }
+    if (st) {
         canopy_nbody_free(s);
         return st;
     }
@@ -111,6 +128,12 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
 
 canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
     double h = 0.5 * s->opt.dt, dt = s->opt.dt;
+    if (s->gpu) {
+        canopy_status st = gpu_nbody_step(s->gpu, dt, steps);
+        if (!st) st = gpu_nbody_download(s->gpu, s->pos, s->vel);
+        if (!st) s->step += steps;
+        return st;
+    }
     for (int64_t k = 0; k < steps; k++) {
         nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
         canopy_status st = forces(s);
@@ -140,6 +163,13 @@ const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s) {
 canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
                                       canopy_nbody_energy *e) {
     memset(e, 0, sizeof *e);
+    if (s->gpu) {
+        e->direct = s->n <= direct_max;
+        canopy_status st = gpu_nbody_energy(s->gpu, e->direct, &e->kinetic, &e->potential,
+                                            e->momentum, e->angular_momentum);
+        e->total = e->kinetic + e->potential;
+        return st;
+    }
     double kin = 0.0, pot = 0.0, e2 = (double)s->opt.gravity.softening * s->opt.gravity.softening;
     for (int64_t i = 0; i < s->n; i++) {
         const double *x = s->pos + 3 * i, *v = s->vel + 3 * i;
@@ -292,6 +322,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
 
 void canopy_nbody_free(canopy_nbody *s) {
     if (!s) return;
+    gpu_nbody_free(s->gpu);
     canopy_free(s->pos);
     canopy_free(s->vel);
     canopy_free(s->mass);

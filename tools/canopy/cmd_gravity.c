@@ -2,6 +2,7 @@
 /* canopy gravity: Barnes-Hut accelerations over an octree. */
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
+#include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -40,7 +41,10 @@ static void usage(FILE *f) {
                "                   bucket's bodies walk together: Liu's bucket-to-node test)\n"
                "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
                "                   and order from a calibrated table (docs/nbody.md)\n"
-               "  --order, --opening and --accuracy run the CPU multipole code; without them\n"
+               "  --order, --opening and --accuracy run the multipole code: on the CPU, or on\n"
+               "  the GPU with --backend gpu (auto: from 200000 bodies when a GPU is usable),\n"
+               "  where the tree is a binary radix tree built on the device and the opening\n"
+               "  is always Liu's bucket-to-node test (docs/nbody.md, \"GPU\"); without them\n"
                "  the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
                "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
                "  against float64 direct summation.\n"
@@ -89,7 +93,7 @@ static int cmp_double(const void *a, const void *b) {
 /* --stats: the calibrated error for (theta, order) and the error measured on at most
  * 1000 evenly spaced bodies against float64 direct summation. */
 static int print_error_stats(canopy_points b, const float *mass, const canopy_gravity_options *g,
-                             const float *acc) {
+                             const float *acc, int gpu) {
     int64_t ns = b.n < 1000 ? b.n : 1000;
     if (ns == 0) return CLI_OK;
     int64_t *sample = NULL;
@@ -119,10 +123,12 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
         }
         qsort(rel, (size_t)ns, sizeof *rel, cmp_double);
         fprintf(stderr,
-                "  error: expected median %.2e (calibrated, theta %g, order %d); measured on %lld "
-                "bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
-                canopy_gravity_expected_error(g->theta, g->order), (double)g->theta, (int)g->order,
-                (long long)ns, rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
+                "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
+                "%lld bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
+                gpu ? gpu_mp_expected_error(g->theta, g->order)
+                    : canopy_gravity_expected_error(g->theta, g->order),
+                gpu ? " for the GPU" : "", (double)g->theta, (int)g->order, (long long)ns,
+                rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
     }
     canopy_free(sample);
     canopy_free(ref);
@@ -242,15 +248,21 @@ int cmd_gravity(int argc, char **argv) {
     if (ranks > 1) rc = cli_dist_share_rc(rc);
     canopy_stats st;
     canopy_dist_stats dst;
+    /* the GPU walk has its own accuracy table (a distributed run walks on the CPU) */
+    int on_gpu = multipole && ranks == 1 && gpu_mp_wanted(to.run.backend, b.n);
+    if (rc == CLI_OK && on_gpu && accuracy > 0.0 &&
+        gpu_mp_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+        rc = cli_usage_error("gravity", "%s", canopy_last_error());
     if (rc == CLI_OK) {
         if (b.d == 4)
             for (int64_t i = 0; i < b.n; i++) mass[i] = canopy_point(b, i)[3];
         b.d = 3; /* positions are the first three columns; stride keeps the mass out */
-        canopy_status s = ranks > 1   ? cli_dist_gravity_forces(b, mass, &g, &to.run, acc, &dst)
-                          : multipole ? canopy_gravity_multipole(b, mass, &g, &to.run, acc, NULL,
-                                                                 p.stats ? &st : NULL)
-                                      : canopy_gravity(b, mass, (float)theta, (float)eps, &to.run,
-                                                       acc, p.stats ? &st : NULL);
+        memset(&st, 0, sizeof st);
+        canopy_status s = ranks > 1 ? cli_dist_gravity_forces(b, mass, &g, &to.run, acc, &dst)
+                          : multipole
+                              ? canopy_gravity_multipole(b, mass, &g, &to.run, acc, NULL, &st)
+                              : canopy_gravity(b, mass, (float)theta, (float)eps, &to.run, acc,
+                                               p.stats ? &st : NULL);
         if (s)
             rc = rank == 0 ? cli_runtime_error("gravity") : CLI_ERROR;
         else if (rank == 0)
@@ -265,12 +277,15 @@ int cmd_gravity(int argc, char **argv) {
         cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, softening = %g, "
                     "%d rank%s -> %s",
                     (long long)b.n, (double)g.theta, (int)g.order,
-                    opening == CANOPY_OPENING_BUCKET ? "bucket" : "body", eps, ranks,
-                    ranks > 1 ? "s" : "", out);
+                    multipole && st.backend == CANOPY_BACKEND_GPU ? "GPU bucket"
+                    : opening == CANOPY_OPENING_BUCKET            ? "bucket"
+                                                                  : "body",
+                    eps, ranks, ranks > 1 ? "s" : "", out);
         if (p.stats) {
             if (ranks == 1) trav_print_stats("gravity", &st, t_load, t_write);
             /* The measured error is a text line; the JSON schema has no field for it. */
-            if (p.stats == CLI_STATS_TEXT) rc = print_error_stats(b, mass, &g, acc);
+            if (p.stats == CLI_STATS_TEXT)
+                rc = print_error_stats(b, mass, &g, acc, st.backend == CANOPY_BACKEND_GPU);
         }
     }
     canopy_free(mass);

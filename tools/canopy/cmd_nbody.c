@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
+#include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <errno.h>
@@ -39,7 +40,9 @@ static void usage(FILE *f) {
             "       [--opening body|bucket] [--energy-every K] [--snapshot-every M -o DIR]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
-            "--order/--opening/--accuracy), the octree rebuilt every step on the CPU.\n"
+            "--order/--opening/--accuracy), the octree rebuilt every step on the CPU; with\n"
+            "--backend gpu (auto: from 200000 bodies when a GPU is usable) the state stays on\n"
+            "the GPU and a binary radix tree is rebuilt there every step, with bucket opening.\n"
             "Positions and velocities are kept in float64, forces in float32.\n\n"
             "Options:\n"
             "  --bodies B         positions, (n, 3) float32 or float64\n"
@@ -62,6 +65,7 @@ static void usage(FILE *f) {
             "  --checkpoint FILE  checkpoint file, replaced atomically (never by a partial one)\n"
             "  --restart FILE     resume from a checkpoint (which holds the bodies, dt and\n"
             "                     force parameters; do not give them again)\n"
+            "  --backend B        cpu, gpu or auto (default; see above)\n"
             "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
             "  -h, --help         this help\n\n"
             "A progress line goes to stderr when it is a terminal.\n"
@@ -436,7 +440,15 @@ int cmd_nbody(int argc, char **argv) {
     int64_t first = canopy_nbody_steps_done(s);
     if (energy_every) rc = print_energy(s, direct_max, &e0);
     while (!rc && canopy_nbody_steps_done(s) < steps) {
-        if (canopy_nbody_step(s, 1)) {
+        /* up to the next step that prints or writes (the GPU state is copied back to
+         * the host once per call) */
+        int64_t now = canopy_nbody_steps_done(s), next = steps;
+        int64_t every[3] = {energy_every, snap_every, ckpt_every};
+        for (int e = 0; e < 3; e++)
+            if (every[e] && (now / every[e] + 1) * every[e] < next)
+                next = (now / every[e] + 1) * every[e];
+        if (tty && next > now + 8) next = now + 8;
+        if (canopy_nbody_step(s, next - now)) {
             rc = cli_runtime_error("nbody");
             break;
         }
@@ -459,7 +471,9 @@ int cmd_nbody(int argc, char **argv) {
             "softening %g, %.3g steps/s%s%s",
             (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
             o->dt, (double)o->gravity.theta, (int)o->gravity.order,
-            o->gravity.opening == CANOPY_OPENING_BUCKET ? "bucket" : "body",
+            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "GPU bucket"
+            : o->gravity.opening == CANOPY_OPENING_BUCKET    ? "bucket"
+                                                             : "body",
             (double)o->gravity.softening,
             secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0,
             ckpt ? " -> " : "", ckpt ? ckpt : "");
