@@ -71,6 +71,9 @@ same "radius d=1" radius --ref "$tmp/line.csv" --query "$tmp/lineq.csv" -r 0.002
 mrun 2 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 3 -o "$tmp/s.npy" --stats
 check "--stats: a line per rank with bytes sent" grep -q "rank 1: queries sent [0-9]* bytes" "$tmp/err"
 check "summary names the ranks" grep -q "2 ranks" "$tmp/out"
+mrun 2 0 radius --ref "$tmp/r.npy" -r 0.05 -o "$tmp/s.npy" --stats=json
+check "--stats=json: the common schema" grep -q '"schema": *"canopy-stats' "$tmp/err"
+check "--stats=json: ranks and bytes" grep -q '"ranks": *2, *"bytes_sent"' "$tmp/err"
 
 # bad setups: every rank stops, exit 1, no output
 mrun 3 1 knn --ref "$tmp/missing.npy" --query "$tmp/q.npy" -k 3 -o "$tmp/x.npy"

@@ -41,7 +41,35 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
     int64_t got = 0;
     if (canopy_dist_gatherv(MPI_COMM_WORLD, 0, mine, 2, sizeof *mine, (void **)&all, NULL, &got))
         return;
-    if (rank == 0 && all) {
+    if (rank == 0 && all && cli_stats_json()) {
+        /* the slowest rank's times, the traffic summed and its largest share */
+        double run = 0.0, comm = 0.0, local = 0.0;
+        int64_t sent = 0, sent_max = 0, remote = 0, placed = 0;
+        for (int r = 0; r < size; r++) {
+            const canopy_dist_stats *q = &all[2 * r];
+            run = q->total_seconds > run ? q->total_seconds : run;
+            comm = q->comm_seconds > comm ? q->comm_seconds : comm;
+            local = q->local_seconds > local ? q->local_seconds : local;
+            sent += q->bytes_sent;
+            sent_max = q->bytes_sent > sent_max ? q->bytes_sent : sent_max;
+            remote += q->remote_queries;
+            placed += all[2 * r + 1].bytes_sent;
+        }
+        cli_json *j = cli_json_begin(job->cmd);
+        cli_json_seconds(j, "load", t_load);
+        cli_json_seconds(j, "run", run);
+        cli_json_seconds(j, "local_max", local);
+        cli_json_seconds(j, "comm_max", comm);
+        cli_json_seconds(j, "write", t_write);
+        cli_json_count(j, "ranks", size);
+        cli_json_count(j, "bytes_sent", (double)sent);
+        cli_json_count(j, "bytes_sent_max_rank", (double)sent_max);
+        cli_json_count(j, "remote_queries", (double)remote);
+        cli_json_count(j, "bytes_sent_placing", (double)placed);
+        cli_json_choice(j, "backend", "cpu");
+        cli_json_choice(j, "distributed", "mpi");
+        cli_json_emit(j, "reference points on Hilbert pieces, one per rank");
+    } else if (rank == 0 && all) {
         fprintf(stderr, "%s: %d ranks, load %.3f s, write %.3f s\n", job->cmd, size, t_load,
                 t_write);
         for (int r = 0; r < size; r++) {
