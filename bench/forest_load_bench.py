@@ -4,7 +4,9 @@ file (issue 19: "model loading >= 5x faster than XGBoost's own load_model").
 
 Each round loads the file once with every loader, in turn (interleaved, so a busy
 machine slows all of them alike); the table gives medians with min-max over the
-rounds, after one warm-up load each (the file is then in the page cache for all).
+rounds, after one warm-up load each (the file is then in the page cache for all),
+of wall time and of the process's CPU time (which leaves out other processes' time
+slices on a shared machine; both loaders read on one thread).
 Several canopy libraries may be given (--lib label=path/libcanopy.so), e.g. the
 current build beside a build of the commit before a change.
 
@@ -113,27 +115,34 @@ def main():
         except RuntimeError as e:
             print(f"# {who} {fmt}: {e}")
     times = {(w, f): [] for w, f, _ in usable}
+    cpu = {(w, f): [] for w, f, _ in usable}
     for _ in range(a.rounds):
         for who, fmt, fn in usable:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fn()
             times[(who, fmt)].append(time.perf_counter() - t0)
+            cpu[(who, fmt)].append(time.process_time() - c0)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     size = os.path.getsize(a.model)
     xgb_med = statistics.median(times[(f"xgboost {xgb.__version__}", "json")])
+    xgb_cpu = statistics.median(cpu[(f"xgboost {xgb.__version__}", "json")])
     print(f"# {a.model}: {size / 1e6:.1f} MB; {a.rounds} rounds; {platform.node()}; "
           f"commit {commit}; {stamp}")
-    print("| loader | file | median s | min-max s | xgboost JSON / this |")
-    print("|---|---|---|---|---|")
+    print("| loader | file | wall median s | min-max s | xgboost JSON / this | CPU median s | "
+          "min-max s | xgboost JSON / this |")
+    print("|---|---|---|---|---|---|---|---|")
     for (who, fmt), ts in times.items():
-        med = statistics.median(ts)
-        print(f"| {who} | {fmt} | {med:.4f} | {min(ts):.4f}-{max(ts):.4f} | {xgb_med / med:.2f}x |")
+        med, cs = statistics.median(ts), cpu[(who, fmt)]
+        cmed = statistics.median(cs)
+        print(f"| {who} | {fmt} | {med:.4f} | {min(ts):.4f}-{max(ts):.4f} | {xgb_med / med:.2f}x | "
+              f"{cmed:.4f} | {min(cs):.4f}-{max(cs):.4f} | {xgb_cpu / cmed:.2f}x |")
         if a.out:
             with open(a.out, "a") as fh:
                 fh.write(json.dumps({"bench": "forest-load", "who": who, "file": fmt,
                                      "bytes": size, "med": med, "min": min(ts), "max": max(ts),
+                                     "cpu_med": cmed, "cpu_min": min(cs), "cpu_max": max(cs),
                                      "rounds": a.rounds, "commit": commit,
                                      "machine": platform.node(), "date": stamp}) + "\n")
 
