@@ -140,7 +140,10 @@ typedef struct cf_snode {
  * left (threshold +inf) down to its slot at depth D. */
 typedef struct cf_pnode {
     float thr;
-    uint32_t fofs; /* feature * 4 * CF_SYNC_ROWS: the walker reads a feature-major copy */
+    /* column * 4 * CF_SYNC_ROWS: the walker reads a feature-major copy of the rows
+     * with 2F + 1 columns: x_j, then -x_j (default-left nodes, stored mirrored), then 0
+     * (padding below shallow leaves) */
+    uint32_t fofs;
 } cf_pnode;
 
 typedef struct cf_layout {
@@ -194,6 +197,7 @@ typedef struct cf_layout {
     int64_t *perf_first;
     int32_t *perf_leaf;
     double *perf_val;
+    int perf_nan; /* the complete trees also walk rows with NaN (see build_perfect) */
 } cf_layout;
 
 /* Leaf bookkeeping and key encoding shared by all layouts. */
