@@ -57,10 +57,17 @@ static void test_calibration(void) {
     CHECK(find_file());
     cf_calibrate(&b);
     CHECK_MSG(strcmp(b.source, file) == 0, "second use reads %s: %s", file, b.source);
-    CHECK(fabs(b.l1 - a.l1) < 1e-3 && fabs(b.mem - a.mem) < 1e-3);
+    CHECK(fabs(b.l1 - a.l1) < 1e-3 && fabs(b.mem - a.mem) < 1e-3 && b.simd_walk == a.simd_walk);
+    /* measured where there is AVX-512 */
+    CHECK_MSG(canopy_cpu_isa() >= CANOPY_ISA_AVX512 ? a.simd_walk == 0 || a.simd_walk == 1
+                                                    : a.simd_walk == -1,
+              "simd_walk %d", a.simd_walk);
     edit_line("l1_ns", "l1_ns 123.5");
+    edit_line("simd_walk", a.simd_walk == 1 ? "simd_walk 0" : "simd_walk 1");
     cf_calibrate(&b);
     CHECK_MSG(b.l1 == 123.5, "the file's value is used: %g", b.l1);
+    CHECK_MSG(b.simd_walk == (a.simd_walk == 1 ? 0 : 1), "simd_walk from the file: %d",
+              b.simd_walk);
     /* another machine's file (same name, other key) or a bad value: measured again */
     edit_line("key", "key another machine");
     cf_calibrate(&b);
@@ -77,8 +84,9 @@ static void test_calibration(void) {
     CHECK_MSG(strncmp(b.source, "measured now", 12) == 0, "redo: %s", b.source);
     setenv("CANOPY_CALIBRATE", "off", 1);
     cf_calibrate(&b);
-    CHECK_MSG(strncmp(b.source, "built-in", 8) == 0 && b.l1 == 4 && b.mem == 218, "off: %s",
-              b.source);
+    CHECK_MSG(strncmp(b.source, "built-in", 8) == 0 && b.l1 == 4 && b.mem == 218 &&
+                  b.simd_walk == -1,
+              "off: %s", b.source);
     unsetenv("CANOPY_CALIBRATE");
     remove(file);
     char sub[300];

@@ -276,6 +276,8 @@ void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
 typedef struct cf_latencies {
     double l1, l2, l3, mem;
     int64_t l1_bytes, l2_bytes, l3_bytes;
+    /* the AVX-512 walker beat the scalar one on complete trees: 1, 0; -1 not measured */
+    int simd_walk;
     char source[1200]; /* the file they came from, "measured now, ..." or "built-in ..." */
 } cf_latencies;
 /* Reads this machine's file, or measures (~0.2 s) and writes it; CANOPY_CALIBRATE=off

@@ -232,12 +232,14 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
         st.beta = cf_sample_bias(f, X, cold);
     /* auto on linked layouts: the level-synchronous walker, on SIMD lanes where
      * AVX-512 gathers are there (bench/results/forests.md measured it ahead of the
-     * interpreter and of AVX2 gathers; docs/forests.md). */
+     * interpreter and of AVX2 gathers; docs/forests.md), unless this machine's
+     * calibration measured them behind the scalar walker. */
     canopy_isa cpu = canopy_cpu_isa();
     if (o.engine == CANOPY_FOREST_ENGINE_AUTO)
-        o.engine = !is_linked(o.layout)       ? CANOPY_FOREST_ENGINE_SCALAR
-                   : cpu >= CANOPY_ISA_AVX512 ? CANOPY_FOREST_ENGINE_SIMD
-                                              : CANOPY_FOREST_ENGINE_SCALAR;
+        o.engine = is_linked(o.layout) && cpu >= CANOPY_ISA_AVX512 &&
+                           cf_machine_latencies()->simd_walk != 0
+                       ? CANOPY_FOREST_ENGINE_SIMD
+                       : CANOPY_FOREST_ENGINE_SCALAR;
     int vm = o.engine == CANOPY_FOREST_ENGINE_VM || o.engine == CANOPY_FOREST_ENGINE_VM_SIMD;
     if ((vm || o.engine == CANOPY_FOREST_ENGINE_SIMD) && !is_linked(o.layout)) {
         free(cold);
