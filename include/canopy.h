@@ -911,7 +911,7 @@ void canopy_forest_free(canopy_forest *f);
 
 /* The load latencies the forest cache model (--layout auto with the vm engines) uses
  * on this machine, in ns: ns[0] L1, ns[1] L2, ns[2] L3, ns[3] memory. Measured once per
- * machine (~0.2 s) and kept in $XDG_CACHE_HOME/canopy (else ~/.cache/canopy);
+ * machine (well under a second) and kept in $XDG_CACHE_HOME/canopy (else ~/.cache/canopy);
  * CANOPY_CALIBRATE=off gives built-in values, =redo measures again. *source (may be
  * NULL) says where they came from. */
 void canopy_cache_latencies(double ns[4], const char **source);

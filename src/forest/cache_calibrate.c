@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The machine's load latencies for the cache model (issue 20): a dependent pointer
  * chase through a random cycle of cache lines in working sets sized for L1, L2, L3
- * and memory gives nanoseconds per load at each level. Measured once per machine
- * (~0.2 s) and kept in $XDG_CACHE_HOME/canopy (else ~/.cache/canopy), in a file
- * named by a hash of the CPU model and cache sizes, so a different machine sharing
- * the home directory measures its own. CANOPY_CALIBRATE=off uses the built-in
+ * and memory gives nanoseconds per load at each level; with AVX-512, the walkers'
+ * race (measure_simd_walk) is kept beside them. Measured once per machine (well
+ * under a second) and kept in $XDG_CACHE_HOME/canopy (else ~/.cache/canopy), in a
+ * file named by a hash of the CPU model and cache sizes, so a different machine
+ * sharing the home directory measures its own. CANOPY_CALIBRATE=off uses the built-in
  * latencies (Ren's model as published here before), =redo measures again. */
 #define _POSIX_C_SOURCE 200809L
 #include "forest/forest.h"

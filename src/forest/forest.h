@@ -280,7 +280,7 @@ typedef struct cf_latencies {
     int simd_walk;
     char source[1200]; /* the file they came from, "measured now, ..." or "built-in ..." */
 } cf_latencies;
-/* Reads this machine's file, or measures (~0.2 s) and writes it; CANOPY_CALIBRATE=off
+/* Reads this machine's file, or measures (well under a second) and writes it; CANOPY_CALIBRATE=off
  * gives the built-in latencies, =redo measures again. */
 void cf_calibrate(cf_latencies *lat);
 /* cf_calibrate's result, computed once per process. */
