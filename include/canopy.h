@@ -914,6 +914,13 @@ canopy_status canopy_forest_load_mem(const char *buf, size_t len, const char *na
                                      canopy_forest_format fmt, canopy_forest **out);
 void canopy_forest_free(canopy_forest *f);
 
+/* The load latencies the forest cache model (--layout auto with the vm engines) uses
+ * on this machine, in ns: ns[0] L1, ns[1] L2, ns[2] L3, ns[3] memory. Measured once per
+ * machine (well under a second) and kept in $XDG_CACHE_HOME/canopy (else ~/.cache/canopy);
+ * CANOPY_CALIBRATE=off gives built-in values, =redo measures again. *source (may be
+ * NULL) says where they came from. */
+void canopy_cache_latencies(double ns[4], const char **source);
+
 #define CANOPY_FOREST_MAX_DEPTH_HIST 64
 typedef struct canopy_forest_info {
     const char *source;    /* "xgboost", "lightgbm", "canopy" */

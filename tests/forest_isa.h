@@ -160,7 +160,7 @@ static void fi_check_compaction(const canopy_forest *f, canopy_points P, int32_t
                                 const char *what) {
     cf_layout L;
     cvm_program p;
-    if (P.n == 0 || cf_build_linked(f, CANOPY_FOREST_LAYOUT_LL, 0, &L)) return;
+    if (P.n == 0 || cf_build_linked(f, CANOPY_FOREST_LAYOUT_LL, 0, NULL, &L)) return;
     CHECK_OK(cf_vm_compile(&L, &p));
     cvm_simd_init();
     int64_t rows = P.n < 64 ? P.n : 64;
@@ -234,7 +234,7 @@ static void fi_random(canopy_isa isa, uint64_t seed, int round) {
         canopy_points P = {X, n, nf, nf};
         fi_check_engines(f, P, K, want, what);
         cf_layout L;
-        if (!cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, &L)) {
+        if (!cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, NULL, &L)) {
             if (!cf_build_sync(f, &L) && L.perf_nodes && n > 0 && nan_share == 0) fi_complete++;
             cf_layout_free(&L);
         }

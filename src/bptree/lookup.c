@@ -57,7 +57,7 @@ static canopy_status get_layout(canopy_bptree *t, const canopy_bptree_options *o
         else if (o->layout == CANOPY_FOREST_LAYOUT_HIER)
             s = cf_build_hier(t->forest, hd, &t->layout);
         else
-            s = cf_build_linked(t->forest, o->layout, sw, &t->layout);
+            s = cf_build_linked(t->forest, o->layout, sw, NULL, &t->layout);
         if (s) return s;
         t->have_layout = 1;
         t->layout_hier_depth = hd;

@@ -140,7 +140,10 @@ typedef struct cf_snode {
  * left (threshold +inf) down to its slot at depth D. */
 typedef struct cf_pnode {
     float thr;
-    uint32_t fofs; /* feature * 4 * CF_SYNC_ROWS: the walker reads a feature-major copy */
+    /* column * 4 * CF_SYNC_ROWS: the walker reads a feature-major copy of the rows
+     * with 2F + 1 columns: x_j, then -x_j (default-left nodes, stored mirrored), then 0
+     * (padding below shallow leaves) */
+    uint32_t fofs;
 } cf_pnode;
 
 typedef struct cf_layout {
@@ -170,9 +173,13 @@ typedef struct cf_layout {
     int32_t *hier_conn; /* n_subtrees * 2^D: (left, right) next subtree per bottom node */
     size_t bytes;       /* memory of the node structures */
     /* build-time scratch (freed by cf_layout_free) */
-    int32_t *leaf_of;  /* per forest node: its leaf index, -1 for internal nodes */
-    int32_t *level;    /* per forest node: depth below its root */
-    uint8_t *is_right; /* per forest node: it is a right child */
+    int32_t *leaf_of; /* per forest node: its leaf index, -1 for internal nodes */
+    int32_t *level;   /* per forest node: depth below its root */
+    /* per forest node: it is the colder child of its pair (the less taken one in the
+     * branch statistics cold_in gives, else the right child); sll puts the pairs under
+     * cold children after those under hot ones, level by level (Ren §4, §5.3) */
+    uint8_t *is_cold;
+    const uint8_t *cold_in; /* the caller's statistics (borrowed), or NULL */
     int32_t max_level;
     int64_t *lstart; /* per tree, max_level + 2 entries: first local id of each level */
     /* level-synchronous walker (walk_sync.c): nodes with leaves as self-loops */
@@ -190,12 +197,13 @@ typedef struct cf_layout {
     int64_t *perf_first;
     int32_t *perf_leaf;
     double *perf_val;
+    int perf_nan; /* the complete trees also walk rows with NaN (see build_perfect) */
 } cf_layout;
 
 /* Leaf bookkeeping and key encoding shared by all layouts. */
 canopy_status cf_layout_init(const canopy_forest *f, cf_layout *L);
 int32_t cf_node_key(const canopy_forest *f, const cf_layout *L, int64_t gnode);
-/* Fills level, is_right, max_level and lstart (the linked orders need them). */
+/* Fills level, is_cold, max_level and lstart (the linked orders need them). */
 canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L);
 void cf_layout_free(cf_layout *L);
 
@@ -216,8 +224,10 @@ canopy_status cf_emit_cc(const canopy_forest *f, int32_t t, int32_t top, int top
 /* Levels per cc block: G = floor(log2(nodes per 64-byte line + 1)), at least 2. */
 int32_t cf_cc_levels(void);
 
+/* cold: per forest node, the less-taken child of its pair (cf_sample_bias), which
+ * sll and hybrid place after the hot ones; NULL takes right children as cold. */
 canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
-                              int32_t switch_level, cf_layout *L);
+                              int32_t switch_level, const uint8_t *cold, cf_layout *L);
 canopy_status cf_build_csr(const canopy_forest *f, cf_layout *L);
 canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L);
 
@@ -261,9 +271,25 @@ typedef struct cf_cache_choice {
     double cost[CANOPY_FOREST_LAYOUT_COUNT]; /* model cost per layout (0 = not modelled) */
 } cf_cache_choice;
 void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
-/* Share of left decisions over a sample of rows (every 20th row, i.e. 5 %, at most
- * 256 rows). */
-double cf_sample_beta(const canopy_forest *f, canopy_points X);
+/* The machine's load latencies (cache_calibrate.c), ns per dependent load with the
+ * working set in each level, and the cache sizes (0 when unknown). */
+typedef struct cf_latencies {
+    double l1, l2, l3, mem;
+    int64_t l1_bytes, l2_bytes, l3_bytes;
+    /* the AVX-512 walker beat the scalar one on complete trees: 1, 0; -1 not measured */
+    int simd_walk;
+    char source[1200]; /* the file they came from, "measured now, ..." or "built-in ..." */
+} cf_latencies;
+/* Reads this machine's file, or measures (well under a second) and writes it; CANOPY_CALIBRATE=off
+ * gives the built-in latencies, =redo measures again. */
+void cf_calibrate(cf_latencies *lat);
+/* cf_calibrate's result, computed once per process. */
+const cf_latencies *cf_machine_latencies(void);
+/* Branch statistics over a sample of rows (every 20th row, i.e. 5 %, at most 64
+ * rows): returns the share of decisions that take the more-taken child of their
+ * node (Ren's bias, 0.5 to 1), and when cold is not NULL marks per forest node
+ * whether it is the less-taken child of its parent (ties: the right child). */
+double cf_sample_bias(const canopy_forest *f, canopy_points X, uint8_t *cold);
 int32_t cf_tree_depth(const canopy_forest *f, int32_t t);
 
 #endif

@@ -5,10 +5,11 @@
  * leaves hold their weight in split_conditions (learning rate already applied), and
  * each tree feeds the output named by tree_info. base_score is stored in the output
  * space (a probability for logistic objectives) and since XGBoost 3 as a vector
- * "[b0,b1,...]"; the margin it adds is the objective's ProbToMargin of it. */
+ * "[b0,b1,...]"; the margin it adds is the objective's ProbToMargin of it.
+ * The file is read with the JSON tape reader (json_tape.h): a 20 MB model loads
+ * several times faster than through json-c's DOM (bench/results/predictor.md). */
 #include "forest/forest.h"
-
-#include <json-c/json.h>
+#include "forest/json_tape.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,171 +63,155 @@ static canopy_status parse_base(const char *s, const char *name, double *vals, i
     return CANOPY_OK;
 }
 
-static canopy_status num_at(json_object *arr, size_t i, const char *name, const char *where,
-                            double *out) {
-    json_object *v = json_object_array_get_idx(arr, i);
-    if (!v) return canopy_fail(CANOPY_ERR_FORMAT, "%s: %s too short", name, where);
-    return cf_json_number(v, name, where, out);
-}
-
-static const char *feature_name(json_object *learner, int32_t f, char *buf, size_t len) {
-    json_object *names = NULL;
-    if (json_object_object_get_ex(learner, "feature_names", &names) &&
-        json_object_is_type(names, json_type_array) &&
-        (size_t)f < json_object_array_length(names)) {
-        snprintf(buf, len, "%d ('%s')", f,
-                 json_object_get_string(json_object_array_get_idx(names, (size_t)f)));
-    } else
+static const char *feature_name(const cf_jdoc *d, cf_jval learner, int32_t f, char *buf,
+                                size_t len) {
+    cf_jval names = cf_jfind(d, learner, "feature_names"), v = -1;
+    if (names >= 0 && cf_jtype_of(d, names) == CF_JARRAY) {
+        int32_t i = 0;
+        for (v = cf_jfirst(d, names); v >= 0 && i < f; v = cf_jnext(d, names, v)) i++;
+    }
+    char *s = v >= 0 ? cf_jstrdup(d, v) : NULL;
+    if (s)
+        snprintf(buf, len, "%d ('%s')", f, s);
+    else
         snprintf(buf, len, "%d", f);
+    free(s);
     return buf;
 }
 
-static canopy_status read_tree(canopy_forest *f, json_object *learner, json_object *tree,
-                               int32_t idx, int32_t output, double scale, const char *name) {
+/* The node arrays a tree needs, read once into doubles. */
+enum { COL_LEFT, COL_RIGHT, COL_FEATURE, COL_COND, COL_DEFAULT, COL_TYPE, N_COLS };
+static const char *const col_key[N_COLS] = {"left_children",    "right_children", "split_indices",
+                                            "split_conditions", "default_left",   "split_type"};
+
+typedef struct tree_scratch {
+    double *col;
+    int64_t cap;
+} tree_scratch;
+
+static canopy_status read_tree(const cf_jdoc *d, canopy_forest *f, cf_jval learner, cf_jval tree,
+                               int32_t idx, int32_t output, double scale, const char *name,
+                               tree_scratch *ws) {
     char where[96];
     snprintf(where, sizeof where, "trees[%d]", idx);
-    json_object *tp, *lc, *rc, *si, *sc, *dl, *st = NULL;
-    canopy_status s = cf_json_get(tree, "tree_param", json_type_object, name, where, &tp);
-    json_object *slv = NULL;
-    if (!s && json_object_object_get_ex(tp, "size_leaf_vector", &slv)) {
+    cf_jval tp, arr[N_COLS];
+    canopy_status s = cf_jget(d, tree, "tree_param", CF_JOBJECT, name, where, &tp);
+    cf_jval slv = s ? -1 : cf_jfind(d, tp, "size_leaf_vector");
+    if (slv >= 0) {
         double w = 1;
-        s = cf_json_number(slv, name, "size_leaf_vector", &w);
+        s = cf_jnumber(d, slv, name, "size_leaf_vector", &w);
         if (!s && w > 1)
             return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                                "%s: multi-target trees (size_leaf_vector = %g, "
                                "multi_strategy=multi_output_tree) are not supported",
                                name, w);
     }
-    if (!s) s = cf_json_get(tree, "left_children", json_type_array, name, where, &lc);
-    if (!s) s = cf_json_get(tree, "right_children", json_type_array, name, where, &rc);
-    if (!s) s = cf_json_get(tree, "split_indices", json_type_array, name, where, &si);
-    if (!s) s = cf_json_get(tree, "split_conditions", json_type_array, name, where, &sc);
-    if (!s) s = cf_json_get(tree, "default_left", json_type_array, name, where, &dl);
+    for (int c = 0; c < COL_TYPE && !s; c++)
+        s = cf_jget(d, tree, col_key[c], CF_JARRAY, name, where, &arr[c]);
     if (s) return s;
-    json_object_object_get_ex(tree, "split_type", &st);
-    int32_t n = (int32_t)json_object_array_length(lc);
-    if (n < 1 || (int32_t)json_object_array_length(rc) != n ||
-        (int32_t)json_object_array_length(si) != n || (int32_t)json_object_array_length(sc) != n ||
-        (int32_t)json_object_array_length(dl) != n)
+    arr[COL_TYPE] = cf_jfind(d, tree, "split_type");
+    int64_t n = cf_jcount(d, arr[COL_LEFT]), n_type = 0;
+    int same = n >= 1 && n <= INT32_MAX;
+    for (int c = COL_RIGHT; c < COL_TYPE; c++) same = same && cf_jcount(d, arr[c]) == n;
+    if (!same)
         return canopy_fail(CANOPY_ERR_FORMAT,
-                           "%s: %s: node arrays of different lengths (left_children has %d)", name,
-                           where, n);
+                           "%s: %s: node arrays of different lengths (left_children has %lld)",
+                           name, where, (long long)n);
+    if (arr[COL_TYPE] >= 0 && cf_jtype_of(d, arr[COL_TYPE]) == CF_JARRAY) {
+        n_type = cf_jcount(d, arr[COL_TYPE]);
+        if (n_type > n) n_type = n;
+    }
+    if (ws->cap < n) {
+        double *nc = realloc(ws->col, (size_t)n * N_COLS * sizeof *nc);
+        if (!nc) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory reading %s", name);
+        ws->col = nc;
+        ws->cap = n;
+    }
+    double *col[N_COLS];
+    for (int c = 0; c < N_COLS; c++) col[c] = ws->col + (size_t)c * (size_t)n;
+    for (int c = 0; c < COL_TYPE && !s; c++)
+        s = cf_jnumbers(d, arr[c], n, name, col_key[c], col[c]);
+    if (!s && n_type) s = cf_jnumbers(d, arr[COL_TYPE], n_type, name, "split_type", col[COL_TYPE]);
+    if (s) return s;
     cf_raw_tree r;
-    s = cf_raw_alloc(&r, n, 1);
+    s = cf_raw_alloc(&r, (int32_t)n, 1);
     for (int32_t i = 0; i < n && !s; i++) {
-        double l, rr, fi, c, d;
-        s = num_at(lc, (size_t)i, name, "left_children", &l);
-        if (!s) s = num_at(rc, (size_t)i, name, "right_children", &rr);
-        if (!s) s = num_at(si, (size_t)i, name, "split_indices", &fi);
-        if (!s) s = num_at(sc, (size_t)i, name, "split_conditions", &c);
-        if (!s) s = num_at(dl, (size_t)i, name, "default_left", &d);
-        if (s) break;
+        double l = col[COL_LEFT][i], rr = col[COL_RIGHT][i], fi = col[COL_FEATURE][i];
+        double c = col[COL_COND][i];
         if (l < 0) {
             r.feature[i] = -1;
             r.value[i] = (double)(float)c * scale;
             continue;
         }
-        if (st && (size_t)i < json_object_array_length(st)) {
-            double kind = 0;
-            s = num_at(st, (size_t)i, name, "split_type", &kind);
-            char fb[96];
-            if (!s && kind != 0)
-                s = canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                                "%s: categorical split on feature %s (tree %d node %d) is not "
-                                "supported",
-                                name, feature_name(learner, (int32_t)fi, fb, sizeof fb), idx, i);
-            if (s) break;
-        }
-        if (fi < 0 || fi >= f->n_features || l >= n || rr < 0 || rr >= n) {
+        /* written to reject NaN too (a numeric string "nan" is a number) */
+        if (!(fi >= 0 && fi < f->n_features && l < n && rr >= 0 && rr < n)) {
             s = canopy_fail(CANOPY_ERR_FORMAT, "%s: %s node %d: bad split index or child", name,
                             where, i);
+            break;
+        }
+        if (i < n_type && col[COL_TYPE][i] != 0) {
+            char fb[96];
+            s = canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                            "%s: categorical split on feature %s (tree %d node %d) is not "
+                            "supported",
+                            name, feature_name(d, learner, (int32_t)fi, fb, sizeof fb), idx, i);
             break;
         }
         r.feature[i] = (int32_t)fi;
         r.thr[i] = (float)c; /* XGBoost compares against the float32 value */
         r.left[i] = (int32_t)l;
         r.right[i] = (int32_t)rr;
-        r.flags[i] = CF_CMP_LT | (d != 0 ? CF_DEFAULT_LEFT : 0);
+        r.flags[i] = CF_CMP_LT | (col[COL_DEFAULT][i] != 0 ? CF_DEFAULT_LEFT : 0);
     }
     if (!s) s = cf_add_raw_tree(f, &r, 0, output, name);
     cf_raw_free(&r);
     return s;
 }
 
-canopy_status cf_import_xgboost(const char *buf, size_t len, const char *name,
-                                canopy_forest **out) {
-    json_object *root;
-    canopy_status s = cf_json_parse(buf, len, name, &root);
+/* learner.gradient_booster's tree container (gbtree, or dart's inner gbtree) and dart's
+ * weight_drop. */
+static canopy_status find_model(const cf_jdoc *d, cf_jval gb, const char *name, cf_jval *model,
+                                cf_jval *wdrop) {
+    cf_jval gbname, inner;
+    canopy_status s = cf_jget(d, gb, "name", CF_JSTRING, name, "gradient_booster", &gbname);
     if (s) return s;
-    canopy_forest *f = NULL;
-    json_object *learner, *lmp, *gb, *obj, *objname, *gbname, *model, *trees, *info = NULL,
-                                                                              *wdrop = NULL;
-    double num_class = 0, num_feature = 0, num_target = 1;
-    s = cf_json_get(root, "learner", json_type_object, name, "the model", &learner);
-    if (!s)
-        s = cf_json_get(learner, "learner_model_param", json_type_object, name, "learner", &lmp);
-    if (!s) s = cf_json_get(learner, "gradient_booster", json_type_object, name, "learner", &gb);
-    if (!s) s = cf_json_get(learner, "objective", json_type_object, name, "learner", &obj);
-    if (!s) s = cf_json_get(obj, "name", json_type_string, name, "objective", &objname);
-    if (!s) s = cf_json_get(gb, "name", json_type_string, name, "gradient_booster", &gbname);
-    if (s) goto done;
-    const char *booster = json_object_get_string(gbname);
-    if (strcmp(booster, "gbtree") == 0) {
-        s = cf_json_get(gb, "model", json_type_object, name, "gradient_booster", &model);
-    } else if (strcmp(booster, "dart") == 0) {
-        json_object *inner;
-        s = cf_json_get(gb, "gbtree", json_type_object, name, "gradient_booster", &inner);
-        if (!s) s = cf_json_get(inner, "model", json_type_object, name, "gbtree", &model);
-        if (!s) s = cf_json_get(gb, "weight_drop", json_type_array, name, "dart", &wdrop);
-    } else {
-        s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: booster '%s' is not supported (gbtree, dart)",
-                        name, booster);
+    if (cf_jstreq(d, gbname, "gbtree"))
+        return cf_jget(d, gb, "model", CF_JOBJECT, name, "gradient_booster", model);
+    if (cf_jstreq(d, gbname, "dart")) {
+        s = cf_jget(d, gb, "gbtree", CF_JOBJECT, name, "gradient_booster", &inner);
+        if (!s) s = cf_jget(d, inner, "model", CF_JOBJECT, name, "gbtree", model);
+        if (!s) s = cf_jget(d, gb, "weight_drop", CF_JARRAY, name, "dart", wdrop);
+        return s;
     }
-    if (s) goto done;
-    const char *objective = json_object_get_string(objname);
-    const objective_info *oi = NULL;
-    for (size_t i = 0; i < sizeof objectives / sizeof objectives[0]; i++)
-        if (strcmp(objective, objectives[i].name) == 0) oi = &objectives[i];
-    if (!oi) {
-        s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: objective '%s' is not supported", name,
-                        objective);
-        goto done;
-    }
-    json_object *v;
-    s = cf_json_get(lmp, "num_feature", json_type_string, name, "learner_model_param", &v);
-    if (!s) s = cf_json_number(v, name, "num_feature", &num_feature);
-    if (!s && json_object_object_get_ex(lmp, "num_class", &v))
-        s = cf_json_number(v, name, "num_class", &num_class);
-    if (!s && json_object_object_get_ex(lmp, "num_target", &v))
-        s = cf_json_number(v, name, "num_target", &num_target);
-    if (!s) s = cf_json_get(model, "trees", json_type_array, name, "model", &trees);
-    if (s) goto done;
-    json_object_object_get_ex(model, "tree_info", &info);
+    char *booster = cf_jstrdup(d, gbname);
+    s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: booster '%s' is not supported (gbtree, dart)",
+                    name, booster ? booster : "?");
+    free(booster);
+    return s;
+}
 
-    s = cf_forest_new(&f);
-    if (s) goto done;
-    snprintf(f->source, sizeof f->source, "xgboost");
-    snprintf(f->objective, sizeof f->objective, "%s", objective);
-    if (num_feature < 1 || num_feature > CF_KEY_FEATURE || num_class < 0 || num_class > 1e6 ||
-        num_target < 1 || num_target > 1e6) {
-        s = canopy_fail(CANOPY_ERR_FORMAT, "%s: bad num_feature/num_class/num_target", name);
-        goto done;
-    }
-    f->n_features = (int32_t)num_feature;
-    f->n_outputs = num_class > 1 ? (int32_t)num_class : (int32_t)num_target;
-    f->n_classes = oi->classes == 2 ? 2 : oi->classes < 0 ? (int32_t)num_class : 0;
-    f->link = oi->link;
-    f->aggregation = CANOPY_AGG_SUM;
+/* An optional numeric member of obj; absent leaves *out unchanged. */
+static canopy_status opt_number(const cf_jdoc *d, cf_jval obj, const char *key, const char *name,
+                                double *out) {
+    cf_jval v = cf_jfind(d, obj, key);
+    return v < 0 ? CANOPY_OK : cf_jnumber(d, v, name, key, out);
+}
 
-    /* base_score */
+/* base_score in margin space, one value per output. */
+static canopy_status read_base(const cf_jdoc *d, cf_jval lmp, const objective_info *oi,
+                               const char *objective, const char *name, canopy_forest *f) {
     double *base = calloc((size_t)f->n_outputs, sizeof *base);
-    if (!base) {
-        s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if (json_object_object_get_ex(lmp, "base_score", &v)) {
+    if (!base) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+    canopy_status s = CANOPY_OK;
+    cf_jval v = cf_jfind(d, lmp, "base_score");
+    if (v >= 0) {
         int32_t nb = 0;
-        s = parse_base(json_object_get_string(v), name, base, f->n_outputs, &nb);
+        char *text = cf_jtype_of(d, v) == CF_JSTRING ? cf_jstrdup(d, v) : NULL;
+        if (text)
+            s = parse_base(text, name, base, f->n_outputs, &nb);
+        else
+            s = canopy_fail(CANOPY_ERR_FORMAT, "%s: base_score is not a string", name);
+        free(text);
         if (!s && nb == 1)
             for (int32_t k = 1; k < f->n_outputs; k++) base[k] = base[0];
         else if (!s && nb != f->n_outputs)
@@ -255,44 +240,106 @@ canopy_status cf_import_xgboost(const char *buf, size_t len, const char *name,
     }
     if (!s) s = cf_set_base(f, base, f->n_outputs);
     free(base);
-    if (s) goto done;
+    return s;
+}
 
-    size_t nt = json_object_array_length(trees);
-    json_object *gmp, *ntv;
-    double declared;
-    if (json_object_object_get_ex(model, "gbtree_model_param", &gmp) &&
-        json_object_object_get_ex(gmp, "num_trees", &ntv)) {
-        s = cf_json_number(ntv, name, "num_trees", &declared);
+static canopy_status read_model(const cf_jdoc *d, const char *name, canopy_forest **out) {
+    cf_jval learner, lmp, gb, obj, objname, model, trees, v, info, wdrop = -1;
+    double num_class = 0, num_feature = 0, num_target = 1;
+    canopy_status s = cf_jget(d, 0, "learner", CF_JOBJECT, name, "the model", &learner);
+    if (!s) s = cf_jget(d, learner, "learner_model_param", CF_JOBJECT, name, "learner", &lmp);
+    if (!s) s = cf_jget(d, learner, "gradient_booster", CF_JOBJECT, name, "learner", &gb);
+    if (!s) s = cf_jget(d, learner, "objective", CF_JOBJECT, name, "learner", &obj);
+    if (!s) s = cf_jget(d, obj, "name", CF_JSTRING, name, "objective", &objname);
+    if (!s) s = find_model(d, gb, name, &model, &wdrop);
+    if (s) return s;
+    const objective_info *oi = NULL;
+    for (size_t i = 0; i < sizeof objectives / sizeof objectives[0]; i++)
+        if (cf_jstreq(d, objname, objectives[i].name)) oi = &objectives[i];
+    if (!oi) {
+        char *o = cf_jstrdup(d, objname);
+        s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: objective '%s' is not supported", name,
+                        o ? o : "?");
+        free(o);
+        return s;
+    }
+    s = cf_jget(d, lmp, "num_feature", CF_JSTRING, name, "learner_model_param", &v);
+    if (!s) s = cf_jnumber(d, v, name, "num_feature", &num_feature);
+    if (!s) s = opt_number(d, lmp, "num_class", name, &num_class);
+    if (!s) s = opt_number(d, lmp, "num_target", name, &num_target);
+    if (!s) s = cf_jget(d, model, "trees", CF_JARRAY, name, "model", &trees);
+    if (s) return s;
+    info = cf_jfind(d, model, "tree_info");
+
+    canopy_forest *f = NULL;
+    s = cf_forest_new(&f);
+    if (s) return s;
+    *out = f;
+    snprintf(f->source, sizeof f->source, "xgboost");
+    snprintf(f->objective, sizeof f->objective, "%s", oi->name);
+    if (num_feature < 1 || num_feature > CF_KEY_FEATURE || num_class < 0 || num_class > 1e6 ||
+        num_target < 1 || num_target > 1e6)
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: bad num_feature/num_class/num_target", name);
+    f->n_features = (int32_t)num_feature;
+    f->n_outputs = num_class > 1 ? (int32_t)num_class : (int32_t)num_target;
+    f->n_classes = oi->classes == 2 ? 2 : oi->classes < 0 ? (int32_t)num_class : 0;
+    f->link = oi->link;
+    f->aggregation = CANOPY_AGG_SUM;
+    s = read_base(d, lmp, oi, oi->name, name, f);
+    if (s) return s;
+
+    int64_t nt = cf_jcount(d, trees);
+    cf_jval gmp = cf_jfind(d, model, "gbtree_model_param");
+    cf_jval ntv = gmp >= 0 ? cf_jfind(d, gmp, "num_trees") : -1;
+    if (ntv >= 0) {
+        double declared;
+        s = cf_jnumber(d, ntv, name, "num_trees", &declared);
         if (!s && declared != (double)nt)
             s = canopy_fail(CANOPY_ERR_FORMAT,
-                            "%s: gbtree_model_param.num_trees is %g but the model has %zu trees",
-                            name, declared, nt);
-        if (s) goto done;
+                            "%s: gbtree_model_param.num_trees is %g but the model has %lld trees",
+                            name, declared, (long long)nt);
+        if (s) return s;
     }
-    if (info &&
-        (!json_object_is_type(info, json_type_array) || json_object_array_length(info) != nt)) {
-        s = canopy_fail(CANOPY_ERR_FORMAT, "%s: tree_info does not match the %zu trees", name, nt);
-        goto done;
+    if (info >= 0 && (cf_jtype_of(d, info) != CF_JARRAY || cf_jcount(d, info) != nt))
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: tree_info does not match the %lld trees", name,
+                           (long long)nt);
+    if (wdrop >= 0 && cf_jcount(d, wdrop) != nt)
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: weight_drop does not match the %lld trees", name,
+                           (long long)nt);
+    double *group = calloc((size_t)nt + 1, sizeof *group), *scale = NULL;
+    if (group) scale = malloc(((size_t)nt + 1) * sizeof *scale);
+    if (!scale) {
+        free(group);
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory reading %s", name);
     }
-    if (wdrop && json_object_array_length(wdrop) != nt) {
-        s = canopy_fail(CANOPY_ERR_FORMAT, "%s: weight_drop does not match the %zu trees", name,
-                        nt);
-        goto done;
+    for (int64_t i = 0; i < nt; i++) scale[i] = 1;
+    if (info >= 0) s = cf_jnumbers(d, info, nt, name, "tree_info", group);
+    if (!s && wdrop >= 0) s = cf_jnumbers(d, wdrop, nt, name, "weight_drop", scale);
+    tree_scratch ws = {0};
+    cf_jval tree = cf_jfirst(d, trees);
+    for (int64_t i = 0; i < nt && !s; i++, tree = cf_jnext(d, trees, tree)) {
+        if (!(group[i] >= 0 && group[i] < f->n_outputs))
+            s = canopy_fail(CANOPY_ERR_FORMAT, "%s: tree %lld feeds output %g of %d", name,
+                            (long long)i, group[i], f->n_outputs);
+        else
+            s = read_tree(d, f, learner, tree, (int32_t)i, (int32_t)group[i], scale[i], name, &ws);
     }
-    for (size_t i = 0; i < nt && !s; i++) {
-        double group = 0, scale = 1;
-        if (info) s = num_at(info, i, name, "tree_info", &group);
-        if (!s && wdrop) s = num_at(wdrop, i, name, "weight_drop", &scale);
-        if (!s && (group < 0 || group >= f->n_outputs))
-            s = canopy_fail(CANOPY_ERR_FORMAT, "%s: tree %zu feeds output %g of %d", name, i, group,
-                            f->n_outputs);
-        if (!s)
-            s = read_tree(f, learner, json_object_array_get_idx(trees, i), (int32_t)i,
-                          (int32_t)group, scale, name);
-    }
+    free(ws.col);
+    free(group);
+    free(scale);
     if (!s) s = cf_validate(f, name);
-done:
-    json_object_put(root);
+    return s;
+}
+
+canopy_status cf_import_xgboost(const char *buf, size_t len, const char *name,
+                                canopy_forest **out) {
+    *out = NULL;
+    cf_jdoc doc;
+    canopy_status s = cf_jparse(buf, len, name, &doc);
+    if (s) return s;
+    canopy_forest *f = NULL;
+    s = read_model(&doc, name, &f);
+    cf_jfree(&doc);
     if (s) {
         canopy_forest_free(f);
         f = NULL;

@@ -18,7 +18,7 @@ canopy_status cf_order_hybrid(const canopy_forest *f, const cf_layout *L, int64_
                 int64_t b = f->trees[t].first;
                 for (int64_t i = ls[k - 1]; i < ls[k]; i++) {
                     int64_t g = b + i;
-                    if (f->feature[g] < 0 || (side >= 0 && L->is_right[g] != side)) continue;
+                    if (f->feature[g] < 0 || (side >= 0 && L->is_cold[g] != side)) continue;
                     order[p++] = b + f->left[g];
                     order[p++] = b + f->right[g];
                 }

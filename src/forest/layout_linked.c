@@ -60,7 +60,7 @@ void cf_layout_free(cf_layout *L) {
     free(L->hier_conn);
     free(L->leaf_of);
     free(L->level);
-    free(L->is_right);
+    free(L->is_cold);
     free(L->lstart);
     free(L->sync_nodes);
     free(L->sync_leaf);
@@ -76,8 +76,8 @@ void cf_layout_free(cf_layout *L) {
 
 canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L) {
     L->level = malloc((size_t)f->n_nodes * sizeof *L->level);
-    L->is_right = calloc((size_t)f->n_nodes, 1);
-    if (!L->level || !L->is_right) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
+    L->is_cold = calloc((size_t)f->n_nodes, 1);
+    if (!L->level || !L->is_cold) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
     int32_t ml = 0;
     /* Trees are numbered breadth-first, children after parents: one forward pass. */
     for (int32_t t = 0; t < f->n_trees; t++) {
@@ -89,7 +89,12 @@ canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L) {
             if (f->feature[g] < 0) continue;
             L->level[b + f->left[g]] = L->level[g] + 1;
             L->level[b + f->right[g]] = L->level[g] + 1;
-            L->is_right[b + f->right[g]] = 1;
+            if (L->cold_in) {
+                L->is_cold[b + f->left[g]] = L->cold_in[b + f->left[g]];
+                L->is_cold[b + f->right[g]] = L->cold_in[b + f->right[g]];
+            } else {
+                L->is_cold[b + f->right[g]] = 1;
+            }
         }
     }
     L->max_level = ml;
@@ -110,7 +115,7 @@ canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L) {
 }
 
 canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
-                              int32_t switch_level, cf_layout *L) {
+                              int32_t switch_level, const uint8_t *cold, cf_layout *L) {
     static const cf_order_fn orders[CANOPY_FOREST_LAYOUT_COUNT] = {
         [CANOPY_FOREST_LAYOUT_DF] = cf_order_df, [CANOPY_FOREST_LAYOUT_BF] = cf_order_bf,
         [CANOPY_FOREST_LAYOUT_LL] = cf_order_ll, [CANOPY_FOREST_LAYOUT_SLL] = cf_order_sll,
@@ -124,6 +129,7 @@ canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
     if (s) return s;
     L->kind = kind;
     L->switch_level = switch_level;
+    L->cold_in = cold;
     int64_t *order = malloc((size_t)f->n_nodes * sizeof *order);
     int32_t *pos = malloc((size_t)f->n_nodes * sizeof *pos);
     L->nodes = malloc((size_t)f->n_nodes * sizeof *L->nodes);
@@ -163,6 +169,7 @@ canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
     L->bytes = (size_t)f->n_nodes * sizeof(cf_lnode) + (size_t)f->n_trees * sizeof(int32_t);
     free(order);
     free(pos);
+    L->cold_in = NULL; /* borrowed for the build only */
     if (s) cf_layout_free(L);
     return s;
 }

@@ -15,7 +15,7 @@ static void emit_children(const canopy_forest *f, const cf_layout *L, int32_t k,
         int64_t b = f->trees[t].first;
         for (int64_t i = ls[k - 1]; i < ls[k]; i++) {
             int64_t g = b + i;
-            if (f->feature[g] < 0 || (side >= 0 && L->is_right[g] != side)) continue;
+            if (f->feature[g] < 0 || (side >= 0 && L->is_cold[g] != side)) continue;
             order[(*p)++] = b + f->left[g];
             order[(*p)++] = b + f->right[g];
         }

@@ -14,6 +14,7 @@ typedef struct cf_plan {
     int gpu, vm;
     cf_layout L;
     cvm_program prog;
+    uint8_t *cold; /* sampled branch statistics for sll/hybrid (cf_sample_bias), or NULL */
     canopy_predict_stats st; /* the choices' part (beta, model costs, isa, build time) */
 } cf_plan;
 

@@ -30,14 +30,14 @@ static int is_linked(canopy_forest_layout l) {
 }
 
 static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32_t hier_depth,
-                           int32_t switch_level, cf_layout *L) {
+                           int32_t switch_level, const uint8_t *cold, cf_layout *L) {
     switch (l) {
     case CANOPY_FOREST_LAYOUT_CSR:
         return cf_build_csr(f, L);
     case CANOPY_FOREST_LAYOUT_HIER:
         return cf_build_hier(f, hier_depth ? hier_depth : 4, L);
     default:
-        return cf_build_linked(f, l, switch_level, L);
+        return cf_build_linked(f, l, switch_level, cold, L);
     }
 }
 
@@ -47,8 +47,8 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
  * fastest layouts for them on every benchmark workload (bench/results/forests.md).
  * The model's costs are reported either way. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
-                         canopy_predict_stats *st) {
-    double beta = X.n > 0 ? cf_sample_beta(f, X) : 0.5;
+                         canopy_predict_stats *st, uint8_t *cold) {
+    double beta = X.n > 0 ? cf_sample_bias(f, X, cold) : 0.5;
     cf_cache_choice c;
     cf_cache_model(f, beta, &c);
     int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
@@ -73,9 +73,9 @@ canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_l
     canopy_predict_stats st;
     canopy_points none = {NULL, 0, f->n_features, f->n_features};
     if (l == CANOPY_FOREST_LAYOUT_AUTO || l == CANOPY_FOREST_LAYOUT_HYBRID)
-        resolve_auto(f, none, &o, &st);
+        resolve_auto(f, none, &o, &st, NULL);
     cf_layout L;
-    canopy_status s = build(f, o.layout, o.hier_depth, o.switch_level, &L);
+    canopy_status s = build(f, o.layout, o.hier_depth, o.switch_level, NULL, &L);
     if (s) return s;
     *bytes = L.bytes;
     cf_layout_free(&L);
@@ -218,23 +218,35 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
     int gpu = 0;
     canopy_status s = pick_backend(f, X, &o, &gpu);
     if (s) return s;
+    /* sll and hybrid put the pairs under the more-taken children first (Ren §5.3):
+     * branch statistics from the sample that gives beta */
+    uint8_t *cold = NULL;
+    if (X.n > 0 && (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_SLL ||
+                    o.layout == CANOPY_FOREST_LAYOUT_HYBRID))
+        cold = malloc((size_t)f->n_nodes);
     if (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_HYBRID)
-        resolve_auto(f, X, &o, &st);
+        resolve_auto(f, X, &o, &st, cold);
+    else if (cold)
+        st.beta = cf_sample_bias(f, X, cold);
     /* auto on linked layouts: the level-synchronous walker, on SIMD lanes where
      * AVX-512 gathers are there (bench/results/forests.md measured it ahead of the
-     * interpreter and of AVX2 gathers; docs/forests.md). */
+     * interpreter and of AVX2 gathers; docs/forests.md), unless this machine's
+     * calibration measured them behind the scalar walker. */
     canopy_isa cpu = canopy_cpu_isa();
     if (o.engine == CANOPY_FOREST_ENGINE_AUTO)
-        o.engine = !is_linked(o.layout)       ? CANOPY_FOREST_ENGINE_SCALAR
-                   : cpu >= CANOPY_ISA_AVX512 ? CANOPY_FOREST_ENGINE_SIMD
-                                              : CANOPY_FOREST_ENGINE_SCALAR;
+        o.engine = is_linked(o.layout) && cpu >= CANOPY_ISA_AVX512 &&
+                           cf_machine_latencies()->simd_walk != 0
+                       ? CANOPY_FOREST_ENGINE_SIMD
+                       : CANOPY_FOREST_ENGINE_SCALAR;
     int vm = o.engine == CANOPY_FOREST_ENGINE_VM || o.engine == CANOPY_FOREST_ENGINE_VM_SIMD;
-    if ((vm || o.engine == CANOPY_FOREST_ENGINE_SIMD) && !is_linked(o.layout))
+    if ((vm || o.engine == CANOPY_FOREST_ENGINE_SIMD) && !is_linked(o.layout)) {
+        free(cold);
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "engine %s runs the linked layouts (df, bf, ll, sll, cc, hybrid), not "
                            "%s",
                            canopy_forest_engine_name(o.engine),
                            canopy_forest_layout_name(o.layout));
+    }
     /* The lanes used: the widest the CPU has (CANOPY_ISA caps it) for the SIMD
      * engines, whose gathers index a row block with 32-bit offsets. */
     canopy_isa isa = CANOPY_ISA_SCALAR;
@@ -242,6 +254,11 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
         cpu >= CANOPY_ISA_AVX2 && (int64_t)CF_SYNC_ROWS * X.stride * 4 < INT32_MAX)
         isa = cpu >= CANOPY_ISA_AVX512 ? CANOPY_ISA_AVX512 : CANOPY_ISA_AVX2;
     st.isa = isa;
+    if (o.layout != CANOPY_FOREST_LAYOUT_SLL && o.layout != CANOPY_FOREST_LAYOUT_HYBRID) {
+        free(cold);
+        cold = NULL;
+    }
+    plan->cold = cold;
     plan->o = o;
     plan->isa = isa;
     plan->gpu = gpu;
@@ -253,7 +270,7 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
 canopy_status cf_predict_build(const canopy_forest *f, cf_plan *plan) {
     double t0 = canopy_now();
     const canopy_predict_options *po = &plan->o;
-    canopy_status s = build(f, po->layout, po->hier_depth, po->switch_level, &plan->L);
+    canopy_status s = build(f, po->layout, po->hier_depth, po->switch_level, plan->cold, &plan->L);
     if (s) return s;
     if (plan->vm) s = cf_vm_compile(&plan->L, &plan->prog);
     if (!s && !plan->vm && is_linked(po->layout)) s = cf_build_sync(f, &plan->L);
@@ -267,6 +284,8 @@ void cf_plan_free(cf_plan *plan) {
     free(plan->prog.code);
     plan->prog.code = NULL;
     cf_layout_free(&plan->L);
+    free(plan->cold);
+    plan->cold = NULL;
 }
 
 canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy_points X,

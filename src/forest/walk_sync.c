@@ -25,7 +25,11 @@
 
 /* The complete copy of the bf trees, unless padding the shallow leaves down to each
  * tree's depth would take more than CF_PERFECT_SLACK x the linked nodes' slots
- * (deep, sparse trees: the random forests of Ren's workload). */
+ * (deep, sparse trees: the random forests of Ren's workload).
+ * Missing values: every sweep takes a NaN to the right child (the compare is false
+ * or unordered). A default-left node is therefore stored mirrored: its children
+ * swapped and its test turned into -x > prev(-t), i.e. x <= t, on the negated
+ * column, so NaN reaches the original left child; plain values go where they went. */
 static canopy_status build_perfect(cf_layout *L) {
     int64_t slots = 0, steps = 0;
     int32_t deepest = 0;
@@ -39,7 +43,7 @@ static canopy_status build_perfect(cf_layout *L) {
      * and each task holds a copy of CF_PERFECT_FEATURES x CF_SYNC_ROWS floats at most
      * (2 MB); the SIMD sweeps gather with signed 32-bit byte offsets */
     if (L->n_features > steps || L->n_features > CF_PERFECT_FEATURES ||
-        (int64_t)L->n_features * 4 * CF_SYNC_ROWS > INT32_MAX ||
+        (2 * (int64_t)L->n_features + 1) * 4 * CF_SYNC_ROWS > INT32_MAX ||
         slots > CF_PERFECT_SLACK * (L->n_lnodes > 0 ? L->n_lnodes : 1) ||
         ((int64_t)2 << deepest) * (int64_t)sizeof(cf_pnode) > INT32_MAX)
         return CANOPY_OK;
@@ -54,6 +58,8 @@ static canopy_status build_perfect(cf_layout *L) {
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for the complete bf trees");
     }
     int64_t b = 0;
+    const uint32_t col = 4u * CF_SYNC_ROWS, zero = (uint32_t)(2 * L->n_features) * col;
+    L->perf_nan = 1;
     for (int32_t t = 0; t < L->n_trees; t++) {
         int64_t inner = ((int64_t)1 << L->tree_depth[t]) - 1, all = 2 * inner + 1;
         L->perf_first[t] = b;
@@ -72,12 +78,20 @@ static canopy_status build_perfect(cf_layout *L) {
                 int32_t leaf = ~nd.key;
                 L->perf_leaf[b + i] = leaf;
                 L->perf_val[b + i] = L->leaf_out[leaf] >= 0 ? L->values[L->leaf_off[leaf]] : 0;
-                *p = (cf_pnode){INFINITY, 0};
-            } else if (nd.key < 0) { /* a shallow leaf walks left down to depth D */
-                *p = (cf_pnode){INFINITY, 0};
+                *p = (cf_pnode){INFINITY, zero};
+            } else if (nd.key < 0) { /* a shallow leaf walks left (0 < inf) down to depth D */
+                *p = (cf_pnode){INFINITY, zero};
                 src[2 * i + 1] = src[2 * i + 2] = src[i];
+            } else if (nd.key & CF_KEY_DL) {
+                uint32_t j = (uint32_t)(nd.key & CF_KEY_FEATURE);
+                *p = (cf_pnode){nextafterf(-nd.thr, -INFINITY),
+                                (uint32_t)L->n_features * col + j * col};
+                /* -x > prev(-t) equals x <= t for finite t only */
+                if (!isfinite(nd.thr)) L->perf_nan = 0;
+                src[2 * i + 1] = nd.child + 1;
+                src[2 * i + 2] = nd.child;
             } else {
-                *p = (cf_pnode){nd.thr, (uint32_t)(nd.key & CF_KEY_FEATURE) * 4u * CF_SYNC_ROWS};
+                *p = (cf_pnode){nd.thr, (uint32_t)(nd.key & CF_KEY_FEATURE) * col};
                 src[2 * i + 1] = nd.child;
                 src[2 * i + 2] = nd.child + 1;
             }
@@ -160,7 +174,8 @@ static inline size_t step_zero(const char *base, size_t off, const char *x) {
 
 /* The plain rule on a complete bf tree (cf_pnode, 8 bytes), in slot numbers: the
  * child is computed, not loaded, as 2i + 1 + (t < x), which x86 compilers turn into
- * lea + adc on the compare's carry (no NaN here: the block was checked). */
+ * lea + adc on the compare's carry; NaN goes right (unordered sets the carry), which
+ * build_perfect's mirrored default-left nodes rely on. */
 static inline size_t step_perfect(const char *base, size_t i, const char *x) {
     /* keeps each row's slot in a general register: otherwise the compiler packs the
      * eight rows' arithmetic into one vector and pays shuffles on every load */
@@ -179,7 +194,7 @@ static inline size_t step_perfect(const char *base, size_t i, const char *x) {
 #else
     float v;
     memcpy(&v, x + nd->fofs, sizeof v);
-    return 2 * i + 1 + (nd->thr < v);
+    return 2 * i + 1 + !(v <= nd->thr);
 #endif
 }
 
@@ -248,7 +263,8 @@ static const sweep_fn scalar_sweeps[4] = {sweep_plain, sweep_nan, sweep_zero, sw
                                  ? _mm256_add_epi32(_mm256_add_epi32(o, o), v1)                    \
                                  : _mm256_i32gather_epi32((const int *)(base + 8), o, 1);          \
                 __m256 x = _mm256_i32gather_ps((const float *)xb, _mm256_add_epi32(rowb, fo), 1);  \
-                __m256 right = _mm256_cmp_ps(x, thr, _CMP_GT_OQ);                                  \
+                __m256 right =                                                                     \
+                    _mm256_cmp_ps(x, thr, mode == MODE_PERFECT ? _CMP_NLE_UQ : _CMP_GT_OQ);        \
                 if (mode == MODE_NAN || mode == MODE_ZERO) {                                       \
                     __m256i key = _mm256_i32gather_epi32((const int *)(base + 12), o, 1);          \
                     __m256 miss = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                               \
@@ -294,7 +310,8 @@ static const sweep_fn avx2_sweeps[4] = {avx2_plain, avx2_nan, avx2_zero, avx2_pe
                 __m512i nx = mode == MODE_PERFECT ? _mm512_add_epi32(_mm512_add_epi32(o, o), v1)   \
                                                   : _mm512_i32gather_epi32(o, base + 8, 1);        \
                 __m512 x = _mm512_i32gather_ps(_mm512_add_epi32(rowb, fo), xb, 1);                 \
-                __mmask16 right = _mm512_cmp_ps_mask(x, thr, _CMP_GT_OQ);                          \
+                __mmask16 right =                                                                  \
+                    _mm512_cmp_ps_mask(x, thr, mode == MODE_PERFECT ? _CMP_NLE_UQ : _CMP_GT_OQ);   \
                 if (mode == MODE_NAN || mode == MODE_ZERO) {                                       \
                     __m512i key = _mm512_i32gather_epi32(o, base + 12, 1);                         \
                     __mmask16 miss = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                       \
@@ -333,7 +350,8 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
     /* the complete trees read a feature-major copy of each row block: the rows at one
      * node read one feature, now a few adjacent lines instead of a line per row (no
      * memory: the linked nodes, which need no copy) */
-    float *T = L->perf_nodes ? malloc((size_t)L->n_features * CF_SYNC_ROWS * sizeof *T) : NULL;
+    int64_t F = L->n_features;
+    float *T = L->perf_nodes ? malloc((size_t)(2 * F + 1) * CF_SYNC_ROWS * sizeof *T) : NULL;
     for (int64_t rb = r0; rb < r1; rb += CF_SYNC_ROWS) {
         int32_t nr = (int32_t)(r1 - rb < CF_SYNC_ROWS ? r1 - rb : CF_SYNC_ROWS);
         const float *Xb = X + rb * stride;
@@ -348,11 +366,14 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
         /* complete trees for the plain rule; the others keep the linked nodes */
         const char *xs = (const char *)Xb;
         size_t xrs = rs;
-        if (mode == MODE_PLAIN && T) {
+        if ((mode == MODE_PLAIN || (mode == MODE_NAN && L->perf_nan)) && T) {
             mode = MODE_PERFECT;
             for (int32_t r = 0; r < nr; r++)
-                for (int64_t j = 0; j < L->n_features; j++)
+                for (int64_t j = 0; j < F; j++) {
                     T[j * CF_SYNC_ROWS + r] = Xb[r * stride + j];
+                    T[(F + j) * CF_SYNC_ROWS + r] = -Xb[r * stride + j];
+                }
+            for (int32_t r = 0; r < CF_SYNC_ROWS; r++) T[2 * F * CF_SYNC_ROWS + r] = 0;
             xs = (const char *)T;
             xrs = sizeof *T;
         }

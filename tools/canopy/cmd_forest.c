@@ -11,8 +11,10 @@ static void usage(FILE *f) {
                "       canopy forest compile --model M -o M.cpf [options] (see its --help)\n\n"
                "Prints the model's source, objective, trees, outputs, nodes, leaves, the\n"
                "histogram of tree depths, the bytes of every layout, and the layout the cache\n"
-               "model would choose. With --data, also the bias beta (share of left decisions\n"
-               "on a 5 %% sample of the rows) that the choice uses.\n\n"
+               "model would choose for the vm engines, with the machine's cache latencies it\n"
+               "uses (measured once, kept in $XDG_CACHE_HOME/canopy; CANOPY_CALIBRATE=off\n"
+               "uses built-in ones, =redo measures again). With --data, also the bias beta\n"
+               "(share of decisions taking the more-taken child, on a 5 %% sample of the rows).\n\n"
                "Options:\n"
                "  --model M    XGBoost JSON, LightGBM text or canopy JSON model\n"
                "  --format F   auto (default), xgboost, lightgbm, canopy\n"
@@ -109,7 +111,9 @@ int cmd_forest(int argc, char **argv) {
         goto done;
     }
     canopy_free(out);
-    if (data) printf("beta (left share, 5%% sample): %.4f\n", st.beta);
+    if (data)
+        printf("beta (share of decisions taking the more-taken child, 5%% sample): %.4f\n",
+               st.beta);
     printf("auto layout: %s (%s engine)\n", canopy_forest_layout_name(st.layout),
            canopy_forest_engine_name(st.engine));
     printf("cache model (vm engines): %s", canopy_forest_layout_name(st.model_layout));
@@ -121,6 +125,11 @@ int cmd_forest(int argc, char **argv) {
             printf(" %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
                    st.model_cost[l] / st.model_cost[st.model_layout]);
     printf("\n");
+    double ns[4];
+    const char *from;
+    canopy_cache_latencies(ns, &from);
+    printf("cache model latencies: L1 %.2f ns, L2 %.2f ns, L3 %.2f ns, memory %.2f ns (%s)\n",
+           ns[0], ns[1], ns[2], ns[3], from);
 done:
     canopy_array_release(&X);
     canopy_forest_free(f);
