@@ -408,15 +408,23 @@ canopy_status canopy_gravity(canopy_points bodies, const float *mass, float thet
  * accuracy > 0 chooses theta and order from a calibrated table (target median
  * relative force error); otherwise theta and order are used as given. */
 typedef enum canopy_opening {
-    CANOPY_OPENING_BODY = 0,  /* each body tests each cell */
-    CANOPY_OPENING_BUCKET = 1 /* a leaf bucket's bodies walk the tree together */
+    CANOPY_OPENING_BODY = 0,   /* each body tests each cell */
+    CANOPY_OPENING_BUCKET = 1, /* a leaf bucket's bodies walk the tree together */
+    CANOPY_OPENING_LIST = 2    /* buckets walk once into interaction lists, then a
+                                  vectorised kernel (ChaNGa's scheme; fastest on CPUs) */
 } canopy_opening;
+/* Tree of the list opening (the other openings use the octree). */
+typedef enum canopy_gravity_tree {
+    CANOPY_GRAVITY_TREE_OCT = 0,   /* octree of cubic cells */
+    CANOPY_GRAVITY_TREE_BINARY = 1 /* ChaNGa's binary tree: longest-side midpoint splits */
+} canopy_gravity_tree;
 typedef struct canopy_gravity_options {
     float theta;   /* opening angle > 0 (default 0.5) */
     int32_t order; /* 0 or 2 (default 2) */
     canopy_opening opening;
-    float softening; /* Plummer softening >= 0 */
-    double accuracy; /* > 0: target relative force error, overrides theta and order */
+    float softening;          /* Plummer softening >= 0 */
+    double accuracy;          /* > 0: target relative force error, overrides theta and order */
+    canopy_gravity_tree tree; /* list opening's tree (body and bucket use the octree) */
 } canopy_gravity_options;
 canopy_gravity_options canopy_gravity_options_default(void);
 /* Theta and order the calibrated table gives for a target accuracy (in

@@ -5,6 +5,7 @@
 #include "apps/multipole.h"
 
 #include "apps/common.h"
+#include "apps/gravity_lists.h"
 #include "canopy/traverse_cpu.h"
 
 #include <math.h>
@@ -47,7 +48,8 @@ static const mp_calib calib[] = {
 enum { N_CALIB = sizeof calib / sizeof calib[0] };
 
 canopy_gravity_options canopy_gravity_options_default(void) {
-    canopy_gravity_options g = {0.5f, 2, CANOPY_OPENING_BODY, 0.0f, 0.0};
+    canopy_gravity_options g = {0.5f, 2,   CANOPY_OPENING_LIST,
+                                0.0f, 0.0, CANOPY_GRAVITY_TREE_BINARY};
     return g;
 }
 
@@ -232,8 +234,11 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     if (g.order != 0 && g.order != 2)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2 (got %d)",
                            (int)g.order);
-    if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body or bucket");
+    if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET &&
+        g.opening != CANOPY_OPENING_LIST)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body, bucket or list");
+    if (g.tree != CANOPY_GRAVITY_TREE_OCT && g.tree != CANOPY_GRAVITY_TREE_BINARY)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
     if (o.tree != CANOPY_TREE_KD && o.tree != CANOPY_TREE_OCT)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: only the oct tree is supported");
     if (o.backend == CANOPY_BACKEND_GPU)
@@ -249,6 +254,23 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
         if ((s = canopy_alloc((void **)&equal, (size_t)bodies.n, sizeof(float)))) return s;
         for (int64_t i = 0; i < bodies.n; i++) equal[i] = 1.0f / (float)bodies.n;
         mass = equal;
+    }
+    if (g.opening == CANOPY_OPENING_LIST) {
+        gl_config cfg = {g.tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
+                         o.leaf_size > 0 ? o.leaf_size : GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+        gl_counts c;
+        s = gl_gravity(bodies, mass, g.theta, g.order, g.softening * g.softening, &cfg, acc, pot,
+                       &c);
+        if (!s && stats) {
+            stats->build_seconds = c.build_seconds;
+            stats->traverse_seconds = c.walk_seconds;
+            stats->queries = c.walks;
+            stats->nodes_per_query = c.walks ? (double)c.tests / (double)c.walks : 0.0;
+            stats->tree_nodes = c.nodes;
+            stats->tree_depth = c.depth;
+        }
+        canopy_free(equal);
+        return s;
     }
     canopy_tree *tree = NULL;
     s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);

@@ -168,7 +168,7 @@ typedef struct ckpt_header {
     uint32_t version, header_bytes;
     int64_t n, step;
     double dt, theta, softening;
-    int32_t order, opening, leaf_size, reserved;
+    int32_t order, opening, leaf_size, tree;
 } ckpt_header;
 
 /* FNV-1a, 64 bit: enough to catch truncation and bit rot, not tampering. */
@@ -193,6 +193,7 @@ canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path) {
     h.order = s->opt.gravity.order;
     h.opening = (int32_t)s->opt.gravity.opening;
     h.leaf_size = s->opt.run.leaf_size;
+    h.tree = (int32_t)s->opt.gravity.tree;
     size_t n3 = (size_t)s->n * 3;
     uint64_t sum = fnv1a(FNV_START, &h, sizeof h);
     sum = fnv1a(sum, s->pos, n3 * sizeof(double));
@@ -266,6 +267,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
         o.gravity.softening = (float)h.softening;
         o.gravity.order = h.order;
         o.gravity.opening = (canopy_opening)h.opening;
+        o.gravity.tree = (canopy_gravity_tree)h.tree;
         st = canopy_nbody_create(pos, vel, mass, h.n, &o, out);
         if (!st) (*out)->step = h.step;
     }

@@ -18,7 +18,8 @@ enum {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy gravity --bodies B.npy [--theta 0.5] [--softening EPS]\n"
-               "       [--order 0|2] [--opening body|bucket] [--accuracy A]\n"
+               "       [--order 0|2] [--opening list|body|bucket] [--tree binary|oct]\n"
+               "       [--accuracy A]\n"
                "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
                "       [--leaf-size L] [--stats]\n\n"
                "Gravitational acceleration (G = 1) of every body from all the others by\n"
@@ -34,11 +35,17 @@ static void usage(FILE *f) {
                "  --softening E    Plummer softening length, >= 0 (default 0)\n"
                "  --order P        multipole order: 0 monopole (default), 2 quadrupole (moments\n"
                "                   about the centre of mass, kept apart from the hot records)\n"
-               "  --opening O      body (default: each body tests each cell) or bucket (a leaf\n"
-               "                   bucket's bodies walk together: Liu's bucket-to-node test)\n"
+               "  --opening O      list (default: groups of <= 64 bodies walk the tree once into\n"
+               "                   interaction lists, then a vectorised force kernel), body\n"
+               "                   (each body tests each cell) or bucket (a leaf bucket's\n"
+               "                   bodies walk together: Liu's bucket-to-node test)\n"
+               "  --tree T         list opening's tree: binary (default; ChaNGa's, split at\n"
+               "                   the midpoint of the longest side) or oct; body and bucket\n"
+               "                   opening use the octree\n"
                "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
                "                   and order from a calibrated table (docs/nbody.md)\n"
-               "  --order, --opening and --accuracy run the CPU multipole code; without them\n"
+               "  --order, --opening, --tree and --accuracy run the CPU multipole code; without\n"
+               "  them\n"
                "  the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
                "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
                "  against float64 direct summation.\n"
@@ -125,7 +132,9 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
 }
 
 int cmd_gravity(int argc, char **argv) {
+    /* --tree here precedes TRAV_LONG_OPTIONS' generic one: getopt takes the first. */
     static const struct option opts[] = {{"bodies", required_argument, NULL, OPT_BODIES},
+                                         {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
                                          {"theta", required_argument, NULL, OPT_THETA},
                                          {"softening", required_argument, NULL, OPT_SOFTENING},
                                          {"order", required_argument, NULL, OPT_ORDER},
@@ -138,7 +147,8 @@ int cmd_gravity(int argc, char **argv) {
     double theta = 0.5, eps = 0.0, accuracy = 0.0;
     int64_t order = 0;
     int multipole = 0, theta_given = 0;
-    canopy_opening opening = CANOPY_OPENING_BODY;
+    canopy_gravity_options g = canopy_gravity_options_default();
+    int tree_given = 0;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -165,14 +175,12 @@ int cmd_gravity(int argc, char **argv) {
             multipole = 1;
             break;
         case OPT_OPENING:
-            if (!strcmp(optarg, "body"))
-                opening = CANOPY_OPENING_BODY;
-            else if (!strcmp(optarg, "bucket"))
-                opening = CANOPY_OPENING_BUCKET;
-            else
-                return cli_usage_error("gravity", "--opening must be body or bucket (got '%s')",
-                                       optarg);
+            if (grav_parse_opening("gravity", optarg, &g.opening)) return CLI_USAGE;
             multipole = 1;
+            break;
+        case OPT_GRAVITY_TREE:
+            if (grav_parse_tree("gravity", optarg, &g.tree)) return CLI_USAGE;
+            multipole = tree_given = 1;
             break;
         case OPT_ACCURACY:
             if (cli_parse_double("gravity", "--accuracy", optarg, 1e-6, 0.1, &accuracy))
@@ -194,10 +202,13 @@ int cmd_gravity(int argc, char **argv) {
     if (accuracy > 0.0 && (theta_given || order))
         return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
                                           "or --theta/--order");
-    canopy_gravity_options g = canopy_gravity_options_default();
+    if (g.opening != CANOPY_OPENING_LIST) {
+        if (tree_given && g.tree != CANOPY_GRAVITY_TREE_OCT)
+            return cli_usage_error("gravity", "--tree binary needs --opening list");
+        g.tree = CANOPY_GRAVITY_TREE_OCT;
+    }
     g.theta = (float)theta;
     g.order = (int32_t)order;
-    g.opening = opening;
     g.softening = (float)eps;
     if (accuracy > 0.0 && canopy_gravity_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
@@ -236,9 +247,11 @@ int cmd_gravity(int argc, char **argv) {
         rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK) {
-        cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, softening = %g -> %s",
-                    (long long)b.n, (double)g.theta, (int)g.order,
-                    opening == CANOPY_OPENING_BUCKET ? "bucket" : "body", eps, out);
+        cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, %s tree, softening "
+                    "= %g -> %s",
+                    (long long)b.n, (double)g.theta, (int)(multipole ? g.order : 0),
+                    multipole ? grav_opening_name(g.opening) : "body",
+                    multipole ? grav_tree_name(g.tree) : "oct", eps, out);
         if (p.stats) {
             trav_print_stats("gravity", &st, t_load, t_write);
             /* The measured error is a text line; the JSON schema has no field for it. */

@@ -34,10 +34,11 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
-            "       [--opening body|bucket] [--energy-every K] [--snapshot-every M -o DIR]\n"
+            "       [--opening list|body|bucket] [--tree binary|oct] [--energy-every K]\n"
+            "       [--snapshot-every M -o DIR]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
-            "--order/--opening/--accuracy), the octree rebuilt every step on the CPU.\n"
+            "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU.\n"
             "Positions and velocities are kept in float64, forces in float32.\n\n"
             "Options:\n"
             "  --bodies B         positions, (n, 3) float32 or float64\n"
@@ -48,7 +49,8 @@ static void usage(FILE *f) {
             "  --softening E      Plummer softening, >= 0 (default 0)\n"
             "  --accuracy A       target median relative force error (default 1e-3)\n"
             "  --theta T, --order P  opening angle and multipole order (0 or 2) instead\n"
-            "  --opening O        body (default) or bucket\n"
+            "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
+            "  --tree T           list opening's tree: binary (default) or oct\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
             "                     momentum every K steps on stdout (0 = never; default 0)\n"
             "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
@@ -133,6 +135,8 @@ static int print_energy(const canopy_nbody *s, int64_t direct_max, double *e0) {
 int cmd_nbody(int argc, char **argv) {
     static const struct option opts[] = {
         {"bodies", required_argument, NULL, OPT_BODIES},
+        /* precedes TRAV_LONG_OPTIONS' generic --tree: getopt takes the first */
+        {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
         {"velocities", required_argument, NULL, OPT_VELOCITIES},
         {"masses", required_argument, NULL, OPT_MASSES},
         {"steps", required_argument, NULL, OPT_STEPS},
@@ -157,7 +161,9 @@ int cmd_nbody(int argc, char **argv) {
     int64_t steps = -1, order = -1, energy_every = 0, snap_every = 0, ckpt_every = 0;
     int64_t direct_max = 20000;
     int given_physics = 0, dt_given = 0;
-    canopy_opening opening = CANOPY_OPENING_BODY;
+    canopy_opening opening = canopy_gravity_options_default().opening;
+    canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
+    int tree_given = 0;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -206,13 +212,12 @@ int cmd_nbody(int argc, char **argv) {
             given_physics = 1;
             break;
         case OPT_OPENING:
-            if (!strcmp(optarg, "body"))
-                opening = CANOPY_OPENING_BODY;
-            else if (!strcmp(optarg, "bucket"))
-                opening = CANOPY_OPENING_BUCKET;
-            else
-                return cli_usage_error("nbody", "--opening must be body or bucket");
+            if (grav_parse_opening("nbody", optarg, &opening)) return CLI_USAGE;
             given_physics = 1;
+            break;
+        case OPT_GRAVITY_TREE:
+            if (grav_parse_tree("nbody", optarg, &gtree)) return CLI_USAGE;
+            given_physics = tree_given = 1;
             break;
         case OPT_ENERGY_EVERY:
             if (cli_parse_i64("nbody", "--energy-every", optarg, 0, INT64_MAX, &energy_every))
@@ -253,6 +258,11 @@ int cmd_nbody(int argc, char **argv) {
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
     if ((theta > 0.0) != (order >= 0))
         return cli_usage_error("nbody", "--theta and --order go together");
+    if (opening != CANOPY_OPENING_LIST) {
+        if (tree_given && gtree != CANOPY_GRAVITY_TREE_OCT)
+            return cli_usage_error("nbody", "--tree binary needs --opening list");
+        gtree = CANOPY_GRAVITY_TREE_OCT;
+    }
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
@@ -283,6 +293,7 @@ int cmd_nbody(int argc, char **argv) {
             o.run = to.run;
             o.gravity.softening = (float)eps;
             o.gravity.opening = opening;
+            o.gravity.tree = gtree;
             if (theta > 0.0) {
                 o.gravity.theta = (float)theta;
                 o.gravity.order = (int32_t)order;
@@ -323,10 +334,10 @@ int cmd_nbody(int argc, char **argv) {
         double secs = canopy_now() - t0;
         cli_summary(
             "nbody: %lld bodies, steps %lld -> %lld, dt %g, theta %g, order %d, %s opening, "
-            "softening %g, %.3g steps/s%s%s",
+            "%s tree, softening %g, %.3g steps/s%s%s",
             (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
             o->dt, (double)o->gravity.theta, (int)o->gravity.order,
-            o->gravity.opening == CANOPY_OPENING_BUCKET ? "bucket" : "body",
+            grav_opening_name(o->gravity.opening), grav_tree_name(o->gravity.tree),
             (double)o->gravity.softening,
             secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0,
             ckpt ? " -> " : "", ckpt ? ckpt : "");
