@@ -12,11 +12,13 @@
  *       n <= 20000, else from the tree) and steps per second
  *   canopy-bench-nbody --lists [--n N] [--reps R] [--threads T] [--order O]
  *                      [--tree oct|binary|both] [--bucket B] [--group G] [--thetas a,b,...]
- *                      [--per-body] [--fused]
+ *                      [--per-body] [--fused] [--local-walk]
  *       the interaction-list engine (apps/gravity_lists.h): error, opening tests,
  *       interactions per body, build and walk+kernel time per theta; --per-body walks
  *       every body alone (particle opening), --fused keeps the moments in the walk's
- *       records (no hot/cold split)
+ *       records (no hot/cold split); --local-walk adds, per theta, the engine's
+ *       bucket walk that evaluates forces inside the walk (CANOPY_OPENING_BUCKET on the
+ *       octree, leaf size = --bucket): Liu's "local walk" beside the lists
  * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
 #include "apps/gravity_lists.h"
 #include "bench_util.h"
@@ -99,11 +101,46 @@ static int run_steps(const float *pos, const float *vel, int64_t n, int steps, d
     return 0;
 }
 
+/* The engine's local bucket walk (forces inside the walk) at one theta: a row in
+ * the list table's format (interactions are not counted there). */
+static int run_local_walk(canopy_points b, const float *mass, const double *ref,
+                          const int64_t *sample, int64_t ns, float *acc, float theta, int32_t order,
+                          float eps, int32_t bucket, int reps) {
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.opening = CANOPY_OPENING_BUCKET;
+    g.theta = theta;
+    g.order = order;
+    g.softening = eps;
+    canopy_run_options o = canopy_run_options_default();
+    o.leaf_size = bucket;
+    double t[64], tests = 0.0;
+    int r = reps < 64 ? reps : 64, cpu = canopy_threads() == 1;
+    for (int k = 0; k < r; k++) {
+        double c0 = (double)clock() / CLOCKS_PER_SEC, t0 = canopy_now();
+        canopy_stats st;
+        if (canopy_gravity_multipole(b, mass, &g, &o, acc, NULL, &st)) return die("local walk");
+        t[k] = cpu ? (double)clock() / CLOCKS_PER_SEC - c0 : canopy_now() - t0;
+        tests = (double)st.queries * st.nodes_per_query;
+    }
+    bench_summary s = bench_summarise(t, r);
+    err_stats e = errors(acc, ref, sample, ns);
+    printf(
+        "| oct | %d | local walk | hot/cold | %d/%d | %.2f | %.2e | %.2e | %.3g | - | - | - | - | "
+        "%.1f (%.1f-%.1f) |\n",
+        (int)order, (int)bucket, (int)bucket, (double)theta, e.median, e.rms, tests, s.med * 1e3,
+        s.min * 1e3, s.max * 1e3);
+    fflush(stdout);
+    return 0;
+}
+
 /* One configuration of the list engine per theta: a markdown row each. */
 static int run_lists(canopy_points b, const float *mass, const double *ref, const int64_t *sample,
                      int64_t ns, float *acc, const float *thetas, int n_thetas, int32_t order,
-                     float eps, gl_config cfg, int reps) {
+                     float eps, gl_config cfg, int reps, int local_walk) {
     for (int ti = 0; ti < n_thetas; ti++) {
+        if (local_walk && !cfg.binary &&
+            run_local_walk(b, mass, ref, sample, ns, acc, thetas[ti], order, eps, cfg.bucket, reps))
+            return 1;
         double t[64], tb[64], tw[64];
         gl_counts c;
         int r = reps < 64 ? reps : 64;
@@ -140,7 +177,7 @@ int main(int argc, char **argv) {
     int reps = 5, threads = 1, mode = 0, steps = 0; /* mode 1 calibrate, 2 forces, 3 steps */
     double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
     gl_config cfg = {0, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
-    int32_t list_order = 2, trees = 1; /* bit 0 oct, bit 1 binary */
+    int32_t list_order = 2, trees = 1, local_walk = 0; /* trees: bit 0 oct, bit 1 binary */
     float list_thetas[16] = {0.4f, 0.5f, 0.6f, 0.7f};
     int n_list_thetas = 4;
     for (int i = 1; i < argc; i++) {
@@ -152,6 +189,8 @@ int main(int argc, char **argv) {
             cfg.per_body = 1;
         else if (!strcmp(argv[i], "--fused"))
             cfg.fused = 1;
+        else if (!strcmp(argv[i], "--local-walk"))
+            local_walk = 1;
         else if (!strcmp(argv[i], "--bucket") && i + 1 < argc)
             cfg.bucket = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--group") && i + 1 < argc)
@@ -225,7 +264,7 @@ int main(int argc, char **argv) {
             if (trees >> tr & 1) {
                 cfg.binary = tr;
                 rc = run_lists(b, mass, ref, sample, ns, acc, list_thetas, n_list_thetas,
-                               list_order, (float)eps, cfg, reps);
+                               list_order, (float)eps, cfg, reps, local_walk);
             }
         free(mass);
         return rc;

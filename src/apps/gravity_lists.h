@@ -11,7 +11,7 @@
 
 #include "canopy.h"
 
-enum { GL_DEFAULT_BUCKET = 16, GL_DEFAULT_GROUP = 64 };
+enum { GL_DEFAULT_BUCKET = 16, GL_DEFAULT_GROUP = 256 };
 
 typedef struct gl_config {
     int binary;     /* 1: binary tree (longest-side midpoint splits), 0: octree */
