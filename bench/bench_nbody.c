@@ -4,6 +4,9 @@
  *   canopy-bench-nbody --calibrate [--n N]   rows of src/apps/multipole_calib.inc:
  *       order, theta, median relative error (1000 sampled bodies against float64
  *       direct summation), single-thread CPU ns per body (median of 3 runs)
+ *   canopy-bench-nbody --calibrate-list oct|binary [--n N]   rows of
+ *       src/apps/multipole_calib_list_{oct,binary}.inc: the same for the list engine
+ *       (default bucket and group sizes)
  *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
  *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
  *       opening-criterion tests made (queries x nodes per query: bodies or buckets)
@@ -185,6 +188,8 @@ int main(int argc, char **argv) {
             mode = 1;
         else if (!strcmp(argv[i], "--lists"))
             mode = 4;
+        else if (!strcmp(argv[i], "--calibrate-list") && i + 1 < argc)
+            mode = 5, cfg.binary = !strcmp(argv[++i], "binary");
         else if (!strcmp(argv[i], "--per-body"))
             cfg.per_body = 1;
         else if (!strcmp(argv[i], "--fused"))
@@ -238,7 +243,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_nbody: give --calibrate, --forces or --steps S (n >= 2)\n");
         return 2;
     }
-    canopy_set_threads(mode == 1 ? 1 : threads);
+    canopy_set_threads(mode == 1 || mode == 5 ? 1 : threads);
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     float *acc = malloc((size_t)n * 3 * sizeof *acc);
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
@@ -251,7 +256,33 @@ int main(int argc, char **argv) {
     canopy_set_threads(threads > 2 ? threads : 2);
     if (canopy_gravity_direct_sample(b, NULL, (float)eps, sample, ns, ref, NULL))
         return die("direct");
-    canopy_set_threads(mode == 1 ? 1 : threads);
+    canopy_set_threads(mode == 1 || mode == 5 ? 1 : threads);
+    if (mode == 5) {
+        float *mass = malloc((size_t)n * sizeof *mass);
+        static const float cal_thetas[] = {0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 1.0f, 1.3f};
+        printf("/* order, theta, median relative error, single-thread CPU ns per body:\n"
+               " * canopy-bench-nbody --calibrate-list %s --n %lld. */\n",
+               cfg.binary ? "binary" : "oct", (long long)n);
+        for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;
+        for (int32_t order = 0; order <= 2; order += 2)
+            for (size_t ti = 0; ti < sizeof cal_thetas / sizeof cal_thetas[0]; ti++) {
+                double t[3];
+                for (int k = 0; k < 3; k++) {
+                    double c0 = (double)clock() / CLOCKS_PER_SEC;
+                    if (gl_gravity(b, mass, cal_thetas[ti], order, (float)(eps * eps), &cfg, acc,
+                                   NULL, NULL))
+                        return die("lists");
+                    t[k] = (double)clock() / CLOCKS_PER_SEC - c0;
+                }
+                bench_summary s = bench_summarise(t, 3);
+                err_stats e = errors(acc, ref, sample, ns);
+                printf("{%d, %.2ff, %.3e, %.1f},\n", (int)order, (double)cal_thetas[ti], e.median,
+                       s.med * 1e9 / (double)n);
+                fflush(stdout);
+            }
+        free(mass);
+        return 0;
+    }
     if (mode == 4) {
         float *mass = malloc((size_t)n * sizeof *mass);
         for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;

@@ -402,9 +402,11 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
 canopy_status canopy_gravity(canopy_points bodies, const float *mass, float theta, float eps,
                              const canopy_run_options *opt, float *acc, canopy_stats *stats);
 
-/* Multipole gravity (docs/nbody.md): octree cells expanded about their centre of
+/* Multipole gravity (docs/nbody.md): tree cells expanded about their centre of
  * mass to `order` (0 monopole, 2 quadrupole), moments kept apart from the hot node
- * records; cells opened per body or per leaf bucket (Liu's bucket-to-node test).
+ * records. Default: groups of bodies walk a binary (or oct) tree once into interaction
+ * lists evaluated by a vectorised kernel; or cells opened per body or per leaf bucket
+ * inside an octree walk (Liu's bucket-to-node test).
  * accuracy > 0 chooses theta and order from a calibrated table (target median
  * relative force error); otherwise theta and order are used as given. */
 typedef enum canopy_opening {
@@ -433,9 +435,14 @@ canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *orde
                                     double *expected);
 /* The median relative force error the calibration predicts for (theta, order). */
 double canopy_gravity_expected_error(float theta, int32_t order);
+/* The same two from the table measured with g's opening and tree (the list engine
+ * has its own, per tree; the two above use body opening's). */
+canopy_status canopy_gravity_choose_for(const canopy_gravity_options *g, double accuracy,
+                                        float *theta, int32_t *order, double *expected);
+double canopy_gravity_expected_error_for(const canopy_gravity_options *g);
 /* Accelerations acc (n, 3) and, when pot is not NULL, potentials (n) of every body;
- * mass may be NULL (equal masses 1/n). Tree kind oct; opt's variant, schedule and
- * leaf size apply (CPU backend). */
+ * mass may be NULL (equal masses 1/n). opt's leaf size applies; variant and schedule
+ * apply to the body and bucket openings (CPU backend). */
 canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *g,
                                        const canopy_run_options *opt, float *acc, float *pot,

@@ -64,7 +64,8 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_status st = check_input(pos, vel, mass, n, &o);
     if (st) return st;
     if (o.gravity.accuracy != 0.0 &&
-        (st = canopy_gravity_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)))
+        (st = canopy_gravity_choose_for(&o.gravity, o.gravity.accuracy, &o.gravity.theta,
+                                        &o.gravity.order, NULL)))
         return st;
     o.gravity.accuracy = 0.0; /* resolved: a checkpoint stores the theta and order used */
     canopy_nbody *s = NULL;

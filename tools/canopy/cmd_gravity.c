@@ -122,7 +122,7 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
         fprintf(stderr,
                 "  error: expected median %.2e (calibrated, theta %g, order %d); measured on %lld "
                 "bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
-                canopy_gravity_expected_error(g->theta, g->order), (double)g->theta, (int)g->order,
+                canopy_gravity_expected_error_for(g), (double)g->theta, (int)g->order,
                 (long long)ns, rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
     }
     canopy_free(sample);
@@ -202,6 +202,7 @@ int cmd_gravity(int argc, char **argv) {
     if (accuracy > 0.0 && (theta_given || order))
         return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
                                           "or --theta/--order");
+    if (!multipole) g.opening = CANOPY_OPENING_BODY; /* the monopole walk is per body */
     if (g.opening != CANOPY_OPENING_LIST) {
         if (tree_given && g.tree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("gravity", "--tree binary needs --opening list");
@@ -210,7 +211,8 @@ int cmd_gravity(int argc, char **argv) {
     g.theta = (float)theta;
     g.order = (int32_t)order;
     g.softening = (float)eps;
-    if (accuracy > 0.0 && canopy_gravity_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+    if (accuracy > 0.0 &&
+        canopy_gravity_choose_for(&g, accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
 
     const char *ins[] = {bodies_path}, *outs[] = {out};
