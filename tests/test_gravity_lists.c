@@ -16,28 +16,6 @@
 
 static const canopy_gravity_tree trees[] = {CANOPY_GRAVITY_TREE_OCT, CANOPY_GRAVITY_TREE_BINARY};
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_error(const float *acc, const double *ref, int64_t n) {
-    double *rel = malloc((size_t)n * sizeof *rel);
-    for (int64_t i = 0; i < n; i++) {
-        double d2 = 0.0, r2 = 0.0;
-        for (int j = 0; j < 3; j++) {
-            double e = acc[3 * i + j] - ref[3 * i + j];
-            d2 += e * e;
-            r2 += ref[3 * i + j] * ref[3 * i + j];
-        }
-        rel[i] = sqrt(d2 / r2);
-    }
-    qsort(rel, (size_t)n, sizeof *rel, cmp_double);
-    double m = rel[n / 2];
-    free(rel);
-    return m;
-}
-
 static canopy_gravity_options list_options(canopy_gravity_tree tree, float theta, int32_t order,
                                            float eps) {
     canopy_gravity_options g = canopy_gravity_options_default();
@@ -151,7 +129,7 @@ static void check_convergence(uint64_t seed) {
             for (int q = 0; q < 2; q++) {
                 canopy_gravity_options g = list_options(trees[t], thetas[k], 2 * q, eps);
                 CHECK_OK(canopy_gravity_multipole(b, mass, &g, &o, acc, NULL, NULL));
-                e[q][k] = median_error(acc, ref, n);
+                e[q][k] = check_median_rel_error3(acc, ref, n);
             }
         const char *tn = t ? "binary" : "oct";
         for (int k = 0; k < 3; k++) {
@@ -182,12 +160,12 @@ static void check_convergence(uint64_t seed) {
     for (int t = 0; t < 2; t++) {
         gl_config bucket = {t, 0, 0, 4, 16}, body = {t, 1, 0, 4, 16}, fused = {t, 0, 1, 4, 16};
         CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &bucket, acc, NULL, NULL));
-        double eb = median_error(acc, ref, n);
+        double eb = check_median_rel_error3(acc, ref, n);
         CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &fused, acc2, NULL, NULL));
         CHECK_MSG(!memcmp(acc, acc2, (size_t)n * 3 * sizeof(float)), "%s: fused layout differs",
                   t ? "binary" : "oct");
         CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &body, acc2, NULL, NULL));
-        double ep = median_error(acc2, ref, n);
+        double ep = check_median_rel_error3(acc2, ref, n);
         CHECK_MSG(ep > 0.8 * eb && ep < 4.0 * eb, "%s: particle opening error %.3g vs bucket %.3g",
                   t ? "binary" : "oct", ep, eb);
     }
@@ -248,7 +226,8 @@ static void check_accuracy_knob(void) {
         CHECK_OK(canopy_gravity_choose_for(&g, g.accuracy, &g.theta, &g.order, NULL));
         float *picked = malloc((size_t)ns * 3 * sizeof *picked);
         for (int64_t k = 0; k < ns; k++) memcpy(picked + 3 * k, acc + 3 * sample[k], 12);
-        double e = median_error(picked, ref, ns), want = canopy_gravity_expected_error_for(&g);
+        double e = check_median_rel_error3(picked, ref, ns),
+               want = canopy_gravity_expected_error_for(&g);
         CHECK_MSG(e < 3.0 * want && e > want / 3.0,
                   "%s: accuracy 3e-4 chose theta %.2f order %d: measured %.3g, expected %.3g",
                   t ? "binary" : "oct", (double)g.theta, (int)g.order, e, want);
