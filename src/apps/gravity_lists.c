@@ -86,8 +86,8 @@ static float node_box(gl_tree *t, int32_t v) {
 /* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
  * through the scratch arrays; cnt receives each group's size. Returns the number of
  * groups used (0: keep v a leaf). */
-static int split_node(gl_tree *t, int32_t v, int binary, float side, float *sx, float *sy,
-                      float *sz, float *sm, int64_t *sid, uint8_t *key, int32_t cnt[8]) {
+static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
+                      int64_t *sid, uint8_t *key, int32_t cnt[8]) {
     const gl_hot *h = t->hot + v;
     const float *b = t->box + 6 * (int64_t)v, *cu = t->cube + 4 * (int64_t)v;
     int groups = binary ? 2 : 8, axis = 0;
@@ -96,7 +96,6 @@ static int split_node(gl_tree *t, int32_t v, int binary, float side, float *sx, 
         for (int k = 1; k < 3; k++)
             if (b[3 + k] - b[k] > b[3 + axis] - b[axis]) axis = k;
         mid = b[axis] + 0.5f * (b[3 + axis] - b[axis]);
-        (void)side;
     }
     memset(cnt, 0, 8 * sizeof *cnt);
     for (int32_t i = h->begin; i < h->end; i++) {
@@ -238,7 +237,7 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
             gl_hot *h = t->hot + v;
             int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= 60;
             ng[v - lo] = leaf ? 0
-                              : split_node(t, v, cfg->binary, side, sx, sy, sz, sm, sid, key,
+                              : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key,
                                            cnt + 8 * (int64_t)(v - lo));
         }
         int64_t add = 0;
@@ -530,6 +529,10 @@ static void lists_free(gl_lists *L) {
 canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
                          float eps2, const gl_config *cfg, float *acc, float *pot,
                          gl_counts *counts) {
+    if (bodies.n >= INT32_MAX / 2)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: the list engine takes fewer than %d bodies (got %lld)",
+                           INT32_MAX / 2, (long long)bodies.n);
     gl_tree t;
     memset(&t, 0, sizeof t);
     gl_counts cnt;
