@@ -9,6 +9,7 @@
 #include "canopy/traverse_cpu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const canopy_app mp_body_app = {
@@ -314,6 +315,15 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
             stats->nodes_per_query = c.walks ? (double)c.tests / (double)c.walks : 0.0;
             stats->tree_nodes = c.nodes;
             stats->tree_depth = c.depth;
+            stats->backend = CANOPY_BACKEND_CPU;
+            /* The binary tree is a kd-tree split at the longest side's midpoint. */
+            stats->tree = cfg.binary ? CANOPY_TREE_KD : CANOPY_TREE_OCT;
+            snprintf(stats->note, sizeof stats->note,
+                     "list engine: %s tree, leaf buckets of %d, sink groups of <= %d bodies; "
+                     "%.0f body-body and %.0f body-cell interactions per body",
+                     cfg.binary ? "binary (longest-side midpoint)" : "oct", (int)cfg.bucket,
+                     (int)cfg.group, (double)c.pp / (double)bodies.n,
+                     (double)c.pc / (double)bodies.n);
         }
         canopy_free(equal);
         return s;
