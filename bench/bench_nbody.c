@@ -4,13 +4,26 @@
  *   canopy-bench-nbody --calibrate [--n N]   rows of src/apps/multipole_calib.inc:
  *       order, theta, median relative error (1000 sampled bodies against float64
  *       direct summation), single-thread CPU ns per body (median of 3 runs)
+ *   canopy-bench-nbody --calibrate-list oct|binary [--n N]   rows of
+ *       src/apps/multipole_calib_list_{oct,binary}.inc: the same for the list engine
+ *       (default bucket and group sizes)
  *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
  *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
  *       opening-criterion tests made (queries x nodes per query: bodies or buckets)
  *   canopy-bench-nbody --steps S [--n N] [--dt DT] [--accuracy A] [--threads T]
  *       S leapfrog steps: relative energy error (potential by float64 direct sum for
  *       n <= 20000, else from the tree) and steps per second
+ *   canopy-bench-nbody --lists [--n N] [--reps R] [--threads T] [--order O]
+ *                      [--tree oct|binary|both] [--bucket B] [--group G] [--thetas a,b,...]
+ *                      [--per-body] [--fused] [--local-walk]
+ *       the interaction-list engine (apps/gravity_lists.h): error, opening tests,
+ *       interactions per body, build and walk+kernel time per theta; --per-body walks
+ *       every body alone (particle opening), --fused keeps the moments in the walk's
+ *       records (no hot/cold split); --local-walk adds, per theta, the engine's
+ *       bucket walk that evaluates forces inside the walk (CANOPY_OPENING_BUCKET on the
+ *       octree, leaf size = --bucket): Liu's "local walk" beside the lists
  * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
+#include "apps/gravity_lists.h"
 #include "bench_util.h"
 #include "canopy.h"
 
@@ -91,14 +104,117 @@ static int run_steps(const float *pos, const float *vel, int64_t n, int steps, d
     return 0;
 }
 
+/* The engine's local bucket walk (forces inside the walk) at one theta: a row in
+ * the list table's format (interactions are not counted there). */
+static int run_local_walk(canopy_points b, const float *mass, const double *ref,
+                          const int64_t *sample, int64_t ns, float *acc, float theta, int32_t order,
+                          float eps, int32_t bucket, int reps) {
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.opening = CANOPY_OPENING_BUCKET;
+    g.theta = theta;
+    g.order = order;
+    g.softening = eps;
+    canopy_run_options o = canopy_run_options_default();
+    o.leaf_size = bucket;
+    double t[64], tests = 0.0;
+    int r = reps < 64 ? reps : 64, cpu = canopy_threads() == 1;
+    for (int k = 0; k < r; k++) {
+        double c0 = (double)clock() / CLOCKS_PER_SEC, t0 = canopy_now();
+        canopy_stats st;
+        if (canopy_gravity_multipole(b, mass, &g, &o, acc, NULL, &st)) return die("local walk");
+        t[k] = cpu ? (double)clock() / CLOCKS_PER_SEC - c0 : canopy_now() - t0;
+        tests = (double)st.queries * st.nodes_per_query;
+    }
+    bench_summary s = bench_summarise(t, r);
+    err_stats e = errors(acc, ref, sample, ns);
+    printf(
+        "| oct | %d | local walk | hot/cold | %d/%d | %.2f | %.2e | %.2e | %.3g | - | - | - | - | "
+        "%.1f (%.1f-%.1f) |\n",
+        (int)order, (int)bucket, (int)bucket, (double)theta, e.median, e.rms, tests, s.med * 1e3,
+        s.min * 1e3, s.max * 1e3);
+    fflush(stdout);
+    return 0;
+}
+
+/* One configuration of the list engine per theta: a markdown row each. */
+static int run_lists(canopy_points b, const float *mass, const double *ref, const int64_t *sample,
+                     int64_t ns, float *acc, const float *thetas, int n_thetas, int32_t order,
+                     float eps, gl_config cfg, int reps, int local_walk) {
+    for (int ti = 0; ti < n_thetas; ti++) {
+        if (local_walk && !cfg.binary &&
+            run_local_walk(b, mass, ref, sample, ns, acc, thetas[ti], order, eps, cfg.bucket, reps))
+            return 1;
+        double t[64], tb[64], tw[64];
+        gl_counts c;
+        int r = reps < 64 ? reps : 64;
+        /* One thread: process CPU time (other jobs on a shared machine disturb it
+         * less), split between build and walk in the ratio of their wall times. */
+        int cpu = canopy_threads() == 1;
+        for (int k = 0; k < r; k++) {
+            double c0 = (double)clock() / CLOCKS_PER_SEC, t0 = canopy_now();
+            if (gl_gravity(b, mass, thetas[ti], order, eps * eps, &cfg, acc, NULL, &c))
+                return die("lists");
+            double wall = canopy_now() - t0, c1 = (double)clock() / CLOCKS_PER_SEC;
+            t[k] = cpu ? c1 - c0 : wall;
+            tb[k] = t[k] * c.build_seconds / wall;
+            tw[k] = t[k] * c.walk_seconds / wall;
+        }
+        bench_summary s = bench_summarise(t, r), sb = bench_summarise(tb, r),
+                      sw = bench_summarise(tw, r);
+        err_stats e = errors(acc, ref, sample, ns);
+        double nb = (double)b.n;
+        printf("| %s | %d | %s | %s | %d/%d | %.2f | %.2e | %.2e | %.3g | %.0f | %.0f | %.1f | "
+               "%.1f | %.1f (%.1f-%.1f) |\n",
+               cfg.binary ? "binary" : "oct", (int)order, cfg.per_body ? "body" : "bucket",
+               cfg.fused ? "fused" : "hot/cold", (int)cfg.bucket, (int)cfg.group,
+               (double)thetas[ti], e.median, e.rms, (double)c.tests, (double)c.pp / nb,
+               (double)c.pc / nb, sb.med * 1e3, sw.med * 1e3, s.med * 1e3, s.min * 1e3,
+               s.max * 1e3);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int64_t n = 100000;
     int reps = 5, threads = 1, mode = 0, steps = 0; /* mode 1 calibrate, 2 forces, 3 steps */
     double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
+    gl_config cfg = {0, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+    int32_t list_order = 2, trees = 1, local_walk = 0; /* trees: bit 0 oct, bit 1 binary */
+    float list_thetas[16] = {0.4f, 0.5f, 0.6f, 0.7f};
+    int n_list_thetas = 4;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--calibrate"))
             mode = 1;
-        else if (!strcmp(argv[i], "--forces"))
+        else if (!strcmp(argv[i], "--lists"))
+            mode = 4;
+        else if (!strcmp(argv[i], "--calibrate-list") && i + 1 < argc)
+            mode = 5, cfg.binary = !strcmp(argv[++i], "binary");
+        else if (!strcmp(argv[i], "--per-body"))
+            cfg.per_body = 1;
+        else if (!strcmp(argv[i], "--fused"))
+            cfg.fused = 1;
+        else if (!strcmp(argv[i], "--local-walk"))
+            local_walk = 1;
+        else if (!strcmp(argv[i], "--bucket") && i + 1 < argc)
+            cfg.bucket = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc)
+            cfg.group = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--order") && i + 1 < argc)
+            list_order = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tree") && i + 1 < argc) {
+            i++;
+            trees = !strcmp(argv[i], "oct") ? 1 : !strcmp(argv[i], "binary") ? 2 : 3;
+        } else if (!strcmp(argv[i], "--thetas") && i + 1 < argc) {
+            char *p = argv[++i];
+            for (n_list_thetas = 0; n_list_thetas < 16 && *p;) {
+                list_thetas[n_list_thetas++] = strtof(p, &p);
+                if (*p == ',')
+                    p++;
+                else
+                    break;
+            }
+        } else if (!strcmp(argv[i], "--forces"))
             mode = 2;
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             mode = 3, steps = atoi(argv[++i]);
@@ -115,17 +231,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--softening") && i + 1 < argc)
             eps = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: canopy-bench-nbody --calibrate | --forces | --steps S "
-                            "[--n N] [--reps R] [--threads T] [--softening E] [--dt DT] "
-                            "[--accuracy A]\n");
+            fprintf(stderr,
+                    "usage: canopy-bench-nbody --calibrate | --forces | --steps S | --lists "
+                    "[--n N] [--reps R] [--threads T] [--softening E] [--dt DT] "
+                    "[--accuracy A]\n");
             return 2;
         }
     }
-    if (!mode || n < 2 || reps < 1 || threads < 1) {
+    if (!mode || n < 2 || reps < 1 || threads < 1 || cfg.bucket < 1 ||
+        (list_order != 0 && list_order != 2)) {
         fprintf(stderr, "bench_nbody: give --calibrate, --forces or --steps S (n >= 2)\n");
         return 2;
     }
-    canopy_set_threads(mode == 1 ? 1 : threads);
+    canopy_set_threads(mode == 1 || mode == 5 ? 1 : threads);
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     float *acc = malloc((size_t)n * 3 * sizeof *acc);
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
@@ -138,7 +256,50 @@ int main(int argc, char **argv) {
     canopy_set_threads(threads > 2 ? threads : 2);
     if (canopy_gravity_direct_sample(b, NULL, (float)eps, sample, ns, ref, NULL))
         return die("direct");
-    canopy_set_threads(mode == 1 ? 1 : threads);
+    canopy_set_threads(mode == 1 || mode == 5 ? 1 : threads);
+    if (mode == 5) {
+        float *mass = malloc((size_t)n * sizeof *mass);
+        static const float cal_thetas[] = {0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 1.0f, 1.3f};
+        printf("/* order, theta, median relative error, single-thread CPU ns per body:\n"
+               " * canopy-bench-nbody --calibrate-list %s --n %lld. */\n",
+               cfg.binary ? "binary" : "oct", (long long)n);
+        for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;
+        for (int32_t order = 0; order <= 2; order += 2)
+            for (size_t ti = 0; ti < sizeof cal_thetas / sizeof cal_thetas[0]; ti++) {
+                double t[3];
+                for (int k = 0; k < 3; k++) {
+                    double c0 = (double)clock() / CLOCKS_PER_SEC;
+                    if (gl_gravity(b, mass, cal_thetas[ti], order, (float)(eps * eps), &cfg, acc,
+                                   NULL, NULL))
+                        return die("lists");
+                    t[k] = (double)clock() / CLOCKS_PER_SEC - c0;
+                }
+                bench_summary s = bench_summarise(t, 3);
+                err_stats e = errors(acc, ref, sample, ns);
+                printf("{%d, %.2ff, %.3e, %.1f},\n", (int)order, (double)cal_thetas[ti], e.median,
+                       s.med * 1e9 / (double)n);
+                fflush(stdout);
+            }
+        free(mass);
+        return 0;
+    }
+    if (mode == 4) {
+        float *mass = malloc((size_t)n * sizeof *mass);
+        for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;
+        printf("| tree | order | opening | layout | bucket/group | theta | median err | rms err | "
+               "opening "
+               "tests | p-p per body | p-c per body | build ms | walk+kernel ms | total ms "
+               "(median, min-max) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        int rc = 0;
+        for (int tr = 0; tr < 2 && !rc; tr++)
+            if (trees >> tr & 1) {
+                cfg.binary = tr;
+                rc = run_lists(b, mass, ref, sample, ns, acc, list_thetas, n_list_thetas,
+                               list_order, (float)eps, cfg, reps, local_walk);
+            }
+        free(mass);
+        return rc;
+    }
 
     static const float all_thetas[] = {0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 1.0f};
     static const float few_thetas[] = {0.3f, 0.5f, 0.7f};

@@ -404,21 +404,31 @@ canopy_status canopy_radius_count(canopy_points ref, canopy_points query, float 
 canopy_status canopy_gravity(canopy_points bodies, const float *mass, float theta, float eps,
                              const canopy_run_options *opt, float *acc, canopy_stats *stats);
 
-/* Multipole gravity (docs/nbody.md): octree cells expanded about their centre of
+/* Multipole gravity (docs/nbody.md): tree cells expanded about their centre of
  * mass to `order` (0 monopole, 2 quadrupole), moments kept apart from the hot node
- * records; cells opened per body or per leaf bucket (Liu's bucket-to-node test).
+ * records. Default: groups of bodies walk a binary (or oct) tree once into interaction
+ * lists evaluated by a vectorised kernel; or cells opened per body or per leaf bucket
+ * inside an octree walk (Liu's bucket-to-node test).
  * accuracy > 0 chooses theta and order from a calibrated table (target median
  * relative force error); otherwise theta and order are used as given. */
 typedef enum canopy_opening {
-    CANOPY_OPENING_BODY = 0,  /* each body tests each cell */
-    CANOPY_OPENING_BUCKET = 1 /* a leaf bucket's bodies walk the tree together */
+    CANOPY_OPENING_BODY = 0,   /* each body tests each cell */
+    CANOPY_OPENING_BUCKET = 1, /* a leaf bucket's bodies walk the tree together */
+    CANOPY_OPENING_LIST = 2    /* buckets walk once into interaction lists, then a
+                                  vectorised kernel (ChaNGa's scheme; fastest on CPUs) */
 } canopy_opening;
+/* Tree of the list opening (the other openings use the octree). */
+typedef enum canopy_gravity_tree {
+    CANOPY_GRAVITY_TREE_OCT = 0,   /* octree of cubic cells */
+    CANOPY_GRAVITY_TREE_BINARY = 1 /* ChaNGa's binary tree: longest-side midpoint splits */
+} canopy_gravity_tree;
 typedef struct canopy_gravity_options {
     float theta;   /* opening angle > 0 (default 0.5) */
     int32_t order; /* 0 or 2 (default 2) */
     canopy_opening opening;
-    float softening; /* Plummer softening >= 0 */
-    double accuracy; /* > 0: target relative force error, overrides theta and order */
+    float softening;          /* Plummer softening >= 0 */
+    double accuracy;          /* > 0: target relative force error, overrides theta and order */
+    canopy_gravity_tree tree; /* list opening's tree (body and bucket use the octree) */
 } canopy_gravity_options;
 canopy_gravity_options canopy_gravity_options_default(void);
 /* Theta and order the calibrated table gives for a target accuracy (in
@@ -427,11 +437,16 @@ canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *orde
                                     double *expected);
 /* The median relative force error the calibration predicts for (theta, order). */
 double canopy_gravity_expected_error(float theta, int32_t order);
+/* The same two from the table measured with g's opening and tree (the list engine
+ * has its own, per tree; the two above use body opening's). */
+canopy_status canopy_gravity_choose_for(const canopy_gravity_options *g, double accuracy,
+                                        float *theta, int32_t *order, double *expected);
+double canopy_gravity_expected_error_for(const canopy_gravity_options *g);
 /* Accelerations acc (n, 3) and, when pot is not NULL, potentials (n) of every body;
- * mass may be NULL (equal masses 1/n). Tree kind oct; opt's variant, schedule and
- * leaf size apply (CPU backend). Backend gpu (auto: from 200,000 bodies when a GPU is
- * usable) runs the GPU walk instead: radix tree built on the device, bucket opening
- * always, its own accuracy table (docs/nbody.md, "GPU"). */
+ * mass may be NULL (equal masses 1/n). opt's leaf size applies; variant and schedule
+ * apply to the body and bucket openings (CPU backend). Backend gpu (auto: from 200,000
+ * bodies when a GPU is usable) runs the GPU walk instead: radix tree built on the
+ * device, bucket opening always, its own accuracy table (docs/nbody.md, "GPU"). */
 canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *g,
                                        const canopy_run_options *opt, float *acc, float *pot,

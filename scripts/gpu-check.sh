@@ -12,8 +12,11 @@
 #           and dr_l; bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
+#   dist    (builds with MPI) distributed plummer1m force evaluation on 1, 2 and 4 ranks
+#           of this host's cores (bench/run_dist_gravity.sh; bench/results/distributed.md);
+#           the MPI equivalence tests themselves run in the test stage
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody]
+#        [nbody] [dist]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -162,6 +165,15 @@ for stage in $stages; do
         "$b/canopy-bench-nbody-gpu" >"$out/nbody-gpu.md" 2>"$out/nbody-gpu.err"
         note "- GPU n-body bench: rc $? (tables below)"
         cat "$out/nbody-gpu.md" >>"$summary"
+        ;;
+    dist)
+        if [ ! -x "$b/canopy-bench-dist-gravity" ]; then
+            note "- dist: skipped (built without MPI)"
+            continue
+        fi
+        "$root/bench/run_dist_gravity.sh" "$b" 1000000 1 2 4 >"$out/dist-gravity.txt" 2>&1
+        note "- distributed gravity bench: rc $? (below)"
+        cat "$out/dist-gravity.txt" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

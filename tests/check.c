@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,4 +69,26 @@ const char *check_tmp_path(const char *name) {
     }
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return path;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double check_median_rel_error3(const float *acc, const double *ref, int64_t n) {
+    double *rel = malloc((size_t)n * sizeof *rel);
+    for (int64_t i = 0; i < n; i++) {
+        double d2 = 0.0, r2 = 0.0;
+        for (int j = 0; j < 3; j++) {
+            double e = acc[3 * i + j] - ref[3 * i + j];
+            d2 += e * e;
+            r2 += ref[3 * i + j] * ref[3 * i + j];
+        }
+        rel[i] = sqrt(d2 / r2);
+    }
+    qsort(rel, (size_t)n, sizeof *rel, cmp_double);
+    double m = rel[n / 2];
+    free(rel);
+    return m;
 }

@@ -23,23 +23,25 @@ int check_skip(const char *why);
 uint64_t check_seed(void);
 /* A path in a per-test scratch directory (removed by nothing; under /tmp). */
 const char *check_tmp_path(const char *name);
+/* Median over n bodies of |acc - ref| / |ref| for (n, 3) accelerations (gravity tests). */
+double check_median_rel_error3(const float *acc, const double *ref, int64_t n);
 
 #define CHECK(cond) check_record(!!(cond), __FILE__, __LINE__, "%s", #cond)
 #define CHECK_MSG(cond, ...) check_record(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
-#define CHECK_OK(expr)                                                                       \
-    do {                                                                                     \
-        canopy_status check_s_ = (expr);                                                     \
-        check_record(check_s_ == CANOPY_OK, __FILE__, __LINE__, "%s -> %s: %s", #expr,       \
-                     canopy_status_name(check_s_), canopy_last_error());                     \
+#define CHECK_OK(expr)                                                                             \
+    do {                                                                                           \
+        canopy_status check_s_ = (expr);                                                           \
+        check_record(check_s_ == CANOPY_OK, __FILE__, __LINE__, "%s -> %s: %s", #expr,             \
+                     canopy_status_name(check_s_), canopy_last_error());                           \
     } while (0)
 /* Expects a failure with status `st` whose message contains `needle`. */
-#define CHECK_FAILS(expr, st, needle)                                                        \
-    do {                                                                                     \
-        canopy_status check_s_ = (expr);                                                     \
-        check_record(check_s_ == (st) && check_contains(canopy_last_error(), needle),        \
-                     __FILE__, __LINE__, "%s -> %s \"%s\", expected %s containing \"%s\"",   \
-                     #expr, canopy_status_name(check_s_), canopy_last_error(),               \
-                     canopy_status_name(st), needle);                                        \
+#define CHECK_FAILS(expr, st, needle)                                                              \
+    do {                                                                                           \
+        canopy_status check_s_ = (expr);                                                           \
+        check_record(check_s_ == (st) && check_contains(canopy_last_error(), needle), __FILE__,    \
+                     __LINE__, "%s -> %s \"%s\", expected %s containing \"%s\"", #expr,            \
+                     canopy_status_name(check_s_), canopy_last_error(), canopy_status_name(st),    \
+                     needle);                                                                      \
     } while (0)
 
 int check_contains(const char *haystack, const char *needle);

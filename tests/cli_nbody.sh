@@ -94,4 +94,16 @@ run 0 gravity --bodies "$tmp/p.npy" --softening 0.02 --accuracy 1e-4 -o "$tmp/ac
 check "gravity --accuracy chose order 2" grep -q "order 2" "$tmp/out"
 usage_error gravity --bodies "$tmp/p.npy" --order 1 -o "$tmp/acc.npy"
 usage_error gravity --bodies "$tmp/p.npy" --accuracy 1e-4 --theta 0.3 -o "$tmp/acc.npy"
+# The list engine on both trees reports its tree and the measured error; the
+# binary tree with an octree opening and an unknown tree are usage errors.
+for tree in binary oct; do
+    run 0 gravity --bodies "$tmp/p.npy" --softening 0.02 --order 2 --opening list --tree $tree -o "$tmp/acc_$tree.npy" --stats
+    check "gravity --tree $tree ran" grep -q "list opening, $tree tree" "$tmp/out"
+    check "gravity --tree $tree measured error" grep -q "measured on 600 bodies" "$tmp/err"
+done
+run 0 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 2 --dt 0.01 --softening 0.05 --tree oct
+check "nbody --tree oct ran" grep -q "list opening, oct tree" "$tmp/out"
+usage_error gravity --bodies "$tmp/p.npy" --tree binary --opening body -o "$tmp/acc.npy"
+usage_error gravity --bodies "$tmp/p.npy" --tree pine -o "$tmp/acc.npy"
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3 --dt 0.1 --tree binary --opening bucket
 cli_finish

@@ -5,11 +5,13 @@
 #include "apps/multipole.h"
 
 #include "apps/common.h"
+#include "apps/gravity_lists.h"
 #include "canopy/traverse_cpu.h"
 #include "core/device.h"
 #include "nbody/gpu_multipole.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const canopy_app mp_body_app = {
@@ -36,69 +38,115 @@ _Static_assert(sizeof(mp_bucket_state) <= CANOPY_MAX_STATE, "mp_bucket_state too
 /* Calibration (canopy-bench-nbody --calibrate --n 20000; docs/nbody.md): median
  * relative acceleration error against float64 direct summation on 1000 evenly spaced
  * bodies of a 20k-body Plummer sphere (seed 1, eps 0.01), body opening, leaf size 8,
- * and the single-thread CPU time per body (ns) that ranks the choices. */
+ * and the single-thread CPU time per body (ns) that ranks the choices. The order 0
+ * rows come first in every table. */
 typedef struct mp_calib {
     int32_t order;
     float theta;
     double err;
     double ns_per_body;
 } mp_calib;
-static const mp_calib calib[] = {
+static const mp_calib calib_body[] = {
 #include "apps/multipole_calib.inc"
 };
-enum { N_CALIB = sizeof calib / sizeof calib[0] };
+/* The list engine's own tables (canopy-bench-nbody --calibrate-list TREE --n 100000:
+ * 100k bodies, default bucket and group sizes; more exact than body opening at equal
+ * theta, so it gets larger thetas for the same accuracy). */
+static const mp_calib calib_list_oct[] = {
+#include "apps/multipole_calib_list_oct.inc"
+};
+static const mp_calib calib_list_binary[] = {
+#include "apps/multipole_calib_list_binary.inc"
+};
+typedef struct mp_table {
+    const mp_calib *row;
+    int n;
+} mp_table;
+#define MP_TABLE(t) ((mp_table){t, (int)(sizeof t / sizeof t[0])})
+
+/* The table measured with this opening (bucket opening uses the body table: it is at
+ * least as exact). */
+static mp_table table_for(const canopy_gravity_options *g) {
+    if (g && g->opening == CANOPY_OPENING_LIST)
+        return g->tree == CANOPY_GRAVITY_TREE_OCT ? MP_TABLE(calib_list_oct)
+                                                  : MP_TABLE(calib_list_binary);
+    return MP_TABLE(calib_body);
+}
 
 canopy_gravity_options canopy_gravity_options_default(void) {
-    canopy_gravity_options g = {0.5f, 2, CANOPY_OPENING_BODY, 0.0f, 0.0};
+    canopy_gravity_options g = {0.5f, 2,   CANOPY_OPENING_LIST,
+                                0.0f, 0.0, CANOPY_GRAVITY_TREE_BINARY};
     return g;
 }
 
-canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *order,
-                                    double *expected) {
+static canopy_status choose(mp_table t, double accuracy, float *theta, int32_t *order,
+                            double *expected) {
     if (!(accuracy >= 1e-6 && accuracy <= 0.1))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: accuracy must be in [1e-6, 0.1] (got %g)",
                            accuracy);
     int best = -1;
-    for (int i = 0; i < N_CALIB; i++)
-        if (calib[i].err <= accuracy &&
-            (best < 0 || calib[i].ns_per_body < calib[best].ns_per_body))
+    double lowest = INFINITY;
+    for (int i = 0; i < t.n; i++) {
+        lowest = t.row[i].err < lowest ? t.row[i].err : lowest;
+        if (t.row[i].err <= accuracy &&
+            (best < 0 || t.row[i].ns_per_body < t.row[best].ns_per_body))
             best = i;
+    }
     if (best < 0)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "gravity: accuracy %g is below the calibrated range (best %g); give "
                            "--theta and --order instead",
-                           accuracy, calib[0].err);
-    *theta = calib[best].theta;
-    *order = calib[best].order;
-    if (expected) *expected = calib[best].err;
+                           accuracy, lowest);
+    *theta = t.row[best].theta;
+    *order = t.row[best].order;
+    if (expected) *expected = t.row[best].err;
     return CANOPY_OK;
+}
+
+canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *order,
+                                    double *expected) {
+    return choose(MP_TABLE(calib_body), accuracy, theta, order, expected);
+}
+
+canopy_status canopy_gravity_choose_for(const canopy_gravity_options *g, double accuracy,
+                                        float *theta, int32_t *order, double *expected) {
+    return choose(table_for(g), accuracy, theta, order, expected);
 }
 
 /* Log-log interpolation along theta among the table's rows of this order, the end
  * slopes extrapolating. */
-double canopy_gravity_expected_error(float theta, int32_t order) {
+static double expected_error(mp_table t, float theta, int32_t order) {
     int32_t o = order >= 2 ? 2 : 0;
     int prev = -1, next = -1, first = -1, second = -1, last = -1, before_last = -1;
-    for (int i = 0; i < N_CALIB; i++) {
-        if (calib[i].order != o) continue;
+    const mp_calib *c = t.row;
+    for (int i = 0; i < t.n; i++) {
+        if (c[i].order != o) continue;
         if (first < 0)
             first = i;
         else if (second < 0)
             second = i;
         before_last = last;
         last = i;
-        if (calib[i].theta <= theta) prev = i;
-        if (calib[i].theta >= theta && next < 0) next = i;
+        if (c[i].theta <= theta) prev = i;
+        if (c[i].theta >= theta && next < 0) next = i;
     }
     if (first < 0) return NAN;
-    if (second < 0) return calib[first].err;
+    if (second < 0) return c[first].err;
     int a = prev, b = next;
     if (a < 0) a = first, b = second;
     if (b < 0) a = before_last, b = last;
-    if (a == b) return calib[a].err;
-    double la = log(calib[a].theta), lb = log(calib[b].theta);
-    double ea = log(calib[a].err), eb = log(calib[b].err);
+    if (a == b) return c[a].err;
+    double la = log(c[a].theta), lb = log(c[b].theta);
+    double ea = log(c[a].err), eb = log(c[b].err);
     return exp(ea + (eb - ea) * (log(theta) - la) / (lb - la));
+}
+
+double canopy_gravity_expected_error(float theta, int32_t order) {
+    return expected_error(MP_TABLE(calib_body), theta, order);
+}
+
+double canopy_gravity_expected_error_for(const canopy_gravity_options *g) {
+    return expected_error(table_for(g), g->theta, g->order);
 }
 
 static canopy_status check_bodies(canopy_points b, const float *mass, float eps) {
@@ -226,7 +274,8 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     canopy_status s = check_bodies(bodies, mass, g.softening);
     if (s) return s;
-    if (g.accuracy != 0.0 && (s = canopy_gravity_choose(g.accuracy, &g.theta, &g.order, NULL)))
+    if (g.accuracy != 0.0 &&
+        (s = canopy_gravity_choose_for(&g, g.accuracy, &g.theta, &g.order, NULL)))
         return s;
     if (!(g.theta > 0.0f) || !isfinite(g.theta))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
@@ -234,8 +283,11 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     if (g.order != 0 && g.order != 2)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2 (got %d)",
                            (int)g.order);
-    if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body or bucket");
+    if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET &&
+        g.opening != CANOPY_OPENING_LIST)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body, bucket or list");
+    if (g.tree != CANOPY_GRAVITY_TREE_OCT && g.tree != CANOPY_GRAVITY_TREE_BINARY)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
     if (o.tree != CANOPY_TREE_KD && o.tree != CANOPY_TREE_OCT)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: only the oct tree is supported");
     /* The GPU walk (nbody/gpu_multipole.cu) always opens by bucket; auto takes it for
@@ -261,6 +313,32 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
         if ((s = canopy_alloc((void **)&equal, (size_t)bodies.n, sizeof(float)))) return s;
         for (int64_t i = 0; i < bodies.n; i++) equal[i] = 1.0f / (float)bodies.n;
         mass = equal;
+    }
+    if (g.opening == CANOPY_OPENING_LIST) {
+        gl_config cfg = {g.tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
+                         o.leaf_size > 0 ? o.leaf_size : GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+        gl_counts c;
+        s = gl_gravity(bodies, mass, g.theta, g.order, g.softening * g.softening, &cfg, acc, pot,
+                       &c);
+        if (!s && stats) {
+            stats->build_seconds = c.build_seconds;
+            stats->traverse_seconds = c.walk_seconds;
+            stats->queries = c.walks;
+            stats->nodes_per_query = c.walks ? (double)c.tests / (double)c.walks : 0.0;
+            stats->tree_nodes = c.nodes;
+            stats->tree_depth = c.depth;
+            stats->backend = CANOPY_BACKEND_CPU;
+            /* The binary tree is a kd-tree split at the longest side's midpoint. */
+            stats->tree = cfg.binary ? CANOPY_TREE_KD : CANOPY_TREE_OCT;
+            snprintf(stats->note, sizeof stats->note,
+                     "list engine: %s tree, leaf buckets of %d, sink groups of <= %d bodies; "
+                     "%.0f body-body and %.0f body-cell interactions per body",
+                     cfg.binary ? "binary (longest-side midpoint)" : "oct", (int)cfg.bucket,
+                     (int)cfg.group, (double)c.pp / (double)bodies.n,
+                     (double)c.pc / (double)bodies.n);
+        }
+        canopy_free(equal);
+        return s;
     }
     canopy_tree *tree = NULL;
     s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);

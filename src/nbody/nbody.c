@@ -87,8 +87,9 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     if (st) return st;
     int on_gpu = gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
-        (st = (on_gpu ? gpu_mp_choose : canopy_gravity_choose)(o.gravity.accuracy, &o.gravity.theta,
-                                                               &o.gravity.order, NULL)))
+        (st = on_gpu ? gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)
+                     : canopy_gravity_choose_for(&o.gravity, o.gravity.accuracy, &o.gravity.theta,
+                                                 &o.gravity.order, NULL)))
         return st;
     o.gravity.accuracy = 0.0; /* resolved: a checkpoint stores the theta and order used */
     canopy_nbody *s = NULL;
@@ -212,7 +213,7 @@ typedef struct ckpt_header {
     uint32_t version, header_bytes;
     int64_t n, step;
     double dt, theta, softening;
-    int32_t order, opening, leaf_size, reserved;
+    int32_t order, opening, leaf_size, tree;
 } ckpt_header;
 
 /* FNV-1a, 64 bit: enough to catch truncation and bit rot, not tampering. */
@@ -237,6 +238,7 @@ canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path) {
     h.order = s->opt.gravity.order;
     h.opening = (int32_t)s->opt.gravity.opening;
     h.leaf_size = s->opt.run.leaf_size;
+    h.tree = (int32_t)s->opt.gravity.tree;
     size_t n3 = (size_t)s->n * 3;
     uint64_t sum = fnv1a(FNV_START, &h, sizeof h);
     sum = fnv1a(sum, s->pos, n3 * sizeof(double));
@@ -310,6 +312,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
         o.gravity.softening = (float)h.softening;
         o.gravity.order = h.order;
         o.gravity.opening = (canopy_opening)h.opening;
+        o.gravity.tree = (canopy_gravity_tree)h.tree;
         st = canopy_nbody_create(pos, vel, mass, h.n, &o, out);
         if (!st) (*out)->step = h.step;
     }

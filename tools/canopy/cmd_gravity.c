@@ -21,7 +21,8 @@ enum {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy gravity --bodies B.npy [--theta 0.5] [--softening EPS]\n"
-               "       [--order 0|2] [--opening body|bucket] [--accuracy A]\n"
+               "       [--order 0|2] [--opening list|body|bucket] [--tree binary|oct]\n"
+               "       [--accuracy A]\n"
                "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
                "       [--leaf-size L] [--stats]\n\n"
                "Gravitational acceleration (G = 1) of every body from all the others by\n"
@@ -37,15 +38,21 @@ static void usage(FILE *f) {
                "  --softening E    Plummer softening length, >= 0 (default 0)\n"
                "  --order P        multipole order: 0 monopole (default), 2 quadrupole (moments\n"
                "                   about the centre of mass, kept apart from the hot records)\n"
-               "  --opening O      body (default: each body tests each cell) or bucket (a leaf\n"
-               "                   bucket's bodies walk together: Liu's bucket-to-node test)\n"
+               "  --opening O      list (default: groups of <= 256 bodies walk the tree once\n"
+               "                   into interaction lists, then a vectorised force kernel),\n"
+               "                   body (each body tests each cell) or bucket (a leaf\n"
+               "                   bucket's bodies walk together: Liu's bucket-to-node\n"
+               "                   test)\n"
+               "  --tree T         list opening's tree: binary (default; ChaNGa's, split at\n"
+               "                   the midpoint of the longest side) or oct; body and bucket\n"
+               "                   opening use the octree\n"
                "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
                "                   and order from a calibrated table (docs/nbody.md)\n"
-               "  --order, --opening and --accuracy run the multipole code: on the CPU, or on\n"
-               "  the GPU with --backend gpu (auto: from 200000 bodies when a GPU is usable),\n"
-               "  where the tree is a binary radix tree built on the device and the opening\n"
-               "  is always Liu's bucket-to-node test (docs/nbody.md, \"GPU\"); without them\n"
-               "  the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
+               "  --order, --opening, --tree and --accuracy run the multipole code: on the CPU,\n"
+               "  or on the GPU with --backend gpu (auto: from 200000 bodies when a GPU is\n"
+               "  usable), where the tree is a binary radix tree built on the device and the\n"
+               "  opening is always Liu's bucket-to-node test (docs/nbody.md, \"GPU\"); without\n"
+               "  them the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
                "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
                "  against float64 direct summation.\n"
                "  -o, --output F   output file (required)\n"
@@ -126,7 +133,7 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
                 "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
                 "%lld bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
                 gpu ? gpu_mp_expected_error(g->theta, g->order)
-                    : canopy_gravity_expected_error(g->theta, g->order),
+                    : canopy_gravity_expected_error_for(g),
                 gpu ? " for the GPU" : "", (double)g->theta, (int)g->order, (long long)ns,
                 rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
     }
@@ -137,7 +144,9 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
 }
 
 int cmd_gravity(int argc, char **argv) {
+    /* --tree here precedes TRAV_LONG_OPTIONS' generic one: getopt takes the first. */
     static const struct option opts[] = {{"bodies", required_argument, NULL, OPT_BODIES},
+                                         {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
                                          {"theta", required_argument, NULL, OPT_THETA},
                                          {"softening", required_argument, NULL, OPT_SOFTENING},
                                          {"order", required_argument, NULL, OPT_ORDER},
@@ -150,7 +159,8 @@ int cmd_gravity(int argc, char **argv) {
     double theta = 0.5, eps = 0.0, accuracy = 0.0;
     int64_t order = 0;
     int multipole = 0, theta_given = 0;
-    canopy_opening opening = CANOPY_OPENING_BODY;
+    canopy_gravity_options g = canopy_gravity_options_default();
+    int tree_given = 0;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -177,14 +187,12 @@ int cmd_gravity(int argc, char **argv) {
             multipole = 1;
             break;
         case OPT_OPENING:
-            if (!strcmp(optarg, "body"))
-                opening = CANOPY_OPENING_BODY;
-            else if (!strcmp(optarg, "bucket"))
-                opening = CANOPY_OPENING_BUCKET;
-            else
-                return cli_usage_error("gravity", "--opening must be body or bucket (got '%s')",
-                                       optarg);
+            if (grav_parse_opening("gravity", optarg, &g.opening)) return CLI_USAGE;
             multipole = 1;
+            break;
+        case OPT_GRAVITY_TREE:
+            if (grav_parse_tree("gravity", optarg, &g.tree)) return CLI_USAGE;
+            multipole = tree_given = 1;
             break;
         case OPT_ACCURACY:
             if (cli_parse_double("gravity", "--accuracy", optarg, 1e-6, 0.1, &accuracy))
@@ -206,17 +214,22 @@ int cmd_gravity(int argc, char **argv) {
     if (accuracy > 0.0 && (theta_given || order))
         return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
                                           "or --theta/--order");
-    canopy_gravity_options g = canopy_gravity_options_default();
+    if (!multipole) g.opening = CANOPY_OPENING_BODY; /* the monopole walk is per body */
+    if (g.opening != CANOPY_OPENING_LIST) {
+        if (tree_given && g.tree != CANOPY_GRAVITY_TREE_OCT)
+            return cli_usage_error("gravity", "--tree binary needs --opening list");
+        g.tree = CANOPY_GRAVITY_TREE_OCT;
+    }
     g.theta = (float)theta;
     g.order = (int32_t)order;
-    g.opening = opening;
     g.softening = (float)eps;
-    if (accuracy > 0.0 && canopy_gravity_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+    if (accuracy > 0.0 &&
+        canopy_gravity_choose_for(&g, accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
 
     /* Under mpirun rank 0 reads, writes and reports; every rank computes. */
     int ranks = cli_dist_size(), rank = cli_dist_rank();
-    if (ranks > 1 && opening == CANOPY_OPENING_BUCKET) {
+    if (ranks > 1 && g.opening == CANOPY_OPENING_BUCKET) {
         if (rank == 0)
             cli_usage_error("gravity", "--opening bucket is not available over several ranks");
         return CLI_USAGE;
@@ -274,12 +287,16 @@ int cmd_gravity(int argc, char **argv) {
         rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
     }
     if (rc == CLI_OK && rank == 0) {
-        cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, softening = %g, "
-                    "%d rank%s -> %s",
-                    (long long)b.n, (double)g.theta, (int)g.order,
-                    multipole && st.backend == CANOPY_BACKEND_GPU ? "GPU bucket"
-                    : opening == CANOPY_OPENING_BUCKET            ? "bucket"
-                                                                  : "body",
+        int gpu = multipole && st.backend == CANOPY_BACKEND_GPU;
+        cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, %s tree, softening "
+                    "= %g, %d rank%s -> %s",
+                    (long long)b.n, (double)g.theta, (int)(multipole ? g.order : 0),
+                    gpu         ? "GPU bucket"
+                    : multipole ? grav_opening_name(g.opening)
+                                : "body",
+                    gpu         ? "radix"
+                    : multipole ? grav_tree_name(g.tree)
+                                : "oct",
                     eps, ranks, ranks > 1 ? "s" : "", out);
         if (p.stats) {
             if (ranks == 1) trav_print_stats("gravity", &st, t_load, t_write);

@@ -37,12 +37,14 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
-            "       [--opening body|bucket] [--energy-every K] [--snapshot-every M -o DIR]\n"
+            "       [--opening list|body|bucket] [--tree binary|oct] [--energy-every K]\n"
+            "       [--snapshot-every M -o DIR]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
-            "--order/--opening/--accuracy), the octree rebuilt every step on the CPU; with\n"
-            "--backend gpu (auto: from 200000 bodies when a GPU is usable) the state stays on\n"
-            "the GPU and a binary radix tree is rebuilt there every step, with bucket opening.\n"
+            "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU;\n"
+            "with --backend gpu (auto: from 200000 bodies when a GPU is usable) the state\n"
+            "stays on the GPU and a binary radix tree is rebuilt there every step, with\n"
+            "bucket opening.\n"
             "Positions and velocities are kept in float64, forces in float32.\n\n"
             "Options:\n"
             "  --bodies B         positions, (n, 3) float32 or float64\n"
@@ -53,7 +55,8 @@ static void usage(FILE *f) {
             "  --softening E      Plummer softening, >= 0 (default 0)\n"
             "  --accuracy A       target median relative force error (default 1e-3)\n"
             "  --theta T, --order P  opening angle and multipole order (0 or 2) instead\n"
-            "  --opening O        body (default) or bucket\n"
+            "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
+            "  --tree T           list opening's tree: binary (default) or oct\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
             "                     momentum every K steps on stdout (0 = never; default 0)\n"
             "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
@@ -238,13 +241,14 @@ static int load_inputs(const char *bodies, const char *vels, const char *masses,
 }
 
 static canopy_nbody_options make_options(double dt, double eps, canopy_opening opening,
-                                         double theta, int64_t order, double accuracy,
-                                         const canopy_run_options *run) {
+                                         canopy_gravity_tree tree, double theta, int64_t order,
+                                         double accuracy, const canopy_run_options *run) {
     canopy_nbody_options o = canopy_nbody_options_default();
     o.dt = dt;
     o.run = *run;
     o.gravity.softening = (float)eps;
     o.gravity.opening = opening;
+    o.gravity.tree = tree;
     if (theta > 0.0) {
         o.gravity.theta = (float)theta;
         o.gravity.order = (int32_t)order;
@@ -257,6 +261,8 @@ static canopy_nbody_options make_options(double dt, double eps, canopy_opening o
 int cmd_nbody(int argc, char **argv) {
     static const struct option opts[] = {
         {"bodies", required_argument, NULL, OPT_BODIES},
+        /* precedes TRAV_LONG_OPTIONS' generic --tree: getopt takes the first */
+        {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
         {"velocities", required_argument, NULL, OPT_VELOCITIES},
         {"masses", required_argument, NULL, OPT_MASSES},
         {"steps", required_argument, NULL, OPT_STEPS},
@@ -281,7 +287,9 @@ int cmd_nbody(int argc, char **argv) {
     int64_t steps = -1, order = -1, energy_every = 0, snap_every = 0, ckpt_every = 0;
     int64_t direct_max = 20000;
     int given_physics = 0, dt_given = 0;
-    canopy_opening opening = CANOPY_OPENING_BODY;
+    canopy_opening opening = canopy_gravity_options_default().opening;
+    canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
+    int tree_given = 0;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -330,13 +338,12 @@ int cmd_nbody(int argc, char **argv) {
             given_physics = 1;
             break;
         case OPT_OPENING:
-            if (!strcmp(optarg, "body"))
-                opening = CANOPY_OPENING_BODY;
-            else if (!strcmp(optarg, "bucket"))
-                opening = CANOPY_OPENING_BUCKET;
-            else
-                return cli_usage_error("nbody", "--opening must be body or bucket");
+            if (grav_parse_opening("nbody", optarg, &opening)) return CLI_USAGE;
             given_physics = 1;
+            break;
+        case OPT_GRAVITY_TREE:
+            if (grav_parse_tree("nbody", optarg, &gtree)) return CLI_USAGE;
+            given_physics = tree_given = 1;
             break;
         case OPT_ENERGY_EVERY:
             if (cli_parse_i64("nbody", "--energy-every", optarg, 0, INT64_MAX, &energy_every))
@@ -377,6 +384,11 @@ int cmd_nbody(int argc, char **argv) {
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
     if ((theta > 0.0) != (order >= 0))
         return cli_usage_error("nbody", "--theta and --order go together");
+    if (opening != CANOPY_OPENING_LIST) {
+        if (tree_given && gtree != CANOPY_GRAVITY_TREE_OCT)
+            return cli_usage_error("nbody", "--tree binary needs --opening list");
+        gtree = CANOPY_GRAVITY_TREE_OCT;
+    }
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
@@ -395,7 +407,7 @@ int cmd_nbody(int argc, char **argv) {
         rc = cli_dist_share_rc(rc);
         if (!rc) {
             canopy_nbody_options o =
-                make_options(dt, eps, opening, theta, order, accuracy, &to.run);
+                make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
             ranks_job j = {pa.data,
                            va.data,
                            masses ? ma.data : NULL,
@@ -425,7 +437,7 @@ int cmd_nbody(int argc, char **argv) {
         rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
         if (!rc) {
             canopy_nbody_options o =
-                make_options(dt, eps, opening, theta, order, accuracy, &to.run);
+                make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
             if (canopy_nbody_create(pa.data, va.data, masses ? ma.data : NULL, pa.shape[0], &o, &s))
                 rc = cli_runtime_error("nbody");
         }
@@ -468,12 +480,14 @@ int cmd_nbody(int argc, char **argv) {
         double secs = canopy_now() - t0;
         cli_summary(
             "nbody: %lld bodies, steps %lld -> %lld, dt %g, theta %g, order %d, %s opening, "
-            "softening %g, %.3g steps/s%s%s",
+            "%s tree, softening %g, %.3g steps/s%s%s",
             (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
             o->dt, (double)o->gravity.theta, (int)o->gravity.order,
-            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "GPU bucket"
-            : o->gravity.opening == CANOPY_OPENING_BUCKET    ? "bucket"
-                                                             : "body",
+            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s))
+                ? "GPU bucket"
+                : grav_opening_name(o->gravity.opening),
+            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "radix"
+                                                             : grav_tree_name(o->gravity.tree),
             (double)o->gravity.softening,
             secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0,
             ckpt ? " -> " : "", ckpt ? ckpt : "");

@@ -9,6 +9,36 @@ void trav_opts_init(trav_opts *o) {
     o->run = canopy_run_options_default();
 }
 
+int grav_parse_opening(const char *cmd, const char *arg, canopy_opening *o) {
+    if (!strcmp(arg, "body"))
+        *o = CANOPY_OPENING_BODY;
+    else if (!strcmp(arg, "bucket"))
+        *o = CANOPY_OPENING_BUCKET;
+    else if (!strcmp(arg, "list"))
+        *o = CANOPY_OPENING_LIST;
+    else
+        return cli_usage_error(cmd, "--opening must be body, bucket or list (got '%s')", arg);
+    return 0;
+}
+
+int grav_parse_tree(const char *cmd, const char *arg, canopy_gravity_tree *t) {
+    if (!strcmp(arg, "oct"))
+        *t = CANOPY_GRAVITY_TREE_OCT;
+    else if (!strcmp(arg, "binary"))
+        *t = CANOPY_GRAVITY_TREE_BINARY;
+    else
+        return cli_usage_error(cmd, "--tree must be oct or binary (got '%s')", arg);
+    return 0;
+}
+
+const char *grav_opening_name(canopy_opening o) {
+    return o == CANOPY_OPENING_LIST ? "list" : o == CANOPY_OPENING_BUCKET ? "bucket" : "body";
+}
+
+const char *grav_tree_name(canopy_gravity_tree t) {
+    return t == CANOPY_GRAVITY_TREE_BINARY ? "binary" : "oct";
+}
+
 int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx) {
     trav_opts *o = ctx;
     canopy_status s = CANOPY_OK;

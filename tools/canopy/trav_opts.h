@@ -58,6 +58,14 @@ typedef struct trav_opts {
 } trav_opts;
 
 void trav_opts_init(trav_opts *o);
+/* gravity and nbody: --opening body|bucket|list and --tree oct|binary (their --tree
+ * entry precedes TRAV_LONG_OPTIONS, whose --tree names the generic tree kinds).
+ * Return 0, or a usage error naming the bad value. */
+enum { OPT_GRAVITY_TREE = 1250 };
+int grav_parse_opening(const char *cmd, const char *arg, canopy_opening *o);
+int grav_parse_tree(const char *cmd, const char *arg, canopy_gravity_tree *t);
+const char *grav_opening_name(canopy_opening o);
+const char *grav_tree_name(canopy_gravity_tree t);
 /* A cli_shared_handler; ctx is a trav_opts *. */
 int trav_opts_handle(const char *cmd, int opt, const char *arg, void *ctx);
 void trav_print_stats(const char *cmd, const canopy_stats *st, double load_seconds,

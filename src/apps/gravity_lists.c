@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: MIT
+/* gl_gravity: tree build (octree or binary, level-synchronous so node numbering
+ * does not depend on threads), moments, per-bucket interaction lists and the
+ * vectorised force kernels (apps/gravity_lists.h). */
+#include "apps/gravity_lists.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Walk record: 32 bytes, all the opening test and the descent read. */
+typedef struct gl_hot {
+    float c[3]; /* centre of mass */
+    float r2;   /* squared opening radius */
+    int32_t child, nchild, begin, end;
+} gl_hot;
+
+/* Moments, read only when a cell is listed. */
+typedef struct gl_cold {
+    float m;
+    float q[6]; /* traceless quadrupole Qxx Qyy Qzz Qxy Qxz Qyz about the centre of mass */
+    float pad;
+} gl_cold;
+
+typedef struct gl_fused {
+    gl_hot h;
+    gl_cold c;
+} gl_fused;
+
+typedef struct gl_tree {
+    int64_t n;
+    float *x, *y, *z, *m; /* tree order */
+    int64_t *ids;         /* caller index of each tree-order body */
+    int32_t nn, cap, depth;
+    gl_hot *hot;   /* built here; copied into the walk layout at the end */
+    float *box;    /* per node: tight bounding box lo[3], hi[3] */
+    float *cube;   /* octree: per node cell centre[3], half width */
+    double *mom;   /* per node: mass, com[3], second moments about com [6] */
+    char *walk;    /* records the walk reads (gl_hot or gl_fused) */
+    size_t stride; /* bytes between walk records */
+    const char *cold_base;
+    size_t cold_stride;
+    int32_t *leaves; /* sink groups in body order */
+    int32_t n_leaves;
+} gl_tree;
+
+static void tree_free(gl_tree *t) {
+    free(t->x), free(t->y), free(t->z), free(t->m), free(t->ids);
+    free(t->hot), free(t->box), free(t->cube), free(t->mom), free(t->walk), free(t->leaves);
+}
+
+static int grow_nodes(gl_tree *t, int32_t need) {
+    if (need <= t->cap) return 0;
+    int64_t cap = t->cap * 2 > need ? (int64_t)t->cap * 2 : need;
+    if (cap > INT32_MAX) return 1;
+    void *a = realloc(t->hot, (size_t)cap * sizeof *t->hot);
+    if (a) t->hot = a;
+    void *b = realloc(t->box, (size_t)cap * 6 * sizeof *t->box);
+    if (b) t->box = b;
+    void *c = realloc(t->cube, (size_t)cap * 4 * sizeof *t->cube);
+    if (c) t->cube = c;
+    if (!a || !b || !c) return 1;
+    t->cap = (int32_t)cap;
+    return 0;
+}
+
+/* Tight box of node v's bodies; returns the longest side. */
+static float node_box(gl_tree *t, int32_t v) {
+    const gl_hot *h = t->hot + v;
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = h->begin; i < h->end; i++) {
+        float p[3] = {t->x[i], t->y[i], t->z[i]};
+        for (int k = 0; k < 3; k++) {
+            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
+        }
+    }
+    float *b = t->box + 6 * (int64_t)v, side = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        b[k] = lo[k], b[3 + k] = hi[k];
+        side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
+    }
+    return side;
+}
+
+/* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
+ * through the scratch arrays; cnt receives each group's size. Returns the number of
+ * groups used (0: keep v a leaf). */
+static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
+                      int64_t *sid, uint8_t *key, int32_t cnt[8]) {
+    const gl_hot *h = t->hot + v;
+    const float *b = t->box + 6 * (int64_t)v, *cu = t->cube + 4 * (int64_t)v;
+    int groups = binary ? 2 : 8, axis = 0;
+    float mid = 0.0f;
+    if (binary) {
+        for (int k = 1; k < 3; k++)
+            if (b[3 + k] - b[k] > b[3 + axis] - b[axis]) axis = k;
+        mid = b[axis] + 0.5f * (b[3 + axis] - b[axis]);
+    }
+    memset(cnt, 0, 8 * sizeof *cnt);
+    for (int32_t i = h->begin; i < h->end; i++) {
+        uint8_t k;
+        if (binary) {
+            float p = axis == 0 ? t->x[i] : axis == 1 ? t->y[i] : t->z[i];
+            k = p > mid;
+        } else {
+            k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
+        }
+        key[i] = k;
+        cnt[k]++;
+    }
+    int nonempty = 0;
+    for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
+    if (binary && nonempty < 2) return 0;
+    int32_t off[8], o = h->begin;
+    for (int k = 0; k < 8; k++) off[k] = o, o += cnt[k];
+    for (int32_t i = h->begin; i < h->end; i++) {
+        int32_t d = off[key[i]]++;
+        sx[d] = t->x[i], sy[d] = t->y[i], sz[d] = t->z[i], sm[d] = t->m[i], sid[d] = t->ids[i];
+    }
+    size_t len = (size_t)(h->end - h->begin);
+    memcpy(t->x + h->begin, sx + h->begin, len * sizeof(float));
+    memcpy(t->y + h->begin, sy + h->begin, len * sizeof(float));
+    memcpy(t->z + h->begin, sz + h->begin, len * sizeof(float));
+    memcpy(t->m + h->begin, sm + h->begin, len * sizeof(float));
+    memcpy(t->ids + h->begin, sid + h->begin, len * sizeof(int64_t));
+    return groups;
+}
+
+/* Mass, centre of mass and second moments of node v: from its bodies (leaf) or its
+ * children (parallel-axis shift), in float64. */
+static void node_moments(gl_tree *t, int32_t v) {
+    const gl_hot *h = t->hot + v;
+    double *M = t->mom + 10 * (int64_t)v;
+    memset(M, 0, 10 * sizeof *M);
+    double mass = 0.0, c[3] = {0, 0, 0};
+    if (h->nchild == 0) {
+        for (int32_t i = h->begin; i < h->end; i++) {
+            double w = t->m[i];
+            mass += w, c[0] += w * t->x[i], c[1] += w * t->y[i], c[2] += w * t->z[i];
+        }
+    } else {
+        for (int32_t k = h->child; k < h->child + h->nchild; k++) {
+            const double *K = t->mom + 10 * (int64_t)k;
+            mass += K[0];
+            for (int j = 0; j < 3; j++) c[j] += K[0] * K[1 + j];
+        }
+    }
+    const float *b = t->box + 6 * (int64_t)v;
+    for (int j = 0; j < 3; j++) c[j] = mass > 0.0 ? c[j] / mass : 0.5 * ((double)b[j] + b[3 + j]);
+    M[0] = mass;
+    for (int j = 0; j < 3; j++) M[1 + j] = c[j];
+    static const int ij[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    if (h->nchild == 0) {
+        for (int32_t i = h->begin; i < h->end; i++) {
+            double w = t->m[i], d[3] = {t->x[i] - c[0], t->y[i] - c[1], t->z[i] - c[2]};
+            for (int e = 0; e < 6; e++) M[4 + e] += w * d[ij[e][0]] * d[ij[e][1]];
+        }
+    } else {
+        for (int32_t k = h->child; k < h->child + h->nchild; k++) {
+            const double *K = t->mom + 10 * (int64_t)k;
+            double d[3] = {K[1] - c[0], K[2] - c[1], K[3] - c[2]};
+            for (int e = 0; e < 6; e++) M[4 + e] += K[4 + e] + K[0] * d[ij[e][0]] * d[ij[e][1]];
+        }
+    }
+}
+
+/* Opening radius: Barnes' offset criterion side / theta + |com - box centre|, and
+ * never less than the distance from the centre of mass to the box's farthest
+ * corner, so an accepted cell never holds a point of the walking bucket. */
+static void node_finish(gl_tree *t, int32_t v, float inv_theta, gl_cold *cold) {
+    gl_hot *h = t->hot + v;
+    const double *M = t->mom + 10 * (int64_t)v;
+    const float *b = t->box + 6 * (int64_t)v;
+    double side = 0.0, off2 = 0.0, far2 = 0.0;
+    for (int j = 0; j < 3; j++) {
+        double ext = (double)b[3 + j] - b[j], o = M[1 + j] - 0.5 * ((double)b[j] + b[3 + j]);
+        double f = fabs(o) + 0.5 * ext;
+        side = ext > side ? ext : side;
+        off2 += o * o;
+        far2 += f * f;
+        h->c[j] = (float)M[1 + j];
+    }
+    double r = side * inv_theta + sqrt(off2), far = sqrt(far2);
+    r = (r > far ? r : far) * (1.0 + 1e-5);
+    h->r2 = (float)(r * r);
+    double tr = M[4] + M[5] + M[6];
+    cold->m = (float)M[0];
+    for (int e = 0; e < 3; e++) cold->q[e] = (float)(3.0 * M[4 + e] - tr);
+    for (int e = 3; e < 6; e++) cold->q[e] = (float)(3.0 * M[4 + e]);
+    cold->pad = 0.0f;
+}
+
+static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
+                           int32_t order, const gl_config *cfg) {
+    int64_t n = bodies.n;
+    t->n = n;
+    size_t fs = (size_t)n * sizeof(float);
+    float *sx = malloc(fs), *sy = malloc(fs), *sz = malloc(fs), *sm = malloc(fs);
+    int64_t *sid = malloc((size_t)n * sizeof *sid);
+    uint8_t *key = malloc((size_t)n);
+    t->x = malloc(fs), t->y = malloc(fs), t->z = malloc(fs), t->m = malloc(fs);
+    t->ids = malloc((size_t)n * sizeof *t->ids);
+    int32_t *cnt = NULL, *ng = NULL;
+    int64_t est = 4 * (n / (cfg->bucket > 0 ? cfg->bucket : 1)) + 64;
+    canopy_status s = CANOPY_OK;
+    if (!sx || !sy || !sz || !sm || !sid || !key || !t->x || !t->y || !t->z || !t->m || !t->ids ||
+        grow_nodes(t, (int32_t)(est < INT32_MAX / 2 ? est : INT32_MAX / 2))) {
+        s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float *p = canopy_point(bodies, i);
+        t->x[i] = p[0], t->y[i] = p[1], t->z[i] = p[2], t->m[i] = mass[i], t->ids[i] = i;
+    }
+    t->hot[0] = (gl_hot){{0, 0, 0}, 0, -1, 0, 0, (int32_t)n};
+    t->nn = 1;
+    {
+        float side = node_box(t, 0);
+        const float *b = t->box;
+        for (int k = 0; k < 3; k++) t->cube[k] = b[k] + 0.5f * (b[3 + k] - b[k]);
+        t->cube[3] = 0.5f * side;
+    }
+    int32_t lo = 0, hi = 1;
+    for (int level = 0; lo < hi; level++) {
+        int32_t width = hi - lo;
+        free(cnt), free(ng);
+        cnt = malloc((size_t)width * 8 * sizeof *cnt);
+        ng = malloc((size_t)width * sizeof *ng);
+        if (!cnt || !ng) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
+            goto done;
+        }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+        for (int32_t v = lo; v < hi; v++) {
+            float side = level ? node_box(t, v) : t->cube[3] * 2.0f;
+            gl_hot *h = t->hot + v;
+            int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= 60;
+            ng[v - lo] = leaf ? 0
+                              : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key,
+                                           cnt + 8 * (int64_t)(v - lo));
+        }
+        int64_t add = 0;
+        for (int32_t v = lo; v < hi; v++)
+            for (int k = 0; k < ng[v - lo]; k++) add += cnt[8 * (int64_t)(v - lo) + k] > 0;
+        if ((int64_t)t->nn + add > INT32_MAX / 2 || grow_nodes(t, t->nn + (int32_t)add)) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
+            goto done;
+        }
+        for (int32_t v = lo; v < hi; v++) {
+            gl_hot *h = t->hot + v;
+            h->child = ng[v - lo] ? t->nn : -1;
+            h->nchild = 0;
+            int32_t begin = h->begin;
+            const float *cu = t->cube + 4 * (int64_t)v;
+            for (int k = 0; k < ng[v - lo]; k++) {
+                int32_t c = cnt[8 * (int64_t)(v - lo) + k];
+                if (!c) continue;
+                int32_t u = t->nn++;
+                t->hot[u] = (gl_hot){{0, 0, 0}, 0, -1, 0, begin, begin + c};
+                float *cc = t->cube + 4 * (int64_t)u, q = 0.5f * cu[3];
+                for (int j = 0; j < 3; j++) cc[j] = cu[j] + ((k >> j) & 1 ? q : -q);
+                cc[3] = q;
+                begin += c;
+                h->nchild++;
+            }
+        }
+        t->depth = level + 1;
+        lo = hi;
+        hi = t->nn;
+    }
+    /* Moments bottom-up: children always have larger numbers than their parent. */
+    t->mom = malloc((size_t)t->nn * 10 * sizeof *t->mom);
+    size_t rec = cfg->fused ? sizeof(gl_fused) : sizeof(gl_hot);
+    t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * sizeof(gl_cold)));
+    t->leaves = malloc((size_t)t->nn * sizeof *t->leaves);
+    if (!t->mom || !t->walk || !t->leaves) {
+        s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
+        goto done;
+    }
+    for (int32_t v = t->nn - 1; v >= 0; v--) node_moments(t, v);
+    t->stride = rec;
+    t->cold_base = cfg->fused ? t->walk + sizeof(gl_hot) : t->walk + (size_t)t->nn * rec;
+    t->cold_stride = cfg->fused ? sizeof(gl_fused) : sizeof(gl_cold);
+    for (int32_t v = 0; v < t->nn; v++) {
+        gl_cold cold;
+        node_finish(t, v, inv_theta, &cold);
+        if (order == 0) memset(cold.q, 0, sizeof cold.q);
+        memcpy(t->walk + (size_t)v * rec, t->hot + v, sizeof(gl_hot));
+        memcpy((char *)t->cold_base + (size_t)v * t->cold_stride, &cold, sizeof cold);
+    }
+    /* Sink groups in body order (depth first, so neighbours run together): the
+     * largest nodes of at most cfg->group bodies, and leaves. */
+    {
+        int32_t sp = 0, *stack = malloc(((size_t)t->depth * 8 + 8) * sizeof *stack);
+        if (!stack) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
+            goto done;
+        }
+        stack[sp++] = 0;
+        while (sp) {
+            const gl_hot *h = t->hot + stack[--sp];
+            if (h->nchild == 0 || (!cfg->per_body && h->end - h->begin <= cfg->group)) {
+                if (h->end > h->begin) t->leaves[t->n_leaves++] = (int32_t)(h - t->hot);
+                continue;
+            }
+            for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) stack[sp++] = c;
+        }
+        free(stack);
+    }
+done:
+    free(sx), free(sy), free(sz), free(sm), free(sid), free(key), free(cnt), free(ng);
+    return s;
+}
+
+/* ------------------------------------------------------------------ walk -- */
+
+typedef struct gl_lists {
+    int32_t *cells, *opened, *stack;
+    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is 6 arrays of cap floats */
+    float *bx, *by, *bz, *bm;      /* gathered bodies */
+    int64_t cell_cap, body_cap;
+    int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
+} gl_lists;
+
+enum { GL_LANES = 16 };
+
+/* Lists for a sink box [lo, hi]: accepted cells, and opened leaves outside the sink
+ * group's own bodies [gb, ge) (those are always listed first, by gather). */
+static int64_t walk(const gl_tree *t, const float *lo, const float *hi, int32_t gb, int32_t ge,
+                    gl_lists *L) {
+    int32_t sp = 0, nc = 0, nl = 0;
+    int64_t tests = 0;
+    L->stack[sp++] = 0;
+    while (sp) {
+        int32_t v = L->stack[--sp];
+        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
+        tests++;
+        float d2 = 0.0f;
+        for (int k = 0; k < 3; k++) {
+            float a = lo[k] - h->c[k], b = h->c[k] - hi[k];
+            float e = a > b ? a : b;
+            e = e > 0.0f ? e : 0.0f;
+            d2 += e * e;
+        }
+        if (d2 > h->r2)
+            L->cells[nc++] = v;
+        else if (h->nchild == 0) {
+            if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
+        } else
+            for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) L->stack[sp++] = c;
+    }
+    L->nc = nc;
+    L->nl = nl;
+    return tests;
+}
+
+static int reserve(float **p, int64_t cap, int n_arrays) {
+    void *q = realloc(*p, (size_t)cap * (size_t)n_arrays * sizeof(float));
+    if (!q) return 1;
+    *p = q;
+    return 0;
+}
+
+/* Copies the listed cells' moments and the opened leaves' bodies into padded
+ * structure-of-arrays buffers (padding: mass 0, a copy of a real position). */
+static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
+    int64_t npc = (L->nc + GL_LANES - 1) / GL_LANES * GL_LANES;
+    int64_t np = ge - gb;
+    for (int32_t k = 0; k < L->nl; k++) {
+        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)L->opened[k] * t->stride);
+        np += h->end - h->begin;
+    }
+    int64_t npp = (np + GL_LANES - 1) / GL_LANES * GL_LANES;
+    if (npc > L->cell_cap) {
+        int64_t cap = npc * 2;
+        if (reserve(&L->cx, cap, 1) || reserve(&L->cy, cap, 1) || reserve(&L->cz, cap, 1) ||
+            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, 6))
+            return 1;
+        L->cell_cap = cap;
+    }
+    if (npp > L->body_cap) {
+        int64_t cap = npp * 2;
+        if (reserve(&L->bx, cap, 1) || reserve(&L->by, cap, 1) || reserve(&L->bz, cap, 1) ||
+            reserve(&L->bm, cap, 1))
+            return 1;
+        L->body_cap = cap;
+    }
+    int64_t cc = L->cell_cap;
+    for (int32_t k = 0; k < L->nc; k++) {
+        int32_t v = L->cells[k];
+        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
+        const gl_cold *c = (const gl_cold *)(t->cold_base + (size_t)v * t->cold_stride);
+        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c->m;
+        for (int e = 0; e < 6; e++) L->cq[e * cc + k] = c->q[e];
+    }
+    for (int64_t k = L->nc; k < npc; k++) {
+        L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
+        L->cm[k] = 0.0f;
+        for (int e = 0; e < 6; e++) L->cq[e * cc + k] = 0.0f;
+    }
+    int64_t j = 0;
+    for (int32_t k = -1; k < L->nl; k++) {
+        const gl_hot *h =
+            k < 0 ? NULL : (const gl_hot *)(t->walk + (size_t)L->opened[k] * t->stride);
+        int32_t b = h ? h->begin : gb, e = h ? h->end : ge;
+        size_t len = (size_t)(e - b);
+        memcpy(L->bx + j, t->x + b, len * sizeof(float));
+        memcpy(L->by + j, t->y + b, len * sizeof(float));
+        memcpy(L->bz + j, t->z + b, len * sizeof(float));
+        memcpy(L->bm + j, t->m + b, len * sizeof(float));
+        j += (int64_t)len;
+    }
+    for (; j < npp; j++) L->bx[j] = L->by[j] = L->bz[j] = L->bm[j] = 0.0f;
+    L->np = (int32_t)np;
+    L->npc = (int32_t)npc;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- kernels -- */
+
+/* Lane sums in a fixed pairwise order, so the result is the same whatever the
+ * vector width the compiler chose. */
+static inline __attribute__((always_inline)) float lane_sum(const float *a) {
+    float s[GL_LANES / 2];
+    for (int l = 0; l < GL_LANES / 2; l++) s[l] = a[l] + a[l + GL_LANES / 2];
+    for (int w = GL_LANES / 4; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) s[l] += s[l + w];
+    return s[0];
+}
+
+/* Acceleration and potential of sink (xi, yi, zi), body `self` of the gathered
+ * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
+ * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing. */
+static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int quad,
+                                                              float eps2, int32_t self, float xi,
+                                                              float yi, float zi, float out[4]) {
+    float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
+    int64_t cc = L->cell_cap;
+    const float *q0 = L->cq, *q1 = q0 + cc, *q2 = q1 + cc, *q3 = q2 + cc, *q4 = q3 + cc,
+                *q5 = q4 + cc;
+    for (int32_t j = 0; j < L->npc; j += GL_LANES) {
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) {
+            int32_t k = j + l;
+            float dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
+            float r2 = dx * dx + dy * dy + dz * dz + eps2;
+            float inv = r2 > 0.0f ? 1.0f / sqrtf(r2) : 0.0f, inv2 = inv * inv;
+            float mi = L->cm[k] * inv, f = mi * inv2;
+            float fx = -f * dx, fy = -f * dy, fz = -f * dz, p = mi;
+            if (quad) {
+                float qx = q0[k] * dx + q3[k] * dy + q4[k] * dz;
+                float qy = q3[k] * dx + q1[k] * dy + q5[k] * dz;
+                float qz = q4[k] * dx + q5[k] * dy + q2[k] * dz;
+                float rqr = dx * qx + dy * qy + dz * qz;
+                float inv5 = inv2 * inv2 * inv, c = 2.5f * rqr * inv5 * inv2;
+                fx += qx * inv5 - c * dx;
+                fy += qy * inv5 - c * dy;
+                fz += qz * inv5 - c * dz;
+                p += 0.5f * rqr * inv5;
+            }
+            ax[l] += fx, ay[l] += fy, az[l] += fz, ph[l] -= p;
+        }
+    }
+    int32_t npp = (L->np + GL_LANES - 1) / GL_LANES * GL_LANES;
+    for (int32_t j = 0; j < npp; j += GL_LANES) {
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) {
+            int32_t k = j + l;
+            float dx = xi - L->bx[k], dy = yi - L->by[k], dz = zi - L->bz[k];
+            float r2 = dx * dx + dy * dy + dz * dz + eps2;
+            float inv = r2 > 0.0f && k != self ? 1.0f / sqrtf(r2) : 0.0f;
+            float mi = L->bm[k] * inv, f = mi * inv * inv;
+            ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz, ph[l] -= mi;
+        }
+    }
+    out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
+}
+
+/* The sinks [b, e) of the group starting at body gb against the lists. */
+#define GL_SINKS_BODY                                                                              \
+    for (int32_t i = b; i < e; i++) {                                                              \
+        float o[4];                                                                                \
+        sink_kernel(L, quad, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);                          \
+        int64_t id = t->ids[i];                                                                    \
+        for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
+        if (pot) pot[id] = o[3];                                                                   \
+    }
+
+typedef void (*gl_sinks_fn)(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
+                            int quad, float eps2, float *acc, float *pot);
+
+static void sinks_generic(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
+                          int quad, float eps2, float *acc, float *pot) {
+    GL_SINKS_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, const gl_lists *L,
+                                                           int32_t gb, int32_t b, int32_t e,
+                                                           int quad, float eps2, float *acc,
+                                                           float *pot) {
+    GL_SINKS_BODY
+}
+__attribute__((target("avx512f,avx512vl,avx512dq,fma,prefer-vector-width=512"))) static void
+sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int quad,
+             float eps2, float *acc, float *pot) {
+    GL_SINKS_BODY
+}
+#endif
+
+static gl_sinks_fn pick_sinks(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
+        return sinks_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return sinks_avx2;
+#endif
+    return sinks_generic;
+}
+
+static void lists_free(gl_lists *L) {
+    free(L->cells), free(L->opened), free(L->stack);
+    free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
+    free(L->bx), free(L->by), free(L->bz), free(L->bm);
+}
+
+canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
+                         float eps2, const gl_config *cfg, float *acc, float *pot,
+                         gl_counts *counts) {
+    if (bodies.n >= INT32_MAX / 2)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: the list engine takes fewer than %d bodies (got %lld)",
+                           INT32_MAX / 2, (long long)bodies.n);
+    gl_tree t;
+    memset(&t, 0, sizeof t);
+    gl_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    double t0 = canopy_now();
+    canopy_status s = build(&t, bodies, mass, 1.0f / theta, order, cfg);
+    if (s) {
+        tree_free(&t);
+        return s;
+    }
+    cnt.nodes = t.nn;
+    cnt.leaves = t.n_leaves;
+    cnt.depth = t.depth;
+    double t1 = canopy_now();
+    cnt.build_seconds = t1 - t0;
+    gl_sinks_fn sinks = pick_sinks();
+    int quad = order == 2, failed = 0;
+    int64_t walks = 0, tests = 0, pp = 0, pc = 0;
+#pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
+    reduction(| : failed)
+    {
+        gl_lists L;
+        memset(&L, 0, sizeof L);
+        L.cells = malloc((size_t)t.nn * sizeof *L.cells);
+        L.opened = malloc((size_t)t.nn * sizeof *L.opened);
+        L.stack = malloc(((size_t)t.depth * 8 + 8) * sizeof *L.stack);
+        failed |= !L.cells || !L.opened || !L.stack;
+#pragma omp for schedule(dynamic, 4)
+        for (int32_t k = 0; k < t.n_leaves; k++) {
+            if (failed) continue;
+            const gl_hot *h = t.hot + t.leaves[k];
+            int32_t gb = h->begin, ge = h->end;
+            if (cfg->per_body) {
+                for (int32_t i = gb; i < ge && !failed; i++) {
+                    float p[3] = {t.x[i], t.y[i], t.z[i]};
+                    tests += walk(&t, p, p, gb, ge, &L);
+                    walks++;
+                    if (gather(&t, gb, ge, &L)) {
+                        failed = 1;
+                        break;
+                    }
+                    sinks(&t, &L, gb, i, i + 1, quad, eps2, acc, pot);
+                    pc += L.nc;
+                    pp += L.np - 1;
+                }
+            } else {
+                const float *b = t.box + 6 * (int64_t)t.leaves[k];
+                tests += walk(&t, b, b + 3, gb, ge, &L);
+                walks++;
+                if (gather(&t, gb, ge, &L)) {
+                    failed = 1;
+                    continue;
+                }
+                sinks(&t, &L, gb, gb, ge, quad, eps2, acc, pot);
+                pc += (int64_t)(ge - gb) * L.nc;
+                pp += (int64_t)(ge - gb) * (L.np - 1);
+            }
+        }
+        lists_free(&L);
+    }
+    cnt.walks = walks, cnt.tests = tests, cnt.pp = pp, cnt.pc = pc;
+    cnt.walk_seconds = canopy_now() - t1;
+    tree_free(&t);
+    if (counts) *counts = cnt;
+    if (failed)
+        return canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the interaction lists");
+    return CANOPY_OK;
+}
