@@ -153,6 +153,7 @@ static void check_corrected_plummer(uint64_t seed) {
         for (int32_t order = 0; order <= 2; order += 2)
             for (float theta = 0.3f; theta < 0.8f; theta += 0.4f) {
                 canopy_gravity_options g = canopy_gravity_options_default();
+                g.opening = CANOPY_OPENING_BODY; /* the per-body walk the pieces use */
                 g.theta = theta;
                 g.order = order;
                 g.softening = eps;

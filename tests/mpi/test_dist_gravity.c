@@ -57,6 +57,7 @@ static void check_forces(int64_t n, int32_t order, float theta, int with_mass, i
     }
     const float eps = 0.01f;
     canopy_gravity_options go = canopy_gravity_options_default();
+    go.opening = CANOPY_OPENING_BODY; /* the distributed walk's */
     go.theta = theta;
     go.order = order;
     go.softening = eps;
@@ -103,6 +104,7 @@ static void check_nbody(uint64_t seed) {
     CHECK_OK(canopy_gen_plummer(pf, vf, N, seed));
     for (int i = 0; i < 3 * N; i++) pos[i] = pf[i], vel[i] = vf[i];
     canopy_nbody_options o = canopy_nbody_options_default();
+    o.gravity.opening = CANOPY_OPENING_BODY;
     o.dt = 1.0 / 32;
     o.gravity.softening = 0.05f;
     o.gravity.theta = 0.3f;
@@ -167,6 +169,7 @@ static void check_inclusion(uint64_t seed) {
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
     inclusion_case(pos + 3 * m, mass + m, K, pos, mass, m, theta, seed);
     canopy_gravity_options go = canopy_gravity_options_default();
+    go.opening = CANOPY_OPENING_BODY; /* the distributed walk's */
     go.theta = theta;
     go.order = 2;
     go.softening = eps;
@@ -210,6 +213,7 @@ static void check_bad_input(void) {
     float p[6] = {0, 0, 0, 1, 1, 1}, acc[6];
     if (rank == size - 1) p[4] = NAN; /* one rank's bad body fails every rank */
     canopy_gravity_options go = canopy_gravity_options_default();
+    go.opening = CANOPY_OPENING_BODY; /* the distributed walk's */
     CHECK_FAILS(canopy_dist_gravity(MPI_COMM_WORLD, canopy_points_make(p, 2, 3), NULL, &go, NULL,
                                     acc, NULL, NULL),
                 CANOPY_ERR_INVALID, "NaN");
@@ -219,6 +223,7 @@ static void check_bad_input(void) {
                                     acc, NULL, NULL),
                 CANOPY_ERR_UNSUPPORTED, "body opening");
     canopy_nbody_options o = canopy_nbody_options_default();
+    o.gravity.opening = CANOPY_OPENING_BODY;
     double x[6] = {0, 0, 0, 1, 1, 1}, v[6] = {0};
     canopy_dist_nbody *d = NULL;
     CHECK_FAILS(canopy_dist_nbody_create(MPI_COMM_WORLD, x, v, NULL, 2, &o, &d), CANOPY_ERR_INVALID,

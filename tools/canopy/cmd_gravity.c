@@ -158,7 +158,7 @@ int cmd_gravity(int argc, char **argv) {
     const char *bodies_path = NULL, *out = NULL;
     double theta = 0.5, eps = 0.0, accuracy = 0.0;
     int64_t order = 0;
-    int multipole = 0, theta_given = 0;
+    int multipole = 0, theta_given = 0, opening_given = 0;
     canopy_gravity_options g = canopy_gravity_options_default();
     int tree_given = 0;
     trav_opts to;
@@ -188,7 +188,7 @@ int cmd_gravity(int argc, char **argv) {
             break;
         case OPT_OPENING:
             if (grav_parse_opening("gravity", optarg, &g.opening)) return CLI_USAGE;
-            multipole = 1;
+            multipole = opening_given = 1;
             break;
         case OPT_GRAVITY_TREE:
             if (grav_parse_tree("gravity", optarg, &g.tree)) return CLI_USAGE;
@@ -214,7 +214,8 @@ int cmd_gravity(int argc, char **argv) {
     if (accuracy > 0.0 && (theta_given || order))
         return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
                                           "or --theta/--order");
-    if (!multipole) g.opening = CANOPY_OPENING_BODY; /* the monopole walk is per body */
+    /* the monopole walk is per body, and so is the distributed one (src/dist/gravity.c) */
+    if (!multipole || (cli_dist_size() > 1 && !opening_given)) g.opening = CANOPY_OPENING_BODY;
     if (g.opening != CANOPY_OPENING_LIST) {
         if (tree_given && g.tree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("gravity", "--tree binary needs --opening list");
@@ -229,9 +230,9 @@ int cmd_gravity(int argc, char **argv) {
 
     /* Under mpirun rank 0 reads, writes and reports; every rank computes. */
     int ranks = cli_dist_size(), rank = cli_dist_rank();
-    if (ranks > 1 && g.opening == CANOPY_OPENING_BUCKET) {
+    if (ranks > 1 && g.opening != CANOPY_OPENING_BODY) {
         if (rank == 0)
-            cli_usage_error("gravity", "--opening bucket is not available over several ranks");
+            cli_usage_error("gravity", "over several ranks only --opening body is available");
         return CLI_USAGE;
     }
     const char *ins[] = {bodies_path}, *outs[] = {out};

@@ -289,7 +289,7 @@ int cmd_nbody(int argc, char **argv) {
     int given_physics = 0, dt_given = 0;
     canopy_opening opening = canopy_gravity_options_default().opening;
     canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
-    int tree_given = 0;
+    int tree_given = 0, opening_given = 0;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -339,7 +339,7 @@ int cmd_nbody(int argc, char **argv) {
             break;
         case OPT_OPENING:
             if (grav_parse_opening("nbody", optarg, &opening)) return CLI_USAGE;
-            given_physics = 1;
+            given_physics = opening_given = 1;
             break;
         case OPT_GRAVITY_TREE:
             if (grav_parse_tree("nbody", optarg, &gtree)) return CLI_USAGE;
@@ -384,6 +384,8 @@ int cmd_nbody(int argc, char **argv) {
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
     if ((theta > 0.0) != (order >= 0))
         return cli_usage_error("nbody", "--theta and --order go together");
+    /* the distributed walk is per body (src/dist/gravity.c) */
+    if (cli_dist_size() > 1 && !opening_given) opening = CANOPY_OPENING_BODY;
     if (opening != CANOPY_OPENING_LIST) {
         if (tree_given && gtree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("nbody", "--tree binary needs --opening list");
@@ -394,10 +396,10 @@ int cmd_nbody(int argc, char **argv) {
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
     int ranks = cli_dist_size(), rank = cli_dist_rank();
     if (ranks > 1) {
-        if (restart || ckpt || opening == CANOPY_OPENING_BUCKET) {
+        if (restart || ckpt || opening != CANOPY_OPENING_BODY) {
             if (rank == 0)
-                cli_usage_error("nbody", "--restart, --checkpoint and --opening bucket are not "
-                                         "available over several ranks");
+                cli_usage_error("nbody", "--restart, --checkpoint and --opening list|bucket are "
+                                         "not available over several ranks");
             return CLI_USAGE;
         }
         /* Rank 0 reads and writes; every rank steps its domain. */
