@@ -14,6 +14,7 @@
 #include "forest/gpu.h"
 #include "graph/gpu.h"
 #include "index/device.h"
+#include "nbody/gpu_multipole.h"
 #include "paircount/paircount.h"
 #include "ptsd/gpu.h"
 #include "simt/gpu.h"
@@ -123,7 +124,36 @@
     RELEASE(canopy_gpu_tree_free, (canopy_gpu_tree * g), (g))                                      \
     RELEASE(canopy_gpu_pool_release, (void), ())                                                   \
     STATUS(canopy_gpu_schedule_queries,                                                            \
-           (canopy_schedule s, canopy_points queries, int64_t * order), (s, queries, order))
+           (canopy_schedule s, canopy_points queries, int64_t * order), (s, queries, order))      \
+    OUT(gpu_mp_create, (gpu_mp * *out), (out), out)                                                \
+    RELEASE(gpu_mp_free, (gpu_mp * m), (m))                                                        \
+    STATUS(gpu_mp_forces,                                                                          \
+           (gpu_mp * m, const float *d_xyzm, int64_t n, const gpu_mp_params *p, float *d_acc,      \
+            float *d_pot, gpu_mp_timing *t),                                                       \
+           (m, d_xyzm, n, p, d_acc, d_pot, t))                                                     \
+    STATUS(gpu_mp_forces_host,                                                                     \
+           (canopy_points bodies, const float *mass, const gpu_mp_params *p, float *acc,           \
+            float *pot, gpu_mp_timing *t),                                                         \
+           (bodies, mass, p, acc, pot, t))                                                         \
+    STATUS(gpu_mp_direct_sample,                                                                   \
+           (canopy_points bodies, const float *mass, float softening, const int64_t *sample,      \
+            int64_t ns, double *acc, double *pot),                                                 \
+           (bodies, mass, softening, sample, ns, acc, pot))                                        \
+    STATUS(canopy_gravity_multipole_gpu,                                                           \
+           (canopy_points bodies, const float *mass, const canopy_gravity_options *g,              \
+            int32_t leaf, float *acc, float *pot, canopy_stats *stats),                            \
+           (bodies, mass, g, leaf, acc, pot, stats))                                               \
+    OUT(gpu_nbody_create,                                                                          \
+        (const double *pos, const double *vel, const float *mass, int64_t n,                      \
+         const gpu_mp_params *p, gpu_nbody **out),                                                 \
+        (pos, vel, mass, n, p, out), out)                                                          \
+    STATUS(gpu_nbody_step, (gpu_nbody * s, double dt, int64_t steps), (s, dt, steps))             \
+    STATUS(gpu_nbody_download, (const gpu_nbody *s, double *pos, double *vel), (s, pos, vel))     \
+    STATUS(gpu_nbody_energy,                                                                       \
+           (const gpu_nbody *s, int direct, double *kinetic, double *potential,                    \
+            double momentum[3], double angular[3]),                                                \
+           (s, direct, kinetic, potential, momentum, angular))                                     \
+    RELEASE(gpu_nbody_free, (gpu_nbody * s), (s))
 
 /* A member of the entry's own type (qualified in C++, where the member hides the name). */
 #ifdef __cplusplus
