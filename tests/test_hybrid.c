@@ -17,10 +17,10 @@
 
 static const canopy_app radius_desc = {
     "radius", sizeof(radius_state), 0, 1, radius_init, radius_truncate, radius_visit_leaf,
-    NULL,     radius_finish};
+    NULL,     radius_finish,        0};
 static const canopy_app knn_desc = {
-    "knn",          sizeof(knn_state), 1,         1, knn_init, knn_truncate,
-    knn_visit_leaf, knn_order_perm,    knn_finish};
+    "knn",          sizeof(knn_state), 1,          1, knn_init, knn_truncate,
+    knn_visit_leaf, knn_order_perm,    knn_finish, 0};
 
 static float *random_points(int64_t n, int32_t d, uint64_t seed) {
     float *p = malloc(sizeof(float) * (size_t)(n * d + 1));

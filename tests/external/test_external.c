@@ -25,8 +25,8 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,          ball_init,
-                                    ball_truncate, ball_visit_leaf,    NULL, ball_finish};
+static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,           ball_init,
+                                    ball_truncate, ball_visit_leaf,    NULL, ball_finish, 0};
 CANOPY_CPU_INSTANTIATE(ball, &ball_app)
 
 /* ---------------------------------------------------------------- checks ---- */
