@@ -290,19 +290,26 @@ static void test_sample(uint64_t seed) {
     free(idx);
     free(d2);
 
-    /* auto's choice through the public API on the CPU: long traversals (a wide radius)
-     * are sorted unless already coherent; short ones are never sorted */
+    /* auto's choice through the public API on the CPU: radius has vector hooks, so
+     * simd_l, sorted unless already coherent; short traversals of a scalar variant
+     * are never sorted */
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_CPU;
     canopy_stats st;
     CHECK_OK(canopy_radius_count(f.rp, canopy_points_make(sorted, f.nq, 3), 0.2f, &o, counts, &st));
-    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_NONE && st.variant == CANOPY_VARIANT_SR &&
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_NONE && st.variant == CANOPY_VARIANT_SIMD_L &&
                   strstr(st.note, "coherence") != NULL,
               "auto on sorted input chose %s/%s (%s)", canopy_variant_name(st.variant),
               canopy_schedule_name(st.schedule), st.note);
     CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.2f, &o, counts, &st));
-    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE, "auto on shuffled input chose %s (%s)",
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE && st.variant == CANOPY_VARIANT_SIMD_L,
+              "auto on shuffled input chose %s/%s (%s)", canopy_variant_name(st.variant),
               canopy_schedule_name(st.schedule), st.note);
+    CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.01f, &o, counts, &st));
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE && st.variant == CANOPY_VARIANT_SIMD_L,
+              "auto on short simd_l traversals chose %s/%s (%s)", canopy_variant_name(st.variant),
+              canopy_schedule_name(st.schedule), st.note);
+    o.variant = CANOPY_VARIANT_SR;
     CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.01f, &o, counts, &st));
     CHECK_MSG(st.schedule == CANOPY_SCHEDULE_NONE && strstr(st.note, "short traversals"),
               "auto on short traversals chose %s (%s)", canopy_schedule_name(st.schedule), st.note);
