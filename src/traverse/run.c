@@ -146,6 +146,8 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
         } else {
             *s = gpu ? CANOPY_SCHEDULE_HYBRID : CANOPY_SCHEDULE_TREE;
             why = gpu ? "lockstep on an incoherent order: profile and sort on the device"
+                  : *v == CANOPY_VARIANT_SIMD_L
+                      ? "lockstep on an incoherent order: a packet's lanes walk alike once sorted"
                       : "incoherent order: neighbouring queries share cache lines once sorted";
         }
         add_note(note, note_len, "schedule %s (%s)", canopy_schedule_name(*s), why);
