@@ -4,7 +4,12 @@
  * width this CPU runs (16 AVX-512 lanes, 8 AVX2 lanes, 8 portable lanes), with partial
  * packets, unsorted, tree-sorted and shuffled query orders, duplicates, d = 1 and
  * empty inputs; its counters equal the per-lane path's, and only the per-lane path
- * makes scalar hook calls (lane_calls). */
+ * makes scalar hook calls (lane_calls). The 16-lane hooks are also compiled here for the
+ * default target (portable lanes), so that 16-lane logic is tested on every CPU. */
+#define SIMT_W 16
+#define CANOPY_LANES_ISA generic16
+#include "apps/lanes_body.h"
+
 #include "apps/lanes.h"
 #include "canopy/traverse_cpu.h"
 #include "check.h"
@@ -56,8 +61,12 @@ static const width_pair widths[] = {
      CANOPY_ISA_SCALAR,
      {radius_simd_l_generic, knn_simd_l_generic, gravity_simd_l_generic},
      {radius_lane8, knn_lane8, gravity_lane8}},
+    {"generic16",
+     CANOPY_ISA_SCALAR,
+     {radius_simd_l_generic16, knn_simd_l_generic16, gravity_simd_l_generic16},
+     {radius_lane16, knn_lane16, gravity_lane16}},
 };
-enum { N_WIDTHS = 3, APP_RADIUS = 0, APP_KNN = 1, APP_GRAVITY = 2 };
+enum { N_WIDTHS = 4, APP_RADIUS = 0, APP_KNN = 1, APP_GRAVITY = 2 };
 
 /* n x d points in [0, 1); dup: snapped to a 3-value grid (duplicates, distance ties). */
 static float *make_points(int64_t n, int32_t d, int dup, uint64_t seed) {
@@ -259,7 +268,7 @@ static void test_gravity(int64_t n, int dup, uint64_t seed, canopy_isa best) {
 int main(void) {
     uint64_t seed = check_seed();
     canopy_isa best = canopy_cpu_isa();
-    printf("vector hooks on: %s%s generic\n", best >= CANOPY_ISA_AVX512 ? "avx512 " : "",
+    printf("vector hooks on: %s%s generic generic16\n", best >= CANOPY_ISA_AVX512 ? "avx512 " : "",
            best >= CANOPY_ISA_AVX2 ? "avx2" : "");
     static const canopy_tree_kind kinds[] = {CANOPY_TREE_KD, CANOPY_TREE_BALL, CANOPY_TREE_VP,
                                              CANOPY_TREE_OCT};
