@@ -318,7 +318,9 @@ CANOPY_ENGINE void canopy_cpu_gdr(const canopy_app *app, const canopy_trav_job *
  * With vector hooks (canopy_lane_app, `lanes` non-NULL) each of truncate, visit_leaf
  * and order is one call for the whole mask (the vote a ballot); without them the
  * scalar hooks run once per set bit, counted in lane_calls so that --stats shows
- * which path ran.
+ * which path ran. The per-lane runner is instantiated once per ISA (target
+ * attributes) so that its fixed-width lane loops are compiled for each; a vector one
+ * once per lane width, in that width's own file (CANOPY_SIMD_L_LANES).
  *
  * Counters: nodes = truncate tests over all lanes; group_nodes = entries the packets
  * popped (the union walk); group_longest = per packet, the most nodes at which one
