@@ -21,9 +21,12 @@
 
 /* The vector runners, one per lane width (src/apps/lanes_*.c). */
 #define LANE_RUNNERS(NAME)                                                                         \
-    canopy_status NAME##_simd_l_avx512(const canopy_trav_job *job, canopy_trav_counters *cnt);     \
-    canopy_status NAME##_simd_l_avx2(const canopy_trav_job *job, canopy_trav_counters *cnt);       \
-    canopy_status NAME##_simd_l_generic(const canopy_trav_job *job, canopy_trav_counters *cnt);
+    canopy_status canopy_simd_l_##NAME##_avx512(const canopy_trav_job *job,                        \
+                                                canopy_trav_counters *cnt);                        \
+    canopy_status canopy_simd_l_##NAME##_avx2(const canopy_trav_job *job,                          \
+                                              canopy_trav_counters *cnt);                          \
+    canopy_status canopy_simd_l_##NAME##_generic(const canopy_trav_job *job,                       \
+                                                 canopy_trav_counters *cnt);
 LANE_RUNNERS(radius)
 LANE_RUNNERS(knn)
 LANE_RUNNERS(gravity)
@@ -51,19 +54,19 @@ typedef struct width_pair {
 static const width_pair widths[] = {
     {"avx512",
      CANOPY_ISA_AVX512,
-     {radius_simd_l_avx512, knn_simd_l_avx512, gravity_simd_l_avx512},
+     {canopy_simd_l_radius_avx512, canopy_simd_l_knn_avx512, canopy_simd_l_gravity_avx512},
      {radius_lane16, knn_lane16, gravity_lane16}},
     {"avx2",
      CANOPY_ISA_AVX2,
-     {radius_simd_l_avx2, knn_simd_l_avx2, gravity_simd_l_avx2},
+     {canopy_simd_l_radius_avx2, canopy_simd_l_knn_avx2, canopy_simd_l_gravity_avx2},
      {radius_lane8, knn_lane8, gravity_lane8}},
     {"generic",
      CANOPY_ISA_SCALAR,
-     {radius_simd_l_generic, knn_simd_l_generic, gravity_simd_l_generic},
+     {canopy_simd_l_radius_generic, canopy_simd_l_knn_generic, canopy_simd_l_gravity_generic},
      {radius_lane8, knn_lane8, gravity_lane8}},
     {"generic16",
      CANOPY_ISA_SCALAR,
-     {radius_simd_l_generic16, knn_simd_l_generic16, gravity_simd_l_generic16},
+     {canopy_simd_l_radius_generic16, canopy_simd_l_knn_generic16, canopy_simd_l_gravity_generic16},
      {radius_lane16, knn_lane16, gravity_lane16}},
 };
 enum { N_WIDTHS = 4, APP_RADIUS = 0, APP_KNN = 1, APP_GRAVITY = 2 };

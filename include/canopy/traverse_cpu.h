@@ -584,7 +584,7 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
  * included; gcc lowers generic vectors before it inlines into a wider-target caller,
  * so a target attribute would not do):
  *     CANOPY_SIMD_L_LANES(my, &my_app, &my_lanes)
- * defines the runner my_simd_l_<isa>; the descriptor's own file then says
+ * defines the runner canopy_simd_l_my_<isa>; the descriptor's own file then says
  *     CANOPY_CPU_INSTANTIATE_LANES(my, &my_app)
  * instead of CANOPY_CPU_INSTANTIATE, and sets my_app.lane_hooks = 1. */
 #define CANOPY_SIMD_L_LANES(NAME, APP, LANES)                                                      \
@@ -595,25 +595,30 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
         const canopy_app *app, const canopy_trav_job *job, canopy_cpu_team *team) {                \
         return canopy_cpu_simd_l_plan_lanes(app, LANES, job, team);                                \
     }                                                                                              \
-    canopy_status NAME##_simd_l_##ISA(const canopy_trav_job *job, canopy_trav_counters *cnt);      \
-    canopy_status NAME##_simd_l_##ISA(const canopy_trav_job *job, canopy_trav_counters *cnt) {     \
+    canopy_status canopy_simd_l_##NAME##_##ISA(const canopy_trav_job *job,                         \
+                                               canopy_trav_counters *cnt);                         \
+    canopy_status canopy_simd_l_##NAME##_##ISA(const canopy_trav_job *job,                         \
+                                               canopy_trav_counters *cnt) {                        \
         CANOPY_CPU_RUNNER_BODY(APP, NAME##_simd_l_plan_##ISA,                                      \
                                canopy_cpu_simd_l_lanes(APP, LANES, job, &team, &mine, SIMT_W))     \
     }
 
 #define CANOPY_CPU_INSTANTIATE_LANES(NAME, APP)                                                    \
-    canopy_status NAME##_simd_l_avx512(const canopy_trav_job *job, canopy_trav_counters *cnt);     \
-    canopy_status NAME##_simd_l_avx2(const canopy_trav_job *job, canopy_trav_counters *cnt);       \
-    canopy_status NAME##_simd_l_generic(const canopy_trav_job *job, canopy_trav_counters *cnt);    \
+    canopy_status canopy_simd_l_##NAME##_avx512(const canopy_trav_job *job,                        \
+                                                canopy_trav_counters *cnt);                        \
+    canopy_status canopy_simd_l_##NAME##_avx2(const canopy_trav_job *job,                          \
+                                              canopy_trav_counters *cnt);                          \
+    canopy_status canopy_simd_l_##NAME##_generic(const canopy_trav_job *job,                       \
+                                                 canopy_trav_counters *cnt);                       \
     static canopy_status NAME##_cpu_simd_l(const canopy_trav_job *job,                             \
                                            canopy_trav_counters *cnt) {                            \
         switch (canopy_cpu_isa()) {                                                                \
         case CANOPY_ISA_AVX512:                                                                    \
-            return NAME##_simd_l_avx512(job, cnt);                                                 \
+            return canopy_simd_l_##NAME##_avx512(job, cnt);                                        \
         case CANOPY_ISA_AVX2:                                                                      \
-            return NAME##_simd_l_avx2(job, cnt);                                                   \
+            return canopy_simd_l_##NAME##_avx2(job, cnt);                                          \
         default:                                                                                   \
-            return NAME##_simd_l_generic(job, cnt);                                                \
+            return canopy_simd_l_##NAME##_generic(job, cnt);                                       \
         }                                                                                          \
     }                                                                                              \
     CANOPY_CPU_INSTANTIATE_WITH(NAME, APP, NAME##_cpu_simd_l)
