@@ -225,13 +225,14 @@ int main(int argc, char **argv) {
                    "\"transfer_med\":%.6g,\"total_med\":%.6g,\"total_min\":%.6g,"
                    "\"total_max\":%.6g,\"requested\":\"%s/%s\",\"shuffled\":%d,"
                    "\"profile_depth\":%d,\"nodes_per_group\":%.4g,"
-                   "\"nodes_per_query\":%.4g,\"work_expansion\":%.4g}\n",
+                   "\"nodes_per_query\":%.4g,\"work_expansion\":%.4g,\"lane_calls\":%lld}\n",
                    bench_meta_json(), label, app, canopy_variant_name(st.variant),
                    canopy_schedule_name(st.schedule), canopy_backend_name(st.backend),
                    canopy_tree_kind_name(st.tree), (long long)ref.n, (long long)nq, (int)ref.d, k,
                    radius, canopy_threads(), repeat, b.med, b.min, b.max, sc.med, sc.min, sc.max,
                    t.med, t.min, t.max, x.med, a.med, a.min, a.max, vs, ss, shuffle,
-                   st.profile_depth, st.nodes_per_group, st.nodes_per_query, st.work_expansion);
+                   st.profile_depth, st.nodes_per_group, st.nodes_per_query, st.work_expansion,
+                   (long long)st.lane_calls);
             fflush(stdout);
         }
     }

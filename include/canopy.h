@@ -380,6 +380,9 @@ typedef struct canopy_stats {
     int64_t tree_upload_bytes;
     double tree_upload_seconds;
     int32_t device_tree_reused;
+    /* simd_l: calls of the descriptor's scalar hooks made lane by lane; 0 when its
+     * vector hooks evaluated whole packets (docs/simt.md) */
+    int64_t lane_calls;
 } canopy_stats;
 
 /* ============================================================= applications == */

@@ -17,10 +17,10 @@
 
 static const canopy_app radius_desc = {
     "radius", sizeof(radius_state), 0, 1, radius_init, radius_truncate, radius_visit_leaf,
-    NULL,     radius_finish};
+    NULL,     radius_finish,        0};
 static const canopy_app knn_desc = {
-    "knn",          sizeof(knn_state), 1,         1, knn_init, knn_truncate,
-    knn_visit_leaf, knn_order_perm,    knn_finish};
+    "knn",          sizeof(knn_state), 1,          1, knn_init, knn_truncate,
+    knn_visit_leaf, knn_order_perm,    knn_finish, 0};
 
 static float *random_points(int64_t n, int32_t d, uint64_t seed) {
     float *p = malloc(sizeof(float) * (size_t)(n * d + 1));
@@ -290,19 +290,26 @@ static void test_sample(uint64_t seed) {
     free(idx);
     free(d2);
 
-    /* auto's choice through the public API on the CPU: long traversals (a wide radius)
-     * are sorted unless already coherent; short ones are never sorted */
+    /* auto's choice through the public API on the CPU: radius has vector hooks, so
+     * simd_l, sorted unless already coherent; short traversals of a scalar variant
+     * are never sorted */
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_CPU;
     canopy_stats st;
     CHECK_OK(canopy_radius_count(f.rp, canopy_points_make(sorted, f.nq, 3), 0.2f, &o, counts, &st));
-    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_NONE && st.variant == CANOPY_VARIANT_SR &&
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_NONE && st.variant == CANOPY_VARIANT_SIMD_L &&
                   strstr(st.note, "coherence") != NULL,
               "auto on sorted input chose %s/%s (%s)", canopy_variant_name(st.variant),
               canopy_schedule_name(st.schedule), st.note);
     CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.2f, &o, counts, &st));
-    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE, "auto on shuffled input chose %s (%s)",
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE && st.variant == CANOPY_VARIANT_SIMD_L,
+              "auto on shuffled input chose %s/%s (%s)", canopy_variant_name(st.variant),
               canopy_schedule_name(st.schedule), st.note);
+    CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.01f, &o, counts, &st));
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE && st.variant == CANOPY_VARIANT_SIMD_L,
+              "auto on short simd_l traversals chose %s/%s (%s)", canopy_variant_name(st.variant),
+              canopy_schedule_name(st.schedule), st.note);
+    o.variant = CANOPY_VARIANT_SR;
     CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.01f, &o, counts, &st));
     CHECK_MSG(st.schedule == CANOPY_SCHEDULE_NONE && strstr(st.note, "short traversals"),
               "auto on short traversals chose %s (%s)", canopy_schedule_name(st.schedule), st.note);

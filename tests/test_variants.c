@@ -164,8 +164,8 @@ static void test_knn(uint64_t seed, canopy_isa best, int large) {
     }
 /* kNN's own descriptor under 16-lane lockstep (what AVX-512 machines run). */
 static const canopy_app knn16_app = {
-    "knn",          sizeof(knn_state), 1,         1, knn_init, knn_truncate,
-    knn_visit_leaf, knn_order_perm,    knn_finish};
+    "knn",          sizeof(knn_state), 1,          1, knn_init, knn_truncate,
+    knn_visit_leaf, knn_order_perm,    knn_finish, 0};
 SIMD16_RUNNER(knn_simd16, &knn16_app)
 
 static void test_knn_wide(uint64_t seed) {
@@ -189,7 +189,7 @@ static void test_knn_wide(uint64_t seed) {
             for (int si = 0; si < N_SCHEDULES; si++) {
                 CHECK_OK(canopy_schedule_queries(schedules[si], qp, &tree->view, order));
                 canopy_trav_job job = {&ctx, &tree->view, order, nq};
-                canopy_trav_counters cnt = {0, 0, 0, 0};
+                canopy_trav_counters cnt = {0};
                 CHECK_OK(knn_simd16(&job, &cnt));
                 CHECK_MSG(memcmp(idx, want_i, sizeof *idx * cells) == 0 &&
                               memcmp(dist, want_d, sizeof *dist * cells) == 0,
@@ -274,13 +274,13 @@ CANOPY_HD void rc_finish(const void *vctx, void *vst, int64_t q) {
     c->tests[q] = s->tests;
 }
 
-static const canopy_app rc_app = {"rc",        sizeof(rc_state), 0,    1,        rc_init,
-                                  rc_truncate, rc_visit_leaf,    NULL, rc_finish};
-static const canopy_app rcg_app = {"rcg",       sizeof(rc_state), 1,        1,        rc_init,
-                                   rc_truncate, rc_visit_leaf,    rc_order, rc_finish};
+static const canopy_app rc_app = {"rc",        sizeof(rc_state), 0,    1,         rc_init,
+                                  rc_truncate, rc_visit_leaf,    NULL, rc_finish, 0};
+static const canopy_app rcg_app = {"rcg",       sizeof(rc_state), 1,        1,         rc_init,
+                                   rc_truncate, rc_visit_leaf,    rc_order, rc_finish, 0};
 /* As if the order changed the result: lockstep must refuse it. */
-static const canopy_app rcx_app = {"rcx",       sizeof(rc_state), 1,        0,        rc_init,
-                                   rc_truncate, rc_visit_leaf,    rc_order, rc_finish};
+static const canopy_app rcx_app = {"rcx",       sizeof(rc_state), 1,        0,         rc_init,
+                                   rc_truncate, rc_visit_leaf,    rc_order, rc_finish, 0};
 CANOPY_CPU_INSTANTIATE(rc, &rc_app)
 CANOPY_CPU_INSTANTIATE(rcg, &rcg_app)
 CANOPY_CPU_INSTANTIATE(rcx, &rcx_app)
@@ -350,7 +350,7 @@ static void test_rc_case(const rc_case *c, uint64_t seed) {
 
     /* dr in the caller's order is the reference for the per-query test counts. */
     canopy_trav_job job = {&ctx, tv, NULL, c->nq};
-    canopy_trav_counters cnt = {0, 0, 0, 0};
+    canopy_trav_counters cnt = {0};
     memset(seen, 0, cells);
     CHECK_OK(rc_cpu_runners[CANOPY_VARIANT_DR](&job, &cnt));
     memcpy(dr_tests, tests, sizeof *tests * (size_t)c->nq);
@@ -460,10 +460,10 @@ static void test_rc_isas(uint64_t seed, canopy_isa best) {
     rc_ctx ctx = {qp, 0.1f * 0.1f, counts, tests, NULL, 0};
     canopy_trav_job job = {&ctx, &tree->view, NULL, nq};
     for (int g = 0; g < 2; g++) {
-        canopy_trav_counters base = {0, 0, 0, 0};
+        canopy_trav_counters base = {0};
         for (int isa = CANOPY_ISA_SCALAR; isa <= (int)best; isa++) {
             canopy_cpu_isa_override(isa);
-            canopy_trav_counters cnt = {0, 0, 0, 0};
+            canopy_trav_counters cnt = {0};
             CHECK_OK((g ? rcg_cpu_runners : rc_cpu_runners)[CANOPY_VARIANT_SIMD_L](&job, &cnt));
             int width = isa == CANOPY_ISA_AVX512 ? 16 : 8;
             if (isa == CANOPY_ISA_SCALAR) {

@@ -97,6 +97,24 @@ static inline simt_int simt_iota(void) {
 static inline simt_int simt_splat(int32_t x) {
     return (simt_int){0} + x;
 }
+static inline simt_float simt_splat_f(float x) {
+    return (simt_float){0} + x;
+}
+/* IEEE square root per lane (rounded as sqrtf is, so lanes equal scalar code). */
+static inline simt_float simt_sqrt_f(simt_float x) {
+#if defined(SIMT_AVX512)
+    return (simt_float)_mm512_sqrt_ps((__m512)x);
+#elif defined(SIMT_AVX2)
+    return (simt_float)_mm256_sqrt_ps((__m256)x);
+#else
+    simt_float r;
+    for (int l = 0; l < SIMT_W; l++) r[l] = __builtin_sqrtf(x[l]);
+    return r;
+#endif
+}
+static inline simt_float simt_abs_f(simt_float x) {
+    return (simt_float)((simt_int)x & 0x7fffffff);
+}
 static inline simt_mask simt_none(void) {
     return (simt_mask){0};
 }

@@ -155,7 +155,37 @@ typedef struct canopy_app {
     canopy_visit_fn visit_leaf;
     canopy_order_fn order; /* NULL when unguided */
     canopy_finish_fn finish;
+    /* 1: the runners come from CANOPY_CPU_INSTANTIATE_LANES, so simd_l evaluates a whole
+     * packet per call through the descriptor's vector hooks (canopy_lane_app) and auto
+     * may pick it; 0: simd_l calls the hooks above lane by lane. */
+    int lane_hooks;
 } canopy_app;
+
+/* Vector hooks (optional; docs/simt.md): the same descriptor for a packet of up to 16
+ * lockstep lanes at once, written with canopy/simt.h's lane types and compiled once
+ * per lane width (canopy/traverse_cpu.h, CANOPY_SIMD_L_LANES). `pk` is the packet's
+ * state, laid out by the descriptor as structure of arrays (one vector per field) in
+ * packet_size bytes aligned to 64; lane l is the query q[l]; bit l of a mask is lane
+ * l. The results must be those of the scalar hooks run lane by lane:
+ *   packet_size(ctx, tree)             bytes of pk for this tree
+ *   init(ctx, pk, tree, q, mask)       start the lanes in mask on queries q[l]
+ *   truncate(ctx, pk, tree, node, mask)  the lanes of mask that go on below node
+ *   visit_leaf(ctx, pk, tree, node, mask)  visit the leaf for the lanes in mask
+ *   order(ctx, pk, tree, node, mask, perm)  guided: the packet's order, the vote of
+ *                                      canopy/traverse.h over the lanes in mask
+ *   finish(ctx, pk, q, mask)           write the lanes' results */
+typedef struct canopy_lane_app {
+    size_t (*packet_size)(const void *ctx, const canopy_tree_view *t);
+    void (*init)(const void *ctx, void *pk, const canopy_tree_view *t, const int64_t *q,
+                 uint32_t mask);
+    uint32_t (*truncate)(const void *ctx, void *pk, const canopy_tree_view *t, int32_t node,
+                         uint32_t mask);
+    void (*visit_leaf)(const void *ctx, void *pk, const canopy_tree_view *t, int32_t node,
+                       uint32_t mask);
+    void (*order)(const void *ctx, const void *pk, const canopy_tree_view *t, int32_t node,
+                  uint32_t mask, int32_t *perm);
+    void (*finish)(const void *ctx, void *pk, const int64_t *q, uint32_t mask);
+} canopy_lane_app;
 
 /* Writes the canonical (reversed = 0) or reversed order of n children to perm: the
  * whole order function of a two-way "near side first" descriptor. */
@@ -169,6 +199,7 @@ typedef struct canopy_trav_counters {
     int64_t group_nodes;   /* lockstep: nodes the packet/warp visited, summed over packets */
     int64_t group_longest; /* lockstep: longest member traversal, summed over packets */
     int64_t groups;        /* lockstep: packets/warp chunks run */
+    int64_t lane_calls;    /* simd_l: scalar hook calls made lane by lane (0 with vector hooks) */
 } canopy_trav_counters;
 
 /* One traversal job: queries order[0..nq) (indices into the caller's queries; order

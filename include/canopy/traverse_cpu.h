@@ -308,23 +308,26 @@ CANOPY_ENGINE void canopy_cpu_gdr(const canopy_app *app, const canopy_trav_job *
 /* simd_l: lockstep over SIMD packets of queries (Goldfarb et al. §4; Wu ch. 6 maps
  * a warp onto vector lanes). A packet of `width` consecutive queries of the order
  * shares one stack of (node, lane mask) entries and so walks the *union* of its
- * members' traversals: at a popped node every lane in the mask runs truncate, lanes
+ * members' traversals: at a popped node the lanes in the mask run truncate, lanes
  * that skip drop out, a leaf is visited by every surviving lane, and the children of
  * an internal node are pushed with the surviving mask if it is not empty. Guided
  * descriptors whose orders are equivalent take the packet's order (canopy/traverse.h:
  * the child most surviving lanes want first, ties to the smaller index, with the
  * permutation of the lowest lane that wants it); others are refused.
  *
- * Counters: nodes = truncate calls over all lanes; group_nodes = entries the packets
+ * With vector hooks (canopy_lane_app, `lanes` non-NULL) each of truncate, visit_leaf
+ * and order is one call for the whole mask (the vote a ballot); without them the
+ * scalar hooks run once per set bit, counted in lane_calls so that --stats shows
+ * which path ran. The per-lane runner is instantiated once per ISA (target
+ * attributes) so that its fixed-width lane loops are compiled for each; a vector one
+ * once per lane width, in that width's own file (CANOPY_SIMD_L_LANES).
+ *
+ * Counters: nodes = truncate tests over all lanes; group_nodes = entries the packets
  * popped (the union walk); group_longest = per packet, the most nodes at which one
  * lane was active (was in the popped mask). For an unguided descriptor a lane is
  * active exactly at the nodes its own dr traversal tests, so that is the longest
  * member traversal; for a guided one it is that lane's work under the packet's
- * orders, which may differ from its own dr length.
- *
- * The truncate/visit calls go through the scalar descriptor, one set bit at a time;
- * the runner instantiates this engine once per ISA so that the fixed-width lane
- * loops are compiled for, and may be vectorised on, each. */
+ * orders, which may differ from its own dr length. */
 
 /* Lanes of a packet: 16 with AVX-512, else 8 (one 256-bit vector of 32-bit lanes). */
 enum { CANOPY_SIMD_L_MAX_WIDTH = 16 };
@@ -334,19 +337,32 @@ typedef struct canopy_lane_entry {
     uint32_t mask; /* lanes still traversing this subtree */
 } canopy_lane_entry;
 
-/* Lane states each start on a cache line. */
+/* Per-lane path: lane states each start on a cache line. */
 static inline size_t canopy_simd_l_state_stride(const canopy_app *app) {
     return canopy_cache_round(app->state_size);
+}
+
+static inline size_t canopy_simd_l_stack_bytes(const canopy_trav_job *job) {
+    return canopy_cache_round((size_t)canopy_tree_stack_capacity(job->tree) *
+                              sizeof(canopy_lane_entry));
+}
+
+/* Scratch per thread: the stack, then (vector hooks) the packet's lane state. */
+CANOPY_ENGINE canopy_status canopy_cpu_simd_l_plan_lanes(const canopy_app *app,
+                                                         const canopy_lane_app *lanes,
+                                                         const canopy_trav_job *job,
+                                                         canopy_cpu_team *team) {
+    canopy_status s = canopy_variant_check(app, CANOPY_VARIANT_SIMD_L);
+    if (s) return s;
+    team->scratch_bytes = canopy_simd_l_stack_bytes(job);
+    if (lanes) team->scratch_bytes += canopy_cache_round(lanes->packet_size(job->ctx, job->tree));
+    return CANOPY_OK;
 }
 
 CANOPY_ENGINE canopy_status canopy_cpu_simd_l_plan(const canopy_app *app,
                                                    const canopy_trav_job *job,
                                                    canopy_cpu_team *team) {
-    canopy_status s = canopy_variant_check(app, CANOPY_VARIANT_SIMD_L);
-    if (s) return s;
-    team->scratch_bytes = canopy_cache_round((size_t)canopy_tree_stack_capacity(job->tree) *
-                                             sizeof(canopy_lane_entry));
-    return CANOPY_OK;
+    return canopy_cpu_simd_l_plan_lanes(app, NULL, job, team);
 }
 
 /* The packet's order at internal node h for the lanes `live` (canopy/traverse.h). */
@@ -367,46 +383,77 @@ CANOPY_ENGINE void canopy_simd_l_vote(const canopy_app *app, const void *ctx,
     app->order(ctx, states + (size_t)__builtin_ctz(wants[best]) * stride, t, node, perm);
 }
 
-/* Runs one packet of `lanes` queries (lanes <= width), order[base, base + lanes). */
-CANOPY_ENGINE void canopy_simd_l_packet(const canopy_app *app, const canopy_trav_job *job,
-                                        canopy_lane_entry *stack, unsigned char *states,
-                                        int64_t base, int lanes, int width,
+/* The lanes of `mask` that go on below node; per lane or as one vector call. */
+CANOPY_ENGINE uint32_t canopy_simd_l_truncate(const canopy_app *app, const canopy_lane_app *lanes,
+                                              const void *ctx, unsigned char *states, size_t stride,
+                                              const canopy_tree_view *t, int32_t node,
+                                              uint32_t mask, int64_t *calls) {
+    if (lanes) return lanes->truncate(ctx, states, t, node, mask);
+    uint32_t live = 0;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (!app->truncate(ctx, states + (size_t)l * stride, t, node)) live |= 1u << l;
+    }
+    *calls += __builtin_popcount(mask);
+    return live;
+}
+
+CANOPY_ENGINE void canopy_simd_l_visit(const canopy_app *app, const canopy_lane_app *lanes,
+                                       const void *ctx, unsigned char *states, size_t stride,
+                                       const canopy_tree_view *t, int32_t node, uint32_t live,
+                                       int64_t *calls) {
+    if (lanes) {
+        lanes->visit_leaf(ctx, states, t, node, live);
+        return;
+    }
+    for (uint32_t m = live; m; m &= m - 1)
+        app->visit_leaf(ctx, states + (size_t)__builtin_ctz(m) * stride, t, node);
+    *calls += __builtin_popcount(live);
+}
+
+/* Runs one packet of `nl` queries (nl <= width), order[base, base + nl). `states`:
+ * per-lane states (stride apart) or, with vector hooks, the packet's lane state. */
+CANOPY_ENGINE void canopy_simd_l_packet(const canopy_app *app, const canopy_lane_app *lanes,
+                                        const canopy_trav_job *job, canopy_lane_entry *stack,
+                                        unsigned char *states, int64_t base, int nl, int width,
                                         canopy_trav_counters *cnt) {
     const canopy_tree_view *t = job->tree;
     const void *ctx = job->ctx;
     const size_t stride = canopy_simd_l_state_stride(app);
     int32_t active[CANOPY_SIMD_L_MAX_WIDTH] = {0};
+    int64_t q[CANOPY_SIMD_L_MAX_WIDTH];
     int32_t perm[CANOPY_MAX_CHILDREN];
-    for (int l = 0; l < lanes; l++) {
-        int64_t i = base + l;
-        app->init(ctx, states + (size_t)l * stride, job->order ? job->order[i] : i);
-    }
+    int64_t calls = 0;
+    const uint32_t all = (uint32_t)((1u << nl) - 1);
+    for (int l = 0; l < nl; l++) q[l] = job->order ? job->order[base + l] : base + l;
+    if (lanes)
+        lanes->init(ctx, states, t, q, all);
+    else
+        for (int l = 0; l < nl; l++) app->init(ctx, states + (size_t)l * stride, q[l]);
     int64_t popped = 0;
     int32_t sp = 0;
-    stack[sp++] = (canopy_lane_entry){0, (uint32_t)((1u << lanes) - 1)};
+    stack[sp++] = (canopy_lane_entry){0, all};
     while (sp > 0) {
         canopy_lane_entry e = stack[--sp];
         popped++;
         /* A fixed-width lane loop: the vectorisable part of the bookkeeping. */
         for (int l = 0; l < width; l++) active[l] += (int32_t)((e.mask >> l) & 1u);
-        uint32_t live = 0;
-        for (uint32_t m = e.mask; m; m &= m - 1) {
-            int l = __builtin_ctz(m);
-            if (!app->truncate(ctx, states + (size_t)l * stride, t, e.node)) live |= 1u << l;
-        }
+        uint32_t live =
+            canopy_simd_l_truncate(app, lanes, ctx, states, stride, t, e.node, e.mask, &calls);
         if (!live) continue;
         const canopy_node *h = canopy_tv_node(t, e.node);
         if (h->child < 0) {
-            for (uint32_t m = live; m; m &= m - 1) {
-                int l = __builtin_ctz(m);
-                app->visit_leaf(ctx, states + (size_t)l * stride, t, e.node);
-            }
+            canopy_simd_l_visit(app, lanes, ctx, states, stride, t, e.node, live, &calls);
             continue;
         }
-        if (app->guided)
-            canopy_simd_l_vote(app, ctx, states, stride, t, e.node, h, live, perm);
-        else
+        if (!app->guided) {
             canopy_order_flip(perm, h->nchild, 0);
+        } else if (lanes) {
+            lanes->order(ctx, states, t, e.node, live, perm);
+        } else {
+            canopy_simd_l_vote(app, ctx, states, stride, t, e.node, h, live, perm);
+            calls += __builtin_popcount(live) + 1;
+        }
         for (int32_t c = h->nchild - 1; c >= 0; c--)
             stack[sp++] = (canopy_lane_entry){h->child + perm[c], live};
     }
@@ -416,30 +463,38 @@ CANOPY_ENGINE void canopy_simd_l_packet(const canopy_app *app, const canopy_trav
         tests += active[l];
         longest = active[l] > longest ? active[l] : longest;
     }
-    for (int l = 0; l < lanes; l++) {
-        int64_t i = base + l;
-        app->finish(ctx, states + (size_t)l * stride, job->order ? job->order[i] : i);
-    }
+    if (lanes)
+        lanes->finish(ctx, states, q, all);
+    else
+        for (int l = 0; l < nl; l++) app->finish(ctx, states + (size_t)l * stride, q[l]);
     cnt->nodes += tests;
     cnt->group_nodes += popped;
     cnt->group_longest += longest;
     cnt->groups++;
+    cnt->lane_calls += calls;
 }
 
-/* `width` is a constant of each ISA's runner (8 or 16). */
-CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_job *job,
-                                     canopy_cpu_team *team, canopy_trav_counters *cnt, int width) {
-    canopy_lane_entry *stack = (canopy_lane_entry *)canopy_cpu_team_scratch(team);
-    _Alignas(64) unsigned char states[CANOPY_SIMD_L_MAX_WIDTH * CANOPY_MAX_STATE];
+/* `width` is a constant of each ISA's runner (8 or 16); lanes NULL: per-lane hooks. */
+CANOPY_ENGINE void canopy_cpu_simd_l_lanes(const canopy_app *app, const canopy_lane_app *lanes,
+                                           const canopy_trav_job *job, canopy_cpu_team *team,
+                                           canopy_trav_counters *cnt, int width) {
+    unsigned char *scratch = (unsigned char *)canopy_cpu_team_scratch(team);
+    canopy_lane_entry *stack = (canopy_lane_entry *)scratch;
+    _Alignas(64) unsigned char own[CANOPY_SIMD_L_MAX_WIDTH * CANOPY_MAX_STATE];
+    unsigned char *states = lanes ? scratch + canopy_simd_l_stack_bytes(job) : own;
     int64_t packets = (job->nq + width - 1) / width;
 #pragma omp for schedule(dynamic, 4)
     for (int64_t p = 0; p < packets; p++) {
         int64_t base = p * width;
-        int lanes = job->nq - base < width ? (int)(job->nq - base) : width;
-        canopy_simd_l_packet(app, job, stack, states, base, lanes, width, cnt);
+        int nl = job->nq - base < width ? (int)(job->nq - base) : width;
+        canopy_simd_l_packet(app, lanes, job, stack, states, base, nl, width, cnt);
     }
 }
 
+CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_job *job,
+                                     canopy_cpu_team *team, canopy_trav_counters *cnt, int width) {
+    canopy_cpu_simd_l_lanes(app, NULL, job, team, cnt, width);
+}
 /* -------------------------------------------------------- instantiation -- */
 
 /* The body of a runner: plan, team, one call of ENGINE_CALL per thread (it sees
@@ -449,21 +504,22 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
     canopy_status s = PLAN(APP, job, &team);                                                       \
     if (!s) s = canopy_cpu_team_begin(&team);                                                      \
     if (s) return s;                                                                               \
-    int64_t sum_n = 0, sum_gn = 0, sum_gl = 0, sum_g = 0;                                          \
-    _Pragma(                                                                                       \
-        "omp parallel num_threads(team.threads) reduction(+ : sum_n, sum_gn, sum_gl, sum_g)") {    \
-        canopy_trav_counters mine = {0, 0, 0, 0};                                                  \
+    int64_t s_n = 0, s_gn = 0, s_gl = 0, s_g = 0, s_c = 0;                                         \
+    _Pragma("omp parallel num_threads(team.threads) reduction(+ : s_n, s_gn, s_gl, s_g, s_c)") {   \
+        canopy_trav_counters mine = {0};                                                           \
         ENGINE_CALL;                                                                               \
-        sum_n += mine.nodes;                                                                       \
-        sum_gn += mine.group_nodes;                                                                \
-        sum_gl += mine.group_longest;                                                              \
-        sum_g += mine.groups;                                                                      \
+        s_n += mine.nodes;                                                                         \
+        s_gn += mine.group_nodes;                                                                  \
+        s_gl += mine.group_longest;                                                                \
+        s_g += mine.groups;                                                                        \
+        s_c += mine.lane_calls;                                                                    \
     }                                                                                              \
     canopy_cpu_team_end(&team);                                                                    \
-    cnt->nodes += sum_n;                                                                           \
-    cnt->group_nodes += sum_gn;                                                                    \
-    cnt->group_longest += sum_gl;                                                                  \
-    cnt->groups += sum_g;                                                                          \
+    cnt->nodes += s_n;                                                                             \
+    cnt->group_nodes += s_gn;                                                                      \
+    cnt->group_longest += s_gl;                                                                    \
+    cnt->groups += s_g;                                                                            \
+    cnt->lane_calls += s_c;                                                                        \
     return CANOPY_OK;
 
 #define CANOPY_CPU_RUNNER(NAME, APP, VARIANT, ENGINE)                                              \
@@ -509,15 +565,62 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
 /* Defines NAME_cpu_runners[CANOPY_VARIANT_COUNT] for descriptor APP (a pointer to a
  * static const canopy_app); GPU-only variants are NULL. */
 #define CANOPY_CPU_INSTANTIATE(NAME, APP)                                                          \
+    CANOPY_CPU_RUNNER_ISA(NAME, APP, simd_l, canopy_cpu_simd_l)                                    \
+    CANOPY_CPU_INSTANTIATE_WITH(NAME, APP, NAME##_cpu_simd_l)
+
+#define CANOPY_CPU_INSTANTIATE_WITH(NAME, APP, SIMD_L)                                             \
     CANOPY_CPU_RUNNER(NAME, APP, rec, canopy_cpu_rec)                                              \
     CANOPY_CPU_RUNNER(NAME, APP, dr, canopy_cpu_dr)                                                \
     CANOPY_CPU_RUNNER(NAME, APP, sr, canopy_cpu_sr)                                                \
     CANOPY_CPU_RUNNER(NAME, APP, gdr, canopy_cpu_gdr)                                              \
-    CANOPY_CPU_RUNNER_ISA(NAME, APP, simd_l, canopy_cpu_simd_l)                                    \
     static const canopy_cpu_runner NAME##_cpu_runners[CANOPY_VARIANT_COUNT] = {                    \
-        [CANOPY_VARIANT_REC] = NAME##_cpu_rec,       [CANOPY_VARIANT_DR] = NAME##_cpu_dr,          \
-        [CANOPY_VARIANT_SR] = NAME##_cpu_sr,         [CANOPY_VARIANT_GDR] = NAME##_cpu_gdr,        \
-        [CANOPY_VARIANT_SIMD_L] = NAME##_cpu_simd_l,                                               \
+        [CANOPY_VARIANT_REC] = NAME##_cpu_rec, [CANOPY_VARIANT_DR] = NAME##_cpu_dr,                \
+        [CANOPY_VARIANT_SR] = NAME##_cpu_sr,   [CANOPY_VARIANT_GDR] = NAME##_cpu_gdr,              \
+        [CANOPY_VARIANT_SIMD_L] = SIMD_L,                                                          \
     };
+
+/* Vector hooks. In each lane width's translation unit (compiled with that ISA's flags,
+ * SIMT_W and CANOPY_LANES_ISA = avx512, avx2 or generic defined, canopy/simt.h
+ * included; gcc lowers generic vectors before it inlines into a wider-target caller,
+ * so a target attribute would not do):
+ *     CANOPY_SIMD_L_LANES(my, &my_app, &my_lanes)
+ * defines the runner canopy_simd_l_my_<isa>; the descriptor's own file then says
+ *     CANOPY_CPU_INSTANTIATE_LANES(my, &my_app)
+ * instead of CANOPY_CPU_INSTANTIATE, and sets my_app.lane_hooks = 1. */
+#define CANOPY_SIMD_L_LANES(NAME, APP, LANES)                                                      \
+    CANOPY_SIMD_L_LANES1(NAME, APP, LANES, CANOPY_LANES_ISA)
+#define CANOPY_SIMD_L_LANES1(NAME, APP, LANES, ISA) CANOPY_SIMD_L_LANES2(NAME, APP, LANES, ISA)
+#define CANOPY_SIMD_L_LANES2(NAME, APP, LANES, ISA)                                                \
+    static canopy_status NAME##_simd_l_plan_##ISA(                                                 \
+        const canopy_app *app, const canopy_trav_job *job, canopy_cpu_team *team) {                \
+        return canopy_cpu_simd_l_plan_lanes(app, LANES, job, team);                                \
+    }                                                                                              \
+    canopy_status canopy_simd_l_##NAME##_##ISA(const canopy_trav_job *job,                         \
+                                               canopy_trav_counters *cnt);                         \
+    canopy_status canopy_simd_l_##NAME##_##ISA(const canopy_trav_job *job,                         \
+                                               canopy_trav_counters *cnt) {                        \
+        CANOPY_CPU_RUNNER_BODY(APP, NAME##_simd_l_plan_##ISA,                                      \
+                               canopy_cpu_simd_l_lanes(APP, LANES, job, &team, &mine, SIMT_W))     \
+    }
+
+#define CANOPY_CPU_INSTANTIATE_LANES(NAME, APP)                                                    \
+    canopy_status canopy_simd_l_##NAME##_avx512(const canopy_trav_job *job,                        \
+                                                canopy_trav_counters *cnt);                        \
+    canopy_status canopy_simd_l_##NAME##_avx2(const canopy_trav_job *job,                          \
+                                              canopy_trav_counters *cnt);                          \
+    canopy_status canopy_simd_l_##NAME##_generic(const canopy_trav_job *job,                       \
+                                                 canopy_trav_counters *cnt);                       \
+    static canopy_status NAME##_cpu_simd_l(const canopy_trav_job *job,                             \
+                                           canopy_trav_counters *cnt) {                            \
+        switch (canopy_cpu_isa()) {                                                                \
+        case CANOPY_ISA_AVX512:                                                                    \
+            return canopy_simd_l_##NAME##_avx512(job, cnt);                                        \
+        case CANOPY_ISA_AVX2:                                                                      \
+            return canopy_simd_l_##NAME##_avx2(job, cnt);                                          \
+        default:                                                                                   \
+            return canopy_simd_l_##NAME##_generic(job, cnt);                                       \
+        }                                                                                          \
+    }                                                                                              \
+    CANOPY_CPU_INSTANTIATE_WITH(NAME, APP, NAME##_cpu_simd_l)
 
 #endif

@@ -4,17 +4,14 @@
 #include "apps/gravity.h"
 
 #include "apps/common.h"
+#include "apps/lanes.h"
 #include "canopy/traverse_cpu.h"
 #include "index/hooks.h"
 
 #include <math.h>
 #include <string.h>
 
-static const canopy_app gravity_app = {
-    "gravity", sizeof(gravity_state), 0, 1, gravity_init, gravity_truncate, gravity_visit_leaf,
-    NULL,      gravity_finish,
-};
-CANOPY_CPU_INSTANTIATE(gravity, &gravity_app)
+CANOPY_CPU_INSTANTIATE_LANES(gravity, &gravity_app)
 _Static_assert(sizeof(gravity_state) <= CANOPY_MAX_STATE, "gravity_state exceeds CANOPY_MAX_STATE");
 
 static canopy_status check_bodies(canopy_points b, const float *mass, float eps) {

@@ -4,16 +4,13 @@
 #include "apps/knn.h"
 
 #include "apps/common.h"
+#include "apps/lanes.h"
 #include "canopy/traverse_cpu.h"
 #include "index/hooks.h"
 
 #include <string.h>
 
-static const canopy_app knn_app = {
-    "knn",          sizeof(knn_state), 1,          1, knn_init, knn_truncate,
-    knn_visit_leaf, knn_order_perm,    knn_finish,
-};
-CANOPY_CPU_INSTANTIATE(knn, &knn_app)
+CANOPY_CPU_INSTANTIATE_LANES(knn, &knn_app)
 _Static_assert(sizeof(knn_state) <= CANOPY_MAX_STATE, "knn_state exceeds CANOPY_MAX_STATE");
 
 canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,

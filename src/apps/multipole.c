@@ -16,7 +16,7 @@
 
 static const canopy_app mp_body_app = {
     "gravity", sizeof(mp_body_state), 0, 1, mp_body_init, mp_body_truncate, mp_body_visit_leaf,
-    NULL,      mp_body_finish,
+    NULL,      mp_body_finish,        0,
 };
 CANOPY_CPU_INSTANTIATE(mp_body, &mp_body_app)
 _Static_assert(sizeof(mp_body_state) <= CANOPY_MAX_STATE, "mp_body_state too large");
@@ -31,6 +31,7 @@ static const canopy_app mp_bucket_app = {
     mp_bucket_visit_leaf,
     NULL,
     mp_bucket_finish,
+    0,
 };
 CANOPY_CPU_INSTANTIATE(mp_bucket, &mp_bucket_app)
 _Static_assert(sizeof(mp_bucket_state) <= CANOPY_MAX_STATE, "mp_bucket_state too large");

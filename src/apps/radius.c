@@ -4,17 +4,14 @@
 #include "apps/radius.h"
 
 #include "apps/common.h"
+#include "apps/lanes.h"
 #include "canopy/traverse_cpu.h"
 #include "index/hooks.h"
 
 #include <math.h>
 #include <string.h>
 
-static const canopy_app radius_app = {
-    "radius", sizeof(radius_state), 0, 1, radius_init, radius_truncate, radius_visit_leaf,
-    NULL,     radius_finish,
-};
-CANOPY_CPU_INSTANTIATE(radius, &radius_app)
+CANOPY_CPU_INSTANTIATE_LANES(radius, &radius_app)
 _Static_assert(sizeof(radius_state) <= CANOPY_MAX_STATE, "radius_state exceeds CANOPY_MAX_STATE");
 
 static canopy_status check_radius(float r) {

@@ -11,7 +11,7 @@
 
 static const canopy_app search_app = {
     "search", sizeof(search_state), 0, 1, search_init, search_truncate, search_visit_leaf,
-    NULL,     search_finish,
+    NULL,     search_finish,        0,
 };
 CANOPY_CPU_INSTANTIATE(search, &search_app)
 _Static_assert(sizeof(search_state) <= CANOPY_MAX_STATE, "search_state exceeds CANOPY_MAX_STATE");

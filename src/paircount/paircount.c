@@ -19,8 +19,8 @@
 
 _Static_assert(sizeof(pc_state) <= CANOPY_MAX_STATE, "pc_state exceeds CANOPY_MAX_STATE");
 
-static const canopy_app pc_app = {"paircount", sizeof(pc_state), 0,    1,        pc_init,
-                                  pc_truncate, pc_visit_leaf,    NULL, pc_finish};
+static const canopy_app pc_app = {"paircount", sizeof(pc_state), 0,    1,         pc_init,
+                                  pc_truncate, pc_visit_leaf,    NULL, pc_finish, 0};
 CANOPY_CPU_INSTANTIATE(pc, &pc_app)
 
 canopy_paircount_options canopy_paircount_options_default(void) {

@@ -67,8 +67,9 @@ static void add_note(char *note, size_t len, const char *fmt, ...) {
  *     sorting does not pay for itself there);
  *   GPU, unguided: dr_l when the sampled work is large, in the caller's order when
  *     that is coherent, else on the hybrid schedule; sr unsorted when work is small;
- *   CPU: dr for guided, sr for unguided traversals; tree order when traversals are
- *     long and the caller's order is incoherent.
+ *   CPU: simd_l for descriptors with vector hooks (lane_hooks) when there are enough
+ *     queries to sort, else dr for guided, sr for unguided traversals; tree order
+ *     when the caller's order is incoherent and traversals are long or run simd_l.
  * A variant given explicitly keeps auto's schedule consistent with it: lockstep
  * needs a coherent order, the GPU's non-lockstep kernels run unsorted. */
 static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree *tree,
@@ -114,12 +115,20 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
     double work = (double)tr->nq * smp.nodes_per_query;
     /* whether sorting can pay: GPU lockstep on large work, CPU on long traversals */
     int big = gpu ? work >= HYBRID_MIN_WORK : smp.nodes_per_query >= CPU_SORT_MIN_NODES;
+    /* simd_l with vector hooks, on queries it may sort, beat dr and sr on one core on
+     * every workload of bench/results/simt.md, short traversals included */
+    int lanes =
+        !gpu && tr->app->lane_hooks && tr->nq >= SCHEDULE_MIN_QUERIES && *s != CANOPY_SCHEDULE_NONE;
     if (*v == CANOPY_VARIANT_AUTO) {
-        *v = gpu ? (big ? CANOPY_VARIANT_DR_L : CANOPY_VARIANT_SR)
-                 : (guided ? CANOPY_VARIANT_DR : CANOPY_VARIANT_SR);
-        add_note(note, note_len, "variant %s", canopy_variant_name(*v));
+        *v = gpu     ? (big ? CANOPY_VARIANT_DR_L : CANOPY_VARIANT_SR)
+             : lanes ? CANOPY_VARIANT_SIMD_L
+                     : (guided ? CANOPY_VARIANT_DR : CANOPY_VARIANT_SR);
+        add_note(note, note_len, "variant %s%s", canopy_variant_name(*v),
+                 lanes ? " (vector hooks; its packets need a coherent order)" : "");
     }
-    int sortable = tr->nq >= SCHEDULE_MIN_QUERIES && (gpu ? is_lockstep(*v) : big);
+    /* CPU lockstep needs alike queries in a packet whatever the traversal length */
+    int sortable = tr->nq >= SCHEDULE_MIN_QUERIES &&
+                   (gpu ? is_lockstep(*v) : big || *v == CANOPY_VARIANT_SIMD_L);
     if (*s == CANOPY_SCHEDULE_AUTO && sortable &&
         (st = canopy_inspect_coherence(tr->app, tr->ctx, &tree->view, tr->nq, &smp)))
         return st;
@@ -137,6 +146,8 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
         } else {
             *s = gpu ? CANOPY_SCHEDULE_HYBRID : CANOPY_SCHEDULE_TREE;
             why = gpu ? "lockstep on an incoherent order: profile and sort on the device"
+                  : *v == CANOPY_VARIANT_SIMD_L
+                      ? "lockstep on an incoherent order: a packet's lanes walk alike once sorted"
                       : "incoherent order: neighbouring queries share cache lines once sorted";
         }
         add_note(note, note_len, "schedule %s (%s)", canopy_schedule_name(*s), why);
@@ -288,6 +299,7 @@ canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *t
         stats->work_expansion =
             cnt.group_longest ? (double)cnt.group_nodes / (double)cnt.group_longest : 0.0;
         stats->nodes_per_group = cnt.groups ? (double)cnt.group_nodes / (double)cnt.groups : 0.0;
+        stats->lane_calls = cnt.lane_calls;
         stats->profile_depth = prof.depth;
         stats->profile_leaves = prof.n_cols;
         stats->variant = v;

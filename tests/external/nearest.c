@@ -78,7 +78,7 @@ CANOPY_HD void nearest_finish(const void *vctx, void *vst, int64_t q) {
  * does not depend on the order, so lockstep variants may run it). */
 static const canopy_app nearest_app = {
     "nearest",     sizeof(nearest_state), 1, 1, nearest_init, nearest_truncate, nearest_visit_leaf,
-    nearest_order, nearest_finish,
+    nearest_order, nearest_finish,        0,
 };
 /* Defines nearest_cpu_runners: one runner per CPU variant. */
 CANOPY_CPU_INSTANTIATE(nearest, &nearest_app)

@@ -3,8 +3,10 @@
  * (CMakeLists.txt: test_external): the docs' nearest-point example (nearest.c,
  * guided, child permutations) and a ball count (unguided, whole-subtree counting),
  * each run under every CPU variant and schedule on every tree kind and compared with
- * brute force on several seeds and sizes, empty and d = 1 included. */
-#include "ball_count.h"
+ * brute force on several seeds and sizes, empty and d = 1 included. The ball count
+ * also has vector hooks (ball_lanes.h): simd_l must make no scalar hook calls for it
+ * and some for nearest (which has none). */
+#include "ball_lanes.h"
 #include "nearest.h"
 
 #include <canopy/traverse_cpu.h>
@@ -25,9 +27,7 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,          ball_init,
-                                    ball_truncate, ball_visit_leaf,    NULL, ball_finish};
-CANOPY_CPU_INSTANTIATE(ball, &ball_app)
+CANOPY_CPU_INSTANTIATE_LANES(ball, &ball_app)
 
 /* ---------------------------------------------------------------- checks ---- */
 
@@ -109,11 +109,15 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
                         break;
                     }
                 EXPECT(s || st.queries == nq, "stats.queries");
+                EXPECT(s || st.variant != CANOPY_VARIANT_SIMD_L || nq == 0 || st.lane_calls > 0,
+                       "nearest simd_l: no lane_calls without vector hooks");
             }
             ball_ctx bc = {qp, r2, cnt};
             canopy_traversal tr = {"ball", &ball_app, ball_cpu_runners, NULL, &bc, qp, nq};
-            s = canopy_traverse(tree, &tr, &o, NULL);
+            s = canopy_traverse(tree, &tr, &o, &st);
             EXPECT(s == CANOPY_OK, "ball %s %s %s n=%lld", kn, vn, sn, (long long)n);
+            EXPECT(s || st.lane_calls == 0, "ball %s: %lld scalar hook calls despite vector hooks",
+                   vn, (long long)st.lane_calls);
             for (int64_t q = 0; !s && q < nq; q++)
                 if (cnt[q] != want_cnt[q]) {
                     EXPECT(0, "ball %s %s %s n=%lld d=%d q=%lld: %lld, want %lld", kn, vn, sn,

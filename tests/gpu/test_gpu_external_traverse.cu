@@ -108,11 +108,11 @@ static canopy_status near_gpu_run(const void *vctx, const canopy_tree_view *tree
 /* The descriptors for the host side of canopy_traverse (auto's sample and the
  * hybrid schedule walk them there); no CPU runners: the CPU engines are C11
  * (canopy/traverse_cpu.h), this file is CUDA C++, and it tests the GPU. */
-static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,          ball_init,
-                                    ball_truncate, ball_visit_leaf,    NULL, ball_finish};
+static const canopy_app ball_app = {"ball",        sizeof(ball_state), 0,    1,           ball_init,
+                                    ball_truncate, ball_visit_leaf,    NULL, ball_finish, 0};
 static const canopy_app near_app = {
-    "near",          sizeof(near_state), 1,          1, near_init, near_truncate,
-    near_visit_leaf, near_order_perm,    near_finish};
+    "near",          sizeof(near_state), 1,           1, near_init, near_truncate,
+    near_visit_leaf, near_order_perm,    near_finish, 0};
 static const canopy_cpu_runner no_cpu[CANOPY_VARIANT_COUNT] = {};
 
 static uint64_t rng;

@@ -99,6 +99,8 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
             cli_json_count(j, "nodes_per_group", st->nodes_per_group);
             cli_json_count(j, "work_expansion", st->work_expansion);
         }
+        if (st->variant == CANOPY_VARIANT_SIMD_L)
+            cli_json_count(j, "lane_calls", (double)st->lane_calls);
         cli_json_choice(j, "backend", canopy_backend_name(st->backend));
         cli_json_choice(j, "variant", canopy_variant_name(st->variant));
         cli_json_choice(j, "schedule", canopy_schedule_name(st->schedule));
@@ -124,6 +126,10 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
             stderr,
             ",\n  nodes per warp/packet %.1f, work expansion %.2f (packet nodes / longest member)",
             st->nodes_per_group, st->work_expansion);
+    if (st->variant == CANOPY_VARIANT_SIMD_L)
+        fprintf(stderr, "\n  simd_l: %s, lane_calls %lld (scalar hook calls made lane by lane)",
+                st->lane_calls ? "per-lane fallback (no vector hooks)" : "vector hooks",
+                (long long)st->lane_calls);
     if (st->backend == CANOPY_BACKEND_GPU) {
         if (st->device_tree_reused)
             fprintf(stderr, "\n  tree upload 0 bytes, 0.0000 s (reused device tree)");

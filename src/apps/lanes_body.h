@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/* The vector hooks (canopy_lane_app) of radius, kNN and gravity, written once with the
+ * SIMT layer's lane types, and their simd_l runners for one lane width: included by
+ * lanes_avx512.c, lanes_avx2.c and lanes_generic.c after they define SIMT_W and
+ * CANOPY_LANES_ISA. Each hook computes what the scalar hook (apps/<app>.h) computes,
+ * per lane and in the same order, so simd_l's results equal the per-lane path's. */
+#include "canopy/simt.h"
+#include "canopy/traverse_cpu.h"
+#include "canopy/traverse_lanes.h"
+
+#include "apps/gravity.h"
+#include "apps/knn.h"
+#include "apps/lanes.h"
+#include "apps/radius.h"
+
+/* ------------------------------------------------------------- radius -- */
+/* Packet: the counts (a subtree or leaf adds at most n < 2^31 per query), then the
+ * queries' coordinates. */
+typedef struct radius_lanes {
+    simt_int count;
+} radius_lanes;
+
+CANOPY_LANES simt_float *radius_lanes_q(void *pk) {
+    return (simt_float *)((radius_lanes *)pk + 1);
+}
+
+static size_t radius_lanes_size(const void *vctx, const canopy_tree_view *t) {
+    (void)vctx;
+    return sizeof(radius_lanes) + sizeof(simt_float) * (size_t)t->d;
+}
+
+CANOPY_LANES void radius_lanes_init(const void *vctx, void *pk, const canopy_tree_view *t,
+                                    const int64_t *q, uint32_t mask) {
+    (void)t;
+    const radius_ctx *c = (const radius_ctx *)vctx;
+    ((radius_lanes *)pk)->count = simt_splat(0);
+    canopy_lanes_load_points(radius_lanes_q(pk), c->query, q, mask);
+}
+
+CANOPY_LANES uint32_t radius_lanes_truncate(const void *vctx, void *pk, const canopy_tree_view *t,
+                                            int32_t node, uint32_t mask) {
+    const radius_ctx *c = (const radius_ctx *)vctx;
+    const simt_float *q = radius_lanes_q(pk);
+    uint32_t on = mask & ~simt_bits(canopy_lanes_node_min_dist2(t, node, q) > c->r2);
+    if (!on) return 0;
+    uint32_t inside = on & simt_bits(canopy_lanes_node_max_dist2(t, node, q) <= c->r2);
+    if (inside) {
+        const canopy_node *h = canopy_tv_node(t, node);
+        ((radius_lanes *)pk)->count += simt_from_bits(inside) & (h->end - h->begin);
+    }
+    return on & ~inside;
+}
+
+CANOPY_LANES void radius_lanes_visit_leaf(const void *vctx, void *pk, const canopy_tree_view *t,
+                                          int32_t node, uint32_t mask) {
+    const radius_ctx *c = (const radius_ctx *)vctx;
+    const simt_float *q = radius_lanes_q(pk);
+    const canopy_node *h = canopy_tv_node(t, node);
+    simt_int hits = simt_splat(0);
+    for (int32_t i = h->begin; i < h->end; i++)
+        hits -= canopy_lanes_dist2(q, canopy_tv_point(t, i), t->d) <= c->r2; /* true is -1 */
+    ((radius_lanes *)pk)->count += hits & simt_from_bits(mask);
+}
+
+CANOPY_LANES void radius_lanes_finish(const void *vctx, void *pk, const int64_t *q, uint32_t mask) {
+    const radius_ctx *c = (const radius_ctx *)vctx;
+    const radius_lanes *r = (const radius_lanes *)pk;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        c->counts[q[l]] = (int64_t)r->count[l] - c->self;
+    }
+}
+
+static const canopy_lane_app radius_lane_app = {
+    radius_lanes_size,   radius_lanes_init, radius_lanes_truncate, radius_lanes_visit_leaf, NULL,
+    radius_lanes_finish,
+};
+CANOPY_SIMD_L_LANES(radius, &radius_app, &radius_lane_app)
+
+/* -------------------------------------------------------------- gravity -- */
+/* Packet: accelerations, positions, and the caller's index of each body (n < 2^31:
+ * tree-order indices are int32). */
+typedef struct gravity_lanes {
+    simt_float a[3], q[3];
+    simt_int self;
+} gravity_lanes;
+
+static size_t gravity_lanes_size(const void *vctx, const canopy_tree_view *t) {
+    (void)vctx;
+    (void)t;
+    return sizeof(gravity_lanes);
+}
+
+CANOPY_LANES void gravity_lanes_init(const void *vctx, void *pk, const canopy_tree_view *t,
+                                     const int64_t *q, uint32_t mask) {
+    (void)t;
+    const gravity_ctx *c = (const gravity_ctx *)vctx;
+    gravity_lanes *g = (gravity_lanes *)pk;
+    g->self = simt_splat(-1);
+    for (int j = 0; j < 3; j++) g->a[j] = simt_splat_f(0.0f);
+    canopy_lanes_load_points(g->q, c->bodies, q, mask);
+    for (uint32_t m = mask; m; m &= m - 1) g->self[__builtin_ctz(m)] = (int32_t)q[__builtin_ctz(m)];
+}
+
+/* gravity_add for the lanes of m. */
+CANOPY_LANES void gravity_lanes_add(gravity_lanes *g, float eps2, const float *p, float mass,
+                                    simt_mask m) {
+    simt_float dx = p[0] - g->q[0], dy = p[1] - g->q[1], dz = p[2] - g->q[2];
+    simt_float r2 = dx * dx + dy * dy + dz * dz + eps2;
+    simt_float inv = 1.0f / simt_sqrt_f(r2);
+    simt_float f = mass * inv * inv * inv;
+    g->a[0] = simt_blend(m, g->a[0] + f * dx, g->a[0]);
+    g->a[1] = simt_blend(m, g->a[1] + f * dy, g->a[1]);
+    g->a[2] = simt_blend(m, g->a[2] + f * dz, g->a[2]);
+}
+
+CANOPY_LANES uint32_t gravity_lanes_truncate(const void *vctx, void *pk, const canopy_tree_view *t,
+                                             int32_t node, uint32_t mask) {
+    const gravity_ctx *c = (const gravity_ctx *)vctx;
+    gravity_lanes *g = (gravity_lanes *)pk;
+    const float *geo = canopy_tv_geom(t, node); /* com[3], mass, centre[3], half */
+    float half = geo[7];
+    simt_mask inside = (simt_abs_f(g->q[0] - geo[4]) <= half) &
+                       (simt_abs_f(g->q[1] - geo[5]) <= half) &
+                       (simt_abs_f(g->q[2] - geo[6]) <= half);
+    float ox = geo[0] - geo[4], oy = geo[1] - geo[5], oz = geo[2] - geo[6];
+    float open_r = 2.0f * half * c->inv_theta + sqrtf(ox * ox + oy * oy + oz * oz);
+    simt_float dx = geo[0] - g->q[0], dy = geo[1] - g->q[1], dz = geo[2] - g->q[2];
+    simt_mask far = ~inside & (dx * dx + dy * dy + dz * dz > open_r * open_r);
+    uint32_t accept = mask & simt_bits(far);
+    if (accept) gravity_lanes_add(g, c->eps2, geo, geo[3], simt_from_bits(accept));
+    return mask & ~accept;
+}
+
+CANOPY_LANES void gravity_lanes_visit_leaf(const void *vctx, void *pk, const canopy_tree_view *t,
+                                           int32_t node, uint32_t mask) {
+    const gravity_ctx *c = (const gravity_ctx *)vctx;
+    gravity_lanes *g = (gravity_lanes *)pk;
+    const canopy_node *h = canopy_tv_node(t, node);
+    simt_mask live = simt_from_bits(mask);
+    for (int32_t i = h->begin; i < h->end; i++) {
+        simt_mask m = live & (g->self != (int32_t)t->ids[i]);
+        gravity_lanes_add(g, c->eps2, canopy_tv_point(t, i), t->weights[i], m);
+    }
+}
+
+CANOPY_LANES void gravity_lanes_finish(const void *vctx, void *pk, const int64_t *q,
+                                       uint32_t mask) {
+    const gravity_ctx *c = (const gravity_ctx *)vctx;
+    const gravity_lanes *g = (const gravity_lanes *)pk;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        for (int j = 0; j < 3; j++) c->acc[3 * q[l] + j] = g->a[j][l];
+    }
+}
+
+static const canopy_lane_app gravity_lane_app = {
+    gravity_lanes_size,
+    gravity_lanes_init,
+    gravity_lanes_truncate,
+    gravity_lanes_visit_leaf,
+    NULL,
+    gravity_lanes_finish,
+};
+CANOPY_SIMD_L_LANES(gravity, &gravity_app, &gravity_lane_app)
+
+/* ------------------------------------------------------------------ knn -- */
+/* Packet: per lane the k-bound, the query's own index (-1 unless self), the heap
+ * (the output rows) and its fill; then the coordinates. The heaps stay scalar: after
+ * the first leaves almost every point fails the one vector compare against `worst`. */
+typedef struct knn_lanes {
+    simt_float worst;
+    simt_int self;
+    float *hd[SIMT_W];
+    int64_t *hi[SIMT_W];
+    int32_t count[SIMT_W];
+} knn_lanes;
+
+CANOPY_LANES simt_float *knn_lanes_q(const void *pk) {
+    return (simt_float *)((const knn_lanes *)pk + 1);
+}
+
+static size_t knn_lanes_size(const void *vctx, const canopy_tree_view *t) {
+    (void)vctx;
+    return sizeof(knn_lanes) + sizeof(simt_float) * (size_t)t->d;
+}
+
+CANOPY_LANES void knn_lanes_init(const void *vctx, void *pk, const canopy_tree_view *t,
+                                 const int64_t *q, uint32_t mask) {
+    (void)t;
+    const knn_ctx *c = (const knn_ctx *)vctx;
+    knn_lanes *k = (knn_lanes *)pk;
+    k->worst = simt_splat_f(CANOPY_INF);
+    k->self = simt_splat(-1);
+    for (int l = 0; l < SIMT_W; l++) k->count[l] = 0;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        k->hd[l] = c->dist2 + q[l] * c->k;
+        k->hi[l] = c->idx + q[l] * c->k;
+        if (c->self) k->self[l] = (int32_t)q[l];
+    }
+    canopy_lanes_load_points(knn_lanes_q(pk), c->query, q, mask);
+}
+
+CANOPY_LANES uint32_t knn_lanes_truncate(const void *vctx, void *pk, const canopy_tree_view *t,
+                                         int32_t node, uint32_t mask) {
+    (void)vctx;
+    const knn_lanes *k = (const knn_lanes *)pk;
+    return mask & ~simt_bits(canopy_lanes_node_min_dist2(t, node, knn_lanes_q(pk)) > k->worst);
+}
+
+CANOPY_LANES void knn_lanes_visit_leaf(const void *vctx, void *pk, const canopy_tree_view *t,
+                                       int32_t node, uint32_t mask) {
+    const knn_ctx *c = (const knn_ctx *)vctx;
+    knn_lanes *k = (knn_lanes *)pk;
+    const simt_float *q = knn_lanes_q(pk);
+    const canopy_node *h = canopy_tv_node(t, node);
+    simt_mask live = simt_from_bits(mask);
+    for (int32_t i = h->begin; i < h->end; i++) {
+        int64_t id = t->ids[i];
+        simt_float d2 = canopy_lanes_dist2(q, canopy_tv_point(t, i), t->d);
+        uint32_t take = simt_bits(live & (d2 <= k->worst) & (k->self != (int32_t)id));
+        for (; take; take &= take - 1) {
+            int l = __builtin_ctz(take);
+            knn_offer(k->hd[l], k->hi[l], c->k, &k->count[l], d2[l], id);
+            if (k->count[l] == c->k) k->worst[l] = k->hd[l][0];
+        }
+    }
+}
+
+/* knn_order per lane, as a ballot of the lanes that want child 1 first. */
+CANOPY_LANES void knn_lanes_order(const void *vctx, const void *pk, const canopy_tree_view *t,
+                                  int32_t node, uint32_t mask, int32_t *perm) {
+    (void)vctx;
+    const simt_float *q = knn_lanes_q(pk);
+    const canopy_node *h = canopy_tv_node(t, node);
+    simt_mask second;
+    if (t->kind == CANOPY_TREE_KD) {
+        int32_t dim = (int32_t)canopy_tv_geom(t, node)[2 * t->d];
+        float split =
+            0.5f * (canopy_tv_geom(t, h->child)[t->d + dim] + canopy_tv_geom(t, h->child + 1)[dim]);
+        second = q[dim] > split;
+    } else {
+        simt_float a = canopy_lanes_node_min_dist2(t, h->child, q);
+        simt_float b = canopy_lanes_node_min_dist2(t, h->child + 1, q);
+        second = b < a;
+        if (t->kind == CANOPY_TREE_BALL) {
+            /* Overlapping balls often both contain q (bounds 0): the nearer centre first. */
+            simt_mask nearer = canopy_lanes_dist2(q, canopy_tv_geom(t, h->child + 1), t->d) <
+                               canopy_lanes_dist2(q, canopy_tv_geom(t, h->child), t->d);
+            second = simt_blend(a == b, nearer, second);
+        }
+    }
+    canopy_lanes_vote2(mask, simt_bits(second), perm);
+}
+
+CANOPY_LANES void knn_lanes_finish(const void *vctx, void *pk, const int64_t *q, uint32_t mask) {
+    (void)q;
+    const knn_ctx *c = (const knn_ctx *)vctx;
+    knn_lanes *k = (knn_lanes *)pk;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        knn_sort_row(k->hd[l], k->hi[l], c->k, k->count[l]);
+    }
+}
+
+static const canopy_lane_app knn_lane_app = {
+    knn_lanes_size,       knn_lanes_init,  knn_lanes_truncate,
+    knn_lanes_visit_leaf, knn_lanes_order, knn_lanes_finish,
+};
+CANOPY_SIMD_L_LANES(knn, &knn_app, &knn_lane_app)

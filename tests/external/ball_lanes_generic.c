@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* The ball count's simd_l on 8 lanes (CMakeLists.txt gives this file its ISA's flags). */
+#define SIMT_W 8
+#define CANOPY_LANES_ISA generic
+#include "ball_lanes.h"
