@@ -699,13 +699,14 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         return scan(d, pike, b, e, mode, sel, counts, mask, lines);
     if (info->exact) return cre_literal_count(info, b, e, sel, lines);
     /* prefilter: only lines holding a required literal can match */
-    int64_t hits = 0, line = 0, one, cand = 0;
+    int64_t hits = 0, line = 0, one, cand = 0, scanned = 0;
     const uint8_t *p = b;
     while (p < e) {
-        /* Candidates closer than 256 bytes on average (a space, "A" in DNA): the
-         * per-candidate line bookkeeping costs more than the DFA (with its idle skip)
-         * on every byte, so the rest of the block goes to the DFA. */
-        if (++cand >= 64 && p - b < cand * 256) {
+        /* When the candidate lines cover most of the bytes (a space in prose, "A" in
+         * DNA) or come closer than 32 bytes apart on average (short lines), the
+         * per-candidate bookkeeping costs more than the DFA (with its idle skip) on
+         * every byte, so the rest of the block goes to the DFA. */
+        if (++cand >= 64 && (scanned * 4 > (p - b) * 3 || p - b < cand * 32)) {
             int64_t rest = 0;
             hits += scan(d, pike, p, e, mode, sel ? sel + line : NULL, counts, mask, &rest);
             *lines = line + rest;
@@ -719,6 +720,7 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
         const uint8_t *le = nl ? nl + 1 : e;
         int m = (int)scan(d, pike, ls, le, mode, NULL, counts, mask, &one);
+        scanned += le - ls;
         if (sel) sel[line] = (uint8_t)m;
         hits += m;
         line++;

@@ -28,6 +28,7 @@ typedef struct cre_dfa_info {
     int32_t short_lits; /* every literal has at most two bytes */
     uint8_t lit[CRE_LIT_MAX][CRE_LIT_LEN];
     int32_t lit_len[CRE_LIT_MAX];
+    uint8_t nib[2][4][16]; /* the SIMD filter's tables (literal.c) */
 } cre_dfa_info;
 
 canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);

@@ -117,6 +117,22 @@ static int32_t pattern_alternation(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LE
     return 0;
 }
 
+/* The nibble filter's tables, built once per program (a prefilter call per candidate
+ * line would otherwise rebuild them). */
+static void nib_build(cre_dfa_info *info) {
+    memset(info->nib, 0, sizeof info->nib);
+    for (int32_t j = 0; j < info->n_lit; j++) {
+        uint8_t bitj = (uint8_t)(1u << (j & 7));
+        uint8_t(*g)[16] = info->nib[j >> 3];
+        g[0][info->lit[j][0] & 15] |= bitj;
+        g[1][info->lit[j][0] >> 4] |= bitj;
+        for (int k = 0; k < 16; k++) /* one byte: the next byte is anything */
+            if (info->lit_len[j] == 1 || (info->lit[j][1] & 15) == k) g[2][k] |= bitj;
+        for (int k = 0; k < 16; k++)
+            if (info->lit_len[j] == 1 || (info->lit[j][1] >> 4) == k) g[3][k] |= bitj;
+    }
+}
+
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
     info->exact = 1;
@@ -149,6 +165,7 @@ void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info 
             info->lit_len[info->n_lit++] = lens[a];
         }
     }
+    nib_build(info);
 }
 
 static int lit_at(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
@@ -196,24 +213,12 @@ typedef struct nib_tables {
 } nib_tables;
 
 __attribute__((target("avx2"))) static void nib_init(const cre_dfa_info *info, nib_tables *nt) {
-    uint8_t t[2][4][16];
-    memset(t, 0, sizeof t);
-    for (int32_t j = 0; j < info->n_lit; j++) {
-        uint8_t bitj = (uint8_t)(1u << (j & 7));
-        uint8_t(*g)[16] = t[j >> 3];
-        g[0][info->lit[j][0] & 15] |= bitj;
-        g[1][info->lit[j][0] >> 4] |= bitj;
-        for (int k = 0; k < 16; k++) /* one byte: the next byte is anything */
-            if (info->lit_len[j] == 1 || (info->lit[j][1] & 15) == k) g[2][k] |= bitj;
-        for (int k = 0; k < 16; k++)
-            if (info->lit_len[j] == 1 || (info->lit[j][1] >> 4) == k) g[3][k] |= bitj;
-    }
     nt->groups = (info->n_lit + 7) / 8;
     for (int g = 0; g < 2; g++)
         for (int k = 0; k < 4; k++)
-            nt->t[g][k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t[g][k]));
+            nt->t[g][k] =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)info->nib[g][k]));
 }
-
 /* Bucket bytes of the 32 positions at x (x[32] is read): per position the literals
  * whose first two bytes start there, group g. */
 __attribute__((target("avx2"))) static inline __m256i nib_buckets(const nib_tables *nt, int g,
