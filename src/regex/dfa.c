@@ -64,6 +64,7 @@ struct cre_dfa {
     uint8_t stop[256];
     uint8_t nib[2][16]; /* stop as nibble tables: nib[hi >> 3][lo] has bit hi & 7 */
     int64_t built, fallbacks;
+    int64_t scanned, filtered3; /* bytes through scan(); bytes of the 3-byte filter */
 };
 
 /* Byte classes: bytes that every set of the program treats alike share a column of
@@ -100,6 +101,12 @@ int64_t cre_dfa_states(const cre_dfa *d) {
 }
 int64_t cre_dfa_fallbacks(const cre_dfa *d) {
     return d->fallbacks;
+}
+int64_t cre_dfa_scanned(const cre_dfa *d) {
+    return d->scanned;
+}
+int64_t cre_dfa_filtered3(const cre_dfa *d) {
+    return d->filtered3;
 }
 static int32_t limit_override;
 void cre_dfa_limit_override(int32_t max_states) {
@@ -597,6 +604,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
                     cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask, int64_t *lines) {
     const int all = mode == CRE_ALL;
     const uint8_t *cls = d->info->cls;
+    d->scanned += e - b;
     int64_t hits = 0, line = 0;
     int flushes = 0;
     if (d->mode != (int32_t)mode) {
@@ -697,7 +705,17 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
     const cre_dfa_info *info = d->info;
     if (mode == CRE_ALL || info->n_lit == 0)
         return scan(d, pike, b, e, mode, sel, counts, mask, lines);
-    if (info->exact) return cre_literal_count(info, b, e, sel, lines);
+    if (info->exact) {
+        const uint8_t *stop;
+        int64_t n, rest, hits = cre_literal_count(info, b, e, sel, &n, &stop, &d->filtered3);
+        if (stop == e) {
+            *lines = n;
+            return hits;
+        }
+        hits += scan(d, pike, stop, e, mode, sel ? sel + n : NULL, counts, mask, &rest);
+        *lines = n + rest;
+        return hits;
+    }
     /* prefilter: only lines holding a required literal can match */
     int64_t hits = 0, line = 0, one, cand = 0, scanned = 0;
     const uint8_t *p = b;

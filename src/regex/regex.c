@@ -288,6 +288,8 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
                 if (w.dfa) {
                     r.dfa_states += cre_dfa_states(w.dfa);
                     r.dfa_fallbacks += cre_dfa_fallbacks(w.dfa);
+                    r.dfa_bytes += cre_dfa_scanned(w.dfa);
+                    r.literal_bytes3 += cre_dfa_filtered3(w.dfa);
                 }
             }
         }
