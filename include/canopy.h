@@ -1063,7 +1063,7 @@ typedef struct canopy_regex_result {
     int64_t lines;              /* lines in the buffer */
     int64_t selected;           /* lines selected */
     canopy_regex_engine engine; /* what ran (auto resolved) */
-    canopy_isa isa;             /* simd: the lanes used */
+    canopy_isa isa;             /* simd; dfa: the lanes of its Pike VM fallback */
     int64_t dfa_states;         /* dfa: states built, summed over threads */
     int64_t dfa_fallbacks;      /* dfa: blocks finished by the Pike VM (cache full) */
     int32_t literals;           /* dfa: strings of the required-literal prefilter, 0 = none */

@@ -64,6 +64,7 @@ struct cre_dfa {
     uint8_t stop[256];
     uint8_t nib[2][16]; /* stop as nibble tables: nib[hi >> 3][lo] has bit hi & 7 */
     int64_t built, fallbacks;
+    cre_line_fn pike;           /* the fallback: Ren's SIMD interpreter on this CPU's lanes */
     int64_t scanned, filtered3; /* bytes through scan(); bytes of the 3-byte filter */
 };
 
@@ -148,6 +149,8 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
     d->mode = -1;
     d->idle = UINT32_MAX;
     d->avx2 = canopy_cpu_isa() >= CANOPY_ISA_AVX2;
+    canopy_isa isa;
+    d->pike = cre_simd_line_fn(&isa);
     d->max_states = DFA_MAX_STATES;
     size_t by_bytes = DFA_MAX_BYTES / ((size_t)d->ncls * 4 + 64);
     if ((size_t)d->max_states > by_bytes) d->max_states = by_bytes < 2 ? 2 : (int32_t)by_bytes;
@@ -489,7 +492,8 @@ static void decided_line(cre_dfa *d, int all, int64_t *counts) {
         for (int32_t q = 0; q < d->p->n_patterns; q++) counts[q]++;
 }
 
-/* The Pike VM on lines [b, e): the fallback of a block that thrashes the cache. */
+/* The SIMD Pike VM on lines [b, e): the fallback of a block that thrashes the cache
+ * (a pattern set whose DFA blows up: there Ren's interpreter is what runs). */
 static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
                           cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
                           int64_t *lines) {
@@ -497,7 +501,7 @@ static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, 
     while (b < e) {
         const uint8_t *nl = memchr(b, '\n', (size_t)(e - b));
         const uint8_t *le = nl ? nl : e;
-        int m = cvm_regex_line_scalar(d->p, pike, b, (size_t)(le - b), mode, mask);
+        int m = d->pike(d->p, pike, b, (size_t)(le - b), mode, mask);
         if (mode == CRE_ALL)
             for (int32_t q = 0; q < d->p->n_patterns; q++) counts[q] += bit(mask, q);
         if (sel) sel[line] = (uint8_t)m;
