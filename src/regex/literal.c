@@ -123,10 +123,11 @@ static int32_t pattern_alternation(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LE
 static void lit_words(cre_dfa_info *info) {
     for (int32_t j = 0; j < info->n_lit; j++) {
         int32_t n = info->lit_len[j] < 8 ? info->lit_len[j] : 8;
-        uint64_t w = 0;
-        memcpy(&w, info->lit[j], (size_t)n);
-        info->lit_word[j] = w;
-        info->lit_wmask[j] = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+        uint8_t w[8] = {0}, m[8] = {0}; /* as bytes: the same on any byte order */
+        memcpy(w, info->lit[j], (size_t)n);
+        memset(m, 0xff, (size_t)n);
+        memcpy(&info->lit_word[j], w, 8);
+        memcpy(&info->lit_wmask[j], m, 8);
     }
 }
 
@@ -141,11 +142,7 @@ static inline int lit_eq(const cre_dfa_info *info, int32_t j, const uint8_t *x, 
     return n <= 8 || memcmp(x + 8, info->lit[j] + 8, (size_t)(n - 8)) == 0;
 }
 
-/* The filter's buckets: up to 16 literals one per bucket (then a bucket hit on the
- * first two or three bytes is exact for literals of up to that many bytes); more are sorted by
- * their first bytes and cut into 16 runs of neighbours, so literals sharing a bucket
- * tend to share its table bits, and a hit is confirmed against each literal of the
- * bucket. */
+/* Literals in byte order (a prefix first). */
 static int cmp_lit(const void *pa, const void *pb, void *ctx) {
     const cre_dfa_info *info = ctx;
     int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
@@ -154,6 +151,10 @@ static int cmp_lit(const void *pa, const void *pb, void *ctx) {
     return c ? c : (info->lit_len[a] > info->lit_len[b]) - (info->lit_len[a] < info->lit_len[b]);
 }
 
+/* The filter's buckets: up to 16 literals one per bucket (then a bucket hit on the
+ * first two or three bytes is exact for literals of up to that many bytes); more are
+ * sorted and cut into 16 runs of neighbours, so literals sharing a bucket tend to
+ * share its table bits, and a hit is confirmed against each literal of the bucket. */
 static void buckets_build(cre_dfa_info *info) {
     int32_t order[CRE_LIT_MAX], n = info->n_lit;
     for (int32_t j = 0; j < n; j++) order[j] = j;
