@@ -32,9 +32,25 @@ static int is_dot_star(const cre_tree *t, int32_t i) {
     return n->kind == CRE_REP && n->min == 0 && n->max < 0 && t->nodes[n->a].kind == CRE_DOT;
 }
 
+/* The bytes an item of a concatenation always contributes as a plain run: a single
+ * byte (1), or a single byte repeated a fixed number of times (`T{4}`: 4); 0 when
+ * the item is anything else. *c gets the byte. */
+static int32_t item_run(const cre_tree *t, int32_t i, int *c) {
+    const cre_node *x = &t->nodes[i];
+    if (x->kind == CRE_REP && x->min == x->max && x->min > 0) {
+        int32_t n = x->min;
+        x = &t->nodes[x->a];
+        *c = x->kind == CRE_SET ? single_byte(x->set) : -1;
+        return *c >= 0 && *c != '\n' ? n : 0;
+    }
+    *c = x->kind == CRE_SET ? single_byte(x->set) : -1;
+    return *c >= 0 && *c != '\n' ? 1 : 0;
+}
+
 /* The longest run of single bytes in the top-level concatenation of a pattern
- * (up to CRE_LIT_LEN bytes, '\n' never included); *exact when the pattern is the run
- * alone between `.*`s. Returns its length, 0 when there is none. */
+ * (fixed repetitions of a byte count as that many bytes; up to CRE_LIT_LEN bytes,
+ * '\n' never included); *exact when the pattern is the run alone between `.*`s.
+ * Returns its length, 0 when there is none. */
 static int32_t pattern_literal(const cre_tree *t, uint8_t *lit, int *exact) {
     int32_t items[4096], n = 0;
     int32_t i = t->root;
@@ -45,23 +61,33 @@ static int32_t pattern_literal(const cre_tree *t, uint8_t *lit, int *exact) {
     }
     items[n++] = i;
     /* items are in reverse order */
-    int32_t best = 0, best_end = 0, run = 0;
+    int64_t best = 0, run = 0;
+    int32_t best_end = 0, first = 0, run_first = 0;
     for (int32_t k = n - 1; k >= 0; k--) {
-        const cre_node *x = &t->nodes[items[k]];
-        int c = x->kind == CRE_SET ? single_byte(x->set) : -1;
-        run = c >= 0 && c != '\n' ? run + 1 : 0;
+        int c;
+        int32_t w = item_run(t, items[k], &c);
+        if (w == 0) {
+            run = 0;
+            continue;
+        }
+        if (run == 0) run_first = k;
+        run += w;
         if (run > best) {
             best = run;
             best_end = k;
+            first = run_first; /* index in items of the run's first item */
         }
     }
     if (best == 0) return 0;
-    int32_t first = best_end + best - 1; /* index in items of the run's first byte */
     *exact = best <= CRE_LIT_LEN;
     for (int32_t k = n - 1; k > first && *exact; k--) *exact = is_dot_star(t, items[k]);
     for (int32_t k = best_end - 1; k >= 0 && *exact; k--) *exact = is_dot_star(t, items[k]);
-    int32_t len = best < CRE_LIT_LEN ? best : CRE_LIT_LEN;
-    for (int32_t j = 0; j < len; j++) lit[j] = (uint8_t)single_byte(t->nodes[items[first - j]].set);
+    int32_t len = 0;
+    for (int32_t k = first; k >= best_end && len < CRE_LIT_LEN; k--) {
+        int c;
+        for (int32_t w = item_run(t, items[k], &c); w > 0 && len < CRE_LIT_LEN; w--)
+            lit[len++] = (uint8_t)c;
+    }
     return len;
 }
 
