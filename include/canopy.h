@@ -1093,11 +1093,13 @@ typedef struct canopy_regex_result {
     int64_t lines;              /* lines in the buffer */
     int64_t selected;           /* lines selected */
     canopy_regex_engine engine; /* what ran (auto resolved) */
-    canopy_isa isa;             /* simd: the lanes used */
+    canopy_isa isa;             /* simd; dfa: the lanes of its Pike VM fallback */
     int64_t dfa_states;         /* dfa: states built, summed over threads */
     int64_t dfa_fallbacks;      /* dfa: blocks finished by the Pike VM (cache full) */
     int32_t literals;           /* dfa: strings of the required-literal prefilter, 0 = none */
     int32_t literals_exact;     /* dfa: 1 when a literal hit is a match (no DFA run) */
+    int64_t dfa_bytes;          /* dfa: bytes the automaton ran on (the rest: the prefilter) */
+    int64_t literal_bytes3;     /* dfa: bytes the literal filter tested on three bytes, not two */
 } canopy_regex_result;
 
 /* Matches every line of buf (a line matches if some pattern matches a substring

@@ -673,21 +673,27 @@ static void buffers(uint64_t seed) {
     free(buf);
 }
 
-/* Literal sets (the prefilter and its exact line counter): 1-16 literals of 1-5
- * bytes, bare or between `.*`s (exact) or followed by `.*x` (not exact), on
- * buffers of every length around the 64-byte steps, with literals across steps and
- * at the very end. The reference is a plain substring search per line. */
+/* Literal sets (the prefilter and its exact line counter): 1-15 literals (one filter
+ * bucket each) or 17-45 (shared buckets) of 1-5 bytes, some (in a quarter of the sets
+ * all) of 6-11 (confirmed past the first 8 bytes), bare or between `.*`s (exact) or
+ * followed by `.*x` (not exact), on buffers of every length around the 64-byte
+ * steps, with literals across steps, at the very end, and cut short (near misses);
+ * half of them in chunks of 200 bytes (the counter's switch between two- and
+ * three-byte filters). The reference is a plain substring search per line. */
 static void literal_sets(uint64_t seed, int sets) {
     canopy_rng r = canopy_rng_make(seed, 11);
     static const char bytes[] = "abcd\n\n";
-    char pats[16][16];
-    const char *pp[16];
-    char lits[16][6];
-    int llen[16];
+    char pats[48][24];
+    const char *pp[48];
+    char lits[48][16];
+    int llen[48];
     for (int s = 0; s < sets; s++) {
-        int np = 1 + pick(&r, 15), kind = pick(&r, 3); /* 0 bare, 1 .*lit.*, 2 lit.*x */
+        int np = pick(&r, 2) ? 1 + pick(&r, 15) : 17 + pick(&r, 29);
+        int kind = pick(&r, 3), long_lits = pick(&r, 4) == 0; /* 0 bare, 1 .*lit.*, 2 lit.*x */
+        cre_literal_chunk_override(pick(&r, 2) ? 200 : 0);
         for (int q = 0; q < np; q++) {
             llen[q] = 1 + (pick(&r, 2) ? pick(&r, 1) : pick(&r, 4));
+            if (long_lits || pick(&r, 5) == 0) llen[q] = 6 + pick(&r, 6);
             for (int j = 0; j < llen[q]; j++) lits[q][j] = "abcd"[pick(&r, 3)];
             lits[q][llen[q]] = '\0';
             snprintf(pats[q], sizeof pats[q],
@@ -701,6 +707,11 @@ static void literal_sets(uint64_t seed, int sets) {
         char *buf = malloc(len + 1);
         for (size_t i = 0; i < len; i++)
             buf[i] = kind == 2 && pick(&r, 5) == 0 ? 'x' : bytes[pick(&r, (int)sizeof bytes - 2)];
+        /* near misses: literals cut short, so confirmations past a prefix are tested */
+        for (size_t k = 0; len > 16 && k < len / 40; k++) {
+            int q = pick(&r, np), cut = 1 + pick(&r, llen[q]);
+            memcpy(buf + (size_t)pick(&r, (int)(len - 16)), lits[q], (size_t)cut);
+        }
         int64_t nlines = canopy_regex_count_lines(buf, len);
         uint8_t *want = malloc((size_t)nlines + 1);
         const char *b = buf, *e = buf + len;
@@ -726,6 +737,7 @@ static void literal_sets(uint64_t seed, int sets) {
         free(want);
         free(buf);
     }
+    cre_literal_chunk_override(0);
 }
 
 /* Issue 21: hostile patterns are refused or compiled fast, never overflow the stack

@@ -64,6 +64,8 @@ struct cre_dfa {
     uint8_t stop[256];
     uint8_t nib[2][16]; /* stop as nibble tables: nib[hi >> 3][lo] has bit hi & 7 */
     int64_t built, fallbacks;
+    cre_line_fn pike;           /* the fallback: Ren's SIMD interpreter on this CPU's lanes */
+    int64_t scanned, filtered3; /* bytes through scan(); bytes of the 3-byte filter */
 };
 
 /* Byte classes: bytes that every set of the program treats alike share a column of
@@ -100,6 +102,12 @@ int64_t cre_dfa_states(const cre_dfa *d) {
 }
 int64_t cre_dfa_fallbacks(const cre_dfa *d) {
     return d->fallbacks;
+}
+int64_t cre_dfa_scanned(const cre_dfa *d) {
+    return d->scanned;
+}
+int64_t cre_dfa_filtered3(const cre_dfa *d) {
+    return d->filtered3;
 }
 static int32_t limit_override;
 void cre_dfa_limit_override(int32_t max_states) {
@@ -141,6 +149,8 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
     d->mode = -1;
     d->idle = UINT32_MAX;
     d->avx2 = canopy_cpu_isa() >= CANOPY_ISA_AVX2;
+    canopy_isa isa;
+    d->pike = cre_simd_line_fn(&isa);
     d->max_states = DFA_MAX_STATES;
     size_t by_bytes = DFA_MAX_BYTES / ((size_t)d->ncls * 4 + 64);
     if ((size_t)d->max_states > by_bytes) d->max_states = by_bytes < 2 ? 2 : (int32_t)by_bytes;
@@ -482,7 +492,8 @@ static void decided_line(cre_dfa *d, int all, int64_t *counts) {
         for (int32_t q = 0; q < d->p->n_patterns; q++) counts[q]++;
 }
 
-/* The Pike VM on lines [b, e): the fallback of a block that thrashes the cache. */
+/* The SIMD Pike VM on lines [b, e): the fallback of a block that thrashes the cache
+ * (a pattern set whose DFA blows up: there Ren's interpreter is what runs). */
 static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
                           cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
                           int64_t *lines) {
@@ -490,7 +501,7 @@ static int64_t pike_lines(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, 
     while (b < e) {
         const uint8_t *nl = memchr(b, '\n', (size_t)(e - b));
         const uint8_t *le = nl ? nl : e;
-        int m = cvm_regex_line_scalar(d->p, pike, b, (size_t)(le - b), mode, mask);
+        int m = d->pike(d->p, pike, b, (size_t)(le - b), mode, mask);
         if (mode == CRE_ALL)
             for (int32_t q = 0; q < d->p->n_patterns; q++) counts[q] += bit(mask, q);
         if (sel) sel[line] = (uint8_t)m;
@@ -597,6 +608,7 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
                     cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask, int64_t *lines) {
     const int all = mode == CRE_ALL;
     const uint8_t *cls = d->info->cls;
+    d->scanned += e - b;
     int64_t hits = 0, line = 0;
     int flushes = 0;
     if (d->mode != (int32_t)mode) {
@@ -697,15 +709,26 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
     const cre_dfa_info *info = d->info;
     if (mode == CRE_ALL || info->n_lit == 0)
         return scan(d, pike, b, e, mode, sel, counts, mask, lines);
-    if (info->exact) return cre_literal_count(info, b, e, sel, lines);
+    if (info->exact) {
+        const uint8_t *stop;
+        int64_t n, rest, hits = cre_literal_count(info, b, e, sel, &n, &stop, &d->filtered3);
+        if (stop == e) {
+            *lines = n;
+            return hits;
+        }
+        hits += scan(d, pike, stop, e, mode, sel ? sel + n : NULL, counts, mask, &rest);
+        *lines = n + rest;
+        return hits;
+    }
     /* prefilter: only lines holding a required literal can match */
-    int64_t hits = 0, line = 0, one, cand = 0;
+    int64_t hits = 0, line = 0, one, cand = 0, scanned = 0;
     const uint8_t *p = b;
     while (p < e) {
-        /* Candidates closer than 256 bytes on average (a space, "A" in DNA): the
-         * per-candidate line bookkeeping costs more than the DFA (with its idle skip)
-         * on every byte, so the rest of the block goes to the DFA. */
-        if (++cand >= 64 && p - b < cand * 256) {
+        /* When the candidate lines cover most of the bytes (a space in prose, "A" in
+         * DNA) or come closer than 32 bytes apart on average (short lines), the
+         * per-candidate bookkeeping costs more than the DFA (with its idle skip) on
+         * every byte, so the rest of the block goes to the DFA. */
+        if (++cand >= 64 && (scanned * 4 > (p - b) * 3 || p - b < cand * 32)) {
             int64_t rest = 0;
             hits += scan(d, pike, p, e, mode, sel ? sel + line : NULL, counts, mask, &rest);
             *lines = line + rest;
@@ -719,6 +742,7 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
         const uint8_t *le = nl ? nl + 1 : e;
         int m = (int)scan(d, pike, ls, le, mode, NULL, counts, mask, &one);
+        scanned += le - ls;
         if (sel) sel[line] = (uint8_t)m;
         hits += m;
         line++;

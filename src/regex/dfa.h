@@ -11,8 +11,12 @@
 
 #include "regex/regex.h"
 
-/* Up to this many literals, one prefilter compare per literal and 32-byte window. */
-#define CRE_LIT_MAX 16
+/* Literals of the prefilter: up to CRE_BUCKETS have a filter bucket each (exact on
+ * their first three bytes); up to CRE_LIT_MAX share the buckets. An alternation of
+ * plain strings gives at most CRE_LIT_ALT of them. */
+#define CRE_LIT_MAX 256
+#define CRE_LIT_ALT 256
+#define CRE_BUCKETS 16
 #define CRE_LIT_LEN 32
 
 /* Shared, read-only facts about a program. */
@@ -25,9 +29,15 @@ typedef struct cre_dfa_info {
      * form [.*]literal), so hits need no DFA check. */
     int32_t n_lit;
     int32_t exact;
-    int32_t short_lits; /* every literal has at most two bytes */
     uint8_t lit[CRE_LIT_MAX][CRE_LIT_LEN];
     int32_t lit_len[CRE_LIT_MAX];
+    uint64_t lit_word[CRE_LIT_MAX], lit_wmask[CRE_LIT_MAX]; /* first 8 bytes, their mask */
+    /* the SIMD filter (literal.c): literals by bucket, its nibble tables (two or three
+     * bytes), and whether a bucket hit on two / three bytes is a literal without
+     * confirmation */
+    int32_t n_buckets, filter_bytes, exact2, exact3;
+    int32_t bucket_start[CRE_BUCKETS + 1], bucket_lit[CRE_LIT_MAX];
+    uint8_t nib[2][6][16];
 } cre_dfa_info;
 
 canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
@@ -38,6 +48,8 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
 void cre_dfa_free(cre_dfa *d);
 int64_t cre_dfa_states(const cre_dfa *d);
 int64_t cre_dfa_fallbacks(const cre_dfa *d);
+int64_t cre_dfa_scanned(const cre_dfa *d);   /* bytes the DFA ran on */
+int64_t cre_dfa_filtered3(const cre_dfa *d); /* bytes the three-byte literal filter ran on */
 /* Caps the cache of every DFA created from now on (states; 0 = the default), so
  * tests can force flushes and the Pike VM fallback. Not thread-safe. */
 void cre_dfa_limit_override(int32_t max_states);
@@ -55,9 +67,14 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
 /* The first position >= from where some literal of info occurs (its start), or e. */
 const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e);
-/* For info->exact: the lines of [b, e) holding a literal (a verdict per line in sel
- * when not NULL); *lines gets the lines of [b, e). */
+/* For info->exact: the lines of [b, *stop) holding a literal (a verdict per line in
+ * sel when not NULL); *lines gets the lines of [b, *stop). *stop is e unless hits
+ * needing confirmation are so dense that the DFA is cheaper for the rest (a line
+ * start). *filtered3 adds the bytes filtered on three bytes. */
 int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
-                          uint8_t *sel, int64_t *lines);
+                          uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3);
+/* The exact counter measures and switches per chunk of lines (64 KiB);
+ * tests make chunks small (bytes; 0 = the default). Not thread-safe. */
+void cre_literal_chunk_override(int32_t bytes);
 
 #endif

@@ -6,6 +6,7 @@
  * through the DFA. When a pattern is just its literal, optionally between `.*`s,
  * an occurrence is the match itself and the DFA is skipped (Ren's `.*ab` workload):
  * lines are then counted 64 bytes at a time without looking at them one by one. */
+#define _GNU_SOURCE /* qsort_r */
 #include "regex/dfa.h"
 
 #include <stdlib.h>
@@ -31,9 +32,25 @@ static int is_dot_star(const cre_tree *t, int32_t i) {
     return n->kind == CRE_REP && n->min == 0 && n->max < 0 && t->nodes[n->a].kind == CRE_DOT;
 }
 
+/* The bytes an item of a concatenation always contributes as a plain run: a single
+ * byte (1), or a single byte repeated a fixed number of times (`T{4}`: 4); 0 when
+ * the item is anything else. *c gets the byte. */
+static int32_t item_run(const cre_tree *t, int32_t i, int *c) {
+    const cre_node *x = &t->nodes[i];
+    if (x->kind == CRE_REP && x->min == x->max && x->min > 0) {
+        int32_t n = x->min;
+        x = &t->nodes[x->a];
+        *c = x->kind == CRE_SET ? single_byte(x->set) : -1;
+        return *c >= 0 && *c != '\n' ? n : 0;
+    }
+    *c = x->kind == CRE_SET ? single_byte(x->set) : -1;
+    return *c >= 0 && *c != '\n' ? 1 : 0;
+}
+
 /* The longest run of single bytes in the top-level concatenation of a pattern
- * (up to CRE_LIT_LEN bytes, '\n' never included); *exact when the pattern is the run
- * alone between `.*`s. Returns its length, 0 when there is none. */
+ * (fixed repetitions of a byte count as that many bytes; up to CRE_LIT_LEN bytes,
+ * '\n' never included); *exact when the pattern is the run alone between `.*`s.
+ * Returns its length, 0 when there is none. */
 static int32_t pattern_literal(const cre_tree *t, uint8_t *lit, int *exact) {
     int32_t items[4096], n = 0;
     int32_t i = t->root;
@@ -44,23 +61,33 @@ static int32_t pattern_literal(const cre_tree *t, uint8_t *lit, int *exact) {
     }
     items[n++] = i;
     /* items are in reverse order */
-    int32_t best = 0, best_end = 0, run = 0;
+    int64_t best = 0, run = 0;
+    int32_t best_end = 0, first = 0, run_first = 0;
     for (int32_t k = n - 1; k >= 0; k--) {
-        const cre_node *x = &t->nodes[items[k]];
-        int c = x->kind == CRE_SET ? single_byte(x->set) : -1;
-        run = c >= 0 && c != '\n' ? run + 1 : 0;
+        int c;
+        int32_t w = item_run(t, items[k], &c);
+        if (w == 0) {
+            run = 0;
+            continue;
+        }
+        if (run == 0) run_first = k;
+        run += w;
         if (run > best) {
             best = run;
             best_end = k;
+            first = run_first; /* index in items of the run's first item */
         }
     }
     if (best == 0) return 0;
-    int32_t first = best_end + best - 1; /* index in items of the run's first byte */
     *exact = best <= CRE_LIT_LEN;
     for (int32_t k = n - 1; k > first && *exact; k--) *exact = is_dot_star(t, items[k]);
     for (int32_t k = best_end - 1; k >= 0 && *exact; k--) *exact = is_dot_star(t, items[k]);
-    int32_t len = best < CRE_LIT_LEN ? best : CRE_LIT_LEN;
-    for (int32_t j = 0; j < len; j++) lit[j] = (uint8_t)single_byte(t->nodes[items[first - j]].set);
+    int32_t len = 0;
+    for (int32_t k = first; k >= best_end && len < CRE_LIT_LEN; k--) {
+        int c;
+        for (int32_t w = item_run(t, items[k], &c); w > 0 && len < CRE_LIT_LEN; w--)
+            lit[len++] = (uint8_t)c;
+    }
     return len;
 }
 
@@ -117,18 +144,98 @@ static int32_t pattern_alternation(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LE
     return 0;
 }
 
+/* Literal j's first (up to) 8 bytes as a word and the mask of its bytes, for the
+ * confirmation of a filter hit without a memcmp call. */
+static void lit_words(cre_dfa_info *info) {
+    for (int32_t j = 0; j < info->n_lit; j++) {
+        int32_t n = info->lit_len[j] < 8 ? info->lit_len[j] : 8;
+        uint8_t w[8] = {0}, m[8] = {0}; /* as bytes: the same on any byte order */
+        memcpy(w, info->lit[j], (size_t)n);
+        memset(m, 0xff, (size_t)n);
+        memcpy(&info->lit_word[j], w, 8);
+        memcpy(&info->lit_wmask[j], m, 8);
+    }
+}
+
+/* Literal j at x, x < e. */
+static inline int lit_eq(const cre_dfa_info *info, int32_t j, const uint8_t *x, const uint8_t *e) {
+    int32_t n = info->lit_len[j];
+    if (e - x < n) return 0;
+    if (e - x < 8) return memcmp(x, info->lit[j], (size_t)n) == 0;
+    uint64_t v;
+    memcpy(&v, x, 8);
+    if ((v & info->lit_wmask[j]) != info->lit_word[j]) return 0;
+    return n <= 8 || memcmp(x + 8, info->lit[j] + 8, (size_t)(n - 8)) == 0;
+}
+
+/* Literals in byte order (a prefix first). */
+static int cmp_lit(const void *pa, const void *pb, void *ctx) {
+    const cre_dfa_info *info = ctx;
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    int32_t n = info->lit_len[a] < info->lit_len[b] ? info->lit_len[a] : info->lit_len[b];
+    int c = memcmp(info->lit[a], info->lit[b], (size_t)n);
+    return c ? c : (info->lit_len[a] > info->lit_len[b]) - (info->lit_len[a] < info->lit_len[b]);
+}
+
+/* The filter's buckets: up to 16 literals one per bucket (then a bucket hit on the
+ * first two or three bytes is exact for literals of up to that many bytes); more are
+ * sorted and cut into 16 runs of neighbours, so literals sharing a bucket tend to
+ * share its table bits, and a hit is confirmed against each literal of the bucket. */
+static void buckets_build(cre_dfa_info *info) {
+    int32_t order[CRE_LIT_MAX], n = info->n_lit;
+    for (int32_t j = 0; j < n; j++) order[j] = j;
+    if (n > CRE_BUCKETS) qsort_r(order, (size_t)n, sizeof *order, cmp_lit, info);
+    int32_t nb = n < CRE_BUCKETS ? n : CRE_BUCKETS;
+    info->n_buckets = nb;
+    for (int32_t k = 0, j = 0; k < nb; k++) {
+        info->bucket_start[k] = j;
+        int32_t end = (int32_t)((int64_t)n * (k + 1) / nb);
+        for (; j < end; j++) info->bucket_lit[j] = order[j];
+    }
+    info->bucket_start[nb] = n;
+    /* a third byte costs two shuffles per 32 positions: only for longer literals */
+    info->filter_bytes = 2;
+    for (int32_t j = 0; j < n; j++)
+        if (info->lit_len[j] > 2) info->filter_bytes = 3;
+    info->exact2 = info->exact3 = n <= CRE_BUCKETS;
+    for (int32_t j = 0; j < n; j++) {
+        info->exact2 &= info->lit_len[j] <= 2;
+        info->exact3 &= info->lit_len[j] <= 3;
+    }
+}
+
+/* The nibble filter's tables, built once per program (a prefilter call per candidate
+ * line would otherwise rebuild them): bucket k owns bit k & 7 of table set k >> 3,
+ * and for each of the first two or three bytes of its literals the low and high
+ * nibbles (any byte past a literal's end or past the filter's bytes). */
+static void nib_build(cre_dfa_info *info) {
+    memset(info->nib, 0, sizeof info->nib);
+    for (int32_t k = 0; k < info->n_buckets; k++) {
+        uint8_t bitk = (uint8_t)(1u << (k & 7));
+        uint8_t(*g)[16] = info->nib[k >> 3];
+        for (int32_t i = info->bucket_start[k]; i < info->bucket_start[k + 1]; i++) {
+            int32_t j = info->bucket_lit[i];
+            for (int32_t pos = 0; pos < 3; pos++)
+                for (int v = 0; v < 16; v++) {
+                    int any = pos >= info->lit_len[j] || pos >= info->filter_bytes;
+                    if (any || (info->lit[j][pos] & 15) == v) g[2 * pos][v] |= bitk;
+                    if (any || (info->lit[j][pos] >> 4) == v) g[2 * pos + 1][v] |= bitk;
+                }
+        }
+    }
+}
+
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
     info->exact = 1;
-    info->short_lits = 1;
     if (p->n_patterns == 0) return;
     for (int32_t q = 0; q < p->n_patterns; q++) {
-        uint8_t lits[CRE_LIT_MAX][CRE_LIT_LEN];
-        int32_t lens[CRE_LIT_MAX];
+        uint8_t lits[CRE_LIT_ALT][CRE_LIT_LEN];
+        int32_t lens[CRE_LIT_ALT];
         int exact = 0;
         int32_t m = 1;
         lens[0] = pattern_literal(&trees[q], lits[0], &exact);
-        if (lens[0] == 0) m = pattern_alternation(&trees[q], lits, lens, CRE_LIT_MAX, &exact);
+        if (lens[0] == 0) m = pattern_alternation(&trees[q], lits, lens, CRE_LIT_ALT, &exact);
         if (m == 0) {
             info->n_lit = 0;
             return;
@@ -144,17 +251,18 @@ void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info 
                 info->n_lit = 0;
                 return;
             }
-            info->short_lits &= lens[a] <= 2;
             memcpy(info->lit[info->n_lit], lits[a], (size_t)lens[a]);
             info->lit_len[info->n_lit++] = lens[a];
         }
     }
+    lit_words(info);
+    buckets_build(info);
+    nib_build(info);
 }
 
 static int lit_at(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
     for (int32_t j = 0; j < info->n_lit; j++)
-        if (info->lit_len[j] <= e - x && memcmp(x, info->lit[j], (size_t)info->lit_len[j]) == 0)
-            return 1;
+        if (lit_eq(info, j, x, e)) return 1;
     return 0;
 }
 
@@ -184,91 +292,88 @@ static int64_t count_scalar(const cre_dfa_info *info, const uint8_t *b, const ui
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/* The nibble filter: literal j is bucket j (a bit of one byte; literals 8..15 use a
- * second table set). A byte x at position i and the byte y after it are in bucket j
- * iff lo0[x & 15], hi0[x >> 4], lo1[y & 15] and hi1[y >> 4] all have bit j: with one
- * literal per bucket that is x == lit[0] and y == lit[1] exactly (any y for a
- * one-byte literal), four byte shuffles per 32 positions whatever the number of
- * literals. Tables: [group][lo0, hi0, lo1, hi1][16]. */
+/* The nibble filter (Teddy-like): a byte x at position i and the bytes y (, z) after
+ * it are in bucket k iff the low- and high-nibble tables of the two (three) positions
+ * all have bit k: with one literal per bucket that is x y (z) == the literal's first
+ * bytes exactly, four (six) byte shuffles per 32 positions whatever the number of
+ * literals. The filter's functions take `three` as a constant, so each loop is
+ * compiled for two and for three bytes. Tables: [group][lo0, hi0, lo1, hi1, lo2, hi2][16]. */
 typedef struct nib_tables {
-    __m256i t[2][4];
+    __m256i t[2][6];
     int32_t groups;
 } nib_tables;
 
 __attribute__((target("avx2"))) static void nib_init(const cre_dfa_info *info, nib_tables *nt) {
-    uint8_t t[2][4][16];
-    memset(t, 0, sizeof t);
-    for (int32_t j = 0; j < info->n_lit; j++) {
-        uint8_t bitj = (uint8_t)(1u << (j & 7));
-        uint8_t(*g)[16] = t[j >> 3];
-        g[0][info->lit[j][0] & 15] |= bitj;
-        g[1][info->lit[j][0] >> 4] |= bitj;
-        for (int k = 0; k < 16; k++) /* one byte: the next byte is anything */
-            if (info->lit_len[j] == 1 || (info->lit[j][1] & 15) == k) g[2][k] |= bitj;
-        for (int k = 0; k < 16; k++)
-            if (info->lit_len[j] == 1 || (info->lit[j][1] >> 4) == k) g[3][k] |= bitj;
-    }
-    nt->groups = (info->n_lit + 7) / 8;
+    nt->groups = (info->n_buckets + 7) / 8;
     for (int g = 0; g < 2; g++)
-        for (int k = 0; k < 4; k++)
-            nt->t[g][k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t[g][k]));
+        for (int k = 0; k < 6; k++)
+            nt->t[g][k] =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)info->nib[g][k]));
 }
 
-/* Bucket bytes of the 32 positions at x (x[32] is read): per position the literals
- * whose first two bytes start there, group g. */
-__attribute__((target("avx2"))) static inline __m256i nib_buckets(const nib_tables *nt, int g,
-                                                                  __m256i v0, __m256i v1) {
+/* Bucket bytes of the 32 positions at x (x[33] is read): per position the buckets
+ * whose literals' first three bytes may start there, group g. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+nib_buckets(const nib_tables *nt, int g, __m256i v0, __m256i v1, __m256i v2, int three) {
     const __m256i low = _mm256_set1_epi8(15);
     __m256i l0 = _mm256_and_si256(v0, low), h0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low);
     __m256i l1 = _mm256_and_si256(v1, low), h1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low);
     __m256i r = _mm256_and_si256(_mm256_shuffle_epi8(nt->t[g][0], l0),
                                  _mm256_shuffle_epi8(nt->t[g][1], h0));
     r = _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][2], l1));
-    return _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][3], h1));
+    r = _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][3], h1));
+    if (three) {
+        __m256i l2 = _mm256_and_si256(v2, low);
+        __m256i h2 = _mm256_and_si256(_mm256_srli_epi16(v2, 4), low);
+        r = _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][4], l2));
+        r = _mm256_and_si256(r, _mm256_shuffle_epi8(nt->t[g][5], h2));
+    }
+    return r;
 }
 
-/* Positions (bits) among the 32 at x where a literal starts: the two-byte filter,
- * then, for longer literals, memcmp of the rest (within [x, e)). */
-__attribute__((target("avx2"))) static inline uint32_t nib_hits32(const cre_dfa_info *info,
-                                                                  const nib_tables *nt,
-                                                                  const uint8_t *x,
-                                                                  const uint8_t *e, int verify) {
+/* Positions (bits) among the 32 at x where a literal starts: the three-byte filter,
+ * then, unless it is exact, each hit confirmed against its buckets' literals
+ * (within [x, e)). */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t
+nib_hits32(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *e,
+           int verify, int three, int64_t *probes) {
     __m256i v0 = _mm256_loadu_si256((const __m256i *)x);
     __m256i v1 = _mm256_loadu_si256((const __m256i *)(x + 1));
+    __m256i v2 = three ? _mm256_loadu_si256((const __m256i *)(x + 2)) : v1;
     const __m256i zero = _mm256_setzero_si256();
-    __m256i r0 = nib_buckets(nt, 0, v0, v1);
+    __m256i r0 = nib_buckets(nt, 0, v0, v1, v2, three);
     uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r0, zero));
     __m256i r1 = zero;
     if (nt->groups > 1) {
-        r1 = nib_buckets(nt, 1, v0, v1);
+        r1 = nib_buckets(nt, 1, v0, v1, v2, three);
         bits |= ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r1, zero));
     }
     if (!verify || !bits) return bits;
+    *probes += __builtin_popcount(bits);
     uint8_t b[2][32];
     _mm256_storeu_si256((__m256i *)b[0], r0);
     _mm256_storeu_si256((__m256i *)b[1], r1);
     uint32_t ok = 0;
     for (uint32_t m = bits; m; m &= m - 1) {
         int i = __builtin_ctz(m);
-        uint32_t cand = b[0][i] | (uint32_t)b[1][i] << 8;
-        for (; cand; cand &= cand - 1) {
-            int j = __builtin_ctz(cand);
-            int32_t n = info->lit_len[j];
-            if (n <= e - (x + i) && memcmp(x + i, info->lit[j], (size_t)n) == 0) {
-                ok |= 1u << i;
-                break;
-            }
+        int found = 0;
+        for (uint32_t cand = b[0][i] | (uint32_t)b[1][i] << 8; cand && !found; cand &= cand - 1) {
+            int k = __builtin_ctz(cand);
+            for (int32_t l = info->bucket_start[k]; l < info->bucket_start[k + 1] && !found; l++)
+                found = lit_eq(info, info->bucket_lit[l], x + i, e);
         }
+        ok |= (uint32_t)found << i;
     }
     return ok;
 }
 
-/* 64 positions at x, x[0..64] readable: literal starts (bits) and newlines. */
-__attribute__((target("avx2"))) static inline uint64_t
+/* 64 positions at x, x[0..65] readable: literal starts (bits) and newlines. */
+__attribute__((target("avx2"), always_inline)) static inline uint64_t
 nib_hits64(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *e,
-           int verify, uint64_t *nl) {
+           int verify, int three, int64_t *probes, uint64_t *nl) {
     const __m256i vnl = _mm256_set1_epi8('\n');
-    uint64_t lo = nib_hits32(info, nt, x, e, verify), hi = nib_hits32(info, nt, x + 32, e, verify);
+    uint64_t lo = nib_hits32(info, nt, x, e, verify, three, probes);
+    uint64_t hi = nib_hits32(info, nt, x + 32, e, verify, three, probes);
     uint32_t n0 = (uint32_t)_mm256_movemask_epi8(
         _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)x), vnl));
     uint32_t n1 = (uint32_t)_mm256_movemask_epi8(
@@ -277,16 +382,22 @@ nib_hits64(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, con
     return lo | hi << 32;
 }
 
-__attribute__((target("avx2"))) static const uint8_t *
-find_avx2(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
+__attribute__((target("avx2"), always_inline)) static inline const uint8_t *
+find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int three) {
     nib_tables nt;
     nib_init(info, &nt);
-    int verify = !info->short_lits;
-    for (; e - x >= 33; x += 32) {
-        uint32_t bits = nib_hits32(info, &nt, x, e, verify);
+    int verify = three ? !info->exact3 : !info->exact2;
+    int64_t probes = 0;
+    for (; e - x >= 34; x += 32) {
+        uint32_t bits = nib_hits32(info, &nt, x, e, verify, three, &probes);
         if (bits) return x + __builtin_ctz(bits);
     }
     return find_scalar(info, x, e);
+}
+
+__attribute__((target("avx2"))) static const uint8_t *
+find_avx2(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
+    return info->filter_bytes == 3 ? find_loop(info, x, e, 1) : find_loop(info, x, e, 0);
 }
 
 /* The lines of [b, e) holding a literal, 64 positions per step without a branch per
@@ -295,26 +406,26 @@ find_avx2(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
  * the gaps ~(M | N) carries each match up to the next event, so (M << 1) + ~(M | N)
  * has the bit of every event right after a match; the carry out of bit 63 (or a
  * match at bit 63) says the line running past the step already holds one. */
-__attribute__((target("avx2,popcnt"))) static int64_t count_avx2(const cre_dfa_info *info,
-                                                                 const uint8_t *b, const uint8_t *e,
-                                                                 uint8_t *sel, int64_t *lines) {
+__attribute__((target("avx2,popcnt"), always_inline)) static inline int64_t
+count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
+           int64_t *lines, int three, int64_t *probes) {
     nib_tables nt;
     nib_init(info, &nt);
-    int verify = !info->short_lits;
+    int verify = three ? !info->exact3 : !info->exact2;
     int64_t hits = 0, line = 0;
     uint64_t pending = 0; /* the current line holds a literal */
     uint8_t tail[160];
     for (const uint8_t *x = b; x < e; x += 64) {
         uint64_t m, n;
-        if (e - x >= 65) {
-            m = nib_hits64(info, &nt, x, e, verify, &n);
+        if (e - x >= 66) {
+            m = nib_hits64(info, &nt, x, e, verify, three, probes, &n);
         } else {
             /* the last step: padded with '\n', which no literal holds */
             size_t k = (size_t)(e - x);
             memset(tail, '\n', sizeof tail);
             memcpy(tail, x, k);
-            m = nib_hits64(info, &nt, tail, tail + k, verify, &n);
-            uint64_t valid = k == 64 ? ~0ull : (1ull << k) - 1;
+            m = nib_hits64(info, &nt, tail, tail + k, verify, three, probes, &n);
+            uint64_t valid = k >= 64 ? ~0ull : (1ull << k) - 1;
             n &= valid;
             m &= valid;
         }
@@ -337,6 +448,43 @@ __attribute__((target("avx2,popcnt"))) static int64_t count_avx2(const cre_dfa_i
     *lines = line;
     return hits;
 }
+
+static int32_t chunk_override;
+void cre_literal_chunk_override(int32_t bytes) {
+    chunk_override = bytes > 0 ? bytes : 0;
+}
+
+__attribute__((target("avx2,popcnt"))) static int64_t
+count_avx2(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
+           int64_t *lines, const uint8_t **stop, int64_t *filtered3) {
+    /* Chunks of whole lines. The third byte pays only where two-byte hits need many
+     * confirmations ("ss" of "sshd" in "session"): a chunk takes it while the last
+     * two-byte chunk confirmed more than one hit per 128 bytes (re-measured every 8th
+     * chunk). Shared buckets confirming more than one hit per 16 bytes with all their
+     * filter bytes (100 common words: ~12 ns a hit) cost more than the DFA's table
+     * lookup per byte: the caller takes over. */
+    int64_t hits = 0, line = 0, n, probes;
+    int three = 0;
+    const ptrdiff_t size = chunk_override ? chunk_override : (ptrdiff_t)64 << 10;
+    for (int64_t chunk = 0; b < e; chunk++) {
+        const uint8_t *c = e - b > size ? memchr(b + size, '\n', (size_t)(e - b - size)) : NULL;
+        c = c ? c + 1 : e;
+        if (three && chunk % 8 == 0) three = 0;
+        probes = 0;
+        hits += three ? count_loop(info, b, c, sel ? sel + line : NULL, &n, 1, &probes)
+                      : count_loop(info, b, c, sel ? sel + line : NULL, &n, 0, &probes);
+        line += n;
+        ptrdiff_t got = c - b;
+        *filtered3 += three ? got : 0;
+        b = c;
+        if (info->n_lit > CRE_BUCKETS && (three || info->filter_bytes == 2) && probes * 16 > got)
+            break;
+        if (!three) three = info->filter_bytes == 3 && probes * 128 > got;
+    }
+    *stop = b;
+    *lines = line;
+    return hits;
+}
 #endif
 
 const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e) {
@@ -347,9 +495,13 @@ const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, c
 }
 
 int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
-                          uint8_t *sel, int64_t *lines) {
+                          uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3) {
+    *stop = e;
 #if defined(__x86_64__) || defined(__i386__)
-    if (canopy_cpu_isa() >= CANOPY_ISA_AVX2) return count_avx2(info, b, e, sel, lines);
+    if (canopy_cpu_isa() >= CANOPY_ISA_AVX2)
+        return count_avx2(info, b, e, sel, lines, stop, filtered3);
+#else
+    (void)filtered3;
 #endif
     return count_scalar(info, b, e, sel, lines);
 }

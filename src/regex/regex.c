@@ -141,10 +141,7 @@ typedef struct worker {
     int64_t *counts; /* ALL mode: lines per pattern in this thread's blocks */
 } worker;
 
-typedef int (*line_fn)(const cre_prog *, cre_pike_scratch *, const uint8_t *, size_t, cre_mode,
-                       uint64_t *);
-
-static line_fn simd_fn(canopy_isa *isa) {
+cre_line_fn cre_simd_line_fn(canopy_isa *isa) {
     canopy_isa best = canopy_cpu_isa();
     if (best >= CANOPY_ISA_AVX512) {
         *isa = CANOPY_ISA_AVX512;
@@ -160,7 +157,7 @@ static line_fn simd_fn(canopy_isa *isa) {
 
 /* One block of whole lines with a per-line engine; returns the matching lines and
  * sets *lines to the block's lines. */
-static int64_t block_lines(const cre_prog *p, worker *w, line_fn fn, const uint8_t *b,
+static int64_t block_lines(const cre_prog *p, worker *w, cre_line_fn fn, const uint8_t *b,
                            const uint8_t *e, cre_mode mode, uint8_t *sel, int64_t *lines) {
     int64_t hits = 0, line = 0;
     while (b < e) {
@@ -211,8 +208,8 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     memset(&r, 0, sizeof r);
     r.engine = o.engine == CANOPY_REGEX_ENGINE_AUTO ? CANOPY_REGEX_ENGINE_DFA : o.engine;
     r.isa = CANOPY_ISA_SCALAR;
-    line_fn fn = cvm_regex_line_scalar;
-    if (r.engine == CANOPY_REGEX_ENGINE_SIMD) fn = simd_fn(&r.isa);
+    cre_line_fn fn = cvm_regex_line_scalar;
+    if (r.engine == CANOPY_REGEX_ENGINE_SIMD) fn = cre_simd_line_fn(&r.isa);
     cre_mode mode = pattern_counts ? CRE_ALL : CRE_ANY;
 
     /* Blocks of at least 1 MiB, about 8 per thread, cut after a '\n'. The literal
@@ -288,6 +285,8 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
                 if (w.dfa) {
                     r.dfa_states += cre_dfa_states(w.dfa);
                     r.dfa_fallbacks += cre_dfa_fallbacks(w.dfa);
+                    r.dfa_bytes += cre_dfa_scanned(w.dfa);
+                    r.literal_bytes3 += cre_dfa_filtered3(w.dfa);
                 }
             }
         }
@@ -297,6 +296,7 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     free(first);
     if (st) return st;
     r.lines = lines;
+    if (r.dfa_fallbacks) cre_simd_line_fn(&r.isa); /* the fallback's lanes */
     if (r.engine == CANOPY_REGEX_ENGINE_DFA && mode == CRE_ANY) {
         r.literals = re->dfa.n_lit;
         r.literals_exact = re->dfa.n_lit > 0 && re->dfa.exact;

@@ -112,6 +112,10 @@ int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *l
                         cre_mode mode, uint64_t *mask);
 int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
                           cre_mode mode, uint64_t *mask);
+typedef int (*cre_line_fn)(const cre_prog *, cre_pike_scratch *, const uint8_t *, size_t, cre_mode,
+                           uint64_t *);
+/* The SIMD interpreter for the widest lanes this CPU has (*isa; scalar without AVX2). */
+cre_line_fn cre_simd_line_fn(canopy_isa *isa);
 
 /* The leftmost-longest match in line[from, len) (anchors taken against the whole
  * line), in one pass over the line: returns 1 and sets [*start, *end), or 0. With

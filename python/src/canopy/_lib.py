@@ -63,8 +63,10 @@ class RegexMatchOptions(Structure):
 
 
 class RegexResult(Structure):
+    # canopy_regex_result, every field: the library writes the whole struct
     _fields_ = [("lines", c_int64), ("selected", c_int64), ("engine", c_int), ("isa", c_int),
-                ("dfa_states", c_int64), ("dfa_fallbacks", c_int64)]
+                ("dfa_states", c_int64), ("dfa_fallbacks", c_int64), ("literals", c_int32),
+                ("literals_exact", c_int32), ("dfa_bytes", c_int64), ("literal_bytes3", c_int64)]
 
 
 def _fn(name, restype, *argtypes):
