@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
     int64_t n = 200000;
     int reps = 3;
     canopy_gravity_options g = canopy_gravity_options_default();
+    g.opening = CANOPY_OPENING_BODY; /* the distributed walk's */
     g.theta = 0.5f;
     g.order = 2;
     g.softening = 0.01f;
