@@ -5,32 +5,9 @@
 # within 2x of one process's; an n-body run whose largest |dE/E0| is within 2x of one
 # process's and whose snapshot holds every body; bad setups (missing input, NaN body,
 # dt <= 0, options without a distributed path) exit 1 or 2 within a timeout.
-# $1: the canopy binary; $2...: the MPI launcher and its flags up to the rank count
-# flag (e.g. mpiexec -n --oversubscribe).
+# Arguments: as tests/mpi/mpi_harness.sh says.
 set -u
-CANOPY=${1:?usage: cli_dist_gravity.sh CANOPY_BINARY MPIEXEC NP_FLAG [FLAGS...]}
-shift
-MPIEXEC=${1:?missing the MPI launcher}
-NPFLAG=${2:?missing the rank-count flag}
-shift 2
-EXTRA=("$@")
-tmp=$(mktemp -d /tmp/canopy-cli-distgrav.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../harness.sh"
-
-# mrun NP WANT_RC ARGS...: canopy under the launcher, 60 s at most.
-mrun() {
-    local np=$1 want=$2
-    shift 2
-    timeout 60 "$MPIEXEC" "${EXTRA[@]}" "$NPFLAG" "$np" "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then
-        ok
-    else
-        bad "mpirun -np $np canopy $* exited $rc, want $want"
-        sed 's/^/    /' "$tmp/err" >&2
-    fi
-}
+source "$(dirname "$0")/mpi_harness.sh" "$@"
 median() { sed -n 's/.*direct: median \([^,]*\),.*/\1/p' "$tmp/err"; }
 max_de() { awk '/^step/ { d = $12 < 0 ? -$12 : $12; if (d > w) w = d } END { print w + 0 }' "$tmp/out"; }
 within2() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= 2 * b && b <= 2 * a) }'; }

@@ -5,32 +5,9 @@
 # self form, distances); a bad setup (missing input, more ranks than points, k too
 # large, --index, a command without a distributed path) exits 1 (2 for usage) on
 # every rank with a message, within a timeout, and writes nothing.
-# $1: the canopy binary; $2...: the MPI launcher and its flags up to the rank count
-# flag (e.g. mpiexec -n --oversubscribe).
+# Arguments: as tests/mpi/mpi_harness.sh says.
 set -u
-CANOPY=${1:?usage: cli_dist_neighbours.sh CANOPY_BINARY MPIEXEC NP_FLAG [FLAGS...]}
-shift
-MPIEXEC=${1:?missing the MPI launcher}
-NPFLAG=${2:?missing the rank-count flag}
-shift 2
-EXTRA=("$@")
-tmp=$(mktemp -d /tmp/canopy-cli-dist.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../harness.sh"
-
-# mrun NP WANT_RC ARGS...: canopy under the launcher, 60 s at most.
-mrun() {
-    local np=$1 want=$2
-    shift 2
-    timeout 60 "$MPIEXEC" "${EXTRA[@]}" "$NPFLAG" "$np" "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then
-        ok
-    else
-        bad "mpirun -np $np canopy $* exited $rc, want $want"
-        sed 's/^/    /' "$tmp/err" >&2
-    fi
-}
+source "$(dirname "$0")/mpi_harness.sh" "$@"
 # same NAME ARGS...: one process, then R in $nps (2 4 unless set); outputs -o and
 # (when dist_ref is set) --distances compared byte for byte.
 same() {
