@@ -5,6 +5,7 @@
  * block. */
 #include "forest/forest.h"
 #include "forest/engine.h"
+#include "forest/vm_forest.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * root of its own tree (tree_of[row]) instead of visiting every tree. The walkers and
  * the interpreter are the forests' own; only the task set differs. */
 #include "forest/engine.h"
+#include "forest/vm_forest.h"
 #include "forest/forest.h"
 
 #include <stdlib.h>

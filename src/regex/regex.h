@@ -5,9 +5,9 @@
  * parse.c turns each pattern into a small syntax tree, compile.c emits the
  * bytecode of src/vm/vm.h for the alternation of all patterns (each ending in a
  * `match p`), and the engines decide, line by line, which patterns match:
- *   pike  the scalar Thompson/Pike simulation (src/vm/vm_regex.c), the reference;
+ *   pike  the scalar Thompson/Pike simulation (src/regex/pike_vm.c), the reference;
  *   simd  the same simulation with SIMD lanes over NFA threads and stream
- *         compaction (src/vm/vm_regex_simd.c, AVX2 / AVX-512);
+ *         compaction (src/regex/pike_vm_simd.c, AVX2 / AVX-512);
  *   dfa   a lazily built DFA over the Pike VM's thread sets (dfa.c), with a
  *         required-literal prefilter (literal.c) when every pattern has one. */
 #ifndef CANOPY_REGEX_H

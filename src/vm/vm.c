@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The IR's names and the scalar forest interpreter (Ren Algorithm 2): the task
- * queue is processed in order; a cmp task is rewritten in place with its next pc,
- * a store task adds its leaf and is dropped, so the queue compacts as it goes. */
+/* The IR's names and the stream-compaction table the SIMD interpreters share. */
 #include "vm/vm.h"
-
-#include "forest/forest.h"
 
 const char *cvm_op_name(cvm_op op) {
     static const char *const names[CVM_OP_COUNT] = {"nomatch", "match", "store", "cmp",
@@ -12,38 +8,16 @@ const char *cvm_op_name(cvm_op op) {
     return (unsigned)op < CVM_OP_COUNT ? names[op] : "?";
 }
 
-static inline void store_leaf(const cvm_forest_ctx *c, const cvm_insn *in, double *acc_row) {
-    const double *v = c->values + in->imm;
-    if (in->arg >= 0)
-        acc_row[in->arg] += v[0];
-    else
-        for (int32_t k = 0; k < c->n_outputs; k++) acc_row[k] += v[k];
-}
+int32_t cvm_compact_perm[256][8];
 
-int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
-                              int32_t *row, int32_t *pc, int32_t n, double *acc) {
-    const cvm_insn *code = ctx->prog->code;
-    int64_t steps = 0;
-    while (n > 0) {
-        int32_t w = 0;
-        for (int32_t i = 0; i < n; i++) {
-            const cvm_insn *in = &code[pc[i]];
-            int32_t r = row[i];
-            steps++;
-            if (in->op == CVM_CMP) {
-                union {
-                    int32_t i;
-                    float f;
-                } thr = {in->imm};
-                float x = X[r * stride + (in->arg & CF_KEY_FEATURE)];
-                pc[w] = in->target + cf_go_right(x, thr.f, in->arg);
-                row[w] = r;
-                w++;
-            } else if (in->op == CVM_STORE) {
-                store_leaf(ctx, in, acc + (int64_t)r * ctx->n_outputs);
-            }
-        }
-        n = w;
+void cvm_simd_init(void) {
+    static int done;
+    if (done) return;
+    for (int m = 0; m < 256; m++) {
+        int k = 0;
+        for (int b = 0; b < 8; b++)
+            if (m & (1 << b)) cvm_compact_perm[m][k++] = b;
+        while (k < 8) cvm_compact_perm[m][k++] = 0;
     }
-    return steps;
+    done = 1;
 }

@@ -50,29 +50,9 @@ typedef struct cvm_program {
 
 const char *cvm_op_name(cvm_op op);
 
-/* The accumulation target of forest programs: leaf values and outputs per row. */
-typedef struct cvm_forest_ctx {
-    const cvm_program *prog;
-    const double *values;
-    int32_t n_outputs;
-} cvm_forest_ctx;
-
-/* Runs a block of forest tasks to completion: task i starts at pc[i] on input row
- * row[i] (rows relative to X, each `stride` floats), leaves are added to
- * acc[row * n_outputs + ...]. row and pc are the task queue and are overwritten;
- * both need n + CVM_PAD entries (SIMD padding). Finished traversals are removed by stream
- * compaction; with compaction == 0 (SIMD only) they stay as padding bubbles, the
- * paper's baseline. Returns the number of SIMD (or scalar) steps executed. */
-int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
-                              int32_t *row, int32_t *pc, int32_t n, double *acc);
 /* Queue padding of the SIMD interpreters: one vector of the widest (AVX-512). */
 #define CVM_PAD 16
-int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
-                            int32_t *pc, int32_t n, double *acc, int compaction);
-/* 16 lanes, compaction by vpcompressd; call only when canopy_cpu_isa() reports
- * AVX-512. */
-int64_t cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
-                              int32_t *row, int32_t *pc, int32_t n, double *acc, int compaction);
+
 /* Builds the compaction shuffle table; call once before running SIMD in parallel. */
 void cvm_simd_init(void);
 /* That table: for each 8-bit keep mask, the lane indices of its set bits, packed to

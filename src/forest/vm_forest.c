@@ -1,33 +1,56 @@
 /* SPDX-License-Identifier: MIT */
-/* The SIMD forest interpreter (Ren Algorithm 3) on 8 AVX2 or 16 AVX-512 lanes: each
- * step gathers the instructions of the lanes' tasks, evaluates every cmp at once,
- * adds the leaves of the finished ones, and stream-compacts the survivors to the
- * front of the queue (§3.3), so later levels run with full lanes: AVX2 with a
- * shuffle per movemask, AVX-512 with vpcompressd. Built with target attributes and
- * called only when canopy_cpu_isa() reports the ISA. */
-#include "vm/vm.h"
+/* Ren's forest interpreters over the VM's bytecode: the scalar one (Algorithm 2: the task
+ * queue is processed in order; a cmp task is rewritten in place with its next pc, a store
+ * task adds its leaf and is dropped, so the queue compacts as it goes) and the SIMD one
+ * (Algorithm 3) on 8 AVX2 or 16 AVX-512 lanes: each step gathers the instructions of the
+ * lanes' tasks, evaluates every cmp at once, adds the leaves of the finished ones, and
+ * stream-compacts the survivors to the front of the queue (§3.3): AVX2 with a shuffle
+ * per movemask (vm's cvm_compact_perm), AVX-512 with vpcompressd. The SIMD ones are
+ * built with target attributes and called only when canopy_cpu_isa() reports the ISA. */
+#include "forest/vm_forest.h"
 
 #include "forest/forest.h"
 
 #include <string.h>
 
+static inline void store_leaf(const cvm_forest_ctx *c, const cvm_insn *in, double *acc_row) {
+    const double *v = c->values + in->imm;
+    if (in->arg >= 0)
+        acc_row[in->arg] += v[0];
+    else
+        for (int32_t k = 0; k < c->n_outputs; k++) acc_row[k] += v[k];
+}
+
+int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                              int32_t *row, int32_t *pc, int32_t n, double *acc) {
+    const cvm_insn *code = ctx->prog->code;
+    int64_t steps = 0;
+    while (n > 0) {
+        int32_t w = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const cvm_insn *in = &code[pc[i]];
+            int32_t r = row[i];
+            steps++;
+            if (in->op == CVM_CMP) {
+                union {
+                    int32_t i;
+                    float f;
+                } thr = {in->imm};
+                float x = X[r * stride + (in->arg & CF_KEY_FEATURE)];
+                pc[w] = in->target + cf_go_right(x, thr.f, in->arg);
+                row[w] = r;
+                w++;
+            } else if (in->op == CVM_STORE) {
+                store_leaf(ctx, in, acc + (int64_t)r * ctx->n_outputs);
+            }
+        }
+        n = w;
+    }
+    return steps;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-
-/* For each 8-bit keep mask, the lane indices of its set bits, packed to the front. */
-int32_t cvm_compact_perm[256][8];
-
-void cvm_simd_init(void) {
-    static int done;
-    if (done) return;
-    for (int m = 0; m < 256; m++) {
-        int k = 0;
-        for (int b = 0; b < 8; b++)
-            if (m & (1 << b)) cvm_compact_perm[m][k++] = b;
-        while (k < 8) cvm_compact_perm[m][k++] = 0;
-    }
-    done = 1;
-}
 
 /* Fills the CVM_PAD slots after the n live tasks with the padding instruction, so a
  * full vector load past the end reads finished lanes. */
@@ -36,14 +59,6 @@ static inline void pad_queue(int32_t *pc, int32_t *row, int32_t n, int32_t pad_p
         pc[i] = pad_pc;
         row[i] = 0;
     }
-}
-
-static inline void store_leaf(const cvm_forest_ctx *c, const cvm_insn *in, double *acc_row) {
-    const double *v = c->values + in->imm;
-    if (in->arg >= 0)
-        acc_row[in->arg] += v[0];
-    else
-        for (int32_t k = 0; k < c->n_outputs; k++) acc_row[k] += v[k];
 }
 
 __attribute__((target("avx2,fma"))) int64_t
@@ -190,8 +205,6 @@ cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
     return steps;
 }
 #else
-int32_t cvm_compact_perm[256][8];
-void cvm_simd_init(void) {}
 int64_t cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
                               int32_t *row, int32_t *pc, int32_t n, double *acc, int compaction) {
     (void)compaction;
