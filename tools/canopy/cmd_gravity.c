@@ -2,6 +2,7 @@
 /* canopy gravity: Barnes-Hut accelerations over an octree. */
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
+#include "nbody/force_error.h"
 #include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
@@ -92,11 +93,6 @@ static int check_finite(const char *path, canopy_points b, const float *acc, dou
     return CLI_ERROR;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* --stats: the calibrated error for (theta, order) and the error measured on at most
  * 1000 evenly spaced bodies against float64 direct summation. */
 static int print_error_stats(canopy_points b, const float *mass, const canopy_gravity_options *g,
@@ -104,7 +100,7 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
     int64_t ns = b.n < 1000 ? b.n : 1000;
     if (ns == 0) return CLI_OK;
     int64_t *sample = NULL;
-    double *ref = NULL, *rel = NULL, num = 0.0, den = 0.0;
+    double *ref = NULL, *rel = NULL;
     if (canopy_alloc((void **)&sample, (size_t)ns, sizeof *sample) ||
         canopy_alloc((void **)&ref, (size_t)ns * 3, sizeof *ref) ||
         canopy_alloc((void **)&rel, (size_t)ns, sizeof *rel)) {
@@ -117,25 +113,14 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
     if (canopy_gravity_direct_sample(b, mass, g->softening, sample, ns, ref, NULL)) {
         rc = cli_runtime_error("gravity");
     } else {
-        for (int64_t k = 0; k < ns; k++) {
-            double d2 = 0.0, r2 = 0.0;
-            for (int j = 0; j < 3; j++) {
-                double e = acc[3 * sample[k] + j] - ref[3 * k + j];
-                d2 += e * e;
-                r2 += ref[3 * k + j] * ref[3 * k + j];
-            }
-            rel[k] = r2 > 0.0 ? sqrt(d2 / r2) : 0.0;
-            num += d2;
-            den += r2;
-        }
-        qsort(rel, (size_t)ns, sizeof *rel, cmp_double);
+        double rms = nbody_relative_errors(acc, ref, sample, ns, rel);
         fprintf(stderr,
                 "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
                 "%lld bodies vs float64 direct: median %.2e, rms %.2e, max %.2e\n",
                 gpu ? gpu_mp_expected_error(g->theta, g->order)
                     : canopy_gravity_expected_error_for(g),
                 gpu ? " for the GPU" : "", (double)g->theta, (int)g->order, (long long)ns,
-                rel[ns / 2], den > 0.0 ? sqrt(num / den) : 0.0, rel[ns - 1]);
+                rel[ns / 2], rms, rel[ns - 1]);
     }
     canopy_free(sample);
     canopy_free(ref);
