@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* The walkers' cache blocking (predict.c, walker_blocks): forests whose nodes outgrow
- * L2 are walked in blocks of trees over spans of rows. Random forests large enough to
- * take that path, at this CPU's widest ISA, must give what a brute-force walk gives
- * (forest_isa.h) for every linked layout and engine, and the default options must give
- * it bit for bit on one thread: the blocks change the order of work, not of the sums. */
+/* The CPU engines' cache blocking (predict.c, cache_blocks): forests whose nodes
+ * outgrow L2 are walked in blocks of trees over spans of rows. Random forests large
+ * enough to take that path, at this CPU's widest ISA, must give what a brute-force walk
+ * gives (forest_isa.h) for every linked layout, walker and interpreter, and the default
+ * options must give it bit for bit on one thread: the blocks change the order of work,
+ * not of the sums. */
 #include "forest_isa.h"
 
 /* forest_isa.h's per-ISA driver and the checks this test does not need */

@@ -96,32 +96,38 @@ static void walk(const cf_layout *L, canopy_isa isa, const float *X, int64_t str
     }
 }
 
-/* Row and tree blocks of the level-synchronous walkers (one core: 2.3x on a 1,200-tree
- * depth-8 model, bench/results/forests.md). Each call of cf_walk_sync copies every
- * CF_SYNC_ROWS-row block of its rows feature-major once, then walks its trees over it,
- * so one call per row block with all trees copies least; but once the trees' nodes
- * outgrow L2, every row block pulls each tree from L3 or memory again. Then a call
- * takes the trees that fill this machine's L2 (cache_calibrate.c reads its
- * size) over up to SYNC_SPAN rows, which reuse them from L2 while they stay there. */
-static void walker_blocks(const cf_layout *L, int64_t n, int threads, int64_t *rows,
-                          int32_t *trees) {
+/* Row spans and tree blocks of the CPU engines (one core: 1.7x for the walker on a
+ * 1,200-tree depth-8 model, bench/results/forests.md). The walker copies each
+ * CF_SYNC_ROWS-row block feature-major once per call and then walks the call's trees
+ * over it, the interpreter queues 64 rows x 64 trees; while all trees fit in L2, a task
+ * takes one such row block and every tree. Beyond L2, every row block would pull each
+ * tree from L3 or memory again: then a task takes a span of up to SYNC_SPAN rows and
+ * walks it through the trees block by block, each block the trees that fill this
+ * machine's L2 (cache_calibrate.c reads its size), reused from L2 by the whole span.
+ * A row still meets the trees in the same order: the sums do not change. */
+static void cache_blocks(const cf_layout *L, const cvm_program *prog, int vm, int64_t n,
+                         int threads, int64_t *rows, int32_t *trees) {
     int32_t nt = L->n_trees > 0 ? L->n_trees : 1;
     int64_t l2 = cf_machine_latencies()->l2_bytes, bytes = 0;
     if (l2 <= 0) l2 = 512 << 10; /* unknown: a small L2 */
-    if (L->perf_nodes)           /* complete trees: every slot's node, the bottom slots' values */
+    if (vm)
+        bytes =
+            (int64_t)prog->n * (int64_t)sizeof(cvm_insn) + L->n_leaves * (int64_t)sizeof(double);
+    else if (L->perf_nodes) /* complete trees: every slot's node, the bottom slots' values */
         for (int32_t t = 0; t < L->n_trees; t++)
             bytes += ((int64_t)2 << L->tree_depth[t]) * (int64_t)sizeof(cf_pnode) +
                      ((int64_t)1 << L->tree_depth[t]) * (int64_t)sizeof(double);
     else
         bytes = L->n_lnodes * (int64_t)(sizeof(cf_snode) + sizeof(double));
     int64_t per_tree = bytes / nt > 0 ? bytes / nt : 1, fit = l2 / per_tree;
-    *rows = CF_SYNC_ROWS;
+    int64_t unit = vm ? ROW_BLOCK : CF_SYNC_ROWS;
+    *rows = unit;
     *trees = nt;
     if (fit >= nt) return;
     *trees = (int32_t)(fit > 0 ? fit : 1);
     /* at least two spans per thread, so the dynamic schedule can balance them */
-    int64_t span = n / (2 * (int64_t)threads) / CF_SYNC_ROWS * CF_SYNC_ROWS;
-    *rows = span < CF_SYNC_ROWS ? CF_SYNC_ROWS : span > SYNC_SPAN ? SYNC_SPAN : span;
+    int64_t span = n / (2 * (int64_t)threads) / unit * unit;
+    *rows = span < unit ? unit : span > SYNC_SPAN ? SYNC_SPAN : span;
 }
 
 /* ---- GPU backend selection (the engines: gpu_*.cu, docs/forests.md "GPU engines") ---- */
@@ -334,7 +340,7 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
     int64_t n = X.n, rbs = vm ? ROW_BLOCK : CF_SYNC_ROWS;
     int threads = canopy_threads();
     int32_t tbs = TREE_BLOCK;
-    if (!vm && !gpu && is_linked(o.layout)) walker_blocks(Lp, n, threads, &rbs, &tbs);
+    if (!gpu && is_linked(o.layout)) cache_blocks(Lp, &prog, vm, n, threads, &rbs, &tbs);
     int64_t nrb = (n + rbs - 1) / rbs;
     /* Few row blocks: also split the trees, each group with its own accumulator. */
     int32_t groups = 1;
@@ -378,11 +384,17 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
                     double *a = acc + (size_t)g * per + (size_t)r0 * K;
                     for (int32_t ta = ga; ta < gb; ta += tbs) {
                         int32_t tb = ta + tbs < gb ? ta + tbs : gb;
-                        if (vm)
-                            cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride, r0, r1, ta,
-                                        tb, qrow, qpc, a);
-                        else
+                        if (!vm) {
                             walk(Lp, isa, X.data, X.stride, r0, r1, ta, tb, a);
+                            continue;
+                        }
+                        /* the interpreter's queue: 64 rows x 64 trees per call */
+                        for (int64_t q0 = r0; q0 < r1; q0 += ROW_BLOCK)
+                            for (int32_t tc = ta; tc < tb; tc += TREE_BLOCK)
+                                cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride, q0,
+                                            q0 + ROW_BLOCK < r1 ? q0 + ROW_BLOCK : r1, tc,
+                                            tc + TREE_BLOCK < tb ? tc + TREE_BLOCK : tb, qrow, qpc,
+                                            a + (q0 - r0) * K);
                     }
                 }
             free(qrow);
