@@ -9,8 +9,12 @@ process CPU seconds (both predictors on one thread; CPU time leaves out other
 processes' time slices on a shared machine). Several canopy libraries may be given
 (--lib label=path/libcanopy.so), e.g. a build of the commit before a change.
 
+--predictor adds, per library, canopy_predictor_predict on a predictor compiled once
+(the layout built outside the timing, as XGBoost's Booster holds its model ready);
+canopy_forest_predict builds the layout in every call.
+
 Usage: forest_nan_bench.py --model M.json --lib label=path [...] [--rows N]
-       [--nan 0.05] [--rounds R] [--out results.jsonl]
+       [--nan 0.05] [--rounds R] [--predictor] [--out results.jsonl]
 """
 import argparse
 import ctypes
@@ -27,7 +31,31 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from forest_bench import Canopy  # noqa: E402
+from forest_bench import Canopy, Points  # noqa: E402
+
+
+def compiled(cp, f, X, want):
+    """canopy_predictor_predict on a predictor compiled once with the default options
+    (the layout built before the timing, as XGBoost's Booster holds its model ready)."""
+    lib = cp.lib
+    lib.canopy_predictor_compile.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.canopy_predictor_predict.argtypes = [ctypes.c_void_p, Points, ctypes.c_int,
+                                             ctypes.c_void_p, ctypes.c_void_p]
+    o = lib.canopy_predict_options_default()
+    o.backend = 1  # cpu
+    pred = ctypes.c_void_p()
+    if lib.canopy_predictor_compile(f, ctypes.byref(o), ctypes.byref(pred)):
+        raise RuntimeError(lib.canopy_last_error().decode())
+    out = np.empty((X.shape[0], 1), dtype=np.float64)
+    pts = Points(X.ctypes.data, X.shape[0], X.shape[1], X.shape[1])
+
+    def run():
+        if lib.canopy_predictor_predict(pred, pts, 1, out.ctypes.data, None):
+            raise RuntimeError(lib.canopy_last_error().decode())
+        return out
+    if not np.allclose(run()[:, 0], want, rtol=1e-5, atol=1e-6):
+        raise SystemExit("canopy predictor: predictions differ from XGBoost")
+    return run
 
 
 def main():
@@ -37,6 +65,8 @@ def main():
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--nan", type=float, default=0.05)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--predictor", action="store_true",
+                    help="also time each library's compiled predictor (canopy_predictor_*)")
     ap.add_argument("--out")
     a = ap.parse_args()
     os.environ["CANOPY_THREADS"] = "1"
@@ -59,6 +89,8 @@ def main():
             raise SystemExit(f"canopy {label}: predictions differ from XGBoost")
         runs.append((f"canopy {label} ({st.note.decode()})",
                      lambda cp=cp, f=f: cp.predict(f, X, 1, output=1)))
+        if a.predictor:
+            runs.append((f"canopy {label} predictor", compiled(cp, f, X, want)))
     wall = {w: [] for w, _ in runs}
     cpu = {w: [] for w, _ in runs}
     for w, fn in runs:
