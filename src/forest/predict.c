@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows x trees per task: the interpreter's queue holds ROW_BLOCK x TREE_BLOCK
- * tasks; the level-synchronous walkers get their blocks from walker_blocks. */
+/* The interpreter's queue holds ROW_BLOCK x TREE_BLOCK tasks per call; a task of
+ * either engine spans at most SYNC_SPAN rows (cache_blocks). */
 enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_SPAN = 4096 };
 
 canopy_predict_options canopy_predict_options_default(void) {
