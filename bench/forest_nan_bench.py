@@ -5,8 +5,9 @@ depth-8 boosted models with 5 % NaN).
 
 Each round runs every predictor once, in turn; medians with min-max over the rounds
 after a warm-up whose predictions are checked against XGBoost's. Times are wall and
-process CPU seconds (both predictors on one thread; CPU time leaves out other
-processes' time slices on a shared machine). Several canopy libraries may be given
+process CPU seconds (both predictors on one thread, or --threads N each; CPU time
+leaves out other processes' time slices on a shared machine, and with N threads sums
+them). Several canopy libraries may be given
 (--lib label=path/libcanopy.so), e.g. a build of the commit before a change.
 
 --predictor adds, per library, canopy_predictor_predict on a predictor compiled once
@@ -14,7 +15,7 @@ processes' time slices on a shared machine). Several canopy libraries may be giv
 canopy_forest_predict builds the layout in every call.
 
 Usage: forest_nan_bench.py --model M.json --lib label=path [...] [--rows N]
-       [--nan 0.05] [--rounds R] [--predictor] [--out results.jsonl]
+       [--nan 0.05] [--rounds R] [--threads N] [--predictor] [--out results.jsonl]
 """
 import argparse
 import ctypes
@@ -65,15 +66,16 @@ def main():
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--nan", type=float, default=0.05)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1, help="for canopy and XGBoost alike")
     ap.add_argument("--predictor", action="store_true",
                     help="also time each library's compiled predictor (canopy_predictor_*)")
     ap.add_argument("--out")
     a = ap.parse_args()
-    os.environ["CANOPY_THREADS"] = "1"
+    os.environ["CANOPY_THREADS"] = str(a.threads)
     import xgboost as xgb
     b = xgb.Booster()
     b.load_model(a.model)
-    b.set_param({"nthread": 1})
+    b.set_param({"nthread": a.threads})
     rng = np.random.default_rng(0)
     X = rng.standard_normal((a.rows, b.num_features()), dtype=np.float32)
     X[rng.random(X.shape) < a.nan] = np.nan
@@ -82,7 +84,7 @@ def main():
     for spec in a.lib:
         label, path = spec.split("=", 1)
         cp = Canopy(os.path.dirname(os.path.abspath(path)))
-        cp.lib.canopy_set_threads(1)
+        cp.lib.canopy_set_threads(a.threads)
         f = cp.load(a.model)
         out, st = cp.predict(f, X, 1, output=1)
         if not np.allclose(out[:, 0], want, rtol=1e-5, atol=1e-6):
@@ -106,7 +108,7 @@ def main():
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     ref = runs[0][0]
     print(f"# {a.model}: {b.num_boosted_rounds()} rounds, {a.rows} rows, {a.nan:.0%} NaN, "
-          f"1 thread; {platform.node()}; commit {commit}; {stamp}")
+          f"{a.threads} thread(s); {platform.node()}; commit {commit}; {stamp}")
     print("| predictor | wall median s | min-max | CPU median s | min-max | XGBoost / this (CPU) |")
     print("|---|---|---|---|---|---|")
     for w, _ in runs:
@@ -116,7 +118,8 @@ def main():
               f"{statistics.median(cpu[ref]) / cm:.2f}x |")
         if a.out:
             with open(a.out, "a") as fh:
-                fh.write(json.dumps({"bench": "forest-nan-1core", "who": w, "rows": a.rows,
+                fh.write(json.dumps({"bench": "forest-nan-1core" if a.threads == 1 else
+                                     f"forest-nan-{a.threads}threads", "who": w, "rows": a.rows,
                                      "nan": a.nan, "med": statistics.median(wall[w]),
                                      "min": min(wall[w]), "max": max(wall[w]),
                                      "cpu_med": cm, "cpu_min": min(cpu[w]),
