@@ -6,7 +6,9 @@ the engines `--layout auto` consults the model for), and auto itself (the model'
 pick, on this machine's calibrated latencies), run in-process on one thread,
 interleaved round by round. Times are the process's CPU seconds (time.process_time):
 on a shared machine wall time is mostly other processes' time slices, which CPU time
-leaves out. Reports the pick's median (and minimum) against the best.
+leaves out. Reports the pick's median (and minimum) against the best, and per layout
+the model's relative cost and rank beside the measured rank. With a walker engine
+(--engine scalar or simd) bf and df join the grid and auto is bf (no model).
 
 Models: any XGBoost JSON / LightGBM text / canopy JSON given with --model (label=path),
 plus synthetic canopy-JSON forests written here (complete trees of a given depth over
@@ -76,6 +78,8 @@ def bench_model(cp, label, path, X, engine, rounds, fp, meta):
         cp.lib.canopy_forest_get_info(f, info)
         depth = int.from_bytes(info.raw[56:60], "little")  # max_depth (include/canopy.h)
         configs = [("ll", 0), ("sll", 0), ("cc", 0)] + [("hybrid", x) for x in range(1, depth)]
+        if engine in ("scalar", "simd"):  # the walkers' auto takes bf (no model)
+            configs = [("bf", 0), ("df", 0)] + configs
         configs.append(("auto", 0))
         ref, _ = predict(cp, f, X, "bf", "scalar")
         times = {c: [] for c in configs}
@@ -98,22 +102,41 @@ def bench_model(cp, label, path, X, engine, rounds, fp, meta):
     best_low = min((c for c in configs if c[0] != "auto"), key=lambda c: low[c])
     name = lambda c: c[0] + (f" x={c[1]}" if c[0] == "hybrid" else "")  # noqa: E731
     auto = med[("auto", 0)]
-    print(f"\n{label}: {X.shape[0]} rows, engine {engine}, beta {st.beta:.3f}; model picks "
-          f"{pick}; best median {name(best)}, pick / best = {auto / med[best]:.3f}; best minimum "
-          f"{name(best_low)}, pick / best = {low[('auto', 0)] / low[best_low]:.3f}")
-    print("| layout | median CPU s | min-max | median / best | min / best min |")
-    print("|---|---|---|---|---|")
+    # the same layout run explicitly (no beta sample, its own rounds): the model's choice
+    # apart from auto's overhead and run-to-run noise
+    chosen = (LAYOUTS[st.layout], st.switch_level if LAYOUTS[st.layout] == "hybrid" else 0)
+    chosen_ratio = med[chosen] / med[best] if chosen in med else float("nan")
+    # the model's cost of ll, sll, cc and hybrid at its own switch level (the others have
+    # none), ranked beside the measured rank of every configuration by median
+    cost = {}
+    for c in configs:
+        if c[0] in ("ll", "sll", "cc") or c == ("hybrid", st.model_switch_level):
+            cost[c] = st.model_cost[LAYOUTS.index(c[0])]
+    model_rank = {c: i + 1 for i, c in enumerate(sorted(cost, key=lambda c: cost[c]))}
+    ranked = sorted((c for c in configs if c[0] != "auto"), key=lambda c: med[c])
+    rank = {c: i + 1 for i, c in enumerate(ranked)}
+    low_cost = min(cost.values()) if cost else 0
+    print(f"\n{label}: {X.shape[0]} rows, engine {engine}, beta {st.beta:.3f}; auto takes "
+          f"{pick}; best median {name(best)}, auto / best = {auto / med[best]:.3f}, {pick} run "
+          f"explicitly / best = {chosen_ratio:.3f}; best minimum "
+          f"{name(best_low)}, auto / best = {low[('auto', 0)] / low[best_low]:.3f}")
+    print("| layout | model cost (rel.) | model rank | measured rank | median CPU s | min-max | "
+          "median / best | min / best min |")
+    print("|---|---|---|---|---|---|---|---|")
     for c in configs:
         ts = times[c]
         tag = f"auto ({pick})" if c[0] == "auto" else name(c)
-        print(f"| {tag} | {med[c]:.4f} | {min(ts):.4f}-{max(ts):.4f} | {med[c] / med[best]:.3f} | "
+        mc = f"{cost[c] / low_cost:.3f}" if c in cost and low_cost > 0 else "–"
+        print(f"| {tag} | {mc} | {model_rank.get(c, '–')} | {rank.get(c, '–')} | {med[c]:.4f} | "
+              f"{min(ts):.4f}-{max(ts):.4f} | {med[c] / med[best]:.3f} | "
               f"{low[c] / low[best_low]:.3f} |")
         if fp:
             fp.write(json.dumps(dict(meta, bench="forest-layout", model=label, engine=engine,
                                      layout=tag, rows=X.shape[0], med=med[c], min=min(ts),
                                      max=max(ts), rounds=rounds, beta=st.beta,
-                                     model_cost=list(st.model_cost))) + "\n")
-    return auto / med[best], low[("auto", 0)] / low[best_low]
+                                     model_cost=list(st.model_cost),
+                                     model_rank=model_rank.get(c), rank=rank.get(c))) + "\n")
+    return auto / med[best], chosen_ratio, low[("auto", 0)] / low[best_low]
 
 
 def main():
@@ -164,8 +187,9 @@ def main():
                 X = rng.standard_normal((a.rows, d), dtype=np.float32)
             X[rng.random(X.shape) < a.nan] = np.nan
             ratios[label] = bench_model(cp, label, path, X, a.engine, a.rounds, fp, meta)
-    print("\npick / best per model (medians, minima): " +
-          ", ".join(f"{k} {v[0]:.3f}, {v[1]:.3f}" for k, v in ratios.items()))
+    print("\nper model: auto / best (medians), its pick run explicitly / best (medians), "
+          "auto / best (minima): " +
+          ", ".join(f"{k} {v[0]:.3f}, {v[1]:.3f}, {v[2]:.3f}" for k, v in ratios.items()))
 
 
 if __name__ == "__main__":

@@ -990,7 +990,8 @@ typedef struct canopy_predict_stats {
     canopy_forest_engine engine;
     canopy_isa isa; /* vm_simd: the lanes used */
     int32_t switch_level;
-    double beta;          /* share of left decisions on a 5 % sample (auto only) */
+    double beta;          /* share of left decisions on a 5 % sample (sll, hybrid, and auto
+                           * for the vm engines; 0 when not sampled) */
     double build_seconds; /* layout construction */
     double predict_seconds;
     size_t layout_bytes;

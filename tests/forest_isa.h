@@ -67,6 +67,29 @@ static const double *fi_leaf(const fi_tree *t, const float *x) {
     return t->value[i];
 }
 
+/* The raw scores by brute force (fi_json's base score 0.25 added), tree by tree in
+ * order, as the engines sum them; a new array of n x K. */
+static double *fi_want(const fi_tree *trees, int32_t nt, const float *X, int64_t n, int32_t nf,
+                       int32_t K, int mean) {
+    double *want = calloc((size_t)(n > 0 ? n : 1) * K, sizeof *want);
+    for (int64_t r = 0; r < n; r++) {
+        double cnt[3] = {0, 0, 0};
+        for (int32_t t = 0; t < nt; t++) {
+            const double *v = fi_leaf(&trees[t], X + r * nf);
+            for (int32_t k = 0; k < K; k++)
+                if (trees[t].output < 0 || trees[t].output == k) {
+                    want[r * K + k] += trees[t].output < 0 ? v[k] : v[0];
+                    cnt[k]++;
+                }
+        }
+        for (int32_t k = 0; k < K; k++) {
+            if (mean && cnt[k] > 0) want[r * K + k] /= cnt[k];
+            want[r * K + k] += 0.25;
+        }
+    }
+    return want;
+}
+
 static char *fi_json(const fi_tree *trees, int32_t nt, int32_t nf, int32_t K, int mean) {
     size_t cap = 1 << 16, len = 0;
     char *s = malloc(cap);
@@ -209,22 +232,7 @@ static void fi_random(canopy_isa isa, uint64_t seed, int round) {
     }
     /* duplicate rows */
     if (n > 10) memcpy(X + 5 * nf, X, (size_t)nf * sizeof *X);
-    double *want = calloc((size_t)(n > 0 ? n : 1) * K, sizeof *want);
-    for (int64_t r = 0; r < n; r++) {
-        double cnt[3] = {0, 0, 0};
-        for (int32_t t = 0; t < nt; t++) {
-            const double *v = fi_leaf(&trees[t], X + r * nf);
-            for (int32_t k = 0; k < K; k++)
-                if (trees[t].output < 0 || trees[t].output == k) {
-                    want[r * K + k] += trees[t].output < 0 ? v[k] : v[0];
-                    cnt[k]++;
-                }
-        }
-        for (int32_t k = 0; k < K; k++) {
-            if (mean && cnt[k] > 0) want[r * K + k] /= cnt[k];
-            want[r * K + k] += 0.25;
-        }
-    }
+    double *want = fi_want(trees, nt, X, n, nf, K, mean);
     char *json = fi_json(trees, nt, nf, K, mean);
     canopy_forest *f = NULL;
     CHECK_OK(canopy_forest_load_mem(json, strlen(json), "random", CANOPY_FOREST_FORMAT_CANOPY, &f));

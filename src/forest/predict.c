@@ -13,10 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows x trees per task: the interpreter's queue holds ROW_BLOCK x TREE_BLOCK
- * tasks; the walkers take SYNC_BLOCK rows (at most CF_SYNC_ROWS) through a tree
- * block that stays in L2 while the rows' inputs stay in L1. */
-enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_BLOCK = 128 };
+/* The interpreter's queue holds ROW_BLOCK x TREE_BLOCK tasks per call; a task of
+ * either engine spans at most SYNC_SPAN rows (cache_blocks). */
+enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_SPAN = 4096 };
 
 canopy_predict_options canopy_predict_options_default(void) {
     canopy_predict_options o;
@@ -45,13 +44,15 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
  * bias). The walkers read one tree at a time for a row block, which the model does
  * not describe: they take bf (each tree's top levels in its first lines), among the
  * fastest layouts for them on every benchmark workload (bench/results/forests.md).
- * The model's costs are reported either way. */
+ * The model's costs are reported either way; the branch sample only where a choice
+ * uses it (beta 0 otherwise): it cost ~5 % of a 10,000-row walk of 1,200 trees. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
                          canopy_predict_stats *st, uint8_t *cold) {
-    double beta = X.n > 0 ? cf_sample_bias(f, X, cold) : 0.5;
+    int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
+    int sample = X.n > 0 && (interp || o->layout != CANOPY_FOREST_LAYOUT_AUTO);
+    double beta = sample ? cf_sample_bias(f, X, cold) : X.n > 0 ? 0 : 0.5;
     cf_cache_choice c;
     cf_cache_model(f, beta, &c);
-    int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
     if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && !interp) {
         o->layout = CANOPY_FOREST_LAYOUT_BF;
     } else if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
@@ -95,6 +96,40 @@ static void walk(const cf_layout *L, canopy_isa isa, const float *X, int64_t str
         cf_walk_sync(L, isa, X, stride, r0, r1, t0, t1, acc);
         break;
     }
+}
+
+/* Row spans and tree blocks of the CPU engines (one core: 1.7x for the walker on a
+ * 1,200-tree depth-8 model, bench/results/forests.md). The walker copies each
+ * CF_SYNC_ROWS-row block feature-major once per call and then walks the call's trees
+ * over it, the interpreter queues 64 rows x 64 trees; while all trees fit in L2, a task
+ * takes one such row block and every tree. Beyond L2, every row block would pull each
+ * tree from L3 or memory again: then a task takes a span of up to SYNC_SPAN rows and
+ * walks it through the trees block by block, each block the trees that fill this
+ * machine's L2 (cache_calibrate.c reads its size), reused from L2 by the whole span.
+ * A row still meets the trees in the same order: the sums do not change. */
+static void cache_blocks(const cf_layout *L, const cvm_program *prog, int vm, int64_t n,
+                         int threads, int64_t *rows, int32_t *trees) {
+    int32_t nt = L->n_trees > 0 ? L->n_trees : 1;
+    int64_t l2 = cf_machine_latencies()->l2_bytes, bytes = 0;
+    if (l2 <= 0) l2 = 512 << 10; /* unknown: a small L2 */
+    if (vm)
+        bytes =
+            (int64_t)prog->n * (int64_t)sizeof(cvm_insn) + L->n_leaves * (int64_t)sizeof(double);
+    else if (L->perf_nodes) /* complete trees: every slot's node, the bottom slots' values */
+        for (int32_t t = 0; t < L->n_trees; t++)
+            bytes += ((int64_t)2 << L->tree_depth[t]) * (int64_t)sizeof(cf_pnode) +
+                     ((int64_t)1 << L->tree_depth[t]) * (int64_t)sizeof(double);
+    else
+        bytes = L->n_lnodes * (int64_t)(sizeof(cf_snode) + sizeof(double));
+    int64_t per_tree = bytes / nt > 0 ? bytes / nt : 1, fit = l2 / per_tree;
+    int64_t unit = vm ? ROW_BLOCK : CF_SYNC_ROWS;
+    *rows = unit;
+    *trees = nt;
+    if (fit >= nt) return;
+    *trees = (int32_t)(fit > 0 ? fit : 1);
+    /* at least two spans per thread, so the dynamic schedule can balance them */
+    int64_t span = n / (2 * (int64_t)threads) / unit * unit;
+    *rows = span < unit ? unit : span > SYNC_SPAN ? SYNC_SPAN : span;
 }
 
 /* ---- GPU backend selection (the engines: gpu_*.cu, docs/forests.md "GPU engines") ---- */
@@ -221,7 +256,10 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
     /* sll and hybrid put the pairs under the more-taken children first (Ren §5.3):
      * branch statistics from the sample that gives beta */
     uint8_t *cold = NULL;
-    if (X.n > 0 && (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_SLL ||
+    int interp_auto =
+        o.layout == CANOPY_FOREST_LAYOUT_AUTO &&
+        (o.engine == CANOPY_FOREST_ENGINE_VM || o.engine == CANOPY_FOREST_ENGINE_VM_SIMD);
+    if (X.n > 0 && (interp_auto || o.layout == CANOPY_FOREST_LAYOUT_SLL ||
                     o.layout == CANOPY_FOREST_LAYOUT_HYBRID))
         cold = malloc((size_t)f->n_nodes);
     if (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_HYBRID)
@@ -304,9 +342,11 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
     const cvm_program prog = plan->prog;
     canopy_status s = CANOPY_OK;
     int32_t K = f->n_outputs, nt = f->n_trees;
-    const int64_t rbs = vm ? ROW_BLOCK : SYNC_BLOCK;
-    int64_t n = X.n, nrb = (n + rbs - 1) / rbs;
+    int64_t n = X.n, rbs = vm ? ROW_BLOCK : CF_SYNC_ROWS;
     int threads = canopy_threads();
+    int32_t tbs = TREE_BLOCK;
+    if (!gpu && is_linked(o.layout)) cache_blocks(Lp, &prog, vm, n, threads, &rbs, &tbs);
+    int64_t nrb = (n + rbs - 1) / rbs;
     /* Few row blocks: also split the trees, each group with its own accumulator. */
     int32_t groups = 1;
     if (!gpu && nrb > 0 && nrb < 2 * threads) {
@@ -347,13 +387,19 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
                     int32_t ga = (int32_t)((int64_t)nt * g / groups);
                     int32_t gb = (int32_t)((int64_t)nt * (g + 1) / groups);
                     double *a = acc + (size_t)g * per + (size_t)r0 * K;
-                    for (int32_t ta = ga; ta < gb; ta += TREE_BLOCK) {
-                        int32_t tb = ta + TREE_BLOCK < gb ? ta + TREE_BLOCK : gb;
-                        if (vm)
-                            cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride, r0, r1, ta,
-                                        tb, qrow, qpc, a);
-                        else
+                    for (int32_t ta = ga; ta < gb; ta += tbs) {
+                        int32_t tb = ta + tbs < gb ? ta + tbs : gb;
+                        if (!vm) {
                             walk(Lp, isa, X.data, X.stride, r0, r1, ta, tb, a);
+                            continue;
+                        }
+                        /* the interpreter's queue: 64 rows x 64 trees per call */
+                        for (int64_t q0 = r0; q0 < r1; q0 += ROW_BLOCK)
+                            for (int32_t tc = ta; tc < tb; tc += TREE_BLOCK)
+                                cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride, q0,
+                                            q0 + ROW_BLOCK < r1 ? q0 + ROW_BLOCK : r1, tc,
+                                            tc + TREE_BLOCK < tb ? tc + TREE_BLOCK : tb, qrow, qpc,
+                                            a + (q0 - r0) * K);
                     }
                 }
             free(qrow);
@@ -396,11 +442,12 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
         o.engine == CANOPY_FOREST_ENGINE_VM_SIMD || o.engine == CANOPY_FOREST_ENGINE_SIMD;
     if (!gpu)
         snprintf(st.note, sizeof st.note,
-                 "%s layout, %s engine%s%s%s, %d threads, %d tree group(s)",
+                 "%s layout, %s engine%s%s%s, %d threads, %d tree group(s), blocks of %d trees x "
+                 "%lld rows",
                  canopy_forest_layout_name(o.layout), canopy_forest_engine_name(o.engine),
                  simd_engine ? " (" : "",
                  simd_engine ? (isa ? canopy_isa_name(isa) : "scalar fallback") : "",
-                 simd_engine ? ")" : "", threads, groups);
+                 simd_engine ? ")" : "", threads, groups, tbs, (long long)rbs);
     if (gpu) {
         st.mapping = gr.mapping;
         st.upload_seconds = gr.upload_seconds;

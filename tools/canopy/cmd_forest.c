@@ -105,7 +105,13 @@ int cmd_forest(int argc, char **argv) {
         rc = cli_runtime_error("forest");
         goto done;
     }
-    if (canopy_forest_predict(f, P, &o, out, &st)) {
+    /* the default engines take bf without the branch sample; the vm engine's auto
+     * samples the data and asks the cache model */
+    canopy_predict_options vo = o;
+    vo.engine = CANOPY_FOREST_ENGINE_VM;
+    vo.backend = CANOPY_BACKEND_CPU;
+    canopy_predict_stats vst;
+    if (canopy_forest_predict(f, P, &o, out, &st) || canopy_forest_predict(f, P, &vo, out, &vst)) {
         canopy_free(out);
         rc = cli_runtime_error("forest");
         goto done;
@@ -113,17 +119,17 @@ int cmd_forest(int argc, char **argv) {
     canopy_free(out);
     if (data)
         printf("beta (share of decisions taking the more-taken child, 5%% sample): %.4f\n",
-               st.beta);
+               vst.beta);
     printf("auto layout: %s (%s engine)\n", canopy_forest_layout_name(st.layout),
            canopy_forest_engine_name(st.engine));
-    printf("cache model (vm engines): %s", canopy_forest_layout_name(st.model_layout));
-    if (st.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
-        printf(" (switch level %d)", st.model_switch_level);
+    printf("cache model (vm engines): %s", canopy_forest_layout_name(vst.model_layout));
+    if (vst.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
+        printf(" (switch level %d)", vst.model_switch_level);
     printf(", relative costs:");
     for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
-        if (st.model_cost[l] > 0)
+        if (vst.model_cost[l] > 0)
             printf(" %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
-                   st.model_cost[l] / st.model_cost[st.model_layout]);
+                   vst.model_cost[l] / vst.model_cost[vst.model_layout]);
     printf("\n");
     double ns[4];
     const char *from;

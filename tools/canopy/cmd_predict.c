@@ -256,8 +256,9 @@ int cmd_predict(int argc, char **argv) {
         if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID)
             fprintf(stderr, "switch level: %d\n", st.switch_level);
         if (st.model_cost[CANOPY_FOREST_LAYOUT_SLL] > 0) {
-            fprintf(stderr, "cache model (beta = %.3f): picks %s", st.beta,
-                    canopy_forest_layout_name(st.model_layout));
+            fprintf(stderr, "cache model");
+            if (st.beta > 0) fprintf(stderr, " (beta = %.3f)", st.beta);
+            fprintf(stderr, ": picks %s", canopy_forest_layout_name(st.model_layout));
             if (st.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
                 fprintf(stderr, " (switch level %d)", st.model_switch_level);
             fprintf(stderr, "; predicted cost relative to that:");
