@@ -4,6 +4,8 @@
  * vectorised force kernels (apps/gravity_lists.h). */
 #include "apps/gravity_lists.h"
 
+#include "apps/multipole_terms.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,34 +17,32 @@ typedef struct gl_hot {
     int32_t child, nchild, begin, end;
 } gl_hot;
 
-/* Moments, read only when a cell is listed. */
-typedef struct gl_cold {
-    float m;
-    float q[6]; /* traceless quadrupole Qxx Qyy Qzz Qxy Qxz Qyz about the centre of mass */
-    float pad;
-} gl_cold;
-
-typedef struct gl_fused {
-    gl_hot h;
-    gl_cold c;
-} gl_fused;
+/* Moments, read only when a cell is listed: mass, then the packed multipole
+ * (apps/multipole_terms.h), 1 + mp_pack_count(order) floats per cell. */
+static int cold_floats(int32_t order) {
+    return 1 + mp_pack_count(order);
+}
 
 typedef struct gl_tree {
     int64_t n;
     float *x, *y, *z, *m; /* tree order */
     int64_t *ids;         /* caller index of each tree-order body */
     int32_t nn, cap, depth;
-    gl_hot *hot;   /* built here; copied into the walk layout at the end */
-    float *box;    /* per node: tight bounding box lo[3], hi[3] */
-    float *cube;   /* octree: per node cell centre[3], half width */
-    double *mom;   /* per node: mass, com[3], second moments about com [6] */
-    char *walk;    /* records the walk reads (gl_hot or gl_fused) */
+    gl_hot *hot; /* built here; copied into the walk layout at the end */
+    float *box;  /* per node: tight bounding box lo[3], hi[3] */
+    float *cube; /* octree: per node cell centre[3], half width */
+    double *mom; /* per node: com[3], then mp_mono_count(order) monomial sums about it */
+    int32_t order, nmom;
+    char *walk;    /* records the walk reads (gl_hot, each followed by its cold record
+                      when fused) */
     size_t stride; /* bytes between walk records */
     const char *cold_base;
     size_t cold_stride;
     int32_t *leaves; /* sink groups in body order */
     int32_t n_leaves;
 } gl_tree;
+
+enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
 
 static void tree_free(gl_tree *t) {
     free(t->x), free(t->y), free(t->z), free(t->m), free(t->ids);
@@ -127,12 +127,12 @@ static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, f
     return groups;
 }
 
-/* Mass, centre of mass and second moments of node v: from its bodies (leaf) or its
- * children (parallel-axis shift), in float64. */
+/* Centre of mass and monomial moments about it of node v: from its bodies (leaf) or
+ * its children (binomial shift), in float64. */
 static void node_moments(gl_tree *t, int32_t v) {
     const gl_hot *h = t->hot + v;
-    double *M = t->mom + 10 * (int64_t)v;
-    memset(M, 0, 10 * sizeof *M);
+    double *C = t->mom + (int64_t)t->nmom * v, *M = C + 3;
+    memset(C, 0, (size_t)t->nmom * sizeof *C);
     double mass = 0.0, c[3] = {0, 0, 0};
     if (h->nchild == 0) {
         for (int32_t i = h->begin; i < h->end; i++) {
@@ -141,54 +141,45 @@ static void node_moments(gl_tree *t, int32_t v) {
         }
     } else {
         for (int32_t k = h->child; k < h->child + h->nchild; k++) {
-            const double *K = t->mom + 10 * (int64_t)k;
-            mass += K[0];
-            for (int j = 0; j < 3; j++) c[j] += K[0] * K[1 + j];
+            const double *K = t->mom + (int64_t)t->nmom * k;
+            mass += K[3];
+            for (int j = 0; j < 3; j++) c[j] += K[3] * K[j];
         }
     }
     const float *b = t->box + 6 * (int64_t)v;
     for (int j = 0; j < 3; j++) c[j] = mass > 0.0 ? c[j] / mass : 0.5 * ((double)b[j] + b[3 + j]);
-    M[0] = mass;
-    for (int j = 0; j < 3; j++) M[1 + j] = c[j];
-    static const int ij[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
-    if (h->nchild == 0) {
-        for (int32_t i = h->begin; i < h->end; i++) {
-            double w = t->m[i], d[3] = {t->x[i] - c[0], t->y[i] - c[1], t->z[i] - c[2]};
-            for (int e = 0; e < 6; e++) M[4 + e] += w * d[ij[e][0]] * d[ij[e][1]];
-        }
-    } else {
+    for (int j = 0; j < 3; j++) C[j] = c[j];
+    if (h->nchild == 0)
+        for (int32_t i = h->begin; i < h->end; i++)
+            mp_mono_add_body(M, t->order, t->m[i], t->x[i] - c[0], t->y[i] - c[1], t->z[i] - c[2]);
+    else
         for (int32_t k = h->child; k < h->child + h->nchild; k++) {
-            const double *K = t->mom + 10 * (int64_t)k;
-            double d[3] = {K[1] - c[0], K[2] - c[1], K[3] - c[2]};
-            for (int e = 0; e < 6; e++) M[4 + e] += K[4 + e] + K[0] * d[ij[e][0]] * d[ij[e][1]];
+            const double *K = t->mom + (int64_t)t->nmom * k;
+            mp_mono_add_shifted(M, t->order, K + 3, K[0] - c[0], K[1] - c[1], K[2] - c[2]);
         }
-    }
 }
 
 /* Opening radius: Barnes' offset criterion side / theta + |com - box centre|, and
  * never less than the distance from the centre of mass to the box's farthest
  * corner, so an accepted cell never holds a point of the walking bucket. */
-static void node_finish(gl_tree *t, int32_t v, float inv_theta, gl_cold *cold) {
+static void node_finish(gl_tree *t, int32_t v, float inv_theta, float *cold) {
     gl_hot *h = t->hot + v;
-    const double *M = t->mom + 10 * (int64_t)v;
+    const double *C = t->mom + (int64_t)t->nmom * v;
     const float *b = t->box + 6 * (int64_t)v;
     double side = 0.0, off2 = 0.0, far2 = 0.0;
     for (int j = 0; j < 3; j++) {
-        double ext = (double)b[3 + j] - b[j], o = M[1 + j] - 0.5 * ((double)b[j] + b[3 + j]);
+        double ext = (double)b[3 + j] - b[j], o = C[j] - 0.5 * ((double)b[j] + b[3 + j]);
         double f = fabs(o) + 0.5 * ext;
         side = ext > side ? ext : side;
         off2 += o * o;
         far2 += f * f;
-        h->c[j] = (float)M[1 + j];
+        h->c[j] = (float)C[j];
     }
     double r = side * inv_theta + sqrt(off2), far = sqrt(far2);
     r = (r > far ? r : far) * (1.0 + 1e-5);
     h->r2 = (float)(r * r);
-    double tr = M[4] + M[5] + M[6];
-    cold->m = (float)M[0];
-    for (int e = 0; e < 3; e++) cold->q[e] = (float)(3.0 * M[4 + e] - tr);
-    for (int e = 3; e < 6; e++) cold->q[e] = (float)(3.0 * M[4 + e]);
-    cold->pad = 0.0f;
+    cold[0] = (float)C[3];
+    mp_mono_pack(C + 3, t->order, cold + 1, 1);
 }
 
 static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
@@ -221,7 +212,7 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         for (int k = 0; k < 3; k++) t->cube[k] = b[k] + 0.5f * (b[3 + k] - b[k]);
         t->cube[3] = 0.5f * side;
     }
-    int32_t lo = 0, hi = 1;
+    int32_t lo = 0, hi = 1, level_start[GL_MAX_DEPTH + 2] = {0, 1};
     for (int level = 0; lo < hi; level++) {
         int32_t width = hi - lo;
         free(cnt), free(ng);
@@ -235,7 +226,8 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         for (int32_t v = lo; v < hi; v++) {
             float side = level ? node_box(t, v) : t->cube[3] * 2.0f;
             gl_hot *h = t->hot + v;
-            int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= 60;
+            int leaf =
+                h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= GL_MAX_DEPTH - 1;
             ng[v - lo] = leaf ? 0
                               : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key,
                                            cnt + 8 * (int64_t)(v - lo));
@@ -266,28 +258,34 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
             }
         }
         t->depth = level + 1;
+        level_start[level + 1] = t->nn;
         lo = hi;
         hi = t->nn;
     }
-    /* Moments bottom-up: children always have larger numbers than their parent. */
-    t->mom = malloc((size_t)t->nn * 10 * sizeof *t->mom);
-    size_t rec = cfg->fused ? sizeof(gl_fused) : sizeof(gl_hot);
-    t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * sizeof(gl_cold)));
+    /* Moments bottom-up, a level at a time (children are on the next level). */
+    t->order = order;
+    t->nmom = 3 + mp_mono_count(order);
+    t->mom = malloc((size_t)t->nn * (size_t)t->nmom * sizeof *t->mom);
+    size_t cold = (size_t)cold_floats(order) * sizeof(float);
+    size_t rec = sizeof(gl_hot) + (cfg->fused ? cold : 0);
+    t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * cold));
     t->leaves = malloc((size_t)t->nn * sizeof *t->leaves);
     if (!t->mom || !t->walk || !t->leaves) {
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
         goto done;
     }
-    for (int32_t v = t->nn - 1; v >= 0; v--) node_moments(t, v);
+    for (int level = t->depth - 1; level >= 0; level--) {
+#pragma omp parallel for schedule(dynamic, 64) num_threads(canopy_threads())
+        for (int32_t v = level_start[level]; v < level_start[level + 1]; v++) node_moments(t, v);
+    }
     t->stride = rec;
     t->cold_base = cfg->fused ? t->walk + sizeof(gl_hot) : t->walk + (size_t)t->nn * rec;
-    t->cold_stride = cfg->fused ? sizeof(gl_fused) : sizeof(gl_cold);
+    t->cold_stride = cfg->fused ? rec : cold;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int32_t v = 0; v < t->nn; v++) {
-        gl_cold cold;
-        node_finish(t, v, inv_theta, &cold);
-        if (order == 0) memset(cold.q, 0, sizeof cold.q);
+        float *c = (float *)(void *)((char *)t->cold_base + (size_t)v * t->cold_stride);
+        node_finish(t, v, inv_theta, c);
         memcpy(t->walk + (size_t)v * rec, t->hot + v, sizeof(gl_hot));
-        memcpy((char *)t->cold_base + (size_t)v * t->cold_stride, &cold, sizeof cold);
     }
     /* Sink groups in body order (depth first, so neighbours run together): the
      * largest nodes of at most cfg->group bodies, and leaves. */
@@ -317,7 +315,8 @@ done:
 
 typedef struct gl_lists {
     int32_t *cells, *opened, *stack;
-    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is 6 arrays of cap floats */
+    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
+                                      of cap floats per element */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
     int64_t cell_cap, body_cap;
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
@@ -375,7 +374,7 @@ static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
     if (npc > L->cell_cap) {
         int64_t cap = npc * 2;
         if (reserve(&L->cx, cap, 1) || reserve(&L->cy, cap, 1) || reserve(&L->cz, cap, 1) ||
-            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, 6))
+            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, MP_PACK_MAX))
             return 1;
         L->cell_cap = cap;
     }
@@ -387,17 +386,18 @@ static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
         L->body_cap = cap;
     }
     int64_t cc = L->cell_cap;
+    int np_q = mp_pack_count(t->order);
     for (int32_t k = 0; k < L->nc; k++) {
         int32_t v = L->cells[k];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
-        const gl_cold *c = (const gl_cold *)(t->cold_base + (size_t)v * t->cold_stride);
-        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c->m;
-        for (int e = 0; e < 6; e++) L->cq[e * cc + k] = c->q[e];
+        const float *c = (const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride);
+        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
+        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
     }
     for (int64_t k = L->nc; k < npc; k++) {
         L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
         L->cm[k] = 0.0f;
-        for (int e = 0; e < 6; e++) L->cq[e * cc + k] = 0.0f;
+        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = 0.0f;
     }
     int64_t j = 0;
     for (int32_t k = -1; k < L->nl; k++) {
@@ -431,35 +431,21 @@ static inline __attribute__((always_inline)) float lane_sum(const float *a) {
 
 /* Acceleration and potential of sink (xi, yi, zi), body `self` of the gathered
  * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
- * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing. */
-static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int quad,
+ * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
+ * order is a constant where this is inlined (sink_kernel_order). */
+static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order,
                                                               float eps2, int32_t self, float xi,
                                                               float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
     int64_t cc = L->cell_cap;
-    const float *q0 = L->cq, *q1 = q0 + cc, *q2 = q1 + cc, *q3 = q2 + cc, *q4 = q3 + cc,
-                *q5 = q4 + cc;
     for (int32_t j = 0; j < L->npc; j += GL_LANES) {
 #pragma omp simd
         for (int l = 0; l < GL_LANES; l++) {
             int32_t k = j + l;
-            float dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
-            float r2 = dx * dx + dy * dy + dz * dz + eps2;
-            float inv = r2 > 0.0f ? 1.0f / sqrtf(r2) : 0.0f, inv2 = inv * inv;
-            float mi = L->cm[k] * inv, f = mi * inv2;
-            float fx = -f * dx, fy = -f * dy, fz = -f * dz, p = mi;
-            if (quad) {
-                float qx = q0[k] * dx + q3[k] * dy + q4[k] * dz;
-                float qy = q3[k] * dx + q1[k] * dy + q5[k] * dz;
-                float qz = q4[k] * dx + q5[k] * dy + q2[k] * dz;
-                float rqr = dx * qx + dy * qy + dz * qz;
-                float inv5 = inv2 * inv2 * inv, c = 2.5f * rqr * inv5 * inv2;
-                fx += qx * inv5 - c * dx;
-                fy += qy * inv5 - c * dy;
-                fz += qz * inv5 - c * dz;
-                p += 0.5f * rqr * inv5;
-            }
-            ax[l] += fx, ay[l] += fy, az[l] += fz, ph[l] -= p;
+            float p = 0.0f;
+            mp_cell_terms(order, L->cm[k], xi - L->cx[k], yi - L->cy[k], zi - L->cz[k], eps2,
+                          L->cq + k, cc, &ax[l], &ay[l], &az[l], &p);
+            ph[l] -= p;
         }
     }
     int32_t npp = (L->np + GL_LANES - 1) / GL_LANES * GL_LANES;
@@ -477,28 +463,49 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
     out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
 }
 
+/* One copy of the kernel per order, so each has only its own terms. */
+static inline __attribute__((always_inline)) void sink_kernel_order(const gl_lists *L, int order,
+                                                                    float eps2, int32_t self,
+                                                                    float xi, float yi, float zi,
+                                                                    float out[4]) {
+    switch (order) {
+    case 0:
+        sink_kernel(L, 0, eps2, self, xi, yi, zi, out);
+        break;
+    case 2:
+        sink_kernel(L, 2, eps2, self, xi, yi, zi, out);
+        break;
+    case 3:
+        sink_kernel(L, 3, eps2, self, xi, yi, zi, out);
+        break;
+    default:
+        sink_kernel(L, 4, eps2, self, xi, yi, zi, out);
+        break;
+    }
+}
+
 /* The sinks [b, e) of the group starting at body gb against the lists. */
 #define GL_SINKS_BODY                                                                              \
     for (int32_t i = b; i < e; i++) {                                                              \
         float o[4];                                                                                \
-        sink_kernel(L, quad, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);                          \
+        sink_kernel_order(L, order, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);                   \
         int64_t id = t->ids[i];                                                                    \
         for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
         if (pot) pot[id] = o[3];                                                                   \
     }
 
 typedef void (*gl_sinks_fn)(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                            int quad, float eps2, float *acc, float *pot);
+                            int order, float eps2, float *acc, float *pot);
 
 static void sinks_generic(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                          int quad, float eps2, float *acc, float *pot) {
+                          int order, float eps2, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, const gl_lists *L,
                                                            int32_t gb, int32_t b, int32_t e,
-                                                           int quad, float eps2, float *acc,
+                                                           int order, float eps2, float *acc,
                                                            float *pot) {
     GL_SINKS_BODY
 }
@@ -509,7 +516,7 @@ __attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, con
 #define GL_AVX512_TARGET "avx512f,avx512vl,avx512dq,fma,prefer-vector-width=512"
 #endif
 __attribute__((target(GL_AVX512_TARGET))) static void
-sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int quad,
+sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
              float eps2, float *acc, float *pot) {
     GL_SINKS_BODY
 }
@@ -555,7 +562,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
     double t1 = canopy_now();
     cnt.build_seconds = t1 - t0;
     gl_sinks_fn sinks = pick_sinks();
-    int quad = order == 2, failed = 0;
+    int failed = 0;
     int64_t walks = 0, tests = 0, pp = 0, pc = 0;
 #pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
     reduction(| : failed)
@@ -580,7 +587,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
                         failed = 1;
                         break;
                     }
-                    sinks(&t, &L, gb, i, i + 1, quad, eps2, acc, pot);
+                    sinks(&t, &L, gb, i, i + 1, order, eps2, acc, pot);
                     pc += L.nc;
                     pp += L.np - 1;
                 }
@@ -592,7 +599,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
                     failed = 1;
                     continue;
                 }
-                sinks(&t, &L, gb, gb, ge, quad, eps2, acc, pot);
+                sinks(&t, &L, gb, gb, ge, order, eps2, acc, pot);
                 pc += (int64_t)(ge - gb) * L.nc;
                 pp += (int64_t)(ge - gb) * (L.np - 1);
             }
