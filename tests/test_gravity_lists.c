@@ -208,6 +208,29 @@ static void check_threads(uint64_t seed) {
     free(pos), free(a1), free(a), free(p1), free(p);
 }
 
+/* Same bits for 1 and 2 threads where the top nodes (more than 65,536 bodies) are
+ * boxed and split by chunks of bodies in parallel. */
+static void check_threads_big(uint64_t seed) {
+    int64_t n = 140000;
+    float *pos = malloc((size_t)n * 3 * sizeof *pos);
+    CHECK_OK(canopy_gen_plummer(pos, NULL, n, seed));
+    canopy_points b = canopy_points_make(pos, n, 3);
+    size_t na = (size_t)n * 3 * sizeof(float);
+    float *a1 = malloc(na), *a = malloc(na);
+    int saved = canopy_threads();
+    for (int t = 0; t < 2; t++) {
+        canopy_gravity_options g = list_options(trees[t], 1.0f, 2, 0.01f);
+        canopy_set_threads(1);
+        CHECK_OK(canopy_gravity_multipole(b, NULL, &g, NULL, a1, NULL, NULL));
+        canopy_set_threads(2);
+        CHECK_OK(canopy_gravity_multipole(b, NULL, &g, NULL, a, NULL, NULL));
+        CHECK_MSG(!memcmp(a, a1, na), "%s, %lld bodies: 2 threads differ from 1",
+                  t ? "binary" : "oct", (long long)n);
+    }
+    canopy_set_threads(saved);
+    free(pos), free(a1), free(a);
+}
+
 /* The list engine's own calibration: at equal target it may take a larger theta
  * than body opening's table (it is more exact), never promises more than asked, and
  * its prediction matches the error measured on a 20k-body Plummer sphere within 3x. */
@@ -272,6 +295,7 @@ int main(void) {
     for (uint64_t k = 0; k < 2; k++) check_convergence(seed + k);
     for (uint64_t k = 0; k < 2; k++) check_softened(seed + k);
     check_threads(seed);
+    check_threads_big(seed);
     check_accuracy_knob();
     check_refusals();
     return check_finish();

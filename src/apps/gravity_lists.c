@@ -64,15 +64,41 @@ static int grow_nodes(gl_tree *t, int32_t need) {
     return 0;
 }
 
+/* The top of the tree is split with its bodies in chunks of this many, in parallel
+ * (nodes of more than GL_BIG bodies, one at a time); smaller nodes take one thread
+ * each. Either way the result is the same: min/max are exact and the partition is
+ * stable. */
+enum { GL_CHUNK = 16384, GL_BIG = 4 * GL_CHUNK };
+
+static int32_t n_chunks(const gl_hot *h, int par) {
+    int64_t len = h->end - h->begin;
+    return par && len > GL_CHUNK ? (int32_t)((len + GL_CHUNK - 1) / GL_CHUNK) : 1;
+}
+
+/* Bodies [i0, i1) of chunk c of node h (the whole node when nch is 1). */
+static void chunk_range(const gl_hot *h, int32_t nch, int32_t c, int32_t *i0, int32_t *i1) {
+    *i0 = nch == 1 ? h->begin : h->begin + c * GL_CHUNK;
+    *i1 = nch == 1 || h->end - *i0 < GL_CHUNK ? h->end : *i0 + GL_CHUNK;
+}
+
 /* Tight box of node v's bodies; returns the longest side. */
-static float node_box(gl_tree *t, int32_t v) {
+static float node_box(gl_tree *t, int32_t v, int par) {
     const gl_hot *h = t->hot + v;
+    int32_t nch = n_chunks(h, par);
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t i = h->begin; i < h->end; i++) {
-        float p[3] = {t->x[i], t->y[i], t->z[i]};
-        for (int k = 0; k < 3; k++) {
-            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
-            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
+#pragma omp parallel for if (nch > 1) num_threads(canopy_threads()) reduction(min                  \
+                                                                              : lo[:3])            \
+    reduction(max                                                                                  \
+              : hi[:3])
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0, i1;
+        chunk_range(h, nch, c, &i0, &i1);
+        for (int32_t i = i0; i < i1; i++) {
+            float p[3] = {t->x[i], t->y[i], t->z[i]};
+            for (int k = 0; k < 3; k++) {
+                lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+                hi[k] = p[k] > hi[k] ? p[k] : hi[k];
+            }
         }
     }
     float *b = t->box + 6 * (int64_t)v, side = 0.0f;
@@ -85,9 +111,11 @@ static float node_box(gl_tree *t, int32_t v) {
 
 /* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
  * through the scratch arrays; cnt receives each group's size. Returns the number of
- * groups used (0: keep v a leaf). */
+ * groups used (0: keep v a leaf). With par, chunks of bodies are keyed, counted and
+ * scattered in parallel, each chunk's destination offsets following the chunks
+ * before it. */
 static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
-                      int64_t *sid, uint8_t *key, int32_t cnt[8]) {
+                      int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
     const gl_hot *h = t->hot + v;
     const float *b = t->box + 6 * (int64_t)v, *cu = t->cube + 4 * (int64_t)v;
     int groups = binary ? 2 : 8, axis = 0;
@@ -97,34 +125,71 @@ static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, f
             if (b[3 + k] - b[k] > b[3 + axis] - b[axis]) axis = k;
         mid = b[axis] + 0.5f * (b[3 + axis] - b[axis]);
     }
-    memset(cnt, 0, 8 * sizeof *cnt);
-    for (int32_t i = h->begin; i < h->end; i++) {
-        uint8_t k;
-        if (binary) {
-            float p = axis == 0 ? t->x[i] : axis == 1 ? t->y[i] : t->z[i];
-            k = p > mid;
-        } else {
-            k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
+    int32_t nch = n_chunks(h, par), one[8], *off = nch > 1 ? malloc((size_t)nch * 8 * 4) : one;
+    if (!off) nch = 1, off = one;
+#pragma omp parallel for if (nch > 1) num_threads(canopy_threads())
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0, i1, *n = off + 8 * (int64_t)c;
+        chunk_range(h, nch, c, &i0, &i1);
+        memset(n, 0, 8 * sizeof *n);
+        for (int32_t i = i0; i < i1; i++) {
+            uint8_t k;
+            if (binary) {
+                float p = axis == 0 ? t->x[i] : axis == 1 ? t->y[i] : t->z[i];
+                k = p > mid;
+            } else {
+                k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
+            }
+            key[i] = k;
+            n[k]++;
         }
-        key[i] = k;
-        cnt[k]++;
     }
+    memset(cnt, 0, 8 * sizeof *cnt);
+    for (int32_t c = 0; c < nch; c++)
+        for (int k = 0; k < 8; k++) cnt[k] += off[8 * (int64_t)c + k];
     int nonempty = 0;
     for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
-    if (binary && nonempty < 2) return 0;
-    int32_t off[8], o = h->begin;
-    for (int k = 0; k < 8; k++) off[k] = o, o += cnt[k];
-    for (int32_t i = h->begin; i < h->end; i++) {
-        int32_t d = off[key[i]]++;
-        sx[d] = t->x[i], sy[d] = t->y[i], sz[d] = t->z[i], sm[d] = t->m[i], sid[d] = t->ids[i];
+    if (binary && nonempty < 2) {
+        if (off != one) free(off);
+        return 0;
     }
-    size_t len = (size_t)(h->end - h->begin);
-    memcpy(t->x + h->begin, sx + h->begin, len * sizeof(float));
-    memcpy(t->y + h->begin, sy + h->begin, len * sizeof(float));
-    memcpy(t->z + h->begin, sz + h->begin, len * sizeof(float));
-    memcpy(t->m + h->begin, sm + h->begin, len * sizeof(float));
-    memcpy(t->ids + h->begin, sid + h->begin, len * sizeof(int64_t));
+    int32_t o = h->begin;
+    for (int k = 0; k < 8; k++)
+        for (int32_t c = 0; c < nch; c++) {
+            int32_t m = off[8 * (int64_t)c + k];
+            off[8 * (int64_t)c + k] = o, o += m;
+        }
+#pragma omp parallel for if (nch > 1) num_threads(canopy_threads())
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0, i1, *d = off + 8 * (int64_t)c;
+        chunk_range(h, nch, c, &i0, &i1);
+        for (int32_t i = i0; i < i1; i++) {
+            int32_t j = d[key[i]]++;
+            sx[j] = t->x[i], sy[j] = t->y[i], sz[j] = t->z[i], sm[j] = t->m[i], sid[j] = t->ids[i];
+        }
+    }
+#pragma omp parallel for if (nch > 1) num_threads(canopy_threads())
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0, i1;
+        chunk_range(h, nch, c, &i0, &i1);
+        size_t len = (size_t)(i1 - i0);
+        memcpy(t->x + i0, sx + i0, len * sizeof(float));
+        memcpy(t->y + i0, sy + i0, len * sizeof(float));
+        memcpy(t->z + i0, sz + i0, len * sizeof(float));
+        memcpy(t->m + i0, sm + i0, len * sizeof(float));
+        memcpy(t->ids + i0, sid + i0, len * sizeof(int64_t));
+    }
+    if (off != one) free(off);
     return groups;
+}
+
+/* Box, leaf decision and split of node v of a level. */
+static int level_split(gl_tree *t, int32_t v, int level, const gl_config *cfg, float *sx, float *sy,
+                       float *sz, float *sm, int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
+    float side = level ? node_box(t, v, par) : t->cube[3] * 2.0f;
+    const gl_hot *h = t->hot + v;
+    int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= GL_MAX_DEPTH - 1;
+    return leaf ? 0 : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key, cnt, par);
 }
 
 /* Centre of mass and monomial moments about it of node v: from its bodies (leaf) or
@@ -157,6 +222,13 @@ static void node_moments(gl_tree *t, int32_t v) {
             const double *K = t->mom + (int64_t)t->nmom * k;
             mp_mono_add_shifted(M, t->order, K + 3, K[0] - c[0], K[1] - c[1], K[2] - c[2]);
         }
+}
+
+/* Moments of the subtree under v, children first. */
+static void subtree_moments(gl_tree *t, int32_t v) {
+    const gl_hot *h = t->hot + v;
+    for (int32_t k = h->child; k < h->child + h->nchild; k++) subtree_moments(t, k);
+    node_moments(t, v);
 }
 
 /* Opening radius: Barnes' offset criterion side / theta + |com - box centre|, and
@@ -200,6 +272,7 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
         goto done;
     }
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t i = 0; i < n; i++) {
         const float *p = canopy_point(bodies, i);
         t->x[i] = p[0], t->y[i] = p[1], t->z[i] = p[2], t->m[i] = mass[i], t->ids[i] = i;
@@ -207,7 +280,7 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
     t->hot[0] = (gl_hot){{0, 0, 0}, 0, -1, 0, 0, (int32_t)n};
     t->nn = 1;
     {
-        float side = node_box(t, 0);
+        float side = node_box(t, 0, 1);
         const float *b = t->box;
         for (int k = 0; k < 3; k++) t->cube[k] = b[k] + 0.5f * (b[3 + k] - b[k]);
         t->cube[3] = 0.5f * side;
@@ -222,16 +295,15 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
             s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
             goto done;
         }
+        for (int32_t v = lo; v < hi; v++) /* the top: one node at a time, in parallel */
+            if (t->hot[v].end - t->hot[v].begin > GL_BIG)
+                ng[v - lo] = level_split(t, v, level, cfg, sx, sy, sz, sm, sid, key,
+                                         cnt + 8 * (int64_t)(v - lo), 1);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
-        for (int32_t v = lo; v < hi; v++) {
-            float side = level ? node_box(t, v) : t->cube[3] * 2.0f;
-            gl_hot *h = t->hot + v;
-            int leaf =
-                h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= GL_MAX_DEPTH - 1;
-            ng[v - lo] = leaf ? 0
-                              : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key,
-                                           cnt + 8 * (int64_t)(v - lo));
-        }
+        for (int32_t v = lo; v < hi; v++)
+            if (t->hot[v].end - t->hot[v].begin <= GL_BIG)
+                ng[v - lo] = level_split(t, v, level, cfg, sx, sy, sz, sm, sid, key,
+                                         cnt + 8 * (int64_t)(v - lo), 0);
         int64_t add = 0;
         for (int32_t v = lo; v < hi; v++)
             for (int k = 0; k < ng[v - lo]; k++) add += cnt[8 * (int64_t)(v - lo) + k] > 0;
@@ -274,10 +346,14 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
         goto done;
     }
-    for (int level = t->depth - 1; level >= 0; level--) {
-#pragma omp parallel for schedule(dynamic, 64) num_threads(canopy_threads())
-        for (int32_t v = level_start[level]; v < level_start[level + 1]; v++) node_moments(t, v);
-    }
+    /* Subtrees of the first level with enough nodes to share out run in parallel (one
+     * parallel region: a barrier per level costs much where threads outnumber free
+     * cores); the levels above them follow bottom-up. */
+    int top = 0;
+    while (top + 1 < t->depth && level_start[top + 1] - level_start[top] < 64) top++;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int32_t v = level_start[top]; v < level_start[top + 1]; v++) subtree_moments(t, v);
+    for (int32_t v = level_start[top] - 1; v >= 0; v--) node_moments(t, v);
     t->stride = rec;
     t->cold_base = cfg->fused ? t->walk + sizeof(gl_hot) : t->walk + (size_t)t->nn * rec;
     t->cold_stride = cfg->fused ? rec : cold;
