@@ -66,47 +66,111 @@ static int grow_nodes(gl_tree *t, int32_t need) {
 
 /* The top of the tree is split with its bodies in chunks of this many, in parallel
  * (nodes of more than GL_BIG bodies, one at a time); smaller nodes take one thread
- * each. Either way the result is the same: min/max are exact and the partition is
- * stable. */
+ * each and no OpenMP call (a region per small node costs more than its work). Either
+ * way the result is the same: min/max are exact and the partition is stable. */
 enum { GL_CHUNK = 16384, GL_BIG = 4 * GL_CHUNK };
+
+/* Work on bodies [i0, i1), chunk c of a node. */
+typedef void (*gl_chunk_fn)(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c);
 
 static int32_t n_chunks(const gl_hot *h, int par) {
     int64_t len = h->end - h->begin;
     return par && len > GL_CHUNK ? (int32_t)((len + GL_CHUNK - 1) / GL_CHUNK) : 1;
 }
 
-/* Bodies [i0, i1) of chunk c of node h (the whole node when nch is 1). */
-static void chunk_range(const gl_hot *h, int32_t nch, int32_t c, int32_t *i0, int32_t *i1) {
-    *i0 = nch == 1 ? h->begin : h->begin + c * GL_CHUNK;
-    *i1 = nch == 1 || h->end - *i0 < GL_CHUNK ? h->end : *i0 + GL_CHUNK;
+static void for_chunks(gl_tree *t, const gl_hot *h, int32_t nch, gl_chunk_fn fn, void *arg) {
+    if (nch == 1) {
+        fn(t, arg, h->begin, h->end, 0);
+        return;
+    }
+#pragma omp parallel for num_threads(canopy_threads())
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0 = h->begin + c * GL_CHUNK;
+        fn(t, arg, i0, h->end - i0 < GL_CHUNK ? h->end : i0 + GL_CHUNK, c);
+    }
+}
+
+static void box_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    float *b = (float *)arg + 6 * (int64_t)c;
+    for (int k = 0; k < 3; k++) b[k] = INFINITY, b[3 + k] = -INFINITY;
+    for (int32_t i = i0; i < i1; i++) {
+        float p[3] = {t->x[i], t->y[i], t->z[i]};
+        for (int k = 0; k < 3; k++) {
+            b[k] = p[k] < b[k] ? p[k] : b[k];
+            b[3 + k] = p[k] > b[3 + k] ? p[k] : b[3 + k];
+        }
+    }
 }
 
 /* Tight box of node v's bodies; returns the longest side. */
 static float node_box(gl_tree *t, int32_t v, int par) {
     const gl_hot *h = t->hot + v;
     int32_t nch = n_chunks(h, par);
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-#pragma omp parallel for if (nch > 1) num_threads(canopy_threads()) reduction(min                  \
-                                                                              : lo[:3])            \
-    reduction(max                                                                                  \
-              : hi[:3])
-    for (int32_t c = 0; c < nch; c++) {
-        int32_t i0, i1;
-        chunk_range(h, nch, c, &i0, &i1);
-        for (int32_t i = i0; i < i1; i++) {
-            float p[3] = {t->x[i], t->y[i], t->z[i]};
-            for (int k = 0; k < 3; k++) {
-                lo[k] = p[k] < lo[k] ? p[k] : lo[k];
-                hi[k] = p[k] > hi[k] ? p[k] : hi[k];
-            }
-        }
-    }
+    float one[6], *part = nch > 1 ? malloc((size_t)nch * 6 * sizeof *part) : one;
+    if (!part) nch = 1, part = one;
+    for_chunks(t, h, nch, box_chunk, part);
     float *b = t->box + 6 * (int64_t)v, side = 0.0f;
-    for (int k = 0; k < 3; k++) {
-        b[k] = lo[k], b[3 + k] = hi[k];
-        side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
-    }
+    for (int k = 0; k < 6; k++) b[k] = part[k];
+    for (int32_t c = 1; c < nch; c++)
+        for (int k = 0; k < 3; k++) {
+            const float *q = part + 6 * (int64_t)c;
+            b[k] = q[k] < b[k] ? q[k] : b[k];
+            b[3 + k] = q[3 + k] > b[3 + k] ? q[3 + k] : b[3 + k];
+        }
+    for (int k = 0; k < 3; k++) side = b[3 + k] - b[k] > side ? b[3 + k] - b[k] : side;
+    if (part != one) free(part);
     return side;
+}
+
+/* One split: the key rule, the keys, per-chunk counts (then destination offsets)
+ * and the scratch arrays. */
+typedef struct gl_split {
+    int binary, axis;
+    float mid;
+    const float *cube;
+    uint8_t *key;
+    int32_t *off; /* 8 per chunk */
+    float *sx, *sy, *sz, *sm;
+    int64_t *sid;
+} gl_split;
+
+static void key_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    int32_t *n = p->off + 8 * (int64_t)c;
+    const float *cu = p->cube;
+    memset(n, 0, 8 * sizeof *n);
+    for (int32_t i = i0; i < i1; i++) {
+        uint8_t k;
+        if (p->binary) {
+            float x = p->axis == 0 ? t->x[i] : p->axis == 1 ? t->y[i] : t->z[i];
+            k = x > p->mid;
+        } else {
+            k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
+        }
+        p->key[i] = k;
+        n[k]++;
+    }
+}
+
+static void scatter_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    int32_t *d = p->off + 8 * (int64_t)c;
+    for (int32_t i = i0; i < i1; i++) {
+        int32_t j = d[p->key[i]]++;
+        p->sx[j] = t->x[i], p->sy[j] = t->y[i], p->sz[j] = t->z[i], p->sm[j] = t->m[i];
+        p->sid[j] = t->ids[i];
+    }
+}
+
+static void copy_back_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    size_t len = (size_t)(i1 - i0);
+    (void)c;
+    memcpy(t->x + i0, p->sx + i0, len * sizeof(float));
+    memcpy(t->y + i0, p->sy + i0, len * sizeof(float));
+    memcpy(t->z + i0, p->sz + i0, len * sizeof(float));
+    memcpy(t->m + i0, p->sm + i0, len * sizeof(float));
+    memcpy(t->ids + i0, p->sid + i0, len * sizeof(int64_t));
 }
 
 /* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
@@ -117,70 +181,34 @@ static float node_box(gl_tree *t, int32_t v, int par) {
 static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
                       int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
     const gl_hot *h = t->hot + v;
-    const float *b = t->box + 6 * (int64_t)v, *cu = t->cube + 4 * (int64_t)v;
-    int groups = binary ? 2 : 8, axis = 0;
-    float mid = 0.0f;
+    const float *b = t->box + 6 * (int64_t)v;
+    gl_split p = {binary, 0, 0.0f, t->cube + 4 * (int64_t)v, key, NULL, sx, sy, sz, sm, sid};
     if (binary) {
         for (int k = 1; k < 3; k++)
-            if (b[3 + k] - b[k] > b[3 + axis] - b[axis]) axis = k;
-        mid = b[axis] + 0.5f * (b[3 + axis] - b[axis]);
+            if (b[3 + k] - b[k] > b[3 + p.axis] - b[p.axis]) p.axis = k;
+        p.mid = b[p.axis] + 0.5f * (b[3 + p.axis] - b[p.axis]);
     }
-    int32_t nch = n_chunks(h, par), one[8], *off = nch > 1 ? malloc((size_t)nch * 8 * 4) : one;
-    if (!off) nch = 1, off = one;
-#pragma omp parallel for if (nch > 1) num_threads(canopy_threads())
-    for (int32_t c = 0; c < nch; c++) {
-        int32_t i0, i1, *n = off + 8 * (int64_t)c;
-        chunk_range(h, nch, c, &i0, &i1);
-        memset(n, 0, 8 * sizeof *n);
-        for (int32_t i = i0; i < i1; i++) {
-            uint8_t k;
-            if (binary) {
-                float p = axis == 0 ? t->x[i] : axis == 1 ? t->y[i] : t->z[i];
-                k = p > mid;
-            } else {
-                k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
-            }
-            key[i] = k;
-            n[k]++;
-        }
-    }
+    int32_t nch = n_chunks(h, par), one[8];
+    p.off = nch > 1 ? malloc((size_t)nch * 8 * sizeof *p.off) : one;
+    if (!p.off) nch = 1, p.off = one;
+    for_chunks(t, h, nch, key_chunk, &p);
     memset(cnt, 0, 8 * sizeof *cnt);
     for (int32_t c = 0; c < nch; c++)
-        for (int k = 0; k < 8; k++) cnt[k] += off[8 * (int64_t)c + k];
-    int nonempty = 0;
+        for (int k = 0; k < 8; k++) cnt[k] += p.off[8 * (int64_t)c + k];
+    int nonempty = 0, groups = binary ? 2 : 8;
     for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
-    if (binary && nonempty < 2) {
-        if (off != one) free(off);
-        return 0;
+    if (!binary || nonempty >= 2) {
+        int32_t o = h->begin;
+        for (int k = 0; k < 8; k++)
+            for (int32_t c = 0; c < nch; c++) {
+                int32_t m = p.off[8 * (int64_t)c + k];
+                p.off[8 * (int64_t)c + k] = o, o += m;
+            }
+        for_chunks(t, h, nch, scatter_chunk, &p);
+        for_chunks(t, h, nch, copy_back_chunk, &p);
     }
-    int32_t o = h->begin;
-    for (int k = 0; k < 8; k++)
-        for (int32_t c = 0; c < nch; c++) {
-            int32_t m = off[8 * (int64_t)c + k];
-            off[8 * (int64_t)c + k] = o, o += m;
-        }
-#pragma omp parallel for if (nch > 1) num_threads(canopy_threads())
-    for (int32_t c = 0; c < nch; c++) {
-        int32_t i0, i1, *d = off + 8 * (int64_t)c;
-        chunk_range(h, nch, c, &i0, &i1);
-        for (int32_t i = i0; i < i1; i++) {
-            int32_t j = d[key[i]]++;
-            sx[j] = t->x[i], sy[j] = t->y[i], sz[j] = t->z[i], sm[j] = t->m[i], sid[j] = t->ids[i];
-        }
-    }
-#pragma omp parallel for if (nch > 1) num_threads(canopy_threads())
-    for (int32_t c = 0; c < nch; c++) {
-        int32_t i0, i1;
-        chunk_range(h, nch, c, &i0, &i1);
-        size_t len = (size_t)(i1 - i0);
-        memcpy(t->x + i0, sx + i0, len * sizeof(float));
-        memcpy(t->y + i0, sy + i0, len * sizeof(float));
-        memcpy(t->z + i0, sz + i0, len * sizeof(float));
-        memcpy(t->m + i0, sm + i0, len * sizeof(float));
-        memcpy(t->ids + i0, sid + i0, len * sizeof(int64_t));
-    }
-    if (off != one) free(off);
-    return groups;
+    if (p.off != one) free(p.off);
+    return !binary || nonempty >= 2 ? groups : 0;
 }
 
 /* Box, leaf decision and split of node v of a level. */
@@ -531,7 +559,8 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
             int32_t k = j + l;
             float dx = xi - L->bx[k], dy = yi - L->by[k], dz = zi - L->bz[k];
             float r2 = dx * dx + dy * dy + dz * dz + eps2;
-            float inv = r2 > 0.0f && k != self ? 1.0f / sqrtf(r2) : 0.0f;
+            float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects: they vectorise */
+            inv = r2 > 0.0f && k != self ? inv : 0.0f;
             float mi = L->bm[k] * inv, f = mi * inv * inv;
             ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz, ph[l] -= mi;
         }

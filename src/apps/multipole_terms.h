@@ -54,7 +54,9 @@ static inline __attribute__((always_inline)) void
 mp_cell_terms(int order, float m, float dx, float dy, float dz, float eps2, const float *q,
               int64_t s, float *ax, float *ay, float *az, float *p) {
     float r2 = dx * dx + dy * dy + dz * dz + eps2;
-    float inv = r2 > 0.0f ? 1.0f / sqrtf(r2) : 0.0f, inv2 = inv * inv;
+    float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects, not branches: they */
+    inv = r2 > 0.0f ? inv : 0.0f;                    /* vectorise on every ISA */
+    float inv2 = inv * inv;
     float x = dx * inv, y = dy * inv, z = dz * inv;
     float mi = m * inv, g = mi * inv;
     float fx = -g * x, fy = -g * y, fz = -g * z, pp = mi;
