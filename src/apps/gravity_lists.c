@@ -536,8 +536,9 @@ static inline __attribute__((always_inline)) float lane_sum(const float *a) {
 /* Acceleration and potential of sink (xi, yi, zi), body `self` of the gathered
  * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
  * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
- * order is a constant where this is inlined (sink_kernel_order). */
-static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order,
+ * order and pot (whether the potential is wanted: its terms cost 2-3 operations of
+ * ~20) are constants where this is inlined (sink_kernel_order). */
+static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order, int pot,
                                                               float eps2, int32_t self, float xi,
                                                               float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
@@ -549,7 +550,7 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
             float p = 0.0f;
             mp_cell_terms(order, L->cm[k], xi - L->cx[k], yi - L->cy[k], zi - L->cz[k], eps2,
                           L->cq + k, cc, &ax[l], &ay[l], &az[l], &p);
-            ph[l] -= p;
+            if (pot) ph[l] -= p;
         }
     }
     int32_t npp = (L->np + GL_LANES - 1) / GL_LANES * GL_LANES;
@@ -562,38 +563,45 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
             float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects: they vectorise */
             inv = r2 > 0.0f && k != self ? inv : 0.0f;
             float mi = L->bm[k] * inv, f = mi * inv * inv;
-            ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz, ph[l] -= mi;
+            ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz;
+            if (pot) ph[l] -= mi;
         }
     }
     out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
 }
 
-/* One copy of the kernel per order, so each has only its own terms. */
-static inline __attribute__((always_inline)) void sink_kernel_order(const gl_lists *L, int order,
-                                                                    float eps2, int32_t self,
-                                                                    float xi, float yi, float zi,
-                                                                    float out[4]) {
-    switch (order) {
-    case 0:
-        sink_kernel(L, 0, eps2, self, xi, yi, zi, out);
-        break;
-    case 2:
-        sink_kernel(L, 2, eps2, self, xi, yi, zi, out);
-        break;
-    case 3:
-        sink_kernel(L, 3, eps2, self, xi, yi, zi, out);
-        break;
-    default:
-        sink_kernel(L, 4, eps2, self, xi, yi, zi, out);
-        break;
+/* One copy of the kernel per order and potential or not, so each has only its own
+ * terms. */
+#define GL_ORDER_CASES(pot)                                                                        \
+    switch (order) {                                                                               \
+    case 0:                                                                                        \
+        sink_kernel(L, 0, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        sink_kernel(L, 2, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        sink_kernel(L, 3, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    default:                                                                                       \
+        sink_kernel(L, 4, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
     }
+static inline __attribute__((always_inline)) void
+sink_kernel_order(const gl_lists *L, int order, int pot, float eps2, int32_t self, float xi,
+                  float yi, float zi, float out[4]) {
+    if (pot)
+        GL_ORDER_CASES(1)
+    else
+        GL_ORDER_CASES(0)
 }
+#undef GL_ORDER_CASES
 
 /* The sinks [b, e) of the group starting at body gb against the lists. */
 #define GL_SINKS_BODY                                                                              \
     for (int32_t i = b; i < e; i++) {                                                              \
         float o[4];                                                                                \
-        sink_kernel_order(L, order, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);                   \
+        sink_kernel_order(L, order, pot != NULL, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);      \
         int64_t id = t->ids[i];                                                                    \
         for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
         if (pot) pot[id] = o[3];                                                                   \
