@@ -51,23 +51,20 @@ typedef struct mp_ctx {
  * r = q - com, R^2 = r^2 + eps^2. Exact for a single point mass. */
 CANOPY_HD void mp_expand_order(const float *g, int32_t order, const float *Q, float eps2,
                                const float *q, float *a, float *phi) {
-    float p = 0.0f;
+    float p = 0.0f, dx = q[0] - g[0], dy = q[1] - g[1], dz = q[2] - g[2];
+    /* A constant order per call, so each keeps only its own terms. */
     switch (Q ? order : 0) {
     case 0:
-        mp_cell_terms(0, g[3], q[0] - g[0], q[1] - g[1], q[2] - g[2], eps2, Q, 1, a, a + 1, a + 2,
-                      &p);
+        mp_cell_terms(0, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     case 2:
-        mp_cell_terms(2, g[3], q[0] - g[0], q[1] - g[1], q[2] - g[2], eps2, Q, 1, a, a + 1, a + 2,
-                      &p);
+        mp_cell_terms(2, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     case 3:
-        mp_cell_terms(3, g[3], q[0] - g[0], q[1] - g[1], q[2] - g[2], eps2, Q, 1, a, a + 1, a + 2,
-                      &p);
+        mp_cell_terms(3, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     default:
-        mp_cell_terms(4, g[3], q[0] - g[0], q[1] - g[1], q[2] - g[2], eps2, Q, 1, a, a + 1, a + 2,
-                      &p);
+        mp_cell_terms(4, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     }
     *phi -= p;
