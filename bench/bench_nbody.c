@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!mode || n < 2 || reps < 1 || threads < 1 || cfg.bucket < 1 ||
-        (list_order != 0 && list_order != 2)) {
+        (list_order != 0 && (list_order < 2 || list_order > 4))) {
         fprintf(stderr, "bench_nbody: give --calibrate, --forces or --steps S (n >= 2)\n");
         return 2;
     }
@@ -264,20 +264,21 @@ int main(int argc, char **argv) {
                " * canopy-bench-nbody --calibrate-list %s --n %lld. */\n",
                cfg.binary ? "binary" : "oct", (long long)n);
         for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;
-        for (int32_t order = 0; order <= 2; order += 2)
+        static const int32_t cal_orders[] = {0, 2, 3, 4};
+        for (int oi = 0; oi < 4; oi++)
             for (size_t ti = 0; ti < sizeof cal_thetas / sizeof cal_thetas[0]; ti++) {
                 double t[3];
                 for (int k = 0; k < 3; k++) {
                     double c0 = (double)clock() / CLOCKS_PER_SEC;
-                    if (gl_gravity(b, mass, cal_thetas[ti], order, (float)(eps * eps), &cfg, acc,
-                                   NULL, NULL))
+                    if (gl_gravity(b, mass, cal_thetas[ti], cal_orders[oi], (float)(eps * eps),
+                                   &cfg, acc, NULL, NULL))
                         return die("lists");
                     t[k] = (double)clock() / CLOCKS_PER_SEC - c0;
                 }
                 bench_summary s = bench_summarise(t, 3);
                 err_stats e = errors(acc, ref, sample, ns);
-                printf("{%d, %.2ff, %.3e, %.1f},\n", (int)order, (double)cal_thetas[ti], e.median,
-                       s.med * 1e9 / (double)n);
+                printf("{%d, %.2ff, %.3e, %.1f},\n", (int)cal_orders[oi], (double)cal_thetas[ti],
+                       e.median, s.med * 1e9 / (double)n);
                 fflush(stdout);
             }
         free(mass);
@@ -305,11 +306,11 @@ int main(int argc, char **argv) {
     static const float few_thetas[] = {0.3f, 0.5f, 0.7f};
     const float *thetas = mode == 1 ? all_thetas : few_thetas;
     size_t n_thetas = mode == 1 ? 8 : 3;
-    static const int32_t orders[] = {0, 2};
+    static const int32_t orders[] = {0, 2, 3, 4};
     if (mode == 2)
         printf("| order | opening | theta | median err | rms err | opening tests | time ms "
                "(median, min-max) |\n|---|---|---|---|---|---|---|\n");
-    for (int oi = 0; oi < 2; oi++)
+    for (int oi = 0; oi < (mode == 1 ? 4 : 2); oi++)
         for (int oo = 0; oo < (mode == 2 ? 2 : 1); oo++)
             for (size_t ti = 0; ti < n_thetas; ti++) {
                 canopy_gravity_options g = canopy_gravity_options_default();

@@ -25,6 +25,8 @@ cmake -S "$root" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCANOPY_CUDA=OFF \
 cmake --build "$b" -j "$(nproc)" --target canopy-bench-nbody >/dev/null
 echo "$(lscpu | grep 'Model name' | sed 's/  */ /g'); $(nproc) cores; commit" \
     "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown); $(date -u +%F)"
+# bench/run_plummer1m_16core.sh reuses the build and the machine line only.
+[ "${CANOPY_NBODY_CORES_ONLY_BUILD:-0}" = 1 ] && exit 0
 run() { "$b/canopy-bench-nbody" --lists --n 1000000 --softening 0.05 --tree binary "$@"; }
 echo "## $threads threads (wall time)"
 run --threads "$threads" --reps 3 --group 512 --thetas 0.3,0.32

@@ -408,10 +408,11 @@ canopy_status canopy_gravity(canopy_points bodies, const float *mass, float thet
                              const canopy_run_options *opt, float *acc, canopy_stats *stats);
 
 /* Multipole gravity (docs/nbody.md): tree cells expanded about their centre of
- * mass to `order` (0 monopole, 2 quadrupole), moments kept apart from the hot node
- * records. Default: groups of bodies walk a binary (or oct) tree once into interaction
- * lists evaluated by a vectorised kernel; or cells opened per body or per leaf bucket
- * inside an octree walk (Liu's bucket-to-node test).
+ * mass to `order` (0 monopole, 2 quadrupole, 3 octupole, 4 hexadecapole; the GPU
+ * backend does 0 and 2), the softened expansion's trace terms included, moments kept
+ * apart from the hot node records. Default: groups of bodies walk a binary (or oct)
+ * tree once into interaction lists evaluated by a vectorised kernel; or cells opened
+ * per body or per leaf bucket inside an octree walk (Liu's bucket-to-node test).
  * accuracy > 0 chooses theta and order from a calibrated table (target median
  * relative force error); otherwise theta and order are used as given. */
 typedef enum canopy_opening {
@@ -427,7 +428,7 @@ typedef enum canopy_gravity_tree {
 } canopy_gravity_tree;
 typedef struct canopy_gravity_options {
     float theta;   /* opening angle > 0 (default 0.5) */
-    int32_t order; /* 0 or 2 (default 2) */
+    int32_t order; /* 0, 2, 3 or 4 (default 2) */
     canopy_opening opening;
     float softening;          /* Plummer softening >= 0 */
     double accuracy;          /* > 0: target relative force error, overrides theta and order */

@@ -106,4 +106,16 @@ check "nbody --tree oct ran" grep -q "list opening, oct tree" "$tmp/out"
 usage_error gravity --bodies "$tmp/p.npy" --tree binary --opening body -o "$tmp/acc.npy"
 usage_error gravity --bodies "$tmp/p.npy" --tree pine -o "$tmp/acc.npy"
 usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 3 --dt 0.1 --tree binary --opening bucket
+# Orders 3 and 4 on every CPU opening; the GPU walk refuses them (exit 1, no output).
+for op in list body bucket; do
+    run 0 gravity --bodies "$tmp/p.npy" --softening 0.02 --order 4 --theta 0.7 --opening $op -o "$tmp/acc4_$op.npy"
+    check "gravity --order 4 --opening $op ran" grep -q "order 4, $op opening" "$tmp/out"
+done
+run 1 gravity --bodies "$tmp/p.npy" --order 3 --backend gpu -o "$tmp/gpu3.npy"
+check "gravity --order 3 --backend gpu refused" grep -q "order 2 at most" "$tmp/err"
+check "no output after the refusal" test ! -e "$tmp/gpu3.npy"
+usage_error gravity --bodies "$tmp/p.npy" --order 5 -o "$tmp/acc.npy"
+run 0 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 2 --dt 0.01 --softening 0.05 --theta 0.6 --order 3
+check "nbody --order 3 ran" grep -q "order 3" "$tmp/out"
+usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 2 --dt 0.01 --theta 0.6 --order 5
 cli_finish

@@ -4,6 +4,8 @@
  * vectorised force kernels (apps/gravity_lists.h). */
 #include "apps/gravity_lists.h"
 
+#include "apps/multipole_terms.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,34 +17,32 @@ typedef struct gl_hot {
     int32_t child, nchild, begin, end;
 } gl_hot;
 
-/* Moments, read only when a cell is listed. */
-typedef struct gl_cold {
-    float m;
-    float q[6]; /* traceless quadrupole Qxx Qyy Qzz Qxy Qxz Qyz about the centre of mass */
-    float pad;
-} gl_cold;
-
-typedef struct gl_fused {
-    gl_hot h;
-    gl_cold c;
-} gl_fused;
+/* Moments, read only when a cell is listed: mass, then the packed multipole
+ * (apps/multipole_terms.h), 1 + mp_pack_count(order) floats per cell. */
+static int cold_floats(int32_t order) {
+    return 1 + mp_pack_count(order);
+}
 
 typedef struct gl_tree {
     int64_t n;
     float *x, *y, *z, *m; /* tree order */
     int64_t *ids;         /* caller index of each tree-order body */
     int32_t nn, cap, depth;
-    gl_hot *hot;   /* built here; copied into the walk layout at the end */
-    float *box;    /* per node: tight bounding box lo[3], hi[3] */
-    float *cube;   /* octree: per node cell centre[3], half width */
-    double *mom;   /* per node: mass, com[3], second moments about com [6] */
-    char *walk;    /* records the walk reads (gl_hot or gl_fused) */
+    gl_hot *hot; /* built here; copied into the walk layout at the end */
+    float *box;  /* per node: tight bounding box lo[3], hi[3] */
+    float *cube; /* octree: per node cell centre[3], half width */
+    double *mom; /* per node: com[3], then mp_mono_count(order) monomial sums about it */
+    int32_t order, nmom;
+    char *walk;    /* records the walk reads (gl_hot, each followed by its cold record
+                      when fused) */
     size_t stride; /* bytes between walk records */
     const char *cold_base;
     size_t cold_stride;
     int32_t *leaves; /* sink groups in body order */
     int32_t n_leaves;
 } gl_tree;
+
+enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
 
 static void tree_free(gl_tree *t) {
     free(t->x), free(t->y), free(t->z), free(t->m), free(t->ids);
@@ -64,75 +64,168 @@ static int grow_nodes(gl_tree *t, int32_t need) {
     return 0;
 }
 
-/* Tight box of node v's bodies; returns the longest side. */
-static float node_box(gl_tree *t, int32_t v) {
-    const gl_hot *h = t->hot + v;
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t i = h->begin; i < h->end; i++) {
+/* The top of the tree is split with its bodies in chunks of this many, in parallel
+ * (nodes of more than GL_BIG bodies, one at a time); smaller nodes take one thread
+ * each and no OpenMP call (a region per small node costs more than its work). Either
+ * way the result is the same: min/max are exact and the partition is stable. */
+enum { GL_CHUNK = 16384, GL_BIG = 4 * GL_CHUNK };
+
+/* Work on bodies [i0, i1), chunk c of a node. */
+typedef void (*gl_chunk_fn)(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c);
+
+static int32_t n_chunks(const gl_hot *h, int par) {
+    int64_t len = h->end - h->begin;
+    return par && len > GL_CHUNK ? (int32_t)((len + GL_CHUNK - 1) / GL_CHUNK) : 1;
+}
+
+static void for_chunks(gl_tree *t, const gl_hot *h, int32_t nch, gl_chunk_fn fn, void *arg) {
+    if (nch == 1) {
+        fn(t, arg, h->begin, h->end, 0);
+        return;
+    }
+#pragma omp parallel for num_threads(canopy_threads())
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0 = h->begin + c * GL_CHUNK;
+        fn(t, arg, i0, h->end - i0 < GL_CHUNK ? h->end : i0 + GL_CHUNK, c);
+    }
+}
+
+static void box_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    float *b = (float *)arg + 6 * (int64_t)c;
+    for (int k = 0; k < 3; k++) b[k] = INFINITY, b[3 + k] = -INFINITY;
+    for (int32_t i = i0; i < i1; i++) {
         float p[3] = {t->x[i], t->y[i], t->z[i]};
         for (int k = 0; k < 3; k++) {
-            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
-            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
+            b[k] = p[k] < b[k] ? p[k] : b[k];
+            b[3 + k] = p[k] > b[3 + k] ? p[k] : b[3 + k];
         }
     }
+}
+
+/* Tight box of node v's bodies; returns the longest side. */
+static float node_box(gl_tree *t, int32_t v, int par) {
+    const gl_hot *h = t->hot + v;
+    int32_t nch = n_chunks(h, par);
+    float one[6], *part = nch > 1 ? malloc((size_t)nch * 6 * sizeof *part) : one;
+    if (!part) nch = 1, part = one;
+    for_chunks(t, h, nch, box_chunk, part);
     float *b = t->box + 6 * (int64_t)v, side = 0.0f;
-    for (int k = 0; k < 3; k++) {
-        b[k] = lo[k], b[3 + k] = hi[k];
-        side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
-    }
+    for (int k = 0; k < 6; k++) b[k] = part[k];
+    for (int32_t c = 1; c < nch; c++)
+        for (int k = 0; k < 3; k++) {
+            const float *q = part + 6 * (int64_t)c;
+            b[k] = q[k] < b[k] ? q[k] : b[k];
+            b[3 + k] = q[3 + k] > b[3 + k] ? q[3 + k] : b[3 + k];
+        }
+    for (int k = 0; k < 3; k++) side = b[3 + k] - b[k] > side ? b[3 + k] - b[k] : side;
+    if (part != one) free(part);
     return side;
+}
+
+/* One split: the key rule, the keys, per-chunk counts (then destination offsets)
+ * and the scratch arrays. */
+typedef struct gl_split {
+    int binary, axis;
+    float mid;
+    const float *cube;
+    uint8_t *key;
+    int32_t *off; /* 8 per chunk */
+    float *sx, *sy, *sz, *sm;
+    int64_t *sid;
+} gl_split;
+
+static void key_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    int32_t *n = p->off + 8 * (int64_t)c;
+    const float *cu = p->cube;
+    memset(n, 0, 8 * sizeof *n);
+    for (int32_t i = i0; i < i1; i++) {
+        uint8_t k;
+        if (p->binary) {
+            float x = p->axis == 0 ? t->x[i] : p->axis == 1 ? t->y[i] : t->z[i];
+            k = x > p->mid;
+        } else {
+            k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
+        }
+        p->key[i] = k;
+        n[k]++;
+    }
+}
+
+static void scatter_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    int32_t *d = p->off + 8 * (int64_t)c;
+    for (int32_t i = i0; i < i1; i++) {
+        int32_t j = d[p->key[i]]++;
+        p->sx[j] = t->x[i], p->sy[j] = t->y[i], p->sz[j] = t->z[i], p->sm[j] = t->m[i];
+        p->sid[j] = t->ids[i];
+    }
+}
+
+static void copy_back_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    size_t len = (size_t)(i1 - i0);
+    (void)c;
+    memcpy(t->x + i0, p->sx + i0, len * sizeof(float));
+    memcpy(t->y + i0, p->sy + i0, len * sizeof(float));
+    memcpy(t->z + i0, p->sz + i0, len * sizeof(float));
+    memcpy(t->m + i0, p->sm + i0, len * sizeof(float));
+    memcpy(t->ids + i0, p->sid + i0, len * sizeof(int64_t));
 }
 
 /* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
  * through the scratch arrays; cnt receives each group's size. Returns the number of
- * groups used (0: keep v a leaf). */
+ * groups used (0: keep v a leaf). With par, chunks of bodies are keyed, counted and
+ * scattered in parallel, each chunk's destination offsets following the chunks
+ * before it. */
 static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
-                      int64_t *sid, uint8_t *key, int32_t cnt[8]) {
+                      int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
     const gl_hot *h = t->hot + v;
-    const float *b = t->box + 6 * (int64_t)v, *cu = t->cube + 4 * (int64_t)v;
-    int groups = binary ? 2 : 8, axis = 0;
-    float mid = 0.0f;
+    const float *b = t->box + 6 * (int64_t)v;
+    gl_split p = {binary, 0, 0.0f, t->cube + 4 * (int64_t)v, key, NULL, sx, sy, sz, sm, sid};
     if (binary) {
         for (int k = 1; k < 3; k++)
-            if (b[3 + k] - b[k] > b[3 + axis] - b[axis]) axis = k;
-        mid = b[axis] + 0.5f * (b[3 + axis] - b[axis]);
+            if (b[3 + k] - b[k] > b[3 + p.axis] - b[p.axis]) p.axis = k;
+        p.mid = b[p.axis] + 0.5f * (b[3 + p.axis] - b[p.axis]);
     }
+    int32_t nch = n_chunks(h, par), one[8];
+    p.off = nch > 1 ? malloc((size_t)nch * 8 * sizeof *p.off) : one;
+    if (!p.off) nch = 1, p.off = one;
+    for_chunks(t, h, nch, key_chunk, &p);
     memset(cnt, 0, 8 * sizeof *cnt);
-    for (int32_t i = h->begin; i < h->end; i++) {
-        uint8_t k;
-        if (binary) {
-            float p = axis == 0 ? t->x[i] : axis == 1 ? t->y[i] : t->z[i];
-            k = p > mid;
-        } else {
-            k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
-        }
-        key[i] = k;
-        cnt[k]++;
-    }
-    int nonempty = 0;
+    for (int32_t c = 0; c < nch; c++)
+        for (int k = 0; k < 8; k++) cnt[k] += p.off[8 * (int64_t)c + k];
+    int nonempty = 0, groups = binary ? 2 : 8;
     for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
-    if (binary && nonempty < 2) return 0;
-    int32_t off[8], o = h->begin;
-    for (int k = 0; k < 8; k++) off[k] = o, o += cnt[k];
-    for (int32_t i = h->begin; i < h->end; i++) {
-        int32_t d = off[key[i]]++;
-        sx[d] = t->x[i], sy[d] = t->y[i], sz[d] = t->z[i], sm[d] = t->m[i], sid[d] = t->ids[i];
+    if (!binary || nonempty >= 2) {
+        int32_t o = h->begin;
+        for (int k = 0; k < 8; k++)
+            for (int32_t c = 0; c < nch; c++) {
+                int32_t m = p.off[8 * (int64_t)c + k];
+                p.off[8 * (int64_t)c + k] = o, o += m;
+            }
+        for_chunks(t, h, nch, scatter_chunk, &p);
+        for_chunks(t, h, nch, copy_back_chunk, &p);
     }
-    size_t len = (size_t)(h->end - h->begin);
-    memcpy(t->x + h->begin, sx + h->begin, len * sizeof(float));
-    memcpy(t->y + h->begin, sy + h->begin, len * sizeof(float));
-    memcpy(t->z + h->begin, sz + h->begin, len * sizeof(float));
-    memcpy(t->m + h->begin, sm + h->begin, len * sizeof(float));
-    memcpy(t->ids + h->begin, sid + h->begin, len * sizeof(int64_t));
-    return groups;
+    if (p.off != one) free(p.off);
+    return !binary || nonempty >= 2 ? groups : 0;
 }
 
-/* Mass, centre of mass and second moments of node v: from its bodies (leaf) or its
- * children (parallel-axis shift), in float64. */
+/* Box, leaf decision and split of node v of a level. */
+static int level_split(gl_tree *t, int32_t v, int level, const gl_config *cfg, float *sx, float *sy,
+                       float *sz, float *sm, int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
+    float side = level ? node_box(t, v, par) : t->cube[3] * 2.0f;
+    const gl_hot *h = t->hot + v;
+    int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= GL_MAX_DEPTH - 1;
+    return leaf ? 0 : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key, cnt, par);
+}
+
+/* Centre of mass and monomial moments about it of node v: from its bodies (leaf) or
+ * its children (binomial shift), in float64. */
 static void node_moments(gl_tree *t, int32_t v) {
     const gl_hot *h = t->hot + v;
-    double *M = t->mom + 10 * (int64_t)v;
-    memset(M, 0, 10 * sizeof *M);
+    double *C = t->mom + (int64_t)t->nmom * v, *M = C + 3;
+    memset(C, 0, (size_t)t->nmom * sizeof *C);
     double mass = 0.0, c[3] = {0, 0, 0};
     if (h->nchild == 0) {
         for (int32_t i = h->begin; i < h->end; i++) {
@@ -141,54 +234,52 @@ static void node_moments(gl_tree *t, int32_t v) {
         }
     } else {
         for (int32_t k = h->child; k < h->child + h->nchild; k++) {
-            const double *K = t->mom + 10 * (int64_t)k;
-            mass += K[0];
-            for (int j = 0; j < 3; j++) c[j] += K[0] * K[1 + j];
+            const double *K = t->mom + (int64_t)t->nmom * k;
+            mass += K[3];
+            for (int j = 0; j < 3; j++) c[j] += K[3] * K[j];
         }
     }
     const float *b = t->box + 6 * (int64_t)v;
     for (int j = 0; j < 3; j++) c[j] = mass > 0.0 ? c[j] / mass : 0.5 * ((double)b[j] + b[3 + j]);
-    M[0] = mass;
-    for (int j = 0; j < 3; j++) M[1 + j] = c[j];
-    static const int ij[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
-    if (h->nchild == 0) {
-        for (int32_t i = h->begin; i < h->end; i++) {
-            double w = t->m[i], d[3] = {t->x[i] - c[0], t->y[i] - c[1], t->z[i] - c[2]};
-            for (int e = 0; e < 6; e++) M[4 + e] += w * d[ij[e][0]] * d[ij[e][1]];
-        }
-    } else {
+    for (int j = 0; j < 3; j++) C[j] = c[j];
+    if (h->nchild == 0)
+        for (int32_t i = h->begin; i < h->end; i++)
+            mp_mono_add_body(M, t->order, t->m[i], t->x[i] - c[0], t->y[i] - c[1], t->z[i] - c[2]);
+    else
         for (int32_t k = h->child; k < h->child + h->nchild; k++) {
-            const double *K = t->mom + 10 * (int64_t)k;
-            double d[3] = {K[1] - c[0], K[2] - c[1], K[3] - c[2]};
-            for (int e = 0; e < 6; e++) M[4 + e] += K[4 + e] + K[0] * d[ij[e][0]] * d[ij[e][1]];
+            const double *K = t->mom + (int64_t)t->nmom * k;
+            mp_mono_add_shifted(M, t->order, K + 3, K[0] - c[0], K[1] - c[1], K[2] - c[2]);
         }
-    }
+}
+
+/* Moments of the subtree under v, children first. */
+static void subtree_moments(gl_tree *t, int32_t v) {
+    const gl_hot *h = t->hot + v;
+    for (int32_t k = h->child; k < h->child + h->nchild; k++) subtree_moments(t, k);
+    node_moments(t, v);
 }
 
 /* Opening radius: Barnes' offset criterion side / theta + |com - box centre|, and
  * never less than the distance from the centre of mass to the box's farthest
  * corner, so an accepted cell never holds a point of the walking bucket. */
-static void node_finish(gl_tree *t, int32_t v, float inv_theta, gl_cold *cold) {
+static void node_finish(gl_tree *t, int32_t v, float inv_theta, float *cold) {
     gl_hot *h = t->hot + v;
-    const double *M = t->mom + 10 * (int64_t)v;
+    const double *C = t->mom + (int64_t)t->nmom * v;
     const float *b = t->box + 6 * (int64_t)v;
     double side = 0.0, off2 = 0.0, far2 = 0.0;
     for (int j = 0; j < 3; j++) {
-        double ext = (double)b[3 + j] - b[j], o = M[1 + j] - 0.5 * ((double)b[j] + b[3 + j]);
+        double ext = (double)b[3 + j] - b[j], o = C[j] - 0.5 * ((double)b[j] + b[3 + j]);
         double f = fabs(o) + 0.5 * ext;
         side = ext > side ? ext : side;
         off2 += o * o;
         far2 += f * f;
-        h->c[j] = (float)M[1 + j];
+        h->c[j] = (float)C[j];
     }
     double r = side * inv_theta + sqrt(off2), far = sqrt(far2);
     r = (r > far ? r : far) * (1.0 + 1e-5);
     h->r2 = (float)(r * r);
-    double tr = M[4] + M[5] + M[6];
-    cold->m = (float)M[0];
-    for (int e = 0; e < 3; e++) cold->q[e] = (float)(3.0 * M[4 + e] - tr);
-    for (int e = 3; e < 6; e++) cold->q[e] = (float)(3.0 * M[4 + e]);
-    cold->pad = 0.0f;
+    cold[0] = (float)C[3];
+    mp_mono_pack(C + 3, t->order, cold + 1, 1);
 }
 
 static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
@@ -209,6 +300,7 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
         goto done;
     }
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t i = 0; i < n; i++) {
         const float *p = canopy_point(bodies, i);
         t->x[i] = p[0], t->y[i] = p[1], t->z[i] = p[2], t->m[i] = mass[i], t->ids[i] = i;
@@ -216,12 +308,12 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
     t->hot[0] = (gl_hot){{0, 0, 0}, 0, -1, 0, 0, (int32_t)n};
     t->nn = 1;
     {
-        float side = node_box(t, 0);
+        float side = node_box(t, 0, 1);
         const float *b = t->box;
         for (int k = 0; k < 3; k++) t->cube[k] = b[k] + 0.5f * (b[3 + k] - b[k]);
         t->cube[3] = 0.5f * side;
     }
-    int32_t lo = 0, hi = 1;
+    int32_t lo = 0, hi = 1, level_start[GL_MAX_DEPTH + 2] = {0, 1};
     for (int level = 0; lo < hi; level++) {
         int32_t width = hi - lo;
         free(cnt), free(ng);
@@ -231,15 +323,15 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
             s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
             goto done;
         }
+        for (int32_t v = lo; v < hi; v++) /* the top: one node at a time, in parallel */
+            if (t->hot[v].end - t->hot[v].begin > GL_BIG)
+                ng[v - lo] = level_split(t, v, level, cfg, sx, sy, sz, sm, sid, key,
+                                         cnt + 8 * (int64_t)(v - lo), 1);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
-        for (int32_t v = lo; v < hi; v++) {
-            float side = level ? node_box(t, v) : t->cube[3] * 2.0f;
-            gl_hot *h = t->hot + v;
-            int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= 60;
-            ng[v - lo] = leaf ? 0
-                              : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key,
-                                           cnt + 8 * (int64_t)(v - lo));
-        }
+        for (int32_t v = lo; v < hi; v++)
+            if (t->hot[v].end - t->hot[v].begin <= GL_BIG)
+                ng[v - lo] = level_split(t, v, level, cfg, sx, sy, sz, sm, sid, key,
+                                         cnt + 8 * (int64_t)(v - lo), 0);
         int64_t add = 0;
         for (int32_t v = lo; v < hi; v++)
             for (int k = 0; k < ng[v - lo]; k++) add += cnt[8 * (int64_t)(v - lo) + k] > 0;
@@ -266,28 +358,38 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
             }
         }
         t->depth = level + 1;
+        level_start[level + 1] = t->nn;
         lo = hi;
         hi = t->nn;
     }
-    /* Moments bottom-up: children always have larger numbers than their parent. */
-    t->mom = malloc((size_t)t->nn * 10 * sizeof *t->mom);
-    size_t rec = cfg->fused ? sizeof(gl_fused) : sizeof(gl_hot);
-    t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * sizeof(gl_cold)));
+    /* Moments bottom-up, a level at a time (children are on the next level). */
+    t->order = order;
+    t->nmom = 3 + mp_mono_count(order);
+    t->mom = malloc((size_t)t->nn * (size_t)t->nmom * sizeof *t->mom);
+    size_t cold = (size_t)cold_floats(order) * sizeof(float);
+    size_t rec = sizeof(gl_hot) + (cfg->fused ? cold : 0);
+    t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * cold));
     t->leaves = malloc((size_t)t->nn * sizeof *t->leaves);
     if (!t->mom || !t->walk || !t->leaves) {
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
         goto done;
     }
-    for (int32_t v = t->nn - 1; v >= 0; v--) node_moments(t, v);
+    /* Subtrees of the first level with enough nodes to share out run in parallel (one
+     * parallel region: a barrier per level costs much where threads outnumber free
+     * cores); the levels above them follow bottom-up. */
+    int top = 0;
+    while (top + 1 < t->depth && level_start[top + 1] - level_start[top] < 64) top++;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int32_t v = level_start[top]; v < level_start[top + 1]; v++) subtree_moments(t, v);
+    for (int32_t v = level_start[top] - 1; v >= 0; v--) node_moments(t, v);
     t->stride = rec;
     t->cold_base = cfg->fused ? t->walk + sizeof(gl_hot) : t->walk + (size_t)t->nn * rec;
-    t->cold_stride = cfg->fused ? sizeof(gl_fused) : sizeof(gl_cold);
+    t->cold_stride = cfg->fused ? rec : cold;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int32_t v = 0; v < t->nn; v++) {
-        gl_cold cold;
-        node_finish(t, v, inv_theta, &cold);
-        if (order == 0) memset(cold.q, 0, sizeof cold.q);
+        float *c = (float *)(void *)((char *)t->cold_base + (size_t)v * t->cold_stride);
+        node_finish(t, v, inv_theta, c);
         memcpy(t->walk + (size_t)v * rec, t->hot + v, sizeof(gl_hot));
-        memcpy((char *)t->cold_base + (size_t)v * t->cold_stride, &cold, sizeof cold);
     }
     /* Sink groups in body order (depth first, so neighbours run together): the
      * largest nodes of at most cfg->group bodies, and leaves. */
@@ -317,7 +419,8 @@ done:
 
 typedef struct gl_lists {
     int32_t *cells, *opened, *stack;
-    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is 6 arrays of cap floats */
+    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
+                                      of cap floats per element */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
     int64_t cell_cap, body_cap;
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
@@ -375,7 +478,7 @@ static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
     if (npc > L->cell_cap) {
         int64_t cap = npc * 2;
         if (reserve(&L->cx, cap, 1) || reserve(&L->cy, cap, 1) || reserve(&L->cz, cap, 1) ||
-            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, 6))
+            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, MP_PACK_MAX))
             return 1;
         L->cell_cap = cap;
     }
@@ -387,17 +490,18 @@ static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
         L->body_cap = cap;
     }
     int64_t cc = L->cell_cap;
+    int np_q = mp_pack_count(t->order);
     for (int32_t k = 0; k < L->nc; k++) {
         int32_t v = L->cells[k];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
-        const gl_cold *c = (const gl_cold *)(t->cold_base + (size_t)v * t->cold_stride);
-        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c->m;
-        for (int e = 0; e < 6; e++) L->cq[e * cc + k] = c->q[e];
+        const float *c = (const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride);
+        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
+        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
     }
     for (int64_t k = L->nc; k < npc; k++) {
         L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
         L->cm[k] = 0.0f;
-        for (int e = 0; e < 6; e++) L->cq[e * cc + k] = 0.0f;
+        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = 0.0f;
     }
     int64_t j = 0;
     for (int32_t k = -1; k < L->nl; k++) {
@@ -431,35 +535,22 @@ static inline __attribute__((always_inline)) float lane_sum(const float *a) {
 
 /* Acceleration and potential of sink (xi, yi, zi), body `self` of the gathered
  * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
- * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing. */
-static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int quad,
+ * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
+ * order and pot (whether the potential is wanted: its terms cost 2-3 operations of
+ * ~20) are constants where this is inlined (sink_kernel_order). */
+static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order, int pot,
                                                               float eps2, int32_t self, float xi,
                                                               float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
     int64_t cc = L->cell_cap;
-    const float *q0 = L->cq, *q1 = q0 + cc, *q2 = q1 + cc, *q3 = q2 + cc, *q4 = q3 + cc,
-                *q5 = q4 + cc;
     for (int32_t j = 0; j < L->npc; j += GL_LANES) {
 #pragma omp simd
         for (int l = 0; l < GL_LANES; l++) {
             int32_t k = j + l;
-            float dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
-            float r2 = dx * dx + dy * dy + dz * dz + eps2;
-            float inv = r2 > 0.0f ? 1.0f / sqrtf(r2) : 0.0f, inv2 = inv * inv;
-            float mi = L->cm[k] * inv, f = mi * inv2;
-            float fx = -f * dx, fy = -f * dy, fz = -f * dz, p = mi;
-            if (quad) {
-                float qx = q0[k] * dx + q3[k] * dy + q4[k] * dz;
-                float qy = q3[k] * dx + q1[k] * dy + q5[k] * dz;
-                float qz = q4[k] * dx + q5[k] * dy + q2[k] * dz;
-                float rqr = dx * qx + dy * qy + dz * qz;
-                float inv5 = inv2 * inv2 * inv, c = 2.5f * rqr * inv5 * inv2;
-                fx += qx * inv5 - c * dx;
-                fy += qy * inv5 - c * dy;
-                fz += qz * inv5 - c * dz;
-                p += 0.5f * rqr * inv5;
-            }
-            ax[l] += fx, ay[l] += fy, az[l] += fz, ph[l] -= p;
+            float p = 0.0f;
+            mp_cell_terms(order, L->cm[k], xi - L->cx[k], yi - L->cy[k], zi - L->cz[k], eps2,
+                          L->cq + k, cc, &ax[l], &ay[l], &az[l], &p);
+            if (pot) ph[l] -= p;
         }
     }
     int32_t npp = (L->np + GL_LANES - 1) / GL_LANES * GL_LANES;
@@ -469,36 +560,65 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
             int32_t k = j + l;
             float dx = xi - L->bx[k], dy = yi - L->by[k], dz = zi - L->bz[k];
             float r2 = dx * dx + dy * dy + dz * dz + eps2;
-            float inv = r2 > 0.0f && k != self ? 1.0f / sqrtf(r2) : 0.0f;
+            float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects: they vectorise */
+            inv = r2 > 0.0f && k != self ? inv : 0.0f;
             float mi = L->bm[k] * inv, f = mi * inv * inv;
-            ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz, ph[l] -= mi;
+            ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz;
+            if (pot) ph[l] -= mi;
         }
     }
     out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
 }
 
+/* One copy of the kernel per order and potential or not, so each has only its own
+ * terms. */
+#define GL_ORDER_CASES(pot)                                                                        \
+    switch (order) {                                                                               \
+    case 0:                                                                                        \
+        sink_kernel(L, 0, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        sink_kernel(L, 2, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        sink_kernel(L, 3, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    default:                                                                                       \
+        sink_kernel(L, 4, pot, eps2, self, xi, yi, zi, out);                                       \
+        break;                                                                                     \
+    }
+static inline __attribute__((always_inline)) void
+sink_kernel_order(const gl_lists *L, int order, int pot, float eps2, int32_t self, float xi,
+                  float yi, float zi, float out[4]) {
+    if (pot)
+        GL_ORDER_CASES(1)
+    else
+        GL_ORDER_CASES(0)
+}
+#undef GL_ORDER_CASES
+
 /* The sinks [b, e) of the group starting at body gb against the lists. */
 #define GL_SINKS_BODY                                                                              \
     for (int32_t i = b; i < e; i++) {                                                              \
         float o[4];                                                                                \
-        sink_kernel(L, quad, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);                          \
+        sink_kernel_order(L, order, pot != NULL, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);      \
         int64_t id = t->ids[i];                                                                    \
         for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
         if (pot) pot[id] = o[3];                                                                   \
     }
 
 typedef void (*gl_sinks_fn)(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                            int quad, float eps2, float *acc, float *pot);
+                            int order, float eps2, float *acc, float *pot);
 
 static void sinks_generic(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                          int quad, float eps2, float *acc, float *pot) {
+                          int order, float eps2, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, const gl_lists *L,
                                                            int32_t gb, int32_t b, int32_t e,
-                                                           int quad, float eps2, float *acc,
+                                                           int order, float eps2, float *acc,
                                                            float *pot) {
     GL_SINKS_BODY
 }
@@ -509,7 +629,7 @@ __attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, con
 #define GL_AVX512_TARGET "avx512f,avx512vl,avx512dq,fma,prefer-vector-width=512"
 #endif
 __attribute__((target(GL_AVX512_TARGET))) static void
-sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int quad,
+sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
              float eps2, float *acc, float *pot) {
     GL_SINKS_BODY
 }
@@ -555,7 +675,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
     double t1 = canopy_now();
     cnt.build_seconds = t1 - t0;
     gl_sinks_fn sinks = pick_sinks();
-    int quad = order == 2, failed = 0;
+    int failed = 0;
     int64_t walks = 0, tests = 0, pp = 0, pc = 0;
 #pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
     reduction(| : failed)
@@ -580,7 +700,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
                         failed = 1;
                         break;
                     }
-                    sinks(&t, &L, gb, i, i + 1, quad, eps2, acc, pot);
+                    sinks(&t, &L, gb, i, i + 1, order, eps2, acc, pot);
                     pc += L.nc;
                     pp += L.np - 1;
                 }
@@ -592,7 +712,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
                     failed = 1;
                     continue;
                 }
-                sinks(&t, &L, gb, gb, ge, quad, eps2, acc, pot);
+                sinks(&t, &L, gb, gb, ge, order, eps2, acc, pot);
                 pc += (int64_t)(ge - gb) * L.nc;
                 pp += (int64_t)(ge - gb) * (L.np - 1);
             }

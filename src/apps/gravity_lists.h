@@ -5,7 +5,8 @@
  * the bodies of the leaves it opens; a vectorised kernel then evaluates the bucket's
  * bodies against the lists (float, structure of arrays). The walk reads only 32-byte
  * hot records (centre of mass, squared opening radius, children); masses and
- * quadrupoles sit in a cold array read when a listed cell is gathered. */
+ * multipoles (apps/multipole_terms.h) sit in a cold array read when a listed cell is
+ * gathered. */
 #ifndef CANOPY_APPS_GRAVITY_LISTS_H
 #define CANOPY_APPS_GRAVITY_LISTS_H
 
@@ -31,7 +32,7 @@ typedef struct gl_counts {
 } gl_counts;
 
 /* Accelerations (n, 3) and potentials (n, or pot NULL) in caller order; mass is
- * not NULL. Inputs are checked by the caller; theta > 0, order 0 or 2, eps2 >= 0.
+ * not NULL. Inputs are checked by the caller; theta > 0, order 0, 2, 3 or 4, eps2 >= 0.
  * The result does not depend on the number of threads. */
 canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
                          float eps2, const gl_config *cfg, float *acc, float *pot,

@@ -117,7 +117,7 @@ canopy_status canopy_gravity_choose_for(const canopy_gravity_options *g, double 
 /* Log-log interpolation along theta among the table's rows of this order, the end
  * slopes extrapolating. */
 static double expected_error(mp_table t, float theta, int32_t order) {
-    int32_t o = order >= 2 ? 2 : 0;
+    int32_t o = order;
     int prev = -1, next = -1, first = -1, second = -1, last = -1, before_last = -1;
     const mp_calib *c = t.row;
     for (int i = 0; i < t.n; i++) {
@@ -165,14 +165,14 @@ static canopy_status check_bodies(canopy_points b, const float *mass, float eps)
     return CANOPY_OK;
 }
 
-/* Traceless quadrupoles about each cell's (float) centre of mass. Leaves sum their
- * bodies in parallel; internal cells then combine their children's raw second and
- * first moments, shifted by the parallel-axis rule, in reverse node order (children
- * follow their parent in the node array, so this is a post-order). */
-canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad) {
-    int32_t nn = t->n_nodes;
-    double *mom = NULL; /* per node: S xx yy zz xy xz yz, D x y z, mass */
-    canopy_status s = canopy_alloc((void **)&mom, (size_t)nn * 10 + 1, sizeof *mom);
+/* Packed moments about each cell's (float) centre of mass. Leaves sum their bodies
+ * in parallel; internal cells then shift their children's monomial sums (the dipole
+ * about the float com included) in reverse node order (children follow their parent
+ * in the node array, so this is a post-order). */
+canopy_status mp_moments(const canopy_tree_view *t, int32_t order, float *out) {
+    int32_t nn = t->n_nodes, nm = mp_mono_count(order), np = mp_pack_count(order);
+    double *mom = NULL;
+    canopy_status s = canopy_alloc((void **)&mom, (size_t)nn * (size_t)nm + 1, sizeof *mom);
     if (s) return s;
     int bad = 0;
 #pragma omp parallel for schedule(dynamic, 256) num_threads(canopy_threads()) reduction(| : bad)
@@ -183,15 +183,12 @@ canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad) {
             continue;
         }
         const float *g = canopy_tv_geom(t, v);
-        double *m = mom + 10 * (int64_t)v;
-        memset(m, 0, 10 * sizeof *m);
+        double *m = mom + (int64_t)nm * v;
+        memset(m, 0, (size_t)nm * sizeof *m);
         for (int32_t i = h->begin; i < h->end; i++) {
             const float *p = canopy_tv_point(t, i);
-            double w = t->weights[i];
-            double x = (double)p[0] - g[0], y = (double)p[1] - g[1], z = (double)p[2] - g[2];
-            m[0] += w * x * x, m[1] += w * y * y, m[2] += w * z * z;
-            m[3] += w * x * y, m[4] += w * x * z, m[5] += w * y * z;
-            m[6] += w * x, m[7] += w * y, m[8] += w * z, m[9] += w;
+            mp_mono_add_body(m, order, t->weights[i], (double)p[0] - g[0], (double)p[1] - g[1],
+                             (double)p[2] - g[2]);
         }
     }
     if (bad) {
@@ -200,32 +197,24 @@ canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad) {
     }
     for (int32_t v = nn - 1; v >= 0; v--) {
         const canopy_node *h = canopy_tv_node(t, v);
-        double *m = mom + 10 * (int64_t)v;
+        double *m = mom + (int64_t)nm * v;
         if (h->child >= 0) {
             const float *g = canopy_tv_geom(t, v);
-            memset(m, 0, 10 * sizeof *m);
+            memset(m, 0, (size_t)nm * sizeof *m);
             for (int32_t c = h->child; c < h->child + h->nchild; c++) {
-                const double *k = mom + 10 * (int64_t)c;
                 const float *gc = canopy_tv_geom(t, c);
-                double d[3] = {(double)gc[0] - g[0], (double)gc[1] - g[1], (double)gc[2] - g[2]};
-                const double *D = k + 6;
-                double w = k[9];
-                static const int ij[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
-                for (int e = 0; e < 6; e++) {
-                    int i = ij[e][0], j = ij[e][1];
-                    m[e] += k[e] + w * d[i] * d[j] + D[i] * d[j] + d[i] * D[j];
-                }
-                for (int j = 0; j < 3; j++) m[6 + j] += D[j] + w * d[j];
-                m[9] += w;
+                mp_mono_add_shifted(m, order, mom + (int64_t)nm * c, (double)gc[0] - g[0],
+                                    (double)gc[1] - g[1], (double)gc[2] - g[2]);
             }
         }
-        double tr = m[0] + m[1] + m[2];
-        float *Q = quad + (int64_t)v * MP_QUAD_FLOATS;
-        for (int e = 0; e < 3; e++) Q[e] = (float)(3.0 * m[e] - tr);
-        for (int e = 3; e < 6; e++) Q[e] = (float)(3.0 * m[e]);
+        mp_mono_pack(m, order, out + (int64_t)v * np, 1);
     }
     canopy_free(mom);
     return CANOPY_OK;
+}
+
+canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad) {
+    return mp_moments(t, 2, quad);
 }
 
 static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *tv, mp_ctx *ctx,
@@ -281,8 +270,10 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     if (!(g.theta > 0.0f) || !isfinite(g.theta))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
                            (double)g.theta);
-    if (g.order != 0 && g.order != 2)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2 (got %d)",
+    if (g.order != 0 && (g.order < 2 || g.order > MP_ORDER_MAX))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: order must be 0, 2, 3 or 4 (got %d; the dipole about the "
+                           "centre of mass vanishes)",
                            (int)g.order);
     if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET &&
         g.opening != CANOPY_OPENING_LIST)
@@ -294,6 +285,11 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     /* The GPU walk (nbody/gpu_multipole.cu) always opens by bucket; auto takes it for
      * large sets only, where it wins by far and results need not match the CPU's bits. */
     if (gpu_mp_wanted(o.backend, bodies.n)) {
+        if (g.order > 2)
+            return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "gravity: the GPU walk expands to order 2 at most (got order %d); "
+                               "use --backend cpu for orders 3 and 4",
+                               (int)g.order);
         if (!canopy_gpu_usable())
             return canopy_fail(
                 CANOPY_ERR_UNSUPPORTED,
@@ -344,15 +340,16 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     canopy_tree *tree = NULL;
     s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);
     const canopy_tree_view *tv = s ? NULL : canopy_tree_get_view(tree);
-    if (!s && g.order == 2) {
+    if (!s && g.order >= 2) {
         double t0 = canopy_now();
-        s = canopy_alloc((void **)&quad, (size_t)tv->n_nodes * MP_QUAD_FLOATS, sizeof *quad);
-        if (!s) s = mp_quadrupoles(tv, quad);
+        s = canopy_alloc((void **)&quad, (size_t)tv->n_nodes * (size_t)mp_pack_count(g.order),
+                         sizeof *quad);
+        if (!s) s = mp_moments(tv, g.order, quad);
         if (stats) stats->build_seconds += canopy_now() - t0;
     }
     if (!s) {
-        mp_ctx ctx = {bodies, quad, NULL, tv,  1.0f / g.theta, g.softening * g.softening,
-                      acc,    pot,  NULL, NULL};
+        mp_ctx ctx = {bodies, quad, g.order, NULL, tv, 1.0f / g.theta, g.softening * g.softening,
+                      acc,    pot,  NULL,    NULL};
         s = run_walk(tree, tv, &ctx, g.opening, bodies, &o, stats);
     }
     canopy_tree_free(tree);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Multipole gravity descriptors (CPU): octree cells carry their monopole in the hot
- * node record (com, mass: the opening test needs nothing else) and, for order 2,
- * the traceless quadrupole about the centre of mass in a cold array of 6 floats per
- * node, read only when a cell is accepted (Liu ch. 4's hot/cold split).
+ * node record (com, mass: the opening test needs nothing else) and, for orders 2-4,
+ * the packed moments about the centre of mass (apps/multipole_terms.h) in a cold
+ * array, read only when a cell is accepted (Liu ch. 4's hot/cold split).
  *
  * Two opening tests, both Barnes' offset criterion with r_open = side / theta +
  * |com - cell centre|:
@@ -18,17 +18,21 @@
 #ifndef CANOPY_APPS_MULTIPOLE_H
 #define CANOPY_APPS_MULTIPOLE_H
 
+#include "apps/multipole_terms.h"
 #include "canopy/traverse_geom.h"
 
-enum { MP_QUAD_FLOATS = 6 }; /* Qxx Qyy Qzz Qxy Qxz Qyz */
+enum { MP_QUAD_FLOATS = 7 }; /* order 2: Qxx Qyy Qzz Qxy Qxz Qyz, T */
 
-/* Traceless quadrupoles (n_nodes * MP_QUAD_FLOATS floats) of an octree built with
- * masses as weights, about each cell's centre of mass. */
+/* Packed moments (n_nodes * mp_pack_count(order) floats) of an octree built with
+ * masses as weights, about each cell's centre of mass, for order 2, 3 or 4. */
+canopy_status mp_moments(const canopy_tree_view *t, int32_t order, float *mom);
+/* The order-2 record (n_nodes * MP_QUAD_FLOATS floats): mp_moments of order 2. */
 canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad);
 
 typedef struct mp_ctx {
-    canopy_points bodies;  /* caller order (body opening) */
-    const float *quad;     /* n_nodes * MP_QUAD_FLOATS, or NULL for order 0 */
+    canopy_points bodies; /* caller order (body opening) */
+    const float *quad;    /* n_nodes * mp_pack_count(order), or NULL for order 0 */
+    int32_t order;
     const int32_t *leaves; /* bucket opening: leaf node of each query */
     const canopy_tree_view *tv;
     float inv_theta;
@@ -40,31 +44,36 @@ typedef struct mp_ctx {
 } mp_ctx;
 
 /* Acceleration and potential at q from the expansion of cell g (geometry com[3],
- * mass, ...) with quadrupole Q (or NULL), Plummer-softened:
- *   phi = -M / r - (r.Q.r) / (2 r^5),  a = -M r / r^3 + Q.r / r^5 - 5 (r.Q.r) r / (2 r^7)
- * with r = q - com and r^2 + eps^2 in place of r^2. Exact for a single point mass. */
+ * mass, ...) to the order (0, 2, 3, 4) with packed moments Q (NULL for order 0),
+ * Plummer-softened (apps/multipole_terms.h); for order 2
+ *   phi = -M / R - (r.Q.r - T eps^2) / (2 R^5),
+ *   a   = -M r / R^3 + Q.r / R^5 - 5 (r.Q.r - T eps^2) r / (2 R^7),
+ * r = q - com, R^2 = r^2 + eps^2. Exact for a single point mass. */
+CANOPY_HD void mp_expand_order(const float *g, int32_t order, const float *Q, float eps2,
+                               const float *q, float *a, float *phi) {
+    float p = 0.0f, dx = q[0] - g[0], dy = q[1] - g[1], dz = q[2] - g[2];
+    /* A constant order per call, so each keeps only its own terms. */
+    switch (Q ? order : 0) {
+    case 0:
+        mp_cell_terms(0, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        break;
+    case 2:
+        mp_cell_terms(2, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        break;
+    case 3:
+        mp_cell_terms(3, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        break;
+    default:
+        mp_cell_terms(4, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        break;
+    }
+    *phi -= p;
+}
+
+/* Order 2 with the MP_QUAD_FLOATS record Q, or the monopole (Q NULL). */
 CANOPY_HD void mp_expand(const float *g, const float *Q, float eps2, const float *q, float *a,
                          float *phi) {
-    float rx = q[0] - g[0], ry = q[1] - g[1], rz = q[2] - g[2];
-    float r2 = rx * rx + ry * ry + rz * rz + eps2;
-    float inv = 1.0f / sqrtf(r2), inv2 = inv * inv;
-    float f = g[3] * inv * inv2, p = g[3] * inv;
-    float fx = -f * rx, fy = -f * ry, fz = -f * rz;
-    if (Q) {
-        float qx = Q[0] * rx + Q[3] * ry + Q[4] * rz;
-        float qy = Q[3] * rx + Q[1] * ry + Q[5] * rz;
-        float qz = Q[4] * rx + Q[5] * ry + Q[2] * rz;
-        float rqr = rx * qx + ry * qy + rz * qz;
-        float inv5 = inv2 * inv2 * inv, c = 2.5f * rqr * inv5 * inv2;
-        fx += qx * inv5 - c * rx;
-        fy += qy * inv5 - c * ry;
-        fz += qz * inv5 - c * rz;
-        p += 0.5f * rqr * inv5;
-    }
-    a[0] += fx;
-    a[1] += fy;
-    a[2] += fz;
-    *phi -= p;
+    mp_expand_order(g, 2, Q, eps2, q, a, phi);
 }
 
 /* One body-body term, the same arithmetic as canopy_gravity's leaves. */
@@ -88,7 +97,7 @@ CANOPY_HD float mp_open2(const float *g, float inv_theta) {
 }
 
 CANOPY_HD const float *mp_quad(const mp_ctx *c, int32_t node) {
-    return c->quad ? c->quad + (int64_t)node * MP_QUAD_FLOATS : NULL;
+    return c->quad ? c->quad + (int64_t)node * mp_pack_count(c->order) : NULL;
 }
 
 /* ------------------------------------------------------------ body opening -- */
@@ -118,7 +127,7 @@ CANOPY_HD int mp_body_truncate(const void *vctx, void *vst, const canopy_tree_vi
         return 0;
     float dx = g[0] - q[0], dy = g[1] - q[1], dz = g[2] - q[2];
     if (dx * dx + dy * dy + dz * dz <= mp_open2(g, c->inv_theta)) return 0;
-    mp_expand(g, mp_quad(c, node), c->eps2, q, s->a, &s->phi);
+    mp_expand_order(g, c->order, mp_quad(c, node), c->eps2, q, s->a, &s->phi);
     return 1;
 }
 
@@ -187,7 +196,8 @@ CANOPY_HD int mp_bucket_truncate(const void *vctx, void *vst, const canopy_tree_
     float sink = 0.0f;
     for (int32_t i = s->begin; i < s->end; i++) {
         float *phi = c->tpot ? c->tpot + i : &sink;
-        mp_expand(g, Q, c->eps2, canopy_tv_point(t, i), c->tacc + 3 * (int64_t)i, phi);
+        mp_expand_order(g, c->order, Q, c->eps2, canopy_tv_point(t, i), c->tacc + 3 * (int64_t)i,
+                        phi);
     }
     return 1;
 }

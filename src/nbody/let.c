@@ -159,7 +159,7 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     else
         memset(c->quad, 0, sizeof c->quad);
     c->child = -1;
-    c->nchild = c->begin = c->end = c->pruned = c->pad = 0;
+    c->nchild = c->begin = c->end = c->pruned = 0;
     p->depth = level > p->depth ? level : p->depth;
     int all = x->radius != LET_RADIUS_ALL;
     for (int32_t b = 0; all && b < x->n_boxes; b++)

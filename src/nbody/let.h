@@ -26,14 +26,13 @@ typedef enum let_radius {
     LET_RADIUS_ALL = 2,       /* no pruning: the whole tree (the local piece, references) */
 } let_radius;
 
-/* A cell of a piece: the octree's hot geometry and its quadrupole. */
+/* A cell of a piece: the octree's hot geometry and its order-2 moments (80 bytes). */
 typedef struct let_cell {
     float g[8];                 /* com[3], mass, centre[3], half width */
-    float quad[MP_QUAD_FLOATS]; /* about com; zeros for order 0 */
+    float quad[MP_QUAD_FLOATS]; /* Q and T about com; zeros for order 0 */
     int32_t child, nchild;      /* children, contiguous in the piece (-1, 0: none) */
     int32_t begin, end;         /* a leaf's bodies in the piece's body array */
     int32_t pruned;             /* 1: sent as its expansion only */
-    int32_t pad;
 } let_cell;
 
 typedef struct let_body {

@@ -112,7 +112,12 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     if (on_gpu) {
         gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size,
                             0};
-        st = canopy_gpu_usable()
+        st = o.gravity.order > 2
+                 ? canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "nbody: the GPU walk expands to order 2 at most (got order %d); "
+                               "use --backend cpu for orders 3 and 4",
+                               (int)o.gravity.order)
+             : canopy_gpu_usable()
                  ? gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu)
                  : canopy_fail(CANOPY_ERR_UNSUPPORTED,
                                "nbody: backend gpu, but no usable GPU (or no CUDA in this build)");

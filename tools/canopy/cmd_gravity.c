@@ -22,7 +22,7 @@ enum {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy gravity --bodies B.npy [--theta 0.5] [--softening EPS]\n"
-               "       [--order 0|2] [--opening list|body|bucket] [--tree binary|oct]\n"
+               "       [--order 0|2|3|4] [--opening list|body|bucket] [--tree binary|oct]\n"
                "       [--accuracy A]\n"
                "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
                "       [--leaf-size L] [--stats]\n\n"
@@ -37,8 +37,9 @@ static void usage(FILE *f) {
                "  --bodies B       bodies file (required)\n"
                "  --theta X        opening angle, > 0 (default 0.5; smaller is more exact)\n"
                "  --softening E    Plummer softening length, >= 0 (default 0)\n"
-               "  --order P        multipole order: 0 monopole (default), 2 quadrupole (moments\n"
-               "                   about the centre of mass, kept apart from the hot records)\n"
+               "  --order P        multipole order: 0 monopole (default), 2 quadrupole, 3\n"
+               "                   octupole, 4 hexadecapole (moments about the centre of mass,\n"
+               "                   kept apart from the hot records; the GPU does 0 and 2)\n"
                "  --opening O      list (default: groups of <= 256 bodies walk the tree once\n"
                "                   into interaction lists, then a vectorised force kernel),\n"
                "                   body (each body tests each cell) or bucket (a leaf\n"
@@ -165,10 +166,10 @@ int cmd_gravity(int argc, char **argv) {
             theta_given = 1;
             break;
         case OPT_ORDER:
-            if (cli_parse_i64("gravity", "--order", optarg, 0, 2, &order)) return CLI_USAGE;
+            if (cli_parse_i64("gravity", "--order", optarg, 0, 4, &order)) return CLI_USAGE;
             if (order == 1)
-                return cli_usage_error("gravity", "--order must be 0 or 2 (the dipole about the "
-                                                  "centre of mass is zero)");
+                return cli_usage_error("gravity", "--order must be 0, 2, 3 or 4 (the dipole "
+                                                  "about the centre of mass is zero)");
             multipole = 1;
             break;
         case OPT_OPENING:

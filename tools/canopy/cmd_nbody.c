@@ -54,7 +54,8 @@ static void usage(FILE *f) {
             "  --dt DT            time step, > 0\n"
             "  --softening E      Plummer softening, >= 0 (default 0)\n"
             "  --accuracy A       target median relative force error (default 1e-3)\n"
-            "  --theta T, --order P  opening angle and multipole order (0 or 2) instead\n"
+            "  --theta T, --order P  opening angle and multipole order (0, 2, 3 or 4; the\n"
+            "                     GPU does 0 and 2) instead\n"
             "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
             "  --tree T           list opening's tree: binary (default) or oct\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
@@ -333,8 +334,8 @@ int cmd_nbody(int argc, char **argv) {
             given_physics = 1;
             break;
         case OPT_ORDER:
-            if (cli_parse_i64("nbody", "--order", optarg, 0, 2, &order) || order == 1)
-                return cli_usage_error("nbody", "--order must be 0 or 2");
+            if (cli_parse_i64("nbody", "--order", optarg, 0, 4, &order) || order == 1)
+                return cli_usage_error("nbody", "--order must be 0, 2, 3 or 4");
             given_physics = 1;
             break;
         case OPT_OPENING:
