@@ -29,6 +29,13 @@ foreach(h ${CANOPY_PUBLIC_HEADERS})
     list(APPEND CANOPY_EXPORTED_SYMBOLS "${name}")
   endforeach()
 endforeach()
+# libcanopy_dist.so (the MPI layer, a separate library so libcanopy.so needs no libmpi)
+# is built from the same sources and uses these internals of the core; its link with
+# --no-undefined fails if one is missing here.
+if(CANOPY_HAVE_MPI)
+  list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_sort_keyed
+       "let_*" nbody_check_state nbody_kick nbody_kick_drift)
+endif()
 list(REMOVE_DUPLICATES CANOPY_EXPORTED_SYMBOLS)
 list(SORT CANOPY_EXPORTED_SYMBOLS)
 list(JOIN CANOPY_EXPORTED_SYMBOLS ";\n    " CANOPY_EXPORT_LIST)
@@ -38,6 +45,19 @@ file(CONFIGURE OUTPUT ${CANOPY_VERSION_SCRIPT}
 if(NOT APPLE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   target_link_options(canopy_shared PRIVATE "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
   set_property(TARGET canopy_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
+  if(CANOPY_HAVE_MPI)
+    target_link_options(canopy_dist_shared PRIVATE
+                        "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
+    set_property(TARGET canopy_dist_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
+  endif()
+endif()
+if(CANOPY_HAVE_MPI)
+  set_target_properties(canopy_dist_shared PROPERTIES VERSION ${PROJECT_VERSION}
+                                                      SOVERSION ${PROJECT_VERSION_MAJOR}
+                                                      EXPORT_NAME canopy_dist)
+  set_target_properties(canopy_dist_static PROPERTIES EXPORT_NAME canopy_dist_static)
+  add_library(canopy::canopy_dist ALIAS canopy_dist_shared)
+  add_library(canopy::canopy_dist_static ALIAS canopy_dist_static)
 endif()
 
 if(NOT CANOPY_INSTALL)
@@ -45,10 +65,16 @@ if(NOT CANOPY_INSTALL)
 endif()
 
 set(CANOPY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/canopy)
-foreach(t canopy_static canopy_shared)
-  target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set(CANOPY_INSTALL_TARGETS canopy_shared canopy_static canopy_jsonc)
+if(CANOPY_HAVE_MPI)
+  list(APPEND CANOPY_INSTALL_TARGETS canopy_dist_shared canopy_dist_static)
+endif()
+foreach(t ${CANOPY_INSTALL_TARGETS})
+  if(t MATCHES "^canopy_(dist_)?(static|shared)$")
+    target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  endif()
 endforeach()
-install(TARGETS canopy_shared canopy_static canopy_jsonc EXPORT canopyTargets
+install(TARGETS ${CANOPY_INSTALL_TARGETS} EXPORT canopyTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -83,9 +109,16 @@ set(CANOPY_PC_LIBS_PRIVATE "-L${CANOPY_JSONC_DIR} -ljson-c ${OpenMP_C_FLAGS} -lm
 foreach(l ${CMAKE_DL_LIBS})
   string(APPEND CANOPY_PC_LIBS_PRIVATE " -l${l}")
 endforeach()
-if(CANOPY_HAVE_MPI)
-  list(JOIN MPI_C_LIBRARIES " " CANOPY_PC_MPI_LIBS)
-  string(APPEND CANOPY_PC_LIBS_PRIVATE " ${CANOPY_PC_MPI_LIBS}")
-endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/canopy.pc.in ${PROJECT_BINARY_DIR}/canopy.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/canopy.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# canopy-dist: the MPI layer on top of canopy; its users compile against the same MPI.
+if(CANOPY_HAVE_MPI)
+  list(JOIN MPI_C_LIBRARIES " " CANOPY_PC_MPI_LIBS)
+  set(CANOPY_PC_MPI_CFLAGS "-DCANOPY_HAVE_MPI=1")
+  foreach(d ${MPI_C_INCLUDE_DIRS})
+    string(APPEND CANOPY_PC_MPI_CFLAGS " -I${d}")
+  endforeach()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/canopy-dist.pc.in ${PROJECT_BINARY_DIR}/canopy-dist.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/canopy-dist.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
