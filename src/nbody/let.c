@@ -38,6 +38,7 @@ static void top_boxes(let_domain *d) {
     for (int32_t k = 0; k < n; k++) {
         const canopy_node *h = canopy_tv_node(tv, level[k]);
         if (h->end == h->begin) continue;
+        d->box_node[d->n_boxes] = level[k];
         float *b = d->boxes[d->n_boxes++];
         for (int j = 0; j < 3; j++) {
             b[j] = INFINITY;
@@ -104,7 +105,7 @@ void let_domain_free(let_domain *d) {
  * the naive radius the gap is taken to the geometric centre instead of com. */
 static int box_accepts(const float *g, const float *lo, const float *hi, float inv_theta,
                        let_radius radius) {
-    if (radius == LET_RADIUS_ALL) return 0;
+    if (radius == LET_RADIUS_ALL || radius == LET_RADIUS_TOP) return 0;
     float half = g[7];
     int outside = 0;
     for (int j = 0; j < 3; j++) outside |= (lo[j] - g[4 + j] > half) | (g[4 + j] - hi[j] > half);
@@ -162,7 +163,11 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     c->nchild = c->begin = c->end = c->pruned = c->pad = 0;
     p->depth = level > p->depth ? level : p->depth;
     int all = x->radius != LET_RADIUS_ALL;
-    for (int32_t b = 0; all && b < x->n_boxes; b++)
+    if (x->radius == LET_RADIUS_TOP) {
+        all = 0;
+        for (int32_t b = 0; !all && b < x->d->n_boxes; b++) all = x->d->box_node[b] == node;
+    }
+    for (int32_t b = 0; all && x->radius != LET_RADIUS_TOP && b < x->n_boxes; b++)
         all = box_accepts(c->g, x->boxes + 6 * b, x->boxes + 6 * b + 3, x->inv_theta, x->radius);
     if (all) {
         c->pruned = 1;
@@ -198,7 +203,8 @@ canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_bo
                          float inv_theta, let_radius radius, let_piece *out) {
     memset(out, 0, sizeof *out);
     out->order = src->order;
-    if (!src->tree || n_boxes < 1) return CANOPY_OK; /* nothing here, or nobody asks */
+    if (!src->tree || (n_boxes < 1 && radius != LET_RADIUS_TOP))
+        return CANOPY_OK; /* nothing here, or nobody asks */
     exporter x = {src, boxes, n_boxes, inv_theta, radius, out, 0, 0};
     canopy_status s = grow((void **)&out->cells, &x.cap_cells, 1, sizeof *out->cells);
     if (!s) {
@@ -207,6 +213,26 @@ canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_bo
     }
     if (s) let_piece_free(out);
     return s;
+}
+
+int let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes, float inv_theta) {
+    if (top->n_cells == 0 || n_boxes < 1) return 1; /* nothing there, or nobody asks */
+    /* A top tree holds at most LET_MAX_BOXES box cells per level; this stack holds the
+     * pending siblings of one path (7 per level, like let_forces'). */
+    int32_t stack[8 * 64], sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const let_cell *c = top->cells + stack[--sp];
+        int all = 1;
+        for (int32_t b = 0; all && b < n_boxes; b++)
+            all = box_accepts(c->g, boxes + 6 * b, boxes + 6 * b + 3, inv_theta,
+                              LET_RADIUS_CORRECTED);
+        if (all) continue;
+        if (c->pruned) return 0; /* a box cell some body may open: its subtree is needed */
+        if (sp + c->nchild > (int32_t)(sizeof stack / sizeof *stack)) return 0;
+        for (int32_t k = c->nchild - 1; k >= 0; k--) stack[sp++] = c->child + k;
+    }
+    return 1;
 }
 
 void let_piece_free(let_piece *p) {
