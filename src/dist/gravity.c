@@ -196,9 +196,10 @@ static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, 
     return CANOPY_OK;
 }
 
-/* Adds the terms of pieces pc[0..np) to acc, pot and work. */
+/* Adds the terms of pieces pc[0..np) to acc, pot and work, their count to *terms. */
 static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, const int64_t *gid,
-                                float inv_theta, float eps2, float *acc, float *pot, double *work) {
+                                float inv_theta, float eps2, float *acc, float *pot, double *work,
+                                int64_t *terms) {
     if (np == 0 || x.n == 0) return CANOPY_OK;
     float *ra = NULL, *rp = NULL;
     int64_t *rw = NULL;
@@ -211,6 +212,7 @@ static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, co
             for (int j = 0; j < 3; j++) acc[3 * i + j] += ra[3 * i + j];
             if (pot) pot[i] += rp[i];
             if (work) work[i] += (double)rw[i];
+            *terms += rw[i];
         }
     canopy_free(ra);
     canopy_free(rp);
@@ -281,15 +283,20 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
                        pot ? pot + lo : NULL, lw + lo, NULL);
         if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
-    for (int64_t i = 0; !s && work && i < x.n; i++) work[i] = (double)lw[i];
+    int64_t terms = 0;
+    for (int64_t i = 0; !s && i < x.n; i++) {
+        terms += lw[i];
+        if (work) work[i] = (double)lw[i];
+    }
     t0 = canopy_now();
     if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
     t_comm += canopy_now() - t0;
     int np = 0;
     if (!s) s = unpack_pieces(recv, rc, size, rank, views, inv_theta, remote, &np);
-    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work);
+    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
+        stats->interactions += terms;
         for (int r = 0; r < size; r++) {
             if (r == rank) continue;
             stats->bytes_sent += sc[r];
