@@ -4,7 +4,8 @@
  * curve into R equal-count domains, every domain's piece for every other domain
  * exported, its bytes counted as sent on the wire (16-byte header + records), and the
  * interactions (accepted cells + body terms) per body of every domain measured on an
- * evenly spaced sample. As in the MPI path, a domain whose top tree is all another
+ * evenly spaced sample (and from it each domain's work: max / mean over domains). As in
+ * the MPI path, a domain whose top tree is all another
  * needs (let_top_suffices) sends it nothing: the receiver walks the top tree every rank
  * holds; the top trees' all-gather (a 1,560-byte record of boxes per rank plus its top
  * cells) is counted apart. This gives exact traffic for rank counts this machine
@@ -50,6 +51,7 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
     }
     int64_t *sent = calloc((size_t)r, 8), *recv = calloc((size_t)r, 8), pairs = 0;
     int64_t inter = 0, counted = 0, min_pair = INT64_MAX, top_bytes = 0;
+    double work_max = 0.0, work_sum = 0.0;
     let_piece *pc = calloc((size_t)r, sizeof *pc), *top = calloc((size_t)r, sizeof *top);
     for (int32_t k = 0; k < r; k++) {
         if (let_export(dom + k, NULL, 0, 1.0f / theta, LET_RADIUS_TOP, top + k)) {
@@ -90,8 +92,14 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
             }
             let_forces(pc, r, canopy_points_make(q, ns, 3), qid, 1.0f / theta, 1e-4f, acc, NULL,
                        work, NULL);
-            for (int64_t k = 0; k < ns; k++) inter += work[k];
+            int64_t wi = 0;
+            for (int64_t k = 0; k < ns; k++) wi += work[k];
+            inter += wi;
             counted += ns;
+            /* The domain's work: its bodies times their sampled mean. */
+            double wd = (double)wi / (double)ns * (double)(start[i + 1] - start[i]);
+            work_max = wd > work_max ? wd : work_max;
+            work_sum += wd;
             free(q);
             free(acc);
             free(qid);
@@ -107,11 +115,12 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
         max_s = sent[k] > max_s ? sent[k] : max_s;
         max_r = recv[k] > max_r ? recv[k] : max_r;
     }
-    printf("| %d | %lld | %.3g | %.3g | %.3g | %lld | %.3g | %lld | %.3g | %.1f | %.1f |\n", (int)r,
-           (long long)(n / r), (double)tot, (double)tot / r, (double)max_r, (long long)pairs,
-           pairs ? (double)tot / (double)pairs : 0.0, (long long)(pairs ? min_pair : 0),
-           r > 1 ? (double)top_bytes : 0.0, counted ? (double)inter / (double)counted : 0.0,
-           canopy_now() - t0);
+    printf("| %d | %lld | %.3g | %.3g | %.3g | %lld | %.3g | %lld | %.3g | %.1f | %.2f | %.1f |\n",
+           (int)r, (long long)(n / r), (double)tot, (double)tot / r, (double)max_r,
+           (long long)pairs, pairs ? (double)tot / (double)pairs : 0.0,
+           (long long)(pairs ? min_pair : 0), r > 1 ? (double)top_bytes : 0.0,
+           counted ? (double)inter / (double)counted : 0.0,
+           work_sum > 0.0 ? work_max * r / work_sum : 1.0, canopy_now() - t0);
     fflush(stdout);
     for (int32_t k = 0; k < r; k++) {
         let_domain_free(dom + k);
@@ -165,8 +174,8 @@ int main(int argc, char **argv) {
            curve == CANOPY_SCHEDULE_HILBERT ? "hilbert" : "morton", (long long)sample);
     printf("| ranks | bodies/rank | LET bytes total | per rank | max received | messages | "
            "bytes/message | smallest message | top trees received per rank | interactions/body "
-           "| s |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "| work max/mean (sampled) | s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (; i < argc; i++) run(pos, n, (int32_t)atoi(argv[i]), sample, theta, order);
     free(pos);
     free(vel);

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A piece on the wire: this header, n_cells let_cell records, n_bodies let_body
@@ -127,20 +128,34 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     let_piece *pc = NULL;
     canopy_status s = canopy_calloc((void **)&pc, (size_t)size, sizeof *pc);
+    /* The exports are independent: the rank's threads share them (a serial loop here
+     * was the walk's only companion that grows with the rank count). Errors are
+     * thread-local, so the first one's message is carried to this thread. */
+    canopy_status failed = CANOPY_OK;
+    char why[256] = "";
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int r = 0; r < size; r++) {
+        if (s || r == rank || let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
+            continue;
+        canopy_status e = let_export(dom, views[r].boxes, views[r].n_boxes, inv_theta,
+                                     LET_RADIUS_CORRECTED, pc + r);
+        if (e) {
+#pragma omp critical(canopy_let_export_error)
+            if (!failed) {
+                failed = e;
+                snprintf(why, sizeof why, "%s", canopy_last_error());
+            }
+        }
+    }
+    if (!s && failed) s = canopy_fail(failed, "%s", why);
     int64_t total = 0;
     for (int r = 0; !s && r < size; r++) {
-        counts[r] = 0;
-        if (r == rank || let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
-            continue;
-        s = let_export(dom, views[r].boxes, views[r].n_boxes, inv_theta, LET_RADIUS_CORRECTED,
-                       pc + r);
-        if (!s && pc[r].n_cells > 0)
-            counts[r] = (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r);
+        counts[r] = pc[r].n_cells > 0 ? (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r) : 0;
         total += counts[r];
     }
     if (!s) s = canopy_alloc((void **)buf, (size_t)total + 1, 1);
     char *w = s ? NULL : *buf;
-    for (int r = 0; r < size; r++) {
+    for (int r = 0; pc && r < size; r++) {
         if (w && counts[r] > 0) {
             let_wire h = {pc[r].n_cells, pc[r].n_bodies, pc[r].depth, pc[r].order};
             memcpy(w, &h, sizeof h);
