@@ -8,12 +8,19 @@ include(CMakePackageConfigHelpers)
 option(CANOPY_INSTALL "Generate install rules (off when canopy is a subproject)"
        ${PROJECT_IS_TOP_LEVEL})
 
-set_target_properties(canopy_shared PROPERTIES VERSION ${PROJECT_VERSION}
-                                               SOVERSION ${PROJECT_VERSION_MAJOR}
-                                               EXPORT_NAME canopy)
-set_target_properties(canopy_static PROPERTIES EXPORT_NAME canopy_static)
-add_library(canopy::canopy ALIAS canopy_shared)
-add_library(canopy::canopy_static ALIAS canopy_static)
+# The libraries: canopy, and canopy_dist (the MPI layer) when MPI is in.
+set(CANOPY_LIBRARIES canopy)
+if(CANOPY_HAVE_MPI)
+  list(APPEND CANOPY_LIBRARIES canopy_dist)
+endif()
+foreach(lib ${CANOPY_LIBRARIES})
+  set_target_properties(${lib}_shared PROPERTIES VERSION ${PROJECT_VERSION}
+                                                 SOVERSION ${PROJECT_VERSION_MAJOR}
+                                                 EXPORT_NAME ${lib})
+  set_target_properties(${lib}_static PROPERTIES EXPORT_NAME ${lib}_static)
+  add_library(canopy::${lib} ALIAS ${lib}_shared)
+  add_library(canopy::${lib}_static ALIAS ${lib}_static)
+endforeach()
 
 # The exported symbols are the functions the public headers declare, so internal
 # helpers (even canopy_-prefixed ones) stay private; the list follows the headers.
@@ -43,21 +50,10 @@ set(CANOPY_VERSION_SCRIPT ${PROJECT_BINARY_DIR}/canopy.map)
 file(CONFIGURE OUTPUT ${CANOPY_VERSION_SCRIPT}
      CONTENT "/* Generated from the public headers by cmake/CanopyInstall.cmake. */\n{\n  global:\n    ${CANOPY_EXPORT_LIST};\n  local: *;\n};\n")
 if(NOT APPLE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
-  target_link_options(canopy_shared PRIVATE "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
-  set_property(TARGET canopy_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
-  if(CANOPY_HAVE_MPI)
-    target_link_options(canopy_dist_shared PRIVATE
-                        "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
-    set_property(TARGET canopy_dist_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
-  endif()
-endif()
-if(CANOPY_HAVE_MPI)
-  set_target_properties(canopy_dist_shared PROPERTIES VERSION ${PROJECT_VERSION}
-                                                      SOVERSION ${PROJECT_VERSION_MAJOR}
-                                                      EXPORT_NAME canopy_dist)
-  set_target_properties(canopy_dist_static PROPERTIES EXPORT_NAME canopy_dist_static)
-  add_library(canopy::canopy_dist ALIAS canopy_dist_shared)
-  add_library(canopy::canopy_dist_static ALIAS canopy_dist_static)
+  foreach(lib ${CANOPY_LIBRARIES})
+    target_link_options(${lib}_shared PRIVATE "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
+    set_property(TARGET ${lib}_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
+  endforeach()
 endif()
 
 if(NOT CANOPY_INSTALL)
@@ -65,14 +61,12 @@ if(NOT CANOPY_INSTALL)
 endif()
 
 set(CANOPY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/canopy)
-set(CANOPY_INSTALL_TARGETS canopy_shared canopy_static canopy_jsonc)
-if(CANOPY_HAVE_MPI)
-  list(APPEND CANOPY_INSTALL_TARGETS canopy_dist_shared canopy_dist_static)
-endif()
-foreach(t ${CANOPY_INSTALL_TARGETS})
-  if(t MATCHES "^canopy_(dist_)?(static|shared)$")
+set(CANOPY_INSTALL_TARGETS canopy_jsonc)
+foreach(lib ${CANOPY_LIBRARIES})
+  list(APPEND CANOPY_INSTALL_TARGETS ${lib}_shared ${lib}_static)
+  foreach(t ${lib}_shared ${lib}_static)
     target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  endif()
+  endforeach()
 endforeach()
 install(TARGETS ${CANOPY_INSTALL_TARGETS} EXPORT canopyTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -57,7 +57,7 @@ static void check_converges(uint64_t seed) {
     if (size > 1) {
         /* The test must start imbalanced to show anything. On 2 ranks a cut between
          * clump and halo can leave equal work (the walk's cost is scale-free); on 3
-         * and 4 one rank always holds a part of each, 1.17-1.49 in trials. */
+         * and 4 one rank always holds a part of each, 1.17-1.52 in trials. */
         if (size > 2)
             CHECK_MSG(first > 1.1, "R %d: equal counts already balanced (%.3f)", size, first);
         CHECK_MSG(now < 1.05, "R %d: max/mean %.3f after %d steps", size, now, STEPS);
