@@ -199,12 +199,56 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     return CANOPY_OK;
 }
 
+/* The whole tree as a piece (LET_RADIUS_ALL): cell k is tree node k and body i tree
+ * point i, so every record is copied independently, in parallel (put() recurses on
+ * one thread). Children stay contiguous and in the tree's order, so a walk visits
+ * the same cells in the same order as over put()'s layout: the same sums. */
+static canopy_status export_all(const let_domain *src, let_piece *out) {
+    const canopy_tree_view *tv = src->tv;
+    canopy_status s = canopy_alloc((void **)&out->cells, (size_t)tv->n_nodes, sizeof *out->cells);
+    if (!s) s = canopy_alloc((void **)&out->bodies, (size_t)tv->n + 1, sizeof *out->bodies);
+    if (s) {
+        let_piece_free(out);
+        return s;
+    }
+    out->n_cells = tv->n_nodes;
+    out->n_bodies = (int32_t)tv->n;
+    out->depth = tv->depth;
+#pragma omp parallel num_threads(canopy_threads())
+    {
+#pragma omp for schedule(static)
+        for (int32_t k = 0; k < tv->n_nodes; k++) {
+            const canopy_node *h = canopy_tv_node(tv, k);
+            let_cell *c = out->cells + k;
+            memcpy(c->g, canopy_tv_geom(tv, k), sizeof c->g);
+            if (src->quad)
+                memcpy(c->quad, src->quad + (int64_t)k * MP_QUAD_FLOATS, sizeof c->quad);
+            else
+                memset(c->quad, 0, sizeof c->quad);
+            c->child = h->child;
+            c->nchild = h->child < 0 ? 0 : h->nchild;
+            c->begin = h->child < 0 ? h->begin : 0;
+            c->end = h->child < 0 ? h->end : 0;
+            c->pruned = c->pad = 0;
+        }
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < tv->n; i++) {
+            let_body *b = out->bodies + i;
+            memcpy(b->x, canopy_tv_point(tv, i), sizeof b->x);
+            b->m = tv->weights[i];
+            b->id = src->gid[tv->ids[i]];
+        }
+    }
+    return CANOPY_OK;
+}
+
 canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
                          float inv_theta, let_radius radius, let_piece *out) {
     memset(out, 0, sizeof *out);
     out->order = src->order;
     if (!src->tree || (n_boxes < 1 && radius != LET_RADIUS_TOP))
         return CANOPY_OK; /* nothing here, or nobody asks */
+    if (radius == LET_RADIUS_ALL) return export_all(src, out);
     exporter x = {src, boxes, n_boxes, inv_theta, radius, out, 0, 0};
     canopy_status s = grow((void **)&out->cells, &x.cap_cells, 1, sizeof *out->cells);
     if (!s) {
