@@ -37,8 +37,10 @@ declare -A job force bal
 for np in $ranks; do
     t=$((cores / np > 0 ? cores / np : 1))
     echo "## np $np, $t threads per rank"
-    # --bind-to none: each rank's OpenMP team spreads over its share of the cores.
-    out=$(mpirun --oversubscribe --bind-to none -np "$np" -x CANOPY_THREADS="$t" \
+    # --bind-to none: each rank's OpenMP team spreads over its share of the cores; a
+    # rank waiting in MPI yields its core rather than spinning on it.
+    out=$(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
+        -x CANOPY_THREADS="$t" \
         -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY "$build/canopy-bench-dist-gravity" \
         --n "$n" --reps "$reps")
     echo "$out"
