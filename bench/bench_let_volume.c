@@ -4,8 +4,12 @@
  * curve into R equal-count domains, every domain's piece for every other domain
  * exported, its bytes counted as sent on the wire (16-byte header + records), and the
  * interactions (accepted cells + body terms) per body of every domain measured on an
- * evenly spaced sample. This gives exact traffic for rank counts this machine cannot
- * run (bench/results/distributed.md).
+ * evenly spaced sample (and from it each domain's work: max / mean over domains). As in
+ * the MPI path, a domain whose top tree is all another
+ * needs (let_top_suffices) sends it nothing: the receiver walks the top tree every rank
+ * holds; the top trees' all-gather (a 1,560-byte record of boxes per rank plus its top
+ * cells) is counted apart. This gives exact traffic for rank counts this machine
+ * cannot run (bench/results/distributed.md).
  * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P]
  *        [--curve morton|hilbert] R... */
 #include "nbody/let.h"
@@ -14,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { WIRE_HEADER = 16 }; /* src/dist/gravity.c's let_wire */
+/* src/dist/gravity.c's let_wire, and its top_record (header, 64 boxes, count) */
+enum { WIRE_HEADER = 16, TOP_RECORD = 16 + LET_MAX_BOXES * 24 + 8 };
 
 static canopy_schedule curve = CANOPY_SCHEDULE_MORTON;
 
@@ -45,12 +50,25 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
         }
     }
     int64_t *sent = calloc((size_t)r, 8), *recv = calloc((size_t)r, 8), pairs = 0;
-    int64_t inter = 0, counted = 0, min_pair = INT64_MAX;
-    let_piece *pc = calloc((size_t)r, sizeof *pc);
+    int64_t inter = 0, counted = 0, min_pair = INT64_MAX, top_bytes = 0;
+    double work_max = 0.0, work_sum = 0.0;
+    let_piece *pc = calloc((size_t)r, sizeof *pc), *top = calloc((size_t)r, sizeof *top);
+    for (int32_t k = 0; k < r; k++) {
+        if (let_export(dom + k, NULL, 0, 1.0f / theta, LET_RADIUS_TOP, top + k)) {
+            fprintf(stderr, "top: %s\n", canopy_last_error());
+            exit(1);
+        }
+        top_bytes += TOP_RECORD + let_piece_bytes(top + k);
+    }
     int64_t stride = n / sample > 0 ? n / sample : 1;
     for (int32_t i = 0; i < r; i++) {
         for (int32_t j = 0; j < r; j++) {
             let_radius rad = j == i ? LET_RADIUS_ALL : LET_RADIUS_CORRECTED;
+            if (j != i &&
+                let_top_suffices(top + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta)) {
+                pc[j] = top[j]; /* borrowed: walked, not sent */
+                continue;
+            }
             if (let_export(dom + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta, rad, pc + j)) {
                 fprintf(stderr, "export: %s\n", canopy_last_error());
                 exit(1);
@@ -74,14 +92,22 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
             }
             let_forces(pc, r, canopy_points_make(q, ns, 3), qid, 1.0f / theta, 1e-4f, acc, NULL,
                        work, NULL);
-            for (int64_t k = 0; k < ns; k++) inter += work[k];
+            int64_t wi = 0;
+            for (int64_t k = 0; k < ns; k++) wi += work[k];
+            inter += wi;
             counted += ns;
+            /* The domain's work: its bodies times their sampled mean. */
+            double wd = (double)wi / (double)ns * (double)(start[i + 1] - start[i]);
+            work_max = wd > work_max ? wd : work_max;
+            work_sum += wd;
             free(q);
             free(acc);
             free(qid);
             free(work);
         }
-        for (int32_t j = 0; j < r; j++) let_piece_free(pc + j);
+        for (int32_t j = 0; j < r; j++)
+            if (pc[j].cells != top[j].cells) let_piece_free(pc + j);
+        memset(pc, 0, (size_t)r * sizeof *pc);
     }
     int64_t tot = 0, max_s = 0, max_r = 0;
     for (int32_t k = 0; k < r; k++) {
@@ -89,14 +115,20 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
         max_s = sent[k] > max_s ? sent[k] : max_s;
         max_r = recv[k] > max_r ? recv[k] : max_r;
     }
-    printf("| %d | %lld | %.3g | %.3g | %.3g | %lld | %.3g | %lld | %.1f | %.1f |\n", (int)r,
-           (long long)(n / r), (double)tot, (double)tot / r, (double)max_r, (long long)pairs,
-           pairs ? (double)tot / (double)pairs : 0.0, (long long)(pairs ? min_pair : 0),
-           counted ? (double)inter / (double)counted : 0.0, canopy_now() - t0);
+    printf("| %d | %lld | %.3g | %.3g | %.3g | %lld | %.3g | %lld | %.3g | %.1f | %.2f | %.1f |\n",
+           (int)r, (long long)(n / r), (double)tot, (double)tot / r, (double)max_r,
+           (long long)pairs, pairs ? (double)tot / (double)pairs : 0.0,
+           (long long)(pairs ? min_pair : 0), r > 1 ? (double)top_bytes : 0.0,
+           counted ? (double)inter / (double)counted : 0.0,
+           work_sum > 0.0 ? work_max * r / work_sum : 1.0, canopy_now() - t0);
     fflush(stdout);
-    for (int32_t k = 0; k < r; k++) let_domain_free(dom + k);
+    for (int32_t k = 0; k < r; k++) {
+        let_domain_free(dom + k);
+        let_piece_free(top + k);
+    }
     free(dom);
     free(pc);
+    free(top);
     free(sent);
     free(recv);
     free(perm);
@@ -141,8 +173,9 @@ int main(int argc, char **argv) {
            (long long)n, (double)theta, (int)order,
            curve == CANOPY_SCHEDULE_HILBERT ? "hilbert" : "morton", (long long)sample);
     printf("| ranks | bodies/rank | LET bytes total | per rank | max received | messages | "
-           "bytes/message | smallest message | interactions/body | s |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n");
+           "bytes/message | smallest message | top trees received per rank | interactions/body "
+           "| work max/mean (sampled) | s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (; i < argc; i++) run(pos, n, (int32_t)atoi(argv[i]), sample, theta, order);
     free(pos);
     free(vel);

@@ -8,12 +8,19 @@ include(CMakePackageConfigHelpers)
 option(CANOPY_INSTALL "Generate install rules (off when canopy is a subproject)"
        ${PROJECT_IS_TOP_LEVEL})
 
-set_target_properties(canopy_shared PROPERTIES VERSION ${PROJECT_VERSION}
-                                               SOVERSION ${PROJECT_VERSION_MAJOR}
-                                               EXPORT_NAME canopy)
-set_target_properties(canopy_static PROPERTIES EXPORT_NAME canopy_static)
-add_library(canopy::canopy ALIAS canopy_shared)
-add_library(canopy::canopy_static ALIAS canopy_static)
+# The libraries: canopy, and canopy_dist (the MPI layer) when MPI is in.
+set(CANOPY_LIBRARIES canopy)
+if(CANOPY_HAVE_MPI)
+  list(APPEND CANOPY_LIBRARIES canopy_dist)
+endif()
+foreach(lib ${CANOPY_LIBRARIES})
+  set_target_properties(${lib}_shared PROPERTIES VERSION ${PROJECT_VERSION}
+                                                 SOVERSION ${PROJECT_VERSION_MAJOR}
+                                                 EXPORT_NAME ${lib})
+  set_target_properties(${lib}_static PROPERTIES EXPORT_NAME ${lib}_static)
+  add_library(canopy::${lib} ALIAS ${lib}_shared)
+  add_library(canopy::${lib}_static ALIAS ${lib}_static)
+endforeach()
 
 # The exported symbols are the functions the public headers declare, so internal
 # helpers (even canopy_-prefixed ones) stay private; the list follows the headers.
@@ -29,6 +36,13 @@ foreach(h ${CANOPY_PUBLIC_HEADERS})
     list(APPEND CANOPY_EXPORTED_SYMBOLS "${name}")
   endforeach()
 endforeach()
+# libcanopy_dist.so (the MPI layer, a separate library so libcanopy.so needs no libmpi)
+# is built from the same sources and uses these internals of the core; its link with
+# --no-undefined fails if one is missing here.
+if(CANOPY_HAVE_MPI)
+  list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_sort_keyed
+       "let_*" nbody_check_state nbody_kick nbody_kick_drift)
+endif()
 list(REMOVE_DUPLICATES CANOPY_EXPORTED_SYMBOLS)
 list(SORT CANOPY_EXPORTED_SYMBOLS)
 list(JOIN CANOPY_EXPORTED_SYMBOLS ";\n    " CANOPY_EXPORT_LIST)
@@ -36,8 +50,10 @@ set(CANOPY_VERSION_SCRIPT ${PROJECT_BINARY_DIR}/canopy.map)
 file(CONFIGURE OUTPUT ${CANOPY_VERSION_SCRIPT}
      CONTENT "/* Generated from the public headers by cmake/CanopyInstall.cmake. */\n{\n  global:\n    ${CANOPY_EXPORT_LIST};\n  local: *;\n};\n")
 if(NOT APPLE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
-  target_link_options(canopy_shared PRIVATE "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
-  set_property(TARGET canopy_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
+  foreach(lib ${CANOPY_LIBRARIES})
+    target_link_options(${lib}_shared PRIVATE "LINKER:--version-script=${CANOPY_VERSION_SCRIPT}")
+    set_property(TARGET ${lib}_shared APPEND PROPERTY LINK_DEPENDS ${CANOPY_VERSION_SCRIPT})
+  endforeach()
 endif()
 
 if(NOT CANOPY_INSTALL)
@@ -45,10 +61,14 @@ if(NOT CANOPY_INSTALL)
 endif()
 
 set(CANOPY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/canopy)
-foreach(t canopy_static canopy_shared)
-  target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set(CANOPY_INSTALL_TARGETS canopy_jsonc)
+foreach(lib ${CANOPY_LIBRARIES})
+  list(APPEND CANOPY_INSTALL_TARGETS ${lib}_shared ${lib}_static)
+  foreach(t ${lib}_shared ${lib}_static)
+    target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  endforeach()
 endforeach()
-install(TARGETS canopy_shared canopy_static canopy_jsonc EXPORT canopyTargets
+install(TARGETS ${CANOPY_INSTALL_TARGETS} EXPORT canopyTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -83,9 +103,16 @@ set(CANOPY_PC_LIBS_PRIVATE "-L${CANOPY_JSONC_DIR} -ljson-c ${OpenMP_C_FLAGS} -lm
 foreach(l ${CMAKE_DL_LIBS})
   string(APPEND CANOPY_PC_LIBS_PRIVATE " -l${l}")
 endforeach()
-if(CANOPY_HAVE_MPI)
-  list(JOIN MPI_C_LIBRARIES " " CANOPY_PC_MPI_LIBS)
-  string(APPEND CANOPY_PC_LIBS_PRIVATE " ${CANOPY_PC_MPI_LIBS}")
-endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/canopy.pc.in ${PROJECT_BINARY_DIR}/canopy.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/canopy.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# canopy-dist: the MPI layer on top of canopy; its users compile against the same MPI.
+if(CANOPY_HAVE_MPI)
+  list(JOIN MPI_C_LIBRARIES " " CANOPY_PC_MPI_LIBS)
+  set(CANOPY_PC_MPI_CFLAGS "-DCANOPY_HAVE_MPI=1")
+  foreach(d ${MPI_C_INCLUDE_DIRS})
+    string(APPEND CANOPY_PC_MPI_CFLAGS " -I${d}")
+  endforeach()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/canopy-dist.pc.in ${PROJECT_BINARY_DIR}/canopy-dist.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/canopy-dist.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -12,9 +12,11 @@
 #           and dr_l; bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
-#   dist    (builds with MPI) distributed plummer1m force evaluation on 1, 2 and 4 ranks
-#           of this host's cores (bench/run_dist_gravity.sh; bench/results/distributed.md);
-#           the MPI equivalence tests themselves run in the test stage
+#   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
+#           host's cores (16 / ranks threads each) and the parallel efficiency
+#           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
+#           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
+#           themselves run in the test stage
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
 #        [nbody] [dist]
 #        (default: build test sanitize bench)
@@ -167,11 +169,10 @@ for stage in $stages; do
         cat "$out/nbody-gpu.md" >>"$summary"
         ;;
     dist)
-        if [ ! -x "$b/canopy-bench-dist-gravity" ]; then
-            note "- dist: skipped (built without MPI)"
-            continue
-        fi
-        "$root/bench/run_dist_gravity.sh" "$b" 1000000 1 2 4 >"$out/dist-gravity.txt" 2>&1
+        db="$b"
+        [ -x "$b/canopy-bench-dist-gravity" ] || db="$root/build-dist16"
+        CMAKE_ARGS="${prefix_args[*]}" CANOPY_COMMIT="$commit" \
+            "$root/bench/run_dist_16core.sh" "$db" 1000000 >"$out/dist-gravity.txt" 2>&1
         note "- distributed gravity bench: rc $? (below)"
         cat "$out/dist-gravity.txt" >>"$summary"
         ;;

@@ -30,8 +30,13 @@ typedef struct domain_data {
     let_domain dom;
 } domain_data;
 
+/* Pairs (receiver, source) that walked the source's top tree instead of a piece. */
+static int64_t tops_used;
+
 /* Forces on all bodies: each domain walks its whole tree, then the others' pieces
- * exported with `radius` (LET_RADIUS_ALL: the others' whole trees, the reference). */
+ * exported with `radius` (LET_RADIUS_ALL: the others' whole trees, the reference).
+ * With the corrected radius a source's top tree stands in for its piece wherever
+ * let_top_suffices, as in src/dist/gravity.c (no bytes counted for it). */
 static void distributed(const problem *pb, int32_t order, float theta, float eps, let_radius radius,
                         float *acc, let_walk_stats *total, int64_t *bytes) {
     int32_t r = pb->r;
@@ -58,6 +63,14 @@ static void distributed(const problem *pb, int32_t order, float theta, float eps
         domain_data *d = dd + i;
         for (int32_t j = 0; j < r; j++) {
             let_radius rad = j == i ? LET_RADIUS_ALL : radius;
+            if (rad == LET_RADIUS_CORRECTED) {
+                CHECK_OK(let_export(&dd[j].dom, NULL, 0, 1.0f / theta, LET_RADIUS_TOP, pieces + j));
+                if (let_top_suffices(pieces + j, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta)) {
+                    tops_used += pieces[j].n_cells > 0;
+                    continue;
+                }
+                let_piece_free(pieces + j);
+            }
             CHECK_OK(let_export(&dd[j].dom, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta, rad,
                                 pieces + j));
             if (j != i) *bytes += let_piece_bytes(pieces + j);
@@ -305,10 +318,52 @@ static void check_split(uint64_t seed) {
     free(pb.mass);
 }
 
+/* The shared top tree: two unit cubes of bodies 10 apart, each cut into two domains.
+ * A domain of the other cube accepts each far domain's top cells, so that top tree
+ * replaces the far domain's piece (nothing sent), and every body's forces stay bit
+ * for bit those of walking the whole remote trees. Near domains still exchange. */
+static void check_top_tree(uint64_t seed) {
+    problem pb;
+    pb.n = 1200;
+    pb.pos = malloc((size_t)pb.n * 3 * sizeof(float));
+    pb.mass = malloc((size_t)pb.n * sizeof(float));
+    canopy_rng g = canopy_rng_make(seed, 5);
+    for (int64_t i = 0; i < pb.n; i++) {
+        for (int j = 0; j < 3; j++)
+            pb.pos[3 * i + j] = (float)canopy_rng_uniform(&g) + (i >= pb.n / 2 ? 10.0f : 0.0f);
+        pb.mass[i] = (float)((0.5 + canopy_rng_uniform(&g)) / (double)pb.n);
+    }
+    float *acc = malloc((size_t)pb.n * 3 * sizeof(float)), *ref = malloc((size_t)pb.n * 12);
+    for (int32_t order = 0; order <= 2; order += 2) {
+        split(&pb, 4);
+        let_walk_stats st, st_ref;
+        int64_t bytes, bytes_ref, before = tops_used;
+        distributed(&pb, order, 0.5f, 0.01f, LET_RADIUS_CORRECTED, acc, &st, &bytes);
+        int64_t used = tops_used - before;
+        distributed(&pb, order, 0.5f, 0.01f, LET_RADIUS_ALL, ref, &st_ref, &bytes_ref);
+        CHECK_MSG(memcmp(acc, ref, (size_t)pb.n * 3 * sizeof(float)) == 0,
+                  "top trees for far domains changed the forces (order %d)", (int)order);
+        CHECK(st.dropped == 0 && st.expansions == st_ref.expansions && st.direct == st_ref.direct);
+        /* 4 domains, 2 per cube: each domain takes the other cube's two tops. */
+        CHECK_MSG(used == 8, "%lld of 12 pairs used the top tree, want 8 (order %d)",
+                  (long long)used, (int)order);
+        printf("top trees, order %d: %lld of 12 pairs walk the top tree, %lld bytes of pieces "
+               "instead of %lld\n",
+               (int)order, (long long)used, (long long)bytes, (long long)bytes_ref);
+        unsplit(&pb);
+    }
+    free(acc);
+    free(ref);
+    free(pb.pos);
+    free(pb.mass);
+}
+
 int main(void) {
     uint64_t seed = check_seed();
     check_split(seed);
     check_naive_drops(seed);
+    check_top_tree(seed);
     check_corrected_plummer(seed);
+    printf("%lld domain pairs walked a top tree in place of a piece\n", (long long)tops_used);
     return check_finish();
 }

@@ -33,6 +33,7 @@ typedef struct canopy_dist_stats {
     int64_t bytes_received; /* payload bytes this rank received from other ranks */
     int64_t messages;       /* other ranks this rank sent a non-empty payload to */
     int64_t remote_queries; /* queries this rank sent to other ranks for answers */
+    int64_t interactions;   /* gravity: accepted cells + body terms of this rank's bodies */
     double local_seconds;   /* building and querying the local index */
     double comm_seconds;    /* in MPI collectives (waiting included) */
     double total_seconds;

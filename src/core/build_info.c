@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What this build is (the GPU it sees: core/cuda_load.c). */
+/* What this build is (the GPU it sees: core/cuda_load.c). CANOPY_MPI_LAYER: the
+ * sibling library libcanopy_dist (src/dist) was built with this one. */
 #include "canopy.h"
 #include "canopy/dist.h"
 
@@ -8,7 +9,7 @@ const char *canopy_version(void) {
 }
 
 int canopy_have_mpi(void) {
-#ifdef CANOPY_HAVE_MPI
+#ifdef CANOPY_MPI_LAYER
     return 1;
 #else
     return 0;

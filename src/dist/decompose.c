@@ -109,6 +109,10 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
         return st;
     }
 
+    if (size == 1) { /* one piece: no keys, no sort */
+        for (int64_t i = 0; i < local.n; i++) dest[i] = 0;
+        return CANOPY_OK;
+    }
     sorted_work s = {0};
     int uniform = 1;
     int ncut = size - 1;
@@ -126,10 +130,7 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
     if (!st) st = canopy_alloc((void **)&eqx, (size_t)size, sizeof *eqx);
     if (!st) st = canopy_alloc((void **)&below, (size_t)size, sizeof *below);
     st = canopy_dist_agree(comm, st);
-    if (st || ncut == 0) {
-        for (int64_t i = 0; !st && i < local.n; i++) dest[i] = 0;
-        goto done;
-    }
+    if (st) goto done;
     double total = 0.0;
     MPI_Allreduce(&s.pre[local.n], &total, 1, MPI_DOUBLE, MPI_SUM, comm);
     int32_t bits = canopy_curve_bits(local.d) * (local.d < 63 ? local.d : 63);

@@ -8,6 +8,8 @@
 #include "nbody/let.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A piece on the wire: this header, n_cells let_cell records, n_bodies let_body
@@ -54,30 +56,106 @@ void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
     *total = t;
 }
 
-/* A rank's description for the others: its boxes (let_domain's top-cell boxes). */
-typedef struct box_set {
+/* What every rank holds of every other (the shared top of the global tree): its
+ * boxes (let_domain's top-cell boxes), which decide what it is sent, and its top
+ * tree (the cells above and at those boxes, with multipoles), which stands for its
+ * whole piece wherever let_top_suffices. On the wire: this, then the top's cells. */
+typedef struct top_record {
+    let_wire w; /* the top tree's header (n_bodies 0) */
     float boxes[LET_MAX_BOXES][6];
-    int32_t n, pad;
-} box_set;
+    int32_t n_boxes, pad;
+} top_record;
 
-/* Serialises the pieces this rank exports to every other rank (boxes: every rank's). */
-static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const box_set *boxes,
-                                 float inv_theta, char **buf, int64_t *counts) {
+_Static_assert(sizeof(top_record) % 8 == 0, "top records travel as 8-byte words");
+
+/* A rank's view of another's top record, inside the all-gathered words. */
+typedef struct top_view {
+    const float *boxes;
+    int32_t n_boxes;
+    let_piece top; /* cells borrowed from the record; no bodies */
+} top_view;
+
+/* Every rank's top record, all-gathered: views[r] points into *words. */
+static canopy_status share_tops(MPI_Comm comm, const let_domain *dom, const let_piece *top,
+                                uint64_t **words, top_view *views) {
+    int size = canopy_dist_size(comm);
+    int64_t nw = ((int64_t)sizeof(top_record) + let_piece_bytes(top)) / 8, n_all = 0;
+    uint64_t *mine = NULL;
+    int64_t *counts = NULL;
+    canopy_status s = canopy_calloc((void **)&mine, (size_t)nw, 8);
+    if (!s) s = canopy_alloc((void **)&counts, (size_t)size, sizeof *counts);
+    if (!s) {
+        top_record h;
+        memset(&h, 0, sizeof h);
+        h.w = (let_wire){top->n_cells, 0, top->depth, top->order};
+        memcpy(h.boxes, dom->boxes, sizeof h.boxes);
+        h.n_boxes = dom->n_boxes;
+        memcpy(mine, &h, sizeof h);
+        if (top->n_cells > 0)
+            memcpy((char *)mine + sizeof h, top->cells, (size_t)top->n_cells * sizeof(let_cell));
+    }
+    if ((s = canopy_dist_agree(comm, s))) goto done;
+    s = canopy_dist_allgatherv(comm, mine, nw, 8, (void **)words, counts, &n_all);
+    const char *p = (const char *)*words;
+    for (int r = 0; !s && r < size; r++) {
+        top_record h;
+        memcpy(&h, p, sizeof h);
+        int64_t want = (int64_t)sizeof h + (int64_t)h.w.n_cells * (int64_t)sizeof(let_cell);
+        if (h.w.n_cells < 0 || h.n_boxes < 0 || h.n_boxes > LET_MAX_BOXES || want != 8 * counts[r])
+            s = canopy_fail(CANOPY_ERR_INTERNAL, "gravity: the top tree of rank %d is malformed",
+                            r);
+        top_view *v = views + r;
+        memset(v, 0, sizeof *v);
+        v->boxes = (const float *)(const void *)(p + offsetof(top_record, boxes));
+        v->n_boxes = h.n_boxes;
+        v->top.cells = (let_cell *)(void *)(p + sizeof h);
+        v->top.n_cells = h.w.n_cells;
+        v->top.depth = h.w.depth;
+        v->top.order = h.w.order;
+        p += 8 * counts[r];
+    }
+done:
+    canopy_free(mine);
+    canopy_free(counts);
+    return s;
+}
+
+/* Serialises the pieces this rank exports to every other rank (views: every rank's
+ * boxes); none to a rank that this rank's top tree suffices for. */
+static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let_piece *top,
+                                 const top_view *views, float inv_theta, char **buf,
+                                 int64_t *counts) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     let_piece *pc = NULL;
     canopy_status s = canopy_calloc((void **)&pc, (size_t)size, sizeof *pc);
+    /* The exports are independent: the rank's threads share them (a serial loop here
+     * was the walk's only companion that grows with the rank count). Errors are
+     * thread-local, so the first one's message is carried to this thread. */
+    canopy_status failed = CANOPY_OK;
+    char why[256] = "";
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int r = 0; r < size; r++) {
+        if (s || r == rank || let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
+            continue;
+        canopy_status e = let_export(dom, views[r].boxes, views[r].n_boxes, inv_theta,
+                                     LET_RADIUS_CORRECTED, pc + r);
+        if (e) {
+#pragma omp critical(canopy_let_export_error)
+            if (!failed) {
+                failed = e;
+                snprintf(why, sizeof why, "%s", canopy_last_error());
+            }
+        }
+    }
+    if (!s && failed) s = canopy_fail(failed, "%s", why);
     int64_t total = 0;
     for (int r = 0; !s && r < size; r++) {
-        counts[r] = 0;
-        if (r == rank) continue;
-        s = let_export(dom, boxes[r].boxes[0], boxes[r].n, inv_theta, LET_RADIUS_CORRECTED, pc + r);
-        if (!s && pc[r].n_cells > 0)
-            counts[r] = (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r);
+        counts[r] = pc[r].n_cells > 0 ? (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r) : 0;
         total += counts[r];
     }
     if (!s) s = canopy_alloc((void **)buf, (size_t)total + 1, 1);
     char *w = s ? NULL : *buf;
-    for (int r = 0; r < size; r++) {
+    for (int r = 0; pc && r < size; r++) {
         if (w && counts[r] > 0) {
             let_wire h = {pc[r].n_cells, pc[r].n_bodies, pc[r].depth, pc[r].order};
             memcpy(w, &h, sizeof h);
@@ -94,13 +172,26 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const box
     return s;
 }
 
-/* Piece views into the received bytes (no copies); *np receives their number. */
-static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, let_piece *pc,
-                                   int *np) {
+/* The pieces to walk, in rank order (no copies): the one received from a rank, or its
+ * top tree where it sent none (it found the top sufficient; checked again here, as
+ * the receiver must not silently walk a top that some body would open).
+ * *np receives their number. */
+static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, int rank,
+                                   const top_view *views, float inv_theta, let_piece *pc, int *np) {
     *np = 0;
     char *p = recv;
+    const top_view *me = views + rank;
     for (int r = 0; r < size; r++) {
-        if (counts[r] == 0) continue;
+        if (r == rank) continue;
+        if (counts[r] == 0) {
+            if (views[r].top.n_cells == 0) continue; /* no bodies there */
+            if (!let_top_suffices(&views[r].top, me->boxes, me->n_boxes, inv_theta))
+                return canopy_fail(CANOPY_ERR_INTERNAL,
+                                   "gravity: rank %d sent no piece but its top tree is not enough",
+                                   r);
+            pc[(*np)++] = views[r].top;
+            continue;
+        }
         let_wire h;
         memcpy(&h, p, sizeof h);
         int64_t want = (int64_t)sizeof h + (int64_t)h.n_cells * (int64_t)sizeof(let_cell) +
@@ -120,9 +211,10 @@ static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, 
     return CANOPY_OK;
 }
 
-/* Adds the terms of pieces pc[0..np) to acc, pot and work. */
+/* Adds the terms of pieces pc[0..np) to acc, pot and work, their count to *terms. */
 static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, const int64_t *gid,
-                                float inv_theta, float eps2, float *acc, float *pot, double *work) {
+                                float inv_theta, float eps2, float *acc, float *pot, double *work,
+                                int64_t *terms) {
     if (np == 0 || x.n == 0) return CANOPY_OK;
     float *ra = NULL, *rp = NULL;
     int64_t *rw = NULL;
@@ -135,6 +227,7 @@ static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, co
             for (int j = 0; j < 3; j++) acc[3 * i + j] += ra[3 * i + j];
             if (pot) pot[i] += rp[i];
             if (work) work[i] += (double)rw[i];
+            *terms += rw[i];
         }
     canopy_free(ra);
     canopy_free(rp);
@@ -150,15 +243,18 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     double t_start = canopy_now(), t_comm = 0.0;
     float inv_theta = 1.0f / g->theta, eps2 = g->softening * g->softening;
     let_domain dom;
-    let_piece local;
+    let_piece local, top;
     memset(&local, 0, sizeof local);
-    box_set *boxes = NULL;
+    memset(&top, 0, sizeof top);
+    top_view *views = NULL;
+    uint64_t *tops = NULL;
     char *send = NULL, *recv = NULL;
     int64_t *sc = NULL, *rc = NULL, *lw = NULL;
     int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
     let_piece *remote = NULL;
     canopy_status s = let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
-    if (!s) s = canopy_alloc((void **)&boxes, (size_t)size, sizeof *boxes);
+    if (!s) s = let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
+    if (!s) s = canopy_alloc((void **)&views, (size_t)size, sizeof *views);
     if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);
     if (!s) s = canopy_alloc((void **)&rc, (size_t)size, sizeof *rc);
     if (!s) s = canopy_alloc((void **)&isc, (size_t)size * 4, sizeof *isc);
@@ -169,18 +265,15 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     irc = isc + 2 * size;
     ird = isc + 3 * size;
 
-    /* Every rank's boxes, then the pieces each other rank needs. */
-    box_set mine;
-    memset(&mine, 0, sizeof mine);
-    memcpy(mine.boxes, dom.boxes, sizeof mine.boxes);
-    mine.n = dom.n_boxes;
+    /* Every rank's boxes and top tree, then the pieces each other rank needs. */
     double t0 = canopy_now();
-    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, boxes, (int)sizeof mine, MPI_BYTE, comm);
+    s = share_tops(comm, &dom, &top, &tops, views);
     t_comm += canopy_now() - t0;
-    s = pack_pieces(comm, &dom, boxes, inv_theta, &send, sc);
+    if (!s) s = pack_pieces(comm, &dom, &top, views, inv_theta, &send, sc);
     if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    if ((s = canopy_dist_agree(comm, s))) goto done;
     t0 = canopy_now();
-    if (!s) MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
+    MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
     t_comm += canopy_now() - t0;
     int64_t rtotal = 0;
     if (!s) s = canopy_dist_displs(sc, size, isc, isd, NULL);
@@ -205,15 +298,20 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
                        pot ? pot + lo : NULL, lw + lo, NULL);
         if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
-    for (int64_t i = 0; !s && work && i < x.n; i++) work[i] = (double)lw[i];
+    int64_t terms = 0;
+    for (int64_t i = 0; !s && i < x.n; i++) {
+        terms += lw[i];
+        if (work) work[i] = (double)lw[i];
+    }
     t0 = canopy_now();
     if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
     t_comm += canopy_now() - t0;
     int np = 0;
-    if (!s) s = unpack_pieces(recv, rc, size, remote, &np);
-    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work);
+    if (!s) s = unpack_pieces(recv, rc, size, rank, views, inv_theta, remote, &np);
+    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
+        stats->interactions += terms;
         for (int r = 0; r < size; r++) {
             if (r == rank) continue;
             stats->bytes_sent += sc[r];
@@ -230,7 +328,9 @@ done:
     }
     let_domain_free(&dom);
     let_piece_free(&local);
-    canopy_free(boxes);
+    let_piece_free(&top);
+    canopy_free(views);
+    canopy_free(tops);
     canopy_free(send);
     canopy_free(recv);
     canopy_free(sc);

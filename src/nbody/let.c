@@ -38,6 +38,7 @@ static void top_boxes(let_domain *d) {
     for (int32_t k = 0; k < n; k++) {
         const canopy_node *h = canopy_tv_node(tv, level[k]);
         if (h->end == h->begin) continue;
+        d->box_node[d->n_boxes] = level[k];
         float *b = d->boxes[d->n_boxes++];
         for (int j = 0; j < 3; j++) {
             b[j] = INFINITY;
@@ -104,7 +105,7 @@ void let_domain_free(let_domain *d) {
  * the naive radius the gap is taken to the geometric centre instead of com. */
 static int box_accepts(const float *g, const float *lo, const float *hi, float inv_theta,
                        let_radius radius) {
-    if (radius == LET_RADIUS_ALL) return 0;
+    if (radius == LET_RADIUS_ALL || radius == LET_RADIUS_TOP) return 0;
     float half = g[7];
     int outside = 0;
     for (int j = 0; j < 3; j++) outside |= (lo[j] - g[4 + j] > half) | (g[4 + j] - hi[j] > half);
@@ -162,7 +163,11 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     c->nchild = c->begin = c->end = c->pruned = 0;
     p->depth = level > p->depth ? level : p->depth;
     int all = x->radius != LET_RADIUS_ALL;
-    for (int32_t b = 0; all && b < x->n_boxes; b++)
+    if (x->radius == LET_RADIUS_TOP) {
+        all = 0;
+        for (int32_t b = 0; !all && b < x->d->n_boxes; b++) all = x->d->box_node[b] == node;
+    }
+    for (int32_t b = 0; all && x->radius != LET_RADIUS_TOP && b < x->n_boxes; b++)
         all = box_accepts(c->g, x->boxes + 6 * b, x->boxes + 6 * b + 3, x->inv_theta, x->radius);
     if (all) {
         c->pruned = 1;
@@ -194,11 +199,56 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
     return CANOPY_OK;
 }
 
+/* The whole tree as a piece (LET_RADIUS_ALL): cell k is tree node k and body i tree
+ * point i, so every record is copied independently, in parallel (put() recurses on
+ * one thread). Children stay contiguous and in the tree's order, so a walk visits
+ * the same cells in the same order as over put()'s layout: the same sums. */
+static canopy_status export_all(const let_domain *src, let_piece *out) {
+    const canopy_tree_view *tv = src->tv;
+    canopy_status s = canopy_alloc((void **)&out->cells, (size_t)tv->n_nodes, sizeof *out->cells);
+    if (!s) s = canopy_alloc((void **)&out->bodies, (size_t)tv->n + 1, sizeof *out->bodies);
+    if (s) {
+        let_piece_free(out);
+        return s;
+    }
+    out->n_cells = tv->n_nodes;
+    out->n_bodies = (int32_t)tv->n;
+    out->depth = tv->depth;
+#pragma omp parallel num_threads(canopy_threads())
+    {
+#pragma omp for schedule(static)
+        for (int32_t k = 0; k < tv->n_nodes; k++) {
+            const canopy_node *h = canopy_tv_node(tv, k);
+            let_cell *c = out->cells + k;
+            memcpy(c->g, canopy_tv_geom(tv, k), sizeof c->g);
+            if (src->quad)
+                memcpy(c->quad, src->quad + (int64_t)k * MP_QUAD_FLOATS, sizeof c->quad);
+            else
+                memset(c->quad, 0, sizeof c->quad);
+            c->child = h->child;
+            c->nchild = h->child < 0 ? 0 : h->nchild;
+            c->begin = h->child < 0 ? h->begin : 0;
+            c->end = h->child < 0 ? h->end : 0;
+            c->pruned = c->pad = 0;
+        }
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < tv->n; i++) {
+            let_body *b = out->bodies + i;
+            memcpy(b->x, canopy_tv_point(tv, i), sizeof b->x);
+            b->m = tv->weights[i];
+            b->id = src->gid[tv->ids[i]];
+        }
+    }
+    return CANOPY_OK;
+}
+
 canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
                          float inv_theta, let_radius radius, let_piece *out) {
     memset(out, 0, sizeof *out);
     out->order = src->order;
-    if (!src->tree || n_boxes < 1) return CANOPY_OK; /* nothing here, or nobody asks */
+    if (!src->tree || (n_boxes < 1 && radius != LET_RADIUS_TOP))
+        return CANOPY_OK; /* nothing here, or nobody asks */
+    if (radius == LET_RADIUS_ALL) return export_all(src, out);
     exporter x = {src, boxes, n_boxes, inv_theta, radius, out, 0, 0};
     canopy_status s = grow((void **)&out->cells, &x.cap_cells, 1, sizeof *out->cells);
     if (!s) {
@@ -207,6 +257,26 @@ canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_bo
     }
     if (s) let_piece_free(out);
     return s;
+}
+
+int let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes, float inv_theta) {
+    if (top->n_cells == 0 || n_boxes < 1) return 1; /* nothing there, or nobody asks */
+    /* A top tree holds at most LET_MAX_BOXES box cells per level; this stack holds the
+     * pending siblings of one path (7 per level, like let_forces'). */
+    int32_t stack[8 * 64], sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const let_cell *c = top->cells + stack[--sp];
+        int all = 1;
+        for (int32_t b = 0; all && b < n_boxes; b++)
+            all = box_accepts(c->g, boxes + 6 * b, boxes + 6 * b + 3, inv_theta,
+                              LET_RADIUS_CORRECTED);
+        if (all) continue;
+        if (c->pruned) return 0; /* a box cell some body may open: its subtree is needed */
+        if (sp + c->nchild > (int32_t)(sizeof stack / sizeof *stack)) return 0;
+        for (int32_t k = c->nchild - 1; k >= 0; k--) stack[sp++] = c->child + k;
+    }
+    return 1;
 }
 
 void let_piece_free(let_piece *p) {

@@ -24,6 +24,7 @@ typedef enum let_radius {
     LET_RADIUS_CORRECTED = 0, /* r_open about the centre of mass (the walk's test) */
     LET_RADIUS_NAIVE = 1,     /* r_open about the geometric centre (drops interactions) */
     LET_RADIUS_ALL = 2,       /* no pruning: the whole tree (the local piece, references) */
+    LET_RADIUS_TOP = 3,       /* the top tree: cells down to the box cells, those pruned */
 } let_radius;
 
 /* A cell of a piece: the octree's hot geometry and its order-2 moments (80 bytes). */
@@ -59,11 +60,12 @@ enum { LET_MAX_BOXES = 64 };
 typedef struct let_domain {
     canopy_tree *tree; /* NULL when the domain has no bodies */
     const canopy_tree_view *tv;
-    float *quad;                   /* n_nodes * MP_QUAD_FLOATS, NULL for order 0 */
-    const int64_t *gid;            /* global index of each local body (caller's, borrowed) */
-    float lo[3], hi[3];            /* bounding box of the bodies (lo > hi when empty) */
-    float boxes[LET_MAX_BOXES][6]; /* lo[3], hi[3] each; together they hold every body */
-    int32_t n_boxes;               /* 0 when empty */
+    float *quad;                     /* n_nodes * MP_QUAD_FLOATS, NULL for order 0 */
+    const int64_t *gid;              /* global index of each local body (caller's, borrowed) */
+    float lo[3], hi[3];              /* bounding box of the bodies (lo > hi when empty) */
+    float boxes[LET_MAX_BOXES][6];   /* lo[3], hi[3] each; together they hold every body */
+    int32_t box_node[LET_MAX_BOXES]; /* the tree cell of each box (the top tree's frontier) */
+    int32_t n_boxes;                 /* 0 when empty */
     int32_t order;
 } let_domain;
 
@@ -74,12 +76,23 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
 void let_domain_free(let_domain *d);
 
 /* The piece of src that a domain described by n_boxes boxes (6 floats each: lo, hi)
- * needs: a cell is pruned only when every box accepts it. */
+ * needs: a cell is pruned only when every box accepts it. LET_RADIUS_TOP ignores the
+ * boxes and gives src's top tree: every cell above its box cells, and the box cells
+ * themselves as pruned cells (expansion only; their subtrees stay with src). Every
+ * rank holds every other rank's top tree (the shared top of the global tree). */
 canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
                          float inv_theta, let_radius radius, let_piece *out);
 void let_piece_free(let_piece *p);
 /* Bytes the piece occupies on the wire (cells then bodies). */
 int64_t let_piece_bytes(const let_piece *p);
+
+/* Whether the top tree `top` (let_export with LET_RADIUS_TOP) is all that a domain
+ * described by n_boxes boxes needs of its source: every box cell reached (its
+ * ancestors not accepted by every box) is accepted by every box. Then every body in
+ * the boxes walks top exactly as it walks the exported piece (same cells, same order,
+ * bit for bit), and the source sends nothing. Sender and receiver decide it alike from
+ * data both hold. */
+int let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes, float inv_theta);
 
 typedef struct let_walk_stats {
     int64_t expansions; /* cells accepted */

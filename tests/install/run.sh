@@ -49,4 +49,29 @@ if ldd "$work/knn_pc_static" | grep -q libcanopy; then
     exit 1
 fi
 "$work/knn_pc_static"
+
+# The MPI layer is its own library: libcanopy.so never needs libmpi; a program using
+# canopy/dist.h links canopy-dist (pkg-config) and gets the MPI declarations.
+if readelf -d "$libdir/libcanopy.so" | grep -q 'libmpi'; then
+    echo "install: libcanopy.so needs libmpi"
+    exit 1
+fi
+if [ -f "$pcdir/canopy-dist.pc" ]; then
+    echo "-- pkg-config canopy-dist"
+    cat >"$work/dist.c" <<'C'
+#include <canopy/dist.h>
+#include <stdio.h>
+int main(void) {
+    canopy_status (*knn)(MPI_Comm, canopy_points, const int64_t *, canopy_points, int32_t,
+                         const canopy_run_options *, int64_t *, float *,
+                         canopy_dist_stats *) = canopy_dist_knn;
+    printf("canopy_have_mpi %d, canopy_dist_knn %s\n", canopy_have_mpi(), knn ? "linked" : "missing");
+    return canopy_have_mpi() == 1 && knn ? 0 : 1;
+}
+C
+    # shellcheck disable=SC2046
+    cc "$work/dist.c" $(pkg-config --cflags --libs canopy-dist) -Wl,-rpath,"$libdir" \
+        -o "$work/dist_pc"
+    "$work/dist_pc"
+fi
 echo "install: find_package and pkg-config builds ran"

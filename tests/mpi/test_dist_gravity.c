@@ -4,6 +4,7 @@
  * (every body, caller's order), a rank with no bodies, bad input refused on every
  * rank; a short Plummer run whose energy error stays within 2x of the one-process
  * run's and whose bodies track it. */
+#include "dist/gravity.h"
 #include "inclusion_case.h"
 #include "mpi_check.h"
 
@@ -39,14 +40,22 @@ static double median_error(canopy_points b, const float *mass, float eps, const 
     return m;
 }
 
-/* Forces of bodies [lo, hi) on this rank, gathered on rank 0 in global order. */
-static void check_forces(int64_t n, int32_t order, float theta, int with_mass, int skew,
+enum { PLUMMER = 0, TWO_CUBES = 1 };
+
+/* Forces of bodies [lo, hi) on this rank, gathered on rank 0 in global order. Bodies:
+ * a Plummer sphere, or two unit cubes 10 apart (half the bodies each), where the
+ * Hilbert split gives each cube to half the ranks, and a rank needs nothing of the
+ * other cube's ranks beyond their top trees, so it exchanges pieces only with the
+ * ranks of its own cube. */
+static void check_forces(int64_t n, int32_t order, float theta, int with_mass, int skew, int layout,
                          uint64_t seed) {
-    int rank = canopy_dist_rank(MPI_COMM_WORLD);
+    int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     float *mass = malloc((size_t)n * sizeof *mass);
     CHECK_OK(canopy_gen_plummer(pos, vel, n, seed));
     canopy_rng g = canopy_rng_make(seed, 5);
+    for (int64_t i = 0; layout == TWO_CUBES && i < 3 * n; i++)
+        pos[i] = (float)canopy_rng_uniform(&g) + (i >= 3 * (n / 2) ? 10.0f : 0.0f);
     for (int64_t i = 0; i < n; i++) mass[i] = (float)((0.5 + canopy_rng_uniform(&g)) / n);
     int64_t lo, hi;
     mpi_check_block(n, &lo, &hi);
@@ -82,7 +91,21 @@ static void check_forces(int64_t n, int32_t order, float theta, int with_mass, i
             canopy_dist_size(MPI_COMM_WORLD), er, e1, (long long)n, (int)order, (double)theta);
         free(one);
     }
-    if (canopy_dist_size(MPI_COMM_WORLD) == 1) CHECK(st.bytes_sent == 0);
+    if (size == 1) CHECK(st.bytes_sent == 0);
+    if (layout == TWO_CUBES && size % 2 == 0 && !skew) {
+        /* The force evaluation alone on the rank blocks (each within one cube): its
+         * statistics count the LET exchange only, not the placing of the bodies. */
+        int64_t *gid = malloc((size_t)(hi - lo + 1) * sizeof *gid);
+        for (int64_t i = lo; i < hi; i++) gid[i - lo] = i;
+        canopy_dist_stats sl;
+        memset(&sl, 0, sizeof sl);
+        CHECK_OK(dist_domain_forces(MPI_COMM_WORLD, canopy_points_make(pos + 3 * lo, hi - lo, 3),
+                                    mass + lo, gid, &go, 0, acc, NULL, NULL, &sl));
+        CHECK_MSG(sl.messages <= size / 2 - 1,
+                  "rank %d sent pieces to %lld ranks; only the %d others of its cube need them",
+                  rank, (long long)sl.messages, size / 2 - 1);
+        free(gid);
+    }
     free(all);
     free(acc);
     free(pos);
@@ -234,10 +257,11 @@ static void check_bad_input(void) {
 int main(int argc, char **argv) {
     mpi_check_init(&argc, &argv);
     uint64_t seed = mpi_check_seed();
-    check_forces(3000, 0, 0.5f, 0, 0, seed);
-    check_forces(3000, 2, 0.4f, 1, 0, seed + 1);
-    check_forces(2000, 2, 0.7f, 1, 1, seed + 2);
-    check_forces(3, 2, 0.5f, 1, 0, seed + 3); /* fewer bodies than ranks */
+    check_forces(3000, 0, 0.5f, 0, 0, PLUMMER, seed);
+    check_forces(3000, 2, 0.4f, 1, 0, PLUMMER, seed + 1);
+    check_forces(2000, 2, 0.7f, 1, 1, PLUMMER, seed + 2);
+    check_forces(3, 2, 0.5f, 1, 0, PLUMMER, seed + 3); /* fewer bodies than ranks */
+    check_forces(2000, 2, 0.5f, 1, 0, TWO_CUBES, seed + 6);
     check_inclusion(seed + 5);
     check_nbody(seed + 4);
     check_bad_input();

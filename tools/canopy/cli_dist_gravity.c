@@ -128,10 +128,10 @@ void cli_dist_print_stats(const char *cmd, const canopy_dist_stats *st) {
     for (int64_t r = 0; rank == 0 && r < got; r++)
         fprintf(stderr,
                 "  %s rank %lld/%d: sent %lld bytes in %lld messages, received %lld bytes; "
-                "local %.3f s, communication %.3f s, total %.3f s\n",
+                "%lld interactions; local %.3f s, communication %.3f s, total %.3f s\n",
                 cmd, (long long)r, size, (long long)all[r].bytes_sent, (long long)all[r].messages,
-                (long long)all[r].bytes_received, all[r].local_seconds, all[r].comm_seconds,
-                all[r].total_seconds);
+                (long long)all[r].bytes_received, (long long)all[r].interactions,
+                all[r].local_seconds, all[r].comm_seconds, all[r].total_seconds);
     canopy_free(all);
 }
 
