@@ -173,14 +173,16 @@ CANOPY_SIMD_L_LANES(gravity, &gravity_app, &gravity_lane_app)
  * neighbours are kept instead as a sorted vector of KNN_REG_K keys per lane,
  * (squared distance bits << 32 | index): non-negative floats order as their bits, so
  * one unsigned compare orders (distance, index) exactly as knn_before does, and an
- * insertion is a few branch-free vector operations in place of a heap's sift. */
-enum { KNN_REG_K = 8 };
+ * insertion is a few branch-free vector operations in place of a heap's sift. For
+ * k = 1 (NN) the packet's vectors of best distance and index are the whole result. */
+enum { KNN_REG_K = 8, KNN_NN_EMPTY = INT32_MAX };
 typedef uint64_t knn_keys __attribute__((vector_size(8 * KNN_REG_K)));
 #define KNN_KEY_EMPTY UINT64_MAX
 
 typedef struct knn_lanes {
     simt_float worst;
     simt_int self;
+    simt_int nn; /* k = 1: each lane's neighbour (tree indices are < 2^31), NN_EMPTY none */
     float *hd[SIMT_W];
     int64_t *hi[SIMT_W];
     int32_t count[SIMT_W];
@@ -232,6 +234,7 @@ CANOPY_LANES void knn_lanes_init(const void *vctx, void *pk, const canopy_tree_v
     knn_lanes *k = (knn_lanes *)pk;
     k->worst = simt_splat_f(CANOPY_INF);
     k->self = simt_splat(-1);
+    k->nn = simt_splat(KNN_NN_EMPTY);
     for (int l = 0; l < SIMT_W; l++) {
         k->count[l] = 0;
         for (int j = 0; j < KNN_REG_K; j++) k->best[l][j] = KNN_KEY_EMPTY;
@@ -259,6 +262,20 @@ CANOPY_LANES void knn_lanes_visit_leaf(const void *vctx, void *pk, const canopy_
     const simt_float *q = knn_lanes_q(pk);
     const canopy_node *h = canopy_tv_node(t, node);
     simt_mask live = simt_from_bits(mask);
+    if (c->k == 1) {
+        /* NN: the vector of best distances and indices is the whole state, so a point
+         * updates every lane at once: nearer, or as near with a smaller index (the
+         * empty index is the largest, so even a distance of +inf is taken) */
+        for (int32_t i = h->begin; i < h->end; i++) {
+            int32_t id = (int32_t)t->ids[i];
+            simt_float d2 = canopy_lanes_dist2(q, canopy_tv_point(t, i), t->d);
+            simt_mask better =
+                live & (k->self != id) & ((d2 < k->worst) | ((d2 == k->worst) & (k->nn > id)));
+            k->worst = simt_blend(better, d2, k->worst);
+            k->nn = simt_blend(better, simt_splat(id), k->nn);
+        }
+        return;
+    }
     const int reg = c->k <= KNN_REG_K;
     for (int32_t i = h->begin; i < h->end; i++) {
         int64_t id = t->ids[i];
@@ -308,6 +325,12 @@ CANOPY_LANES void knn_lanes_finish(const void *vctx, void *pk, const int64_t *q,
     knn_lanes *k = (knn_lanes *)pk;
     for (uint32_t m = mask; m; m &= m - 1) {
         int l = __builtin_ctz(m);
+        if (c->k == 1) {
+            int empty = k->nn[l] == KNN_NN_EMPTY;
+            k->hd[l][0] = empty ? CANOPY_INF : k->worst[l];
+            k->hi[l][0] = empty ? -1 : k->nn[l];
+            continue;
+        }
         if (c->k > KNN_REG_K) {
             knn_sort_row(k->hd[l], k->hi[l], c->k, k->count[l]);
             continue;
