@@ -96,6 +96,35 @@ static void test_uniform_float_edges(uint64_t seed) {
 
 /* ---------------------------------------------------------------- clusters -- */
 
+typedef canopy_status (*mixture_rows_fn)(float *out, int32_t *labels, int64_t first, int64_t n,
+                                         int32_t d, int32_t k, double spread, uint64_t seed);
+
+/* What both mixtures promise (docs/generators.md): the same points and labels for 1 and
+ * 2 threads and with or without labels, and rows from 1000 on equal to the tail of the
+ * whole. Leaves the whole generation in x and label. */
+static void check_mixture_determinism(const char *name, mixture_rows_fn gen, float *x,
+                                      int32_t *label, int64_t n, int32_t d, int32_t k,
+                                      double spread, uint64_t seed) {
+    const size_t bytes = (size_t)(n * d) * sizeof(float);
+    float *y = xcalloc((size_t)(n * d), sizeof(float));
+    int32_t *label2 = xcalloc((size_t)n, sizeof(int32_t));
+    canopy_set_threads(1);
+    CHECK_OK(gen(x, label, 0, n, d, k, spread, seed));
+    canopy_set_threads(2);
+    CHECK_OK(gen(y, label2, 0, n, d, k, spread, seed));
+    canopy_set_threads(0);
+    CHECK_MSG(same(x, y, bytes) && same(label, label2, (size_t)n * sizeof(int32_t)),
+              "%s: 1 and 2 threads differ", name);
+    CHECK_OK(gen(y, NULL, 0, n, d, k, spread, seed));
+    CHECK_MSG(same(x, y, bytes), "%s: points depend on whether labels are asked for", name);
+    CHECK_OK(gen(y, label2, 1000, n - 1000, d, k, spread, seed));
+    CHECK_MSG(same(x + 1000 * d, y, (size_t)((n - 1000) * d) * sizeof(float)) &&
+                  same(label + 1000, label2, (size_t)(n - 1000) * sizeof(int32_t)),
+              "%s: rows from 1000 differ from the tail of the whole", name);
+    free(y);
+    free(label2);
+}
+
 static void test_clusters(uint64_t seed) {
     const int64_t n = 200000;
     const int32_t d = 2, k = 64;
@@ -106,19 +135,8 @@ static void test_clusters(uint64_t seed) {
     int32_t *label = xcalloc((size_t)n, sizeof(int32_t));
     int32_t *label2 = xcalloc((size_t)n, sizeof(int32_t));
 
-    canopy_set_threads(1);
-    CHECK_OK(canopy_gen_clusters(x, label, n, d, k, spread, seed));
-    canopy_set_threads(2);
-    CHECK_OK(canopy_gen_clusters(y, label2, n, d, k, spread, seed));
-    canopy_set_threads(0);
-    CHECK_MSG(same(x, y, bytes) && same(label, label2, (size_t)n * sizeof(int32_t)),
-              "clusters: 1 and 2 threads differ");
-    CHECK_OK(canopy_gen_clusters(y, NULL, n, d, k, spread, seed));
-    CHECK_MSG(same(x, y, bytes), "clusters: points depend on whether labels are asked for");
-    CHECK_OK(canopy_gen_clusters_rows(y, label2, 1000, n - 1000, d, k, spread, seed));
-    CHECK_MSG(same(x + 1000 * d, y, (size_t)((n - 1000) * d) * sizeof(float)) &&
-                  same(label + 1000, label2, (size_t)(n - 1000) * sizeof(int32_t)),
-              "clusters: rows from 1000 differ from the tail of the whole");
+    check_mixture_determinism("clusters", canopy_gen_clusters_rows, x, label, n, d, k, spread,
+                              seed);
     CHECK_OK(canopy_gen_clusters(y, NULL, n, d, k, spread, seed ^ 1));
     CHECK_MSG(!same(x, y, bytes), "clusters: different seeds give the same points");
 
@@ -371,17 +389,9 @@ static void test_cities(uint64_t seed) {
     float *x = xcalloc((size_t)(n * d), sizeof(float));
     float *y = xcalloc((size_t)(n * d), sizeof(float));
     int32_t *label = xcalloc((size_t)n, sizeof(int32_t));
-    int32_t *label2 = xcalloc((size_t)n, sizeof(int32_t));
-    canopy_set_threads(1);
-    CHECK_OK(canopy_gen_cities(x, label, n, d, k, spread, seed));
-    canopy_set_threads(2);
-    CHECK_OK(canopy_gen_cities(y, label2, n, d, k, spread, seed));
-    canopy_set_threads(0);
-    CHECK_MSG(same(x, y, bytes) && same(label, label2, (size_t)n * sizeof(int32_t)),
-              "cities: 1 and 2 threads differ");
-    CHECK_OK(canopy_gen_cities_rows(y, NULL, 1000, n - 1000, d, k, spread, seed));
-    CHECK_MSG(same(x + 1000 * d, y, (size_t)((n - 1000) * d) * sizeof(float)),
-              "cities: rows from 1000 differ from the tail of the whole");
+    check_mixture_determinism("cities", canopy_gen_cities_rows, x, label, n, d, k, spread, seed);
+    CHECK_OK(canopy_gen_cities(y, NULL, n, d, k, spread, seed));
+    CHECK_MSG(same(x, y, bytes), "cities: canopy_gen_cities differs from its rows form");
     CHECK_OK(canopy_gen_clusters(y, NULL, n, d, k, spread, seed));
     CHECK_MSG(!same(x, y, bytes), "cities: the same points as clusters");
     CHECK_FAILS(canopy_gen_cities(x, NULL, 4, 2, 0, 0.1, 1), CANOPY_ERR_INVALID, "k = 0");
@@ -425,7 +435,6 @@ static void test_cities(uint64_t seed) {
     free(x);
     free(y);
     free(label);
-    free(label2);
 }
 
 int main(void) {
