@@ -3,22 +3,27 @@
 
 #include <stdlib.h>
 
-typedef struct pairs {
-    float *key;
-    int64_t *perm;
-} pairs;
-
-static float pairs_key(const void *ctx, int64_t i) {
-    return ((const pairs *)ctx)->key[i];
-}
-
-static void pairs_swap(void *ctx, int64_t a, int64_t b) {
-    canopy_swap_pairs(((pairs *)ctx)->key, ((pairs *)ctx)->perm, a, b);
-}
-
 void canopy_select_pairs(float *key, int64_t *perm, int64_t n, int64_t nth) {
-    pairs p = {key, perm};
-    canopy_select_with(pairs_key, pairs_swap, &p, n, nth);
+    int64_t lo = 0, hi = n; /* the answer lies in [lo, hi) */
+    while (hi - lo > 1) {
+        float pivot = canopy_select_median3(key[lo], key[lo + (hi - lo) / 2], key[hi - 1]);
+        /* Dutch flag: [lo, lt) < pivot, [lt, i) == pivot, (gt, hi) > pivot. */
+        int64_t lt = lo, i = lo, gt = hi - 1;
+        while (i <= gt) {
+            if (key[i] < pivot)
+                canopy_swap_pairs(key, perm, lt++, i++);
+            else if (key[i] > pivot)
+                canopy_swap_pairs(key, perm, i, gt--);
+            else
+                i++;
+        }
+        if (nth < lt)
+            hi = lt;
+        else if (nth > gt)
+            lo = gt + 1;
+        else
+            return;
+    }
 }
 
 int canopy_split_at_median(canopy_points pts, int64_t *perm, int64_t begin, int64_t end,
