@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # CPU benchmark suite for the traversal engine: each CPU variant and schedule on the
-# design's workloads (kNN k=8, NN and radius ~100 neighbours on rand7 and clust2;
+# design's workloads (kNN k=8, NN and radius ~100 neighbours on rand7, clust2 and city2;
 # Barnes-Hut on plummer1m and rand1m3), beside scipy cKDTree (workers=-1) and
 # scikit-learn KDTree/BallTree (n_jobs=-1) on the same data and cores.
 # Usage: bench/run_cpu.sh BUILD_DIR OUT_DIR   (writes OUT_DIR/cpu-*.jsonl)
@@ -13,9 +13,9 @@ repeat="${CANOPY_BENCH_REPEAT:-3}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$data" "$out"
 gen() { [ -f "$data/$1.npy" ] || "$b/canopy" gen "$1" -o "$data/$1.npy" ${2:+--query-out "$data/$1.q.npy"}; }
-for w in ${CANOPY_BENCH_WORKLOADS:-rand7 clust2 plummer1m rand1m3}; do
+for w in ${CANOPY_BENCH_WORKLOADS:-rand7 clust2 city2 plummer1m rand1m3}; do
     case $w in
-    rand7 | clust2)
+    rand7 | clust2 | city2)
         gen $w q
         r="$data/$w.npy"
         q="$data/$w.q.npy"

@@ -212,16 +212,23 @@ canopy_status canopy_gen_uniform(float *out, int64_t n, int32_t d, double lo, do
  * deviation `spread`. labels (optional, may be NULL) receives each point's cluster. */
 canopy_status canopy_gen_clusters(float *out, int32_t *labels, int64_t n, int32_t d, int32_t k,
                                   double spread, uint64_t seed);
+/* Mixture of k Gaussians of very different sizes and spreads over a uniform
+ * background, like city locations (docs/generators.md): 1/8 of the points uniform in
+ * [0,1)^d (label -1), the rest in cluster c with probability proportional to
+ * 1 / (c + 1), spread of cluster c between spread / 100 and spread. */
+canopy_status canopy_gen_cities(float *out, int32_t *labels, int64_t n, int32_t d, int32_t k,
+                                double spread, uint64_t seed);
 /* Plummer sphere (Aarseth, Hénon & Wielen 1974) in standard N-body units (G = 1,
  * M = 1, E = -1/4; Plummer scale radius 3π/16), radii cut at 99.9 % of the mass,
  * shifted to the centre-of-mass frame. pos and vel are (n, 3); vel may be NULL. */
 canopy_status canopy_gen_plummer(float *pos, float *vel, int64_t n, uint64_t seed);
 
-/* The named workloads of the design (rand7, clust2, plummer1m, rand1m3). */
+/* The named workloads of the design (rand7, clust2, city2, plummer1m, rand1m3). */
 typedef enum canopy_gen_kind {
     CANOPY_GEN_UNIFORM = 0,
     CANOPY_GEN_CLUSTERS = 1,
-    CANOPY_GEN_PLUMMER = 2
+    CANOPY_GEN_PLUMMER = 2,
+    CANOPY_GEN_CITIES = 3
 } canopy_gen_kind;
 typedef struct canopy_workload {
     const char *name;

@@ -63,6 +63,11 @@ npy_is c.npy '<f4' '(300, 2)' 4 600
 npy_is l.npy '<i4' '(300,)' 4 300
 npy_is cq.npy '<f4' '(100, 2)' 4 200
 run 0 gen clusters --n 200 --d 5 --clusters 3 --spread 0.5 --seed 1 -o c5.npy
+run 0 gen city2 --n 300 --nq 100 -o t.npy --labels tl.npy --query-out tq.npy
+npy_is t.npy '<f4' '(300, 2)' 4 600
+npy_is tl.npy '<i4' '(300,)' 4 300
+npy_is tq.npy '<f4' '(100, 2)' 4 200
+check "cities and clusters give the same points" bash -c '! cmp -s t.npy c.npy'
 npy_is c5.npy '<f4' '(200, 5)' 4 1000
 run 0 gen plummer --n 100 -o p.npy --velocities v.npy
 npy_is p.npy '<f4' '(100, 3)' 4 300
@@ -127,7 +132,7 @@ check "failed runs left files: $(ls)" [ "$(ls)" = "$before" ]
 
 # --- help -------------------------------------------------------------------------
 run 0 gen --help
-for name in uniform clusters plummer rand7 clust2 plummer1m rand1m3; do
+for name in uniform clusters cities plummer rand7 clust2 city2 plummer1m rand1m3; do
     check "--help does not list $name" grep -q "^  $name " out
 done
 run 0 help gen

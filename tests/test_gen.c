@@ -96,6 +96,35 @@ static void test_uniform_float_edges(uint64_t seed) {
 
 /* ---------------------------------------------------------------- clusters -- */
 
+typedef canopy_status (*mixture_rows_fn)(float *out, int32_t *labels, int64_t first, int64_t n,
+                                         int32_t d, int32_t k, double spread, uint64_t seed);
+
+/* What both mixtures promise (docs/generators.md): the same points and labels for 1 and
+ * 2 threads and with or without labels, and rows from 1000 on equal to the tail of the
+ * whole. Leaves the whole generation in x and label. */
+static void check_mixture_determinism(const char *name, mixture_rows_fn gen, float *x,
+                                      int32_t *label, int64_t n, int32_t d, int32_t k,
+                                      double spread, uint64_t seed) {
+    const size_t bytes = (size_t)(n * d) * sizeof(float);
+    float *y = xcalloc((size_t)(n * d), sizeof(float));
+    int32_t *label2 = xcalloc((size_t)n, sizeof(int32_t));
+    canopy_set_threads(1);
+    CHECK_OK(gen(x, label, 0, n, d, k, spread, seed));
+    canopy_set_threads(2);
+    CHECK_OK(gen(y, label2, 0, n, d, k, spread, seed));
+    canopy_set_threads(0);
+    CHECK_MSG(same(x, y, bytes) && same(label, label2, (size_t)n * sizeof(int32_t)),
+              "%s: 1 and 2 threads differ", name);
+    CHECK_OK(gen(y, NULL, 0, n, d, k, spread, seed));
+    CHECK_MSG(same(x, y, bytes), "%s: points depend on whether labels are asked for", name);
+    CHECK_OK(gen(y, label2, 1000, n - 1000, d, k, spread, seed));
+    CHECK_MSG(same(x + 1000 * d, y, (size_t)((n - 1000) * d) * sizeof(float)) &&
+                  same(label + 1000, label2, (size_t)(n - 1000) * sizeof(int32_t)),
+              "%s: rows from 1000 differ from the tail of the whole", name);
+    free(y);
+    free(label2);
+}
+
 static void test_clusters(uint64_t seed) {
     const int64_t n = 200000;
     const int32_t d = 2, k = 64;
@@ -106,19 +135,8 @@ static void test_clusters(uint64_t seed) {
     int32_t *label = xcalloc((size_t)n, sizeof(int32_t));
     int32_t *label2 = xcalloc((size_t)n, sizeof(int32_t));
 
-    canopy_set_threads(1);
-    CHECK_OK(canopy_gen_clusters(x, label, n, d, k, spread, seed));
-    canopy_set_threads(2);
-    CHECK_OK(canopy_gen_clusters(y, label2, n, d, k, spread, seed));
-    canopy_set_threads(0);
-    CHECK_MSG(same(x, y, bytes) && same(label, label2, (size_t)n * sizeof(int32_t)),
-              "clusters: 1 and 2 threads differ");
-    CHECK_OK(canopy_gen_clusters(y, NULL, n, d, k, spread, seed));
-    CHECK_MSG(same(x, y, bytes), "clusters: points depend on whether labels are asked for");
-    CHECK_OK(canopy_gen_clusters_rows(y, label2, 1000, n - 1000, d, k, spread, seed));
-    CHECK_MSG(same(x + 1000 * d, y, (size_t)((n - 1000) * d) * sizeof(float)) &&
-                  same(label + 1000, label2, (size_t)(n - 1000) * sizeof(int32_t)),
-              "clusters: rows from 1000 differ from the tail of the whole");
+    check_mixture_determinism("clusters", canopy_gen_clusters_rows, x, label, n, d, k, spread,
+                              seed);
     CHECK_OK(canopy_gen_clusters(y, NULL, n, d, k, spread, seed ^ 1));
     CHECK_MSG(!same(x, y, bytes), "clusters: different seeds give the same points");
 
@@ -334,11 +352,11 @@ static void test_errors(void) {
 /* --------------------------------------------------------------- workloads -- */
 
 static void test_workloads(void) {
-    static const char *names[] = {"rand7", "clust2", "plummer1m", "rand1m3"};
+    static const char *names[] = {"rand7", "clust2", "city2", "plummer1m", "rand1m3"};
     int count = 0;
     for (const canopy_workload *w = canopy_workloads(); w->name; w++) count++;
-    CHECK_MSG(count == 4, "%d workloads, want 4", count);
-    for (int i = 0; i < 4; i++) {
+    CHECK_MSG(count == 5, "%d workloads, want 5", count);
+    for (int i = 0; i < 5; i++) {
         const canopy_workload *w = canopy_workload_find(names[i]);
         CHECK_MSG(w && !strcmp(w->name, names[i]), "workload %s not found", names[i]);
     }
@@ -352,8 +370,71 @@ static void test_workloads(void) {
     CHECK(r7->kind == CANOPY_GEN_UNIFORM && r7->n == 200000 && r7->n_query == 200000 && r7->d == 7);
     CHECK(c2->kind == CANOPY_GEN_CLUSTERS && c2->n == 200000 && c2->n_query == 200000 &&
           c2->d == 2 && c2->clusters == 64 && c2->spread > 0);
+    const canopy_workload *ct = canopy_workload_find("city2");
+    CHECK(ct && ct->kind == CANOPY_GEN_CITIES && ct->n == 200000 && ct->n_query == 200000 &&
+          ct->d == 2 && ct->clusters == 256 && ct->spread > 0);
     CHECK(p1->kind == CANOPY_GEN_PLUMMER && p1->n == 1000000 && p1->n_query == 0 && p1->d == 3);
     CHECK(r3->kind == CANOPY_GEN_UNIFORM && r3->n == 1000000 && r3->n_query == 0 && r3->d == 3);
+}
+
+/* ------------------------------------------------------------------ cities -- */
+
+/* cities as docs/generators.md defines it: determinism (threads, row ranges, labels),
+ * the background share, Zipf sizes, and every cluster's spread within [S/100, S]. */
+static void test_cities(uint64_t seed) {
+    const int64_t n = 100000;
+    const int32_t d = 2, k = 16;
+    const double spread = 0.02;
+    const size_t bytes = (size_t)(n * d) * sizeof(float);
+    float *x = xcalloc((size_t)(n * d), sizeof(float));
+    float *y = xcalloc((size_t)(n * d), sizeof(float));
+    int32_t *label = xcalloc((size_t)n, sizeof(int32_t));
+    check_mixture_determinism("cities", canopy_gen_cities_rows, x, label, n, d, k, spread, seed);
+    CHECK_OK(canopy_gen_cities(y, NULL, n, d, k, spread, seed));
+    CHECK_MSG(same(x, y, bytes), "cities: canopy_gen_cities differs from its rows form");
+    CHECK_OK(canopy_gen_clusters(y, NULL, n, d, k, spread, seed));
+    CHECK_MSG(!same(x, y, bytes), "cities: the same points as clusters");
+    CHECK_FAILS(canopy_gen_cities(x, NULL, 4, 2, 0, 0.1, 1), CANOPY_ERR_INVALID, "k = 0");
+
+    int64_t size[16] = {0}, background = 0, outside = 0;
+    double ss[16] = {0};
+    double centre[16][2], total = 0;
+    for (int32_t c = 0; c < k; c++) {
+        canopy_rng r = canopy_rng_make(seed, UINT64_MAX - (uint64_t)c);
+        for (int32_t j = 0; j < d; j++) centre[c][j] = canopy_rng_uniform(&r);
+        total += 1.0 / (c + 1);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int32_t c = label[i];
+        if (c == -1) {
+            background++;
+            for (int32_t j = 0; j < d; j++) outside += x[i * d + j] < 0 || x[i * d + j] >= 1;
+            continue;
+        }
+        CHECK_MSG(c >= 0 && c < k, "cities: label %d outside [-1, %d)", c, k);
+        if (c < 0 || c >= k) break;
+        size[c]++;
+        for (int32_t j = 0; j < d; j++) {
+            double e = x[i * d + j] - centre[c][j];
+            ss[c] += e * e;
+        }
+    }
+    double se = sqrt(n * 0.125 * 0.875);
+    CHECK_MSG(fabs(background - n * 0.125) < 5 * se && outside == 0,
+              "cities: %lld background points (want %g), %lld outside [0,1)", (long long)background,
+              n * 0.125, (long long)outside);
+    for (int32_t c = 0; c < k; c++) {
+        double p = 0.875 / total / (c + 1), want = n * p;
+        CHECK_MSG(fabs(size[c] - want) < 5 * sqrt(n * p * (1 - p)),
+                  "cities: cluster %d has %lld points, want %g (Zipf)", c, (long long)size[c],
+                  want);
+        double sd = size[c] > 1 ? sqrt(ss[c] / (size[c] * d)) : spread;
+        CHECK_MSG(sd > 0.8 * spread / 100 && sd < 1.2 * spread,
+                  "cities: cluster %d has spread %g outside [%g, %g]", c, sd, spread / 100, spread);
+    }
+    free(x);
+    free(y);
+    free(label);
 }
 
 int main(void) {
@@ -365,6 +446,7 @@ int main(void) {
     test_uniform_stats(seed + 7, -2.5, 4.0);
     test_uniform_float_edges(seed);
     test_clusters(seed);
+    test_cities(seed);
     test_plummer_determinism(seed);
     test_plummer_physics(seed);
     return check_finish();

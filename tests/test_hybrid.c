@@ -306,7 +306,7 @@ static void test_sample(uint64_t seed) {
               "auto on shuffled input chose %s/%s (%s)", canopy_variant_name(st.variant),
               canopy_schedule_name(st.schedule), st.note);
     CHECK_OK(canopy_radius_count(f.rp, f.qp, 0.01f, &o, counts, &st));
-    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_TREE && st.variant == CANOPY_VARIANT_SIMD_L,
+    CHECK_MSG(st.schedule == CANOPY_SCHEDULE_MORTON && st.variant == CANOPY_VARIANT_SIMD_L,
               "auto on short simd_l traversals chose %s/%s (%s)", canopy_variant_name(st.variant),
               canopy_schedule_name(st.schedule), st.note);
     o.variant = CANOPY_VARIANT_SR;

@@ -175,10 +175,11 @@ static void test_search(const search_case *c, uint64_t seed, canopy_isa best) {
         }
     }
 
-    /* kNN (kd, ball, vp) for k = 1, 5 and more than n */
+    /* kNN (kd, ball, vp) for k = 1, 5, 8 (the vector lists' last size), 9 (the heap's
+     * first) and more than n */
     if (c->kind != CANOPY_TREE_OCT) {
-        const int32_t ks[] = {1, 5, (int32_t)c->n + 3};
-        for (int ki = 0; ki < 3; ki++) {
+        const int32_t ks[] = {1, 5, 8, 9, (int32_t)c->n + 3};
+        for (int ki = 0; ki < 5; ki++) {
             int32_t k = ks[ki];
             size_t cells = (size_t)(nq * k) + 1;
             int64_t *wi_ = malloc(sizeof(int64_t) * cells), *idx = malloc(sizeof(int64_t) * cells);

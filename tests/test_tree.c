@@ -262,6 +262,19 @@ static void check_geometry(const canopy_tree *t, const float *w) {
             if (tv->kind == CANOPY_TREE_BST && h->child >= 0)
                 T(canopy_tv_geom(tv, h->child)[1] <= canopy_tv_geom(tv, h->child + 1)[0],
                   "bst node %d: children keys overlap", v);
+            if (tv->kind == CANOPY_TREE_KD && h->child >= 0) {
+                /* split on the widest side (the first of equals) at the median: halves of
+                 * m / 2 and the rest, apart along it, ties at the median on either side */
+                int32_t dim = (int32_t)g[2 * d], widest = 0;
+                for (int32_t j = 1; j < d; j++)
+                    if (g[d + j] - g[j] > g[d + widest] - g[widest]) widest = j;
+                const float *gl = canopy_tv_geom(tv, h->child);
+                const float *gr = canopy_tv_geom(tv, h->child + 1);
+                const canopy_node *l = canopy_tv_node(tv, h->child);
+                T(dim == widest && l->end - l->begin == m / 2 && gl[d + dim] <= gr[dim],
+                  "kd node %d: split dim %d (widest %d), left %d of %d, left max %g right min %g",
+                  v, dim, widest, l->end - l->begin, m, gl[d + dim], gr[dim]);
+            }
             break;
         }
         case CANOPY_TREE_BALL: {

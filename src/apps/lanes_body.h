@@ -13,6 +13,8 @@
 #include "apps/lanes.h"
 #include "apps/radius.h"
 
+#include <string.h>
+
 /* ------------------------------------------------------------- radius -- */
 /* Packet: the counts (a subtree or leaf adds at most n < 2^31 per query), then the
  * queries' coordinates. */
@@ -166,14 +168,25 @@ CANOPY_SIMD_L_LANES(gravity, &gravity_app, &gravity_lane_app)
 
 /* ------------------------------------------------------------------ knn -- */
 /* Packet: per lane the k-bound, the query's own index (-1 unless self), the heap
- * (the output rows) and its fill; then the coordinates. The heaps stay scalar: after
- * the first leaves almost every point fails the one vector compare against `worst`. */
+ * (the output rows) and its fill; then the coordinates. After the first leaves almost
+ * every point fails the one vector compare against `worst`. For k <= KNN_REG_K the
+ * neighbours are kept instead as a sorted vector of KNN_REG_K keys per lane,
+ * (squared distance bits << 32 | index): non-negative floats order as their bits, so
+ * one unsigned compare orders (distance, index) exactly as knn_before does, and an
+ * insertion is a few branch-free vector operations in place of a heap's sift. For
+ * k = 1 (NN) the packet's vectors of best distance and index are the whole result. */
+enum { KNN_REG_K = 8, KNN_NN_EMPTY = INT32_MAX };
+typedef uint64_t knn_keys __attribute__((vector_size(8 * KNN_REG_K)));
+#define KNN_KEY_EMPTY UINT64_MAX
+
 typedef struct knn_lanes {
     simt_float worst;
     simt_int self;
+    simt_int nn; /* k = 1: each lane's neighbour (tree indices are < 2^31), NN_EMPTY none */
     float *hd[SIMT_W];
     int64_t *hi[SIMT_W];
     int32_t count[SIMT_W];
+    uint64_t best[SIMT_W][KNN_REG_K]; /* k <= KNN_REG_K: ascending keys, EMPTY unused */
 } knn_lanes;
 
 CANOPY_LANES simt_float *knn_lanes_q(const void *pk) {
@@ -185,6 +198,35 @@ static size_t knn_lanes_size(const void *vctx, const canopy_tree_view *t) {
     return sizeof(knn_lanes) + sizeof(simt_float) * (size_t)t->d;
 }
 
+CANOPY_LANES uint64_t knn_key(float d2, int64_t id) {
+    uint32_t bits;
+    memcpy(&bits, &d2, sizeof bits);
+    return (uint64_t)bits << 32 | (uint32_t)id; /* tree indices are < 2^31 */
+}
+
+CANOPY_LANES float knn_key_dist2(uint64_t key) {
+    uint32_t bits = (uint32_t)(key >> 32);
+    float d2;
+    memcpy(&d2, &bits, sizeof d2);
+    return key == KNN_KEY_EMPTY ? CANOPY_INF : d2;
+}
+
+/* Inserts key into the ascending list best[0..KNN_REG_K) (the last entry falls off):
+ * entries below key stay, key takes the first place above them, the rest move up one.
+ * Returns the new entry k - 1. (In memory, not by value: a 64-byte vector argument
+ * would change the ABI between the ISAs' files.) */
+CANOPY_LANES uint64_t knn_keys_insert(uint64_t *best, uint64_t key, int32_t k) {
+    const knn_keys zero = {0}, up = {0, 0, 1, 2, 3, 4, 5, 6}, prev = {0, 8, 9, 10, 11, 12, 13, 14};
+    knn_keys b;
+    memcpy(&b, best, sizeof b);
+    knn_keys above = (knn_keys)(b > key);                       /* ones from key's place on */
+    knn_keys above_prev = __builtin_shuffle(zero, above, prev); /* ... from the next one on */
+    knn_keys shifted = __builtin_shuffle(b, up);
+    b = (b & ~above) | (shifted & above_prev) | (key & (above & ~above_prev));
+    memcpy(best, &b, sizeof b);
+    return b[k - 1];
+}
+
 CANOPY_LANES void knn_lanes_init(const void *vctx, void *pk, const canopy_tree_view *t,
                                  const int64_t *q, uint32_t mask) {
     (void)t;
@@ -192,7 +234,11 @@ CANOPY_LANES void knn_lanes_init(const void *vctx, void *pk, const canopy_tree_v
     knn_lanes *k = (knn_lanes *)pk;
     k->worst = simt_splat_f(CANOPY_INF);
     k->self = simt_splat(-1);
-    for (int l = 0; l < SIMT_W; l++) k->count[l] = 0;
+    k->nn = simt_splat(KNN_NN_EMPTY);
+    for (int l = 0; l < SIMT_W; l++) {
+        k->count[l] = 0;
+        for (int j = 0; j < KNN_REG_K; j++) k->best[l][j] = KNN_KEY_EMPTY;
+    }
     for (uint32_t m = mask; m; m &= m - 1) {
         int l = __builtin_ctz(m);
         k->hd[l] = c->dist2 + q[l] * c->k;
@@ -216,12 +262,31 @@ CANOPY_LANES void knn_lanes_visit_leaf(const void *vctx, void *pk, const canopy_
     const simt_float *q = knn_lanes_q(pk);
     const canopy_node *h = canopy_tv_node(t, node);
     simt_mask live = simt_from_bits(mask);
+    if (c->k == 1) {
+        /* NN: the vector of best distances and indices is the whole state, so a point
+         * updates every lane at once: nearer, or as near with a smaller index (the
+         * empty index is the largest, so even a distance of +inf is taken) */
+        for (int32_t i = h->begin; i < h->end; i++) {
+            int32_t id = (int32_t)t->ids[i];
+            simt_float d2 = canopy_lanes_dist2(q, canopy_tv_point(t, i), t->d);
+            simt_mask better =
+                live & (k->self != id) & ((d2 < k->worst) | ((d2 == k->worst) & (k->nn > id)));
+            k->worst = simt_blend(better, d2, k->worst);
+            k->nn = simt_blend(better, simt_splat(id), k->nn);
+        }
+        return;
+    }
+    const int reg = c->k <= KNN_REG_K;
     for (int32_t i = h->begin; i < h->end; i++) {
         int64_t id = t->ids[i];
         simt_float d2 = canopy_lanes_dist2(q, canopy_tv_point(t, i), t->d);
         uint32_t take = simt_bits(live & (d2 <= k->worst) & (k->self != (int32_t)id));
         for (; take; take &= take - 1) {
             int l = __builtin_ctz(take);
+            if (reg) {
+                k->worst[l] = knn_key_dist2(knn_keys_insert(k->best[l], knn_key(d2[l], id), c->k));
+                continue;
+            }
             knn_offer(k->hd[l], k->hi[l], c->k, &k->count[l], d2[l], id);
             if (k->count[l] == c->k) k->worst[l] = k->hd[l][0];
         }
@@ -260,7 +325,21 @@ CANOPY_LANES void knn_lanes_finish(const void *vctx, void *pk, const int64_t *q,
     knn_lanes *k = (knn_lanes *)pk;
     for (uint32_t m = mask; m; m &= m - 1) {
         int l = __builtin_ctz(m);
-        knn_sort_row(k->hd[l], k->hi[l], c->k, k->count[l]);
+        if (c->k == 1) {
+            int empty = k->nn[l] == KNN_NN_EMPTY;
+            k->hd[l][0] = empty ? CANOPY_INF : k->worst[l];
+            k->hi[l][0] = empty ? -1 : k->nn[l];
+            continue;
+        }
+        if (c->k > KNN_REG_K) {
+            knn_sort_row(k->hd[l], k->hi[l], c->k, k->count[l]);
+            continue;
+        }
+        for (int32_t j = 0; j < c->k; j++) { /* empty entries become (-1, +inf) */
+            uint64_t key = k->best[l][j];
+            k->hd[l][j] = knn_key_dist2(key);
+            k->hi[l][j] = key == KNN_KEY_EMPTY ? -1 : (int64_t)(uint32_t)key;
+        }
     }
 }
 

@@ -12,6 +12,8 @@ canopy_status canopy_gen_uniform_rows(float *out, int64_t first, int64_t n, int3
                                       double hi, uint64_t seed);
 canopy_status canopy_gen_clusters_rows(float *out, int32_t *labels, int64_t first, int64_t n,
                                        int32_t d, int32_t k, double spread, uint64_t seed);
+canopy_status canopy_gen_cities_rows(float *out, int32_t *labels, int64_t first, int64_t n,
+                                     int32_t d, int32_t k, double spread, uint64_t seed);
 
 /* Stream of cluster centre c: counted down from the top so it never meets a row's. */
 static inline uint64_t canopy_gen_centre_stream(int32_t c) {

@@ -15,6 +15,11 @@ static const canopy_workload table[] = {
      * clusters are dense and mostly apart, with some overlapping as random centres do. */
     {"clust2", "64 Gaussian clusters in [0,1)^2, spread 0.01, reference + query (kNN)",
      CANOPY_GEN_CLUSTERS, 200000, 200000, 2, 64, 0.01, 2},
+    /* 256 clusters of Zipf sizes and spreads 2e-4..2e-2 over a 1/8 uniform background:
+     * the local density varies over more than 1000x (docs/generators.md), as in city
+     * locations, where low-dimensional real data differ most from clust2. */
+    {"city2", "256 Gaussian clusters of Zipf sizes, spreads 2e-4..0.02, 1/8 uniform, ref + query",
+     CANOPY_GEN_CITIES, 200000, 200000, 2, 256, 0.02, 5},
     {"plummer1m", "Plummer sphere, 1M equal-mass bodies, Henon units (n-body)", CANOPY_GEN_PLUMMER,
      1000000, 0, 3, 0, 0.0, 1},
     {"rand1m3", "uniform in [0,1)^3, 1M points (n-body, tree build)", CANOPY_GEN_UNIFORM, 1000000,

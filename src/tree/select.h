@@ -17,12 +17,18 @@ static inline void canopy_swap_pairs(float *key, int64_t *perm, int64_t a, int64
     perm[b] = p;
 }
 
+/* The median of three keys: the selections' pivot. */
+static inline float canopy_select_median3(float a, float b, float c) {
+    if (a < b) return b < c ? b : (a < c ? c : a);
+    return a < c ? a : (b < c ? c : b);
+}
+
 /* Reorders key[0..n) and perm[0..n) together so that key[nth] is the value a full
  * sort would put there, with no larger key before it and no smaller after it.
  * Three-way partitioning keeps it linear on inputs with many equal keys. */
 void canopy_select_pairs(float *key, int64_t *perm, int64_t n, int64_t nth);
 
-/* The kd and ball trees' split: reorders perm[begin..end) so that its first half
+/* The ball tree's split: reorders perm[begin..end) so that its first half
  * holds the points whose coordinate dim is at most the median, sets child_begin[0..1]
  * and returns 2 (children); returns 0 (a leaf) when there is no memory for the keys,
  * which still makes a correct tree, only a slower one. */

@@ -171,9 +171,11 @@ void canopy_tree_free(canopy_tree *t) {
     free(t);
 }
 
+/* rows: the points already in tree order (a positional rule's copy), or NULL to gather
+ * them from pts through perm. */
 static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_points pts,
-                                 const int64_t *perm, const canopy_tree_options *opt,
-                                 int32_t max_children) {
+                                 const int64_t *perm, const float *rows,
+                                 const canopy_tree_options *opt, int32_t max_children) {
     int32_t nn = tt->count;
     canopy_status s;
     int32_t *new_id = NULL, *queue = NULL;
@@ -214,7 +216,8 @@ static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_poin
 
 #pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (n > TASK_CUTOFF)
     for (int64_t i = 0; i < n; i++) {
-        memcpy(t->points + i * d, canopy_point(pts, perm[i]), sizeof(float) * (size_t)d);
+        memcpy(t->points + i * d, rows ? rows + i * d : canopy_point(pts, perm[i]),
+               sizeof(float) * (size_t)d);
         t->ids[i] = perm[i];
         if (t->weights) t->weights[i] = opt->weights[perm[i]];
     }
@@ -272,6 +275,7 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
 
     int64_t n = pts.n;
     int64_t *perm = NULL;
+    float *rows = NULL;
     tmp_tree tt;
     memset(&tt, 0, sizeof tt);
     tt.geom_stride = spec->geom_stride;
@@ -285,11 +289,19 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
                            sizeof(float) * (size_t)spec->geom_stride)))
         goto fail;
     for (int64_t i = 0; i < n; i++) perm[i] = i;
+    canopy_points split_pts = pts;
+    if (spec->positional) {
+        if ((s = canopy_alloc((void **)&rows, (size_t)(n > 0 ? n : 1), sizeof(float) * pts.d)))
+            goto fail;
+        for (int64_t i = 0; i < n; i++)
+            memcpy(rows + i * pts.d, canopy_point(pts, i), sizeof(float) * (size_t)pts.d);
+        split_pts = canopy_points_make(rows, n, pts.d);
+    }
     tt.count = 1;
     tt.begin[0] = 0;
     tt.end[0] = n;
 
-    build_job job = {pts, perm, spec, &tt, t->leaf_size, 0};
+    build_job job = {split_pts, perm, spec, &tt, t->leaf_size, 0};
     /* Small trees are built by one thread: a parallel region costs more than them. */
 #pragma omp parallel num_threads(canopy_threads()) if (n > TASK_CUTOFF)
 #pragma omp single
@@ -299,15 +311,17 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
                         canopy_tree_kind_name(spec->kind));
         goto fail;
     }
-    s = finish_tree(t, &tt, pts, perm, opt, spec->max_children);
+    s = finish_tree(t, &tt, pts, perm, rows, opt, spec->max_children);
     if (s) goto fail;
     canopy_free(perm);
+    canopy_free(rows);
     tmp_free(&tt);
     t->build_seconds = canopy_now() - t0;
     *out = t;
     return CANOPY_OK;
 fail:
     canopy_free(perm);
+    canopy_free(rows);
     tmp_free(&tt);
     canopy_tree_free(t);
     return s;
@@ -316,6 +330,7 @@ fail:
 canopy_status canopy_tree_build(canopy_points pts, const canopy_tree_options *opt,
                                 canopy_tree **out) {
     canopy_tree_spec spec;
+    memset(&spec, 0, sizeof spec);
     canopy_oct_ctx oct;
     canopy_status s;
     *out = NULL;

@@ -60,6 +60,11 @@ typedef struct canopy_tree_spec {
     int32_t max_children;
     canopy_split_fn split;
     const void *ctx;
+    /* Positional rule: the builder passes a contiguous copy of the points in perm's
+     * order (point perm[i] is row i of pts) and the rule moves rows with perm, so it
+     * reads its range sequentially instead of gathering through perm; the copy ends
+     * in tree order and needs no final gather. */
+    int positional;
 } canopy_tree_spec;
 
 /* Builds any kind from its split rule: parallel recursive partition, then

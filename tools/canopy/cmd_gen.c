@@ -43,6 +43,8 @@ static const struct {
 } generators[] = {
     {"uniform", CANOPY_GEN_UNIFORM, "uniform in the box [LO,HI)^d"},
     {"clusters", CANOPY_GEN_CLUSTERS, "k equal-weight Gaussians, centres uniform in [0,1)^d"},
+    {"cities", CANOPY_GEN_CITIES,
+     "k Gaussians of Zipf sizes, spreads S/100..S, 1/8 uniform background in [0,1)^d"},
     {"plummer", CANOPY_GEN_PLUMMER, "Plummer sphere, 3-D, Henon units, centre-of-mass frame"},
 };
 enum { N_GENERATORS = sizeof generators / sizeof generators[0] };
@@ -56,8 +58,8 @@ static const char *kind_name(canopy_gen_kind k) {
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy gen NAME -o FILE [--n N] [--d D] [--seed S] [--threads T]\n"
                "  uniform:            [--box LO:HI]\n"
-               "  clusters:           [--clusters K] [--spread S] [--labels FILE]\n"
-               "  uniform, clusters:  [--query-out FILE [--nq NQ]]\n"
+               "  clusters, cities:   [--clusters K] [--spread S] [--labels FILE]\n"
+               "  all but plummer:    [--query-out FILE [--nq NQ]]\n"
                "  plummer:            [--velocities FILE]\n\n"
                "Generates float32 points deterministically (the same for any thread count) and\n"
                "writes them as .npy or .csv, chosen by each file's extension.\n\n"
@@ -73,7 +75,7 @@ static void usage(FILE *f) {
         fprintf(f, "  %-10s %s, n %lld", w->name, kind_name(w->kind), (long long)w->n);
         if (w->n_query) fprintf(f, ", nq %lld", (long long)w->n_query);
         fprintf(f, ", d %d", (int)w->d);
-        if (w->kind == CANOPY_GEN_CLUSTERS)
+        if (w->kind == CANOPY_GEN_CLUSTERS || w->kind == CANOPY_GEN_CITIES)
             fprintf(f, ", clusters %d, spread %g", (int)w->clusters, w->spread);
         fprintf(f, ", seed %llu\n  %-10s %s\n", (unsigned long long)w->seed, "", w->summary);
     }
@@ -84,11 +86,12 @@ static void usage(FILE *f) {
                "  --seed S            seed (unsigned 64-bit)\n"
                "  --box LO:HI         uniform box, LO < HI\n"
                "  --clusters K        number of clusters\n"
-               "  --spread S          standard deviation of each cluster\n"
+               "  --spread S          standard deviation of each cluster (cities: the widest)\n"
                "  --query-out FILE    also write the query half: rows n .. n+nq-1 of the same\n"
                "                      generation, (nq, d) float32\n"
                "  --nq NQ             query points (default: the workload's, else n)\n"
-               "  --labels FILE       cluster of each reference point, (n,) int32\n"
+               "  --labels FILE       cluster of each reference point, (n,) int32 (cities:\n"
+               "                      -1 for the background)\n"
                "  --velocities FILE   plummer velocities, (n, 3) float32\n"
                "  --threads T         CPU threads (the output does not depend on it)\n"
                "  -h, --help          this help\n\n"
@@ -270,8 +273,9 @@ int cmd_gen(int argc, char **argv) {
     if (!have_n) n = w ? w->n : DEFAULT_N;
     if (!have_d) d = w ? w->d : DEFAULT_D;
     uint64_t seed = p.have_seed ? p.seed : w ? w->seed : DEFAULT_SEED;
-    if (!have_k) k = w && w->kind == CANOPY_GEN_CLUSTERS ? w->clusters : DEFAULT_CLUSTERS;
-    if (!have_spread) spread = w && w->kind == CANOPY_GEN_CLUSTERS ? w->spread : DEFAULT_SPREAD;
+    int mixture = kind == CANOPY_GEN_CLUSTERS || kind == CANOPY_GEN_CITIES;
+    if (!have_k) k = w && mixture ? w->clusters : DEFAULT_CLUSTERS;
+    if (!have_spread) spread = w && mixture ? w->spread : DEFAULT_SPREAD;
     if (!have_nq) nq = w && w->n_query ? w->n_query : n;
 
     /* Options that do not apply to this generator are mistakes, not no-ops. */
@@ -282,8 +286,9 @@ int cmd_gen(int argc, char **argv) {
                               : have_spread ? "--spread"
                               : labels_path ? "--labels"
                                             : NULL;
-    if (cluster_opt && kind != CANOPY_GEN_CLUSTERS)
-        return cli_usage_error(CMD, "%s applies only to clusters, not %s", cluster_opt, gen);
+    if (cluster_opt && !mixture)
+        return cli_usage_error(CMD, "%s applies only to clusters and cities, not %s", cluster_opt,
+                               gen);
     if (vel_path && kind != CANOPY_GEN_PLUMMER)
         return cli_usage_error(CMD, "--velocities applies only to plummer, not %s", gen);
     if (have_d && kind == CANOPY_GEN_PLUMMER)
@@ -333,10 +338,13 @@ int cmd_gen(int argc, char **argv) {
                      useed);
             break;
         case CANOPY_GEN_CLUSTERS:
-            s = canopy_gen_clusters(points->array.data, labels ? labels->array.data : NULL, n,
-                                    (int32_t)d, (int32_t)k, spread, seed);
-            snprintf(points->desc, sizeof points->desc, "%lld clusters, spread %g, seed %llu",
-                     (long long)k, spread, useed);
+        case CANOPY_GEN_CITIES:
+            s = (kind == CANOPY_GEN_CITIES ? canopy_gen_cities_rows : canopy_gen_clusters_rows)(
+                points->array.data, labels ? labels->array.data : NULL, 0, n, (int32_t)d,
+                (int32_t)k, spread, seed);
+            snprintf(points->desc, sizeof points->desc, "%lld %s, spread %g, seed %llu",
+                     (long long)k, kind == CANOPY_GEN_CITIES ? "cities" : "clusters", spread,
+                     useed);
             if (labels)
                 snprintf(labels->desc, sizeof labels->desc, "cluster labels, seed %llu", useed);
             break;
@@ -360,11 +368,12 @@ int cmd_gen(int argc, char **argv) {
                      "uniform [%g,%g) query rows %lld-%lld, seed %llu", lo, hi, (long long)n,
                      (long long)(n + nq - 1), useed);
         } else {
-            s = canopy_gen_clusters_rows(second->array.data, NULL, n, nq, (int32_t)d, (int32_t)k,
-                                         spread, seed);
+            s = (kind == CANOPY_GEN_CITIES ? canopy_gen_cities_rows : canopy_gen_clusters_rows)(
+                second->array.data, NULL, n, nq, (int32_t)d, (int32_t)k, spread, seed);
             snprintf(second->desc, sizeof second->desc,
-                     "%lld clusters, spread %g, query rows %lld-%lld, seed %llu", (long long)k,
-                     spread, (long long)n, (long long)(n + nq - 1), useed);
+                     "%lld %s, spread %g, query rows %lld-%lld, seed %llu", (long long)k,
+                     kind == CANOPY_GEN_CITIES ? "cities" : "clusters", spread, (long long)n,
+                     (long long)(n + nq - 1), useed);
         }
         second->seconds = canopy_now() - t0;
     }
