@@ -229,7 +229,7 @@ static canopy_status export_all(const let_domain *src, let_piece *out) {
             c->nchild = h->child < 0 ? 0 : h->nchild;
             c->begin = h->child < 0 ? h->begin : 0;
             c->end = h->child < 0 ? h->end : 0;
-            c->pruned = c->pad = 0;
+            c->pruned = 0;
         }
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < tv->n; i++) {
