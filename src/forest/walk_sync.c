@@ -228,12 +228,12 @@ SWEEP_SCALAR(sweep_zero, step_zero, rs)
  * eight rows share one pointer with constant displacements (no register spills) */
 SWEEP_SCALAR(sweep_perfect, step_perfect, 4)
 
-static const cf_sweep_fn scalar_sweeps[CF_SWEEP_MODES] = {sweep_plain, sweep_nan, sweep_zero,
-                                                          sweep_perfect};
+const cf_sweep_fn cf_sweeps_scalar[CF_SWEEP_MODES] = {sweep_plain, sweep_nan, sweep_zero,
+                                                      sweep_perfect};
 
 void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
                   int64_t r1, int32_t t0, int32_t t1, double *acc) {
-    const cf_sweep_fn *sweeps = scalar_sweeps;
+    const cf_sweep_fn *sweeps = cf_sweeps_scalar;
     if (isa >= CANOPY_ISA_AVX512)
         sweeps = cf_sweeps_avx512;
     else if (isa >= CANOPY_ISA_AVX2)

@@ -18,7 +18,9 @@ enum { CF_SWEEP_PLAIN, CF_SWEEP_NAN, CF_SWEEP_ZERO, CF_SWEEP_PERFECT, CF_SWEEP_M
 typedef void (*cf_sweep_fn)(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,
                             uint32_t *off);
 
-/* One table per lane width, indexed by CF_SWEEP_*: 8 lanes (AVX2), 16 (AVX-512). */
-extern const cf_sweep_fn cf_sweeps_avx2[CF_SWEEP_MODES], cf_sweeps_avx512[CF_SWEEP_MODES];
+/* One table per lane width, indexed by CF_SWEEP_*: scalar (eight rows interleaved),
+ * 8 lanes (AVX2), 16 lanes (AVX-512). */
+extern const cf_sweep_fn cf_sweeps_scalar[CF_SWEEP_MODES], cf_sweeps_avx2[CF_SWEEP_MODES],
+    cf_sweeps_avx512[CF_SWEEP_MODES];
 
 #endif
