@@ -63,30 +63,11 @@ static inline simt_int simt_gather_at_masked(const void *base, simt_int off, int
 }
 #undef SIMT_GATHER_AT_
 
-/* The same for every lane (unmasked gathers: no mask to build or test). */
-#if defined(SIMT_AVX512)
-#define SIMT_GATHER_AT_(s) return (simt_int)_mm512_i32gather_epi32((__m512i)off, base, s)
-#elif defined(SIMT_AVX2)
-#define SIMT_GATHER_AT_(s)                                                                         \
-    return (simt_int)_mm256_i32gather_epi32((const int *)base, (__m256i)off, s)
-#endif
+/* The same for every lane: an all-ones mask, which the compiler folds (the gather
+ * instructions take a mask either way). */
 static inline simt_int simt_gather_at(const void *base, simt_int off, int scale) {
-#if defined(SIMT_GATHER_AT_)
-    switch (scale) {
-    case 1:
-        SIMT_GATHER_AT_(1);
-    case 2:
-        SIMT_GATHER_AT_(2);
-    case 8:
-        SIMT_GATHER_AT_(8);
-    default:
-        SIMT_GATHER_AT_(4);
-    }
-#else
     return simt_gather_at_masked(base, off, scale, simt_splat(-1));
-#endif
 }
-#undef SIMT_GATHER_AT_
 
 /* Writes the lanes of m packed to the front of out and returns how many; out has room
  * for SIMT_W values, and those past the count are overwritten with junk (a whole-vector
