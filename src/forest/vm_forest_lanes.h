@@ -42,8 +42,8 @@ int64_t CVM_FOREST_LANES(const cvm_forest_ctx *ctx, const float *X, int64_t stri
             simt_float x = (simt_float)simt_gather_at_masked(
                 X, vrow * (int32_t)stride + (key & CF_KEY_FEATURE), 4, is_cmp);
             simt_mask miss =
-                (x != x) | ((simt_abs_f(x) <= CF_ZERO_EPS) & ((key & CF_KEY_ZERO) != 0));
-            simt_mask left = simt_blend(miss, (key & CF_KEY_DL) != 0, x <= thr);
+                (x != x) | ((simt_abs_f(x) <= CF_ZERO_EPS) & ((key & CF_KEY_ZERO) == CF_KEY_ZERO));
+            simt_mask left = simt_blend(miss, (key & CF_KEY_DL) == CF_KEY_DL, x <= thr);
             simt_int npc = child + (~left & 1);
             /* W: leaves of finished lanes (rows may repeat across lanes: scalar adds) */
             for (; store_bits; store_bits &= store_bits - 1) {

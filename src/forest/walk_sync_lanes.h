@@ -19,17 +19,19 @@ static inline __attribute__((always_inline)) void sweep_lanes(const char *base, 
             simt_int rows = simt_iota() + r;
             rows &= rows < nr;
             simt_int o = simt_loadu(off + r);
-            simt_float thr = (simt_float)simt_gather_at(base, o, scale);
+            /* the node's gathers first, then x's, which waits for fo */
             simt_int fo = simt_gather_at(base + 4, o, scale);
-            simt_float x = (simt_float)simt_gather_at(xb, rows * (int32_t)rs + fo, 1);
+            simt_float thr = (simt_float)simt_gather_at(base, o, scale);
             simt_int nx = perfect ? o + o + 1 : simt_gather_at(base + 8, o, 1);
+            simt_int key =
+                mode == CF_SWEEP_NAN || mode == CF_SWEEP_ZERO ? simt_gather_at(base + 12, o, 1) : o;
+            simt_float x = (simt_float)simt_gather_at(xb, rows * (int32_t)rs + fo, 1);
             /* the complete trees send NaN right (build_perfect mirrors default-left) */
             simt_mask right = perfect ? ~(x <= thr) : x > thr;
             if (mode == CF_SWEEP_NAN || mode == CF_SWEEP_ZERO) {
-                simt_int key = simt_gather_at(base + 12, o, 1);
                 simt_mask miss = x != x;
                 if (mode == CF_SWEEP_ZERO)
-                    miss |= (simt_abs_f(x) <= CF_ZERO_EPS) & ((key & CF_KEY_ZERO) != 0);
+                    miss |= (simt_abs_f(x) <= CF_ZERO_EPS) & ((key & CF_KEY_ZERO) == CF_KEY_ZERO);
                 right = simt_blend(miss, (key & CF_KEY_DL) == 0, right);
             }
             simt_storeu(off + r, nx + (right & (perfect ? 1 : (int)sizeof(cf_snode))));
