@@ -97,6 +97,38 @@ static void check_primitives(const simt_impl *s) {
     }
 }
 
+/* simt/lanes.h: gathers at every scale (byte offsets unaligned too), masked and not,
+ * and the compaction store, which may fill its width but never writes past it. */
+static void check_lane_extras(const simt_impl *s) {
+    int w = s->width;
+    unsigned char bytes[1024];
+    int32_t off[16], out[17], ref[16], v[16];
+    for (int k = 0; k < (int)sizeof bytes; k++) bytes[k] = (unsigned char)rnd();
+    for (int trial = 0; trial < 400; trial++) {
+        int scale = 1 << (trial % 4);
+        uint32_t m = rnd_mask(w, trial % 8);
+        for (int l = 0; l < w; l++) {
+            off[l] = (int32_t)(rnd() % ((sizeof bytes - 4) / (unsigned)scale + 1));
+            v[l] = (int32_t)rnd();
+        }
+        s->gather_at(bytes, off, scale, out);
+        for (int l = 0; l < w; l++) memcpy(&ref[l], bytes + (size_t)off[l] * scale, 4);
+        CHECK_MSG(!memcmp(out, ref, sizeof(int32_t) * w), "%s gather_at scale %d, trial %d", s->isa,
+                  scale, trial);
+        s->gather_at_masked(bytes, off, scale, m, out);
+        for (int l = 0; l < w; l++)
+            if (!(m >> l & 1)) ref[l] = 0;
+        CHECK_MSG(!memcmp(out, ref, sizeof(int32_t) * w), "%s gather_at_masked scale %d, trial %d",
+                  s->isa, scale, trial);
+        out[w] = 0x5eed;
+        int n = s->compact_store(v, m, out), rn = 0;
+        for (int l = 0; l < w; l++)
+            if (m >> l & 1) ref[rn++] = v[l];
+        CHECK_MSG(n == rn && !memcmp(out, ref, sizeof(int32_t) * rn) && out[w] == 0x5eed,
+                  "%s compact_store, trial %d", s->isa, trial);
+    }
+}
+
 static int32_t *rnd_array(int n, int32_t mod) {
     int32_t *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) v[i] = (int32_t)(rnd() % (uint32_t)mod);
@@ -339,6 +371,7 @@ int main(void) {
             continue;
         }
         check_primitives(tables[t]);
+        check_lane_extras(tables[t]);
         check_kernels(tables[t]);
         check_pathfinder(tables[t]);
         check_bfs(tables[t]);

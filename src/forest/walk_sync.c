@@ -12,16 +12,14 @@
  * in float, next + 16 * right; no multiply, no sign extension. A row block without
  * NaN (checked once per block) uses the plain compare x > threshold, which is the
  * model's rule for every non-missing value. The simd engine runs the same sweep on
- * lanes over rows with gathers (AVX2: 8 rows, AVX-512: 16), chosen at run time. */
+ * lanes over rows with gathers (walk_sync_lanes.h, written once on the SIMT lane
+ * primitives; AVX2: 8 rows, AVX-512: 16), chosen at run time. */
 #include "forest/forest.h"
+#include "forest/walk_sync.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 /* The complete copy of the bf trees, unless padding the shallow leaves down to each
  * tree's depth would take more than CF_PERFECT_SLACK x the linked nodes' slots
@@ -144,11 +142,8 @@ canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L) {
     return L->kind == CANOPY_FOREST_LAYOUT_BF ? build_perfect(L) : CANOPY_OK;
 }
 
-/* The step rules of the linked nodes, from cheapest: no NaN in the block and no zero-as-missing
- * node; NaN possible (it fails x > t, so only default-right needs the NaN test,
- * written as arithmetic because default directions vary node by node); and
- * LightGBM's zero-as-missing. */
-enum { MODE_PLAIN, MODE_NAN, MODE_ZERO, MODE_PERFECT };
+/* The step rules (walk_sync.h); step_nan writes the NaN test as arithmetic because
+ * default directions vary node by node. */
 
 static inline size_t step_plain(const char *base, size_t off, const char *x) {
     const cf_snode *nd = (const cf_snode *)(base + off);
@@ -233,116 +228,16 @@ SWEEP_SCALAR(sweep_zero, step_zero, rs)
  * eight rows share one pointer with constant displacements (no register spills) */
 SWEEP_SCALAR(sweep_perfect, step_perfect, 4)
 
-typedef void (*sweep_fn)(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,
-                         uint32_t *off);
-static const sweep_fn scalar_sweeps[4] = {sweep_plain, sweep_nan, sweep_zero, sweep_perfect};
-
-#if defined(__x86_64__) || defined(__i386__)
-/* Gather scale: complete trees count slots of 8 bytes, linked nodes bytes. */
-#define SLOT(mode) ((mode) == MODE_PERFECT ? (int)sizeof(cf_pnode) : 1)
-
-/* 8 rows per step; off has room for nr rounded up to 8 (spare lanes walk row 0). */
-#define AVX2_SWEEP(name, mode)                                                                     \
-    __attribute__((target("avx2,fma"))) static void name(                                          \
-        const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
-        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                            \
-        const __m256i v16 = _mm256_set1_epi32(16), v1 = _mm256_set1_epi32(1);                      \
-        const __m256i v_zf = _mm256_set1_epi32(CF_KEY_ZERO);                                       \
-        const __m256i v_dl = _mm256_set1_epi32(CF_KEY_DL);                                         \
-        const __m256 v_eps = _mm256_set1_ps(CF_ZERO_EPS);                                          \
-        const __m256 v_abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));                   \
-        for (int32_t s = 0; s < depth; s++)                                                        \
-            for (int32_t r = 0; r < nr; r += 8) {                                                  \
-                __m256i rows = _mm256_add_epi32(_mm256_set1_epi32(r), lane);                       \
-                rows = _mm256_and_si256(rows, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), rows));    \
-                __m256i rowb = _mm256_mullo_epi32(rows, _mm256_set1_epi32((int32_t)rs));           \
-                __m256i o = _mm256_loadu_si256((const __m256i *)(off + r));                        \
-                __m256 thr = _mm256_i32gather_ps((const float *)base, o, SLOT(mode));              \
-                __m256i fo = _mm256_i32gather_epi32((const int *)(base + 4), o, SLOT(mode));       \
-                __m256i nx = mode == MODE_PERFECT                                                  \
-                                 ? _mm256_add_epi32(_mm256_add_epi32(o, o), v1)                    \
-                                 : _mm256_i32gather_epi32((const int *)(base + 8), o, 1);          \
-                __m256 x = _mm256_i32gather_ps((const float *)xb, _mm256_add_epi32(rowb, fo), 1);  \
-                __m256 right =                                                                     \
-                    _mm256_cmp_ps(x, thr, mode == MODE_PERFECT ? _CMP_NLE_UQ : _CMP_GT_OQ);        \
-                if (mode == MODE_NAN || mode == MODE_ZERO) {                                       \
-                    __m256i key = _mm256_i32gather_epi32((const int *)(base + 12), o, 1);          \
-                    __m256 miss = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                               \
-                    if (mode == MODE_ZERO) {                                                       \
-                        __m256 small = _mm256_cmp_ps(_mm256_and_ps(x, v_abs), v_eps, _CMP_LE_OQ);  \
-                        __m256i zf = _mm256_cmpeq_epi32(_mm256_and_si256(key, v_zf), v_zf);        \
-                        miss = _mm256_or_ps(miss, _mm256_and_ps(small, _mm256_castsi256_ps(zf)));  \
-                    }                                                                              \
-                    __m256 dl = _mm256_castsi256_ps(                                               \
-                        _mm256_cmpeq_epi32(_mm256_and_si256(key, v_dl), v_dl));                    \
-                    right = _mm256_blendv_ps(right, _mm256_andnot_ps(dl, miss), miss);             \
-                }                                                                                  \
-                o = _mm256_add_epi32(nx, _mm256_and_si256(_mm256_castps_si256(right),              \
-                                                          mode == MODE_PERFECT ? v1 : v16));       \
-                _mm256_storeu_si256((__m256i *)(off + r), o);                                      \
-            }                                                                                      \
-    }
-AVX2_SWEEP(avx2_plain, MODE_PLAIN)
-AVX2_SWEEP(avx2_nan, MODE_NAN)
-AVX2_SWEEP(avx2_zero, MODE_ZERO)
-AVX2_SWEEP(avx2_perfect, MODE_PERFECT)
-static const sweep_fn avx2_sweeps[4] = {avx2_plain, avx2_nan, avx2_zero, avx2_perfect};
-
-/* 16 rows per step with mask registers. */
-#define AVX512_SWEEP(name, mode)                                                                   \
-    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) static void name(                \
-        const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr, uint32_t *off) {   \
-        const __m512i lane =                                                                       \
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);               \
-        const __m512i v16 = _mm512_set1_epi32(16), v1 = _mm512_set1_epi32(1);                      \
-        const __m512i v_zf = _mm512_set1_epi32(CF_KEY_ZERO);                                       \
-        const __m512i v_dl = _mm512_set1_epi32(CF_KEY_DL);                                         \
-        const __m512 v_eps = _mm512_set1_ps(CF_ZERO_EPS);                                          \
-        for (int32_t s = 0; s < depth; s++)                                                        \
-            for (int32_t r = 0; r < nr; r += 16) {                                                 \
-                __m512i rows = _mm512_add_epi32(_mm512_set1_epi32(r), lane);                       \
-                rows = _mm512_maskz_mov_epi32(                                                     \
-                    _mm512_cmplt_epi32_mask(rows, _mm512_set1_epi32(nr)), rows);                   \
-                __m512i rowb = _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rs));           \
-                __m512i o = _mm512_loadu_si512(off + r);                                           \
-                __m512 thr = _mm512_i32gather_ps(o, base, SLOT(mode));                             \
-                __m512i fo = _mm512_i32gather_epi32(o, base + 4, SLOT(mode));                      \
-                __m512i nx = mode == MODE_PERFECT ? _mm512_add_epi32(_mm512_add_epi32(o, o), v1)   \
-                                                  : _mm512_i32gather_epi32(o, base + 8, 1);        \
-                __m512 x = _mm512_i32gather_ps(_mm512_add_epi32(rowb, fo), xb, 1);                 \
-                __mmask16 right =                                                                  \
-                    _mm512_cmp_ps_mask(x, thr, mode == MODE_PERFECT ? _CMP_NLE_UQ : _CMP_GT_OQ);   \
-                if (mode == MODE_NAN || mode == MODE_ZERO) {                                       \
-                    __m512i key = _mm512_i32gather_epi32(o, base + 12, 1);                         \
-                    __mmask16 miss = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                       \
-                    if (mode == MODE_ZERO)                                                         \
-                        miss |= _mm512_cmp_ps_mask(_mm512_abs_ps(x), v_eps, _CMP_LE_OQ) &          \
-                                _mm512_test_epi32_mask(key, v_zf);                                 \
-                    __mmask16 dl = _mm512_test_epi32_mask(key, v_dl);                              \
-                    right = (__mmask16)((right & ~miss) | (miss & ~dl));                           \
-                }                                                                                  \
-                o = _mm512_mask_add_epi32(nx, right, nx, mode == MODE_PERFECT ? v1 : v16);         \
-                _mm512_storeu_si512(off + r, o);                                                   \
-            }                                                                                      \
-    }
-AVX512_SWEEP(avx512_plain, MODE_PLAIN)
-AVX512_SWEEP(avx512_nan, MODE_NAN)
-AVX512_SWEEP(avx512_zero, MODE_ZERO)
-AVX512_SWEEP(avx512_perfect, MODE_PERFECT)
-static const sweep_fn avx512_sweeps[4] = {avx512_plain, avx512_nan, avx512_zero, avx512_perfect};
-#endif
+const cf_sweep_fn cf_sweeps_scalar[CF_SWEEP_MODES] = {sweep_plain, sweep_nan, sweep_zero,
+                                                      sweep_perfect};
 
 void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
                   int64_t r1, int32_t t0, int32_t t1, double *acc) {
-    const sweep_fn *sweeps = scalar_sweeps;
-#if defined(__x86_64__) || defined(__i386__)
+    const cf_sweep_fn *sweeps = cf_sweeps_scalar;
     if (isa >= CANOPY_ISA_AVX512)
-        sweeps = avx512_sweeps;
+        sweeps = cf_sweeps_avx512;
     else if (isa >= CANOPY_ISA_AVX2)
-        sweeps = avx2_sweeps;
-#else
-    (void)isa;
-#endif
+        sweeps = cf_sweeps_avx2;
     const char *base = (const char *)L->sync_nodes;
     const int32_t K = L->n_outputs;
     const size_t rs = (size_t)stride * sizeof(float);
@@ -356,18 +251,18 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
         int32_t nr = (int32_t)(r1 - rb < CF_SYNC_ROWS ? r1 - rb : CF_SYNC_ROWS);
         const float *Xb = X + rb * stride;
         double *ab = acc + (rb - r0) * K;
-        int mode = MODE_PLAIN;
+        int mode = CF_SWEEP_PLAIN;
         if (L->sync_zero)
-            mode = MODE_ZERO;
+            mode = CF_SWEEP_ZERO;
         else
-            for (int32_t r = 0; r < nr && mode == MODE_PLAIN; r++)
+            for (int32_t r = 0; r < nr && mode == CF_SWEEP_PLAIN; r++)
                 for (int64_t j = 0; j < L->n_features; j++)
-                    if (Xb[r * stride + j] != Xb[r * stride + j]) mode = MODE_NAN;
+                    if (Xb[r * stride + j] != Xb[r * stride + j]) mode = CF_SWEEP_NAN;
         /* complete trees for the plain rule; the others keep the linked nodes */
         const char *xs = (const char *)Xb;
         size_t xrs = rs;
-        if ((mode == MODE_PLAIN || (mode == MODE_NAN && L->perf_nan)) && T) {
-            mode = MODE_PERFECT;
+        if ((mode == CF_SWEEP_PLAIN || (mode == CF_SWEEP_NAN && L->perf_nan)) && T) {
+            mode = CF_SWEEP_PERFECT;
             for (int32_t r = 0; r < nr; r++)
                 for (int64_t j = 0; j < F; j++) {
                     T[j * CF_SYNC_ROWS + r] = Xb[r * stride + j];
@@ -383,7 +278,7 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
             const double *val = L->sync_val;
             uint32_t root = (uint32_t)L->root[t] * (uint32_t)sizeof(cf_snode),
                      size = sizeof(cf_snode);
-            if (mode == MODE_PERFECT) {
+            if (mode == CF_SWEEP_PERFECT) {
                 tb = (const char *)(L->perf_nodes + L->perf_first[t]);
                 leaf = L->perf_leaf + L->perf_first[t];
                 val = L->perf_val + L->perf_first[t];

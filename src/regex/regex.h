@@ -7,7 +7,8 @@
  * `match p`), and the engines decide, line by line, which patterns match:
  *   pike  the scalar Thompson/Pike simulation (src/regex/pike_vm.c), the reference;
  *   simd  the same simulation with SIMD lanes over NFA threads and stream
- *         compaction (src/regex/pike_vm_simd.c, AVX2 / AVX-512);
+ *         compaction (src/regex/pike_vm_lanes.h on SIMT lanes, compiled for
+ *         AVX2 / AVX-512 by pike_vm_avx2.c / pike_vm_avx512.c);
  *   dfa   a lazily built DFA over the Pike VM's thread sets (dfa.c), with a
  *         required-literal prefilter (literal.c) when every pattern has one. */
 #ifndef CANOPY_REGEX_H

@@ -2,6 +2,7 @@
 /* One lane width's table (runtime.h): included by cpu_avx512.c, cpu_avx2.c and
  * cpu_generic.c after they define SIMT_W and SIMT_TABLE. */
 #include "simt/kernels.h"
+#include "simt/lanes.h"
 #include "simt/runtime.h"
 
 #include <stdlib.h>
@@ -53,6 +54,17 @@ static void t_shfl(const int32_t *v, const int32_t *src, int32_t *out) {
 static uint32_t t_ballot(const int32_t *v, uint32_t m) {
     simt_mask simt_m_ = simt_from_bits(m);
     return SIMT_BALLOT(from_mem(v));
+}
+
+static void t_gather_at(const void *base, const int32_t *off, int scale, int32_t *out) {
+    to_mem(out, simt_gather_at(base, from_mem(off), scale));
+}
+static void t_gather_at_masked(const void *base, const int32_t *off, int scale, uint32_t m,
+                               int32_t *out) {
+    to_mem(out, simt_gather_at_masked(base, from_mem(off), scale, simt_from_bits(m)));
+}
+static int t_compact_store(const int32_t *v, uint32_t m, int32_t *out) {
+    return simt_compact_store(out, from_mem(v), simt_from_bits(m));
 }
 
 static int launch(simt_kernel_fn fn, const void *args, int grid, int block, size_t shared, int team,
@@ -185,6 +197,9 @@ const simt_impl SIMT_TABLE = {
     .scatter = t_scatter,
     .shfl = t_shfl,
     .ballot = t_ballot,
+    .gather_at = t_gather_at,
+    .gather_at_masked = t_gather_at_masked,
+    .compact_store = t_compact_store,
     .divergent = t_divergent,
     .exchange = t_exchange,
     .pathfinder = t_pathfinder,

@@ -39,6 +39,12 @@ typedef struct simt_impl {
     void (*scatter)(int32_t *base, const int32_t *idx, const int32_t *v, uint32_t m);
     void (*shfl)(const int32_t *v, const int32_t *src, int32_t *out);
     uint32_t (*ballot)(const int32_t *v, uint32_t m); /* lanes with v != 0 among m */
+    /* simt/lanes.h: the words at (const char *)base + off * scale, all lanes or those of
+     * m; the lanes of m packed to out (room for width values), returning how many. */
+    void (*gather_at)(const void *base, const int32_t *off, int scale, int32_t *out);
+    void (*gather_at_masked)(const void *base, const int32_t *off, int scale, uint32_t m,
+                             int32_t *out);
+    int (*compact_store)(const int32_t *v, uint32_t m, int32_t *out);
 
     /* Test kernels: divergent ifs, a data-dependent loop with break, early returns
      * (simt_ref_divergent); a barrier exchange through shared memory (simt_ref_exchange). */
