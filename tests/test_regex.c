@@ -322,12 +322,17 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
     int64_t *counts = calloc((size_t)np + 1, sizeof *counts);
     for (int invert = 0; invert <= 1; invert++) {
         for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
-            for (int variant = 0; variant < 3; variant++) {
-                /* simd: every ISA this CPU has; dfa: default, tiny cache, and no SIMD
-                 * (the literal prefilter's scalar path) */
+            for (int variant = 0; variant < 4; variant++) {
+                /* simd: every ISA this CPU has; dfa: default, tiny cache, no SIMD (the
+                 * literal prefilter's scalar path) and AVX2 (its AVX2 filter where the
+                 * default is AVX-512) */
                 if (engines[e] == CANOPY_REGEX_ENGINE_PIKE && variant) continue;
-                if (engines[e] == CANOPY_REGEX_ENGINE_DFA && variant == 2)
-                    canopy_cpu_isa_override(CANOPY_ISA_SCALAR);
+                if (engines[e] == CANOPY_REGEX_ENGINE_SIMD && variant == 3) continue;
+                if (engines[e] == CANOPY_REGEX_ENGINE_DFA && variant >= 2) {
+                    int isa = variant == 2 ? CANOPY_ISA_SCALAR : CANOPY_ISA_AVX2;
+                    canopy_cpu_isa_override(isa);
+                    if ((int)canopy_cpu_isa() != isa) continue;
+                }
                 if (engines[e] == CANOPY_REGEX_ENGINE_SIMD) {
                     int isa = variant == 0   ? CANOPY_ISA_SCALAR
                               : variant == 1 ? CANOPY_ISA_AVX2

@@ -73,6 +73,8 @@ const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, c
  * start). *filtered3 adds the bytes filtered on three bytes. */
 int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
                           uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3);
+/* The lanes the literal filter runs on (AVX-512, AVX2, else scalar). */
+canopy_isa cre_literal_isa(void);
 /* The exact counter measures and switches per chunk of lines (64 KiB);
  * tests make chunks small (bytes; 0 = the default). Not thread-safe. */
 void cre_literal_chunk_override(int32_t bytes);
