@@ -1101,6 +1101,7 @@ typedef struct canopy_regex_result {
     int64_t dfa_bytes;          /* dfa: bytes the automaton ran on (the rest: the prefilter) */
     int64_t literal_bytes3;     /* dfa: bytes the literal filter tested on three bytes, not two */
     canopy_isa literal_isa;     /* dfa with literals: the lanes of the literal filter */
+    int32_t literals_shifted;   /* dfa: literals filtered on a rarer window than their start */
 } canopy_regex_result;
 
 /* Matches every line of buf (a line matches if some pattern matches a substring

@@ -684,14 +684,15 @@ static void buffers(uint64_t seed) {
  * followed by `.*x` (not exact), on buffers of every length around the 64-byte
  * steps, with literals across steps, at the very end, and cut short (near misses);
  * half of them in chunks of 200 bytes (the counter's switch between two- and
- * three-byte filters). The reference is a plain substring search per line. */
+ * three-byte filters); long literals filtered on a rarer window than their first
+ * bytes among them. The reference is a plain substring search per line. */
 static void literal_sets(uint64_t seed, int sets) {
     canopy_rng r = canopy_rng_make(seed, 11);
     static const char bytes[] = "abcd\n\n";
     char pats[48][24];
     const char *pp[48];
     char lits[48][16];
-    int llen[48];
+    int llen[48], shifted = 0;
     for (int s = 0; s < sets; s++) {
         int np = pick(&r, 2) ? 1 + pick(&r, 15) : 17 + pick(&r, 29);
         int kind = pick(&r, 3), long_lits = pick(&r, 4) == 0; /* 0 bare, 1 .*lit.*, 2 lit.*x */
@@ -737,12 +738,19 @@ static void literal_sets(uint64_t seed, int sets) {
             snprintf(what, sizeof what, "seed %llu literal set %d '%s' (of %d) len %zu",
                      (unsigned long long)seed, s, pats[0], np, len);
             check_all_engines(re, buf, len, nlines, want, NULL, what);
+            canopy_regex_result res;
+            CHECK_OK(canopy_regex_match(re, buf, len, NULL, NULL, NULL, &res));
+            shifted += res.literals_shifted > 0;
             canopy_regex_free(re);
         }
         free(want);
         free(buf);
     }
     cre_literal_chunk_override(0);
+    /* long literals of "abc" have rarer windows past their start ("bb" in "aabb..."):
+     * the confirmation at a moved window is among what was tested */
+    CHECK_MSG(shifted > 0, "seed %llu: no literal set filtered on a moved window",
+              (unsigned long long)seed);
 }
 
 /* Issue 21: hostile patterns are refused or compiled fast, never overflow the stack

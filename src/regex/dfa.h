@@ -36,6 +36,10 @@ typedef struct cre_dfa_info {
      * bytes), and whether a bucket hit on two / three bytes is a literal without
      * confirmation */
     int32_t n_buckets, filter_bytes, exact2, exact3;
+    /* where the filter looks in literal j: its bytes lit_off[j] .. + 2 (or 3), the
+     * rarest window of a literal with a bucket of its own, else 0; n_shifted: the
+     * literals whose window is not their first bytes */
+    int32_t lit_off[CRE_LIT_MAX], n_shifted;
     int32_t bucket_start[CRE_BUCKETS + 1], bucket_lit[CRE_LIT_MAX];
     uint8_t nib[2][6][16];
 } cre_dfa_info;

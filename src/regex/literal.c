@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "regex/dfa.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,14 @@ static inline int lit_eq(const cre_dfa_info *info, int32_t j, const uint8_t *x, 
     return 1;
 }
 
+/* Literal j with its filter window at w: it starts lit_off[j] bytes before, not
+ * before lo. */
+__attribute__((always_inline)) static inline int lit_at_window(const cre_dfa_info *info, int32_t j,
+                                                               const uint8_t *w, const uint8_t *lo,
+                                                               const uint8_t *e) {
+    return w - lo >= info->lit_off[j] && lit_eq(info, j, w - info->lit_off[j], e);
+}
+
 /* Literals in byte order (a prefix first). */
 static int cmp_lit(const void *pa, const void *pb, void *ctx) {
     const cre_dfa_info *info = ctx;
@@ -207,9 +216,51 @@ static void buckets_build(cre_dfa_info *info) {
     }
 }
 
+/* Rough frequency of a byte in text (per 10,000 bytes of English prose and code):
+ * lowercase letters by English letter frequency, capitals an eighth of theirs. */
+static double byte_freq(unsigned c) {
+    static const char order[] = "etaoinsrhldcumfpgwybvkxjqz";
+    static const double lower[26] = {1000, 700, 650, 600, 570, 570, 520, 500, 450,
+                                     330,  330, 230, 220, 200, 180, 160, 160, 150,
+                                     140,  120, 80,  60,  15,  10,  10,  7};
+    if (c == ' ') return 1500;
+    if (c >= 'a' && c <= 'z') return lower[strchr(order, (int)c) - order];
+    if (c >= 'A' && c <= 'Z') return lower[strchr(order, (int)c - 'A' + 'a') - order] / 8 + 5;
+    if (c >= '0' && c <= '9') return 50;
+    if (c > ' ' && c < 127) return strchr(".,;:'\"()-_/=", (int)c) ? 50 : 10;
+    return 5;
+}
+
+/* Each literal with a bucket of its own (up to 16) is filtered on its rarest window
+ * of two or three bytes by byte_freq (`mpl` of `temple`, not `tem`, which log lines
+ * hold at every `items`), when that is 4 times rarer than its first bytes: a moved
+ * window makes every confirmation a little dearer. A hit at the window is confirmed
+ * at the literal's start, lit_off bytes before it. */
+static void windows_choose(cre_dfa_info *info) {
+    info->n_shifted = 0;
+    for (int32_t j = 0; j < info->n_lit; j++) {
+        info->lit_off[j] = 0;
+        int32_t w = info->filter_bytes, n = info->lit_len[j];
+        if (info->n_lit > CRE_BUCKETS || n <= w) continue;
+        double first = 0, best = 0;
+        for (int32_t o = 0; o + w <= n; o++) {
+            /* chunks run on two bytes until hits get dense: those count most */
+            const uint8_t *c = info->lit[j] + o;
+            double score = byte_freq(c[0]) * byte_freq(c[1]) * (w == 3 ? sqrt(byte_freq(c[2])) : 1);
+            if (o == 0) first = best = score;
+            if (score < best) {
+                best = score;
+                info->lit_off[j] = o;
+            }
+        }
+        if (best * 4 >= first) info->lit_off[j] = 0;
+        info->n_shifted += info->lit_off[j] > 0;
+    }
+}
+
 /* The nibble filter's tables, built once per program (a prefilter call per candidate
  * line would otherwise rebuild them): bucket k owns bit k & 7 of table set k >> 3,
- * and for each of the first two or three bytes of its literals the low and high
+ * and for each of the two or three bytes of its literals' windows the low and high
  * nibbles (any byte past a literal's end or past the filter's bytes). */
 static void nib_build(cre_dfa_info *info) {
     memset(info->nib, 0, sizeof info->nib);
@@ -220,9 +271,10 @@ static void nib_build(cre_dfa_info *info) {
             int32_t j = info->bucket_lit[i];
             for (int32_t pos = 0; pos < 3; pos++)
                 for (int v = 0; v < 16; v++) {
-                    int any = pos >= info->lit_len[j] || pos >= info->filter_bytes;
-                    if (any || (info->lit[j][pos] & 15) == v) g[2 * pos][v] |= bitk;
-                    if (any || (info->lit[j][pos] >> 4) == v) g[2 * pos + 1][v] |= bitk;
+                    int32_t at = info->lit_off[j] + pos;
+                    int any = at >= info->lit_len[j] || pos >= info->filter_bytes;
+                    if (any || (info->lit[j][at] & 15) == v) g[2 * pos][v] |= bitk;
+                    if (any || (info->lit[j][at] >> 4) == v) g[2 * pos + 1][v] |= bitk;
                 }
         }
     }
@@ -260,6 +312,7 @@ void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info 
     }
     lit_words(info);
     buckets_build(info);
+    windows_choose(info);
     nib_build(info);
 }
 
@@ -275,6 +328,14 @@ static const uint8_t *find_scalar(const cre_dfa_info *info, const uint8_t *x, co
     for (; x < e; x++)
         if (first[*x] && lit_at(info, x, e)) return x;
     return e;
+}
+
+/* For the SIMD finders: the first literal start at or after w - CRE_LIT_LEN (not
+ * before lo), where w is the first filter window confirmed or the end of the vector
+ * steps: a literal whose window lies at w or later may start up to that far before. */
+static const uint8_t *find_from_window(const cre_dfa_info *info, const uint8_t *w,
+                                       const uint8_t *lo, const uint8_t *e) {
+    return find_scalar(info, w - lo < CRE_LIT_LEN ? lo : w - CRE_LIT_LEN, e);
 }
 
 /* Scalar count of the lines holding a literal (the exact case, no SIMD). */
@@ -294,11 +355,12 @@ static int64_t count_scalar(const cre_dfa_info *info, const uint8_t *b, const ui
     return hits;
 }
 
-/* The candidate positions (bits) at x whose literal is there (within [x, e)):
- * b0/b1 hold per position the buckets of groups 0 and 1 the filter found. */
+/* The candidate positions (bits) at x whose literal is there (within [lo, e), its
+ * window at the position): b0/b1 hold per position the buckets of groups 0 and 1
+ * the filter found. */
 __attribute__((always_inline)) static inline uint64_t
 confirm_hits(const cre_dfa_info *info, const uint8_t *b0, const uint8_t *b1, uint64_t bits,
-             const uint8_t *x, const uint8_t *e, int64_t *probes) {
+             const uint8_t *x, const uint8_t *lo, const uint8_t *e, int64_t *probes) {
     uint64_t ok = 0;
     *probes += __builtin_popcountll(bits);
     for (uint64_t m = bits; m; m &= m - 1) {
@@ -307,23 +369,27 @@ confirm_hits(const cre_dfa_info *info, const uint8_t *b0, const uint8_t *b1, uin
         for (uint32_t cand = b0[i] | (uint32_t)b1[i] << 8; cand && !found; cand &= cand - 1) {
             int k = __builtin_ctz(cand);
             for (int32_t l = info->bucket_start[k]; l < info->bucket_start[k + 1] && !found; l++)
-                found = lit_eq(info, info->bucket_lit[l], x + i, e);
+                found = lit_at_window(info, info->bucket_lit[l], x + i, lo, e);
         }
         ok |= (uint64_t)found << i;
     }
     return ok;
 }
 
-/* The counter's last step, fewer than 66 bytes [x, e) left: tail gets them padded
- * with '\n' (no literal holds one) so the filter may read x[0..65]; *valid gets the
- * positions inside [x, e). */
+/* The counter's last step, fewer than 66 bytes [x, e) left: tail (TAIL_BYTES) gets
+ * them padded with '\n' (no literal holds one) so the filter may read x[0..65], after
+ * up to CRE_LIT_LEN bytes before x (from lo on: literals start there when their window
+ * is at x); *tlo gets where those begin, *valid the positions inside [x, e). */
+#define TAIL_BYTES (CRE_LIT_LEN + 160)
 __attribute__((always_inline)) static inline const uint8_t *
-pad_tail(const uint8_t *x, const uint8_t *e, uint8_t *tail, uint64_t *valid) {
-    size_t k = (size_t)(e - x);
+pad_tail(const uint8_t *x, const uint8_t *lo, const uint8_t *e, uint8_t *tail, const uint8_t **tlo,
+         uint64_t *valid) {
+    size_t k = (size_t)(e - x), back = x - lo < CRE_LIT_LEN ? (size_t)(x - lo) : CRE_LIT_LEN;
     *valid = k >= 64 ? ~0ull : (1ull << k) - 1;
-    memset(tail, '\n', 160);
-    memcpy(tail, x, k);
-    return tail;
+    memset(tail, '\n', TAIL_BYTES);
+    memcpy(tail, x - back, back + k);
+    *tlo = tail;
+    return tail + back;
 }
 
 /* One step of the line counter (see count_loop) on literal starts m and newlines n
@@ -396,8 +462,8 @@ nib_buckets(const nib_tables *nt, int g, __m256i v0, __m256i v1, __m256i v2, int
  * then, unless it is exact, each hit confirmed against its buckets' literals
  * (within [x, e)). */
 __attribute__((target("avx2"), always_inline)) static inline uint32_t
-nib_hits32(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *e,
-           int verify, int three, int64_t *probes) {
+nib_hits32(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *lo,
+           const uint8_t *e, int verify, int three, int64_t *probes) {
     __m256i v0 = _mm256_loadu_si256((const __m256i *)x);
     __m256i v1 = _mm256_loadu_si256((const __m256i *)(x + 1));
     __m256i v2 = three ? _mm256_loadu_si256((const __m256i *)(x + 2)) : v1;
@@ -413,22 +479,22 @@ nib_hits32(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, con
     uint8_t b[2][32];
     _mm256_storeu_si256((__m256i *)b[0], r0);
     _mm256_storeu_si256((__m256i *)b[1], r1);
-    return (uint32_t)confirm_hits(info, b[0], b[1], bits, x, e, probes);
+    return (uint32_t)confirm_hits(info, b[0], b[1], bits, x, lo, e, probes);
 }
 
 /* 64 positions at x, x[0..65] readable: literal starts (bits) and newlines. */
 __attribute__((target("avx2"), always_inline)) static inline uint64_t
-nib_hits64(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *e,
-           int verify, int three, int64_t *probes, uint64_t *nl) {
+nib_hits64(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, const uint8_t *lo,
+           const uint8_t *e, int verify, int three, int64_t *probes, uint64_t *nl) {
     const __m256i vnl = _mm256_set1_epi8('\n');
-    uint64_t lo = nib_hits32(info, nt, x, e, verify, three, probes);
-    uint64_t hi = nib_hits32(info, nt, x + 32, e, verify, three, probes);
+    uint64_t h0 = nib_hits32(info, nt, x, lo, e, verify, three, probes);
+    uint64_t h1 = nib_hits32(info, nt, x + 32, lo, e, verify, three, probes);
     uint32_t n0 = (uint32_t)_mm256_movemask_epi8(
         _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)x), vnl));
     uint32_t n1 = (uint32_t)_mm256_movemask_epi8(
         _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(x + 32)), vnl));
     *nl = n0 | (uint64_t)n1 << 32;
-    return lo | hi << 32;
+    return h0 | h1 << 32;
 }
 
 __attribute__((target("avx2"), always_inline)) static inline const uint8_t *
@@ -437,11 +503,13 @@ find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int thre
     nib_init(info, &nt);
     int verify = three ? !info->exact3 : !info->exact2;
     int64_t probes = 0;
+    const uint8_t *lo = x;
     for (; e - x >= 34; x += 32) {
-        uint32_t bits = nib_hits32(info, &nt, x, e, verify, three, &probes);
-        if (bits) return x + __builtin_ctz(bits);
+        uint32_t bits = nib_hits32(info, &nt, x, lo, e, verify, three, &probes);
+        if (bits && !verify) return x + __builtin_ctz(bits); /* exact: windows are starts */
+        if (bits) return find_from_window(info, x + __builtin_ctz(bits), lo, e);
     }
-    return find_scalar(info, x, e);
+    return find_from_window(info, x, lo, e);
 }
 
 __attribute__((target("avx2"))) static const uint8_t *
@@ -463,14 +531,14 @@ count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t
     int verify = three ? !info->exact3 : !info->exact2;
     int64_t hits = 0, line = 0;
     uint64_t pending = 0; /* the current line holds a literal */
-    uint8_t tail[160];
+    uint8_t tail[TAIL_BYTES];
     for (const uint8_t *x = b; x < e; x += 64) {
         uint64_t m, n, valid;
         if (e - x >= 66) {
-            m = nib_hits64(info, &nt, x, e, verify, three, probes, &n);
+            m = nib_hits64(info, &nt, x, b, e, verify, three, probes, &n);
         } else {
-            const uint8_t *t = pad_tail(x, e, tail, &valid);
-            m = nib_hits64(info, &nt, t, t + (e - x), verify, three, probes, &n) & valid;
+            const uint8_t *tlo, *t = pad_tail(x, b, e, tail, &tlo, &valid);
+            m = nib_hits64(info, &nt, t, tlo, t + (e - x), verify, three, probes, &n) & valid;
             n &= valid;
         }
         hits += count_step(m, n, &pending, sel, &line);
@@ -516,8 +584,8 @@ nib_buckets512(const nib_tables512 *nt, int g, __m512i v0, __m512i v1, __m512i v
 
 /* nib_hits64 on 64-byte lanes (x[0..65] readable); nl may be NULL. */
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline uint64_t
-nib_hits512(const cre_dfa_info *info, const nib_tables512 *nt, const uint8_t *x, const uint8_t *e,
-            int verify, int three, int groups2, int64_t *probes, uint64_t *nl) {
+nib_hits512(const cre_dfa_info *info, const nib_tables512 *nt, const uint8_t *x, const uint8_t *lo,
+            const uint8_t *e, int verify, int three, int groups2, int64_t *probes, uint64_t *nl) {
     __m512i v0 = _mm512_loadu_si512((const void *)x);
     __m512i v1 = _mm512_loadu_si512((const void *)(x + 1));
     __m512i v2 = three ? _mm512_loadu_si512((const void *)(x + 2)) : v1;
@@ -541,7 +609,8 @@ nib_hits512(const cre_dfa_info *info, const nib_tables512 *nt, const uint8_t *x,
         for (uint32_t cand = b[0][i] | (uint32_t)b[1][i] << 8; cand && !found; cand &= cand - 1) {
             int k = __builtin_ctz(cand);
             for (int32_t l = info->bucket_start[k]; l < info->bucket_start[k + 1] && !found; l++)
-                found = lit_eq(info, info->bucket_lit[l], x + i, e);
+                found = verify == 2 ? lit_at_window(info, info->bucket_lit[l], x + i, lo, e)
+                                    : lit_eq(info, info->bucket_lit[l], x + i, e);
         }
         ok |= (uint64_t)found << i;
     }
@@ -556,14 +625,15 @@ count_loop512(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint
     nib_init512(info, &nt);
     int64_t hits = 0, line = 0;
     uint64_t pending = 0;
-    uint8_t tail[160];
+    uint8_t tail[TAIL_BYTES];
     for (const uint8_t *x = b; x < e; x += 64) {
         uint64_t m, n, valid;
         if (e - x >= 66) {
-            m = nib_hits512(info, &nt, x, e, verify, three, groups2, probes, &n);
+            m = nib_hits512(info, &nt, x, b, e, verify, three, groups2, probes, &n);
         } else {
-            const uint8_t *t = pad_tail(x, e, tail, &valid);
-            m = nib_hits512(info, &nt, t, t + (e - x), verify, three, groups2, probes, &n) & valid;
+            const uint8_t *tlo, *t = pad_tail(x, b, e, tail, &tlo, &valid);
+            m = nib_hits512(info, &nt, t, tlo, t + (e - x), verify, three, groups2, probes, &n) &
+                valid;
             n &= valid;
         }
         hits += count_step(m, n, &pending, sel, &line);
@@ -573,28 +643,36 @@ count_loop512(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint
     return hits;
 }
 
-/* One compiled loop per (three, verify, second group). */
+/* The filter's verification on AVX-512: 0 none (exact), 1 at the hit, 2 at the hit
+ * less the literal's window offset (some window moved off a literal's start). */
+static int verify_kind(const cre_dfa_info *info, int three) {
+    int verify = three ? !info->exact3 : !info->exact2;
+    return verify ? 1 + (info->n_shifted > 0) : 0;
+}
+
+/* One compiled loop per (three, verification, second group): the switch on the
+ * verification is inlined into each case of the callers' switch. */
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline int64_t
+count_loop512_v(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
+                int64_t *lines, int three, int verify, int groups2, int64_t *probes) {
+    if (verify == 0) return count_loop512(info, b, e, sel, lines, three, 0, groups2, probes);
+    if (verify == 1) return count_loop512(info, b, e, sel, lines, three, 1, groups2, probes);
+    return count_loop512(info, b, e, sel, lines, three, 2, groups2, probes);
+}
+
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"))) static int64_t
 loop_avx512(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
             int64_t *lines, int three, int64_t *probes) {
-    int verify = three ? !info->exact3 : !info->exact2, g2 = info->n_buckets > 8;
-    switch (three * 4 + verify * 2 + g2) {
+    int v = verify_kind(info, three);
+    switch (three * 2 + (info->n_buckets > 8)) {
     case 0:
-        return count_loop512(info, b, e, sel, lines, 0, 0, 0, probes);
+        return count_loop512_v(info, b, e, sel, lines, 0, v, 0, probes);
     case 1:
-        return count_loop512(info, b, e, sel, lines, 0, 0, 1, probes);
+        return count_loop512_v(info, b, e, sel, lines, 0, v, 1, probes);
     case 2:
-        return count_loop512(info, b, e, sel, lines, 0, 1, 0, probes);
-    case 3:
-        return count_loop512(info, b, e, sel, lines, 0, 1, 1, probes);
-    case 4:
-        return count_loop512(info, b, e, sel, lines, 1, 0, 0, probes);
-    case 5:
-        return count_loop512(info, b, e, sel, lines, 1, 0, 1, probes);
-    case 6:
-        return count_loop512(info, b, e, sel, lines, 1, 1, 0, probes);
+        return count_loop512_v(info, b, e, sel, lines, 1, v, 0, probes);
     default:
-        return count_loop512(info, b, e, sel, lines, 1, 1, 1, probes);
+        return count_loop512_v(info, b, e, sel, lines, 1, v, 1, probes);
     }
 }
 
@@ -612,34 +690,35 @@ find_loop512(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int t
     nib_tables512 nt;
     nib_init512(info, &nt);
     int64_t probes = 0;
+    const uint8_t *lo = x;
     for (; e - x >= 66; x += 64) {
-        uint64_t bits = nib_hits512(info, &nt, x, e, verify, three, groups2, &probes, NULL);
-        if (bits) return x + __builtin_ctzll(bits);
+        uint64_t bits = nib_hits512(info, &nt, x, lo, e, verify, three, groups2, &probes, NULL);
+        if (bits && !verify) return x + __builtin_ctzll(bits); /* exact: windows are starts */
+        if (bits) return find_from_window(info, x + __builtin_ctzll(bits), lo, e);
     }
-    return find_scalar(info, x, e);
+    return find_from_window(info, x, lo, e);
+}
+
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline const uint8_t *
+find_loop512_v(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int three, int verify,
+               int groups2) {
+    if (verify == 0) return find_loop512(info, x, e, three, 0, groups2);
+    if (verify == 1) return find_loop512(info, x, e, three, 1, groups2);
+    return find_loop512(info, x, e, three, 2, groups2);
 }
 
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"))) static const uint8_t *
 find_avx512(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
-    int three = info->filter_bytes == 3, verify = three ? !info->exact3 : !info->exact2;
-    int g2 = info->n_buckets > 8;
-    switch (three * 4 + verify * 2 + g2) {
+    int three = info->filter_bytes == 3, v = verify_kind(info, three);
+    switch (three * 2 + (info->n_buckets > 8)) {
     case 0:
-        return find_loop512(info, x, e, 0, 0, 0);
+        return find_loop512_v(info, x, e, 0, v, 0);
     case 1:
-        return find_loop512(info, x, e, 0, 0, 1);
+        return find_loop512_v(info, x, e, 0, v, 1);
     case 2:
-        return find_loop512(info, x, e, 0, 1, 0);
-    case 3:
-        return find_loop512(info, x, e, 0, 1, 1);
-    case 4:
-        return find_loop512(info, x, e, 1, 0, 0);
-    case 5:
-        return find_loop512(info, x, e, 1, 0, 1);
-    case 6:
-        return find_loop512(info, x, e, 1, 1, 0);
+        return find_loop512_v(info, x, e, 1, v, 0);
     default:
-        return find_loop512(info, x, e, 1, 1, 1);
+        return find_loop512_v(info, x, e, 1, v, 1);
     }
 }
 
