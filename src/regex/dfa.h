@@ -29,6 +29,7 @@ typedef struct cre_dfa_info {
      * form [.*]literal), so hits need no DFA check. */
     int32_t n_lit;
     int32_t exact;
+    int32_t n_sets; /* patterns whose literals are a product of classes, alternations, repeats */
     uint8_t lit[CRE_LIT_MAX][CRE_LIT_LEN];
     int32_t lit_len[CRE_LIT_MAX];
     uint64_t lit_word[CRE_LIT_MAX], lit_wmask[CRE_LIT_MAX]; /* first 8 bytes, their mask */

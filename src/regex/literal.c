@@ -145,6 +145,165 @@ static int32_t pattern_alternation(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LE
     return 0;
 }
 
+/* ---- required factors as small finite sets of strings ----
+ * An item of a pattern's top-level concatenation whose language is a small finite
+ * set (a string, a class of a few bytes, an alternation or fixed repetition of
+ * such) and a run of neighbouring such items give a set of strings one of which
+ * every match holds: `(AAT|CCG|GTA)T{4}` holds AATTTTT, CCGTTTT or GTATTTT, and is
+ * nothing else, so those three are its exact literals. */
+#define FSET_MAX 256 /* strings of a set */
+#define FSET_CLASS 8 /* bytes of a class taken as that many strings */
+#define FSET_DEPTH 8 /* nesting followed below a top-level item */
+typedef struct fset {
+    int32_t n; /* strings, -1: not a small finite set */
+    int32_t len[FSET_MAX];
+    uint8_t s[FSET_MAX][CRE_LIT_LEN];
+} fset;
+
+static void fset_add(fset *a, const uint8_t *x, int32_t len) {
+    for (int32_t i = 0; i < a->n; i++)
+        if (a->len[i] == len && memcmp(a->s[i], x, (size_t)len) == 0) return;
+    if (a->n == FSET_MAX || len > CRE_LIT_LEN) {
+        a->n = -1;
+        return;
+    }
+    memcpy(a->s[a->n], x, (size_t)len);
+    a->len[a->n++] = len;
+}
+
+/* a = a b (every string of a followed by every string of b); tmp is scratch. */
+static void fset_cat(fset *a, const fset *b, fset *tmp) {
+    if (a->n < 0 || b->n < 0 || (int64_t)a->n * b->n > FSET_MAX) {
+        a->n = -1;
+        return;
+    }
+    tmp->n = 0;
+    uint8_t x[2 * CRE_LIT_LEN];
+    for (int32_t i = 0; i < a->n && tmp->n >= 0; i++)
+        for (int32_t j = 0; j < b->n && tmp->n >= 0; j++) {
+            memcpy(x, a->s[i], (size_t)a->len[i]);
+            memcpy(x + a->len[i], b->s[j], (size_t)b->len[j]);
+            fset_add(tmp, x, a->len[i] + b->len[j]);
+        }
+    memcpy(a, tmp, sizeof *a);
+}
+
+static void fset_empty_string(fset *a) {
+    a->n = 1;
+    a->len[0] = 0;
+}
+
+static void fset_union(fset *a, const fset *b) {
+    if (b->n < 0) a->n = -1;
+    for (int32_t j = 0; j < b->n && a->n >= 0; j++) fset_add(a, b->s[j], b->len[j]);
+}
+
+/* The language of node i when a small finite set, else out->n = -1. */
+static void node_fset(const cre_tree *t, int32_t i, int depth, fset *out) {
+    const cre_node *x = &t->nodes[i];
+    out->n = -1;
+    if (depth > FSET_DEPTH) return;
+    if (x->kind == CRE_EMPTY) {
+        fset_empty_string(out);
+    } else if (x->kind == CRE_SET) {
+        int count = 0;
+        for (int w = 0; w < 8; w++) count += __builtin_popcount(x->set[w]);
+        if (count == 0 || count > FSET_CLASS || cre_set_has(x->set, '\n')) return;
+        out->n = 0;
+        for (unsigned c = 0; c < 256; c++)
+            if (cre_set_has(x->set, c)) {
+                uint8_t b = (uint8_t)c;
+                fset_add(out, &b, 1);
+            }
+    } else if (x->kind == CRE_CAT || x->kind == CRE_ALT) {
+        /* along the left-deep spine, then its last right child */
+        int32_t items[64], n = 0, j = i;
+        while (t->nodes[j].kind == x->kind && n < 63) {
+            items[n++] = t->nodes[j].b;
+            j = t->nodes[j].a;
+        }
+        if (t->nodes[j].kind == x->kind) return;
+        items[n++] = j;
+        fset *part = malloc(sizeof *part), *tmp = malloc(sizeof *tmp);
+        if (part && tmp) {
+            out->n = 0;
+            if (x->kind == CRE_CAT) fset_empty_string(out);
+            for (int32_t k = n - 1; k >= 0 && out->n >= 0; k--) {
+                node_fset(t, items[k], depth + 1, part);
+                if (x->kind == CRE_CAT)
+                    fset_cat(out, part, tmp);
+                else
+                    fset_union(out, part);
+            }
+        }
+        free(part);
+        free(tmp);
+    } else if (x->kind == CRE_REP && x->max >= 0 && x->max <= FSET_CLASS) {
+        fset *part = malloc(sizeof *part), *pow = malloc(sizeof *pow), *tmp = malloc(sizeof *tmp);
+        if (part && pow && tmp) {
+            node_fset(t, x->a, depth + 1, part);
+            fset_empty_string(pow); /* part^k, k = 0.. */
+            out->n = part->n < 0 ? -1 : 0;
+            for (int32_t k = 0; k <= x->max && out->n >= 0 && pow->n >= 0; k++) {
+                if (k >= x->min) fset_union(out, pow);
+                if (k < x->max) fset_cat(pow, part, tmp);
+            }
+            if (pow->n < 0) out->n = -1;
+        }
+        free(part);
+        free(pow);
+        free(tmp);
+    }
+}
+
+/* The required factor of a pattern as a set of strings: the run of neighbouring
+ * finite items of its top-level concatenation whose strings are all non-empty and
+ * longest at their shortest (fewer strings on ties), at most max strings. Fills
+ * lits/lens, returns the count (0: none); *exact when the run and `.*`s are the
+ * whole pattern. */
+static int32_t pattern_factor_set(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LEN], int32_t *lens,
+                                  int32_t max, int *exact) {
+    int32_t items[256], n = 0, i = t->root;
+    while (t->nodes[i].kind == CRE_CAT) {
+        if (n == 255) return 0;
+        items[n++] = t->nodes[i].b;
+        i = t->nodes[i].a;
+    }
+    items[n++] = i; /* in reverse order */
+    /* each item's set once (items of a long literal are single bytes: no allocation
+     * beyond these) */
+    fset *sets = malloc((size_t)n * sizeof *sets), *run = malloc(sizeof *run),
+         *tmp = malloc(sizeof *tmp);
+    int32_t best = 0, best_min = 0;
+    for (int32_t k = 0; sets && k < n; k++) node_fset(t, items[k], 0, &sets[k]);
+    for (int32_t first = n - 1; sets && run && tmp && first >= 0; first--) {
+        fset_empty_string(run);
+        for (int32_t last = first; last >= 0; last--) {
+            fset_cat(run, &sets[last], tmp);
+            if (run->n <= 0) break;
+            int32_t shortest = CRE_LIT_LEN + 1;
+            for (int32_t k = 0; k < run->n; k++)
+                if (run->len[k] < shortest) shortest = run->len[k];
+            if (shortest == 0 || run->n > max) continue;
+            if (shortest > best_min || (shortest == best_min && run->n < best)) {
+                best = run->n;
+                best_min = shortest;
+                for (int32_t k = 0; k < run->n; k++) {
+                    memcpy(lits[k], run->s[k], (size_t)run->len[k]);
+                    lens[k] = run->len[k];
+                }
+                *exact = 1;
+                for (int32_t o = 0; o < n && *exact; o++)
+                    *exact = (o <= first && o >= last) || is_dot_star(t, items[o]);
+            }
+        }
+    }
+    free(sets);
+    free(run);
+    free(tmp);
+    return best;
+}
+
 /* Literal j's first (up to) 8 bytes as a word and the mask of its bytes, for the
  * confirmation of a filter hit without a memcmp call. */
 static void lit_words(cre_dfa_info *info) {
@@ -282,15 +441,32 @@ static void nib_build(cre_dfa_info *info) {
 
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
+    info->n_sets = 0;
     info->exact = 1;
     if (p->n_patterns == 0) return;
     for (int32_t q = 0; q < p->n_patterns; q++) {
-        uint8_t lits[CRE_LIT_ALT][CRE_LIT_LEN];
-        int32_t lens[CRE_LIT_ALT];
-        int exact = 0;
+        uint8_t lits[CRE_LIT_ALT][CRE_LIT_LEN], set_lits[CRE_LIT_ALT][CRE_LIT_LEN];
+        int32_t lens[CRE_LIT_ALT], set_lens[CRE_LIT_ALT];
+        int exact = 0, exact_set = 0;
         int32_t m = 1;
         lens[0] = pattern_literal(&trees[q], lits[0], &exact);
         if (lens[0] == 0) m = pattern_alternation(&trees[q], lits, lens, CRE_LIT_ALT, &exact);
+        /* a set of longer strings than the run or alternation above wins (up to 16, so
+         * each has a filter bucket; more only where nothing else was found) */
+        int32_t shortest = m > 0 ? lens[0] : 0, set_shortest = CRE_LIT_LEN + 1;
+        for (int32_t a = 1; a < m; a++)
+            if (lens[a] < shortest) shortest = lens[a];
+        int32_t m_set = pattern_factor_set(&trees[q], set_lits, set_lens,
+                                           m > 0 ? CRE_BUCKETS : CRE_LIT_ALT, &exact_set);
+        for (int32_t a = 0; a < m_set; a++)
+            if (set_lens[a] < set_shortest) set_shortest = set_lens[a];
+        if (m_set > 0 && set_shortest > shortest) {
+            m = m_set;
+            exact = exact_set;
+            memcpy(lits, set_lits, (size_t)m * sizeof *lits);
+            memcpy(lens, set_lens, (size_t)m * sizeof *lens);
+            info->n_sets++;
+        }
         if (m == 0) {
             info->n_lit = 0;
             return;

@@ -302,6 +302,7 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
         r.literals_exact = re->dfa.n_lit > 0 && re->dfa.exact;
         if (r.literals) r.literal_isa = cre_literal_isa();
         r.literals_shifted = r.literals ? re->dfa.n_shifted : 0;
+        r.literal_products = r.literals ? re->dfa.n_sets : 0;
     }
     if (o.invert && pattern_counts)
         for (int32_t q = 0; q < p->n_patterns; q++) pattern_counts[q] = r.lines - pattern_counts[q];
