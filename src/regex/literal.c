@@ -682,10 +682,10 @@ find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int thre
     const uint8_t *lo = x;
     for (; e - x >= 34; x += 32) {
         uint32_t bits = nib_hits32(info, &nt, x, lo, e, verify, three, &probes);
-        if (bits && !verify) return x + __builtin_ctz(bits); /* exact: windows are starts */
+        if (bits && !info->n_shifted) return x + __builtin_ctz(bits); /* windows are starts */
         if (bits) return find_from_window(info, x + __builtin_ctz(bits), lo, e);
     }
-    return find_from_window(info, x, lo, e);
+    return info->n_shifted ? find_from_window(info, x, lo, e) : find_scalar(info, x, e);
 }
 
 __attribute__((target("avx2"))) static const uint8_t *
@@ -881,10 +881,10 @@ find_loop512(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int t
     const uint8_t *lo = x;
     for (; e - x >= 66; x += 64) {
         uint64_t bits = nib_hits512(info, &nt, x, lo, e, verify, three, groups2, &probes, NULL);
-        if (bits && !verify) return x + __builtin_ctzll(bits); /* exact: windows are starts */
+        if (bits && verify < 2) return x + __builtin_ctzll(bits); /* windows are starts */
         if (bits) return find_from_window(info, x + __builtin_ctzll(bits), lo, e);
     }
-    return find_from_window(info, x, lo, e);
+    return verify < 2 ? find_scalar(info, x, e) : find_from_window(info, x, lo, e);
 }
 
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"))) static const uint8_t *
