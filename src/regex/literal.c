@@ -185,7 +185,11 @@ static void fset_cat(fset *a, const fset *b, fset *tmp) {
             memcpy(x + a->len[i], b->s[j], (size_t)b->len[j]);
             fset_add(tmp, x, a->len[i] + b->len[j]);
         }
-    memcpy(a, tmp, sizeof *a);
+    a->n = tmp->n; /* the strings in use only: a whole set is 9 KiB */
+    if (a->n > 0) {
+        memcpy(a->len, tmp->len, (size_t)a->n * sizeof *a->len);
+        memcpy(a->s, tmp->s, (size_t)a->n * sizeof *a->s);
+    }
 }
 
 static void fset_empty_string(fset *a) {
@@ -210,9 +214,9 @@ static void node_fset(const cre_tree *t, int32_t i, int depth, fset *out) {
         for (int w = 0; w < 8; w++) count += __builtin_popcount(x->set[w]);
         if (count == 0 || count > FSET_CLASS || cre_set_has(x->set, '\n')) return;
         out->n = 0;
-        for (unsigned c = 0; c < 256; c++)
-            if (cre_set_has(x->set, c)) {
-                uint8_t b = (uint8_t)c;
+        for (int w = 0; w < 8; w++)
+            for (uint32_t m = x->set[w]; m; m &= m - 1) {
+                uint8_t b = (uint8_t)(w * 32 + __builtin_ctz(m));
                 fset_add(out, &b, 1);
             }
     } else if (x->kind == CRE_CAT || x->kind == CRE_ALT) {
@@ -275,7 +279,14 @@ static int32_t pattern_factor_set(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LEN
     fset *sets = malloc((size_t)n * sizeof *sets), *run = malloc(sizeof *run),
          *tmp = malloc(sizeof *tmp);
     int32_t best = 0, best_min = 0;
-    for (int32_t k = 0; sets && k < n; k++) node_fset(t, items[k], 0, &sets[k]);
+    /* only items with several strings, or groups, can beat pattern_literal's run */
+    int some = 0;
+    for (int32_t k = 0; sets && k < n; k++) {
+        node_fset(t, items[k], 0, &sets[k]);
+        int kind = t->nodes[items[k]].kind;
+        some |= sets[k].n > 1 || (sets[k].n == 1 && (kind == CRE_CAT || kind == CRE_ALT));
+    }
+    if (!some) n = 0;
     for (int32_t first = n - 1; sets && run && tmp && first >= 0; first--) {
         fset_empty_string(run);
         for (int32_t last = first; last >= 0; last--) {
