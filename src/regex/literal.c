@@ -279,12 +279,14 @@ static int32_t pattern_factor_set(const cre_tree *t, uint8_t (*lits)[CRE_LIT_LEN
     fset *sets = malloc((size_t)n * sizeof *sets), *run = malloc(sizeof *run),
          *tmp = malloc(sizeof *tmp);
     int32_t best = 0, best_min = 0;
-    /* only items with several strings, or groups, can beat pattern_literal's run */
+    /* only items with several strings, or groups (`(ab){2}`), can beat pattern_literal's
+     * run of bytes */
     int some = 0;
     for (int32_t k = 0; sets && k < n; k++) {
         node_fset(t, items[k], 0, &sets[k]);
-        int kind = t->nodes[items[k]].kind;
-        some |= sets[k].n > 1 || (sets[k].n == 1 && (kind == CRE_CAT || kind == CRE_ALT));
+        const cre_node *x = &t->nodes[items[k]];
+        int plain = x->kind == CRE_SET || (x->kind == CRE_REP && t->nodes[x->a].kind == CRE_SET);
+        some |= sets[k].n > 1 || (sets[k].n == 1 && !plain);
     }
     if (!some) n = 0;
     for (int32_t first = n - 1; sets && run && tmp && first >= 0; first--) {
