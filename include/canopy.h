@@ -1109,6 +1109,10 @@ typedef struct canopy_regex_result {
     int32_t literals_exact;     /* dfa: 1 when a literal hit is a match (no DFA run) */
     int64_t dfa_bytes;          /* dfa: bytes the automaton ran on (the rest: the prefilter) */
     int64_t literal_bytes3;     /* dfa: bytes the literal filter tested on three bytes, not two */
+    canopy_isa literal_isa;     /* dfa with literals: the lanes of the literal filter */
+    int32_t literals_shifted;   /* dfa: literals filtered on a rarer window than their start */
+    int32_t literal_products;   /* dfa: patterns whose literals are a product of classes,
+                                   alternations and repetitions ((AAT|CCG)T{4}: 2 strings) */
 } canopy_regex_result;
 
 /* Matches every line of buf (a line matches if some pattern matches a substring

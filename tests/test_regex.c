@@ -322,12 +322,17 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
     int64_t *counts = calloc((size_t)np + 1, sizeof *counts);
     for (int invert = 0; invert <= 1; invert++) {
         for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
-            for (int variant = 0; variant < 3; variant++) {
-                /* simd: every ISA this CPU has; dfa: default, tiny cache, and no SIMD
-                 * (the literal prefilter's scalar path) */
+            for (int variant = 0; variant < 4; variant++) {
+                /* simd: every ISA this CPU has; dfa: default, tiny cache, no SIMD (the
+                 * literal prefilter's scalar path) and AVX2 (its AVX2 filter where the
+                 * default is AVX-512) */
                 if (engines[e] == CANOPY_REGEX_ENGINE_PIKE && variant) continue;
-                if (engines[e] == CANOPY_REGEX_ENGINE_DFA && variant == 2)
-                    canopy_cpu_isa_override(CANOPY_ISA_SCALAR);
+                if (engines[e] == CANOPY_REGEX_ENGINE_SIMD && variant == 3) continue;
+                if (engines[e] == CANOPY_REGEX_ENGINE_DFA && variant >= 2) {
+                    int isa = variant == 2 ? CANOPY_ISA_SCALAR : CANOPY_ISA_AVX2;
+                    canopy_cpu_isa_override(isa);
+                    if ((int)canopy_cpu_isa() != isa) continue;
+                }
                 if (engines[e] == CANOPY_REGEX_ENGINE_SIMD) {
                     int isa = variant == 0   ? CANOPY_ISA_SCALAR
                               : variant == 1 ? CANOPY_ISA_AVX2
@@ -679,14 +684,15 @@ static void buffers(uint64_t seed) {
  * followed by `.*x` (not exact), on buffers of every length around the 64-byte
  * steps, with literals across steps, at the very end, and cut short (near misses);
  * half of them in chunks of 200 bytes (the counter's switch between two- and
- * three-byte filters). The reference is a plain substring search per line. */
+ * three-byte filters); long literals filtered on a rarer window than their first
+ * bytes among them. The reference is a plain substring search per line. */
 static void literal_sets(uint64_t seed, int sets) {
     canopy_rng r = canopy_rng_make(seed, 11);
     static const char bytes[] = "abcd\n\n";
     char pats[48][24];
     const char *pp[48];
     char lits[48][16];
-    int llen[48];
+    int llen[48], shifted = 0;
     for (int s = 0; s < sets; s++) {
         int np = pick(&r, 2) ? 1 + pick(&r, 15) : 17 + pick(&r, 29);
         int kind = pick(&r, 3), long_lits = pick(&r, 4) == 0; /* 0 bare, 1 .*lit.*, 2 lit.*x */
@@ -732,12 +738,71 @@ static void literal_sets(uint64_t seed, int sets) {
             snprintf(what, sizeof what, "seed %llu literal set %d '%s' (of %d) len %zu",
                      (unsigned long long)seed, s, pats[0], np, len);
             check_all_engines(re, buf, len, nlines, want, NULL, what);
+            canopy_regex_result res;
+            CHECK_OK(canopy_regex_match(re, buf, len, NULL, NULL, NULL, &res));
+            shifted += res.literals_shifted > 0;
             canopy_regex_free(re);
         }
         free(want);
         free(buf);
     }
     cre_literal_chunk_override(0);
+    /* long literals of "abc" have rarer windows past their start ("bb" in "aabb..."):
+     * the confirmation at a moved window is among what was tested */
+    CHECK_MSG(shifted > 0, "seed %llu: no literal set filtered on a moved window",
+              (unsigned long long)seed);
+}
+
+/* Required factors as sets of strings: patterns of strings, small classes,
+ * alternations and bounded repetitions (finite: the product of their strings is the
+ * prefilter's literal set, exact when nothing else is in the pattern) mixed with
+ * unbounded items and `.*` ends, 1-3 per set, on random lines of "abcd"; the Pike VM
+ * gives the reference selection for every other engine and variant. */
+static void factor_sets(uint64_t seed, int sets) {
+    static const char *const items[] = {"a",           "bc",     "dab",       "[ab]", "[cd]",
+                                        "[abc]",       "(ab|c)", "(a|bc|dd)", "a{2}", "[ab]{2}",
+                                        "(ab|c){1,2}", "b?",     "(cd)?",     "a*",   "b+",
+                                        ".",           "[a-d]*", "(a|b*)c"};
+    enum { N_ITEMS = sizeof items / sizeof items[0] };
+    canopy_rng r = canopy_rng_make(seed, 12);
+    int products = 0;
+    for (int s = 0; s < sets; s++) {
+        char pats[3][96];
+        const char *pp[3];
+        int np = 1 + pick(&r, 3);
+        for (int q = 0; q < np; q++) {
+            int k = 0, n = 1 + pick(&r, 4);
+            if (pick(&r, 3) == 0) k += snprintf(pats[q] + k, sizeof pats[q] - (size_t)k, ".*");
+            for (int i = 0; i < n; i++)
+                k += snprintf(pats[q] + k, sizeof pats[q] - (size_t)k, "%s",
+                              items[pick(&r, N_ITEMS)]);
+            if (pick(&r, 3) == 0) snprintf(pats[q] + k, sizeof pats[q] - (size_t)k, ".*");
+            pp[q] = pats[q];
+        }
+        size_t len = (size_t)pick(&r, 3000);
+        char *buf = malloc(len + 1);
+        for (size_t i = 0; i < len; i++) buf[i] = "abcdabcd\n"[pick(&r, 9)];
+        int64_t nlines = canopy_regex_count_lines(buf, len);
+        uint8_t *want = malloc((size_t)nlines + 1);
+        canopy_regex *re = NULL;
+        CHECK_OK(canopy_regex_compile(pp, NULL, np, 0, &re));
+        if (re) {
+            canopy_regex_match_options o = {CANOPY_REGEX_ENGINE_PIKE, 0};
+            canopy_regex_result res;
+            CHECK_OK(canopy_regex_match(re, buf, len, &o, want, NULL, &res));
+            char what[160];
+            snprintf(what, sizeof what, "seed %llu factor set %d '%s' (of %d) len %zu",
+                     (unsigned long long)seed, s, pats[0], np, len);
+            check_all_engines(re, buf, len, nlines, want, NULL, what);
+            CHECK_OK(canopy_regex_match(re, buf, len, NULL, NULL, NULL, &res));
+            products += res.literal_products > 0;
+            canopy_regex_free(re);
+        }
+        free(want);
+        free(buf);
+    }
+    CHECK_MSG(products > 0, "seed %llu: no pattern set took literals from a set product",
+              (unsigned long long)seed);
 }
 
 /* Issue 21: hostile patterns are refused or compiled fast, never overflow the stack
@@ -878,6 +943,8 @@ int main(void) {
     random_sets(check_seed(), 80);
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) literal_sets(seeds[i], 60);
     literal_sets(check_seed(), 60);
+    factor_sets(20, 40);
+    factor_sets(check_seed(), 40);
     buffers(check_seed());
     idle_skip(1);
     idle_skip(check_seed());

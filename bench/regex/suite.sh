@@ -10,15 +10,19 @@
 # With Hyperscan installed (libhyperscan-dev), bench/regex/bench_hs.c is a third peer
 # in the same interleaved runs: a whole process that maps the file, compiles the
 # patterns and scans once (counts must agree too).
-# usage: bench/regex/suite.sh [CANOPY_BINARY] (default: build/canopy). Env: REPS
+# usage: bench/regex/suite.sh [CANOPY_BINARY [BASELINE_BINARY]] (default: build/canopy;
+#        a baseline, e.g. a build of an older commit, runs interleaved too). Env: REPS
 #        (default 7), CPU (the core to pin to, default 0), KJV (default
 #        ../shared/data/kjv.txt.gz beside the checkout, or /work/shared/data/kjv.txt.gz).
 # Prints a markdown table: median (min-max) wall ms of the whole command, the ratios
-# grep / canopy and Hyperscan / canopy of the medians, canopy's literal prefilter and
-# the bytes its DFA ran on (from --stats).
+# grep / canopy and Hyperscan / canopy of the medians, the same ratios of the median
+# CPU time (user + system) of each process (less sensitive to other jobs on a shared
+# machine than wall time), the baseline's, canopy's literal prefilter and the bytes
+# its DFA ran on (from --stats).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 canopy=${1:-$root/build/canopy}
+base=${2:-}
 reps=${REPS:-7}
 cpu=${CPU:-0}
 kjv=${KJV:-}
@@ -63,9 +67,9 @@ open(work + "/logs", "wb").write(b"\n".join(out) + b"\n")
 dna = bytes(r.choice(b"ACGT") for _ in range(16_000_000))
 open(work + "/dna", "wb").write(b"\n".join(dna[i:i + 60] for i in range(0, len(dna), 60)) + b"\n")
 PY
-python3 - "$work" "$canopy" "$reps" "$cpu" "$hs" <<'PY'
-import os, statistics, subprocess, sys, time
-work, canopy, reps, cpu, hs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+python3 - "$work" "$canopy" "$reps" "$cpu" "$hs" "$base" <<'PY'
+import os, resource, statistics, subprocess, sys, time
+work, canopy, reps, cpu, hs, base = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 W3 = ["Jerusalem", "Pharaoh", "Babylon"]
 W10 = W3 + ["Egypt", "Moses", "David", "Israel", "temple", "prophet", "wilderness"]
 W30 = W10 + ["Abraham", "Isaac", "Jacob", "Joseph", "Aaron", "Samuel", "Solomon", "Judah",
@@ -101,42 +105,59 @@ corpora = {
                            "AATTAATT", "CCAATTGG", "TGCATGCA", "AGCTAGCT", "GTCAGTCA"])],
 }
 pin = ["taskset", "-c", cpu]
+def children_cpu_ms():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (ru.ru_utime + ru.ru_stime) * 1e3
 def run(cmd):
-    t = time.perf_counter()
+    """Wall ms, CPU ms (user + system of the process: taskset execs it), stdout, stderr."""
+    c, t = children_cpu_ms(), time.perf_counter()
     p = subprocess.run(pin + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return (time.perf_counter() - t) * 1e3, p.stdout.decode().strip(), p.stderr.decode()
+    wall = (time.perf_counter() - t) * 1e3
+    return wall, children_cpu_ms() - c, p.stdout.decode().strip(), p.stderr.decode()
 def fmt(ts):
     return "%.1f (%.1f–%.1f)" % (statistics.median(ts), min(ts), max(ts))
 bad = 0
-print("| corpus | patterns | lines | grep -E -c | canopy grep -c | Hyperscan | grep / canopy | Hyperscan / canopy | prefilter | DFA bytes |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+# tools in each round: grep, canopy, [Hyperscan], [the baseline canopy]
+print("| corpus | patterns | lines | grep -E -c | canopy grep -c | Hyperscan | grep / canopy | "
+      "Hyperscan / canopy | CPU: grep / canopy | CPU: Hyperscan / canopy |%s prefilter | DFA bytes |"
+      % (" baseline | grep / baseline | CPU: grep / baseline |" if base else ""))
+print("|---" * (12 + (3 if base else 0)) + "|")
 for corpus, sets in corpora.items():
     f = os.path.join(work, corpus)
     for name, pats in sets:
         args = [x for p in pats for x in ("-e", p)]
         g = [["grep", "-E", "-c"] + args + [f], [canopy, "grep", "-c"] + args + [f]]
+        ih = ib = None
         if hs:
+            ih = len(g)
             g.append([hs, f, "0"] + pats)
+        if base:
+            ib = len(g)
+            g.append([base, "grep", "-c"] + args + [f])
         for c in g:
             run(c)  # warm the page cache
         ts = [[] for _ in g]
+        cs = [[] for _ in g]
         outs = [None] * len(g)
         for _ in range(reps):
             for i, c in enumerate(g):
-                t, outs[i], _ = run(c)
+                t, cpu_ms, outs[i], _ = run(c)
                 ts[i].append(t)
-        _, _, err = run([canopy, "grep", "-c", "--stats"] + args + [f])
+                cs[i].append(cpu_ms)
+        _, _, _, err = run([canopy, "grep", "-c", "--stats"] + args + [f])
         pf = err.split("literal prefilter ")[1].split(",")[0] if "literal prefilter" in err else "?"
         db = err.split("dfa bytes ")[1].split(",")[0] if "dfa bytes" in err else "?"
-        og, oc = outs[0], outs[1]
-        oh = outs[2].split()[0] if hs else og
-        if og != oc or oh != og:
+        outs = [o.split()[0] if o else "" for o in outs]
+        if len(set(outs)) != 1:
             bad += 1
-            print("COUNT MISMATCH %s %s: grep %s canopy %s hyperscan %s" % (corpus, name, og, oc, oh),
-                  file=sys.stderr)
+            print("COUNT MISMATCH %s %s: %s" % (corpus, name, outs), file=sys.stderr)
         med = [statistics.median(t) for t in ts]
-        print("| %s | %s | %s | %s | %s | %s | %.2f× | %s | %s | %s |" % (
-            corpus, name, og, fmt(ts[0]), fmt(ts[1]), fmt(ts[2]) if hs else "–", med[0] / med[1],
-            "%.2f×" % (med[2] / med[1]) if hs else "–", pf, db), flush=True)
+        cmed = [max(statistics.median(c), 1e-3) for c in cs]
+        cells = [corpus, name.replace("|", "\\|"), outs[0], fmt(ts[0]), fmt(ts[1]), fmt(ts[ih]) if hs else "–",
+                 "%.2f×" % (med[0] / med[1]), "%.2f×" % (med[ih] / med[1]) if hs else "–",
+                 "%.2f×" % (cmed[0] / cmed[1]), "%.2f×" % (cmed[ih] / cmed[1]) if hs else "–"]
+        if base:
+            cells += [fmt(ts[ib]), "%.2f×" % (med[0] / med[ib]), "%.2f×" % (cmed[0] / cmed[ib])]
+        print("| " + " | ".join(cells + [pf, db]) + " |", flush=True)
 sys.exit(1 if bad else 0)
 PY

@@ -29,6 +29,7 @@ typedef struct cre_dfa_info {
      * form [.*]literal), so hits need no DFA check. */
     int32_t n_lit;
     int32_t exact;
+    int32_t n_sets; /* patterns whose literals are a product of classes, alternations, repeats */
     uint8_t lit[CRE_LIT_MAX][CRE_LIT_LEN];
     int32_t lit_len[CRE_LIT_MAX];
     uint64_t lit_word[CRE_LIT_MAX], lit_wmask[CRE_LIT_MAX]; /* first 8 bytes, their mask */
@@ -36,6 +37,10 @@ typedef struct cre_dfa_info {
      * bytes), and whether a bucket hit on two / three bytes is a literal without
      * confirmation */
     int32_t n_buckets, filter_bytes, exact2, exact3;
+    /* where the filter looks in literal j: its bytes lit_off[j] .. + 2 (or 3), the
+     * rarest window of a literal with a bucket of its own, else 0; n_shifted: the
+     * literals whose window is not their first bytes */
+    int32_t lit_off[CRE_LIT_MAX], n_shifted;
     int32_t bucket_start[CRE_BUCKETS + 1], bucket_lit[CRE_LIT_MAX];
     uint8_t nib[2][6][16];
 } cre_dfa_info;
@@ -73,6 +78,8 @@ const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, c
  * start). *filtered3 adds the bytes filtered on three bytes. */
 int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
                           uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3);
+/* The lanes the literal filter runs on (AVX-512, AVX2, else scalar). */
+canopy_isa cre_literal_isa(void);
 /* The exact counter measures and switches per chunk of lines (64 KiB);
  * tests make chunks small (bytes; 0 = the default). Not thread-safe. */
 void cre_literal_chunk_override(int32_t bytes);

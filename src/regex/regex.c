@@ -207,7 +207,7 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     canopy_regex_result r;
     memset(&r, 0, sizeof r);
     r.engine = o.engine == CANOPY_REGEX_ENGINE_AUTO ? CANOPY_REGEX_ENGINE_DFA : o.engine;
-    r.isa = CANOPY_ISA_SCALAR;
+    r.isa = r.literal_isa = CANOPY_ISA_SCALAR;
     cre_line_fn fn = cvm_regex_line_scalar;
     if (r.engine == CANOPY_REGEX_ENGINE_SIMD) fn = cre_simd_line_fn(&r.isa);
     cre_mode mode = pattern_counts ? CRE_ALL : CRE_ANY;
@@ -300,6 +300,9 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     if (r.engine == CANOPY_REGEX_ENGINE_DFA && mode == CRE_ANY) {
         r.literals = re->dfa.n_lit;
         r.literals_exact = re->dfa.n_lit > 0 && re->dfa.exact;
+        if (r.literals) r.literal_isa = cre_literal_isa();
+        r.literals_shifted = r.literals ? re->dfa.n_shifted : 0;
+        r.literal_products = r.literals ? re->dfa.n_sets : 0;
     }
     if (o.invert && pattern_counts)
         for (int32_t q = 0; q < p->n_patterns; q++) pattern_counts[q] = r.lines - pattern_counts[q];

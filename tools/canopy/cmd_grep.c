@@ -55,9 +55,11 @@ static void usage(FILE *f) {
                "                         reference), simd (Pike VM on AVX2/AVX-512 lanes),\n"
                "                         dfa (lazy DFA + required-literal prefilter)\n"
                "  --threads=T            CPU threads (default: CANOPY_THREADS, else all)\n"
-               "  --stats                engine, ISA, DFA states, literal prefilter strings,\n"
-               "                         bytes run by the DFA and by the 3-byte literal\n"
-               "                         filter, and time per file on stderr\n"
+               "  --stats                engine, ISA, DFA states, literal prefilter strings (the\n"
+               "                         patterns giving sets of them, those filtered on a\n"
+               "                         rarer window), the lanes of its filter, bytes run by\n"
+               "                         the DFA and by the 3-byte literal filter, and time\n"
+               "                         per file on stderr\n"
                "  --help                 this help\n\n"
                "Syntax: literals, \\-escapes, '.', bracket expressions with ranges, negation\n"
                "and [:alpha:]-style classes, * + ? {m} {m,} {m,n} {,n}, |, ( ), ^ and $\n"
@@ -248,12 +250,13 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
     if (o->stats)
         fprintf(stderr,
                 "canopy grep: %s: %lld lines, %lld selected, engine %s, isa %s, dfa states %lld, "
-                "fallbacks %lld, literal prefilter %d%s, dfa bytes %lld, 3-byte filter bytes "
-                "%lld, %.3f ms\n",
+                "fallbacks %lld, literal prefilter %d%s, %d patterns by set product, %d on a rarer "
+                "window, literal isa %s, dfa bytes %lld, 3-byte filter bytes %lld, %.3f ms\n",
                 name, (long long)r.lines, (long long)r.selected, canopy_regex_engine_name(r.engine),
                 canopy_isa_name(r.isa), (long long)r.dfa_states, (long long)r.dfa_fallbacks,
                 (int)r.literals,
                 r.literals ? (r.literals_exact ? " (exact: no DFA)" : " (then the DFA)") : "",
+                (int)r.literal_products, (int)r.literals_shifted, canopy_isa_name(r.literal_isa),
                 (long long)r.dfa_bytes, (long long)r.literal_bytes3, (t1 - t0) * 1e3);
     int rc = r.selected > 0;
     if (o->quiet) {
