@@ -185,7 +185,6 @@ static void fi_check_compaction(const canopy_forest *f, canopy_points P, int32_t
     cvm_program p;
     if (P.n == 0 || cf_build_linked(f, CANOPY_FOREST_LAYOUT_LL, 0, NULL, &L)) return;
     CHECK_OK(cf_vm_compile(&L, &p));
-    cvm_simd_init();
     int64_t rows = P.n < 64 ? P.n : 64;
     size_t q = (size_t)rows * f->n_trees + CVM_PAD;
     int32_t *qr = malloc(q * sizeof *qr), *qp = malloc(q * sizeof *qp);

@@ -312,7 +312,6 @@ canopy_status cf_predict_build(const canopy_forest *f, cf_plan *plan) {
     if (s) return s;
     if (plan->vm) s = cf_vm_compile(&plan->L, &plan->prog);
     if (!s && !plan->vm && is_linked(po->layout)) s = cf_build_sync(f, &plan->L);
-    if (plan->vm && plan->isa != CANOPY_ISA_SCALAR) cvm_simd_init();
     plan->st.build_seconds = canopy_now() - t0;
     if (s) cf_plan_free(plan);
     return s;

@@ -41,7 +41,6 @@ canopy_status cf_predict_rows(const cf_layout *L, const cvm_program *prog, int s
                               const float *X, int64_t stride, int64_t n, const int32_t *tree_of,
                               double *acc, int64_t *steps) {
     if (prog && (int64_t)ROWS_BLOCK * stride >= INT32_MAX) simd = 0; /* 32-bit gathers */
-    if (simd) cvm_simd_init();
     int64_t nb = (n + ROWS_BLOCK - 1) / ROWS_BLOCK, total = 0;
     int failed = 0;
 #pragma omp parallel num_threads(canopy_threads()) reduction(+ : total) if (nb > 1)

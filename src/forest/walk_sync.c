@@ -288,8 +288,12 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
             for (int32_t r = 0; r < CF_SYNC_ROWS; r++) off[r] = root;
             sweeps[mode](tb, L->tree_depth[t], xs, xrs, nr, off);
             int32_t o = L->sync_out[t];
-            if (o >= 0)
-                for (int32_t r = 0; r < nr; r++) ab[(int64_t)r * K + o] += val[off[r] / size];
+            /* size is 1 or sizeof(cf_snode): a constant divisor each, not a div per row */
+            if (o >= 0 && size == 1)
+                for (int32_t r = 0; r < nr; r++) ab[(int64_t)r * K + o] += val[off[r]];
+            else if (o >= 0)
+                for (int32_t r = 0; r < nr; r++)
+                    ab[(int64_t)r * K + o] += val[off[r] / sizeof(cf_snode)];
             else
                 for (int32_t r = 0; r < nr; r++)
                     cf_add_leaf(L, leaf[off[r] / size], ab + (int64_t)r * K);

@@ -67,7 +67,6 @@ canopy_status canopy_regex_compile(const char *const *patterns, const size_t *le
         canopy_regex_free(re);
         return st;
     }
-    cvm_simd_init();
     *out = re;
     return CANOPY_OK;
 }

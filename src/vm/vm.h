@@ -53,10 +53,4 @@ const char *cvm_op_name(cvm_op op);
 /* Queue padding of the SIMD interpreters: one vector of the widest (AVX-512). */
 #define CVM_PAD 16
 
-/* Builds the compaction shuffle table; call once before running SIMD in parallel. */
-void cvm_simd_init(void);
-/* That table: for each 8-bit keep mask, the lane indices of its set bits, packed to
- * the front (the permutation of one AVX2 stream-compaction step, §3.3). */
-extern int32_t cvm_compact_perm[256][8];
-
 #endif
