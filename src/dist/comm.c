@@ -10,15 +10,6 @@
 
 static int started_here;
 
-int canopy_dist_launched(void) {
-    /* Open MPI, MPICH/Hydra (PMI), PMIx launchers and Slurm's srun. */
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
-                                       "MPI_LOCALNRANKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i])) return 1;
-    return 0;
-}
-
 static int mpi_running(void) {
     int init = 0, fin = 0;
     MPI_Initialized(&init);
@@ -28,7 +19,7 @@ static int mpi_running(void) {
 
 int canopy_dist_start(int *argc, char ***argv) {
     if (mpi_running()) return 1;
-    if (!canopy_dist_launched()) return 0;
+    if (!canopy_mpi_launched()) return 0;
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "canopy: MPI_Init_thread failed\n");

@@ -6,15 +6,12 @@
 #define CANOPY_DIST_COMM_H
 
 #include "canopy/dist.h"
+#include "core/mpi_launcher.h"
 
 #include <mpi.h>
 
-/* 1 when this process was started by an MPI launcher (mpirun / mpiexec / srun): the
- * launchers' environment variables are set. A plain `canopy knn` never starts MPI. */
-int canopy_dist_launched(void);
-
 /* MPI_Init_thread with MPI_THREAD_FUNNELED (OpenMP threads inside a rank, MPI from
- * the main thread only) when canopy_dist_launched() and MPI is not yet initialised;
+ * the main thread only) when canopy_mpi_launched() and MPI is not yet initialised;
  * installs canopy_dist_fatal_handler on MPI_COMM_WORLD. Returns 1 when MPI is
  * running after the call (initialised here or before), 0 when not launched. */
 int canopy_dist_start(int *argc, char ***argv);

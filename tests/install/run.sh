@@ -16,6 +16,14 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" ||
     { cat "$work/install.log"; exit 1; }
 [ -x "$prefix/bin/canopy" ] || { echo "install: no bin/canopy"; exit 1; }
 "$prefix/bin/canopy" --version
+# An MPI build installs canopy-mpi beside canopy, which runs it under mpirun; canopy itself
+# must not load libmpi.
+if [ -x "$build/canopy-mpi" ]; then
+    [ -x "$prefix/bin/canopy-mpi" ] || { echo "install: no bin/canopy-mpi"; exit 1; }
+    if readelf -d "$prefix/bin/canopy" | grep -q 'libmpi'; then
+        echo "install: bin/canopy links libmpi"; exit 1
+    fi
+fi
 # A CUDA build installs its module into the lib dir, where the installed CLI finds it.
 if ls "$build"/libcanopy_cuda.so.* >/dev/null 2>&1; then
     module="$(find "$prefix" -name 'libcanopy_cuda.so.*' | head -n 1)"

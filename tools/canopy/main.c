@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy: command-line front end. One file per subcommand (cmd_*.c). */
+#define _POSIX_C_SOURCE 200809L /* readlink */
 #include "cli.h"
 #include "cli_dist.h"
 
@@ -7,6 +8,11 @@
 #include <string.h>
 #ifdef CANOPY_HAVE_MPI
 #include "dist/comm.h"
+#elif defined(CANOPY_MPI_SIBLING)
+#include "core/mpi_launcher.h"
+
+#include <errno.h>
+#include <unistd.h>
 #endif
 
 static const cli_command commands[] = {
@@ -82,7 +88,29 @@ static int run(int argc, char **argv) {
     return CLI_USAGE;
 }
 
+#if !defined(CANOPY_HAVE_MPI) && defined(CANOPY_MPI_SIBLING)
+/* This CLI links no libmpi (loading it costs every run ~1 ms); under an MPI launcher the
+ * MPI build beside it, CANOPY_MPI_SIBLING, runs instead with the same arguments. */
+static void run_mpi_sibling(char **argv) {
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) n = 0;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+    if (dir + sizeof CANOPY_MPI_SIBLING > sizeof path) dir = 0;
+    memcpy(path + dir, CANOPY_MPI_SIBLING, sizeof CANOPY_MPI_SIBLING);
+    execv(path, argv);
+    fprintf(stderr, "canopy: started by an MPI launcher, but its MPI build %s cannot run: %s\n",
+            path, strerror(errno));
+    exit(1);
+}
+#endif
+
 int main(int argc, char **argv) {
+#if !defined(CANOPY_HAVE_MPI) && defined(CANOPY_MPI_SIBLING)
+    if (canopy_mpi_launched()) run_mpi_sibling(argv);
+#endif
     canopy_outfile_remove_on_signal();
 #ifdef CANOPY_HAVE_MPI
     /* Under mpirun (and only there) MPI starts before any command runs. */
