@@ -48,13 +48,23 @@ done
 python3 -c "print('|'.join(['zz'] * 10000) + '|b')" >"$tmp/flat.pat"
 timed 0 10 grep -c -f "$tmp/flat.pat" "$tmp/x"
 
+# quick LIMIT_MS WHAT WANT_RC ARGS...: timed, and fail past LIMIT_MS milliseconds.
+quick() {
+    local limit=$1 what=$2 start
+    start=$(date +%s%N)
+    timed "$3" 10 "${@:4}"
+    local ms=$((($(date +%s%N) - start) / 1000000))
+    check "$what took ${ms} ms (limit $limit)" test "$ms" -lt "$limit"
+}
 # compile work: 38 bytes that once took 1.5 s (every epsilon closure walked the program)
-start=$(date +%s%N)
-timed 0 10 grep -c ']???????$??????????????????????{1108}' "$tmp/x"
-ms=$((($(date +%s%N) - start) / 1000000))
-check "38-byte epsilon-chain pattern took ${ms} ms (limit 300)" test "$ms" -lt 300
+quick 300 "38-byte epsilon-chain pattern" 0 grep -c ']???????$??????????????????????{1108}' "$tmp/x"
 timed 2 10 grep -c '(a{1000}){1000}{10}' "$tmp/x"
 check "huge unrolled interval: no 'too big' message" grep -q "too big" "$tmp/err"
+# the program limit is 1 Mi instructions: just under it compiles (and matches) in
+# milliseconds, just over it is "too big"
+quick 3000 "1,048,001-instruction program" 1 grep -c '[a-z]{1000}{1048}' "$tmp/x"
+timed 2 10 grep -c '[a-z]{1000}{1049}' "$tmp/x"
+check "1,049,001 instructions: no 'too big' message" grep -q "too big" "$tmp/err"
 
 # -o on a 100 KB line: (ab)*c|x once took 45 s (a scan per start position)
 python3 -c "print('ab' * 50000 + 'x'); print('ab' * 25000 + 'x' + 'ab' * 25000 + 'c')" >"$tmp/long"

@@ -605,6 +605,7 @@ static void malformed(void) {
         {"(a)\\1", "back-references"},
         {"\\bword", "word-boundary"},
         {"((a{1000}){1000}){100}", "Regular expression too big"},
+        {"a{32767}{33}", "Regular expression too big"}, /* 1,081,311 instructions */
     };
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
         canopy_regex *re = NULL;
@@ -613,6 +614,15 @@ static void malformed(void) {
         CHECK(re == NULL);
     }
     canopy_regex *re = NULL;
+    /* just under the limit (1,020,001 instructions): unrolled copies keep their jumps */
+    const char *big = "(ab|c?){1000}{170}";
+    size_t ms = 9, me = 9;
+    int found = 0;
+    CHECK_OK(canopy_regex_compile(&big, NULL, 1, 0, &re));
+    CHECK_OK(canopy_regex_find(re, "xabcab", 6, 1, &ms, &me, &found));
+    CHECK(found && ms == 1 && me == 6);
+    canopy_regex_free(re);
+    re = NULL;
     CHECK_FAILS(canopy_regex_compile(NULL, NULL, -1, 0, &re), CANOPY_ERR_INVALID, "pattern list");
     canopy_regex_engine e;
     CHECK_FAILS(canopy_regex_engine_parse("nfa", &e), CANOPY_ERR_INVALID, "pike");

@@ -164,6 +164,35 @@ static void patch_chain(emitter *e, int32_t chain, int32_t to) {
     }
 }
 
+static int emit(emitter *e, const cre_tree *t, int32_t i);
+
+/* Emits `copies` copies of node a (each after a fork chained into *forks when forks is
+ * not NULL): the first by walking the tree, the others copied from it with their jmp
+ * and fork targets moved (a node's jumps stay inside its code), so unrolling x{32767}
+ * costs a memcpy per copy, not a walk of x. Sets *len to one copy's length; -1: no
+ * memory. */
+static int emit_copies(emitter *e, const cre_tree *t, int32_t a, int32_t copies, int32_t *forks,
+                       int32_t *len) {
+    if (forks) *forks = put(e, CVM_FORK, 0, *forks);
+    int32_t s0 = e->n;
+    if (emit(e, t, a)) return -1;
+    int32_t c = *len = e->n - s0, nj = 0;
+    if (copies < 2) return 0;
+    int32_t *jumps = malloc((size_t)c * sizeof *jumps); /* the copy's jmps and forks */
+    if (!jumps) return -1;
+    for (int32_t k = 0; k < c; k++)
+        if (e->code[s0 + k].op == CVM_JMP || e->code[s0 + k].op == CVM_FORK) jumps[nj++] = k;
+    for (int32_t j = 1; j < copies; j++) {
+        if (forks) *forks = put(e, CVM_FORK, 0, *forks);
+        cvm_insn *to = e->code + e->n;
+        memcpy(to, e->code + s0, (size_t)c * sizeof *to);
+        for (int32_t k = 0; k < nj; k++) to[jumps[k]].target += e->n - s0;
+        e->n += c;
+    }
+    free(jumps);
+    return 0;
+}
+
 static int emit(emitter *e, const cre_tree *t, int32_t i) {
     const cre_node *n = &t->nodes[i];
     switch (n->kind) {
@@ -218,21 +247,16 @@ static int emit(emitter *e, const cre_tree *t, int32_t i) {
             e->code[l1].target = e->n;
             return 0;
         }
-        int32_t copies = n->max < 0 ? n->min - 1 : n->min;
-        for (int32_t j = 0; j < copies; j++)
-            if (emit(e, t, n->a)) return -1;
+        /* e{m,}: m copies, the last one looping back */
+        int32_t len = 0;
+        if (n->min > 0 && emit_copies(e, t, n->a, n->min, NULL, &len)) return -1;
         if (n->max < 0) {
-            int32_t l1 = e->n;
-            if (emit(e, t, n->a)) return -1;
-            put(e, CVM_FORK, 0, l1);
+            put(e, CVM_FORK, 0, e->n - len);
             return 0;
         }
-        /* e{0,k} as k times "fork END; C(e)": each copy may be the last */
+        /* then e{0,k} as k times "fork END; C(e)": each copy may be the last */
         int32_t forks = -1;
-        for (int32_t j = 0; j < n->max - n->min; j++) {
-            forks = put(e, CVM_FORK, 0, forks);
-            if (emit(e, t, n->a)) return -1;
-        }
+        if (n->max > n->min && emit_copies(e, t, n->a, n->max - n->min, &forks, &len)) return -1;
         patch_chain(e, forks, e->n);
         return 0;
     }
@@ -275,6 +299,15 @@ static int emit_tree(emitter *e, const cre_tree *t) {
     return rc;
 }
 
+/* a[0, n) = v by doubling copies: a loop costs a coverage callback per element in the
+ * fuzz build, a third of compiling a 1 Mi-instruction program there */
+static void fill_i32(int32_t *a, int32_t n, int32_t v) {
+    if (n <= 0) return;
+    a[0] = v;
+    for (int32_t k = 1; k < n; k *= 2)
+        memcpy(a + k, a, (size_t)(n - k < k ? n - k : k) * sizeof *a);
+}
+
 canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
     memset(out, 0, sizeof *out);
     if (n < 0) return canopy_fail(CANOPY_ERR_INVALID, "negative pattern count");
@@ -303,7 +336,7 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
         int32_t begin = e.n;
         rc = emit_tree(&e, &trees[i]);
         put(&e, CVM_MATCH, i, 0);
-        for (int32_t pc = begin; pc < e.n; pc++) pattern_of[pc] = i;
+        fill_i32(pattern_of + begin, e.n - begin, i);
         if (f >= 0) e.code[f].target = e.n;
     }
     int32_t pad = put(&e, CVM_NOMATCH, 0, 0);
@@ -329,10 +362,17 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
 void cre_closures(cre_prog *p) {
     int32_t n = p->vm.n;
     int64_t cap = 8 * (int64_t)n + 1024, used = 0; /* beyond: not worth the memory */
-    /* Long epsilon chains (x??????{1000}) make each walk O(n); past 8 steps per
-     * instruction in all the table is given up, so compiling stays linear. */
-    int64_t steps = 8 * (int64_t)n + 65536;
     if (n > (1 << 18)) return; /* and the walks of a big program miss the cache: no table */
+    /* The SIMD VM expands only pc 0 and the pcs after a consuming one (a thread's pc
+     * + 1); the rest (the forks and jmps of x?????{1000}) get empty closures. */
+    int64_t resume = 1;
+    for (int32_t pc = 0; pc + 1 < n; pc++)
+        resume += p->vm.code[pc].op == CVM_CMP || p->vm.code[pc].op == CVM_DOT;
+    /* Long nullable runs ((x?????){1000}) make each walk O(n); past 8 steps per
+     * resume pc in all (and a little slack for small programs: 64 Ki steps took
+     * ~10 ms under ASan, most of a fuzzer's execution) the table is given up, so
+     * compiling stays linear. */
+    int64_t steps = 8 * resume + 4096;
     int32_t *off = malloc(((size_t)n + 1) * sizeof *off);
     int32_t *clo = malloc((size_t)cap * sizeof *clo);
     int32_t *mark = malloc((size_t)n * sizeof *mark), *stack = malloc((size_t)n * sizeof *stack);
@@ -340,6 +380,8 @@ void cre_closures(cre_prog *p) {
     for (int32_t i = 0; ok && i < n; i++) mark[i] = -1;
     for (int32_t pc0 = 0; ok && pc0 < n; pc0++) {
         off[pc0] = (int32_t)used;
+        int32_t prev = pc0 > 0 ? p->vm.code[pc0 - 1].op : CVM_CMP;
+        if (prev != CVM_CMP && prev != CVM_DOT) continue;
         int32_t sp = 0;
         mark[pc0] = pc0;
         stack[sp++] = pc0;

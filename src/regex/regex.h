@@ -28,10 +28,11 @@ typedef struct cre_prog {
     int32_t n_patterns;
     int32_t mask_words;  /* 64-bit words of a pattern bit set */
     int32_t *pattern_of; /* per pc: the pattern it belongs to, -1 for the dispatch forks */
-    /* Epsilon closures away from the line's ends (^ and $ fail there): for each pc,
+    /* Epsilon closures away from the line's ends (^ and $ fail there): for pc 0 and
+     * each pc after a cmp or dot (the pcs a thread resumes at),
      * clo[clo_off[pc] .. clo_off[pc + 1]) are the cmp, dot and match pcs reachable by
-     * jmp and fork. NULL when they would be too big (the SIMD VM then walks epsilon
-     * moves level by level everywhere). */
+     * jmp and fork; empty for the other pcs. NULL when they would be too big (the SIMD
+     * VM then walks epsilon moves level by level everywhere). */
     int32_t *clo_off, *clo;
 } cre_prog;
 
@@ -78,8 +79,11 @@ typedef enum cre_wrap_kind { CRE_WRAP_LINE, CRE_WRAP_WORD } cre_wrap_kind;
 canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
 
 /* ---- compiler (compile.c) ---- */
-/* Instructions past which a program is "too big" (grep's message). */
-#define CRE_MAX_INSNS (1 << 22)
+/* Instructions past which a program is "too big" (grep's message). A program costs
+ * 20 bytes per instruction, and each matching thread ~70 more of Pike VM scratch;
+ * compiling the biggest is mostly page faults (issue 21: any pattern up to the limit
+ * compiles in milliseconds; 4 Mi took 0.1-0.3 s). */
+#define CRE_MAX_INSNS (1 << 20)
 canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out);
 /* Fills p->clo_off / p->clo (left NULL past a size cap, or without memory). */
 void cre_closures(cre_prog *p);
