@@ -216,12 +216,12 @@ CANOPY_LANES float knn_key_dist2(uint64_t key) {
  * Returns the new entry k - 1. (In memory, not by value: a 64-byte vector argument
  * would change the ABI between the ISAs' files.) */
 CANOPY_LANES uint64_t knn_keys_insert(uint64_t *best, uint64_t key, int32_t k) {
-    const knn_keys zero = {0}, up = {0, 0, 1, 2, 3, 4, 5, 6}, prev = {0, 8, 9, 10, 11, 12, 13, 14};
+    const knn_keys zero = {0};
     knn_keys b;
     memcpy(&b, best, sizeof b);
-    knn_keys above = (knn_keys)(b > key);                       /* ones from key's place on */
-    knn_keys above_prev = __builtin_shuffle(zero, above, prev); /* ... from the next one on */
-    knn_keys shifted = __builtin_shuffle(b, up);
+    knn_keys above = (knn_keys)(b > key); /* ones from key's place on, then from the next one */
+    knn_keys above_prev = __builtin_shufflevector(zero, above, 0, 8, 9, 10, 11, 12, 13, 14);
+    knn_keys shifted = __builtin_shufflevector(b, b, 0, 0, 1, 2, 3, 4, 5, 6);
     b = (b & ~above) | (shifted & above_prev) | (key & (above & ~above_prev));
     memcpy(best, &b, sizeof b);
     return b[k - 1];

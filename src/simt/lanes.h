@@ -57,7 +57,11 @@ static inline simt_int simt_gather_at_masked(const void *base, simt_int off, int
 #else
     simt_int r = {0};
     for (int l = 0; l < SIMT_W; l++)
-        if (m[l]) memcpy(&r[l], (const char *)base + (ptrdiff_t)off[l] * scale, sizeof r[l]);
+        if (m[l]) { /* through a scalar: clang takes no address of a vector element */
+            int32_t x;
+            memcpy(&x, (const char *)base + (ptrdiff_t)off[l] * scale, sizeof x);
+            r[l] = x;
+        }
     return r;
 #endif
 }
