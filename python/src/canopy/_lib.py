@@ -66,7 +66,8 @@ class RegexResult(Structure):
     # canopy_regex_result, every field: the library writes the whole struct
     _fields_ = [("lines", c_int64), ("selected", c_int64), ("engine", c_int), ("isa", c_int),
                 ("dfa_states", c_int64), ("dfa_fallbacks", c_int64), ("literals", c_int32),
-                ("literals_exact", c_int32), ("dfa_bytes", c_int64), ("literal_bytes3", c_int64)]
+                ("literals_exact", c_int32), ("dfa_bytes", c_int64), ("literal_bytes3", c_int64),
+                ("literal_isa", c_int), ("literals_shifted", c_int32), ("literal_products", c_int32)]
 
 
 def _fn(name, restype, *argtypes):
