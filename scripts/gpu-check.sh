@@ -17,8 +17,10 @@
 #           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
 #           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
 #           themselves run in the test stage
+#   cli     one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8), GPU and CPU
+#           backends, wall time of the whole process (bench/cli_knn_gpu.sh)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist]
+#        [nbody] [dist] [cli]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -175,6 +177,12 @@ for stage in $stages; do
             "$root/bench/run_dist_16core.sh" "$db" 1000000 >"$out/dist-gravity.txt" 2>&1
         note "- distributed gravity bench: rc $? (below)"
         cat "$out/dist-gravity.txt" >>"$summary"
+        ;;
+    cli)
+        "$root/bench/cli_knn_gpu.sh" "$b" "$out/cli-knn" >"$out/cli-knn.md" 2>"$out/cli-knn.err"
+        note "- CLI whole process, rand7 kNN k=8: rc $? (below)"
+        cat "$out/cli-knn.md" >>"$summary"
+        rm -rf "$out/cli-knn"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
