@@ -734,11 +734,16 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
             *lines = line + rest;
             return hits;
         }
-        const uint8_t *q = cre_literal_find(info, p, e);
-        if (q >= e) break;
+        int64_t nls;
+        const uint8_t *q = cre_literal_find(info, p, e, &nls);
+        line += nls; /* the whole lines before q's */
+        if (q >= e) {
+            line += e[-1] != '\n'; /* a last line without '\n' */
+            p = e;
+            break;
+        }
         const uint8_t *ls = memrchr(p, '\n', (size_t)(q - p));
         ls = ls ? ls + 1 : p;
-        line += canopy_regex_count_lines((const char *)p, (size_t)(ls - p)); /* whole lines */
         const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
         const uint8_t *le = nl ? nl + 1 : e;
         int m = (int)scan(d, pike, ls, le, mode, NULL, counts, mask, &one);
@@ -748,6 +753,6 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         line++;
         p = le;
     }
-    *lines = line + canopy_regex_count_lines((const char *)p, (size_t)(e - p));
+    *lines = line;
     return hits;
 }
