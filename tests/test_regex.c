@@ -748,7 +748,7 @@ static void literal_sets(uint64_t seed, int sets, int single) {
         canopy_regex *re = NULL;
         CHECK_OK(canopy_regex_compile(pp, NULL, np, 0, &re));
         if (re) {
-            char what[96];
+            char what[160];
             snprintf(what, sizeof what, "seed %llu literal set %d '%s' (of %d) len %zu",
                      (unsigned long long)seed, s, pats[0], np, len);
             check_all_engines(re, buf, len, nlines, want, NULL, what);
