@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Regex suite (issue 20): `canopy grep -c` against GNU `grep -E -c` on one core, on five
 # corpora (English prose, a dictionary-like word list, C source, log lines, DNA) and
-# per corpus pattern sets from one literal to ten patterns. Runs are interleaved
+# per corpus pattern sets from one literal to ten patterns, plus two sets whose lazy DFA
+# thrashes (3 MB of prose and of DNA: the SIMD Pike VM finishes). Runs are interleaved
 # (grep, canopy, grep, canopy, ...) so both see the same machine load; every count
 # must equal grep's, else exit 1. Corpora that cannot be shipped are generated from a
 # fixed seed: the word list from the King James Bible's vocabulary with prefixes and
@@ -65,7 +66,9 @@ for i in range(220_000):
         r.choice(svc), r.randrange(1, 65536), r.choice(lv), m.replace(b"%%", b"%%%%") % args if False else (m % args)))
 open(work + "/logs", "wb").write(b"\n".join(out) + b"\n")
 dna = bytes(r.choice(b"ACGT") for _ in range(16_000_000))
-open(work + "/dna", "wb").write(b"\n".join(dna[i:i + 60] for i in range(0, len(dna), 60)) + b"\n")
+dna = b"\n".join(dna[i:i + 60] for i in range(0, len(dna), 60)) + b"\n"
+open(work + "/dna", "wb").write(dna)
+open(work + "/dna3m", "wb").write(dna[:dna.index(b"\n", 3_000_000) + 1])  # a second DFA blow-up
 PY
 python3 - "$work" "$canopy" "$reps" "$cpu" "$hs" "$base" <<'PY'
 import os, resource, statistics, subprocess, sys, time
@@ -103,6 +106,8 @@ corpora = {
             ("`A[CG]{6,}T`", ["A[CG]{6,}T"]), ("3 motifs", ["ACGTACGT", "TTTTCCCC", "GGGAAATT"]),
             ("10 motifs", ["ACGTACGT", "TTTTCCCC", "GGGAAATT", "CATCATCA", "GCGCGCGC",
                            "AATTAATT", "CCAATTGG", "TGCATGCA", "AGCTAGCT", "GTCAGTCA"])],
+    # a second set the DFA gives up on (Ren's case for the SIMD NFA), on 3 MB of DNA
+    "dna3m": [("3 DFA blow-up", ["A.{12}C", "G[AC]{10}T", "T.{11}G"])],
 }
 pin = ["taskset", "-c", cpu]
 def children_cpu_ms():
