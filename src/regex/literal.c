@@ -1048,25 +1048,26 @@ bf_find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int64
     bf_init512(info, want, off);
     const __m512i vnl = _mm512_set1_epi8('\n');
     const ptrdiff_t full = 64 + info->bf_span + 1;
-    uint8_t tail[TAIL_BYTES];
-    while (x < e) {
-        uint64_t valid = ~0ull;
-        const uint8_t *t = x, *te = e, *tlo;
-        if (e - x < full) {
-            t = pad_tail(x, x, e, tail, &tlo, &valid);
-            te = t + (e - x);
-        }
-        uint64_t nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)t), vnl) & valid;
-        uint64_t m = bf_hits512(info, want, off, t, te, w) & valid;
-        if (m) {
-            int i = __builtin_ctzll(m);
-            *nls += __builtin_popcountll(nl & ((1ull << i) - 1));
-            return x + i;
-        }
+    uint64_t m = 0, nl = 0;
+    for (; e - x >= full; x += 64) { /* the padded tail apart, as in bf_count_loop */
+        nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)x), vnl);
+        m = bf_hits512(info, want, off, x, e, w);
+        if (m) break;
         *nls += __builtin_popcountll(nl);
-        x += 64;
     }
-    return e;
+    uint8_t tail[TAIL_BYTES];
+    for (; !m && x < e; x += 64) {
+        uint64_t valid;
+        const uint8_t *tlo, *t = pad_tail(x, x, e, tail, &tlo, &valid);
+        nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)t), vnl) & valid;
+        m = bf_hits512(info, want, off, t, t + (e - x), w) & valid;
+        if (m) break;
+        *nls += __builtin_popcountll(nl);
+    }
+    if (!m) return e;
+    int i = __builtin_ctzll(m);
+    *nls += __builtin_popcountll(nl & ((1ull << i) - 1));
+    return x + i;
 }
 
 /* One compiled loop per number of compared bytes. */
