@@ -983,15 +983,38 @@ find_avx512_moved(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) 
     }
 }
 
+/* The byte filter's registers: the literal's bytes broadcast, their offsets, '\n'
+ * broadcast, and the bytes a step must be able to read (else the padded tail). */
+typedef struct bf_regs {
+    __m512i want[3], nl;
+    int32_t off[3];
+    ptrdiff_t full;
+} bf_regs;
+
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+bf_init512(const cre_dfa_info *info, bf_regs *r) {
+    for (int t = 0; t < 3; t++) {
+        int k = t < info->bf_bytes ? t : 0;
+        r->want[t] = _mm512_set1_epi8((char)info->bf_byte[k]);
+        r->off[t] = info->bf_off[k];
+    }
+    r->nl = _mm512_set1_epi8('\n');
+    r->full = 64 + info->bf_span + 1;
+}
+
 /* The byte filter (byte_filter_choose) on the 64 positions at x, x[0 .. 63 + bf_span]
  * readable: the starts of the literal within [x, e), on w bytes (a constant in each
- * compiled loop) whose broadcasts are in want and offsets in off. */
+ * compiled loop); *nl gets the newlines. */
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline uint64_t
-bf_hits512(const cre_dfa_info *info, const __m512i *want, const int32_t *off, const uint8_t *x,
-           const uint8_t *e, int w) {
-    uint64_t m = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + off[0])), want[0]);
-    if (w > 1) m &= _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + off[1])), want[1]);
-    if (w > 2) m &= _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + off[2])), want[2]);
+bf_hits512(const cre_dfa_info *info, const bf_regs *r, const uint8_t *x, const uint8_t *e, int w,
+           uint64_t *nl) {
+    *nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)x), r->nl);
+    uint64_t m =
+        _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + r->off[0])), r->want[0]);
+    if (w > 1)
+        m &= _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + r->off[1])), r->want[1]);
+    if (w > 2)
+        m &= _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + r->off[2])), r->want[2]);
     if (!info->bf_verify) return m;
     uint64_t ok = 0;
     for (; m; m &= m - 1) {
@@ -1001,38 +1024,24 @@ bf_hits512(const cre_dfa_info *info, const __m512i *want, const int32_t *off, co
     return ok;
 }
 
-__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
-bf_init512(const cre_dfa_info *info, __m512i *want, int32_t *off) {
-    for (int t = 0; t < 3; t++) {
-        int k = t < info->bf_bytes ? t : 0;
-        want[t] = _mm512_set1_epi8((char)info->bf_byte[k]);
-        off[t] = info->bf_off[k];
-    }
-}
-
 /* count_loop512 on the byte filter. */
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline int64_t
 bf_count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
               int64_t *lines, int w) {
-    __m512i want[3];
-    int32_t off[3];
-    bf_init512(info, want, off);
-    const __m512i vnl = _mm512_set1_epi8('\n');
-    const ptrdiff_t full = 64 + info->bf_span + 1;
+    bf_regs r;
+    bf_init512(info, &r);
     int64_t hits = 0, line = 0;
-    uint64_t pending = 0;
+    uint64_t pending = 0, nl, m, valid;
     const uint8_t *x = b;
-    for (; e - x >= full; x += 64) {
-        uint64_t nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)x), vnl);
-        hits += count_step(bf_hits512(info, want, off, x, e, w), nl, &pending, sel, &line);
+    for (; e - x >= r.full; x += 64) {
+        m = bf_hits512(info, &r, x, e, w, &nl);
+        hits += count_step(m, nl, &pending, sel, &line);
     }
     uint8_t tail[TAIL_BYTES];
-    for (; x < e; x += 64) {
-        uint64_t valid;
+    for (; x < e; x += 64) { /* the padded tail apart: no call in the loop above */
         const uint8_t *tlo, *t = pad_tail(x, b, e, tail, &tlo, &valid);
-        uint64_t nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)t), vnl) & valid;
-        uint64_t m = bf_hits512(info, want, off, t, t + (e - x), w) & valid;
-        hits += count_step(m, nl, &pending, sel, &line);
+        m = bf_hits512(info, &r, t, t + (e - x), w, &nl) & valid;
+        hits += count_step(m, nl & valid, &pending, sel, &line);
     }
     hits += count_end(b, e, pending, sel, &line);
     *lines = line;
@@ -1043,24 +1052,16 @@ bf_count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint
  * before it in the same pass. */
 __attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline const uint8_t *
 bf_find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int64_t *nls, int w) {
-    __m512i want[3];
-    int32_t off[3];
-    bf_init512(info, want, off);
-    const __m512i vnl = _mm512_set1_epi8('\n');
-    const ptrdiff_t full = 64 + info->bf_span + 1;
-    uint64_t m = 0, nl = 0;
-    for (; e - x >= full; x += 64) { /* the padded tail apart, as in bf_count_loop */
-        nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)x), vnl);
-        m = bf_hits512(info, want, off, x, e, w);
-        if (m) break;
+    bf_regs r;
+    bf_init512(info, &r);
+    uint64_t m = 0, nl = 0, valid = ~0ull;
+    for (; e - x >= r.full && !(m = bf_hits512(info, &r, x, e, w, &nl)); x += 64)
         *nls += __builtin_popcountll(nl);
-    }
     uint8_t tail[TAIL_BYTES];
     for (; !m && x < e; x += 64) {
-        uint64_t valid;
         const uint8_t *tlo, *t = pad_tail(x, x, e, tail, &tlo, &valid);
-        nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)t), vnl) & valid;
-        m = bf_hits512(info, want, off, t, t + (e - x), w) & valid;
+        m = bf_hits512(info, &r, t, t + (e - x), w, &nl) & valid;
+        nl &= valid;
         if (m) break;
         *nls += __builtin_popcountll(nl);
     }
