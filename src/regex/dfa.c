@@ -73,11 +73,25 @@ struct cre_dfa {
 canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     memset(info, 0, sizeof *info);
     uint8_t cls[256] = {0};
-    int32_t n = 2;
+    int32_t n = 2, size[256] = {255, 1};
     cls['\n'] = 1;
     for (int32_t k = 0; k < p->n_sets; k++) {
+        /* a single byte (most sets) leaves its class for one of its own: no pass over
+         * all bytes per set, which was half of compiling three words */
+        int one = -1, count = 0;
+        for (int w = 0; w < 8; w++) count += __builtin_popcount(p->sets[k][w]);
+        for (int w = 0; w < 8 && count == 1; w++)
+            if (p->sets[k][w]) one = w * 32 + __builtin_ctz(p->sets[k][w]);
+        if (one >= 0) {
+            if (one != '\n' && size[cls[one]] > 1) {
+                size[cls[one]]--;
+                size[n] = 1;
+                cls[one] = (uint8_t)n++;
+            }
+            continue;
+        }
         int16_t map[512];
-        for (int i = 0; i < 512; i++) map[i] = -1;
+        for (int i = 0; i < 2 * n; i++) map[i] = -1;
         int32_t m = 0;
         for (int c = 0; c < 256; c++) {
             int key = cls[c] * 2 + (c != '\n' && cre_set_has(p->sets[k], (unsigned)c));
@@ -85,6 +99,8 @@ canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_df
             cls[c] = (uint8_t)map[key];
         }
         n = m;
+        memset(size, 0, sizeof size);
+        for (int c = 0; c < 256; c++) size[cls[c]]++;
     }
     memcpy(info->cls, cls, sizeof cls);
     for (int c = 255; c >= 0; c--) info->rep[cls[c]] = (uint8_t)c;
@@ -734,11 +750,16 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
             *lines = line + rest;
             return hits;
         }
-        const uint8_t *q = cre_literal_find(info, p, e);
-        if (q >= e) break;
+        int64_t nls;
+        const uint8_t *q = cre_literal_find(info, p, e, &nls);
+        line += nls; /* the whole lines before q's */
+        if (q >= e) {
+            line += e[-1] != '\n'; /* a last line without '\n' */
+            p = e;
+            break;
+        }
         const uint8_t *ls = memrchr(p, '\n', (size_t)(q - p));
         ls = ls ? ls + 1 : p;
-        line += canopy_regex_count_lines((const char *)p, (size_t)(ls - p)); /* whole lines */
         const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
         const uint8_t *le = nl ? nl + 1 : e;
         int m = (int)scan(d, pike, ls, le, mode, NULL, counts, mask, &one);
@@ -748,6 +769,6 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
         line++;
         p = le;
     }
-    *lines = line + canopy_regex_count_lines((const char *)p, (size_t)(e - p));
+    *lines = line;
     return hits;
 }

@@ -43,6 +43,13 @@ typedef struct cre_dfa_info {
     int32_t lit_off[CRE_LIT_MAX], n_shifted;
     int32_t bucket_start[CRE_BUCKETS + 1], bucket_lit[CRE_LIT_MAX];
     uint8_t nib[2][6][16];
+    /* The byte filter (AVX-512, a single literal, instead of the nibble filter): the
+     * literal may start at x iff x[bf_off[t]] == bf_byte[t] for t < bf_bytes: all its
+     * bytes when it has up to 3 (exact), else its two rarest by byte_freq, confirmed
+     * at each hit (bf_verify). bf_bytes = 0: not used. */
+    int32_t bf_bytes, bf_verify, bf_span; /* bf_span: the largest offset */
+    int32_t bf_off[3];
+    uint8_t bf_byte[3];
 } cre_dfa_info;
 
 canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
@@ -70,8 +77,10 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
 /* Literal prefilter (literal.c): fills info->lit*, exact; n_lit = 0 when some
  * pattern has no usable literal. */
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
-/* The first position >= from where some literal of info occurs (its start), or e. */
-const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e);
+/* The first position >= from where some literal of info occurs (its start), or e;
+ * *nls gets the newlines in [from, that position). */
+const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e,
+                                int64_t *nls);
 /* For info->exact: the lines of [b, *stop) holding a literal (a verdict per line in
  * sel when not NULL); *lines gets the lines of [b, *stop). *stop is e unless hits
  * needing confirmation are so dense that the DFA is cheaper for the rest (a line

