@@ -70,8 +70,8 @@ static void evaluate(const row *rows, int64_t n, const canopy_gravity_options *g
     for (int r = 0; r < reps; r++) {
         memset(last, 0, sizeof *last);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (dist_domain_forces(MPI_COMM_WORLD, canopy_points_make(x, n, 3), m, gid, g, 0, acc, NULL,
-                               work, last))
+        if (dist_domain_forces(MPI_COMM_WORLD, canopy_points_make(x, n, 3), m, gid, g, 0, 0, acc,
+                               NULL, work, last))
             canopy_dist_abort(MPI_COMM_WORLD, "forces: %s", canopy_last_error());
         tl[r] = last->local_seconds;
         tc[r] = last->comm_seconds;

@@ -5,7 +5,10 @@
  * the forces sent back to the ranks that own the bodies (docs/distributed.md). */
 #include "dist/gravity.h"
 
+#include "dist/gpu_bind.h"
+#include "nbody/gpu_multipole.h"
 #include "nbody/let.h"
+#include "nbody/let_gpu.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -41,10 +44,13 @@ canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_o
     if (g->opening != CANOPY_OPENING_BODY)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: over several ranks only body opening is implemented");
-    if (o && o->backend == CANOPY_BACKEND_GPU)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "gravity: the distributed multipole walk runs on the CPU only");
+    (void)o; /* the backend is chosen with the body count (dist_gravity_backend) */
     return CANOPY_OK;
+}
+
+canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend, int64_t n_all,
+                                   int *use_gpu) {
+    return dist_gpu_choose(comm, backend, n_all, GPU_MP_AUTO_MIN, "gravity", use_gpu);
 }
 
 void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
@@ -235,12 +241,49 @@ static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, co
     return s;
 }
 
+/* The GPU walks of a force evaluation, kept for the process (their device buffers are
+ * reused from call to call): the local tree's and the received pieces', each on its own
+ * stream, so the second may start while the first still runs. */
+static gpu_let *gpu_walks[2];
+
+/* The local piece's bodies (tree order, neighbours together: coherent warps) as the
+ * GPU walks' queries: positions q (n, 3) and global indices qid. */
+static canopy_status tree_order_queries(const let_piece *local, float **q, int64_t **qid) {
+    int64_t n = local->n_bodies;
+    canopy_status s = canopy_alloc((void **)q, (size_t)n * 3 + 1, sizeof **q);
+    if (!s) s = canopy_alloc((void **)qid, (size_t)n + 1, sizeof **qid);
+    for (int64_t i = 0; !s && i < n; i++) {
+        memcpy(*q + 3 * i, local->bodies[i].x, 3 * sizeof **q);
+        (*qid)[i] = local->bodies[i].id;
+    }
+    return s;
+}
+
+/* The GPU's local and remote results (tree order) summed into acc, pot and work
+ * (caller order), in the order the CPU path sums them: local first, then remote. */
+static void gpu_combine(const let_domain *dom, const float *la, const float *lp, const int64_t *lw,
+                        const float *ra, const float *rp, const int64_t *rw, float *acc, float *pot,
+                        double *work, int64_t *terms) {
+    const canopy_tree_view *tv = dom->tv;
+    int64_t t = 0;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) reduction(+ : t)
+    for (int64_t i = 0; i < tv->n; i++) {
+        int64_t k = tv->ids[i];
+        for (int j = 0; j < 3; j++) acc[3 * k + j] = la[3 * i + j] + (ra ? ra[3 * i + j] : 0.0f);
+        if (pot) pot[k] = rp ? lp[i] + rp[i] : lp[i];
+        int64_t w = lw[i] + (rw ? rw[i] : 0);
+        if (work) work[k] = (double)w;
+        t += w;
+    }
+    *terms += t;
+}
+
 canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
                                  const int64_t *gid, const canopy_gravity_options *g,
-                                 int32_t leaf_size, float *acc, float *pot, double *work,
-                                 canopy_dist_stats *stats) {
+                                 int32_t leaf_size, int use_gpu, float *acc, float *pot,
+                                 double *work, canopy_dist_stats *stats) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
-    double t_start = canopy_now(), t_comm = 0.0;
+    double t_start = canopy_now(), t_comm = 0.0, t_build = 0.0, t_lwalk = 0.0, t_rwalk = 0.0;
     float inv_theta = 1.0f / g->theta, eps2 = g->softening * g->softening;
     let_domain dom;
     let_piece local, top;
@@ -249,9 +292,11 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     top_view *views = NULL;
     uint64_t *tops = NULL;
     char *send = NULL, *recv = NULL;
-    int64_t *sc = NULL, *rc = NULL, *lw = NULL;
+    int64_t *sc = NULL, *rc = NULL, *lw = NULL, *qid = NULL, *rw = NULL;
     int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
     let_piece *remote = NULL;
+    float *q = NULL, *la = NULL, *lp = NULL, *ra = NULL, *rp = NULL;
+    int gpu_local = 0, gpu_remote = 0; /* walks launched, to be finished */
     canopy_status s = let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
     if (!s) s = let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
     if (!s) s = canopy_alloc((void **)&views, (size_t)size, sizeof *views);
@@ -260,6 +305,19 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!s) s = canopy_alloc((void **)&isc, (size_t)size * 4, sizeof *isc);
     if (!s) s = canopy_calloc((void **)&remote, (size_t)size, sizeof *remote);
     if (!s) s = canopy_alloc((void **)&lw, (size_t)x.n + 1, sizeof *lw);
+    for (int k = 0; !s && use_gpu && k < 2; k++)
+        if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
+    /* On the GPU the local walk starts at once and runs while the host exports and
+     * exchanges the pieces. */
+    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    if (!s && use_gpu && x.n > 0) {
+        s = tree_order_queries(&local, &q, &qid);
+        if (!s)
+            s = gpu_let_launch(gpu_walks[0], &local, 1, canopy_points_make(q, x.n, 3), qid,
+                               inv_theta, eps2);
+        gpu_local = !s;
+    }
+    t_build += canopy_now() - t_start;
     if ((s = canopy_dist_agree(comm, s))) goto done;
     isd = isc + size;
     irc = isc + 2 * size;
@@ -269,8 +327,9 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     double t0 = canopy_now();
     s = share_tops(comm, &dom, &top, &tops, views);
     t_comm += canopy_now() - t0;
+    t0 = canopy_now();
     if (!s) s = pack_pieces(comm, &dom, &top, views, inv_theta, &send, sc);
-    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    t_build += canopy_now() - t0;
     if ((s = canopy_dist_agree(comm, s))) goto done;
     t0 = canopy_now();
     MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
@@ -281,15 +340,16 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!s) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
     if ((s = canopy_dist_agree(comm, s))) goto done;
 
-    /* The exchange runs while this rank walks its own tree, in chunks: MPI progresses
-     * a non-blocking collective only inside MPI calls, so each chunk ends with a test
-     * (from the main thread, as MPI_THREAD_FUNNELED allows). */
+    /* The exchange runs while this rank walks its own tree: on the CPU in chunks, as
+     * MPI progresses a non-blocking collective only inside MPI calls, so each chunk ends
+     * with a test (from the main thread, as MPI_THREAD_FUNNELED allows). */
     MPI_Request req;
     t0 = canopy_now();
     MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
     t_comm += canopy_now() - t0;
     int done = 0;
-    for (int c = 0; c < LOCAL_CHUNKS && !s; c++) {
+    t0 = canopy_now();
+    for (int c = 0; c < LOCAL_CHUNKS && !s && !use_gpu; c++) {
         int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
         canopy_points part = x;
         part.data = x.n ? canopy_point(x, lo) : x.data;
@@ -298,8 +358,9 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
                        pot ? pot + lo : NULL, lw + lo, NULL);
         if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
+    if (!use_gpu) t_lwalk = canopy_now() - t0;
     int64_t terms = 0;
-    for (int64_t i = 0; !s && i < x.n; i++) {
+    for (int64_t i = 0; !s && !use_gpu && i < x.n; i++) {
         terms += lw[i];
         if (work) work[i] = (double)lw[i];
     }
@@ -307,8 +368,30 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
     t_comm += canopy_now() - t0;
     int np = 0;
+    t0 = canopy_now();
     if (!s) s = unpack_pieces(recv, rc, size, rank, views, inv_theta, remote, &np);
-    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
+    t_build += canopy_now() - t0;
+    if (!use_gpu) {
+        t0 = canopy_now();
+        if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
+        t_rwalk = canopy_now() - t0;
+    } else if (x.n > 0) {
+        if (!s && np > 0) {
+            s = gpu_let_launch(gpu_walks[1], remote, np, canopy_points_make(q, x.n, 3), qid,
+                               inv_theta, eps2);
+            gpu_remote = !s;
+        }
+        if (!s) s = canopy_alloc((void **)&la, (size_t)x.n * 3, sizeof *la);
+        if (!s) s = canopy_alloc((void **)&lp, (size_t)x.n, sizeof *lp);
+        if (!s && gpu_remote) s = canopy_alloc((void **)&ra, (size_t)x.n * 3, sizeof *ra);
+        if (!s && gpu_remote) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
+        if (!s && gpu_remote) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
+        if (!s) s = gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
+        gpu_local = 0;
+        if (!s && gpu_remote) s = gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
+        gpu_remote = 0;
+        if (!s) gpu_combine(&dom, la, lp, lw, ra, rp, rw, acc, pot, work, &terms);
+    }
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
         stats->interactions += terms;
@@ -320,11 +403,18 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         }
     }
 done:
+    /* A walk launched before a failure elsewhere is waited for (its results dropped). */
+    if (gpu_local) gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
+    if (gpu_remote) gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
     if (stats) {
         double t = canopy_now() - t_start;
         stats->comm_seconds += t_comm;
         stats->local_seconds += t - t_comm;
         stats->total_seconds += t;
+        stats->build_seconds += t_build;
+        stats->local_walk_seconds += t_lwalk;
+        stats->remote_walk_seconds += t_rwalk;
+        stats->device = use_gpu ? dist_gpu_bound().device : -1;
     }
     let_domain_free(&dom);
     let_piece_free(&local);
@@ -338,6 +428,13 @@ done:
     canopy_free(lw);
     canopy_free(isc);
     canopy_free(remote);
+    canopy_free(q);
+    canopy_free(qid);
+    canopy_free(la);
+    canopy_free(lp);
+    canopy_free(ra);
+    canopy_free(rp);
+    canopy_free(rw);
     return s;
 }
 
@@ -383,7 +480,10 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
-    if (stats) memset(stats, 0, sizeof *stats);
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->device = -1;
+    }
     double t_start = canopy_now();
     canopy_status s = dist_gravity_resolve(&g, &o);
     if (!s) s = check_local(bodies, mass);
@@ -391,6 +491,8 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
 
     int64_t first, n_all;
     dist_offsets(comm, bodies.n, &first, &n_all);
+    int use_gpu = 0;
+    if ((s = dist_gravity_backend(comm, o.backend, n_all, &use_gpu))) return s;
     int64_t *firsts = NULL;
     int32_t *dest = NULL, *home = NULL;
     grav_row *rows = NULL, *mine = NULL;
@@ -427,8 +529,8 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
         m[i] = mine[i].m;
         gid[i] = mine[i].gid;
     }
-    s = dist_domain_forces(comm, canopy_points_make(x, n_mine, 3), m, gid, &g, o.leaf_size, a, ph,
-                           NULL, stats);
+    s = dist_domain_forces(comm, canopy_points_make(x, n_mine, 3), m, gid, &g, o.leaf_size, use_gpu,
+                           a, ph, NULL, stats);
     if (s) goto done;
     for (int64_t i = 0; i < n_mine; i++) {
         back[i].gid = gid[i];

@@ -7,6 +7,7 @@
  * with the same (distance, index) order as canopy_knn, so the rows equal one rank's. */
 #include "apps/knn.h"
 #include "dist/comm.h"
+#include "dist/gpu_bind.h"
 #include "traverse/run.h"
 
 #include <math.h>
@@ -198,6 +199,14 @@ static canopy_status dist_ref_setup(MPI_Comm comm, canopy_points ref, const int6
         return canopy_fail(CANOPY_ERR_INVALID,
                            "%s: ranks hold reference points of different dimensions (%d and %d)",
                            app, (int)dmin, (int)dmax);
+
+    /* With backend gpu (or auto, when every rank has a GPU) each rank's index runs on
+     * its own GPU (dist/gpu_bind.h). */
+    int use_gpu = 0;
+    st->device = -1;
+    canopy_backend backend = opt ? opt->backend : canopy_run_options_default().backend;
+    if ((s = dist_gpu_choose(comm, backend, 1, 0, app, &use_gpu))) return s;
+    if (use_gpu) st->device = dist_gpu_bound().device;
 
     double t0 = canopy_now();
     s = canopy_alloc((void **)&r->ids, (size_t)ref.n + 1, sizeof *r->ids);
