@@ -17,8 +17,13 @@
 #           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
 #           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
 #           themselves run in the test stage
+#   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck on it, then
+#           plummer1m force evaluation on 1 and 2 GPUs (strong and weak scaling, time
+#           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
+#           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
+#           the bench skips with one line when fewer than 2 GPUs are visible
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist]
+#        [nbody] [dist] [dist2gpu]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -175,6 +180,23 @@ for stage in $stages; do
             "$root/bench/run_dist_16core.sh" "$db" 1000000 >"$out/dist-gravity.txt" 2>&1
         note "- distributed gravity bench: rc $? (below)"
         cat "$out/dist-gravity.txt" >>"$summary"
+        ;;
+    dist2gpu)
+        "$b/test_gpu_let" >"$out/gpu_let.log" 2>&1
+        rc=$?
+        note "- test_gpu_let: rc $rc, $(tail -n 2 "$out/gpu_let.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_let" >"$out/sanitizer-let-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (gpu LET walk): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-let-memcheck.log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
+        t0=$(date +%s)
+        CANOPY_COMMIT="$commit" "$root/bench/run_dist_2gpu.sh" "$b" >"$out/dist-2gpu.txt" 2>&1
+        rc=$?
+        note "- two-GPU distributed bench: rc $rc, $(($(date +%s) - t0)) s (below)"
+        [ $rc -eq 0 ] || status=1
+        cat "$out/dist-2gpu.txt" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
