@@ -17,7 +17,8 @@
 #           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
 #           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
 #           themselves run in the test stage
-#   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck on it, then
+#   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck on it,
+#           test_dist_gpu with 2 ranks sharing GPU 0 and with 2 ranks on 2 GPUs, then
 #           plummer1m force evaluation on 1 and 2 GPUs (strong and weak scaling, time
 #           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
 #           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
@@ -191,6 +192,19 @@ for stage in $stages; do
         rc=$?
         note "- compute-sanitizer memcheck (gpu LET walk): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-let-memcheck.log" | tail -1)"
         [ $rc -eq 0 ] || status=1
+        # The GPU-rank equivalence tests with 2 ranks sharing GPU 0 (issue 16), then one
+        # rank per GPU.
+        for vis in 0 all; do
+            vis_args=()
+            [ "$vis" = all ] || vis_args=(-x CUDA_VISIBLE_DEVICES="$vis")
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
+                mpirun --oversubscribe --bind-to none -np 2 -x CANOPY_THREADS=4 \
+                -x OMP_NUM_THREADS=4 "${vis_args[@]}" "$b/test_dist_gpu" \
+                >"$out/dist-gpu-$vis.log" 2>&1
+            rc=$?
+            note "- test_dist_gpu, 2 ranks, GPUs $vis: rc $rc, $(grep -E 'rows|nbody|passed|failed|FAIL' "$out/dist-gpu-$vis.log" | tr '\n' ' ' | cut -c1-600)"
+            [ $rc -eq 0 ] || status=1
+        done
         t0=$(date +%s)
         CANOPY_COMMIT="$commit" "$root/bench/run_dist_2gpu.sh" "$b" >"$out/dist-2gpu.txt" 2>&1
         rc=$?

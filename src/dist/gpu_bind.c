@@ -5,6 +5,8 @@
 #include "core/device.h"
 #include "nbody/let_gpu.h"
 
+#include <stdio.h>
+
 static dist_gpu_binding bound = {-1, 0, 1, 0};
 static int tried;
 
@@ -45,7 +47,11 @@ canopy_status dist_gpu_choose(MPI_Comm comm, canopy_backend backend, int64_t n_a
     int mine = s == CANOPY_OK, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
     if (backend == CANOPY_BACKEND_GPU) {
-        if (s) s = canopy_fail(s, "%s: backend gpu: %s", app, canopy_last_error());
+        if (s) { /* the message is formatted from a copy: canopy_fail writes the buffer */
+            char why[512];
+            snprintf(why, sizeof why, "%s", canopy_last_error());
+            s = canopy_fail(s, "%s: backend gpu: %s", app, why);
+        }
         s = canopy_dist_agree(comm, s);
         *use_gpu = !s;
         return s;

@@ -252,11 +252,15 @@ static canopy_status tree_order_queries(const let_piece *local, float **q, int64
     int64_t n = local->n_bodies;
     canopy_status s = canopy_alloc((void **)q, (size_t)n * 3 + 1, sizeof **q);
     if (!s) s = canopy_alloc((void **)qid, (size_t)n + 1, sizeof **qid);
-    for (int64_t i = 0; !s && i < n; i++) {
-        memcpy(*q + 3 * i, local->bodies[i].x, 3 * sizeof **q);
-        (*qid)[i] = local->bodies[i].id;
+    if (s) return s;
+    float *qx = *q;
+    int64_t *qi = *qid;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(qx + 3 * i, local->bodies[i].x, 3 * sizeof *qx);
+        qi[i] = local->bodies[i].id;
     }
-    return s;
+    return CANOPY_OK;
 }
 
 /* The GPU's local and remote results (tree order) summed into acc, pot and work

@@ -6,7 +6,8 @@
  * children (in walk_piece's order) with their mask, so every lane visits exactly the
  * cells of its own walk, in the same order, and sums the same terms in the same order.
  * The stack lives in shared memory (global when a deep piece does not fit); a leaf's
- * bodies are loaded by the lanes together and passed round with shuffles. */
+ * bodies are loaded by the lanes together into shared memory, where every lane reads
+ * them (broadcasts). */
 #include "nbody/let_gpu.h"
 
 #include "canopy/cuda_util.cuh"
@@ -19,7 +20,8 @@ namespace {
 
 constexpr int LW_WARPS = 4; /* warps per block */
 constexpr unsigned FULL = 0xffffffffu;
-constexpr size_t SHARED_STACK_MAX = 48 * 1024; /* without the opt-in */
+/* The stacks' share of the 48 KB a block has without the opt-in (the bodies take 3 KB). */
+constexpr size_t SHARED_STACK_MAX = 44 * 1024;
 
 /* A piece inside the packed buffers: its first cell and body, its cell count, order. */
 struct piece_desc {
@@ -35,6 +37,8 @@ __global__ void __launch_bounds__(LW_WARPS * 32)
                uint2 *gstack, float *acc, float *pot, int64_t *work, unsigned long long *counts,
                int *err) {
     extern __shared__ uint2 sstack[];
+    __shared__ float4 sbody[LW_WARPS][32];
+    __shared__ long long sid[LW_WARPS][32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int64_t warp = (int64_t)blockIdx.x * LW_WARPS + w;
     if (warp * 32 >= n) return; /* the whole warp */
@@ -94,28 +98,27 @@ __global__ void __launch_bounds__(LW_WARPS * 32)
             } else if (child < 0) {
                 const int32_t begin = __ldg(&c->begin), end = __ldg(&c->end);
                 for (int32_t b0 = begin; b0 < end; b0 += 32) {
+                    /* the lanes load 32 bodies together; each lane then reads them all
+                     * from shared memory (broadcasts) */
                     const int32_t bi = b0 + lane;
-                    float bx = 0.0f, by = 0.0f, bz = 0.0f, bm = 0.0f;
-                    long long bid = -1;
                     if (bi < end) {
                         const let_body *b = pb + bi;
-                        bx = __ldg(&b->x[0]);
-                        by = __ldg(&b->x[1]);
-                        bz = __ldg(&b->x[2]);
-                        bm = __ldg(&b->m);
-                        bid = __ldg(reinterpret_cast<const long long *>(&b->id));
+                        sbody[w][lane] = make_float4(__ldg(&b->x[0]), __ldg(&b->x[1]),
+                                                     __ldg(&b->x[2]), __ldg(&b->m));
+                        sid[w][lane] = __ldg(reinterpret_cast<const long long *>(&b->id));
                     }
+                    __syncwarp();
                     const int m = end - b0 < 32 ? end - b0 : 32;
-                    for (int j = 0; j < m; j++) {
-                        const float p3[3] = {__shfl_sync(FULL, bx, j), __shfl_sync(FULL, by, j),
-                                             __shfl_sync(FULL, bz, j)};
-                        const float pm = __shfl_sync(FULL, bm, j);
-                        const long long pid = __shfl_sync(FULL, bid, j);
-                        if (open && pid != id) {
-                            mp_direct(p3, pm, eps2, x, a, &phi);
-                            nd++;
+                    if (open)
+                        for (int j = 0; j < m; j++) {
+                            const float4 pb4 = sbody[w][j];
+                            const float p3[3] = {pb4.x, pb4.y, pb4.z};
+                            if (sid[w][j] != id) {
+                                mp_direct(p3, pb4.w, eps2, x, a, &phi);
+                                nd++;
+                            }
                         }
-                    }
+                    __syncwarp(); /* read before the next 32 overwrite them */
                 }
             } else {
                 const int32_t nchild = __ldg(&c->nchild);
