@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A piece on the wire: this header, n_cells let_cell records, n_bodies let_body
@@ -301,7 +302,12 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     let_piece *remote = NULL;
     float *q = NULL, *la = NULL, *lp = NULL, *ra = NULL, *rp = NULL;
     int gpu_local = 0, gpu_remote = 0; /* walks launched, to be finished */
-    canopy_status s = let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
+    /* CANOPY_DIST_GPU_BUILD=1 (experimental): GPU ranks build their octree on the GPU;
+     * its centres of mass differ from the host's in the last bits. */
+    const char *gb = getenv("CANOPY_DIST_GPU_BUILD");
+    canopy_status s = use_gpu && gb && !strcmp(gb, "1")
+                          ? let_domain_build_gpu(x, mass, gid, g->order, leaf_size, &dom)
+                          : let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
     if (!s) s = let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
     if (!s) s = canopy_alloc((void **)&views, (size_t)size, sizeof *views);
     if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);

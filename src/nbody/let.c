@@ -54,8 +54,22 @@ static void top_boxes(let_domain *d) {
     }
 }
 
-canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
-                               int32_t order, int32_t leaf_size, let_domain *d) {
+/* The octree of the bodies on the host, or built on the GPU and brought back. */
+static canopy_status build_octree(canopy_points bodies, const float *mass, int32_t leaf_size,
+                                  int on_gpu, canopy_tree **tree) {
+    if (!on_gpu) return canopy_app_build(bodies, CANOPY_TREE_OCT, leaf_size, mass, tree, NULL);
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_OCT);
+    to.leaf_size = leaf_size;
+    to.weights = mass;
+    canopy_gpu_tree *g = NULL;
+    canopy_status s = canopy_tree_build_gpu(bodies, &to, &g);
+    if (!s) s = canopy_gpu_tree_download(g, tree);
+    canopy_gpu_tree_free(g);
+    return s;
+}
+
+static canopy_status domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
+                                  int32_t order, int32_t leaf_size, int on_gpu, let_domain *d) {
     memset(d, 0, sizeof *d);
     d->gid = gid;
     d->order = order;
@@ -77,7 +91,7 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
             d->hi[j] = p[j] > d->hi[j] ? p[j] : d->hi[j];
         }
     }
-    canopy_status s = canopy_app_build(bodies, CANOPY_TREE_OCT, leaf_size, mass, &d->tree, NULL);
+    canopy_status s = build_octree(bodies, mass, leaf_size, on_gpu, &d->tree);
     if (s) return s;
     d->tv = canopy_tree_get_view(d->tree);
     top_boxes(d);
@@ -88,6 +102,16 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
     }
     if (s) let_domain_free(d);
     return s;
+}
+
+canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
+                               int32_t order, int32_t leaf_size, let_domain *d) {
+    return domain_build(bodies, mass, gid, order, leaf_size, 0, d);
+}
+
+canopy_status let_domain_build_gpu(canopy_points bodies, const float *mass, const int64_t *gid,
+                                   int32_t order, int32_t leaf_size, let_domain *d) {
+    return domain_build(bodies, mass, gid, order, leaf_size, 1, d);
 }
 
 void let_domain_free(let_domain *d) {

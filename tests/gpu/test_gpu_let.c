@@ -6,7 +6,8 @@
  * pruned), an empty piece among them. Work counts, expansions, body terms and dropped
  * cells must be identical, accelerations within 1e-5 relative (of the body's |a|) and
  * potentials likewise; uniform, Plummer and clumped duplicate bodies, orders 0 and 2,
- * n = 0, 1, 2, 33 and larger, strided query rows. Exits 77 without a GPU;
+ * n = 0, 1, 2, 33 and larger, strided query rows; let_domain_build_gpu's octree has
+ * the host's cells and walks within float rounding of its. Exits 77 without a GPU;
  * CANOPY_GPU_SMALL=1 runs small sizes (compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -164,6 +165,59 @@ static void run_case(int64_t n, int kind, int32_t r, int32_t order, float theta,
     free(mass);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* let_domain_build_gpu: the host build's cells, and walks over it within float rounding
+ * of the walks over the host-built domain (a few acceptances may flip). */
+static void check_gpu_build(int64_t n, uint64_t seed) {
+    float *pos = make_bodies(n, 1, seed), *mass = malloc((size_t)(n + 1) * sizeof(float));
+    int64_t *gid = malloc((size_t)(n + 1) * sizeof *gid);
+    for (int64_t i = 0; i < n; i++) {
+        mass[i] = (float)(0.5 + rnd()) / (float)n;
+        gid[i] = i;
+    }
+    canopy_points b = canopy_points_make(pos, n, 3);
+    let_domain dh, dg;
+    CHECK_OK(let_domain_build(b, mass, gid, 2, 0, &dh));
+    CHECK_OK(let_domain_build_gpu(b, mass, gid, 2, 0, &dg));
+    CHECK_MSG(dh.tv->n_nodes == dg.tv->n_nodes && dh.n_boxes == dg.n_boxes,
+              "n %lld: host build %d cells %d boxes, GPU build %d cells %d boxes", (long long)n,
+              dh.tv->n_nodes, dh.n_boxes, dg.tv->n_nodes, dg.n_boxes);
+    let_piece ph, pg;
+    CHECK_OK(let_export(&dh, dh.boxes[0], dh.n_boxes, 2.0f, LET_RADIUS_ALL, &ph));
+    CHECK_OK(let_export(&dg, dg.boxes[0], dg.n_boxes, 2.0f, LET_RADIUS_ALL, &pg));
+    float *ah = malloc((size_t)(3 * n + 3) * 4), *ag = malloc((size_t)(3 * n + 3) * 4);
+    double *rel = malloc((size_t)(n + 1) * sizeof *rel);
+    CHECK_OK(let_forces(&ph, 1, b, gid, 2.0f, 1e-4f, ah, NULL, NULL, NULL));
+    CHECK_OK(let_forces(&pg, 1, b, gid, 2.0f, 1e-4f, ag, NULL, NULL, NULL));
+    for (int64_t i = 0; i < n; i++) {
+        double d2 = 0.0, r2 = 0.0;
+        for (int j = 0; j < 3; j++) {
+            double e = (double)ah[3 * i + j] - ag[3 * i + j];
+            d2 += e * e;
+            r2 += (double)ah[3 * i + j] * ah[3 * i + j];
+        }
+        rel[i] = r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2);
+    }
+    qsort(rel, (size_t)n, sizeof *rel, cmp_double);
+    CHECK_MSG(rel[n / 2] < 1e-5 && rel[n - 1] < 1e-2,
+              "n %lld: GPU-built domain's forces differ: median %.3g, max %.3g", (long long)n,
+              rel[n / 2], rel[n - 1]);
+    let_piece_free(&ph);
+    let_piece_free(&pg);
+    let_domain_free(&dh);
+    let_domain_free(&dg);
+    free(pos);
+    free(mass);
+    free(gid);
+    free(ah);
+    free(ag);
+    free(rel);
+}
+
 int main(void) {
     if (!canopy_gpu_usable()) return check_skip(canopy_gpu_why_not());
     int small = getenv("CANOPY_GPU_SMALL") != NULL;
@@ -182,6 +236,7 @@ int main(void) {
                 run_case(sizes[si], kind, r, order, theta, seed + (uint64_t)(si * 16 + kind * 4));
             }
     if (!small) run_case(100000, 1, 2, 2, 0.5f, seed + 99); /* deeper Plummer trees */
+    check_gpu_build(small ? 2000 : 50000, seed + 7);
     /* The walk context is reusable after an empty walk. */
     let_piece none;
     memset(&none, 0, sizeof none);
