@@ -20,6 +20,7 @@
  * usage: mpirun -np R canopy-bench-dist-gravity [--n N] [--reps K] [--theta T]
  *        [--order P] [--eps E] [--backend cpu|gpu|auto] [--nbody S] */
 #include "dist/gravity.h"
+#include "nbody/force_error.h"
 
 #include "bench_util.h"
 
@@ -131,16 +132,8 @@ static double sample_error(const float *pos, int64_t n, const float *acc_local, 
         if (canopy_gravity_direct_sample(canopy_points_make(pos, n, 3), mass, 0.01f, sample, ns,
                                          ref, NULL))
             canopy_dist_abort(MPI_COMM_WORLD, "direct sample: %s", canopy_last_error());
-        for (int64_t k = 0; k < ns; k++) {
-            double d2 = 0.0, r2 = 0.0;
-            for (int j = 0; j < 3; j++) {
-                double e = acc[3 * sample[k] + j] - ref[3 * k + j];
-                d2 += e * e;
-                r2 += ref[3 * k + j] * ref[3 * k + j];
-            }
-            rel[k] = sqrt(d2 / r2);
-        }
-        med = bench_summarise(rel, (int)ns).med;
+        nbody_relative_errors(acc, ref, sample, ns, rel);
+        med = rel[ns / 2];
         free(sample);
         free(ref);
         free(rel);
