@@ -14,7 +14,8 @@
  *   float64 direct summation on 1000 bodies;
  *   --nbody S: then S leapfrog steps of canopy_dist_nbody (dt 1/128) from the same
  *   bodies: seconds per step and the relative energy error after S steps.
- * The last line, "result: key value ...", is for bench/run_dist_2gpu.sh.
+ * The last line, "result: key value ...", is for bench/run_dist_2gpu.sh. With
+ * CANOPY_DIST_NCCL=1 the pieces go GPU to GPU by NCCL (said in the output).
  * --backend gpu runs the walks on one GPU per rank (local rank % visible devices); a
  * warm-up evaluation then comes first (module load, CUDA context, buffers).
  * usage: mpirun -np R canopy-bench-dist-gravity [--n N] [--reps K] [--theta T]
@@ -36,6 +37,7 @@ typedef struct rank_row {
     double seconds_bal;                   /* local + communication, median */
     double build, lwalk, rwalk, comm_bal; /* its split, medians */
     int64_t device;                       /* -1: CPU */
+    int64_t nccl;                         /* the pieces went by NCCL */
 } rank_row;
 
 /* Medians of a force evaluation's times over the repeats. */
@@ -258,6 +260,7 @@ int main(int argc, char **argv) {
     me.rwalk = et.rwalk;
     me.comm_bal = et.comm;
     me.interactions_bal = st.interactions;
+    me.nccl = st.nccl;
 
     double *t_job = malloc((size_t)reps * sizeof(double));
     float *acc2 = malloc((size_t)(nl + 1) * 3 * sizeof *acc2);
@@ -315,11 +318,13 @@ int main(int argc, char **argv) {
                (double)tot_int / (double)n, job.med, job.min, job.max, err);
         if (steps > 0)
             printf("n-body: %d steps, %.3f s per step, |dE/E| %.3g\n", steps, per_step, de);
-        printf("result: ranks %d n %lld gpu %d equal %.4f balanced %.4f build %.4f lwalk %.4f "
-               "rwalk %.4f comm %.4f job %.4f jobmin %.4f jobmax %.4f err %.4g bytes %lld "
-               "steps %d step %.4f de %.4g\n",
-               size, (long long)n, use_gpu, slow, slow_bal, mx[0], mx[1], mx[2], mx[3], job.med,
-               job.min, job.max, err, (long long)tot_bytes, steps, per_step, de);
+        printf("transport of the pieces: %s\n", all[0].nccl ? "NCCL, GPU to GPU" : "MPI, host");
+        printf(
+            "result: ranks %d n %lld gpu %d nccl %d equal %.4f balanced %.4f build %.4f lwalk %.4f "
+            "rwalk %.4f comm %.4f job %.4f jobmin %.4f jobmax %.4f err %.4g bytes %lld "
+            "steps %d step %.4f de %.4g\n",
+            size, (long long)n, use_gpu, (int)all[0].nccl, slow, slow_bal, mx[0], mx[1], mx[2],
+            mx[3], job.med, job.min, job.max, err, (long long)tot_bytes, steps, per_step, de);
     }
     free(all);
     free(pos);

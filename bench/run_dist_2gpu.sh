@@ -9,7 +9,8 @@
 # scaling (2N bodies on 2 GPUs against N on 1); an NBODY_STEPS-step canopy_dist_nbody run
 # on 2 GPUs with its energy error; the same force evaluation on the CPU of one rank
 # (THREADS threads, one repeat) as the peer; 1 and 2 GPUs again with the octrees built
-# on the GPUs (CANOPY_DIST_GPU_BUILD=1); kNN k=8 of KNN_N queries among KNN_N reference
+# on the GPUs (CANOPY_DIST_GPU_BUILD=1), and 2 GPUs with the pieces sent GPU to GPU by
+# NCCL (CANOPY_DIST_NCCL=1); kNN k=8 of KNN_N queries among KNN_N reference
 # points in 3-D (canopy-bench-dist) on 1 and 2 GPUs, whose rows must be identical.
 # Prints the runs' own tables, then one markdown table.
 # usage: bench/run_dist_2gpu.sh BUILD_DIR [N]   (default 1000000)
@@ -49,7 +50,8 @@ run() {
     shift
     mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
         -x CANOPY_THREADS="$threads" -x OMP_NUM_THREADS="$threads" -x OMP_WAIT_POLICY \
-        -x NCCL_NVLS_ENABLE -x CANOPY_DIST_GPU_BUILD="${gpu_build:-0}" "$@"
+        -x NCCL_NVLS_ENABLE -x CANOPY_DIST_GPU_BUILD="${gpu_build:-0}" \
+        -x CANOPY_DIST_NCCL="${nccl:-0}" "$@"
 }
 # key LINE: the value after "key" in a bench's "result:" line
 val() { echo "$2" | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
@@ -72,6 +74,9 @@ gpu_build=1 # the octrees built on the GPUs (CANOPY_DIST_GPU_BUILD, experimental
 grav gpu1b 1 "$n" gpu
 grav gpu2b 2 "$n" gpu
 gpu_build=0
+nccl=1 # the pieces GPU to GPU by NCCL (CANOPY_DIST_NCCL)
+grav gpu2n 2 "$n" gpu
+nccl=0
 
 declare -A kt
 for np in 1 2; do
@@ -105,6 +110,7 @@ row gpu2 "2 GPUs, strong" gpu1 0.5
 row weak2 "2 GPUs, weak (2× bodies)" gpu1 1
 row gpu1b "1 GPU, octree built on the GPU" "" 1
 row gpu2b "2 GPUs, octrees built on the GPUs, strong" gpu1b 0.5
+row gpu2n "2 GPUs, pieces by NCCL $([ "$(val nccl "${res[gpu2n]}")" = 1 ] || echo '(NOT USED: fell back to MPI)'), strong" gpu1 0.5
 echo
 echo "| kNN k=8, 3-D | 1 GPU s, median (min–max) | 2 GPUs s, median (min–max) | 2 GPUs vs 1 GPU |"
 echo "|---|---|---|---|"

@@ -43,7 +43,7 @@ typedef struct canopy_dist_stats {
     double local_walk_seconds;  /* the walk of the local tree */
     double remote_walk_seconds; /* the walk of the pieces received */
     int32_t device;             /* the GPU this rank ran on (visible ordinal), -1: CPU */
-    int32_t reserved;
+    int32_t nccl;               /* 1: the LET pieces went GPU to GPU by NCCL */
 } canopy_dist_stats;
 
 #ifdef CANOPY_HAVE_MPI

@@ -165,7 +165,16 @@
            (gpu_let * g, float *acc, float *pot, int64_t *work, let_walk_stats *stats,             \
             double *walk_seconds),                                                                 \
            (g, acc, pot, work, stats, walk_seconds))                                               \
-    STATUS(gpu_bind_device, (int device), (device))
+    STATUS(gpu_bind_device, (int device), (device))                                                \
+    STATUS(gpu_nccl_load, (void), ())                                                              \
+    STATUS(gpu_nccl_unique_id, (unsigned char *id), (id))                                          \
+    OUT(gpu_nccl_create, (const unsigned char *id, int nranks, int rank, gpu_nccl **out),          \
+        (id, nranks, rank, out), out)                                                              \
+    RELEASE(gpu_nccl_free, (gpu_nccl * c), (c))                                                    \
+    STATUS(gpu_nccl_alltoallv,                                                                     \
+           (gpu_nccl * c, const void *send, const int64_t *send_counts,                            \
+            const int64_t *recv_counts, char **recv, void *heads, size_t head_bytes),              \
+           (c, send, send_counts, recv_counts, recv, heads, head_bytes))
 
 /* A member of the entry's own type (qualified in C++, where the member hides the name). */
 #ifdef __cplusplus

@@ -179,12 +179,13 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     return s;
 }
 
-/* The pieces to walk, in rank order (no copies): the one received from a rank, or its
- * top tree where it sent none (it found the top sufficient; checked again here, as
- * the receiver must not silently walk a top that some body would open).
- * *np receives their number. */
-static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, int rank,
-                                   const top_view *views, float inv_theta, let_piece *pc, int *np) {
+/* The pieces to walk, in rank order (no copies; in device memory where recv is, with
+ * their headers in heads): the one received from a rank, or its top tree where it sent none (it
+ * found the top sufficient; checked again here, as the receiver must not silently walk a top that
+ * some body would open). *np receives their number. */
+static canopy_status unpack_pieces(char *recv, const char *heads, const int64_t *counts, int size,
+                                   int rank, const top_view *views, float inv_theta, let_piece *pc,
+                                   int *np) {
     *np = 0;
     char *p = recv;
     const top_view *me = views + rank;
@@ -199,8 +200,8 @@ static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, 
             pc[(*np)++] = views[r].top;
             continue;
         }
-        let_wire h;
-        memcpy(&h, p, sizeof h);
+        let_wire h; /* heads: the headers, brought to the host, of pieces on the device */
+        memcpy(&h, heads ? heads + sizeof h * (size_t)r : p, sizeof h);
         int64_t want = (int64_t)sizeof h + (int64_t)h.n_cells * (int64_t)sizeof(let_cell) +
                        (int64_t)h.n_bodies * (int64_t)sizeof(let_body);
         if (h.n_cells < 1 || h.n_bodies < 0 || want != counts[r])
@@ -246,6 +247,43 @@ static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, co
  * reused from call to call): the local tree's and the received pieces', each on its own
  * stream, so the second may start while the first still runs. */
 static gpu_let *gpu_walks[2];
+
+/* NCCL between the GPUs (CANOPY_DIST_NCCL=1): the communicator of the process, made on
+ * first use over the communicator of that call; state 0 untried, 1 ready, -1 unusable. */
+static gpu_nccl *nccl;
+static int nccl_state, nccl_size;
+
+/* Whether this call's pieces travel by NCCL: asked for on every rank, loadable on every
+ * rank, communicator made. Collective (decided alike on all ranks); a failure is said
+ * once, on stderr, and the pieces travel by MPI. */
+static int nccl_wanted(MPI_Comm comm) {
+    const char *env = getenv("CANOPY_DIST_NCCL");
+    int want = env && !strcmp(env, "1"), all = 0;
+    MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all) return 0;
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    if (nccl_state == 0) {
+        canopy_status s = gpu_nccl_load();
+        unsigned char id[GPU_NCCL_ID_BYTES];
+        memset(id, 0, sizeof id);
+        if ((s = canopy_dist_agree(comm, s)) == CANOPY_OK) {
+            if (rank == 0) s = gpu_nccl_unique_id(id);
+            s = canopy_dist_agree(comm, s);
+        }
+        if (!s) {
+            MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, comm);
+            s = canopy_dist_agree(comm, gpu_nccl_create(id, size, rank, &nccl));
+        }
+        nccl_state = s ? -1 : 1;
+        nccl_size = size;
+        if (s && rank == 0)
+            fprintf(stderr,
+                    "canopy: CANOPY_DIST_NCCL=1 but NCCL is not usable (%s): the LET "
+                    "pieces travel by MPI\n",
+                    canopy_last_error());
+    }
+    return nccl_state == 1 && nccl_size == size;
+}
 
 /* The local piece's bodies (tree order, neighbours together: coherent warps) as the
  * GPU walks' queries: positions q (n, 3) and global indices qid. */
@@ -296,12 +334,14 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     memset(&top, 0, sizeof top);
     top_view *views = NULL;
     uint64_t *tops = NULL;
-    char *send = NULL, *recv = NULL;
+    char *send = NULL, *recv = NULL, *recv_dev = NULL;
     int64_t *sc = NULL, *rc = NULL, *lw = NULL, *qid = NULL, *rw = NULL;
     int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
     let_piece *remote = NULL;
     float *q = NULL, *la = NULL, *lp = NULL, *ra = NULL, *rp = NULL;
     int gpu_local = 0, gpu_remote = 0; /* walks launched, to be finished */
+    char *heads = NULL;                /* NCCL: the received pieces' headers */
+    int use_nccl = use_gpu && nccl_wanted(comm);
     /* CANOPY_DIST_GPU_BUILD=1 (experimental): GPU ranks build their octree on the GPU;
      * its centres of mass differ from the host's in the last bits. */
     const char *gb = getenv("CANOPY_DIST_GPU_BUILD");
@@ -347,17 +387,23 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     int64_t rtotal = 0;
     if (!s) s = canopy_dist_displs(sc, size, isc, isd, NULL);
     if (!s) s = canopy_dist_displs(rc, size, irc, ird, &rtotal);
-    if (!s) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
+    if (!s && !use_nccl) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
+    if (!s && use_nccl) s = canopy_calloc((void **)&heads, (size_t)size, sizeof(let_wire));
     if ((s = canopy_dist_agree(comm, s))) goto done;
 
     /* The exchange runs while this rank walks its own tree: on the CPU in chunks, as
      * MPI progresses a non-blocking collective only inside MPI calls, so each chunk ends
      * with a test (from the main thread, as MPI_THREAD_FUNNELED allows). */
-    MPI_Request req;
-    t0 = canopy_now();
-    MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
-    t_comm += canopy_now() - t0;
+    MPI_Request req = MPI_REQUEST_NULL;
     int done = 0;
+    t0 = canopy_now();
+    if (use_nccl) { /* GPU to GPU, into a device buffer the remote walk reads */
+        s = gpu_nccl_alltoallv(nccl, send, sc, rc, &recv_dev, heads, sizeof(let_wire));
+        done = 1;
+    } else {
+        MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
+    }
+    t_comm += canopy_now() - t0;
     t0 = canopy_now();
     for (int c = 0; c < LOCAL_CHUNKS && !s && !use_gpu; c++) {
         int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
@@ -379,7 +425,9 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     t_comm += canopy_now() - t0;
     int np = 0;
     t0 = canopy_now();
-    if (!s) s = unpack_pieces(recv, rc, size, rank, views, inv_theta, remote, &np);
+    if (!s)
+        s = use_nccl ? unpack_pieces(recv_dev, heads, rc, size, rank, views, inv_theta, remote, &np)
+                     : unpack_pieces(recv, NULL, rc, size, rank, views, inv_theta, remote, &np);
     t_build += canopy_now() - t0;
     if (!use_gpu) {
         t0 = canopy_now();
@@ -425,6 +473,7 @@ done:
         stats->local_walk_seconds += t_lwalk;
         stats->remote_walk_seconds += t_rwalk;
         stats->device = use_gpu ? dist_gpu_bound().device : -1;
+        stats->nccl = use_nccl;
     }
     let_domain_free(&dom);
     let_piece_free(&local);
@@ -433,6 +482,7 @@ done:
     canopy_free(tops);
     canopy_free(send);
     canopy_free(recv);
+    canopy_free(heads);
     canopy_free(sc);
     canopy_free(rc);
     canopy_free(lw);

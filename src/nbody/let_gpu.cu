@@ -276,12 +276,12 @@ extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int
         if (p->n_cells > 0)
             s = canopy_gpu_check(cudaMemcpyAsync(dc + (size_t)c0 * sizeof(let_cell), p->cells,
                                                  (size_t)p->n_cells * sizeof(let_cell),
-                                                 cudaMemcpyHostToDevice, st),
+                                                 cudaMemcpyDefault, st),
                                  "uploading LET cells");
         if (!s && p->n_bodies > 0)
             s = canopy_gpu_check(cudaMemcpyAsync(db + (size_t)b0 * sizeof(let_body), p->bodies,
                                                  (size_t)p->n_bodies * sizeof(let_body),
-                                                 cudaMemcpyHostToDevice, st),
+                                                 cudaMemcpyDefault, st),
                                  "uploading LET bodies");
         c0 += p->n_cells;
         b0 += p->n_bodies;

@@ -19,7 +19,8 @@ extern "C" {
 canopy_status gpu_let_create(gpu_let **out);
 void gpu_let_free(gpu_let *g);
 /* Starts the walk of the n query bodies q (global indices qid) over pieces[0..n_pieces)
- * in order; the pieces and q may be freed when it returns. */
+ * in order; the pieces and q may be freed when it returns. A piece's cells and bodies
+ * may be in host or device memory (a block gpu_nccl_alltoallv received). */
 canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int32_t n_pieces, canopy_points q,
                              const int64_t *qid, float inv_theta, float eps2);
 /* Waits for the walk launched last and writes acc (n, 3), pot, work and stats as
@@ -27,6 +28,25 @@ canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int32_t n_piec
  * the kernel's own time (device events), uploads and downloads excluded. */
 canopy_status gpu_let_finish(gpu_let *g, float *acc, float *pot, int64_t *work,
                              let_walk_stats *stats, double *walk_seconds);
+/* The pieces GPU to GPU with NCCL (nbody/let_nccl.cu), loaded at run time from
+ * $CANOPY_NCCL_LIBRARY or libnccl.so.2. gpu_nccl_load says whether it can be (the
+ * reason when not); rank 0 makes the unique id, which the caller broadcasts; every rank
+ * then creates its communicator (collective, on its bound device). */
+typedef struct gpu_nccl gpu_nccl;
+enum { GPU_NCCL_ID_BYTES = 128 };
+canopy_status gpu_nccl_load(void);
+canopy_status gpu_nccl_unique_id(unsigned char *id);
+canopy_status gpu_nccl_create(const unsigned char *id, int nranks, int rank, gpu_nccl **out);
+void gpu_nccl_free(gpu_nccl *c);
+/* All-to-all of byte blocks (send_counts[r] bytes of the host buffer send, packed in rank
+ * order, for rank r): uploaded, sent with ncclSend/ncclRecv in one group, and received
+ * into a device buffer that *recv points to (kept by c until its next exchange; the
+ * LET walk reads pieces from it directly: let_piece pointers may be device pointers).
+ * heads receives the first head_bytes bytes of each block from rank r at
+ * r * head_bytes (the pieces' headers, for the host). Waits for the exchange. */
+canopy_status gpu_nccl_alltoallv(gpu_nccl *c, const void *send, const int64_t *send_counts,
+                                 const int64_t *recv_counts, char **recv, void *heads,
+                                 size_t head_bytes);
 /* Makes `device` (an ordinal among the visible devices) the one every module entry of
  * this process runs on, whichever thread calls it (one rank per GPU, src/dist/gpu_bind.c). */
 canopy_status gpu_bind_device(int device);

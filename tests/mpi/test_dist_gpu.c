@@ -4,10 +4,14 @@
  * to backend cpu on the same bodies (work the same cells: accelerations within 1e-5
  * relative, most rows bit-identical), Plummer and two far cubes, with masses, a rank
  * without bodies; a short canopy_dist_nbody run on the GPUs tracking the CPU one;
- * canopy_dist_knn with backend gpu giving rows identical to backend cpu. Exits 77
+ * canopy_dist_knn with backend gpu giving rows identical to backend cpu; the pieces
+ * sent GPU to GPU by NCCL (CANOPY_DIST_NCCL=1) where NCCL loads, with the same forces,
+ * and the MPI fallback where it does not. Exits 77
  * (on every rank) when some rank sees no GPU. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "core/device.h"
 #include "dist/gpu_bind.h"
+#include "nbody/let_gpu.h"
 #include "mpi_check.h"
 
 #include <math.h>
@@ -15,7 +19,8 @@
 #include <string.h>
 
 /* Accelerations of n bodies (this rank's block of the global arrays) on cpu and gpu. */
-static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_rank, uint64_t seed) {
+static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_rank, int nccl,
+                          uint64_t seed) {
     int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
     float *pos = malloc((size_t)(n + 1) * 3 * sizeof *pos), *mass = malloc((size_t)(n + 1) * 4);
     CHECK_OK(canopy_gen_plummer(pos, NULL, n, seed));
@@ -45,7 +50,16 @@ static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_ran
     float *pc = malloc((size_t)(nl + 1) * 4), *pg = malloc((size_t)(nl + 1) * 4);
     canopy_dist_stats sc, sg;
     CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, mine, m, &go, &cpu, ac, pc, &sc));
+    if (nccl) setenv("CANOPY_DIST_NCCL", "1", 1);
     CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, mine, m, &go, &gpu, ag, pg, &sg));
+    unsetenv("CANOPY_DIST_NCCL");
+    if (nccl) { /* NCCL where every rank can load it, else MPI (said on stderr) */
+        int have = gpu_nccl_load() == CANOPY_OK, all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        CHECK_MSG(sg.nccl == all, "rank %d: pieces by NCCL %d, NCCL loadable on all ranks %d", rank,
+                  (int)sg.nccl, all);
+        if (rank == 0) printf("NCCL %s\n", all ? "used" : "not loadable: MPI used");
+    }
     dist_gpu_binding b = dist_gpu_bound();
     CHECK_MSG(sg.device == b.local_rank % b.n_devices && sc.device == -1,
               "rank %d (local %d of %d, %d GPUs): device %d, cpu run's %d", rank, b.local_rank,
@@ -67,9 +81,9 @@ static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_ran
     int64_t tot[2] = {exact, nl}, sum[2];
     MPI_Allreduce(tot, sum, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("gravity n %lld%s%s: %lld of %lld rows bit-identical on gpu and cpu\n", (long long)n,
-               two_cubes ? ", two cubes" : "", with_mass ? ", masses" : "", (long long)sum[0],
-               (long long)sum[1]);
+        printf("gravity n %lld%s%s%s: %lld of %lld rows bit-identical on gpu and cpu\n",
+               (long long)n, two_cubes ? ", two cubes" : "", with_mass ? ", masses" : "",
+               nccl ? ", NCCL asked for" : "", (long long)sum[0], (long long)sum[1]);
     free(pos);
     free(mass);
     free(ac);
@@ -175,11 +189,12 @@ int main(int argc, char **argv) {
         return rc;
     }
     uint64_t seed = mpi_check_seed();
-    check_gravity(5000, 0, 0, 0, seed);
-    check_gravity(20000, 0, 1, 0, seed + 1);
-    check_gravity(8000, 1, 1, 0, seed + 2);
-    check_gravity(3000, 0, 1, 1, seed + 3);
-    check_gravity(1, 0, 0, 0, seed + 4);
+    check_gravity(5000, 0, 0, 0, 0, seed);
+    check_gravity(20000, 0, 1, 0, 0, seed + 1);
+    check_gravity(8000, 1, 1, 0, 0, seed + 2);
+    check_gravity(3000, 0, 1, 1, 0, seed + 3);
+    check_gravity(1, 0, 0, 0, 0, seed + 4);
+    check_gravity(20000, 0, 1, 0, 1, seed + 8);
     check_nbody(seed + 5);
     check_knn(seed + 6);
     return mpi_check_finish();
