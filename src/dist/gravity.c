@@ -444,10 +444,14 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         if (!s && gpu_remote) s = canopy_alloc((void **)&ra, (size_t)x.n * 3, sizeof *ra);
         if (!s && gpu_remote) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
         if (!s && gpu_remote) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
-        if (!s) s = gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
-        gpu_local = 0;
-        if (!s && gpu_remote) s = gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
-        gpu_remote = 0;
+        if (!s) { /* after a failure, done: waits for what was launched */
+            s = gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
+            gpu_local = 0;
+        }
+        if (!s && gpu_remote) {
+            s = gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
+            gpu_remote = 0;
+        }
         if (!s) gpu_combine(&dom, la, lp, lw, ra, rp, rw, acc, pot, work, &terms);
     }
     s = canopy_dist_agree(comm, s);
