@@ -17,8 +17,9 @@
 #           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
 #           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
 #           themselves run in the test stage
-#   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck on it,
-#           test_dist_gpu with 2 ranks sharing GPU 0 and with 2 ranks on 2 GPUs, then
+#   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck and
+#           racecheck on it, test_dist_gpu with 2 ranks sharing GPU 0 and with 2 ranks
+#           on 2 GPUs, then
 #           plummer1m force evaluation on 1 and 2 GPUs (strong and weak scaling, time
 #           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
 #           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
@@ -187,11 +188,13 @@ for stage in $stages; do
         rc=$?
         note "- test_gpu_let: rc $rc, $(tail -n 2 "$out/gpu_let.log" | tr '\n' ' ')"
         [ $rc -eq 0 ] || status=1
-        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$b/test_gpu_let" >"$out/sanitizer-let-memcheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer memcheck (gpu LET walk): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-let-memcheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
+        for tool in memcheck racecheck; do
+            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$b/test_gpu_let" >"$out/sanitizer-let-$tool.log" 2>&1
+            rc=$?
+            note "- compute-sanitizer $tool (gpu LET walk): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-let-$tool.log" | tail -1)"
+            [ $rc -eq 0 ] || status=1
+        done
         # The GPU-rank equivalence tests with 2 ranks sharing GPU 0 (issue 16), then one
         # rank per GPU.
         for vis in 0 all; do
