@@ -263,7 +263,14 @@ static int nccl_wanted(MPI_Comm comm) {
     if (!all) return 0;
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     if (nccl_state == 0) {
-        canopy_status s = gpu_nccl_load();
+        /* NCCL takes one rank per GPU: ranks sharing a device stay with MPI */
+        dist_gpu_binding b = dist_gpu_bound();
+        canopy_status s = b.local_size > b.n_devices
+                              ? canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                                            "%d ranks share %d GPUs on a node; NCCL needs one "
+                                            "GPU per rank",
+                                            b.local_size, b.n_devices)
+                              : gpu_nccl_load();
         unsigned char id[GPU_NCCL_ID_BYTES];
         memset(id, 0, sizeof id);
         if ((s = canopy_dist_agree(comm, s)) == CANOPY_OK) {

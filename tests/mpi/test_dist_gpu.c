@@ -53,12 +53,14 @@ static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_ran
     if (nccl) setenv("CANOPY_DIST_NCCL", "1", 1);
     CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, mine, m, &go, &gpu, ag, pg, &sg));
     unsetenv("CANOPY_DIST_NCCL");
-    if (nccl) { /* NCCL where every rank can load it, else MPI (said on stderr) */
-        int have = gpu_nccl_load() == CANOPY_OK, all = 0;
+    if (nccl) { /* NCCL where every rank can load it and has a GPU of its own, else MPI
+                 * (said on stderr) */
+        dist_gpu_binding bb = dist_gpu_bound();
+        int have = gpu_nccl_load() == CANOPY_OK && bb.local_size <= bb.n_devices, all = 0;
         MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        CHECK_MSG(sg.nccl == all, "rank %d: pieces by NCCL %d, NCCL loadable on all ranks %d", rank,
+        CHECK_MSG(sg.nccl == all, "rank %d: pieces by NCCL %d, NCCL usable on all ranks %d", rank,
                   (int)sg.nccl, all);
-        if (rank == 0) printf("NCCL %s\n", all ? "used" : "not loadable: MPI used");
+        if (rank == 0) printf("NCCL %s\n", all ? "used" : "not usable here: MPI used");
     }
     dist_gpu_binding b = dist_gpu_bound();
     CHECK_MSG(sg.device == b.local_rank % b.n_devices && sc.device == -1,
