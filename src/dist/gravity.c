@@ -135,12 +135,15 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     let_piece *pc = NULL;
     canopy_status s = canopy_calloc((void **)&pc, (size_t)size, sizeof *pc);
-    /* The exports are independent: the rank's threads share them (a serial loop here
-     * was the walk's only companion that grows with the rank count). Errors are
-     * thread-local, so the first one's message is carried to this thread. */
+    /* The exports are independent: with a destination per thread or more the rank's
+     * threads share them (a serial loop here was the walk's only companion that grows
+     * with the rank count); with fewer, each export spreads over the threads itself
+     * (let_export). Errors are thread-local, so the first one's message is carried to
+     * this thread. */
     canopy_status failed = CANOPY_OK;
     char why[256] = "";
-#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+#pragma omp parallel for schedule(dynamic, 1)                                                      \
+    num_threads(canopy_threads()) if (size - 1 >= canopy_threads())
     for (int r = 0; r < size; r++) {
         if (s || r == rank || let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
             continue;
