@@ -4,10 +4,12 @@
 # >= 70 % at 4 ranks for a plummer1m force evaluation; bench/results/distributed.md).
 # Builds a CPU-only MPI build if BUILD_DIR has none, then runs canopy-bench-dist-gravity
 # with mpirun -np 1, 2, 4 and CORES / np OpenMP threads per rank (the same cores in all),
-# and prints each run's table and the efficiency T(1) / (np T(np)) of the whole
+# and prints each run's table and the parallel efficiency of the whole
 # canopy_dist_gravity call (one-shot: equal-count domains; median of REPS) and of the
 # force evaluation alone (slowest rank), on equal-count domains and on domains cut by
 # the interactions measured in the evaluation before (an n-body step's situation).
+# Efficiency is in core-seconds, T(1) c(1) / (T(np) c(np)) with c = np x threads per
+# rank: every rank count uses the same cores, so 100 % means distributing cost nothing.
 # usage: bench/run_dist_16core.sh [BUILD_DIR] [N]   (default build-dist16, 1000000)
 #   env: CORES (default nproc), RANKS (default "1 2 4"), REPS (default 1),
 #        CMAKE_ARGS (extra configure arguments, e.g. -DCMAKE_PREFIX_PATH=<json-c>),
@@ -56,7 +58,8 @@ for np in $ranks; do
     awk -v np="$np" -v t="$((cores / np > 0 ? cores / np : 1))" -v r1="$first" \
         -v j="${job[$np]}" -v j1="${job[$first]}" -v f="${force[$np]}" -v f1="${force[$first]}" \
         -v b="${bal[$np]}" -v b1="${bal[$first]}" \
-        'function eff(x1, x) { return x > 0 ? 100 * x1 * r1 / (np * x) : 0 }
+        -v c="$((np * (cores / np > 0 ? cores / np : 1)))" -v c1="$((first * (cores / first > 0 ? cores / first : 1)))" \
+        'function eff(x1, x) { return x > 0 ? 100 * x1 * c1 / (c * x) : 0 }
          BEGIN { printf "| %d | %d | %.3f | %.0f %% | %.3f | %.0f %% | %.3f | %.0f %% |\n",
                  np, t, j, eff(j1, j), f, eff(f1, f), b, eff(b1, b) }'
 done

@@ -24,8 +24,10 @@
 #           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
 #           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
 #           the bench skips with one line when fewer than 2 GPUs are visible
+#   cli     one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8), GPU and CPU
+#           backends, wall time of the whole process (bench/cli_knn_gpu.sh)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu]
+#        [nbody] [dist] [dist2gpu] [cli]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -214,6 +216,12 @@ for stage in $stages; do
         note "- two-GPU distributed bench: rc $rc, $(($(date +%s) - t0)) s (below)"
         [ $rc -eq 0 ] || status=1
         cat "$out/dist-2gpu.txt" >>"$summary"
+        ;;
+    cli)
+        "$root/bench/cli_knn_gpu.sh" "$b" "$out/cli-knn" >"$out/cli-knn.md" 2>"$out/cli-knn.err"
+        note "- CLI whole process, rand7 kNN k=8: rc $? (below)"
+        cat "$out/cli-knn.md" >>"$summary"
+        rm -rf "$out/cli-knn"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

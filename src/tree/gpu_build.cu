@@ -550,96 +550,238 @@ __global__ void k_oct_geom(unsigned char *hot, int32_t stride, int32_t nn, oct_r
     geom[3] = weighted ? (float)ws : (float)((double)m / (double)n);
 }
 
-/* Host topology of the octree from the neighbouring keys' common prefix lengths,
- * linearized as canopy_tree_build_generic's linearize does. */
-canopy_status oct_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int32_t stride,
-                          const uint8_t *lcp, topology *t) {
-    /* Scratch (and the node records and ropes, uploaded from there) in the pool's
-     * host buffer: at most 2n + 1 nodes. */
-    int64_t cap = 2 * n + 1;
-    size_t a4 = (sizeof(int32_t) * (size_t)cap + 63) / 64 * 64;
-    size_t hot_bytes = ((size_t)cap * stride + 63) / 64 * 64;
-    unsigned char *base = canopy_gpu_pool_host(8 * a4 + hot_bytes + (size_t)cap);
-    canopy_status s = CANOPY_OK;
-    int32_t count = 1, nn, depth = 1, next = 1;
-    if (!base) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
-    int32_t *first = (int32_t *)base, *nchild = (int32_t *)(base + a4);
-    int32_t *begin = (int32_t *)(base + 2 * a4), *end = (int32_t *)(base + 3 * a4);
-    int32_t *new_id = (int32_t *)(base + 4 * a4), *stack = (int32_t *)(base + 5 * a4);
-    t->rope = (int32_t *)(base + 6 * a4);
-    t->hot = base + 8 * a4;
-    uint8_t *floor = base + 8 * a4 + hot_bytes;
-    t->borrowed = true;
-    begin[0] = 0;
-    end[0] = (int32_t)n;
-    floor[0] = 0;
-    for (int32_t v = 0; v < count; v++) {
-        int32_t b = begin[v], e = end[v];
-        first[v] = -1;
-        nchild[v] = 0;
-        if (e - b <= leaf) continue;
-        /* Inside a node every prefix length exceeds its parent's split level, so the
-         * node's minimum is usually that level + 1 (`floor`), which memchr finds
-         * fast; otherwise a plain (vectorized) minimum. */
-        uint8_t mn = floor[v];
-        if (!memchr(lcp + b + 1, mn, (size_t)(e - b - 1))) {
-            mn = OCT_LEVELS;
-            for (int32_t i = b + 1; i < e; i++) mn = lcp[i] < mn ? lcp[i] : mn;
-        }
-        if (mn >= OCT_LEVELS) continue; /* one cell of the finest level: a leaf */
-        first[v] = count;
-        begin[count] = b;
-        const uint8_t *p = lcp + b + 1, *stop = lcp + e;
-        while ((p = (const uint8_t *)memchr(p, mn, (size_t)(stop - p)))) {
-            int32_t i = (int32_t)(p - lcp);
-            end[count] = i, begin[++count] = i;
-            p++;
-        }
-        end[count++] = e;
-        nchild[v] = count - first[v];
-        for (int32_t c = first[v]; c < count; c++) floor[c] = (uint8_t)(mn + 1);
+/* Device layout of the octree, level by level, in the order the host octree would
+ * create it (breadth first: a level's nodes sorted by their first point). Inside a node
+ * every prefix length exceeds its parent's split level; the node splits at its
+ * interior's minimum, one child starting at its first point and at every point where
+ * that minimum recurs. seg[i] is point i's node in the current level (-1 once in a
+ * leaf); node records go to per-node arrays (BFS ids), written out at the end. */
+struct oct_lay {
+    int32_t *seg, *flag, *ex, *nmin, *nb[2], *ne[2], *par;
+    int32_t *vbegin, *vend, *vchild, *vnchild, *vrope, *vlevel;
+    unsigned long long *ka, *kb;
+    int32_t *ia, *ib, *sum, *newid;
+};
+
+__device__ __forceinline__ bool lay_internal(const int32_t *nb, const int32_t *ne,
+                                             const int32_t *nmin, int k, int32_t leaf) {
+    return ne[k] - nb[k] > leaf && nmin[k] < OCT_LEVELS;
+}
+
+__global__ void k_lay_root(int64_t n, int32_t *seg, int32_t *nb, int32_t *ne, int32_t *rope) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) seg[i] = 0;
+    if (i == 0) nb[0] = 0, ne[0] = (int32_t)n, rope[0] = -1;
+}
+
+/* Each node's interior minimum: the lanes of a warp mostly share a node, so they
+ * reduce among their peers and one atomic per peer group reaches memory. */
+__global__ void k_lay_min(const uint8_t *lcp, int64_t n, const int32_t *seg, const int32_t *nb,
+                          int32_t *nmin) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int k = -1, val = OCT_LEVELS + 1;
+    if (i < n) {
+        k = seg[i];
+        if (k >= 0 && i != nb[k])
+            val = lcp[i];
+        else
+            k = -1;
     }
-    nn = count;
-    new_id[0] = 0;
-    if (order == CANOPY_ORDER_BREADTH_FIRST) {
-        /* creation above is breadth-first with contiguous child groups */
-        for (int32_t v = 0; v < nn; v++) new_id[v] = v;
+    unsigned peers = __match_any_sync(0xffffffffu, k);
+    int m = __reduce_min_sync(peers, val);
+    if (k >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1) atomicMin(nmin + k, m);
+}
+
+/* flag[i] = 1 where a child of an internal node starts (flag[n] = 0 for the scan). */
+__global__ void k_lay_flag(const uint8_t *lcp, int64_t n, const int32_t *seg, const int32_t *nb,
+                           const int32_t *ne, const int32_t *nmin, int32_t leaf, int32_t *flag) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i > n) return;
+    int f = 0;
+    if (i < n) {
+        int k = seg[i];
+        if (k >= 0 && lay_internal(nb, ne, nmin, k, leaf)) f = i == nb[k] || lcp[i] == nmin[k];
+    }
+    flag[i] = f;
+}
+
+/* This level's node records (BFS ids from off; children from off2). */
+__global__ void k_lay_nodes(int32_t cnt, int32_t off, int32_t off2, int32_t level,
+                            const int32_t *nb, const int32_t *ne, const int32_t *nmin, int32_t leaf,
+                            const int32_t *ex, oct_lay L) {
+    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= cnt) return;
+    int32_t v = off + k;
+    L.vbegin[v] = nb[k];
+    L.vend[v] = ne[k];
+    L.vlevel[v] = level;
+    if (lay_internal(nb, ne, nmin, k, leaf)) {
+        int32_t f = ex[nb[k]];
+        L.vchild[v] = off2 + f;
+        L.vnchild[v] = ex[ne[k]] - f;
     } else {
-        int32_t sp = 0;
-        stack[sp++] = 0;
-        while (sp > 0) {
-            int32_t v = stack[--sp];
-            for (int32_t c = 0; c < nchild[v]; c++) new_id[first[v] + c] = next++;
-            for (int32_t c = nchild[v] - 1; c >= 0; c--) stack[sp++] = first[v] + c;
-        }
+        L.vchild[v] = -1;
+        L.vnchild[v] = 0;
     }
-    t->n_nodes = nn;
-    t->parent = (int32_t *)malloc(sizeof(int32_t) * nn);
-    t->level = (int32_t *)malloc(sizeof(int32_t) * nn);
-    if (!t->parent || !t->level)
-        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU octree");
-    memset(t->hot, 0, (size_t)nn * stride);
-    for (int32_t v = 0; v < nn; v++) {
-        canopy_node *h = (canopy_node *)(t->hot + (int64_t)new_id[v] * stride);
-        h->child = first[v] >= 0 ? new_id[first[v]] : -1;
-        h->nchild = nchild[v];
-        h->begin = begin[v];
-        h->end = end[v];
+}
+
+/* Each point's node in the next level, each child's first point and parent. */
+__global__ void k_lay_next(int64_t n, int32_t *seg, const int32_t *nb, const int32_t *ne,
+                           const int32_t *nmin, int32_t leaf, const int32_t *flag,
+                           const int32_t *ex, int32_t *nb2, int32_t *par) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int k = seg[i];
+    if (k < 0) return;
+    if (!lay_internal(nb, ne, nmin, k, leaf)) {
+        seg[i] = -1;
+        return;
     }
-    t->rope[0] = t->parent[0] = -1;
-    t->level[0] = 0;
-    for (int32_t v = 0; v < nn; v++) {
-        const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
-        for (int32_t c = 0; c < h->nchild; c++) {
-            int32_t ch = h->child + c;
-            t->rope[ch] = c + 1 < h->nchild ? ch + 1 : t->rope[v];
-            t->parent[ch] = v;
-            t->level[ch] = t->level[v] + 1;
-            if (t->level[ch] + 1 > depth) depth = t->level[ch] + 1;
-        }
+    int c = ex[i] + flag[i] - 1;
+    seg[i] = c;
+    if (flag[i]) nb2[c] = (int32_t)i, par[c] = k;
+}
+
+/* The next level's ends and ropes (next sibling, else the parent's rope). */
+__global__ void k_lay_children(int32_t total, int32_t off, int32_t off2, const int32_t *par,
+                               const int32_t *nb2, const int32_t *ne, int32_t *ne2, int32_t *rope) {
+    int32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= total) return;
+    int32_t p = par[c];
+    bool last = c + 1 == total || par[c + 1] != p;
+    ne2[c] = last ? ne[p] : nb2[c + 1];
+    rope[off2 + c] = last ? rope[off + p] : off2 + c + 1;
+}
+
+/* Depth-first order (canopy_tree_build_generic's linearize): child groups numbered in
+ * the preorder of their parents; the preorder sorts nodes by (first point, level). */
+__global__ void k_lay_preorder_keys(int32_t nn, oct_lay L) {
+    int32_t v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= nn) return;
+    L.ka[v] = (unsigned long long)L.vbegin[v] << 6 | (unsigned long long)L.vlevel[v];
+    L.ia[v] = v;
+}
+__global__ void k_lay_group_sizes(int32_t nn, const int32_t *sorted, oct_lay L) {
+    int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < nn) L.sum[j] = L.vnchild[sorted[j]];
+}
+__global__ void k_lay_renumber(int32_t nn, const int32_t *sorted, const int32_t *start, oct_lay L) {
+    int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= nn) return;
+    int32_t v = sorted[j];
+    if (v == 0) L.newid[0] = 0;
+    for (int32_t c = 0; c < L.vnchild[v]; c++) L.newid[L.vchild[v] + c] = 1 + start[j] + c;
+}
+
+/* Final records and ropes (newid NULL: breadth-first ids as they are). */
+__global__ void k_lay_write(int32_t nn, const int32_t *newid, oct_lay L, unsigned char *hot,
+                            int32_t stride, int32_t *rope) {
+    int32_t v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= nn) return;
+    int32_t o = newid ? newid[v] : v;
+    canopy_node *h = node_at(hot, stride, o);
+    int32_t ch = L.vchild[v], r = L.vrope[v];
+    h->child = ch >= 0 && newid ? newid[ch] : ch;
+    h->nchild = L.vnchild[v];
+    h->begin = L.vbegin[v];
+    h->end = L.vend[v];
+    rope[o] = r >= 0 && newid ? newid[r] : r;
+}
+
+/* Bytes of device scratch oct_lay_out_device needs for n points (at most 2n - 1 nodes),
+ * and of the CUB temporary storage it needs. */
+size_t oct_lay_bytes(int64_t n) {
+    typedef canopy_gpu_carve C;
+    int64_t cap = 2 * n + 1;
+    return C::bytes<int32_t>(n + 1) * 9 + C::bytes<int32_t>(cap) * 11 +
+           C::bytes<unsigned long long>(cap) * 2;
+}
+size_t oct_lay_temp_bytes(int64_t n, cudaStream_t st) {
+    int64_t cap = 2 * n + 1;
+    size_t a = 0, b = 0;
+    cub::DoubleBuffer<unsigned long long> kb(nullptr, nullptr);
+    cub::DoubleBuffer<int32_t> vb(nullptr, nullptr);
+    cub::DeviceRadixSort::SortPairs(nullptr, a, kb, vb, (int)cap, 0, 38, st);
+    cub::DeviceScan::ExclusiveSum(nullptr, b, (int32_t *)nullptr, (int)cap, st);
+    return a > b ? a : b;
+}
+
+/* Lays out the octree of the n sorted points (lcp: neighbouring keys' common prefix
+ * lengths, on the device) into result buffers *hot and *rope; *nn and *depth get the
+ * node count and the levels. One small copy back per level (its node count). */
+canopy_status oct_lay_out_device(int64_t n, int32_t leaf, canopy_tree_order order, int32_t stride,
+                                 const uint8_t *lcp, canopy_gpu_carve &c, void *tmp,
+                                 size_t tmp_bytes, int32_t *hp_count, cudaStream_t st, void **hot,
+                                 void **rope, int32_t *nn, int32_t *depth) {
+    int64_t cap = 2 * n + 1;
+    oct_lay L;
+    L.seg = c.take<int32_t>(n + 1), L.flag = c.take<int32_t>(n + 1), L.ex = c.take<int32_t>(n + 1);
+    L.nmin = c.take<int32_t>(n + 1), L.par = c.take<int32_t>(n + 1);
+    for (int k = 0; k < 2; k++) L.nb[k] = c.take<int32_t>(n + 1), L.ne[k] = c.take<int32_t>(n + 1);
+    L.vbegin = c.take<int32_t>(cap), L.vend = c.take<int32_t>(cap), L.vchild = c.take<int32_t>(cap);
+    L.vnchild = c.take<int32_t>(cap), L.vrope = c.take<int32_t>(cap);
+    L.vlevel = c.take<int32_t>(cap), L.ia = c.take<int32_t>(cap), L.ib = c.take<int32_t>(cap);
+    L.sum = c.take<int32_t>(cap), L.newid = c.take<int32_t>(cap);
+    int32_t *start = c.take<int32_t>(cap);
+    L.ka = c.take<unsigned long long>(cap), L.kb = c.take<unsigned long long>(cap);
+    canopy_status s;
+    k_lay_root<<<blocks(n > 0 ? n : 1), THREADS, 0, st>>>(n, L.seg, L.nb[0], L.ne[0], L.vrope);
+    int32_t cnt = 1, off = 0, level = 0;
+    for (;; level++) {
+        int32_t *nb = L.nb[level & 1], *ne = L.ne[level & 1];
+        int32_t *nb2 = L.nb[(level + 1) & 1], *ne2 = L.ne[(level + 1) & 1];
+        if ((s = canopy_gpu_check(cudaMemsetAsync(L.nmin, 0x7f, sizeof(int32_t) * (size_t)cnt, st),
+                                  "clearing node minima")))
+            return s;
+        if (n > 0) k_lay_min<<<blocks(n), THREADS, 0, st>>>(lcp, n, L.seg, nb, L.nmin);
+        k_lay_flag<<<blocks(n + 1), THREADS, 0, st>>>(lcp, n, L.seg, nb, ne, L.nmin, leaf, L.flag);
+        size_t tb = tmp_bytes;
+        if ((s = canopy_gpu_check(
+                 cub::DeviceScan::ExclusiveSum(tmp, tb, L.flag, L.ex, (int)(n + 1), st),
+                 "numbering the octree's children")) ||
+            (s = canopy_gpu_check(
+                 cudaMemcpyAsync(hp_count, L.ex + n, sizeof(int32_t), cudaMemcpyDeviceToHost, st),
+                 "reading a level's size")))
+            return s;
+        k_lay_nodes<<<blocks(cnt), THREADS, 0, st>>>(cnt, off, off + cnt, level, nb, ne, L.nmin,
+                                                     leaf, L.ex, L);
+        if ((s = canopy_gpu_check(cudaStreamSynchronize(st), "laying out the octree"))) return s;
+        int32_t total = *hp_count;
+        if (total == 0) break;
+        k_lay_next<<<blocks(n), THREADS, 0, st>>>(n, L.seg, nb, ne, L.nmin, leaf, L.flag, L.ex, nb2,
+                                                  L.par);
+        k_lay_children<<<blocks(total), THREADS, 0, st>>>(total, off, off + cnt, L.par, nb2, ne,
+                                                          ne2, L.vrope);
+        off += cnt;
+        cnt = total;
     }
-    t->depth = depth;
-    return s;
+    *nn = off + cnt;
+    *depth = level + 1;
+    if ((s = canopy_gpu_pool_result(hot, (size_t)*nn * stride, st, "tree nodes")) ||
+        (s = canopy_gpu_pool_result(rope, sizeof(int32_t) * (size_t)*nn, st, "tree ropes")))
+        return s;
+    const int32_t *newid = nullptr;
+    if (order != CANOPY_ORDER_BREADTH_FIRST && *nn > 1) {
+        k_lay_preorder_keys<<<blocks(*nn), THREADS, 0, st>>>(*nn, L);
+        cub::DoubleBuffer<unsigned long long> keys(L.ka, L.kb);
+        cub::DoubleBuffer<int32_t> vals(L.ia, L.ib);
+        size_t tb = tmp_bytes;
+        if ((s = canopy_gpu_check(
+                 cub::DeviceRadixSort::SortPairs(tmp, tb, keys, vals, (int)*nn, 0, 38, st),
+                 "ordering the octree depth first")))
+            return s;
+        k_lay_group_sizes<<<blocks(*nn), THREADS, 0, st>>>(*nn, vals.Current(), L);
+        tb = tmp_bytes;
+        if ((s = canopy_gpu_check(
+                 cub::DeviceScan::ExclusiveSum(tmp, tb, L.sum, start, (int)*nn, st),
+                 "numbering the octree depth first")))
+            return s;
+        k_lay_renumber<<<blocks(*nn), THREADS, 0, st>>>(*nn, vals.Current(), start, L);
+        newid = L.newid;
+    }
+    k_lay_write<<<blocks(*nn), THREADS, 0, st>>>(*nn, newid, L, (unsigned char *)*hot, stride,
+                                                 (int32_t *)*rope);
+    return canopy_gpu_check(cudaGetLastError(), "laying out the octree");
 }
 
 } // namespace
@@ -655,8 +797,6 @@ extern "C" void canopy_gpu_tree_free(canopy_gpu_tree *g) {
     if (g->view.ids) cudaFreeAsync((void *)g->view.ids, 0);
     if (g->view.rope) cudaFreeAsync((void *)g->view.rope, 0);
     if (g->view.weights) cudaFreeAsync((void *)g->view.weights, 0);
-    free(g->parent);
-    free(g->level);
     free(g);
 }
 
@@ -898,13 +1038,16 @@ static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt
     typedef canopy_gpu_carve C;
     size_t in_bytes = input_on_device ? 0 : sizeof(float) * (size_t)(n * 3);
     size_t w_bytes = weighted && !weights_on_device ? sizeof(float) * (size_t)n : 0;
+    size_t tmp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    size_t lay_tmp = oct_lay_temp_bytes(n, st);
+    tmp_bytes = tmp_bytes > lay_tmp ? tmp_bytes : lay_tmp;
     size_t scratch =
         C::bytes<float>(n * 3) + C::bytes<unsigned long long>(n) * 6 + C::bytes<int32_t>(n) * 2 +
         C::bytes<double>(4 * (n + 1)) + C::bytes<uint8_t>(n) + C::bytes<unsigned long long>(2) +
         C::bytes<uint32_t>(6) + C::bytes<unsigned char>((int64_t)(in_bytes + w_bytes)) +
-        C::bytes<unsigned char>((int64_t)(sort_bytes > scan_bytes ? sort_bytes : scan_bytes)) + 256;
-    size_t pinned = in_bytes + w_bytes + (size_t)n1 + 64 + sizeof(uint32_t) * 6 +
-                    sizeof(unsigned long long) * 2;
+        C::bytes<unsigned char>((int64_t)tmp_bytes) + oct_lay_bytes(n) + 256;
+    size_t pinned = in_bytes + w_bytes + 64 + sizeof(uint32_t) * 6 +
+                    sizeof(unsigned long long) * 2 + sizeof(int32_t);
     unsigned char *dbase, *hbase;
     if ((s = canopy_gpu_pool_acquire(scratch, pinned, &dbase, &hbase))) return s;
     C c = {dbase, 0};
@@ -918,12 +1061,12 @@ static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt
     unsigned long long *bad = c.take<unsigned long long>(2);
     uint32_t *box = c.take<uint32_t>(6);
     unsigned char *staged = c.take<unsigned char>((int64_t)(in_bytes + w_bytes));
-    void *tmp = c.take<unsigned char>((int64_t)(sort_bytes > scan_bytes ? sort_bytes : scan_bytes));
+    void *tmp = c.take<unsigned char>((int64_t)tmp_bytes);
 
     unsigned char *hp = hbase;
-    uint8_t *hp_lcp = hp + in_bytes + w_bytes;
-    uint32_t *hp_box = (uint32_t *)(hp_lcp + (n1 + 63) / 64 * 64);
+    uint32_t *hp_box = (uint32_t *)(hp + (in_bytes + w_bytes + 63) / 64 * 64);
     unsigned long long *hp_bad = (unsigned long long *)(hp_box + 6);
+    int32_t *hp_count = (int32_t *)(hp_bad + 2);
     const float *in = pts.data;
     int64_t in_stride = pts.stride;
     const float *w = opt->weights;
@@ -943,7 +1086,6 @@ static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt
     oct_root root = {};
     const uint32_t box0[6] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0, 0, 0};
     const unsigned long long none[2] = {~0ull, ~0ull};
-    cudaEvent_t lcp_ready = nullptr;
     if (n > 0) {
         if ((in_bytes + w_bytes &&
              (s = canopy_gpu_check(
@@ -1012,51 +1154,31 @@ static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt
                                                            (float *)weights, shi, slo, sum);
         }
         k_oct_lcp<<<blocks(n), THREADS, 0, st>>>(shi, slo, n, lcp);
-        if ((s = canopy_gpu_check(cudaEventCreateWithFlags(&lcp_ready, cudaEventDisableTiming),
-                                  "creating an event")) ||
-            (s = canopy_gpu_check(
-                 cudaMemcpyAsync(hp_lcp, lcp, (size_t)n, cudaMemcpyDeviceToHost, st),
-                 "reading the key prefixes")) ||
-            (s = canopy_gpu_check(cudaEventRecord(lcp_ready, st), "recording an event")))
-            goto out;
-        /* the sums run while the host lays out the topology */
         for (int k = 0; k < 4 && !s; k++) {
-            size_t tb = scan_bytes;
+            size_t tb = tmp_bytes;
             s = canopy_gpu_check(
                 cub::DeviceScan::ExclusiveSum(tmp, tb, sum + k * (n + 1), (int)(n + 1), st),
                 "summing masses");
         }
-        if (s || (s = canopy_gpu_check(cudaEventSynchronize(lcp_ready), "sorting the keys")))
-            goto out;
+        if (s) goto out;
     }
-    if ((s = oct_lay_out(n, leaf, opt->order, stride, hp_lcp, topo))) goto out;
     {
-        const int32_t nn = topo->n_nodes;
+        int32_t nn = 0, depth = 0;
         void *hot, *rope;
-        tv->n_nodes = nn;
-        tv->depth = topo->depth;
-        if ((s = canopy_gpu_pool_result(&hot, (size_t)nn * stride, st, "tree nodes")) ||
-            (s = canopy_gpu_pool_result(&rope, sizeof(int32_t) * (size_t)nn, st, "tree ropes")))
+        if ((s = oct_lay_out_device(n, leaf, opt->order, stride, lcp, c, tmp, tmp_bytes, hp_count,
+                                    st, &hot, &rope, &nn, &depth)))
             goto out;
+        topo->n_nodes = tv->n_nodes = nn;
+        topo->depth = tv->depth = depth;
         tv->hot = (const unsigned char *)hot;
         tv->rope = (const int32_t *)rope;
-        /* pageable copies: the topology was just laid out in host memory */
-        if ((s = canopy_gpu_check(
-                 cudaMemcpyAsync(hot, topo->hot, (size_t)nn * stride, cudaMemcpyHostToDevice, st),
-                 "uploading nodes")) ||
-            (s = canopy_gpu_check(cudaMemcpyAsync(rope, topo->rope, sizeof(int32_t) * (size_t)nn,
-                                                  cudaMemcpyHostToDevice, st),
-                                  "uploading ropes")))
-            goto out;
-        if (n > 0)
-            k_oct_geom<<<blocks(nn), THREADS, 0, st>>>((unsigned char *)hot, stride, nn, root, shi,
-                                                       slo, sum, n, weighted);
+        k_oct_geom<<<blocks(nn), THREADS, 0, st>>>((unsigned char *)hot, stride, nn, root, shi, slo,
+                                                   sum, n, weighted);
         if ((s = canopy_gpu_check(cudaGetLastError(), "launching the octree build")) ||
             (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the octree")))
             goto out;
     }
 out:
-    if (lcp_ready) cudaEventDestroy(lcp_ready);
     canopy_gpu_pool_unlock();
     return s;
 }
@@ -1091,9 +1213,6 @@ extern "C" canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_t
         canopy_gpu_tree_free(g);
         return s;
     }
-    g->parent = topo.parent;
-    g->level = topo.level;
-    topo.parent = topo.level = nullptr;
     g->build_seconds = canopy_now() - t0;
     *out = g;
     return CANOPY_OK;
@@ -1134,8 +1253,15 @@ extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, cano
         canopy_tree_free(t);
         return s;
     }
-    memcpy(t->parent, g->parent, sizeof(int32_t) * (size_t)nn);
-    memcpy(t->level, g->level, sizeof(int32_t) * (size_t)nn);
+    /* Parents and levels from the records: every child's id exceeds its parent's in
+     * both orders the builds make. */
+    t->parent[0] = -1;
+    t->level[0] = 0;
+    for (int32_t u = 0; u < nn; u++) {
+        const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)u * v->hot_stride);
+        for (int32_t c = 0; c < h->nchild; c++)
+            t->parent[h->child + c] = u, t->level[h->child + c] = t->level[u] + 1;
+    }
     t->view = *v;
     t->view.hot = t->hot;
     t->view.points = t->points;

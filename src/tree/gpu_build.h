@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: the device-resident tree a GPU build produces. Its view holds device
  * pointers in the layout of canopy_tree (tree.h), so GPU engines can traverse it
- * without a copy; the cold per-node arrays (parent, level) stay on the host, where
- * the topology is laid out. */
+ * without a copy; the cold per-node arrays (parent, level) are derived from the node
+ * records when the tree is downloaded. */
 #ifndef CANOPY_TREE_GPU_BUILD_H
 #define CANOPY_TREE_GPU_BUILD_H
 
@@ -14,8 +14,6 @@ extern "C" {
 
 struct canopy_gpu_tree {
     canopy_tree_view view; /* device pointers */
-    int32_t *parent;       /* host, as canopy_tree's */
-    int32_t *level;        /* host */
     int32_t leaf_size;
     int32_t order;
     double build_seconds;
