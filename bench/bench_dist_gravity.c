@@ -36,13 +36,14 @@ typedef struct rank_row {
     int64_t n_bal, interactions_bal;      /* after the cut by measured work */
     double seconds_bal;                   /* local + communication, median */
     double build, lwalk, rwalk, comm_bal; /* its split, medians */
+    double tree, moments;                 /* of build: octree, quadrupoles + boxes */
     int64_t device;                       /* -1: CPU */
     int64_t nccl;                         /* the pieces went by NCCL */
 } rank_row;
 
 /* Medians of a force evaluation's times over the repeats. */
 typedef struct eval_times {
-    double local, comm, both, build, lwalk, rwalk;
+    double local, comm, both, build, lwalk, rwalk, tree, moments;
 } eval_times;
 
 /* Rows of a body on its way to a domain. */
@@ -78,8 +79,8 @@ static void evaluate(const row *rows, int64_t n, const canopy_gravity_options *g
     float *x = malloc((size_t)(n + 1) * 3 * sizeof *x), *m = malloc((size_t)(n + 1) * sizeof *m);
     float *acc = malloc((size_t)(n + 1) * 3 * sizeof *acc);
     int64_t *gid = malloc((size_t)(n + 1) * sizeof *gid);
-    double *t[6];
-    for (int k = 0; k < 6; k++) t[k] = malloc((size_t)reps * sizeof(double));
+    double *t[8];
+    for (int k = 0; k < 8; k++) t[k] = malloc((size_t)reps * sizeof(double));
     for (int64_t i = 0; i < n; i++) {
         memcpy(x + 3 * i, rows[i].x, sizeof rows[i].x);
         m[i] = rows[i].m;
@@ -98,9 +99,12 @@ static void evaluate(const row *rows, int64_t n, const canopy_gravity_options *g
         t[3][r] = last->build_seconds;
         t[4][r] = last->local_walk_seconds;
         t[5][r] = last->remote_walk_seconds;
+        t[6][r] = last->tree_seconds;
+        t[7][r] = last->moments_seconds;
     }
-    double *dst[6] = {&et->local, &et->comm, &et->both, &et->build, &et->lwalk, &et->rwalk};
-    for (int k = 0; k < 6; k++) {
+    double *dst[8] = {&et->local, &et->comm,  &et->both, &et->build,
+                      &et->lwalk, &et->rwalk, &et->tree, &et->moments};
+    for (int k = 0; k < 8; k++) {
         *dst[k] = bench_summarise(t[k], reps).med;
         free(t[k]);
     }
@@ -259,6 +263,8 @@ int main(int argc, char **argv) {
     me.lwalk = et.lwalk;
     me.rwalk = et.rwalk;
     me.comm_bal = et.comm;
+    me.tree = et.tree;
+    me.moments = et.moments;
     me.interactions_bal = st.interactions;
     me.nccl = st.nccl;
 
@@ -283,31 +289,31 @@ int main(int argc, char **argv) {
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         int64_t tot_int = 0, tot_bytes = 0;
-        double slow = 0.0, slow_bal = 0.0, mx[4] = {0.0, 0.0, 0.0, 0.0};
+        double slow = 0.0, slow_bal = 0.0, mx[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
         printf("# n %lld, theta %g, order %d, eps %g, ranks %d, threads/rank %d, reps %d, "
                "backend %s\n",
                (long long)n, (double)g.theta, (int)g.order, (double)g.softening, size,
                canopy_threads(), reps, use_gpu ? "gpu" : "cpu");
         printf("| rank | GPU | bodies | LET bytes sent | LET bytes received | interactions | "
                "local s | comm s | balanced: bodies | interactions | local + comm s | build s | "
-               "local walk s | remote walk s | comm s |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "of which octree s | moments s | local walk s | remote walk s | comm s |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int r = 0; r < size; r++) {
             const rank_row *w = all + r;
             char dev[24] = "cpu";
             if (w->device >= 0) snprintf(dev, sizeof dev, "%lld", (long long)w->device);
             printf("| %d | %s | %lld | %lld | %lld | %lld | %.3f | %.3f | %lld | %lld | %.3f | "
-                   "%.3f | %.3f | %.3f | %.3f |\n",
+                   "%.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
                    r, dev, (long long)w->n, (long long)w->sent, (long long)w->received,
                    (long long)w->interactions, w->local, w->comm, (long long)w->n_bal,
-                   (long long)w->interactions_bal, w->seconds_bal, w->build, w->lwalk, w->rwalk,
-                   w->comm_bal);
+                   (long long)w->interactions_bal, w->seconds_bal, w->build, w->tree, w->moments,
+                   w->lwalk, w->rwalk, w->comm_bal);
             tot_int += w->interactions;
             tot_bytes += w->sent;
             slow = w->local + w->comm > slow ? w->local + w->comm : slow;
             slow_bal = w->seconds_bal > slow_bal ? w->seconds_bal : slow_bal;
-            const double v[4] = {w->build, w->lwalk, w->rwalk, w->comm_bal};
-            for (int k = 0; k < 4; k++) mx[k] = v[k] > mx[k] ? v[k] : mx[k];
+            const double v[6] = {w->build, w->lwalk, w->rwalk, w->comm_bal, w->tree, w->moments};
+            for (int k = 0; k < 6; k++) mx[k] = v[k] > mx[k] ? v[k] : mx[k];
         }
         printf("force evaluation, slowest rank: equal counts %.3f s, balanced by measured work "
                "%.3f s\n",
@@ -322,9 +328,10 @@ int main(int argc, char **argv) {
         printf(
             "result: ranks %d n %lld gpu %d nccl %d equal %.4f balanced %.4f build %.4f lwalk %.4f "
             "rwalk %.4f comm %.4f job %.4f jobmin %.4f jobmax %.4f err %.4g bytes %lld "
-            "steps %d step %.4f de %.4g\n",
+            "steps %d step %.4f de %.4g tree %.4f moments %.4f\n",
             size, (long long)n, use_gpu, (int)all[0].nccl, slow, slow_bal, mx[0], mx[1], mx[2],
-            mx[3], job.med, job.min, job.max, err, (long long)tot_bytes, steps, per_step, de);
+            mx[3], job.med, job.min, job.max, err, (long long)tot_bytes, steps, per_step, de, mx[4],
+            mx[5]);
     }
     free(all);
     free(pos);

@@ -92,8 +92,8 @@ done
 if cmp -s "$tmp/rows1.bin" "$tmp/rows2.bin"; then same="identical rows"; else same="ROWS DIFFER"; fi
 
 echo
-echo "| run | ranks × GPUs | bodies | force evaluation s (balanced) | build s | local walk s | remote walk s | comm s | canopy_dist_gravity s, median (min–max) | efficiency | median error vs direct | n-body |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| run | ranks × GPUs | bodies | force evaluation s (balanced) | build s | of which octree s, moments s | local walk s | remote walk s | comm s | canopy_dist_gravity s, median (min–max) | efficiency | median error vs direct | n-body |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 row() { # name label ref-name(for efficiency) factor
     local r=${res[$1]} e="–"
     if [ -n "$3" ]; then
@@ -108,7 +108,8 @@ row() { # name label ref-name(for efficiency) factor
         nb="$st steps, $(val step "$r") s/step, \|dE/E\| $(val de "$r")"
     fi
     echo "| $2 | $(val ranks "$r") × $([ "$(val gpu "$r")" = 1 ] && val ranks "$r" || echo 0) | $(val n "$r") |" \
-        "$(val balanced "$r") | $(val build "$r") | $(val lwalk "$r") | $(val rwalk "$r") | $(val comm "$r") |" \
+        "$(val balanced "$r") | $(val build "$r") | $(val tree "$r"), $(val moments "$r") |" \
+        "$(val lwalk "$r") | $(val rwalk "$r") | $(val comm "$r") |" \
         "$(val job "$r") ($(val jobmin "$r")–$(val jobmax "$r")) | $e | $(val err "$r") | $nb |"
 }
 row cpu1 "CPU peer ($threads threads, 1 rep)" "" 1

@@ -44,6 +44,9 @@ typedef struct canopy_dist_stats {
     double remote_walk_seconds; /* the walk of the pieces received */
     int32_t device;             /* the GPU this rank ran on (visible ordinal), -1: CPU */
     int32_t nccl;               /* 1: the LET pieces went GPU to GPU by NCCL */
+    double tree_seconds;        /* of build_seconds: the local octree (GPU-built: with its
+                                   download) */
+    double moments_seconds;     /* of build_seconds: its quadrupoles and boxes */
 } canopy_dist_stats;
 
 #ifdef CANOPY_HAVE_MPI

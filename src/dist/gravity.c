@@ -488,6 +488,8 @@ done:
         stats->remote_walk_seconds += t_rwalk;
         stats->device = use_gpu ? dist_gpu_bound().device : -1;
         stats->nccl = use_nccl;
+        stats->tree_seconds += dom.tree_seconds;
+        stats->moments_seconds += dom.moments_seconds;
     }
     let_domain_free(&dom);
     let_piece_free(&local);

@@ -92,8 +92,11 @@ static canopy_status domain_build(canopy_points bodies, const float *mass, const
             d->hi[j] = p[j] > d->hi[j] ? p[j] : d->hi[j];
         }
     }
+    double t0 = canopy_now();
     canopy_status s = build_octree(bodies, mass, leaf_size, on_gpu, &d->tree);
     if (s) return s;
+    d->tree_seconds = canopy_now() - t0;
+    t0 = canopy_now();
     d->tv = canopy_tree_get_view(d->tree);
     top_boxes(d);
     if (order == 2) {
@@ -101,6 +104,7 @@ static canopy_status domain_build(canopy_points bodies, const float *mass, const
                          sizeof *d->quad);
         if (!s) s = mp_quadrupoles(d->tv, d->quad);
     }
+    d->moments_seconds = canopy_now() - t0;
     if (s) let_domain_free(d);
     return s;
 }

@@ -67,6 +67,8 @@ typedef struct let_domain {
     int32_t box_node[LET_MAX_BOXES]; /* the tree cell of each box (the top tree's frontier) */
     int32_t n_boxes;                 /* 0 when empty */
     int32_t order;
+    double tree_seconds;    /* building the octree (on the GPU: with bringing it back) */
+    double moments_seconds; /* the quadrupoles and the boxes */
 } let_domain;
 
 /* Builds domain d from its n bodies (float (n, 3)), masses and global indices (the
