@@ -42,7 +42,10 @@ typedef struct canopy_dist_stats {
     double build_seconds;       /* local tree, moments, LET exports and unpacking */
     double local_walk_seconds;  /* the walk of the local tree */
     double remote_walk_seconds; /* the walk of the pieces received */
-    int32_t device;             /* the GPU this rank ran on (visible ordinal), -1: CPU */
+    int32_t device;             /* the GPU this rank was bound to for the call (visible
+                                   ordinal): gravity walks there; kNN / radius indexes
+                                   query there with backend gpu (auto: as they choose);
+                                   -1: none */
     int32_t nccl;               /* 1: the LET pieces went GPU to GPU by NCCL */
     double tree_seconds;        /* of build_seconds: the local octree (GPU-built: with its
                                    download) */

@@ -67,7 +67,9 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
         cli_json_count(j, "bytes_sent_max_rank", (double)sent_max);
         cli_json_count(j, "remote_queries", (double)remote);
         cli_json_count(j, "bytes_sent_placing", (double)placed);
-        cli_json_choice(j, "backend", on_gpu ? "gpu" : "cpu");
+        /* gpu when asked for and every rank was bound to one (auto: the indexes choose) */
+        int asked = job->run && job->run->backend == CANOPY_BACKEND_GPU;
+        cli_json_choice(j, "backend", asked && on_gpu == size ? "gpu" : "cpu");
         cli_json_choice(j, "distributed", "mpi");
         cli_json_emit(j, "reference points on Hilbert pieces, one per rank");
     } else if (rank == 0 && all) {
