@@ -10,7 +10,7 @@
  * them (broadcasts). */
 #include "nbody/let_gpu.h"
 
-#include "canopy/cuda_util.cuh"
+#include "nbody/let_gpu_buf.cuh"
 
 #include <new>
 #include <stdint.h>
@@ -157,26 +157,6 @@ __global__ void __launch_bounds__(LW_WARPS * 32)
     }
 }
 
-/* A device buffer that grows to the largest request and keeps its memory. */
-struct grow_buf {
-    void *p = nullptr;
-    size_t cap = 0;
-    canopy_status need(size_t bytes, const char *what) {
-        if (bytes <= cap && p) return CANOPY_OK;
-        cudaFree(p);
-        p = nullptr;
-        cap = 0;
-        size_t c = bytes < 256 ? 256 : bytes + bytes / 4;
-        cudaError_t e = cudaMalloc(&p, c);
-        if (e != cudaSuccess)
-            return canopy_fail(CANOPY_ERR_DEVICE, "GPU: allocating %zu bytes for the LET %s: %s", c,
-                               what, cudaGetErrorString(e));
-        cap = c;
-        return CANOPY_OK;
-    }
-    ~grow_buf() { cudaFree(p); }
-};
-
 int bound_device = -1; /* gpu_bind_device's choice; -1: the runtime's own */
 
 } // namespace
@@ -184,7 +164,7 @@ int bound_device = -1; /* gpu_bind_device's choice; -1: the runtime's own */
 struct gpu_let {
     cudaStream_t stream = nullptr;
     cudaEvent_t t0 = nullptr, t1 = nullptr;
-    grow_buf cells, bodies, desc, q, qid, acc, pot, work, counts, stack;
+    let_gpu_buf cells, bodies, desc, q, qid, acc, pot, work, counts, stack;
     int64_t n = 0;
     bool launched = false, walked = false;
     ~gpu_let() {
@@ -238,10 +218,11 @@ extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int
     const int64_t n = q.n;
     size_t n3 = 3 * (size_t)n;
     canopy_status s;
-    if ((s = g->acc.need(n3 * sizeof(float), "accelerations")) ||
-        (s = g->pot.need((size_t)n * sizeof(float), "potentials")) ||
-        (s = g->work.need((size_t)n * sizeof(int64_t), "work counts")) ||
-        (s = g->counts.need(3 * sizeof(unsigned long long) + sizeof(int), "counters")))
+    if ((s = g->acc.need(n3 * sizeof(float), "the LET walk's accelerations")) ||
+        (s = g->pot.need((size_t)n * sizeof(float), "the LET walk's potentials")) ||
+        (s = g->work.need((size_t)n * sizeof(int64_t), "the LET walk's work counts")) ||
+        (s = g->counts.need(3 * sizeof(unsigned long long) + sizeof(int),
+                            "the LET walk's counters")))
         return s;
     cudaStream_t st = g->stream;
     unsigned long long *counts = (unsigned long long *)g->counts.p;
@@ -259,11 +240,11 @@ extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int
         g->launched = !s;
         return s;
     }
-    if ((s = g->cells.need((size_t)n_cells * sizeof(let_cell), "cells")) ||
-        (s = g->bodies.need((size_t)(n_bodies + 1) * sizeof(let_body), "bodies")) ||
-        (s = g->desc.need((size_t)n_pieces * sizeof(piece_desc), "piece table")) ||
-        (s = g->q.need(n3 * sizeof(float), "query bodies")) ||
-        (s = g->qid.need((size_t)n * sizeof(int64_t), "query ids")))
+    if ((s = g->cells.need((size_t)n_cells * sizeof(let_cell), "LET cells")) ||
+        (s = g->bodies.need((size_t)(n_bodies + 1) * sizeof(let_body), "LET bodies")) ||
+        (s = g->desc.need((size_t)n_pieces * sizeof(piece_desc), "the LET piece table")) ||
+        (s = g->q.need(n3 * sizeof(float), "the LET query bodies")) ||
+        (s = g->qid.need((size_t)n * sizeof(int64_t), "the LET query ids")))
         return s;
     piece_desc *pd = nullptr;
     s = canopy_alloc((void **)&pd, (size_t)n_pieces, sizeof *pd);
@@ -314,7 +295,7 @@ extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int
     uint2 *gstack = nullptr;
     if (shared > SHARED_STACK_MAX) {
         if ((s = g->stack.need((size_t)blocks * LW_WARPS * (size_t)cap * sizeof(uint2),
-                               "walk stacks")))
+                               "the LET walk stacks")))
             return s;
         gstack = (uint2 *)g->stack.p;
         shared = 0;

@@ -5,7 +5,7 @@
  * on the ABI (an opaque communicator pointer, an int result, a 128-byte unique id). */
 #include "nbody/let_gpu.h"
 
-#include "canopy/cuda_util.cuh"
+#include "nbody/let_gpu_buf.cuh"
 
 #include <dlfcn.h>
 #include <new>
@@ -76,33 +76,13 @@ canopy_status nccl_check(nccl_result_t r, const char *what) {
     return canopy_fail(CANOPY_ERR_DEVICE, "NCCL: %s: %s", what, api.error_string(r));
 }
 
-/* A device buffer that grows to the largest request. */
-struct dev_buf {
-    char *p = nullptr;
-    size_t cap = 0;
-    canopy_status need(size_t bytes, const char *what) {
-        if (bytes <= cap && p) return CANOPY_OK;
-        cudaFree(p);
-        p = nullptr;
-        cap = 0;
-        size_t c = bytes < 256 ? 256 : bytes + bytes / 4;
-        cudaError_t e = cudaMalloc((void **)&p, c);
-        if (e != cudaSuccess)
-            return canopy_fail(CANOPY_ERR_DEVICE, "GPU: allocating %zu bytes for %s: %s", c, what,
-                               cudaGetErrorString(e));
-        cap = c;
-        return CANOPY_OK;
-    }
-    ~dev_buf() { cudaFree(p); }
-};
-
 } // namespace
 
 struct gpu_nccl {
     nccl_comm_t comm = nullptr;
     cudaStream_t stream = nullptr;
     int nranks = 0, rank = 0;
-    dev_buf send, recv;
+    let_gpu_buf send, recv;
     ~gpu_nccl() {
         if (comm) api.comm_destroy(comm);
         if (stream) cudaStreamDestroy(stream);
