@@ -41,7 +41,8 @@ endforeach()
 # --no-undefined fails if one is missing here.
 if(CANOPY_HAVE_MPI)
   list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_sort_keyed
-       "let_*" nbody_check_state nbody_kick nbody_kick_drift)
+       "let_*" nbody_check_state nbody_kick nbody_kick_drift "gpu_let_*" gpu_bind_device
+       canopy_gpu_device_count canopy_gpu_why_not "gpu_nccl_*")
 endif()
 list(REMOVE_DUPLICATES CANOPY_EXPORTED_SYMBOLS)
 list(SORT CANOPY_EXPORTED_SYMBOLS)

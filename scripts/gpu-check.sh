@@ -17,10 +17,17 @@
 #           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
 #           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
 #           themselves run in the test stage
+#   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck and
+#           racecheck on it, test_dist_gpu with 2 ranks sharing GPU 0 and with 2 ranks
+#           on 2 GPUs, then
+#           plummer1m force evaluation on 1 and 2 GPUs (strong and weak scaling, time
+#           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
+#           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
+#           the bench skips with one line when fewer than 2 GPUs are visible
 #   cli     one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8), GPU and CPU
 #           backends, wall time of the whole process (bench/cli_knn_gpu.sh)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [cli]
+#        [nbody] [dist] [dist2gpu] [cli]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -177,6 +184,38 @@ for stage in $stages; do
             "$root/bench/run_dist_16core.sh" "$db" 1000000 >"$out/dist-gravity.txt" 2>&1
         note "- distributed gravity bench: rc $? (below)"
         cat "$out/dist-gravity.txt" >>"$summary"
+        ;;
+    dist2gpu)
+        "$b/test_gpu_let" >"$out/gpu_let.log" 2>&1
+        rc=$?
+        note "- test_gpu_let: rc $rc, $(tail -n 2 "$out/gpu_let.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+        for tool in memcheck racecheck; do
+            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$b/test_gpu_let" >"$out/sanitizer-let-$tool.log" 2>&1
+            rc=$?
+            note "- compute-sanitizer $tool (gpu LET walk): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-let-$tool.log" | tail -1)"
+            [ $rc -eq 0 ] || status=1
+        done
+        # The GPU-rank equivalence tests with 2 ranks sharing GPU 0 (issue 16), then one
+        # rank per GPU.
+        for vis in 0 all; do
+            vis_args=()
+            [ "$vis" = all ] || vis_args=(-x CUDA_VISIBLE_DEVICES="$vis")
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
+                mpirun --oversubscribe --bind-to none -np 2 -x CANOPY_THREADS=4 \
+                -x OMP_NUM_THREADS=4 "${vis_args[@]}" "$b/test_dist_gpu" \
+                >"$out/dist-gpu-$vis.log" 2>&1
+            rc=$?
+            note "- test_dist_gpu, 2 ranks, GPUs $vis: rc $rc, $(grep -E 'rows|nbody|passed|failed|FAIL' "$out/dist-gpu-$vis.log" | tr '\n' ' ' | cut -c1-600)"
+            [ $rc -eq 0 ] || status=1
+        done
+        t0=$(date +%s)
+        CANOPY_COMMIT="$commit" "$root/bench/run_dist_2gpu.sh" "$b" >"$out/dist-2gpu.txt" 2>&1
+        rc=$?
+        note "- two-GPU distributed bench: rc $rc, $(($(date +%s) - t0)) s (below)"
+        [ $rc -eq 0 ] || status=1
+        cat "$out/dist-2gpu.txt" >>"$summary"
         ;;
     cli)
         "$root/bench/cli_knn_gpu.sh" "$b" "$out/cli-knn" >"$out/cli-knn.md" 2>"$out/cli-knn.err"

@@ -37,6 +37,19 @@ typedef struct canopy_dist_stats {
     double local_seconds;   /* building and querying the local index */
     double comm_seconds;    /* in MPI collectives (waiting included) */
     double total_seconds;
+    /* Gravity's split of local_seconds (walks on the GPU overlap the build; their
+     * seconds are then the kernels' own): */
+    double build_seconds;       /* local tree, moments, LET exports and unpacking */
+    double local_walk_seconds;  /* the walk of the local tree */
+    double remote_walk_seconds; /* the walk of the pieces received */
+    int32_t device;             /* the GPU this rank was bound to for the call (visible
+                                   ordinal): gravity walks there; kNN / radius indexes
+                                   query there with backend gpu (auto: as they choose);
+                                   -1: none */
+    int32_t nccl;               /* 1: the LET pieces went GPU to GPU by NCCL */
+    double tree_seconds;        /* of build_seconds: the local octree (GPU-built: with its
+                                   download) */
+    double moments_seconds;     /* of build_seconds: its quadrupoles and boxes */
 } canopy_dist_stats;
 
 #ifdef CANOPY_HAVE_MPI
@@ -91,7 +104,9 @@ canopy_status canopy_dist_radius_count(MPI_Comm comm, canopy_points ref, canopy_
  * bodies move to Hilbert-curve domains, each rank walks its local octree while the
  * locally essential trees (cells chosen with the opening radius about the centre of
  * mass, Liu §5.4) are exchanged, then walks the pieces it received. g as for
- * canopy_gravity_multipole (body opening only); opt's leaf size applies; CPU only. */
+ * canopy_gravity_multipole (body opening only); opt's leaf size and backend apply:
+ * gpu walks on one GPU per rank (local rank % visible devices), auto does so from
+ * 200,000 bodies when every rank has a GPU; the forces equal the CPU's. */
 canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const float *mass,
                                   const canopy_gravity_options *g, const canopy_run_options *opt,
                                   float *acc, float *pot, canopy_dist_stats *stats);

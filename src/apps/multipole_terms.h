@@ -22,6 +22,8 @@
 #ifndef CANOPY_APPS_MULTIPOLE_TERMS_H
 #define CANOPY_APPS_MULTIPOLE_TERMS_H
 
+#include "canopy/traverse.h" /* CANOPY_HD */
+
 #include <math.h>
 #include <stdint.h>
 
@@ -32,7 +34,7 @@ static inline int mp_mono_count(int order) {
     return order <= 2 ? 10 : order == 3 ? 20 : MP_MONO_MAX;
 }
 /* Packed floats per cell for an order: 0, 7, 20 or 42. */
-static inline int mp_pack_count(int order) {
+CANOPY_HD int mp_pack_count(int order) {
     return order < 2 ? 0 : order == 2 ? 7 : order == 3 ? 20 : MP_PACK_MAX;
 }
 /* M += w x^a y^b z^c for every monomial of the order. */
@@ -50,9 +52,8 @@ void mp_mono_pack(const double *M, int order, float *q, int64_t s);
  * Each order n term is written with rn = r / R, so it costs R^-(n+1) in the potential
  * and R^-(n+2) in the force and stays in float range. r^2 + eps^2 = 0 (padding)
  * contributes nothing. Exact for a point mass (all q zero). */
-static inline __attribute__((always_inline)) void
-mp_cell_terms(int order, float m, float dx, float dy, float dz, float eps2, const float *q,
-              int64_t s, float *ax, float *ay, float *az, float *p) {
+CANOPY_HD void mp_cell_terms(int order, float m, float dx, float dy, float dz, float eps2,
+                             const float *q, int64_t s, float *ax, float *ay, float *az, float *p) {
     float r2 = dx * dx + dy * dy + dz * dz + eps2;
     float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects, not branches: they */
     inv = r2 > 0.0f ? inv : 0.0f;                    /* vectorise on every ISA */

@@ -165,6 +165,11 @@ int canopy_gpu_usable(void) {
     return device_count > 0;
 }
 
+int canopy_gpu_device_count(void) {
+    pthread_once(&device_once, count_devices);
+    return device_count;
+}
+
 const char *canopy_gpu_why_not(void) {
     if (canopy_gpu_usable()) return "";
     return canopy_cuda() ? device_why : why_not;

@@ -98,7 +98,10 @@ static canopy_status gpu_info(char *name, size_t name_len, size_t *total_bytes) 
     char why[256];
     if (!device_count(why, sizeof why)) return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
     cudaDeviceProp prop;
-    cudaError_t e = cudaGetDeviceProperties(&prop, 0);
+    int dev = 0; /* the bound device (gpu_bind_device), else the runtime's current one */
+    gpu_bind_thread();
+    cudaGetDevice(&dev);
+    cudaError_t e = cudaGetDeviceProperties(&prop, dev);
     if (e != cudaSuccess)
         return canopy_fail(CANOPY_ERR_DEVICE, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
     if (name && name_len > 0) snprintf(name, name_len, "%s", prop.name);
@@ -106,7 +109,23 @@ static canopy_status gpu_info(char *name, size_t name_len, size_t *total_bytes) 
     return CANOPY_OK;
 }
 
-#define CANOPY_CUDA_ENTRY(name, ...) name,
+/* Each entry reached through the table first puts its calling thread on the device
+ * gpu_bind_device chose (one GPU per MPI rank), so the binding holds for every GPU call
+ * of the process, OpenMP threads' included. */
+#define CANOPY_CUDA_BOUND_STATUS(name, params, args)                                               \
+    static canopy_status bound_##name params {                                                     \
+        gpu_bind_thread();                                                                         \
+        return ::name args;                                                                        \
+    }
+#define CANOPY_CUDA_BOUND_OUT(name, params, args, out) CANOPY_CUDA_BOUND_STATUS(name, params, args)
+#define CANOPY_CUDA_BOUND_RELEASE(name, params, args)                                              \
+    static void bound_##name params {                                                              \
+        gpu_bind_thread();                                                                         \
+        ::name args;                                                                               \
+    }
+CANOPY_CUDA_ENTRIES(CANOPY_CUDA_BOUND_STATUS, CANOPY_CUDA_BOUND_OUT, CANOPY_CUDA_BOUND_RELEASE)
+
+#define CANOPY_CUDA_ENTRY(name, ...) bound_##name,
 static const canopy_cuda_module table = {
     CANOPY_CUDA_MODULE_ABI,
     sizeof(canopy_cuda_module),

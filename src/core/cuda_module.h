@@ -15,6 +15,7 @@
 #include "graph/gpu.h"
 #include "index/device.h"
 #include "nbody/gpu_multipole.h"
+#include "nbody/let_gpu.h"
 #include "paircount/paircount.h"
 #include "ptsd/gpu.h"
 #include "simt/gpu.h"
@@ -23,7 +24,7 @@
 #include <stdint.h>
 
 /* Bump when the table, the host services or a structure they pass changes meaning. */
-#define CANOPY_CUDA_MODULE_ABI 1
+#define CANOPY_CUDA_MODULE_ABI 2
 /* The one symbol the module exports. */
 #define CANOPY_CUDA_MODULE_ENTRY "canopy_cuda_module_entry"
 
@@ -124,7 +125,7 @@
     RELEASE(canopy_gpu_tree_free, (canopy_gpu_tree * g), (g))                                      \
     RELEASE(canopy_gpu_pool_release, (void), ())                                                   \
     STATUS(canopy_gpu_schedule_queries,                                                            \
-           (canopy_schedule s, canopy_points queries, int64_t * order), (s, queries, order))      \
+           (canopy_schedule s, canopy_points queries, int64_t * order), (s, queries, order))       \
     OUT(gpu_mp_create, (gpu_mp * *out), (out), out)                                                \
     RELEASE(gpu_mp_free, (gpu_mp * m), (m))                                                        \
     STATUS(gpu_mp_forces,                                                                          \
@@ -136,7 +137,7 @@
             float *pot, gpu_mp_timing *t),                                                         \
            (bodies, mass, p, acc, pot, t))                                                         \
     STATUS(gpu_mp_direct_sample,                                                                   \
-           (canopy_points bodies, const float *mass, float softening, const int64_t *sample,      \
+           (canopy_points bodies, const float *mass, float softening, const int64_t *sample,       \
             int64_t ns, double *acc, double *pot),                                                 \
            (bodies, mass, softening, sample, ns, acc, pot))                                        \
     STATUS(canopy_gravity_multipole_gpu,                                                           \
@@ -144,16 +145,36 @@
             int32_t leaf, float *acc, float *pot, canopy_stats *stats),                            \
            (bodies, mass, g, leaf, acc, pot, stats))                                               \
     OUT(gpu_nbody_create,                                                                          \
-        (const double *pos, const double *vel, const float *mass, int64_t n,                      \
+        (const double *pos, const double *vel, const float *mass, int64_t n,                       \
          const gpu_mp_params *p, gpu_nbody **out),                                                 \
         (pos, vel, mass, n, p, out), out)                                                          \
-    STATUS(gpu_nbody_step, (gpu_nbody * s, double dt, int64_t steps), (s, dt, steps))             \
-    STATUS(gpu_nbody_download, (const gpu_nbody *s, double *pos, double *vel), (s, pos, vel))     \
+    STATUS(gpu_nbody_step, (gpu_nbody * s, double dt, int64_t steps), (s, dt, steps))              \
+    STATUS(gpu_nbody_download, (const gpu_nbody *s, double *pos, double *vel), (s, pos, vel))      \
     STATUS(gpu_nbody_energy,                                                                       \
            (const gpu_nbody *s, int direct, double *kinetic, double *potential,                    \
             double momentum[3], double angular[3]),                                                \
            (s, direct, kinetic, potential, momentum, angular))                                     \
-    RELEASE(gpu_nbody_free, (gpu_nbody * s), (s))
+    RELEASE(gpu_nbody_free, (gpu_nbody * s), (s))                                                  \
+    OUT(gpu_let_create, (gpu_let * *out), (out), out)                                              \
+    RELEASE(gpu_let_free, (gpu_let * g), (g))                                                      \
+    STATUS(gpu_let_launch,                                                                         \
+           (gpu_let * g, const let_piece *pieces, int32_t n_pieces, canopy_points q,               \
+            const int64_t *qid, float inv_theta, float eps2),                                      \
+           (g, pieces, n_pieces, q, qid, inv_theta, eps2))                                         \
+    STATUS(gpu_let_finish,                                                                         \
+           (gpu_let * g, float *acc, float *pot, int64_t *work, let_walk_stats *stats,             \
+            double *walk_seconds),                                                                 \
+           (g, acc, pot, work, stats, walk_seconds))                                               \
+    STATUS(gpu_bind_device, (int device), (device))                                                \
+    STATUS(gpu_nccl_load, (void), ())                                                              \
+    STATUS(gpu_nccl_unique_id, (unsigned char *id), (id))                                          \
+    OUT(gpu_nccl_create, (const unsigned char *id, int nranks, int rank, gpu_nccl **out),          \
+        (id, nranks, rank, out), out)                                                              \
+    RELEASE(gpu_nccl_free, (gpu_nccl * c), (c))                                                    \
+    STATUS(gpu_nccl_alltoallv,                                                                     \
+           (gpu_nccl * c, const void *send, const int64_t *send_counts,                            \
+            const int64_t *recv_counts, char **recv, void *heads, size_t head_bytes),              \
+           (c, send, send_counts, recv_counts, recv, heads, head_bytes))
 
 /* A member of the entry's own type (qualified in C++, where the member hides the name). */
 #ifdef __cplusplus

@@ -13,6 +13,8 @@ extern "C" {
 int canopy_gpu_usable(void);
 /* Why canopy_gpu_usable() is 0 (module absent or refused, no device), or "". */
 const char *canopy_gpu_why_not(void);
+/* Visible CUDA devices (loading the module; 0 without it or without a device). */
+int canopy_gpu_device_count(void);
 /* Where the CUDA module was loaded from (loading it if need be), or "" without one. */
 const char *canopy_cuda_path(void);
 

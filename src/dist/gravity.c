@@ -5,11 +5,15 @@
  * the forces sent back to the ranks that own the bodies (docs/distributed.md). */
 #include "dist/gravity.h"
 
+#include "dist/gpu_bind.h"
+#include "nbody/gpu_multipole.h"
 #include "nbody/let.h"
+#include "nbody/let_gpu.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A piece on the wire: this header, n_cells let_cell records, n_bodies let_body
@@ -41,10 +45,13 @@ canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_o
     if (g->opening != CANOPY_OPENING_BODY)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: over several ranks only body opening is implemented");
-    if (o && o->backend == CANOPY_BACKEND_GPU)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "gravity: the distributed multipole walk runs on the CPU only");
+    (void)o; /* the backend is chosen with the body count (dist_gravity_backend) */
     return CANOPY_OK;
+}
+
+canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend, int64_t n_all,
+                                   int *use_gpu) {
+    return dist_gpu_choose(comm, backend, n_all, GPU_MP_AUTO_MIN, "gravity", use_gpu);
 }
 
 void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
@@ -128,12 +135,15 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     let_piece *pc = NULL;
     canopy_status s = canopy_calloc((void **)&pc, (size_t)size, sizeof *pc);
-    /* The exports are independent: the rank's threads share them (a serial loop here
-     * was the walk's only companion that grows with the rank count). Errors are
-     * thread-local, so the first one's message is carried to this thread. */
+    /* The exports are independent: with a destination per thread or more the rank's
+     * threads share them (a serial loop here was the walk's only companion that grows
+     * with the rank count); with fewer, each export spreads over the threads itself
+     * (let_export). Errors are thread-local, so the first one's message is carried to
+     * this thread. */
     canopy_status failed = CANOPY_OK;
     char why[256] = "";
-#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+#pragma omp parallel for schedule(dynamic, 1)                                                      \
+    num_threads(canopy_threads()) if (size - 1 >= canopy_threads())
     for (int r = 0; r < size; r++) {
         if (s || r == rank || let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
             continue;
@@ -172,12 +182,13 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     return s;
 }
 
-/* The pieces to walk, in rank order (no copies): the one received from a rank, or its
- * top tree where it sent none (it found the top sufficient; checked again here, as
- * the receiver must not silently walk a top that some body would open).
- * *np receives their number. */
-static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, int rank,
-                                   const top_view *views, float inv_theta, let_piece *pc, int *np) {
+/* The pieces to walk, in rank order (no copies; in device memory where recv is, with
+ * their headers in heads): the one received from a rank, or its top tree where it sent none (it
+ * found the top sufficient; checked again here, as the receiver must not silently walk a top that
+ * some body would open). *np receives their number. */
+static canopy_status unpack_pieces(char *recv, const char *heads, const int64_t *counts, int size,
+                                   int rank, const top_view *views, float inv_theta, let_piece *pc,
+                                   int *np) {
     *np = 0;
     char *p = recv;
     const top_view *me = views + rank;
@@ -192,8 +203,8 @@ static canopy_status unpack_pieces(char *recv, const int64_t *counts, int size, 
             pc[(*np)++] = views[r].top;
             continue;
         }
-        let_wire h;
-        memcpy(&h, p, sizeof h);
+        let_wire h; /* heads: the headers, brought to the host, of pieces on the device */
+        memcpy(&h, heads ? heads + sizeof h * (size_t)r : p, sizeof h);
         int64_t want = (int64_t)sizeof h + (int64_t)h.n_cells * (int64_t)sizeof(let_cell) +
                        (int64_t)h.n_bodies * (int64_t)sizeof(let_body);
         if (h.n_cells < 1 || h.n_bodies < 0 || want != counts[r])
@@ -235,12 +246,97 @@ static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, co
     return s;
 }
 
+/* The GPU walks of a force evaluation, kept for the process (their device buffers are
+ * reused from call to call): the local tree's and the received pieces', each on its own
+ * stream, so the second may start while the first still runs. */
+static gpu_let *gpu_walks[2];
+
+/* NCCL between the GPUs (CANOPY_DIST_NCCL=1): the communicator of the process, made on
+ * first use over the communicator of that call; state 0 untried, 1 ready, -1 unusable. */
+static gpu_nccl *nccl;
+static int nccl_state, nccl_size;
+
+/* Whether this call's pieces travel by NCCL: asked for on every rank, loadable on every
+ * rank, communicator made. Collective (decided alike on all ranks); a failure is said
+ * once, on stderr, and the pieces travel by MPI. */
+static int nccl_wanted(MPI_Comm comm) {
+    const char *env = getenv("CANOPY_DIST_NCCL");
+    int want = env && !strcmp(env, "1"), all = 0;
+    MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all) return 0;
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    if (nccl_state == 0) {
+        /* NCCL takes one rank per GPU: ranks sharing a device stay with MPI */
+        dist_gpu_binding b = dist_gpu_bound();
+        canopy_status s = b.local_size > b.n_devices
+                              ? canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                                            "%d ranks share %d GPUs on a node; NCCL needs one "
+                                            "GPU per rank",
+                                            b.local_size, b.n_devices)
+                              : gpu_nccl_load();
+        unsigned char id[GPU_NCCL_ID_BYTES];
+        memset(id, 0, sizeof id);
+        if ((s = canopy_dist_agree(comm, s)) == CANOPY_OK) {
+            if (rank == 0) s = gpu_nccl_unique_id(id);
+            s = canopy_dist_agree(comm, s);
+        }
+        if (!s) {
+            MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, comm);
+            s = canopy_dist_agree(comm, gpu_nccl_create(id, size, rank, &nccl));
+        }
+        nccl_state = s ? -1 : 1;
+        nccl_size = size;
+        if (s && rank == 0)
+            fprintf(stderr,
+                    "canopy: CANOPY_DIST_NCCL=1 but NCCL is not usable (%s): the LET "
+                    "pieces travel by MPI\n",
+                    canopy_last_error());
+    }
+    return nccl_state == 1 && nccl_size == size;
+}
+
+/* The local piece's bodies (tree order, neighbours together: coherent warps) as the
+ * GPU walks' queries: positions q (n, 3) and global indices qid. */
+static canopy_status tree_order_queries(const let_piece *local, float **q, int64_t **qid) {
+    int64_t n = local->n_bodies;
+    canopy_status s = canopy_alloc((void **)q, (size_t)n * 3 + 1, sizeof **q);
+    if (!s) s = canopy_alloc((void **)qid, (size_t)n + 1, sizeof **qid);
+    if (s) return s;
+    float *qx = *q;
+    int64_t *qi = *qid;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(qx + 3 * i, local->bodies[i].x, 3 * sizeof *qx);
+        qi[i] = local->bodies[i].id;
+    }
+    return CANOPY_OK;
+}
+
+/* The GPU's local and remote results (tree order) summed into acc, pot and work
+ * (caller order), in the order the CPU path sums them: local first, then remote. */
+static void gpu_combine(const let_domain *dom, const float *la, const float *lp, const int64_t *lw,
+                        const float *ra, const float *rp, const int64_t *rw, float *acc, float *pot,
+                        double *work, int64_t *terms) {
+    const canopy_tree_view *tv = dom->tv;
+    int64_t t = 0;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) reduction(+ : t)
+    for (int64_t i = 0; i < tv->n; i++) {
+        int64_t k = tv->ids[i];
+        for (int j = 0; j < 3; j++) acc[3 * k + j] = la[3 * i + j] + (ra ? ra[3 * i + j] : 0.0f);
+        if (pot) pot[k] = rp ? lp[i] + rp[i] : lp[i];
+        int64_t w = lw[i] + (rw ? rw[i] : 0);
+        if (work) work[k] = (double)w;
+        t += w;
+    }
+    *terms += t;
+}
+
 canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
                                  const int64_t *gid, const canopy_gravity_options *g,
-                                 int32_t leaf_size, float *acc, float *pot, double *work,
-                                 canopy_dist_stats *stats) {
+                                 int32_t leaf_size, int use_gpu, float *acc, float *pot,
+                                 double *work, canopy_dist_stats *stats) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
-    double t_start = canopy_now(), t_comm = 0.0;
+    double t_start = canopy_now(), t_comm = 0.0, t_build = 0.0, t_lwalk = 0.0, t_rwalk = 0.0;
     float inv_theta = 1.0f / g->theta, eps2 = g->softening * g->softening;
     let_domain dom;
     let_piece local, top;
@@ -248,11 +344,20 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     memset(&top, 0, sizeof top);
     top_view *views = NULL;
     uint64_t *tops = NULL;
-    char *send = NULL, *recv = NULL;
-    int64_t *sc = NULL, *rc = NULL, *lw = NULL;
+    char *send = NULL, *recv = NULL, *recv_dev = NULL;
+    int64_t *sc = NULL, *rc = NULL, *lw = NULL, *qid = NULL, *rw = NULL;
     int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
     let_piece *remote = NULL;
-    canopy_status s = let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
+    float *q = NULL, *la = NULL, *lp = NULL, *ra = NULL, *rp = NULL;
+    int gpu_local = 0, gpu_remote = 0; /* walks launched, to be finished */
+    char *heads = NULL;                /* NCCL: the received pieces' headers */
+    int use_nccl = use_gpu && nccl_wanted(comm);
+    /* CANOPY_DIST_GPU_BUILD=1 (experimental): GPU ranks build their octree on the GPU;
+     * its centres of mass differ from the host's in the last bits. */
+    const char *gb = getenv("CANOPY_DIST_GPU_BUILD");
+    canopy_status s = use_gpu && gb && !strcmp(gb, "1")
+                          ? let_domain_build_gpu(x, mass, gid, g->order, leaf_size, &dom)
+                          : let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
     if (!s) s = let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
     if (!s) s = canopy_alloc((void **)&views, (size_t)size, sizeof *views);
     if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);
@@ -260,6 +365,19 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!s) s = canopy_alloc((void **)&isc, (size_t)size * 4, sizeof *isc);
     if (!s) s = canopy_calloc((void **)&remote, (size_t)size, sizeof *remote);
     if (!s) s = canopy_alloc((void **)&lw, (size_t)x.n + 1, sizeof *lw);
+    for (int k = 0; !s && use_gpu && k < 2; k++)
+        if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
+    /* On the GPU the local walk starts at once and runs while the host exports and
+     * exchanges the pieces. */
+    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    if (!s && use_gpu && x.n > 0) {
+        s = tree_order_queries(&local, &q, &qid);
+        if (!s)
+            s = gpu_let_launch(gpu_walks[0], &local, 1, canopy_points_make(q, x.n, 3), qid,
+                               inv_theta, eps2);
+        gpu_local = !s;
+    }
+    t_build += canopy_now() - t_start;
     if ((s = canopy_dist_agree(comm, s))) goto done;
     isd = isc + size;
     irc = isc + 2 * size;
@@ -269,8 +387,9 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     double t0 = canopy_now();
     s = share_tops(comm, &dom, &top, &tops, views);
     t_comm += canopy_now() - t0;
+    t0 = canopy_now();
     if (!s) s = pack_pieces(comm, &dom, &top, views, inv_theta, &send, sc);
-    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    t_build += canopy_now() - t0;
     if ((s = canopy_dist_agree(comm, s))) goto done;
     t0 = canopy_now();
     MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
@@ -278,18 +397,25 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     int64_t rtotal = 0;
     if (!s) s = canopy_dist_displs(sc, size, isc, isd, NULL);
     if (!s) s = canopy_dist_displs(rc, size, irc, ird, &rtotal);
-    if (!s) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
+    if (!s && !use_nccl) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
+    if (!s && use_nccl) s = canopy_calloc((void **)&heads, (size_t)size, sizeof(let_wire));
     if ((s = canopy_dist_agree(comm, s))) goto done;
 
-    /* The exchange runs while this rank walks its own tree, in chunks: MPI progresses
-     * a non-blocking collective only inside MPI calls, so each chunk ends with a test
-     * (from the main thread, as MPI_THREAD_FUNNELED allows). */
-    MPI_Request req;
-    t0 = canopy_now();
-    MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
-    t_comm += canopy_now() - t0;
+    /* The exchange runs while this rank walks its own tree: on the CPU in chunks, as
+     * MPI progresses a non-blocking collective only inside MPI calls, so each chunk ends
+     * with a test (from the main thread, as MPI_THREAD_FUNNELED allows). */
+    MPI_Request req = MPI_REQUEST_NULL;
     int done = 0;
-    for (int c = 0; c < LOCAL_CHUNKS && !s; c++) {
+    t0 = canopy_now();
+    if (use_nccl) { /* GPU to GPU, into a device buffer the remote walk reads */
+        s = gpu_nccl_alltoallv(nccl, send, sc, rc, &recv_dev, heads, sizeof(let_wire));
+        done = 1;
+    } else {
+        MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
+    }
+    t_comm += canopy_now() - t0;
+    t0 = canopy_now();
+    for (int c = 0; c < LOCAL_CHUNKS && !s && !use_gpu; c++) {
         int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
         canopy_points part = x;
         part.data = x.n ? canopy_point(x, lo) : x.data;
@@ -298,8 +424,9 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
                        pot ? pot + lo : NULL, lw + lo, NULL);
         if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
+    if (!use_gpu) t_lwalk = canopy_now() - t0;
     int64_t terms = 0;
-    for (int64_t i = 0; !s && i < x.n; i++) {
+    for (int64_t i = 0; !s && !use_gpu && i < x.n; i++) {
         terms += lw[i];
         if (work) work[i] = (double)lw[i];
     }
@@ -307,8 +434,36 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
     t_comm += canopy_now() - t0;
     int np = 0;
-    if (!s) s = unpack_pieces(recv, rc, size, rank, views, inv_theta, remote, &np);
-    if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
+    t0 = canopy_now();
+    if (!s)
+        s = use_nccl ? unpack_pieces(recv_dev, heads, rc, size, rank, views, inv_theta, remote, &np)
+                     : unpack_pieces(recv, NULL, rc, size, rank, views, inv_theta, remote, &np);
+    t_build += canopy_now() - t0;
+    if (!use_gpu) {
+        t0 = canopy_now();
+        if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
+        t_rwalk = canopy_now() - t0;
+    } else if (x.n > 0) {
+        if (!s && np > 0) {
+            s = gpu_let_launch(gpu_walks[1], remote, np, canopy_points_make(q, x.n, 3), qid,
+                               inv_theta, eps2);
+            gpu_remote = !s;
+        }
+        if (!s) s = canopy_alloc((void **)&la, (size_t)x.n * 3, sizeof *la);
+        if (!s) s = canopy_alloc((void **)&lp, (size_t)x.n, sizeof *lp);
+        if (!s && gpu_remote) s = canopy_alloc((void **)&ra, (size_t)x.n * 3, sizeof *ra);
+        if (!s && gpu_remote) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
+        if (!s && gpu_remote) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
+        if (!s) { /* after a failure, done: waits for what was launched */
+            s = gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
+            gpu_local = 0;
+        }
+        if (!s && gpu_remote) {
+            s = gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
+            gpu_remote = 0;
+        }
+        if (!s) gpu_combine(&dom, la, lp, lw, ra, rp, rw, acc, pot, work, &terms);
+    }
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
         stats->interactions += terms;
@@ -320,11 +475,21 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         }
     }
 done:
+    /* A walk launched before a failure elsewhere is waited for (its results dropped). */
+    if (gpu_local) gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
+    if (gpu_remote) gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
     if (stats) {
         double t = canopy_now() - t_start;
         stats->comm_seconds += t_comm;
         stats->local_seconds += t - t_comm;
         stats->total_seconds += t;
+        stats->build_seconds += t_build;
+        stats->local_walk_seconds += t_lwalk;
+        stats->remote_walk_seconds += t_rwalk;
+        stats->device = use_gpu ? dist_gpu_bound().device : -1;
+        stats->nccl = use_nccl;
+        stats->tree_seconds += dom.tree_seconds;
+        stats->moments_seconds += dom.moments_seconds;
     }
     let_domain_free(&dom);
     let_piece_free(&local);
@@ -333,11 +498,19 @@ done:
     canopy_free(tops);
     canopy_free(send);
     canopy_free(recv);
+    canopy_free(heads);
     canopy_free(sc);
     canopy_free(rc);
     canopy_free(lw);
     canopy_free(isc);
     canopy_free(remote);
+    canopy_free(q);
+    canopy_free(qid);
+    canopy_free(la);
+    canopy_free(lp);
+    canopy_free(ra);
+    canopy_free(rp);
+    canopy_free(rw);
     return s;
 }
 
@@ -383,7 +556,10 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
-    if (stats) memset(stats, 0, sizeof *stats);
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->device = -1;
+    }
     double t_start = canopy_now();
     canopy_status s = dist_gravity_resolve(&g, &o);
     if (!s) s = check_local(bodies, mass);
@@ -391,6 +567,8 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
 
     int64_t first, n_all;
     dist_offsets(comm, bodies.n, &first, &n_all);
+    int use_gpu = 0;
+    if ((s = dist_gravity_backend(comm, o.backend, n_all, &use_gpu))) return s;
     int64_t *firsts = NULL;
     int32_t *dest = NULL, *home = NULL;
     grav_row *rows = NULL, *mine = NULL;
@@ -427,8 +605,8 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
         m[i] = mine[i].m;
         gid[i] = mine[i].gid;
     }
-    s = dist_domain_forces(comm, canopy_points_make(x, n_mine, 3), m, gid, &g, o.leaf_size, a, ph,
-                           NULL, stats);
+    s = dist_domain_forces(comm, canopy_points_make(x, n_mine, 3), m, gid, &g, o.leaf_size, use_gpu,
+                           a, ph, NULL, stats);
     if (s) goto done;
     for (int64_t i = 0; i < n_mine; i++) {
         back[i].gid = gid[i];

@@ -10,15 +10,22 @@
  * g->accuracy into theta and order (the same on every rank: options are global). */
 canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_options *o);
 
+/* Whether the walks run on the ranks' GPUs (one per rank, dist/gpu_bind.h) for this
+ * backend and n_all bodies in all: gpu always, auto from GPU_MP_AUTO_MIN bodies when
+ * every rank has a GPU. Collective; the status is agreed. */
+canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend, int64_t n_all,
+                                   int *use_gpu);
+
 /* Accelerations and potentials (pot may be NULL) of this rank's n bodies x (masses,
  * global indices gid) from all ranks' bodies: the local tree walked while the
  * locally essential trees are exchanged (one non-blocking all-to-all), then the
- * pieces received. work (may be NULL) receives each body's interaction count.
- * Collective; the status is agreed over comm. */
+ * pieces received; use_gpu: both walks on this rank's GPU (the local one launched
+ * before the exports), the same sums as on the CPU. work (may be NULL) receives each
+ * body's interaction count. Collective; the status is agreed over comm. */
 canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
                                  const int64_t *gid, const canopy_gravity_options *g,
-                                 int32_t leaf_size, float *acc, float *pot, double *work,
-                                 canopy_dist_stats *stats);
+                                 int32_t leaf_size, int use_gpu, float *acc, float *pot,
+                                 double *work, canopy_dist_stats *stats);
 
 /* This rank's first global index (the counts of the lower ranks) and the total. */
 void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total);

@@ -15,6 +15,7 @@ struct canopy_dist_nbody {
     MPI_Comm comm;
     int64_t n, n_all, step;
     canopy_nbody_options opt;
+    int use_gpu;              /* the walks on the rank's GPU (dist_gravity_backend) */
     double *pos, *vel, *work; /* (n, 3), (n, 3), (n) */
     float *mass, *pos32, *acc, *pot;
     int64_t *gid;
@@ -106,8 +107,8 @@ done:
 static canopy_status forces(canopy_dist_nbody *s) {
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
     return dist_domain_forces(s->comm, canopy_points_make(s->pos32, s->n, 3), s->mass, s->gid,
-                              &s->opt.gravity, s->opt.run.leaf_size, s->acc, s->pot, s->work,
-                              &s->stats);
+                              &s->opt.gravity, s->opt.run.leaf_size, s->use_gpu, s->acc, s->pot,
+                              s->work, &s->stats);
 }
 
 canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const double *vel,
@@ -123,11 +124,14 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
     dist_offsets(comm, n, &first, &n_all);
     if (n_all < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies on any rank");
     if (n_all >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
+    int use_gpu = 0;
+    if ((st = dist_gravity_backend(comm, o.run.backend, n_all, &use_gpu))) return st;
     canopy_dist_nbody *s = NULL;
     st = canopy_calloc((void **)&s, 1, sizeof *s);
     if (!st) {
         s->comm = comm;
         s->opt = o;
+        s->use_gpu = use_gpu;
         s->n_all = n_all;
         st = alloc_arrays(s, n);
     }

@@ -7,6 +7,7 @@
  * with the same (distance, index) order as canopy_knn, so the rows equal one rank's. */
 #include "apps/knn.h"
 #include "dist/comm.h"
+#include "dist/gpu_bind.h"
 #include "traverse/run.h"
 
 #include <math.h>
@@ -199,6 +200,14 @@ static canopy_status dist_ref_setup(MPI_Comm comm, canopy_points ref, const int6
                            "%s: ranks hold reference points of different dimensions (%d and %d)",
                            app, (int)dmin, (int)dmax);
 
+    /* With backend gpu (or auto, when every rank has a GPU) each rank's index runs on
+     * its own GPU (dist/gpu_bind.h). */
+    int use_gpu = 0;
+    st->device = -1;
+    canopy_backend backend = opt ? opt->backend : canopy_run_options_default().backend;
+    if ((s = dist_gpu_choose(comm, backend, 1, 0, app, &use_gpu))) return s;
+    if (use_gpu) st->device = dist_gpu_bound().device;
+
     double t0 = canopy_now();
     s = canopy_alloc((void **)&r->ids, (size_t)ref.n + 1, sizeof *r->ids);
     if (!s)
@@ -290,6 +299,31 @@ static canopy_status route(int size, int64_t n, want_fn want, const void *ctx, r
     memset(t, 0, sizeof *t);
     canopy_status s = canopy_calloc((void **)&t->off, (size_t)size + 1, sizeof *t->off);
     if (s) return s;
+    if (size <= 64) { /* want() once per pair, on all threads, into a mask per item */
+        uint64_t *mask = NULL;
+        if ((s = canopy_alloc((void **)&mask, (size_t)n + 1, sizeof *mask))) return s;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t m = 0;
+            for (int r = 0; r < size; r++) m |= (uint64_t)(want(ctx, i, r) != 0) << r;
+            mask[i] = m;
+        }
+        for (int64_t i = 0; i < n; i++)
+            for (uint64_t m = mask[i]; m; m &= m - 1) t->off[__builtin_ctzll(m) + 1]++;
+        for (int r = 0; r < size; r++) t->off[r + 1] += t->off[r];
+        t->n_pairs = t->off[size];
+        int64_t *fill = NULL;
+        s = canopy_alloc((void **)&t->items, (size_t)t->n_pairs + 1, sizeof *t->items);
+        if (!s) s = canopy_alloc((void **)&fill, (size_t)size, sizeof *fill);
+        if (!s) {
+            memcpy(fill, t->off, sizeof *fill * (size_t)size);
+            for (int64_t i = 0; i < n; i++)
+                for (uint64_t m = mask[i]; m; m &= m - 1) t->items[fill[__builtin_ctzll(m)]++] = i;
+        }
+        canopy_free(fill);
+        canopy_free(mask);
+        return s;
+    }
     for (int64_t i = 0; i < n; i++)
         for (int r = 0; r < size; r++) t->off[r + 1] += want(ctx, i, r);
     for (int r = 0; r < size; r++) t->off[r + 1] += t->off[r];
@@ -320,6 +354,7 @@ static canopy_status send_rows(MPI_Comm comm, const routing *t, size_t row_bytes
     if (!s) {
         for (int r = 0; r < size; r++) {
             cnt[r] = (t->off[r + 1] - t->off[r]) * (int64_t)row_bytes;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
             for (int64_t p = t->off[r]; p < t->off[r + 1]; p++)
                 pack(ctx, t->items[p], r, buf + (size_t)p * row_bytes);
         }
@@ -376,6 +411,7 @@ static void pack_query_bound(const void *ctx, int64_t i, int r, void *dst) {
 static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int32_t k,
                                const canopy_run_options *opt, int64_t *idx, float *d2) {
     int64_t n = self ? r->pts.n : q.n;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t i = 0; i < n * k; i++) {
         idx[i] = -1;
         d2[i] = INFINITY;
@@ -484,6 +520,7 @@ static canopy_status rows_home_to_origin(MPI_Comm comm, const knn_job *j, const 
     if (!s) s = canopy_alloc((void **)&rcnt, (size_t)size, sizeof *rcnt);
     if (!s) s = canopy_alloc((void **)&roff, (size_t)size, sizeof *roff);
     if (!s) {
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
         for (int64_t i = 0; i < j->q.n; i++) {
             memcpy(buf + (size_t)i * row, j->idx + i * k, sizeof(int64_t) * (size_t)k);
             memcpy(buf + (size_t)i * row + sizeof(int64_t) * (size_t)k, j->d2 + i * k,
@@ -494,6 +531,7 @@ static canopy_status rows_home_to_origin(MPI_Comm comm, const knn_job *j, const 
     s = canopy_dist_agree(comm, s);
     if (!s) s = canopy_dist_alltoallv_bytes(comm, buf, cnt, &back, rcnt, roff, st);
     for (int h = 0; !s && h < size; h++)
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
         for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++) {
             int64_t i = to_home->items[t];
             const char *src = (const char *)back + roff[h] + (size_t)(t - to_home->off[h]) * row;
@@ -577,7 +615,10 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     /* 1. Queries to their home ranks, the nearest box (the self form's are home). */
     if (!self) {
         if (!s) s = canopy_alloc((void **)&home, (size_t)query.n + 1, sizeof *home);
-        for (int64_t i = 0; !s && i < query.n; i++) home[i] = home_rank(&r, canopy_point(query, i));
+        if (!s) {
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+            for (int64_t i = 0; i < query.n; i++) home[i] = home_rank(&r, canopy_point(query, i));
+        }
         j.home = home;
         if (!s) s = route(size, query.n, want_home, &j, &to_home);
         s = canopy_dist_agree(comm, s);

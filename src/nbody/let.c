@@ -7,6 +7,7 @@
 #include "traverse/run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +55,22 @@ static void top_boxes(let_domain *d) {
     }
 }
 
-canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
-                               int32_t order, int32_t leaf_size, let_domain *d) {
+/* The octree of the bodies on the host, or built on the GPU and brought back. */
+static canopy_status build_octree(canopy_points bodies, const float *mass, int32_t leaf_size,
+                                  int on_gpu, canopy_tree **tree) {
+    if (!on_gpu) return canopy_app_build(bodies, CANOPY_TREE_OCT, leaf_size, mass, tree, NULL);
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_OCT);
+    to.leaf_size = leaf_size;
+    to.weights = mass;
+    canopy_gpu_tree *g = NULL;
+    canopy_status s = canopy_tree_build_gpu(bodies, &to, &g);
+    if (!s) s = canopy_gpu_tree_download(g, tree);
+    canopy_gpu_tree_free(g);
+    return s;
+}
+
+static canopy_status domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
+                                  int32_t order, int32_t leaf_size, int on_gpu, let_domain *d) {
     memset(d, 0, sizeof *d);
     d->gid = gid;
     d->order = order;
@@ -77,8 +92,11 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
             d->hi[j] = p[j] > d->hi[j] ? p[j] : d->hi[j];
         }
     }
-    canopy_status s = canopy_app_build(bodies, CANOPY_TREE_OCT, leaf_size, mass, &d->tree, NULL);
+    double t0 = canopy_now();
+    canopy_status s = build_octree(bodies, mass, leaf_size, on_gpu, &d->tree);
     if (s) return s;
+    d->tree_seconds = canopy_now() - t0;
+    t0 = canopy_now();
     d->tv = canopy_tree_get_view(d->tree);
     top_boxes(d);
     if (order == 2) {
@@ -86,8 +104,19 @@ canopy_status let_domain_build(canopy_points bodies, const float *mass, const in
                          sizeof *d->quad);
         if (!s) s = mp_quadrupoles(d->tv, d->quad);
     }
+    d->moments_seconds = canopy_now() - t0;
     if (s) let_domain_free(d);
     return s;
+}
+
+canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
+                               int32_t order, int32_t leaf_size, let_domain *d) {
+    return domain_build(bodies, mass, gid, order, leaf_size, 0, d);
+}
+
+canopy_status let_domain_build_gpu(canopy_points bodies, const float *mass, const int64_t *gid,
+                                   int32_t order, int32_t leaf_size, let_domain *d) {
+    return domain_build(bodies, mass, gid, order, leaf_size, 1, d);
 }
 
 void let_domain_free(let_domain *d) {
@@ -129,6 +158,11 @@ typedef struct exporter {
     let_radius radius;
     let_piece *p;
     int64_t cap_cells, cap_bodies;
+    /* > 0: opened cells of this level are left as stubs, listed in defer, and their
+     * subtrees exported on their own (in parallel) then appended (export_parallel) */
+    int32_t defer_level;
+    int32_t *defer; /* (node, slot, level) triples */
+    int64_t n_defer, cap_defer;
 } exporter;
 
 static canopy_status grow(void **a, int64_t *cap, int64_t need, size_t elem) {
@@ -174,6 +208,15 @@ static canopy_status put(exporter *x, int32_t node, int32_t slot, int32_t level)
         return CANOPY_OK;
     }
     canopy_status s;
+    if (h->child >= 0 && x->defer_level > 0 && level >= x->defer_level) {
+        if ((s = grow((void **)&x->defer, &x->cap_defer, 3 * (x->n_defer + 1), sizeof *x->defer)))
+            return s;
+        int32_t *d = x->defer + 3 * x->n_defer++;
+        d[0] = node;
+        d[1] = slot;
+        d[2] = level;
+        return CANOPY_OK;
+    }
     if (h->child < 0) {
         int64_t need = (int64_t)p->n_bodies + (h->end - h->begin);
         if ((s = grow((void **)&p->bodies, &x->cap_bodies, need, sizeof *p->bodies))) return s;
@@ -242,6 +285,73 @@ static canopy_status export_all(const let_domain *src, let_piece *out) {
     return CANOPY_OK;
 }
 
+/* Levels exported before the subtrees go to the threads (up to 8^2 subtrees). */
+enum { LET_DEFER_LEVEL = 3 };
+
+/* put() from the root with the cells of LET_DEFER_LEVEL left as stubs; each stub's
+ * subtree is exported into a piece of its own, in parallel, and the pieces are appended
+ * in the stubs' order, their indices shifted. Children stay contiguous and in the
+ * tree's order, so the walk visits the same cells in the same order as over put()'s
+ * one-thread layout: the same sums. */
+static canopy_status export_parallel(exporter *x) {
+    let_piece *p = x->p;
+    x->defer_level = LET_DEFER_LEVEL;
+    canopy_status s = put(x, 0, 0, 1);
+    int64_t nd = x->n_defer;
+    let_piece *sub = NULL;
+    if (!s && nd > 0) s = canopy_calloc((void **)&sub, (size_t)nd, sizeof *sub);
+    canopy_status failed = CANOPY_OK;
+    char why[256] = "";
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int64_t k = 0; k < nd; k++) {
+        if (s) continue;
+        const int32_t *d = x->defer + 3 * k;
+        exporter y = {x->d, x->boxes, x->n_boxes, x->inv_theta, x->radius, sub + k,
+                      0,    0,        0,          NULL,         0,         0};
+        sub[k].order = p->order;
+        canopy_status e = grow((void **)&sub[k].cells, &y.cap_cells, 1, sizeof *sub[k].cells);
+        if (!e) {
+            sub[k].n_cells = 1;
+            e = put(&y, d[0], 0, d[2]);
+        }
+        if (e) {
+#pragma omp critical(canopy_let_export_parallel_error)
+            if (!failed) {
+                failed = e;
+                snprintf(why, sizeof why, "%s", canopy_last_error());
+            }
+        }
+    }
+    if (!s && failed) s = canopy_fail(failed, "%s", why);
+    for (int64_t k = 0; !s && k < nd; k++) {
+        const let_piece *q = sub + k;
+        int32_t base = p->n_cells - 1, bo = p->n_bodies; /* sub cell j > 0 -> base + j */
+        s = grow((void **)&p->cells, &x->cap_cells, (int64_t)base + q->n_cells, sizeof *p->cells);
+        if (!s)
+            s = grow((void **)&p->bodies, &x->cap_bodies, (int64_t)bo + q->n_bodies + 1,
+                     sizeof *p->bodies);
+        if (s) break;
+        for (int32_t j = 0; j < q->n_cells; j++) {
+            let_cell c = q->cells[j];
+            if (c.child >= 0)
+                c.child += base;
+            else if (!c.pruned)
+                c.begin += bo, c.end += bo;
+            p->cells[j == 0 ? x->defer[3 * k + 1] : base + j] = c;
+        }
+        if (q->n_bodies > 0)
+            memcpy(p->bodies + bo, q->bodies, (size_t)q->n_bodies * sizeof *p->bodies);
+        p->n_cells = base + q->n_cells;
+        p->n_bodies = bo + q->n_bodies;
+        p->depth = q->depth > p->depth ? q->depth : p->depth;
+    }
+    for (int64_t k = 0; sub && k < nd; k++) let_piece_free(sub + k);
+    canopy_free(sub);
+    canopy_free(x->defer);
+    x->defer = NULL;
+    return s;
+}
+
 canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
                          float inv_theta, let_radius radius, let_piece *out) {
     memset(out, 0, sizeof *out);
@@ -249,11 +359,12 @@ canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_bo
     if (!src->tree || (n_boxes < 1 && radius != LET_RADIUS_TOP))
         return CANOPY_OK; /* nothing here, or nobody asks */
     if (radius == LET_RADIUS_ALL) return export_all(src, out);
-    exporter x = {src, boxes, n_boxes, inv_theta, radius, out, 0, 0};
+    exporter x = {src, boxes, n_boxes, inv_theta, radius, out, 0, 0, 0, NULL, 0, 0};
     canopy_status s = grow((void **)&out->cells, &x.cap_cells, 1, sizeof *out->cells);
     if (!s) {
         out->n_cells = 1;
-        s = put(&x, 0, 0, 1);
+        /* the top tree is small: one thread */
+        s = radius == LET_RADIUS_TOP ? put(&x, 0, 0, 1) : export_parallel(&x);
     }
     if (s) let_piece_free(out);
     return s;

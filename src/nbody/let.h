@@ -67,12 +67,19 @@ typedef struct let_domain {
     int32_t box_node[LET_MAX_BOXES]; /* the tree cell of each box (the top tree's frontier) */
     int32_t n_boxes;                 /* 0 when empty */
     int32_t order;
+    double tree_seconds;    /* building the octree (on the GPU: with bringing it back) */
+    double moments_seconds; /* the quadrupoles and the boxes */
 } let_domain;
 
 /* Builds domain d from its n bodies (float (n, 3)), masses and global indices (the
  * arrays must outlive d: the tree keeps positions and masses copied, gid borrowed). */
 canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
                                int32_t order, int32_t leaf_size, let_domain *d);
+/* The same with the octree built on the GPU (canopy_tree_build_gpu) and brought back:
+ * the host build's cells and leaf bodies, masses and centres of mass within float
+ * rounding (tests/gpu/test_gpu_build.c), so walks may accept a few other cells. */
+canopy_status let_domain_build_gpu(canopy_points bodies, const float *mass, const int64_t *gid,
+                                   int32_t order, int32_t leaf_size, let_domain *d);
 void let_domain_free(let_domain *d);
 
 /* The piece of src that a domain described by n_boxes boxes (6 floats each: lo, hi)

@@ -4,7 +4,9 @@
 # on 2 and 4): gravity's error against float64 direct summation (the --stats line)
 # within 2x of one process's; an n-body run whose largest |dE/E0| is within 2x of one
 # process's and whose snapshot holds every body; bad setups (missing input, NaN body,
-# dt <= 0, options without a distributed path) exit 1 or 2 within a timeout.
+# dt <= 0, options without a distributed path) exit 1 or 2 within a timeout; with a GPU,
+# --backend gpu on 2 ranks within the same bound and each rank naming its GPU (without
+# one: refused with the reason).
 # Arguments: as tests/mpi/mpi_harness.sh says.
 set -u
 source "$(dirname "$0")/mpi_harness.sh" "$@"
@@ -42,6 +44,23 @@ for np in 2 4; do
 done
 check "snapshots of 2 and 4 ranks have one size" \
     [ "$(stat -c %s "$tmp/snap2/positions_000040.npy")" -eq "$(stat -c %s "$tmp/snap4/positions_000040.npy")" ]
+
+# --backend gpu: one GPU per rank (where this machine has one), the same error.
+if "$CANOPY" info | grep -q '^gpu: *none'; then
+    echo "SKIP: --backend gpu over ranks (no GPU here)"
+    mrun 2 1 "${g[@]}" --backend gpu -o "$tmp/x.npy"
+    check "backend gpu without a GPU: refused, naming it" grep -q "no usable GPU" "$tmp/err"
+    check "nothing written" test ! -e "$tmp/x.npy"
+else
+    run 0 "${g[@]}" --theta 0.6 --order 2 -o "$tmp/a1.npy"
+    one=$(median)
+    mrun 2 0 "${g[@]}" --theta 0.6 --order 2 --backend gpu -o "$tmp/a.npy"
+    got=$(median)
+    check "gravity --backend gpu -np 2: median error $got vs one process $one" \
+        awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 2 * b) }'
+    check "gravity --backend gpu -np 2: each rank names its GPU" \
+        [ "$(grep -c 'gravity rank .*(GPU [0-9]*)' "$tmp/err")" -eq 2 ]
+fi
 
 # Bad setups: every rank ends, with a message, and nothing is written.
 mrun 2 1 gravity --bodies "$tmp/missing.npy" -o "$tmp/x.npy"

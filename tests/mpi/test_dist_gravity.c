@@ -100,7 +100,7 @@ static void check_forces(int64_t n, int32_t order, float theta, int with_mass, i
         canopy_dist_stats sl;
         memset(&sl, 0, sizeof sl);
         CHECK_OK(dist_domain_forces(MPI_COMM_WORLD, canopy_points_make(pos + 3 * lo, hi - lo, 3),
-                                    mass + lo, gid, &go, 0, acc, NULL, NULL, &sl));
+                                    mass + lo, gid, &go, 0, 0, acc, NULL, NULL, &sl));
         CHECK_MSG(sl.messages <= size / 2 - 1,
                   "rank %d sent pieces to %lld ranks; only the %d others of its cube need them",
                   rank, (long long)sl.messages, size / 2 - 1);

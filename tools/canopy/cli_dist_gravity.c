@@ -125,13 +125,19 @@ void cli_dist_print_stats(const char *cmd, const canopy_dist_stats *st) {
     int64_t got = 0;
     if (canopy_dist_gatherv(MPI_COMM_WORLD, 0, st, 1, sizeof *st, (void **)&all, NULL, &got))
         return;
-    for (int64_t r = 0; rank == 0 && r < got; r++)
+    for (int64_t r = 0; rank == 0 && r < got; r++) {
+        char where[32] = "CPU"; /* one GPU per rank: local rank % visible devices */
+        if (all[r].device >= 0) snprintf(where, sizeof where, "GPU %d", (int)all[r].device);
         fprintf(stderr,
-                "  %s rank %lld/%d: sent %lld bytes in %lld messages, received %lld bytes; "
-                "%lld interactions; local %.3f s, communication %.3f s, total %.3f s\n",
-                cmd, (long long)r, size, (long long)all[r].bytes_sent, (long long)all[r].messages,
-                (long long)all[r].bytes_received, (long long)all[r].interactions,
-                all[r].local_seconds, all[r].comm_seconds, all[r].total_seconds);
+                "  %s rank %lld/%d (%s): sent %lld bytes in %lld messages, received %lld bytes; "
+                "%lld interactions; local %.3f s (build %.3f s, local walk %.3f s, remote walk "
+                "%.3f s), communication %.3f s, total %.3f s\n",
+                cmd, (long long)r, size, where, (long long)all[r].bytes_sent,
+                (long long)all[r].messages, (long long)all[r].bytes_received,
+                (long long)all[r].interactions, all[r].local_seconds, all[r].build_seconds,
+                all[r].local_walk_seconds, all[r].remote_walk_seconds, all[r].comm_seconds,
+                all[r].total_seconds);
+    }
     canopy_free(all);
 }
 

@@ -44,7 +44,7 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
     if (rank == 0 && all && cli_stats_json()) {
         /* the slowest rank's times, the traffic summed and its largest share */
         double run = 0.0, comm = 0.0, local = 0.0;
-        int64_t sent = 0, sent_max = 0, remote = 0, placed = 0;
+        int64_t sent = 0, sent_max = 0, remote = 0, placed = 0, on_gpu = 0;
         for (int r = 0; r < size; r++) {
             const canopy_dist_stats *q = &all[2 * r];
             run = q->total_seconds > run ? q->total_seconds : run;
@@ -54,6 +54,7 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
             sent_max = q->bytes_sent > sent_max ? q->bytes_sent : sent_max;
             remote += q->remote_queries;
             placed += all[2 * r + 1].bytes_sent;
+            on_gpu += q->device >= 0;
         }
         cli_json *j = cli_json_begin(job->cmd);
         cli_json_seconds(j, "load", t_load);
@@ -66,7 +67,9 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
         cli_json_count(j, "bytes_sent_max_rank", (double)sent_max);
         cli_json_count(j, "remote_queries", (double)remote);
         cli_json_count(j, "bytes_sent_placing", (double)placed);
-        cli_json_choice(j, "backend", "cpu");
+        /* gpu when asked for and every rank was bound to one (auto: the indexes choose) */
+        int asked = job->run && job->run->backend == CANOPY_BACKEND_GPU;
+        cli_json_choice(j, "backend", asked && on_gpu == size ? "gpu" : "cpu");
         cli_json_choice(j, "distributed", "mpi");
         cli_json_emit(j, "reference points on Hilbert pieces, one per rank");
     } else if (rank == 0 && all) {
@@ -74,6 +77,7 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
                 t_write);
         for (int r = 0; r < size; r++) {
             const canopy_dist_stats *q = &all[2 * r], *p = &all[2 * r + 1];
+            if (q->device >= 0) fprintf(stderr, "  rank %d runs on GPU %d\n", r, (int)q->device);
             fprintf(stderr,
                     "  rank %d: queries sent %lld bytes in %lld messages, received %lld bytes, "
                     "%lld remote queries, local %.3f s, comm %.3f s, total %.3f s; placing the "

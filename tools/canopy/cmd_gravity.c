@@ -60,7 +60,8 @@ static void usage(FILE *f) {
                "  -o, --output F   output file (required)\n"
                "  Under mpirun -np R (builds with MPI) the bodies are split over R ranks along\n"
                "  the Hilbert curve and the multipole walk runs distributed (body opening; rank\n"
-               "  0 reads and writes; --stats prints each rank's traffic; "
+               "  0 reads and writes; --backend gpu, or auto from 200000 bodies, walks on one\n"
+               "  GPU per rank; --stats prints each rank's traffic and GPU; "
                "docs/distributed.md).\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");

@@ -76,7 +76,8 @@ static void usage(FILE *f) {
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
             "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
             "and writes the snapshots; --checkpoint, --restart and --opening bucket run on\n"
-            "one rank only; --stats prints each rank's traffic (docs/distributed.md).\n\n"
+            "one rank only; --backend gpu (auto: from 200000 bodies) walks on one GPU per\n"
+            "rank; --stats prints each rank's traffic and GPU (docs/distributed.md).\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
             "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
             "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/* One GPU per rank (dist/gpu_bind.h, nbody/let_gpu.cu) under mpirun -np 1, 2, 4: each
+ * rank bound to GPU local_rank % devices; canopy_dist_gravity with backend gpu equal
+ * to backend cpu on the same bodies (work the same cells: accelerations within 1e-5
+ * relative, most rows bit-identical), Plummer and two far cubes, with masses, a rank
+ * without bodies; a short canopy_dist_nbody run on the GPUs tracking the CPU one;
+ * canopy_dist_knn with backend gpu giving rows identical to backend cpu; the pieces
+ * sent GPU to GPU by NCCL (CANOPY_DIST_NCCL=1) where NCCL loads, with the same forces,
+ * and the MPI fallback where it does not. Exits 77
+ * (on every rank) when some rank sees no GPU. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "core/device.h"
+#include "dist/gpu_bind.h"
+#include "nbody/let_gpu.h"
+#include "mpi_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Accelerations of n bodies (this rank's block of the global arrays) on cpu and gpu. */
+static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_rank, int nccl,
+                          uint64_t seed) {
+    int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
+    float *pos = malloc((size_t)(n + 1) * 3 * sizeof *pos), *mass = malloc((size_t)(n + 1) * 4);
+    CHECK_OK(canopy_gen_plummer(pos, NULL, n, seed));
+    canopy_rng g = canopy_rng_make(seed, 3);
+    for (int64_t i = 0; two_cubes && i < 3 * n; i++)
+        pos[i] = (float)canopy_rng_uniform(&g) + (i >= 3 * (n / 2) ? 10.0f : 0.0f);
+    for (int64_t i = 0; i < n; i++) mass[i] = (float)((0.5 + canopy_rng_uniform(&g)) / n);
+    int64_t lo, hi;
+    mpi_check_block(n, &lo, &hi);
+    if (empty_rank && size > 1) { /* the last rank passes no bodies */
+        int64_t r1 = size - 1;
+        lo = rank < r1 ? n * rank / r1 : n;
+        hi = rank < r1 ? n * (rank + 1) / r1 : n;
+    }
+    int64_t nl = hi - lo;
+    canopy_points mine = canopy_points_make(pos + 3 * lo, nl, 3);
+    const float *m = with_mass ? mass + lo : NULL;
+    canopy_gravity_options go = canopy_gravity_options_default();
+    go.opening = CANOPY_OPENING_BODY;
+    go.theta = 0.5f;
+    go.order = 2;
+    go.softening = 0.01f;
+    canopy_run_options cpu = canopy_run_options_default(), gpu = cpu;
+    cpu.backend = CANOPY_BACKEND_CPU;
+    gpu.backend = CANOPY_BACKEND_GPU;
+    float *ac = malloc((size_t)(nl + 1) * 3 * 4), *ag = malloc((size_t)(nl + 1) * 3 * 4);
+    float *pc = malloc((size_t)(nl + 1) * 4), *pg = malloc((size_t)(nl + 1) * 4);
+    canopy_dist_stats sc, sg;
+    CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, mine, m, &go, &cpu, ac, pc, &sc));
+    if (nccl) setenv("CANOPY_DIST_NCCL", "1", 1);
+    CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, mine, m, &go, &gpu, ag, pg, &sg));
+    unsetenv("CANOPY_DIST_NCCL");
+    if (nccl) { /* NCCL where every rank can load it and has a GPU of its own, else MPI
+                 * (said on stderr) */
+        dist_gpu_binding bb = dist_gpu_bound();
+        int have = gpu_nccl_load() == CANOPY_OK && bb.local_size <= bb.n_devices, all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        CHECK_MSG(sg.nccl == all, "rank %d: pieces by NCCL %d, NCCL usable on all ranks %d", rank,
+                  (int)sg.nccl, all);
+        if (rank == 0) printf("NCCL %s\n", all ? "used" : "not usable here: MPI used");
+    }
+    dist_gpu_binding b = dist_gpu_bound();
+    CHECK_MSG(sg.device == b.local_rank % b.n_devices && sc.device == -1,
+              "rank %d (local %d of %d, %d GPUs): device %d, cpu run's %d", rank, b.local_rank,
+              b.local_size, b.n_devices, (int)sg.device, (int)sc.device);
+    CHECK_MSG(sc.interactions == sg.interactions, "rank %d: %lld interactions on cpu, %lld on gpu",
+              rank, (long long)sc.interactions, (long long)sg.interactions);
+    int64_t bad = 0, exact = 0;
+    for (int64_t i = 0; i < nl; i++) {
+        double norm = 0.0, e = 0.0;
+        for (int j = 0; j < 3; j++) {
+            norm += (double)ac[3 * i + j] * ac[3 * i + j];
+            e += fabs((double)ac[3 * i + j] - ag[3 * i + j]);
+        }
+        bad += e > 1e-5 * sqrt(norm) || fabs((double)pc[i] - pg[i]) > 1e-5 * fabs((double)pc[i]);
+        exact += memcmp(ac + 3 * i, ag + 3 * i, 12) == 0 && pc[i] == pg[i];
+    }
+    CHECK_MSG(bad == 0, "rank %d: %lld of %lld bodies' gpu forces differ from the cpu's (n %lld)",
+              rank, (long long)bad, (long long)nl, (long long)n);
+    int64_t tot[2] = {exact, nl}, sum[2];
+    MPI_Allreduce(tot, sum, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("gravity n %lld%s%s%s: %lld of %lld rows bit-identical on gpu and cpu\n",
+               (long long)n, two_cubes ? ", two cubes" : "", with_mass ? ", masses" : "",
+               nccl ? ", NCCL asked for" : "", (long long)sum[0], (long long)sum[1]);
+    free(pos);
+    free(mass);
+    free(ac);
+    free(ag);
+    free(pc);
+    free(pg);
+}
+
+/* A short n-body run on the GPUs against the same run on the CPUs. */
+static void check_nbody(uint64_t seed) {
+    enum { N = 3000, STEPS = 10 };
+    int rank = canopy_dist_rank(MPI_COMM_WORLD);
+    float *pf = malloc(3 * N * sizeof *pf), *vf = malloc(3 * N * sizeof *vf);
+    double *pos = malloc(3 * N * sizeof *pos), *vel = malloc(3 * N * sizeof *vel);
+    CHECK_OK(canopy_gen_plummer(pf, vf, N, seed));
+    for (int i = 0; i < 3 * N; i++) pos[i] = pf[i], vel[i] = vf[i];
+    canopy_nbody_options o = canopy_nbody_options_default();
+    o.gravity.opening = CANOPY_OPENING_BODY;
+    o.dt = 1.0 / 64;
+    o.gravity.softening = 0.05f;
+    o.gravity.theta = 0.5f;
+    o.gravity.order = 2;
+    int64_t lo, hi;
+    mpi_check_block(N, &lo, &hi);
+    double *end[2] = {rank == 0 ? malloc(3 * N * sizeof(double)) : NULL,
+                      rank == 0 ? malloc(3 * N * sizeof(double)) : NULL};
+    double de[2] = {0.0, 0.0};
+    for (int k = 0; k < 2; k++) {
+        o.run.backend = k ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
+        canopy_dist_nbody *d = NULL;
+        CHECK_OK(canopy_dist_nbody_create(MPI_COMM_WORLD, pos + 3 * lo, vel + 3 * lo, NULL, hi - lo,
+                                          &o, &d));
+        if (!d) return;
+        canopy_nbody_energy e0, e;
+        CHECK_OK(canopy_dist_nbody_energy(d, N, &e0));
+        CHECK_OK(canopy_dist_nbody_step(d, STEPS));
+        CHECK_OK(canopy_dist_nbody_energy(d, N, &e));
+        de[k] = fabs((e.total - e0.total) / e0.total);
+        CHECK_OK(canopy_dist_nbody_gather(d, 0, end[k], NULL));
+        canopy_dist_stats st = canopy_dist_nbody_stats(d);
+        CHECK_MSG(k == 0 || st.device >= 0, "rank %d: the GPU run reports device %d", rank,
+                  (int)st.device);
+        canopy_dist_nbody_free(d);
+    }
+    if (rank == 0) {
+        double dmax = 0.0;
+        for (int i = 0; i < 3 * N; i++) dmax = fmax(dmax, fabs(end[0][i] - end[1][i]));
+        CHECK_MSG(dmax < 1e-4, "gpu positions differ from the cpu run's by %.3g", dmax);
+        CHECK_MSG(de[1] <= 2.0 * de[0] + 1e-7, "|dE/E| gpu %.3g, cpu %.3g", de[1], de[0]);
+        printf("nbody: %d steps, |dE/E| gpu %.3g cpu %.3g, max position difference %.3g\n", STEPS,
+               de[1], de[0], dmax);
+    }
+    free(end[0]);
+    free(end[1]);
+    free(pf);
+    free(vf);
+    free(pos);
+    free(vel);
+}
+
+/* canopy_dist_knn with backend gpu: the rows of backend cpu, exactly. */
+static void check_knn(uint64_t seed) {
+    enum { NR = 20000, NQ = 5000, K = 8 };
+    float *ref = malloc(3 * NR * sizeof *ref), *qry = malloc(3 * NQ * sizeof *qry);
+    canopy_rng g = canopy_rng_make(seed, 7);
+    for (int i = 0; i < 3 * NR; i++) ref[i] = (float)canopy_rng_uniform(&g);
+    for (int i = 0; i < 3 * NQ; i++) qry[i] = (float)canopy_rng_uniform(&g);
+    for (int i = 0; i < 3 * 50; i++) ref[3 * NR - 1 - i] = ref[i]; /* duplicates */
+    int64_t rl, rh, ql, qh;
+    mpi_check_block(NR, &rl, &rh);
+    mpi_check_block(NQ, &ql, &qh);
+    int64_t nq = qh - ql;
+    int64_t *ic = malloc((size_t)(nq * K + 1) * 8), *ig = malloc((size_t)(nq * K + 1) * 8);
+    float *dc = malloc((size_t)(nq * K + 1) * 4), *dg = malloc((size_t)(nq * K + 1) * 4);
+    canopy_run_options cpu = canopy_run_options_default(), gpu = cpu;
+    cpu.backend = CANOPY_BACKEND_CPU;
+    gpu.backend = CANOPY_BACKEND_GPU;
+    canopy_dist_stats st;
+    canopy_points r = canopy_points_make(ref + 3 * rl, rh - rl, 3);
+    canopy_points q = canopy_points_make(qry + 3 * ql, nq, 3);
+    CHECK_OK(canopy_dist_knn(MPI_COMM_WORLD, r, NULL, q, K, &cpu, ic, dc, NULL));
+    CHECK_OK(canopy_dist_knn(MPI_COMM_WORLD, r, NULL, q, K, &gpu, ig, dg, &st));
+    CHECK_MSG(st.device >= 0, "knn on the GPU reports device %d", (int)st.device);
+    int64_t diff = 0;
+    for (int64_t i = 0; i < nq * K; i++) diff += ic[i] != ig[i] || dc[i] != dg[i];
+    CHECK_MSG(diff == 0, "rank %d: %lld of %lld knn entries differ between gpu and cpu",
+              canopy_dist_rank(MPI_COMM_WORLD), (long long)diff, (long long)(nq * K));
+    free(ref);
+    free(qry);
+    free(ic);
+    free(ig);
+    free(dc);
+    free(dg);
+}
+
+int main(int argc, char **argv) {
+    mpi_check_init(&argc, &argv);
+    int mine = canopy_gpu_usable(), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        int rc = canopy_dist_rank(MPI_COMM_WORLD) == 0 ? check_skip(canopy_gpu_why_not()) : 77;
+        MPI_Finalize();
+        return rc;
+    }
+    uint64_t seed = mpi_check_seed();
+    check_gravity(5000, 0, 0, 0, 0, seed);
+    check_gravity(20000, 0, 1, 0, 0, seed + 1);
+    check_gravity(8000, 1, 1, 0, 0, seed + 2);
+    check_gravity(3000, 0, 1, 1, 0, seed + 3);
+    check_gravity(1, 0, 0, 0, 0, seed + 4);
+    check_gravity(20000, 0, 1, 0, 1, seed + 8);
+    check_nbody(seed + 5);
+    check_knn(seed + 6);
+    return mpi_check_finish();
+}
