@@ -67,6 +67,9 @@ typedef float simt_float;
 #define SIMT_SHARED(T, name, n) __shared__ T name[n]
 /* Sized at launch (its bytes are the launch's dynamic shared memory): one per kernel. */
 #define SIMT_SHARED_DYN(T, name, n) extern __shared__ T name[]
+#define SIMT_BLOCK_KERNEL(name, T) SIMT_KERNEL(name, T)
+#define SIMT_WARPS {
+#define SIMT_END_WARPS }
 
 #elif defined(SIMT_W) /* without it, only the warp's description (for launchers) */
 /* ------------------------------------------------------------------- CPU -- */
@@ -354,6 +357,45 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
 #define SIMT_SYNC() simt_w_->sync(simt_w_)
 #define SIMT_SHARED(T, name, n) T *name = (T *)simt_shared_take(simt_w_, sizeof(T) * (size_t)(n))
 #define SIMT_SHARED_DYN(T, name, n) SIMT_SHARED(T, name, n)
+
+/* Block-wide kernels (the barrier-separated regions of MCUDA, Stratton et al. 2008): the
+ * body is uniform over the block; SIMT_WARPS ... SIMT_END_WARPS encloses per-thread code
+ * and SIMT_SYNC() stands between such regions. Launched as a team, each warp's thread
+ * runs its own warp in every region and meets the others at the barriers; launched
+ * without, one thread runs a region for every warp in turn, so the barrier after it
+ * costs nothing. Values live across a barrier only in shared memory (as per-thread
+ * arrays indexed by SIMT_TID); shared arrays are declared outside the regions. */
+static inline void simt_sync_in_turn_(canopy_simt_warp *w) {
+    (void)w; /* every warp has finished the region before */
+}
+#define SIMT_BLOCK_KERNEL(name, T)                                                                 \
+    static inline void name##_body(canopy_simt_warp *simt_w_, const T *args);                      \
+    static void name(canopy_simt_warp *w, const void *a) {                                         \
+        if (w->warp >= 0) {                                                                        \
+            name##_body(w, (const T *)a);                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        void (*sync)(canopy_simt_warp *) = w->sync;                                                \
+        w->sync = simt_sync_in_turn_;                                                              \
+        w->shared_used = 0;                                                                        \
+        name##_body(w, (const T *)a);                                                              \
+        w->sync = sync;                                                                            \
+    }                                                                                              \
+    static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
+#define SIMT_WARPS                                                                                 \
+    for (int simt_k_ = simt_w_->warp >= 0 ? simt_w_->warp : 0,                                     \
+             simt_ke_ = simt_w_->warp >= 0 ? simt_k_ + 1 : (simt_w_->bdim + SIMT_W - 1) / SIMT_W;  \
+         simt_k_ < simt_ke_; simt_k_++) {                                                          \
+        canopy_simt_warp simt_wk_ = *simt_w_;                                                      \
+        simt_wk_.warp = simt_k_;                                                                   \
+        simt_wk_.lanes =                                                                           \
+            simt_wk_.bdim - simt_k_ * SIMT_W < SIMT_W ? simt_wk_.bdim - simt_k_ * SIMT_W : SIMT_W; \
+        {                                                                                          \
+            canopy_simt_warp *simt_w_ = &simt_wk_;                                                 \
+            SIMT_BEGIN;
+#define SIMT_END_WARPS                                                                             \
+    }                                                                                              \
+    }
 #endif
 
 #endif

@@ -179,3 +179,31 @@ void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32
         hits[g] = h;
     }
 }
+
+/* Rodinia's gaussian as plain loops: per step the multipliers (Fan1), then the rows
+ * below the pivot less their multiple of it (Fan2), in the kernels' float expressions. */
+void simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads) {
+    if (n <= 0) return;
+    size_t nn = (size_t)n * (size_t)n;
+    float *w = malloc(sizeof *w * (nn + 2 * (size_t)n));
+    if (!w) abort();
+    float *wb = w + nn, *m = wb + n;
+    memcpy(w, a, sizeof *w * nn);
+    memcpy(wb, b, sizeof *wb * (size_t)n);
+    for (int t = 0; t < n - 1; t++) {
+        float piv = w[(size_t)t * n + t];
+#pragma omp parallel num_threads(threads)
+        {
+#pragma omp for schedule(static)
+            for (int i = t + 1; i < n; i++) m[i] = w[(size_t)i * n + t] / piv;
+#pragma omp for schedule(static)
+            for (int i = t + 1; i < n; i++) {
+                float *row = w + (size_t)i * n, *prow = w + (size_t)t * n;
+                for (int j = t; j < n; j++) row[j] = row[j] - m[i] * prow[j];
+                wb[i] = wb[i] - m[i] * wb[t];
+            }
+        }
+    }
+    simt_gauss_back(w, wb, n, x);
+    free(w);
+}
