@@ -160,11 +160,13 @@ static void cpu_micro(const simt_impl *const *impls, int ni) {
 }
 
 /* ----------------------------------------------------------- applications -- */
-/* Pyramid shapes: on the CPU a block's warps run in turn on one thread, so wide blocks
- * cost no barrier and the tiles stay in cache; on the GPU Rodinia's (256-thread rows,
+/* Pyramid shapes: on the CPU a block's warps run in turn on one thread, so large blocks
+ * cost no barrier; the best of those tried on the development VM (rows of 512-8192
+ * threads; tiles 64-256 wide, 16-128 tall, 2-8 steps): the more steps per launch, the
+ * less the tile's loading and storing weigh. On the GPU Rodinia's (256-thread rows,
  * 16 x 16 tiles of 2 steps) and a taller pyramid. */
-enum { PF_STEPS = 20, PF_CPU_BDIM = 512, PF_GPU_BDIM = 256 };
-enum { HS_CPU_TW_LOG = 7, HS_CPU_TH = 16, HS_CPU_STEPS = 4 };
+enum { PF_STEPS = 20, PF_CPU_BDIM = 4096, PF_GPU_BDIM = 256 };
+enum { HS_CPU_TW_LOG = 7, HS_CPU_TH = 128, HS_CPU_STEPS = 8 };
 
 enum {
     A_PF,

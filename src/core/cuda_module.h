@@ -132,8 +132,7 @@
             simt_gpu_timing *t),                                                                   \
            (text, n, len, pat, hits, t))                                                           \
     STATUS(simt_gpu_gaussian,                                                                      \
-           (const float *a, const float *b, int n, float *x, simt_gpu_timing *t),                  \
-           (a, b, n, x, t))                                                                        \
+           (const float *a, const float *b, int n, float *x, simt_gpu_timing *t), (a, b, n, x, t)) \
     STATUS(simt_gpu_micro,                                                                         \
            (const simt_micro_cfg *c, const int32_t *in, int32_t *out, simt_gpu_timing *t),         \
            (c, in, out, t))                                                                        \
