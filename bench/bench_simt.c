@@ -4,11 +4,13 @@
  * (src/simt/kernels.h) on 8 and 16 CPU lanes beside plain OpenMP scalar versions, or the
  * same kernel sources on the GPU. Prints markdown tables of medians (min-max) over REPS
  * runs; bench/results/simt.md records runs. Usage:
- *   canopy-bench-simt [reps] [--apps] [--threads 1,2] [--cpu-time] [--gpu]
+ *   canopy-bench-simt [reps] [--apps] [--threads 1,2] [--cpu-time] [--gpu] [--counts]
  * --apps: the applications only; --threads: the thread counts of the CPU rows;
  * --cpu-time: the process's CPU time (user + system) instead of wall time in the
  * application rows (for a loaded machine); --gpu: the GPU tables instead (kernel time
- * from CUDA events, the whole call with its allocations and copies, and the launches).
+ * from CUDA events, the whole call with its allocations and copies, and the launches);
+ * --counts (a build with -DCANOPY_SIMT_COUNT): what each application's SIMT kernels did
+ * (launches, barriers, warps, vector accesses and gathers/scatters, active lanes).
  * Application runs are interleaved: each repetition runs every variant once. */
 #include "bench_util.h"
 #include "simt/consts.h"
@@ -432,6 +434,37 @@ static void cpu_apps(const apps *d, const simt_impl *const *impls, int ni, const
         }
 }
 
+/* What each application's SIMT kernels did (a build with -DCANOPY_SIMT_COUNT; one thread,
+ * so the calling thread's counters see every warp). */
+static int cpu_counts(const apps *d, const simt_impl *const *impls, int ni) {
+#if defined(CANOPY_SIMT_COUNT)
+    printf("\n## What the SIMT kernels did (one run, one thread; per application)\n\n");
+    printf("| application | lanes | launches | barriers | warp runs | vector loads | gathers "
+           "| vector stores | scatters | active lanes per access |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int a = 0; a < A_COUNT; a++) {
+        if (a == A_HS_TILE_WIDE) continue;
+        for (int i = 0; i < ni; i++) {
+            run_cpu(d, a, NULL, 1);
+            canopy_simt_counts_ = (canopy_simt_counts){0};
+            int rc = run_cpu(d, a, impls[i], 1);
+            canopy_simt_counts c = canopy_simt_counts_;
+            unsigned long long acc = c.loads + c.gathers + c.stores + c.scatters;
+            printf("| %s | %d | %llu | %llu | %llu | %llu | %llu | %llu | %llu | %.2f%s |\n",
+                   app_name(d, a, 0), impls[i]->width, c.launches, c.barriers, c.warps, c.loads,
+                   c.gathers, c.stores, c.scatters, acc ? (double)c.lanes / (double)acc : 0.0,
+                   rc || !same(d, a) ? " MISMATCH" : "");
+            fflush(stdout);
+        }
+    }
+    return 0;
+#else
+    (void)d, (void)impls, (void)ni;
+    fprintf(stderr, "canopy-bench-simt: --counts needs a build with -DCANOPY_SIMT_COUNT\n");
+    return 1;
+#endif
+}
+
 static void gpu_apps(apps *d) {
     printf("\n## Applications on the GPU (ms; the same kernel sources)\n\n");
     printf("| application | launches | kernels (CUDA events) | whole call (allocations, copies) "
@@ -526,7 +559,7 @@ static void gpu_micro(void) {
 }
 
 int main(int argc, char **argv) {
-    int gpu = 0, only_apps = 0, use_cpu_time = 0, threads[8] = {1, 2}, nt = 2;
+    int gpu = 0, only_apps = 0, use_cpu_time = 0, counts = 0, threads[8] = {1, 2}, nt = 2;
     for (int k = 1; k < argc; k++) {
         if (!strcmp(argv[k], "--gpu"))
             gpu = 1;
@@ -534,6 +567,8 @@ int main(int argc, char **argv) {
             only_apps = 1;
         else if (!strcmp(argv[k], "--cpu-time"))
             use_cpu_time = 1;
+        else if (!strcmp(argv[k], "--counts"))
+            counts = 1;
         else if (!strcmp(argv[k], "--threads") && k + 1 < argc) {
             nt = 0;
             for (char *p = argv[++k]; *p && nt < 8;) {
@@ -552,7 +587,7 @@ int main(int argc, char **argv) {
             if (*end || v < 1 || v > 64) {
                 fprintf(stderr,
                         "canopy-bench-simt: unknown argument %s (usage: canopy-bench-simt "
-                        "[reps 1..64] [--apps] [--threads 1,2] [--cpu-time] [--gpu])\n",
+                        "[reps 1..64] [--apps] [--threads 1,2] [--cpu-time] [--gpu] [--counts])\n",
                         argv[k]);
                 return 1;
             }
@@ -576,6 +611,12 @@ int main(int argc, char **argv) {
     }
     const simt_impl *impls[2] = {simt_impl_for(8), simt_impl_for(16)};
     int ni = impls[1] ? 2 : 1;
+    if (counts) {
+        apps_make(&d);
+        int rc = cpu_counts(&d, impls, ni);
+        apps_free(&d);
+        return rc;
+    }
     if (!only_apps) cpu_micro(impls, ni);
     apps_make(&d);
     cpu_apps(&d, impls, ni, threads, nt, use_cpu_time);

@@ -26,6 +26,19 @@ typedef struct canopy_simt_warp {
     int sense; /* the barrier's sense for this warp */
 } canopy_simt_warp;
 
+#if defined(CANOPY_SIMT_COUNT) && !defined(__CUDACC__)
+/* A counting build (-DCANOPY_SIMT_COUNT, for canopy-bench-simt --counts): what the calling
+ * thread's kernels did. Memory operations count once per warp; `lanes` sums their active
+ * lanes. src/simt/runtime.c defines the counters. */
+typedef struct canopy_simt_counts {
+    unsigned long long launches, warps, barriers, loads, gathers, stores, scatters, lanes;
+} canopy_simt_counts;
+extern _Thread_local canopy_simt_counts canopy_simt_counts_;
+#define SIMT_COUNT_(field, k) (canopy_simt_counts_.field += (k))
+#else
+#define SIMT_COUNT_(field, k) ((void)0)
+#endif
+
 #if defined(__CUDACC__)
 /* ------------------------------------------------------------------ CUDA -- */
 typedef int simt_int;
@@ -155,6 +168,11 @@ static inline int simt_contiguous(simt_int idx) {
 }
 
 static inline simt_int simt_load_i(const int32_t *p, simt_mask m) {
+    if (simt_bits(m) == (1u << SIMT_W) - 1) { /* a plain load: no mask to wait for */
+        simt_int v;
+        __builtin_memcpy(&v, p, sizeof v);
+        return v;
+    }
 #if defined(SIMT_AVX512)
     return (simt_int)_mm512_maskz_loadu_epi32((__mmask16)simt_bits(m), p);
 #elif defined(SIMT_AVX2)
@@ -166,8 +184,15 @@ static inline simt_int simt_load_i(const int32_t *p, simt_mask m) {
     return r;
 #endif
 }
+/* Counting builds only: one memory operation of the warp, a vector access or not. */
+#define SIMT_COUNT_MEM_(vector, other, idx, m)                                                     \
+    (SIMT_COUNT_(lanes, (unsigned)__builtin_popcount(simt_bits(m))),                               \
+     simt_contiguous(idx) ? SIMT_COUNT_(vector, 1) : SIMT_COUNT_(other, 1))
 static inline simt_int simt_gather_i(const int32_t *base, simt_int idx, simt_mask m) {
     if (!simt_any(m)) return simt_splat(0);
+#if defined(CANOPY_SIMT_COUNT)
+    SIMT_COUNT_MEM_(loads, gathers, idx, m);
+#endif
     if (simt_contiguous(idx)) return simt_load_i(base + idx[0], m);
 #if defined(SIMT_AVX512)
     return (simt_int)_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), (__mmask16)simt_bits(m),
@@ -188,6 +213,9 @@ static inline simt_float simt_gather_f(const float *base, simt_int idx, simt_mas
 #if defined(SIMT_AVX512) || defined(SIMT_AVX2)
     return (simt_float)simt_gather_i((const int32_t *)(const void *)base, idx, m);
 #else
+#if defined(CANOPY_SIMT_COUNT)
+    if (simt_any(m)) SIMT_COUNT_MEM_(loads, gathers, idx, m);
+#endif
     simt_float r = {0};
     for (int l = 0; l < SIMT_W; l++)
         if (m[l]) r[l] = base[idx[l]];
@@ -196,6 +224,10 @@ static inline simt_float simt_gather_f(const float *base, simt_int idx, simt_mas
 }
 
 static inline void simt_store_i(int32_t *p, simt_int v, simt_mask m) {
+    if (simt_bits(m) == (1u << SIMT_W) - 1) {
+        __builtin_memcpy(p, &v, sizeof v);
+        return;
+    }
 #if defined(SIMT_AVX512)
     _mm512_mask_storeu_epi32(p, (__mmask16)simt_bits(m), (__m512i)v);
 #elif defined(SIMT_AVX2)
@@ -208,6 +240,9 @@ static inline void simt_store_i(int32_t *p, simt_int v, simt_mask m) {
 /* Lanes writing one address: the highest lane wins, as an AVX-512 scatter does. */
 static inline void simt_scatter_i(int32_t *base, simt_int idx, simt_int v, simt_mask m) {
     if (!simt_any(m)) return;
+#if defined(CANOPY_SIMT_COUNT)
+    SIMT_COUNT_MEM_(stores, scatters, idx, m);
+#endif
     if (simt_contiguous(idx)) {
         simt_store_i(base + idx[0], v, m);
         return;
@@ -225,6 +260,9 @@ static inline void simt_scatter_f(float *base, simt_int idx, simt_float v, simt_
 #if defined(SIMT_AVX512) || defined(SIMT_AVX2)
     simt_scatter_i((int32_t *)(void *)base, idx, (simt_int)v, m);
 #else
+#if defined(CANOPY_SIMT_COUNT)
+    if (simt_any(m)) SIMT_COUNT_MEM_(stores, scatters, idx, m);
+#endif
     for (int l = 0; l < SIMT_W; l++)
         if (m[l]) base[idx[l]] = v[l];
 #endif
@@ -286,6 +324,7 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
 /* Opens the body: the warp's mask (lanes beyond the block are off), no lane returned. */
 #define SIMT_BEGIN                                                                                 \
+    SIMT_COUNT_(warps, 1);                                                                         \
     simt_mask simt_m_ = simt_iota() < simt_w_->lanes;                                              \
     simt_mask simt_ret_ = simt_none(), simt_brk_ = simt_none();                                    \
     (void)simt_m_, (void)simt_ret_, (void)simt_brk_
@@ -367,6 +406,7 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
  * arrays indexed by SIMT_TID); shared arrays are declared outside the regions. */
 static inline void simt_sync_in_turn_(canopy_simt_warp *w) {
     (void)w; /* every warp has finished the region before */
+    SIMT_COUNT_(barriers, 1);
 }
 #define SIMT_BLOCK_KERNEL(name, T)                                                                 \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args);                      \
