@@ -12,6 +12,7 @@
  * --counts (a build with -DCANOPY_SIMT_COUNT): what each application's SIMT kernels did
  * (launches, barriers, warps, vector accesses and gathers/scatters, active lanes).
  * Application runs are interleaved: each repetition runs every variant once. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime's process CPU clock */
 #include "bench_util.h"
 #include "simt/consts.h"
 #include "simt/runtime.h"
@@ -329,6 +330,7 @@ static int run_cpu(const apps *d, int a, const simt_impl *im, int t) {
         if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
         return im->hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t);
     case A_HS_TILE:
+    case A_HS_TILE_WIDE: /* a GPU shape: on the CPU the same as A_HS_TILE */
         if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
         return im->hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, HS_CPU_TW_LOG,
                                  HS_CPU_TH, HS_CPU_STEPS, 0, fo, t);
