@@ -5,6 +5,13 @@
 #ifndef CANOPY_SIMT_KERNELS_H
 #define CANOPY_SIMT_KERNELS_H
 
+/* The float kernels (and consts.h's back substitution) equal their references bit for
+ * bit only unfused: gcc's C11 mode and nvcc --fmad=false do not contract a * b + c,
+ * clang does unless told (its FMA builds). */
+#if defined(__clang__) && !defined(__CUDACC__)
+#pragma clang fp contract(off)
+#endif
+
 #include "canopy/simt.h"
 #include "simt/consts.h"
 
