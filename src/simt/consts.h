@@ -28,6 +28,13 @@ static inline hotspot_consts hotspot_consts_for(int rows, int cols) {
     return k;
 }
 
+/* Hotspot's next temperature of a cell t from its power p and its neighbours (south,
+ * north, east, west), in one order for the kernels and the reference (bit-equal results);
+ * arguments are evaluated more than once. */
+#define HOTSPOT_NEXT(k, t, p, s, n, e, w)                                                          \
+    ((t) + (k).step_cap * ((p) + ((s) + (n)-2.0f * (t)) * (k).ry1 +                                \
+                           ((e) + (w)-2.0f * (t)) * (k).rx1 + ((k).amb - (t)) * (k).rz1))
+
 /* Gaussian elimination's back substitution (Rodinia's BackSub, on the host in every
  * build): x from the upper triangle of a and b after the elimination steps. */
 static inline void simt_gauss_back(const float *a, const float *b, int n, float *x) {

@@ -47,6 +47,45 @@ struct launch_timer {
     }
 };
 
+/* Pathfinder's device arrays: the wall and two rows, the first the wall's row 0. */
+struct pathfinder_gpu {
+    canopy_gpu_buffers buf;
+    const int32_t *wall = nullptr;
+    int32_t *row[2] = {nullptr, nullptr};
+    canopy_status upload(const int32_t *w, int rows, int cols) {
+        size_t bytes = sizeof *w * (size_t)cols;
+        void *dw, *d0, *d1;
+        canopy_status s = buf.upload_bytes(&dw, w, bytes * (size_t)rows, "simt wall");
+        if (!s) s = buf.upload_bytes(&d0, w, bytes, "simt row");
+        if (!s) s = buf.alloc_bytes(&d1, bytes, "simt row");
+        if (s) return s;
+        wall = (const int32_t *)dw;
+        row[0] = (int32_t *)d0;
+        row[1] = (int32_t *)d1;
+        return CANOPY_OK;
+    }
+};
+
+/* Hotspot's device arrays: the powers and two temperature grids, the first uploaded. */
+struct hotspot_gpu {
+    canopy_gpu_buffers buf;
+    const float *power = nullptr;
+    float *t[2] = {nullptr, nullptr};
+    size_t bytes = 0;
+    canopy_status upload(const float *temp, const float *pw, int rows, int cols) {
+        bytes = sizeof(float) * (size_t)rows * (size_t)cols;
+        void *dp, *d0, *d1;
+        canopy_status s = buf.upload_bytes(&dp, pw, bytes, "hotspot power");
+        if (!s) s = buf.upload_bytes(&d0, temp, bytes, "hotspot temperatures");
+        if (!s) s = buf.alloc_bytes(&d1, bytes, "hotspot temperatures");
+        if (s) return s;
+        power = (const float *)dp;
+        t[0] = (float *)d0;
+        t[1] = (float *)d1;
+        return CANOPY_OK;
+    }
+};
+
 canopy_status simt_gpu_divergent(const int32_t *in, int32_t *out, int n, int bdim) {
     if (n <= 0) return CANOPY_OK;
     canopy_gpu_buffers buf;
@@ -83,17 +122,13 @@ canopy_status simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32
                                   simt_gpu_timing *t) {
     launch_timer tm(t);
     if (rows <= 0 || cols <= 0) return CANOPY_OK;
-    canopy_gpu_buffers buf;
-    void *dwall, *d0, *d1;
-    canopy_status s =
-        buf.upload_bytes(&dwall, wall, sizeof *wall * (size_t)rows * (size_t)cols, "simt wall");
-    if (!s) s = buf.upload_bytes(&d0, wall, sizeof *wall * (size_t)cols, "simt row");
-    if (!s) s = buf.alloc_bytes(&d1, sizeof *wall * (size_t)cols, "simt row");
+    pathfinder_gpu g;
+    canopy_status s = g.upload(wall, rows, cols);
     if (s) return s;
-    int32_t *rowbuf[2] = {(int32_t *)d0, (int32_t *)d1};
+    int32_t *rowbuf[2] = {g.row[0], g.row[1]};
     tm.start();
     for (int r = 1; r < rows; r++) {
-        k_pathfinder_args a = {(const int32_t *)dwall, rowbuf[(r - 1) % 2], rowbuf[r % 2], cols, r};
+        k_pathfinder_args a = {g.wall, rowbuf[(r - 1) % 2], rowbuf[r % 2], cols, r};
         k_pathfinder<<<blocks(cols, FLAT), FLAT>>>(a);
     }
     s = tm.stop(rows - 1);
@@ -153,34 +188,20 @@ canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, 
                                float *out, simt_gpu_timing *t) {
     if (rows <= 0 || cols <= 0) return CANOPY_OK;
     launch_timer tm(t);
-    size_t bytes = sizeof(float) * (size_t)rows * (size_t)cols;
-    canopy_gpu_buffers buf;
-    void *dpower, *d0, *d1;
-    canopy_status s = buf.upload_bytes(&dpower, power, bytes, "hotspot power");
-    if (!s) s = buf.upload_bytes(&d0, temp, bytes, "hotspot temperatures");
-    if (!s) s = buf.alloc_bytes(&d1, bytes, "hotspot temperatures");
+    hotspot_gpu g;
+    canopy_status s = g.upload(temp, power, rows, cols);
     if (s) return s;
-    float *tb[2] = {(float *)d0, (float *)d1};
+    float *tb[2] = {g.t[0], g.t[1]};
     hotspot_consts k = hotspot_consts_for(rows, cols);
     int bpr = blocks(cols, FLAT);
     tm.start();
     for (int it = 0; it < iters; it++) {
-        k_hotspot_args a = {tb[it % 2],
-                            (const float *)dpower,
-                            tb[(it + 1) % 2],
-                            rows,
-                            cols,
-                            bpr,
-                            k.step_cap,
-                            k.rx1,
-                            k.ry1,
-                            k.rz1,
-                            k.amb};
+        k_hotspot_args a = {tb[it % 2], g.power, tb[(it + 1) % 2], rows, cols, bpr, k};
         k_hotspot<<<rows * bpr, FLAT>>>(a);
     }
     s = tm.stop(iters);
     if (!s)
-        s = canopy_gpu_check(cudaMemcpy(out, tb[iters % 2], bytes, cudaMemcpyDeviceToHost),
+        s = canopy_gpu_check(cudaMemcpy(out, tb[iters % 2], g.bytes, cudaMemcpyDeviceToHost),
                              "hotspot result");
     return s;
 }
@@ -233,20 +254,15 @@ canopy_status simt_gpu_pathfinder_tiled(const int32_t *wall, int rows, int cols,
         return canopy_fail(CANOPY_ERR_INVALID, "simt pathfinder: blocks of %d threads for %d rows",
                            bdim, steps);
     launch_timer tm(t);
-    canopy_gpu_buffers buf;
-    void *dwall, *d0, *d1;
-    canopy_status s =
-        buf.upload_bytes(&dwall, wall, sizeof *wall * (size_t)rows * (size_t)cols, "simt wall");
-    if (!s) s = buf.upload_bytes(&d0, wall, sizeof *wall * (size_t)cols, "simt row");
-    if (!s) s = buf.alloc_bytes(&d1, sizeof *wall * (size_t)cols, "simt row");
+    pathfinder_gpu g;
+    canopy_status s = g.upload(wall, rows, cols);
     if (s) return s;
-    int32_t *rowbuf[2] = {(int32_t *)d0, (int32_t *)d1};
+    int32_t *rowbuf[2] = {g.row[0], g.row[1]};
     int launches = (rows - 1 + steps - 1) / steps;
     tm.start();
     for (int k = 0; k < launches; k++) {
         int r = k * steps, st = rows - 1 - r < steps ? rows - 1 - r : steps;
-        k_pathfinder_tile_args a = {
-            (const int32_t *)dwall, rowbuf[k % 2], rowbuf[(k + 1) % 2], cols, r, st};
+        k_pathfinder_tile_args a = {g.wall, rowbuf[k % 2], rowbuf[(k + 1) % 2], cols, r, st};
         k_pathfinder_tile<<<blocks(cols, bdim - 2 * st), bdim,
                             2 * sizeof(int32_t) * (size_t)bdim>>>(a);
     }
@@ -267,40 +283,24 @@ canopy_status simt_gpu_hotspot_tiled(const float *temp, const float *power, int 
         return canopy_fail(CANOPY_ERR_INVALID, "simt hotspot: tiles of %dx%d for %d steps", tw, th,
                            steps);
     launch_timer tm(t);
-    size_t bytes = sizeof(float) * (size_t)rows * (size_t)cols;
-    canopy_gpu_buffers buf;
-    void *dpower, *d0, *d1;
-    canopy_status s = buf.upload_bytes(&dpower, power, bytes, "hotspot power");
-    if (!s) s = buf.upload_bytes(&d0, temp, bytes, "hotspot temperatures");
-    if (!s) s = buf.alloc_bytes(&d1, bytes, "hotspot temperatures");
+    hotspot_gpu g;
+    canopy_status s = g.upload(temp, power, rows, cols);
     if (s) return s;
-    float *tb[2] = {(float *)d0, (float *)d1};
+    float *tb[2] = {g.t[0], g.t[1]};
     hotspot_consts k = hotspot_consts_for(rows, cols);
     int launches = (iters + steps - 1) / steps;
     tm.start();
     for (int l = 0; l < launches; l++) {
         int st = iters - l * steps < steps ? iters - l * steps : steps;
         int bpr = blocks(cols, tw - 2 * st);
-        k_hotspot_tile_args a = {tb[l % 2],
-                                 (const float *)dpower,
-                                 tb[(l + 1) % 2],
-                                 rows,
-                                 cols,
-                                 st,
-                                 tw_log,
-                                 th,
-                                 bpr,
-                                 k.step_cap,
-                                 k.rx1,
-                                 k.ry1,
-                                 k.rz1,
-                                 k.amb};
+        k_hotspot_tile_args a = {tb[l % 2], g.power, tb[(l + 1) % 2], rows, cols, st, tw_log, th,
+                                 bpr,       k};
         k_hotspot_tile<<<blocks(rows, th - 2 * st) * bpr, tw * th,
                          3 * sizeof(float) * (size_t)(tw * th)>>>(a);
     }
     s = tm.stop(launches);
     if (!s)
-        s = canopy_gpu_check(cudaMemcpy(out, tb[launches % 2], bytes, cudaMemcpyDeviceToHost),
+        s = canopy_gpu_check(cudaMemcpy(out, tb[launches % 2], g.bytes, cudaMemcpyDeviceToHost),
                              "hotspot result");
     return s;
 }

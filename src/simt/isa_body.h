@@ -135,17 +135,8 @@ static int t_hotspot(const float *temp, const float *power, int rows, int cols, 
     int bpr = blocks(cols, FLAT_BLOCK), rc = 0;
     hotspot_consts k = hotspot_consts_for(rows, cols);
     for (int it = 0; it < iters && rc == 0; it++) {
-        k_hotspot_args a = {bufs[(iters - it) % 2],
-                            power,
-                            bufs[(iters - it + 1) % 2],
-                            rows,
-                            cols,
-                            bpr,
-                            k.step_cap,
-                            k.rx1,
-                            k.ry1,
-                            k.rz1,
-                            k.amb};
+        k_hotspot_args a = {
+            bufs[(iters - it) % 2], power, bufs[(iters - it + 1) % 2], rows, cols, bpr, k};
         rc = launch(k_hotspot, &a, rows * bpr, FLAT_BLOCK, 0, 0, threads);
     }
     free(tmp);
@@ -206,11 +197,7 @@ static int t_hotspot_tiled(const float *temp, const float *power, int rows, int 
                                  tw_log,
                                  th,
                                  bpr,
-                                 k.step_cap,
-                                 k.rx1,
-                                 k.ry1,
-                                 k.rz1,
-                                 k.amb};
+                                 k};
         rc = launch(k_hotspot_tile, &a, blocks(rows, th - 2 * s) * bpr, tw * th,
                     3 * sizeof(float) * (size_t)(tw * th), team, threads);
     }

@@ -153,7 +153,7 @@ typedef struct k_hotspot_args {
     const float *temp, *power;
     float *out;
     int rows, cols, bpr; /* bpr: blocks per grid row */
-    float step_cap, rx1, ry1, rz1, amb;
+    hotspot_consts k;
 } k_hotspot_args;
 
 /* Hotspot (Rodinia): one explicit step of the chip's heat equation, edges clamped. */
@@ -165,13 +165,10 @@ SIMT_KERNEL(k_hotspot, k_hotspot_args) {
     simt_int i = r * args->cols + c;
     simt_int w = SIMT_SELECT(c > 0, i - 1, i), e = SIMT_SELECT(c < args->cols - 1, i + 1, i);
     int n = r > 0 ? -args->cols : 0, s = r < args->rows - 1 ? args->cols : 0;
-    simt_float t = SIMT_LD(args->temp, i);
-    simt_float d =
-        SIMT_LD(args->power, i) +
-        (SIMT_LD(args->temp, i + s) + SIMT_LD(args->temp, i + n) - 2.0f * t) * args->ry1 +
-        (SIMT_LD(args->temp, e) + SIMT_LD(args->temp, w) - 2.0f * t) * args->rx1 +
-        (args->amb - t) * args->rz1;
-    SIMT_ST(args->out, i, t + args->step_cap * d);
+    simt_float t = SIMT_LD(args->temp, i), p = SIMT_LD(args->power, i);
+    simt_float vs = SIMT_LD(args->temp, i + s), vn = SIMT_LD(args->temp, i + n);
+    simt_float ve = SIMT_LD(args->temp, e), vw = SIMT_LD(args->temp, w);
+    SIMT_ST(args->out, i, HOTSPOT_NEXT(args->k, t, p, vs, vn, ve, vw));
     SIMT_ENDIF
 }
 
@@ -272,7 +269,7 @@ typedef struct k_hotspot_tile_args {
     const float *temp, *power;
     float *out;
     int rows, cols, steps, tw_log, th, bpr; /* tile 2^tw_log x th threads; bpr tiles per row */
-    float step_cap, rx1, ry1, rz1, amb;
+    hotspot_consts k;
 } k_hotspot_tile_args;
 
 /* Hotspot with Rodinia's pyramid: a block loads a tile of temperatures and powers into
@@ -302,11 +299,10 @@ SIMT_BLOCK_KERNEL(k_hotspot_tile, k_hotspot_tile_args) {
                 (r < args->rows) & (c >= 0) & (c < args->cols))
         simt_int w = SIMT_SELECT(c > 0, t - 1, t), e = SIMT_SELECT(c < args->cols - 1, t + 1, t);
         simt_int n = SIMT_SELECT(r > 0, t - tw, t), s = SIMT_SELECT(r < args->rows - 1, t + tw, t);
-        simt_float v = SIMT_LD(cur, t);
-        simt_float d = SIMT_LD(pw, t) + (SIMT_LD(cur, s) + SIMT_LD(cur, n) - 2.0f * v) * args->ry1 +
-                       (SIMT_LD(cur, e) + SIMT_LD(cur, w) - 2.0f * v) * args->rx1 +
-                       (args->amb - v) * args->rz1;
-        SIMT_ST(nxt, t, v + args->step_cap * d);
+        simt_float v = SIMT_LD(cur, t), p = SIMT_LD(pw, t);
+        simt_float vs = SIMT_LD(cur, s), vn = SIMT_LD(cur, n), ve = SIMT_LD(cur, e),
+                   vw = SIMT_LD(cur, w);
+        SIMT_ST(nxt, t, HOTSPOT_NEXT(args->k, v, p, vs, vn, ve, vw));
         SIMT_ENDIF
         SIMT_END_WARPS
         SIMT_SYNC(); /* the next step writes what this one read */

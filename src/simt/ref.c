@@ -144,9 +144,7 @@ void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols,
                 size_t w = c > 0 ? i - 1 : i, e = c < cols - 1 ? i + 1 : i;
                 size_t n = r > 0 ? i - cols : i, s = r < rows - 1 ? i + cols : i;
                 float t = tmp[i];
-                float d = power[i] + (tmp[s] + tmp[n] - 2.0f * t) * k.ry1 +
-                          (tmp[e] + tmp[w] - 2.0f * t) * k.rx1 + (k.amb - t) * k.rz1;
-                out[i] = t + k.step_cap * d;
+                out[i] = HOTSPOT_NEXT(k, t, power[i], tmp[s], tmp[n], tmp[e], tmp[w]);
             }
     }
     free(tmp);
