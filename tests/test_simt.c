@@ -33,9 +33,10 @@ static void check_primitives(const simt_impl *s) {
     }
     for (int trial = 0; trial < 400; trial++) {
         uint32_t m = rnd_mask(w, trial % 8);
-        int contiguous = trial % 3 == 0, off = (int)(rnd() % 200);
+        /* Contiguous lanes, every other word (two-word records), or scattered. */
+        int contiguous = trial % 3 == 0, strided = trial % 3 == 1, off = (int)(rnd() % 200);
         for (int l = 0; l < w; l++) {
-            idx[l] = contiguous ? off + l : (int32_t)(rnd() % 256);
+            idx[l] = contiguous ? off + l : strided ? off + 2 * l : (int32_t)(rnd() % 256);
             a[l] = (int32_t)(rnd() % 64) - 32;
             b[l] = (int32_t)(rnd() % 64) - 32;
             fa[l] = (float)a[l] / 3.0f;

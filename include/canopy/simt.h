@@ -194,6 +194,25 @@ static inline simt_int simt_gather_i(const int32_t *base, simt_int idx, simt_mas
     SIMT_COUNT_MEM_(loads, gathers, idx, m);
 #endif
     if (simt_contiguous(idx)) return simt_load_i(base + idx[0], m);
+#if defined(SIMT_AVX512) || defined(SIMT_AVX2)
+    /* Every lane, every other word (a field of two-word records): two unaligned loads
+     * (the second from the middle word on, so no word past the last lane's is read) and
+     * a permutation; gathers are slow on AMD. */
+    if (simt_bits(m) == (1u << SIMT_W) - 1 && !simt_any((idx - idx[0]) != 2 * simt_iota())) {
+        const int32_t *p = base + idx[0];
+#if defined(SIMT_AVX512)
+        __m512i lo = _mm512_loadu_si512(p), hi = _mm512_loadu_si512(p + 15);
+        __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+        return (simt_int)_mm512_permutex2var_epi32(lo, pick, hi);
+#else
+        __m256i lo = _mm256_loadu_si256((const __m256i *)p),
+                hi = _mm256_loadu_si256((const __m256i *)(p + 7));
+        return (simt_int)_mm256_blend_epi32(
+            _mm256_permutevar8x32_epi32(lo, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)),
+            _mm256_permutevar8x32_epi32(hi, _mm256_setr_epi32(0, 0, 0, 0, 1, 3, 5, 7)), 0xf0);
+#endif
+    }
+#endif
 #if defined(SIMT_AVX512)
     return (simt_int)_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), (__mmask16)simt_bits(m),
                                                  (__m512i)idx, base, 4);
