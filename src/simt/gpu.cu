@@ -318,9 +318,9 @@ canopy_status simt_gpu_gaussian(const float *a, const float *b, int n, float *x,
     if (s) return s;
     tm.start();
     for (int st = 0; st < n - 1; st++) {
-        k_gauss_args g = {(float *)da, (float *)db, (float *)dm, n, st, blocks(n - st, FLAT)};
+        k_gauss_args g = {(float *)da, (float *)db, (float *)dm, n, st};
         k_gauss_fan1<<<blocks(n - 1 - st, FLAT), FLAT>>>(g);
-        k_gauss_fan2<<<(n - 1 - st) * g.bpr, FLAT>>>(g);
+        k_gauss_fan2<<<n - 1 - st, FLAT>>>(g);
     }
     s = tm.stop(2 * (n - 1));
     float *ha = (float *)malloc(sizeof *ha * (nn + (size_t)n));

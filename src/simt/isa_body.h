@@ -214,9 +214,9 @@ static int t_gaussian(const float *a, const float *b, int n, float *x, int threa
     memcpy(w + nn, b, sizeof *w * (size_t)n);
     int rc = 0;
     for (int t = 0; t < n - 1 && rc == 0; t++) {
-        k_gauss_args g = {w, w + nn, w + nn + n, n, t, blocks(n - t, FLAT_BLOCK)};
+        k_gauss_args g = {w, w + nn, w + nn + n, n, t};
         rc = launch(k_gauss_fan1, &g, blocks(n - 1 - t, FLAT_BLOCK), FLAT_BLOCK, 0, 0, threads);
-        if (rc == 0) rc = launch(k_gauss_fan2, &g, (n - 1 - t) * g.bpr, FLAT_BLOCK, 0, 0, threads);
+        if (rc == 0) rc = launch(k_gauss_fan2, &g, n - 1 - t, FLAT_BLOCK, 0, 0, threads);
     }
     if (rc == 0) simt_gauss_back(w, w + nn, n, x);
     free(w);

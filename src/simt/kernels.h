@@ -322,7 +322,7 @@ SIMT_BLOCK_KERNEL(k_hotspot_tile, k_hotspot_tile_args) {
 
 typedef struct k_gauss_args {
     float *a, *b, *m; /* n x n matrix, right-hand side, multipliers (column t of m) */
-    int n, t, bpr;    /* bpr: blocks per row of the update */
+    int n, t;
 } k_gauss_args;
 
 /* Gaussian elimination (Rodinia's gaussian), step t, Fan1: the multiplier of each row
@@ -336,19 +336,22 @@ SIMT_KERNEL(k_gauss_fan1, k_gauss_args) {
     SIMT_ENDIF
 }
 
-/* Fan2: row t + 1 + SIMT_BID / bpr less its multiple of the pivot row, columns t..n-1,
- * and its right-hand side (the thread of column t). */
+/* Fan2: row t + 1 + SIMT_BID less its multiple of the pivot row, columns t..n-1 in
+ * strides of the block (Rodinia's 2-D grid of one column per thread made each thread's
+ * work a few lanes long, so the per-warp set-up dominated on the CPU), and its
+ * right-hand side (the thread of column t). */
 SIMT_KERNEL(k_gauss_fan2, k_gauss_args) {
     SIMT_BEGIN;
-    int n = args->n, t = args->t, i = t + 1 + SIMT_BID / args->bpr;
-    simt_int j = t + SIMT_BID % args->bpr * SIMT_BDIM + SIMT_TID;
+    int n = args->n, t = args->t, i = t + 1 + SIMT_BID;
     float mi = args->m[i];
-    SIMT_IF(j < n)
-    SIMT_ST(args->a, i * n + j, SIMT_LD(args->a, i * n + j) - mi * SIMT_LD(args->a, t * n + j));
+    simt_int j = t + SIMT_TID;
     SIMT_IF(j == t)
     SIMT_ST(args->b, i, SIMT_LD(args->b, i) - mi * args->b[t]);
     SIMT_ENDIF
-    SIMT_ENDIF
+    SIMT_WHILE(j < n)
+    SIMT_ST(args->a, i * n + j, SIMT_LD(args->a, i * n + j) - mi * SIMT_LD(args->a, t * n + j));
+    SIMT_SET(j, j + SIMT_BDIM);
+    SIMT_ENDWHILE
 }
 
 /* ------------------------------------------ microbenchmarks (Wu, Fig. 6.6) -- */
