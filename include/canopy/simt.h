@@ -4,7 +4,9 @@
  * OpenMP thread, and a block is a team of warps with a barrier; control flow becomes
  * masks (SIMT_IF: M_if = cond & M_parent, M_else = ~cond & M_parent, a branch whose mask
  * is empty is skipped; SIMT_WHILE runs while any lane is active; SIMT_RETURN clears
- * lanes). Under nvcc the same macros are the native constructs. docs/simt.md.
+ * lanes). Under nvcc the same macros are the native constructs. Kernels that share
+ * memory across barriers may be written block-wide (SIMT_BLOCK_KERNEL, SIMT_WARPS regions
+ * between SIMT_SYNCs), so one CPU thread can run a block's warps in turn. docs/simt.md.
  *
  * A CPU kernel's translation unit defines SIMT_W (8 or 16) before including this header;
  * compile it with that width's ISA flags (AVX2 or AVX-512) or none (portable loops). */
