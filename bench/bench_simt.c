@@ -178,6 +178,8 @@ enum {
     A_HS,
     A_HS_TILE,
     A_HS_TILE_WIDE, /* GPU only: 32 x 32 tiles of 4 steps */
+    A_HS_RODINIA,   /* CPU only: Rodinia's 16 x 16 tiles of 2 steps, warps in turn */
+    A_HS_TEAM,      /* CPU only: the same, each warp an OpenMP thread with barriers */
     A_NN,
     A_LEV,
     A_GAUSS_S,
@@ -299,6 +301,12 @@ static const char *app_name(const apps *d, int a, int gpu) {
         snprintf(buf, sizeof buf, "Hotspot %d×%d, %d steps, 32×32 tiles of 4 steps", d->hr, d->hc,
                  d->hiters);
         break;
+    case A_HS_RODINIA:
+    case A_HS_TEAM:
+        snprintf(buf, sizeof buf, "Hotspot %d×%d, %d steps, 16×16 tiles of 2 steps, %s", d->hr,
+                 d->hc, d->hiters,
+                 a == A_HS_TEAM ? "warps as a team of threads (the chapter's)" : "warps in turn");
+        break;
     case A_NN:
         snprintf(buf, sizeof buf, "NN distances, %d records", d->nrec);
         break;
@@ -334,6 +342,11 @@ static int run_cpu(const apps *d, int a, const simt_impl *im, int t) {
         if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
         return im->hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, HS_CPU_TW_LOG,
                                  HS_CPU_TH, HS_CPU_STEPS, 0, fo, t);
+    case A_HS_RODINIA:
+    case A_HS_TEAM:
+        if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
+        return im->hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, 4, 16, 2,
+                                 a == A_HS_TEAM, fo, t);
     case A_NN:
         if (!im) return simt_ref_nn(d->rec, d->nrec, 30.0f, -90.0f, fo, t), 0;
         return im->nn(d->rec, d->nrec, 30.0f, -90.0f, fo, t);
@@ -387,6 +400,8 @@ static int same(const apps *d, int a) {
     case A_HS:
     case A_HS_TILE:
     case A_HS_TILE_WIDE:
+    case A_HS_RODINIA:
+    case A_HS_TEAM:
         return !memcmp(d->fout, d->fref, sizeof *d->fout * (size_t)d->hr * d->hc);
     case A_NN:
         return !memcmp(d->fout, d->fref, sizeof *d->fout * (size_t)d->nrec);
@@ -416,9 +431,13 @@ static void cpu_apps(const apps *d, const simt_impl *const *impls, int ni, const
         for (int a = 0; a < A_COUNT; a++) {
             if (a == A_HS_TILE_WIDE) continue;
             double tv[3][64];
-            int bad[3] = {0, 0, 0};
+            int bad[3] = {0, 0, 0}, skip[3] = {0, 0, 0};
+            /* A team of 16 or 32 warps on fewer threads would only measure the yields. */
+            for (int v = 1; v <= ni; v++)
+                skip[v] = a == A_HS_TEAM && threads[k] < 256 / impls[v - 1]->width;
             for (int r = 0; r < reps; r++)
                 for (int v = 0; v <= ni; v++) {
+                    if (skip[v]) continue;
                     double t0 = now();
                     int rc = run_cpu(d, a, v ? impls[v - 1] : NULL, threads[k]);
                     tv[v][r] = now() - t0;
@@ -427,11 +446,18 @@ static void cpu_apps(const apps *d, const simt_impl *const *impls, int ni, const
             printf("| %s | %d |", app_name(d, a, 0), threads[k]);
             bench_summary s[3];
             for (int v = 0; v <= ni; v++) {
+                if (skip[v]) {
+                    printf(" fewer threads than warps |");
+                    continue;
+                }
                 s[v] = bench_summarise(tv[v], reps);
                 cell(s[v], 1e3);
                 if (bad[v]) printf(" MISMATCH |");
             }
-            printf(" %.2f× |\n", s[0].med / s[ni].med);
+            if (skip[ni])
+                printf(" |\n");
+            else
+                printf(" %.2f× |\n", s[0].med / s[ni].med);
             fflush(stdout);
         }
 }
@@ -445,7 +471,7 @@ static int cpu_counts(const apps *d, const simt_impl *const *impls, int ni) {
            "| vector stores | scatters | active lanes per access |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|\n");
     for (int a = 0; a < A_COUNT; a++) {
-        if (a == A_HS_TILE_WIDE) continue;
+        if (a == A_HS_TILE_WIDE || a == A_HS_TEAM) continue; /* team threads count apart */
         for (int i = 0; i < ni; i++) {
             run_cpu(d, a, NULL, 1);
             canopy_simt_counts_ = (canopy_simt_counts){0};
@@ -472,6 +498,7 @@ static void gpu_apps(apps *d) {
     printf("| application | launches | kernels (CUDA events) | whole call (allocations, copies) "
            "| equal to the CPU's |\n|---|---|---|---|---|\n");
     for (int a = 0; a < A_COUNT; a++) {
+        if (a == A_HS_RODINIA || a == A_HS_TEAM) continue;
         run_cpu(d, a, NULL, omp_get_max_threads());
         simt_gpu_timing tm;
         canopy_status st = run_gpu(d, a, &tm); /* warm-up, and the check */
