@@ -44,22 +44,26 @@ void simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rou
     free(v);
 }
 
+/* Two rows in turn (pointers swapped, as Rodinia's OpenMP version), so no serial copy
+ * per row; the last row computed lands in out. */
 void simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, int threads) {
     if (rows <= 0 || cols <= 0) return;
-    int32_t *src = malloc(sizeof *src * (size_t)cols);
-    if (!src) abort();
-    memcpy(out, wall, sizeof *out * (size_t)cols);
+    int32_t *tmp = malloc(sizeof *tmp * (size_t)cols);
+    if (!tmp) abort();
+    int32_t *bufs[2] = {out, tmp};
+    memcpy(bufs[(rows - 1) % 2], wall, sizeof *out * (size_t)cols);
     for (int r = 1; r < rows; r++) {
-        memcpy(src, out, sizeof *src * (size_t)cols);
+        const int32_t *src = bufs[(rows - r) % 2];
+        int32_t *dst = bufs[(rows - 1 - r) % 2];
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int x = 0; x < cols; x++) {
             int32_t m = src[x];
             if (x > 0 && src[x - 1] < m) m = src[x - 1];
             if (x < cols - 1 && src[x + 1] < m) m = src[x + 1];
-            out[x] = m + wall[(size_t)r * cols + x];
+            dst[x] = m + wall[(size_t)r * cols + x];
         }
     }
-    free(src);
+    free(tmp);
 }
 
 /* Rodinia's OpenMP BFS: the same two sweeps per level, one vertex per iteration. */
@@ -126,25 +130,28 @@ void simt_ref_shmem(int32_t *out, int rdeg, int iters) {
     }
 }
 
-/* The same float expression, in the same order, as k_hotspot (no contraction: -std=c11). */
+/* The same float expression, in the same order, as k_hotspot (HOTSPOT_NEXT; no
+ * contraction: -std=c11); two grids in turn, the last step's in out. */
 void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
                       float *out, int threads) {
     if (rows <= 0 || cols <= 0) return;
     size_t cells = (size_t)rows * (size_t)cols;
     float *tmp = malloc(sizeof *tmp * cells);
     if (!tmp) abort();
+    float *bufs[2] = {out, tmp};
     hotspot_consts k = hotspot_consts_for(rows, cols);
-    memcpy(out, temp, sizeof *temp * cells);
+    memcpy(bufs[iters % 2], temp, sizeof *temp * cells);
     for (int it = 0; it < iters; it++) {
-        memcpy(tmp, out, sizeof *tmp * cells);
+        const float *src = bufs[(iters - it) % 2];
+        float *dst = bufs[(iters - it - 1) % 2];
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int r = 0; r < rows; r++)
             for (int c = 0; c < cols; c++) {
                 size_t i = (size_t)r * cols + c;
                 size_t w = c > 0 ? i - 1 : i, e = c < cols - 1 ? i + 1 : i;
                 size_t n = r > 0 ? i - cols : i, s = r < rows - 1 ? i + cols : i;
-                float t = tmp[i];
-                out[i] = HOTSPOT_NEXT(k, t, power[i], tmp[s], tmp[n], tmp[e], tmp[w]);
+                float t = src[i];
+                dst[i] = HOTSPOT_NEXT(k, t, power[i], src[s], src[n], src[e], src[w]);
             }
     }
     free(tmp);
