@@ -328,19 +328,22 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
 }
 
 /* Kernel-side layer. Names with a trailing underscore are the layer's own. */
-#define SIMT_KERNEL(name, T)                                                                       \
+/* A kernel's launcher entry: a warp of a team runs the body once for itself. */
+#define SIMT_KERNEL_ENTRY_(name, T)                                                                \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args);                      \
     static void name(canopy_simt_warp *w, const void *a) {                                         \
         if (w->warp >= 0) {                                                                        \
             name##_body(w, (const T *)a);                                                          \
             return;                                                                                \
-        }                                                                                          \
-        for (w->warp = 0; w->warp * SIMT_W < w->bdim; w->warp++) {                                 \
-            w->lanes = w->bdim - w->warp * SIMT_W < SIMT_W ? w->bdim - w->warp * SIMT_W : SIMT_W;  \
-            w->shared_used = 0;                                                                    \
-            name##_body(w, (const T *)a);                                                          \
-        }                                                                                          \
-        w->warp = -1;                                                                              \
+        }
+#define SIMT_KERNEL(name, T)                                                                       \
+    SIMT_KERNEL_ENTRY_(name, T)                                                                    \
+    for (w->warp = 0; w->warp * SIMT_W < w->bdim; w->warp++) {                                     \
+        w->lanes = w->bdim - w->warp * SIMT_W < SIMT_W ? w->bdim - w->warp * SIMT_W : SIMT_W;      \
+        w->shared_used = 0;                                                                        \
+        name##_body(w, (const T *)a);                                                              \
+    }                                                                                              \
+    w->warp = -1;                                                                                  \
     }                                                                                              \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
 /* Opens the body: the warp's mask (lanes beyond the block are off), no lane returned. */
@@ -430,17 +433,12 @@ static inline void simt_sync_in_turn_(canopy_simt_warp *w) {
     SIMT_COUNT_(barriers, 1);
 }
 #define SIMT_BLOCK_KERNEL(name, T)                                                                 \
-    static inline void name##_body(canopy_simt_warp *simt_w_, const T *args);                      \
-    static void name(canopy_simt_warp *w, const void *a) {                                         \
-        if (w->warp >= 0) {                                                                        \
-            name##_body(w, (const T *)a);                                                          \
-            return;                                                                                \
-        }                                                                                          \
-        void (*sync)(canopy_simt_warp *) = w->sync;                                                \
-        w->sync = simt_sync_in_turn_;                                                              \
-        w->shared_used = 0;                                                                        \
-        name##_body(w, (const T *)a);                                                              \
-        w->sync = sync;                                                                            \
+    SIMT_KERNEL_ENTRY_(name, T)                                                                    \
+    void (*sync)(canopy_simt_warp *) = w->sync;                                                    \
+    w->sync = simt_sync_in_turn_;                                                                  \
+    w->shared_used = 0;                                                                            \
+    name##_body(w, (const T *)a);                                                                  \
+    w->sync = sync;                                                                                \
     }                                                                                              \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
 #define SIMT_WARPS                                                                                 \
