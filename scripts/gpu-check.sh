@@ -26,8 +26,13 @@
 #           the bench skips with one line when fewer than 2 GPUs are visible
 #   cli     one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8), GPU and CPU
 #           backends, wall time of the whole process (bench/cli_knn_gpu.sh)
+#   simt    SIMT on SIMD (Wu ch. 6): test_simt_gpu, memcheck and racecheck on it (the
+#           pyramid kernels share memory across barriers), canopy-bench-simt --gpu (the
+#           kernels of src/simt/kernels.h on the GPU: CUDA-event and whole-call times),
+#           and its CPU application table on this host's idle cores (1 and all threads;
+#           bench/results/simt.md)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli]
+#        [nbody] [dist] [dist2gpu] [cli] [simt]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -222,6 +227,27 @@ for stage in $stages; do
         note "- CLI whole process, rand7 kNN k=8: rc $? (below)"
         cat "$out/cli-knn.md" >>"$summary"
         rm -rf "$out/cli-knn"
+        ;;
+    simt)
+        "$b/test_simt_gpu" >"$out/simt_gpu.log" 2>&1
+        rc=$?
+        note "- test_simt_gpu: rc $rc, $(tail -n 1 "$out/simt_gpu.log")"
+        [ $rc -eq 0 ] || status=1
+        for tool in memcheck racecheck; do
+            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$b/test_simt_gpu" >"$out/sanitizer-simt-$tool.log" 2>&1
+            rc=$?
+            note "- compute-sanitizer $tool (simt): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-simt-$tool.log" | tail -1)"
+            [ $rc -eq 0 ] || status=1
+        done
+        "$b/canopy-bench-simt" 5 --gpu >"$out/simt-gpu.md" 2>"$out/simt-gpu.err"
+        note "- SIMT GPU bench: rc $? (tables below)"
+        cat "$out/simt-gpu.md" >>"$summary"
+        note ""
+        note "- SIMT CPU applications on this host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) CPUs"
+        "$b/canopy-bench-simt" 3 --apps --threads "1,$(nproc)" >"$out/simt-cpu.md" 2>"$out/simt-cpu.err"
+        note "- SIMT CPU bench: rc $? (table below)"
+        cat "$out/simt-cpu.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

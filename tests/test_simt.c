@@ -33,9 +33,10 @@ static void check_primitives(const simt_impl *s) {
     }
     for (int trial = 0; trial < 400; trial++) {
         uint32_t m = rnd_mask(w, trial % 8);
-        int contiguous = trial % 3 == 0, off = (int)(rnd() % 200);
+        /* Contiguous lanes, every other word (two-word records), or scattered. */
+        int contiguous = trial % 3 == 0, strided = trial % 3 == 1, off = (int)(rnd() % 200);
         for (int l = 0; l < w; l++) {
-            idx[l] = contiguous ? off + l : (int32_t)(rnd() % 256);
+            idx[l] = contiguous ? off + l : strided ? off + 2 * l : (int32_t)(rnd() % 256);
             a[l] = (int32_t)(rnd() % 64) - 32;
             b[l] = (int32_t)(rnd() % 64) - 32;
             fa[l] = (float)a[l] / 3.0f;
@@ -362,6 +363,117 @@ static void check_bfs(const simt_impl *s) {
     }
 }
 
+/* The pyramids (block-wide kernels with shared tiles and a barrier per step) against the
+ * flat references: tile sizes that do not divide the grid, pyramids taller than the
+ * remaining rows or steps, blocks of partial warps, warps run in turn and as a team. */
+static void check_tiles(const simt_impl *s) {
+    static const int shapes[][2] = {{1, 1},    {2, 1},    {1, 9},   {5, 3},
+                                    {20, 100}, {33, 517}, {7, 1001}};
+    static const int pf[][2] = {{3, 1},  {16, 1}, {16, 7},
+                                {20, 2}, {40, 3}, {64, 20}}; /* bdim, steps */
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        int rows = shapes[k][0], cols = shapes[k][1];
+        int32_t *wall = rnd_array(rows * cols, 10), *out = rnd_array(cols, 3),
+                *ref = rnd_array(cols, 3);
+        simt_ref_pathfinder(wall, rows, cols, ref, 1);
+        for (size_t c = 0; c < sizeof pf / sizeof *pf; c++)
+            for (int team = 0; team < 2; team++) {
+                memset(out, 0x55, sizeof *out * (size_t)cols);
+                CHECK(s->pathfinder_tiled(wall, rows, cols, pf[c][0], pf[c][1], team, out, 2) == 0);
+                CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)cols),
+                          "%s tiled pathfinder %dx%d bdim=%d steps=%d team=%d", s->isa, rows, cols,
+                          pf[c][0], pf[c][1], team);
+            }
+        free(wall);
+        free(out);
+        free(ref);
+    }
+    CHECK(s->pathfinder_tiled(NULL, 3, 3, 4, 2, 0, NULL, 1) == -1); /* bdim <= 2 steps */
+
+    static const int hs[][2] = {{1, 1}, {1, 5}, {4, 1}, {3, 17}, {64, 64}, {37, 53}, {9, 300}};
+    static const int ht[][3] = {
+        {2, 3, 1}, {3, 5, 2}, {4, 8, 3}, {5, 4, 1}, {4, 16, 7}}; /* tw_log, th, steps */
+    for (size_t k = 0; k < sizeof hs / sizeof *hs; k++) {
+        int rows = hs[k][0], cols = hs[k][1], cells = rows * cols;
+        float *temp = malloc(sizeof *temp * (size_t)cells),
+              *power = malloc(sizeof *power * (size_t)cells);
+        float *out = malloc(sizeof *out * (size_t)cells),
+              *ref = malloc(sizeof *ref * (size_t)cells);
+        for (int i = 0; i < cells; i++) {
+            temp[i] = 320.0f + (float)(rnd() % 1000) / 100.0f;
+            power[i] = (float)(rnd() % 1000) / 1e6f;
+        }
+        for (int iters = 1; iters <= 7; iters += 3) {
+            simt_ref_hotspot(temp, power, rows, cols, iters, ref, 1);
+            for (size_t c = 0; c < sizeof ht / sizeof *ht; c++)
+                for (int team = 0; team < 2; team++) {
+                    if (team && (1 << ht[c][0]) * ht[c][1] > 8 * s->width) continue;
+                    memset(out, 0, sizeof *out * (size_t)cells);
+                    CHECK(s->hotspot_tiled(temp, power, rows, cols, iters, ht[c][0], ht[c][1],
+                                           ht[c][2], team, out, 2) == 0);
+                    CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)cells),
+                              "%s tiled hotspot %dx%d iters=%d tile=%dx%d steps=%d team=%d", s->isa,
+                              rows, cols, iters, 1 << ht[c][0], ht[c][1], ht[c][2], team);
+                }
+        }
+        free(temp);
+        free(power);
+        free(out);
+        free(ref);
+    }
+    CHECK(s->hotspot_tiled(NULL, NULL, 3, 3, 1, 1, 8, 1, 0, NULL, 1) == -1); /* 2 <= 2 steps */
+}
+
+/* Gaussian elimination on random diagonally dominant systems (no pivoting needed): the
+ * SIMT kernels equal the scalar loops bit for bit, and both solve the system (residual
+ * against a double-precision elimination). */
+static void check_gaussian(const simt_impl *s) {
+    static const int sizes[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 130};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        int n = sizes[k];
+        float *a = malloc(sizeof *a * (size_t)n * n), *b = malloc(sizeof *b * (size_t)n),
+              *x = malloc(sizeof *x * (size_t)n), *xr = malloc(sizeof *xr * (size_t)n);
+        double *ad = malloc(sizeof *ad * (size_t)n * n), *bd = malloc(sizeof *bd * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            float sum = 0.0f;
+            for (int j = 0; j < n; j++) {
+                a[i * n + j] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+                sum += a[i * n + j] < 0 ? -a[i * n + j] : a[i * n + j];
+            }
+            a[i * n + i] = (rnd() & 1 ? -1.0f : 1.0f) * (sum + 1.0f);
+            b[i] = (float)((int)(rnd() % 2001) - 1000) / 100.0f;
+        }
+        for (int i = 0; i < n * n; i++) ad[i] = a[i];
+        for (int i = 0; i < n; i++) bd[i] = b[i];
+        for (int t = 0; t < n; t++) /* double elimination and back substitution */
+            for (int i = t + 1; i < n; i++) {
+                double m = ad[i * n + t] / ad[t * n + t];
+                for (int j = t; j < n; j++) ad[i * n + j] -= m * ad[t * n + j];
+                bd[i] -= m * bd[t];
+            }
+        for (int i = n - 1; i >= 0; i--) {
+            for (int j = i + 1; j < n; j++) bd[i] -= ad[i * n + j] * bd[j];
+            bd[i] /= ad[i * n + i];
+        }
+        simt_ref_gaussian(a, b, n, xr, 2);
+        memset(x, 0, sizeof *x * (size_t)n);
+        CHECK(s->gaussian(a, b, n, x, 2) == 0);
+        CHECK_MSG(!memcmp(x, xr, sizeof *x * (size_t)n), "%s gaussian n=%d", s->isa, n);
+        double err = 0.0;
+        for (int i = 0; i < n; i++) {
+            double e = xr[i] - bd[i];
+            err = e < 0 ? (-e > err ? -e : err) : (e > err ? e : err);
+        }
+        CHECK_MSG(err < 1e-4, "OpenMP gaussian n=%d: max error %g", n, err);
+        free(a);
+        free(b);
+        free(x);
+        free(xr);
+        free(ad);
+        free(bd);
+    }
+}
+
 int main(void) {
     rng_state = check_seed();
     const simt_impl *tables[] = {&simt_impl_generic, simt_impl_for(8), simt_impl_for(16)};
@@ -377,6 +489,8 @@ int main(void) {
         check_bfs(tables[t]);
         check_float_apps(tables[t]);
         check_lev(tables[t]);
+        check_tiles(tables[t]);
+        check_gaussian(tables[t]);
     }
     return check_finish();
 }

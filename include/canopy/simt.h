@@ -4,7 +4,9 @@
  * OpenMP thread, and a block is a team of warps with a barrier; control flow becomes
  * masks (SIMT_IF: M_if = cond & M_parent, M_else = ~cond & M_parent, a branch whose mask
  * is empty is skipped; SIMT_WHILE runs while any lane is active; SIMT_RETURN clears
- * lanes). Under nvcc the same macros are the native constructs. docs/simt.md.
+ * lanes). Under nvcc the same macros are the native constructs. Kernels that share
+ * memory across barriers may be written block-wide (SIMT_BLOCK_KERNEL, SIMT_WARPS regions
+ * between SIMT_SYNCs), so one CPU thread can run a block's warps in turn. docs/simt.md.
  *
  * A CPU kernel's translation unit defines SIMT_W (8 or 16) before including this header;
  * compile it with that width's ISA flags (AVX2 or AVX-512) or none (portable loops). */
@@ -25,6 +27,19 @@ typedef struct canopy_simt_warp {
     void *team;
     int sense; /* the barrier's sense for this warp */
 } canopy_simt_warp;
+
+#if defined(CANOPY_SIMT_COUNT) && !defined(__CUDACC__)
+/* A counting build (-DCANOPY_SIMT_COUNT, for canopy-bench-simt --counts): what the calling
+ * thread's kernels did. Memory operations count once per warp; `lanes` sums their active
+ * lanes. src/simt/runtime.c defines the counters. */
+typedef struct canopy_simt_counts {
+    unsigned long long launches, warps, barriers, loads, gathers, stores, scatters, lanes;
+} canopy_simt_counts;
+extern _Thread_local canopy_simt_counts canopy_simt_counts_;
+#define SIMT_COUNT_(field, k) (canopy_simt_counts_.field += (k))
+#else
+#define SIMT_COUNT_(field, k) ((void)0)
+#endif
 
 #if defined(__CUDACC__)
 /* ------------------------------------------------------------------ CUDA -- */
@@ -67,6 +82,9 @@ typedef float simt_float;
 #define SIMT_SHARED(T, name, n) __shared__ T name[n]
 /* Sized at launch (its bytes are the launch's dynamic shared memory): one per kernel. */
 #define SIMT_SHARED_DYN(T, name, n) extern __shared__ T name[]
+#define SIMT_BLOCK_KERNEL(name, T) SIMT_KERNEL(name, T)
+#define SIMT_WARPS {
+#define SIMT_END_WARPS }
 
 #elif defined(SIMT_W) /* without it, only the warp's description (for launchers) */
 /* ------------------------------------------------------------------- CPU -- */
@@ -152,6 +170,11 @@ static inline int simt_contiguous(simt_int idx) {
 }
 
 static inline simt_int simt_load_i(const int32_t *p, simt_mask m) {
+    if (simt_bits(m) == (1u << SIMT_W) - 1) { /* a plain load: no mask to wait for */
+        simt_int v;
+        __builtin_memcpy(&v, p, sizeof v);
+        return v;
+    }
 #if defined(SIMT_AVX512)
     return (simt_int)_mm512_maskz_loadu_epi32((__mmask16)simt_bits(m), p);
 #elif defined(SIMT_AVX2)
@@ -163,9 +186,35 @@ static inline simt_int simt_load_i(const int32_t *p, simt_mask m) {
     return r;
 #endif
 }
+/* Counting builds only: one memory operation of the warp, a vector access or not. */
+#define SIMT_COUNT_MEM_(vector, other, idx, m)                                                     \
+    (SIMT_COUNT_(lanes, (unsigned)__builtin_popcount(simt_bits(m))),                               \
+     simt_contiguous(idx) ? SIMT_COUNT_(vector, 1) : SIMT_COUNT_(other, 1))
 static inline simt_int simt_gather_i(const int32_t *base, simt_int idx, simt_mask m) {
     if (!simt_any(m)) return simt_splat(0);
+#if defined(CANOPY_SIMT_COUNT)
+    SIMT_COUNT_MEM_(loads, gathers, idx, m);
+#endif
     if (simt_contiguous(idx)) return simt_load_i(base + idx[0], m);
+#if defined(SIMT_AVX512) || defined(SIMT_AVX2)
+    /* Every lane, every other word (a field of two-word records): two unaligned loads
+     * (the second from the middle word on, so no word past the last lane's is read) and
+     * a permutation; gathers are slow on AMD. */
+    if (simt_bits(m) == (1u << SIMT_W) - 1 && !simt_any((idx - idx[0]) != 2 * simt_iota())) {
+        const int32_t *p = base + idx[0];
+#if defined(SIMT_AVX512)
+        __m512i lo = _mm512_loadu_si512(p), hi = _mm512_loadu_si512(p + 15);
+        __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+        return (simt_int)_mm512_permutex2var_epi32(lo, pick, hi);
+#else
+        __m256i lo = _mm256_loadu_si256((const __m256i *)p),
+                hi = _mm256_loadu_si256((const __m256i *)(p + 7));
+        return (simt_int)_mm256_blend_epi32(
+            _mm256_permutevar8x32_epi32(lo, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)),
+            _mm256_permutevar8x32_epi32(hi, _mm256_setr_epi32(0, 0, 0, 0, 1, 3, 5, 7)), 0xf0);
+#endif
+    }
+#endif
 #if defined(SIMT_AVX512)
     return (simt_int)_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), (__mmask16)simt_bits(m),
                                                  (__m512i)idx, base, 4);
@@ -185,6 +234,9 @@ static inline simt_float simt_gather_f(const float *base, simt_int idx, simt_mas
 #if defined(SIMT_AVX512) || defined(SIMT_AVX2)
     return (simt_float)simt_gather_i((const int32_t *)(const void *)base, idx, m);
 #else
+#if defined(CANOPY_SIMT_COUNT)
+    if (simt_any(m)) SIMT_COUNT_MEM_(loads, gathers, idx, m);
+#endif
     simt_float r = {0};
     for (int l = 0; l < SIMT_W; l++)
         if (m[l]) r[l] = base[idx[l]];
@@ -193,6 +245,10 @@ static inline simt_float simt_gather_f(const float *base, simt_int idx, simt_mas
 }
 
 static inline void simt_store_i(int32_t *p, simt_int v, simt_mask m) {
+    if (simt_bits(m) == (1u << SIMT_W) - 1) {
+        __builtin_memcpy(p, &v, sizeof v);
+        return;
+    }
 #if defined(SIMT_AVX512)
     _mm512_mask_storeu_epi32(p, (__mmask16)simt_bits(m), (__m512i)v);
 #elif defined(SIMT_AVX2)
@@ -205,6 +261,9 @@ static inline void simt_store_i(int32_t *p, simt_int v, simt_mask m) {
 /* Lanes writing one address: the highest lane wins, as an AVX-512 scatter does. */
 static inline void simt_scatter_i(int32_t *base, simt_int idx, simt_int v, simt_mask m) {
     if (!simt_any(m)) return;
+#if defined(CANOPY_SIMT_COUNT)
+    SIMT_COUNT_MEM_(stores, scatters, idx, m);
+#endif
     if (simt_contiguous(idx)) {
         simt_store_i(base + idx[0], v, m);
         return;
@@ -222,6 +281,9 @@ static inline void simt_scatter_f(float *base, simt_int idx, simt_float v, simt_
 #if defined(SIMT_AVX512) || defined(SIMT_AVX2)
     simt_scatter_i((int32_t *)(void *)base, idx, (simt_int)v, m);
 #else
+#if defined(CANOPY_SIMT_COUNT)
+    if (simt_any(m)) SIMT_COUNT_MEM_(stores, scatters, idx, m);
+#endif
     for (int l = 0; l < SIMT_W; l++)
         if (m[l]) base[idx[l]] = v[l];
 #endif
@@ -266,23 +328,27 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
 }
 
 /* Kernel-side layer. Names with a trailing underscore are the layer's own. */
-#define SIMT_KERNEL(name, T)                                                                       \
+/* A kernel's launcher entry: a warp of a team runs the body once for itself. */
+#define SIMT_KERNEL_ENTRY_(name, T)                                                                \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args);                      \
     static void name(canopy_simt_warp *w, const void *a) {                                         \
         if (w->warp >= 0) {                                                                        \
             name##_body(w, (const T *)a);                                                          \
             return;                                                                                \
-        }                                                                                          \
-        for (w->warp = 0; w->warp * SIMT_W < w->bdim; w->warp++) {                                 \
-            w->lanes = w->bdim - w->warp * SIMT_W < SIMT_W ? w->bdim - w->warp * SIMT_W : SIMT_W;  \
-            w->shared_used = 0;                                                                    \
-            name##_body(w, (const T *)a);                                                          \
-        }                                                                                          \
-        w->warp = -1;                                                                              \
+        }
+#define SIMT_KERNEL(name, T)                                                                       \
+    SIMT_KERNEL_ENTRY_(name, T)                                                                    \
+    for (w->warp = 0; w->warp * SIMT_W < w->bdim; w->warp++) {                                     \
+        w->lanes = w->bdim - w->warp * SIMT_W < SIMT_W ? w->bdim - w->warp * SIMT_W : SIMT_W;      \
+        w->shared_used = 0;                                                                        \
+        name##_body(w, (const T *)a);                                                              \
+    }                                                                                              \
+    w->warp = -1;                                                                                  \
     }                                                                                              \
     static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
 /* Opens the body: the warp's mask (lanes beyond the block are off), no lane returned. */
 #define SIMT_BEGIN                                                                                 \
+    SIMT_COUNT_(warps, 1);                                                                         \
     simt_mask simt_m_ = simt_iota() < simt_w_->lanes;                                              \
     simt_mask simt_ret_ = simt_none(), simt_brk_ = simt_none();                                    \
     (void)simt_m_, (void)simt_ret_, (void)simt_brk_
@@ -354,6 +420,41 @@ static inline void *simt_shared_take(canopy_simt_warp *w, size_t n) {
 #define SIMT_SYNC() simt_w_->sync(simt_w_)
 #define SIMT_SHARED(T, name, n) T *name = (T *)simt_shared_take(simt_w_, sizeof(T) * (size_t)(n))
 #define SIMT_SHARED_DYN(T, name, n) SIMT_SHARED(T, name, n)
+
+/* Block-wide kernels (the barrier-separated regions of MCUDA, Stratton et al. 2008): the
+ * body is uniform over the block; SIMT_WARPS ... SIMT_END_WARPS encloses per-thread code
+ * and SIMT_SYNC() stands between such regions. Launched as a team, each warp's thread
+ * runs its own warp in every region and meets the others at the barriers; launched
+ * without, one thread runs a region for every warp in turn, so the barrier after it
+ * costs nothing. Values live across a barrier only in shared memory (as per-thread
+ * arrays indexed by SIMT_TID); shared arrays are declared outside the regions. */
+static inline void simt_sync_in_turn_(canopy_simt_warp *w) {
+    (void)w; /* every warp has finished the region before */
+    SIMT_COUNT_(barriers, 1);
+}
+#define SIMT_BLOCK_KERNEL(name, T)                                                                 \
+    SIMT_KERNEL_ENTRY_(name, T)                                                                    \
+    void (*sync)(canopy_simt_warp *) = w->sync;                                                    \
+    w->sync = simt_sync_in_turn_;                                                                  \
+    w->shared_used = 0;                                                                            \
+    name##_body(w, (const T *)a);                                                                  \
+    w->sync = sync;                                                                                \
+    }                                                                                              \
+    static inline void name##_body(canopy_simt_warp *simt_w_, const T *args)
+#define SIMT_WARPS                                                                                 \
+    for (int simt_k_ = simt_w_->warp >= 0 ? simt_w_->warp : 0,                                     \
+             simt_ke_ = simt_w_->warp >= 0 ? simt_k_ + 1 : (simt_w_->bdim + SIMT_W - 1) / SIMT_W;  \
+         simt_k_ < simt_ke_; simt_k_++) {                                                          \
+        canopy_simt_warp simt_wk_ = *simt_w_;                                                      \
+        simt_wk_.warp = simt_k_;                                                                   \
+        simt_wk_.lanes =                                                                           \
+            simt_wk_.bdim - simt_k_ * SIMT_W < SIMT_W ? simt_wk_.bdim - simt_k_ * SIMT_W : SIMT_W; \
+        {                                                                                          \
+            canopy_simt_warp *simt_w_ = &simt_wk_;                                                 \
+            SIMT_BEGIN;
+#define SIMT_END_WARPS                                                                             \
+    }                                                                                              \
+    }
 #endif
 
 #endif

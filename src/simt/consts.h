@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Constants the SIMT applications share with their scalar references. */
+/* Constants and host steps the SIMT applications share with their scalar references
+ * (the CUDA module includes this too: static inline only). */
 #ifndef CANOPY_SIMT_CONSTS_H
 #define CANOPY_SIMT_CONSTS_H
+
+#include <stddef.h>
 
 /* Levenshtein: the pattern's length (the chapter's 8-character substrings). */
 enum { SIMT_LEV_M = 8 };
@@ -23,6 +26,23 @@ static inline hotspot_consts hotspot_consts_for(int rows, int cols) {
     hotspot_consts k = {(float)(step / cap), (float)(1.0 / rx), (float)(1.0 / ry),
                         (float)(1.0 / rz), 80.0f};
     return k;
+}
+
+/* Hotspot's next temperature of a cell t from its power p and its neighbours (south,
+ * north, east, west), in one order for the kernels and the reference (bit-equal results);
+ * arguments are evaluated more than once. */
+#define HOTSPOT_NEXT(k, t, p, s, n, e, w)                                                          \
+    ((t) + (k).step_cap * ((p) + ((s) + (n)-2.0f * (t)) * (k).ry1 +                                \
+                           ((e) + (w)-2.0f * (t)) * (k).rx1 + ((k).amb - (t)) * (k).rz1))
+
+/* Gaussian elimination's back substitution (Rodinia's BackSub, on the host in every
+ * build): x from the upper triangle of a and b after the elimination steps. */
+static inline void simt_gauss_back(const float *a, const float *b, int n, float *x) {
+    for (int i = n - 1; i >= 0; i--) {
+        float v = b[i];
+        for (int j = n - 1; j > i; j--) v = v - a[(size_t)i * n + j] * x[j];
+        x[i] = v / a[(size_t)i * n + i];
+    }
 }
 
 #endif

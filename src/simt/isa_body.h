@@ -135,17 +135,8 @@ static int t_hotspot(const float *temp, const float *power, int rows, int cols, 
     int bpr = blocks(cols, FLAT_BLOCK), rc = 0;
     hotspot_consts k = hotspot_consts_for(rows, cols);
     for (int it = 0; it < iters && rc == 0; it++) {
-        k_hotspot_args a = {bufs[(iters - it) % 2],
-                            power,
-                            bufs[(iters - it + 1) % 2],
-                            rows,
-                            cols,
-                            bpr,
-                            k.step_cap,
-                            k.rx1,
-                            k.ry1,
-                            k.rz1,
-                            k.amb};
+        k_hotspot_args a = {
+            bufs[(iters - it) % 2], power, bufs[(iters - it + 1) % 2], rows, cols, bpr, k};
         rc = launch(k_hotspot, &a, rows * bpr, FLAT_BLOCK, 0, 0, threads);
     }
     free(tmp);
@@ -160,6 +151,76 @@ static int t_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_
                  int threads) {
     k_lev_args a = {text, hits, pat, n, len};
     return launch(k_lev, &a, blocks(n, FLAT_BLOCK), FLAT_BLOCK, 0, 0, threads);
+}
+
+static int t_pathfinder_tiled(const int32_t *wall, int rows, int cols, int bdim, int steps,
+                              int team, int32_t *out, int threads) {
+    if (rows <= 0 || cols <= 0) return 0;
+    if (steps < 1 || bdim <= 2 * steps) return -1;
+    int32_t *tmp = malloc(sizeof *tmp * (size_t)cols);
+    if (!tmp) return -1;
+    int32_t *bufs[2] = {out, tmp};
+    int launches = (rows - 1 + steps - 1) / steps, rc = 0;
+    memcpy(bufs[launches % 2], wall, sizeof *wall * (size_t)cols);
+    for (int k = 0; k < launches && rc == 0; k++) {
+        int r = k * steps, s = rows - 1 - r < steps ? rows - 1 - r : steps;
+        k_pathfinder_tile_args a = {
+            wall, bufs[(launches - k) % 2], bufs[(launches - k + 1) % 2], cols, r, s};
+        rc = launch(k_pathfinder_tile, &a, blocks(cols, bdim - 2 * s), bdim,
+                    2 * sizeof(int32_t) * (size_t)bdim, team, threads);
+    }
+    free(tmp);
+    return rc;
+}
+
+static int t_hotspot_tiled(const float *temp, const float *power, int rows, int cols, int iters,
+                           int tw_log, int th, int steps, int team, float *out, int threads) {
+    if (rows <= 0 || cols <= 0) return 0;
+    int tw = 1 << tw_log;
+    if (steps < 1 || tw <= 2 * steps || th <= 2 * steps) return -1;
+    size_t cells = (size_t)rows * (size_t)cols;
+    float *tmp = malloc(sizeof *tmp * cells);
+    if (!tmp) return -1;
+    float *bufs[2] = {out, tmp};
+    int launches = (iters + steps - 1) / steps, rc = 0;
+    memcpy(bufs[launches % 2], temp, sizeof *temp * cells);
+    hotspot_consts k = hotspot_consts_for(rows, cols);
+    for (int l = 0; l < launches && rc == 0; l++) {
+        int s = iters - l * steps < steps ? iters - l * steps : steps;
+        int bpr = blocks(cols, tw - 2 * s);
+        k_hotspot_tile_args a = {bufs[(launches - l) % 2],
+                                 power,
+                                 bufs[(launches - l + 1) % 2],
+                                 rows,
+                                 cols,
+                                 s,
+                                 tw_log,
+                                 th,
+                                 bpr,
+                                 k};
+        rc = launch(k_hotspot_tile, &a, blocks(rows, th - 2 * s) * bpr, tw * th,
+                    3 * sizeof(float) * (size_t)(tw * th), team, threads);
+    }
+    free(tmp);
+    return rc;
+}
+
+static int t_gaussian(const float *a, const float *b, int n, float *x, int threads) {
+    if (n <= 0) return 0;
+    size_t nn = (size_t)n * (size_t)n;
+    float *w = malloc(sizeof *w * (nn + 2 * (size_t)n));
+    if (!w) return -1;
+    memcpy(w, a, sizeof *w * nn);
+    memcpy(w + nn, b, sizeof *w * (size_t)n);
+    int rc = 0;
+    for (int t = 0; t < n - 1 && rc == 0; t++) {
+        k_gauss_args g = {w, w + nn, w + nn + n, n, t};
+        rc = launch(k_gauss_fan1, &g, blocks(n - 1 - t, FLAT_BLOCK), FLAT_BLOCK, 0, 0, threads);
+        if (rc == 0) rc = launch(k_gauss_fan2, &g, n - 1 - t, FLAT_BLOCK, 0, 0, threads);
+    }
+    if (rc == 0) simt_gauss_back(w, w + nn, n, x);
+    free(w);
+    return rc;
 }
 
 static int t_empty(int grid, int bdim, int threads) {
@@ -207,6 +268,9 @@ const simt_impl SIMT_TABLE = {
     .hotspot = t_hotspot,
     .nn = t_nn,
     .lev = t_lev,
+    .pathfinder_tiled = t_pathfinder_tiled,
+    .hotspot_tiled = t_hotspot_tiled,
+    .gaussian = t_gaussian,
     .empty = t_empty,
     .memory = t_memory,
     .diverge = t_diverge,

@@ -5,6 +5,13 @@
 #ifndef CANOPY_SIMT_KERNELS_H
 #define CANOPY_SIMT_KERNELS_H
 
+/* The float kernels (and consts.h's back substitution) equal their references bit for
+ * bit only unfused: gcc's C11 mode and nvcc --fmad=false do not contract a * b + c,
+ * clang does unless told (its FMA builds). */
+#if defined(__clang__) && !defined(__CUDACC__)
+#pragma clang fp contract(off)
+#endif
+
 #include "canopy/simt.h"
 #include "simt/consts.h"
 
@@ -146,7 +153,7 @@ typedef struct k_hotspot_args {
     const float *temp, *power;
     float *out;
     int rows, cols, bpr; /* bpr: blocks per grid row */
-    float step_cap, rx1, ry1, rz1, amb;
+    hotspot_consts k;
 } k_hotspot_args;
 
 /* Hotspot (Rodinia): one explicit step of the chip's heat equation, edges clamped. */
@@ -158,13 +165,10 @@ SIMT_KERNEL(k_hotspot, k_hotspot_args) {
     simt_int i = r * args->cols + c;
     simt_int w = SIMT_SELECT(c > 0, i - 1, i), e = SIMT_SELECT(c < args->cols - 1, i + 1, i);
     int n = r > 0 ? -args->cols : 0, s = r < args->rows - 1 ? args->cols : 0;
-    simt_float t = SIMT_LD(args->temp, i);
-    simt_float d =
-        SIMT_LD(args->power, i) +
-        (SIMT_LD(args->temp, i + s) + SIMT_LD(args->temp, i + n) - 2.0f * t) * args->ry1 +
-        (SIMT_LD(args->temp, e) + SIMT_LD(args->temp, w) - 2.0f * t) * args->rx1 +
-        (args->amb - t) * args->rz1;
-    SIMT_ST(args->out, i, t + args->step_cap * d);
+    simt_float t = SIMT_LD(args->temp, i), p = SIMT_LD(args->power, i);
+    simt_float vs = SIMT_LD(args->temp, i + s), vn = SIMT_LD(args->temp, i + n);
+    simt_float ve = SIMT_LD(args->temp, e), vw = SIMT_LD(args->temp, w);
+    SIMT_ST(args->out, i, HOTSPOT_NEXT(args->k, t, p, vs, vn, ve, vw));
     SIMT_ENDIF
 }
 
@@ -215,6 +219,139 @@ SIMT_KERNEL(k_lev, k_lev_args) {
     }
     SIMT_ST(args->hits, g, hits);
     SIMT_ENDIF
+}
+
+typedef struct k_pathfinder_tile_args {
+    const int32_t *wall, *src;
+    int32_t *dst;
+    int cols, row, steps; /* rows row+1 .. row+steps, from src (row `row`) */
+} k_pathfinder_tile_args;
+
+/* Pathfinder with Rodinia's pyramid: a block loads SIMT_BDIM columns of a row into
+ * shared memory and advances them `steps` rows there, each step one column narrower on
+ * either side, so its middle SIMT_BDIM - 2 * steps columns come out `steps` rows on; one
+ * launch and one barrier per row instead of one launch per row. */
+SIMT_BLOCK_KERNEL(k_pathfinder_tile, k_pathfinder_tile_args) {
+    SIMT_SHARED_DYN(int32_t, buf, 2 * SIMT_BDIM);
+    int32_t *prev = buf, *next = buf + SIMT_BDIM;
+    int steps = args->steps, cols = args->cols, x0 = SIMT_BID * (SIMT_BDIM - 2 * steps) - steps;
+    SIMT_WARPS
+    simt_int t = SIMT_TID, x = x0 + t;
+    SIMT_IF((x >= 0) & (x < cols))
+    SIMT_ST(prev, t, SIMT_LD(args->src, x));
+    SIMT_ENDIF
+    SIMT_END_WARPS
+    SIMT_SYNC();
+    for (int i = 0; i < steps; i++) {
+        SIMT_WARPS
+        simt_int t = SIMT_TID, x = x0 + t;
+        SIMT_IF((t > i) & (t < SIMT_BDIM - 1 - i) & (x >= 0) & (x < cols))
+        simt_int l = SIMT_SELECT(x > 0, t - 1, t), r = SIMT_SELECT(x < cols - 1, t + 1, t);
+        simt_int m = SIMT_MIN(SIMT_LD(prev, l), SIMT_LD(prev, t));
+        m = SIMT_MIN(m, SIMT_LD(prev, r));
+        SIMT_ST(next, t, m + SIMT_LD(args->wall, (args->row + 1 + i) * cols + x));
+        SIMT_ENDIF
+        SIMT_END_WARPS
+        SIMT_SYNC(); /* the next step writes what this one read */
+        int32_t *s = prev;
+        prev = next;
+        next = s;
+    }
+    SIMT_WARPS
+    simt_int t = SIMT_TID, x = x0 + t;
+    SIMT_IF((t >= steps) & (t < SIMT_BDIM - steps) & (x < cols))
+    SIMT_ST(args->dst, x, SIMT_LD(prev, t));
+    SIMT_ENDIF
+    SIMT_END_WARPS
+}
+
+typedef struct k_hotspot_tile_args {
+    const float *temp, *power;
+    float *out;
+    int rows, cols, steps, tw_log, th, bpr; /* tile 2^tw_log x th threads; bpr tiles per row */
+    hotspot_consts k;
+} k_hotspot_tile_args;
+
+/* Hotspot with Rodinia's pyramid: a block loads a tile of temperatures and powers into
+ * shared memory and runs `steps` steps there, the valid part shrinking by a cell on
+ * every side each step; the tile's middle is written back. The tile's rows are warps'
+ * runs of contiguous cells (2^tw_log wide, a multiple of the warp on the CPU). */
+SIMT_BLOCK_KERNEL(k_hotspot_tile, k_hotspot_tile_args) {
+    SIMT_SHARED_DYN(float, fbuf, 3 * SIMT_BDIM); /* CUDA: one name per type in a file */
+    float *cur = fbuf, *nxt = fbuf + SIMT_BDIM, *pw = fbuf + 2 * SIMT_BDIM;
+    int steps = args->steps, tw = 1 << args->tw_log, th = args->th;
+    int r0 = SIMT_BID / args->bpr * (th - 2 * steps) - steps,
+        c0 = SIMT_BID % args->bpr * (tw - 2 * steps) - steps;
+    SIMT_WARPS
+    simt_int t = SIMT_TID, r = r0 + (t >> args->tw_log), c = c0 + (t & (tw - 1));
+    SIMT_IF((r >= 0) & (r < args->rows) & (c >= 0) & (c < args->cols))
+    simt_int g = r * args->cols + c;
+    SIMT_ST(cur, t, SIMT_LD(args->temp, g));
+    SIMT_ST(pw, t, SIMT_LD(args->power, g));
+    SIMT_ENDIF
+    SIMT_END_WARPS
+    SIMT_SYNC();
+    for (int i = 0; i < steps; i++) {
+        SIMT_WARPS
+        simt_int t = SIMT_TID, ty = t >> args->tw_log, tx = t & (tw - 1);
+        simt_int r = r0 + ty, c = c0 + tx;
+        SIMT_IF((ty > i) & (ty < th - 1 - i) & (tx > i) & (tx < tw - 1 - i) & (r >= 0) &
+                (r < args->rows) & (c >= 0) & (c < args->cols))
+        simt_int w = SIMT_SELECT(c > 0, t - 1, t), e = SIMT_SELECT(c < args->cols - 1, t + 1, t);
+        simt_int n = SIMT_SELECT(r > 0, t - tw, t), s = SIMT_SELECT(r < args->rows - 1, t + tw, t);
+        simt_float v = SIMT_LD(cur, t), p = SIMT_LD(pw, t);
+        simt_float vs = SIMT_LD(cur, s), vn = SIMT_LD(cur, n), ve = SIMT_LD(cur, e),
+                   vw = SIMT_LD(cur, w);
+        SIMT_ST(nxt, t, HOTSPOT_NEXT(args->k, v, p, vs, vn, ve, vw));
+        SIMT_ENDIF
+        SIMT_END_WARPS
+        SIMT_SYNC(); /* the next step writes what this one read */
+        float *sw = cur;
+        cur = nxt;
+        nxt = sw;
+    }
+    SIMT_WARPS
+    simt_int t = SIMT_TID, ty = t >> args->tw_log, tx = t & (tw - 1);
+    simt_int r = r0 + ty, c = c0 + tx;
+    SIMT_IF((ty >= steps) & (ty < th - steps) & (tx >= steps) & (tx < tw - steps) &
+            (r < args->rows) & (c < args->cols))
+    SIMT_ST(args->out, r * args->cols + c, SIMT_LD(cur, t));
+    SIMT_ENDIF
+    SIMT_END_WARPS
+}
+
+typedef struct k_gauss_args {
+    float *a, *b, *m; /* n x n matrix, right-hand side, multipliers (column t of m) */
+    int n, t;
+} k_gauss_args;
+
+/* Gaussian elimination (Rodinia's gaussian), step t, Fan1: the multiplier of each row
+ * below the pivot row. */
+SIMT_KERNEL(k_gauss_fan1, k_gauss_args) {
+    SIMT_BEGIN;
+    simt_int i = args->t + 1 + SIMT_BID * SIMT_BDIM + SIMT_TID;
+    SIMT_IF(i < args->n)
+    SIMT_ST(args->m, i,
+            SIMT_LD(args->a, i * args->n + args->t) / args->a[args->t * args->n + args->t]);
+    SIMT_ENDIF
+}
+
+/* Fan2: row t + 1 + SIMT_BID less its multiple of the pivot row, columns t..n-1 in
+ * strides of the block (Rodinia's 2-D grid of one column per thread made each thread's
+ * work a few lanes long, so the per-warp set-up dominated on the CPU), and its
+ * right-hand side (the thread of column t). */
+SIMT_KERNEL(k_gauss_fan2, k_gauss_args) {
+    SIMT_BEGIN;
+    int n = args->n, t = args->t, i = t + 1 + SIMT_BID;
+    float mi = args->m[i];
+    simt_int j = t + SIMT_TID;
+    SIMT_IF(j == t)
+    SIMT_ST(args->b, i, SIMT_LD(args->b, i) - mi * args->b[t]);
+    SIMT_ENDIF
+    SIMT_WHILE(j < n)
+    SIMT_ST(args->a, i * n + j, SIMT_LD(args->a, i * n + j) - mi * SIMT_LD(args->a, t * n + j));
+    SIMT_SET(j, j + SIMT_BDIM);
+    SIMT_ENDWHILE
 }
 
 /* ------------------------------------------ microbenchmarks (Wu, Fig. 6.6) -- */

@@ -44,22 +44,26 @@ void simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rou
     free(v);
 }
 
+/* Two rows in turn (pointers swapped, as Rodinia's OpenMP version), so no serial copy
+ * per row; the last row computed lands in out. */
 void simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, int threads) {
     if (rows <= 0 || cols <= 0) return;
-    int32_t *src = malloc(sizeof *src * (size_t)cols);
-    if (!src) abort();
-    memcpy(out, wall, sizeof *out * (size_t)cols);
+    int32_t *tmp = malloc(sizeof *tmp * (size_t)cols);
+    if (!tmp) abort();
+    int32_t *bufs[2] = {out, tmp};
+    memcpy(bufs[(rows - 1) % 2], wall, sizeof *out * (size_t)cols);
     for (int r = 1; r < rows; r++) {
-        memcpy(src, out, sizeof *src * (size_t)cols);
+        const int32_t *src = bufs[(rows - r) % 2];
+        int32_t *dst = bufs[(rows - 1 - r) % 2];
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int x = 0; x < cols; x++) {
             int32_t m = src[x];
             if (x > 0 && src[x - 1] < m) m = src[x - 1];
             if (x < cols - 1 && src[x + 1] < m) m = src[x + 1];
-            out[x] = m + wall[(size_t)r * cols + x];
+            dst[x] = m + wall[(size_t)r * cols + x];
         }
     }
-    free(src);
+    free(tmp);
 }
 
 /* Rodinia's OpenMP BFS: the same two sweeps per level, one vertex per iteration. */
@@ -126,27 +130,28 @@ void simt_ref_shmem(int32_t *out, int rdeg, int iters) {
     }
 }
 
-/* The same float expression, in the same order, as k_hotspot (no contraction: -std=c11). */
+/* The same float expression, in the same order, as k_hotspot (HOTSPOT_NEXT; no
+ * contraction: -std=c11); two grids in turn, the last step's in out. */
 void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
                       float *out, int threads) {
     if (rows <= 0 || cols <= 0) return;
     size_t cells = (size_t)rows * (size_t)cols;
     float *tmp = malloc(sizeof *tmp * cells);
     if (!tmp) abort();
+    float *bufs[2] = {out, tmp};
     hotspot_consts k = hotspot_consts_for(rows, cols);
-    memcpy(out, temp, sizeof *temp * cells);
+    memcpy(bufs[iters % 2], temp, sizeof *temp * cells);
     for (int it = 0; it < iters; it++) {
-        memcpy(tmp, out, sizeof *tmp * cells);
+        const float *src = bufs[(iters - it) % 2];
+        float *dst = bufs[(iters - it - 1) % 2];
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int r = 0; r < rows; r++)
             for (int c = 0; c < cols; c++) {
                 size_t i = (size_t)r * cols + c;
                 size_t w = c > 0 ? i - 1 : i, e = c < cols - 1 ? i + 1 : i;
                 size_t n = r > 0 ? i - cols : i, s = r < rows - 1 ? i + cols : i;
-                float t = tmp[i];
-                float d = power[i] + (tmp[s] + tmp[n] - 2.0f * t) * k.ry1 +
-                          (tmp[e] + tmp[w] - 2.0f * t) * k.rx1 + (k.amb - t) * k.rz1;
-                out[i] = t + k.step_cap * d;
+                float t = src[i];
+                dst[i] = HOTSPOT_NEXT(k, t, power[i], src[s], src[n], src[e], src[w]);
             }
     }
     free(tmp);
@@ -178,4 +183,32 @@ void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32
         }
         hits[g] = h;
     }
+}
+
+/* Rodinia's gaussian as plain loops: per step the multipliers (Fan1), then the rows
+ * below the pivot less their multiple of it (Fan2), in the kernels' float expressions. */
+void simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads) {
+    if (n <= 0) return;
+    size_t nn = (size_t)n * (size_t)n;
+    float *w = malloc(sizeof *w * (nn + 2 * (size_t)n));
+    if (!w) abort();
+    float *wb = w + nn, *m = wb + n;
+    memcpy(w, a, sizeof *w * nn);
+    memcpy(wb, b, sizeof *wb * (size_t)n);
+    for (int t = 0; t < n - 1; t++) {
+        float piv = w[(size_t)t * n + t];
+#pragma omp parallel num_threads(threads)
+        {
+#pragma omp for schedule(static)
+            for (int i = t + 1; i < n; i++) m[i] = w[(size_t)i * n + t] / piv;
+#pragma omp for schedule(static)
+            for (int i = t + 1; i < n; i++) {
+                float *row = w + (size_t)i * n, *prow = w + (size_t)t * n;
+                for (int j = t; j < n; j++) row[j] = row[j] - m[i] * prow[j];
+                wb[i] = wb[i] - m[i] * wb[t];
+            }
+        }
+    }
+    simt_gauss_back(w, wb, n, x);
+    free(w);
 }

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(CANOPY_SIMT_COUNT)
+_Thread_local canopy_simt_counts canopy_simt_counts_;
+#endif
+
 typedef struct team {
     atomic_int count, sense;
     int n;
@@ -23,6 +27,7 @@ static void team_sync(canopy_simt_warp *w) {
     team *t = w->team;
     int s = !w->sense;
     w->sense = s;
+    SIMT_COUNT_(barriers, 1);
     if (atomic_fetch_add(&t->count, 1) == t->n - 1) {
         atomic_store(&t->count, 0);
         atomic_store(&t->sense, s);
@@ -52,6 +57,7 @@ static void run_warp(simt_kernel_fn fn, const void *args, canopy_simt_warp *w, i
 
 int simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launch_cfg *cfg) {
     if (cfg->grid <= 0 || cfg->block <= 0) return 0;
+    SIMT_COUNT_(launches, 1);
     int nwarps = (cfg->block + width - 1) / width;
     int threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
     size_t shared = (cfg->shared + 63) & ~(size_t)63;

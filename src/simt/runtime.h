@@ -64,6 +64,17 @@ typedef struct simt_impl {
     /* Levenshtein: per stream, the positions where a substring within distance 1 of
      * pat (8 characters) ends; text is stream-interleaved (as simt_ref_lev). */
     int (*lev)(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits, int threads);
+    /* The same two with Rodinia's pyramids (block-shared tiles advanced `steps` rows or
+     * time steps per launch, a barrier per step): Pathfinder in blocks of bdim threads
+     * (bdim > 2 steps), Hotspot in tiles of 2^tw_log x th (both > 2 steps); team as in
+     * simt_launch_cfg. Results equal simt_ref_pathfinder's and simt_ref_hotspot's. */
+    int (*pathfinder_tiled)(const int32_t *wall, int rows, int cols, int bdim, int steps, int team,
+                            int32_t *out, int threads);
+    int (*hotspot_tiled)(const float *temp, const float *power, int rows, int cols, int iters,
+                         int tw_log, int th, int steps, int team, float *out, int threads);
+    /* Gaussian elimination without pivoting (Rodinia: Fan1 and Fan2 per step, back
+     * substitution on the host): x solving a x = b, a n x n row-major (as simt_ref_gaussian). */
+    int (*gaussian)(const float *a, const float *b, int n, float *x, int threads);
     /* Wu's microbenchmarks (Fig. 6.6); memory: rdeg + 1 a power of two <= n; shmem: rdeg
      * 0 or a power of two in 64..2048. */
     int (*empty)(int grid, int bdim, int threads);
@@ -89,6 +100,7 @@ void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols,
 void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads);
 void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
                   int threads);
+void simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads);
 void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters, int threads);
 void simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads);
 void simt_ref_shmem(int32_t *out, int rdeg, int iters);
