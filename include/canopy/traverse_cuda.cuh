@@ -760,34 +760,138 @@ static inline int canopy_gpu_is_lockstep(canopy_variant v) {
     return v == CANOPY_VARIANT_DR_L || v == CANOPY_VARIANT_SR_L || v == CANOPY_VARIANT_FSM_L;
 }
 
-/* Runs App over an uploaded tree; ctx already holds device pointers. */
+/* The device words a traversal kernel counts into, cleared and read back together:
+ * counters (nodes, group_nodes, group_longest, groups), gdr's query counter and the
+ * stack-overflow flag. */
+struct canopy_gpu_flags {
+    unsigned long long counters[4];
+    unsigned long long next;
+    int error;
+    int pad;
+};
+
+/* Checks that v runs App, and fills L's tree, query count, stack capacity and SM
+ * count (sms > 0: the caller's cached count). */
 template <class App>
-canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ctx,
-                             const canopy_tree_view *dt, const int64_t *order, int64_t nq,
-                             canopy_variant v, const canopy_profile_plan *plan,
-                             canopy_gpu_report *rep) {
+canopy_status canopy_gpu_launch_init(canopy_gpu_launch &L, const canopy_tree_view *dt, int64_t nq,
+                                     canopy_variant v, int sms) {
     if (App::guided && (v == CANOPY_VARIANT_SR || v == CANOPY_VARIANT_SR_L))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "variant %s (static ropes) needs an unguided traversal",
                            canopy_variant_name(v));
     if (App::guided && !App::equivalent && canopy_gpu_is_lockstep(v))
         return canopy_fail(CANOPY_ERR_INVALID, "lockstep needs semantically equivalent orders");
-    canopy_status s;
-    canopy_gpu_launch L;
     memset(&L, 0, sizeof L);
     L.tree = *dt;
     L.nq = nq;
     L.stack_cap = (int32_t)canopy_tree_stack_capacity(dt);
-    int dev = 0;
+    L.sms = sms;
+    if (sms <= 0) {
+        int dev = 0;
+        canopy_status s = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice");
+        if (!s)
+            s = canopy_gpu_check(
+                cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
+                "multiprocessor count");
+        if (s) return s;
+    }
+    if (v == CANOPY_VARIANT_REC)
+        /* nvcc cannot size a recursive kernel's stack; a frame with the descriptor
+         * inlined stays well under 1 KiB. */
+        return canopy_gpu_check(
+            cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 1024),
+            "device stack size for recursion");
+    return CANOPY_OK;
+}
+
+/* Bytes of the per-thread stacks (L.scratch) variant v needs on L's grid (0: none). */
+inline size_t canopy_gpu_stack_bytes(const canopy_gpu_launch &L, canopy_variant v) {
+    if (v != CANOPY_VARIANT_DR && v != CANOPY_VARIANT_GDR) return 0;
+    return (size_t)L.sms * 8 * CANOPY_GPU_BLOCK * (size_t)L.stack_cap * sizeof(int32_t);
+}
+
+/* Runs the variant's kernel on L.stream between events e0 and e1 with the flags at
+ * dflags (device) cleared first and copied back to hflags (pinned memory keeps the
+ * copy asynchronous), waits for it, and adds kernel time and counters to rep. */
+template <class App>
+canopy_status canopy_gpu_traverse(canopy_gpu_launch &L, const typename App::Ctx &ctx,
+                                  canopy_variant v, canopy_gpu_flags *dflags,
+                                  canopy_gpu_flags *hflags, cudaEvent_t e0, cudaEvent_t e1,
+                                  canopy_gpu_report *rep) {
+    L.counters = dflags->counters;
+    L.next = &dflags->next;
+    L.error = &dflags->error;
+    canopy_status s;
+    float ms = 0.0f;
+    if ((s = canopy_gpu_check(cudaMemsetAsync(dflags, 0, sizeof *dflags, L.stream),
+                              "clearing counters")) ||
+        (s = canopy_gpu_check(cudaEventRecord(e0, L.stream), "cudaEventRecord")) ||
+        (L.nq > 0 && (s = canopy_gpu_dispatch<App>(v, L, ctx))) ||
+        (s = canopy_gpu_check(cudaEventRecord(e1, L.stream), "cudaEventRecord")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(hflags, dflags, sizeof *dflags, cudaMemcpyDeviceToHost, L.stream),
+             "counters")) ||
+        (s = canopy_gpu_check(cudaStreamSynchronize(L.stream), "traversal kernel")) ||
+        (s = canopy_gpu_check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime")))
+        return s;
+    rep->traverse_seconds += ms * 1e-3;
+    if (hflags->error)
+        return canopy_fail(CANOPY_ERR_INTERNAL,
+                           "GPU %s: a traversal stack overflowed its %d entries (tree depth %d)",
+                           canopy_variant_name(v), (int)L.stack_cap, (int)L.tree.depth);
+    rep->counters.nodes += (int64_t)hflags->counters[0];
+    rep->counters.group_nodes += (int64_t)hflags->counters[1];
+    rep->counters.group_longest += (int64_t)hflags->counters[2];
+    rep->counters.groups += (int64_t)hflags->counters[3];
+    return CANOPY_OK;
+}
+
+/* Device scratch a caller keeps between calls (a resident index's): flags, pinned
+ * copy of them, per-thread stacks of stack_bytes, two events, the SM count, and the
+ * stream everything runs on. */
+struct canopy_gpu_pooled {
+    canopy_gpu_flags *dflags, *hflags;
+    int32_t *stacks;
+    size_t stack_bytes;
+    cudaEvent_t e0, e1;
+    int sms;
+    cudaStream_t stream;
+};
+
+/* canopy_gpu_run without any allocation, copy or event creation of its own: the
+ * scratch comes from P (its stacks at least canopy_gpu_stack_bytes); order is a
+ * device permutation or NULL. */
+template <class App>
+canopy_status canopy_gpu_run_pooled(const typename App::Ctx &ctx, const canopy_tree_view *dt,
+                                    const int64_t *order, int64_t nq, canopy_variant v,
+                                    const canopy_gpu_pooled &P, canopy_gpu_report *rep) {
+    canopy_gpu_launch L;
+    canopy_status s = canopy_gpu_launch_init<App>(L, dt, nq, v, P.sms);
+    if (s) return s;
+    if (canopy_gpu_stack_bytes(L, v) > P.stack_bytes)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: pooled stacks too small");
+    L.order = order;
+    L.scratch = P.stacks;
+    L.stream = P.stream;
+    return canopy_gpu_traverse<App>(L, ctx, v, P.dflags, P.hflags, P.e0, P.e1, rep);
+}
+
+/* Runs App over an uploaded tree; ctx already holds device pointers. */
+template <class App>
+canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ctx,
+                             const canopy_tree_view *dt, const int64_t *order, int64_t nq,
+                             canopy_variant v, const canopy_profile_plan *plan,
+                             canopy_gpu_report *rep) {
+    canopy_gpu_launch L;
     cudaEvent_t e0 = NULL, e1 = NULL;
     void *p;
-    unsigned long long counters[4] = {0, 0, 0, 0};
-    int err_flag = 0;
+    canopy_gpu_flags *dflags, hflags;
     double t0 = canopy_now();
     float ms = 0.0f;
-    GPU_TRY(cudaGetDevice(&dev), "cudaGetDevice");
-    GPU_TRY(cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
-            "multiprocessor count");
+    canopy_status s = canopy_gpu_launch_init<App>(L, dt, nq, v, 0);
+    if (s) return s;
+    GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
+    GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
     if (order) {
         if ((s = B.upload_bytes(&p, order, sizeof(int64_t) * (size_t)nq, "query order"))) goto done;
         L.order = (const int64_t *)p;
@@ -799,8 +903,6 @@ canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ct
             goto done;
         dplan.col = (int32_t *)p;
         if ((s = B.alloc_bytes(&p, sizeof(int64_t) * (size_t)nq, "hybrid order"))) goto done;
-        GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
-        GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
         GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
         if ((s = canopy_gpu_profile_order<App>(L, ctx, dplan, (int64_t *)p, &rep->profile_tests)))
             goto done;
@@ -810,48 +912,14 @@ canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ct
         rep->schedule_seconds += ms * 1e-3;
         L.order = (const int64_t *)p;
     }
-    if ((s = B.alloc_bytes(&p, 4 * sizeof(unsigned long long), "counters"))) goto done;
-    L.counters = (unsigned long long *)p;
-    if ((s = B.alloc_bytes(&p, sizeof(int) + sizeof(unsigned long long) * 2, "flags"))) goto done;
-    L.error = (int *)p;
-    L.next = (unsigned long long *)((char *)p + 8);
-    GPU_TRY(cudaMemset(p, 0, sizeof(int) + sizeof(unsigned long long) * 2), "clearing flags");
-    GPU_TRY(cudaMemset(L.counters, 0, 4 * sizeof(unsigned long long)), "clearing counters");
-    if (v == CANOPY_VARIANT_DR || v == CANOPY_VARIANT_GDR) {
-        size_t threads = (size_t)L.sms * 8 * CANOPY_GPU_BLOCK;
-        if ((s = B.alloc_bytes(&p, threads * (size_t)L.stack_cap * sizeof(int32_t),
-                               "per-thread stacks")))
-            goto done;
+    if ((s = B.alloc_bytes(&p, sizeof(canopy_gpu_flags), "counters"))) goto done;
+    dflags = (canopy_gpu_flags *)p;
+    if (canopy_gpu_stack_bytes(L, v)) {
+        if ((s = B.alloc_bytes(&p, canopy_gpu_stack_bytes(L, v), "per-thread stacks"))) goto done;
         L.scratch = (int32_t *)p;
     }
-    if (v == CANOPY_VARIANT_REC)
-        /* nvcc cannot size a recursive kernel's stack; a frame with the descriptor
-         * inlined stays well under 1 KiB. */
-        GPU_TRY(cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 1024),
-                "device stack size for recursion");
-    rep->transfer_seconds += canopy_now() - t0 - rep->schedule_seconds;
-
-    if (!e0) GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
-    if (!e1) GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
-    GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
-    if (nq > 0 && (s = canopy_gpu_dispatch<App>(v, L, ctx))) goto done;
-    GPU_TRY(cudaEventRecord(e1, 0), "cudaEventRecord");
-    GPU_TRY(cudaEventSynchronize(e1), "traversal kernel");
-    GPU_TRY(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-    rep->traverse_seconds += ms * 1e-3;
-    GPU_TRY(cudaMemcpy(counters, L.counters, sizeof counters, cudaMemcpyDeviceToHost), "counters");
-    GPU_TRY(cudaMemcpy(&err_flag, L.error, sizeof err_flag, cudaMemcpyDeviceToHost), "flags");
-    if (err_flag) {
-        s = canopy_fail(CANOPY_ERR_INTERNAL,
-                        "GPU %s: a traversal stack overflowed its %d entries (tree depth %d)",
-                        canopy_variant_name(v), (int)L.stack_cap, (int)dt->depth);
-        goto done;
-    }
-    rep->counters.nodes += (int64_t)counters[0];
-    rep->counters.group_nodes += (int64_t)counters[1];
-    rep->counters.group_longest += (int64_t)counters[2];
-    rep->counters.groups += (int64_t)counters[3];
-    s = CANOPY_OK;
+    rep->transfer_seconds += canopy_now() - t0 - ms * 1e-3;
+    s = canopy_gpu_traverse<App>(L, ctx, v, dflags, &hflags, e0, e1, rep);
 done:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);

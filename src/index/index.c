@@ -283,6 +283,10 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
     return CANOPY_OK;
 }
 
+/* Device queries from this many on are Morton-sorted under schedule auto: below it
+ * a call is too short for locality to repay the sort's launches. */
+enum { CANOPY_INDEX_SORT_MIN = 8192 };
+
 #define KINDS_METRIC ((1u << CANOPY_TREE_KD) | (1u << CANOPY_TREE_BALL) | (1u << CANOPY_TREE_VP))
 
 canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
@@ -314,17 +318,23 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            (long long)nq);
     if (o.backend == CANOPY_BACKEND_CPU)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: device pointers need backend gpu or auto", app);
-    if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE)
+    if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE &&
+        o.schedule != CANOPY_SCHEDULE_MORTON)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "%s: schedule %s is not offered for device queries (they run in the "
-                           "caller's order)",
+                           "%s: schedule %s is not offered for device queries (auto, none: the "
+                           "caller's order, morton: sorted on the device)",
                            app, canopy_schedule_name(o.schedule));
-    /* what auto picks for kNN on the GPU (a guided traversal: gdr, unsorted) */
+    /* what auto picks for kNN on the GPU (a guided traversal: gdr), and the device
+     * sort when there are enough queries for a whole GPU to gain locality */
     canopy_variant v = o.variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o.variant;
+    canopy_schedule sched = o.schedule;
+    if (sched == CANOPY_SCHEDULE_AUTO)
+        sched = nq >= CANOPY_INDEX_SORT_MIN ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
-    s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, d_idx, d_dist2, stream, &rep);
+    s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);
     if (s || !stats) return s;
+    stats->schedule_seconds = rep.schedule_seconds;
     stats->transfer_seconds = rep.transfer_seconds;
     stats->traverse_seconds = rep.traverse_seconds;
     stats->queries = nq;
@@ -335,10 +345,13 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     stats->nodes_per_group =
         rep.counters.groups ? (double)rep.counters.group_nodes / (double)rep.counters.groups : 0.0;
     stats->variant = v;
-    stats->schedule = CANOPY_SCHEDULE_NONE;
+    stats->schedule = sched;
     stats->backend = CANOPY_BACKEND_GPU;
     stats->device_tree_reused = 1;
-    snprintf(stats->note, sizeof stats->note, "device pointers: resident tree, caller's order");
+    snprintf(stats->note, sizeof stats->note,
+             "device pointers: resident tree, %s (schedule %s; auto sorts from %d queries)",
+             sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
+             canopy_schedule_name(o.schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
 }
 
