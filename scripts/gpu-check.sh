@@ -8,8 +8,9 @@
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
 #   gpubuild GPU kd and octree build and GPU query schedules: their tests, memcheck on
 #           them, and bench_gpu_build (host build and sort in the same run for the ratio)
-#   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto
-#           and dr_l; bench/results/gpu-index.md)
+#   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto,
+#           with extra leaf sizes $CANOPY_BENCH_LEAF (default 8,32), and dr_l; caller's
+#           order and device-sorted queries; the goals table; bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
 #   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
@@ -147,7 +148,10 @@ for stage in $stages; do
         note "- test_gpu_index: rc $rc, $(tail -n 1 "$out/gpu_index.log")"
         [ $rc -eq 0 ] || status=1
         for v in auto dr_l; do
-            "$b/canopy-bench-gpu-index" 15 $v >"$out/gpu-index-$v.md" 2>"$out/gpu-index-$v.err"
+            leaves=""
+            [ $v = auto ] && leaves="${CANOPY_BENCH_LEAF-8,32}"
+            CANOPY_BENCH_LEAF="$leaves" "$b/canopy-bench-gpu-index" 15 $v \
+                >"$out/gpu-index-$v.md" 2>"$out/gpu-index-$v.err"
             note "- resident index bench ($v): rc $? (table below)"
             cat "$out/gpu-index-$v.md" >>"$summary"
         done
