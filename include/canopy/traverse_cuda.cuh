@@ -247,6 +247,35 @@ canopy_status canopy_gpu_launch_rec(const canopy_gpu_launch &L, const typename A
  * memory, interleaved so that entry s of adjacent threads is adjacent (coalesced
  * when neighbouring threads are at the same depth). */
 
+/* One step of a depth-first walk with an explicit stack (dr, gdr): tests `node`
+ * and, if the walk goes on below it, makes its first child in App's order the next
+ * node and pushes the others (in reverse, so they pop in order): the first child
+ * never makes the round trip through the stack. False when the walk must continue
+ * from the stack (node truncated or a leaf) or the stack would overflow (error set). */
+template <class App>
+__device__ __forceinline__ bool canopy_gpu_descend(const canopy_gpu_launch &L,
+                                                   const typename App::Ctx &ctx,
+                                                   typename App::State &st, int32_t &node,
+                                                   int32_t *stack, int64_t step, int32_t &sp) {
+    if (App::truncate(ctx, st, L.tree, node)) return false;
+    const canopy_node *h = canopy_tv_node(&L.tree, node);
+    if (h->child < 0) {
+        App::visit_leaf(ctx, st, L.tree, node);
+        return false;
+    }
+    const int32_t first = h->child, nchild = h->nchild;
+    if (sp + nchild - 1 > L.stack_cap) {
+        *L.error = 1;
+        sp = 0;
+        return false;
+    }
+    bool reversed = App::guided && App::order(ctx, st, L.tree, node);
+    for (int32_t c = 0; c < nchild - 1; c++)
+        stack[(int64_t)(sp++) * step] = reversed ? first + c : first + nchild - 1 - c;
+    node = reversed ? first + nchild - 1 : first;
+    return true;
+}
+
 template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
     int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -259,27 +288,12 @@ template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typen
         typename App::State st;
         int64_t q = canopy_gpu_query(L, i);
         App::init(ctx, st, q);
-        int32_t sp = 0;
-        stack[0] = 0;
-        sp = 1;
-        while (sp > 0) {
-            int32_t node = stack[(int64_t)(--sp) * nthreads];
+        int32_t sp = 0, node = 0;
+        for (;;) {
             nodes++;
-            if (App::truncate(ctx, st, L.tree, node)) continue;
-            const canopy_node *h = canopy_tv_node(&L.tree, node);
-            if (h->child < 0) {
-                App::visit_leaf(ctx, st, L.tree, node);
-                continue;
-            }
-            if (sp + h->nchild > L.stack_cap) {
-                *L.error = 1;
-                break;
-            }
-            bool reversed = App::guided && App::order(ctx, st, L.tree, node);
-            for (int32_t c = 0; c < h->nchild; c++) {
-                int32_t child = reversed ? h->child + c : h->child + h->nchild - 1 - c;
-                stack[(int64_t)(sp++) * nthreads] = child;
-            }
+            if (canopy_gpu_descend<App>(L, ctx, st, node, stack, nthreads, sp)) continue;
+            if (sp == 0) break;
+            node = stack[(int64_t)(--sp) * nthreads];
         }
         App::finish(ctx, st, q);
     }
@@ -335,8 +349,10 @@ canopy_status canopy_gpu_launch_sr(const canopy_gpu_launch &L, const typename Ap
 
 /* ------------------------------------------------------------ gdr -- */
 /* gdr on the GPU (Wu ch. 4): greedy autoropes. The query loop and the stack loop
- * are one loop; a thread takes the next query from a global counter as soon as its
- * stack empties, instead of waiting for the slowest lane of its warp. */
+ * are one loop; a thread takes the next query as soon as its walk ends, instead of
+ * waiting for the slowest lane of its warp. The first query of a thread is its
+ * thread index; later ones come from a global counter, one atomic per group of lanes
+ * that finish together (query order, e.g. a device sort, stays close within a warp). */
 
 template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
     int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
@@ -344,42 +360,32 @@ template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, type
     int32_t *stack = L.scratch + tid;
     unsigned long long nodes = 0;
     typename App::State st;
-    int64_t i = (int64_t)atomicAdd(L.next, 1ull);
+    int64_t i = tid;
     int64_t q = 0;
-    int32_t sp = 0;
+    int32_t sp = 0, node = 0;
     if (i < L.nq) {
         q = canopy_gpu_query(L, i);
         App::init(ctx, st, q);
-        stack[0] = 0;
-        sp = 1;
     }
     while (i < L.nq) {
-        int32_t node = stack[(int64_t)(--sp) * nthreads];
         nodes++;
-        if (!App::truncate(ctx, st, L.tree, node)) {
-            const canopy_node *h = canopy_tv_node(&L.tree, node);
-            if (h->child < 0) {
-                App::visit_leaf(ctx, st, L.tree, node);
-            } else if (sp + h->nchild > L.stack_cap) {
-                *L.error = 1;
-                sp = 0;
-            } else {
-                bool reversed = App::guided && App::order(ctx, st, L.tree, node);
-                for (int32_t c = 0; c < h->nchild; c++) {
-                    int32_t child = reversed ? h->child + c : h->child + h->nchild - 1 - c;
-                    stack[(int64_t)(sp++) * nthreads] = child;
-                }
-            }
+        if (canopy_gpu_descend<App>(L, ctx, st, node, stack, nthreads, sp)) continue;
+        if (sp > 0) {
+            node = stack[(int64_t)(--sp) * nthreads];
+            continue;
         }
-        if (sp == 0) {
-            App::finish(ctx, st, q);
-            i = (int64_t)atomicAdd(L.next, 1ull);
-            if (i < L.nq) {
-                q = canopy_gpu_query(L, i);
-                App::init(ctx, st, q);
-                stack[0] = 0;
-                sp = 1;
-            }
+        App::finish(ctx, st, q);
+        /* the lanes here now share one atomic: the first of them adds their count */
+        unsigned group = __activemask();
+        int lane = threadIdx.x & 31, leader = __ffs(group) - 1;
+        unsigned long long base = 0;
+        if (lane == leader) base = atomicAdd(L.next, (unsigned long long)__popc(group));
+        base = __shfl_sync(group, base, leader);
+        i = nthreads + (int64_t)base + __popc(group & ((1u << lane) - 1u));
+        node = 0;
+        if (i < L.nq) {
+            q = canopy_gpu_query(L, i);
+            App::init(ctx, st, q);
         }
     }
     canopy_counter_add(L.counters, 0, nodes);
