@@ -9,7 +9,7 @@
 #   gpubuild GPU kd and octree build and GPU query schedules: their tests, memcheck on
 #           them, and bench_gpu_build (host build and sort in the same run for the ratio)
 #   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto,
-#           with extra leaf sizes $CANOPY_BENCH_LEAF (default 8,32), and dr_l; caller's
+#           with extra leaf sizes $CANOPY_BENCH_LEAF (default 8,32), dr and dr_l; caller's
 #           order and device-sorted queries; the goals table; bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
@@ -147,7 +147,7 @@ for stage in $stages; do
         rc=$?
         note "- test_gpu_index: rc $rc, $(tail -n 1 "$out/gpu_index.log")"
         [ $rc -eq 0 ] || status=1
-        for v in auto dr_l; do
+        for v in auto dr dr_l; do
             leaves=""
             [ $v = auto ] && leaves="${CANOPY_BENCH_LEAF-8,32}"
             CANOPY_BENCH_LEAF="$leaves" "$b/canopy-bench-gpu-index" 15 $v \
