@@ -112,10 +112,16 @@ static canopy_status put(const T **dev, const T *host, int64_t count, const char
 extern "C" canopy_status canopy_index_device_upload(const canopy_tree_view *h,
                                                     canopy_index_device *dv) {
     memset(dv, 0, sizeof *dv);
+    canopy_status s = scratch_new(&dv->scratch);
+    if (s) return s;
+    /* the arrays start NULL and turn to device copies one by one: on a failure the
+     * free below touches device memory only */
     dv->view = *h;
-    canopy_status s;
-    if ((s = scratch_new(&dv->scratch)) ||
-        (s = put(&dv->view.hot, h->hot, (int64_t)h->n_nodes * h->hot_stride, "index nodes")) ||
+    dv->view.hot = NULL;
+    dv->view.points = dv->view.weights = NULL;
+    dv->view.ids = NULL;
+    dv->view.rope = NULL;
+    if ((s = put(&dv->view.hot, h->hot, (int64_t)h->n_nodes * h->hot_stride, "index nodes")) ||
         (s = put(&dv->view.points, h->points, h->n * h->d, "index points")) ||
         (s = put(&dv->view.ids, h->ids, h->n, "index ids")) ||
         (s = put(&dv->view.rope, h->rope, h->n_nodes, "index ropes")) ||
