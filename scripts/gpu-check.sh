@@ -8,9 +8,10 @@
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
 #   gpubuild GPU kd and octree build and GPU query schedules: their tests, memcheck on
 #           them, and bench_gpu_build (host build and sort in the same run for the ratio)
-#   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto,
-#           with extra leaf sizes $CANOPY_BENCH_LEAF (default 8,32), dr and dr_l; caller's
-#           order and device-sorted queries; the goals table; bench/results/gpu-index.md)
+#   index   device-resident indexes: test_gpu_index (and memcheck on its small cases),
+#           bench_gpu_index (variants auto, with extra leaf sizes $CANOPY_BENCH_LEAF
+#           (default 8,32), dr and dr_l; caller's order and device-sorted queries; the
+#           goals table; bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
 #   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
@@ -146,6 +147,11 @@ for stage in $stages; do
         "$b/test_gpu_index" >"$out/gpu_index.log" 2>&1
         rc=$?
         note "- test_gpu_index: rc $rc, $(tail -n 1 "$out/gpu_index.log")"
+        [ $rc -eq 0 ] || status=1
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_index" >"$out/sanitizer-index-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (index, small): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-index-memcheck.log" | tail -1)"
         [ $rc -eq 0 ] || status=1
         for v in auto dr dr_l; do
             leaves=""
