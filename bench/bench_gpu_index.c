@@ -15,6 +15,7 @@
  * REPS/3 runs), then the medians of stats.traverse_seconds (kernel, device events)
  * and stats.schedule_seconds (the device sort). Then the issue's goals against the
  * auto device-pointer rows.
+ * Rows k = 16 and 17 (clustv2) compare the register list with the heap.
  * CANOPY_BENCH_LEAF="8,32" adds device-pointer rows (auto) for indexes of those leaf
  * sizes (default: the kind's). Usage: canopy-bench-gpu-index [reps] [variant] */
 #define _POSIX_C_SOURCE 200809L
@@ -177,6 +178,35 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
     free(hi), free(hd), free(t.wall), free(t.kern), free(t.sort);
 }
 
+/* The candidate list's cost: k = 16 keeps registers, k = 17 the heap in the output
+ * row; nearly the same search otherwise (device pointers, auto). */
+static void list_rows(const char *name, const float *ref, const float *qry, int32_t d, int reps,
+                      canopy_variant variant) {
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    o.variant = variant;
+    canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
+    io.residency = CANOPY_RESIDENCY_DEVICE;
+    canopy_index *ix = NULL;
+    if (canopy_index_build(canopy_points_make(ref, N, d), &io, &ix)) die("index build");
+    size_t cells = (size_t)N * 17;
+    float *dq, *dd;
+    int64_t *di;
+    if (cudaMalloc((void **)&dq, sizeof(float) * (size_t)N * d) != cudaSuccess ||
+        cudaMalloc((void **)&di, sizeof(int64_t) * cells) != cudaSuccess ||
+        cudaMalloc((void **)&dd, sizeof(float) * cells) != cudaSuccess ||
+        cudaMemcpy(dq, qry, sizeof(float) * (size_t)N * d, cudaMemcpyHostToDevice) != cudaSuccess)
+        die("device buffers");
+    timings t = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
+                 malloc(sizeof(double) * (size_t)reps)};
+    device_rows(name, ix, dq, 16, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", register list",
+                NULL);
+    device_rows(name, ix, dq, 17, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", heap", NULL);
+    canopy_index_free(ix);
+    cudaFree(dq), cudaFree(di), cudaFree(dd);
+    free(t.wall), free(t.kern), free(t.sort);
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     canopy_variant variant = CANOPY_VARIANT_AUTO;
@@ -208,6 +238,7 @@ int main(int argc, char **argv) {
     clustv2(qry, N, 97);
     one("clustv2 (2-D)", ref, qry, 2, 8, reps, variant, 0, leaves, n_leaves);
     one("clustv2 (2-D)", ref, qry, 2, 1, reps, variant, 1, leaves, n_leaves);
+    list_rows("clustv2 (2-D)", ref, qry, 2, reps, variant);
     if (canopy_gen_uniform(ref, N, 7, 0.0, 1.0, 5) || canopy_gen_uniform(qry, N, 7, 0.0, 1.0, 6))
         die("generating unif7");
     one("unif7 (7-D)", ref, qry, 7, 8, reps, variant, 2, leaves, n_leaves);
