@@ -161,6 +161,20 @@ for stage in $stages; do
             note "- resident index bench ($v): rc $? (table below)"
             cat "$out/gpu-index-$v.md" >>"$summary"
         done
+        # One profile of the resident kNN kernel (gdr, clustv2 k = 8, the first launch),
+        # where Nsight Compute is installed: where the kernel's time goes.
+        ncu_bin="$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
+        if [ -n "$ncu_bin" ]; then
+            timeout 150 "$ncu_bin" --kernel-name regex:gdr --launch-count 1 \
+                --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+                --section LaunchStats --section WarpStateStats \
+                "$b/canopy-bench-gpu-index" 3 auto >"$out/gpu-index-ncu.txt" 2>&1
+            note "- ncu on the gdr kNN kernel: rc $? ($ncu_bin)"
+            grep -E "canopy_gdr|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Compute \(SM\) Throughput|Warp Cycles Per Issued|Block Limit" \
+                "$out/gpu-index-ncu.txt" | head -n 30 | sed 's/^/    /' >>"$summary"
+        else
+            note "- ncu not found: no kernel profile"
+        fi
         ;;
     nbody)
         "$b/test_gpu_multipole" >"$out/gpu_multipole.log" 2>&1
