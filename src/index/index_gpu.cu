@@ -20,7 +20,7 @@ struct canopy_index_scratch {
     unsigned char *arena = nullptr;
     size_t arena_bytes = 0;
     canopy_gpu_flags *hflags = nullptr;
-    cudaEvent_t ev[4] = {};
+    cudaEvent_t ev[5] = {}; /* sort start, end; kernel start, end; legacy-stream mark */
     uint32_t *box = nullptr;
     bool box_ready = false;
     int sms = 0;
@@ -45,6 +45,7 @@ static canopy_status scratch_new(canopy_index_scratch **out) {
     cudaError_t e = cudaMallocHost(&x->hflags, sizeof *x->hflags);
     if (e == cudaSuccess) e = cudaMalloc(&x->box, sizeof(uint32_t) * CANOPY_GPU_BOX_WORDS);
     for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&x->ev[i]);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&x->ev[4], cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaGetDevice(&dev);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&x->sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) {
@@ -172,6 +173,13 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
     const int32_t d = dv->view.d;
     const bool sorted = sched == CANOPY_SCHEDULE_MORTON && nq > 1;
     canopy_status s;
+    /* Work the caller queued on the legacy default stream (cudaMemset, kernels on
+     * stream 0) comes first too, as when the kernels ran there: a non-blocking
+     * stream would not wait for it. An event, not a host synchronisation. */
+    if (st != 0 && st != cudaStreamLegacy &&
+        ((s = canopy_gpu_check(cudaEventRecord(x->ev[4], cudaStreamLegacy), "cudaEventRecord")) ||
+         (s = canopy_gpu_check(cudaStreamWaitEvent(st, x->ev[4], 0), "waiting for stream 0"))))
+        return s;
     if (sorted && !x->box_ready) {
         if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, d, x->box))) return s;
         x->box_ready = true;
