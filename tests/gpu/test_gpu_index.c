@@ -66,6 +66,9 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
               info.device_bytes, info.bytes);
     CHECK_MSG(info.gpu_built == (res == CANOPY_RESIDENCY_DEVICE && kind == CANOPY_TREE_KD),
               "%s: gpu_built %d", tag, info.gpu_built);
+    /* a GPU-only kd index defaults to leaves of 8, the others to the kind's 16 */
+    CHECK_MSG(info.leaf_size == (info.gpu_built ? 8 : 16), "%s: leaf size %d", tag,
+              (int)info.leaf_size);
     canopy_run_options o = gpu_opts();
     canopy_stats st;
     CHECK_OK(canopy_knn_brute(ref, qry, k, bi, bd));
@@ -111,12 +114,15 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
     for (int si = 0; si < 3; si++) {
         canopy_run_options so = canopy_run_options_default();
         so.schedule = scheds[si];
+        /* on the legacy stream, not `stream`: the call orders its kernels after both */
         CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)(cells + 1)) == cudaSuccess);
         CHECK(cudaMemset(dd, 0xff, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
         memset(&st, 0xff, sizeof st);
         CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, stream, &st));
+        /* auto sorts from 8192 queries where that paid: d <= 2 or leaves of <= 8 */
+        int sorts = nq >= 8192 && (ref.d <= 2 || info.leaf_size <= 8);
         canopy_schedule want = scheds[si] != CANOPY_SCHEDULE_AUTO ? scheds[si]
-                               : nq >= 8192                       ? CANOPY_SCHEDULE_MORTON
+                               : sorts                            ? CANOPY_SCHEDULE_MORTON
                                                                   : CANOPY_SCHEDULE_NONE;
         CHECK_MSG(st.device_tree_reused == 1 && st.tree_upload_bytes == 0 && st.queries == nq &&
                       st.schedule == want,
@@ -175,12 +181,16 @@ static int cmp_float(const void *a, const void *b) {
  * sorted (by x: the caller's order is then the fast one), small and large k. */
 static void many_queries_case(uint64_t seed) {
     int64_t n = 30000, nq = 12000;
-    float *rp = make_points(n, 2, 1, seed), *qp = make_points(nq, 2, 1, seed + 1);
+    float *rp = make_points(n, 7, 1, seed), *qp = make_points(nq, 7, 1, seed + 1);
     canopy_points ref = canopy_points_make(rp, n, 2), qry = canopy_points_make(qp, nq, 2);
     knn_case(ref, qry, CANOPY_RESIDENCY_DEVICE, 8, CANOPY_TREE_KD, "many queries, random order");
     knn_case(ref, qry, CANOPY_RESIDENCY_DEVICE, 17, CANOPY_TREE_KD, "many queries, k 17");
     qsort(qp, (size_t)nq, 2 * sizeof(float), cmp_float);
     knn_case(ref, qry, CANOPY_RESIDENCY_BOTH, 5, CANOPY_TREE_KD, "many queries, sorted by x");
+    /* 7-D: auto sorts for the GPU-only index (leaves of 8), not for leaves of 16 */
+    ref = canopy_points_make(rp, n, 7), qry = canopy_points_make(qp, nq, 7);
+    knn_case(ref, qry, CANOPY_RESIDENCY_DEVICE, 4, CANOPY_TREE_KD, "many queries, 7-D device");
+    knn_case(ref, qry, CANOPY_RESIDENCY_BOTH, 4, CANOPY_TREE_KD, "many queries, 7-D both");
     free(rp), free(qp);
 }
 
