@@ -109,6 +109,16 @@ canopy_majority_reversed(const typename App::Ctx &ctx, const typename App::State
 }
 
 enum { CANOPY_GPU_BLOCK = 128 };
+
+/* Blocks of CANOPY_GPU_BLOCK threads per SM that dr and gdr ask the compiler to fit
+ * (__launch_bounds__) for a descriptor type that declares `min_blocks` (its state
+ * known to fit the registers that leaves, e.g. kNN's register lists); 0, no bound,
+ * for the others. The grids of dr and gdr are 8 blocks per SM: at 8 they are all
+ * resident at once. */
+template <class App, class = void> struct canopy_gpu_min_blocks { static constexpr int value = 0; };
+template <class App> struct canopy_gpu_min_blocks<App, decltype((void)App::min_blocks)> {
+    static constexpr int value = App::min_blocks;
+};
 /* Blocks for a grid-stride kernel: enough to fill every SM, no more than needed. */
 inline int canopy_gpu_blocks(const canopy_gpu_launch &L, int64_t work_items, int per_sm) {
     int64_t need = (work_items + CANOPY_GPU_BLOCK - 1) / CANOPY_GPU_BLOCK;
@@ -276,7 +286,9 @@ __device__ __forceinline__ bool canopy_gpu_descend(const canopy_gpu_launch &L,
     return true;
 }
 
-template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+template <class App>
+__device__ __forceinline__ void canopy_dr_body(const canopy_gpu_launch &L,
+                                               const typename App::Ctx &ctx) {
     int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int32_t *stack = L.scratch + tid; /* entry s at stack[s * nthreads] */
@@ -300,11 +312,23 @@ template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typen
     canopy_counter_add(L.counters, 0, nodes);
 }
 
+template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+    canopy_dr_body<App>(L, ctx);
+}
+template <class App>
+__global__ void __launch_bounds__(CANOPY_GPU_BLOCK, canopy_gpu_min_blocks<App>::value)
+    canopy_dr_kernel_bounded(canopy_gpu_launch L, typename App::Ctx ctx) {
+    canopy_dr_body<App>(L, ctx);
+}
+
 template <class App>
 canopy_status canopy_gpu_launch_dr(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
     /* The driver sized L.scratch for exactly this grid (canopy_gpu_resident_threads). */
     int blocks = L.sms * 8;
-    canopy_dr_kernel<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    if constexpr (canopy_gpu_min_blocks<App>::value > 0)
+        canopy_dr_kernel_bounded<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    else
+        canopy_dr_kernel<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "dr kernel launch");
 }
 
@@ -354,7 +378,9 @@ canopy_status canopy_gpu_launch_sr(const canopy_gpu_launch &L, const typename Ap
  * thread index; later ones come from a global counter, one atomic per group of lanes
  * that finish together (query order, e.g. a device sort, stays close within a warp). */
 
-template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+template <class App>
+__device__ __forceinline__ void canopy_gdr_body(const canopy_gpu_launch &L,
+                                                const typename App::Ctx &ctx) {
     int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int32_t *stack = L.scratch + tid;
@@ -391,9 +417,21 @@ template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, type
     canopy_counter_add(L.counters, 0, nodes);
 }
 
+template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+    canopy_gdr_body<App>(L, ctx);
+}
+template <class App>
+__global__ void __launch_bounds__(CANOPY_GPU_BLOCK, canopy_gpu_min_blocks<App>::value)
+    canopy_gdr_kernel_bounded(canopy_gpu_launch L, typename App::Ctx ctx) {
+    canopy_gdr_body<App>(L, ctx);
+}
+
 template <class App>
 canopy_status canopy_gpu_launch_gdr(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
-    canopy_gdr_kernel<App><<<L.sms * 8, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    if constexpr (canopy_gpu_min_blocks<App>::value > 0)
+        canopy_gdr_kernel_bounded<App><<<L.sms * 8, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    else
+        canopy_gdr_kernel<App><<<L.sms * 8, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "gdr kernel launch");
 }
 

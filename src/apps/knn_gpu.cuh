@@ -4,7 +4,9 @@
  * array of a compile-time capacity K >= k instead of a heap in the output row (global
  * memory, touched on every offer). Slots before the k real ones hold a sentinel that
  * sorts first (distance -1), so the k-th nearest is always slot K - 1: every index is
- * a constant after unrolling and nothing spills to local memory. */
+ * a constant after unrolling and nothing spills to local memory. Indices are kept
+ * as int32 (a tree's points are counted by int32 node ranges), one register each:
+ * the kernel's occupancy is limited by registers (H100 profile, gpu-index.md). */
 #ifndef CANOPY_APPS_KNN_GPU_CUH
 #define CANOPY_APPS_KNN_GPU_CUH
 
@@ -15,9 +17,9 @@
 
 template <int K> struct knn_reg_state {
     const float *q;
-    int64_t self_id;
+    int32_t self_id; /* -1, or the query's own point (self-queries: q < n) */
     float d[K];
-    int64_t id[K];
+    int32_t id[K];
 };
 
 template <int K> struct knn_reg_gpu {
@@ -25,40 +27,48 @@ template <int K> struct knn_reg_gpu {
     typedef knn_reg_state<K> State;
     static constexpr bool guided = true;
     static constexpr bool equivalent = true;
+    /* 64 registers a thread, the whole dr/gdr grid resident: ptxas (sm_90) fits
+     * K <= 8 without spills (72 registers unbounded for K = 8, 6 blocks an SM); K = 16
+     * would spill, so it stays unbounded (96 registers). */
+    static constexpr int min_blocks = K <= 8 ? 8 : 0;
 
     __device__ static void init(const Ctx &c, State &s, int64_t q) {
         s.q = canopy_point(c.query, q);
-        s.self_id = c.self ? q : -1;
+        s.self_id = c.self ? (int32_t)q : -1;
 #pragma unroll
         for (int j = 0; j < K; j++) {
             bool pad = j < K - c.k;
             s.d[j] = pad ? -1.0f : CANOPY_INF;
-            s.id[j] = pad ? -1 : INT64_MAX;
+            s.id[j] = pad ? -1 : INT32_MAX;
         }
     }
     __device__ static int truncate(const Ctx &, State &s, const canopy_tree_view &t, int32_t n) {
         /* Equal distance is not pruned: a tie may still win on the smaller index. */
         return canopy_node_min_dist2(&t, n, s.q) > s.d[K - 1];
     }
+    /* knn_before's (distance, index) order on 32-bit indices */
+    __device__ static bool before(float da, int32_t ia, float db, int32_t ib) {
+        return da < db || (da == db && ia < ib);
+    }
     /* Sorted insertion of (d2, id), known to precede slot K - 1, without branches on
      * slot indices: each slot takes its left neighbour, the candidate or itself. */
-    __device__ static void insert(State &s, float d2, int64_t id) {
+    __device__ static void insert(State &s, float d2, int32_t id) {
 #pragma unroll
         for (int j = K - 1; j > 0; j--) {
-            bool left = knn_before(d2, id, s.d[j - 1], s.id[j - 1]);
-            bool here = knn_before(d2, id, s.d[j], s.id[j]);
+            bool left = before(d2, id, s.d[j - 1], s.id[j - 1]);
+            bool here = before(d2, id, s.d[j], s.id[j]);
             s.d[j] = left ? s.d[j - 1] : here ? d2 : s.d[j];
             s.id[j] = left ? s.id[j - 1] : here ? id : s.id[j];
         }
-        if (knn_before(d2, id, s.d[0], s.id[0])) s.d[0] = d2, s.id[0] = id;
+        if (before(d2, id, s.d[0], s.id[0])) s.d[0] = d2, s.id[0] = id;
     }
     __device__ static void visit_leaf(const Ctx &, State &s, const canopy_tree_view &t, int32_t n) {
         const canopy_node *h = canopy_tv_node(&t, n);
         for (int32_t i = h->begin; i < h->end; i++) {
             float d2 = canopy_dist2(s.q, canopy_tv_point(&t, i), t.d);
             if (d2 > s.d[K - 1]) continue;
-            int64_t id = t.ids[i];
-            if (id == s.self_id || !knn_before(d2, id, s.d[K - 1], s.id[K - 1])) continue;
+            int32_t id = (int32_t)t.ids[i];
+            if (id == s.self_id || !before(d2, id, s.d[K - 1], s.id[K - 1])) continue;
             insert(s, d2, id);
         }
     }
@@ -78,8 +88,8 @@ template <int K> struct knn_reg_gpu {
         for (int j = 0; j < K; j++) {
             int32_t o = j - (K - c.k);
             if (o < 0) continue;
-            bool empty = s.id[j] == INT64_MAX;
-            oi[o] = empty ? -1 : s.id[j];
+            bool empty = s.id[j] == INT32_MAX;
+            oi[o] = empty ? -1 : (int64_t)s.id[j];
             if (c.dist2) od[o] = empty ? CANOPY_INF : s.d[j];
         }
     }
