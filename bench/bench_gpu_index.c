@@ -96,6 +96,16 @@ static double device_rows(const char *name, canopy_index *ix, const float *dq, i
     return row(name, what, k, t, reps, 1);
 }
 
+/* The N queries (d floats each) copied to the device, and result rows of `cells`. */
+static void device_buffers(const float *qry, int32_t d, size_t cells, float **dq, int64_t **di,
+                           float **dd) {
+    if (cudaMalloc((void **)dq, sizeof(float) * (size_t)N * d) != cudaSuccess ||
+        cudaMalloc((void **)di, sizeof(int64_t) * cells) != cudaSuccess ||
+        cudaMalloc((void **)dd, sizeof(float) * cells) != cudaSuccess ||
+        cudaMemcpy(*dq, qry, sizeof(float) * (size_t)N * d, cudaMemcpyHostToDevice) != cudaSuccess)
+        die("device buffers");
+}
+
 /* Goal rows: 2-D kNN, 2-D NN, 7-D kNN, 7-D NN (device pointers, auto). */
 static double goal_wall[4], goal_kern[4];
 
@@ -110,11 +120,7 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
     size_t cells = (size_t)N * (size_t)k;
     float *dq, *dd;
     int64_t *di;
-    if (cudaMalloc((void **)&dq, sizeof(float) * (size_t)N * d) != cudaSuccess ||
-        cudaMalloc((void **)&di, sizeof(int64_t) * cells) != cudaSuccess ||
-        cudaMalloc((void **)&dd, sizeof(float) * cells) != cudaSuccess ||
-        cudaMemcpy(dq, qry, sizeof(float) * (size_t)N * d, cudaMemcpyHostToDevice) != cudaSuccess)
-        die("device buffers");
+    device_buffers(qry, d, cells, &dq, &di, &dd);
     int64_t *hi = malloc(sizeof(int64_t) * cells);
     float *hd = malloc(sizeof(float) * cells);
     timings t = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
@@ -192,11 +198,7 @@ static void list_rows(const char *name, const float *ref, const float *qry, int3
     size_t cells = (size_t)N * 17;
     float *dq, *dd;
     int64_t *di;
-    if (cudaMalloc((void **)&dq, sizeof(float) * (size_t)N * d) != cudaSuccess ||
-        cudaMalloc((void **)&di, sizeof(int64_t) * cells) != cudaSuccess ||
-        cudaMalloc((void **)&dd, sizeof(float) * cells) != cudaSuccess ||
-        cudaMemcpy(dq, qry, sizeof(float) * (size_t)N * d, cudaMemcpyHostToDevice) != cudaSuccess)
-        die("device buffers");
+    device_buffers(qry, d, cells, &dq, &di, &dd);
     timings t = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
                  malloc(sizeof(double) * (size_t)reps)};
     device_rows(name, ix, dq, 16, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", register list",

@@ -119,6 +119,25 @@ template <class App, class = void> struct canopy_gpu_min_blocks { static constex
 template <class App> struct canopy_gpu_min_blocks<App, decltype((void)App::min_blocks)> {
     static constexpr int value = App::min_blocks;
 };
+
+/* A kernel NAME running BODY<App>(L, ctx), its twin NAME##_bounded with App's launch
+ * bounds, and NAME##_launch(blocks, L, ctx) starting the one App calls for. */
+#define CANOPY_GPU_STACK_KERNELS(NAME, BODY)                                                       \
+    template <class App> __global__ void NAME(canopy_gpu_launch L, typename App::Ctx ctx) {        \
+        BODY<App>(L, ctx);                                                                         \
+    }                                                                                              \
+    template <class App>                                                                           \
+    __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, canopy_gpu_min_blocks<App>::value)         \
+        NAME##_bounded(canopy_gpu_launch L, typename App::Ctx ctx) {                               \
+        BODY<App>(L, ctx);                                                                         \
+    }                                                                                              \
+    template <class App>                                                                           \
+    void NAME##_launch(int blocks, const canopy_gpu_launch &L, const typename App::Ctx &ctx) {     \
+        if constexpr (canopy_gpu_min_blocks<App>::value > 0)                                       \
+            NAME##_bounded<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);                \
+        else                                                                                       \
+            NAME<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);                          \
+    }
 /* Blocks for a grid-stride kernel: enough to fill every SM, no more than needed. */
 inline int canopy_gpu_blocks(const canopy_gpu_launch &L, int64_t work_items, int per_sm) {
     int64_t need = (work_items + CANOPY_GPU_BLOCK - 1) / CANOPY_GPU_BLOCK;
@@ -312,23 +331,12 @@ __device__ __forceinline__ void canopy_dr_body(const canopy_gpu_launch &L,
     canopy_counter_add(L.counters, 0, nodes);
 }
 
-template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
-    canopy_dr_body<App>(L, ctx);
-}
-template <class App>
-__global__ void __launch_bounds__(CANOPY_GPU_BLOCK, canopy_gpu_min_blocks<App>::value)
-    canopy_dr_kernel_bounded(canopy_gpu_launch L, typename App::Ctx ctx) {
-    canopy_dr_body<App>(L, ctx);
-}
+CANOPY_GPU_STACK_KERNELS(canopy_dr_kernel, canopy_dr_body)
 
 template <class App>
 canopy_status canopy_gpu_launch_dr(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
     /* The driver sized L.scratch for exactly this grid (canopy_gpu_resident_threads). */
-    int blocks = L.sms * 8;
-    if constexpr (canopy_gpu_min_blocks<App>::value > 0)
-        canopy_dr_kernel_bounded<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
-    else
-        canopy_dr_kernel<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    canopy_dr_kernel_launch<App>(L.sms * 8, L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "dr kernel launch");
 }
 
@@ -417,21 +425,11 @@ __device__ __forceinline__ void canopy_gdr_body(const canopy_gpu_launch &L,
     canopy_counter_add(L.counters, 0, nodes);
 }
 
-template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
-    canopy_gdr_body<App>(L, ctx);
-}
-template <class App>
-__global__ void __launch_bounds__(CANOPY_GPU_BLOCK, canopy_gpu_min_blocks<App>::value)
-    canopy_gdr_kernel_bounded(canopy_gpu_launch L, typename App::Ctx ctx) {
-    canopy_gdr_body<App>(L, ctx);
-}
+CANOPY_GPU_STACK_KERNELS(canopy_gdr_kernel, canopy_gdr_body)
 
 template <class App>
 canopy_status canopy_gpu_launch_gdr(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
-    if constexpr (canopy_gpu_min_blocks<App>::value > 0)
-        canopy_gdr_kernel_bounded<App><<<L.sms * 8, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
-    else
-        canopy_gdr_kernel<App><<<L.sms * 8, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    canopy_gdr_kernel_launch<App>(L.sms * 8, L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "gdr kernel launch");
 }
 
