@@ -13,8 +13,10 @@
  * (or use rep->device_tree, a resident index's device copy),
  * let a setup callback upload the context's inputs and register its outputs, run
  * the variant (every GPU variant and the device-side hybrid schedule are
- * instantiated for the type by that one call), copy the outputs back.
- * tests/gpu/test_gpu_external.cu is a complete example. */
+ * instantiated for the type by that one call), copy the outputs back. A type
+ * written by hand may declare `static constexpr int min_blocks` (launch bounds of
+ * dr and gdr, canopy_gpu_min_blocks). canopy_gpu_run_pooled runs with scratch the
+ * caller keeps between calls. tests/gpu/test_gpu_external.cu is a complete example. */
 #ifndef CANOPY_TRAVERSE_CUDA_CUH
 #define CANOPY_TRAVERSE_CUDA_CUH
 
