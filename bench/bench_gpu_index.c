@@ -3,15 +3,21 @@
  * 200k reference points and 200k separate queries from the same distribution (no
  * self-exclusion), on 2-D clusters of very different sizes and spreads (clustv2) and
  * uniform 7-D (unif7); kNN k = 8 and NN (k = 1). Rows:
- *   resident, device pointers  canopy_index_knn_device, queries and results on the
- *                              device (wall time of the synchronous call; kernel
- *                              time from stats in the last column)
- *   resident, host arrays      canopy_index_knn: query upload and result copy-back
- *   first call                 canopy_index_build (residency device: GPU build) +
- *                              the first device-pointer query
- *   canopy_knn per call        build on the host, upload, query, copy back
- * Medians with min-max over REPS runs after WARM warm-ups (canopy_knn: REPS/3 runs).
- * Usage: canopy-bench-gpu-index [reps] [variant]   (markdown table on stdout) */
+ *   first call                  canopy_index_build (residency device: GPU build) +
+ *                               the first device-pointer query
+ *   device pointers, SCHEDULE   canopy_index_knn_device, queries and results on the
+ *                               device, tree resident: caller's order (none), sorted
+ *                               on the device (morton) and what auto picks (wall time
+ *                               of the synchronous call)
+ *   host arrays                 canopy_index_knn: query upload and result copy-back
+ *   canopy_knn per call         build on the host, upload, query, copy back
+ * Columns: median and min-max wall ms over REPS runs after WARM warm-ups (canopy_knn:
+ * REPS/3 runs), then the medians of stats.traverse_seconds (kernel, device events)
+ * and stats.schedule_seconds (the device sort). Then the issue's goals against the
+ * auto device-pointer rows.
+ * Rows k = 16 and 17 (clustv2) compare the register list with the heap.
+ * CANOPY_BENCH_LEAF="8,32" adds device-pointer rows (auto) for indexes of those leaf
+ * sizes (default: the kind's). Usage: canopy-bench-gpu-index [reps] [variant] */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "canopy.h"
@@ -21,23 +27,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N = 200000, WARM = 3 };
+enum { N = 200000, WARM = 3, MAX_LEAVES = 8 };
 
 static void die(const char *what) {
     fprintf(stderr, "canopy-bench-gpu-index: %s: %s\n", what, canopy_last_error());
     exit(1);
 }
 
-static void row(const char *data, const char *what, int k, double *v, int reps, double *kern) {
-    bench_summary s = bench_summarise(v, reps);
+/* One timed row: wall, kernel and sort seconds of each run. */
+typedef struct timings {
+    double *wall, *kern, *sort;
+} timings;
+
+static double row(const char *data, const char *what, int k, timings t, int reps, int device) {
+    bench_summary s = bench_summarise(t.wall, reps);
     printf("| %s | %d | %s | %.3f | %.3f–%.3f |", data, k, what, s.med * 1e3, s.min * 1e3,
            s.max * 1e3);
-    if (kern) {
-        bench_summary ks = bench_summarise(kern, reps);
-        printf(" %.3f |\n", ks.med * 1e3);
-    } else {
+    if (t.kern)
+        printf(" %.3f |", bench_summarise(t.kern, reps).med * 1e3);
+    else
+        printf(" |");
+    if (device)
+        printf(" %.3f |\n", bench_summarise(t.sort, reps).med * 1e3);
+    else
         printf(" |\n");
-    }
+    return s.med;
 }
 
 /* 2-D points whose density varies over orders of magnitude, as city locations do:
@@ -51,8 +65,52 @@ static void clustv2(float *p, int64_t n, uint64_t seed) {
         die("generating clustv2");
 }
 
+/* The device-pointer query on ix under schedule sch, timed; the median kernel ms of
+ * the auto row goes to *kern_med. Returns the median wall seconds. */
+static double device_rows(const char *name, canopy_index *ix, const float *dq, int32_t k,
+                          canopy_run_options o, canopy_schedule sch, int64_t *di, float *dd,
+                          int reps, timings t, const char *extra, double *kern_med) {
+    canopy_stats st;
+    char what[160];
+    o.schedule = sch;
+    for (int r = 0; r < WARM + reps; r++) {
+        double t0 = canopy_now();
+        if (canopy_index_knn_device(ix, dq, N, k, &o, di, dd, NULL, &st)) die("device query");
+        if (r >= WARM) {
+            t.wall[r - WARM] = canopy_now() - t0;
+            t.kern[r - WARM] = st.traverse_seconds;
+            t.sort[r - WARM] = st.schedule_seconds;
+        }
+    }
+    if (kern_med) {
+        double *c = malloc(sizeof(double) * (size_t)reps);
+        memcpy(c, t.kern, sizeof(double) * (size_t)reps);
+        *kern_med = bench_summarise(c, reps).med;
+        free(c);
+    }
+    snprintf(what, sizeof what, "device pointers, %s%s (%s, %s)%s",
+             sch == CANOPY_SCHEDULE_AUTO ? "auto → " : "", canopy_schedule_name(st.schedule),
+             canopy_variant_name(st.variant),
+             st.schedule == CANOPY_SCHEDULE_NONE ? "caller's order" : "sorted on the device",
+             extra);
+    return row(name, what, k, t, reps, 1);
+}
+
+/* The N queries (d floats each) copied to the device, and result rows of `cells`. */
+static void device_buffers(const float *qry, int32_t d, size_t cells, float **dq, int64_t **di,
+                           float **dd) {
+    if (cudaMalloc((void **)dq, sizeof(float) * (size_t)N * d) != cudaSuccess ||
+        cudaMalloc((void **)di, sizeof(int64_t) * cells) != cudaSuccess ||
+        cudaMalloc((void **)dd, sizeof(float) * cells) != cudaSuccess ||
+        cudaMemcpy(*dq, qry, sizeof(float) * (size_t)N * d, cudaMemcpyHostToDevice) != cudaSuccess)
+        die("device buffers");
+}
+
+/* Goal rows: 2-D kNN, 2-D NN, 7-D kNN, 7-D NN (device pointers, auto). */
+static double goal_wall[4], goal_kern[4];
+
 static void one(const char *name, const float *ref, const float *qry, int32_t d, int32_t k,
-                int reps, canopy_variant variant) {
+                int reps, canopy_variant variant, int goal, const int *leaves, int n_leaves) {
     canopy_points R = canopy_points_make(ref, N, d), Q = canopy_points_make(qry, N, d);
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
@@ -62,17 +120,13 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
     size_t cells = (size_t)N * (size_t)k;
     float *dq, *dd;
     int64_t *di;
-    if (cudaMalloc((void **)&dq, sizeof(float) * (size_t)N * d) != cudaSuccess ||
-        cudaMalloc((void **)&di, sizeof(int64_t) * cells) != cudaSuccess ||
-        cudaMalloc((void **)&dd, sizeof(float) * cells) != cudaSuccess ||
-        cudaMemcpy(dq, qry, sizeof(float) * (size_t)N * d, cudaMemcpyHostToDevice) != cudaSuccess)
-        die("device buffers");
+    device_buffers(qry, d, cells, &dq, &di, &dd);
     int64_t *hi = malloc(sizeof(int64_t) * cells);
     float *hd = malloc(sizeof(float) * cells);
-    double *v = malloc(sizeof(double) * (size_t)reps),
-           *kern = malloc(sizeof(double) * (size_t)reps);
+    timings t = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
+                 malloc(sizeof(double) * (size_t)reps)};
     canopy_stats st;
-    char what[96];
+    char what[160];
 
     /* first call: build on the GPU + first query (after a warm-up of the whole) */
     for (int r = 0; r < WARM + reps; r++) {
@@ -80,36 +134,38 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
         double t0 = canopy_now();
         if (canopy_index_build(R, &io, &ix)) die("index build");
         if (canopy_index_knn_device(ix, dq, N, k, &o, di, dd, NULL, &st)) die("first query");
-        if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+        if (r >= WARM) t.wall[r - WARM] = canopy_now() - t0;
         canopy_index_free(ix);
     }
-    row(name, "first call (GPU build + query)", k, v, reps, NULL);
+    row(name, "first call (GPU build + query)", k, (timings){t.wall, NULL, NULL}, reps, 0);
 
     canopy_index *ix = NULL;
     if (canopy_index_build(R, &io, &ix)) die("index build");
-    for (int r = 0; r < WARM + reps; r++) {
-        double t0 = canopy_now();
-        if (canopy_index_knn_device(ix, dq, N, k, &o, di, dd, NULL, &st)) die("device query");
-        if (r >= WARM) {
-            v[r - WARM] = canopy_now() - t0;
-            kern[r - WARM] = st.traverse_seconds;
-        }
-    }
-    snprintf(what, sizeof what, "resident, device pointers (%s)", canopy_variant_name(st.variant));
-    row(name, what, k, v, reps, kern);
+    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_NONE, di, dd, reps, t, "", NULL);
+    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_MORTON, di, dd, reps, t, "", NULL);
+    goal_wall[goal] = device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, "",
+                                  &goal_kern[goal]);
     for (int r = 0; r < WARM + reps; r++) {
         double t0 = canopy_now();
         if (canopy_index_knn(ix, Q, k, &o, hi, hd, &st)) die("host-array query");
         if (st.tree_upload_bytes != 0) die("a resident index uploaded its tree");
         if (r >= WARM) {
-            v[r - WARM] = canopy_now() - t0;
-            kern[r - WARM] = st.traverse_seconds;
+            t.wall[r - WARM] = canopy_now() - t0;
+            t.kern[r - WARM] = st.traverse_seconds;
         }
     }
-    snprintf(what, sizeof what, "resident, host arrays (%s, %s)", canopy_variant_name(st.variant),
+    snprintf(what, sizeof what, "host arrays (%s, %s)", canopy_variant_name(st.variant),
              canopy_schedule_name(st.schedule));
-    row(name, what, k, v, reps, kern);
+    row(name, what, k, t, reps, 0);
     canopy_index_free(ix);
+    for (int l = 0; l < n_leaves; l++) {
+        char extra[32];
+        io.leaf_size = leaves[l];
+        if (canopy_index_build(R, &io, &ix)) die("index build");
+        snprintf(extra, sizeof extra, ", leaf %d", leaves[l]);
+        device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, extra, NULL);
+        canopy_index_free(ix);
+    }
 
     int pr = reps / 3 > 3 ? reps / 3 : 3;
     o.tree = CANOPY_TREE_KD;
@@ -117,15 +173,40 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
         double t0 = canopy_now();
         if (canopy_knn(R, Q, k, &o, hi, hd, &st)) die("canopy_knn");
         if (r >= 1) {
-            v[r - 1] = canopy_now() - t0;
-            kern[r - 1] = st.traverse_seconds;
+            t.wall[r - 1] = canopy_now() - t0;
+            t.kern[r - 1] = st.traverse_seconds;
         }
     }
     snprintf(what, sizeof what, "canopy_knn per call (%s, %s)", canopy_variant_name(st.variant),
              canopy_schedule_name(st.schedule));
-    row(name, what, k, v, pr, kern);
+    row(name, what, k, t, pr, 0);
     cudaFree(dq), cudaFree(di), cudaFree(dd);
-    free(hi), free(hd), free(v), free(kern);
+    free(hi), free(hd), free(t.wall), free(t.kern), free(t.sort);
+}
+
+/* The candidate list's cost: k = 16 keeps registers, k = 17 the heap in the output
+ * row; nearly the same search otherwise (device pointers, auto). */
+static void list_rows(const char *name, const float *ref, const float *qry, int32_t d, int reps,
+                      canopy_variant variant) {
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    o.variant = variant;
+    canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
+    io.residency = CANOPY_RESIDENCY_DEVICE;
+    canopy_index *ix = NULL;
+    if (canopy_index_build(canopy_points_make(ref, N, d), &io, &ix)) die("index build");
+    size_t cells = (size_t)N * 17;
+    float *dq, *dd;
+    int64_t *di;
+    device_buffers(qry, d, cells, &dq, &di, &dd);
+    timings t = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
+                 malloc(sizeof(double) * (size_t)reps)};
+    device_rows(name, ix, dq, 16, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", register list",
+                NULL);
+    device_rows(name, ix, dq, 17, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", heap", NULL);
+    canopy_index_free(ix);
+    cudaFree(dq), cudaFree(di), cudaFree(dd);
+    free(t.wall), free(t.kern), free(t.sort);
 }
 
 int main(int argc, char **argv) {
@@ -133,21 +214,46 @@ int main(int argc, char **argv) {
     canopy_variant variant = CANOPY_VARIANT_AUTO;
     if (reps < 3) reps = 3;
     if (argc > 2 && canopy_variant_parse(argv[2], &variant)) die("variant");
+    int leaves[MAX_LEAVES], n_leaves = 0;
+    const char *env = getenv("CANOPY_BENCH_LEAF");
+    for (char *p = (char *)env; p && *p && n_leaves < MAX_LEAVES;) {
+        long v = strtol(p, &p, 10);
+        if (v < 1 || v > 4096) {
+            fprintf(stderr,
+                    "canopy-bench-gpu-index: CANOPY_BENCH_LEAF: leaf sizes 1..4096, "
+                    "comma-separated (got \"%s\")\n",
+                    env);
+            return 1;
+        }
+        leaves[n_leaves++] = (int)v;
+        if (*p == ',') p++;
+    }
     char gpu[256];
     if (canopy_gpu_info(gpu, sizeof gpu, NULL)) die("no GPU");
     float *ref = malloc(sizeof(float) * (size_t)N * 7),
           *qry = malloc(sizeof(float) * (size_t)N * 7);
     printf("device %s, %d reps (median, min–max in ms), variant %s\n\n", gpu, reps,
            canopy_variant_name(variant));
-    printf("| data | k | what | median ms | min–max ms | kernel ms |\n|---|---|---|---|---|---|\n");
+    printf("| data | k | what | median ms | min–max ms | kernel ms | sort ms |\n"
+           "|---|---|---|---|---|---|---|\n");
     clustv2(ref, N, 11);
     clustv2(qry, N, 97);
-    one("clustv2 (2-D)", ref, qry, 2, 8, reps, variant);
-    one("clustv2 (2-D)", ref, qry, 2, 1, reps, variant);
+    one("clustv2 (2-D)", ref, qry, 2, 8, reps, variant, 0, leaves, n_leaves);
+    one("clustv2 (2-D)", ref, qry, 2, 1, reps, variant, 1, leaves, n_leaves);
+    list_rows("clustv2 (2-D)", ref, qry, 2, reps, variant);
     if (canopy_gen_uniform(ref, N, 7, 0.0, 1.0, 5) || canopy_gen_uniform(qry, N, 7, 0.0, 1.0, 6))
         die("generating unif7");
-    one("unif7 (7-D)", ref, qry, 7, 8, reps, variant);
-    one("unif7 (7-D)", ref, qry, 7, 1, reps, variant);
+    one("unif7 (7-D)", ref, qry, 7, 8, reps, variant, 2, leaves, n_leaves);
+    one("unif7 (7-D)", ref, qry, 7, 1, reps, variant, 3, leaves, n_leaves);
+    static const char *goals[4] = {"kNN k=8, 2-D clusters", "NN, 2-D clusters",
+                                   "kNN k=8, uniform 7-D", "NN, uniform 7-D"};
+    static const double goal_ms[4] = {0.1, 0.05, 8.0, 3.0};
+    printf("\nIssue 14's goals (device pointers, schedule auto, variant %s, default leaf "
+           "size)\n\n| | goal ms | median ms | kernel ms | met |\n|---|---|---|---|---|\n",
+           canopy_variant_name(variant));
+    for (int g = 0; g < 4; g++)
+        printf("| %s | ≤ %g | %.3f | %.3f | %s |\n", goals[g], goal_ms[g], goal_wall[g] * 1e3,
+               goal_kern[g] * 1e3, goal_wall[g] * 1e3 <= goal_ms[g] ? "yes" : "no");
     free(ref), free(qry);
     return 0;
 }

@@ -571,7 +571,7 @@ typedef enum canopy_residency {
 
 typedef struct canopy_index_options {
     canopy_tree_kind kind;
-    int32_t leaf_size;    /* 0 = the kind's default */
+    int32_t leaf_size;    /* 0 = the kind's default (kd with residency device: 8) */
     canopy_residency residency;
     const float *weights; /* oct: per-point masses (NULL: 1/n each); others: ignored */
 } canopy_index_options;
@@ -615,12 +615,16 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
                                canopy_stats *stats);
 /* kNN with device pointers in and out (CUDA callers; residency device or both):
  * d_queries (nq, d) dense on the device, d_idx and d_dist2 (nq, k) device memory
- * (d_dist2 may be NULL). stream (a cudaStream_t, NULL = legacy default) is waited
- * for before the kernels start; the call is synchronous: the results are written
- * when it returns. Runs in the caller's query order (schedule none; other schedules
- * fail with CANOPY_ERR_UNSUPPORTED); variant auto is gdr. Queries are not checked for
- * NaN (they are never read on the host). Host pointers or an index without a device
- * copy fail with CANOPY_ERR_INVALID. */
+ * (d_dist2 may be NULL). The kernels run on stream (a cudaStream_t, NULL = legacy
+ * default), after the work queued on it and on the legacy default stream; the call
+ * is synchronous: the results are written when it returns. Schedule none runs the
+ * queries in the caller's order, morton sorts them on the device first, auto sorts
+ * from 8192 queries on when d <= 2 or the leaves hold <= 8 points (others fail with
+ * CANOPY_ERR_UNSUPPORTED); results are in the caller's rows either way. Variant
+ * auto is gdr. Calls on one index are serialised (they share its device scratch,
+ * kept between calls). Queries are not checked for NaN (they are never read on the
+ * host). Host pointers or an index without a device copy fail with
+ * CANOPY_ERR_INVALID. */
 canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
                                       int32_t k, const canopy_run_options *opt, int64_t *d_idx,
                                       float *d_dist2, void *stream, canopy_stats *stats);

@@ -8,8 +8,10 @@
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
 #   gpubuild GPU kd and octree build and GPU query schedules: their tests, memcheck on
 #           them, and bench_gpu_build (host build and sort in the same run for the ratio)
-#   index   device-resident indexes: test_gpu_index and bench_gpu_index (variants auto
-#           and dr_l; bench/results/gpu-index.md)
+#   index   device-resident indexes: test_gpu_index (and memcheck on its small cases),
+#           bench_gpu_index (variants auto, with extra leaf sizes $CANOPY_BENCH_LEAF
+#           (default 8,32), dr and dr_l; caller's order and device-sorted queries; the
+#           goals table; bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
 #   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
@@ -160,11 +162,33 @@ for stage in $stages; do
         rc=$?
         note "- test_gpu_index: rc $rc, $(tail -n 1 "$out/gpu_index.log")"
         [ $rc -eq 0 ] || status=1
-        for v in auto dr_l; do
-            "$b/canopy-bench-gpu-index" 15 $v >"$out/gpu-index-$v.md" 2>"$out/gpu-index-$v.err"
+        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$b/test_gpu_index" >"$out/sanitizer-index-memcheck.log" 2>&1
+        rc=$?
+        note "- compute-sanitizer memcheck (index, small): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-index-memcheck.log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
+        for v in auto dr dr_l; do
+            leaves=""
+            [ $v = auto ] && leaves="${CANOPY_BENCH_LEAF-8,32}"
+            CANOPY_BENCH_LEAF="$leaves" "$b/canopy-bench-gpu-index" 15 $v \
+                >"$out/gpu-index-$v.md" 2>"$out/gpu-index-$v.err"
             note "- resident index bench ($v): rc $? (table below)"
             cat "$out/gpu-index-$v.md" >>"$summary"
         done
+        # One profile of the resident kNN kernel (gdr, clustv2 k = 8, the first launch),
+        # where Nsight Compute is installed: where the kernel's time goes.
+        ncu_bin="$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
+        if [ -n "$ncu_bin" ]; then
+            timeout 150 "$ncu_bin" --kernel-name regex:gdr --launch-count 1 \
+                --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+                --section LaunchStats --section WarpStateStats \
+                "$b/canopy-bench-gpu-index" 3 auto >"$out/gpu-index-ncu.txt" 2>&1
+            note "- ncu on the gdr kNN kernel: rc $? ($ncu_bin)"
+            grep -E "canopy_gdr|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Compute \(SM\) Throughput|Warp Cycles Per Issued|Block Limit" \
+                "$out/gpu-index-ncu.txt" | head -n 30 | sed 's/^/    /' >>"$summary"
+        else
+            note "- ncu not found: no kernel profile"
+        fi
         ;;
     nbody)
         "$b/test_gpu_multipole" >"$out/gpu_multipole.log" 2>&1

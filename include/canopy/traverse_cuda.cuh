@@ -13,8 +13,10 @@
  * (or use rep->device_tree, a resident index's device copy),
  * let a setup callback upload the context's inputs and register its outputs, run
  * the variant (every GPU variant and the device-side hybrid schedule are
- * instantiated for the type by that one call), copy the outputs back.
- * tests/gpu/test_gpu_external.cu is a complete example. */
+ * instantiated for the type by that one call), copy the outputs back. A type
+ * written by hand may declare `static constexpr int min_blocks` (launch bounds of
+ * dr and gdr, canopy_gpu_min_blocks). canopy_gpu_run_pooled runs with scratch the
+ * caller keeps between calls. tests/gpu/test_gpu_external.cu is a complete example. */
 #ifndef CANOPY_TRAVERSE_CUDA_CUH
 #define CANOPY_TRAVERSE_CUDA_CUH
 
@@ -109,6 +111,35 @@ canopy_majority_reversed(const typename App::Ctx &ctx, const typename App::State
 }
 
 enum { CANOPY_GPU_BLOCK = 128 };
+
+/* Blocks of CANOPY_GPU_BLOCK threads per SM that dr and gdr ask the compiler to fit
+ * (__launch_bounds__) for a descriptor type that declares `min_blocks` (its state
+ * known to fit the registers that leaves, e.g. kNN's register lists); 0, no bound,
+ * for the others. The grids of dr and gdr are 8 blocks per SM: at 8 they are all
+ * resident at once. */
+template <class App, class = void> struct canopy_gpu_min_blocks { static constexpr int value = 0; };
+template <class App> struct canopy_gpu_min_blocks<App, decltype((void)App::min_blocks)> {
+    static constexpr int value = App::min_blocks;
+};
+
+/* A kernel NAME running BODY<App>(L, ctx), its twin NAME##_bounded with App's launch
+ * bounds, and NAME##_launch(blocks, L, ctx) starting the one App calls for. */
+#define CANOPY_GPU_STACK_KERNELS(NAME, BODY)                                                       \
+    template <class App> __global__ void NAME(canopy_gpu_launch L, typename App::Ctx ctx) {        \
+        BODY<App>(L, ctx);                                                                         \
+    }                                                                                              \
+    template <class App>                                                                           \
+    __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, canopy_gpu_min_blocks<App>::value)         \
+        NAME##_bounded(canopy_gpu_launch L, typename App::Ctx ctx) {                               \
+        BODY<App>(L, ctx);                                                                         \
+    }                                                                                              \
+    template <class App>                                                                           \
+    void NAME##_launch(int blocks, const canopy_gpu_launch &L, const typename App::Ctx &ctx) {     \
+        if constexpr (canopy_gpu_min_blocks<App>::value > 0)                                       \
+            NAME##_bounded<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);                \
+        else                                                                                       \
+            NAME<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);                          \
+    }
 /* Blocks for a grid-stride kernel: enough to fill every SM, no more than needed. */
 inline int canopy_gpu_blocks(const canopy_gpu_launch &L, int64_t work_items, int per_sm) {
     int64_t need = (work_items + CANOPY_GPU_BLOCK - 1) / CANOPY_GPU_BLOCK;
@@ -247,7 +278,38 @@ canopy_status canopy_gpu_launch_rec(const canopy_gpu_launch &L, const typename A
  * memory, interleaved so that entry s of adjacent threads is adjacent (coalesced
  * when neighbouring threads are at the same depth). */
 
-template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+/* One step of a depth-first walk with an explicit stack (dr, gdr): tests `node`
+ * and, if the walk goes on below it, makes its first child in App's order the next
+ * node and pushes the others (in reverse, so they pop in order): the first child
+ * never makes the round trip through the stack. False when the walk must continue
+ * from the stack (node truncated or a leaf) or the stack would overflow (error set). */
+template <class App>
+__device__ __forceinline__ bool canopy_gpu_descend(const canopy_gpu_launch &L,
+                                                   const typename App::Ctx &ctx,
+                                                   typename App::State &st, int32_t &node,
+                                                   int32_t *stack, int64_t step, int32_t &sp) {
+    if (App::truncate(ctx, st, L.tree, node)) return false;
+    const canopy_node *h = canopy_tv_node(&L.tree, node);
+    if (h->child < 0) {
+        App::visit_leaf(ctx, st, L.tree, node);
+        return false;
+    }
+    const int32_t first = h->child, nchild = h->nchild;
+    if (sp + nchild - 1 > L.stack_cap) {
+        *L.error = 1;
+        sp = 0;
+        return false;
+    }
+    bool reversed = App::guided && App::order(ctx, st, L.tree, node);
+    for (int32_t c = 0; c < nchild - 1; c++)
+        stack[(int64_t)(sp++) * step] = reversed ? first + c : first + nchild - 1 - c;
+    node = reversed ? first + nchild - 1 : first;
+    return true;
+}
+
+template <class App>
+__device__ __forceinline__ void canopy_dr_body(const canopy_gpu_launch &L,
+                                               const typename App::Ctx &ctx) {
     int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int32_t *stack = L.scratch + tid; /* entry s at stack[s * nthreads] */
@@ -259,38 +321,24 @@ template <class App> __global__ void canopy_dr_kernel(canopy_gpu_launch L, typen
         typename App::State st;
         int64_t q = canopy_gpu_query(L, i);
         App::init(ctx, st, q);
-        int32_t sp = 0;
-        stack[0] = 0;
-        sp = 1;
-        while (sp > 0) {
-            int32_t node = stack[(int64_t)(--sp) * nthreads];
+        int32_t sp = 0, node = 0;
+        for (;;) {
             nodes++;
-            if (App::truncate(ctx, st, L.tree, node)) continue;
-            const canopy_node *h = canopy_tv_node(&L.tree, node);
-            if (h->child < 0) {
-                App::visit_leaf(ctx, st, L.tree, node);
-                continue;
-            }
-            if (sp + h->nchild > L.stack_cap) {
-                *L.error = 1;
-                break;
-            }
-            bool reversed = App::guided && App::order(ctx, st, L.tree, node);
-            for (int32_t c = 0; c < h->nchild; c++) {
-                int32_t child = reversed ? h->child + c : h->child + h->nchild - 1 - c;
-                stack[(int64_t)(sp++) * nthreads] = child;
-            }
+            if (canopy_gpu_descend<App>(L, ctx, st, node, stack, nthreads, sp)) continue;
+            if (sp == 0) break;
+            node = stack[(int64_t)(--sp) * nthreads];
         }
         App::finish(ctx, st, q);
     }
     canopy_counter_add(L.counters, 0, nodes);
 }
 
+CANOPY_GPU_STACK_KERNELS(canopy_dr_kernel, canopy_dr_body)
+
 template <class App>
 canopy_status canopy_gpu_launch_dr(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
     /* The driver sized L.scratch for exactly this grid (canopy_gpu_resident_threads). */
-    int blocks = L.sms * 8;
-    canopy_dr_kernel<App><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    canopy_dr_kernel_launch<App>(L.sms * 8, L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "dr kernel launch");
 }
 
@@ -335,59 +383,55 @@ canopy_status canopy_gpu_launch_sr(const canopy_gpu_launch &L, const typename Ap
 
 /* ------------------------------------------------------------ gdr -- */
 /* gdr on the GPU (Wu ch. 4): greedy autoropes. The query loop and the stack loop
- * are one loop; a thread takes the next query from a global counter as soon as its
- * stack empties, instead of waiting for the slowest lane of its warp. */
+ * are one loop; a thread takes the next query as soon as its walk ends, instead of
+ * waiting for the slowest lane of its warp. The first query of a thread is its
+ * thread index; later ones come from a global counter, one atomic per group of lanes
+ * that finish together (query order, e.g. a device sort, stays close within a warp). */
 
-template <class App> __global__ void canopy_gdr_kernel(canopy_gpu_launch L, typename App::Ctx ctx) {
+template <class App>
+__device__ __forceinline__ void canopy_gdr_body(const canopy_gpu_launch &L,
+                                                const typename App::Ctx &ctx) {
     int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int32_t *stack = L.scratch + tid;
     unsigned long long nodes = 0;
     typename App::State st;
-    int64_t i = (int64_t)atomicAdd(L.next, 1ull);
+    int64_t i = tid;
     int64_t q = 0;
-    int32_t sp = 0;
+    int32_t sp = 0, node = 0;
     if (i < L.nq) {
         q = canopy_gpu_query(L, i);
         App::init(ctx, st, q);
-        stack[0] = 0;
-        sp = 1;
     }
     while (i < L.nq) {
-        int32_t node = stack[(int64_t)(--sp) * nthreads];
         nodes++;
-        if (!App::truncate(ctx, st, L.tree, node)) {
-            const canopy_node *h = canopy_tv_node(&L.tree, node);
-            if (h->child < 0) {
-                App::visit_leaf(ctx, st, L.tree, node);
-            } else if (sp + h->nchild > L.stack_cap) {
-                *L.error = 1;
-                sp = 0;
-            } else {
-                bool reversed = App::guided && App::order(ctx, st, L.tree, node);
-                for (int32_t c = 0; c < h->nchild; c++) {
-                    int32_t child = reversed ? h->child + c : h->child + h->nchild - 1 - c;
-                    stack[(int64_t)(sp++) * nthreads] = child;
-                }
-            }
+        if (canopy_gpu_descend<App>(L, ctx, st, node, stack, nthreads, sp)) continue;
+        if (sp > 0) {
+            node = stack[(int64_t)(--sp) * nthreads];
+            continue;
         }
-        if (sp == 0) {
-            App::finish(ctx, st, q);
-            i = (int64_t)atomicAdd(L.next, 1ull);
-            if (i < L.nq) {
-                q = canopy_gpu_query(L, i);
-                App::init(ctx, st, q);
-                stack[0] = 0;
-                sp = 1;
-            }
+        App::finish(ctx, st, q);
+        /* the lanes here now share one atomic: the first of them adds their count */
+        unsigned group = __activemask();
+        int lane = threadIdx.x & 31, leader = __ffs(group) - 1;
+        unsigned long long base = 0;
+        if (lane == leader) base = atomicAdd(L.next, (unsigned long long)__popc(group));
+        base = __shfl_sync(group, base, leader);
+        i = nthreads + (int64_t)base + __popc(group & ((1u << lane) - 1u));
+        node = 0;
+        if (i < L.nq) {
+            q = canopy_gpu_query(L, i);
+            App::init(ctx, st, q);
         }
     }
     canopy_counter_add(L.counters, 0, nodes);
 }
 
+CANOPY_GPU_STACK_KERNELS(canopy_gdr_kernel, canopy_gdr_body)
+
 template <class App>
 canopy_status canopy_gpu_launch_gdr(const canopy_gpu_launch &L, const typename App::Ctx &ctx) {
-    canopy_gdr_kernel<App><<<L.sms * 8, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    canopy_gdr_kernel_launch<App>(L.sms * 8, L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "gdr kernel launch");
 }
 
@@ -760,34 +804,138 @@ static inline int canopy_gpu_is_lockstep(canopy_variant v) {
     return v == CANOPY_VARIANT_DR_L || v == CANOPY_VARIANT_SR_L || v == CANOPY_VARIANT_FSM_L;
 }
 
-/* Runs App over an uploaded tree; ctx already holds device pointers. */
+/* The device words a traversal kernel counts into, cleared and read back together:
+ * counters (nodes, group_nodes, group_longest, groups), gdr's query counter and the
+ * stack-overflow flag. */
+struct canopy_gpu_flags {
+    unsigned long long counters[4];
+    unsigned long long next;
+    int error;
+    int pad;
+};
+
+/* Checks that v runs App, and fills L's tree, query count, stack capacity and SM
+ * count (sms > 0: the caller's cached count). */
 template <class App>
-canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ctx,
-                             const canopy_tree_view *dt, const int64_t *order, int64_t nq,
-                             canopy_variant v, const canopy_profile_plan *plan,
-                             canopy_gpu_report *rep) {
+canopy_status canopy_gpu_launch_init(canopy_gpu_launch &L, const canopy_tree_view *dt, int64_t nq,
+                                     canopy_variant v, int sms) {
     if (App::guided && (v == CANOPY_VARIANT_SR || v == CANOPY_VARIANT_SR_L))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "variant %s (static ropes) needs an unguided traversal",
                            canopy_variant_name(v));
     if (App::guided && !App::equivalent && canopy_gpu_is_lockstep(v))
         return canopy_fail(CANOPY_ERR_INVALID, "lockstep needs semantically equivalent orders");
-    canopy_status s;
-    canopy_gpu_launch L;
     memset(&L, 0, sizeof L);
     L.tree = *dt;
     L.nq = nq;
     L.stack_cap = (int32_t)canopy_tree_stack_capacity(dt);
-    int dev = 0;
+    L.sms = sms;
+    if (sms <= 0) {
+        int dev = 0;
+        canopy_status s = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice");
+        if (!s)
+            s = canopy_gpu_check(
+                cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
+                "multiprocessor count");
+        if (s) return s;
+    }
+    if (v == CANOPY_VARIANT_REC)
+        /* nvcc cannot size a recursive kernel's stack; a frame with the descriptor
+         * inlined stays well under 1 KiB. */
+        return canopy_gpu_check(
+            cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 1024),
+            "device stack size for recursion");
+    return CANOPY_OK;
+}
+
+/* Bytes of the per-thread stacks (L.scratch) variant v needs on L's grid (0: none). */
+inline size_t canopy_gpu_stack_bytes(const canopy_gpu_launch &L, canopy_variant v) {
+    if (v != CANOPY_VARIANT_DR && v != CANOPY_VARIANT_GDR) return 0;
+    return (size_t)L.sms * 8 * CANOPY_GPU_BLOCK * (size_t)L.stack_cap * sizeof(int32_t);
+}
+
+/* Runs the variant's kernel on L.stream between events e0 and e1 with the flags at
+ * dflags (device) cleared first and copied back to hflags (pinned memory keeps the
+ * copy asynchronous), waits for it, and adds kernel time and counters to rep. */
+template <class App>
+canopy_status canopy_gpu_traverse(canopy_gpu_launch &L, const typename App::Ctx &ctx,
+                                  canopy_variant v, canopy_gpu_flags *dflags,
+                                  canopy_gpu_flags *hflags, cudaEvent_t e0, cudaEvent_t e1,
+                                  canopy_gpu_report *rep) {
+    L.counters = dflags->counters;
+    L.next = &dflags->next;
+    L.error = &dflags->error;
+    canopy_status s;
+    float ms = 0.0f;
+    if ((s = canopy_gpu_check(cudaMemsetAsync(dflags, 0, sizeof *dflags, L.stream),
+                              "clearing counters")) ||
+        (s = canopy_gpu_check(cudaEventRecord(e0, L.stream), "cudaEventRecord")) ||
+        (L.nq > 0 && (s = canopy_gpu_dispatch<App>(v, L, ctx))) ||
+        (s = canopy_gpu_check(cudaEventRecord(e1, L.stream), "cudaEventRecord")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(hflags, dflags, sizeof *dflags, cudaMemcpyDeviceToHost, L.stream),
+             "counters")) ||
+        (s = canopy_gpu_check(cudaStreamSynchronize(L.stream), "traversal kernel")) ||
+        (s = canopy_gpu_check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime")))
+        return s;
+    rep->traverse_seconds += ms * 1e-3;
+    if (hflags->error)
+        return canopy_fail(CANOPY_ERR_INTERNAL,
+                           "GPU %s: a traversal stack overflowed its %d entries (tree depth %d)",
+                           canopy_variant_name(v), (int)L.stack_cap, (int)L.tree.depth);
+    rep->counters.nodes += (int64_t)hflags->counters[0];
+    rep->counters.group_nodes += (int64_t)hflags->counters[1];
+    rep->counters.group_longest += (int64_t)hflags->counters[2];
+    rep->counters.groups += (int64_t)hflags->counters[3];
+    return CANOPY_OK;
+}
+
+/* Device scratch a caller keeps between calls (a resident index's): flags, pinned
+ * copy of them, per-thread stacks of stack_bytes, two events, the SM count, and the
+ * stream everything runs on. */
+struct canopy_gpu_pooled {
+    canopy_gpu_flags *dflags, *hflags;
+    int32_t *stacks;
+    size_t stack_bytes;
+    cudaEvent_t e0, e1;
+    int sms;
+    cudaStream_t stream;
+};
+
+/* canopy_gpu_run without any allocation, copy or event creation of its own: the
+ * scratch comes from P (its stacks at least canopy_gpu_stack_bytes); order is a
+ * device permutation or NULL. */
+template <class App>
+canopy_status canopy_gpu_run_pooled(const typename App::Ctx &ctx, const canopy_tree_view *dt,
+                                    const int64_t *order, int64_t nq, canopy_variant v,
+                                    const canopy_gpu_pooled &P, canopy_gpu_report *rep) {
+    canopy_gpu_launch L;
+    canopy_status s = canopy_gpu_launch_init<App>(L, dt, nq, v, P.sms);
+    if (s) return s;
+    if (canopy_gpu_stack_bytes(L, v) > P.stack_bytes)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: pooled stacks too small");
+    L.order = order;
+    L.scratch = P.stacks;
+    L.stream = P.stream;
+    return canopy_gpu_traverse<App>(L, ctx, v, P.dflags, P.hflags, P.e0, P.e1, rep);
+}
+
+/* Runs App over an uploaded tree; ctx already holds device pointers. */
+template <class App>
+canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ctx,
+                             const canopy_tree_view *dt, const int64_t *order, int64_t nq,
+                             canopy_variant v, const canopy_profile_plan *plan,
+                             canopy_gpu_report *rep) {
+    canopy_gpu_launch L;
     cudaEvent_t e0 = NULL, e1 = NULL;
     void *p;
-    unsigned long long counters[4] = {0, 0, 0, 0};
-    int err_flag = 0;
+    canopy_gpu_flags *dflags, hflags;
     double t0 = canopy_now();
     float ms = 0.0f;
-    GPU_TRY(cudaGetDevice(&dev), "cudaGetDevice");
-    GPU_TRY(cudaDeviceGetAttribute(&L.sms, cudaDevAttrMultiProcessorCount, dev),
-            "multiprocessor count");
+    canopy_status s = canopy_gpu_launch_init<App>(L, dt, nq, v, 0);
+    if (s) return s;
+    GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
+    GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
     if (order) {
         if ((s = B.upload_bytes(&p, order, sizeof(int64_t) * (size_t)nq, "query order"))) goto done;
         L.order = (const int64_t *)p;
@@ -799,8 +947,6 @@ canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ct
             goto done;
         dplan.col = (int32_t *)p;
         if ((s = B.alloc_bytes(&p, sizeof(int64_t) * (size_t)nq, "hybrid order"))) goto done;
-        GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
-        GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
         GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
         if ((s = canopy_gpu_profile_order<App>(L, ctx, dplan, (int64_t *)p, &rep->profile_tests)))
             goto done;
@@ -810,48 +956,14 @@ canopy_status canopy_gpu_run(canopy_trav_buffers &B, const typename App::Ctx &ct
         rep->schedule_seconds += ms * 1e-3;
         L.order = (const int64_t *)p;
     }
-    if ((s = B.alloc_bytes(&p, 4 * sizeof(unsigned long long), "counters"))) goto done;
-    L.counters = (unsigned long long *)p;
-    if ((s = B.alloc_bytes(&p, sizeof(int) + sizeof(unsigned long long) * 2, "flags"))) goto done;
-    L.error = (int *)p;
-    L.next = (unsigned long long *)((char *)p + 8);
-    GPU_TRY(cudaMemset(p, 0, sizeof(int) + sizeof(unsigned long long) * 2), "clearing flags");
-    GPU_TRY(cudaMemset(L.counters, 0, 4 * sizeof(unsigned long long)), "clearing counters");
-    if (v == CANOPY_VARIANT_DR || v == CANOPY_VARIANT_GDR) {
-        size_t threads = (size_t)L.sms * 8 * CANOPY_GPU_BLOCK;
-        if ((s = B.alloc_bytes(&p, threads * (size_t)L.stack_cap * sizeof(int32_t),
-                               "per-thread stacks")))
-            goto done;
+    if ((s = B.alloc_bytes(&p, sizeof(canopy_gpu_flags), "counters"))) goto done;
+    dflags = (canopy_gpu_flags *)p;
+    if (canopy_gpu_stack_bytes(L, v)) {
+        if ((s = B.alloc_bytes(&p, canopy_gpu_stack_bytes(L, v), "per-thread stacks"))) goto done;
         L.scratch = (int32_t *)p;
     }
-    if (v == CANOPY_VARIANT_REC)
-        /* nvcc cannot size a recursive kernel's stack; a frame with the descriptor
-         * inlined stays well under 1 KiB. */
-        GPU_TRY(cudaDeviceSetLimit(cudaLimitStackSize, (size_t)(dt->depth + 4) * 1024),
-                "device stack size for recursion");
-    rep->transfer_seconds += canopy_now() - t0 - rep->schedule_seconds;
-
-    if (!e0) GPU_TRY(cudaEventCreate(&e0), "cudaEventCreate");
-    if (!e1) GPU_TRY(cudaEventCreate(&e1), "cudaEventCreate");
-    GPU_TRY(cudaEventRecord(e0, 0), "cudaEventRecord");
-    if (nq > 0 && (s = canopy_gpu_dispatch<App>(v, L, ctx))) goto done;
-    GPU_TRY(cudaEventRecord(e1, 0), "cudaEventRecord");
-    GPU_TRY(cudaEventSynchronize(e1), "traversal kernel");
-    GPU_TRY(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-    rep->traverse_seconds += ms * 1e-3;
-    GPU_TRY(cudaMemcpy(counters, L.counters, sizeof counters, cudaMemcpyDeviceToHost), "counters");
-    GPU_TRY(cudaMemcpy(&err_flag, L.error, sizeof err_flag, cudaMemcpyDeviceToHost), "flags");
-    if (err_flag) {
-        s = canopy_fail(CANOPY_ERR_INTERNAL,
-                        "GPU %s: a traversal stack overflowed its %d entries (tree depth %d)",
-                        canopy_variant_name(v), (int)L.stack_cap, (int)dt->depth);
-        goto done;
-    }
-    rep->counters.nodes += (int64_t)counters[0];
-    rep->counters.group_nodes += (int64_t)counters[1];
-    rep->counters.group_longest += (int64_t)counters[2];
-    rep->counters.groups += (int64_t)counters[3];
-    s = CANOPY_OK;
+    rep->transfer_seconds += canopy_now() - t0 - ms * 1e-3;
+    s = canopy_gpu_traverse<App>(L, ctx, v, dflags, &hflags, e0, e1, rep);
 done:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);

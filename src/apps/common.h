@@ -34,11 +34,6 @@ canopy_status canopy_gpu_search(const void *ctx, const canopy_tree_view *tree, c
                                 int64_t nq, canopy_variant v,
                                 const struct canopy_profile_plan *plan,
                                 struct canopy_gpu_report *rep);
-/* kNN over a device tree with a context of device pointers (struct knn_ctx,
- * apps/knn.h): no uploads, no copies back (a resident index's device entry). */
-struct knn_ctx;
-canopy_status canopy_gpu_knn_device(const struct knn_ctx *dctx, const canopy_tree_view *dtree,
-                                    int64_t nq, canopy_variant v, struct canopy_gpu_report *rep);
 #ifdef __cplusplus
 }
 #endif

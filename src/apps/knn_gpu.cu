@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The knn application on the GPU: its descriptor as a type, and the glue that
- * uploads its context's buffers (canopy/traverse_cuda.cuh runs the rest). */
-#include "apps/knn.h"
+/* The knn application on the GPU: its descriptor as a type (the heap in the output
+ * row for large k, the register list of knn_gpu.cuh for k <= KNN_REG_MAX_K), and
+ * the glue that uploads its context's buffers (canopy/traverse_cuda.cuh runs the
+ * rest). */
+#include "apps/knn_gpu.cuh"
 
 #include "apps/common.h"
-#include "canopy/traverse_cuda.cuh"
 
 CANOPY_GPU_APP_GUIDED(knn, knn_ctx, knn_state, true)
 
-extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view *tree,
-                                        const int64_t *order, int64_t nq, canopy_variant v,
-                                        const canopy_profile_plan *plan, canopy_gpu_report *rep) {
-    const knn_ctx *h = (const knn_ctx *)vctx;
+template <class App>
+static canopy_status knn_run_app(const knn_ctx *h, const canopy_tree_view *tree,
+                                 const int64_t *order, int64_t nq, canopy_variant v,
+                                 const canopy_profile_plan *plan, canopy_gpu_report *rep) {
     size_t cells = (size_t)nq * h->k;
-    return canopy_gpu_run_app<knn_gpu>(
+    return canopy_gpu_run_app<App>(
         *h, tree, order, nq, v, plan, rep,
         [&](canopy_trav_buffers &B, knn_ctx &d, canopy_gpu_output *o, int &n) {
             canopy_status s = B.upload_points(&d.query, h->query, "knn queries");
@@ -27,18 +28,22 @@ extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view
         });
 }
 
-/* kNN with everything already on the device (a resident index's tree, the caller's
- * queries and outputs): no copies; dist2 NULL gets a scratch buffer. */
-extern "C" canopy_status canopy_gpu_knn_device(const knn_ctx *dctx, const canopy_tree_view *dtree,
-                                               int64_t nq, canopy_variant v,
-                                               canopy_gpu_report *rep) {
-    canopy_trav_buffers B;
-    knn_ctx d = *dctx;
-    if (!d.dist2) {
-        void *p;
-        canopy_status s = B.alloc_bytes(&p, sizeof(float) * (size_t)(nq * d.k), "knn distances");
-        if (s) return s;
-        d.dist2 = (float *)p;
-    }
-    return canopy_gpu_run<knn_gpu>(B, d, dtree, NULL, nq, v, NULL, rep);
+extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view *tree,
+                                        const int64_t *order, int64_t nq, canopy_variant v,
+                                        const canopy_profile_plan *plan, canopy_gpu_report *rep) {
+    const knn_ctx *h = (const knn_ctx *)vctx;
+    if (h->k > KNN_REG_MAX_K) return knn_run_app<knn_gpu>(h, tree, order, nq, v, plan, rep);
+    return knn_reg_dispatch(h->k, [&](auto app) {
+        return knn_run_app<decltype(app)>(h, tree, order, nq, v, plan, rep);
+    });
+}
+
+canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view *dtree,
+                                    const int64_t *order, int64_t nq, canopy_variant v,
+                                    const canopy_gpu_pooled &P, canopy_gpu_report *rep) {
+    if (dctx->k > KNN_REG_MAX_K)
+        return canopy_gpu_run_pooled<knn_gpu>(*dctx, dtree, order, nq, v, P, rep);
+    return knn_reg_dispatch(dctx->k, [&](auto app) {
+        return canopy_gpu_run_pooled<decltype(app)>(*dctx, dtree, order, nq, v, P, rep);
+    });
 }

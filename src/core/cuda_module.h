@@ -66,9 +66,9 @@
     RELEASE(canopy_index_device_free, (canopy_index_device * dv), (dv))                            \
     STATUS(canopy_index_device_knn,                                                                \
            (const canopy_index_device *dv, const float *d_queries, int64_t nq, int32_t k,          \
-            canopy_variant v, int64_t *d_idx, float *d_dist2, void *stream,                        \
+            canopy_variant v, canopy_schedule sched, int64_t *d_idx, float *d_dist2, void *stream, \
             canopy_gpu_report *rep),                                                               \
-           (dv, d_queries, nq, k, v, d_idx, d_dist2, stream, rep))                                 \
+           (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
     STATUS(cf_gpu_predict,                                                                         \
            (const canopy_forest *f, const cf_layout *L, canopy_points X, canopy_forest_engine e,   \
             canopy_forest_mapping m, double *acc, cf_gpu_report *rep),                             \

@@ -140,6 +140,13 @@ static void destroy(canopy_index *ix) {
     free(ix);
 }
 
+/* Device queries from this many on are Morton-sorted under schedule auto (below it a
+ * call is too short for locality to repay the sort's launches), where the sort was
+ * measured to pay (H100, bench/results/gpu-index.md, 200k queries, gdr): in 2-D, and
+ * in 7-D with leaves of 8 (sorted 15.2 ms kNN8, 4.97 ms NN; unsorted at leaf 16
+ * 16.7 and 5.66 ms, sorted at leaf 16 19.0 and 6.33 ms). */
+enum { CANOPY_INDEX_SORT_MIN = 8192, CANOPY_INDEX_SORT_MAX_D = 2, CANOPY_INDEX_GPU_LEAF = 8 };
+
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
                                  canopy_index **out) {
     *out = NULL;
@@ -171,12 +178,17 @@ canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *
         canopy_tree_options to = canopy_tree_options_default(o.kind);
         to.leaf_size = o.leaf_size;
         to.weights = w;
-        /* device: built on the GPU where a GPU build exists (kd), else uploaded once */
-        if (o.residency == CANOPY_RESIDENCY_DEVICE && o.kind == CANOPY_TREE_KD)
+        /* device: built on the GPU where a GPU build exists (kd), else uploaded once.
+         * A GPU-only kd index defaults to leaves of CANOPY_INDEX_GPU_LEAF points (H100,
+         * bench/results/gpu-index.md: uniform 7-D kNN 15.2 ms at 8 against 19.0 at the
+         * kind's 16; 2-D clusters no worse); indexes queried on the host keep 16. */
+        if (o.residency == CANOPY_RESIDENCY_DEVICE && o.kind == CANOPY_TREE_KD) {
+            if (to.leaf_size <= 0) to.leaf_size = CANOPY_INDEX_GPU_LEAF;
             s = canopy_index_device_build(pts, &to, &ix->dev, &ix->built);
-        else if (!(s = canopy_tree_build(pts, &to, &ix->built)) &&
-                 o.residency != CANOPY_RESIDENCY_HOST)
+        } else if (!(s = canopy_tree_build(pts, &to, &ix->built)) &&
+                   o.residency != CANOPY_RESIDENCY_HOST) {
             s = canopy_index_device_upload(&ix->built->view, &ix->dev);
+        }
         if (!s && ix->dev.view.hot) ix->built->device = &ix->dev.view;
     }
     canopy_free(equal);
@@ -314,17 +326,26 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            (long long)nq);
     if (o.backend == CANOPY_BACKEND_CPU)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: device pointers need backend gpu or auto", app);
-    if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE)
+    if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE &&
+        o.schedule != CANOPY_SCHEDULE_MORTON)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "%s: schedule %s is not offered for device queries (they run in the "
-                           "caller's order)",
+                           "%s: schedule %s is not offered for device queries (auto, none: the "
+                           "caller's order, morton: sorted on the device)",
                            app, canopy_schedule_name(o.schedule));
-    /* what auto picks for kNN on the GPU (a guided traversal: gdr, unsorted) */
+    /* what auto picks for kNN on the GPU (a guided traversal: gdr), and the device
+     * sort when there are enough queries for a whole GPU to gain locality */
     canopy_variant v = o.variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o.variant;
+    canopy_schedule sched = o.schedule;
+    if (sched == CANOPY_SCHEDULE_AUTO)
+        sched = nq >= CANOPY_INDEX_SORT_MIN && (ix->tree->view.d <= CANOPY_INDEX_SORT_MAX_D ||
+                                                ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF)
+                    ? CANOPY_SCHEDULE_MORTON
+                    : CANOPY_SCHEDULE_NONE;
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
-    s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, d_idx, d_dist2, stream, &rep);
+    s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);
     if (s || !stats) return s;
+    stats->schedule_seconds = rep.schedule_seconds;
     stats->transfer_seconds = rep.transfer_seconds;
     stats->traverse_seconds = rep.traverse_seconds;
     stats->queries = nq;
@@ -335,10 +356,13 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     stats->nodes_per_group =
         rep.counters.groups ? (double)rep.counters.group_nodes / (double)rep.counters.groups : 0.0;
     stats->variant = v;
-    stats->schedule = CANOPY_SCHEDULE_NONE;
+    stats->schedule = sched;
     stats->backend = CANOPY_BACKEND_GPU;
     stats->device_tree_reused = 1;
-    snprintf(stats->note, sizeof stats->note, "device pointers: resident tree, caller's order");
+    snprintf(stats->note, sizeof stats->note,
+             "device pointers: resident tree, %s (schedule %s; auto sorts from %d queries)",
+             sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
+             canopy_schedule_name(o.schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
 }
 

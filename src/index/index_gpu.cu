@@ -3,11 +3,71 @@
  * and the device-pointer kNN entry. */
 #include "index/device.h"
 
-#include "apps/common.h"
-#include "apps/knn.h"
-#include "canopy/traverse_cuda.cuh"
+#include "apps/knn_gpu.cuh"
+#include "core/gpu_pool.cuh"
+#include "traverse/gpu_schedule.h"
 
+#include <mutex>
+#include <new>
 #include <string.h>
+
+/* What a query of a resident index reuses: one grow-only device arena (flags, stacks,
+ * sort buffers, the query order, distances nobody asked for), the flags' pinned
+ * twin, four events, the SM count and the box of the index's points (the Morton
+ * grid). The lock serialises the queries that share it. */
+struct canopy_index_scratch {
+    std::mutex lock;
+    unsigned char *arena = nullptr;
+    size_t arena_bytes = 0;
+    canopy_gpu_flags *hflags = nullptr;
+    cudaEvent_t ev[5] = {}; /* sort start, end; kernel start, end; legacy-stream mark */
+    uint32_t *box = nullptr;
+    bool box_ready = false;
+    int sms = 0;
+};
+
+static void scratch_free(canopy_index_scratch *x) {
+    if (!x) return;
+    cudaFree(x->arena);
+    cudaFreeHost(x->hflags);
+    cudaFree(x->box);
+    for (cudaEvent_t e : x->ev)
+        if (e) cudaEventDestroy(e);
+    delete x;
+}
+
+/* Everything but the arena, which grows on demand. */
+static canopy_status scratch_new(canopy_index_scratch **out) {
+    *out = nullptr;
+    canopy_index_scratch *x = new (std::nothrow) canopy_index_scratch;
+    if (!x) return canopy_fail(CANOPY_ERR_NOMEM, "index scratch");
+    int dev = 0;
+    cudaError_t e = cudaMallocHost(&x->hflags, sizeof *x->hflags);
+    if (e == cudaSuccess) e = cudaMalloc(&x->box, sizeof(uint32_t) * CANOPY_GPU_BOX_WORDS);
+    for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&x->ev[i]);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&x->ev[4], cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&x->sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) {
+        scratch_free(x);
+        return canopy_gpu_check(e, "index scratch");
+    }
+    *out = x;
+    return CANOPY_OK;
+}
+
+static canopy_status scratch_reserve(canopy_index_scratch *x, size_t bytes) {
+    if (bytes <= x->arena_bytes) return CANOPY_OK;
+    cudaFree(x->arena);
+    x->arena = nullptr;
+    x->arena_bytes = 0;
+    cudaError_t e = cudaMalloc(&x->arena, bytes);
+    if (e != cudaSuccess)
+        return canopy_fail(CANOPY_ERR_DEVICE, "GPU: allocating %zu bytes of index scratch: %s",
+                           bytes, cudaGetErrorString(e));
+    x->arena_bytes = bytes;
+    return CANOPY_OK;
+}
 
 extern "C" canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
                                                    canopy_index_device *dv, canopy_tree **host) {
@@ -20,6 +80,12 @@ extern "C" canopy_status canopy_index_device_build(canopy_points pts, const cano
         return s;
     }
     memset(dv, 0, sizeof *dv);
+    if ((s = scratch_new(&dv->scratch))) {
+        canopy_gpu_tree_free(g);
+        canopy_tree_free(*host);
+        *host = NULL;
+        return s;
+    }
     dv->view = *canopy_gpu_tree_view(g);
     dv->built = g;
     dv->bytes = (size_t)canopy_tree_view_bytes(&dv->view);
@@ -47,8 +113,15 @@ static canopy_status put(const T **dev, const T *host, int64_t count, const char
 extern "C" canopy_status canopy_index_device_upload(const canopy_tree_view *h,
                                                     canopy_index_device *dv) {
     memset(dv, 0, sizeof *dv);
+    canopy_status s = scratch_new(&dv->scratch);
+    if (s) return s;
+    /* the arrays start NULL and turn to device copies one by one: on a failure the
+     * free below touches device memory only */
     dv->view = *h;
-    canopy_status s;
+    dv->view.hot = NULL;
+    dv->view.points = dv->view.weights = NULL;
+    dv->view.ids = NULL;
+    dv->view.rope = NULL;
     if ((s = put(&dv->view.hot, h->hot, (int64_t)h->n_nodes * h->hot_stride, "index nodes")) ||
         (s = put(&dv->view.points, h->points, h->n * h->d, "index points")) ||
         (s = put(&dv->view.ids, h->ids, h->n, "index ids")) ||
@@ -62,6 +135,7 @@ extern "C" canopy_status canopy_index_device_upload(const canopy_tree_view *h,
 }
 
 extern "C" void canopy_index_device_free(canopy_index_device *dv) {
+    scratch_free(dv->scratch);
     if (dv->built) {
         canopy_gpu_tree_free(dv->built);
     } else {
@@ -86,22 +160,74 @@ static int on_device(const void *p) {
 
 extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
                                                  const float *d_queries, int64_t nq, int32_t k,
-                                                 canopy_variant v, int64_t *d_idx, float *d_dist2,
-                                                 void *stream, canopy_gpu_report *rep) {
+                                                 canopy_variant v, canopy_schedule sched,
+                                                 int64_t *d_idx, float *d_dist2, void *stream,
+                                                 canopy_gpu_report *rep) {
     if (nq > 0 && (!on_device(d_queries) || !on_device(d_idx) || (d_dist2 && !on_device(d_dist2))))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "index knn (device): queries, indices and distances must be device "
                            "memory");
-    /* Inputs the caller produced on its stream must be complete before the kernels,
-     * which run on the legacy default stream. */
-    canopy_status s =
-        canopy_gpu_check(cudaStreamSynchronize((cudaStream_t)stream), "waiting for the stream");
-    if (s) return s;
-    knn_ctx d;
-    d.query = canopy_points_make(d_queries, nq, dv->view.d);
-    d.k = k;
-    d.self = 0;
-    d.idx = d_idx;
-    d.dist2 = d_dist2;
-    return canopy_gpu_knn_device(&d, &dv->view, nq, v, rep);
+    canopy_index_scratch *x = dv->scratch;
+    std::lock_guard<std::mutex> hold(x->lock);
+    const cudaStream_t st = (cudaStream_t)stream;
+    const int32_t d = dv->view.d;
+    const bool sorted = sched == CANOPY_SCHEDULE_MORTON && nq > 1;
+    canopy_status s;
+    /* Work the caller queued on the legacy default stream (cudaMemset, kernels on
+     * stream 0) comes first too, as when the kernels ran there: a non-blocking
+     * stream would not wait for it. An event, not a host synchronisation. */
+    if (st != 0 && st != cudaStreamLegacy &&
+        ((s = canopy_gpu_check(cudaEventRecord(x->ev[4], cudaStreamLegacy), "cudaEventRecord")) ||
+         (s = canopy_gpu_check(cudaStreamWaitEvent(st, x->ev[4], 0), "waiting for stream 0"))))
+        return s;
+    if (sorted && !x->box_ready) {
+        if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, d, x->box))) return s;
+        x->box_ready = true;
+    }
+    /* the arena: flags | stacks | order | distances | sort scratch */
+    canopy_gpu_launch probe;
+    if ((s = canopy_gpu_launch_init<knn_reg_gpu<1>>(probe, &dv->view, nq, v, x->sms))) return s;
+    typedef canopy_gpu_carve C;
+    const size_t stack_bytes = canopy_gpu_stack_bytes(probe, v);
+    const bool own_dist2 = !d_dist2 && k > KNN_REG_MAX_K;
+    size_t sort_bytes = 0;
+    if (sorted && (s = canopy_gpu_morton_scratch(nq, d, &sort_bytes))) return s;
+    size_t need = C::bytes<canopy_gpu_flags>(1) + C::bytes<unsigned char>((int64_t)stack_bytes) +
+                  (sorted ? C::bytes<int64_t>(nq) : 0) + (own_dist2 ? C::bytes<float>(nq * k) : 0) +
+                  sort_bytes;
+    if ((s = scratch_reserve(x, need))) return s;
+    C c = {x->arena, 0};
+    canopy_gpu_pooled P;
+    P.dflags = c.take<canopy_gpu_flags>(1);
+    P.hflags = x->hflags;
+    P.stacks = (int32_t *)c.take<unsigned char>((int64_t)stack_bytes);
+    P.stack_bytes = stack_bytes;
+    P.e0 = x->ev[2];
+    P.e1 = x->ev[3];
+    P.sms = x->sms;
+    P.stream = st;
+    int64_t *order = sorted ? c.take<int64_t>(nq) : NULL;
+    knn_ctx dc;
+    dc.query = canopy_points_make(d_queries, nq, d);
+    dc.k = k;
+    dc.self = 0;
+    dc.idx = d_idx;
+    dc.dist2 = own_dist2 ? c.take<float>(nq * k) : d_dist2;
+    if (sorted) {
+        void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
+        if ((s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord")) ||
+            (s = canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes, order,
+                                         stream)) ||
+            (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord")))
+            return s;
+    }
+    if ((s = canopy_gpu_knn_pooled(&dc, &dv->view, order, nq, v, P, rep))) return s;
+    if (sorted) {
+        float ms = 0.0f;
+        if ((s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),
+                                  "cudaEventElapsedTime")))
+            return s;
+        rep->schedule_seconds += ms * 1e-3;
+    }
+    return CANOPY_OK;
 }

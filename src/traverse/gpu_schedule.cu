@@ -113,7 +113,103 @@ int on_device(const void *p) {
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
+enum { RESIDENT_KEY_BITS = 24 };
+
+/* A resident query's Morton key: its first min(d, 24) coordinates on a grid of
+ * 2^bits cells per axis over the box (the max lands in the last cell). */
+__global__ void k_resident_keys(const float *q, int64_t n, int32_t d, const uint32_t *box,
+                                uint32_t *keys, int64_t *idx) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int32_t dd = d < RESIDENT_KEY_BITS ? d : RESIDENT_KEY_BITS;
+    const int32_t bits = RESIDENT_KEY_BITS / dd;
+    const float cells = (float)(1u << bits);
+    uint32_t x[RESIDENT_KEY_BITS];
+    for (int32_t j = 0; j < dd; j++) {
+        float lo = float_of(box[j]), hi = float_of(box[MAX_DIMS + j]);
+        float c = hi > lo ? (q[i * d + j] - lo) * (cells / (hi - lo)) : 0.0f;
+        c = c > 0.0f ? c : 0.0f; /* NaN lands in cell 0 */
+        x[j] = c < cells ? (uint32_t)c : (1u << bits) - 1;
+    }
+    uint32_t key = 0;
+    for (int32_t b = bits - 1; b >= 0; b--)
+        for (int32_t j = 0; j < dd; j++) key = key << 1 | ((x[j] >> b) & 1u);
+    keys[i] = key;
+    idx[i] = i;
+}
+
 } // namespace
+
+extern "C" canopy_status canopy_gpu_points_box(const float *d_pts, int64_t n, int32_t d,
+                                               uint32_t *box) {
+    uint32_t box0[2 * MAX_DIMS];
+    for (int j = 0; j < MAX_DIMS; j++) box0[j] = 0xffffffffu, box0[MAX_DIMS + j] = 0;
+    unsigned long long *bad = NULL;
+    canopy_status rc = canopy_gpu_check(cudaMalloc(&bad, sizeof *bad), "index box flag");
+    if (!rc)
+        rc = canopy_gpu_check(cudaMemcpy(box, box0, sizeof box0, cudaMemcpyHostToDevice),
+                              "clearing the index box");
+    if (!rc && n > 0) {
+        /* the points are finite (checked at build): the flag is only a sink */
+        k_box<<<blocks(n), THREADS>>>(d_pts, d, n, d < MAX_DIMS ? d : MAX_DIMS, box, bad);
+        rc = canopy_gpu_check(cudaDeviceSynchronize(), "the index box");
+    }
+    cudaFree(bad);
+    return rc;
+}
+
+namespace {
+/* Key bits for d coordinates: the same number of bits for each of min(d, 24). */
+int resident_end_bit(int32_t d) {
+    const int32_t dd = d < RESIDENT_KEY_BITS ? d : RESIDENT_KEY_BITS;
+    return RESIDENT_KEY_BITS / dd * dd;
+}
+
+canopy_status resident_sort_bytes(int64_t nq, int32_t d, size_t *sort_bytes) {
+    *sort_bytes = 0;
+    return canopy_gpu_check(cub::DeviceRadixSort::SortPairs(
+                                nullptr, *sort_bytes, (const uint32_t *)nullptr,
+                                (uint32_t *)nullptr, (const int64_t *)nullptr, (int64_t *)nullptr,
+                                (int)nq, 0, resident_end_bit(d), (cudaStream_t)0),
+                            "sizing the query sort");
+}
+} // namespace
+
+extern "C" canopy_status canopy_gpu_morton_scratch(int64_t nq, int32_t d, size_t *bytes) {
+    size_t sort_bytes;
+    canopy_status rc = resident_sort_bytes(nq, d, &sort_bytes);
+    typedef canopy_gpu_carve C;
+    *bytes = C::bytes<uint32_t>(nq) * 2 + C::bytes<int64_t>(nq) +
+             C::bytes<unsigned char>((int64_t)sort_bytes);
+    return rc;
+}
+
+extern "C" canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d,
+                                                 const uint32_t *box, void *scratch,
+                                                 size_t scratch_bytes, int64_t *d_order,
+                                                 void *stream) {
+    if (nq <= 0) return CANOPY_OK;
+    if (nq >= INT32_MAX)
+        return canopy_fail(CANOPY_ERR_INVALID, "queries: %lld exceed the GPU sort's limit",
+                           (long long)nq);
+    size_t sort_bytes, need;
+    canopy_status rc;
+    if ((rc = resident_sort_bytes(nq, d, &sort_bytes)) ||
+        (rc = canopy_gpu_morton_scratch(nq, d, &need)))
+        return rc;
+    if (need > scratch_bytes)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "GPU query sort: scratch too small");
+    cudaStream_t st = (cudaStream_t)stream;
+    canopy_gpu_carve c = {(unsigned char *)scratch, 0};
+    uint32_t *ka = c.take<uint32_t>(nq), *kb = c.take<uint32_t>(nq);
+    int64_t *va = c.take<int64_t>(nq);
+    void *tmp = c.take<unsigned char>((int64_t)sort_bytes);
+    k_resident_keys<<<blocks(nq), THREADS, 0, st>>>(d_q, nq, d, box, ka, va);
+    if ((rc = canopy_gpu_check(cudaGetLastError(), "query keys"))) return rc;
+    return canopy_gpu_check(cub::DeviceRadixSort::SortPairs(tmp, sort_bytes, ka, kb, va, d_order,
+                                                            (int)nq, 0, resident_end_bit(d), st),
+                            "sorting the queries");
+}
 
 extern "C" canopy_status canopy_gpu_schedule_queries(canopy_schedule s, canopy_points queries,
                                                      int64_t *order) {

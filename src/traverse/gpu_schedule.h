@@ -17,6 +17,23 @@ extern "C" {
 
 canopy_status canopy_gpu_schedule_queries(canopy_schedule s, canopy_points queries, int64_t *order);
 
+/* The query order of a resident index, all on the device and stream-ordered (no
+ * allocation, no host synchronisation): Morton keys of at most 24 bits over a fixed
+ * box (the index's points' box, computed once by canopy_gpu_points_box; queries
+ * outside it are clamped onto it), sorted stably with CUB. Locality is all that
+ * matters here (results do not depend on the order), so the keys are coarser than
+ * canopy_gpu_schedule_queries' and take fewer radix passes. */
+enum { CANOPY_GPU_BOX_WORDS = 2 * 63 };
+/* box: CANOPY_GPU_BOX_WORDS device words; synchronous (once per index). */
+canopy_status canopy_gpu_points_box(const float *d_pts, int64_t n, int32_t d, uint32_t *box);
+/* Device scratch bytes canopy_gpu_morton_order needs for nq queries of d dimensions. */
+canopy_status canopy_gpu_morton_scratch(int64_t nq, int32_t d, size_t *bytes);
+/* d_order (nq, device) := the permutation of the dense device queries (nq, d) in key
+ * order, on `stream` (a cudaStream_t). */
+canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, const uint32_t *box,
+                                      void *scratch, size_t scratch_bytes, int64_t *d_order,
+                                      void *stream);
+
 #ifdef __cplusplus
 }
 #endif

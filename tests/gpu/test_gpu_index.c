@@ -2,8 +2,10 @@
 /* Device-resident indexes (residency device and both) against brute force and the
  * host index on fresh random inputs: kNN (queries and self-queries), radius counts,
  * gravity and search; the second query uploads no tree (stats); the device-pointer
- * kNN equals the host API; bad pointers, host-only indexes and freed handles are
- * rejected. Exits 77 without a GPU. */
+ * kNN equals the host API in the caller's order and sorted on the device (schedules
+ * none, morton, auto), with register lists (k <= 16) and the heap (k > 16); bad
+ * pointers, host-only indexes and freed handles are rejected. Exits 77 without a
+ * GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
@@ -64,6 +66,9 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
               info.device_bytes, info.bytes);
     CHECK_MSG(info.gpu_built == (res == CANOPY_RESIDENCY_DEVICE && kind == CANOPY_TREE_KD),
               "%s: gpu_built %d", tag, info.gpu_built);
+    /* a GPU-only kd index defaults to leaves of 8, the others to the kind's 16 */
+    CHECK_MSG(info.leaf_size == (info.gpu_built ? 8 : 16), "%s: leaf size %d", tag,
+              (int)info.leaf_size);
     canopy_run_options o = gpu_opts();
     canopy_stats st;
     CHECK_OK(canopy_knn_brute(ref, qry, k, bi, bd));
@@ -103,24 +108,56 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
     CHECK(cudaMalloc((void **)&dd, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
     CHECK(cudaMemcpyAsync(dq, qry.data, sizeof(float) * (size_t)(nq * ref.d),
                           cudaMemcpyHostToDevice, stream) == cudaSuccess);
-    memset(&st, 0xff, sizeof st);
-    CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, NULL, di, dd, stream, &st));
-    CHECK(st.device_tree_reused == 1 && st.tree_upload_bytes == 0 && st.queries == nq);
-    CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
-          cudaSuccess);
-    CHECK(cudaMemcpy(hd, dd, sizeof(float) * (size_t)cells, cudaMemcpyDeviceToHost) == cudaSuccess);
-    CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0 &&
-                  memcmp(hd, bd, sizeof(float) * (size_t)cells) == 0,
-              "%s: device-pointer kNN differs", tag);
+    /* caller's order, sorted on the device, auto (sorts from 8192 queries) */
+    static const canopy_schedule scheds[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE,
+                                             CANOPY_SCHEDULE_MORTON};
+    for (int si = 0; si < 3; si++) {
+        canopy_run_options so = canopy_run_options_default();
+        so.schedule = scheds[si];
+        /* on the legacy stream, not `stream`: the call orders its kernels after both */
+        CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)(cells + 1)) == cudaSuccess);
+        CHECK(cudaMemset(dd, 0xff, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
+        memset(&st, 0xff, sizeof st);
+        CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, stream, &st));
+        /* auto sorts from 8192 queries where that paid: d <= 2 or leaves of <= 8 */
+        int sorts = nq >= 8192 && (ref.d <= 2 || info.leaf_size <= 8);
+        canopy_schedule want = scheds[si] != CANOPY_SCHEDULE_AUTO ? scheds[si]
+                               : sorts                            ? CANOPY_SCHEDULE_MORTON
+                                                                  : CANOPY_SCHEDULE_NONE;
+        CHECK_MSG(st.device_tree_reused == 1 && st.tree_upload_bytes == 0 && st.queries == nq &&
+                      st.schedule == want,
+                  "%s: device stats (schedule %s, want %s)", tag, canopy_schedule_name(st.schedule),
+                  canopy_schedule_name(want));
+        CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK(cudaMemcpy(hd, dd, sizeof(float) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0 &&
+                      memcmp(hd, bd, sizeof(float) * (size_t)cells) == 0,
+                  "%s k=%d: device-pointer kNN (schedule %s) differs", tag, (int)k,
+                  canopy_schedule_name(scheds[si]));
+    }
     /* lockstep variant and no distances */
     canopy_run_options l = canopy_run_options_default();
     l.variant = CANOPY_VARIANT_DR_L;
-    CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
-    CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &l, di, NULL, NULL, NULL));
-    CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
-          cudaSuccess);
-    CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
-              "%s: device-pointer kNN (dr_l) differs", tag);
+    for (int sorted = 0; sorted < 2; sorted++) {
+        l.schedule = sorted ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
+        CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
+        CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &l, di, NULL, NULL, NULL));
+        CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
+                  "%s k=%d: device-pointer kNN (dr_l, %s) differs", tag, (int)k,
+                  sorted ? "sorted" : "caller's order");
+    }
+    /* no queries: nothing written, sorted or not */
+    canopy_run_options m = canopy_run_options_default();
+    m.schedule = CANOPY_SCHEDULE_MORTON;
+    CHECK_OK(canopy_index_knn_device(ix, dq, 0, k, &m, di, dd, NULL, &st));
+    CHECK(st.queries == 0);
+    m.schedule = CANOPY_SCHEDULE_HILBERT;
+    CHECK_FAILS(canopy_index_knn_device(ix, dq, nq, k, &m, di, dd, NULL, NULL),
+                CANOPY_ERR_UNSUPPORTED, "not offered for device queries");
     if (nq > 0) {
         CHECK_FAILS(canopy_index_knn_device(ix, qry.data, nq, k, NULL, di, dd, NULL, NULL),
                     CANOPY_ERR_INVALID, "device memory");
@@ -132,6 +169,29 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
     canopy_index_free(ix);
     canopy_index_free(hx);
     free(bi), free(gi), free(hi), free(bd), free(gd), free(hd);
+}
+
+/* Also orders rows by their first coordinate. */
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Enough queries for auto to sort them on the device, in random order and already
+ * sorted (by x: the caller's order is then the fast one), small and large k. */
+static void many_queries_case(uint64_t seed) {
+    int64_t n = 30000, nq = 12000;
+    float *rp = make_points(n, 7, 1, seed), *qp = make_points(nq, 7, 1, seed + 1);
+    canopy_points ref = canopy_points_make(rp, n, 2), qry = canopy_points_make(qp, nq, 2);
+    knn_case(ref, qry, CANOPY_RESIDENCY_DEVICE, 8, CANOPY_TREE_KD, "many queries, random order");
+    knn_case(ref, qry, CANOPY_RESIDENCY_DEVICE, 17, CANOPY_TREE_KD, "many queries, k 17");
+    qsort(qp, (size_t)nq, 2 * sizeof(float), cmp_float);
+    knn_case(ref, qry, CANOPY_RESIDENCY_BOTH, 5, CANOPY_TREE_KD, "many queries, sorted by x");
+    /* 7-D: auto sorts for the GPU-only index (leaves of 8), not for leaves of 16 */
+    ref = canopy_points_make(rp, n, 7), qry = canopy_points_make(qp, nq, 7);
+    knn_case(ref, qry, CANOPY_RESIDENCY_DEVICE, 4, CANOPY_TREE_KD, "many queries, 7-D device");
+    knn_case(ref, qry, CANOPY_RESIDENCY_BOTH, 4, CANOPY_TREE_KD, "many queries, 7-D both");
+    free(rp), free(qp);
 }
 
 static void radius_case(canopy_points ref, canopy_points qry, canopy_residency res,
@@ -181,11 +241,6 @@ static void gravity_case(int64_t n, uint64_t seed) {
     free(p), free(w), free(a), free(h);
 }
 
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 static void search_case(int64_t n, uint64_t seed) {
     float *keys = make_points(n, 1, 2, seed);
     for (int64_t i = 0; i < n; i++) keys[i] += (float)(i % 7);
@@ -223,7 +278,9 @@ int main(void) {
     static const int64_t sizes[] = {1, 5, 1000, 20000};
     static const canopy_residency res[] = {CANOPY_RESIDENCY_DEVICE, CANOPY_RESIDENCY_BOTH};
     char tag[128];
-    for (int si = 0; si < 4; si++)
+    const char *small_env = getenv("CANOPY_GPU_SMALL");
+    const int small = small_env && small_env[0] == '1', n_sizes = small ? 3 : 4;
+    for (int si = 0; si < n_sizes; si++)
         for (int di = 0; di < 4; di++)
             for (int kind = 0; kind < 3; kind++)
                 for (int ri = 0; ri < 2; ri++) {
@@ -241,13 +298,22 @@ int main(void) {
                              canopy_tree_kind_name(tk));
                     knn_case(ref, qry, res[ri], 8, tk, tag);
                     if (si >= 2) knn_case(ref, qry, res[ri], 1, tk, tag);
+                    /* register lists of 4 and 16 slots, the heap beyond 16; n = 5: n < k */
+                    if (si == 1 || (si == 2 && ri == 0)) {
+                        knn_case(ref, qry, res[ri], 3, tk, tag);
+                        knn_case(ref, qry, res[ri], 16, tk, tag);
+                        knn_case(ref, qry, res[ri], 20, tk, tag);
+                    }
                     radius_case(ref, qry, res[ri], tk, d == 7 ? 0.35f : 0.05f, tag);
                     free(rp), free(qp);
                 }
-    gravity_case(3000, seed + 1);
-    gravity_case(40000, seed + 2);
-    search_case(1, seed + 3);
-    search_case(50000, seed + 4);
+    if (!small) {
+        many_queries_case(seed + 5);
+        gravity_case(3000, seed + 1);
+        gravity_case(40000, seed + 2);
+        search_case(1, seed + 3);
+        search_case(50000, seed + 4);
+    }
     /* a freed resident handle is rejected by every entry, the device one included */
     float pts[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     canopy_index *ix =
