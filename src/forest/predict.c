@@ -15,7 +15,7 @@
 
 /* The interpreter's queue holds ROW_BLOCK x TREE_BLOCK tasks per call; a task of
  * either engine spans at most SYNC_SPAN rows (cache_blocks). */
-enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_SPAN = 4096 };
+enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_SPAN = 16384 };
 
 canopy_predict_options canopy_predict_options_default(void) {
     canopy_predict_options o;
