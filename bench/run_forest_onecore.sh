@@ -4,9 +4,8 @@
 # XGBoost's inplace_predict on depth-8 boosted models with 5 % NaN (forest_nan_bench.py),
 # and the cache model's layout ranking against measured times for the interpreter and
 # the walkers, SIMD and scalar (forest_layout_bench.py). Models are written to OUT_DIR
-# first: xgb100,
-# 100 boosting rounds of depth 8 on 20,000 x 50 rows, and xgb1200, a 1,200-tree model
-# made by forest_load_bench.py --make 20.
+# first: xgb100, 100 boosting rounds of depth 8 on 20,000 x 50 rows, and xgb1200, a
+# 1,200-tree model made by forest_load_bench.py --make 20.
 # Usage: bench/run_forest_onecore.sh BUILD_DIR OUT_DIR
 #   env: CANOPY_BENCH_BASE (another build's libcanopy.so to run beside, e.g. main),
 #        CANOPY_BENCH_ROUNDS (default 7)
