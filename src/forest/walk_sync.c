@@ -168,6 +168,10 @@ static inline size_t step_zero(const char *base, size_t off, const char *x) {
     return nd->next + ((uint32_t)cf_go_right(v, nd->thr, nd->key) << 4);
 }
 
+/* deepest complete tree whose lower levels and leaves cf_walk_sync prefetches (8 KB of
+ * nodes) */
+#define CF_PREFETCH_DEPTH 10
+
 /* The plain rule on a complete bf tree (cf_pnode, 8 bytes), in slot numbers: the
  * child is computed, not loaded, as 2i + 1 + (t < x), which x86 compilers turn into
  * lea + adc on the compare's carry; NaN goes right (unordered sets the carry), which
@@ -290,6 +294,14 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
                 size = 1;
             }
             for (int32_t r = 0; r < CF_SYNC_ROWS; r++) off[r] = root;
+            /* a small tree's lower nodes and leaf values are fetched (from L2, in a
+             * tree block) while the top levels are walked: ~8 % on one core */
+            if (mode == CF_SWEEP_PERFECT && L->tree_depth[t] <= CF_PREFETCH_DEPTH) {
+                int64_t bottom = ((int64_t)1 << L->tree_depth[t]) - 1;
+                for (int64_t i = 31; i < bottom; i += 8)
+                    __builtin_prefetch((const cf_pnode *)tb + i);
+                for (int64_t i = bottom; i <= 2 * bottom; i += 8) __builtin_prefetch(val + i);
+            }
             sweeps[mode](tb, L->tree_depth[t], xs, xrs, nr, off);
             int32_t o = L->sync_out[t];
             /* size is 1 or sizeof(cf_snode): a constant divisor each, not a div per row */
