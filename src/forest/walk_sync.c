@@ -12,8 +12,9 @@
  * in float, next + 16 * right; no multiply, no sign extension. A row block without
  * NaN (checked once per block) uses the plain compare x > threshold, which is the
  * model's rule for every non-missing value. The simd engine runs the same sweep on
- * lanes over rows with gathers (walk_sync_lanes.h, written once on the SIMT lane
- * primitives; AVX2: 8 rows, AVX-512: 16), chosen at run time. */
+ * lanes over rows (walk_sync_lanes.h, written once on the SIMT lane primitives; AVX2:
+ * 8 rows, AVX-512: 16), chosen at run time: with gathers on linked nodes, and on
+ * complete trees from registers for the top levels and in the scalar chains below. */
 #include "forest/forest.h"
 #include "forest/walk_sync.h"
 

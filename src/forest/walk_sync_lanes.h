@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The walker's sweeps on SIMT_W lanes over rows, written once with the SIMT lane
  * primitives: included by walk_sync_avx2.c (8 lanes) and walk_sync_avx512.c (16) after
- * they define SIMT_W and CF_SWEEPS (their table's name). Each lane takes the scalar
- * step of its row (walk_sync.c): gather the node's threshold and feature offset (and,
- * on linked nodes, next and key), gather x, compare in float, next + right. */
+ * they define SIMT_W and CF_SWEEPS (their table's name). On linked nodes each lane
+ * takes the scalar step of its row (walk_sync.c): gather the node's threshold, feature
+ * offset, next and key, gather x, compare in float, next + right. Complete trees
+ * gather nothing: sweep_perfect_top below. */
 #include "forest/forest.h"
 #include "forest/walk_sync.h"
 #include "simt/lanes.h"
@@ -12,29 +13,26 @@
 static inline __attribute__((always_inline)) void sweep_lanes(const char *base, int32_t depth,
                                                               const char *xb, size_t rs, int32_t nr,
                                                               uint32_t *off, int mode) {
-    /* complete trees count slots of 8 bytes, linked nodes bytes */
-    const int perfect = mode == CF_SWEEP_PERFECT, scale = perfect ? (int)sizeof(cf_pnode) : 1;
     for (int32_t s = 0; s < depth; s++)
         for (int32_t r = 0; r < nr; r += SIMT_W) {
             simt_int rows = simt_iota() + r;
             rows &= rows < nr;
             simt_int o = simt_loadu(off + r);
             /* the node's gathers first, then x's, which waits for fo */
-            simt_int fo = simt_gather_at(base + 4, o, scale);
-            simt_float thr = (simt_float)simt_gather_at(base, o, scale);
-            simt_int nx = perfect ? o + o + 1 : simt_gather_at(base + 8, o, 1);
+            simt_int fo = simt_gather_at(base + 4, o, 1);
+            simt_float thr = (simt_float)simt_gather_at(base, o, 1);
+            simt_int nx = simt_gather_at(base + 8, o, 1);
             simt_int key =
                 mode == CF_SWEEP_NAN || mode == CF_SWEEP_ZERO ? simt_gather_at(base + 12, o, 1) : o;
             simt_float x = (simt_float)simt_gather_at(xb, rows * (int32_t)rs + fo, 1);
-            /* the complete trees send NaN right (build_perfect mirrors default-left) */
-            simt_mask right = perfect ? ~(x <= thr) : x > thr;
+            simt_mask right = x > thr;
             if (mode == CF_SWEEP_NAN || mode == CF_SWEEP_ZERO) {
                 simt_mask miss = x != x;
                 if (mode == CF_SWEEP_ZERO)
                     miss |= (simt_abs_f(x) <= CF_ZERO_EPS) & ((key & CF_KEY_ZERO) == CF_KEY_ZERO);
                 right = simt_blend(miss, (key & CF_KEY_DL) == 0, right);
             }
-            simt_storeu(off + r, nx + (right & (perfect ? 1 : (int)sizeof(cf_snode))));
+            simt_storeu(off + r, nx + (right & (int)sizeof(cf_snode)));
         }
 }
 
@@ -74,8 +72,9 @@ static inline simt_float load_where(simt_int i, int32_t n, const char *p, simt_f
 /* The complete trees' top levels: a level of 2^k nodes reads, for W rows at once,
  * each node's column as one vector (the rows are feature-major) and keeps it in the
  * lanes whose row is at that node; the lanes' thresholds come by permutes from one or
- * two vectors of the level's nodes. No gather: one costs ~20 cycles on the AMD EPYC
- * VM, where the whole SIMD sweep measured behind the scalar one. */
+ * two vectors of the level's nodes; NaN goes right (build_perfect mirrors default-left
+ * nodes). No gather: one costs ~20 cycles on the AMD EPYC VM, where the sweep that
+ * gathered every node and input measured behind the scalar one. */
 static void sweep_perfect_top(const char *base, int32_t depth, const char *xb, size_t rs,
                               int32_t nr, uint32_t *off) {
     const cf_pnode *p = (const cf_pnode *)base;
@@ -94,9 +93,8 @@ static void sweep_perfect_top(const char *base, int32_t depth, const char *xb, s
                 memcpy(&x[g], col + g * sizeof x[g], sizeof x[g]);
             for (int32_t n = first + 1; n < 2 * first + 1; n++) {
                 col = xr + p[n].fofs;
-                for (int g = 0; g < CF_TOP_GROUPS; g++) {
+                for (int g = 0; g < CF_TOP_GROUPS; g++)
                     x[g] = load_where(i[g], n, col + g * sizeof x[g], x[g]);
-                }
             }
             for (int g = 0; g < CF_TOP_GROUPS; g++) {
                 simt_int j = i[g] - first;
