@@ -8,12 +8,14 @@
 # 1,200-tree model made by forest_load_bench.py --make 20.
 # Usage: bench/run_forest_onecore.sh BUILD_DIR OUT_DIR
 #   env: CANOPY_BENCH_BASE (another build's libcanopy.so to run beside, e.g. main),
-#        CANOPY_BENCH_ROUNDS (default 7)
+#        CANOPY_BENCH_ROUNDS (default 7), CANOPY_BENCH_ENGINES (the layout grids'
+#        engines, default "vm_simd simd scalar")
 set -euo pipefail
 b="$(cd "$1" && pwd)"
 out="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 rounds="${CANOPY_BENCH_ROUNDS:-7}"
+engines="${CANOPY_BENCH_ENGINES:-vm_simd simd scalar}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 { echo "# $(date -u +%FT%TZ) commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')"
@@ -41,7 +43,7 @@ libs=(--lib "now=$b/libcanopy.so")
     --rounds "$rounds" --out "$out/onecore-nan.jsonl"
   python3 "$here/forest_nan_bench.py" --model "$out/xgb1200.json" "${libs[@]}" --rows 20000 \
     --rounds "$rounds" --out "$out/onecore-nan.jsonl"
-  for engine in vm_simd simd scalar; do
+  for engine in $engines; do
     python3 "$here/forest_layout_bench.py" --build "$b" --model "xgb100=$out/xgb100.json" \
       --model "xgb1200=$out/xgb1200.json" --synthetic --rows 10000 --rounds "$rounds" \
       --engine "$engine" --out "$out/onecore-layout.jsonl"
