@@ -109,13 +109,19 @@ void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out) {
     out->cost[CANOPY_FOREST_LAYOUT_LL] = B * cost(&sh, m, N);
     out->cost[CANOPY_FOREST_LAYOUT_HYBRID] = B * best;
     out->switch_level = best_x; /* also for a hybrid asked for explicitly */
-    /* The pick is ll or cc (ties: ll). Every hybrid measured behind ll where the line
-     * counts put it first: 9-21 % on both depth-10 forests on the AMD VM, 6-16 % on the
-     * Xeon's batch models (bench/results/forests.md), a cost the counts do not see; its
-     * switch level stays the model's for --layout hybrid. */
-    out->layout = out->cost[CANOPY_FOREST_LAYOUT_CC] < out->cost[CANOPY_FOREST_LAYOUT_LL]
-                      ? CANOPY_FOREST_LAYOUT_CC
-                      : CANOPY_FOREST_LAYOUT_LL;
+    canopy_forest_layout pick = CANOPY_FOREST_LAYOUT_HYBRID;
+    static const canopy_forest_layout order[] = {CANOPY_FOREST_LAYOUT_LL, CANOPY_FOREST_LAYOUT_SLL,
+                                                 CANOPY_FOREST_LAYOUT_CC};
+    for (int i = 0; i < 3; i++)
+        if (out->cost[order[i]] < out->cost[pick]) pick = order[i];
+    out->layout = pick;
+    /* Forest predictions take ll or cc (ties: ll). Every hybrid measured behind ll where
+     * the line counts put it first: 7-22 % on both depth-10 forests on the AMD VM, 6-16 %
+     * on the Xeon's batch models (bench/results/forests.md), a cost the counts do not
+     * see; the B+ tree's lookups measured hybrid x = 1-3 among the best (bptree.md). */
+    out->forest_layout = out->cost[CANOPY_FOREST_LAYOUT_CC] < out->cost[CANOPY_FOREST_LAYOUT_LL]
+                             ? CANOPY_FOREST_LAYOUT_CC
+                             : CANOPY_FOREST_LAYOUT_LL;
 }
 
 /* Ren samples 5 % of the input; every 20th row, capped at 64 rows so that auto's

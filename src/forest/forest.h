@@ -270,7 +270,8 @@ static inline void cf_add_leaf(const cf_layout *L, int32_t leaf, double *acc_row
  * switch level; beta = share of left decisions sampled from the data (0.5 when no
  * data). */
 typedef struct cf_cache_choice {
-    canopy_forest_layout layout;
+    canopy_forest_layout layout;        /* the cheapest of ll, sll, cc, hybrid */
+    canopy_forest_layout forest_layout; /* the cheaper of ll and cc: forest auto's pick */
     int32_t switch_level;
     double cost[CANOPY_FOREST_LAYOUT_COUNT]; /* model cost per layout (0 = not modelled) */
 } cf_cache_choice;

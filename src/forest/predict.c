@@ -40,12 +40,12 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
     }
 }
 
-/* auto: for the interpreter, Ren's cache model's choice (with no data, beta = 0.5, no
- * bias). The walkers read one tree at a time for a row block, which the model does
- * not describe: they take bf (each tree's top levels in its first lines), among the
- * fastest layouts for them on every benchmark workload (bench/results/forests.md),
- * with neither the model (its costs stay 0 in the stats) nor the branch sample (beta
- * 0): on one core they cost 3-11 % of a 10,000-row walk of 200-1,200 trees. */
+/* auto: for the interpreter, Ren's cache model's choice between ll and cc
+ * (cache_model.c says why not sll or hybrid; with no data, beta = 0.5, no bias). The walkers read
+ * one tree at a time for a row block, which the model does not describe: they take bf (each tree's
+ * top levels in its first lines), among the fastest layouts for them on every benchmark workload
+ * (bench/results/forests.md), with neither the model (its costs stay 0 in the stats) nor the branch
+ * sample (beta 0): on one core they cost 3-11 % of a 10,000-row walk of 200-1,200 trees. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
                          canopy_predict_stats *st, uint8_t *cold) {
     int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
@@ -57,15 +57,13 @@ static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict
     double beta = X.n > 0 ? cf_sample_bias(f, X, cold) : 0.5;
     cf_cache_choice c;
     cf_cache_model(f, beta, &c);
-    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
-        o->layout = c.layout;
-        if (!o->switch_level) o->switch_level = c.switch_level;
-    } else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level) {
+    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO)
+        o->layout = c.forest_layout;
+    else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level)
         o->switch_level = c.switch_level;
-    }
     st->beta = beta;
     memcpy(st->model_cost, c.cost, sizeof c.cost);
-    st->model_layout = c.layout;
+    st->model_layout = c.forest_layout;
     st->model_switch_level = c.switch_level;
 }
 
