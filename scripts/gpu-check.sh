@@ -33,8 +33,13 @@
 #           kernels of src/simt/kernels.h on the GPU: CUDA-event and whole-call times),
 #           and its CPU application table on this host's idle cores (1 and all threads;
 #           bench/results/simt.md)
+#   forest1core issue 20 on this host's CPU, one core: canopy's default forest
+#           prediction against XGBoost's inplace_predict on depth-8 models with 5 % NaN
+#           (needs xgboost in python3), and the cache model's layout pick and the SIMD
+#           walker's layouts against measured times (bench/run_forest_onecore.sh, 3
+#           rounds, at most 175 s; bench/results/forests.md)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt]
+#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -272,6 +277,18 @@ for stage in $stages; do
         "$b/canopy-bench-simt" 3 --apps --threads "1,$(nproc)" >"$out/simt-cpu.md" 2>"$out/simt-cpu.err"
         note "- SIMT CPU bench: rc $? (table below)"
         cat "$out/simt-cpu.md" >>"$summary"
+        ;;
+    forest1core)
+        if python3 -c "import xgboost" 2>/dev/null; then
+            CANOPY_BENCH_ROUNDS=3 CANOPY_BENCH_ENGINES="vm_simd simd" timeout 175 \
+                "$root/bench/run_forest_onecore.sh" "$b" "$out/forest1core" \
+                >"$out/forest1core.log" 2>&1
+            note "- forest one-core bench: rc $? (below; $(grep -m1 'Model name' \
+                "$out/forest1core/onecore-machine.txt" | tr -s ' '))"
+            cat "$out/forest1core/onecore-report.md" >>"$summary"
+        else
+            note "- forest one-core bench: skipped (no xgboost in python3)"
+        fi
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

@@ -219,6 +219,11 @@ static void fi_random(canopy_isa isa, uint64_t seed, int round) {
         trees[t].output = K == 3 && t % 2 ? -1 : (int32_t)canopy_rng_below(&g, (uint64_t)K);
         trees[t].lt = (int)canopy_rng_below(&g, 2);
         fi_grow(&trees[t], &g, 0, max_depth, nf);
+        /* every fourth round (all with NaN) every node defaults right, as XGBoost's do
+         * when trained without missing values: bf's complete trees then copy no
+         * negated columns */
+        if (round % 4 == 0)
+            for (int32_t i = 0; i < trees[t].n; i++) trees[t].dl[i] = 0;
     }
     float *X = malloc((size_t)(n > 0 ? n : 1) * nf * sizeof *X);
     /* half the rounds without NaN: the walkers' plain rule and bf's complete trees */

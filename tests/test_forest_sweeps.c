@@ -74,15 +74,16 @@ static uint32_t walk_linked(const linked *t, const float *x, int mode) {
     return o;
 }
 
-/* Runs every sweep table on a copy of off (nr rounded up to 16 slots) and compares the
- * rows' final offsets with want. */
+/* Runs every sweep table on a copy of off (nr rounded up to 16 slots; a whole block's
+ * CF_SYNC_ROWS on complete trees, as the contract says) and compares the rows' final
+ * offsets with want. */
 static void check_tables(int mode, const char *base, int32_t depth, const char *xb, size_t rs,
                          int32_t nr, uint32_t root, const uint32_t *want, const char *what) {
     static const char *const names[] = {"scalar", "avx2", "avx512"};
     const cf_sweep_fn *tables[] = {cf_sweeps_scalar,
                                    canopy_cpu_isa() >= CANOPY_ISA_AVX2 ? cf_sweeps_avx2 : NULL,
                                    canopy_cpu_isa() >= CANOPY_ISA_AVX512 ? cf_sweeps_avx512 : NULL};
-    size_t room = ((size_t)nr + 15) / 16 * 16;
+    size_t room = mode == CF_SWEEP_PERFECT ? CF_SYNC_ROWS : ((size_t)nr + 15) / 16 * 16;
     uint32_t *off = malloc((room ? room : 1) * sizeof *off);
     for (int k = 0; k < 3; k++) {
         if (!tables[k]) continue;
@@ -119,13 +120,15 @@ static void check_linked(int trial) {
 }
 
 /* A complete tree of depth D over a feature-major block (a column of CF_SYNC_ROWS
- * floats per feature): slot i's children at 2i + 1 and 2i + 2, right when !(x <= t). */
+ * floats per feature): slot i's children at 2i + 1 and 2i + 2, right when !(x <= t).
+ * The SIMD sweeps take the top levels from registers and the rest in scalar chains:
+ * depths 0..10 cover both parts and the hand-over. */
 static void check_perfect(int trial) {
     int32_t depth = (int32_t)below(MAX_DEPTH + 1), ncols = 1 + (int32_t)below(9);
     int32_t nr = trial % 4 == 0 ? (int32_t)below(CF_SYNC_ROWS + 1) : trial % CF_SYNC_ROWS + 1;
     size_t slots = ((size_t)2 << depth) - 1;
-    cf_pnode *nodes = malloc(slots * sizeof *nodes);
-    for (size_t i = 0; i < slots; i++) {
+    cf_pnode *nodes = malloc((slots + CF_PERFECT_PAD) * sizeof *nodes);
+    for (size_t i = 0; i < slots + CF_PERFECT_PAD; i++) {
         float thr = rnd_value();
         nodes[i] = (cf_pnode){thr != thr ? INFINITY : thr,
                               below((uint32_t)ncols) * 4u * (uint32_t)CF_SYNC_ROWS};

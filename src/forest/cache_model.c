@@ -115,6 +115,13 @@ void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out) {
     for (int i = 0; i < 3; i++)
         if (out->cost[order[i]] < out->cost[pick]) pick = order[i];
     out->layout = pick;
+    /* Forest predictions take ll or cc (ties: ll). Every hybrid measured behind ll where
+     * the line counts put it first: 7-22 % on both depth-10 forests on the AMD VM, 6-16 %
+     * on the Xeon's batch models (bench/results/forests.md), a cost the counts do not
+     * see; the B+ tree's lookups measured hybrid x = 1-3 among the best (bptree.md). */
+    out->forest_layout = out->cost[CANOPY_FOREST_LAYOUT_CC] < out->cost[CANOPY_FOREST_LAYOUT_LL]
+                             ? CANOPY_FOREST_LAYOUT_CC
+                             : CANOPY_FOREST_LAYOUT_LL;
 }
 
 /* Ren samples 5 % of the input; every 20th row, capped at 64 rows so that auto's

@@ -197,7 +197,8 @@ typedef struct cf_layout {
     int64_t *perf_first;
     int32_t *perf_leaf;
     double *perf_val;
-    int perf_nan; /* the complete trees also walk rows with NaN (see build_perfect) */
+    int perf_nan;    /* the complete trees also walk rows with NaN (see build_perfect) */
+    int perf_mirror; /* some node is stored mirrored: the walker needs the -x columns */
 } cf_layout;
 
 /* Leaf bookkeeping and key encoding shared by all layouts. */
@@ -242,6 +243,9 @@ void cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0
  * over rows (AVX2 / AVX-512). */
 canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L);
 #define CF_PERFECT_SLACK 4
+/* readable slots after the last complete tree: the SIMD sweep loads a level's
+ * thresholds 32 slots at a time, past a small tree's end */
+#define CF_PERFECT_PAD 32
 #define CF_PERFECT_FEATURES 4096
 #define CF_SYNC_ROWS 128 /* rows per sweep block */
 void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
@@ -266,7 +270,8 @@ static inline void cf_add_leaf(const cf_layout *L, int32_t leaf, double *acc_row
  * switch level; beta = share of left decisions sampled from the data (0.5 when no
  * data). */
 typedef struct cf_cache_choice {
-    canopy_forest_layout layout;
+    canopy_forest_layout layout;        /* the cheapest of ll, sll, cc, hybrid */
+    canopy_forest_layout forest_layout; /* the cheaper of ll and cc: forest auto's pick */
     int32_t switch_level;
     double cost[CANOPY_FOREST_LAYOUT_COUNT]; /* model cost per layout (0 = not modelled) */
 } cf_cache_choice;

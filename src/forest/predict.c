@@ -15,7 +15,7 @@
 
 /* The interpreter's queue holds ROW_BLOCK x TREE_BLOCK tasks per call; a task of
  * either engine spans at most SYNC_SPAN rows (cache_blocks). */
-enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_SPAN = 4096 };
+enum { ROW_BLOCK = 64, TREE_BLOCK = 64, SYNC_SPAN = 16384 };
 
 canopy_predict_options canopy_predict_options_default(void) {
     canopy_predict_options o;
@@ -40,30 +40,30 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
     }
 }
 
-/* auto: for the interpreter, Ren's cache model's choice (with no data, beta = 0.5, no
- * bias). The walkers read one tree at a time for a row block, which the model does
- * not describe: they take bf (each tree's top levels in its first lines), among the
- * fastest layouts for them on every benchmark workload (bench/results/forests.md).
- * The model's costs are reported either way; the branch sample only where a choice
- * uses it (beta 0 otherwise): it cost ~5 % of a 10,000-row walk of 1,200 trees. */
+/* auto: for the interpreter, Ren's cache model's choice between ll and cc
+ * (cache_model.c says why not sll or hybrid; with no data, beta = 0.5, no bias). The walkers read
+ * one tree at a time for a row block, which the model does not describe: they take bf (each tree's
+ * top levels in its first lines), among the fastest layouts for them on every benchmark workload
+ * (bench/results/forests.md), with neither the model (its costs stay 0 in the stats) nor the branch
+ * sample (beta 0): on one core they cost 3-11 % of a 10,000-row walk of 200-1,200 trees. */
 static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict_options *o,
                          canopy_predict_stats *st, uint8_t *cold) {
     int interp = o->engine == CANOPY_FOREST_ENGINE_VM || o->engine == CANOPY_FOREST_ENGINE_VM_SIMD;
-    int sample = X.n > 0 && (interp || o->layout != CANOPY_FOREST_LAYOUT_AUTO);
-    double beta = sample ? cf_sample_bias(f, X, cold) : X.n > 0 ? 0 : 0.5;
-    cf_cache_choice c;
-    cf_cache_model(f, beta, &c);
     if (o->layout == CANOPY_FOREST_LAYOUT_AUTO && !interp) {
         o->layout = CANOPY_FOREST_LAYOUT_BF;
-    } else if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) {
-        o->layout = c.layout;
-        if (!o->switch_level) o->switch_level = c.switch_level;
-    } else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level) {
-        o->switch_level = c.switch_level;
+        st->beta = X.n > 0 ? 0 : 0.5;
+        return;
     }
+    double beta = X.n > 0 ? cf_sample_bias(f, X, cold) : 0.5;
+    cf_cache_choice c;
+    cf_cache_model(f, beta, &c);
+    if (o->layout == CANOPY_FOREST_LAYOUT_AUTO)
+        o->layout = c.forest_layout;
+    else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level)
+        o->switch_level = c.switch_level;
     st->beta = beta;
     memcpy(st->model_cost, c.cost, sizeof c.cost);
-    st->model_layout = c.layout;
+    st->model_layout = c.forest_layout;
     st->model_switch_level = c.switch_level;
 }
 

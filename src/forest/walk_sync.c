@@ -12,8 +12,9 @@
  * in float, next + 16 * right; no multiply, no sign extension. A row block without
  * NaN (checked once per block) uses the plain compare x > threshold, which is the
  * model's rule for every non-missing value. The simd engine runs the same sweep on
- * lanes over rows with gathers (walk_sync_lanes.h, written once on the SIMT lane
- * primitives; AVX2: 8 rows, AVX-512: 16), chosen at run time. */
+ * lanes over rows (walk_sync_lanes.h, written once on the SIMT lane primitives; AVX2:
+ * 8 rows, AVX-512: 16), chosen at run time: with gathers on linked nodes, and on
+ * complete trees from registers for the top levels and in the scalar chains below. */
 #include "forest/forest.h"
 #include "forest/walk_sync.h"
 
@@ -46,7 +47,7 @@ static canopy_status build_perfect(cf_layout *L) {
         ((int64_t)2 << deepest) * (int64_t)sizeof(cf_pnode) > INT32_MAX)
         return CANOPY_OK;
     size_t ns = (size_t)(slots > 0 ? slots : 1), nt = (size_t)(L->n_trees > 0 ? L->n_trees : 1);
-    L->perf_nodes = malloc(ns * sizeof *L->perf_nodes);
+    L->perf_nodes = calloc(ns + CF_PERFECT_PAD, sizeof *L->perf_nodes);
     L->perf_leaf = malloc(ns * sizeof *L->perf_leaf);
     L->perf_val = malloc(ns * sizeof *L->perf_val);
     L->perf_first = malloc(nt * sizeof *L->perf_first);
@@ -86,6 +87,7 @@ static canopy_status build_perfect(cf_layout *L) {
                                 (uint32_t)L->n_features * col + j * col};
                 /* -x > prev(-t) equals x <= t for finite t only */
                 if (!isfinite(nd.thr)) L->perf_nan = 0;
+                L->perf_mirror = 1;
                 src[2 * i + 1] = nd.child + 1;
                 src[2 * i + 2] = nd.child;
             } else {
@@ -167,6 +169,10 @@ static inline size_t step_zero(const char *base, size_t off, const char *x) {
     return nd->next + ((uint32_t)cf_go_right(v, nd->thr, nd->key) << 4);
 }
 
+/* deepest complete tree whose lower levels and leaves cf_walk_sync prefetches (8 KB of
+ * nodes) */
+#define CF_PREFETCH_DEPTH 10
+
 /* The plain rule on a complete bf tree (cf_pnode, 8 bytes), in slot numbers: the
  * child is computed, not loaded, as 2i + 1 + (t < x), which x86 compilers turn into
  * lea + adc on the compare's carry; NaN goes right (unordered sets the carry), which
@@ -246,7 +252,9 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
      * node read one feature, now a few adjacent lines instead of a line per row (no
      * memory: the linked nodes, which need no copy) */
     int64_t F = L->n_features;
-    float *T = L->perf_nodes ? malloc((size_t)(2 * F + 1) * CF_SYNC_ROWS * sizeof *T) : NULL;
+    size_t tn = (size_t)(2 * F + 1) * CF_SYNC_ROWS;
+    /* zeroed: the SIMD sweep's spare lanes of a short block read rows past nr */
+    float *T = L->perf_nodes ? calloc(tn, sizeof *T) : NULL;
     for (int64_t rb = r0; rb < r1; rb += CF_SYNC_ROWS) {
         int32_t nr = (int32_t)(r1 - rb < CF_SYNC_ROWS ? r1 - rb : CF_SYNC_ROWS);
         const float *Xb = X + rb * stride;
@@ -254,6 +262,8 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
         int mode = CF_SWEEP_PLAIN;
         if (L->sync_zero)
             mode = CF_SWEEP_ZERO;
+        else if (T && L->perf_nan)
+            mode = CF_SWEEP_PERFECT; /* NaN or not: no need to look */
         else
             for (int32_t r = 0; r < nr && mode == CF_SWEEP_PLAIN; r++)
                 for (int64_t j = 0; j < L->n_features; j++)
@@ -261,14 +271,13 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
         /* complete trees for the plain rule; the others keep the linked nodes */
         const char *xs = (const char *)Xb;
         size_t xrs = rs;
-        if ((mode == CF_SWEEP_PLAIN || (mode == CF_SWEEP_NAN && L->perf_nan)) && T) {
+        if ((mode == CF_SWEEP_PLAIN || mode == CF_SWEEP_PERFECT) && T) {
             mode = CF_SWEEP_PERFECT;
             for (int32_t r = 0; r < nr; r++)
-                for (int64_t j = 0; j < F; j++) {
-                    T[j * CF_SYNC_ROWS + r] = Xb[r * stride + j];
-                    T[(F + j) * CF_SYNC_ROWS + r] = -Xb[r * stride + j];
-                }
-            for (int32_t r = 0; r < CF_SYNC_ROWS; r++) T[2 * F * CF_SYNC_ROWS + r] = 0;
+                for (int64_t j = 0; j < F; j++) T[j * CF_SYNC_ROWS + r] = Xb[r * stride + j];
+            /* the negated columns only where some node reads them */
+            for (int32_t r = 0; r < nr && L->perf_mirror; r++)
+                for (int64_t j = 0; j < F; j++) T[(F + j) * CF_SYNC_ROWS + r] = -Xb[r * stride + j];
             xs = (const char *)T;
             xrs = sizeof *T;
         }
@@ -286,6 +295,14 @@ void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t st
                 size = 1;
             }
             for (int32_t r = 0; r < CF_SYNC_ROWS; r++) off[r] = root;
+            /* a small tree's lower nodes and leaf values are fetched (from L2, in a
+             * tree block) while the top levels are walked: ~8 % on one core */
+            if (mode == CF_SWEEP_PERFECT && L->tree_depth[t] <= CF_PREFETCH_DEPTH) {
+                int64_t bottom = ((int64_t)1 << L->tree_depth[t]) - 1;
+                for (int64_t i = 31; i < bottom; i += 8)
+                    __builtin_prefetch((const cf_pnode *)tb + i);
+                for (int64_t i = bottom; i <= 2 * bottom; i += 8) __builtin_prefetch(val + i);
+            }
             sweeps[mode](tb, L->tree_depth[t], xs, xrs, nr, off);
             int32_t o = L->sync_out[t];
             /* size is 1 or sizeof(cf_snode): a constant divisor each, not a div per row */

@@ -14,7 +14,10 @@ enum { CF_SWEEP_PLAIN, CF_SWEEP_NAN, CF_SWEEP_ZERO, CF_SWEEP_PERFECT, CF_SWEEP_M
 
 /* Walks rows [0, nr) of a block `depth` levels from the offsets in off (byte offsets
  * of 16-byte linked nodes, or slots of a complete tree); row r's values start at
- * xb + r * rs. The SIMD sweeps need off to have room for nr rounded up to 16. */
+ * xb + r * rs. The SIMD sweeps need off to have room for nr rounded up to 16; on
+ * complete trees (rs = 4: a feature-major block of CF_SYNC_ROWS rows per column) for
+ * CF_SYNC_ROWS offsets, starting at the root, and CF_PERFECT_PAD readable slots after
+ * the tree's last. */
 typedef void (*cf_sweep_fn)(const char *base, int32_t depth, const char *xb, size_t rs, int32_t nr,
                             uint32_t *off);
 

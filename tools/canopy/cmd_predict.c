@@ -33,7 +33,7 @@ static void usage(FILE *f) {
            "                     the prediction). The C library's default is raw: see\n"
            "                     docs/c-api.md\n"
            "  --layout L         auto (default: bf for the walkers; for vm and vm_simd Ren's\n"
-           "                     cache model picks sll, cc or hybrid),\n"
+           "                     cache model picks ll or cc),\n"
            "                     csr (Wu's baseline arrays), hier (complete subtrees of depth\n"
            "                     --hier-depth, 3-5, with a connection table), df, bf (per tree,\n"
            "                     depth-/breadth-first), ll (trees interleaved level by level),\n"
