@@ -9,6 +9,7 @@
  * checkpoint ending bit-identical. Exits 77 without a GPU. CANOPY_GPU_SMALL=1 runs
  * small sizes (compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
+#include "body_sets.h"
 #include "check.h"
 #include "nbody/gpu_multipole.h"
 
@@ -16,32 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
-static double rnd(void) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
-}
-
-/* kind 0 uniform cube, 1 Plummer, 2 clumps with duplicate positions */
-static float *make_bodies(int64_t n, int kind, uint64_t seed) {
-    float *p = malloc(sizeof(float) * (size_t)(3 * n + 3));
-    rng_state = seed;
-    if (kind == 1 && n > 0) {
-        canopy_gen_plummer(p, NULL, n, seed);
-        return p;
-    }
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < 3; j++) {
-            double v = rnd() * 2.0 - 1.0;
-            if (kind == 2) v = floor(v * 4.0) / 4.0 + 0.01 * (double)(i % 3);
-            p[3 * i + j] = (float)v;
-        }
-    return p;
 }
 
 typedef struct errs {
