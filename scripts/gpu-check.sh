@@ -54,6 +54,23 @@ stages="${*:-build test sanitize bench}"
 summary="$out/summary.md"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+# One GPU test binary of the build: its log LOG, its last LINES lines in the summary.
+gpu_test() {
+    local name=$1 log=$2 lines=${3:-1}
+    "$b/$name" >"$out/$log" 2>&1
+    local rc=$?
+    note "- $name: rc $rc, $(tail -n "$lines" "$out/$log" | tr '\n' ' ')"
+    [ $rc -eq 0 ] || status=1
+}
+# compute-sanitizer TOOL on a GPU test's small cases (CANOPY_GPU_SMALL=1), logged to LOG.
+sanitize() {
+    local tool=$1 label=$2 log=$3 name=$4
+    CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/$name" \
+        >"$out/$log" 2>&1
+    local rc=$?
+    note "- compute-sanitizer $tool${label:+ ($label)}: rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/$log" | tail -1)"
+    [ $rc -eq 0 ] || status=1
+}
 export OMP_WAIT_POLICY=passive
 
 prefix_args=()
@@ -101,30 +118,15 @@ for stage in $stages; do
         ;;
     sanitize)
         for tool in memcheck racecheck; do
-            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                "$b/test_gpu_traverse" >"$out/sanitizer-$tool.log" 2>&1
-            rc=$?
-            note "- compute-sanitizer $tool: rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
-            [ $rc -eq 0 ] || status=1
+            sanitize "$tool" "" "sanitizer-$tool.log" test_gpu_traverse
         done
-        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$b/test_gpu_forest" >"$out/sanitizer-forest-memcheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer memcheck (forest): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-forest-memcheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
+        sanitize memcheck "forest" sanitizer-forest-memcheck.log test_gpu_forest
         # Graph and tree strategies: memcheck on all of them (dynamic parallelism
         # included); racecheck, which does not support dynamic parallelism (it warns
         # and fails), on the host-launched ones: the shared-memory reductions.
-        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$b/test_gpu_graph" >"$out/sanitizer-graph-memcheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer memcheck (graph): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-graph-memcheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
-        CANOPY_GPU_SMALL=1 CANOPY_GPU_NO_DP=1 compute-sanitizer --tool racecheck --error-exitcode 9 \
-            "$b/test_gpu_graph" >"$out/sanitizer-graph-racecheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer racecheck (graph, no device launches): rc $rc, $(grep -E 'RACECHECK SUMMARY' "$out/sanitizer-graph-racecheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
+        sanitize memcheck "graph" sanitizer-graph-memcheck.log test_gpu_graph
+        CANOPY_GPU_NO_DP=1 sanitize racecheck "graph, no device launches" \
+            sanitizer-graph-racecheck.log test_gpu_graph
         ;;
     bench)
         "$root/bench/run_gpu.sh" "$b" "$out" >"$out/bench.log" 2>&1
@@ -140,38 +142,17 @@ for stage in $stages; do
         cat "$out/scheduling.md" >>"$summary"
         ;;
     gpubuild)
-        "$b/test_gpu_build" >"$out/gpu_build.log" 2>&1
-        rc=$?
-        note "- test_gpu_build: rc $rc, $(tail -n 1 "$out/gpu_build.log")"
-        [ $rc -eq 0 ] || status=1
-        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$b/test_gpu_build" >"$out/sanitizer-build-memcheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer memcheck (gpu build): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-build-memcheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
-        "$b/test_gpu_schedule" >"$out/gpu_schedule.log" 2>&1
-        rc=$?
-        note "- test_gpu_schedule: rc $rc, $(tail -n 1 "$out/gpu_schedule.log")"
-        [ $rc -eq 0 ] || status=1
-        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$b/test_gpu_schedule" >"$out/sanitizer-schedule-memcheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer memcheck (gpu schedule): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-schedule-memcheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
+        gpu_test test_gpu_build gpu_build.log
+        sanitize memcheck "gpu build" sanitizer-build-memcheck.log test_gpu_build
+        gpu_test test_gpu_schedule gpu_schedule.log
+        sanitize memcheck "gpu schedule" sanitizer-schedule-memcheck.log test_gpu_schedule
         CANOPY_THREADS=16 "$b/canopy-bench-gpu-build" 15 >"$out/gpu-build.md" 2>"$out/gpu-build.err"
         note "- GPU build bench: rc $? (table below)"
         cat "$out/gpu-build.md" >>"$summary"
         ;;
     index)
-        "$b/test_gpu_index" >"$out/gpu_index.log" 2>&1
-        rc=$?
-        note "- test_gpu_index: rc $rc, $(tail -n 1 "$out/gpu_index.log")"
-        [ $rc -eq 0 ] || status=1
-        CANOPY_GPU_SMALL=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$b/test_gpu_index" >"$out/sanitizer-index-memcheck.log" 2>&1
-        rc=$?
-        note "- compute-sanitizer memcheck (index, small): rc $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-index-memcheck.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
+        gpu_test test_gpu_index gpu_index.log
+        sanitize memcheck "index, small" sanitizer-index-memcheck.log test_gpu_index
         for v in auto dr dr_l; do
             leaves=""
             [ $v = auto ] && leaves="${CANOPY_BENCH_LEAF-8,32}"
@@ -196,16 +177,9 @@ for stage in $stages; do
         fi
         ;;
     nbody)
-        "$b/test_gpu_multipole" >"$out/gpu_multipole.log" 2>&1
-        rc=$?
-        note "- test_gpu_multipole: rc $rc, $(tail -n 1 "$out/gpu_multipole.log")"
-        [ $rc -eq 0 ] || status=1
+        gpu_test test_gpu_multipole gpu_multipole.log
         for tool in memcheck racecheck; do
-            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                "$b/test_gpu_multipole" >"$out/sanitizer-multipole-$tool.log" 2>&1
-            rc=$?
-            note "- compute-sanitizer $tool (gpu multipole): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-multipole-$tool.log" | tail -1)"
-            [ $rc -eq 0 ] || status=1
+            sanitize "$tool" "gpu multipole" "sanitizer-multipole-$tool.log" test_gpu_multipole
         done
         "$b/canopy-bench-nbody-gpu" >"$out/nbody-gpu.md" 2>"$out/nbody-gpu.err"
         note "- GPU n-body bench: rc $? (tables below)"
@@ -220,16 +194,9 @@ for stage in $stages; do
         cat "$out/dist-gravity.txt" >>"$summary"
         ;;
     dist2gpu)
-        "$b/test_gpu_let" >"$out/gpu_let.log" 2>&1
-        rc=$?
-        note "- test_gpu_let: rc $rc, $(tail -n 2 "$out/gpu_let.log" | tr '\n' ' ')"
-        [ $rc -eq 0 ] || status=1
+        gpu_test test_gpu_let gpu_let.log 2
         for tool in memcheck racecheck; do
-            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                "$b/test_gpu_let" >"$out/sanitizer-let-$tool.log" 2>&1
-            rc=$?
-            note "- compute-sanitizer $tool (gpu LET walk): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-let-$tool.log" | tail -1)"
-            [ $rc -eq 0 ] || status=1
+            sanitize "$tool" "gpu LET walk" "sanitizer-let-$tool.log" test_gpu_let
         done
         # The GPU-rank equivalence tests with 2 ranks sharing GPU 0 (issue 16), then one
         # rank per GPU.
@@ -258,16 +225,9 @@ for stage in $stages; do
         rm -rf "$out/cli-knn"
         ;;
     simt)
-        "$b/test_simt_gpu" >"$out/simt_gpu.log" 2>&1
-        rc=$?
-        note "- test_simt_gpu: rc $rc, $(tail -n 1 "$out/simt_gpu.log")"
-        [ $rc -eq 0 ] || status=1
+        gpu_test test_simt_gpu simt_gpu.log
         for tool in memcheck racecheck; do
-            CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                "$b/test_simt_gpu" >"$out/sanitizer-simt-$tool.log" 2>&1
-            rc=$?
-            note "- compute-sanitizer $tool (simt): rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitizer-simt-$tool.log" | tail -1)"
-            [ $rc -eq 0 ] || status=1
+            sanitize "$tool" "simt" "sanitizer-simt-$tool.log" test_simt_gpu
         done
         "$b/canopy-bench-simt" 5 --gpu >"$out/simt-gpu.md" 2>"$out/simt-gpu.err"
         note "- SIMT GPU bench: rc $? (tables below)"

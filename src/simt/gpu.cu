@@ -47,22 +47,31 @@ struct launch_timer {
     }
 };
 
+/* A stencil's two device buffers of n elements, the first uploaded from src. */
+template <class T>
+canopy_status upload_pair(canopy_gpu_buffers &buf, const T *src, size_t n, T *pair[2],
+                          const char *what) {
+    void *d0, *d1;
+    canopy_status s = buf.upload_bytes(&d0, src, sizeof(T) * n, what);
+    if (!s) s = buf.alloc_bytes(&d1, sizeof(T) * n, what);
+    if (s) return s;
+    pair[0] = (T *)d0;
+    pair[1] = (T *)d1;
+    return CANOPY_OK;
+}
+
 /* Pathfinder's device arrays: the wall and two rows, the first the wall's row 0. */
 struct pathfinder_gpu {
     canopy_gpu_buffers buf;
     const int32_t *wall = nullptr;
     int32_t *row[2] = {nullptr, nullptr};
     canopy_status upload(const int32_t *w, int rows, int cols) {
-        size_t bytes = sizeof *w * (size_t)cols;
-        void *dw, *d0, *d1;
-        canopy_status s = buf.upload_bytes(&dw, w, bytes * (size_t)rows, "simt wall");
-        if (!s) s = buf.upload_bytes(&d0, w, bytes, "simt row");
-        if (!s) s = buf.alloc_bytes(&d1, bytes, "simt row");
-        if (s) return s;
+        void *dw = nullptr;
+        canopy_status s =
+            buf.upload_bytes(&dw, w, sizeof *w * (size_t)cols * (size_t)rows, "simt wall");
+        if (!s) s = upload_pair(buf, w, (size_t)cols, row, "simt row");
         wall = (const int32_t *)dw;
-        row[0] = (int32_t *)d0;
-        row[1] = (int32_t *)d1;
-        return CANOPY_OK;
+        return s;
     }
 };
 
@@ -74,15 +83,11 @@ struct hotspot_gpu {
     size_t bytes = 0;
     canopy_status upload(const float *temp, const float *pw, int rows, int cols) {
         bytes = sizeof(float) * (size_t)rows * (size_t)cols;
-        void *dp, *d0, *d1;
+        void *dp = nullptr;
         canopy_status s = buf.upload_bytes(&dp, pw, bytes, "hotspot power");
-        if (!s) s = buf.upload_bytes(&d0, temp, bytes, "hotspot temperatures");
-        if (!s) s = buf.alloc_bytes(&d1, bytes, "hotspot temperatures");
-        if (s) return s;
+        if (!s) s = upload_pair(buf, temp, bytes / sizeof(float), t, "hotspot temperatures");
         power = (const float *)dp;
-        t[0] = (float *)d0;
-        t[1] = (float *)d1;
-        return CANOPY_OK;
+        return s;
     }
 };
 
