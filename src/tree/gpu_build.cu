@@ -391,8 +391,9 @@ int is_device_pointer(const void *p) {
  * the host's child order), and sorted with two stable CUB radix sorts (low 33 bits,
  * then high 63). The length of the common prefix of neighbouring keys (one byte per
  * point) is all the layout needs (oct_lay_out_device, level by level on the device):
- * a node's children start where that length equals the node's minimum. Masses and centres of mass come from
- * double prefix sums, cells from the first key of each node, on the device. */
+ * a node's children start where that length equals the node's minimum. Masses and
+ * centres of mass come from double prefix sums, cells from the first key of each
+ * node, on the device. */
 
 enum { OCT_LEVELS = 32, OCT_HI = 21 };
 
