@@ -153,7 +153,8 @@ for stage in $stages; do
     index)
         gpu_test test_gpu_index gpu_index.log
         sanitize memcheck "index, small" sanitizer-index-memcheck.log test_gpu_index
-        for v in auto dr dr_l; do
+        # auto and dr_l run the specialised kd kNN kernel; gdr the generic engine
+        for v in auto dr_l gdr; do
             leaves=""
             [ $v = auto ] && leaves="${CANOPY_BENCH_LEAF-8,32}"
             CANOPY_BENCH_LEAF="$leaves" "$b/canopy-bench-gpu-index" 15 $v \
@@ -161,16 +162,16 @@ for stage in $stages; do
             note "- resident index bench ($v): rc $? (table below)"
             cat "$out/gpu-index-$v.md" >>"$summary"
         done
-        # One profile of the resident kNN kernel (gdr, clustv2 k = 8, the first launch),
-        # where Nsight Compute is installed: where the kernel's time goes.
+        # One profile of the resident kNN kernel (auto: the kd kernel, clustv2 k = 8, the
+        # first launch), where Nsight Compute is installed: where the kernel's time goes.
         ncu_bin="$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
         if [ -n "$ncu_bin" ]; then
-            timeout 150 "$ncu_bin" --kernel-name regex:gdr --launch-count 1 \
+            timeout 150 "$ncu_bin" --kernel-name regex:kd_knn --launch-count 1 \
                 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
                 --section LaunchStats --section WarpStateStats \
                 "$b/canopy-bench-gpu-index" 3 auto >"$out/gpu-index-ncu.txt" 2>&1
-            note "- ncu on the gdr kNN kernel: rc $? ($ncu_bin)"
-            grep -E "canopy_gdr|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Compute \(SM\) Throughput|Warp Cycles Per Issued|Block Limit" \
+            note "- ncu on the kd kNN kernel: rc $? ($ncu_bin)"
+            grep -E "kd_knn_kernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Compute \(SM\) Throughput|Warp Cycles Per Issued|Block Limit" \
                 "$out/gpu-index-ncu.txt" | head -n 30 | sed 's/^/    /' >>"$summary"
         else
             note "- ncu not found: no kernel profile"

@@ -95,9 +95,6 @@ template <int K> struct knn_reg_gpu {
     }
 };
 
-/* Largest k with a register list; larger k keeps the heap descriptor (knn_gpu). */
-enum { KNN_REG_MAX_K = 16 };
-
 /* Calls f with the register descriptor type for k (k <= KNN_REG_MAX_K). */
 template <class F> canopy_status knn_reg_dispatch(int32_t k, F f) {
     if (k <= 1) return f(knn_reg_gpu<1>());
@@ -112,5 +109,11 @@ template <class F> canopy_status knn_reg_dispatch(int32_t k, F f) {
 canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view *dtree,
                                     const int64_t *order, int64_t nq, canopy_variant v,
                                     const canopy_gpu_pooled &P, canopy_gpu_report *rep);
+
+/* The kd kNN kernel (knn_gpu_kd.cu) with the same arguments, where
+ * knn_kd_kernel_applies. */
+canopy_status canopy_gpu_knn_kd(const knn_ctx *dctx, const canopy_tree_view *dtree,
+                                const int64_t *order, int64_t nq, canopy_variant v,
+                                const canopy_gpu_pooled &P, canopy_gpu_report *rep);
 
 #endif

@@ -5,6 +5,7 @@
  * Handles are checked twice before use: the pointer must be in the registry of live
  * indexes (so a freed handle is rejected without reading freed memory), and the
  * record must carry the magic number. */
+#include "apps/knn.h"
 #include "core/device.h"
 #include "index/device.h"
 #include "index/hooks.h"
@@ -332,9 +333,15 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            "%s: schedule %s is not offered for device queries (auto, none: the "
                            "caller's order, morton: sorted on the device)",
                            app, canopy_schedule_name(o.schedule));
-    /* what auto picks for kNN on the GPU (a guided traversal: gdr), and the device
-     * sort when there are enough queries for a whole GPU to gain locality */
-    canopy_variant v = o.variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o.variant;
+    /* what auto picks for kNN on the GPU (the specialised kd kernel's dr where it
+     * applies, else a guided traversal: gdr), and the device sort when there are
+     * enough queries for a whole GPU to gain locality */
+    const canopy_tree_view *tv = &ix->tree->view;
+    canopy_variant v = o.variant;
+    if (v == CANOPY_VARIANT_AUTO)
+        v = knn_kd_kernel_applies(tv, k, CANOPY_VARIANT_DR) ? CANOPY_VARIANT_DR
+                                                            : CANOPY_VARIANT_GDR;
+    const int kd_kernel = knn_kd_kernel_applies(tv, k, v);
     canopy_schedule sched = o.schedule;
     if (sched == CANOPY_SCHEDULE_AUTO)
         sched = nq >= CANOPY_INDEX_SORT_MIN && (ix->tree->view.d <= CANOPY_INDEX_SORT_MAX_D ||
@@ -360,7 +367,8 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     stats->backend = CANOPY_BACKEND_GPU;
     stats->device_tree_reused = 1;
     snprintf(stats->note, sizeof stats->note,
-             "device pointers: resident tree, %s (schedule %s; auto sorts from %d queries)",
+             "device pointers: resident tree, %s%s (schedule %s; auto sorts from %d queries)",
+             kd_kernel ? "kd kNN kernel, " : "",
              sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
              canopy_schedule_name(o.schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;

@@ -140,19 +140,25 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
                   "%s k=%d: device-pointer kNN (schedule %s) differs", tag, (int)k,
                   canopy_schedule_name(scheds[si]));
     }
-    /* lockstep variant and no distances */
-    canopy_run_options l = canopy_run_options_default();
-    l.variant = CANOPY_VARIANT_DR_L;
-    for (int sorted = 0; sorted < 2; sorted++) {
-        l.schedule = sorted ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
-        CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
-        CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &l, di, NULL, NULL, NULL));
-        CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
-              cudaSuccess);
-        CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
-                  "%s k=%d: device-pointer kNN (dr_l, %s) differs", tag, (int)k,
-                  sorted ? "sorted" : "caller's order");
-    }
+    /* the other variants (on kd trees dr and dr_l run the specialised kd kernel, gdr
+     * the generic engine), without distances */
+    static const canopy_variant others[] = {CANOPY_VARIANT_DR_L, CANOPY_VARIANT_DR,
+                                            CANOPY_VARIANT_GDR};
+    for (int vi = 0; vi < 3; vi++)
+        for (int sorted = 0; sorted < 2; sorted++) {
+            canopy_run_options l = canopy_run_options_default();
+            l.variant = others[vi];
+            l.schedule = sorted ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
+            CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
+            CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &l, di, NULL, NULL, &st));
+            CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+                  cudaSuccess);
+            CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
+                      "%s k=%d: device-pointer kNN (%s, %s) differs", tag, (int)k,
+                      canopy_variant_name(others[vi]), sorted ? "sorted" : "caller's order");
+            CHECK_MSG(st.variant == others[vi] && st.queries == nq, "%s: stats variant %s", tag,
+                      canopy_variant_name(st.variant));
+        }
     /* no queries: nothing written, sorted or not */
     canopy_run_options m = canopy_run_options_default();
     m.schedule = CANOPY_SCHEDULE_MORTON;
@@ -277,14 +283,15 @@ int main(void) {
         return check_skip(canopy_last_error());
     printf("GPU: %s\n", name);
     uint64_t seed = check_seed();
-    static const int32_t dims[] = {1, 2, 3, 7};
+    /* 9: above the kd kernel's largest dimension, the generic engines */
+    static const int32_t dims[] = {1, 2, 3, 7, 9};
     static const int64_t sizes[] = {1, 5, 1000, 20000};
     static const canopy_residency res[] = {CANOPY_RESIDENCY_DEVICE, CANOPY_RESIDENCY_BOTH};
     char tag[128];
     const char *small_env = getenv("CANOPY_GPU_SMALL");
     const int small = small_env && small_env[0] == '1', n_sizes = small ? 3 : 4;
     for (int si = 0; si < n_sizes; si++)
-        for (int di = 0; di < 4; di++)
+        for (int di = 0; di < 5; di++)
             for (int kind = 0; kind < 3; kind++)
                 for (int ri = 0; ri < 2; ri++) {
                     int64_t n = sizes[si];
@@ -307,7 +314,7 @@ int main(void) {
                         knn_case(ref, qry, res[ri], 16, tk, tag);
                         knn_case(ref, qry, res[ri], 20, tk, tag);
                     }
-                    radius_case(ref, qry, res[ri], tk, d == 7 ? 0.35f : 0.05f, tag);
+                    radius_case(ref, qry, res[ri], tk, d >= 7 ? 0.35f : 0.05f, tag);
                     free(rp), free(qp);
                 }
     if (!small) {
