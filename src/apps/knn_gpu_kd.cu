@@ -3,7 +3,8 @@
  * the query lives in registers and every distance and box bound is unrolled; a child's
  * box bound is computed once, when its parent is expanded, and travels with it on the
  * stack, so an entry that a shrunken k-th distance has pruned is dropped when popped
- * without touching the tree. The generic engines (traverse_cuda.cuh) re-read the query
+ * without touching the tree (the stack keeps what the walk needs of the node: its
+ * children or its points). The generic engines (traverse_cuda.cuh) re-read the query
  * from memory, loop over a run-time d and reload a popped node's box: 3-4x the
  * instructions per visit in 2-D (H100 profile, bench/results/gpu-index.md).
  *
@@ -75,6 +76,44 @@ __device__ __forceinline__ float kd_point_dist2(const float *points, int32_t j,
     return s;
 }
 
+/* What the walk needs of a node, without going back to the tree: x >= 0, an inner
+ * node whose children are x and x + 1; x < 0, a leaf holding the points [~x, y). */
+struct kd_ref {
+    int32_t x, y;
+};
+
+/* A node's record: its reference and its box bound (the two loads are independent,
+ * so expanding a node costs one memory latency, not two). */
+template <int D>
+__device__ __forceinline__ float kd_load(const kd_knn_args &a, int32_t node, const float (&q)[D],
+                                         kd_ref &r) {
+    const unsigned char *rec = a.hot + (int64_t)node * a.stride;
+    const int4 h = __ldg((const int4 *)rec); /* child, nchild, begin, end */
+    r.x = h.x >= 0 ? h.x : ~h.z;
+    r.y = h.w;
+    return kd_box_min_dist2<D>(rec, q);
+}
+
+/* Offers the points [begin, end) to the list, four loads in flight at a time. */
+template <int D, int K>
+__device__ __forceinline__ void kd_scan_leaf(const kd_knn_args &a, int32_t begin, int32_t end,
+                                             const float (&q)[D], knn_reg_state<K> &st) {
+    typedef knn_reg_gpu<K> R;
+    for (int32_t j0 = begin; j0 < end; j0 += 4) {
+        float d2[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            d2[u] = j0 + u < end ? kd_point_dist2<D>(a.points, j0 + u, q) : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            if (j0 + u >= end || d2[u] > st.d[K - 1]) continue;
+            int32_t id = (int32_t)__ldg(a.ids + j0 + u);
+            if (id == st.self_id || !R::before(d2[u], id, st.d[K - 1], st.id[K - 1])) continue;
+            R::insert(st, d2[u], id);
+        }
+    }
+}
+
 template <int D, int K, bool LOCK>
 __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, K <= 8 ? 8 : 1)
     kd_knn_kernel(kd_knn_args a, knn_ctx ctx) {
@@ -97,21 +136,20 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, K <= 8 ? 8 : 1)
         for (int j = 0; j < D; j++) q[j] = 0.0f;
         st.self_id = -1;
     }
-    int32_t stack_node[KD_KNN_STACK];
+    kd_ref stack_ref[KD_KNN_STACK];
     float stack_bound[KD_KNN_STACK];
-    int32_t node = 0, sp = 0;
-    float bound = 0.0f;
+    int32_t sp = 0;
+    kd_ref cur;
+    float bound = kd_load<D>(a, 0, q, cur);
     unsigned visits = 0;
     for (;;) {
-        bool want = bound <= st.d[K - 1];
+        const bool want = bound <= st.d[K - 1];
         if (LOCK ? __any_sync(CANOPY_FULL_MASK, want) : want) {
             visits++;
-            const unsigned char *rec = a.hot + (int64_t)node * a.stride;
-            const int4 h = __ldg((const int4 *)rec); /* child, nchild, begin, end */
-            if (h.x >= 0) {
-                const int32_t c0 = h.x;
-                float b0 = kd_box_min_dist2<D>(a.hot + (int64_t)c0 * a.stride, q);
-                float b1 = kd_box_min_dist2<D>(a.hot + (int64_t)(c0 + 1) * a.stride, q);
+            if (cur.x >= 0) {
+                kd_ref r0, r1;
+                const float b0 = kd_load<D>(a, cur.x, q, r0);
+                const float b1 = kd_load<D>(a, cur.x + 1, q, r1);
                 bool second = b1 < b0;
                 if (LOCK) {
                     unsigned yes = __ballot_sync(CANOPY_FULL_MASK, want && second);
@@ -121,32 +159,26 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, K <= 8 ? 8 : 1)
                 const float far_bound = second ? b0 : b1;
                 const bool keep = far_bound <= st.d[K - 1];
                 if (LOCK ? __any_sync(CANOPY_FULL_MASK, keep) : keep) {
-                    stack_node[sp] = second ? c0 : c0 + 1;
+                    stack_ref[sp] = second ? r0 : r1;
                     stack_bound[sp] = far_bound;
                     sp++;
                 }
-                node = second ? c0 + 1 : c0;
+                cur = second ? r1 : r0;
                 bound = second ? b1 : b0;
                 continue;
             }
-            for (int32_t j = h.z; j < h.w; j++) {
-                float d2 = kd_point_dist2<D>(a.points, j, q);
-                if (d2 > st.d[K - 1]) continue;
-                int32_t id = (int32_t)__ldg(a.ids + j);
-                if (id == st.self_id || !R::before(d2, id, st.d[K - 1], st.id[K - 1])) continue;
-                R::insert(st, d2, id);
-            }
+            kd_scan_leaf<D, K>(a, ~cur.x, cur.y, q, st);
         }
         if (sp == 0) break;
         sp--;
-        node = stack_node[sp];
+        cur = stack_ref[sp];
         bound = stack_bound[sp];
     }
     if (live) R::finish(ctx, st, qi);
     /* one atomic per group of lanes finishing together, not per thread (200k
      * threads on one counter cost ~0.1 ms) */
     const unsigned group = __activemask();
-    const unsigned total = __reduce_add_sync(group, live ? (unsigned)visits : 0u);
+    const unsigned total = __reduce_add_sync(group, live ? visits : 0u);
     if ((int)(threadIdx.x & 31) == __ffs(group) - 1 && total)
         atomicAdd(a.nodes, (unsigned long long)total);
 }

@@ -143,10 +143,16 @@ static void destroy(canopy_index *ix) {
 
 /* Device queries from this many on are Morton-sorted under schedule auto (below it a
  * call is too short for locality to repay the sort's launches), where the sort was
- * measured to pay (H100, bench/results/gpu-index.md, 200k queries, gdr): in 2-D, and
- * in 7-D with leaves of 8 (sorted 15.2 ms kNN8, 4.97 ms NN; unsorted at leaf 16
- * 16.7 and 5.66 ms, sorted at leaf 16 19.0 and 6.33 ms). */
-enum { CANOPY_INDEX_SORT_MIN = 8192, CANOPY_INDEX_SORT_MAX_D = 2, CANOPY_INDEX_GPU_LEAF = 8 };
+ * measured to pay (H100, bench/results/gpu-index.md, 200k queries): for the kd kernel's
+ * lockstep walk; for gdr in 2-D, and in 7-D with leaves of 8 (sorted 15.2 ms kNN8,
+ * 4.97 ms NN; unsorted at leaf 16 16.7 and 5.66 ms, sorted at leaf 16 19.0 and 6.33).
+ * The kd kernel walks in lockstep from CANOPY_INDEX_LOCKSTEP_MIN_D dimensions. */
+enum {
+    CANOPY_INDEX_SORT_MIN = 8192,
+    CANOPY_INDEX_SORT_MAX_D = 2,
+    CANOPY_INDEX_GPU_LEAF = 8,
+    CANOPY_INDEX_LOCKSTEP_MIN_D = 5
+};
 
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
                                  canopy_index **out) {
@@ -333,21 +339,28 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            "%s: schedule %s is not offered for device queries (auto, none: the "
                            "caller's order, morton: sorted on the device)",
                            app, canopy_schedule_name(o.schedule));
-    /* what auto picks for kNN on the GPU (the specialised kd kernel's dr where it
-     * applies, else a guided traversal: gdr), and the device sort when there are
-     * enough queries for a whole GPU to gain locality */
+    /* What auto picks for kNN on the GPU: the specialised kd kernel where it applies,
+     * one query per thread (dr) in the caller's order, or the lockstep walk (dr_l) on
+     * Morton-sorted queries from CANOPY_INDEX_LOCKSTEP_MIN_D dimensions and k > 1
+     * (H100, bench/results/gpu-index.md: the device sort costs more than it saves for
+     * dr; lockstep needs it and beats dr in 7-D kNN8); elsewhere gdr, sorted where that
+     * paid. */
     const canopy_tree_view *tv = &ix->tree->view;
+    const int lockstep = tv->d >= CANOPY_INDEX_LOCKSTEP_MIN_D && k > 1;
     canopy_variant v = o.variant;
     if (v == CANOPY_VARIANT_AUTO)
-        v = knn_kd_kernel_applies(tv, k, CANOPY_VARIANT_DR) ? CANOPY_VARIANT_DR
-                                                            : CANOPY_VARIANT_GDR;
+        v = !knn_kd_kernel_applies(tv, k, CANOPY_VARIANT_DR) ? CANOPY_VARIANT_GDR
+            : lockstep                                       ? CANOPY_VARIANT_DR_L
+                                                             : CANOPY_VARIANT_DR;
     const int kd_kernel = knn_kd_kernel_applies(tv, k, v);
     canopy_schedule sched = o.schedule;
-    if (sched == CANOPY_SCHEDULE_AUTO)
-        sched = nq >= CANOPY_INDEX_SORT_MIN && (ix->tree->view.d <= CANOPY_INDEX_SORT_MAX_D ||
-                                                ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF)
-                    ? CANOPY_SCHEDULE_MORTON
-                    : CANOPY_SCHEDULE_NONE;
+    if (sched == CANOPY_SCHEDULE_AUTO) {
+        int sorts = kd_kernel ? v == CANOPY_VARIANT_DR_L
+                              : tv->d <= CANOPY_INDEX_SORT_MAX_D ||
+                                    ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF;
+        sched =
+            nq >= CANOPY_INDEX_SORT_MIN && sorts ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
+    }
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
     s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);

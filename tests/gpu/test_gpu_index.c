@@ -122,8 +122,11 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
         CHECK(cudaMemset(dd, 0xff, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
         memset(&st, 0xff, sizeof st);
         CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, stream, &st));
-        /* auto sorts from 8192 queries where that paid: d <= 2 or leaves of <= 8 */
-        int sorts = nq >= 8192 && (ref.d <= 2 || info.leaf_size <= 8);
+        /* auto sorts from 8192 queries where that paid: for the kd kernel's lockstep
+         * walk (d >= 5, k > 1), for gdr where d <= 2 or leaves hold <= 8 points */
+        int kd_kernel = kind == CANOPY_TREE_KD && ref.d <= 8 && k <= 16;
+        int sorts =
+            nq >= 8192 && (kd_kernel ? ref.d >= 5 && k > 1 : ref.d <= 2 || info.leaf_size <= 8);
         canopy_schedule want = scheds[si] != CANOPY_SCHEDULE_AUTO ? scheds[si]
                                : sorts                            ? CANOPY_SCHEDULE_MORTON
                                                                   : CANOPY_SCHEDULE_NONE;
