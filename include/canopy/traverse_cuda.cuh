@@ -15,7 +15,8 @@
  * the variant (every GPU variant and the device-side hybrid schedule are
  * instantiated for the type by that one call), copy the outputs back. A type
  * written by hand may declare `static constexpr int min_blocks` (launch bounds of
- * dr and gdr, canopy_gpu_min_blocks). canopy_gpu_run_pooled runs with scratch the
+ * dr and gdr, canopy_gpu_min_blocks) and an `own_kernel` (canopy_gpu_has_own_kernel).
+ * canopy_gpu_run_pooled runs with scratch the
  * caller keeps between calls. tests/gpu/test_gpu_external.cu is a complete example. */
 #ifndef CANOPY_TRAVERSE_CUDA_CUH
 #define CANOPY_TRAVERSE_CUDA_CUH
@@ -120,6 +121,19 @@ enum { CANOPY_GPU_BLOCK = 128 };
 template <class App, class = void> struct canopy_gpu_min_blocks { static constexpr int value = 0; };
 template <class App> struct canopy_gpu_min_blocks<App, decltype((void)App::min_blocks)> {
     static constexpr int value = App::min_blocks;
+};
+
+/* A descriptor type may bring its own kernel for some variants and trees (one
+ * specialised to a tree kind and dimension, say), declaring
+ *     static canopy_status own_kernel(canopy_variant v, const canopy_gpu_launch &L,
+ *                                     const Ctx &ctx, bool *taken);
+ * the engines offer it every launch first and run their own kernel where it declines
+ * (*taken false). It launches on L.stream and counts into L.counters like theirs. */
+template <class App, class = void> struct canopy_gpu_has_own_kernel {
+    static constexpr bool value = false;
+};
+template <class App> struct canopy_gpu_has_own_kernel<App, decltype((void)&App::own_kernel)> {
+    static constexpr bool value = true;
 };
 
 /* A kernel NAME running BODY<App>(L, ctx), its twin NAME##_bounded with App's launch
@@ -779,6 +793,11 @@ static inline canopy_status canopy_gpu_upload_tree(canopy_trav_buffers &B,
 template <class App>
 static canopy_status canopy_gpu_dispatch(canopy_variant v, const canopy_gpu_launch &L,
                                          const typename App::Ctx &ctx) {
+    if constexpr (canopy_gpu_has_own_kernel<App>::value) {
+        bool taken = false;
+        canopy_status s = App::own_kernel(v, L, ctx, &taken);
+        if (s || taken) return s;
+    }
     switch (v) {
     case CANOPY_VARIANT_REC:
         return canopy_gpu_launch_rec<App>(L, ctx);

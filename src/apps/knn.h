@@ -5,6 +5,7 @@
 #ifndef CANOPY_APPS_KNN_H
 #define CANOPY_APPS_KNN_H
 
+#include "apps/kd_walk.h"
 #include "canopy/traverse_geom.h"
 
 typedef struct knn_ctx {
@@ -27,14 +28,9 @@ typedef struct knn_state {
 /* Largest k with a register list on the GPU (knn_gpu.cuh); larger k keeps the heap. */
 enum { KNN_REG_MAX_K = 16 };
 
-/* The GPU's specialised kd kNN kernel (knn_gpu_kd.cu: the dimension a template
- * argument, box bounds on its stack) runs variants dr and dr_l on kd trees of up to
- * KNN_KD_MAX_D dimensions and KNN_KD_MAX_DEPTH levels, for k <= KNN_REG_MAX_K. */
-enum { KNN_KD_MAX_D = 8, KNN_KD_MAX_DEPTH = 65 };
+/* Where the GPU runs kNN with the specialised kd walk (apps/kd_walk.h). */
 CANOPY_HD int knn_kd_kernel_applies(const canopy_tree_view *t, int32_t k, int variant) {
-    return t->kind == CANOPY_TREE_KD && t->max_children == 2 && t->d >= 1 && t->d <= KNN_KD_MAX_D &&
-           t->depth <= KNN_KD_MAX_DEPTH && k <= KNN_REG_MAX_K &&
-           (variant == CANOPY_VARIANT_DR || variant == CANOPY_VARIANT_DR_L);
+    return k <= KNN_REG_MAX_K && kd_walk_applies(t, variant);
 }
 
 CANOPY_HD int knn_before(float da, int64_t ia, float db, int64_t ib) {

@@ -32,6 +32,10 @@ template <int K> struct knn_reg_gpu {
      * would spill, so it stays unbounded (96 registers). */
     static constexpr int min_blocks = K <= 8 ? 8 : 0;
 
+    /* on kd trees (dr, dr_l) the specialised walk of kd_walk_gpu.cu */
+    static canopy_status own_kernel(canopy_variant v, const canopy_gpu_launch &L, const Ctx &c,
+                                    bool *taken);
+
     __device__ static void init(const Ctx &c, State &s, int64_t q) {
         s.q = canopy_point(c.query, q);
         s.self_id = c.self ? (int32_t)q : -1;
@@ -95,6 +99,16 @@ template <int K> struct knn_reg_gpu {
     }
 };
 
+template <int K>
+canopy_status kd_walk_knn(canopy_variant v, const canopy_gpu_launch &L, const knn_ctx &ctx);
+
+template <int K>
+canopy_status knn_reg_gpu<K>::own_kernel(canopy_variant v, const canopy_gpu_launch &L,
+                                         const knn_ctx &c, bool *taken) {
+    *taken = knn_kd_kernel_applies(&L.tree, c.k, v);
+    return *taken ? kd_walk_knn<K>(v, L, c) : CANOPY_OK;
+}
+
 /* Calls f with the register descriptor type for k (k <= KNN_REG_MAX_K). */
 template <class F> canopy_status knn_reg_dispatch(int32_t k, F f) {
     if (k <= 1) return f(knn_reg_gpu<1>());
@@ -109,11 +123,5 @@ template <class F> canopy_status knn_reg_dispatch(int32_t k, F f) {
 canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view *dtree,
                                     const int64_t *order, int64_t nq, canopy_variant v,
                                     const canopy_gpu_pooled &P, canopy_gpu_report *rep);
-
-/* The kd kNN kernel (knn_gpu_kd.cu) with the same arguments, where
- * knn_kd_kernel_applies. */
-canopy_status canopy_gpu_knn_kd(const knn_ctx *dctx, const canopy_tree_view *dtree,
-                                const int64_t *order, int64_t nq, canopy_variant v,
-                                const canopy_gpu_pooled &P, canopy_gpu_report *rep);
 
 #endif
