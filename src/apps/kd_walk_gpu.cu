@@ -143,21 +143,25 @@ struct kd_op_radius {
 
 /* A node's reference and its box bound (the record's two loads are independent, so
  * expanding a node costs one memory latency, not two). A box Op takes whole comes
- * back as NaN: no limit admits it. */
+ * back as NaN: no limit admits it. `mine`: the query wants the node's parent; a
+ * lockstep lane also loads the children of nodes it does not want, and gets NaN for
+ * them (it may have taken their parent whole already: nothing below is its own). */
 template <int D, class Op>
 __device__ __forceinline__ float kd_load(const canopy_tree_view &t, int32_t node,
                                          const float (&q)[D], const typename Op::Ctx &c,
-                                         typename Op::State &st, kd_ref &r) {
+                                         typename Op::State &st, kd_ref &r, bool mine) {
     const unsigned char *rec = t.hot + (int64_t)node * t.hot_stride;
     const int4 h = __ldg((const int4 *)rec); /* child, nchild, begin, end */
     r.x = h.x >= 0 ? h.x : ~h.z;
     r.y = h.w;
+    const float nan = __int_as_float(0x7fffffff);
+    if (!mine) return nan;
     const float lo = kd_box_min_dist2<D>(rec, q);
     if constexpr (Op::whole) {
         const float lim = Op::limit(c, st);
         if (lo <= lim && kd_box_max_dist2<D>(rec, q) <= lim) {
             Op::take_whole(c, st, h.w - h.z);
-            return __int_as_float(0x7fffffff);
+            return nan;
         }
     }
     return lo;
@@ -208,7 +212,7 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
     float stack_bound[KD_WALK_STACK];
     int32_t sp = 0;
     kd_ref cur;
-    float bound = kd_load<D, Op>(t, 0, q, ctx, st, cur);
+    float bound = kd_load<D, Op>(t, 0, q, ctx, st, cur, true);
     /* bound tests, as the engines count them: the root's, and both children's of every
      * node this query expands (a lockstep lane that does not want a node tests nothing) */
     unsigned tests = 1;
@@ -218,8 +222,8 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
             if (cur.x >= 0) {
                 tests += want ? 2 : 0;
                 kd_ref r0, r1;
-                const float b0 = kd_load<D, Op>(t, cur.x, q, ctx, st, r0);
-                const float b1 = kd_load<D, Op>(t, cur.x + 1, q, ctx, st, r1);
+                const float b0 = kd_load<D, Op>(t, cur.x, q, ctx, st, r0, want);
+                const float b1 = kd_load<D, Op>(t, cur.x + 1, q, ctx, st, r1, want);
                 /* near child first; a NaN (taken whole) bound is never first */
                 bool second = b1 < b0 || b0 != b0;
                 if (LOCK) {
@@ -238,7 +242,8 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
                 bound = second ? b1 : b0;
                 continue;
             }
-            kd_scan_leaf<D, Op>(t, ~cur.x, cur.y, q, ctx, st);
+            /* a lockstep lane that does not want the leaf may have taken it whole */
+            if (want) kd_scan_leaf<D, Op>(t, ~cur.x, cur.y, q, ctx, st);
         }
         if (sp == 0) break;
         sp--;

@@ -381,7 +381,7 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     stats->device_tree_reused = 1;
     snprintf(stats->note, sizeof stats->note,
              "device pointers: resident tree, %s%s (schedule %s; auto sorts from %d queries)",
-             kd_kernel ? "kd kNN kernel, " : "",
+             kd_kernel ? "kd walk, " : "",
              sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
              canopy_schedule_name(o.schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
