@@ -166,12 +166,12 @@ for stage in $stages; do
         # first launch), where Nsight Compute is installed: where the kernel's time goes.
         ncu_bin="$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
         if [ -n "$ncu_bin" ]; then
-            timeout 150 "$ncu_bin" --kernel-name regex:kd_knn --launch-count 1 \
+            timeout 150 "$ncu_bin" --kernel-name regex:kd_walk --launch-count 1 \
                 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
                 --section LaunchStats --section WarpStateStats \
                 "$b/canopy-bench-gpu-index" 3 auto >"$out/gpu-index-ncu.txt" 2>&1
-            note "- ncu on the kd kNN kernel: rc $? ($ncu_bin)"
-            grep -E "kd_knn_kernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Compute \(SM\) Throughput|Warp Cycles Per Issued|Block Limit" \
+            note "- ncu on the kd walk (kNN): rc $? ($ncu_bin)"
+            grep -E "kd_walk_kernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Compute \(SM\) Throughput|Warp Cycles Per Issued|Block Limit" \
                 "$out/gpu-index-ncu.txt" | head -n 30 | sed 's/^/    /' >>"$summary"
         else
             note "- ncu not found: no kernel profile"
