@@ -342,9 +342,9 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     /* What auto picks for kNN on the GPU: the specialised kd kernel where it applies,
      * one query per thread (dr) in the caller's order, or the lockstep walk (dr_l) on
      * Morton-sorted queries from CANOPY_INDEX_LOCKSTEP_MIN_D dimensions and k > 1
-     * (H100, bench/results/gpu-index.md: the device sort costs more than it saves for
-     * dr; lockstep needs it and beats dr in 7-D kNN8); elsewhere gdr, sorted where that
-     * paid. */
+     * (H100, bench/results/gpu-index.md: the device sort costs as much as it saves for
+     * dr up to k = 8, more for NN, less for k = 16; lockstep needs it and beats dr in
+     * 7-D kNN8); elsewhere gdr, sorted where that paid. */
     const canopy_tree_view *tv = &ix->tree->view;
     const int lockstep = tv->d >= CANOPY_INDEX_LOCKSTEP_MIN_D && k > 1;
     canopy_variant v = o.variant;
@@ -355,7 +355,7 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     const int kd_kernel = knn_kd_kernel_applies(tv, k, v);
     canopy_schedule sched = o.schedule;
     if (sched == CANOPY_SCHEDULE_AUTO) {
-        int sorts = kd_kernel ? v == CANOPY_VARIANT_DR_L
+        int sorts = kd_kernel ? v == CANOPY_VARIANT_DR_L || k > 8
                               : tv->d <= CANOPY_INDEX_SORT_MAX_D ||
                                     ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF;
         sched =

@@ -123,10 +123,10 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
         memset(&st, 0xff, sizeof st);
         CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, stream, &st));
         /* auto sorts from 8192 queries where that paid: for the kd kernel's lockstep
-         * walk (d >= 5, k > 1), for gdr where d <= 2 or leaves hold <= 8 points */
+         * walk (d >= 5, k > 1) and k > 8, for gdr where d <= 2 or leaves hold <= 8 points */
         int kd_kernel = kind == CANOPY_TREE_KD && ref.d <= 8 && k <= 16;
-        int sorts =
-            nq >= 8192 && (kd_kernel ? ref.d >= 5 && k > 1 : ref.d <= 2 || info.leaf_size <= 8);
+        int sorts = nq >= 8192 && (kd_kernel ? (ref.d >= 5 && k > 1) || k > 8
+                                             : ref.d <= 2 || info.leaf_size <= 8);
         canopy_schedule want = scheds[si] != CANOPY_SCHEDULE_AUTO ? scheds[si]
                                : sorts                            ? CANOPY_SCHEDULE_MORTON
                                                                   : CANOPY_SCHEDULE_NONE;
