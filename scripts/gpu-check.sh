@@ -176,6 +176,18 @@ for stage in $stages; do
         else
             note "- ncu not found: no kernel profile"
         fi
+        # Every kernel's device time over a short bench run (Nsight Systems, where
+        # installed): what the query sort's kernels cost beside the walk.
+        nsys_bin="$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)"
+        if [ -n "$nsys_bin" ]; then
+            timeout 150 "$nsys_bin" profile -o "$out/gpu-index-nsys" --force-overwrite true \
+                "$b/canopy-bench-gpu-index" 3 auto >"$out/gpu-index-nsys.log" 2>&1 &&
+                timeout 100 "$nsys_bin" stats --report cuda_gpu_kern_sum --format csv \
+                    "$out/gpu-index-nsys.nsys-rep" >"$out/gpu-index-nsys-kernels.csv" 2>>"$out/gpu-index-nsys.log"
+            note "- nsys kernel summary of the index bench: rc $? ($nsys_bin; top 12 by total time)"
+            head -n 13 "$out/gpu-index-nsys-kernels.csv" | cut -c1-220 | sed 's/^/    /' >>"$summary"
+            rm -f "$out"/gpu-index-nsys.nsys-rep "$out"/gpu-index-nsys.sqlite
+        fi
         ;;
     nbody)
         gpu_test test_gpu_multipole gpu_multipole.log
