@@ -285,6 +285,10 @@ typedef struct canopy_traversal {
     canopy_points queries; /* positions, used by the spatial schedules (morton, hilbert,
                               tree); data may be NULL when only none/hybrid are used */
     int64_t nq;
+    /* Optional (NULL: never): 1 when the GPU runner brings its own kernel for variant v
+     * on tree t (a descriptor type's own_kernel, canopy/traverse_cuda.cuh); auto then
+     * runs that variant on the GPU (dr where the engines' choice would be gdr or sr). */
+    int (*gpu_own_kernel)(const void *ctx, const canopy_tree_view *t, int variant);
 } canopy_traversal;
 
 /* Runs tr over tree under opt (NULL = defaults; opt->tree and leaf_size are the

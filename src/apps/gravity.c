@@ -61,8 +61,8 @@ canopy_status canopy_gravity_on_tree(const canopy_tree *tree, canopy_points bodi
                                      canopy_stats *stats) {
     gravity_ctx ctx = {bodies, 1.0f / theta, eps * eps, acc};
     canopy_traversal tr = {
-        "gravity", &gravity_app, gravity_cpu_runners, CANOPY_GPU_RUNNER(gravity), &ctx,
-        bodies,    bodies.n};
+        "gravity", &gravity_app, gravity_cpu_runners, CANOPY_GPU_RUNNER(gravity), &ctx, bodies,
+        bodies.n,  NULL};
     return canopy_traverse(tree, &tr, o, stats);
 }
 

@@ -42,7 +42,7 @@ canopy_status canopy_knn_on_tree(const canopy_tree *tree, canopy_points query, i
         return s;
     knn_ctx ctx = {query, k, self, idx, d2buf};
     canopy_traversal tr = {"knn", &knn_app, knn_cpu_runners, CANOPY_GPU_RUNNER(knn),
-                           &ctx,  query,    query.n};
+                           &ctx,  query,    query.n,         knn_gpu_own_kernel};
     s = canopy_traverse(tree, &tr, o, stats);
     if (d2buf != dist2) canopy_free(d2buf);
     return s;

@@ -32,6 +32,9 @@ enum { KNN_REG_MAX_K = 16 };
 CANOPY_HD int knn_kd_kernel_applies(const canopy_tree_view *t, int32_t k, int variant) {
     return k <= KNN_REG_MAX_K && kd_walk_applies(t, variant);
 }
+static inline int knn_gpu_own_kernel(const void *vctx, const canopy_tree_view *t, int variant) {
+    return knn_kd_kernel_applies(t, ((const knn_ctx *)vctx)->k, variant);
+}
 
 CANOPY_HD int knn_before(float da, int64_t ia, float db, int64_t ib) {
     return da < db || (da == db && ia < ib);

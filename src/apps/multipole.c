@@ -221,8 +221,8 @@ static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *t
                               canopy_opening opening, canopy_points bodies,
                               const canopy_run_options *o, canopy_stats *stats) {
     if (opening == CANOPY_OPENING_BODY) {
-        canopy_traversal tr = {"gravity", &mp_body_app, mp_body_cpu_runners, NULL, ctx,
-                               bodies,    bodies.n};
+        canopy_traversal tr = {"gravity", &mp_body_app, mp_body_cpu_runners, NULL, ctx, bodies,
+                               bodies.n,  NULL};
         return canopy_traverse(tree, &tr, o, stats);
     }
     int32_t nl = 0, *leaves = NULL;
@@ -245,7 +245,8 @@ static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *t
                                NULL,
                                ctx,
                                canopy_points_make(centre, nl, 3),
-                               nl};
+                               nl,
+                               NULL};
         s = canopy_traverse(tree, &tr, o, stats);
     }
     canopy_free(leaves);

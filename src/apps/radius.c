@@ -45,7 +45,8 @@ canopy_status canopy_radius_on_tree(const canopy_tree *tree, canopy_points query
     if (s) return s;
     radius_ctx ctx = {query, r * r, self, counts};
     canopy_traversal tr = {
-        "radius", &radius_app, radius_cpu_runners, CANOPY_GPU_RUNNER(radius), &ctx, query, query.n};
+        "radius", &radius_app, radius_cpu_runners,   CANOPY_GPU_RUNNER(radius), &ctx,
+        query,    query.n,     radius_gpu_own_kernel};
     return canopy_traverse(tree, &tr, o, stats);
 }
 

@@ -4,6 +4,7 @@
 #ifndef CANOPY_APPS_RADIUS_H
 #define CANOPY_APPS_RADIUS_H
 
+#include "apps/kd_walk.h"
 #include "canopy/traverse_geom.h"
 
 typedef struct radius_ctx {
@@ -17,6 +18,12 @@ typedef struct radius_state {
     const float *q;
     int64_t count;
 } radius_state;
+
+/* the GPU's specialised kd walk (apps/kd_walk.h) */
+static inline int radius_gpu_own_kernel(const void *ctx, const canopy_tree_view *t, int variant) {
+    (void)ctx;
+    return kd_walk_applies(t, variant);
+}
 
 CANOPY_HD void radius_init(const void *vctx, void *vst, int64_t q) {
     const radius_ctx *c = (const radius_ctx *)vctx;

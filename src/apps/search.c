@@ -46,6 +46,6 @@ canopy_status canopy_search_on_tree(const canopy_tree *tree, const float *querie
     canopy_points qp = canopy_points_make(queries, n_queries, 1);
     search_ctx ctx = {queries, tree->view.n, idx};
     canopy_traversal tr = {"search", &search_app, search_cpu_runners, CANOPY_GPU_RUNNER(search),
-                           &ctx,     qp,          n_queries};
+                           &ctx,     qp,          n_queries,          NULL};
     return canopy_traverse(tree, &tr, o, stats);
 }

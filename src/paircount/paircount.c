@@ -179,7 +179,7 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
         pc_ctx ctx = {data1,       weighted ? weights1 : NULL, prefix, e2,        b0,    nb, e2[b0],
                       e2[b0 + nb], (float)po->boxsize,         self,   po->nbins, counts};
         canopy_traversal tr = {"paircount", &pc_app, pc_cpu_runners, CANOPY_PAIRCOUNT_GPU,
-                               &ctx,        data1,   data1.n};
+                               &ctx,        data1,   data1.n,        NULL};
         memset(&pass, 0, sizeof pass);
         s = canopy_traverse(tree, &tr, &o, &pass);
         traverse += pass.traverse_seconds;

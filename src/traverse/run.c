@@ -63,10 +63,11 @@ static void add_note(char *note, size_t len, const char *fmt, ...) {
 
 /* Resolves the auto choices. The backend follows the job size; variant and schedule
  * follow a sample of the queries when either is auto (docs/variants.md):
- *   GPU, guided: dr unsorted, no sample (sorting does not pay for itself there; on kd
- *     trees kNN's dr is its specialised kd walk, 1.5-3x gdr on the H100);
+ *   GPU, guided: gdr unsorted, no sample (sorting does not pay for itself there), or
+ *     dr where the runner has its own kernel for it (kNN's kd walk: 1.5-3x gdr, H100);
  *   GPU, unguided: dr_l when the sampled work is large, in the caller's order when
- *     that is coherent, else on the hybrid schedule; sr unsorted when work is small;
+ *     that is coherent, else on the hybrid schedule; when work is small sr unsorted,
+ *     or dr where the runner has its own kernel (radius's kd walk: 1.8x sr, H100);
  *   CPU: simd_l for descriptors with vector hooks (lane_hooks) when there are enough
  *     queries to sort, else dr for guided, sr for unguided traversals; when the
  *     caller's order is incoherent and traversals are long or run simd_l, tree order
@@ -98,13 +99,17 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: %s", tr->name, canopy_gpu_why_not());
     if (*v != CANOPY_VARIANT_AUTO && *s != CANOPY_SCHEDULE_AUTO) return CANOPY_OK;
     int gpu = *b == CANOPY_BACKEND_GPU, guided = tr->app->guided;
+    /* the GPU runner's own dr kernel for this tree (kNN's and radius's kd walk) */
+    int own_dr =
+        gpu && tr->gpu_own_kernel && tr->gpu_own_kernel(tr->ctx, &tree->view, CANOPY_VARIANT_DR);
     if (gpu && guided && (*v == CANOPY_VARIANT_AUTO || !is_lockstep(*v))) {
         /* the choice does not depend on the queries: skip the sample's cost */
-        if (*v == CANOPY_VARIANT_AUTO) *v = CANOPY_VARIANT_DR;
+        if (*v == CANOPY_VARIANT_AUTO) *v = own_dr ? CANOPY_VARIANT_DR : CANOPY_VARIANT_GDR;
         if (*s == CANOPY_SCHEDULE_AUTO) *s = CANOPY_SCHEDULE_NONE;
         add_note(note, note_len,
-                 "variant %s, schedule %s (guided traversal on the GPU: non-lockstep, unsorted)",
-                 canopy_variant_name(*v), canopy_schedule_name(*s));
+                 "variant %s, schedule %s (guided traversal on the GPU: %s, unsorted)",
+                 canopy_variant_name(*v), canopy_schedule_name(*s),
+                 own_dr ? "the runner's own kernel" : "non-lockstep");
         return CANOPY_OK;
     }
 
@@ -121,7 +126,9 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
     int lanes =
         !gpu && tr->app->lane_hooks && tr->nq >= SCHEDULE_MIN_QUERIES && *s != CANOPY_SCHEDULE_NONE;
     if (*v == CANOPY_VARIANT_AUTO) {
-        *v = gpu     ? (big ? CANOPY_VARIANT_DR_L : CANOPY_VARIANT_SR)
+        *v = gpu     ? (big      ? CANOPY_VARIANT_DR_L
+                        : own_dr ? CANOPY_VARIANT_DR
+                                 : CANOPY_VARIANT_SR)
              : lanes ? CANOPY_VARIANT_SIMD_L
                      : (guided ? CANOPY_VARIANT_DR : CANOPY_VARIANT_SR);
         add_note(note, note_len, "variant %s%s", canopy_variant_name(*v),

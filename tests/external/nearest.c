@@ -87,7 +87,7 @@ canopy_status nearest_run(const canopy_tree *tree, canopy_points query,
                           const canopy_run_options *opt, int64_t *idx, float *dist2,
                           canopy_stats *stats) {
     nearest_ctx ctx = {query, idx, dist2};
-    canopy_traversal tr = {"nearest", &nearest_app, nearest_cpu_runners, NULL, &ctx,
-                           query,     query.n};
+    canopy_traversal tr = {"nearest", &nearest_app, nearest_cpu_runners, NULL, &ctx, query,
+                           query.n,   NULL};
     return canopy_traverse(tree, &tr, opt, stats);
 }

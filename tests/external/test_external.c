@@ -113,7 +113,7 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
                        "nearest simd_l: no lane_calls without vector hooks");
             }
             ball_ctx bc = {qp, r2, cnt};
-            canopy_traversal tr = {"ball", &ball_app, ball_cpu_runners, NULL, &bc, qp, nq};
+            canopy_traversal tr = {"ball", &ball_app, ball_cpu_runners, NULL, &bc, qp, nq, NULL};
             s = canopy_traverse(tree, &tr, &o, &st);
             EXPECT(s == CANOPY_OK, "ball %s %s %s n=%lld", kn, vn, sn, (long long)n);
             EXPECT(s || st.lane_calls == 0, "ball %s: %lld scalar hook calls despite vector hooks",
@@ -148,7 +148,7 @@ static void check_refusals(void) {
     ball_ctx bc = {p, 1.0f, cnt};
     canopy_app bad = ball_app;
     bad.visit_leaf = NULL;
-    canopy_traversal tr = {"bad", &bad, ball_cpu_runners, NULL, &bc, p, 6};
+    canopy_traversal tr = {"bad", &bad, ball_cpu_runners, NULL, &bc, p, 6, NULL};
     EXPECT(canopy_traverse(tree, &tr, NULL, NULL) == CANOPY_ERR_INVALID, "missing visit_leaf");
     bad = ball_app;
     bad.state_size = CANOPY_MAX_STATE + 1;

@@ -160,7 +160,7 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
             o.schedule = ss[s];
             const char *vn = canopy_variant_name(vs[v]), *sn = canopy_schedule_name(ss[s]);
             ball_ctx bc = {qp, r2, got};
-            canopy_traversal bt = {"ball", &ball_app, no_cpu, ball_gpu_run, &bc, qp, nq};
+            canopy_traversal bt = {"ball", &ball_app, no_cpu, ball_gpu_run, &bc, qp, nq, NULL};
             canopy_status st = canopy_traverse(tree, &bt, &o, NULL);
             EXPECT(st == CANOPY_OK, "ball %s %s n=%lld", vn, sn, (long long)n);
             for (int64_t q = 0; !st && q < nq; q++)
@@ -171,7 +171,7 @@ static void check_case(canopy_tree_kind kind, int64_t n, int64_t nq, int32_t d, 
                     break;
                 }
             near_ctx nc = {qp, got};
-            canopy_traversal nt = {"near", &near_app, no_cpu, near_gpu_run, &nc, qp, nq};
+            canopy_traversal nt = {"near", &near_app, no_cpu, near_gpu_run, &nc, qp, nq, NULL};
             st = canopy_traverse(tree, &nt, &o, NULL);
             if (vs[v] == CANOPY_VARIANT_SR || vs[v] == CANOPY_VARIANT_SR_L) {
                 EXPECT(st == CANOPY_ERR_INVALID, "near: %s must refuse a guided traversal", vn);
