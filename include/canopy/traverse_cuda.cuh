@@ -16,8 +16,8 @@
  * instantiated for the type by that one call), copy the outputs back. A type
  * written by hand may declare `static constexpr int min_blocks` (launch bounds of
  * dr and gdr, canopy_gpu_min_blocks) and an `own_kernel` (canopy_gpu_has_own_kernel).
- * canopy_gpu_run_pooled runs with scratch the
- * caller keeps between calls. tests/gpu/test_gpu_external.cu is a complete example. */
+ * canopy_gpu_run_pooled runs with scratch the caller keeps between calls.
+ * tests/gpu/test_gpu_external.cu is a complete example. */
 #ifndef CANOPY_TRAVERSE_CUDA_CUH
 #define CANOPY_TRAVERSE_CUDA_CUH
 

@@ -10,8 +10,7 @@
 #include "apps/radius.h"
 #include "canopy/traverse_cuda.cuh"
 
-/* kNN with a register list of K slots (K in 1, 4, 8, 16; k <= K; knn_gpu.cuh declares
- * it too), and radius counts. */
+/* kNN with a register list of K slots (K in 1, 4, 8, 16; k <= K), and radius counts. */
 template <int K>
 canopy_status kd_walk_knn(canopy_variant v, const canopy_gpu_launch &L, const knn_ctx &ctx);
 canopy_status kd_walk_radius(canopy_variant v, const canopy_gpu_launch &L, const radius_ctx &ctx);

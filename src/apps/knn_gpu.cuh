@@ -10,6 +10,7 @@
 #ifndef CANOPY_APPS_KNN_GPU_CUH
 #define CANOPY_APPS_KNN_GPU_CUH
 
+#include "apps/kd_walk_gpu.cuh"
 #include "apps/knn.h"
 #include "canopy/traverse_cuda.cuh"
 
@@ -98,9 +99,6 @@ template <int K> struct knn_reg_gpu {
         }
     }
 };
-
-template <int K>
-canopy_status kd_walk_knn(canopy_variant v, const canopy_gpu_launch &L, const knn_ctx &ctx);
 
 template <int K>
 canopy_status knn_reg_gpu<K>::own_kernel(canopy_variant v, const canopy_gpu_launch &L,
