@@ -183,17 +183,14 @@ __device__ __forceinline__ void kd_scan_leaf(const canopy_tree_view &t, int32_t 
     }
 }
 
-/* Launch bounds: states up to kNN's 8-slot list fit 64 registers without spills (8
- * blocks of 128 per SM); in 1-3 dimensions 40 registers (12 blocks; ptxas spills 8
- * bytes for 2-D k = 8), so that 200k queries (1,563 blocks) run in one wave on 132 SMs
- * instead of 1.2 (H100: achieved occupancy was 41 % of 62.5 %). The 16-slot list is
- * left unbounded. */
-template <int D, class Op> struct kd_blocks {
-    static constexpr int value = sizeof(typename Op::State) > 80 ? 1 : D <= 3 ? 12 : 8;
+/* Launch bounds: states up to kNN's 8-slot list fit 64 registers without spills (the
+ * grid's 8 blocks of 128 per SM resident); the 16-slot list is left unbounded. */
+template <class Op> struct kd_blocks {
+    static constexpr int value = sizeof(typename Op::State) <= 80 ? 8 : 1;
 };
 
 template <int D, class Op, bool LOCK>
-__global__ void __launch_bounds__(CANOPY_GPU_BLOCK, (kd_blocks<D, Op>::value))
+__global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
     kd_walk_kernel(canopy_gpu_launch L, typename Op::Ctx ctx) {
     const canopy_tree_view &t = L.tree;
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
