@@ -18,8 +18,8 @@
 #endif
 
 unsigned canopy_cpu_features_cpuid(void) {
-    unsigned a, b, c, d, f = 0;
-    if (__get_cpuid_max(0, NULL) < 1) return 0;
+    unsigned a, b, c, d, f = 0, max = __get_cpuid_max(0, NULL);
+    if (max < 1) return 0;
     __cpuid(1, a, b, c, d);
     if (c & bit_SSE4_2) f |= CANOPY_CPU_SSE42;
     /* AVX registers need the OS to save them (XCR0 bits 1-2), AVX-512's also the
@@ -31,7 +31,7 @@ unsigned canopy_cpu_features_cpuid(void) {
     }
     int avx = (c & bit_AVX) && (xcr0 & 6) == 6, avx512 = avx && (xcr0 & 0xe0) == 0xe0;
     if (avx && (c & bit_FMA)) f |= CANOPY_CPU_FMA;
-    if (__get_cpuid_max(0, NULL) < 7) return f;
+    if (max < 7) return f;
     __cpuid_count(7, 0, a, b, c, d);
     if (avx && (b & bit_AVX2)) f |= CANOPY_CPU_AVX2;
     if (avx512 && (b & bit_AVX512F)) f |= CANOPY_CPU_AVX512F;
@@ -41,17 +41,27 @@ unsigned canopy_cpu_features_cpuid(void) {
     return f;
 }
 
+#ifdef CANOPY_GLIBC_X86
+/* CPU_FEATURE_ACTIVE(name) without its header's `1 << bit`, undefined for bit 31
+ * (AVX512VL; UBSan stops there): the table has 4 words of 32 bits per cpuid leaf. */
+static int glibc_active(unsigned index) {
+    const struct cpuid_feature *leaf = __x86_get_cpuid_feature_leaf(index / 128);
+    unsigned bit = index % 128;
+    return (leaf->active_array[bit / 32] >> (bit % 32)) & 1;
+}
+#endif
+
 /* glibc's dynamic loader has run cpuid already: its table costs no instruction more. */
 static unsigned features_detect(void) {
 #ifdef CANOPY_GLIBC_X86
     unsigned f = 0;
-    if (CPU_FEATURE_ACTIVE(SSE4_2)) f |= CANOPY_CPU_SSE42;
-    if (CPU_FEATURE_ACTIVE(AVX2)) f |= CANOPY_CPU_AVX2;
-    if (CPU_FEATURE_ACTIVE(FMA)) f |= CANOPY_CPU_FMA;
-    if (CPU_FEATURE_ACTIVE(AVX512F)) f |= CANOPY_CPU_AVX512F;
-    if (CPU_FEATURE_ACTIVE(AVX512BW)) f |= CANOPY_CPU_AVX512BW;
-    if (CPU_FEATURE_ACTIVE(AVX512DQ)) f |= CANOPY_CPU_AVX512DQ;
-    if (CPU_FEATURE_ACTIVE(AVX512VL)) f |= CANOPY_CPU_AVX512VL;
+    if (glibc_active(x86_cpu_SSE4_2)) f |= CANOPY_CPU_SSE42;
+    if (glibc_active(x86_cpu_AVX2)) f |= CANOPY_CPU_AVX2;
+    if (glibc_active(x86_cpu_FMA)) f |= CANOPY_CPU_FMA;
+    if (glibc_active(x86_cpu_AVX512F)) f |= CANOPY_CPU_AVX512F;
+    if (glibc_active(x86_cpu_AVX512BW)) f |= CANOPY_CPU_AVX512BW;
+    if (glibc_active(x86_cpu_AVX512DQ)) f |= CANOPY_CPU_AVX512DQ;
+    if (glibc_active(x86_cpu_AVX512VL)) f |= CANOPY_CPU_AVX512VL;
     return f;
 #else
     return canopy_cpu_features_cpuid();
