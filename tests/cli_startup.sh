@@ -12,7 +12,9 @@ CANOPY=${1:?usage: cli_startup.sh CANOPY_BINARY}
 tmp=$(mktemp -d /tmp/canopy-cli-startup.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/harness.sh"
-command -v readelf >/dev/null && command -v nm >/dev/null || { echo "readelf/nm not found: skipped"; exit 77; }
+for tool in readelf nm; do
+    command -v "$tool" >/dev/null || { echo "$tool not found: skipped"; exit 77; }
+done
 
 bins=("$CANOPY")
 [ -x "$(dirname "$CANOPY")/canopy-mpi" ] && bins+=("$(dirname "$CANOPY")/canopy-mpi")
