@@ -15,7 +15,8 @@
 #        a baseline, e.g. a build of an older commit, runs interleaved too). Env: REPS
 #        (default 7), CPU (the core to pin to, default 0), KJV (default
 #        ../shared/data/kjv.txt.gz beside the checkout, or /work/shared/data/kjv.txt.gz).
-# Prints a markdown table: median (min-max) wall ms of the whole command, the ratios
+# Prints a markdown table (and on stderr each corpus's age at its first row): median
+# (min-max) wall ms of the whole command, the ratios
 # grep / canopy and Hyperscan / canopy of the medians, the same ratios of the median
 # CPU time (user + system) of each process (less sensitive to other jobs on a shared
 # machine than wall time), the baseline's, canopy's literal prefilter and the bytes
@@ -132,6 +133,9 @@ print("| corpus | patterns | lines | grep -E -c | canopy grep -c | Hyperscan | g
 print("|---" * (12 + (3 if base else 0)) + "|")
 for corpus, sets in corpora.items():
     f = os.path.join(work, corpus)
+    # a file's page cache gets slower to map as it ages (its large folios split)
+    print("%s: written %.0f s before its first row" % (corpus, time.time() - os.path.getmtime(f)),
+          file=sys.stderr)
     for name, pats in sets:
         args = [x for p in pats for x in ("-e", p)]
         g = [["grep", "-E", "-c"] + args + [f], [canopy, "grep", "-c"] + args + [f]]

