@@ -11,6 +11,7 @@
 #define CANOPY_CORE_CUDA_MODULE_H
 
 #include "apps/common.h"
+#include "core/device.h"
 #include "forest/gpu.h"
 #include "graph/gpu.h"
 #include "index/device.h"
@@ -69,6 +70,21 @@
             canopy_variant v, canopy_schedule sched, int64_t *d_idx, float *d_dist2, void *stream, \
             canopy_gpu_report *rep),                                                               \
            (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
+    STATUS(canopy_index_staging_reserve,                                                           \
+           (struct canopy_index_staging * *st, int64_t nq, int32_t d, int32_t k,                   \
+            float **h_queries, int64_t **h_idx, float **h_dist2),                                  \
+           (st, nq, d, k, h_queries, h_idx, h_dist2))                                              \
+    STATUS(canopy_index_staging_put,                                                               \
+           (struct canopy_index_staging * st, int64_t row0, int64_t rows, int last),               \
+           (st, row0, rows, last))                                                                 \
+    STATUS(canopy_index_staging_knn,                                                               \
+           (const canopy_index_device *dv, struct canopy_index_staging *st, canopy_variant v,      \
+            canopy_schedule sched, int with_dist2, int32_t chunks, canopy_gpu_report *rep),        \
+           (dv, st, v, sched, with_dist2, chunks, rep))                                            \
+    STATUS(canopy_index_staging_wait, (struct canopy_index_staging * st, int32_t chunk),           \
+           (st, chunk))                                                                            \
+    RELEASE(canopy_index_staging_free, (struct canopy_index_staging * st), (st))                   \
+    STATUS(canopy_gpu_warm_up, (void), ())                                                         \
     STATUS(cf_gpu_predict,                                                                         \
            (const canopy_forest *f, const cf_layout *L, canopy_points X, canopy_forest_engine e,   \
             canopy_forest_mapping m, double *acc, cf_gpu_report *rep),                             \

@@ -38,6 +38,27 @@ canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float
                                       canopy_schedule sched, int64_t *d_idx, float *d_dist2,
                                       void *stream, canopy_gpu_report *rep);
 
+/* Host-array kNN on a resident index (index_staging.cu): pinned host and device
+ * buffers kept with the index (grow-only) and a stream of their own. One call, under
+ * the index's staging lock: reserve (nq, d, k), then for each chunk of query rows pack
+ * them into *h_queries and put them (copied while the next chunk is packed; the last
+ * put waits for the copies), then knn (the device-pointer query, then the result rows
+ * queued back in `chunks` pieces), then for each piece wait and read it from
+ * *h_idx / *h_dist2 while later pieces travel. */
+enum { CANOPY_INDEX_STAGING_CHUNKS = 8 };
+struct canopy_index_staging;
+canopy_status canopy_index_staging_reserve(struct canopy_index_staging **st, int64_t nq, int32_t d,
+                                           int32_t k, float **h_queries, int64_t **h_idx,
+                                           float **h_dist2);
+canopy_status canopy_index_staging_put(struct canopy_index_staging *st, int64_t row0, int64_t rows,
+                                       int last);
+canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
+                                       struct canopy_index_staging *st, canopy_variant v,
+                                       canopy_schedule sched, int with_dist2, int32_t chunks,
+                                       canopy_gpu_report *rep);
+canopy_status canopy_index_staging_wait(struct canopy_index_staging *st, int32_t chunk);
+void canopy_index_staging_free(struct canopy_index_staging *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,10 @@ struct canopy_index {
     pthread_mutex_t lock;
     int64_t builds, queries;
     canopy_index_device dev; /* device copy (residency device or both) */
+    /* pinned and device buffers of host-array GPU queries, made on first need; the
+     * lock holds them for one query from packing to unpacking */
+    struct canopy_index_staging *staging;
+    pthread_mutex_t staging_lock;
 };
 
 /* ------------------------------------------------------------- registry -- */
@@ -126,17 +130,20 @@ static canopy_status new_handle(canopy_residency r, canopy_index **out) {
     ix->magic = INDEX_MAGIC;
     ix->residency = r;
     pthread_mutex_init(&ix->lock, NULL);
+    pthread_mutex_init(&ix->staging_lock, NULL);
     *out = ix;
     return CANOPY_OK;
 }
 
 static void destroy(canopy_index *ix) {
     ix->magic = 0;
+    canopy_index_staging_free(ix->staging);
     if (ix->dev.view.hot) canopy_index_device_free(&ix->dev);
     canopy_tree_free(ix->built);
     canopy_secfile_close(&ix->file);
     canopy_free(ix->original);
     pthread_mutex_destroy(&ix->lock);
+    pthread_mutex_destroy(&ix->staging_lock);
     free(ix);
 }
 
@@ -297,6 +304,136 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
 
 #define KINDS_METRIC ((1u << CANOPY_TREE_KD) | (1u << CANOPY_TREE_BALL) | (1u << CANOPY_TREE_VP))
 
+/* What auto picks for kNN on a resident device copy: a guided traversal runs gdr, and
+ * the queries are sorted on the device when there are enough for a whole GPU to gain
+ * locality (and where the sort was measured to pay). */
+static void device_choice(const canopy_index *ix, const canopy_run_options *o, int64_t nq,
+                          canopy_variant *v, canopy_schedule *sched) {
+    *v = o->variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o->variant;
+    *sched = o->schedule;
+    if (*sched == CANOPY_SCHEDULE_AUTO)
+        *sched = nq >= CANOPY_INDEX_SORT_MIN && (ix->tree->view.d <= CANOPY_INDEX_SORT_MAX_D ||
+                                                 ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF)
+                     ? CANOPY_SCHEDULE_MORTON
+                     : CANOPY_SCHEDULE_NONE;
+}
+
+static void device_stats(canopy_stats *stats, const canopy_gpu_report *rep, int64_t nq,
+                         canopy_variant v, canopy_schedule sched) {
+    stats->schedule_seconds = rep->schedule_seconds;
+    stats->transfer_seconds = rep->transfer_seconds;
+    stats->traverse_seconds = rep->traverse_seconds;
+    stats->queries = nq;
+    stats->nodes_per_query = nq ? (double)rep->counters.nodes / (double)nq : 0.0;
+    stats->work_expansion = rep->counters.group_longest ? (double)rep->counters.group_nodes /
+                                                              (double)rep->counters.group_longest
+                                                        : 0.0;
+    stats->nodes_per_group = rep->counters.groups
+                                 ? (double)rep->counters.group_nodes / (double)rep->counters.groups
+                                 : 0.0;
+    stats->variant = v;
+    stats->schedule = sched;
+    stats->backend = CANOPY_BACKEND_GPU;
+    stats->device_tree_reused = 1;
+}
+
+/* Host-array queries take the staged device path when they will run on the GPU with a
+ * variant and schedule it offers (the rest go through the generic engine, which also
+ * gives their errors). */
+static int staged_applies(const canopy_run_options *o, int64_t nq, int self) {
+    canopy_variant v = o->variant;
+    canopy_schedule sch = o->schedule;
+    int gpu = o->backend == CANOPY_BACKEND_GPU ||
+              (o->backend == CANOPY_BACKEND_AUTO && nq >= CANOPY_GPU_AUTO_MIN_QUERIES);
+    return !self && nq > 0 && gpu && (unsigned)v < CANOPY_VARIANT_COUNT && v != CANOPY_VARIANT_SR &&
+           v != CANOPY_VARIANT_SR_L && v != CANOPY_VARIANT_SIMD_L &&
+           (sch == CANOPY_SCHEDULE_AUTO || sch == CANOPY_SCHEDULE_NONE ||
+            sch == CANOPY_SCHEDULE_MORTON);
+}
+
+/* Copies `bytes` with the CPU's threads when there are enough to share: the staging
+ * copies are memory-bound, and one core moves a fraction of what the copy engines do. */
+static void copy_parallel(void *dst, const void *src, size_t bytes) {
+    enum { SHARE = 1 << 18 };
+    int64_t parts = (int64_t)(bytes / SHARE) + 1;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (parts > 1)
+    for (int64_t p = 0; p < parts; p++) {
+        size_t a = bytes * (size_t)p / (size_t)parts, b = bytes * (size_t)(p + 1) / (size_t)parts;
+        memcpy((char *)dst + a, (const char *)src + a, b - a);
+    }
+}
+
+/* Query rows [r0, r1) into the dense pinned array (rows of a strided view one by one). */
+static void pack_rows(float *dst, canopy_points q, int64_t r0, int64_t r1) {
+    size_t row = sizeof(float) * (size_t)q.d;
+    if (q.stride == q.d) {
+        copy_parallel(dst + r0 * q.d, canopy_point(q, r0), row * (size_t)(r1 - r0));
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (r1 - r0 > 8192)
+    for (int64_t i = r0; i < r1; i++) memcpy(dst + i * q.d, canopy_point(q, i), row);
+}
+
+/* Pieces a staged copy of `bytes` is cut into: each piece's copy overlaps the CPU's
+ * work on its neighbour; a piece of a few MB keeps the copy engines near full speed. */
+static int32_t staging_pieces(size_t bytes) {
+    size_t p = bytes / ((size_t)4 << 20) + 1;
+    return p > CANOPY_INDEX_STAGING_CHUNKS ? CANOPY_INDEX_STAGING_CHUNKS : (int32_t)p;
+}
+
+/* kNN of host queries on the device copy: pinned staging, copies on the staging's
+ * stream overlapped with packing and unpacking, the device-pointer query between. */
+static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
+                                const canopy_run_options *o, int64_t *idx, float *dist2,
+                                canopy_stats *stats) {
+    canopy_variant v;
+    canopy_schedule sched;
+    device_choice(ix, o, q.n, &v, &sched);
+    canopy_gpu_report rep;
+    memset(&rep, 0, sizeof rep);
+    float *hq, *hd;
+    int64_t *hi;
+    int64_t nq = q.n, cells = nq * k;
+    int32_t in_pieces = staging_pieces(sizeof(float) * (size_t)(nq * q.d));
+    int32_t out_pieces =
+        staging_pieces((sizeof(int64_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells);
+    pthread_mutex_lock(&ix->staging_lock);
+    double t0 = canopy_now();
+    canopy_status s = canopy_index_staging_reserve(&ix->staging, nq, q.d, k, &hq, &hi, &hd);
+    for (int32_t c = 0; c < in_pieces && !s; c++) {
+        int64_t r0 = nq * c / in_pieces, r1 = nq * (c + 1) / in_pieces;
+        pack_rows(hq, q, r0, r1);
+        s = canopy_index_staging_put(ix->staging, r0, r1 - r0, c == in_pieces - 1);
+    }
+    double t1 = canopy_now();
+    if (!s)
+        s = canopy_index_staging_knn(&ix->dev, ix->staging, v, sched, dist2 != NULL, out_pieces,
+                                     &rep);
+    double t2 = canopy_now();
+    for (int32_t c = 0; c < out_pieces && !s; c++) {
+        /* the rows of the piece the module queued */
+        int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;
+        if ((s = canopy_index_staging_wait(ix->staging, c))) break;
+        copy_parallel(idx + c0, hi + c0, sizeof(int64_t) * (size_t)(c1 - c0));
+        if (dist2) copy_parallel(dist2 + c0, hd + c0, sizeof(float) * (size_t)(c1 - c0));
+    }
+    double t3 = canopy_now();
+    pthread_mutex_unlock(&ix->staging_lock);
+    if (s || !stats) return s;
+    device_stats(stats, &rep, nq, v, sched);
+    stats->upload_seconds = t1 - t0;
+    stats->download_seconds = t3 - t2;
+    stats->transfer_seconds = stats->upload_seconds + stats->download_seconds;
+    snprintf(stats->note, sizeof stats->note,
+             "host arrays through pinned staging (%d + %d pieces, copies overlapped with "
+             "packing and unpacking): resident tree, %s (schedule %s; auto sorts from %d "
+             "queries)",
+             (int)in_pieces, (int)out_pieces,
+             sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
+             canopy_schedule_name(o->schedule), CANOPY_INDEX_SORT_MIN);
+    return CANOPY_OK;
+}
+
 canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
                                const canopy_run_options *opt, int64_t *idx, float *dist2,
                                canopy_stats *stats) {
@@ -305,7 +442,37 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
     canopy_status s = begin(ix, "index knn", KINDS_METRIC, opt, &o, stats);
     if (s || (s = queries_for(ix, "index knn", &query, &self))) return s;
     if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "index knn: k must be >= 1 (got %d)", (int)k);
+    if (ix->dev.view.hot && staged_applies(&o, query.n, self))
+        return knn_staged(ix, query, k, &o, idx, dist2, stats);
     return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
+}
+
+canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int32_t k,
+                                     const canopy_run_options *o, int64_t *idx, float *dist2,
+                                     canopy_stats *stats, int *taken) {
+    /* without a GPU the generic path says so in its own words */
+    *taken = o->tree == CANOPY_TREE_KD && staged_applies(o, query.n, 0) && canopy_gpu_usable();
+    if (!*taken) return CANOPY_OK;
+    canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
+    io.residency = CANOPY_RESIDENCY_DEVICE;
+    io.leaf_size = o->leaf_size;
+    canopy_index *ix = NULL;
+    double t0 = canopy_now();
+    canopy_status s = canopy_index_build(ref, &io, &ix);
+    double built = canopy_now() - t0;
+    if (!s) s = canopy_index_knn(ix, query, k, o, idx, dist2, stats);
+    if (!s && stats) {
+        stats->build_seconds = built;
+        stats->index_reused = 0;
+        stats->device_tree_reused = 0;
+        size_t used = strlen(stats->note);
+        snprintf(stats->note + used, sizeof stats->note - used,
+                 "; kd tree built on the GPU from the host points (leaf %d, host twin "
+                 "downloaded), no tree upload",
+                 (int)ix->tree->leaf_size);
+    }
+    canopy_index_free(ix);
+    return s;
 }
 
 canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
@@ -332,33 +499,14 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            "%s: schedule %s is not offered for device queries (auto, none: the "
                            "caller's order, morton: sorted on the device)",
                            app, canopy_schedule_name(o.schedule));
-    /* what auto picks for kNN on the GPU (a guided traversal: gdr), and the device
-     * sort when there are enough queries for a whole GPU to gain locality */
-    canopy_variant v = o.variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o.variant;
-    canopy_schedule sched = o.schedule;
-    if (sched == CANOPY_SCHEDULE_AUTO)
-        sched = nq >= CANOPY_INDEX_SORT_MIN && (ix->tree->view.d <= CANOPY_INDEX_SORT_MAX_D ||
-                                                ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF)
-                    ? CANOPY_SCHEDULE_MORTON
-                    : CANOPY_SCHEDULE_NONE;
+    canopy_variant v;
+    canopy_schedule sched;
+    device_choice(ix, &o, nq, &v, &sched);
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
     s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);
     if (s || !stats) return s;
-    stats->schedule_seconds = rep.schedule_seconds;
-    stats->transfer_seconds = rep.transfer_seconds;
-    stats->traverse_seconds = rep.traverse_seconds;
-    stats->queries = nq;
-    stats->nodes_per_query = nq ? (double)rep.counters.nodes / (double)nq : 0.0;
-    stats->work_expansion = rep.counters.group_longest ? (double)rep.counters.group_nodes /
-                                                             (double)rep.counters.group_longest
-                                                       : 0.0;
-    stats->nodes_per_group =
-        rep.counters.groups ? (double)rep.counters.group_nodes / (double)rep.counters.groups : 0.0;
-    stats->variant = v;
-    stats->schedule = sched;
-    stats->backend = CANOPY_BACKEND_GPU;
-    stats->device_tree_reused = 1;
+    device_stats(stats, &rep, nq, v, sched);
     snprintf(stats->note, sizeof stats->note,
              "device pointers: resident tree, %s (schedule %s; auto sorts from %d queries)",
              sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",

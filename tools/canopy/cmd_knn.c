@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy knn / canopy nn: k nearest neighbours through the generic traversal engine. */
 #include "cli_dist.h"
+#include "cli_gpu.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -102,20 +103,25 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out, dist_out};
     if (cli_check_paths(cmd, ins, 3, outs, 2)) return CLI_ERROR;
 
+    cli_gpu_start gpu;
+    cli_gpu_start_begin(&gpu, to.run.backend);
     double t0 = canopy_now();
     canopy_array ra = {0}, qa;
     canopy_points ref, query;
     canopy_index *ix = NULL;
+    int loaded = 0;
     if (to.index_path) {
         ref_path = to.index_path;
-        if (cli_load_index(cmd, ref_path, &ix, &ref)) return CLI_ERROR;
-        if (cli_load_ref_query(cmd, NULL, query_path, &ra, &ref, &qa, &query)) {
-            canopy_index_free(ix);
-            return CLI_ERROR;
+        if (!cli_load_index(cmd, ref_path, &ix, &ref)) {
+            loaded = !cli_load_ref_query(cmd, NULL, query_path, &ra, &ref, &qa, &query);
+            if (!loaded) canopy_index_free(ix);
         }
-    } else if (cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query))
-        return CLI_ERROR;
+    } else {
+        loaded = !cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query);
+    }
     double t_load = canopy_now() - t0;
+    cli_gpu_start_join(&gpu);
+    if (!loaded) return CLI_ERROR;
     int rc = CLI_OK;
     int64_t candidates = query_path ? ref.n : ref.n - 1;
     int64_t nq = query_path ? query.n : ref.n;
@@ -151,7 +157,10 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         cli_summary("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s", cmd,
                     (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out,
                     dist_out ? ", " : "", dist_out ? dist_out : "");
-        if (p.stats) trav_print_stats(cmd, &st, t_load, t_write);
+        if (p.stats) {
+            trav_print_stats(cmd, &st, t_load, t_write);
+            cli_gpu_start_print(&gpu, t_load);
+        }
     }
     canopy_free(idx);
     canopy_free(d2);

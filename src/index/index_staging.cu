@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* Host-array kNN on a resident index: pinned staging and device buffers kept between
+ * calls (grow-only), and the copies on the staging's own stream. The caller (index.c)
+ * packs queries into the pinned buffer chunk by chunk while earlier chunks travel, and
+ * unpacks result chunks while later ones travel; the query itself is the device-pointer
+ * path (canopy_index_device_knn) on the same stream. */
+#include "index/device.h"
+
+#include "core/gpu.cuh"
+#include "core/gpu_pool.cuh"
+
+#include <new>
+#include <string.h>
+
+struct canopy_index_staging {
+    unsigned char *host = nullptr, *dev = nullptr; /* pinned | device: queries, idx, dist2 */
+    size_t host_bytes = 0, dev_bytes = 0;
+    size_t idx_off = 0, dist2_off = 0; /* offsets of the result arrays in both */
+    int64_t nq = 0;
+    int32_t d = 0, k = 0, chunks = 0;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done[CANOPY_INDEX_STAGING_CHUNKS] = {}; /* result chunk c is on the host */
+};
+
+extern "C" void canopy_index_staging_free(canopy_index_staging *st) {
+    if (!st) return;
+    if (st->stream) cudaStreamSynchronize(st->stream);
+    cudaFreeHost(st->host);
+    cudaFree(st->dev);
+    for (cudaEvent_t e : st->done)
+        if (e) cudaEventDestroy(e);
+    if (st->stream) cudaStreamDestroy(st->stream);
+    delete st;
+}
+
+static canopy_status staging_new(canopy_index_staging **out) {
+    canopy_index_staging *st = new (std::nothrow) canopy_index_staging;
+    if (!st) return canopy_fail(CANOPY_ERR_NOMEM, "index staging");
+    cudaError_t e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+    for (int c = 0; c < CANOPY_INDEX_STAGING_CHUNKS && e == cudaSuccess; c++)
+        e = cudaEventCreateWithFlags(&st->done[c], cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+        canopy_index_staging_free(st);
+        return canopy_gpu_check(e, "index staging");
+    }
+    *out = st;
+    return CANOPY_OK;
+}
+
+extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp, int64_t nq,
+                                                      int32_t d, int32_t k, float **h_queries,
+                                                      int64_t **h_idx, float **h_dist2) {
+    canopy_status s;
+    if (!*stp && (s = staging_new(stp))) return s;
+    canopy_index_staging *st = *stp;
+    typedef canopy_gpu_carve C;
+    size_t need = C::bytes<float>(nq * d) + C::bytes<int64_t>(nq * k) + C::bytes<float>(nq * k);
+    /* pinned pages cost more to make than device memory: half again on growth */
+    if (need > st->host_bytes) {
+        cudaFreeHost(st->host);
+        st->host = nullptr;
+        st->host_bytes = 0;
+        if ((s = canopy_gpu_check(cudaMallocHost((void **)&st->host, need + need / 2),
+                                  "allocating pinned staging for host-array queries")))
+            return s;
+        st->host_bytes = need + need / 2;
+    }
+    if (need > st->dev_bytes) {
+        cudaFree(st->dev);
+        st->dev = nullptr;
+        st->dev_bytes = 0;
+        if ((s = canopy_gpu_check(cudaMalloc((void **)&st->dev, need + need / 2),
+                                  "allocating device buffers for host-array queries")))
+            return s;
+        st->dev_bytes = need + need / 2;
+    }
+    st->nq = nq;
+    st->d = d;
+    st->k = k;
+    st->chunks = 0;
+    st->idx_off = C::bytes<float>(nq * d);
+    st->dist2_off = st->idx_off + C::bytes<int64_t>(nq * k);
+    *h_queries = (float *)st->host;
+    *h_idx = (int64_t *)(st->host + st->idx_off);
+    *h_dist2 = (float *)(st->host + st->dist2_off);
+    return CANOPY_OK;
+}
+
+extern "C" canopy_status canopy_index_staging_put(canopy_index_staging *st, int64_t row0,
+                                                  int64_t rows, int last) {
+    size_t off = sizeof(float) * (size_t)row0 * st->d, bytes = sizeof(float) * (size_t)rows * st->d;
+    canopy_status s = CANOPY_OK;
+    if (bytes)
+        s = canopy_gpu_check(cudaMemcpyAsync(st->dev + off, st->host + off, bytes,
+                                             cudaMemcpyHostToDevice, st->stream),
+                             "copying queries to the device");
+    if (!s && last) s = canopy_gpu_check(cudaStreamSynchronize(st->stream), "copying queries");
+    return s;
+}
+
+/* Queues the copy of result rows [r0, r1) back to the pinned buffer and marks it done. */
+static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0, int64_t r1,
+                                int with_dist2) {
+    size_t cells = (size_t)(r1 - r0) * st->k, first = (size_t)r0 * st->k;
+    size_t io = st->idx_off + first * sizeof(int64_t), d2 = st->dist2_off + first * sizeof(float);
+    canopy_status s = CANOPY_OK;
+    if (cells)
+        s = canopy_gpu_check(cudaMemcpyAsync(st->host + io, st->dev + io, cells * sizeof(int64_t),
+                                             cudaMemcpyDeviceToHost, st->stream),
+                             "copying kNN indices back");
+    if (!s && cells && with_dist2)
+        s = canopy_gpu_check(cudaMemcpyAsync(st->host + d2, st->dev + d2, cells * sizeof(float),
+                                             cudaMemcpyDeviceToHost, st->stream),
+                             "copying kNN distances back");
+    if (!s) s = canopy_gpu_check(cudaEventRecord(st->done[c], st->stream), "cudaEventRecord");
+    return s;
+}
+
+extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
+                                                  canopy_index_staging *st, canopy_variant v,
+                                                  canopy_schedule sched, int with_dist2,
+                                                  int32_t chunks, canopy_gpu_report *rep) {
+    if (chunks < 1 || chunks > CANOPY_INDEX_STAGING_CHUNKS)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "index staging: %d result chunks", (int)chunks);
+    canopy_status s = canopy_index_device_knn(dv, (const float *)st->dev, st->nq, st->k, v, sched,
+                                              (int64_t *)(st->dev + st->idx_off),
+                                              (float *)(st->dev + st->dist2_off), st->stream, rep);
+    if (s) return s;
+    st->chunks = chunks;
+    for (int32_t c = 0; c < chunks && !s; c++)
+        s = queue_back(st, c, st->nq * c / chunks, st->nq * (c + 1) / chunks, with_dist2);
+    return s;
+}
+
+extern "C" canopy_status canopy_index_staging_wait(canopy_index_staging *st, int32_t c) {
+    if (c < 0 || c >= st->chunks)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "index staging: no result chunk %d", (int)c);
+    return canopy_gpu_check(cudaEventSynchronize(st->done[c]), "copying kNN results back");
+}
