@@ -5,6 +5,7 @@
 #include "core/device.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void *start_cuda(void *arg) {
@@ -17,7 +18,8 @@ static void *start_cuda(void *arg) {
 
 void cli_gpu_start_begin(cli_gpu_start *g, canopy_backend backend) {
     memset(g, 0, sizeof *g);
-    if (backend == CANOPY_BACKEND_CPU) return;
+    const char *early = getenv("CANOPY_CLI_EARLY_CUDA");
+    if (backend == CANOPY_BACKEND_CPU || (early && strcmp(early, "0") == 0)) return;
     g->context = backend == CANOPY_BACKEND_GPU;
     g->began = canopy_now();
     g->started = pthread_create(&g->thread, NULL, start_cuda, g) == 0;

@@ -21,7 +21,8 @@ typedef struct cli_gpu_start {
 
 /* Starts the thread for backend auto (module and device count, which auto's choice
  * reads anyway) or gpu (the context too); nothing for cpu, nor where threads cannot
- * start (the first GPU call then pays as before). */
+ * start (the first GPU call then pays as before). CANOPY_CLI_EARLY_CUDA=0 in the
+ * environment turns it off (bench/cli_knn_gpu.sh measures the difference). */
 void cli_gpu_start_begin(cli_gpu_start *g, canopy_backend backend);
 /* Waits for the thread (no-op when none): the GPU calls after it find CUDA started. */
 void cli_gpu_start_join(cli_gpu_start *g);
