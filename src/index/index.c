@@ -137,7 +137,7 @@ static canopy_status new_handle(canopy_residency r, canopy_index **out) {
 
 static void destroy(canopy_index *ix) {
     ix->magic = 0;
-    canopy_index_staging_free(ix->staging);
+    if (ix->staging) canopy_index_staging_free(ix->staging);
     if (ix->dev.view.hot) canopy_index_device_free(&ix->dev);
     canopy_tree_free(ix->built);
     canopy_secfile_close(&ix->file);
@@ -451,7 +451,8 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
                                      const canopy_run_options *o, int64_t *idx, float *dist2,
                                      canopy_stats *stats, int *taken) {
     /* without a GPU the generic path says so in its own words */
-    *taken = o->tree == CANOPY_TREE_KD && staged_applies(o, query.n, 0) && canopy_gpu_usable();
+    *taken = o->tree == CANOPY_TREE_KD && ref.n > 0 && staged_applies(o, query.n, 0) &&
+             canopy_gpu_usable();
     if (!*taken) return CANOPY_OK;
     canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
     io.residency = CANOPY_RESIDENCY_DEVICE;
