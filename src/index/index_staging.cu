@@ -47,6 +47,26 @@ static canopy_status staging_new(canopy_index_staging **out) {
     return CANOPY_OK;
 }
 
+/* Makes *buf (pinned host or device memory) hold at least `need` bytes, half again on
+ * growth so slowly growing calls reallocate rarely. */
+static canopy_status grow(unsigned char **buf, size_t *have, size_t need, bool pinned) {
+    if (need <= *have) return CANOPY_OK;
+    if (pinned)
+        cudaFreeHost(*buf);
+    else
+        cudaFree(*buf);
+    *buf = nullptr;
+    *have = 0;
+    size_t want = need + need / 2;
+    cudaError_t e = pinned ? cudaMallocHost((void **)buf, want) : cudaMalloc((void **)buf, want);
+    if (e != cudaSuccess)
+        return canopy_fail(CANOPY_ERR_DEVICE,
+                           "GPU: allocating %zu bytes of %s for host-array queries: %s", want,
+                           pinned ? "pinned staging" : "device buffers", cudaGetErrorString(e));
+    *have = want;
+    return CANOPY_OK;
+}
+
 extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp, int64_t nq,
                                                       int32_t d, int32_t k, float **h_queries,
                                                       int64_t **h_idx, float **h_dist2) {
@@ -55,25 +75,9 @@ extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp
     canopy_index_staging *st = *stp;
     typedef canopy_gpu_carve C;
     size_t need = C::bytes<float>(nq * d) + C::bytes<int64_t>(nq * k) + C::bytes<float>(nq * k);
-    /* pinned pages cost more to make than device memory: half again on growth */
-    if (need > st->host_bytes) {
-        cudaFreeHost(st->host);
-        st->host = nullptr;
-        st->host_bytes = 0;
-        if ((s = canopy_gpu_check(cudaMallocHost((void **)&st->host, need + need / 2),
-                                  "allocating pinned staging for host-array queries")))
-            return s;
-        st->host_bytes = need + need / 2;
-    }
-    if (need > st->dev_bytes) {
-        cudaFree(st->dev);
-        st->dev = nullptr;
-        st->dev_bytes = 0;
-        if ((s = canopy_gpu_check(cudaMalloc((void **)&st->dev, need + need / 2),
-                                  "allocating device buffers for host-array queries")))
-            return s;
-        st->dev_bytes = need + need / 2;
-    }
+    if ((s = grow(&st->host, &st->host_bytes, need, true)) ||
+        (s = grow(&st->dev, &st->dev_bytes, need, false)))
+        return s;
     st->nq = nq;
     st->d = d;
     st->k = k;

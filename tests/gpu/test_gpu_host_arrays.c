@@ -13,18 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
-static double rnd(void) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
-/* n rows of `stride` floats (points of d <= stride coordinates); dup: 4 values a
- * coordinate (many equal distances, the index tie rule decides). */
+/* n rows of `stride` floats (points of d <= stride coordinates) uniform in [0, 1);
+ * dup: 4 values a coordinate (many equal distances, the index tie rule decides). */
 static float *make_points(int64_t n, int64_t stride, int dup, uint64_t seed) {
     float *p = malloc(sizeof(float) * (size_t)(n * stride + 1));
-    rng_state = seed;
-    for (int64_t i = 0; i < n * stride; i++) p[i] = dup ? (float)(int)(rnd() * 4) : (float)rnd();
+    if (n > 0) CHECK_OK(canopy_gen_uniform(p, n * stride, 1, 0.0, 1.0, seed));
+    for (int64_t i = 0; dup && i < n * stride; i++) p[i] = (float)(int)(p[i] * 4.0f);
     return p;
 }
 
