@@ -58,10 +58,11 @@
             canopy_variant v, const struct canopy_profile_plan *plan,                              \
             struct canopy_gpu_report *rep),                                                        \
            (ctx, tree, order, nq, v, plan, rep))                                                   \
-    OUT(canopy_index_device_build,                                                                 \
-        (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,                \
-         canopy_tree **host),                                                                      \
-        (pts, to, dv, host), host)                                                                 \
+    /* STATUS, not OUT: host may be NULL (index.c's handle starts with it NULL) */            \
+    STATUS(canopy_index_device_build,                                                              \
+           (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,             \
+            canopy_tree **host),                                                                   \
+           (pts, to, dv, host))                                                                    \
     STATUS(canopy_index_device_upload, (const canopy_tree_view *host, canopy_index_device *dv),    \
            (host, dv))                                                                             \
     RELEASE(canopy_index_device_free, (canopy_index_device * dv), (dv))                            \

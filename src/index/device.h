@@ -22,7 +22,8 @@ typedef struct canopy_index_device {
 } canopy_index_device;
 
 /* Builds a kd tree on the GPU into dv and downloads its host twin into *host (the
- * schedules, auto choices and CPU queries read the host tree). */
+ * schedules, auto choices and CPU queries read the host tree); host NULL: no twin (a
+ * caller that queries only the device copy). */
 canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
                                         canopy_index_device *dv, canopy_tree **host);
 /* Copies a host tree to the device once. */

@@ -307,13 +307,14 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
 /* What auto picks for kNN on a resident device copy: a guided traversal runs gdr, and
  * the queries are sorted on the device when there are enough for a whole GPU to gain
  * locality (and where the sort was measured to pay). */
-static void device_choice(const canopy_index *ix, const canopy_run_options *o, int64_t nq,
-                          canopy_variant *v, canopy_schedule *sched) {
+static void device_choice(const canopy_index_device *dv, int32_t leaf_size,
+                          const canopy_run_options *o, int64_t nq, canopy_variant *v,
+                          canopy_schedule *sched) {
     *v = o->variant == CANOPY_VARIANT_AUTO ? CANOPY_VARIANT_GDR : o->variant;
     *sched = o->schedule;
     if (*sched == CANOPY_SCHEDULE_AUTO)
-        *sched = nq >= CANOPY_INDEX_SORT_MIN && (ix->tree->view.d <= CANOPY_INDEX_SORT_MAX_D ||
-                                                 ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF)
+        *sched = nq >= CANOPY_INDEX_SORT_MIN && (dv->view.d <= CANOPY_INDEX_SORT_MAX_D ||
+                                                 leaf_size <= CANOPY_INDEX_GPU_LEAF)
                      ? CANOPY_SCHEDULE_MORTON
                      : CANOPY_SCHEDULE_NONE;
 }
@@ -381,14 +382,16 @@ static int32_t staging_pieces(size_t bytes) {
     return p > CANOPY_INDEX_STAGING_CHUNKS ? CANOPY_INDEX_STAGING_CHUNKS : (int32_t)p;
 }
 
-/* kNN of host queries on the device copy: pinned staging, copies on the staging's
- * stream overlapped with packing and unpacking, the device-pointer query between. */
-static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
-                                const canopy_run_options *o, int64_t *idx, float *dist2,
-                                canopy_stats *stats) {
+/* kNN of host queries on the device copy dv (leaves of leaf_size points): pinned
+ * staging *st (made on first need), copies on its stream overlapped with packing and
+ * unpacking, the device-pointer query between. The caller holds the staging. */
+static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_size,
+                                   struct canopy_index_staging **st, canopy_points q, int32_t k,
+                                   const canopy_run_options *o, int64_t *idx, float *dist2,
+                                   canopy_stats *stats) {
     canopy_variant v;
     canopy_schedule sched;
-    device_choice(ix, o, q.n, &v, &sched);
+    device_choice(dv, leaf_size, o, q.n, &v, &sched);
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
     float *hq, *hd;
@@ -397,28 +400,24 @@ static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
     int32_t in_pieces = staging_pieces(sizeof(float) * (size_t)(nq * q.d));
     int32_t out_pieces =
         staging_pieces((sizeof(int64_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells);
-    pthread_mutex_lock(&ix->staging_lock);
     double t0 = canopy_now();
-    canopy_status s = canopy_index_staging_reserve(&ix->staging, nq, q.d, k, &hq, &hi, &hd);
+    canopy_status s = canopy_index_staging_reserve(st, nq, q.d, k, &hq, &hi, &hd);
     for (int32_t c = 0; c < in_pieces && !s; c++) {
         int64_t r0 = nq * c / in_pieces, r1 = nq * (c + 1) / in_pieces;
         pack_rows(hq, q, r0, r1);
-        s = canopy_index_staging_put(ix->staging, r0, r1 - r0, c == in_pieces - 1);
+        s = canopy_index_staging_put(*st, r0, r1 - r0, c == in_pieces - 1);
     }
     double t1 = canopy_now();
-    if (!s)
-        s = canopy_index_staging_knn(&ix->dev, ix->staging, v, sched, dist2 != NULL, out_pieces,
-                                     &rep);
+    if (!s) s = canopy_index_staging_knn(dv, *st, v, sched, dist2 != NULL, out_pieces, &rep);
     double t2 = canopy_now();
     for (int32_t c = 0; c < out_pieces && !s; c++) {
         /* the rows of the piece the module queued */
         int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;
-        if ((s = canopy_index_staging_wait(ix->staging, c))) break;
+        if ((s = canopy_index_staging_wait(*st, c))) break;
         copy_parallel(idx + c0, hi + c0, sizeof(int64_t) * (size_t)(c1 - c0));
         if (dist2) copy_parallel(dist2 + c0, hd + c0, sizeof(float) * (size_t)(c1 - c0));
     }
     double t3 = canopy_now();
-    pthread_mutex_unlock(&ix->staging_lock);
     if (s || !stats) return s;
     device_stats(stats, &rep, nq, v, sched);
     stats->upload_seconds = t1 - t0;
@@ -432,6 +431,16 @@ static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
              sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
              canopy_schedule_name(o->schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
+}
+
+static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
+                                const canopy_run_options *o, int64_t *idx, float *dist2,
+                                canopy_stats *stats) {
+    pthread_mutex_lock(&ix->staging_lock);
+    canopy_status s =
+        knn_staged_on(&ix->dev, ix->tree->leaf_size, &ix->staging, q, k, o, idx, dist2, stats);
+    pthread_mutex_unlock(&ix->staging_lock);
+    return s;
 }
 
 canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
@@ -454,25 +463,30 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
     *taken = o->tree == CANOPY_TREE_KD && ref.n > 0 && staged_applies(o, query.n, 0) &&
              canopy_gpu_usable();
     if (!*taken) return CANOPY_OK;
-    canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
-    io.residency = CANOPY_RESIDENCY_DEVICE;
-    io.leaf_size = o->leaf_size;
-    canopy_index *ix = NULL;
+    /* the device copy alone: nothing reads a host twin here (an index downloads one) */
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : CANOPY_INDEX_GPU_LEAF;
+    canopy_index_device dv;
+    memset(&dv, 0, sizeof dv);
+    struct canopy_index_staging *st = NULL;
     double t0 = canopy_now();
-    canopy_status s = canopy_index_build(ref, &io, &ix);
+    canopy_status s = canopy_index_device_build(ref, &to, &dv, NULL);
     double built = canopy_now() - t0;
-    if (!s) s = canopy_index_knn(ix, query, k, o, idx, dist2, stats);
+    if (!s) s = knn_staged_on(&dv, to.leaf_size, &st, query, k, o, idx, dist2, stats);
     if (!s && stats) {
         stats->build_seconds = built;
-        stats->index_reused = 0;
+        stats->tree = CANOPY_TREE_KD;
+        stats->tree_nodes = dv.view.n_nodes;
+        stats->tree_depth = dv.view.depth;
         stats->device_tree_reused = 0;
         size_t used = strlen(stats->note);
         snprintf(stats->note + used, sizeof stats->note - used,
-                 "; kd tree built on the GPU from the host points (leaf %d, host twin "
-                 "downloaded), no tree upload",
-                 (int)ix->tree->leaf_size);
+                 "; kd tree built on the GPU from the host points (leaf %d), no host build, no "
+                 "tree upload",
+                 (int)to.leaf_size);
     }
-    canopy_index_free(ix);
+    if (st) canopy_index_staging_free(st);
+    if (dv.view.hot) canopy_index_device_free(&dv);
     return s;
 }
 
@@ -502,7 +516,7 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            app, canopy_schedule_name(o.schedule));
     canopy_variant v;
     canopy_schedule sched;
-    device_choice(ix, &o, nq, &v, &sched);
+    device_choice(&ix->dev, ix->tree->leaf_size, &o, nq, &v, &sched);
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
     s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);
