@@ -124,9 +124,11 @@ static double goal_wall[4], goal_kern[4];
  * upload and download, the device-pointer query it wraps (auto), the same bytes at
  * pinned bandwidth in and out, the pageable 2-D copy of the queries; canopy_knn per
  * call, the GPU build alone (canopy_tree_build_gpu, leaves of 8 as canopy_knn's device
- * path) and the reference points' pinned copy. */
+ * path) and the reference points' pinned copy; for a one-shot call's choice, pageable
+ * 1-D copies of the same bytes and the making of pinned buffers of that size. */
 typedef struct host_phases {
-    double wall, up, down, query, pin_in, pin_out, copy2d, once, build, pin_ref;
+    double wall, up, down, query, pin_in, pin_out, copy2d, once, build, pin_ref, page_in, page_out,
+        pin_alloc;
 } host_phases;
 static host_phases phases[4];
 
@@ -152,6 +154,36 @@ static double pinned_copy(size_t bytes, enum cudaMemcpyKind dir) {
     cudaFreeHost(h);
     cudaFree(dv);
     return median_of(t, 7);
+}
+
+/* Median seconds of cudaMemcpy of `bytes` between pageable host memory and the device
+ * (host `h`, touched before). */
+static double pageable_copy(void *h, size_t bytes, enum cudaMemcpyKind dir) {
+    void *dv = NULL;
+    double t[3];
+    if (cudaMalloc(&dv, bytes) != cudaSuccess) die("device buffer");
+    for (int r = 0; r < 4; r++) {
+        double t0 = canopy_now();
+        if ((dir == cudaMemcpyHostToDevice ? cudaMemcpy(dv, h, bytes, dir)
+                                           : cudaMemcpy(h, dv, bytes, dir)) != cudaSuccess)
+            die("pageable copy");
+        if (r) t[r - 1] = canopy_now() - t0;
+    }
+    cudaFree(dv);
+    return median_of(t, 3);
+}
+
+/* Median seconds of cudaMallocHost + cudaFreeHost of `pin` bytes. */
+static double pinned_alloc(size_t pin) {
+    double t[3];
+    for (int r = 0; r < 3; r++) {
+        void *h = NULL;
+        double t0 = canopy_now();
+        if (cudaMallocHost(&h, pin) != cudaSuccess) die("pinned buffer");
+        cudaFreeHost(h);
+        t[r] = canopy_now() - t0;
+    }
+    return median_of(t, 3);
 }
 
 /* The generic path's query upload before the staging: cudaMemcpy2D from pageable
@@ -239,6 +271,12 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
     ph->pin_out = pinned_copy((sizeof(int64_t) + sizeof(float)) * cells, cudaMemcpyDeviceToHost);
     ph->pin_ref = ph->pin_in; /* as many reference points as queries */
     ph->copy2d = pageable_copy2d(qry, d, dq);
+    ph->page_in =
+        pageable_copy((void *)qry, sizeof(float) * (size_t)N * (size_t)d, cudaMemcpyHostToDevice);
+    ph->page_out = pageable_copy(hi, sizeof(int64_t) * cells, cudaMemcpyDeviceToHost) +
+                   pageable_copy(hd, sizeof(float) * cells, cudaMemcpyDeviceToHost);
+    ph->pin_alloc = pinned_alloc(sizeof(float) * (size_t)N * (size_t)d +
+                                 (sizeof(int64_t) + sizeof(float)) * cells);
     canopy_index_free(ix);
     for (int l = 0; l < n_leaves; l++) {
         char extra[32];
@@ -287,6 +325,14 @@ static void phase_table(const char *const *names) {
                p->down * 1e3, pin * 1e3, p->wall / (pin + p->query), p->copy2d * 1e3, p->once * 1e3,
                p->build * 1e3, once_ref * 1e3, p->once / once_ref);
     }
+    printf("\nFor one-shot calls (ms, medians): pageable 1-D cudaMemcpy of the queries in and "
+           "the results out, against making the pinned staging (cudaMallocHost + "
+           "cudaFreeHost of queries + results)\n\n| case | pageable in | pageable out | "
+           "pinned in + out | cudaMallocHost of that size |\n|---|---|---|---|---|\n");
+    for (int g = 0; g < 4; g++)
+        printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", names[g], phases[g].page_in * 1e3,
+               phases[g].page_out * 1e3, (phases[g].pin_in + phases[g].pin_out) * 1e3,
+               phases[g].pin_alloc * 1e3);
 }
 
 /* The candidate list's cost: k = 16 keeps registers, k = 17 the heap in the output
