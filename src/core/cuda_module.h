@@ -72,16 +72,18 @@
             canopy_gpu_report *rep),                                                               \
            (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
     STATUS(canopy_index_staging_reserve,                                                           \
-           (struct canopy_index_staging * *st, int64_t nq, int32_t d, int32_t k,                   \
+           (struct canopy_index_staging * *st, int64_t nq, int32_t d, int32_t k, int pinned,       \
             float **h_queries, int64_t **h_idx, float **h_dist2),                                  \
-           (st, nq, d, k, h_queries, h_idx, h_dist2))                                              \
+           (st, nq, d, k, pinned, h_queries, h_idx, h_dist2))                                      \
     STATUS(canopy_index_staging_put,                                                               \
-           (struct canopy_index_staging * st, int64_t row0, int64_t rows, int last),               \
-           (st, row0, rows, last))                                                                 \
+           (struct canopy_index_staging * st, const float *rows_at, int64_t row0, int64_t rows,    \
+            int last),                                                                             \
+           (st, rows_at, row0, rows, last))                                                        \
     STATUS(canopy_index_staging_knn,                                                               \
            (const canopy_index_device *dv, struct canopy_index_staging *st, canopy_variant v,      \
-            canopy_schedule sched, int with_dist2, int32_t chunks, canopy_gpu_report *rep),        \
-           (dv, st, v, sched, with_dist2, chunks, rep))                                            \
+            canopy_schedule sched, int64_t *h_idx, float *h_dist2, int32_t chunks,                 \
+            canopy_gpu_report *rep),                                                               \
+           (dv, st, v, sched, h_idx, h_dist2, chunks, rep))                                        \
     STATUS(canopy_index_staging_wait, (struct canopy_index_staging * st, int32_t chunk),           \
            (st, chunk))                                                                            \
     RELEASE(canopy_index_staging_free, (struct canopy_index_staging * st), (st))                   \

@@ -39,24 +39,27 @@ canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float
                                       canopy_schedule sched, int64_t *d_idx, float *d_dist2,
                                       void *stream, canopy_gpu_report *rep);
 
-/* Host-array kNN on a resident index (index_staging.cu): pinned host and device
- * buffers kept with the index (grow-only) and a stream of their own. One call, under
- * the index's staging lock: reserve (nq, d, k), then for each chunk of query rows pack
- * them into *h_queries and put them (copied while the next chunk is packed; the last
- * put waits for the copies), then knn (the device-pointer query, then the result rows
- * queued back in `chunks` pieces), then for each piece wait and read it from
- * *h_idx / *h_dist2 while later pieces travel. */
+/* Host-array kNN on a resident index (index_staging.cu): device buffers (and, pinned,
+ * pinned host buffers) kept with the index (grow-only) and a stream of their own. One
+ * call, under the index's staging lock: reserve (nq, d, k; pinned: *h_queries, *h_idx,
+ * *h_dist2 get the pinned buffers, else NULL), then put the query rows piece by piece
+ * from a dense (nq, d) host array (rows_at: row row0 of it; with pinned buffers each
+ * piece travels while the next is packed; the last put waits for the copies), then
+ * knn (the device-pointer query, then the result rows queued back to dense (nq, k)
+ * host arrays h_idx and h_dist2 (NULL: not wanted) in `chunks` pieces), then wait
+ * for each piece, reading it while later ones travel. Pinned buffers pay once per
+ * index; a one-shot call copies from and to the caller's pageable arrays. */
 enum { CANOPY_INDEX_STAGING_CHUNKS = 8 };
 struct canopy_index_staging;
 canopy_status canopy_index_staging_reserve(struct canopy_index_staging **st, int64_t nq, int32_t d,
-                                           int32_t k, float **h_queries, int64_t **h_idx,
-                                           float **h_dist2);
-canopy_status canopy_index_staging_put(struct canopy_index_staging *st, int64_t row0, int64_t rows,
-                                       int last);
+                                           int32_t k, int pinned, float **h_queries,
+                                           int64_t **h_idx, float **h_dist2);
+canopy_status canopy_index_staging_put(struct canopy_index_staging *st, const float *rows_at,
+                                       int64_t row0, int64_t rows, int last);
 canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
                                        struct canopy_index_staging *st, canopy_variant v,
-                                       canopy_schedule sched, int with_dist2, int32_t chunks,
-                                       canopy_gpu_report *rep);
+                                       canopy_schedule sched, int64_t *h_idx, float *h_dist2,
+                                       int32_t chunks, canopy_gpu_report *rep);
 canopy_status canopy_index_staging_wait(struct canopy_index_staging *st, int32_t chunk);
 void canopy_index_staging_free(struct canopy_index_staging *st);
 

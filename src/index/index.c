@@ -382,13 +382,16 @@ static int32_t staging_pieces(size_t bytes) {
     return p > CANOPY_INDEX_STAGING_CHUNKS ? CANOPY_INDEX_STAGING_CHUNKS : (int32_t)p;
 }
 
-/* kNN of host queries on the device copy dv (leaves of leaf_size points): pinned
- * staging *st (made on first need), copies on its stream overlapped with packing and
- * unpacking, the device-pointer query between. The caller holds the staging. */
+/* kNN of host queries on the device copy dv (leaves of leaf_size points) through the
+ * staging *st (made on first need; the caller holds it). pinned: the queries are
+ * packed into its pinned buffer and the results unpacked from it, piece by piece while
+ * the copies of other pieces run (an index's repeated calls); else (a one-shot call on
+ * dense queries) they are copied straight from and to the caller's arrays: pageable
+ * copies cost less than making pinned buffers for one call. */
 static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_size,
-                                   struct canopy_index_staging **st, canopy_points q, int32_t k,
-                                   const canopy_run_options *o, int64_t *idx, float *dist2,
-                                   canopy_stats *stats) {
+                                   struct canopy_index_staging **st, int pinned, canopy_points q,
+                                   int32_t k, const canopy_run_options *o, int64_t *idx,
+                                   float *dist2, canopy_stats *stats) {
     canopy_variant v;
     canopy_schedule sched;
     device_choice(dv, leaf_size, o, q.n, &v, &sched);
@@ -397,23 +400,28 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
     float *hq, *hd;
     int64_t *hi;
     int64_t nq = q.n, cells = nq * k;
-    int32_t in_pieces = staging_pieces(sizeof(float) * (size_t)(nq * q.d));
+    pinned = pinned || q.stride != q.d;
+    int32_t in_pieces = pinned ? staging_pieces(sizeof(float) * (size_t)(nq * q.d)) : 1;
     int32_t out_pieces =
-        staging_pieces((sizeof(int64_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells);
+        pinned ? staging_pieces((sizeof(int64_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells)
+               : 1;
     double t0 = canopy_now();
-    canopy_status s = canopy_index_staging_reserve(st, nq, q.d, k, &hq, &hi, &hd);
+    canopy_status s = canopy_index_staging_reserve(st, nq, q.d, k, pinned, &hq, &hi, &hd);
     for (int32_t c = 0; c < in_pieces && !s; c++) {
         int64_t r0 = nq * c / in_pieces, r1 = nq * (c + 1) / in_pieces;
-        pack_rows(hq, q, r0, r1);
-        s = canopy_index_staging_put(*st, r0, r1 - r0, c == in_pieces - 1);
+        if (pinned) pack_rows(hq, q, r0, r1);
+        s = canopy_index_staging_put(*st, pinned ? hq + r0 * q.d : canopy_point(q, r0), r0, r1 - r0,
+                                     c == in_pieces - 1);
     }
     double t1 = canopy_now();
-    if (!s) s = canopy_index_staging_knn(dv, *st, v, sched, dist2 != NULL, out_pieces, &rep);
+    if (!s)
+        s = canopy_index_staging_knn(dv, *st, v, sched, pinned ? hi : idx,
+                                     dist2 ? (pinned ? hd : dist2) : NULL, out_pieces, &rep);
     double t2 = canopy_now();
     for (int32_t c = 0; c < out_pieces && !s; c++) {
         /* the rows of the piece the module queued */
         int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;
-        if ((s = canopy_index_staging_wait(*st, c))) break;
+        if ((s = canopy_index_staging_wait(*st, c)) || !pinned) continue;
         copy_parallel(idx + c0, hi + c0, sizeof(int64_t) * (size_t)(c1 - c0));
         if (dist2) copy_parallel(dist2 + c0, hd + c0, sizeof(float) * (size_t)(c1 - c0));
     }
@@ -423,11 +431,17 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
     stats->upload_seconds = t1 - t0;
     stats->download_seconds = t3 - t2;
     stats->transfer_seconds = stats->upload_seconds + stats->download_seconds;
+    char how[96];
+    if (pinned)
+        snprintf(how, sizeof how,
+                 "pinned staging (%d + %d pieces, copies overlapped with packing and unpacking)",
+                 (int)in_pieces, (int)out_pieces);
+    else
+        snprintf(how, sizeof how, "pageable copies straight from and to the caller's arrays");
     snprintf(stats->note, sizeof stats->note,
-             "host arrays through pinned staging (%d + %d pieces, copies overlapped with "
-             "packing and unpacking): resident tree, %s (schedule %s; auto sorts from %d "
+             "host arrays through %s: resident tree, %s (schedule %s; auto sorts from %d "
              "queries)",
-             (int)in_pieces, (int)out_pieces,
+             how,
              sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
              canopy_schedule_name(o->schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
@@ -438,7 +452,7 @@ static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
                                 canopy_stats *stats) {
     pthread_mutex_lock(&ix->staging_lock);
     canopy_status s =
-        knn_staged_on(&ix->dev, ix->tree->leaf_size, &ix->staging, q, k, o, idx, dist2, stats);
+        knn_staged_on(&ix->dev, ix->tree->leaf_size, &ix->staging, 1, q, k, o, idx, dist2, stats);
     pthread_mutex_unlock(&ix->staging_lock);
     return s;
 }
@@ -472,7 +486,7 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
     double t0 = canopy_now();
     canopy_status s = canopy_index_device_build(ref, &to, &dv, NULL);
     double built = canopy_now() - t0;
-    if (!s) s = knn_staged_on(&dv, to.leaf_size, &st, query, k, o, idx, dist2, stats);
+    if (!s) s = knn_staged_on(&dv, to.leaf_size, &st, 0, query, k, o, idx, dist2, stats);
     if (!s && stats) {
         stats->build_seconds = built;
         stats->tree = CANOPY_TREE_KD;

@@ -2,7 +2,8 @@
 /* Host-array kNN on a resident index: pinned staging and device buffers kept between
  * calls (grow-only), and the copies on the staging's own stream. The caller (index.c)
  * packs queries into the pinned buffer chunk by chunk while earlier chunks travel, and
- * unpacks result chunks while later ones travel; the query itself is the device-pointer
+ * unpacks result chunks while later ones travel; a one-shot call copies straight from
+ * and to the caller's (pageable) arrays instead. The query itself is the device-pointer
  * path (canopy_index_device_knn) on the same stream. */
 #include "index/device.h"
 
@@ -68,14 +69,15 @@ static canopy_status grow(unsigned char **buf, size_t *have, size_t need, bool p
 }
 
 extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp, int64_t nq,
-                                                      int32_t d, int32_t k, float **h_queries,
-                                                      int64_t **h_idx, float **h_dist2) {
+                                                      int32_t d, int32_t k, int pinned,
+                                                      float **h_queries, int64_t **h_idx,
+                                                      float **h_dist2) {
     canopy_status s;
     if (!*stp && (s = staging_new(stp))) return s;
     canopy_index_staging *st = *stp;
     typedef canopy_gpu_carve C;
     size_t need = C::bytes<float>(nq * d) + C::bytes<int64_t>(nq * k) + C::bytes<float>(nq * k);
-    if ((s = grow(&st->host, &st->host_bytes, need, true)) ||
+    if ((pinned && (s = grow(&st->host, &st->host_bytes, need, true))) ||
         (s = grow(&st->dev, &st->dev_bytes, need, false)))
         return s;
     st->nq = nq;
@@ -84,36 +86,37 @@ extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp
     st->chunks = 0;
     st->idx_off = C::bytes<float>(nq * d);
     st->dist2_off = st->idx_off + C::bytes<int64_t>(nq * k);
-    *h_queries = (float *)st->host;
-    *h_idx = (int64_t *)(st->host + st->idx_off);
-    *h_dist2 = (float *)(st->host + st->dist2_off);
+    *h_queries = pinned ? (float *)st->host : nullptr;
+    *h_idx = pinned ? (int64_t *)(st->host + st->idx_off) : nullptr;
+    *h_dist2 = pinned ? (float *)(st->host + st->dist2_off) : nullptr;
     return CANOPY_OK;
 }
 
-extern "C" canopy_status canopy_index_staging_put(canopy_index_staging *st, int64_t row0,
-                                                  int64_t rows, int last) {
+extern "C" canopy_status canopy_index_staging_put(canopy_index_staging *st, const float *rows_at,
+                                                  int64_t row0, int64_t rows, int last) {
     size_t off = sizeof(float) * (size_t)row0 * st->d, bytes = sizeof(float) * (size_t)rows * st->d;
     canopy_status s = CANOPY_OK;
     if (bytes)
-        s = canopy_gpu_check(cudaMemcpyAsync(st->dev + off, st->host + off, bytes,
-                                             cudaMemcpyHostToDevice, st->stream),
-                             "copying queries to the device");
+        s = canopy_gpu_check(
+            cudaMemcpyAsync(st->dev + off, rows_at, bytes, cudaMemcpyHostToDevice, st->stream),
+            "copying queries to the device");
     if (!s && last) s = canopy_gpu_check(cudaStreamSynchronize(st->stream), "copying queries");
     return s;
 }
 
-/* Queues the copy of result rows [r0, r1) back to the pinned buffer and marks it done. */
+/* Queues the copy of result rows [r0, r1) back to h_idx / h_dist2 (NULL: not wanted)
+ * and marks it done. */
 static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0, int64_t r1,
-                                int with_dist2) {
+                                int64_t *h_idx, float *h_dist2) {
     size_t cells = (size_t)(r1 - r0) * st->k, first = (size_t)r0 * st->k;
     size_t io = st->idx_off + first * sizeof(int64_t), d2 = st->dist2_off + first * sizeof(float);
     canopy_status s = CANOPY_OK;
     if (cells)
-        s = canopy_gpu_check(cudaMemcpyAsync(st->host + io, st->dev + io, cells * sizeof(int64_t),
+        s = canopy_gpu_check(cudaMemcpyAsync(h_idx + first, st->dev + io, cells * sizeof(int64_t),
                                              cudaMemcpyDeviceToHost, st->stream),
                              "copying kNN indices back");
-    if (!s && cells && with_dist2)
-        s = canopy_gpu_check(cudaMemcpyAsync(st->host + d2, st->dev + d2, cells * sizeof(float),
+    if (!s && cells && h_dist2)
+        s = canopy_gpu_check(cudaMemcpyAsync(h_dist2 + first, st->dev + d2, cells * sizeof(float),
                                              cudaMemcpyDeviceToHost, st->stream),
                              "copying kNN distances back");
     if (!s) s = canopy_gpu_check(cudaEventRecord(st->done[c], st->stream), "cudaEventRecord");
@@ -122,8 +125,9 @@ static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0,
 
 extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
                                                   canopy_index_staging *st, canopy_variant v,
-                                                  canopy_schedule sched, int with_dist2,
-                                                  int32_t chunks, canopy_gpu_report *rep) {
+                                                  canopy_schedule sched, int64_t *h_idx,
+                                                  float *h_dist2, int32_t chunks,
+                                                  canopy_gpu_report *rep) {
     if (chunks < 1 || chunks > CANOPY_INDEX_STAGING_CHUNKS)
         return canopy_fail(CANOPY_ERR_INTERNAL, "index staging: %d result chunks", (int)chunks);
     canopy_status s = canopy_index_device_knn(dv, (const float *)st->dev, st->nq, st->k, v, sched,
@@ -132,7 +136,7 @@ extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
     if (s) return s;
     st->chunks = chunks;
     for (int32_t c = 0; c < chunks && !s; c++)
-        s = queue_back(st, c, st->nq * c / chunks, st->nq * (c + 1) / chunks, with_dist2);
+        s = queue_back(st, c, st->nq * c / chunks, st->nq * (c + 1) / chunks, h_idx, h_dist2);
     return s;
 }
 

@@ -33,9 +33,11 @@ static void brute(canopy_points ref, canopy_points q, int32_t k, int64_t *bi, fl
     CHECK_OK(canopy_knn_brute(ref, q, k, bi, bd));
 }
 
-static int staged(const canopy_stats *st) {
+/* The staged device path ran: through pinned staging (an index's calls, strided
+ * queries) or, pageable, straight from and to the caller's arrays (one-shot calls). */
+static int staged(const canopy_stats *st, const char *how) {
     return st->upload_seconds > 0.0 && st->download_seconds > 0.0 &&
-           check_contains(st->note, "pinned staging");
+           check_contains(st->note, "host arrays through") && check_contains(st->note, how);
 }
 
 /* One index, several query sets of different sizes (the staging grows and is reused),
@@ -68,10 +70,11 @@ static void index_case(int64_t n, int32_t d, int32_t k, int dup, const int64_t *
                   "index n=%lld d=%d k=%d dup=%d nq=%lld stride %lld: kNN differs from brute "
                   "force",
                   (long long)n, d, k, dup, (long long)nq, (long long)stride);
-        CHECK_MSG(
-            staged(&st) && st.backend == CANOPY_BACKEND_GPU && st.tree_upload_bytes == 0 &&
-                st.queries == nq && st.transfer_seconds == st.upload_seconds + st.download_seconds,
-            "index nq=%lld: stats do not show the staged path (note: %s)", (long long)nq, st.note);
+        CHECK_MSG(staged(&st, "pinned staging") && st.backend == CANOPY_BACKEND_GPU &&
+                      st.tree_upload_bytes == 0 && st.queries == nq &&
+                      st.transfer_seconds == st.upload_seconds + st.download_seconds,
+                  "index nq=%lld: stats do not show the staged path (note: %s)", (long long)nq,
+                  st.note);
         /* indices only: the distances stay on the device */
         memset(gi, 0xff, sizeof(int64_t) * (size_t)cells);
         CHECK_OK(canopy_index_knn(ix, q, k, &o, gi, NULL, NULL));
@@ -113,10 +116,24 @@ static void one_call_case(int64_t n, int64_t nq, int32_t d, int32_t k, int dup, 
                       "force",
                       (long long)n, (long long)nq, d, k, dup, canopy_variant_name(vs[vi]),
                       canopy_schedule_name(ss[si]));
-            CHECK_MSG(staged(&st) && st.build_seconds > 0.0 && !st.index_reused &&
+            CHECK_MSG(staged(&st, "pageable") && st.build_seconds > 0.0 && !st.index_reused &&
                           st.tree_upload_bytes == 0 && check_contains(st.note, "built on the GPU"),
                       "canopy_knn: stats do not show the device build (note: %s)", st.note);
         }
+    /* strided queries go through pinned staging (packed first) */
+    float *wide = make_points(nq, d + 2, dup, seed + 3);
+    for (int64_t i = 0; i < nq; i++)
+        memcpy(wide + i * (d + 2), qp + i * d, sizeof(float) * (size_t)d);
+    canopy_run_options wo = canopy_run_options_default();
+    wo.backend = CANOPY_BACKEND_GPU;
+    canopy_stats wst;
+    memset(gi, 0xff, sizeof(int64_t) * (size_t)cells);
+    CHECK_OK(canopy_knn(ref, view(wide, nq, d, d + 2), k, &wo, gi, NULL, &wst));
+    CHECK_MSG(memcmp(bi, gi, sizeof(int64_t) * (size_t)cells) == 0 &&
+                  staged(&wst, "pinned staging"),
+              "canopy_knn strided n=%lld nq=%lld d=%d k=%d: differs or not staged (%s)",
+              (long long)n, (long long)nq, d, k, wst.note);
+    free(wide);
     /* self-queries: the generic path (it uploads the host tree) */
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
@@ -126,7 +143,8 @@ static void one_call_case(int64_t n, int64_t nq, int32_t d, int32_t k, int dup, 
     CHECK_OK(canopy_knn(ref, self, k, &o, gi + cells, gd + cells, &st));
     CHECK_MSG(memcmp(bi + cells, gi + cells, sizeof(int64_t) * (size_t)scells) == 0,
               "canopy_knn self n=%lld d=%d k=%d: differs from brute force", (long long)n, d, k);
-    CHECK_MSG(!staged(&st) && st.tree_upload_bytes > 0, "canopy_knn self: took the staged path");
+    CHECK_MSG(!staged(&st, "") && st.tree_upload_bytes > 0,
+              "canopy_knn self: took the staged path");
     free(rp), free(qp), free(bi), free(gi), free(bd), free(gd);
 }
 
@@ -144,10 +162,10 @@ static void auto_case(uint64_t seed) {
         CHECK_OK(canopy_knn(ref, q, 4, NULL, gi, gd, &st));
         CHECK_MSG(memcmp(bi, gi, sizeof(int64_t) * (size_t)(q.n * 4)) == 0,
                   "auto nq=%lld: differs from brute force", (long long)q.n);
-        CHECK_MSG(staged(&st) == big &&
+        CHECK_MSG(staged(&st, "pageable") == big &&
                       st.backend == (big ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU),
                   "auto nq=%lld: backend %s, staged %d", (long long)q.n,
-                  canopy_backend_name(st.backend), staged(&st));
+                  canopy_backend_name(st.backend), staged(&st, "pageable"));
     }
     free(rp), free(qp), free(gi), free(bi), free(gd), free(bd);
 }
