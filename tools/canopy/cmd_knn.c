@@ -29,9 +29,9 @@ static void usage(const char *cmd, FILE *f) {
         "split among the ranks and the files are identical to one process's; --ref only\n"
         "(docs/distributed.md).\n\n"
         "With --ref and --query on the GPU (--backend gpu, or auto from 20000 queries), the\n"
-        "kd tree is built on the device and queries and results cross through pinned\n"
-        "staging. With backend gpu or auto, CUDA starts on a thread while the input is\n"
-        "read (CANOPY_CLI_EARLY_CUDA=0: at the first GPU call instead); --stats shows both.\n\n"
+        "kd tree is built on the device (no host build, no tree upload). With backend gpu\n"
+        "or auto, CUDA starts on a thread while the input is read (CANOPY_CLI_EARLY_CUDA=0:\n"
+        "at the first GPU call instead); --stats shows both.\n\n"
         "Options:\n"
         "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
         "  --query Q        query points (default: R itself, self excluded)\n"

@@ -142,8 +142,8 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
                     st->tree_upload_seconds);
         if (st->upload_seconds > 0.0 || st->download_seconds > 0.0)
             fprintf(stderr,
-                    "\n  host arrays: queries in %.4f s, results out %.4f s (pinned staging, "
-                    "copies overlapped with packing/unpacking; the transfer above)",
+                    "\n  host arrays: queries in %.4f s, results out %.4f s (the transfer above; "
+                    "how: see the choice)",
                     st->upload_seconds, st->download_seconds);
     }
     if (st->profile_depth > 0)
