@@ -352,15 +352,20 @@ static int staged_applies(const canopy_run_options *o, int64_t nq, int self) {
             sch == CANOPY_SCHEDULE_MORTON);
 }
 
-/* Copies `bytes` with the CPU's threads when there are enough to share: the staging
- * copies are memory-bound, and one core moves a fraction of what the copy engines do. */
-static void copy_parallel(void *dst, const void *src, size_t bytes) {
+/* Copies n[i] bytes from src[i] to dst[i] (i < 2; n[1] may be 0) with the CPU's threads
+ * when there are enough to share, in one parallel region: the staging copies are
+ * memory-bound, and one core moves a fraction of what the copy engines do. */
+static void copy_parallel(void *const dst[2], const void *const src[2], const size_t n[2]) {
     enum { SHARE = 1 << 18 };
-    int64_t parts = (int64_t)(bytes / SHARE) + 1;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (parts > 1)
-    for (int64_t p = 0; p < parts; p++) {
-        size_t a = bytes * (size_t)p / (size_t)parts, b = bytes * (size_t)(p + 1) / (size_t)parts;
-        memcpy((char *)dst + a, (const char *)src + a, b - a);
+    int64_t parts[2] = {(int64_t)(n[0] / SHARE) + 1, (int64_t)(n[1] / SHARE) + 1};
+#pragma omp parallel num_threads(canopy_threads()) if (parts[0] + parts[1] > 2)
+    for (int i = 0; i < 2; i++) {
+#pragma omp for schedule(static) nowait
+        for (int64_t p = 0; p < parts[i]; p++) {
+            size_t a = n[i] * (size_t)p / (size_t)parts[i];
+            size_t b = n[i] * (size_t)(p + 1) / (size_t)parts[i];
+            if (b > a) memcpy((char *)dst[i] + a, (const char *)src[i] + a, b - a);
+        }
     }
 }
 
@@ -368,7 +373,10 @@ static void copy_parallel(void *dst, const void *src, size_t bytes) {
 static void pack_rows(float *dst, canopy_points q, int64_t r0, int64_t r1) {
     size_t row = sizeof(float) * (size_t)q.d;
     if (q.stride == q.d) {
-        copy_parallel(dst + r0 * q.d, canopy_point(q, r0), row * (size_t)(r1 - r0));
+        void *const to[2] = {dst + r0 * q.d, NULL};
+        const void *const from[2] = {canopy_point(q, r0), NULL};
+        const size_t n[2] = {row * (size_t)(r1 - r0), 0};
+        copy_parallel(to, from, n);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (r1 - r0 > 8192)
@@ -422,8 +430,11 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
         /* the rows of the piece the module queued */
         int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;
         if ((s = canopy_index_staging_wait(*st, c)) || !pinned) continue;
-        copy_parallel(idx + c0, hi + c0, sizeof(int64_t) * (size_t)(c1 - c0));
-        if (dist2) copy_parallel(dist2 + c0, hd + c0, sizeof(float) * (size_t)(c1 - c0));
+        void *const to[2] = {idx + c0, dist2 ? dist2 + c0 : NULL};
+        const void *const from[2] = {hi + c0, hd + c0};
+        const size_t n[2] = {sizeof(int64_t) * (size_t)(c1 - c0),
+                             dist2 ? sizeof(float) * (size_t)(c1 - c0) : 0};
+        copy_parallel(to, from, n);
     }
     double t3 = canopy_now();
     if (s || !stats) return s;
