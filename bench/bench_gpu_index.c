@@ -136,41 +136,31 @@ static double median_of(double *v, int n) {
     return bench_summarise(v, n).med;
 }
 
-/* Median seconds of cudaMemcpy of `bytes` between pinned host memory and the device
- * (dir cudaMemcpyHostToDevice or DeviceToHost). */
-static double pinned_copy(size_t bytes, enum cudaMemcpyKind dir) {
-    void *h = NULL, *dv = NULL;
-    double t[7];
-    if (cudaMallocHost(&h, bytes) != cudaSuccess || cudaMalloc(&dv, bytes) != cudaSuccess)
-        die("pinned buffers");
-    memset(h, 1, bytes);
-    for (int r = 0; r < 8; r++) {
+/* Median seconds of cudaMemcpy of `bytes` between host memory h (touched before) and
+ * the device (dir cudaMemcpyHostToDevice or DeviceToHost), after one warm-up copy. */
+static double timed_copy(void *h, size_t bytes, enum cudaMemcpyKind dir) {
+    void *dv = NULL;
+    double t[5];
+    if (cudaMalloc(&dv, bytes) != cudaSuccess) die("device buffer");
+    for (int r = 0; r < 6; r++) {
         double t0 = canopy_now();
         if ((dir == cudaMemcpyHostToDevice ? cudaMemcpy(dv, h, bytes, dir)
                                            : cudaMemcpy(h, dv, bytes, dir)) != cudaSuccess)
-            die("pinned copy");
+            die("copy");
         if (r) t[r - 1] = canopy_now() - t0;
     }
-    cudaFreeHost(h);
     cudaFree(dv);
-    return median_of(t, 7);
+    return median_of(t, 5);
 }
 
-/* Median seconds of cudaMemcpy of `bytes` between pageable host memory and the device
- * (host `h`, touched before). */
-static double pageable_copy(void *h, size_t bytes, enum cudaMemcpyKind dir) {
-    void *dv = NULL;
-    double t[3];
-    if (cudaMalloc(&dv, bytes) != cudaSuccess) die("device buffer");
-    for (int r = 0; r < 4; r++) {
-        double t0 = canopy_now();
-        if ((dir == cudaMemcpyHostToDevice ? cudaMemcpy(dv, h, bytes, dir)
-                                           : cudaMemcpy(h, dv, bytes, dir)) != cudaSuccess)
-            die("pageable copy");
-        if (r) t[r - 1] = canopy_now() - t0;
-    }
-    cudaFree(dv);
-    return median_of(t, 3);
+/* The same from pinned memory (cudaMallocHost). */
+static double pinned_copy(size_t bytes, enum cudaMemcpyKind dir) {
+    void *h = NULL;
+    if (cudaMallocHost(&h, bytes) != cudaSuccess) die("pinned buffer");
+    memset(h, 1, bytes);
+    double t = timed_copy(h, bytes, dir);
+    cudaFreeHost(h);
+    return t;
 }
 
 /* Median seconds of cudaMallocHost + cudaFreeHost of `pin` bytes. */
@@ -272,9 +262,9 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
     ph->pin_ref = ph->pin_in; /* as many reference points as queries */
     ph->copy2d = pageable_copy2d(qry, d, dq);
     ph->page_in =
-        pageable_copy((void *)qry, sizeof(float) * (size_t)N * (size_t)d, cudaMemcpyHostToDevice);
-    ph->page_out = pageable_copy(hi, sizeof(int64_t) * cells, cudaMemcpyDeviceToHost) +
-                   pageable_copy(hd, sizeof(float) * cells, cudaMemcpyDeviceToHost);
+        timed_copy((void *)qry, sizeof(float) * (size_t)N * (size_t)d, cudaMemcpyHostToDevice);
+    ph->page_out = timed_copy(hi, sizeof(int64_t) * cells, cudaMemcpyDeviceToHost) +
+                   timed_copy(hd, sizeof(float) * cells, cudaMemcpyDeviceToHost);
     ph->pin_alloc = pinned_alloc(sizeof(float) * (size_t)N * (size_t)d +
                                  (sizeof(int64_t) + sizeof(float)) * cells);
     canopy_index_free(ix);
