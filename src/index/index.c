@@ -352,19 +352,29 @@ static int staged_applies(const canopy_run_options *o, int64_t nq, int self) {
             sch == CANOPY_SCHEDULE_MORTON);
 }
 
-/* Copies n[i] bytes from src[i] to dst[i] (i < 2; n[1] may be 0) with the CPU's threads
- * when there are enough to share, in one parallel region: the staging copies are
- * memory-bound, and one core moves a fraction of what the copy engines do. */
-static void copy_parallel(void *const dst[2], const void *const src[2], const size_t n[2]) {
+/* Copies `bytes` with the CPU's threads when there are enough to share: the staging
+ * copies are memory-bound, and one core moves a fraction of what the copy engines do. */
+static void copy_parallel(void *dst, const void *src, size_t bytes) {
     enum { SHARE = 1 << 18 };
-    int64_t parts[2] = {(int64_t)(n[0] / SHARE) + 1, (int64_t)(n[1] / SHARE) + 1};
-#pragma omp parallel num_threads(canopy_threads()) if (parts[0] + parts[1] > 2)
-    for (int i = 0; i < 2; i++) {
+    int64_t parts = (int64_t)(bytes / SHARE) + 1;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (parts > 1)
+    for (int64_t p = 0; p < parts; p++) {
+        size_t a = bytes * (size_t)p / (size_t)parts, b = bytes * (size_t)(p + 1) / (size_t)parts;
+        memcpy((char *)dst + a, (const char *)src + a, b - a);
+    }
+}
+
+/* n results into the caller's rows: indices widened from the int32 the device sent,
+ * distances copied (dist2 NULL: not wanted), in one parallel region. */
+static void unpack_results(int64_t *idx, const int32_t *src, float *dist2, const float *d2src,
+                           int64_t n) {
+#pragma omp parallel num_threads(canopy_threads()) if (n > 65536)
+    {
 #pragma omp for schedule(static) nowait
-        for (int64_t p = 0; p < parts[i]; p++) {
-            size_t a = n[i] * (size_t)p / (size_t)parts[i];
-            size_t b = n[i] * (size_t)(p + 1) / (size_t)parts[i];
-            if (b > a) memcpy((char *)dst[i] + a, (const char *)src[i] + a, b - a);
+        for (int64_t i = 0; i < n; i++) idx[i] = src[i];
+        if (dist2) {
+#pragma omp for schedule(static) nowait
+            for (int64_t i = 0; i < n; i++) dist2[i] = d2src[i];
         }
     }
 }
@@ -373,10 +383,7 @@ static void copy_parallel(void *const dst[2], const void *const src[2], const si
 static void pack_rows(float *dst, canopy_points q, int64_t r0, int64_t r1) {
     size_t row = sizeof(float) * (size_t)q.d;
     if (q.stride == q.d) {
-        void *const to[2] = {dst + r0 * q.d, NULL};
-        const void *const from[2] = {canopy_point(q, r0), NULL};
-        const size_t n[2] = {row * (size_t)(r1 - r0), 0};
-        copy_parallel(to, from, n);
+        copy_parallel(dst + r0 * q.d, canopy_point(q, r0), row * (size_t)(r1 - r0));
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (r1 - r0 > 8192)
@@ -411,7 +418,7 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
     pinned = pinned || q.stride != q.d;
     int32_t in_pieces = pinned ? staging_pieces(sizeof(float) * (size_t)(nq * q.d)) : 1;
     int32_t out_pieces =
-        pinned ? staging_pieces((sizeof(int64_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells)
+        pinned ? staging_pieces((sizeof(int32_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells)
                : 1;
     double t0 = canopy_now();
     canopy_status s = canopy_index_staging_reserve(st, nq, q.d, k, pinned, &hq, &hi, &hd);
@@ -422,19 +429,17 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
                                      c == in_pieces - 1);
     }
     double t1 = canopy_now();
+    /* pinned: the indices travel as int32 and are widened while unpacking */
     if (!s)
-        s = canopy_index_staging_knn(dv, *st, v, sched, pinned ? hi : idx,
+        s = canopy_index_staging_knn(dv, *st, v, sched, pinned ? (void *)hi : (void *)idx, pinned,
                                      dist2 ? (pinned ? hd : dist2) : NULL, out_pieces, &rep);
     double t2 = canopy_now();
     for (int32_t c = 0; c < out_pieces && !s; c++) {
         /* the rows of the piece the module queued */
         int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;
         if ((s = canopy_index_staging_wait(*st, c)) || !pinned) continue;
-        void *const to[2] = {idx + c0, dist2 ? dist2 + c0 : NULL};
-        const void *const from[2] = {hi + c0, hd + c0};
-        const size_t n[2] = {sizeof(int64_t) * (size_t)(c1 - c0),
-                             dist2 ? sizeof(float) * (size_t)(c1 - c0) : 0};
-        copy_parallel(to, from, n);
+        unpack_results(idx + c0, (const int32_t *)hi + c0, dist2 ? dist2 + c0 : NULL, hd + c0,
+                       c1 - c0);
     }
     double t3 = canopy_now();
     if (s || !stats) return s;
@@ -442,10 +447,11 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
     stats->upload_seconds = t1 - t0;
     stats->download_seconds = t3 - t2;
     stats->transfer_seconds = stats->upload_seconds + stats->download_seconds;
-    char how[96];
+    char how[160];
     if (pinned)
         snprintf(how, sizeof how,
-                 "pinned staging (%d + %d pieces, copies overlapped with packing and unpacking)",
+                 "pinned staging (%d + %d pieces, copies overlapped with packing and unpacking, "
+                 "indices sent as int32)",
                  (int)in_pieces, (int)out_pieces);
     else
         snprintf(how, sizeof how, "pageable copies straight from and to the caller's arrays");

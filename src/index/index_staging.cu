@@ -17,6 +17,7 @@ struct canopy_index_staging {
     unsigned char *host = nullptr, *dev = nullptr; /* pinned | device: queries, idx, dist2 */
     size_t host_bytes = 0, dev_bytes = 0;
     size_t idx_off = 0, dist2_off = 0; /* offsets of the result arrays in both */
+    size_t idx32_off = 0;              /* the indices narrowed to int32 (device) */
     int64_t nq = 0;
     int32_t d = 0, k = 0, chunks = 0;
     cudaStream_t stream = nullptr;
@@ -78,7 +79,7 @@ extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp
     typedef canopy_gpu_carve C;
     size_t need = C::bytes<float>(nq * d) + C::bytes<int64_t>(nq * k) + C::bytes<float>(nq * k);
     if ((pinned && (s = grow(&st->host, &st->host_bytes, need, true))) ||
-        (s = grow(&st->dev, &st->dev_bytes, need, false)))
+        (s = grow(&st->dev, &st->dev_bytes, need + C::bytes<int32_t>(nq * k), false)))
         return s;
     st->nq = nq;
     st->d = d;
@@ -86,6 +87,7 @@ extern "C" canopy_status canopy_index_staging_reserve(canopy_index_staging **stp
     st->chunks = 0;
     st->idx_off = C::bytes<float>(nq * d);
     st->dist2_off = st->idx_off + C::bytes<int64_t>(nq * k);
+    st->idx32_off = need;
     *h_queries = pinned ? (float *)st->host : nullptr;
     *h_idx = pinned ? (int64_t *)(st->host + st->idx_off) : nullptr;
     *h_dist2 = pinned ? (float *)(st->host + st->dist2_off) : nullptr;
@@ -104,15 +106,24 @@ extern "C" canopy_status canopy_index_staging_put(canopy_index_staging *st, cons
     return s;
 }
 
-/* Queues the copy of result rows [r0, r1) back to h_idx / h_dist2 (NULL: not wanted)
- * and marks it done. */
+/* Point indices fit int32 (a tree counts its points by int32 node ranges; -1 is empty). */
+__global__ void narrow_ids(const int64_t *__restrict__ in, int32_t *__restrict__ out, int64_t n) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = (int32_t)in[i];
+}
+
+/* Queues the copy of result rows [r0, r1) back to h_idx (int64 rows, or int32 when
+ * narrow) and h_dist2 (NULL: not wanted) and marks it done. */
 static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0, int64_t r1,
-                                int64_t *h_idx, float *h_dist2) {
+                                void *h_idx, int narrow, float *h_dist2) {
     size_t cells = (size_t)(r1 - r0) * st->k, first = (size_t)r0 * st->k;
-    size_t io = st->idx_off + first * sizeof(int64_t), d2 = st->dist2_off + first * sizeof(float);
+    size_t w = narrow ? sizeof(int32_t) : sizeof(int64_t);
+    size_t io = (narrow ? st->idx32_off : st->idx_off) + first * w;
+    size_t d2 = st->dist2_off + first * sizeof(float);
     canopy_status s = CANOPY_OK;
     if (cells)
-        s = canopy_gpu_check(cudaMemcpyAsync(h_idx + first, st->dev + io, cells * sizeof(int64_t),
+        s = canopy_gpu_check(cudaMemcpyAsync((char *)h_idx + first * w, st->dev + io, cells * w,
                                              cudaMemcpyDeviceToHost, st->stream),
                              "copying kNN indices back");
     if (!s && cells && h_dist2)
@@ -125,7 +136,7 @@ static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0,
 
 extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
                                                   canopy_index_staging *st, canopy_variant v,
-                                                  canopy_schedule sched, int64_t *h_idx,
+                                                  canopy_schedule sched, void *h_idx, int narrow,
                                                   float *h_dist2, int32_t chunks,
                                                   canopy_gpu_report *rep) {
     if (chunks < 1 || chunks > CANOPY_INDEX_STAGING_CHUNKS)
@@ -134,9 +145,17 @@ extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
                                               (int64_t *)(st->dev + st->idx_off),
                                               (float *)(st->dev + st->dist2_off), st->stream, rep);
     if (s) return s;
+    int64_t cells = st->nq * st->k;
+    if (narrow && cells > 0) {
+        int blocks = (int)((cells + 255) / 256 < 4096 ? (cells + 255) / 256 : 4096);
+        narrow_ids<<<blocks, 256, 0, st->stream>>>((const int64_t *)(st->dev + st->idx_off),
+                                                   (int32_t *)(st->dev + st->idx32_off), cells);
+        if ((s = canopy_gpu_check(cudaGetLastError(), "narrowing kNN indices"))) return s;
+    }
     st->chunks = chunks;
     for (int32_t c = 0; c < chunks && !s; c++)
-        s = queue_back(st, c, st->nq * c / chunks, st->nq * (c + 1) / chunks, h_idx, h_dist2);
+        s = queue_back(st, c, st->nq * c / chunks, st->nq * (c + 1) / chunks, h_idx, narrow,
+                       h_dist2);
     return s;
 }
 
