@@ -400,7 +400,7 @@ static int32_t staging_pieces(size_t bytes) {
 /* kNN of host queries on the device copy dv (leaves of leaf_size points) through the
  * staging *st (made on first need; the caller holds it). pinned: the queries are
  * packed into its pinned buffer and the results unpacked from it, piece by piece while
- * the copies of other pieces run (an index's repeated calls); else (a one-shot call on
+ * the copies of other pieces run (repeated calls); else (canopy_knn's first call, on
  * dense queries) they are copied straight from and to the caller's arrays: pageable
  * copies cost less than making pinned buffers for one call. */
 static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_size,
@@ -487,6 +487,15 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
     return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
 }
 
+/* The pinned staging canopy_knn's device path shares from its second call in a process
+ * on: a first call copies pageable (making pinned buffers costs more than one call's
+ * copies), a process that calls again amortises them. Kept until the process ends, as
+ * the build pool's is until canopy_gpu_pool_release; a call that finds it in use
+ * copies pageable. */
+static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct canopy_index_staging *once_staging;
+static int once_calls;
+
 canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int32_t k,
                                      const canopy_run_options *o, int64_t *idx, float *dist2,
                                      canopy_stats *stats, int *taken) {
@@ -500,10 +509,18 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
     canopy_index_device dv;
     memset(&dv, 0, sizeof dv);
     struct canopy_index_staging *st = NULL;
+    int shared = pthread_mutex_trylock(&once_lock) == 0;
+    if (shared && once_calls++ == 0) {
+        pthread_mutex_unlock(&once_lock);
+        shared = 0;
+    }
     double t0 = canopy_now();
     canopy_status s = canopy_index_device_build(ref, &to, &dv, NULL);
     double built = canopy_now() - t0;
-    if (!s) s = knn_staged_on(&dv, to.leaf_size, &st, 0, query, k, o, idx, dist2, stats);
+    if (!s)
+        s = knn_staged_on(&dv, to.leaf_size, shared ? &once_staging : &st, shared, query, k, o, idx,
+                          dist2, stats);
+    if (shared) pthread_mutex_unlock(&once_lock);
     if (!s && stats) {
         stats->build_seconds = built;
         stats->tree = CANOPY_TREE_KD;
