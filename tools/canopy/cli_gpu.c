@@ -37,7 +37,8 @@ void cli_gpu_start_print(const cli_gpu_start *g, double load_seconds) {
     if (g->took <= 0.0 || cli_stats_json()) return;
     fprintf(stderr,
             "  CUDA start-up %.4f s (%s) on a thread from before loading, overlapped with "
-            "load %.4f s; the first GPU call waited %.4f s for it\n",
+            "load %.4f s and the result buffers' first touch; the first GPU call waited %.4f s "
+            "for it\n",
             g->took, g->context ? "module, device count, context" : "module, device count",
             load_seconds, g->waited);
 }

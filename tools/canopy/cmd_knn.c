@@ -124,8 +124,10 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         loaded = !cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query);
     }
     double t_load = canopy_now() - t0;
-    cli_gpu_start_join(&gpu);
-    if (!loaded) return CLI_ERROR;
+    if (!loaded) {
+        cli_gpu_start_join(&gpu);
+        return CLI_ERROR;
+    }
     int rc = CLI_OK;
     int64_t candidates = query_path ? ref.n : ref.n - 1;
     int64_t nq = query_path ? query.n : ref.n;
@@ -143,7 +145,12 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     } else if (canopy_alloc((void **)&idx, (size_t)(nq * k + 1), sizeof *idx) ||
                canopy_alloc((void **)&d2, (size_t)(nq * k + 1), sizeof *d2)) {
         rc = cli_runtime_error(cmd);
+    } else if (gpu.started) {
+        /* the result pages fault in now, while CUDA starts, not during the copies back */
+        memset(idx, 0, sizeof *idx * (size_t)(nq * k + 1));
+        memset(d2, 0, sizeof *d2 * (size_t)(nq * k + 1));
     }
+    cli_gpu_start_join(&gpu); /* the first GPU call comes next */
     canopy_stats st;
     if (rc == CLI_OK &&
         (ix ? canopy_index_knn(ix, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL)
