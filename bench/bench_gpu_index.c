@@ -80,13 +80,14 @@ static void clustv2(float *p, int64_t n, uint64_t seed) {
  * the auto row goes to *kern_med. Returns the median wall seconds. */
 static double device_rows(const char *name, canopy_index *ix, const float *dq, int32_t k,
                           canopy_run_options o, canopy_schedule sch, int64_t *di, float *dd,
-                          int reps, timings t, const char *extra, double *kern_med) {
+                          int reps, timings t, const char *extra, double *kern_med,
+                          cudaStream_t stream) {
     canopy_stats st;
     char what[160];
     o.schedule = sch;
     for (int r = 0; r < WARM + reps; r++) {
         double t0 = canopy_now();
-        if (canopy_index_knn_device(ix, dq, N, k, &o, di, dd, NULL, &st)) die("device query");
+        if (canopy_index_knn_device(ix, dq, N, k, &o, di, dd, stream, &st)) die("device query");
         if (r >= WARM) {
             t.wall[r - WARM] = canopy_now() - t0;
             t.kern[r - WARM] = st.traverse_seconds;
@@ -128,7 +129,7 @@ static double goal_wall[4], goal_kern[4];
  * 1-D copies of the same bytes and the making of pinned buffers of that size. */
 typedef struct host_phases {
     double wall, up, down, query, pin_in, pin_out, copy2d, once, build, pin_ref, page_in, page_out,
-        pin_alloc;
+        pin_alloc, query_nb, check;
 } host_phases;
 static host_phases phases[4];
 
@@ -235,11 +236,24 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
 
     canopy_index *ix = NULL;
     if (canopy_index_build(R, &io, &ix)) die("index build");
-    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_NONE, di, dd, reps, t, "", NULL);
-    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_MORTON, di, dd, reps, t, "", NULL);
+    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_NONE, di, dd, reps, t, "", NULL, NULL);
+    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_MORTON, di, dd, reps, t, "", NULL, NULL);
     goal_wall[goal] = device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, "",
-                                  &goal_kern[goal]);
+                                  &goal_kern[goal], NULL);
     ph->query = goal_wall[goal];
+    /* the host-array path queries on a non-blocking stream of its own: the same there */
+    cudaStream_t nb;
+    if (cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking) != cudaSuccess) die("stream");
+    ph->query_nb = device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t,
+                               ", non-blocking stream", NULL, nb);
+    cudaStreamDestroy(nb);
+    /* what the host-array call checks before anything else: every query coordinate */
+    for (int r = 0; r < reps; r++) {
+        double t0 = canopy_now();
+        if (canopy_points_check(Q, "queries")) die("queries");
+        t.wall[r] = canopy_now() - t0;
+    }
+    ph->check = median_of(t.wall, reps);
     for (int r = 0; r < WARM + reps; r++) {
         double t0 = canopy_now();
         if (canopy_index_knn(ix, Q, k, &o, hi, hd, &st)) die("host-array query");
@@ -273,7 +287,7 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
         io.leaf_size = leaves[l];
         if (canopy_index_build(R, &io, &ix)) die("index build");
         snprintf(extra, sizeof extra, ", leaf %d", leaves[l]);
-        device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, extra, NULL);
+        device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, extra, NULL, NULL);
         canopy_index_free(ix);
     }
 
@@ -323,6 +337,16 @@ static void phase_table(const char *const *names) {
         printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", names[g], phases[g].page_in * 1e3,
                phases[g].page_out * 1e3, (phases[g].pin_in + phases[g].pin_out) * 1e3,
                phases[g].pin_alloc * 1e3);
+    printf("\nWhat the host-array call's middle holds (ms, medians): the device-pointer query "
+           "on the legacy and on a non-blocking stream, the check of the query coordinates, and "
+           "the rest (call - in - out - non-blocking query - check)\n\n| case | query, "
+           "legacy stream | query, non-blocking stream | points check | rest |\n"
+           "|---|---|---|---|---|\n");
+    for (int g = 0; g < 4; g++) {
+        const host_phases *p = &phases[g];
+        printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", names[g], p->query * 1e3, p->query_nb * 1e3,
+               p->check * 1e3, (p->wall - p->up - p->down - p->query_nb - p->check) * 1e3);
+    }
 }
 
 /* The candidate list's cost: k = 16 keeps registers, k = 17 the heap in the output
@@ -342,9 +366,9 @@ static void list_rows(const char *name, const float *ref, const float *qry, int3
     device_buffers(qry, d, cells, &dq, &di, &dd);
     timings t = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
                  malloc(sizeof(double) * (size_t)reps)};
-    device_rows(name, ix, dq, 16, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", register list",
+    device_rows(name, ix, dq, 16, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", register list", NULL,
                 NULL);
-    device_rows(name, ix, dq, 17, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", heap", NULL);
+    device_rows(name, ix, dq, 17, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, ", heap", NULL, NULL);
     canopy_index_free(ix);
     cudaFree(dq), cudaFree(di), cudaFree(dd);
     free(t.wall), free(t.kern), free(t.sort);
