@@ -81,9 +81,12 @@
            (st, rows_at, row0, rows, last))                                                        \
     STATUS(canopy_index_staging_knn,                                                               \
            (const canopy_index_device *dv, struct canopy_index_staging *st, canopy_variant v,      \
-            canopy_schedule sched, void *h_idx, int narrow, float *h_dist2, int32_t chunks,        \
-            canopy_gpu_report *rep),                                                               \
-           (dv, st, v, sched, h_idx, narrow, h_dist2, chunks, rep))                                \
+            canopy_schedule sched, canopy_gpu_report *rep),                                        \
+           (dv, st, v, sched, rep))                                                                \
+    STATUS(canopy_index_staging_back,                                                              \
+           (struct canopy_index_staging * st, void *h_idx, int narrow, float *h_dist2,             \
+            int32_t chunks),                                                                       \
+           (st, h_idx, narrow, h_dist2, chunks))                                                   \
     STATUS(canopy_index_staging_wait, (struct canopy_index_staging * st, int32_t chunk),           \
            (st, chunk))                                                                            \
     RELEASE(canopy_index_staging_free, (struct canopy_index_staging * st), (st))                   \

@@ -45,11 +45,11 @@ canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float
  * *h_dist2 get the pinned buffers, else NULL), then put the query rows piece by piece
  * from a dense (nq, d) host array (rows_at: row row0 of it; with pinned buffers each
  * piece travels while the next is packed; the last put waits for the copies), then
- * knn (the device-pointer query, then the result rows queued back to dense (nq, k)
+ * knn (the device-pointer query), then back (the result rows queued to dense (nq, k)
  * host arrays h_idx (int64, or int32 when narrow: a third fewer bytes to copy) and
- * h_dist2 (NULL: not wanted) in `chunks` pieces), then wait
- * for each piece, reading it while later ones travel. Pinned buffers pay once per
- * index; a one-shot call copies from and to the caller's pageable arrays. */
+ * h_dist2 (NULL: not wanted) in `chunks` pieces; pageable host arrays make it wait),
+ * then wait for each piece, reading it while later ones travel. Pinned buffers pay once
+ * per staging; a one-shot call copies from and to the caller's pageable arrays. */
 enum { CANOPY_INDEX_STAGING_CHUNKS = 8 };
 struct canopy_index_staging;
 canopy_status canopy_index_staging_reserve(struct canopy_index_staging **st, int64_t nq, int32_t d,
@@ -59,8 +59,9 @@ canopy_status canopy_index_staging_put(struct canopy_index_staging *st, const fl
                                        int64_t row0, int64_t rows, int last);
 canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
                                        struct canopy_index_staging *st, canopy_variant v,
-                                       canopy_schedule sched, void *h_idx, int narrow,
-                                       float *h_dist2, int32_t chunks, canopy_gpu_report *rep);
+                                       canopy_schedule sched, canopy_gpu_report *rep);
+canopy_status canopy_index_staging_back(struct canopy_index_staging *st, void *h_idx, int narrow,
+                                        float *h_dist2, int32_t chunks);
 canopy_status canopy_index_staging_wait(struct canopy_index_staging *st, int32_t chunk);
 void canopy_index_staging_free(struct canopy_index_staging *st);
 

@@ -429,11 +429,12 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
                                      c == in_pieces - 1);
     }
     double t1 = canopy_now();
+    if (!s) s = canopy_index_staging_knn(dv, *st, v, sched, &rep);
+    double t2 = canopy_now();
     /* pinned: the indices travel as int32 and are widened while unpacking */
     if (!s)
-        s = canopy_index_staging_knn(dv, *st, v, sched, pinned ? (void *)hi : (void *)idx, pinned,
-                                     dist2 ? (pinned ? hd : dist2) : NULL, out_pieces, &rep);
-    double t2 = canopy_now();
+        s = canopy_index_staging_back(*st, pinned ? (void *)hi : (void *)idx, pinned,
+                                      dist2 ? (pinned ? hd : dist2) : NULL, out_pieces);
     for (int32_t c = 0; c < out_pieces && !s; c++) {
         /* the rows of the piece the module queued */
         int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;

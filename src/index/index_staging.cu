@@ -136,15 +136,18 @@ static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0,
 
 extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
                                                   canopy_index_staging *st, canopy_variant v,
-                                                  canopy_schedule sched, void *h_idx, int narrow,
-                                                  float *h_dist2, int32_t chunks,
-                                                  canopy_gpu_report *rep) {
+                                                  canopy_schedule sched, canopy_gpu_report *rep) {
+    st->chunks = 0;
+    return canopy_index_device_knn(dv, (const float *)st->dev, st->nq, st->k, v, sched,
+                                   (int64_t *)(st->dev + st->idx_off),
+                                   (float *)(st->dev + st->dist2_off), st->stream, rep);
+}
+
+extern "C" canopy_status canopy_index_staging_back(canopy_index_staging *st, void *h_idx,
+                                                   int narrow, float *h_dist2, int32_t chunks) {
     if (chunks < 1 || chunks > CANOPY_INDEX_STAGING_CHUNKS)
         return canopy_fail(CANOPY_ERR_INTERNAL, "index staging: %d result chunks", (int)chunks);
-    canopy_status s = canopy_index_device_knn(dv, (const float *)st->dev, st->nq, st->k, v, sched,
-                                              (int64_t *)(st->dev + st->idx_off),
-                                              (float *)(st->dev + st->dist2_off), st->stream, rep);
-    if (s) return s;
+    canopy_status s = CANOPY_OK;
     int64_t cells = st->nq * st->k;
     if (narrow && cells > 0) {
         int blocks = (int)((cells + 255) / 256 < 4096 ? (cells + 255) / 256 : 4096);
