@@ -108,6 +108,12 @@ static double device_rows(const char *name, canopy_index *ix, const float *dq, i
     return row(name, what, k, t, reps, 1);
 }
 
+/* How a host-array call's copies went, from its note. */
+static const char *copies_of(const canopy_stats *st) {
+    if (st->upload_seconds <= 0.0) return "";
+    return strstr(st->note, "pageable") ? ", pageable copies" : ", pinned staging";
+}
+
 /* The N queries (d floats each) copied to the device, and result rows of `cells`. */
 static void device_buffers(const float *qry, int32_t d, size_t cells, float **dq, int64_t **di,
                            float **dd) {
@@ -267,7 +273,7 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
         }
     }
     snprintf(what, sizeof what, "host arrays (%s, %s%s)", canopy_variant_name(st.variant),
-             canopy_schedule_name(st.schedule), st.upload_seconds > 0.0 ? ", pinned staging" : "");
+             canopy_schedule_name(st.schedule), copies_of(&st));
     ph->wall = row(name, what, k, t, reps, 1);
     ph->up = median_of(up, reps);
     ph->down = median_of(down, reps);
@@ -301,9 +307,9 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
             t.kern[r - 1] = st.traverse_seconds;
         }
     }
-    snprintf(what, sizeof what, "canopy_knn per call (%s, %s%s)", canopy_variant_name(st.variant),
+    snprintf(what, sizeof what, "canopy_knn per call (%s, %s%s%s)", canopy_variant_name(st.variant),
              canopy_schedule_name(st.schedule),
-             st.upload_seconds > 0.0 ? ", GPU build, pinned staging" : "");
+             strstr(st.note, "built on the GPU") ? ", GPU build" : "", copies_of(&st));
     ph->once = row(name, what, k, t, pr, 0);
     cudaFree(dq), cudaFree(di), cudaFree(dd);
     free(hi), free(hd), free(t.wall), free(t.kern), free(t.sort), free(up), free(down);
