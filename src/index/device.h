@@ -23,7 +23,9 @@ typedef struct canopy_index_device {
 
 /* Builds a kd tree on the GPU into dv and downloads its host twin into *host (the
  * schedules, auto choices and CPU queries read the host tree); host NULL: no twin (a
- * caller that queries only the device copy). */
+ * caller that queries only the device copy). dv->scratch NULL on entry: new query
+ * scratch; else that scratch is reused (a caller of one-shot builds keeps it between
+ * them, and takes it back out of dv before canopy_index_device_free). */
 canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
                                         canopy_index_device *dv, canopy_tree **host);
 /* Copies a host tree to the device once. */

@@ -488,13 +488,14 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
     return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
 }
 
-/* The pinned staging canopy_knn's device path shares from its second call in a process
- * on: a first call copies pageable (making pinned buffers costs more than one call's
- * copies), a process that calls again amortises them. Kept until the process ends, as
- * the build pool's is until canopy_gpu_pool_release; a call that finds it in use
- * copies pageable. */
+/* The pinned staging and device query scratch canopy_knn's device path shares from its
+ * second call in a process on: a first call copies pageable (making pinned buffers
+ * costs more than one call's copies) and makes its own scratch, a process that calls
+ * again amortises them. Kept until the process ends, as the build pool's is until
+ * canopy_gpu_pool_release; a call that finds them in use works alone as a first call. */
 static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct canopy_index_staging *once_staging;
+static struct canopy_index_scratch *once_scratch; /* the device query's, likewise */
 static int once_calls;
 
 canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int32_t k,
@@ -515,13 +516,18 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
         pthread_mutex_unlock(&once_lock);
         shared = 0;
     }
+    dv.scratch = shared ? once_scratch : NULL;
     double t0 = canopy_now();
     canopy_status s = canopy_index_device_build(ref, &to, &dv, NULL);
     double built = canopy_now() - t0;
     if (!s)
         s = knn_staged_on(&dv, to.leaf_size, shared ? &once_staging : &st, shared, query, k, o, idx,
                           dist2, stats);
-    if (shared) pthread_mutex_unlock(&once_lock);
+    if (shared) {
+        once_scratch = dv.scratch; /* kept for the next call, not freed with the tree */
+        dv.scratch = NULL;
+        pthread_mutex_unlock(&once_lock);
+    }
     if (!s && stats) {
         stats->build_seconds = built;
         stats->tree = CANOPY_TREE_KD;
