@@ -11,7 +11,8 @@
 #   index   device-resident indexes: test_gpu_index (and memcheck on its small cases),
 #           bench_gpu_index (variants auto, with extra leaf sizes $CANOPY_BENCH_LEAF
 #           (default 8,32), dr and dr_l; caller's order and device-sorted queries; the
-#           goals table; bench/results/gpu-index.md)
+#           goals table; host arrays by phase against pinned copies, one-shot copies;
+#           bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
 #   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
