@@ -390,6 +390,11 @@ typedef struct canopy_stats {
     /* simd_l: calls of the descriptor's scalar hooks made lane by lane; 0 when its
      * vector hooks evaluated whole packets (docs/simt.md) */
     int64_t lane_calls;
+    /* GPU, host arrays through pinned staging (a resident index's canopy_index_knn, and
+     * canopy_knn's device path): seconds to pack and copy the queries in, and to copy
+     * the results out and unpack them (both part of transfer_seconds) */
+    double upload_seconds;
+    double download_seconds;
 } canopy_stats;
 
 /* ============================================================= applications == */

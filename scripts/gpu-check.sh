@@ -11,7 +11,8 @@
 #   index   device-resident indexes: test_gpu_index (and memcheck on its small cases),
 #           bench_gpu_index (variants auto, with extra leaf sizes $CANOPY_BENCH_LEAF
 #           (default 8,32), dr and dr_l; caller's order and device-sorted queries; the
-#           goals table; bench/results/gpu-index.md)
+#           goals table; host arrays by phase against pinned copies, one-shot copies;
+#           bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
 #   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
@@ -26,8 +27,13 @@
 #           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
 #           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
 #           the bench skips with one line when fewer than 2 GPUs are visible
-#   cli     one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8), GPU and CPU
-#           backends, wall time of the whole process (bench/cli_knn_gpu.sh)
+#   cli     host arrays on the GPU: test_gpu_host_arrays (staged index kNN and
+#           canopy_knn's GPU build against brute force) and memcheck on its small
+#           cases, then one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8):
+#           GPU (device build, pinned staging, early CUDA start; without the early
+#           start; self-queries on the generic path), CPU, `canopy info` (CUDA's
+#           start-up floor), wall time of the whole process and --stats phases
+#           (bench/cli_knn_gpu.sh)
 #   simt    SIMT on SIMD (Wu ch. 6): test_simt_gpu, memcheck and racecheck on it (the
 #           pyramid kernels share memory across barriers), canopy-bench-simt --gpu (the
 #           kernels of src/simt/kernels.h on the GPU: CUDA-event and whole-call times),
@@ -232,6 +238,9 @@ for stage in $stages; do
         cat "$out/dist-2gpu.txt" >>"$summary"
         ;;
     cli)
+        gpu_test test_gpu_host_arrays gpu_host_arrays.log
+        sanitize memcheck "host arrays, small" sanitizer-host-arrays-memcheck.log \
+            test_gpu_host_arrays
         "$root/bench/cli_knn_gpu.sh" "$b" "$out/cli-knn" >"$out/cli-knn.md" 2>"$out/cli-knn.err"
         note "- CLI whole process, rand7 kNN k=8: rc $? (below)"
         cat "$out/cli-knn.md" >>"$summary"

@@ -3,7 +3,8 @@
 # `canopy knn|nn|radius|gravity|search` end to end: outputs and their shapes,
 # every CPU variant giving identical files, bad input (missing file, NaN, wrong
 # shape, k > n, negative radius, unsorted keys) exiting 1 with no output file,
-# usage errors exiting 2, --help.
+# usage errors exiting 2, --help; the CUDA start-up thread (none for the CPU backend,
+# CANOPY_CLI_EARLY_CUDA=0 off: same files, same errors).
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 CANOPY=${1:?usage: cli_traverse.sh CANOPY_BINARY}
@@ -14,6 +15,7 @@ source "$(dirname "$0")/harness.sh"
 # npy_shape FILE: the shape tuple from a .npy header, e.g. "(500, 4)".
 npy_shape() { head -c 200 "$1" | tr -d '\0' | grep -ao "'shape': ([0-9, ]*)" | cut -d: -f2 | tr -d ' '; }
 no_file() { check "$1 must not exist" test ! -e "$1"; }
+absent() { ! grep -q "$1" "$2"; } # absent TEXT FILE
 
 run 0 gen uniform --n 500 --d 3 --seed 5 -o "$tmp/r.npy" --nq 120 --query-out "$tmp/q.npy"
 run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 -o "$tmp/i.npy" --distances "$tmp/d.npy" --stats
@@ -95,12 +97,31 @@ for c in knn nn radius gravity search; do
     run 0 $c --help
     check "$c --help has usage" grep -q "usage: canopy $c" "$tmp/out"
 done
+# CUDA's start-up runs on a thread for backend auto and gpu only; the CPU backend starts
+# none, and CANOPY_CLI_EARLY_CUDA=0 leaves it to the first GPU call: same files, same errors.
+run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 -o "$tmp/i_cpu.npy" --backend cpu --stats
+check "knn --backend cpu starts no CUDA" absent "CUDA start-up" "$tmp/err"
+check "knn --backend cpu equals auto" cmp -s "$tmp/i.npy" "$tmp/i_cpu.npy"
+CANOPY_CLI_EARLY_CUDA=0 run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 \
+    -o "$tmp/i_late.npy" --stats
+check "knn without the early start equals auto" cmp -s "$tmp/i.npy" "$tmp/i_late.npy"
+check "knn without the early start says none" absent "CUDA start-up" "$tmp/err"
 if "$CANOPY" info | grep -q "^gpu: *none"; then
     run 1 knn --ref "$tmp/r.npy" -k 2 --backend gpu -o "$tmp/x.npy"
     check "no GPU explained" grep -qi "cuda" "$tmp/err"
     no_file "$tmp/x.npy"
+    cp "$tmp/err" "$tmp/err_early"
+    CANOPY_CLI_EARLY_CUDA=0 run 1 knn --ref "$tmp/r.npy" -k 2 --backend gpu -o "$tmp/x.npy"
+    check "no GPU: the same error without the early start" cmp -s "$tmp/err" "$tmp/err_early"
+    no_file "$tmp/x.npy"
 else
-    run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 --backend gpu -o "$tmp/i_gpu.npy"
+    run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 --backend gpu -o "$tmp/i_gpu.npy" \
+        --stats
     check "knn on the GPU equals the CPU" cmp -s "$tmp/i.npy" "$tmp/i_gpu.npy"
+    check "knn on the GPU: CUDA started on a thread" grep -q "CUDA start-up" "$tmp/err"
+    check "knn on the GPU: built there, pinned staging" grep -q "built on the GPU" "$tmp/err"
+    CANOPY_CLI_EARLY_CUDA=0 run 0 knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 4 \
+        --backend gpu -o "$tmp/i_gpu_late.npy"
+    check "knn on the GPU without the early start" cmp -s "$tmp/i.npy" "$tmp/i_gpu_late.npy"
 fi
 cli_finish

@@ -27,6 +27,11 @@ canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
                            canopy_tree_kind_name(o.tree));
     canopy_tree *tree = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
+    /* GPU runs of a kd tree build it on the device: no host build, no tree upload */
+    int on_device = 0;
+    if (!self && (s = canopy_knn_device_once(ref, query, k, &o, idx, dist2, stats, &on_device)))
+        return s;
+    if (on_device) return CANOPY_OK;
     s = canopy_app_build(ref, o.tree, o.leaf_size, NULL, &tree, stats);
     if (!s) s = canopy_knn_on_tree(tree, query, self, k, &o, idx, dist2, stats);
     canopy_tree_free(tree);

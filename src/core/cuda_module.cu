@@ -82,6 +82,17 @@ int canopy_gpu_usable(void) {
     return cached;
 }
 
+canopy_status canopy_gpu_warm_up(void) {
+    char why[256];
+    if (!device_count(why, sizeof why)) return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
+    /* the runtime creates the primary context on its first call that needs one */
+    cudaError_t e = cudaFree(0);
+    if (e != cudaSuccess)
+        return canopy_fail(CANOPY_ERR_DEVICE, "GPU: creating the context: %s",
+                           cudaGetErrorString(e));
+    return CANOPY_OK;
+}
+
 canopy_status canopy_gpu_dp_reserve(int64_t pending) {
     size_t cur = 0;
     cudaError_t e = cudaDeviceGetLimit(&cur, cudaLimitDevRuntimePendingLaunchCount);

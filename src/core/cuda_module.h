@@ -11,6 +11,7 @@
 #define CANOPY_CORE_CUDA_MODULE_H
 
 #include "apps/common.h"
+#include "core/device.h"
 #include "forest/gpu.h"
 #include "graph/gpu.h"
 #include "index/device.h"
@@ -57,10 +58,11 @@
             canopy_variant v, const struct canopy_profile_plan *plan,                              \
             struct canopy_gpu_report *rep),                                                        \
            (ctx, tree, order, nq, v, plan, rep))                                                   \
-    OUT(canopy_index_device_build,                                                                 \
-        (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,                \
-         canopy_tree **host),                                                                      \
-        (pts, to, dv, host), host)                                                                 \
+    /* STATUS, not OUT: host may be NULL (index.c's handle starts with it NULL) */            \
+    STATUS(canopy_index_device_build,                                                              \
+           (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,             \
+            canopy_tree **host),                                                                   \
+           (pts, to, dv, host))                                                                    \
     STATUS(canopy_index_device_upload, (const canopy_tree_view *host, canopy_index_device *dv),    \
            (host, dv))                                                                             \
     RELEASE(canopy_index_device_free, (canopy_index_device * dv), (dv))                            \
@@ -69,6 +71,26 @@
             canopy_variant v, canopy_schedule sched, int64_t *d_idx, float *d_dist2, void *stream, \
             canopy_gpu_report *rep),                                                               \
            (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
+    STATUS(canopy_index_staging_reserve,                                                           \
+           (struct canopy_index_staging * *st, int64_t nq, int32_t d, int32_t k, int pinned,       \
+            float **h_queries, int64_t **h_idx, float **h_dist2),                                  \
+           (st, nq, d, k, pinned, h_queries, h_idx, h_dist2))                                      \
+    STATUS(canopy_index_staging_put,                                                               \
+           (struct canopy_index_staging * st, const float *rows_at, int64_t row0, int64_t rows,    \
+            int last),                                                                             \
+           (st, rows_at, row0, rows, last))                                                        \
+    STATUS(canopy_index_staging_knn,                                                               \
+           (const canopy_index_device *dv, struct canopy_index_staging *st, canopy_variant v,      \
+            canopy_schedule sched, canopy_gpu_report *rep),                                        \
+           (dv, st, v, sched, rep))                                                                \
+    STATUS(canopy_index_staging_back,                                                              \
+           (struct canopy_index_staging * st, void *h_idx, int narrow, float *h_dist2,             \
+            int32_t chunks),                                                                       \
+           (st, h_idx, narrow, h_dist2, chunks))                                                   \
+    STATUS(canopy_index_staging_wait, (struct canopy_index_staging * st, int32_t chunk),           \
+           (st, chunk))                                                                            \
+    RELEASE(canopy_index_staging_free, (struct canopy_index_staging * st), (st))                   \
+    STATUS(canopy_gpu_warm_up, (void), ())                                                         \
     STATUS(cf_gpu_predict,                                                                         \
            (const canopy_forest *f, const cf_layout *L, canopy_points X, canopy_forest_engine e,   \
             canopy_forest_mapping m, double *acc, cf_gpu_report *rep),                             \

@@ -18,6 +18,11 @@ int canopy_gpu_device_count(void);
 /* Where the CUDA module was loaded from (loading it if need be), or "" without one. */
 const char *canopy_cuda_path(void);
 
+/* Creates the device's primary context, the part of CUDA's start-up the first GPU call
+ * would otherwise pay after canopy_gpu_usable() (the CLI starts both on a thread while
+ * it reads its input). CANOPY_ERR_UNSUPPORTED without the module. */
+canopy_status canopy_gpu_warm_up(void);
+
 /* Module only. Dynamic parallelism: raises the device runtime's pending-launch limit to at least
  * `pending` (device-side launches beyond it fail). CANOPY_ERR_DEVICE on failure. */
 canopy_status canopy_gpu_dp_reserve(int64_t pending);

@@ -22,7 +22,10 @@ typedef struct canopy_index_device {
 } canopy_index_device;
 
 /* Builds a kd tree on the GPU into dv and downloads its host twin into *host (the
- * schedules, auto choices and CPU queries read the host tree). */
+ * schedules, auto choices and CPU queries read the host tree); host NULL: no twin (a
+ * caller that queries only the device copy). dv->scratch NULL on entry: new query
+ * scratch; else that scratch is reused (a caller of one-shot builds keeps it between
+ * them, and takes it back out of dv before canopy_index_device_free). */
 canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
                                         canopy_index_device *dv, canopy_tree **host);
 /* Copies a host tree to the device once. */
@@ -37,6 +40,32 @@ canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float
                                       int64_t nq, int32_t k, canopy_variant v,
                                       canopy_schedule sched, int64_t *d_idx, float *d_dist2,
                                       void *stream, canopy_gpu_report *rep);
+
+/* Host-array kNN on a resident index (index_staging.cu): device buffers (and, pinned,
+ * pinned host buffers) kept with the index (grow-only) and a stream of their own. One
+ * call, under the index's staging lock: reserve (nq, d, k; pinned: *h_queries, *h_idx,
+ * *h_dist2 get the pinned buffers, else NULL), then put the query rows piece by piece
+ * from a dense (nq, d) host array (rows_at: row row0 of it; with pinned buffers each
+ * piece travels while the next is packed; the last put waits for the copies), then
+ * knn (the device-pointer query), then back (the result rows queued to dense (nq, k)
+ * host arrays h_idx (int64, or int32 when narrow: a third fewer bytes to copy) and
+ * h_dist2 (NULL: not wanted) in `chunks` pieces; pageable host arrays make it wait),
+ * then wait for each piece, reading it while later ones travel. Pinned buffers pay once
+ * per staging; a one-shot call copies from and to the caller's pageable arrays. */
+enum { CANOPY_INDEX_STAGING_CHUNKS = 8 };
+struct canopy_index_staging;
+canopy_status canopy_index_staging_reserve(struct canopy_index_staging **st, int64_t nq, int32_t d,
+                                           int32_t k, int pinned, float **h_queries,
+                                           int64_t **h_idx, float **h_dist2);
+canopy_status canopy_index_staging_put(struct canopy_index_staging *st, const float *rows_at,
+                                       int64_t row0, int64_t rows, int last);
+canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
+                                       struct canopy_index_staging *st, canopy_variant v,
+                                       canopy_schedule sched, canopy_gpu_report *rep);
+canopy_status canopy_index_staging_back(struct canopy_index_staging *st, void *h_idx, int narrow,
+                                        float *h_dist2, int32_t chunks);
+canopy_status canopy_index_staging_wait(struct canopy_index_staging *st, int32_t chunk);
+void canopy_index_staging_free(struct canopy_index_staging *st);
 
 #ifdef __cplusplus
 }

@@ -22,4 +22,13 @@ canopy_status canopy_search_on_tree(const canopy_tree *tree, const float *querie
                                     int64_t n_queries, const canopy_run_options *o, int64_t *idx,
                                     canopy_stats *stats);
 
+/* canopy_knn's device path (index.c): where the queries will run on the GPU with a
+ * variant and schedule the resident-index path offers, builds a kd index on the GPU
+ * from the host points, queries it through pinned staging and frees it; *taken 0
+ * (nothing done) where it does not apply. The inputs are already checked; not for
+ * self-queries (the device path excludes no point). */
+canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int32_t k,
+                                     const canopy_run_options *o, int64_t *idx, float *dist2,
+                                     canopy_stats *stats, int *taken);
+
 #endif

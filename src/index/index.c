@@ -49,6 +49,10 @@ struct canopy_index {
     pthread_mutex_t lock;
     int64_t builds, queries;
     canopy_index_device dev; /* device copy (residency device or both) */
+    /* pinned and device buffers of host-array GPU queries, made on first need; the
+     * lock holds them for one query from packing to unpacking */
+    struct canopy_index_staging *staging;
+    pthread_mutex_t staging_lock;
 };
 
 /* ------------------------------------------------------------- registry -- */
@@ -127,17 +131,20 @@ static canopy_status new_handle(canopy_residency r, canopy_index **out) {
     ix->magic = INDEX_MAGIC;
     ix->residency = r;
     pthread_mutex_init(&ix->lock, NULL);
+    pthread_mutex_init(&ix->staging_lock, NULL);
     *out = ix;
     return CANOPY_OK;
 }
 
 static void destroy(canopy_index *ix) {
     ix->magic = 0;
+    if (ix->staging) canopy_index_staging_free(ix->staging);
     if (ix->dev.view.hot) canopy_index_device_free(&ix->dev);
     canopy_tree_free(ix->built);
     canopy_secfile_close(&ix->file);
     canopy_free(ix->original);
     pthread_mutex_destroy(&ix->lock);
+    pthread_mutex_destroy(&ix->staging_lock);
     free(ix);
 }
 
@@ -304,6 +311,189 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
 
 #define KINDS_METRIC ((1u << CANOPY_TREE_KD) | (1u << CANOPY_TREE_BALL) | (1u << CANOPY_TREE_VP))
 
+/* What auto picks for kNN on a resident device copy: the specialised kd walk where it
+ * applies, one query per thread (dr) in the caller's order (sorted when k > 8), or the
+ * lockstep walk (dr_l) on Morton-sorted queries from CANOPY_INDEX_LOCKSTEP_MIN_D
+ * dimensions and k > 1 (H100, bench/results/gpu-index.md: for dr the device sort saves
+ * as much as it costs up to k = 8, less for NN, more for k = 16; lockstep needs it and
+ * beats dr in 7-D kNN8); elsewhere gdr, sorted where that paid; sorted only from
+ * CANOPY_INDEX_SORT_MIN queries (enough for a whole GPU to gain locality). */
+static void device_choice(const canopy_index_device *dv, int32_t leaf_size,
+                          const canopy_run_options *o, int64_t nq, int32_t k, canopy_variant *v,
+                          canopy_schedule *sched) {
+    const canopy_tree_view *tv = &dv->view;
+    const int lockstep = tv->d >= CANOPY_INDEX_LOCKSTEP_MIN_D && k > 1;
+    *v = o->variant;
+    if (*v == CANOPY_VARIANT_AUTO)
+        *v = !knn_kd_kernel_applies(tv, k, CANOPY_VARIANT_DR) ? CANOPY_VARIANT_GDR
+             : lockstep                                       ? CANOPY_VARIANT_DR_L
+                                                              : CANOPY_VARIANT_DR;
+    *sched = o->schedule;
+    if (*sched == CANOPY_SCHEDULE_AUTO) {
+        int sorts = knn_kd_kernel_applies(tv, k, *v)
+                        ? *v == CANOPY_VARIANT_DR_L || k > 8
+                        : tv->d <= CANOPY_INDEX_SORT_MAX_D || leaf_size <= CANOPY_INDEX_GPU_LEAF;
+        *sched =
+            nq >= CANOPY_INDEX_SORT_MIN && sorts ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
+    }
+}
+
+static void device_stats(canopy_stats *stats, const canopy_gpu_report *rep, int64_t nq,
+                         canopy_variant v, canopy_schedule sched) {
+    stats->schedule_seconds = rep->schedule_seconds;
+    stats->transfer_seconds = rep->transfer_seconds;
+    stats->traverse_seconds = rep->traverse_seconds;
+    stats->queries = nq;
+    stats->nodes_per_query = nq ? (double)rep->counters.nodes / (double)nq : 0.0;
+    stats->work_expansion = rep->counters.group_longest ? (double)rep->counters.group_nodes /
+                                                              (double)rep->counters.group_longest
+                                                        : 0.0;
+    stats->nodes_per_group = rep->counters.groups
+                                 ? (double)rep->counters.group_nodes / (double)rep->counters.groups
+                                 : 0.0;
+    stats->variant = v;
+    stats->schedule = sched;
+    stats->backend = CANOPY_BACKEND_GPU;
+    stats->device_tree_reused = 1;
+}
+
+/* Host-array queries take the staged device path when they will run on the GPU with a
+ * variant and schedule it offers (the rest go through the generic engine, which also
+ * gives their errors). */
+static int staged_applies(const canopy_run_options *o, int64_t nq, int self) {
+    canopy_variant v = o->variant;
+    canopy_schedule sch = o->schedule;
+    int gpu = o->backend == CANOPY_BACKEND_GPU ||
+              (o->backend == CANOPY_BACKEND_AUTO && nq >= CANOPY_GPU_AUTO_MIN_QUERIES);
+    return !self && nq > 0 && gpu && (unsigned)v < CANOPY_VARIANT_COUNT && v != CANOPY_VARIANT_SR &&
+           v != CANOPY_VARIANT_SR_L && v != CANOPY_VARIANT_SIMD_L &&
+           (sch == CANOPY_SCHEDULE_AUTO || sch == CANOPY_SCHEDULE_NONE ||
+            sch == CANOPY_SCHEDULE_MORTON);
+}
+
+/* Copies `bytes` with the CPU's threads when there are enough to share: the staging
+ * copies are memory-bound, and one core moves a fraction of what the copy engines do. */
+static void copy_parallel(void *dst, const void *src, size_t bytes) {
+    enum { SHARE = 1 << 18 };
+    int64_t parts = (int64_t)(bytes / SHARE) + 1;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (parts > 1)
+    for (int64_t p = 0; p < parts; p++) {
+        size_t a = bytes * (size_t)p / (size_t)parts, b = bytes * (size_t)(p + 1) / (size_t)parts;
+        memcpy((char *)dst + a, (const char *)src + a, b - a);
+    }
+}
+
+/* n results into the caller's rows: indices widened from the int32 the device sent,
+ * distances copied (dist2 NULL: not wanted), in one parallel region. */
+static void unpack_results(int64_t *idx, const int32_t *src, float *dist2, const float *d2src,
+                           int64_t n) {
+#pragma omp parallel num_threads(canopy_threads()) if (n > 65536)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t i = 0; i < n; i++) idx[i] = src[i];
+        if (dist2) {
+#pragma omp for schedule(static) nowait
+            for (int64_t i = 0; i < n; i++) dist2[i] = d2src[i];
+        }
+    }
+}
+
+/* Query rows [r0, r1) into the dense pinned array (rows of a strided view one by one). */
+static void pack_rows(float *dst, canopy_points q, int64_t r0, int64_t r1) {
+    size_t row = sizeof(float) * (size_t)q.d;
+    if (q.stride == q.d) {
+        copy_parallel(dst + r0 * q.d, canopy_point(q, r0), row * (size_t)(r1 - r0));
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (r1 - r0 > 8192)
+    for (int64_t i = r0; i < r1; i++) memcpy(dst + i * q.d, canopy_point(q, i), row);
+}
+
+/* Pieces a staged copy of `bytes` is cut into: each piece's copy overlaps the CPU's
+ * work on its neighbour; a piece of a few MB keeps the copy engines near full speed. */
+static int32_t staging_pieces(size_t bytes) {
+    size_t p = bytes / ((size_t)4 << 20) + 1;
+    return p > CANOPY_INDEX_STAGING_CHUNKS ? CANOPY_INDEX_STAGING_CHUNKS : (int32_t)p;
+}
+
+/* kNN of host queries on the device copy dv (leaves of leaf_size points) through the
+ * staging *st (made on first need; the caller holds it). pinned: the queries are
+ * packed into its pinned buffer and the results unpacked from it, piece by piece while
+ * the copies of other pieces run (repeated calls); else (canopy_knn's first call, on
+ * dense queries) they are copied straight from and to the caller's arrays: pageable
+ * copies cost less than making pinned buffers for one call. */
+static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_size,
+                                   struct canopy_index_staging **st, int pinned, canopy_points q,
+                                   int32_t k, const canopy_run_options *o, int64_t *idx,
+                                   float *dist2, canopy_stats *stats) {
+    canopy_variant v;
+    canopy_schedule sched;
+    device_choice(dv, leaf_size, o, q.n, k, &v, &sched);
+    canopy_gpu_report rep;
+    memset(&rep, 0, sizeof rep);
+    float *hq, *hd;
+    int64_t *hi;
+    int64_t nq = q.n, cells = nq * k;
+    pinned = pinned || q.stride != q.d;
+    int32_t in_pieces = pinned ? staging_pieces(sizeof(float) * (size_t)(nq * q.d)) : 1;
+    int32_t out_pieces =
+        pinned ? staging_pieces((sizeof(int32_t) + (dist2 ? sizeof(float) : 0)) * (size_t)cells)
+               : 1;
+    double t0 = canopy_now();
+    canopy_status s = canopy_index_staging_reserve(st, nq, q.d, k, pinned, &hq, &hi, &hd);
+    for (int32_t c = 0; c < in_pieces && !s; c++) {
+        int64_t r0 = nq * c / in_pieces, r1 = nq * (c + 1) / in_pieces;
+        if (pinned) pack_rows(hq, q, r0, r1);
+        s = canopy_index_staging_put(*st, pinned ? hq + r0 * q.d : canopy_point(q, r0), r0, r1 - r0,
+                                     c == in_pieces - 1);
+    }
+    double t1 = canopy_now();
+    if (!s) s = canopy_index_staging_knn(dv, *st, v, sched, &rep);
+    double t2 = canopy_now();
+    /* pinned: the indices travel as int32 and are widened while unpacking */
+    if (!s)
+        s = canopy_index_staging_back(*st, pinned ? (void *)hi : (void *)idx, pinned,
+                                      dist2 ? (pinned ? hd : dist2) : NULL, out_pieces);
+    for (int32_t c = 0; c < out_pieces && !s; c++) {
+        /* the rows of the piece the module queued */
+        int64_t c0 = nq * c / out_pieces * k, c1 = nq * (c + 1) / out_pieces * k;
+        if ((s = canopy_index_staging_wait(*st, c)) || !pinned) continue;
+        unpack_results(idx + c0, (const int32_t *)hi + c0, dist2 ? dist2 + c0 : NULL, hd + c0,
+                       c1 - c0);
+    }
+    double t3 = canopy_now();
+    if (s || !stats) return s;
+    device_stats(stats, &rep, nq, v, sched);
+    stats->upload_seconds = t1 - t0;
+    stats->download_seconds = t3 - t2;
+    stats->transfer_seconds = stats->upload_seconds + stats->download_seconds;
+    char how[160];
+    if (pinned)
+        snprintf(how, sizeof how,
+                 "pinned staging (%d + %d pieces, copies overlapped with packing and unpacking, "
+                 "indices sent as int32)",
+                 (int)in_pieces, (int)out_pieces);
+    else
+        snprintf(how, sizeof how, "pageable copies straight from and to the caller's arrays");
+    snprintf(stats->note, sizeof stats->note,
+             "host arrays through %s: resident tree, %s (schedule %s; auto sorts from %d "
+             "queries)",
+             how,
+             sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
+             canopy_schedule_name(o->schedule), CANOPY_INDEX_SORT_MIN);
+    return CANOPY_OK;
+}
+
+static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
+                                const canopy_run_options *o, int64_t *idx, float *dist2,
+                                canopy_stats *stats) {
+    pthread_mutex_lock(&ix->staging_lock);
+    canopy_status s =
+        knn_staged_on(&ix->dev, ix->tree->leaf_size, &ix->staging, 1, q, k, o, idx, dist2, stats);
+    pthread_mutex_unlock(&ix->staging_lock);
+    return s;
+}
+
 canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
                                const canopy_run_options *opt, int64_t *idx, float *dist2,
                                canopy_stats *stats) {
@@ -312,7 +502,66 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
     canopy_status s = begin(ix, "index knn", KINDS_METRIC, opt, &o, stats);
     if (s || (s = queries_for(ix, "index knn", &query, &self))) return s;
     if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "index knn: k must be >= 1 (got %d)", (int)k);
+    if (ix->dev.view.hot && staged_applies(&o, query.n, self))
+        return knn_staged(ix, query, k, &o, idx, dist2, stats);
     return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
+}
+
+/* The pinned staging and device query scratch canopy_knn's device path shares from its
+ * second call in a process on: a first call copies pageable (making pinned buffers
+ * costs more than one call's copies) and makes its own scratch, a process that calls
+ * again amortises them. Kept until the process ends, as the build pool's is until
+ * canopy_gpu_pool_release; a call that finds them in use works alone as a first call. */
+static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct canopy_index_staging *once_staging;
+static struct canopy_index_scratch *once_scratch; /* the device query's, likewise */
+static int once_calls;
+
+canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int32_t k,
+                                     const canopy_run_options *o, int64_t *idx, float *dist2,
+                                     canopy_stats *stats, int *taken) {
+    /* without a GPU the generic path says so in its own words */
+    *taken = o->tree == CANOPY_TREE_KD && ref.n > 0 && staged_applies(o, query.n, 0) &&
+             canopy_gpu_usable();
+    if (!*taken) return CANOPY_OK;
+    /* the device copy alone: nothing reads a host twin here (an index downloads one) */
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : CANOPY_INDEX_GPU_LEAF;
+    canopy_index_device dv;
+    memset(&dv, 0, sizeof dv);
+    struct canopy_index_staging *st = NULL;
+    int shared = pthread_mutex_trylock(&once_lock) == 0;
+    if (shared && once_calls++ == 0) {
+        pthread_mutex_unlock(&once_lock);
+        shared = 0;
+    }
+    dv.scratch = shared ? once_scratch : NULL;
+    double t0 = canopy_now();
+    canopy_status s = canopy_index_device_build(ref, &to, &dv, NULL);
+    double built = canopy_now() - t0;
+    if (!s)
+        s = knn_staged_on(&dv, to.leaf_size, shared ? &once_staging : &st, shared, query, k, o, idx,
+                          dist2, stats);
+    if (shared) {
+        once_scratch = dv.scratch; /* kept for the next call, not freed with the tree */
+        dv.scratch = NULL;
+        pthread_mutex_unlock(&once_lock);
+    }
+    if (!s && stats) {
+        stats->build_seconds = built;
+        stats->tree = CANOPY_TREE_KD;
+        stats->tree_nodes = dv.view.n_nodes;
+        stats->tree_depth = dv.view.depth;
+        stats->device_tree_reused = 0;
+        size_t used = strlen(stats->note);
+        snprintf(stats->note + used, sizeof stats->note - used,
+                 "; kd tree built on the GPU from the host points (leaf %d), no host build, no "
+                 "tree upload",
+                 (int)to.leaf_size);
+    }
+    if (st) canopy_index_staging_free(st);
+    if (dv.view.hot) canopy_index_device_free(&dv);
+    return s;
 }
 
 canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
@@ -339,46 +588,15 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            "%s: schedule %s is not offered for device queries (auto, none: the "
                            "caller's order, morton: sorted on the device)",
                            app, canopy_schedule_name(o.schedule));
-    /* What auto picks for kNN on the GPU: the specialised kd kernel where it applies,
-     * one query per thread (dr) in the caller's order, or the lockstep walk (dr_l) on
-     * Morton-sorted queries from CANOPY_INDEX_LOCKSTEP_MIN_D dimensions and k > 1
-     * (H100, bench/results/gpu-index.md: the device sort costs as much as it saves for
-     * dr up to k = 8, more for NN, less for k = 16; lockstep needs it and beats dr in
-     * 7-D kNN8); elsewhere gdr, sorted where that paid. */
-    const canopy_tree_view *tv = &ix->tree->view;
-    const int lockstep = tv->d >= CANOPY_INDEX_LOCKSTEP_MIN_D && k > 1;
-    canopy_variant v = o.variant;
-    if (v == CANOPY_VARIANT_AUTO)
-        v = !knn_kd_kernel_applies(tv, k, CANOPY_VARIANT_DR) ? CANOPY_VARIANT_GDR
-            : lockstep                                       ? CANOPY_VARIANT_DR_L
-                                                             : CANOPY_VARIANT_DR;
-    const int kd_kernel = knn_kd_kernel_applies(tv, k, v);
-    canopy_schedule sched = o.schedule;
-    if (sched == CANOPY_SCHEDULE_AUTO) {
-        int sorts = kd_kernel ? v == CANOPY_VARIANT_DR_L || k > 8
-                              : tv->d <= CANOPY_INDEX_SORT_MAX_D ||
-                                    ix->tree->leaf_size <= CANOPY_INDEX_GPU_LEAF;
-        sched =
-            nq >= CANOPY_INDEX_SORT_MIN && sorts ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
-    }
+    canopy_variant v;
+    canopy_schedule sched;
+    device_choice(&ix->dev, ix->tree->leaf_size, &o, nq, k, &v, &sched);
+    const int kd_kernel = knn_kd_kernel_applies(&ix->dev.view, k, v);
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
     s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);
     if (s || !stats) return s;
-    stats->schedule_seconds = rep.schedule_seconds;
-    stats->transfer_seconds = rep.transfer_seconds;
-    stats->traverse_seconds = rep.traverse_seconds;
-    stats->queries = nq;
-    stats->nodes_per_query = nq ? (double)rep.counters.nodes / (double)nq : 0.0;
-    stats->work_expansion = rep.counters.group_longest ? (double)rep.counters.group_nodes /
-                                                             (double)rep.counters.group_longest
-                                                       : 0.0;
-    stats->nodes_per_group =
-        rep.counters.groups ? (double)rep.counters.group_nodes / (double)rep.counters.groups : 0.0;
-    stats->variant = v;
-    stats->schedule = sched;
-    stats->backend = CANOPY_BACKEND_GPU;
-    stats->device_tree_reused = 1;
+    device_stats(stats, &rep, nq, v, sched);
     snprintf(stats->note, sizeof stats->note,
              "device pointers: resident tree, %s%s (schedule %s; auto sorts from %d queries)",
              kd_kernel ? "kd walk, " : "",

@@ -71,19 +71,22 @@ static canopy_status scratch_reserve(canopy_index_scratch *x, size_t bytes) {
 
 extern "C" canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
                                                    canopy_index_device *dv, canopy_tree **host) {
-    *host = NULL;
+    if (host) *host = NULL;
+    canopy_index_scratch *kept = dv->scratch; /* the caller's, reused: see device.h */
     canopy_gpu_tree *g = NULL;
     canopy_status s = canopy_tree_build_gpu(pts, to, &g);
-    if (!s) s = canopy_gpu_tree_download(g, host);
+    if (!s && host) s = canopy_gpu_tree_download(g, host);
     if (s) {
         canopy_gpu_tree_free(g);
         return s;
     }
     memset(dv, 0, sizeof *dv);
-    if ((s = scratch_new(&dv->scratch))) {
+    if (kept) {
+        kept->box_ready = false; /* the Morton grid is the new points' */
+        dv->scratch = kept;
+    } else if ((s = scratch_new(&dv->scratch))) {
         canopy_gpu_tree_free(g);
-        canopy_tree_free(*host);
-        *host = NULL;
+        if (host) canopy_tree_free(*host), *host = NULL;
         return s;
     }
     dv->view = *canopy_gpu_tree_view(g);

@@ -27,9 +27,7 @@ static int gpu_only(canopy_variant v) {
     return v == CANOPY_VARIANT_DR_L || v == CANOPY_VARIANT_SR_L || v == CANOPY_VARIANT_FSM_L;
 }
 
-/* Smallest query count for which backend auto moves work to the GPU: below it the
- * tree upload and launch cost more than the traversal. */
-enum { GPU_AUTO_MIN_QUERIES = 20000, SCHEDULE_MIN_QUERIES = 4096 };
+enum { SCHEDULE_MIN_QUERIES = 4096 };
 
 /* Auto's thresholds, calibrated on the suite of bench/run_scheduling.sh (H100 and its
  * 16-core host; bench/results/scheduling.md): a sample coherence at or above
@@ -87,9 +85,10 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
             add_note(note, note_len, "%s",
                      have_gpu ? "backend cpu (simd_l is a CPU variant)" : "backend cpu (no GPU)");
         } else {
-            *b = tr->nq >= GPU_AUTO_MIN_QUERIES ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
+            *b = tr->nq >= CANOPY_GPU_AUTO_MIN_QUERIES ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
             add_note(note, note_len, "backend %s (%s %d queries)", canopy_backend_name(*b),
-                     tr->nq >= GPU_AUTO_MIN_QUERIES ? ">=" : "<", GPU_AUTO_MIN_QUERIES);
+                     tr->nq >= CANOPY_GPU_AUTO_MIN_QUERIES ? ">=" : "<",
+                     CANOPY_GPU_AUTO_MIN_QUERIES);
         }
     }
     if (*b == CANOPY_BACKEND_GPU && !tr->gpu)

@@ -6,6 +6,11 @@
 
 #include "canopy/traverse.h"
 
+/* Smallest query count for which backend auto moves work to the GPU: below it the
+ * tree upload and launch cost more than the traversal (run.c; index.c and knn.c take
+ * their device paths by the same rule). */
+enum { CANOPY_GPU_AUTO_MIN_QUERIES = 20000 };
+
 /* Query orders (schedule.c). order receives a permutation of [0, nq). */
 canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,
                                       const canopy_tree_view *t, int64_t *order);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy knn / canopy nn: k nearest neighbours through the generic traversal engine. */
 #include "cli_dist.h"
+#include "cli_gpu.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -27,6 +28,10 @@ static void usage(const char *cmd, FILE *f) {
         "Under mpirun -np R (builds with MPI; `canopy info` says): the reference points are\n"
         "split among the ranks and the files are identical to one process's; --ref only\n"
         "(docs/distributed.md).\n\n"
+        "With --ref and --query on the GPU (--backend gpu, or auto from 20000 queries), the\n"
+        "kd tree is built on the device (no host build, no tree upload). With backend gpu\n"
+        "or auto, CUDA starts on a thread while the input is read (CANOPY_CLI_EARLY_CUDA=0:\n"
+        "at the first GPU call instead); --stats shows both.\n\n"
         "Options:\n"
         "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
         "  --query Q        query points (default: R itself, self excluded)\n"
@@ -102,20 +107,27 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     const char *ins[] = {ref_path, query_path, to.index_path}, *outs[] = {out, dist_out};
     if (cli_check_paths(cmd, ins, 3, outs, 2)) return CLI_ERROR;
 
+    cli_gpu_start gpu;
+    cli_gpu_start_begin(&gpu, to.run.backend);
     double t0 = canopy_now();
     canopy_array ra = {0}, qa;
     canopy_points ref, query;
     canopy_index *ix = NULL;
+    int loaded = 0;
     if (to.index_path) {
         ref_path = to.index_path;
-        if (cli_load_index(cmd, ref_path, &ix, &ref)) return CLI_ERROR;
-        if (cli_load_ref_query(cmd, NULL, query_path, &ra, &ref, &qa, &query)) {
-            canopy_index_free(ix);
-            return CLI_ERROR;
+        if (!cli_load_index(cmd, ref_path, &ix, &ref)) {
+            loaded = !cli_load_ref_query(cmd, NULL, query_path, &ra, &ref, &qa, &query);
+            if (!loaded) canopy_index_free(ix);
         }
-    } else if (cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query))
-        return CLI_ERROR;
+    } else {
+        loaded = !cli_load_ref_query(cmd, ref_path, query_path, &ra, &ref, &qa, &query);
+    }
     double t_load = canopy_now() - t0;
+    if (!loaded) {
+        cli_gpu_start_join(&gpu);
+        return CLI_ERROR;
+    }
     int rc = CLI_OK;
     int64_t candidates = query_path ? ref.n : ref.n - 1;
     int64_t nq = query_path ? query.n : ref.n;
@@ -133,7 +145,12 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     } else if (canopy_alloc((void **)&idx, (size_t)(nq * k + 1), sizeof *idx) ||
                canopy_alloc((void **)&d2, (size_t)(nq * k + 1), sizeof *d2)) {
         rc = cli_runtime_error(cmd);
+    } else if (gpu.started) {
+        /* the result pages fault in now, while CUDA starts, not during the copies back */
+        memset(idx, 0, sizeof *idx * (size_t)(nq * k + 1));
+        memset(d2, 0, sizeof *d2 * (size_t)(nq * k + 1));
     }
+    cli_gpu_start_join(&gpu); /* the first GPU call comes next */
     canopy_stats st;
     if (rc == CLI_OK &&
         (ix ? canopy_index_knn(ix, query, (int32_t)k, &to.run, idx, d2, p.stats ? &st : NULL)
@@ -151,7 +168,10 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         cli_summary("%s: %lld queries, k = %lld, %lld reference points, d = %d -> %s%s%s", cmd,
                     (long long)nq, (long long)k, (long long)ref.n, (int)ref.d, out,
                     dist_out ? ", " : "", dist_out ? dist_out : "");
-        if (p.stats) trav_print_stats(cmd, &st, t_load, t_write);
+        if (p.stats) {
+            trav_print_stats(cmd, &st, t_load, t_write);
+            cli_gpu_start_print(&gpu, t_load);
+        }
     }
     canopy_free(idx);
     canopy_free(d2);

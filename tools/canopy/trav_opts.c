@@ -89,6 +89,10 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
         cli_json_seconds(j, "build", st->build_seconds);
         cli_json_seconds(j, "schedule", st->schedule_seconds);
         cli_json_seconds(j, "transfer", st->transfer_seconds);
+        if (st->upload_seconds > 0.0 || st->download_seconds > 0.0) {
+            cli_json_seconds(j, "upload", st->upload_seconds);
+            cli_json_seconds(j, "download", st->download_seconds);
+        }
         cli_json_seconds(j, "run", st->traverse_seconds);
         cli_json_seconds(j, "write", write_seconds);
         cli_json_count(j, "queries", (double)st->queries);
@@ -136,6 +140,11 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
         else
             fprintf(stderr, "\n  tree upload %lld bytes, %.4f s", (long long)st->tree_upload_bytes,
                     st->tree_upload_seconds);
+        if (st->upload_seconds > 0.0 || st->download_seconds > 0.0)
+            fprintf(stderr,
+                    "\n  host arrays: queries in %.4f s, results out %.4f s (the transfer above; "
+                    "how: see the choice)",
+                    st->upload_seconds, st->download_seconds);
     }
     if (st->profile_depth > 0)
         fprintf(stderr, "\n  hybrid profile: top tree of %d levels, %d leaves", st->profile_depth,
