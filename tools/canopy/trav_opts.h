@@ -43,7 +43,8 @@ enum {
     "                   cut with at most 256 top-tree leaves; at most 512 allowed)\n"              \
     "  --backend B      cpu, gpu, auto (default auto: the GPU when this build has CUDA,\n"         \
     "                   a device is visible and there are >= 20000 queries)\n"                     \
-    "  --leaf-size L    points per leaf bucket (default: 16; oct 8)\n"                             \
+    "  --leaf-size L    points per leaf bucket (default: 16; oct 8; 8 for a kd tree built\n"       \
+    "                   on the GPU)\n"                                                             \
     "  --threads T      CPU threads (default: CANOPY_THREADS or all cores)\n"                      \
     "  --stats          print per-phase times (build, schedule, transfer, traverse), nodes\n"      \
     "                   visited per query and per warp/packet, work expansion, and the\n"          \
