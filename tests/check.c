@@ -37,6 +37,14 @@ int check_skip(const char *why) {
     return 77;
 }
 
+int check_gpu(void) {
+    char name[256];
+    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
+        return check_skip(canopy_last_error());
+    printf("GPU: %s\n", name);
+    return 0;
+}
+
 int check_contains(const char *haystack, const char *needle) {
     return haystack && needle && strstr(haystack, needle) != NULL;
 }

@@ -18,6 +18,9 @@ void check_record(int ok, const char *file, int line, const char *fmt, ...)
     ;
 int check_finish(void);
 int check_skip(const char *why);
+/* GPU tests: 0 after printing the usable GPU's name, else check_skip's 77 with the
+ * reason; main returns a non-zero result at once. */
+int check_gpu(void);
 /* Fresh seed per run unless CANOPY_TEST_SEED is set; printed so a failure can be
  * replayed. */
 uint64_t check_seed(void);

@@ -478,10 +478,8 @@ static void oct_tests(int small, uint64_t seed) {
 }
 
 int main(void) {
-    char name[256];
-    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
-        return check_skip(canopy_last_error());
-    printf("GPU: %s\n", name);
+    int skip = check_gpu();
+    if (skip) return skip;
     const char *env = getenv("CANOPY_GPU_SMALL");
     int small = env && *env == '1';
     uint64_t seed = check_seed();

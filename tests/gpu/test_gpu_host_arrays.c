@@ -202,10 +202,8 @@ static void first_calls_case(uint64_t seed) {
 }
 
 int main(void) {
-    char name[256];
-    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
-        return check_skip(canopy_last_error());
-    printf("GPU: %s\n", name);
+    int skip = check_gpu();
+    if (skip) return skip;
     uint64_t seed = check_seed();
     const char *small_env = getenv("CANOPY_GPU_SMALL");
     const int small = small_env && small_env[0] == '1';

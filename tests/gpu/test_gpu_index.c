@@ -281,10 +281,8 @@ static void search_case(int64_t n, uint64_t seed) {
 }
 
 int main(void) {
-    char name[256];
-    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
-        return check_skip(canopy_last_error());
-    printf("GPU: %s\n", name);
+    int skip = check_gpu();
+    if (skip) return skip;
     uint64_t seed = check_seed();
     /* 8: the kd walk's largest dimension (auto walks it in lockstep); 9: above it, the
      * generic engines */

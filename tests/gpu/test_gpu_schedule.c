@@ -81,10 +81,8 @@ static void one_case(canopy_schedule sch, int64_t n, int32_t d, int kind, uint64
 }
 
 int main(void) {
-    char name[256];
-    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
-        return check_skip(canopy_last_error());
-    printf("GPU: %s\n", name);
+    int skip = check_gpu();
+    if (skip) return skip;
     const char *env = getenv("CANOPY_GPU_SMALL");
     int small = env && *env == '1';
     uint64_t seed = check_seed();

@@ -160,10 +160,8 @@ static void test_search(int64_t n, int64_t nq, uint64_t seed) {
 }
 
 int main(void) {
-    char name[256];
-    if (canopy_gpu_info(name, sizeof name, NULL) != CANOPY_OK)
-        return check_skip(canopy_last_error());
-    printf("GPU: %s\n", name);
+    int skip = check_gpu();
+    if (skip) return skip;
     const char *env = getenv("CANOPY_GPU_SMALL");
     small = env && *env == '1';
     uint64_t seed = check_seed();
