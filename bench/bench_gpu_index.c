@@ -7,8 +7,9 @@
  *                               the first device-pointer query
  *   device pointers, SCHEDULE   canopy_index_knn_device, queries and results on the
  *                               device, tree resident: caller's order (none), sorted
- *                               on the device (morton) and what auto picks (wall time
- *                               of the synchronous call)
+ *                               on the device (morton), grouped by kd bucket on the
+ *                               device (tree) and what auto picks (wall time of the
+ *                               synchronous call)
  *   host arrays                 canopy_index_knn: queries in and results out through
  *                               the index's pinned staging, device query between
  *   canopy_knn per call         one call from host arrays: kd tree built on the GPU,
@@ -103,7 +104,9 @@ static double device_rows(const char *name, canopy_index *ix, const float *dq, i
     snprintf(what, sizeof what, "device pointers, %s%s (%s, %s)%s",
              sch == CANOPY_SCHEDULE_AUTO ? "auto → " : "", canopy_schedule_name(st.schedule),
              canopy_variant_name(st.variant),
-             st.schedule == CANOPY_SCHEDULE_NONE ? "caller's order" : "sorted on the device",
+             st.schedule == CANOPY_SCHEDULE_NONE   ? "caller's order"
+             : st.schedule == CANOPY_SCHEDULE_TREE ? "kd buckets on the device"
+                                                   : "sorted on the device",
              extra);
     return row(name, what, k, t, reps, 1);
 }
@@ -244,6 +247,7 @@ static void one(const char *name, const float *ref, const float *qry, int32_t d,
     if (canopy_index_build(R, &io, &ix)) die("index build");
     device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_NONE, di, dd, reps, t, "", NULL, NULL);
     device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_MORTON, di, dd, reps, t, "", NULL, NULL);
+    device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_TREE, di, dd, reps, t, "", NULL, NULL);
     goal_wall[goal] = device_rows(name, ix, dq, k, o, CANOPY_SCHEDULE_AUTO, di, dd, reps, t, "",
                                   &goal_kern[goal], NULL);
     ph->query = goal_wall[goal];

@@ -86,6 +86,10 @@ struct canopy_gpu_launch {
     unsigned long long *next;     /* device: gdr's query counter */
     int sms;
     cudaStream_t stream;
+    /* device, with a kd bucket order (canopy_gpu_kd_bucket_order): the bucket node of
+     * the query at each position of `order`, or NULL. A kernel may start a query's walk
+     * by scanning its bucket, and must then not visit the bucket again. */
+    const int32_t *bucket;
 };
 
 __device__ __forceinline__ int64_t canopy_gpu_query(const canopy_gpu_launch &L, int64_t i) {
@@ -935,17 +939,19 @@ struct canopy_gpu_pooled {
 
 /* canopy_gpu_run without any allocation, copy or event creation of its own: the
  * scratch comes from P (its stacks at least canopy_gpu_stack_bytes); order is a
- * device permutation or NULL. */
+ * device permutation or NULL, bucket NULL or its kd buckets (canopy_gpu_launch). */
 template <class App>
 canopy_status canopy_gpu_run_pooled(const typename App::Ctx &ctx, const canopy_tree_view *dt,
-                                    const int64_t *order, int64_t nq, canopy_variant v,
-                                    const canopy_gpu_pooled &P, canopy_gpu_report *rep) {
+                                    const int64_t *order, const int32_t *bucket, int64_t nq,
+                                    canopy_variant v, const canopy_gpu_pooled &P,
+                                    canopy_gpu_report *rep) {
     canopy_gpu_launch L;
     canopy_status s = canopy_gpu_launch_init<App>(L, dt, nq, v, P.sms);
     if (s) return s;
     if (canopy_gpu_stack_bytes(L, v) > P.stack_bytes)
         return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: pooled stacks too small");
     L.order = order;
+    L.bucket = bucket;
     L.scratch = P.stacks;
     L.stream = P.stream;
     return canopy_gpu_traverse<App>(L, ctx, v, P.dflags, P.hflags, P.e0, P.e1, rep);

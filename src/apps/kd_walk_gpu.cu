@@ -106,6 +106,7 @@ template <int K> struct kd_op_knn {
         for (int j = 0; j < K; j++) s.d[j] = -1.0f, s.id[j] = -1;
         s.self_id = -1;
     }
+    static constexpr bool starts_in_bucket = true;
     __device__ static float limit(const Ctx &, const State &s) {
         return s.d[K - 1];
     }
@@ -128,6 +129,8 @@ struct kd_op_radius {
         int64_t count;
     };
     static constexpr bool whole = true;
+    /* no: an ancestor taken whole would count the bucket's points again */
+    static constexpr bool starts_in_bucket = false;
     __device__ static void init(const Ctx &c, State &s, int64_t) { s.lim = c.r2, s.count = 0; }
     __device__ static void idle(const Ctx &, State &s) { s.lim = -1.0f, s.count = 0; }
     __device__ static float limit(const Ctx &, const State &s) { return s.lim; }
@@ -142,20 +145,21 @@ struct kd_op_radius {
 };
 
 /* A node's reference and its box bound (the record's two loads are independent, so
- * expanding a node costs one memory latency, not two). A box Op takes whole comes
- * back as NaN: no limit admits it. `mine`: the query wants the node's parent; a
+ * expanding a node costs one memory latency, not two). A box Op takes whole, and the
+ * bucket the walk began with (skip), come back as NaN: no limit admits them. `mine`: the query wants the node's parent; a
  * lockstep lane also loads the children of nodes it does not want, and gets NaN for
  * them (it may have taken their parent whole already: nothing below is its own). */
 template <int D, class Op>
 __device__ __forceinline__ float kd_load(const canopy_tree_view &t, int32_t node,
                                          const float (&q)[D], const typename Op::Ctx &c,
-                                         typename Op::State &st, kd_ref &r, bool mine) {
+                                         typename Op::State &st, kd_ref &r, bool mine,
+                                         int32_t skip) {
     const unsigned char *rec = t.hot + (int64_t)node * t.hot_stride;
     const int4 h = __ldg((const int4 *)rec); /* child, nchild, begin, end */
     r.x = h.x >= 0 ? h.x : ~h.z;
     r.y = h.w;
     const float nan = __int_as_float(0x7fffffff);
-    if (!mine) return nan;
+    if (!mine || node == skip) return nan;
     const float lo = kd_box_min_dist2<D>(rec, q);
     if constexpr (Op::whole) {
         const float lim = Op::limit(c, st);
@@ -209,11 +213,21 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
 #pragma unroll
         for (int j = 0; j < D; j++) q[j] = 0.0f;
     }
+    /* With a kd bucket order (kNN), the walk begins with the query's bucket: its points
+     * give every lane a k-th distance before the first step from the root (a lockstep
+     * warp then visits only what some lane's own neighbourhood needs), and the walk
+     * leaves the bucket out. */
+    int32_t skip = -1;
+    if (Op::starts_in_bucket && L.bucket && live) {
+        skip = __ldg(L.bucket + i);
+        const int4 h = __ldg((const int4 *)(t.hot + (int64_t)skip * t.hot_stride));
+        kd_scan_leaf<D, Op>(t, h.z, h.w, q, ctx, st);
+    }
     kd_ref stack_ref[KD_WALK_STACK];
     float stack_bound[KD_WALK_STACK];
     int32_t sp = 0;
     kd_ref cur;
-    float bound = kd_load<D, Op>(t, 0, q, ctx, st, cur, true);
+    float bound = kd_load<D, Op>(t, 0, q, ctx, st, cur, true, skip);
     /* bound tests, as the engines count them: the root's, and both children's of every
      * node this query expands (a lockstep lane that does not want a node tests nothing) */
     unsigned tests = 1;
@@ -223,8 +237,8 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
             if (cur.x >= 0) {
                 tests += want ? 2 : 0;
                 kd_ref r0, r1;
-                const float b0 = kd_load<D, Op>(t, cur.x, q, ctx, st, r0, want);
-                const float b1 = kd_load<D, Op>(t, cur.x + 1, q, ctx, st, r1, want);
+                const float b0 = kd_load<D, Op>(t, cur.x, q, ctx, st, r0, want, skip);
+                const float b1 = kd_load<D, Op>(t, cur.x + 1, q, ctx, st, r1, want, skip);
                 /* near child first; a NaN (taken whole) bound is never first */
                 bool second = b1 < b0 || b0 != b0;
                 if (LOCK) {

@@ -39,11 +39,12 @@ extern "C" canopy_status canopy_gpu_knn(const void *vctx, const canopy_tree_view
 }
 
 canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view *dtree,
-                                    const int64_t *order, int64_t nq, canopy_variant v,
-                                    const canopy_gpu_pooled &P, canopy_gpu_report *rep) {
+                                    const int64_t *order, const int32_t *bucket, int64_t nq,
+                                    canopy_variant v, const canopy_gpu_pooled &P,
+                                    canopy_gpu_report *rep) {
     if (dctx->k > KNN_REG_MAX_K)
-        return canopy_gpu_run_pooled<knn_gpu>(*dctx, dtree, order, nq, v, P, rep);
+        return canopy_gpu_run_pooled<knn_gpu>(*dctx, dtree, order, bucket, nq, v, P, rep);
     return knn_reg_dispatch(dctx->k, [&](auto app) {
-        return canopy_gpu_run_pooled<decltype(app)>(*dctx, dtree, order, nq, v, P, rep);
+        return canopy_gpu_run_pooled<decltype(app)>(*dctx, dtree, order, bucket, nq, v, P, rep);
     });
 }

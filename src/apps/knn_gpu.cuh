@@ -116,10 +116,12 @@ template <class F> canopy_status knn_reg_dispatch(int32_t k, F f) {
 }
 
 /* kNN over a resident tree with device queries and outputs and pooled scratch (a
- * resident index's, index_gpu.cu), in the device order `order` (NULL: the caller's):
- * no allocation, no copy. dist2 may be NULL when k <= KNN_REG_MAX_K. */
+ * resident index's, index_gpu.cu), in the device order `order` (NULL: the caller's;
+ * bucket: with a kd bucket order, each position's bucket, or NULL): no allocation, no
+ * copy. dist2 may be NULL when k <= KNN_REG_MAX_K. */
 canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view *dtree,
-                                    const int64_t *order, int64_t nq, canopy_variant v,
-                                    const canopy_gpu_pooled &P, canopy_gpu_report *rep);
+                                    const int64_t *order, const int32_t *bucket, int64_t nq,
+                                    canopy_variant v, const canopy_gpu_pooled &P,
+                                    canopy_gpu_report *rep);
 
 #endif

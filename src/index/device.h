@@ -33,9 +33,12 @@ canopy_status canopy_index_device_upload(const canopy_tree_view *host, canopy_in
 void canopy_index_device_free(canopy_index_device *dv);
 
 /* kNN of nq device queries (d = the tree's) written to device idx/dist2 (dist2 may be
- * NULL), on `stream`, in the caller's order (schedule none) or Morton-sorted on the
- * device first (morton; rep->schedule_seconds gets the sort's time); returns when the
- * results are written. Calls on one index are serialised (they share its scratch). */
+ * NULL), on `stream`, in the caller's order (schedule none), Morton-sorted on the
+ * device first (morton) or grouped by the kd bucket of at most CANOPY_INDEX_BUCKET_POINTS
+ * points they fall in (tree, kd trees: the kd walk then starts each kNN query in its
+ * bucket); rep->schedule_seconds gets the sort's time; returns when the results are
+ * written. Calls on one index are serialised (they share its scratch). */
+enum { CANOPY_INDEX_BUCKET_POINTS = 32 };
 canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float *d_queries,
                                       int64_t nq, int32_t k, canopy_variant v,
                                       canopy_schedule sched, int64_t *d_idx, float *d_dist2,

@@ -148,8 +148,9 @@ static void destroy(canopy_index *ix) {
     free(ix);
 }
 
-/* Device queries from this many on are Morton-sorted under schedule auto (below it a
- * call is too short for locality to repay the sort's launches), where the sort was
+/* Device queries from this many on are sorted under schedule auto (below it a call is
+ * too short for locality to repay the sort's launches): grouped by kd bucket for the kd
+ * walk up to CANOPY_INDEX_BUCKET_MAX_D dimensions, else Morton-sorted where the sort was
  * measured to pay (H100, bench/results/gpu-index.md, 200k queries): for the kd kernel's
  * lockstep walk; for gdr in 2-D, and in 7-D with leaves of 8 (sorted 15.2 ms kNN8,
  * 4.97 ms NN; unsorted at leaf 16 16.7 and 5.66 ms, sorted at leaf 16 19.0 and 6.33).
@@ -158,7 +159,8 @@ enum {
     CANOPY_INDEX_SORT_MIN = 8192,
     CANOPY_INDEX_SORT_MAX_D = 2,
     CANOPY_INDEX_GPU_LEAF = 8,
-    CANOPY_INDEX_LOCKSTEP_MIN_D = 5
+    CANOPY_INDEX_LOCKSTEP_MIN_D = 5,
+    CANOPY_INDEX_BUCKET_MAX_D = 3
 };
 
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
@@ -312,12 +314,14 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
 #define KINDS_METRIC ((1u << CANOPY_TREE_KD) | (1u << CANOPY_TREE_BALL) | (1u << CANOPY_TREE_VP))
 
 /* What auto picks for kNN on a resident device copy: the specialised kd walk where it
- * applies, one query per thread (dr) in the caller's order (sorted when k > 8), or the
- * lockstep walk (dr_l) on Morton-sorted queries from CANOPY_INDEX_LOCKSTEP_MIN_D
- * dimensions and k > 1 (H100, bench/results/gpu-index.md: for dr the device sort saves
- * as much as it costs up to k = 8, less for NN, more for k = 16; lockstep needs it and
- * beats dr in 7-D kNN8); elsewhere gdr, sorted where that paid; sorted only from
- * CANOPY_INDEX_SORT_MIN queries (enough for a whole GPU to gain locality). */
+ * applies, one query per thread (dr), or the lockstep walk (dr_l) from
+ * CANOPY_INDEX_LOCKSTEP_MIN_D dimensions and k > 1; for k > 1 its queries grouped by kd
+ * bucket up to CANOPY_INDEX_BUCKET_MAX_D dimensions (the walk then starts in the bucket:
+ * 2-D kNN8 kernel 0.151 ms against 0.254 in the caller's order, plus 0.065 for the
+ * grouping; NN's kernel gains 0.04 ms, less than the grouping costs; in 7-D it lost;
+ * H100, bench/results/gpu-index.md), else Morton-sorted for dr_l and k > 8 (dr gained
+ * less than the sort cost up to k = 8); elsewhere gdr, sorted where that paid. Sorted only from CANOPY_INDEX_SORT_MIN queries (enough for a whole GPU to
+ * gain locality). */
 static void device_choice(const canopy_index_device *dv, int32_t leaf_size,
                           const canopy_run_options *o, int64_t nq, int32_t k, canopy_variant *v,
                           canopy_schedule *sched) {
@@ -329,13 +333,24 @@ static void device_choice(const canopy_index_device *dv, int32_t leaf_size,
              : lockstep                                       ? CANOPY_VARIANT_DR_L
                                                               : CANOPY_VARIANT_DR;
     *sched = o->schedule;
-    if (*sched == CANOPY_SCHEDULE_AUTO) {
-        int sorts = knn_kd_kernel_applies(tv, k, *v)
-                        ? *v == CANOPY_VARIANT_DR_L || k > 8
-                        : tv->d <= CANOPY_INDEX_SORT_MAX_D || leaf_size <= CANOPY_INDEX_GPU_LEAF;
-        *sched =
-            nq >= CANOPY_INDEX_SORT_MIN && sorts ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
+    if (*sched != CANOPY_SCHEDULE_AUTO) return;
+    *sched = CANOPY_SCHEDULE_NONE;
+    if (nq < CANOPY_INDEX_SORT_MIN) return;
+    if (knn_kd_kernel_applies(tv, k, *v)) {
+        if (tv->d <= CANOPY_INDEX_BUCKET_MAX_D && k > 1)
+            *sched = CANOPY_SCHEDULE_TREE;
+        else if (*v == CANOPY_VARIANT_DR_L || k > 8)
+            *sched = CANOPY_SCHEDULE_MORTON;
+    } else if (tv->d <= CANOPY_INDEX_SORT_MAX_D || leaf_size <= CANOPY_INDEX_GPU_LEAF) {
+        *sched = CANOPY_SCHEDULE_MORTON;
     }
+}
+
+/* The query order a device query ran in, for --stats notes. */
+static const char *device_order_name(canopy_schedule sched) {
+    return sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device"
+           : sched == CANOPY_SCHEDULE_TREE ? "queries grouped by kd bucket on the device"
+                                           : "caller's order";
 }
 
 static void device_stats(canopy_stats *stats, const canopy_gpu_report *rep, int64_t nq,
@@ -478,8 +493,7 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
     snprintf(stats->note, sizeof stats->note,
              "host arrays through %s: resident tree, %s (schedule %s; auto sorts from %d "
              "queries)",
-             how,
-             sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
+             how, device_order_name(sched),
              canopy_schedule_name(o->schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
 }
@@ -582,12 +596,14 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            (long long)nq);
     if (o.backend == CANOPY_BACKEND_CPU)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: device pointers need backend gpu or auto", app);
+    const int kd = ix->dev.view.kind == CANOPY_TREE_KD;
     if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE &&
-        o.schedule != CANOPY_SCHEDULE_MORTON)
+        o.schedule != CANOPY_SCHEDULE_MORTON && !(kd && o.schedule == CANOPY_SCHEDULE_TREE))
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "%s: schedule %s is not offered for device queries (auto, none: the "
-                           "caller's order, morton: sorted on the device)",
-                           app, canopy_schedule_name(o.schedule));
+                           "%s: schedule %s is not offered for device queries on a %s index "
+                           "(auto, none: the caller's order, morton: sorted on the device%s)",
+                           app, canopy_schedule_name(o.schedule), canopy_tree_kind_name((canopy_tree_kind)ix->dev.view.kind),
+                           kd ? ", tree: grouped by kd bucket on the device" : "");
     canopy_variant v;
     canopy_schedule sched;
     device_choice(&ix->dev, ix->tree->leaf_size, &o, nq, k, &v, &sched);
@@ -599,8 +615,7 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
     device_stats(stats, &rep, nq, v, sched);
     snprintf(stats->note, sizeof stats->note,
              "device pointers: resident tree, %s%s (schedule %s; auto sorts from %d queries)",
-             kd_kernel ? "kd walk, " : "",
-             sched == CANOPY_SCHEDULE_MORTON ? "queries sorted on the device" : "caller's order",
+             kd_kernel ? "kd walk, " : "", device_order_name(sched),
              canopy_schedule_name(o.schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
 }

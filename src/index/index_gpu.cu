@@ -175,6 +175,7 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
     const cudaStream_t st = (cudaStream_t)stream;
     const int32_t d = dv->view.d;
     const bool sorted = sched == CANOPY_SCHEDULE_MORTON && nq > 1;
+    const bool buckets = sched == CANOPY_SCHEDULE_TREE && nq > 0;
     canopy_status s;
     /* Work the caller queued on the legacy default stream (cudaMemset, kernels on
      * stream 0) comes first too, as when the kernels ran there: a non-blocking
@@ -194,10 +195,13 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
     const size_t stack_bytes = canopy_gpu_stack_bytes(probe, v);
     const bool own_dist2 = !d_dist2 && k > KNN_REG_MAX_K;
     size_t sort_bytes = 0;
-    if (sorted && (s = canopy_gpu_morton_scratch(nq, d, &sort_bytes))) return s;
+    if ((sorted && (s = canopy_gpu_morton_scratch(nq, d, &sort_bytes))) ||
+        (buckets && (s = canopy_gpu_kd_bucket_scratch(&dv->view, nq, &sort_bytes))))
+        return s;
     size_t need = C::bytes<canopy_gpu_flags>(1) + C::bytes<unsigned char>((int64_t)stack_bytes) +
-                  (sorted ? C::bytes<int64_t>(nq) : 0) + (own_dist2 ? C::bytes<float>(nq * k) : 0) +
-                  sort_bytes;
+                  (sorted || buckets ? C::bytes<int64_t>(nq) : 0) +
+                  (buckets ? C::bytes<int32_t>(nq) : 0) +
+                  (own_dist2 ? C::bytes<float>(nq * k) : 0) + sort_bytes;
     if ((s = scratch_reserve(x, need))) return s;
     C c = {x->arena, 0};
     canopy_gpu_pooled P;
@@ -209,23 +213,27 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
     P.e1 = x->ev[3];
     P.sms = x->sms;
     P.stream = st;
-    int64_t *order = sorted ? c.take<int64_t>(nq) : NULL;
+    int64_t *order = sorted || buckets ? c.take<int64_t>(nq) : NULL;
+    int32_t *bucket = buckets ? c.take<int32_t>(nq) : NULL;
     knn_ctx dc;
     dc.query = canopy_points_make(d_queries, nq, d);
     dc.k = k;
     dc.self = 0;
     dc.idx = d_idx;
     dc.dist2 = own_dist2 ? c.take<float>(nq * k) : d_dist2;
-    if (sorted) {
+    if (sorted || buckets) {
         void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
         if ((s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord")) ||
-            (s = canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes, order,
-                                         stream)) ||
+            (s = sorted ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
+                                                  order, stream)
+                        : canopy_gpu_kd_bucket_order(&dv->view, d_queries, nq,
+                                                     CANOPY_INDEX_BUCKET_POINTS, sort_tmp,
+                                                     sort_bytes, order, bucket, stream)) ||
             (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord")))
             return s;
     }
-    if ((s = canopy_gpu_knn_pooled(&dc, &dv->view, order, nq, v, P, rep))) return s;
-    if (sorted) {
+    if ((s = canopy_gpu_knn_pooled(&dc, &dv->view, order, bucket, nq, v, P, rep))) return s;
+    if (sorted || buckets) {
         float ms = 0.0f;
         if ((s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),
                                   "cudaEventElapsedTime")))

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Morton and hilbert query schedules on the GPU (gpu_schedule.h): bounding box by
  * warp reductions, the box's scale in double as schedule.c computes it, one key per
- * query, one stable CUB radix sort of (key, index). */
+ * query, one stable CUB radix sort of (key, index); and the kd bucket order, a
+ * counting sort by the kd node each query falls in. */
 #include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
 #include "traverse/gpu_schedule.h"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +211,101 @@ extern "C" canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, i
     return canopy_gpu_check(cub::DeviceRadixSort::SortPairs(tmp, sort_bytes, ka, kb, va, d_order,
                                                             (int)nq, 0, resident_end_bit(d), st),
                             "sorting the queries");
+}
+
+namespace {
+
+/* A query's bucket (gpu_schedule.h) and its rank among the bucket's queries. Both
+ * children's headers and boxes are read in one round of loads a level. */
+__global__ void k_kd_bucket(canopy_tree_view t, const float *q, int64_t nq, int32_t most,
+                            int32_t *count, int32_t *bucket_of, int32_t *rank) {
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= nq) return;
+    const float *p = q + i * t.d;
+    int32_t n = 0;
+    int4 h = __ldg((const int4 *)t.hot); /* child, nchild, begin, end */
+    while (h.x >= 0 && h.w - h.z > most) {
+        const unsigned char *r0 = t.hot + (int64_t)h.x * t.hot_stride, *r1 = r0 + t.hot_stride;
+        const int4 h0 = __ldg((const int4 *)r0), h1 = __ldg((const int4 *)r1);
+        const float *g0 = (const float *)(r0 + sizeof(canopy_node));
+        const float *g1 = (const float *)(r1 + sizeof(canopy_node));
+        float a = 0.0f, b = 0.0f;
+        for (int32_t j = 0; j < t.d; j++) {
+            const float x = __ldg(p + j);
+            const float e0 = fmaxf(fmaxf(__ldg(g0 + j) - x, x - __ldg(g0 + t.d + j)), 0.0f);
+            const float e1 = fmaxf(fmaxf(__ldg(g1 + j) - x, x - __ldg(g1 + t.d + j)), 0.0f);
+            a += e0 * e0;
+            b += e1 * e1;
+        }
+        const bool second = b < a;
+        n = second ? h.x + 1 : h.x;
+        h = second ? h1 : h0;
+    }
+    bucket_of[i] = n;
+    rank[i] = atomicAdd(count + n, 1);
+}
+
+__global__ void k_kd_bucket_scatter(int64_t nq, const int32_t *first, const int32_t *bucket_of,
+                                    const int32_t *rank, int64_t *order, int32_t *bucket) {
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= nq) return;
+    const int32_t b = bucket_of[i];
+    const int64_t at = (int64_t)first[b] + rank[i];
+    order[at] = i;
+    bucket[at] = b;
+}
+
+canopy_status kd_bucket_scan_bytes(int32_t nodes, size_t *bytes) {
+    *bytes = 0;
+    return canopy_gpu_check(cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (int32_t *)nullptr,
+                                                          (int32_t *)nullptr, nodes),
+                            "sizing the bucket scan");
+}
+
+} // namespace
+
+extern "C" canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int64_t nq,
+                                                      size_t *bytes) {
+    size_t scan_bytes = 0;
+    canopy_status rc = kd_bucket_scan_bytes(dt->n_nodes, &scan_bytes);
+    typedef canopy_gpu_carve C;
+    *bytes = C::bytes<int32_t>(dt->n_nodes) * 2 + C::bytes<int32_t>(nq) * 2 +
+             C::bytes<unsigned char>((int64_t)scan_bytes);
+    return rc;
+}
+
+extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const float *d_q,
+                                                    int64_t nq, int32_t most, void *scratch,
+                                                    size_t scratch_bytes, int64_t *d_order,
+                                                    int32_t *d_bucket, void *stream) {
+    if (nq <= 0) return CANOPY_OK;
+    if (nq >= INT32_MAX)
+        return canopy_fail(CANOPY_ERR_INVALID, "queries: %lld exceed the GPU sort's limit",
+                           (long long)nq);
+    size_t scan_bytes, need;
+    canopy_status rc;
+    if ((rc = kd_bucket_scan_bytes(dt->n_nodes, &scan_bytes)) ||
+        (rc = canopy_gpu_kd_bucket_scratch(dt, nq, &need)))
+        return rc;
+    if (need > scratch_bytes)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "GPU bucket order: scratch too small");
+    cudaStream_t st = (cudaStream_t)stream;
+    canopy_gpu_carve c = {(unsigned char *)scratch, 0};
+    int32_t *count = c.take<int32_t>(dt->n_nodes), *first = c.take<int32_t>(dt->n_nodes);
+    int32_t *bucket_of = c.take<int32_t>(nq), *rank = c.take<int32_t>(nq);
+    void *tmp = c.take<unsigned char>((int64_t)scan_bytes);
+    if ((rc = canopy_gpu_check(cudaMemsetAsync(count, 0, sizeof(int32_t) * dt->n_nodes, st),
+                               "clearing bucket counts")))
+        return rc;
+    k_kd_bucket<<<blocks(nq), THREADS, 0, st>>>(*dt, d_q, nq, most, count, bucket_of, rank);
+    if ((rc = canopy_gpu_check(cudaGetLastError(), "query buckets")) ||
+        (rc = canopy_gpu_check(
+             cub::DeviceScan::ExclusiveSum(tmp, scan_bytes, count, first, dt->n_nodes, st),
+             "bucket offsets")))
+        return rc;
+    k_kd_bucket_scatter<<<blocks(nq), THREADS, 0, st>>>(nq, first, bucket_of, rank, d_order,
+                                                        d_bucket);
+    return canopy_gpu_check(cudaGetLastError(), "grouping queries by bucket");
 }
 
 extern "C" canopy_status canopy_gpu_schedule_queries(canopy_schedule s, canopy_points queries,

@@ -10,6 +10,7 @@
 #define CANOPY_TRAVERSE_GPU_SCHEDULE_H
 
 #include "canopy.h"
+#include "canopy/traverse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +34,19 @@ canopy_status canopy_gpu_morton_scratch(int64_t nq, int32_t d, size_t *bytes);
 canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, const uint32_t *box,
                                       void *scratch, size_t scratch_bytes, int64_t *d_order,
                                       void *stream);
+
+/* The kd bucket order of a resident kd tree (schedule tree on the device): each query
+ * goes down the tree, to the child whose box is nearer (the first on a tie), until a
+ * node of at most `most` points (its bucket); queries are then grouped by bucket in
+ * tree order by a counting sort (an atomic rank per query, a CUB scan over the nodes, a
+ * scatter), aligned with the tree's own cells.
+ * d_order (nq) := the permutation, d_bucket (nq) := the bucket node of the query at
+ * each position (canopy_gpu_launch.bucket); stream-ordered on `stream`. The order
+ * within a bucket is the atomics', so it may differ between calls. */
+canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int64_t nq, size_t *bytes);
+canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const float *d_q, int64_t nq,
+                                         int32_t most, void *scratch, size_t scratch_bytes,
+                                         int64_t *d_order, int32_t *d_bucket, void *stream);
 
 #ifdef __cplusplus
 }

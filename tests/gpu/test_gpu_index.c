@@ -3,7 +3,7 @@
  * host index on fresh random inputs: kNN (queries and self-queries), radius counts,
  * gravity and search; the second query uploads no tree (stats); the device-pointer
  * kNN equals the host API in the caller's order and sorted on the device (schedules
- * none, morton, auto), with register lists (k <= 16) and the heap (k > 16); bad
+ * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and the heap (k > 16); bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77 without a
  * GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
@@ -122,14 +122,17 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
         CHECK(cudaMemset(dd, 0xff, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
         memset(&st, 0xff, sizeof st);
         CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, stream, &st));
-        /* auto sorts from 8192 queries where that paid: for the kd kernel's lockstep
-         * walk (d >= 5, k > 1) and k > 8, for gdr where d <= 2 or leaves hold <= 8 points */
+        /* auto sorts from 8192 queries where that paid: for the kd kernel by kd bucket
+         * up to 3-D with k > 1, else for its lockstep walk (d >= 5, k > 1) and k > 8;
+         * for gdr where d <= 2 or leaves hold <= 8 points */
         int kd_kernel = kind == CANOPY_TREE_KD && ref.d <= 8 && k <= 16;
-        int sorts = nq >= 8192 && (kd_kernel ? (ref.d >= 5 && k > 1) || k > 8
+        int buckets = kd_kernel && ref.d <= 3 && k > 1;
+        int sorts = nq >= 8192 && (kd_kernel ? buckets || (ref.d >= 5 && k > 1) || k > 8
                                              : ref.d <= 2 || info.leaf_size <= 8);
         canopy_schedule want = scheds[si] != CANOPY_SCHEDULE_AUTO ? scheds[si]
-                               : sorts                            ? CANOPY_SCHEDULE_MORTON
-                                                                  : CANOPY_SCHEDULE_NONE;
+                               : !sorts                           ? CANOPY_SCHEDULE_NONE
+                               : buckets                          ? CANOPY_SCHEDULE_TREE
+                                                                  : CANOPY_SCHEDULE_MORTON;
         CHECK_MSG(st.device_tree_reused == 1 && st.tree_upload_bytes == 0 && st.queries == nq &&
                       st.schedule == want,
                   "%s: device stats (schedule %s, want %s)", tag, canopy_schedule_name(st.schedule),
@@ -144,21 +147,24 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
                   canopy_schedule_name(scheds[si]));
     }
     /* the other variants (on kd trees dr and dr_l run the specialised kd kernel, gdr
-     * the generic engine), without distances */
+     * the generic engine), without distances, in the caller's order, sorted and (kd)
+     * grouped by bucket: the kd walk then starts in the query's bucket */
     static const canopy_variant others[] = {CANOPY_VARIANT_DR_L, CANOPY_VARIANT_DR,
                                             CANOPY_VARIANT_GDR};
+    static const canopy_schedule orders[] = {CANOPY_SCHEDULE_NONE, CANOPY_SCHEDULE_MORTON,
+                                             CANOPY_SCHEDULE_TREE};
     for (int vi = 0; vi < 3; vi++)
-        for (int sorted = 0; sorted < 2; sorted++) {
+        for (int oi = 0; oi < (kind == CANOPY_TREE_KD ? 3 : 2); oi++) {
             canopy_run_options l = canopy_run_options_default();
             l.variant = others[vi];
-            l.schedule = sorted ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE;
+            l.schedule = orders[oi];
             CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
             CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &l, di, NULL, NULL, &st));
             CHECK(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
                   cudaSuccess);
             CHECK_MSG(memcmp(hi, bi, sizeof(int64_t) * (size_t)cells) == 0,
-                      "%s k=%d: device-pointer kNN (%s, %s) differs", tag, (int)k,
-                      canopy_variant_name(others[vi]), sorted ? "sorted" : "caller's order");
+                      "%s k=%d: device-pointer kNN (%s, schedule %s) differs", tag, (int)k,
+                      canopy_variant_name(others[vi]), canopy_schedule_name(orders[oi]));
             CHECK_MSG(st.variant == others[vi] && st.queries == nq, "%s: stats variant %s", tag,
                       canopy_variant_name(st.variant));
         }
@@ -167,6 +173,12 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
     m.schedule = CANOPY_SCHEDULE_MORTON;
     CHECK_OK(canopy_index_knn_device(ix, dq, 0, k, &m, di, dd, NULL, &st));
     CHECK(st.queries == 0);
+    m.schedule = CANOPY_SCHEDULE_TREE;
+    if (kind == CANOPY_TREE_KD)
+        CHECK_OK(canopy_index_knn_device(ix, dq, 0, k, &m, di, dd, NULL, &st));
+    else
+        CHECK_FAILS(canopy_index_knn_device(ix, dq, nq, k, &m, di, dd, NULL, NULL),
+                    CANOPY_ERR_UNSUPPORTED, "not offered for device queries");
     m.schedule = CANOPY_SCHEDULE_HILBERT;
     CHECK_FAILS(canopy_index_knn_device(ix, dq, nq, k, &m, di, dd, NULL, NULL),
                 CANOPY_ERR_UNSUPPORTED, "not offered for device queries");
