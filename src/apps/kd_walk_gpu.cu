@@ -146,14 +146,14 @@ struct kd_op_radius {
 
 /* A node's reference and its box bound (the record's two loads are independent, so
  * expanding a node costs one memory latency, not two). A box Op takes whole, and the
- * bucket the walk began with (skip), come back as NaN: no limit admits them. `mine`: the query wants the node's parent; a
- * lockstep lane also loads the children of nodes it does not want, and gets NaN for
- * them (it may have taken their parent whole already: nothing below is its own). */
+ * bucket the walk began with (skip), come back as NaN: no limit admits them. `mine`:
+ * the query wants the node's parent; a lockstep lane also loads the children of nodes
+ * it does not want, and gets NaN for them (it may have taken their parent whole
+ * already: nothing below is its own). */
 template <int D, class Op>
-__device__ __forceinline__ float kd_load(const canopy_tree_view &t, int32_t node,
-                                         const float (&q)[D], const typename Op::Ctx &c,
-                                         typename Op::State &st, kd_ref &r, bool mine,
-                                         int32_t skip) {
+__device__ __forceinline__ float
+kd_load(const canopy_tree_view &t, int32_t node, const float (&q)[D], const typename Op::Ctx &c,
+        typename Op::State &st, kd_ref &r, bool mine, int32_t skip) {
     const unsigned char *rec = t.hot + (int64_t)node * t.hot_stride;
     const int4 h = __ldg((const int4 *)rec); /* child, nchild, begin, end */
     r.x = h.x >= 0 ? h.x : ~h.z;

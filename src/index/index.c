@@ -320,8 +320,8 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
  * 2-D kNN8 kernel 0.151 ms against 0.254 in the caller's order, plus 0.065 for the
  * grouping; NN's kernel gains 0.04 ms, less than the grouping costs; in 7-D it lost;
  * H100, bench/results/gpu-index.md), else Morton-sorted for dr_l and k > 8 (dr gained
- * less than the sort cost up to k = 8); elsewhere gdr, sorted where that paid. Sorted only from CANOPY_INDEX_SORT_MIN queries (enough for a whole GPU to
- * gain locality). */
+ * less than the sort cost up to k = 8); elsewhere gdr, sorted where that paid. Sorted only from
+ * CANOPY_INDEX_SORT_MIN queries (enough for a whole GPU to gain locality). */
 static void device_choice(const canopy_index_device *dv, int32_t leaf_size,
                           const canopy_run_options *o, int64_t nq, int32_t k, canopy_variant *v,
                           canopy_schedule *sched) {
@@ -493,8 +493,8 @@ static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_s
     snprintf(stats->note, sizeof stats->note,
              "host arrays through %s: resident tree, %s (schedule %s; auto sorts from %d "
              "queries)",
-             how, device_order_name(sched),
-             canopy_schedule_name(o->schedule), CANOPY_INDEX_SORT_MIN);
+             how, device_order_name(sched), canopy_schedule_name(o->schedule),
+             CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
 }
 
@@ -602,7 +602,8 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "%s: schedule %s is not offered for device queries on a %s index "
                            "(auto, none: the caller's order, morton: sorted on the device%s)",
-                           app, canopy_schedule_name(o.schedule), canopy_tree_kind_name((canopy_tree_kind)ix->dev.view.kind),
+                           app, canopy_schedule_name(o.schedule),
+                           canopy_tree_kind_name((canopy_tree_kind)ix->dev.view.kind),
                            kd ? ", tree: grouped by kd bucket on the device" : "");
     canopy_variant v;
     canopy_schedule sched;

@@ -3,9 +3,9 @@
  * host index on fresh random inputs: kNN (queries and self-queries), radius counts,
  * gravity and search; the second query uploads no tree (stats); the device-pointer
  * kNN equals the host API in the caller's order and sorted on the device (schedules
- * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and the heap (k > 16); bad
- * pointers, host-only indexes and freed handles are rejected. Exits 77 without a
- * GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
+ * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
+ * the heap (k > 16); bad pointers, host-only indexes and freed handles are rejected. Exits 77
+ * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
