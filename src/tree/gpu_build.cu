@@ -504,12 +504,18 @@ __global__ void k_oct_lcp(const unsigned long long *shi, const unsigned long lon
     lcp[i] = i == 0 ? 0 : (uint8_t)oct_lcp(shi[i - 1], slo[i - 1], shi[i], slo[i]);
 }
 
+/* Nodes of at most this many bodies sum their mass and centre directly, in the host's
+ * order: a difference of prefix sums carries an absolute error of ~eps times the
+ * prefix (the system's first moment so far), which in a tiny cell is a visible part of
+ * its width (a Plummer leaf of width 7e-9 had its centre off by 1.2e-13, test_gpu_build). */
+enum { OCT_DIRECT_SUM = 64 };
+
 /* Geometry of every node, as oct_split computes it: the cell from the node's first
  * key down to the common prefix of its first and last keys, mass and centre of mass
- * from the prefix sums. */
+ * from the bodies (pts, w: tree order; w NULL unweighted) or the prefix sums. */
 __global__ void k_oct_geom(unsigned char *hot, int32_t stride, int32_t nn, oct_root r,
                            const unsigned long long *shi, const unsigned long long *slo,
-                           const double *sum, int64_t n, int weighted) {
+                           const double *sum, const float *pts, const float *w, int64_t n) {
     int32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= nn) return;
     canopy_node *h = node_at(hot, stride, v);
@@ -543,12 +549,20 @@ __global__ void k_oct_geom(unsigned char *hot, int32_t stride, int32_t nn, oct_r
         geom[4 + j] = c[j];
     }
     geom[7] = nextafterf((float)half, INFINITY);
-    double ws = sum[e] - sum[b];
-    for (int j = 0; j < 3; j++) {
-        const double *s = sum + (j + 1) * (n + 1);
-        geom[j] = ws != 0.0 ? (float)((s[e] - s[b]) / ws) : c[j];
+    double ws, wx[3];
+    if (m <= OCT_DIRECT_SUM) {
+        ws = 0.0, wx[0] = wx[1] = wx[2] = 0.0;
+        for (int64_t i = b; i < e; i++) {
+            const double wi = w ? (double)w[i] : 1.0;
+            ws += wi;
+            for (int j = 0; j < 3; j++) wx[j] += wi * pts[i * 3 + j];
+        }
+    } else {
+        ws = sum[e] - sum[b];
+        for (int j = 0; j < 3; j++) wx[j] = sum[(j + 1) * (n + 1) + e] - sum[(j + 1) * (n + 1) + b];
     }
-    geom[3] = weighted ? (float)ws : (float)((double)m / (double)n);
+    for (int j = 0; j < 3; j++) geom[j] = ws != 0.0 ? (float)(wx[j] / ws) : c[j];
+    geom[3] = w ? (float)ws : (float)((double)m / (double)n);
 }
 
 /* Device layout of the octree, level by level, in the order the host octree would
@@ -1174,7 +1188,8 @@ static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt
         tv->hot = (const unsigned char *)hot;
         tv->rope = (const int32_t *)rope;
         k_oct_geom<<<blocks(nn), THREADS, 0, st>>>((unsigned char *)hot, stride, nn, root, shi, slo,
-                                                   sum, n, weighted);
+                                                   sum, (const float *)points,
+                                                   weighted ? (const float *)weights : NULL, n);
         if ((s = canopy_gpu_check(cudaGetLastError(), "launching the octree build")) ||
             (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the octree")))
             goto out;
