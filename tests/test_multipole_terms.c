@@ -150,8 +150,12 @@ static void check_cluster(uint64_t seed) {
             double dist = 5.0 * (1 << di), med[5];
             errors(&r, &c, dist, eps[ei] * eps[ei], med);
             /* Nearest (5 half-widths: theta ~ 0.35-0.7) orders 2 and 3 gain little on
-             * the order below; ask for the gain over two orders there. */
-            int ok = di ? med[2] < 0.7 * med[0] && med[3] < 0.9 * med[2]
+             * the order below; ask for the gain over two orders there. Farther, order
+             * 2's gain over the monopole depends on the cluster's shape (one whose
+             * quadrupole is small next to its octupole gains least: 0.92 of the
+             * monopole's error at worst over 3000 seeds, where "< 0.7" failed 8 times):
+             * there order 2 must not be worse and order 3 must gain over both. */
+            int ok = di ? med[2] < med[0] && med[3] < 0.7 * med[0] && med[3] < 0.9 * med[2]
                         : med[3] < 0.7 * med[0] && med[2] < 1.2 * med[0];
             CHECK_MSG(ok && med[4] < 0.7 * med[3],
                       "seed %llu eps %g dist %.1f: error must fall with order: %.3g %.3g %.3g "
