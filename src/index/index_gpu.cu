@@ -13,8 +13,9 @@
 
 /* What a query of a resident index reuses: one grow-only device arena (flags, stacks,
  * sort buffers, the query order, distances nobody asked for), the flags' pinned
- * twin, four events, the SM count and the box of the index's points (the Morton
- * grid). The lock serialises the queries that share it. */
+ * twin, four events, the SM count, the box of the index's points (the Morton grid)
+ * and the kd bucket order's descent table, both made at their first use. The lock
+ * serialises the queries that share it. */
 struct canopy_index_scratch {
     std::mutex lock;
     unsigned char *arena = nullptr;
@@ -23,6 +24,7 @@ struct canopy_index_scratch {
     cudaEvent_t ev[5] = {}; /* sort start, end; kernel start, end; legacy-stream mark */
     uint32_t *box = nullptr;
     bool box_ready = false;
+    void *descent = nullptr; /* canopy_gpu_kd_descent_table of the index's tree */
     int sms = 0;
 };
 
@@ -31,6 +33,7 @@ static void scratch_free(canopy_index_scratch *x) {
     cudaFree(x->arena);
     cudaFreeHost(x->hflags);
     cudaFree(x->box);
+    cudaFree(x->descent);
     for (cudaEvent_t e : x->ev)
         if (e) cudaEventDestroy(e);
     delete x;
@@ -82,7 +85,9 @@ extern "C" canopy_status canopy_index_device_build(canopy_points pts, const cano
     }
     memset(dv, 0, sizeof *dv);
     if (kept) {
-        kept->box_ready = false; /* the Morton grid is the new points' */
+        kept->box_ready = false; /* the Morton grid and the descent are the new tree's */
+        cudaFree(kept->descent);
+        kept->descent = nullptr;
         dv->scratch = kept;
     } else if ((s = scratch_new(&dv->scratch))) {
         canopy_gpu_tree_free(g);
@@ -188,6 +193,16 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
         if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, d, x->box))) return s;
         x->box_ready = true;
     }
+    if (buckets && !x->descent) {
+        const size_t bytes = (size_t)CANOPY_GPU_KD_DESCENT_BYTES * (size_t)dv->view.n_nodes;
+        if ((s = canopy_gpu_check(cudaMalloc(&x->descent, bytes), "kd descent table"))) return s;
+        if ((s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
+                                             stream))) {
+            cudaFree(x->descent);
+            x->descent = nullptr;
+            return s;
+        }
+    }
     /* the arena: flags | stacks | order | distances | sort scratch */
     canopy_gpu_launch probe;
     if ((s = canopy_gpu_launch_init<knn_reg_gpu<1>>(probe, &dv->view, nq, v, x->sms))) return s;
@@ -226,8 +241,7 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
         if ((s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord")) ||
             (s = sorted ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
                                                   order, stream)
-                        : canopy_gpu_kd_bucket_order(&dv->view, d_queries, nq,
-                                                     CANOPY_INDEX_BUCKET_POINTS, sort_tmp,
+                        : canopy_gpu_kd_bucket_order(&dv->view, x->descent, d_queries, nq, sort_tmp,
                                                      sort_bytes, order, bucket, stream)) ||
             (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord")))
             return s;

@@ -215,34 +215,50 @@ extern "C" canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, i
 
 namespace {
 
-/* A query's bucket (gpu_schedule.h) and its rank among the bucket's queries. Both
- * children's headers and boxes are read in one round of loads a level. */
-__global__ void k_kd_bucket(canopy_tree_view t, const float *q, int64_t nq, int32_t most,
+/* A node of the descent table: the first child (-1 where the descent stops: a leaf,
+ * or at most `most` points), the split dimension and the left child's upper bound in
+ * it, where the children's boxes meet. */
+__global__ void k_kd_descent(canopy_tree_view t, int32_t most, int4 *table) {
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= t.n_nodes) return;
+    const int4 h = __ldg((const int4 *)(t.hot + i * t.hot_stride)); /* child, nchild, begin, end */
+    int4 e = make_int4(-1, 0, 0, 0);
+    if (h.x >= 0 && h.w - h.z > most) {
+        const float *g = (const float *)(t.hot + i * t.hot_stride + sizeof(canopy_node));
+        const float *left =
+            (const float *)(t.hot + (int64_t)h.x * t.hot_stride + sizeof(canopy_node));
+        int32_t dim = (int32_t)__ldg(g + 2 * t.d);
+        if (dim < 0 || dim >= t.d) dim = 0; /* any side is correct, only less aligned */
+        e = make_int4(h.x, dim, __float_as_int(__ldg(left + t.d + dim)), 0);
+    }
+    table[i] = e;
+}
+
+/* A query's bucket (gpu_schedule.h) and its rank among the bucket's queries: one
+ * 16-byte load a level. */
+__global__ void k_kd_bucket(const int4 *table, const float *q, int64_t nq, int32_t d,
                             int32_t *count, int32_t *bucket_of, int32_t *rank) {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i >= nq) return;
-    const float *p = q + i * t.d;
+    const float *p = q + i * d;
+    /* low dimensions in registers: a split dimension then needs no load */
+    const float q0 = __ldg(p), q1 = d > 1 ? __ldg(p + 1) : 0.0f, q2 = d > 2 ? __ldg(p + 2) : 0.0f;
     int32_t n = 0;
-    int4 h = __ldg((const int4 *)t.hot); /* child, nchild, begin, end */
-    while (h.x >= 0 && h.w - h.z > most) {
-        const unsigned char *r0 = t.hot + (int64_t)h.x * t.hot_stride, *r1 = r0 + t.hot_stride;
-        const int4 h0 = __ldg((const int4 *)r0), h1 = __ldg((const int4 *)r1);
-        const float *g0 = (const float *)(r0 + sizeof(canopy_node));
-        const float *g1 = (const float *)(r1 + sizeof(canopy_node));
-        float a = 0.0f, b = 0.0f;
-        for (int32_t j = 0; j < t.d; j++) {
-            const float x = __ldg(p + j);
-            const float e0 = fmaxf(fmaxf(__ldg(g0 + j) - x, x - __ldg(g0 + t.d + j)), 0.0f);
-            const float e1 = fmaxf(fmaxf(__ldg(g1 + j) - x, x - __ldg(g1 + t.d + j)), 0.0f);
-            a += e0 * e0;
-            b += e1 * e1;
-        }
-        const bool second = b < a;
-        n = second ? h.x + 1 : h.x;
-        h = second ? h1 : h0;
+    int4 e = __ldg(table);
+    while (e.x >= 0) {
+        const float x = e.y == 0 ? q0 : e.y == 1 ? q1 : e.y == 2 ? q2 : __ldg(p + e.y);
+        n = e.x + (x > __int_as_float(e.z));
+        e = __ldg(table + n);
     }
     bucket_of[i] = n;
-    rank[i] = atomicAdd(count + n, 1);
+    /* one atomic per bucket a warp reaches: where query clusters fall into few buckets,
+     * per-query atomics on one counter serialise the whole kernel */
+    const unsigned same = __match_any_sync(__activemask(), n);
+    const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
+    int32_t base = 0;
+    if (lane == leader) base = atomicAdd(count + n, __popc(same));
+    base = __shfl_sync(same, base, leader);
+    rank[i] = base + __popc(same & ((1u << lane) - 1));
 }
 
 __global__ void k_kd_bucket_scatter(int64_t nq, const int32_t *first, const int32_t *bucket_of,
@@ -274,8 +290,16 @@ extern "C" canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt
     return rc;
 }
 
-extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const float *d_q,
-                                                    int64_t nq, int32_t most, void *scratch,
+extern "C" canopy_status canopy_gpu_kd_descent_table(const canopy_tree_view *dt, int32_t most,
+                                                     void *table, void *stream) {
+    if (dt->n_nodes <= 0) return CANOPY_OK;
+    k_kd_descent<<<blocks(dt->n_nodes), THREADS, 0, (cudaStream_t)stream>>>(*dt, most,
+                                                                            (int4 *)table);
+    return canopy_gpu_check(cudaGetLastError(), "kd descent table");
+}
+
+extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *table,
+                                                    const float *d_q, int64_t nq, void *scratch,
                                                     size_t scratch_bytes, int64_t *d_order,
                                                     int32_t *d_bucket, void *stream) {
     if (nq <= 0) return CANOPY_OK;
@@ -297,7 +321,8 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, 
     if ((rc = canopy_gpu_check(cudaMemsetAsync(count, 0, sizeof(int32_t) * dt->n_nodes, st),
                                "clearing bucket counts")))
         return rc;
-    k_kd_bucket<<<blocks(nq), THREADS, 0, st>>>(*dt, d_q, nq, most, count, bucket_of, rank);
+    k_kd_bucket<<<blocks(nq), THREADS, 0, st>>>((const int4 *)table, d_q, nq, dt->d, count,
+                                                bucket_of, rank);
     if ((rc = canopy_gpu_check(cudaGetLastError(), "query buckets")) ||
         (rc = canopy_gpu_check(
              cub::DeviceScan::ExclusiveSum(tmp, scan_bytes, count, first, dt->n_nodes, st),
