@@ -3,12 +3,13 @@
  *
  * A kd tree with median splits has a topology fixed by n and the leaf size alone (a
  * node of m > leaf points has children of m/2 and m - m/2), so the host lays out the
- * node records (order, ropes, levels) exactly as canopy_tree_build does, without
- * looking at a coordinate. The device then fills in the geometry one level at a
- * time: bounding boxes of the level's nodes (warp reductions, one atomic per warp
- * and dimension), the widest dimension, and one stable radix sort of all points by
- * (node begin, coordinate on that dimension), which puts each node's lower half in
- * its first child. The split positions equal the host's; the order of points inside
+ * node headers (order, ropes, levels) exactly as canopy_tree_build does, without
+ * looking at a coordinate, straight into the build's pinned buffer (16 bytes a node;
+ * the device writes the whole records). The device then fills in the geometry one
+ * level at a time: bounding boxes of the level's nodes (warp reductions, one atomic
+ * per warp and dimension), the widest dimension, and one stable radix sort of all
+ * points by (node begin, coordinate on that dimension), which puts each node's lower
+ * half in its first child. The split positions equal the host's; the order of points inside
  * a node, and hence the membership of children, can differ only among points whose
  * coordinates tie at a median (the host uses quickselect). */
 #include "core/gpu.cuh"
@@ -103,16 +104,19 @@ __global__ void k_finish(unsigned char *hot, int32_t stride, int32_t d, const in
     ndim[v] = h->child >= 0 ? dim : -1;
 }
 
-/* Sort key of each position: its node's begin above, and for points of nodes split
- * at this level, the order-preserving bits of the split coordinate below. */
+/* Sort key of each position: its node's begin above (shifted right by `shift`, which
+ * keeps the nodes apart while no node is smaller than 2^shift: fewer radix passes),
+ * and for points of nodes split at this level, the order-preserving bits of the split
+ * coordinate below. */
 __global__ void k_keys(const float *pts, int32_t d, int64_t n, const unsigned char *hot,
                        int32_t stride, const int32_t *node_of, const int32_t *level, int32_t lvl,
-                       const int32_t *ndim, unsigned long long *keys, int32_t *vals) {
+                       int32_t shift, const int32_t *ndim, unsigned long long *keys,
+                       int32_t *vals) {
     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i >= n) return;
     int32_t v = node_of[i];
     const canopy_node *h = (const canopy_node *)(hot + (int64_t)v * stride);
-    unsigned long long key = (unsigned long long)h->begin << 32;
+    unsigned long long key = (unsigned long long)(h->begin >> shift) << 32;
     if (level[v] == lvl && h->child >= 0) key |= ord_of(pts[i * d + ndim[v]]);
     keys[i] = key;
     vals[i] = (int32_t)i;
@@ -247,129 +251,135 @@ unsigned blocks(int64_t n) {
     return (unsigned)((n + THREADS - 1) / THREADS);
 }
 
-/* The host-side topology: node records (geometry still empty) in the final order,
- * ropes, parents, levels, and the nodes of each level. */
+/* What the level loop reads of a kd build's topology: its size and, per level, the
+ * offset of its nodes in the level lists, its largest node and its internal nodes. The
+ * per-node arrays go straight into the build's pinned buffer (kd_lay_out). */
 struct topology {
-    unsigned char *hot = nullptr;
-    int32_t *rope = nullptr, *parent = nullptr, *level = nullptr;
-    int32_t *bylevel = nullptr;     /* node ids grouped by level */
     int32_t *level_off = nullptr;   /* depth + 1 offsets into bylevel */
     int32_t *level_max = nullptr;   /* largest node of each level */
     int32_t *level_split = nullptr; /* internal nodes of each level */
+    int32_t *min_upto = nullptr;    /* smallest node of the levels up to each */
     int32_t n_nodes = 0, depth = 0;
-    bool borrowed = false; /* hot and rope live in the pool's host buffer */
-    ~topology() {
-        if (!borrowed) free(hot), free(rope);
-        free(parent), free(level), free(bylevel), free(level_off);
-        free(level_max), free(level_split);
-    }
+    ~topology() { free(level_off), free(level_max), free(level_split), free(min_upto); }
 };
 
-canopy_status lay_out(int64_t n, int32_t leaf, canopy_tree_order order, int32_t d, int32_t stride,
-                      topology *t) {
-    /* Children of a split node hold at least (leaf + 1) / 2 points. */
-    int64_t min_leaf = (leaf + 1) / 2 > 0 ? (leaf + 1) / 2 : 1;
-    int64_t cap = 2 * (n / min_leaf) + 3;
-    int32_t *first = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int64_t *begin = (int64_t *)malloc(sizeof(int64_t) * cap);
-    int64_t *end = (int64_t *)malloc(sizeof(int64_t) * cap);
-    int32_t *new_id = (int32_t *)malloc(sizeof(int32_t) * cap);
-    int32_t *stack = (int32_t *)malloc(sizeof(int32_t) * cap);
-    canopy_status s = CANOPY_OK;
-    if (!first || !begin || !end || !new_id || !stack) {
-        s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
-        goto out;
+/* Nodes and levels of the median tree over n points with leaves of at most `leaf`:
+ * a level's nodes hold one of two consecutive sizes, so counting by size is exact. */
+void kd_shape(int64_t n, int32_t leaf, int32_t *nn, int32_t *depth) {
+    int64_t size = n, small = 1, big = 0; /* `small` nodes of `size`, `big` of size + 1 */
+    int64_t nodes = 0;
+    int32_t levels = 0;
+    while (small + big > 0) {
+        nodes += small + big;
+        levels++;
+        int64_t half = size / 2, s2 = 0, b2 = 0; /* children of size half and half + 1 */
+        if (size > leaf) { /* size = 2h: two of h; 2h + 1: one of h, one of h + 1 */
+            s2 += small * (size % 2 ? 1 : 2);
+            b2 += small * (size % 2 ? 1 : 0);
+        }
+        if (size + 1 > leaf) { /* size + 1 = 2h + 1 or 2h + 2 */
+            s2 += big * (size % 2 ? 0 : 1);
+            b2 += big * (size % 2 ? 2 : 1);
+        }
+        size = half, small = s2, big = b2;
     }
-    {
-        /* Created breadth-first: creation order is the breadth-first order. */
-        int32_t count = 1;
-        begin[0] = 0;
-        end[0] = n;
-        for (int32_t v = 0; v < count; v++) {
-            int64_t m = end[v] - begin[v];
-            if (m <= leaf) {
-                first[v] = -1;
-                continue;
-            }
-            first[v] = count;
-            begin[count] = begin[v];
-            end[count] = begin[v] + m / 2;
-            begin[count + 1] = begin[v] + m / 2;
-            end[count + 1] = end[v];
-            count += 2;
+    *nn = (int32_t)nodes;
+    *depth = levels;
+}
+
+/* The per-node arrays of a kd build, in the final node order, and the scratch that
+ * lays them out (node ids in creation, i.e. breadth-first, order). */
+struct kd_layout {
+    int4 *hdr;                         /* child, nchild, begin, end */
+    int32_t *level, *bylevel, *rope;   /* pinned: uploaded */
+    int32_t *first, *begin, *end, *id; /* scratch, nn each */
+};
+
+/* Node records (headers) in the host's order (breadth-first, or depth-first exactly as
+ * the host's linearize), ropes, levels, and the nodes of each level. */
+canopy_status kd_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, const kd_layout &L,
+                         topology *t) {
+    const int32_t nn = t->n_nodes, depth = t->depth;
+    int32_t count = 1;
+    L.begin[0] = 0;
+    L.end[0] = (int32_t)n;
+    for (int32_t v = 0; v < count; v++) {
+        int32_t m = L.end[v] - L.begin[v];
+        if (m <= leaf) {
+            L.first[v] = -1;
+            continue;
         }
-        int32_t nn = count;
-        if (order == CANOPY_ORDER_BREADTH_FIRST) {
-            for (int32_t v = 0; v < nn; v++) new_id[v] = v;
-        } else {
-            /* Depth-first exactly as the host's linearize: a node's child group, then
-             * each child's subtree in order. */
-            int32_t next = 1, sp = 0;
-            new_id[0] = 0;
-            stack[sp++] = 0;
-            while (sp > 0) {
-                int32_t v = stack[--sp];
-                if (first[v] < 0) continue;
-                new_id[first[v]] = next++;
-                new_id[first[v] + 1] = next++;
-                stack[sp++] = first[v] + 1;
-                stack[sp++] = first[v];
-            }
-        }
-        t->n_nodes = nn;
-        t->hot = (unsigned char *)calloc((size_t)nn, (size_t)stride);
-        t->rope = (int32_t *)malloc(sizeof(int32_t) * nn);
-        t->parent = (int32_t *)malloc(sizeof(int32_t) * nn);
-        t->level = (int32_t *)malloc(sizeof(int32_t) * nn);
-        t->bylevel = (int32_t *)malloc(sizeof(int32_t) * nn);
-        if (!t->hot || !t->rope || !t->parent || !t->level || !t->bylevel) {
-            s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
-            goto out;
-        }
-        for (int32_t v = 0; v < nn; v++) {
-            canopy_node *h = (canopy_node *)(t->hot + (int64_t)new_id[v] * stride);
-            h->child = first[v] >= 0 ? new_id[first[v]] : -1;
-            h->nchild = first[v] >= 0 ? 2 : 0;
-            h->begin = (int32_t)begin[v];
-            h->end = (int32_t)end[v];
-            ((float *)(h + 1))[2 * d] = -1.0f;
-        }
-        int32_t depth = 1;
-        t->rope[0] = t->parent[0] = -1;
-        t->level[0] = 0;
-        for (int32_t v = 0; v < nn; v++) {
-            const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
-            for (int32_t c = 0; c < h->nchild; c++) {
-                int32_t ch = h->child + c;
-                t->rope[ch] = c + 1 < h->nchild ? ch + 1 : t->rope[v];
-                t->parent[ch] = v;
-                t->level[ch] = t->level[v] + 1;
-                if (t->level[ch] + 1 > depth) depth = t->level[ch] + 1;
-            }
-        }
-        t->depth = depth;
-        t->level_off = (int32_t *)calloc((size_t)depth + 1, sizeof(int32_t));
-        t->level_max = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
-        t->level_split = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
-        if (!t->level_off || !t->level_max || !t->level_split) {
-            s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
-            goto out;
-        }
-        for (int32_t v = 0; v < nn; v++) {
-            const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)v * stride);
-            int32_t l = t->level[v];
-            t->level_off[l + 1]++;
-            if (h->end - h->begin > t->level_max[l]) t->level_max[l] = h->end - h->begin;
-            t->level_split[l] += h->child >= 0;
-        }
-        for (int32_t l = 0; l < depth; l++) t->level_off[l + 1] += t->level_off[l];
-        int32_t *fill = stack; /* reused: running position per level */
-        for (int32_t l = 0; l < depth; l++) fill[l] = t->level_off[l];
-        for (int32_t v = 0; v < nn; v++) t->bylevel[fill[t->level[v]]++] = v;
+        L.first[v] = count;
+        L.begin[count] = L.begin[v];
+        L.end[count] = L.begin[v] + m / 2;
+        L.begin[count + 1] = L.begin[v] + m / 2;
+        L.end[count + 1] = L.end[v];
+        count += 2;
     }
-out:
-    free(first), free(begin), free(end), free(new_id), free(stack);
-    return s;
+    if (count != nn) return canopy_fail(CANOPY_ERR_INTERNAL, "GPU kd layout: node count");
+    if (order == CANOPY_ORDER_BREADTH_FIRST) {
+        for (int32_t v = 0; v < nn; v++) L.id[v] = v;
+    } else {
+        /* a node's child group, then each child's subtree in order; bylevel is the
+         * stack until the levels are listed */
+        int32_t *stack = L.bylevel, next = 1, sp = 0;
+        L.id[0] = 0;
+        stack[sp++] = 0;
+        while (sp > 0) {
+            int32_t v = stack[--sp];
+            if (L.first[v] < 0) continue;
+            L.id[L.first[v]] = next++;
+            L.id[L.first[v] + 1] = next++;
+            stack[sp++] = L.first[v] + 1;
+            stack[sp++] = L.first[v];
+        }
+    }
+    for (int32_t v = 0; v < nn; v++)
+        L.hdr[L.id[v]] = make_int4(L.first[v] >= 0 ? L.id[L.first[v]] : -1, L.first[v] >= 0 ? 2 : 0,
+                                   L.begin[v], L.end[v]);
+    t->level_off = (int32_t *)calloc((size_t)depth + 1, sizeof(int32_t));
+    t->level_max = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
+    t->level_split = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
+    t->min_upto = (int32_t *)malloc(sizeof(int32_t) * (size_t)depth);
+    if (!t->level_off || !t->level_max || !t->level_split || !t->min_upto)
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+    L.rope[0] = -1;
+    L.level[0] = 0;
+    for (int32_t v = 0; v < nn; v++) {
+        const int4 h = L.hdr[v];
+        const int32_t l = L.level[v];
+        for (int32_t c = 0; c < h.y; c++) {
+            L.rope[h.x + c] = c + 1 < h.y ? h.x + c + 1 : L.rope[v];
+            L.level[h.x + c] = l + 1;
+        }
+        t->level_off[l + 1]++;
+        if (h.w - h.z > t->level_max[l]) t->level_max[l] = h.w - h.z;
+        t->level_split[l] += h.x >= 0;
+    }
+    for (int32_t l = 0; l < depth; l++) t->level_off[l + 1] += t->level_off[l];
+    for (int32_t l = 0; l < depth; l++) t->min_upto[l] = INT32_MAX;
+    for (int32_t v = 0; v < nn; v++) {
+        const int32_t l = L.level[v], m = L.hdr[v].w - L.hdr[v].z;
+        if (m < t->min_upto[l]) t->min_upto[l] = m;
+    }
+    for (int32_t l = 1; l < depth; l++)
+        if (t->min_upto[l - 1] < t->min_upto[l]) t->min_upto[l] = t->min_upto[l - 1];
+    int32_t *fill = L.first; /* reused: running position per level */
+    for (int32_t l = 0; l < depth; l++) fill[l] = t->level_off[l];
+    for (int32_t v = 0; v < nn; v++) L.bylevel[fill[L.level[v]]++] = v;
+    return CANOPY_OK;
+}
+
+/* Whole node records from their headers: geometry zero, split dimension -1 (the level
+ * loop and k_subtree fill in every node's; an empty tree's root keeps these). */
+__global__ void k_headers(const int4 *hdr, int32_t nn, int32_t d, unsigned char *hot,
+                          int32_t stride) {
+    const int64_t v = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (v >= nn) return;
+    int4 *rec = (int4 *)(hot + v * stride);
+    rec[0] = hdr[v];
+    for (int32_t j = 1; j < stride / 16; j++) rec[j] = make_int4(0, 0, 0, 0);
+    ((float *)(rec + 1))[2 * d] = -1.0f;
 }
 
 int is_device_pointer(const void *p) {
@@ -824,7 +834,7 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
     int32_t stride = (int32_t)(sizeof(canopy_node) + sizeof(float) * (size_t)(2 * d + 1));
     stride = (stride + 15) / 16 * 16;
     int32_t leaf = opt->leaf_size > 0 ? opt->leaf_size : 16;
-    if ((s = lay_out(n, leaf, opt->order, d, stride, topo))) return s;
+    kd_shape(n, leaf, &topo->n_nodes, &topo->depth);
     const int32_t nn = topo->n_nodes, depth = topo->depth;
 
     canopy_tree_view *tv = &g->view;
@@ -855,10 +865,8 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
     tv->rope = (const int32_t *)rope;
     tv->weights = (const float *)weights;
 
-    int32_t max_level = 0;
-    for (int32_t l = 0; l < depth; l++)
-        if (topo->level_off[l + 1] - topo->level_off[l] > max_level)
-            max_level = topo->level_off[l + 1] - topo->level_off[l];
+    /* a level holds at most 2^l nodes and at most all of them */
+    const int32_t max_level = depth > 31 || (1ll << (depth - 1)) > nn ? nn : 1 << (depth - 1);
     int end_bit = 32;
     while (end_bit < 64 && ((unsigned long long)n >> (end_bit - 32)) != 0) end_bit++;
     size_t sort_bytes = 0;
@@ -877,10 +885,10 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
     size_t scratch = C::bytes<float>(n * d) * 2 + C::bytes<int32_t>(n) * 5 +
                      C::bytes<unsigned long long>(n) * 2 +
                      C::bytes<uint32_t>((int64_t)max_level * d) * 2 + C::bytes<int32_t>(nn) * 3 +
-                     C::bytes<unsigned long long>(1) +
+                     C::bytes<int4>(nn) + C::bytes<unsigned long long>(1) +
                      C::bytes<unsigned char>((int64_t)(in_bytes + w_bytes)) + sort_bytes + 256;
-    size_t pinned =
-        in_bytes + w_bytes + (size_t)nn * stride + sizeof(int32_t) * (size_t)nn * 3 + 64;
+    const size_t node_bytes = sizeof(int4) * (size_t)nn + sizeof(int32_t) * (size_t)nn * 3;
+    size_t pinned = (in_bytes + w_bytes + 15) / 16 * 16 + node_bytes + 64;
     unsigned char *dbase, *hbase;
     if ((s = canopy_gpu_pool_acquire(scratch, pinned, &dbase, &hbase))) return s;
     C c = {dbase, 0};
@@ -892,6 +900,7 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
     uint32_t *acc_hi = c.take<uint32_t>((int64_t)max_level * d);
     int32_t *level = c.take<int32_t>(nn), *bylevel = c.take<int32_t>(nn),
             *ndim = c.take<int32_t>(nn);
+    int4 *hdr = c.take<int4>(nn);
     unsigned long long *bad = c.take<unsigned long long>(1);
     unsigned char *staged = c.take<unsigned char>((int64_t)(in_bytes + w_bytes));
     void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
@@ -914,21 +923,28 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
     }
     if (w_bytes)
         memcpy(hp + in_bytes, opt->weights, w_bytes), w = (const float *)(staged + in_bytes);
-    unsigned char *hp_hot = hp + in_bytes + w_bytes;
-    int32_t *hp_level = (int32_t *)(hp_hot + (size_t)nn * stride);
-    int32_t *hp_bylevel = hp_level + nn, *hp_rope = hp_bylevel + nn;
-    memcpy(hp_hot, topo->hot, (size_t)nn * stride);
-    memcpy(hp_level, topo->level, sizeof(int32_t) * nn);
-    memcpy(hp_bylevel, topo->bylevel, sizeof(int32_t) * nn);
-    memcpy(hp_rope, topo->rope, sizeof(int32_t) * nn);
-
     unsigned long long none = ~0ull;
     unsigned char *hot_d = (unsigned char *)hot;
+    /* int4 stores need 16-byte alignment, on the host as well */
+    int4 *hp_hdr = (int4 *)(hp + (in_bytes + w_bytes + 15) / 16 * 16);
+    int32_t *hp_level = (int32_t *)(hp_hdr + nn);
+    int32_t *hp_bylevel = hp_level + nn, *hp_rope = hp_bylevel + nn;
+    {
+        /* the layout's scratch stays mapped between builds: no page faults after the first */
+        int32_t *scr = (int32_t *)canopy_gpu_pool_host(sizeof(int32_t) * (size_t)nn * 4);
+        if (!scr) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+            goto out;
+        }
+        const kd_layout L = {hp_hdr, hp_level, hp_bylevel,           hp_rope,
+                             scr,    scr + nn, scr + 2 * (size_t)nn, scr + 3 * (size_t)nn};
+        if ((s = kd_lay_out(n, leaf, opt->order, L, topo))) goto out;
+    }
     if ((in_bytes + w_bytes && (s = canopy_gpu_check(cudaMemcpyAsync(staged, hp, in_bytes + w_bytes,
                                                                      cudaMemcpyHostToDevice, st),
                                                      "uploading points"))) ||
         (s = canopy_gpu_check(
-             cudaMemcpyAsync(hot, hp_hot, (size_t)nn * stride, cudaMemcpyHostToDevice, st),
+             cudaMemcpyAsync(hdr, hp_hdr, sizeof(int4) * (size_t)nn, cudaMemcpyHostToDevice, st),
              "uploading nodes")) ||
         (s = canopy_gpu_check(cudaMemcpyAsync(level, hp_level, sizeof(int32_t) * (size_t)nn,
                                               cudaMemcpyHostToDevice, st),
@@ -944,6 +960,7 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
                               "uploading the level lists")))
         goto out;
 
+    k_headers<<<blocks(nn), THREADS, 0, st>>>(hdr, nn, d, hot_d, stride);
     if (n > 0) {
         k_init<<<blocks(n), THREADS, 0, st>>>(in, in_stride, n, d, pa, oa, node_of, bad);
         /* The first level whose nodes all fit a block's shared memory ends the
@@ -963,12 +980,18 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
             k_finish<<<blocks(cnt), THREADS, 0, st>>>(hot_d, stride, d, bylevel + off, cnt, acc_lo,
                                                       acc_hi, ndim);
             if (topo->level_split[l] == 0) continue;
-            k_keys<<<blocks(n), THREADS, 0, st>>>(pa, d, n, hot_d, stride, node_of, level, l, ndim,
-                                                  ka, va);
+            int32_t shift = 0;
+            while (shift < 30 && (2 << shift) <= topo->min_upto[l]) shift++;
+            int level_bits = 32;
+            while (level_bits < 64 && ((unsigned long long)n >> shift >> (level_bits - 32)) != 0)
+                level_bits++;
+            k_keys<<<blocks(n), THREADS, 0, st>>>(pa, d, n, hot_d, stride, node_of, level, l, shift,
+                                                  ndim, ka, va);
             cub::DoubleBuffer<unsigned long long> keys(ka, kb);
             cub::DoubleBuffer<int32_t> vals(va, vb);
             if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, keys,
-                                                                      vals, (int)n, 0, end_bit, st),
+                                                                      vals, (int)n, 0, level_bits,
+                                                                      st),
                                       "sorting a level")))
                 goto out;
             k_gather<<<blocks(n), THREADS, 0, st>>>(pa, pb, oa, ob, vals.Current(), d, n, hot_d,
