@@ -25,6 +25,8 @@ struct canopy_index_scratch {
     uint32_t *box = nullptr;
     bool box_ready = false;
     void *descent = nullptr; /* canopy_gpu_kd_descent_table of the index's tree */
+    size_t descent_bytes = 0;
+    bool descent_ready = false;
     int sms = 0;
 };
 
@@ -86,8 +88,7 @@ extern "C" canopy_status canopy_index_device_build(canopy_points pts, const cano
     memset(dv, 0, sizeof *dv);
     if (kept) {
         kept->box_ready = false; /* the Morton grid and the descent are the new tree's */
-        cudaFree(kept->descent);
-        kept->descent = nullptr;
+        kept->descent_ready = false;
         dv->scratch = kept;
     } else if ((s = scratch_new(&dv->scratch))) {
         canopy_gpu_tree_free(g);
@@ -193,15 +194,20 @@ extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
         if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, d, x->box))) return s;
         x->box_ready = true;
     }
-    if (buckets && !x->descent) {
+    if (buckets && !x->descent_ready) {
         const size_t bytes = (size_t)CANOPY_GPU_KD_DESCENT_BYTES * (size_t)dv->view.n_nodes;
-        if ((s = canopy_gpu_check(cudaMalloc(&x->descent, bytes), "kd descent table"))) return s;
-        if ((s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
-                                             stream))) {
+        if (bytes > x->descent_bytes) {
             cudaFree(x->descent);
             x->descent = nullptr;
-            return s;
+            x->descent_bytes = 0;
+            if ((s = canopy_gpu_check(cudaMalloc(&x->descent, bytes), "kd descent table")))
+                return s;
+            x->descent_bytes = bytes;
         }
+        if ((s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
+                                             stream)))
+            return s;
+        x->descent_ready = true;
     }
     /* the arena: flags | stacks | order | distances | sort scratch */
     canopy_gpu_launch probe;
