@@ -317,8 +317,8 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
  * applies, one query per thread (dr), or the lockstep walk (dr_l) from
  * CANOPY_INDEX_LOCKSTEP_MIN_D dimensions and k > 1; for k > 1 its queries grouped by kd
  * bucket up to CANOPY_INDEX_BUCKET_MAX_D dimensions (the walk then starts in the bucket:
- * 2-D kNN8 kernel 0.151 ms against 0.254 in the caller's order, plus 0.065 for the
- * grouping; NN's kernel gains 0.04 ms, less than the grouping costs; in 7-D it lost;
+ * 2-D kNN8 kernel 0.148 ms against 0.254 in the caller's order, plus 0.035 for the
+ * grouping; NN's kernel gains 0.04 ms, about what the grouping costs; in 7-D it lost;
  * H100, bench/results/gpu-index.md), else Morton-sorted for dr_l and k > 8 (dr gained
  * less than the sort cost up to k = 8); elsewhere gdr, sorted where that paid. Sorted only from
  * CANOPY_INDEX_SORT_MIN queries (enough for a whole GPU to gain locality). */
