@@ -39,8 +39,8 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  * goes down the tree, to the side of each node's split (the left child while its
  * coordinate is at most the left child's upper bound in the split dimension), until a
  * node of at most `most` points (its bucket); queries are then grouped by bucket in
- * tree order by a counting sort (an atomic rank per query, a CUB scan over the nodes, a
- * scatter), aligned with the tree's own cells.
+ * tree order by a counting sort (ranks from one atomic per bucket and warp, a CUB scan
+ * over the nodes, a scatter), aligned with the tree's own cells.
  * The descent reads a table of 16 bytes a node (CANOPY_GPU_KD_DESCENT_BYTES each),
  * made once per tree and `most` by canopy_gpu_kd_descent_table: one load a level, where
  * the node records cost ten.
