@@ -547,10 +547,14 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
  * of weights1[i] * weights2[j] over them (a NULL side weighs 1; both NULL: plain
  * counts). Auto-correlation: data2 = {NULL, 0} means data2 = data1 (and weights2 =
  * weights1); every ordered pair i != j counts, so each unordered pair counts twice,
- * as Corrfunc's DD with autocorr = 1 (TreeCorr's NN counts it once: halve). A
- * single-tree traversal over a tree of data2 (opt->tree: kd default; ball, vp, oct
- * without a box), one query per point of data1; every CPU and GPU variant and
- * schedule. */
+ * as Corrfunc's DD with autocorr = 1 (TreeCorr's NN counts it once: halve).
+ * Variant auto on kd trees (the defaults): a pair walk (canopy/pair.h) over kd trees
+ * of data1 and data2, node pairs counted whole where their distances fall in one bin,
+ * leaf pairs by a vectorised kernel, cost nearly independent of nbins; CPU (rec or dr
+ * of the pair engines: auto runs dr) or GPU. An explicit variant, or opt->tree ball,
+ * vp, oct (without a box): a single-tree traversal over a tree of data2, one query per
+ * point of data1, bins in passes of 26; every CPU and GPU variant and schedule.
+ * Edge rule and exactness: docs/c-api.md, "Pair counts". */
 canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
                                const canopy_run_options *opt, double *counts, canopy_stats *stats);

@@ -44,8 +44,12 @@
 #           (needs xgboost in python3), and the cache model's layout pick and the SIMD
 #           walker's layouts against measured times (bench/run_forest_onecore.sh, 3
 #           rounds, at most 175 s; bench/results/forests.md)
+#   paircount pair counts on the GPU pair walk (issue 37): test_gpu_paircount (brute
+#           force and CPU pair walk equality, the 200k timings), memcheck and racecheck
+#           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
+#           when python3 has them (one thread and all cores, and the GPU)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core]
+#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [paircount]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -259,6 +263,20 @@ for stage in $stages; do
         "$b/canopy-bench-simt" 3 --apps --threads "1,$(nproc)" >"$out/simt-cpu.md" 2>"$out/simt-cpu.err"
         note "- SIMT CPU bench: rc $? (table below)"
         cat "$out/simt-cpu.md" >>"$summary"
+        ;;
+    paircount)
+        gpu_test test_gpu_paircount gpu_paircount.log 8
+        for tool in memcheck racecheck; do
+            sanitize "$tool" "paircount" "sanitizer-paircount-$tool.log" test_gpu_paircount
+        done
+        if python3 -c "import Corrfunc" 2>/dev/null; then
+            CANOPY_BENCH_THREADS="1,$(nproc)" CANOPY_BENCH_GPU=1 timeout 480 \
+                "$root/bench/run_paircount.sh" "$b" "$out/paircount" >"$out/paircount.log" 2>&1
+            note "- paircount bench: rc $? (below)"
+            cat "$out/paircount/paircount.md" >>"$summary"
+        else
+            note "- paircount bench: skipped (no Corrfunc in python3: pip install Corrfunc, needs libgsl-dev)"
+        fi
         ;;
     forest1core)
         if python3 -c "import xgboost" 2>/dev/null; then

@@ -3,9 +3,12 @@
  * bins, periodic boxes, every CPU variant and schedule, several tree kinds, seeds and
  * sizes (empty, d = 1, duplicates on a coarse grid), more bins than one pass holds;
  * and the refusals of bad input. With a usable GPU, every case also runs under the
- * GPU variants (the first two schedules of each CPU variant become GPU runs). */
+ * GPU variants (the first two schedules of each CPU variant become GPU runs).
+ * The pair walk (variant auto on kd trees) also runs under every ISA's leaf kernel,
+ * one and two threads, up to 10^5 bins, and on the GPU when there is one. */
 #include "canopy.h"
 #include "check.h"
+#include "core/cpu_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,6 +102,54 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
     free(got);
 }
 
+/* The pair walk alone: every ISA's leaf kernel, 1 and 2 threads, random leaf sizes,
+ * the GPU's pair kernel when there is one; many bins, where the single-tree walk
+ * would take one pass per PASS_BINS. */
+static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int weighted,
+                            int periodic, int log_bins, int32_t nbins, int coarse) {
+    float *x1 = points(n1, d, coarse), *x2 = points(n2, d, coarse);
+    float *w1 = weighted ? weights(n1) : NULL, *w2 = weighted && cross ? weights(n2) : NULL;
+    canopy_points p1 = canopy_points_make(x1, n1, d);
+    canopy_points p2 = cross ? canopy_points_make(x2, n2, d) : canopy_points_make(NULL, 0, d);
+    canopy_paircount_options po = canopy_paircount_options_default();
+    po.nbins = nbins;
+    po.log_bins = log_bins;
+    po.rmin = log_bins ? 0.05 : (coarse ? 0.0 : 0.01 * uniform());
+    po.rmax = periodic ? 4.0 : 1.0 + 3.0 * uniform();
+    po.boxsize = periodic ? 8.0 : 0.0;
+    double *want = calloc((size_t)nbins, sizeof *want), *got = calloc((size_t)nbins, sizeof *got);
+    CHECK_OK(canopy_paircount_brute(p1, w1, p2, w2, &po, want));
+    const int isas[] = {CANOPY_ISA_SCALAR, CANOPY_ISA_AVX2, CANOPY_ISA_AVX512};
+    for (int run = 0; run < 7; run++) {
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = CANOPY_BACKEND_CPU;
+        o.leaf_size = run % 2 ? 1 + (int32_t)(uniform() * 40) : 0;
+        if (run < 6) {
+            canopy_cpu_isa_override(isas[run / 2]);
+            canopy_set_threads(1 + run % 2);
+        } else if (gpu) {
+            o.backend = CANOPY_BACKEND_GPU;
+        } else {
+            continue;
+        }
+        canopy_stats st;
+        CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
+        CHECK_MSG(same(got, want, nbins, weighted) && st.variant == CANOPY_VARIANT_DR,
+                  "pair walk n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d leaf=%d "
+                  "run %d (%s): %s",
+                  (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
+                  (int)nbins, (int)o.leaf_size, run, canopy_backend_name(o.backend), st.note);
+    }
+    canopy_cpu_isa_override(-1);
+    canopy_set_threads(0);
+    free(x1);
+    free(x2);
+    free(w1);
+    free(w2);
+    free(want);
+    free(got);
+}
+
 static void check_refusals(void) {
     float x[4] = {0.5f, 1.5f, 2.5f, 9.0f};
     canopy_points p = canopy_points_make(x, 4, 1), none = canopy_points_make(NULL, 0, 1);
@@ -158,6 +209,17 @@ int main(void) {
         check_case(600, 0, 4, 0, 0, 0, 0, 9, 1, CANOPY_TREE_BALL);
         check_case(600, 500, 3, 1, 1, 0, 0, 9, 0, CANOPY_TREE_VP);
         check_case(700, 0, 3, 0, 0, 0, 1, 9, 0, CANOPY_TREE_OCT);
+    }
+    for (int rep = 0; rep < 2; rep++) {
+        check_pair_walk(0, 0, 3, 0, 0, 0, 0, 7, 0);
+        check_pair_walk(300, 0, 1, 0, 0, 0, 1, 1000, 0);
+        check_pair_walk(1500, 0, 3, 0, 0, 0, 1, 100000, 0);
+        check_pair_walk(1500, 0, 3, 0, 1, 1, 0, 20000, 0);
+        check_pair_walk(1200, 900, 3, 1, 0, 1, 1, 10, 0);
+        check_pair_walk(1000, 800, 2, 1, 1, 0, 0, 33, 1);
+        check_pair_walk(1000, 0, 3, 0, 1, 0, 0, 5, 1);
+        check_pair_walk(600, 0, 5, 0, 0, 0, 0, 3, 0);
+        check_pair_walk(40, 0, 3, 0, 0, 0, 0, 1, 1);
     }
     check_refusals();
     return check_finish();

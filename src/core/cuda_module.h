@@ -17,6 +17,7 @@
 #include "index/device.h"
 #include "nbody/gpu_multipole.h"
 #include "nbody/let_gpu.h"
+#include "paircount/pair_count.h"
 #include "paircount/paircount.h"
 #include "ptsd/gpu.h"
 #include "simt/gpu.h"
@@ -25,7 +26,7 @@
 #include <stdint.h>
 
 /* Bump when the table, the host services or a structure they pass changes meaning. */
-#define CANOPY_CUDA_MODULE_ABI 2
+#define CANOPY_CUDA_MODULE_ABI 3
 /* The one symbol the module exports. */
 #define CANOPY_CUDA_MODULE_ENTRY "canopy_cuda_module_entry"
 
@@ -58,6 +59,10 @@
             canopy_variant v, const struct canopy_profile_plan *plan,                              \
             struct canopy_gpu_report *rep),                                                        \
            (ctx, tree, order, nq, v, plan, rep))                                                   \
+    STATUS(canopy_gpu_paircount_pairs,                                                             \
+           (const void *ctx, const canopy_tree_view *ta, const canopy_tree_view *tb, int sym,      \
+            canopy_pair_counters *cnt, struct canopy_gpu_report *rep),                             \
+           (ctx, ta, tb, sym, cnt, rep))                                                           \
     /* STATUS, not OUT: host may be NULL (index.c's handle starts with it NULL) */            \
     STATUS(canopy_index_device_build,                                                              \
            (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,             \

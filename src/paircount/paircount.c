@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_paircount: binned pair counts DD(r), written only against the public
- * headers (canopy.h, canopy/traverse*.h) as a proof that they suffice.
+ * headers (canopy.h, canopy/traverse*.h, canopy/pair*.h) as a proof that they
+ * suffice.
  *
- * Single-tree: a tree over data2, one query per point of data1. A node whose
+ * Variant auto on kd trees (the default): a pair walk (canopy/pair.h) over kd trees
+ * of data1 and data2 (one tree against itself for auto-correlation), the descriptor
+ * of pair_count.h: node pairs pruned or counted whole, leaf pairs by the vectorised
+ * kernel of pair_leaf.h, one histogram per thread, all bins in one walk.
+ *
+ * An explicit variant (or another tree kind): the single-tree walk, a tree over
+ * data2, one query per point of data1. A node whose
  * distance bounds from the query fall inside one bin adds all its points (or their
  * weight sum, from prefix sums in tree order) at once; a node outside the bins is
  * skipped. A query's histogram lives in its state, which is small
@@ -12,7 +19,9 @@
  * descriptor is paircount.h; paircount_gpu.cu runs it on the GPU. */
 #include "paircount/paircount.h"
 
+#include "canopy/pair_cpu.h"
 #include "canopy/traverse_cpu.h"
+#include "paircount/pair_count.h"
 
 #include <math.h>
 #include <string.h>
@@ -22,6 +31,29 @@ _Static_assert(sizeof(pc_state) <= CANOPY_MAX_STATE, "pc_state exceeds CANOPY_MA
 static const canopy_app pc_app = {"paircount", sizeof(pc_state), 0,    1,         pc_init,
                                   pc_truncate, pc_visit_leaf,    NULL, pc_finish, 0};
 CANOPY_CPU_INSTANTIATE(pc, &pc_app)
+
+void pcp_leaf_avx512(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                     const canopy_tree_view *tb, int32_t b, int sym);
+void pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                   const canopy_tree_view *tb, int32_t b, int sym);
+void pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                      const canopy_tree_view *tb, int32_t b, int sym);
+
+static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
+                                    int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
+    const pcp_ctx *c = (const pcp_ctx *)vctx;
+    c->leaf(c, (double *)acc, ta, a, tb, b, sym);
+}
+
+static inline void pcp_merge(const void *vctx, const void *acc) {
+    const pcp_ctx *c = (const pcp_ctx *)vctx;
+    const double *h = (const double *)acc;
+    for (int32_t k = 0; k < c->copies; k++)
+        for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[(int64_t)k * c->nbins + b];
+}
+
+static const canopy_pair_app pcp_app = {"paircount", pcp_test, pcp_visit_leaves, pcp_merge};
+CANOPY_PAIR_CPU_INSTANTIATE(pcp, &pcp_app)
 
 canopy_paircount_options canopy_paircount_options_default(void) {
     canopy_paircount_options o = {0.0, 1.0, 10, 0, 0.0};
@@ -140,6 +172,140 @@ static canopy_status prepare(const canopy_paircount_options *po, canopy_points *
     return s;
 }
 
+/* Leaf size of the pair walk's trees when the caller gives none: leaf pairs large
+ * enough to fill the vectors many times over, small enough to prune well. */
+enum { PCP_LEAF_SIZE = 32 };
+
+/* The bin table of pair_count.h over the float bits of [e2[1], e2[nbins]). */
+static canopy_status bin_table(pcp_ctx *c) {
+    c->split2 = c->nbins > 1 ? c->e2[1] : c->hi2;
+    uint32_t lo = pcp_bits(c->split2), span = pcp_bits(c->hi2) - lo;
+    int64_t want = PCP_TABLE_MIN_CELLS;
+    while (want < 8 * (int64_t)c->nbins && want < PCP_TABLE_MAX_CELLS) want *= 2;
+    int32_t shift = 0;
+    while ((int64_t)(span >> shift) >= want) shift++;
+    int64_t cells = (int64_t)(span >> shift) + 1;
+    int32_t *tab = NULL;
+    canopy_status s = canopy_alloc((void **)&tab, (size_t)cells + 1, sizeof *tab);
+    if (s) return s;
+    int32_t b = 0;
+    for (int64_t k = 0; k <= cells; k++) {
+        uint64_t bits = (uint64_t)lo + ((uint64_t)k << shift);
+        if (bits >= (uint64_t)lo + span) {
+            tab[k] = c->nbins - 1;
+            continue;
+        }
+        uint32_t u = (uint32_t)bits;
+        float x;
+        memcpy(&x, &u, sizeof x);
+        while (b + 1 < c->nbins && c->e2[b + 1] <= x) b++;
+        tab[k] = b;
+    }
+    c->tab = tab;
+    c->tab_cells = cells + 1;
+    c->tab_base = lo;
+    c->tab_shift = shift;
+    return CANOPY_OK;
+}
+
+/* Prefix sums of a tree's weights in tree order (squared: of their squares). */
+static canopy_status weight_prefix(const canopy_tree_view *t, int squared, double **out) {
+    canopy_status s = canopy_alloc((void **)out, (size_t)t->n + 1, sizeof **out);
+    if (s) return s;
+    (*out)[0] = 0.0;
+    for (int64_t i = 0; i < t->n; i++) {
+        double w = (double)t->weights[i];
+        (*out)[i + 1] = (*out)[i] + (squared ? w * w : w);
+    }
+    return CANOPY_OK;
+}
+
+/* tb's points as d padded arrays (vector loads past a leaf's end stay inside). */
+static canopy_status soa_copy(const canopy_tree_view *t, float **out, int64_t *stride) {
+    *stride = (t->n + 16 + 15) / 16 * 16;
+    canopy_status s = canopy_alloc((void **)out, (size_t)(*stride * t->d), sizeof **out);
+    if (s) return s;
+    memset(*out, 0, sizeof **out * (size_t)(*stride * t->d));
+    for (int64_t i = 0; i < t->n; i++)
+        for (int32_t j = 0; j < t->d; j++) (*out)[j * *stride + i] = canopy_tv_point(t, i)[j];
+    return CANOPY_OK;
+}
+
+static pcp_leaf_fn leaf_kernel(void) {
+    switch (canopy_cpu_isa()) {
+    case CANOPY_ISA_AVX512:
+        return pcp_leaf_avx512;
+    case CANOPY_ISA_AVX2:
+        return pcp_leaf_avx2;
+    default:
+        return pcp_leaf_generic;
+    }
+}
+
+/* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
+static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
+                               int self, const float *e2, const canopy_paircount_options *po,
+                               const canopy_run_options *o, double *counts, canopy_stats *stats) {
+    canopy_tree *ta = NULL, *tb = NULL;
+    double *pa = NULL, *pa2 = NULL, *pb = NULL;
+    float *soa = NULL;
+    pcp_ctx c;
+    memset(&c, 0, sizeof c);
+    c.e2 = e2;
+    c.nbins = po->nbins;
+    c.lo2 = e2[0];
+    c.hi2 = e2[po->nbins];
+    c.box = (float)po->boxsize;
+    c.leaf = leaf_kernel();
+    c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
+    c.counts = counts;
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : PCP_LEAF_SIZE;
+    to.weights = w1;
+    canopy_status s = canopy_tree_build(d1, &to, &ta);
+    to.weights = w2;
+    if (!s && !self) s = canopy_tree_build(d2, &to, &tb);
+    const canopy_tree_view *va = ta ? canopy_tree_get_view(ta) : NULL;
+    const canopy_tree_view *vb = self ? va : tb ? canopy_tree_get_view(tb) : NULL;
+    if (!s && w1 && !(s = weight_prefix(va, 0, &pa))) {
+        s = self ? weight_prefix(va, 1, &pa2) : weight_prefix(vb, 0, &pb);
+        c.pa = pa;
+        c.pa2 = pa2;
+        c.pb = self ? pa : pb;
+    }
+    if (!s) s = soa_copy(vb, &soa, &c.soa_stride);
+    c.soa_b = soa;
+    if (!s) s = bin_table(&c);
+    for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
+    canopy_pair_counters cnt;
+    if (!s) {
+        canopy_pair_traversal tr = {"paircount",
+                                    &pcp_app,
+                                    pcp_pair_cpu_runners,
+                                    CANOPY_PAIRCOUNT_PAIR_GPU,
+                                    &c,
+                                    sizeof(double) * (size_t)po->nbins * c.copies};
+        s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
+    }
+    if (!s && stats) {
+        canopy_tree_info ia, ib;
+        canopy_tree_get_info(ta, &ia);
+        if (tb) canopy_tree_get_info(tb, &ib);
+        stats->build_seconds = ia.build_seconds + (tb ? ib.build_seconds : 0.0);
+        stats->tree = CANOPY_TREE_KD;
+        stats->tree_nodes = ia.n_nodes + (tb ? ib.n_nodes : 0);
+        stats->tree_depth = ia.depth > (tb ? ib.depth : 0) ? ia.depth : ib.depth;
+    }
+    canopy_free((void *)c.tab);
+    canopy_free(soa);
+    canopy_free(pa);
+    canopy_free(pa2);
+    canopy_free(pb);
+    canopy_tree_free(ta);
+    canopy_tree_free(tb);
+    return s;
+}
+
 canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
                                const canopy_run_options *opt, double *counts, canopy_stats *stats) {
@@ -159,6 +325,13 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
     canopy_tree *tree = NULL;
     double *prefix = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
+    if (!s && o.variant == CANOPY_VARIANT_AUTO && o.tree == CANOPY_TREE_KD) {
+        s = pair_walk(data1, weights1, data2, weights2, self, e2, po, &o, counts, stats);
+        canopy_free(own1);
+        canopy_free(own2);
+        canopy_free(e2);
+        return s;
+    }
     if (!s) {
         canopy_tree_options to = canopy_tree_options_default(o.tree);
         to.leaf_size = o.leaf_size;
@@ -223,8 +396,14 @@ canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
             if (self && i == j) continue;
             float d2 = pc_dist2(x, canopy_point(data2, j), data1.d, box);
             if (d2 < e2[0] || d2 >= e2[nbins]) continue;
-            int32_t b = nbins - 1;
-            while (d2 < e2[b]) b--;
+            int32_t b = 0, hi = nbins - 1; /* the last edge <= d2, by bisection */
+            while (b < hi) {
+                int32_t mid = b + (hi - b + 1) / 2;
+                if (e2[mid] <= d2)
+                    b = mid;
+                else
+                    hi = mid - 1;
+            }
             double w =
                 (weights1 ? (double)weights1[i] : 1.0) * (weights2 ? (double)weights2[j] : 1.0);
 #pragma omp atomic

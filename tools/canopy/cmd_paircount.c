@@ -41,7 +41,10 @@ static void usage(FILE *f) {
                "  --weighted       the last column of D1 (and D2) is each point's weight\n"
                "  -o, --output F   output file (required)\n"
                "  --tree K         kd (default), ball, vp, oct (d = 3)\n" TRAV_HELP
-               "  (on the GPU the query histogram is added with double atomics)\n");
+               "  Variant auto on kd trees walks node pairs of two trees (a dual-tree\n"
+               "  walk, CPU or GPU; its cost barely grows with --nbins); an explicit\n"
+               "  variant or another tree walks one tree per point of D1, in passes of\n"
+               "  26 bins (on the GPU each query's histogram is added with atomics).\n");
 }
 
 /* Splits off the weight column when weighted: positions keep the stride. */

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* canopy/pair_cuda.cuh — the GPU engine of pair walks (canopy/pair.h): dr on node
+ * pairs, one warp per pair. The host expands the walk into many pending pairs
+ * (canopy_pair_frontier, with the descriptor's host copy); warps take them from a
+ * shared cursor one at a time and walk each pair's subtree depth-first on a stack
+ * in global memory that the whole warp shares, so the warp never diverges on the
+ * walk: the child pairs of a pair are tested one per lane (each pair by exactly one
+ * lane, which alone may account for it), the pairs to descend are pushed in a
+ * ballot, and the lanes split the point pairs of a leaf pair among themselves.
+ *
+ * A pair descriptor as a GPU type App:
+ *   typedef ... Ctx;                      the device context (passed by value)
+ *   static size_t shared_bytes(const Ctx &)  dynamic shared memory per block
+ *   __device__ static void block_begin(const Ctx &, void *smem)  every thread, then a barrier
+ *   __device__ static int test(const Ctx &, void *smem, const canopy_tree_view &ta, a,
+ *                              const canopy_tree_view &tb, b, int sym)  canopy/pair.h's test
+ *   __device__ static void visit_leaves(const Ctx &, void *smem, ta, a, tb, b, int sym,
+ *                              int lane)  lane 0..31 of the warp: its share of the pairs
+ *   __device__ static void block_end(const Ctx &, void *smem)  after a barrier, every thread */
+#ifndef CANOPY_PAIR_CUDA_CUH
+#define CANOPY_PAIR_CUDA_CUH
+
+#include "canopy/pair.h"
+#include "canopy/traverse_cuda.cuh"
+
+enum { CANOPY_PAIR_GPU_BLOCK = 256, CANOPY_PAIR_GPU_TASKS_PER_WARP = 4 };
+
+/* counters: [0] tests, [1] leaf pairs */
+template <class App>
+__global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK)
+    canopy_pair_dr_kernel(typename App::Ctx ctx, canopy_tree_view ta, canopy_tree_view tb, int sym,
+                          const canopy_pair *tasks, unsigned long long ntasks, canopy_pair *stacks,
+                          int64_t cap, unsigned long long *cursor, unsigned long long *counters) {
+    extern __shared__ double canopy_pair_smem[];
+    void *smem = canopy_pair_smem;
+    App::block_begin(ctx, smem);
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    canopy_pair *stack = stacks + warp * cap;
+    unsigned long long tests = 0, leaves = 0;
+    for (;;) {
+        unsigned long long t = 0;
+        if (lane == 0) t = atomicAdd(cursor, 1ull);
+        t = __shfl_sync(CANOPY_FULL_MASK, t, 0);
+        if (t >= ntasks) break;
+        if (lane == 0) stack[0] = tasks[t];
+        int64_t sp = 1;
+        __syncwarp();
+        while (sp > 0) {
+            canopy_pair p = stack[sp - 1];
+            sp--;
+            __syncwarp(); /* every lane has read the top before it is overwritten */
+            const canopy_node *ha = canopy_tv_node(&ta, p.a), *hb = canopy_tv_node(&tb, p.b);
+            if (ha->child < 0 && hb->child < 0) {
+                App::visit_leaves(ctx, smem, ta, p.a, tb, p.b, sym, lane);
+                leaves++;
+                continue;
+            }
+            canopy_pair kids[CANOPY_MAX_CHILDREN * CANOPY_MAX_CHILDREN];
+            int32_t k = canopy_pair_children(&ta, &tb, sym, p, kids);
+            tests += k;
+            /* kid c goes below the descending kids after it, so kid 0 pops first */
+            unsigned long long down = 0;
+            int mine[2] = {0, 0};
+            for (int r = 0; r < 2; r++) {
+                int c = r * 32 + lane;
+                mine[r] = c < k && App::test(ctx, smem, ta, kids[c].a, tb, kids[c].b, sym) ==
+                                       CANOPY_PAIR_DESCEND;
+                down |= (unsigned long long)__ballot_sync(CANOPY_FULL_MASK, mine[r]) << (32 * r);
+            }
+            for (int r = 0; r < 2; r++) {
+                int c = r * 32 + lane;
+                if (mine[r]) stack[sp + (c == 63 ? 0 : __popcll(down >> (c + 1)))] = kids[c];
+            }
+            sp += __popcll(down);
+            __syncwarp();
+        }
+    }
+    if (lane == 0) {
+        canopy_counter_add(counters, 0, tests);
+        canopy_counter_add(counters, 1, leaves);
+    }
+    __syncthreads();
+    App::block_end(ctx, smem);
+}
+
+/* The host side: upload both trees (one for a symmetric walk), expand the frontier
+ * with the descriptor's host copy (host_app, accounting into host_acc), run the
+ * kernel on `d` (the device context, its inputs uploaded by the caller into B), and
+ * count. rep gets transfer and kernel times. */
+template <class App>
+static canopy_status canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d,
+                                         const canopy_pair_app *host_app, const void *host_ctx,
+                                         void *host_acc, const canopy_tree_view *ta,
+                                         const canopy_tree_view *tb, int sym,
+                                         canopy_pair_counters *cnt, canopy_gpu_report *rep) {
+    canopy_tree_view dta, dtb;
+    double t0 = canopy_now();
+    canopy_status s = canopy_gpu_upload_tree(B, ta, &dta);
+    if (!s) {
+        if (sym)
+            dtb = dta;
+        else
+            s = canopy_gpu_upload_tree(B, tb, &dtb);
+    }
+    rep->tree_upload_bytes += canopy_tree_view_bytes(ta) + (sym ? 0 : canopy_tree_view_bytes(tb));
+    rep->tree_upload_seconds += canopy_now() - t0;
+    int dev = 0, sms = 0;
+    if (!s) s = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice");
+    if (!s)
+        s = canopy_gpu_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                             "cudaDeviceGetAttribute");
+    const int warps_per_block = CANOPY_PAIR_GPU_BLOCK / 32;
+    int blocks = sms > 0 ? sms * 4 : 64;
+    int64_t warps = (int64_t)blocks * warps_per_block;
+    canopy_pair *tasks = NULL;
+    int64_t nt = 0;
+    canopy_pair_job job = {host_ctx, ta, tb, sym, 0};
+    if (!s)
+        s = canopy_pair_frontier(host_app, &job, host_acc, warps * CANOPY_PAIR_GPU_TASKS_PER_WARP,
+                                 &tasks, &nt, cnt);
+    canopy_pair *d_tasks = NULL, *d_stacks = NULL;
+    unsigned long long *d_cnt = NULL;
+    int64_t cap = canopy_pair_stack_capacity(ta, tb);
+    if (!s) s = B.upload(&d_tasks, tasks, nt, "pair tasks");
+    canopy_free(tasks);
+    if (!s) s = B.alloc(&d_stacks, warps * cap, "pair stacks");
+    if (!s) s = B.alloc(&d_cnt, 3, "pair counters");
+    if (!s) s = canopy_gpu_check(cudaMemset(d_cnt, 0, 3 * sizeof *d_cnt), "pair counters");
+    rep->transfer_seconds += canopy_now() - t0;
+    size_t smem = App::shared_bytes(d);
+    if (!s && smem > 48 * 1024)
+        s = canopy_gpu_check(cudaFuncSetAttribute(canopy_pair_dr_kernel<App>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem),
+                             "pair kernel shared memory");
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    if (!s) s = canopy_gpu_check(cudaEventCreate(&e0), "event");
+    if (!s) s = canopy_gpu_check(cudaEventCreate(&e1), "event");
+    if (!s && nt > 0) {
+        cudaEventRecord(e0);
+        canopy_pair_dr_kernel<App><<<blocks, CANOPY_PAIR_GPU_BLOCK, smem>>>(
+            d, dta, dtb, sym, d_tasks, (unsigned long long)nt, d_stacks, cap, d_cnt + 2, d_cnt);
+        cudaEventRecord(e1);
+        s = canopy_gpu_check(cudaGetLastError(), "pair kernel launch");
+        if (!s) s = canopy_gpu_check(cudaEventSynchronize(e1), "pair kernel");
+        float ms = 0.0f;
+        if (!s) cudaEventElapsedTime(&ms, e0, e1);
+        rep->traverse_seconds += ms * 1e-3;
+    }
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    unsigned long long h[3] = {0, 0, 0};
+    if (!s)
+        s = canopy_gpu_check(cudaMemcpy(h, d_cnt, sizeof h, cudaMemcpyDeviceToHost), "counters");
+    cnt->tests += (int64_t)h[0];
+    cnt->leaf_pairs += (int64_t)h[1];
+    return s;
+}
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* The leaf-pair kernel of pair counts, one body for every lane width: each point of
+ * leaf a against SIMT_W points of leaf b at a time (b's coordinates from the SoA
+ * copy, so a vector load per dimension), distances exactly as canopy_paircount_brute
+ * computes them (|x - y|, minimum image, squares summed in dimension order, no FMA:
+ * C11 mode), then the bin of the lanes in range from the bin table (one gather) and
+ * a binary search among the few bins of the lane's table cell (a gather per step,
+ * while any lane is unresolved), and a scalar add per counted pair.
+ *
+ * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
+ * included; PCP_LEAF_NAME names the kernel. */
+#ifndef PCP_LEAF_NAME
+#error "define PCP_LEAF_NAME before including paircount/pair_leaf.h"
+#endif
+
+#include "paircount/pair_count.h"
+
+void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                   const canopy_tree_view *tb, int32_t b, int sym);
+
+void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                   const canopy_tree_view *tb, int32_t b, int sym) {
+    const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
+    const int32_t d = ta->d, end = hb->end;
+    const int diag = sym && a == b;
+    /* symmetric walks: each unordered pair is met once and stands for two */
+    const double mult = sym ? 2.0 : 1.0;
+    const float box = c->box, lo2 = c->lo2, hi2 = c->hi2;
+    const int32_t base = (int32_t)c->tab_base, shift = c->tab_shift;
+    for (int32_t i = ha->begin; i < ha->end; i++) {
+        const float *p = canopy_tv_point(ta, i);
+        const double wi = c->pa ? mult * (double)ta->weights[i] : mult;
+        for (int32_t k = diag ? i + 1 : hb->begin; k < end; k += SIMT_W) {
+            simt_float d2 = simt_splat_f(0.0f);
+            for (int32_t j = 0; j < d; j++) {
+                simt_float y;
+                __builtin_memcpy(&y, c->soa_b + (int64_t)j * c->soa_stride + k, sizeof y);
+                simt_float x = simt_abs_f(p[j] - y);
+                if (box > 0.0f) {
+                    simt_float z = box - x;
+                    x = simt_blend_f(z < x, z, x);
+                }
+                d2 += x * x;
+            }
+            simt_mask in = (simt_iota() + k < end) & (d2 >= lo2) & (d2 < hi2);
+            if (!simt_any(in)) continue;
+            /* the lane's table cell, then the last edge <= d2 among its bins */
+            simt_mask far = in & (d2 >= c->split2); /* the others are in bin 0 */
+            simt_int cell = simt_blend_i(far, ((simt_int)d2 - base) >> shift, simt_splat(0));
+            simt_int lo = simt_gather_i(c->tab, cell, far),
+                     hi = simt_gather_i(c->tab + 1, cell, far);
+            simt_mask open = far & (lo < hi);
+            while (simt_any(open)) {
+                simt_int mid = (lo + hi + 1) >> 1;
+                simt_mask le = simt_gather_f(c->e2, mid, open) <= d2;
+                lo = simt_blend_i(open & le, mid, lo);
+                hi = simt_blend_i(open & ~le, mid - 1, hi);
+                open = open & (lo < hi);
+            }
+            for (uint32_t m = simt_bits(in); m; m &= m - 1) {
+                int l = __builtin_ctz(m);
+                double *h = hist + (int64_t)(l & (c->copies - 1)) * c->nbins;
+                h[lo[l]] += c->pa ? wi * (double)tb->weights[k + l] : wi;
+            }
+        }
+    }
+}
