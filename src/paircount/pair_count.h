@@ -40,7 +40,8 @@ typedef struct pcp_ctx {
     float split2;          /* e2[1] (hi2 for one bin): below it, bin 0 */
     uint32_t tab_base;     /* bits of split2 */
     int32_t tab_shift;     /* cell k holds the floats whose bits - tab_base >> shift == k */
-    const int32_t *tab;    /* per cell (and one past): bin of the cell's smallest float */
+    const int32_t *tab;    /* per cell (and one past): 2 * the bin of the cell's smallest
+                              float, + 1 when the next cell's starts in another bin */
     int64_t tab_cells;     /* entries of tab */
     const double *pa, *pb; /* weighted: prefix sums of tree-order weights (n + 1), else NULL */
     const double *pa2;     /* weighted, symmetric: prefix sums of squared weights */
@@ -65,7 +66,7 @@ CANOPY_HD uint32_t pcp_bits(float x) {
 CANOPY_HD int32_t pcp_bin(const pcp_ctx *c, float d2) {
     if (d2 < c->split2) return 0;
     uint32_t k = (pcp_bits(d2) - c->tab_base) >> c->tab_shift;
-    int32_t lo = c->tab[k], hi = c->tab[k + 1];
+    int32_t lo = c->tab[k] >> 1, hi = c->tab[k] & 1 ? c->tab[k + 1] >> 1 : lo;
     while (lo < hi) {
         int32_t mid = (lo + hi + 1) >> 1;
         if (c->e2[mid] <= d2)

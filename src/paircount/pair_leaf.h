@@ -18,6 +18,18 @@
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym);
 
+/* Unweighted pairs' bins wait in a buffer, so that the adds run as one tight loop
+ * (consecutive ones into different histogram copies) rather than lane by lane. */
+enum { PCP_LEAF_BUF = 1024 };
+
+static inline int32_t pcp_leaf_flush(const pcp_ctx *c, double *hist, const int32_t *buf, int32_t n,
+                                     double w) {
+    const int32_t mask = c->copies - 1;
+    const int64_t nbins = c->nbins;
+    for (int32_t i = 0; i < n; i++) hist[(i & mask) * nbins + buf[i]] += w;
+    return 0;
+}
+
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym) {
     const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
@@ -27,6 +39,7 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
     const double mult = sym ? 2.0 : 1.0;
     const float box = c->box, lo2 = c->lo2, hi2 = c->hi2;
     const int32_t base = (int32_t)c->tab_base, shift = c->tab_shift;
+    int32_t buf[PCP_LEAF_BUF], nbuf = 0;
     for (int32_t i = ha->begin; i < ha->end; i++) {
         const float *p = canopy_tv_point(ta, i);
         const double wi = c->pa ? mult * (double)ta->weights[i] : mult;
@@ -47,9 +60,11 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             /* the lane's table cell, then the last edge <= d2 among its bins */
             simt_mask far = in & (d2 >= c->split2); /* the others are in bin 0 */
             simt_int cell = simt_blend_i(far, ((simt_int)d2 - base) >> shift, simt_splat(0));
-            simt_int lo = simt_gather_i(c->tab, cell, far),
-                     hi = simt_gather_i(c->tab + 1, cell, far);
-            simt_mask open = far & (lo < hi);
+            simt_int t = simt_gather_i(c->tab, cell, far), lo = t >> 1, hi = lo;
+            simt_mask wide = far & ((t & 1) != 0); /* cells holding an edge */
+            if (simt_any(wide))
+                hi = simt_blend_i(wide, simt_gather_i(c->tab + 1, cell, wide) >> 1, lo);
+            simt_mask open = wide & (lo < hi);
             while (simt_any(open)) {
                 simt_int mid = (lo + hi + 1) >> 1;
                 simt_mask le = simt_gather_f(c->e2, mid, open) <= d2;
@@ -57,11 +72,17 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
                 hi = simt_blend_i(open & ~le, mid - 1, hi);
                 open = open & (lo < hi);
             }
+            if (!c->pa) { /* counts: the bins of this run of pairs, added below */
+                nbuf += simt_compress_i(buf + nbuf, lo, in);
+                if (nbuf > PCP_LEAF_BUF - SIMT_W) nbuf = pcp_leaf_flush(c, hist, buf, nbuf, mult);
+                continue;
+            }
             for (uint32_t m = simt_bits(in); m; m &= m - 1) {
                 int l = __builtin_ctz(m);
                 double *h = hist + (int64_t)(l & (c->copies - 1)) * c->nbins;
-                h[lo[l]] += c->pa ? wi * (double)tb->weights[k + l] : wi;
+                h[lo[l]] += wi * (double)tb->weights[k + l];
             }
         }
     }
+    pcp_leaf_flush(c, hist, buf, nbuf, mult);
 }

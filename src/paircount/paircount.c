@@ -201,6 +201,9 @@ static canopy_status bin_table(pcp_ctx *c) {
         while (b + 1 < c->nbins && c->e2[b + 1] <= x) b++;
         tab[k] = b;
     }
+    /* the flag of pair_count.h: whether the cell holds an edge */
+    for (int64_t k = 0; k <= cells; k++)
+        tab[k] = 2 * tab[k] + (k < cells && tab[k + 1] != tab[k]);
     c->tab = tab;
     c->tab_cells = cells + 1;
     c->tab_base = lo;
