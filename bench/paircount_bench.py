@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: MIT
+"""Pair counts DD(r): canopy (ctypes, the Python package) against Corrfunc's
+Corrfunc.theory.DD and TreeCorr's NNCorrelation, in one process on the same float32
+data (issue 37's table). Driven by bench/run_paircount.sh; writes a markdown table to
+stdout and JSON lines to --jsonl.
+
+Set-up (not needed to build or test canopy): Debian libgsl-dev, then
+`pip install Corrfunc treecorr` (bench/requirements.txt). canopy itself comes from
+PYTHONPATH=python/src and CANOPY_LIBRARY=BUILD/libcanopy.so, no install.
+
+Cases: uniform points in the unit cube and `canopy gen clusters` points (wrapped into
+the unit cube), open and periodic (box side 1), auto-correlation, 10 log bins from
+0.005 to 0.1; threads from --threads; medians of --reps runs with min-max after one
+warm-up run. Every peer's counts are compared with canopy's (the edge rule of
+docs/c-api.md, "Pair counts": pairs within one float32 rounding of an edge may differ).
+A bin sweep times canopy alone at 10 and 10^6 bins (the goal: <= 2x)."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import canopy
+
+
+def timed(fn, reps):
+    fn()  # warm-up (and the result)
+    ts = []
+    out = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        ts.append(time.perf_counter() - t0)
+    return out, ts
+
+
+def fmt(ts):
+    return f"{statistics.median(ts):.3f} ({min(ts):.3f}-{max(ts):.3f})"
+
+
+def load_points(kind, n, canopy_cli, seed):
+    if kind == "uniform":
+        rng = np.random.default_rng(seed)
+        return rng.random((n, 3), dtype=np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "clusters.npy")
+        subprocess.run([canopy_cli, "gen", "clusters", "--n", str(n), "--d", "3",
+                        "--seed", str(seed), "-o", path], check=True, capture_output=True)
+        x = np.load(path).astype(np.float32)
+    # into [0, 1): the periodic cases need it; wrapping keeps the clustering
+    x = np.mod(x, np.float32(1.0)).astype(np.float32)
+    x[x >= np.float32(1.0)] = np.float32(0.0)
+    return np.ascontiguousarray(x)
+
+
+def corrfunc_dd(x, edges, threads, periodic):
+    from Corrfunc.theory.DD import DD
+    r = DD(autocorr=1, nthreads=threads, binfile=edges, X1=x[:, 0], Y1=x[:, 1], Z1=x[:, 2],
+           periodic=periodic, boxsize=1.0, verbose=False)
+    return np.asarray(r["npairs"], dtype=np.int64)
+
+
+def treecorr_nn(x, edges, threads, periodic):
+    import treecorr
+    cat = treecorr.Catalog(x=x[:, 0].astype(np.float64), y=x[:, 1].astype(np.float64),
+                           z=x[:, 2].astype(np.float64))
+    kw = dict(min_sep=float(edges[0]), max_sep=float(edges[-1]), nbins=len(edges) - 1,
+              bin_type="Log", bin_slop=0.0, num_threads=threads)
+    if periodic:
+        kw.update(xperiod=1.0, yperiod=1.0, zperiod=1.0)
+    nn = treecorr.NNCorrelation(**kw)
+    nn.process(cat, metric="Periodic" if periodic else "Euclidean", num_threads=threads)
+    return np.rint(2.0 * nn.npairs).astype(np.int64)  # TreeCorr counts each pair once
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--canopy-cli", required=True)
+    ap.add_argument("--sizes", default="200000")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--gpu", action="store_true", help="also canopy on the GPU (backend gpu)")
+    ap.add_argument("--treecorr", action="store_true")
+    ap.add_argument("--jsonl", default=None)
+    a = ap.parse_args()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    threads = [int(t) for t in a.threads.split(",")]
+    rmin, rmax, nbins = 0.005, 0.1, 10
+    edges = np.geomspace(rmin, rmax, nbins + 1)
+    rows = []
+    jl = open(a.jsonl, "a") if a.jsonl else None
+
+    def record(**kw):
+        rows.append(kw)
+        if jl:
+            jl.write(json.dumps(kw) + "\n")
+            jl.flush()
+
+    print("| points | data | box | threads | canopy s | Corrfunc s | Corrfunc / canopy |"
+          " TreeCorr s | counts |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        for kind in ("uniform", "clusters"):
+            x = load_points(kind, n, a.canopy_cli, 42)
+            for periodic in (False, True):
+                box = 1.0 if periodic else None
+                for t in threads:
+                    canopy.set_threads(t)
+                    cc, tc = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
+                                                            boxsize=box, backend="cpu")[0], a.reps)
+                    cf, tf = timed(lambda: corrfunc_dd(x, edges, t, periodic), a.reps)
+                    diff = int(np.abs(cc - cf).sum())
+                    tr_s, tt = "", None
+                    if a.treecorr and n <= 200000:
+                        try:
+                            ct, tt = timed(lambda: treecorr_nn(x, edges, t, periodic),
+                                           max(1, min(a.reps, 3)))
+                            tr_s = fmt(tt)
+                            diff_t = int(np.abs(cc - ct).sum())
+                        except Exception as e:  # noqa: BLE001 (a peer that fails is reported)
+                            tr_s, diff_t = f"failed: {e}", None
+                    else:
+                        diff_t = None
+                    ratio = statistics.median(tf) / statistics.median(tc)
+                    agree = "equal" if diff == 0 else f"differ by {diff} pairs in total"
+                    if diff_t is not None:
+                        agree += "; TreeCorr " + ("equal" if diff_t == 0 else f"differs by {diff_t}")
+                    print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | {t} |"
+                          f" {fmt(tc)} | {fmt(tf)} | {ratio:.2f}x | {tr_s} | {agree} |",
+                          flush=True)
+                    record(bench="paircount", points=n, data=kind, periodic=periodic,
+                           threads=t, canopy=tc, corrfunc=tf, treecorr=tt, diff=diff)
+                if a.gpu:
+                    canopy.set_threads(0)
+                    cg, tg = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
+                                                            boxsize=box, backend="gpu")[0], a.reps)
+                    cf = corrfunc_dd(x, edges, os.cpu_count(), periodic)
+                    _, tf = timed(lambda: corrfunc_dd(x, edges, os.cpu_count(), periodic), a.reps)
+                    diff = int(np.abs(cg - cf).sum())
+                    print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | GPU vs"
+                          f" {os.cpu_count()} | {fmt(tg)} | {fmt(tf)} |"
+                          f" {statistics.median(tf) / statistics.median(tg):.2f}x | |"
+                          f" {'equal' if diff == 0 else f'differ by {diff}'} |", flush=True)
+                    record(bench="paircount_gpu", points=n, data=kind, periodic=periodic,
+                           canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff)
+
+    # the bin sweep: canopy alone, uniform, open, one thread
+    n = sizes[0]
+    x = load_points("uniform", n, a.canopy_cli, 42)
+    canopy.set_threads(1)
+    print()
+    print(f"Bin sweep, {n} uniform points, open box, log bins 0.005-0.1, one thread:")
+    print()
+    print("| bins | canopy s | / 10 bins |")
+    print("|---|---|---|")
+    base = None
+    for nb in (10, 1000, 100000, 1000000):
+        _, ts = timed(lambda: canopy.paircount(x, rmin, rmax, nb, log=True, backend="cpu"),
+                      a.reps)
+        m = statistics.median(ts)
+        base = base or m
+        print(f"| {nb} | {fmt(ts)} | {m / base:.2f}x |", flush=True)
+        record(bench="paircount_bins", points=n, bins=nb, canopy=ts)
+    if jl:
+        jl.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
