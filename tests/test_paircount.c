@@ -9,53 +9,24 @@
 #include "canopy.h"
 #include "check.h"
 #include "core/cpu_internal.h"
+#include "paircount_cases.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng;
 static int gpu; /* a usable GPU: every case also runs on it */
-static float uniform(void) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)(rng >> 40) / (float)(1u << 24);
-}
-
-/* Coordinates in [0, 8): uniform, or on a grid of step 1 (duplicates, ties at edges). */
-static float *points(int64_t n, int32_t d, int coarse) {
-    float *p = malloc((size_t)(n * d + 1) * sizeof *p);
-    for (int64_t i = 0; i < n * d; i++)
-        p[i] = coarse ? (float)(int)(uniform() * 8.0f) : uniform() * 8.0f;
-    return p;
-}
-
-static float *weights(int64_t n) {
-    float *w = malloc((size_t)(n + 1) * sizeof *w);
-    for (int64_t i = 0; i < n; i++) w[i] = 0.25f + uniform();
-    return w;
-}
-
-static int same(const double *a, const double *b, int32_t n, int weighted) {
-    for (int32_t i = 0; i < n; i++) {
-        double tol = weighted ? 1e-9 * (fabs(b[i]) + 1.0) : 0.0;
-        if (fabs(a[i] - b[i]) > tol) return 0;
-    }
-    return 1;
-}
 
 static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighted, int periodic,
                        int log_bins, int32_t nbins, int coarse, canopy_tree_kind kind) {
-    float *x1 = points(n1, d, coarse), *x2 = points(n2, d, coarse);
-    float *w1 = weighted ? weights(n1) : NULL, *w2 = weighted && cross ? weights(n2) : NULL;
-    canopy_points p1 = canopy_points_make(x1, n1, d);
-    canopy_points p2 = cross ? canopy_points_make(x2, n2, d) : canopy_points_make(NULL, 0, d);
-    canopy_paircount_options po = canopy_paircount_options_default();
-    po.nbins = nbins;
-    po.log_bins = log_bins;
+    pc_case c = pc_case_make(n1, n2, d, cross, weighted, periodic, log_bins, nbins, coarse);
+    canopy_paircount_options po = c.po;
+    canopy_points p1 = c.p1, p2 = c.p2;
+    const float *w1 = c.w1, *w2 = c.w2;
+    double *want = c.want, *got = c.got;
+    int32_t bad = 0;
     po.rmin = log_bins ? 0.3 : (coarse ? 0.0 : 0.1);
     po.rmax = periodic ? 4.0 : 3.0 + 4.0 * uniform();
-    po.boxsize = periodic ? 8.0 : 0.0;
-    double *want = calloc((size_t)nbins, sizeof *want), *got = calloc((size_t)nbins, sizeof *got);
     CHECK_OK(canopy_paircount_brute(p1, w1, p2, w2, &po, want));
     const canopy_variant vs[] = {CANOPY_VARIANT_AUTO, CANOPY_VARIANT_REC, CANOPY_VARIANT_DR,
                                  CANOPY_VARIANT_SR,   CANOPY_VARIANT_GDR, CANOPY_VARIANT_SIMD_L};
@@ -80,7 +51,7 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
                 o.schedule = s ? CANOPY_SCHEDULE_HYBRID : CANOPY_SCHEDULE_NONE;
             }
             CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
-            CHECK_MSG(same(got, want, nbins, weighted),
+            CHECK_MSG(same(got, want, nbins, weighted, &bad),
                       "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d %s %s %s %s: "
                       "bin0 %g want %g",
                       (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
@@ -94,12 +65,7 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
         for (int32_t b = 0; b < nbins; b++) total += want[b];
         CHECK(fmod(total, 2.0) == 0.0);
     }
-    free(x1);
-    free(x2);
-    free(w1);
-    free(w2);
-    free(want);
-    free(got);
+    pc_case_free(&c);
 }
 
 /* The pair walk alone: every ISA's leaf kernel, 1 and 2 threads, random leaf sizes,
@@ -107,17 +73,14 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
  * would take one pass per PASS_BINS. */
 static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int weighted,
                             int periodic, int log_bins, int32_t nbins, int coarse) {
-    float *x1 = points(n1, d, coarse), *x2 = points(n2, d, coarse);
-    float *w1 = weighted ? weights(n1) : NULL, *w2 = weighted && cross ? weights(n2) : NULL;
-    canopy_points p1 = canopy_points_make(x1, n1, d);
-    canopy_points p2 = cross ? canopy_points_make(x2, n2, d) : canopy_points_make(NULL, 0, d);
-    canopy_paircount_options po = canopy_paircount_options_default();
-    po.nbins = nbins;
-    po.log_bins = log_bins;
+    pc_case c = pc_case_make(n1, n2, d, cross, weighted, periodic, log_bins, nbins, coarse);
+    canopy_paircount_options po = c.po;
+    canopy_points p1 = c.p1, p2 = c.p2;
+    const float *w1 = c.w1, *w2 = c.w2;
+    double *want = c.want, *got = c.got;
+    int32_t bad = 0;
     po.rmin = log_bins ? 0.05 : (coarse ? 0.0 : 0.01 * uniform());
     po.rmax = periodic ? 4.0 : 1.0 + 3.0 * uniform();
-    po.boxsize = periodic ? 8.0 : 0.0;
-    double *want = calloc((size_t)nbins, sizeof *want), *got = calloc((size_t)nbins, sizeof *got);
     CHECK_OK(canopy_paircount_brute(p1, w1, p2, w2, &po, want));
     const int isas[] = {CANOPY_ISA_SCALAR, CANOPY_ISA_AVX2, CANOPY_ISA_AVX512};
     for (int run = 0; run < 7; run++) {
@@ -134,7 +97,7 @@ static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int we
         }
         canopy_stats st;
         CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
-        CHECK_MSG(same(got, want, nbins, weighted) && st.variant == CANOPY_VARIANT_DR,
+        CHECK_MSG(same(got, want, nbins, weighted, &bad) && st.variant == CANOPY_VARIANT_DR,
                   "pair walk n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d leaf=%d "
                   "run %d (%s): %s",
                   (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
@@ -142,12 +105,7 @@ static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int we
     }
     canopy_cpu_isa_override(-1);
     canopy_set_threads(0);
-    free(x1);
-    free(x2);
-    free(w1);
-    free(w2);
-    free(want);
-    free(got);
+    pc_case_free(&c);
 }
 
 static void check_refusals(void) {

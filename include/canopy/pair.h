@@ -133,24 +133,27 @@ CANOPY_HD int64_t canopy_pair_stack_capacity(const canopy_tree_view *ta,
  * (rounding is monotone), so |p - q| lies in [umin, umax] and fl(box - |p - q|) in
  * [fl(box - umax), fl(box - umin)]; sums of squares of non-negative floats are
  * monotone, so the bounds hold for the distances canopy computes, with no margin.
- * Distances per axis are computed as |p - q|, then min(that, box - that). */
+ * Distances per axis are computed as |p - q|, then min(that, box - that).
+ * canopy_pair_axis_bounds adds one axis's squared bounds, given the rounded
+ * differences' range [lo, hi], to *l2 and *h2 (a point is a box with lo = hi). */
+CANOPY_HD void canopy_pair_axis_bounds(float lo, float hi, float box, float *l2, float *h2) {
+    float fa = fabsf(lo), fb = fabsf(hi);
+    float l = lo <= 0.0f && hi >= 0.0f ? 0.0f : (fa < fb ? fa : fb);
+    float h = fa > fb ? fa : fb;
+    if (box > 0.0f) {
+        float vmin = box - h, vmax = box - l;
+        l = vmin < l ? vmin : l;
+        h = vmax < h ? vmax : h;
+    }
+    *l2 += l * l;
+    *h2 += h * h;
+}
+
 CANOPY_HD void canopy_pair_box_bounds(const float *ga, const float *gb, int32_t d, float box,
                                       float *mn, float *mx) {
     float smin = 0.0f, smax = 0.0f;
-    for (int32_t j = 0; j < d; j++) {
-        float lo = ga[j] - gb[d + j], hi = ga[d + j] - gb[j];
-        float fa = fabsf(lo), fb = fabsf(hi);
-        float umin = lo <= 0.0f && hi >= 0.0f ? 0.0f : (fa < fb ? fa : fb);
-        float umax = fa > fb ? fa : fb;
-        float l = umin, h = umax;
-        if (box > 0.0f) {
-            float vmin = box - umax, vmax = box - umin;
-            l = vmin < l ? vmin : l;
-            h = vmax < h ? vmax : h;
-        }
-        smin += l * l;
-        smax += h * h;
-    }
+    for (int32_t j = 0; j < d; j++)
+        canopy_pair_axis_bounds(ga[j] - gb[d + j], ga[d + j] - gb[j], box, &smin, &smax);
     *mn = smin;
     *mx = smax;
 }

@@ -302,6 +302,19 @@ static inline int simt_compress_i(int32_t *out, simt_int v, simt_mask m) {
 #endif
 }
 
+/* simt_compress_i into an output with room for SIMT_W values at out (the lanes after
+ * the kept ones get junk): a register compress and a plain store, since the masked
+ * compress-store is microcoded and slow on AMD Zen 4. */
+static inline int simt_compress_i_padded(int32_t *out, simt_int v, simt_mask m) {
+#if defined(SIMT_AVX512)
+    uint32_t b = simt_bits(m);
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi32((__mmask16)b, (__m512i)v));
+    return __builtin_popcount(b);
+#else
+    return simt_compress_i(out, v, m);
+#endif
+}
+
 /* Lane l gets v[src[l] mod SIMT_W]. */
 static inline simt_int simt_shfl_i(simt_int v, simt_int src) {
     src &= SIMT_W - 1;

@@ -3,8 +3,9 @@
  * leaf a against SIMT_W points of leaf b at a time (b's coordinates from the SoA
  * copy, so a vector load per dimension), distances exactly as canopy_paircount_brute
  * computes them (|x - y|, minimum image, squares summed in dimension order, no FMA:
- * C11 mode), then the bin of the lanes in range from the bin table (one gather) and
- * a binary search among the few bins of the lane's table cell (a gather per step,
+ * C11 mode), then the bin of the lanes in range: up to SIMT_W bins by a binary search
+ * over the edges held in a register, more from the bin table (one gather) and a
+ * binary search among the few bins of the lane's table cell (a gather per step,
  * while any lane is unresolved), and a scalar add per counted pair.
  *
  * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
@@ -30,6 +31,37 @@ static inline int32_t pcp_leaf_flush(const pcp_ctx *c, double *hist, const int32
     return 0;
 }
 
+/* Few bins: the number of inner edges <= d2 by a branchless binary search over the
+ * register, log2(SIMT_W) permutes and no memory access. */
+static inline simt_int pcp_bins_reg(simt_float inner, simt_float d2) {
+    simt_int pos = simt_splat(0);
+    for (int32_t step = SIMT_W / 2; step >= 1; step /= 2) {
+        simt_int cand = pos + step;
+        pos = simt_blend_i(simt_shfl_f(inner, cand - 1) <= d2, cand, pos);
+    }
+    return pos;
+}
+
+/* More bins: the lane's table cell (one gather, two when it holds an edge), then
+ * the last edge <= d2 among the cell's bins. Lanes outside `in` get 0. */
+static inline simt_int pcp_bins_table(const pcp_ctx *c, simt_float d2, simt_mask in) {
+    simt_mask far = in & (d2 >= c->split2); /* the others are in bin 0 */
+    simt_int cell =
+        simt_blend_i(far, ((simt_int)d2 - (int32_t)c->tab_base) >> c->tab_shift, simt_splat(0));
+    simt_int t = simt_gather_i(c->tab, cell, far), lo = t >> 1, hi = lo;
+    simt_mask wide = far & ((t & 1) != 0);
+    if (simt_any(wide)) hi = simt_blend_i(wide, simt_gather_i(c->tab + 1, cell, wide) >> 1, lo);
+    simt_mask open = wide & (lo < hi);
+    while (simt_any(open)) {
+        simt_int mid = (lo + hi + 1) >> 1;
+        simt_mask le = simt_gather_f(c->e2, mid, open) <= d2;
+        lo = simt_blend_i(open & le, mid, lo);
+        hi = simt_blend_i(open & ~le, mid - 1, hi);
+        open = open & (lo < hi);
+    }
+    return lo;
+}
+
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym) {
     const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
@@ -38,8 +70,11 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
     /* symmetric walks: each unordered pair is met once and stands for two */
     const double mult = sym ? 2.0 : 1.0;
     const float box = c->box, lo2 = c->lo2, hi2 = c->hi2;
-    const int32_t base = (int32_t)c->tab_base, shift = c->tab_shift;
     int32_t buf[PCP_LEAF_BUF], nbuf = 0;
+    /* up to SIMT_W bins: the inner edges e2[1..nbins) in one register, +inf after */
+    const int few = c->nbins <= SIMT_W;
+    simt_float inner = simt_splat_f(INFINITY);
+    for (int32_t l = 0; few && l + 1 < c->nbins; l++) inner[l] = c->e2[l + 1];
     for (int32_t i = ha->begin; i < ha->end; i++) {
         const float *p = canopy_tv_point(ta, i);
         const double wi = c->pa ? mult * (double)ta->weights[i] : mult;
@@ -57,23 +92,9 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             }
             simt_mask in = (simt_iota() + k < end) & (d2 >= lo2) & (d2 < hi2);
             if (!simt_any(in)) continue;
-            /* the lane's table cell, then the last edge <= d2 among its bins */
-            simt_mask far = in & (d2 >= c->split2); /* the others are in bin 0 */
-            simt_int cell = simt_blend_i(far, ((simt_int)d2 - base) >> shift, simt_splat(0));
-            simt_int t = simt_gather_i(c->tab, cell, far), lo = t >> 1, hi = lo;
-            simt_mask wide = far & ((t & 1) != 0); /* cells holding an edge */
-            if (simt_any(wide))
-                hi = simt_blend_i(wide, simt_gather_i(c->tab + 1, cell, wide) >> 1, lo);
-            simt_mask open = wide & (lo < hi);
-            while (simt_any(open)) {
-                simt_int mid = (lo + hi + 1) >> 1;
-                simt_mask le = simt_gather_f(c->e2, mid, open) <= d2;
-                lo = simt_blend_i(open & le, mid, lo);
-                hi = simt_blend_i(open & ~le, mid - 1, hi);
-                open = open & (lo < hi);
-            }
+            simt_int lo = few ? pcp_bins_reg(inner, d2) : pcp_bins_table(c, d2, in);
             if (!c->pa) { /* counts: the bins of this run of pairs, added below */
-                nbuf += simt_compress_i(buf + nbuf, lo, in);
+                nbuf += simt_compress_i_padded(buf + nbuf, lo, in);
                 if (nbuf > PCP_LEAF_BUF - SIMT_W) nbuf = pcp_leaf_flush(c, hist, buf, nbuf, mult);
                 continue;
             }

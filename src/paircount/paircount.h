@@ -5,6 +5,7 @@
 #ifndef CANOPY_PAIRCOUNT_PAIRCOUNT_H
 #define CANOPY_PAIRCOUNT_PAIRCOUNT_H
 
+#include "canopy/pair.h"
 #include "canopy/traverse_geom.h"
 
 #include <math.h>
@@ -58,20 +59,8 @@ CANOPY_HD float pc_dist2(const float *a, const float *b, int32_t d, float box) {
 CANOPY_HD void pc_box_bounds(const float *g, int32_t d, const float *q, float box, float *mn,
                              float *mx) {
     float smin = 0.0f, smax = 0.0f;
-    for (int32_t j = 0; j < d; j++) {
-        float a = g[j] - q[j], b = g[d + j] - q[j];
-        float fa = fabsf(a), fb = fabsf(b);
-        float umin = a <= 0.0f && b >= 0.0f ? 0.0f : (fa < fb ? fa : fb);
-        float umax = fa > fb ? fa : fb;
-        float lo = umin, hi = umax;
-        if (box > 0.0f) {
-            float vmin = box - umax, vmax = box - umin;
-            lo = vmin < lo ? vmin : lo;
-            hi = vmax < hi ? vmax : hi;
-        }
-        smin += lo * lo;
-        smax += hi * hi;
-    }
+    for (int32_t j = 0; j < d; j++)
+        canopy_pair_axis_bounds(g[j] - q[j], g[d + j] - q[j], box, &smin, &smax);
     *mn = smin;
     *mx = smax;
 }

@@ -9,55 +9,22 @@
  * benchmark: bench/run_paircount.sh is). */
 #include "canopy.h"
 #include "check.h"
+#include "paircount_cases.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static uint64_t rng;
-static float uniform(void) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)(rng >> 40) / (float)(1u << 24);
-}
-
-static float *points(int64_t n, int32_t d, int coarse) {
-    float *p = malloc((size_t)(n * d + 1) * sizeof *p);
-    for (int64_t i = 0; i < n * d; i++)
-        p[i] = coarse ? (float)(int)(uniform() * 8.0f) : uniform() * 8.0f;
-    return p;
-}
-
-static float *weights(int64_t n) {
-    float *w = malloc((size_t)(n + 1) * sizeof *w);
-    for (int64_t i = 0; i < n; i++) w[i] = 0.25f + uniform();
-    return w;
-}
-
-static int same(const double *a, const double *b, int32_t n, int weighted, int32_t *bad) {
-    for (int32_t i = 0; i < n; i++) {
-        double tol = weighted ? 1e-9 * (fabs(b[i]) + 1.0) : 0.0;
-        if (fabs(a[i] - b[i]) > tol) {
-            *bad = i;
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* brute: the float64 brute force (small n), else the CPU pair walk on 2 threads */
 static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighted, int periodic,
                        int log_bins, int32_t nbins, int coarse, int32_t leaf, int brute) {
-    float *x1 = points(n1, d, coarse), *x2 = points(n2, d, coarse);
-    float *w1 = weighted ? weights(n1) : NULL, *w2 = weighted && cross ? weights(n2) : NULL;
-    canopy_points p1 = canopy_points_make(x1, n1, d);
-    canopy_points p2 = cross ? canopy_points_make(x2, n2, d) : canopy_points_make(NULL, 0, d);
-    canopy_paircount_options po = canopy_paircount_options_default();
-    po.nbins = nbins;
-    po.log_bins = log_bins;
+    pc_case c = pc_case_make(n1, n2, d, cross, weighted, periodic, log_bins, nbins, coarse);
+    canopy_paircount_options po = c.po;
     po.rmin = log_bins ? 0.05 : (coarse ? 0.0 : 0.01);
     po.rmax = periodic ? 4.0 : (brute ? 3.0 : 0.6);
-    po.boxsize = periodic ? 8.0 : 0.0;
-    double *want = calloc((size_t)nbins, sizeof *want), *got = calloc((size_t)nbins, sizeof *got);
+    canopy_points p1 = c.p1, p2 = c.p2;
+    const float *w1 = c.w1, *w2 = c.w2;
+    double *want = c.want, *got = c.got;
     canopy_run_options o = canopy_run_options_default();
     canopy_stats st_cpu, st;
     double t_cpu = 0.0;
@@ -89,12 +56,7 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
                "pair walk 2 threads %.3f s; %s\n",
                (long long)n1, cross ? " (cross)" : "", t, st.traverse_seconds, st.transfer_seconds,
                t_cpu, st.note);
-    free(x1);
-    free(x2);
-    free(w1);
-    free(w2);
-    free(want);
-    free(got);
+    pc_case_free(&c);
 }
 
 int main(void) {
