@@ -550,8 +550,8 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
  * as Corrfunc's DD with autocorr = 1 (TreeCorr's NN counts it once: halve).
  * Variant auto on kd trees (the defaults): a pair walk (canopy/pair.h) over kd trees
  * of data1 and data2, node pairs counted whole where their distances fall in one bin,
- * leaf pairs by a vectorised kernel, cost nearly independent of nbins; CPU (rec or dr
- * of the pair engines: auto runs dr) or GPU. An explicit variant, or opt->tree ball,
+ * leaf pairs by a vectorised kernel, all bins in one walk (no pass per bin); on the
+ * CPU (pair engine dr) or the GPU. An explicit variant, or opt->tree ball,
  * vp, oct (without a box): a single-tree traversal over a tree of data2, one query per
  * point of data1, bins in passes of 26; every CPU and GPU variant and schedule.
  * Edge rule and exactness: docs/c-api.md, "Pair counts". */

@@ -171,8 +171,8 @@ int main(void) {
     for (int rep = 0; rep < 2; rep++) {
         check_pair_walk(0, 0, 3, 0, 0, 0, 0, 7, 0);
         check_pair_walk(300, 0, 1, 0, 0, 0, 1, 1000, 0);
-        check_pair_walk(1500, 0, 3, 0, 0, 0, 1, 100000, 0);
-        check_pair_walk(1500, 0, 3, 0, 1, 1, 0, 20000, 0);
+        check_pair_walk(1000, 0, 3, 0, 0, 0, 1, 100000, 0);
+        check_pair_walk(1000, 0, 3, 0, 1, 1, 0, 20000, 0);
         check_pair_walk(1200, 900, 3, 1, 0, 1, 1, 10, 0);
         check_pair_walk(1000, 800, 2, 1, 1, 0, 0, 33, 1);
         check_pair_walk(1000, 0, 3, 0, 1, 0, 0, 5, 1);

@@ -56,7 +56,7 @@ canopy_status canopy_pair_traverse(const canopy_tree *ta, const canopy_tree *tb,
                            (int)ta->view.d, (int)other->view.d);
     canopy_backend b = o.backend;
     canopy_variant v = o.variant;
-    char note[sizeof stats->note] = "";
+    char note[160] = ""; /* short enough for the counts after it in stats->note */
     canopy_status s = resolve(tr, ta, &b, &v, note, sizeof note);
     if (s) return s;
     memset(cnt, 0, sizeof *cnt);
