@@ -586,6 +586,18 @@ canopy_index_options canopy_index_options_default(canopy_tree_kind kind);
  * with the keys sorted ascending). */
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
                                  canopy_index **out);
+/* Builds a kd index from points already on the GPU (CUDA callers): d_pts.data device
+ * memory, rows d_pts.stride floats apart; the build runs after the work queued on
+ * stream (a cudaStream_t, NULL = legacy default) and on the legacy default stream, and
+ * the call returns when it is done. The points never visit the host: the index has
+ * residency device, and its host copy of the tree is made on first need (CPU queries,
+ * the generic engines, self-queries, canopy_index_save). Of opt (NULL: kd defaults)
+ * only kind (kd; others fail with CANOPY_ERR_UNSUPPORTED) and leaf_size (0: 8) are
+ * read. Host points fail with CANOPY_ERR_INVALID, as does a non-finite coordinate
+ * (the device checks every row). The tree equals canopy_index_build's from the same
+ * points with residency device. */
+canopy_status canopy_index_build_device(canopy_points d_pts, const canopy_index_options *opt,
+                                        void *stream, canopy_index **out);
 /* Frees the index (NULL is fine). A freed handle is rejected by every call after. */
 void canopy_index_free(canopy_index *ix);
 

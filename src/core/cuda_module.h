@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 /* Bump when the table, the host services or a structure they pass changes meaning. */
-#define CANOPY_CUDA_MODULE_ABI 2
+#define CANOPY_CUDA_MODULE_ABI 3
 /* The one symbol the module exports. */
 #define CANOPY_CUDA_MODULE_ENTRY "canopy_cuda_module_entry"
 
@@ -58,16 +58,15 @@
             canopy_variant v, const struct canopy_profile_plan *plan,                              \
             struct canopy_gpu_report *rep),                                                        \
            (ctx, tree, order, nq, v, plan, rep))                                                   \
-    /* STATUS, not OUT: host may be NULL (index.c's handle starts with it NULL) */            \
     STATUS(canopy_index_device_build,                                                              \
-           (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,             \
-            canopy_tree **host),                                                                   \
-           (pts, to, dv, host))                                                                    \
+           (canopy_points pts, int device_points, const canopy_tree_options *to, void *stream,     \
+            canopy_index_device *dv),                                                              \
+           (pts, device_points, to, stream, dv))                                                   \
     STATUS(canopy_index_device_upload, (const canopy_tree_view *host, canopy_index_device *dv),    \
            (host, dv))                                                                             \
     RELEASE(canopy_index_device_free, (canopy_index_device * dv), (dv))                            \
     STATUS(canopy_index_device_knn,                                                                \
-           (const canopy_index_device *dv, const float *d_queries, int64_t nq, int32_t k,          \
+           (canopy_index_device * dv, const float *d_queries, int64_t nq, int32_t k,               \
             canopy_variant v, canopy_schedule sched, int64_t *d_idx, float *d_dist2, void *stream, \
             canopy_gpu_report *rep),                                                               \
            (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
@@ -80,8 +79,8 @@
             int last),                                                                             \
            (st, rows_at, row0, rows, last))                                                        \
     STATUS(canopy_index_staging_knn,                                                               \
-           (const canopy_index_device *dv, struct canopy_index_staging *st, canopy_variant v,      \
-            canopy_schedule sched, canopy_gpu_report *rep),                                        \
+           (canopy_index_device * dv, struct canopy_index_staging * st, canopy_variant v,          \
+            canopy_schedule sched, canopy_gpu_report * rep),                                       \
            (dv, st, v, sched, rep))                                                                \
     STATUS(canopy_index_staging_back,                                                              \
            (struct canopy_index_staging * st, void *h_idx, int narrow, float *h_dist2,             \

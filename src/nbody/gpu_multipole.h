@@ -37,10 +37,13 @@ typedef struct gpu_mp_params {
         group; /* bodies per bucket (a warp each): 32 or 64 (0: 64 from 500,000 bodies, else 32) */
 } gpu_mp_params;
 
-/* Device times of the phases of the last evaluation (ms, from CUDA events) and the
- * walk's counts. */
+/* Device times of the phases of the last evaluation (ms, from CUDA events), the
+ * walk's counts and the host-array call's copies. */
 typedef struct gpu_mp_timing {
     double build_ms, moments_ms, walk_ms, total_ms;
+    /* gpu_mp_forces_host only: host wall of packing + copying the bodies up, and of
+     * copying the results back */
+    double upload_ms, download_ms;
     int64_t groups; /* buckets walked (one warp each) */
     int64_t tests;  /* bucket-to-node opening tests */
     int64_t cells;  /* accepted cells, summed over buckets */
