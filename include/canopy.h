@@ -467,6 +467,17 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *g,
                                        const canopy_run_options *opt, float *acc, float *pot,
                                        canopy_stats *stats);
+/* The GPU walk with device pointers in and out (CUDA callers): d_bodies.data (n, 3)
+ * floats rows d_bodies.stride apart, d_mass (n, or NULL: 1/n), d_acc (n, 3) dense and
+ * d_pot (n, or NULL), all device memory; no host copy of any of them. Runs after the
+ * work queued on stream (a cudaStream_t, NULL = legacy default) and on the legacy
+ * default stream; returns when the results are written. Options as for the GPU backend
+ * above (orders 0 and 2; backend cpu fails with CANOPY_ERR_INVALID, as do host
+ * pointers and a body with a non-finite coordinate or mass, checked on the device). */
+canopy_status canopy_gravity_multipole_device(canopy_points d_bodies, const float *d_mass,
+                                              const canopy_gravity_options *g,
+                                              const canopy_run_options *opt, float *d_acc,
+                                              float *d_pot, void *stream, canopy_stats *stats);
 /* N-body time stepping (docs/nbody.md): leapfrog kick-drift-kick, forces from
  * canopy_gravity_multipole on an octree rebuilt every step; positions and velocities
  * kept in float64 (forces are float32). A run restarted from a checkpoint continues

@@ -182,8 +182,8 @@
            (bodies, mass, softening, sample, ns, acc, pot))                                        \
     STATUS(canopy_gravity_multipole_gpu,                                                           \
            (canopy_points bodies, const float *mass, const canopy_gravity_options *g,              \
-            int32_t leaf, float *acc, float *pot, canopy_stats *stats),                            \
-           (bodies, mass, g, leaf, acc, pot, stats))                                               \
+            int32_t leaf, float *acc, float *pot, int device, void *stream, canopy_stats *stats),  \
+           (bodies, mass, g, leaf, acc, pot, device, stream, stats))                               \
     OUT(gpu_nbody_create,                                                                          \
         (const double *pos, const double *vel, const float *mass, int64_t n,                       \
          const gpu_mp_params *p, gpu_nbody **out),                                                 \

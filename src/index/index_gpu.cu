@@ -4,6 +4,7 @@
 #include "index/device.h"
 
 #include "apps/knn_gpu.cuh"
+#include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
 #include "traverse/gpu_schedule.h"
 
@@ -85,42 +86,16 @@ static canopy_status scratch_of(canopy_index_device *dv, canopy_index_scratch **
     return s;
 }
 
-/* 1 when p is device (or managed) memory the kernels can read. */
-static int on_device(const void *p) {
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-}
-
-/* The build runs on the legacy default stream; work the caller queued on a stream of
- * its own (a non-blocking one included) comes first: an event, not a host wait. */
-static canopy_status after_stream(void *stream) {
-    const cudaStream_t st = (cudaStream_t)stream;
-    if (st == 0 || st == cudaStreamLegacy) return CANOPY_OK;
-    cudaEvent_t ev;
-    canopy_status s =
-        canopy_gpu_check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
-    if (s) return s;
-    if (!(s = canopy_gpu_check(cudaEventRecord(ev, st), "cudaEventRecord")))
-        s = canopy_gpu_check(cudaStreamWaitEvent(cudaStreamLegacy, ev, 0),
-                             "waiting for the caller's stream");
-    cudaEventDestroy(ev);
-    return s;
-}
-
 extern "C" canopy_status canopy_index_device_build(canopy_points pts, int device_points,
                                                    const canopy_tree_options *to, void *stream,
                                                    canopy_index_device *dv) {
     canopy_index_scratch *kept = dv->scratch; /* the caller's, reused: see device.h */
-    if (device_points && pts.n > 0 && !on_device(pts.data))
+    if (device_points && pts.n > 0 && !canopy_gpu_on_device(pts.data))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "index build (device): the points must be device memory (host "
                            "points: canopy_index_build)");
     canopy_gpu_tree *g = NULL;
-    canopy_status s = after_stream(stream);
+    canopy_status s = canopy_gpu_after_stream(stream);
     if (s || (s = canopy_tree_build_gpu(pts, to, &g))) return s;
     memset(dv, 0, sizeof *dv);
     if (kept) {
@@ -194,7 +169,8 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
                                                  canopy_schedule sched, int64_t *d_idx,
                                                  float *d_dist2, void *stream,
                                                  canopy_gpu_report *rep) {
-    if (nq > 0 && (!on_device(d_queries) || !on_device(d_idx) || (d_dist2 && !on_device(d_dist2))))
+    if (nq > 0 && (!canopy_gpu_on_device(d_queries) || !canopy_gpu_on_device(d_idx) ||
+                   (d_dist2 && !canopy_gpu_on_device(d_dist2))))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "index knn (device): queries, indices and distances must be device "
                            "memory");
