@@ -576,8 +576,9 @@ typedef struct canopy_index canopy_index; /* opaque */
 /* Where the built tree lives (docs/c-api.md "Indexes"). Host: the queries of every
  * backend read it (a GPU query uploads it per call). Device: built on the GPU where a
  * GPU build exists (kd), else built on the host and uploaded once; GPU queries use the
- * device copy with no upload (a host copy is kept too: schedules, auto choices and
- * CPU queries read it). Both: built on the host and uploaded once. Device and both
+ * device copy with no upload (a host copy is kept too: the generic engines' schedules
+ * and CPU queries read it; a GPU build's is downloaded on that first need). Both:
+ * built on the host and uploaded once. Device and both
  * fail with CANOPY_ERR_UNSUPPORTED without the CUDA module or without a usable GPU. */
 typedef enum canopy_residency {
     CANOPY_RESIDENCY_HOST = 0,
