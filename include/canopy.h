@@ -467,6 +467,17 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *g,
                                        const canopy_run_options *opt, float *acc, float *pot,
                                        canopy_stats *stats);
+/* The GPU walk with device pointers in and out (CUDA callers): d_bodies.data (n, 3)
+ * floats rows d_bodies.stride apart, d_mass (n, or NULL: 1/n), d_acc (n, 3) dense and
+ * d_pot (n, or NULL), all device memory; no host copy of any of them. Runs after the
+ * work queued on stream (a cudaStream_t, NULL = legacy default) and on the legacy
+ * default stream; returns when the results are written. Options as for the GPU backend
+ * above (orders 0 and 2; backend cpu fails with CANOPY_ERR_INVALID, as do host
+ * pointers and a body with a non-finite coordinate or mass, checked on the device). */
+canopy_status canopy_gravity_multipole_device(canopy_points d_bodies, const float *d_mass,
+                                              const canopy_gravity_options *g,
+                                              const canopy_run_options *opt, float *d_acc,
+                                              float *d_pot, void *stream, canopy_stats *stats);
 /* N-body time stepping (docs/nbody.md): leapfrog kick-drift-kick, forces from
  * canopy_gravity_multipole on an octree rebuilt every step; positions and velocities
  * kept in float64 (forces are float32). A run restarted from a checkpoint continues
@@ -569,8 +580,9 @@ typedef struct canopy_index canopy_index; /* opaque */
 /* Where the built tree lives (docs/c-api.md "Indexes"). Host: the queries of every
  * backend read it (a GPU query uploads it per call). Device: built on the GPU where a
  * GPU build exists (kd), else built on the host and uploaded once; GPU queries use the
- * device copy with no upload (a host copy is kept too: schedules, auto choices and
- * CPU queries read it). Both: built on the host and uploaded once. Device and both
+ * device copy with no upload (a host copy is kept too: the generic engines' schedules
+ * and CPU queries read it; a GPU build's is downloaded on that first need). Both:
+ * built on the host and uploaded once. Device and both
  * fail with CANOPY_ERR_UNSUPPORTED without the CUDA module or without a usable GPU. */
 typedef enum canopy_residency {
     CANOPY_RESIDENCY_HOST = 0,
@@ -590,6 +602,18 @@ canopy_index_options canopy_index_options_default(canopy_tree_kind kind);
  * with the keys sorted ascending). */
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
                                  canopy_index **out);
+/* Builds a kd index from points already on the GPU (CUDA callers): d_pts.data device
+ * memory, rows d_pts.stride floats apart; the build runs after the work queued on
+ * stream (a cudaStream_t, NULL = legacy default) and on the legacy default stream, and
+ * the call returns when it is done. The points never visit the host: the index has
+ * residency device, and its host copy of the tree is made on first need (CPU queries,
+ * the generic engines, self-queries, canopy_index_save). Of opt (NULL: kd defaults)
+ * only kind (kd; others fail with CANOPY_ERR_UNSUPPORTED) and leaf_size (0: 8) are
+ * read. Host points fail with CANOPY_ERR_INVALID, as does a non-finite coordinate
+ * (the device checks every row). The tree equals canopy_index_build's from the same
+ * points with residency device. */
+canopy_status canopy_index_build_device(canopy_points d_pts, const canopy_index_options *opt,
+                                        void *stream, canopy_index **out);
 /* Frees the index (NULL is fine). A freed handle is rejected by every call after. */
 void canopy_index_free(canopy_index *ix);
 

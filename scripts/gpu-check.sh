@@ -39,6 +39,10 @@
 #           kernels of src/simt/kernels.h on the GPU: CUDA-event and whole-call times),
 #           and its CPU application table on this host's idle cores (1 and all threads;
 #           bench/results/simt.md)
+#   edges   issue 30's GPU rows: canopy-bench-edges-gpu (bench/run_edges_gpu.sh): index
+#           builds from host points (against pinned copy + build) and from device
+#           pointers, kNN k = 8 and NN from device pointers and host arrays, plummer1m
+#           gravity from host arrays with its transfers (bench/results/edges.md, GPU)
 #   forest1core issue 20 on this host's CPU, one core: canopy's default forest
 #           prediction against XGBoost's inplace_predict on depth-8 models with 5 % NaN
 #           (needs xgboost in python3), and the cache model's layout pick and the SIMD
@@ -49,7 +53,7 @@
 #           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
 #           when python3 has them (one thread and all cores, and the GPU)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [paircount]
+#        [nbody] [dist] [dist2gpu] [cli] [simt] [edges] [forest1core] [paircount]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -198,6 +202,11 @@ for stage in $stages; do
             head -n 13 "$out/gpu-index-nsys-kernels.csv" | cut -c1-220 | sed 's/^/    /' >>"$summary"
             rm -f "$out"/gpu-index-nsys.nsys-rep "$out"/gpu-index-nsys.sqlite
         fi
+        ;;
+    edges)
+        "$root/bench/run_edges_gpu.sh" "$b" "$out" >"$out/edges-gpu.log" 2>&1
+        note "- edges GPU bench: rc $? (table below)"
+        cat "$out/edges-gpu.md" >>"$summary"
         ;;
     nbody)
         gpu_test test_gpu_multipole gpu_multipole.log

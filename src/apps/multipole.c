@@ -257,6 +257,71 @@ static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *t
     return s;
 }
 
+/* The options' checks both entry points share (theta and order resolved from a target
+ * accuracy by the CPU table). */
+static canopy_status check_options(canopy_gravity_options *g, const canopy_run_options *o) {
+    canopy_status s;
+    if (g->accuracy != 0.0 &&
+        (s = canopy_gravity_choose_for(g, g->accuracy, &g->theta, &g->order, NULL)))
+        return s;
+    if (!(g->theta > 0.0f) || !isfinite(g->theta))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
+                           (double)g->theta);
+    if (g->order != 0 && (g->order < 2 || g->order > MP_ORDER_MAX))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: order must be 0, 2, 3 or 4 (got %d; the dipole about the "
+                           "centre of mass vanishes)",
+                           (int)g->order);
+    if (g->opening != CANOPY_OPENING_BODY && g->opening != CANOPY_OPENING_BUCKET &&
+        g->opening != CANOPY_OPENING_LIST)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body, bucket or list");
+    if (g->tree != CANOPY_GRAVITY_TREE_OCT && g->tree != CANOPY_GRAVITY_TREE_BINARY)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
+    if (o->tree != CANOPY_TREE_KD && o->tree != CANOPY_TREE_OCT)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: only the oct tree is supported");
+    return CANOPY_OK;
+}
+
+/* What the GPU walk needs beyond check_options: order <= 2, a usable GPU, theta and
+ * order from the GPU's own table for a target accuracy. */
+static canopy_status gpu_options(const canopy_gravity_options *gopt, canopy_gravity_options *g) {
+    if (g->order > 2)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: the GPU walk expands to order 2 at most (got order %d); "
+                           "use --backend cpu for orders 3 and 4",
+                           (int)g->order);
+    if (!canopy_gpu_usable())
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: backend gpu, but no usable GPU (or no CUDA in this build)");
+    if (gopt && gopt->accuracy != 0.0)
+        return gpu_mp_choose(gopt->accuracy, &g->theta, &g->order, NULL);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_gravity_multipole_device(canopy_points d_bodies, const float *d_mass,
+                                              const canopy_gravity_options *gopt,
+                                              const canopy_run_options *opt, float *d_acc,
+                                              float *d_pot, void *stream, canopy_stats *stats) {
+    canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    if (d_bodies.n < 0 || d_bodies.d != 3 || d_bodies.stride < 3 ||
+        (d_bodies.n > 0 && (!d_bodies.data || !d_acc)))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity (device): bad bodies (n=%lld, d=%d, stride=%lld; 3 "
+                           "coordinates, device pointers to bodies and accelerations)",
+                           (long long)d_bodies.n, (int)d_bodies.d, (long long)d_bodies.stride);
+    if (!(g.softening >= 0.0f) || !isfinite(g.softening))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: softening must be finite and >= 0");
+    if (o.backend == CANOPY_BACKEND_CPU)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity (device): device pointers need backend gpu or auto");
+    canopy_status s = check_options(&g, &o);
+    if (s || (s = gpu_options(gopt, &g))) return s;
+    if (stats) memset(stats, 0, sizeof *stats);
+    return canopy_gravity_multipole_gpu(d_bodies, d_mass, &g, o.leaf_size, d_acc, d_pot, 1, stream,
+                                        stats);
+}
+
 canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *gopt,
                                        const canopy_run_options *opt, float *acc, float *pot,
@@ -264,42 +329,14 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     canopy_status s = check_bodies(bodies, mass, g.softening);
-    if (s) return s;
-    if (g.accuracy != 0.0 &&
-        (s = canopy_gravity_choose_for(&g, g.accuracy, &g.theta, &g.order, NULL)))
-        return s;
-    if (!(g.theta > 0.0f) || !isfinite(g.theta))
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
-                           (double)g.theta);
-    if (g.order != 0 && (g.order < 2 || g.order > MP_ORDER_MAX))
-        return canopy_fail(CANOPY_ERR_INVALID,
-                           "gravity: order must be 0, 2, 3 or 4 (got %d; the dipole about the "
-                           "centre of mass vanishes)",
-                           (int)g.order);
-    if (g.opening != CANOPY_OPENING_BODY && g.opening != CANOPY_OPENING_BUCKET &&
-        g.opening != CANOPY_OPENING_LIST)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: opening must be body, bucket or list");
-    if (g.tree != CANOPY_GRAVITY_TREE_OCT && g.tree != CANOPY_GRAVITY_TREE_BINARY)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
-    if (o.tree != CANOPY_TREE_KD && o.tree != CANOPY_TREE_OCT)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: only the oct tree is supported");
+    if (s || (s = check_options(&g, &o))) return s;
     /* The GPU walk (nbody/gpu_multipole.cu) always opens by bucket; auto takes it for
      * large sets only, where it wins by far and results need not match the CPU's bits. */
     if (gpu_mp_wanted(o.backend, bodies.n)) {
-        if (g.order > 2)
-            return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                               "gravity: the GPU walk expands to order 2 at most (got order %d); "
-                               "use --backend cpu for orders 3 and 4",
-                               (int)g.order);
-        if (!canopy_gpu_usable())
-            return canopy_fail(
-                CANOPY_ERR_UNSUPPORTED,
-                "gravity: backend gpu, but no usable GPU (or no CUDA in this build)");
-        if (gopt && gopt->accuracy != 0.0 &&
-            (s = gpu_mp_choose(gopt->accuracy, &g.theta, &g.order, NULL)))
-            return s;
+        if ((s = gpu_options(gopt, &g))) return s;
         if (stats) memset(stats, 0, sizeof *stats);
-        return canopy_gravity_multipole_gpu(bodies, mass, &g, o.leaf_size, acc, pot, stats);
+        return canopy_gravity_multipole_gpu(bodies, mass, &g, o.leaf_size, acc, pot, 0, NULL,
+                                            stats);
     }
     o.tree = CANOPY_TREE_OCT;
     o.backend = CANOPY_BACKEND_CPU;

@@ -63,16 +63,15 @@
            (const void *ctx, const canopy_tree_view *ta, const canopy_tree_view *tb, int sym,      \
             canopy_pair_counters *cnt, struct canopy_gpu_report *rep),                             \
            (ctx, ta, tb, sym, cnt, rep))                                                           \
-    /* STATUS, not OUT: host may be NULL (index.c's handle starts with it NULL) */            \
     STATUS(canopy_index_device_build,                                                              \
-           (canopy_points pts, const canopy_tree_options *to, canopy_index_device *dv,             \
-            canopy_tree **host),                                                                   \
-           (pts, to, dv, host))                                                                    \
+           (canopy_points pts, int device_points, const canopy_tree_options *to, void *stream,     \
+            canopy_index_device *dv),                                                              \
+           (pts, device_points, to, stream, dv))                                                   \
     STATUS(canopy_index_device_upload, (const canopy_tree_view *host, canopy_index_device *dv),    \
            (host, dv))                                                                             \
     RELEASE(canopy_index_device_free, (canopy_index_device * dv), (dv))                            \
     STATUS(canopy_index_device_knn,                                                                \
-           (const canopy_index_device *dv, const float *d_queries, int64_t nq, int32_t k,          \
+           (canopy_index_device * dv, const float *d_queries, int64_t nq, int32_t k,               \
             canopy_variant v, canopy_schedule sched, int64_t *d_idx, float *d_dist2, void *stream, \
             canopy_gpu_report *rep),                                                               \
            (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
@@ -85,8 +84,8 @@
             int last),                                                                             \
            (st, rows_at, row0, rows, last))                                                        \
     STATUS(canopy_index_staging_knn,                                                               \
-           (const canopy_index_device *dv, struct canopy_index_staging *st, canopy_variant v,      \
-            canopy_schedule sched, canopy_gpu_report *rep),                                        \
+           (canopy_index_device * dv, struct canopy_index_staging * st, canopy_variant v,          \
+            canopy_schedule sched, canopy_gpu_report * rep),                                       \
            (dv, st, v, sched, rep))                                                                \
     STATUS(canopy_index_staging_back,                                                              \
            (struct canopy_index_staging * st, void *h_idx, int narrow, float *h_dist2,             \
@@ -188,8 +187,8 @@
            (bodies, mass, softening, sample, ns, acc, pot))                                        \
     STATUS(canopy_gravity_multipole_gpu,                                                           \
            (canopy_points bodies, const float *mass, const canopy_gravity_options *g,              \
-            int32_t leaf, float *acc, float *pot, canopy_stats *stats),                            \
-           (bodies, mass, g, leaf, acc, pot, stats))                                               \
+            int32_t leaf, float *acc, float *pot, int device, void *stream, canopy_stats *stats),  \
+           (bodies, mass, g, leaf, acc, pot, device, stream, stats))                               \
     OUT(gpu_nbody_create,                                                                          \
         (const double *pos, const double *vel, const float *mass, int64_t n,                       \
          const gpu_mp_params *p, gpu_nbody **out),                                                 \

@@ -14,20 +14,24 @@ struct canopy_index_scratch; /* index_gpu.cu */
 
 typedef struct canopy_index_device {
     canopy_tree_view view; /* device pointers; view.hot NULL: no device copy */
-    /* per-query scratch kept between queries (grow-only, freed with the index) */
+    /* per-query scratch kept between queries (grow-only, made by the first query, freed
+     * with the index) */
     struct canopy_index_scratch *scratch;
     canopy_gpu_tree *built; /* a GPU build owning the arrays, or NULL (uploaded here) */
     size_t bytes;           /* device bytes of the tree arrays */
     int gpu_built;
 } canopy_index_device;
 
-/* Builds a kd tree on the GPU into dv and downloads its host twin into *host (the
- * schedules, auto choices and CPU queries read the host tree); host NULL: no twin (a
- * caller that queries only the device copy). dv->scratch NULL on entry: new query
- * scratch; else that scratch is reused (a caller of one-shot builds keeps it between
- * them, and takes it back out of dv before canopy_index_device_free). */
-canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
-                                        canopy_index_device *dv, canopy_tree **host);
+/* Builds a kd tree on the GPU into dv, after the work queued on `stream` (a
+ * cudaStream_t; NULL: the legacy default stream). device_points: pts.data must be
+ * device memory (else CANOPY_ERR_INVALID); else it may be either. No host twin is made
+ * (canopy_gpu_tree_download of dv->built makes one when a caller needs it). dv->scratch
+ * NULL on entry: the first query makes one; else that scratch is reused (a caller of
+ * one-shot builds keeps it between them, and takes it back out of dv before
+ * canopy_index_device_free). */
+canopy_status canopy_index_device_build(canopy_points pts, int device_points,
+                                        const canopy_tree_options *to, void *stream,
+                                        canopy_index_device *dv);
 /* Copies a host tree to the device once. */
 canopy_status canopy_index_device_upload(const canopy_tree_view *host, canopy_index_device *dv);
 void canopy_index_device_free(canopy_index_device *dv);
@@ -39,10 +43,10 @@ void canopy_index_device_free(canopy_index_device *dv);
  * bucket); rep->schedule_seconds gets the sort's time; returns when the results are
  * written. Calls on one index are serialised (they share its scratch). */
 enum { CANOPY_INDEX_BUCKET_POINTS = 32 };
-canopy_status canopy_index_device_knn(const canopy_index_device *dv, const float *d_queries,
-                                      int64_t nq, int32_t k, canopy_variant v,
-                                      canopy_schedule sched, int64_t *d_idx, float *d_dist2,
-                                      void *stream, canopy_gpu_report *rep);
+canopy_status canopy_index_device_knn(canopy_index_device *dv, const float *d_queries, int64_t nq,
+                                      int32_t k, canopy_variant v, canopy_schedule sched,
+                                      int64_t *d_idx, float *d_dist2, void *stream,
+                                      canopy_gpu_report *rep);
 
 /* Host-array kNN on a resident index (index_staging.cu): device buffers (and, pinned,
  * pinned host buffers) kept with the index (grow-only) and a stream of their own. One
@@ -62,9 +66,9 @@ canopy_status canopy_index_staging_reserve(struct canopy_index_staging **st, int
                                            int64_t **h_idx, float **h_dist2);
 canopy_status canopy_index_staging_put(struct canopy_index_staging *st, const float *rows_at,
                                        int64_t row0, int64_t rows, int last);
-canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
-                                       struct canopy_index_staging *st, canopy_variant v,
-                                       canopy_schedule sched, canopy_gpu_report *rep);
+canopy_status canopy_index_staging_knn(canopy_index_device *dv, struct canopy_index_staging *st,
+                                       canopy_variant v, canopy_schedule sched,
+                                       canopy_gpu_report *rep);
 canopy_status canopy_index_staging_back(struct canopy_index_staging *st, void *h_idx, int narrow,
                                         float *h_dist2, int32_t chunks);
 canopy_status canopy_index_staging_wait(struct canopy_index_staging *st, int32_t chunk);

@@ -43,8 +43,12 @@ struct canopy_index {
     canopy_tree *built; /* owned tree when built here */
     canopy_tree mapped; /* view into the file when loaded */
     canopy_secfile file;
-    const canopy_tree *tree; /* the one queried */
+    /* the one queried on the host; a GPU build's is NULL until host_tree makes it (under
+     * lock): read it through host_tree, and the sizes through shape() */
+    const canopy_tree *tree;
     canopy_residency residency;
+    int32_t leaf_size;
+    double build_seconds;
     float *original; /* the points in their original order, made on first need */
     pthread_mutex_t lock;
     int64_t builds, queries;
@@ -163,6 +167,47 @@ enum {
     CANOPY_INDEX_BUCKET_MAX_D = 3
 };
 
+/* A kd tree built on the GPU into ix: the host twin waits for host_tree (a device-only
+ * index's queries never read it; downloading it cost more than the build). */
+static canopy_status device_built(canopy_index *ix, canopy_points pts, int device_points,
+                                  const canopy_tree_options *to, void *stream) {
+    canopy_status s = canopy_index_device_build(pts, device_points, to, stream, &ix->dev);
+    if (s) return s;
+    ix->leaf_size = ix->dev.built->leaf_size;
+    ix->build_seconds = ix->dev.built->build_seconds;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_index_build_device(canopy_points d_pts, const canopy_index_options *opt,
+                                        void *stream, canopy_index **out) {
+    *out = NULL;
+    canopy_index_options o = opt ? *opt : canopy_index_options_default(CANOPY_TREE_KD);
+    if (o.kind != CANOPY_TREE_KD)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "index build (device): %s trees are built on the host (device "
+                           "points build kd trees; copy the points to the host for %s)",
+                           canopy_tree_kind_name(o.kind), canopy_tree_kind_name(o.kind));
+    if (d_pts.n < 0 || d_pts.d < 1 || d_pts.stride < d_pts.d || (d_pts.n > 0 && !d_pts.data))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "index build (device): bad shape (n=%lld, d=%d, stride=%lld)",
+                           (long long)d_pts.n, (int)d_pts.d, (long long)d_pts.stride);
+    canopy_status s = check_residency(CANOPY_RESIDENCY_DEVICE);
+    canopy_index *ix = NULL;
+    if (s || (s = new_handle(CANOPY_RESIDENCY_DEVICE, &ix))) return s;
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o.leaf_size > 0 ? o.leaf_size : CANOPY_INDEX_GPU_LEAF;
+    if (!(s = device_built(ix, d_pts, 1, &to, stream))) {
+        ix->builds = 1;
+        s = reg_add(ix);
+    }
+    if (s) {
+        destroy(ix);
+        return s;
+    }
+    *out = ix;
+    return CANOPY_OK;
+}
+
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
                                  canopy_index **out) {
     *out = NULL;
@@ -200,16 +245,18 @@ canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *
          * kind's 16; 2-D clusters no worse); indexes queried on the host keep 16. */
         if (o.residency == CANOPY_RESIDENCY_DEVICE && o.kind == CANOPY_TREE_KD) {
             if (to.leaf_size <= 0) to.leaf_size = CANOPY_INDEX_GPU_LEAF;
-            s = canopy_index_device_build(pts, &to, &ix->dev, &ix->built);
-        } else if (!(s = canopy_tree_build(pts, &to, &ix->built)) &&
-                   o.residency != CANOPY_RESIDENCY_HOST) {
-            s = canopy_index_device_upload(&ix->built->view, &ix->dev);
+            s = device_built(ix, pts, 0, &to, NULL);
+        } else if (!(s = canopy_tree_build(pts, &to, &ix->built))) {
+            if (o.residency != CANOPY_RESIDENCY_HOST)
+                s = canopy_index_device_upload(&ix->built->view, &ix->dev);
+            if (!s && ix->dev.view.hot) ix->built->device = &ix->dev.view;
+            ix->tree = ix->built;
+            ix->leaf_size = ix->built->leaf_size;
+            ix->build_seconds = ix->built->build_seconds;
         }
-        if (!s && ix->dev.view.hot) ix->built->device = &ix->dev.view;
     }
     canopy_free(equal);
     if (!s) {
-        ix->tree = ix->built;
         ix->builds = 1;
         s = reg_add(ix);
     }
@@ -225,22 +272,41 @@ void canopy_index_free(canopy_index *ix) {
     if (ix && reg_remove(ix)) destroy(ix);
 }
 
+/* The sizes and kind of the indexed tree (a GPU build's device view holds them too). */
+static const canopy_tree_view *shape(const canopy_index *ix) {
+    return ix->dev.gpu_built ? &ix->dev.view : &ix->tree->view;
+}
+
+/* The host tree, downloaded from a GPU build on first need (CPU queries, the generic
+ * engines, self-queries, gravity, save). */
+static canopy_status host_tree(canopy_index *ix, const canopy_tree **out) {
+    canopy_status s = CANOPY_OK;
+    pthread_mutex_lock(&ix->lock);
+    if (!ix->tree && !(s = canopy_gpu_tree_download(ix->dev.built, &ix->built))) {
+        ix->built->device = &ix->dev.view;
+        ix->tree = ix->built;
+    }
+    *out = ix->tree;
+    pthread_mutex_unlock(&ix->lock);
+    return s;
+}
+
 canopy_status canopy_index_get_info(const canopy_index *ix, canopy_index_info *info) {
     canopy_status s = check_handle(ix, "index info");
     if (s) return s;
-    const canopy_tree_view *v = &ix->tree->view;
+    const canopy_tree_view *v = shape(ix);
     memset(info, 0, sizeof *info);
     info->kind = (canopy_tree_kind)v->kind;
     info->n = v->n;
     info->d = v->d;
     info->n_nodes = v->n_nodes;
     info->depth = v->depth;
-    info->leaf_size = ix->tree->leaf_size;
+    info->leaf_size = ix->leaf_size;
     info->residency = ix->residency;
-    info->mapped = ix->built == NULL;
+    info->mapped = ix->tree == &ix->mapped;
     info->builds = ix->builds;
     info->queries = ix->queries;
-    info->build_seconds = ix->built ? ix->built->build_seconds : 0.0;
+    info->build_seconds = ix->build_seconds;
     info->device_bytes = ix->dev.bytes;
     info->gpu_built = ix->dev.gpu_built;
     info->bytes = (size_t)v->n_nodes * (size_t)v->hot_stride +
@@ -258,13 +324,13 @@ static canopy_status begin(canopy_index *ix, const char *app, unsigned kinds,
                            canopy_stats *stats) {
     canopy_status s = check_handle(ix, app);
     if (s) return s;
-    const canopy_tree_view *v = &ix->tree->view;
+    const canopy_tree_view *v = shape(ix);
     if (!(kinds & (1u << v->kind)))
         return canopy_fail(CANOPY_ERR_INVALID, "%s: an index of tree %s cannot answer it", app,
                            canopy_tree_kind_name((canopy_tree_kind)v->kind));
     *o = opt ? *opt : canopy_run_options_default();
     o->tree = (canopy_tree_kind)v->kind;
-    o->leaf_size = ix->tree->leaf_size;
+    o->leaf_size = ix->leaf_size;
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->tree = o->tree;
@@ -280,8 +346,10 @@ static canopy_status begin(canopy_index *ix, const char *app, unsigned kinds,
 
 /* The indexed points in their original order (self-queries and gravity need them). */
 static canopy_status original_points(canopy_index *ix, canopy_points *out) {
-    const canopy_tree_view *v = &ix->tree->view;
-    canopy_status s = CANOPY_OK;
+    const canopy_tree *t;
+    canopy_status s = host_tree(ix, &t);
+    if (s) return s;
+    const canopy_tree_view *v = &t->view;
     pthread_mutex_lock(&ix->lock);
     if (!ix->original &&
         !(s = canopy_alloc((void **)&ix->original, (size_t)(v->n * v->d + 1), sizeof(float))))
@@ -303,7 +371,7 @@ static canopy_status queries_for(canopy_index *ix, const char *app, canopy_point
     snprintf(what, sizeof what, "%s query points", app);
     canopy_status s = canopy_points_check(*q, what);
     if (s) return s;
-    int32_t d = ix->tree->view.d;
+    int32_t d = shape(ix)->d;
     if (q->d != d)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "%s: query points have %d dimensions but the index has %d", app,
@@ -437,7 +505,7 @@ static int32_t staging_pieces(size_t bytes) {
  * the copies of other pieces run (repeated calls); else (canopy_knn's first call, on
  * dense queries) they are copied straight from and to the caller's arrays: pageable
  * copies cost less than making pinned buffers for one call. */
-static canopy_status knn_staged_on(const canopy_index_device *dv, int32_t leaf_size,
+static canopy_status knn_staged_on(canopy_index_device *dv, int32_t leaf_size,
                                    struct canopy_index_staging **st, int pinned, canopy_points q,
                                    int32_t k, const canopy_run_options *o, int64_t *idx,
                                    float *dist2, canopy_stats *stats) {
@@ -503,7 +571,7 @@ static canopy_status knn_staged(canopy_index *ix, canopy_points q, int32_t k,
                                 canopy_stats *stats) {
     pthread_mutex_lock(&ix->staging_lock);
     canopy_status s =
-        knn_staged_on(&ix->dev, ix->tree->leaf_size, &ix->staging, 1, q, k, o, idx, dist2, stats);
+        knn_staged_on(&ix->dev, ix->leaf_size, &ix->staging, 1, q, k, o, idx, dist2, stats);
     pthread_mutex_unlock(&ix->staging_lock);
     return s;
 }
@@ -518,7 +586,9 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
     if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "index knn: k must be >= 1 (got %d)", (int)k);
     if (ix->dev.view.hot && staged_applies(&o, query.n, self))
         return knn_staged(ix, query, k, &o, idx, dist2, stats);
-    return canopy_knn_on_tree(ix->tree, query, self, k, &o, idx, dist2, stats);
+    const canopy_tree *t;
+    if ((s = host_tree(ix, &t))) return s;
+    return canopy_knn_on_tree(t, query, self, k, &o, idx, dist2, stats);
 }
 
 /* The pinned staging and device query scratch canopy_knn's device path shares from its
@@ -551,7 +621,7 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
     }
     dv.scratch = shared ? once_scratch : NULL;
     double t0 = canopy_now();
-    canopy_status s = canopy_index_device_build(ref, &to, &dv, NULL);
+    canopy_status s = canopy_index_device_build(ref, 0, &to, NULL, &dv);
     double built = canopy_now() - t0;
     if (!s)
         s = knn_staged_on(&dv, to.leaf_size, shared ? &once_staging : &st, shared, query, k, o, idx,
@@ -607,7 +677,7 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            kd ? ", tree: grouped by kd bucket on the device" : "");
     canopy_variant v;
     canopy_schedule sched;
-    device_choice(&ix->dev, ix->tree->leaf_size, &o, nq, k, &v, &sched);
+    device_choice(&ix->dev, ix->leaf_size, &o, nq, k, &v, &sched);
     const int kd_kernel = knn_kd_kernel_applies(&ix->dev.view, k, v);
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
@@ -629,7 +699,9 @@ canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, f
     canopy_status s =
         begin(ix, "index radius", KINDS_METRIC | (1u << CANOPY_TREE_OCT), opt, &o, stats);
     if (s || (s = queries_for(ix, "index radius", &query, &self))) return s;
-    return canopy_radius_on_tree(ix->tree, query, self, r, &o, counts, stats);
+    const canopy_tree *t;
+    if ((s = host_tree(ix, &t))) return s;
+    return canopy_radius_on_tree(t, query, self, r, &o, counts, stats);
 }
 
 canopy_status canopy_index_gravity(canopy_index *ix, float theta, float eps,
@@ -644,7 +716,9 @@ canopy_status canopy_index_gravity(canopy_index *ix, float theta, float eps,
         return canopy_fail(CANOPY_ERR_INVALID, "index gravity: softening must be finite and >= 0");
     canopy_points bodies;
     if ((s = original_points(ix, &bodies))) return s;
-    return canopy_gravity_on_tree(ix->tree, bodies, theta, eps, &o, acc, stats);
+    const canopy_tree *t;
+    if ((s = host_tree(ix, &t))) return s;
+    return canopy_gravity_on_tree(t, bodies, theta, eps, &o, acc, stats);
 }
 
 canopy_status canopy_index_search(canopy_index *ix, const float *queries, int64_t n_queries,
@@ -656,14 +730,18 @@ canopy_status canopy_index_search(canopy_index *ix, const float *queries, int64_
     for (int64_t i = 0; i < n_queries; i++)
         if (isnan(queries[i]))
             return canopy_fail(CANOPY_ERR_INVALID, "index search: query %lld is NaN", (long long)i);
-    return canopy_search_on_tree(ix->tree, queries, n_queries, &o, idx, stats);
+    const canopy_tree *t;
+    if ((s = host_tree(ix, &t))) return s;
+    return canopy_search_on_tree(t, queries, n_queries, &o, idx, stats);
 }
 
 /* ------------------------------------------------------------------ files -- */
 canopy_status canopy_index_save(const canopy_index *ix, const char *path) {
     canopy_status s = check_handle(ix, "index save");
     if (s) return s;
-    const canopy_tree *t = ix->tree;
+    /* a GPU build's host twin is made here if no query made it (a cache: const to the caller) */
+    const canopy_tree *t;
+    if ((s = host_tree((canopy_index *)ix, &t))) return s;
     const canopy_tree_view *v = &t->view;
     int64_t meta[M_COUNT] = {
         [M_KIND] = v->kind,
@@ -808,6 +886,7 @@ static canopy_status from_file(canopy_index *ix) {
     if ((s = check_tree(f, v))) return s;
     if (v->kind == CANOPY_TREE_OCT && !w) return bad(f, "octree without masses");
     ix->tree = t;
+    ix->leaf_size = t->leaf_size;
     return CANOPY_OK;
 }
 

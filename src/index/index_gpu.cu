@@ -4,6 +4,7 @@
 #include "index/device.h"
 
 #include "apps/knn_gpu.cuh"
+#include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
 #include "traverse/gpu_schedule.h"
 
@@ -74,26 +75,33 @@ static canopy_status scratch_reserve(canopy_index_scratch *x, size_t bytes) {
     return CANOPY_OK;
 }
 
-extern "C" canopy_status canopy_index_device_build(canopy_points pts, const canopy_tree_options *to,
-                                                   canopy_index_device *dv, canopy_tree **host) {
-    if (host) *host = NULL;
+/* The scratch of dv, made by its first query: a build that is never queried, or queried
+ * only on the host, pays for none of it. One lock for every index, held only while a
+ * scratch is made. */
+static canopy_status scratch_of(canopy_index_device *dv, canopy_index_scratch **out) {
+    static std::mutex making;
+    std::lock_guard<std::mutex> hold(making);
+    canopy_status s = dv->scratch ? CANOPY_OK : scratch_new(&dv->scratch);
+    *out = dv->scratch;
+    return s;
+}
+
+extern "C" canopy_status canopy_index_device_build(canopy_points pts, int device_points,
+                                                   const canopy_tree_options *to, void *stream,
+                                                   canopy_index_device *dv) {
     canopy_index_scratch *kept = dv->scratch; /* the caller's, reused: see device.h */
+    if (device_points && pts.n > 0 && !canopy_gpu_on_device(pts.data))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "index build (device): the points must be device memory (host "
+                           "points: canopy_index_build)");
     canopy_gpu_tree *g = NULL;
-    canopy_status s = canopy_tree_build_gpu(pts, to, &g);
-    if (!s && host) s = canopy_gpu_tree_download(g, host);
-    if (s) {
-        canopy_gpu_tree_free(g);
-        return s;
-    }
+    canopy_status s = canopy_gpu_after_stream(stream);
+    if (s || (s = canopy_tree_build_gpu(pts, to, &g))) return s;
     memset(dv, 0, sizeof *dv);
     if (kept) {
         kept->box_ready = false; /* the Morton grid and the descent are the new tree's */
         kept->descent_ready = false;
         dv->scratch = kept;
-    } else if ((s = scratch_new(&dv->scratch))) {
-        canopy_gpu_tree_free(g);
-        if (host) canopy_tree_free(*host), *host = NULL;
-        return s;
     }
     dv->view = *canopy_gpu_tree_view(g);
     dv->built = g;
@@ -122,8 +130,7 @@ static canopy_status put(const T **dev, const T *host, int64_t count, const char
 extern "C" canopy_status canopy_index_device_upload(const canopy_tree_view *h,
                                                     canopy_index_device *dv) {
     memset(dv, 0, sizeof *dv);
-    canopy_status s = scratch_new(&dv->scratch);
-    if (s) return s;
+    canopy_status s;
     /* the arrays start NULL and turn to device copies one by one: on a failure the
      * free below touches device memory only */
     dv->view = *h;
@@ -157,32 +164,24 @@ extern "C" void canopy_index_device_free(canopy_index_device *dv) {
     memset(dv, 0, sizeof *dv);
 }
 
-/* 1 when p is device (or managed) memory the kernels can read. */
-static int on_device(const void *p) {
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-}
-
-extern "C" canopy_status canopy_index_device_knn(const canopy_index_device *dv,
-                                                 const float *d_queries, int64_t nq, int32_t k,
-                                                 canopy_variant v, canopy_schedule sched,
-                                                 int64_t *d_idx, float *d_dist2, void *stream,
+extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const float *d_queries,
+                                                 int64_t nq, int32_t k, canopy_variant v,
+                                                 canopy_schedule sched, int64_t *d_idx,
+                                                 float *d_dist2, void *stream,
                                                  canopy_gpu_report *rep) {
-    if (nq > 0 && (!on_device(d_queries) || !on_device(d_idx) || (d_dist2 && !on_device(d_dist2))))
+    if (nq > 0 && (!canopy_gpu_on_device(d_queries) || !canopy_gpu_on_device(d_idx) ||
+                   (d_dist2 && !canopy_gpu_on_device(d_dist2))))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "index knn (device): queries, indices and distances must be device "
                            "memory");
-    canopy_index_scratch *x = dv->scratch;
+    canopy_index_scratch *x = NULL;
+    canopy_status s = scratch_of(dv, &x);
+    if (s) return s;
     std::lock_guard<std::mutex> hold(x->lock);
     const cudaStream_t st = (cudaStream_t)stream;
     const int32_t d = dv->view.d;
     const bool sorted = sched == CANOPY_SCHEDULE_MORTON && nq > 1;
     const bool buckets = sched == CANOPY_SCHEDULE_TREE && nq > 0;
-    canopy_status s;
     /* Work the caller queued on the legacy default stream (cudaMemset, kernels on
      * stream 0) comes first too, as when the kernels ran there: a non-blocking
      * stream would not wait for it. An event, not a host synchronisation. */

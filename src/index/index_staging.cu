@@ -134,9 +134,9 @@ static canopy_status queue_back(canopy_index_staging *st, int32_t c, int64_t r0,
     return s;
 }
 
-extern "C" canopy_status canopy_index_staging_knn(const canopy_index_device *dv,
-                                                  canopy_index_staging *st, canopy_variant v,
-                                                  canopy_schedule sched, canopy_gpu_report *rep) {
+extern "C" canopy_status canopy_index_staging_knn(canopy_index_device *dv, canopy_index_staging *st,
+                                                  canopy_variant v, canopy_schedule sched,
+                                                  canopy_gpu_report *rep) {
     st->chunks = 0;
     return canopy_index_device_knn(dv, (const float *)st->dev, st->nq, st->k, v, sched,
                                    (int64_t *)(st->dev + st->idx_off),

@@ -6,8 +6,10 @@
 #include "nbody/gpu_multipole.h"
 
 #include "canopy/cuda_util.cuh"
+#include "core/gpu.cuh"
 
 #include <cub/cub.cuh>
+#include <mutex>
 #include <new>
 #include <thrust/iterator/counting_iterator.h>
 #include <math.h>
@@ -913,40 +915,165 @@ static canopy_status upload_xyzm(canopy_points b, const float *mass, canopy_gpu_
     return s;
 }
 
+/* What host-array calls keep between them: one evaluator (its buffers grown to the
+ * largest call) and the bodies' pinned and device arrays, so that a call after the first
+ * allocates nothing; kept until the process ends, as the build pool's are. A call that
+ * finds them busy (another thread) works with its own. */
+struct host_calls {
+    gpu_mp *m = nullptr;
+    float *h_xyzm = nullptr, *d_xyzm = nullptr, *d_acc = nullptr, *d_pot = nullptr;
+    int64_t cap = 0, pinned_cap = 0;     /* bodies the device and the pinned arrays hold */
+    unsigned long long *d_bad = nullptr; /* device-pointer calls: the first bad body */
+};
+
+static void host_calls_release(host_calls &k) {
+    gpu_mp_free(k.m);
+    cudaFreeHost(k.h_xyzm);
+    void *p[] = {k.d_xyzm, k.d_acc, k.d_pot, k.d_bad};
+    for (void *q : p) cudaFree(q);
+    k = host_calls();
+}
+
+/* Room for n bodies: device arrays (acc and pot for host-array calls only), pinned
+ * ones when `pinned`. */
+static canopy_status host_calls_reserve(host_calls &k, int64_t n, bool pinned) {
+    canopy_status s = k.m ? CANOPY_OK : gpu_mp_create(&k.m);
+    if (!s && !k.d_bad) s = dalloc((void **)&k.d_bad, sizeof *k.d_bad, "a flag");
+    if (!s && n > k.cap) {
+        void *p[] = {k.d_xyzm, k.d_acc, k.d_pot};
+        for (void *q : p) cudaFree(q);
+        k.d_xyzm = k.d_acc = k.d_pot = nullptr;
+        k.cap = 0;
+        if ((s = dalloc((void **)&k.d_xyzm, sizeof(float) * 4 * (size_t)n, "bodies")) ||
+            (s = dalloc((void **)&k.d_acc, sizeof(float) * 3 * (size_t)n, "accelerations")) ||
+            (s = dalloc((void **)&k.d_pot, sizeof(float) * (size_t)n, "potentials")))
+            return s;
+        k.cap = n;
+    }
+    if (!s && pinned && n > k.pinned_cap) {
+        cudaFreeHost(k.h_xyzm);
+        k.h_xyzm = nullptr;
+        k.pinned_cap = 0;
+        if ((s = canopy_gpu_check(cudaMallocHost(&k.h_xyzm, sizeof(float) * 4 * (size_t)n),
+                                  "GPU gravity: pinned bodies")))
+            return s;
+        k.pinned_cap = n;
+    }
+    return s;
+}
+
+static std::mutex kept_lock;
+static host_calls kept;
+
 extern "C" canopy_status gpu_mp_forces_host(canopy_points bodies, const float *mass,
                                             const gpu_mp_params *p, float *acc, float *pot,
                                             gpu_mp_timing *t) {
     if (bodies.n == 0) return CANOPY_OK;
-    canopy_gpu_buffers B;
-    float *d_b = nullptr, *d_acc = nullptr, *d_pot = nullptr;
-    canopy_status s = upload_xyzm(bodies, mass, B, &d_b);
-    if (!s) s = B.alloc(&d_acc, 3 * bodies.n, "accelerations");
-    if (!s && pot) s = B.alloc(&d_pot, bodies.n, "potentials");
-    gpu_mp *m = nullptr;
-    if (!s) s = gpu_mp_create(&m);
-    if (!s) s = gpu_mp_forces(m, d_b, bodies.n, p, d_acc, d_pot, t);
-    if (!s && !t) s = check_walk(m);
+    const int64_t n = bodies.n;
+    std::unique_lock<std::mutex> hold(kept_lock, std::try_to_lock);
+    host_calls own, &k = hold.owns_lock() ? kept : own;
+    canopy_status s = host_calls_reserve(k, n, true);
+    double t0 = canopy_now();
+    if (!s) {
+        /* packed straight into pinned memory: one copy at full bandwidth */
+        float *h = k.h_xyzm;
+        for (int64_t i = 0; i < n; i++) {
+            const float *q = canopy_point(bodies, i);
+            h[4 * i] = q[0], h[4 * i + 1] = q[1], h[4 * i + 2] = q[2];
+            h[4 * i + 3] = mass ? mass[i] : 1.0f / (float)n;
+        }
+        s = canopy_gpu_check(
+            cudaMemcpy(k.d_xyzm, h, sizeof(float) * 4 * (size_t)n, cudaMemcpyHostToDevice),
+            "GPU gravity: upload");
+    }
+    double t1 = canopy_now();
+    if (!s) s = gpu_mp_forces(k.m, k.d_xyzm, n, p, k.d_acc, pot ? k.d_pot : nullptr, t);
+    if (!s && !t) s = check_walk(k.m);
+    double t2 = canopy_now();
     if (!s)
         s = canopy_gpu_check(
-            cudaMemcpy(acc, d_acc, sizeof(float) * 3 * (size_t)bodies.n, cudaMemcpyDeviceToHost),
+            cudaMemcpy(acc, k.d_acc, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost),
             "GPU gravity: download");
     if (!s && pot)
         s = canopy_gpu_check(
-            cudaMemcpy(pot, d_pot, sizeof(float) * (size_t)bodies.n, cudaMemcpyDeviceToHost),
+            cudaMemcpy(pot, k.d_pot, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost),
             "GPU gravity: download");
-    gpu_mp_free(m);
+    if (t) {
+        t->upload_ms = (t1 - t0) * 1e3;
+        t->download_ms = (canopy_now() - t2) * 1e3;
+    }
+    if (!hold.owns_lock() || s) host_calls_release(k);
+    return s;
+}
+
+/* Bodies (any stride) and masses (NULL: 1/n) on the device packed as x y z m; the
+ * first body with a non-finite coordinate or a mass that is not finite and >= 0 in
+ * *bad (untouched when none). */
+__global__ void k_pack_xyzm(const float *pos, int64_t stride, const float *mass, int64_t n,
+                            float4 *out, unsigned long long *bad) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const float *q = pos + i * stride;
+        float m = mass ? mass[i] : 1.0f / (float)n;
+        if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !(m >= 0.0f) || !isfinite(m))
+            atomicMin(bad, (unsigned long long)i);
+        out[i] = make_float4(q[0], q[1], q[2], m);
+    }
+}
+
+/* Forces of bodies given by device pointers, results to device arrays, after the work
+ * queued on `stream`; synchronous. */
+static canopy_status gpu_mp_forces_device(canopy_points bodies, const float *mass,
+                                          const gpu_mp_params *p, float *acc, float *pot,
+                                          void *stream, gpu_mp_timing *t) {
+    const int64_t n = bodies.n;
+    if (n == 0) return CANOPY_OK;
+    if (!canopy_gpu_on_device(bodies.data) || (mass && !canopy_gpu_on_device(mass)) ||
+        !canopy_gpu_on_device(acc) || (pot && !canopy_gpu_on_device(pot)))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity (device): bodies, masses, accelerations and potentials must "
+                           "be device memory");
+    std::unique_lock<std::mutex> hold(kept_lock, std::try_to_lock);
+    host_calls own, &k = hold.owns_lock() ? kept : own;
+    unsigned long long bad = ~0ull;
+    canopy_status s = host_calls_reserve(k, n, false);
+    if (!s) s = canopy_gpu_after_stream(stream);
+    if (!s)
+        s = canopy_gpu_check(cudaMemcpy(k.d_bad, &bad, sizeof bad, cudaMemcpyHostToDevice),
+                             "GPU gravity: a flag");
+    if (!s) {
+        int64_t nb = (n + 255) / 256;
+        k_pack_xyzm<<<(int)(nb < 4096 ? nb : 4096), 256>>>(bodies.data, bodies.stride, mass, n,
+                                                           (float4 *)k.d_xyzm, k.d_bad);
+        s = canopy_gpu_check(cudaMemcpy(&bad, k.d_bad, sizeof bad, cudaMemcpyDeviceToHost),
+                             "GPU gravity: packing the bodies");
+    }
+    if (!s && bad != ~0ull)
+        s = canopy_fail(CANOPY_ERR_INVALID,
+                        "gravity (device): body %lld has a non-finite coordinate or a mass "
+                        "that is not finite and >= 0",
+                        (long long)bad);
+    if (!s) s = gpu_mp_forces(k.m, k.d_xyzm, n, p, acc, pot, t);
+    if (!s && !t) s = check_walk(k.m);
+    if (!hold.owns_lock() || s) host_calls_release(k);
     return s;
 }
 
 extern "C" canopy_status canopy_gravity_multipole_gpu(canopy_points bodies, const float *mass,
                                                       const canopy_gravity_options *g, int32_t leaf,
-                                                      float *acc, float *pot, canopy_stats *stats) {
+                                                      float *acc, float *pot, int device,
+                                                      void *stream, canopy_stats *stats) {
     gpu_mp_params p = {g->theta, g->order, g->softening, leaf, 0};
-    gpu_mp_timing t;
-    canopy_status s = gpu_mp_forces_host(bodies, mass, &p, acc, pot, stats ? &t : nullptr);
+    gpu_mp_timing t{};
+    canopy_status s =
+        device ? gpu_mp_forces_device(bodies, mass, &p, acc, pot, stream, stats ? &t : nullptr)
+               : gpu_mp_forces_host(bodies, mass, &p, acc, pot, stats ? &t : nullptr);
     if (!s && stats) {
         stats->build_seconds = (t.build_ms + t.moments_ms) * 1e-3;
         stats->traverse_seconds = t.walk_ms * 1e-3;
+        stats->upload_seconds = t.upload_ms * 1e-3;
+        stats->download_seconds = t.download_ms * 1e-3;
+        stats->transfer_seconds = stats->upload_seconds + stats->download_seconds;
         stats->queries = t.groups;
         stats->nodes_per_query = t.groups ? (double)t.tests / (double)t.groups : 0.0;
         stats->backend = CANOPY_BACKEND_GPU;

@@ -37,10 +37,13 @@ typedef struct gpu_mp_params {
         group; /* bodies per bucket (a warp each): 32 or 64 (0: 64 from 500,000 bodies, else 32) */
 } gpu_mp_params;
 
-/* Device times of the phases of the last evaluation (ms, from CUDA events) and the
- * walk's counts. */
+/* Device times of the phases of the last evaluation (ms, from CUDA events), the
+ * walk's counts and the host-array call's copies. */
 typedef struct gpu_mp_timing {
     double build_ms, moments_ms, walk_ms, total_ms;
+    /* gpu_mp_forces_host only: host wall of packing + copying the bodies up, and of
+     * copying the results back */
+    double upload_ms, download_ms;
     int64_t groups; /* buckets walked (one warp each) */
     int64_t tests;  /* bucket-to-node opening tests */
     int64_t cells;  /* accepted cells, summed over buckets */
@@ -66,10 +69,13 @@ canopy_status gpu_mp_forces_host(canopy_points bodies, const float *mass, const 
 canopy_status gpu_mp_direct_sample(canopy_points bodies, const float *mass, float softening,
                                    const int64_t *sample, int64_t ns, double *acc, double *pot);
 
-/* canopy_gravity_multipole's GPU backend (its arguments checked by it). */
+/* canopy_gravity_multipole's GPU backend (its arguments checked by it); device: bodies,
+ * masses, acc and pot are device pointers (canopy_gravity_multipole_device; the bodies
+ * are checked for NaN there), the work runs after what was queued on stream. */
 canopy_status canopy_gravity_multipole_gpu(canopy_points bodies, const float *mass,
                                            const canopy_gravity_options *g, int32_t leaf,
-                                           float *acc, float *pot, canopy_stats *stats);
+                                           float *acc, float *pot, int device, void *stream,
+                                           canopy_stats *stats);
 
 /* Leapfrog kick-drift-kick with the state resident on the device (float64 positions
  * and velocities; forces from gpu_mp_forces on positions rounded to float32). */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Device-resident indexes (residency device and both) against brute force and the
+/* Device-resident indexes (residency device and both, and kd builds from device
+ * pointers, whose trees equal the host-point builds') against brute force and the
  * host index on fresh random inputs: kNN (queries and self-queries), radius counts,
  * gravity and search; the second query uploads no tree (stats); the device-pointer
  * kNN equals the host API in the caller's order and sorted on the device (schedules
@@ -292,6 +293,138 @@ static void search_case(int64_t n, uint64_t seed) {
     free(keys), free(q), free(g);
 }
 
+/* The whole file at path (its size in *len), or NULL. */
+static unsigned char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)n + 1);
+    *len = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    return b;
+}
+
+/* 1 when the two indexes save to the same bytes: the same nodes (topology, boxes, split
+ * dimensions), points in tree order, permutation and ropes. */
+static int same_tree(canopy_index *a, canopy_index *b) {
+    char pa[256], pb[256];
+    snprintf(pa, sizeof pa, "%s", check_tmp_path("device-build-a.idx"));
+    snprintf(pb, sizeof pb, "%s", check_tmp_path("device-build-b.idx"));
+    CHECK_OK(canopy_index_save(a, pa));
+    CHECK_OK(canopy_index_save(b, pb));
+    size_t la = 0, lb = 0;
+    unsigned char *ba = slurp(pa, &la), *bb = slurp(pb, &lb);
+    int same = ba && bb && la == lb && memcmp(ba, bb, la) == 0;
+    free(ba), free(bb);
+    return same;
+}
+
+/* canopy_index_build_device: points copied to the device on a non-blocking stream of
+ * the caller's just before (the build must wait for the copy), rows `stride` floats
+ * apart; the tree equals the host-point build's with residency device, and kNN on it
+ * (device pointers, staged host arrays, the CPU, self-queries) equals brute force. */
+static void device_build_case(int64_t n, int32_t d, int kind, int32_t leaf, int32_t stride,
+                              uint64_t seed) {
+    char tag[128];
+    snprintf(tag, sizeof tag, "device build n=%lld d=%d kind=%d leaf=%d stride=%d", (long long)n, d,
+             kind, (int)leaf, (int)stride);
+    float *dense = make_points(n, d, kind, seed);
+    float *rows = calloc((size_t)(n * stride + 1), sizeof(float));
+    for (int64_t i = 0; i < n; i++) memcpy(rows + i * stride, dense + i * d, sizeof(float) * d);
+    canopy_points host = {rows, n, d, stride};
+    cudaStream_t stream;
+    float *dp = NULL;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dp, sizeof(float) * (size_t)(n * stride + 1)) == cudaSuccess);
+    CHECK(cudaMemcpyAsync(dp, rows, sizeof(float) * (size_t)(n * stride), cudaMemcpyHostToDevice,
+                          stream) == cudaSuccess);
+    canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
+    io.leaf_size = leaf;
+    canopy_index *dx = NULL, *hx = NULL;
+    CHECK_OK(canopy_index_build_device((canopy_points){dp, n, d, stride}, &io, stream, &dx));
+    io.residency = CANOPY_RESIDENCY_DEVICE;
+    CHECK_OK(canopy_index_build(host, &io, &hx));
+    if (!dx || !hx) goto out;
+    canopy_index_info info;
+    CHECK_OK(canopy_index_get_info(dx, &info));
+    CHECK_MSG(info.residency == CANOPY_RESIDENCY_DEVICE && info.gpu_built == 1 &&
+                  info.builds == 1 && info.n == n && info.d == d &&
+                  info.leaf_size == (leaf > 0 ? leaf : 8) && info.device_bytes == info.bytes,
+              "%s: info", tag);
+    int64_t k = 8, nq = n > 0 ? 300 : 0, cells = nq * k;
+    if (n > 0) {
+        float *qp = make_points(nq, d, kind, seed + 99);
+        canopy_points qry = canopy_points_make(qp, nq, d);
+        int64_t *bi = malloc(sizeof(int64_t) * (size_t)(n * k + cells));
+        int64_t *gi = malloc(sizeof(int64_t) * (size_t)(n * k + cells));
+        float *bd = malloc(sizeof(float) * (size_t)(n * k + cells));
+        float *gd = malloc(sizeof(float) * (size_t)(n * k + cells));
+        float *dq = NULL;
+        int64_t *di = NULL;
+        CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(nq * d)) == cudaSuccess);
+        CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)cells) == cudaSuccess);
+        CHECK(cudaMemcpy(dq, qp, sizeof(float) * (size_t)(nq * d), cudaMemcpyHostToDevice) ==
+              cudaSuccess);
+        CHECK_OK(canopy_knn_brute(canopy_points_make(dense, n, d), qry, (int32_t)k, bi, bd));
+        /* first the device-only paths (no host twin yet), then those that make it */
+        CHECK_OK(canopy_index_knn_device(dx, dq, nq, (int32_t)k, NULL, di, NULL, stream, NULL));
+        CHECK(cudaMemcpy(gi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(gi, bi, sizeof(int64_t) * (size_t)cells) == 0,
+                  "%s: device-pointer kNN differs from brute force", tag);
+        canopy_run_options o = gpu_opts();
+        memset(gi, 0xff, sizeof(int64_t) * (size_t)cells);
+        CHECK_OK(canopy_index_knn(dx, qry, (int32_t)k, &o, gi, gd, NULL));
+        CHECK_MSG(memcmp(gi, bi, sizeof(int64_t) * (size_t)cells) == 0 &&
+                      memcmp(gd, bd, sizeof(float) * (size_t)cells) == 0,
+                  "%s: host-array kNN differs from brute force", tag);
+        o.backend = CANOPY_BACKEND_CPU;
+        memset(gi, 0xff, sizeof(int64_t) * (size_t)cells);
+        CHECK_OK(canopy_index_knn(dx, qry, (int32_t)k, &o, gi, gd, NULL));
+        CHECK_MSG(memcmp(gi, bi, sizeof(int64_t) * (size_t)cells) == 0,
+                  "%s: CPU kNN differs from brute force", tag);
+        CHECK_OK(canopy_knn_brute(canopy_points_make(dense, n, d), canopy_points_make(NULL, 0, d),
+                                  (int32_t)k, bi + cells, bd + cells));
+        o.backend = CANOPY_BACKEND_GPU;
+        CHECK_OK(canopy_index_knn(dx, canopy_points_make(NULL, 0, d), (int32_t)k, &o, gi + cells,
+                                  gd + cells, NULL));
+        CHECK_MSG(memcmp(gi + cells, bi + cells, sizeof(int64_t) * (size_t)(n * k)) == 0,
+                  "%s: self-query differs from brute force", tag);
+        cudaFree(dq), cudaFree(di);
+        free(qp), free(bi), free(gi), free(bd), free(gd);
+    }
+    CHECK_MSG(same_tree(dx, hx), "%s: the tree differs from the host-point build's", tag);
+out:
+    canopy_index_free(dx), canopy_index_free(hx);
+    cudaFree(dp);
+    cudaStreamDestroy(stream);
+    free(dense), free(rows);
+}
+
+/* What canopy_index_build_device refuses: host points, a non-finite coordinate, other
+ * kinds, a bad shape. */
+static void device_build_errors(void) {
+    float pts[6] = {0, 1, 2, 3, 4, 5}, *dp = NULL;
+    canopy_index *ix = NULL;
+    CHECK_FAILS(canopy_index_build_device(canopy_points_make(pts, 3, 2), NULL, NULL, &ix),
+                CANOPY_ERR_INVALID, "device memory");
+    CHECK(ix == NULL);
+    pts[3] = NAN;
+    CHECK(cudaMalloc((void **)&dp, sizeof pts) == cudaSuccess);
+    CHECK(cudaMemcpy(dp, pts, sizeof pts, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK_FAILS(canopy_index_build_device(canopy_points_make(dp, 3, 2), NULL, NULL, &ix),
+                CANOPY_ERR_INVALID, "row 1 is not finite");
+    canopy_index_options ball = canopy_index_options_default(CANOPY_TREE_BALL);
+    CHECK_FAILS(canopy_index_build_device(canopy_points_make(dp, 3, 2), &ball, NULL, &ix),
+                CANOPY_ERR_UNSUPPORTED, "built on the host");
+    CHECK_FAILS(canopy_index_build_device((canopy_points){dp, 3, 2, 1}, NULL, NULL, &ix),
+                CANOPY_ERR_INVALID, "bad shape");
+    CHECK(ix == NULL);
+    cudaFree(dp);
+}
+
 int main(void) {
     int skip = check_gpu();
     if (skip) return skip;
@@ -331,6 +464,21 @@ int main(void) {
                     radius_case(ref, qry, res[ri], tk, d >= 7 ? 0.35f : 0.05f, tag);
                     free(rp), free(qp);
                 }
+    /* builds from device pointers: n = 0, 1, n < leaf, duplicates, d = 1, 2, 3, 7,
+     * leaves of 1, 8 (default), 32, strided rows */
+    static const int32_t bdims[] = {1, 2, 3, 7};
+    for (int di = 0; di < 4; di++)
+        for (int kind = 0; kind < 3; kind++) {
+            uint64_t sd = seed + 1000 + (uint64_t)(di * 7 + kind);
+            int32_t d = bdims[di];
+            device_build_case(0, d, kind, 0, d, sd);
+            device_build_case(1, d, kind, 0, d, sd);
+            device_build_case(5, d, kind, 8, d + 1, sd);
+            device_build_case(small ? 700 : 5000, d, kind, 0, d, sd);
+            device_build_case(small ? 300 : 3000, d, kind, 1, d + 3, sd);
+            device_build_case(small ? 900 : 20000, d, kind, 32, d, sd);
+        }
+    device_build_errors();
     if (!small) {
         many_queries_case(seed + 5);
         gravity_case(3000, seed + 1);

@@ -6,13 +6,16 @@
  * the GPU float64 direct sample equal to the CPU's; uniform, Plummer, clumped
  * duplicates, weighted masses, n = 0, 1, 2, 33; a short GPU n-body run against the
  * CPU one (energy error comparable, momentum kept), and a GPU run restarted from a
- * checkpoint ending bit-identical. Exits 77 without a GPU. CANOPY_GPU_SMALL=1 runs
+ * checkpoint ending bit-identical; the library call from host arrays (its copies in
+ * stats, the same bits when repeated) and from device pointers (the same bits as from
+ * host arrays). Exits 77 without a GPU. CANOPY_GPU_SMALL=1 runs
  * small sizes (compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "body_sets.h"
 #include "check.h"
 #include "nbody/gpu_multipole.h"
 
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +248,69 @@ static void calibration_case(void) {
     CHECK(gpu_mp_expected_error(0.4f, 0) > gpu_mp_expected_error(0.4f, 2));
 }
 
+/* canopy_gravity_multipole_device: bodies (rows 5 floats apart) and masses copied up on
+ * a non-blocking stream of the caller's just before; the same bits as the host-array
+ * call; host pointers, a NaN, order 4 and backend cpu refused. */
+static void device_case(const float *p, int64_t n, uint64_t seed) {
+    float *rows = calloc((size_t)(5 * n), sizeof(float)), *m = malloc(sizeof(float) * (size_t)n);
+    float *acc = malloc(sizeof(float) * (size_t)(3 * n)), *pot = malloc(sizeof(float) * (size_t)n);
+    float *dacc = malloc(sizeof(float) * (size_t)(3 * n)),
+          *dpot = malloc(sizeof(float) * (size_t)n);
+    rng_state = seed;
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(rows + 5 * i, p + 3 * i, 3 * sizeof(float));
+        m[i] = (float)(0.5 + rnd()) / (float)n;
+    }
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.softening = 0.01f;
+    canopy_run_options ro = canopy_run_options_default();
+    ro.backend = CANOPY_BACKEND_GPU;
+    canopy_points host = {rows, n, 3, 5};
+    CHECK_OK(canopy_gravity_multipole(host, m, &g, &ro, acc, pot, NULL));
+    float *d_rows = NULL, *d_m = NULL, *d_acc = NULL, *d_pot = NULL;
+    cudaStream_t st;
+    CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&d_rows, sizeof(float) * (size_t)(5 * n)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&d_m, sizeof(float) * (size_t)n) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&d_acc, sizeof(float) * (size_t)(3 * n)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&d_pot, sizeof(float) * (size_t)n) == cudaSuccess);
+    CHECK(cudaMemcpyAsync(d_rows, rows, sizeof(float) * (size_t)(5 * n), cudaMemcpyHostToDevice,
+                          st) == cudaSuccess);
+    CHECK(cudaMemcpyAsync(d_m, m, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice, st) ==
+          cudaSuccess);
+    canopy_points dev = {d_rows, n, 3, 5};
+    canopy_stats stats;
+    CHECK_OK(canopy_gravity_multipole_device(dev, d_m, &g, NULL, d_acc, d_pot, st, &stats));
+    CHECK(stats.backend == CANOPY_BACKEND_GPU && stats.transfer_seconds == 0);
+    CHECK(cudaMemcpy(dacc, d_acc, sizeof(float) * (size_t)(3 * n), cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+    CHECK(cudaMemcpy(dpot, d_pot, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+    CHECK_MSG(memcmp(acc, dacc, sizeof(float) * (size_t)(3 * n)) == 0 &&
+                  memcmp(pot, dpot, sizeof(float) * (size_t)n) == 0,
+              "n %lld: device-pointer gravity differs from the host-array call", (long long)n);
+    CHECK_FAILS(canopy_gravity_multipole_device(host, m, &g, NULL, d_acc, NULL, NULL, NULL),
+                CANOPY_ERR_INVALID, "device memory");
+    canopy_run_options cpu = canopy_run_options_default();
+    cpu.backend = CANOPY_BACKEND_CPU;
+    CHECK_FAILS(canopy_gravity_multipole_device(dev, d_m, &g, &cpu, d_acc, NULL, NULL, NULL),
+                CANOPY_ERR_INVALID, "backend gpu or auto");
+    canopy_gravity_options g4 = g;
+    g4.order = 4;
+    CHECK_FAILS(canopy_gravity_multipole_device(dev, d_m, &g4, NULL, d_acc, NULL, NULL, NULL),
+                CANOPY_ERR_UNSUPPORTED, "order 2 at most");
+    float nan = NAN;
+    CHECK(cudaMemcpy(d_rows + 5 * (n - 1) + 1, &nan, sizeof nan, cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+    char want[64];
+    snprintf(want, sizeof want, "body %lld has a non-finite", (long long)(n - 1));
+    CHECK_FAILS(canopy_gravity_multipole_device(dev, d_m, &g, NULL, d_acc, NULL, NULL, NULL),
+                CANOPY_ERR_INVALID, want);
+    cudaFree(d_rows), cudaFree(d_m), cudaFree(d_acc), cudaFree(d_pot);
+    cudaStreamDestroy(st);
+    free(rows), free(m), free(acc), free(pot), free(dacc), free(dpot);
+}
+
 int main(void) {
     calibration_case();
     char name[256];
@@ -287,8 +353,22 @@ int main(void) {
         CHECK_OK(canopy_gravity_multipole(canopy_points_make(p, 2000, 3), NULL, &g, &ro, acc, NULL,
                                           &st));
         CHECK(st.backend == CANOPY_BACKEND_GPU && st.queries >= 2000 / 64);
+        CHECK_MSG(st.upload_seconds > 0 && st.download_seconds > 0 &&
+                      st.transfer_seconds == st.upload_seconds + st.download_seconds,
+                  "gravity transfers: up %g, down %g, total %g", st.upload_seconds,
+                  st.download_seconds, st.transfer_seconds);
+        /* again on the buffers the process keeps (grown by the larger cases before): the
+         * same bits */
+        float *again = malloc(sizeof(float) * 6000);
+        CHECK_OK(canopy_gravity_multipole(canopy_points_make(p, 2000, 3), NULL, &g, &ro, again,
+                                          NULL, NULL));
+        CHECK_MSG(memcmp(acc, again, sizeof(float) * 6000) == 0,
+                  "a repeated host-array gravity call differs");
+        free(again);
         errs e = errors_vs_direct(canopy_points_make(p, 2000, 3), NULL, 0.01f, acc, NULL, 500);
         CHECK_MSG(e.median < 1e-3, "accuracy 3e-4 on the GPU: median %.3g", e.median);
+        device_case(p, 2000, seed + 105);
+        device_case(p, 1, seed + 106);
         p[7] = NAN;
         CHECK_FAILS(canopy_gravity_multipole(canopy_points_make(p, 2000, 3), NULL, &g, &ro, acc,
                                              NULL, NULL),

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/* Issue 30's GPU rows: whole calls through the public C API, as a CUDA or library user
+ * makes them, from host arrays and from device pointers.
+ *   index builds   canopy_index_build (residency device) from host points against the
+ *                  pinned copy of the points + the build's own time (info.build_seconds),
+ *                  and canopy_index_build_device from device pointers
+ *   kNN k = 8, NN  canopy_index_knn_device (queries and results on the device, index
+ *                  built from device pointers) and canopy_knn from host arrays (one call:
+ *                  build + query + copies)
+ *   gravity        canopy_gravity_multipole, backend gpu, from host arrays (wall against
+ *                  its stats: build + moments, walk, transfers; median error on a sample)
+ *                  and canopy_gravity_multipole_device from device pointers
+ * Data: clust2 (200k + 200k 2-D, 64 clusters), cities (135k 2-D, self-query: the points
+ * as queries), rand7 (200k + 200k uniform 7-D), plummer1m. Medians with min-max over
+ * REPS runs after WARM warm-ups. Usage: canopy-bench-edges-gpu [reps] (markdown). */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_util.h"
+#include "canopy.h"
+#include "core/device.h"
+#include "nbody/gpu_multipole.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WARM = 3 };
+
+static void die(const char *what) {
+    fprintf(stderr, "canopy-bench-edges-gpu: %s: %s\n", what, canopy_last_error());
+    exit(1);
+}
+
+static void cuda_ok(int e, const char *what) {
+    if (e != cudaSuccess) {
+        fprintf(stderr, "canopy-bench-edges-gpu: %s failed\n", what);
+        exit(1);
+    }
+}
+
+static bench_summary row(const char *data, const char *what, double *v, int reps,
+                         const char *note) {
+    bench_summary s = bench_summarise(v, reps);
+    printf("| %s | %s | %.3f | %.3f–%.3f | %s |\n", data, what, s.med * 1e3, s.min * 1e3,
+           s.max * 1e3, note);
+    return s;
+}
+
+typedef struct dataset {
+    const char *name;
+    float *ref, *qry; /* qry NULL: the reference points are the queries */
+    int64_t n, nq;
+    int32_t d;
+} dataset;
+
+static void builds(const dataset *D, int reps) {
+    size_t bytes = sizeof(float) * (size_t)(D->n * D->d);
+    double *v = malloc(sizeof(double) * (size_t)reps), *bs = malloc(sizeof(double) * (size_t)reps);
+    float *pinned = NULL, *dp = NULL;
+    cuda_ok(cudaMallocHost((void **)&pinned, bytes), "cudaMallocHost");
+    cuda_ok(cudaMalloc((void **)&dp, bytes), "cudaMalloc");
+    memcpy(pinned, D->ref, bytes);
+    for (int r = 0; r < WARM + reps; r++) {
+        double t0 = canopy_now();
+        cuda_ok(cudaMemcpy(dp, pinned, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+        if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+    }
+    bench_summary pin = row(D->name, "pinned copy of the points", v, reps, "");
+    canopy_points P = canopy_points_make(D->ref, D->n, D->d);
+    canopy_index_options io = canopy_index_options_default(CANOPY_TREE_KD);
+    io.residency = CANOPY_RESIDENCY_DEVICE;
+    for (int r = 0; r < WARM + reps; r++) {
+        canopy_index *ix = NULL;
+        double t0 = canopy_now();
+        if (canopy_index_build(P, &io, &ix)) die("index build");
+        double t = canopy_now() - t0;
+        canopy_index_info info;
+        if (canopy_index_get_info(ix, &info)) die("index info");
+        canopy_index_free(ix);
+        if (r >= WARM) v[r - WARM] = t, bs[r - WARM] = info.build_seconds;
+    }
+    bench_summary b = bench_summarise(bs, reps);
+    char note[160];
+    bench_summary w = bench_summarise(v, reps);
+    snprintf(note, sizeof note,
+             "build stat %.3f ms; wall / (pinned copy + build) %.2f (goal <= 1.3)", b.med * 1e3,
+             w.med / (pin.med + b.med));
+    printf("| %s | canopy_index_build, host points | %.3f | %.3f–%.3f | %s |\n", D->name,
+           w.med * 1e3, w.min * 1e3, w.max * 1e3, note);
+    canopy_points DP = canopy_points_make(dp, D->n, D->d);
+    for (int r = 0; r < WARM + reps; r++) {
+        canopy_index *ix = NULL;
+        double t0 = canopy_now();
+        if (canopy_index_build_device(DP, &io, NULL, &ix)) die("index build (device)");
+        double t = canopy_now() - t0;
+        canopy_index_free(ix);
+        if (r >= WARM) v[r - WARM] = t;
+    }
+    row(D->name, "canopy_index_build_device, device points", v, reps, "");
+    cudaFreeHost(pinned);
+    cudaFree(dp);
+    free(v), free(bs);
+}
+
+static void knn(const dataset *D, int32_t k, int reps) {
+    int64_t nq = D->qry ? D->nq : D->n;
+    const float *q = D->qry ? D->qry : D->ref;
+    double *v = malloc(sizeof(double) * (size_t)reps);
+    float *dp = NULL, *dq = NULL, *dd = NULL;
+    int64_t *di = NULL;
+    size_t rb = sizeof(float) * (size_t)(D->n * D->d), qb = sizeof(float) * (size_t)(nq * D->d);
+    cuda_ok(cudaMalloc((void **)&dp, rb), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&dq, qb), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(nq * k)), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&dd, sizeof(float) * (size_t)(nq * k)), "cudaMalloc");
+    cuda_ok(cudaMemcpy(dp, D->ref, rb, cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda_ok(cudaMemcpy(dq, q, qb, cudaMemcpyHostToDevice), "cudaMemcpy");
+    canopy_index *ix = NULL;
+    if (canopy_index_build_device(canopy_points_make(dp, D->n, D->d), NULL, NULL, &ix))
+        die("index build (device)");
+    canopy_stats st;
+    for (int r = 0; r < WARM + reps; r++) {
+        double t0 = canopy_now();
+        if (canopy_index_knn_device(ix, dq, nq, k, NULL, di, dd, NULL, &st)) die("knn device");
+        if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+    }
+    char what[96], note[200];
+    snprintf(what, sizeof what, "k=%d, device pointers, resident index", (int)k);
+    snprintf(note, sizeof note, "%s/%s; sort %.3f ms, walk %.3f ms (last run)",
+             canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
+             st.schedule_seconds * 1e3, st.traverse_seconds * 1e3);
+    row(D->name, what, v, reps, note);
+    canopy_index_free(ix);
+    int64_t *hi = malloc(sizeof(int64_t) * (size_t)(nq * k));
+    float *hd = malloc(sizeof(float) * (size_t)(nq * k));
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    canopy_points R = canopy_points_make(D->ref, D->n, D->d), Q = canopy_points_make(q, nq, D->d);
+    for (int r = 0; r < WARM + reps; r++) {
+        double t0 = canopy_now();
+        if (canopy_knn(R, Q, k, &o, hi, hd, &st)) die("canopy_knn");
+        if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+    }
+    snprintf(what, sizeof what, "k=%d, canopy_knn from host arrays (build + query)", (int)k);
+    snprintf(note, sizeof note, "build %.3f, transfers %.3f, walk %.3f ms (last run)",
+             st.build_seconds * 1e3, st.transfer_seconds * 1e3, st.traverse_seconds * 1e3);
+    row(D->name, what, v, reps, note);
+    free(hi), free(hd), free(v);
+    cudaFree(dp), cudaFree(dq), cudaFree(di), cudaFree(dd);
+}
+
+static void gravity(int reps) {
+    const int64_t n = 1000000, ns = 2000;
+    float *pos = malloc(sizeof(float) * 3 * (size_t)n),
+          *acc = malloc(sizeof(float) * 3 * (size_t)n);
+    int64_t *sample = malloc(sizeof(int64_t) * (size_t)ns);
+    double *ref = malloc(sizeof(double) * 3 * (size_t)ns),
+           *v = malloc(sizeof(double) * (size_t)reps);
+    if (canopy_gen_plummer(pos, NULL, n, 1)) die("plummer");
+    uint64_t r = 12345;
+    for (int64_t i = 0; i < ns; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        sample[i] = (int64_t)((r >> 33) % (uint64_t)n);
+    }
+    canopy_points b = canopy_points_make(pos, n, 3);
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.softening = 0.05f;
+    if (gpu_mp_direct_sample(b, NULL, g.softening, sample, ns, ref, NULL)) die("direct sum");
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    canopy_stats st;
+    double sb = 0, sw = 0, stt = 0;
+    for (int i = 0; i < WARM + reps; i++) {
+        double t0 = canopy_now();
+        if (canopy_gravity_multipole(b, NULL, &g, &o, acc, NULL, &st)) die("gravity");
+        if (i >= WARM) {
+            v[i - WARM] = canopy_now() - t0;
+            sb += st.build_seconds / reps, sw += st.traverse_seconds / reps;
+            stt += st.transfer_seconds / reps;
+        }
+    }
+    bench_errors e = bench_force_errors(acc, ref, sample, ns);
+    char note[240];
+    bench_summary w = bench_summarise(v, reps);
+    snprintf(note, sizeof note,
+             "theta %.2f order %d; median error %.2e; mean build+moments %.3f, walk %.3f, "
+             "transfers %.3f ms; wall / (transfers + build + walk) %.2f (goal <= 1.3)",
+             (double)g.theta, (int)g.order, e.median, sb * 1e3, sw * 1e3, stt * 1e3,
+             w.med / (stt + sb + sw));
+    printf("| plummer1m | canopy_gravity_multipole, host arrays | %.3f | %.3f–%.3f | %s |\n",
+           w.med * 1e3, w.min * 1e3, w.max * 1e3, note);
+    float *d_pos = NULL, *d_acc = NULL;
+    cuda_ok(cudaMalloc((void **)&d_pos, sizeof(float) * 3 * (size_t)n), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&d_acc, sizeof(float) * 3 * (size_t)n), "cudaMalloc");
+    cuda_ok(cudaMemcpy(d_pos, pos, sizeof(float) * 3 * (size_t)n, cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    sb = sw = 0;
+    for (int i = 0; i < WARM + reps; i++) {
+        double t0 = canopy_now();
+        if (canopy_gravity_multipole_device(canopy_points_make(d_pos, n, 3), NULL, &g, NULL, d_acc,
+                                            NULL, NULL, &st))
+            die("gravity (device)");
+        if (i >= WARM) {
+            v[i - WARM] = canopy_now() - t0;
+            sb += st.build_seconds / reps, sw += st.traverse_seconds / reps;
+        }
+    }
+    w = bench_summarise(v, reps);
+    snprintf(note, sizeof note,
+             "mean build+moments %.3f, walk %.3f ms; wall / (build + walk) %.2f (goal <= 1.3)",
+             sb * 1e3, sw * 1e3, w.med / (sb + sw));
+    printf("| plummer1m | canopy_gravity_multipole_device, device pointers | %.3f | %.3f–%.3f | %s "
+           "|\n",
+           w.med * 1e3, w.min * 1e3, w.max * 1e3, note);
+    cudaFree(d_pos), cudaFree(d_acc);
+    free(pos), free(acc), free(sample), free(ref), free(v);
+}
+
+int main(int argc, char **argv) {
+    int reps = argc > 1 ? atoi(argv[1]) : 15;
+    if (reps < 1) reps = 1;
+    if (canopy_gpu_warm_up()) die("GPU start");
+    const int64_t n = 200000, nc = 135000;
+    float *c2r = malloc(sizeof(float) * 2 * (size_t)n),
+          *c2q = malloc(sizeof(float) * 2 * (size_t)n);
+    float *cit = malloc(sizeof(float) * 2 * (size_t)nc);
+    float *r7r = malloc(sizeof(float) * 7 * (size_t)n),
+          *r7q = malloc(sizeof(float) * 7 * (size_t)n);
+    if (canopy_gen_clusters(c2r, NULL, n, 2, 64, 0.01, 1) ||
+        canopy_gen_clusters(c2q, NULL, n, 2, 64, 0.01, 2) ||
+        canopy_gen_cities(cit, NULL, nc, 2, 64, 0.02, 3) ||
+        canopy_gen_uniform(r7r, n, 7, 0.0, 1.0, 4) || canopy_gen_uniform(r7q, n, 7, 0.0, 1.0, 5))
+        die("data");
+    const dataset sets[] = {{"clust2", c2r, c2q, n, n, 2},
+                            {"cities 135k (self)", cit, NULL, nc, 0, 2},
+                            {"rand7", r7r, r7q, n, n, 7}};
+    printf("# canopy-bench-edges-gpu (%s; %d reps after %d warm-ups; ms)\n\n", bench_meta_json(),
+           reps, WARM);
+    printf("| data | call | median | min–max | note |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < 3; i++) builds(&sets[i], reps);
+    for (int i = 0; i < 3; i++) {
+        knn(&sets[i], 8, reps);
+        knn(&sets[i], 1, reps);
+    }
+    gravity(reps);
+    free(c2r), free(c2q), free(cit), free(r7r), free(r7q);
+    return 0;
+}
