@@ -162,8 +162,9 @@ static canopy_status pick_backend(const canopy_forest *f, canopy_points X,
                            "engine %s runs on the CPU; the GPU engines are iter, enc, collab, ren",
                            canopy_forest_engine_name(o->engine));
     if (o->backend == CANOPY_BACKEND_AUTO && !ge) {
-        if (o->engine != CANOPY_FOREST_ENGINE_AUTO || !canopy_gpu_usable()) return CANOPY_OK;
-        if (X.n < CF_GPU_AUTO_ROWS || (double)X.n * f->n_trees < CF_GPU_AUTO_WALKS)
+        /* sizes first: a run that stays on the CPU never loads CUDA */
+        if (o->engine != CANOPY_FOREST_ENGINE_AUTO || X.n < CF_GPU_AUTO_ROWS ||
+            (double)X.n * f->n_trees < CF_GPU_AUTO_WALKS || !canopy_gpu_usable())
             return CANOPY_OK;
     }
     if (!canopy_gpu_usable())

@@ -75,20 +75,25 @@ static void add_note(char *note, size_t len, const char *fmt, ...) {
 static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree *tree,
                                   canopy_backend *b, canopy_variant *v, canopy_schedule *s,
                                   char *note, size_t note_len) {
-    int have_gpu = tr->gpu && canopy_gpu_usable();
     if (*b == CANOPY_BACKEND_AUTO) {
+        /* the GPU is probed last: a run that lands on the CPU never loads CUDA */
         if (gpu_only(*v)) {
             *b = CANOPY_BACKEND_GPU;
             add_note(note, note_len, "backend gpu (the variant runs only there)");
-        } else if (*v == CANOPY_VARIANT_SIMD_L || !have_gpu) {
+        } else if (*v == CANOPY_VARIANT_SIMD_L || !tr->gpu) {
             *b = CANOPY_BACKEND_CPU;
             add_note(note, note_len, "%s",
-                     have_gpu ? "backend cpu (simd_l is a CPU variant)" : "backend cpu (no GPU)");
+                     tr->gpu ? "backend cpu (simd_l is a CPU variant)"
+                             : "backend cpu (no GPU runner)");
+        } else if (tr->nq < CANOPY_GPU_AUTO_MIN_QUERIES) {
+            *b = CANOPY_BACKEND_CPU;
+            add_note(note, note_len, "backend cpu (< %d queries)", CANOPY_GPU_AUTO_MIN_QUERIES);
+        } else if (!canopy_gpu_usable()) {
+            *b = CANOPY_BACKEND_CPU;
+            add_note(note, note_len, "backend cpu (no GPU)");
         } else {
-            *b = tr->nq >= CANOPY_GPU_AUTO_MIN_QUERIES ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
-            add_note(note, note_len, "backend %s (%s %d queries)", canopy_backend_name(*b),
-                     tr->nq >= CANOPY_GPU_AUTO_MIN_QUERIES ? ">=" : "<",
-                     CANOPY_GPU_AUTO_MIN_QUERIES);
+            *b = CANOPY_BACKEND_GPU;
+            add_note(note, note_len, "backend gpu (>= %d queries)", CANOPY_GPU_AUTO_MIN_QUERIES);
         }
     }
     if (*b == CANOPY_BACKEND_GPU && !tr->gpu)
