@@ -93,6 +93,15 @@ run 1 search --keys "$tmp/unsorted.csv" --queries "$tmp/x.csv" -o "$tmp/y.npy"
 check "unsorted keys named" grep -q "sorted" "$tmp/err"
 no_file "$tmp/y.npy"
 
+# Idle OpenMP threads sleep (the CLI restarts itself with OMP_WAIT_POLICY=passive) unless
+# the user chose a policy, or one thread leaves nothing to wait for.
+policy() { # policy ENV...: the wait policy `canopy info` reports under env -u OMP_WAIT_POLICY ENV
+    env -u OMP_WAIT_POLICY "$@" "$CANOPY" info | sed -n 's/^threads: .*wait policy \(.*\))$/\1/p'
+}
+check "info: passive waiting by default" [ "$(policy CANOPY_THREADS=2)" = passive ]
+check "info: the user's policy kept" [ "$(policy CANOPY_THREADS=2 OMP_WAIT_POLICY=active)" = active ]
+check "info: one thread, no restart" [ "$(policy CANOPY_THREADS=1)" = default ]
+
 for c in knn nn radius gravity search; do
     run 0 $c --help
     check "$c --help has usage" grep -q "usage: canopy $c" "$tmp/out"

@@ -10,6 +10,16 @@ void canopy_set_threads(int n) {
     explicit_threads = n > 0 ? n : 0;
 }
 
+/* Work (node tests) that pays for one more thread (canopy_threads_for). */
+#define WORK_PER_THREAD 1e5
+
+int canopy_threads_for(double work) {
+    int most = canopy_threads();
+    if (!(work > 0.0)) return most;
+    double t = work / WORK_PER_THREAD;
+    return t < 1.0 ? 1 : t >= (double)most ? most : (int)t;
+}
+
 int canopy_threads(void) {
     if (explicit_threads > 0) return explicit_threads;
     const char *env = getenv("CANOPY_THREADS");

@@ -343,7 +343,9 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
     canopy_status s = CANOPY_OK;
     int32_t K = f->n_outputs, nt = f->n_trees;
     int64_t n = X.n, rbs = vm ? ROW_BLOCK : CF_SYNC_ROWS;
-    int threads = canopy_threads();
+    /* a root-to-leaf walk per row and tree, of about log2(nodes per tree) steps */
+    int threads =
+        canopy_threads_for((double)n * nt * log2(2.0 + (double)f->n_nodes / (nt > 0 ? nt : 1)));
     int32_t tbs = TREE_BLOCK;
     if (!gpu && is_linked(o.layout)) cache_blocks(Lp, &prog, vm, n, threads, &rbs, &tbs);
     int64_t nrb = (n + rbs - 1) / rbs;

@@ -5,14 +5,15 @@
 #include "cli_dist.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef CANOPY_HAVE_MPI
 #include "dist/comm.h"
 #elif defined(CANOPY_MPI_SIBLING)
 #include "core/mpi_launcher.h"
 
 #include <errno.h>
-#include <unistd.h>
 #endif
 
 static const cli_command commands[] = {
@@ -47,7 +48,8 @@ static void print_help(FILE *f) {
                "  -h, --help     this help\n"
                "  -V, --version  print the version\n\n"
                "Environment: CANOPY_THREADS (CPU threads), CANOPY_ISA (cap the SIMD ISA:\n"
-               "scalar, sse4.2, avx2, avx512).\n"
+               "scalar, sse4.2, avx2, avx512), OMP_WAIT_POLICY (default here: passive, idle\n"
+               "threads sleep instead of spinning; the CLI restarts itself once to set it).\n"
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
@@ -107,7 +109,17 @@ static void run_mpi_sibling(char **argv) {
 }
 #endif
 
+/* GNU OpenMP reads OMP_WAIT_POLICY once, as it loads (before main): idle threads then
+ * spin for a while, taking time slices from the working ones on a busy machine. Unless
+ * the user chose a policy, the CLI runs itself again with "passive" (threads sleep
+ * between parallel regions); where the exec fails it runs on as it is. */
+static void wait_passively(char **argv) {
+    if (getenv("OMP_WAIT_POLICY") || canopy_threads() < 2) return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0) execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv) {
+    wait_passively(argv);
 #if !defined(CANOPY_HAVE_MPI) && defined(CANOPY_MPI_SIBLING)
     if (canopy_mpi_launched()) run_mpi_sibling(argv);
 #endif
