@@ -44,8 +44,11 @@
 #           (needs xgboost in python3), and the cache model's layout pick and the SIMD
 #           walker's layouts against measured times (bench/run_forest_onecore.sh, 3
 #           rounds, at most 175 s; bench/results/forests.md)
+#   edges   issue 30's edges benchmark (bench/run_edges.sh: the CPU rows against cKDTree
+#           and pykdtree, and bench/run_edges_gpu.sh where it exists; pykdtree from
+#           .carry/whl; bench/results/edges.md)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core]
+#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -271,6 +274,14 @@ for stage in $stages; do
         else
             note "- forest one-core bench: skipped (no xgboost in python3)"
         fi
+        ;;
+    edges)
+        t0=$(date +%s)
+        CANOPY_COMMIT="$commit" "$root/bench/run_edges.sh" "$b" "$out/edges" >"$out/edges.log" 2>&1
+        rc=$?
+        note "- edges bench (issue 30): rc $rc, $(($(date +%s) - t0)) s (below; log edges.log)"
+        [ $rc -eq 0 ] || status=1
+        [ -f "$out/edges/edges.md" ] && cat "$out/edges/edges.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
