@@ -9,16 +9,17 @@
 
 #include <stdlib.h>
 
-/* canopy_threads_for: one thread per 100,000 node tests, from 1 to canopy_threads();
+/* canopy_threads_for: one thread per 30,000 node visits, from 1 to canopy_threads();
  * all of them for unknown work (<= 0). */
 static void test_threads_for(void) {
     canopy_set_threads(6);
     CHECK(canopy_threads_for(0.0) == 6);
     CHECK(canopy_threads_for(-1.0) == 6);
     CHECK(canopy_threads_for(1.0) == 1);
-    CHECK(canopy_threads_for(99999.0) == 1);
-    CHECK(canopy_threads_for(2.5e5) == 2);
-    CHECK(canopy_threads_for(6e5) == 6);
+    CHECK(canopy_threads_for(29999.0) == 1);
+    CHECK(canopy_threads_for(75000.0) == 2);
+    CHECK(canopy_threads_for(1.5e5) == 5);
+    CHECK(canopy_threads_for(1.8e5) == 6);
     CHECK(canopy_threads_for(1e12) == 6);
     int last = 1;
     for (double w = 1.0; w < 1e7; w *= 1.7) {

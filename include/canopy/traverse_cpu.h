@@ -46,7 +46,7 @@ static inline size_t canopy_cache_round(size_t bytes) {
     return (bytes + 63) / 64 * 64;
 }
 
-/* A job's node tests: its own estimate, else a guided descent and back per query. */
+/* A job's node visits: its own estimate, else a guided descent and back per query. */
 static inline double canopy_trav_job_work(const canopy_trav_job *job) {
     return job->work > 0.0 ? job->work : (double)job->nq * 2.0 * (double)job->tree->depth;
 }
