@@ -114,6 +114,11 @@ const char *canopy_isa_name(canopy_isa isa);
 /* Threads for CPU work: set explicitly (> 0), else CANOPY_THREADS, else all cores. */
 void canopy_set_threads(int n);
 int canopy_threads(void);
+/* Threads worth waking for `work` node visits (tens of ns each): one per 30,000, from
+ * 1 to canopy_threads(); all of them when work <= 0 (unknown). Small calls stay on one
+ * thread, where a team's wake-up or, on a busy machine, a time slice would cost more
+ * than the work. */
+int canopy_threads_for(double work);
 
 /* Build facts. */
 const char *canopy_version(void);

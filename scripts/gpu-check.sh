@@ -39,21 +39,20 @@
 #           kernels of src/simt/kernels.h on the GPU: CUDA-event and whole-call times),
 #           and its CPU application table on this host's idle cores (1 and all threads;
 #           bench/results/simt.md)
-#   edges   issue 30's GPU rows: canopy-bench-edges-gpu (bench/run_edges_gpu.sh): index
-#           builds from host points (against pinned copy + build) and from device
-#           pointers, kNN k = 8 and NN from device pointers and host arrays, plummer1m
-#           gravity from host arrays with its transfers (bench/results/edges.md, GPU)
 #   forest1core issue 20 on this host's CPU, one core: canopy's default forest
 #           prediction against XGBoost's inplace_predict on depth-8 models with 5 % NaN
 #           (needs xgboost in python3), and the cache model's layout pick and the SIMD
 #           walker's layouts against measured times (bench/run_forest_onecore.sh, 3
 #           rounds, at most 175 s; bench/results/forests.md)
+#   edges   issue 30's edges benchmark (bench/run_edges.sh: the CPU rows against cKDTree
+#           and pykdtree, and bench/run_edges_gpu.sh where it exists; pykdtree from
+#           .carry/whl; bench/results/edges.md)
 #   paircount pair counts on the GPU pair walk (issue 37): test_gpu_paircount (brute
 #           force and CPU pair walk equality, the 200k timings), memcheck and racecheck
 #           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
 #           when python3 has them (one thread and all cores, and the GPU)
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt] [edges] [forest1core] [paircount]
+#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -203,11 +202,6 @@ for stage in $stages; do
             rm -f "$out"/gpu-index-nsys.nsys-rep "$out"/gpu-index-nsys.sqlite
         fi
         ;;
-    edges)
-        "$root/bench/run_edges_gpu.sh" "$b" "$out" >"$out/edges-gpu.log" 2>&1
-        note "- edges GPU bench: rc $? (table below)"
-        cat "$out/edges-gpu.md" >>"$summary"
-        ;;
     nbody)
         gpu_test test_gpu_multipole gpu_multipole.log
         for tool in memcheck racecheck; do
@@ -298,6 +292,14 @@ for stage in $stages; do
         else
             note "- forest one-core bench: skipped (no xgboost in python3)"
         fi
+        ;;
+    edges)
+        t0=$(date +%s)
+        CANOPY_COMMIT="$commit" "$root/bench/run_edges.sh" "$b" "$out/edges" >"$out/edges.log" 2>&1
+        rc=$?
+        note "- edges bench (issue 30): rc $rc, $(($(date +%s) - t0)) s (below; log edges.log)"
+        [ $rc -eq 0 ] || status=1
+        [ -f "$out/edges/edges.md" ] && cat "$out/edges/edges.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

@@ -5,7 +5,7 @@
 # with the module hidden (CANOPY_CUDA_MODULE pointing nowhere) every CPU command runs,
 # auto picks the CPU, --backend gpu fails with the reason and no output, `canopy info`
 # says why; a file that is no module, a module of another ABI and one whose CUDA runtime
-# is missing are refused by name.
+# is missing are refused by name. CPU runs never try to load it (--stats=json's cuda).
 # In a CUDA build the module itself, and a renamed copy of it, load.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
@@ -28,6 +28,26 @@ done
 # The static library calls nothing of CUDA's: a static link needs no CUDA library.
 nm -u "$bindir/libcanopy.a" 2>/dev/null | grep -E ' (cuda|nvrtc|__cuda)' >"$tmp/undef"
 check "libcanopy.a references no CUDA symbol" test ! -s "$tmp/undef"
+
+# CPU work never reaches for CUDA (module present or not): --backend cpu, and auto runs
+# too small for the GPU, report no load attempt; an auto kNN large enough for the GPU
+# tries (and loads the module where the build has one), so the field can fail.
+attempts() { # attempts FILE: the last --stats=json line's cuda.load_attempts
+    python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["cuda"]["load_attempts"])' "$1"
+}
+run 0 gen uniform --n 400 --d 3 --seed 4 -o "$tmp/c.npy" --nq 90 --query-out "$tmp/cq.npy"
+run 0 gen uniform --n 400 --d 2 --seed 5 -o "$tmp/big.npy" --nq 20000 --query-out "$tmp/bigq.npy"
+for args in "knn --ref $tmp/big.npy --query $tmp/bigq.npy -k 2 --backend cpu" \
+    "knn --ref $tmp/c.npy --query $tmp/cq.npy -k 3" "radius --ref $tmp/c.npy -r 0.1" \
+    "gravity --bodies $tmp/c.npy" "paircount --data1 $tmp/c.npy --rmax 0.3 --nbins 4" \
+    "graph bfs --graph $DATA/graph/small.mtx" "tree heights --gen random1 --max-nodes 200" \
+    "predict --model $DATA/forest/xgb_binary.json --data $DATA/forest/xgb_binary.X.npy"; do
+    # shellcheck disable=SC2086
+    run 0 $args -o "$tmp/s.npy" --quiet --stats=json
+    check "$args: no CUDA load attempt" [ "$(attempts "$tmp/err")" = 0 ]
+done
+run 0 knn --ref "$tmp/big.npy" --query "$tmp/bigq.npy" -k 2 -o "$tmp/s.npy" --quiet --stats=json
+check "knn auto, 20000 queries: tries CUDA" [ "$(attempts "$tmp/err")" = 1 ]
 
 # The module hidden: CPU commands run, auto falls back to the CPU silently.
 export CANOPY_CUDA_MODULE="$tmp/nowhere/libcanopy_cuda.so"

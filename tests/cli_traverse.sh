@@ -93,6 +93,26 @@ run 1 search --keys "$tmp/unsorted.csv" --queries "$tmp/x.csv" -o "$tmp/y.npy"
 check "unsorted keys named" grep -q "sorted" "$tmp/err"
 no_file "$tmp/y.npy"
 
+# Idle OpenMP threads sleep (the CLI sets OMP_WAIT_POLICY=passive before libgomp reads
+# it) unless the user chose a policy.
+policy() { # policy ENV...: the wait policy `canopy info` reports under env -u OMP_WAIT_POLICY ENV
+    env -u OMP_WAIT_POLICY "$@" "$CANOPY" info | sed -n 's/^threads: .*wait policy \(.*\))$/\1/p'
+}
+check "info: passive waiting by default" [ "$(policy)" = passive ]
+check "info: the user's policy kept" [ "$(policy OMP_WAIT_POLICY=active)" = active ]
+
+# Small calls stay small: a 500-point kNN starts no thread even when 4 are allowed; a
+# 30,000-point one does (strace counts the clones, where ptrace is allowed).
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+    clones() { CANOPY_THREADS=4 strace -f -e trace=clone,clone3 -o "$tmp/trace" "$CANOPY" "$@" \
+        >/dev/null 2>&1 && grep -c clone "$tmp/trace"; }
+    check "small knn: no thread started" [ "$(clones knn --ref "$tmp/r.npy" -k 4 -o "$tmp/s.npy")" = 0 ]
+    run 0 gen uniform --n 30000 --d 3 --seed 6 -o "$tmp/big.npy"
+    check "30,000-point knn: threads started" [ "$(clones knn --ref "$tmp/big.npy" -k 4 -o "$tmp/s.npy")" -gt 0 ]
+else
+    echo "strace missing or not allowed: thread counts not checked"
+fi
+
 for c in knn nn radius gravity search; do
     run 0 $c --help
     check "$c --help has usage" grep -q "usage: canopy $c" "$tmp/out"

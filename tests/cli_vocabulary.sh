@@ -63,7 +63,8 @@ json_ok() { # json_ok FILE: one line, the canopy-stats/1 keys
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 d = json.loads(lines[-1])
-keys = {"schema", "command", "version", "threads", "seconds", "counts", "choices", "note"}
+keys = {"schema", "command", "version", "threads", "seconds", "counts", "choices", "note",
+        "cuda"}
 sys.exit(0 if d["schema"] == "canopy-stats/1" and set(d) == keys and "run" in d["seconds"] else 1)
 PY
 }

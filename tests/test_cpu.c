@@ -1,13 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU-feature detection: canopy_cpu_features (glibc's table, or cpuid) and its cpuid
- * path must both report exactly what the compiler's __builtin_cpu_supports does, for
- * every feature a kernel is picked by, and canopy_cpu_isa must follow from them
- * (capped by CANOPY_ISA). */
+/* Threads for a given work (canopy_threads_for), and CPU-feature detection:
+ * canopy_cpu_features (glibc's table, or cpuid) and its cpuid path must both report
+ * exactly what the compiler's __builtin_cpu_supports does, for every feature a kernel
+ * is picked by, and canopy_cpu_isa must follow from them (capped by CANOPY_ISA). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "check.h"
 #include "core/cpu_internal.h"
 
 #include <stdlib.h>
+
+/* canopy_threads_for: one thread per 30,000 node visits, from 1 to canopy_threads();
+ * all of them for unknown work (<= 0). */
+static void test_threads_for(void) {
+    canopy_set_threads(6);
+    CHECK(canopy_threads_for(0.0) == 6);
+    CHECK(canopy_threads_for(-1.0) == 6);
+    CHECK(canopy_threads_for(1.0) == 1);
+    CHECK(canopy_threads_for(29999.0) == 1);
+    CHECK(canopy_threads_for(75000.0) == 2);
+    CHECK(canopy_threads_for(1.5e5) == 5);
+    CHECK(canopy_threads_for(1.8e5) == 6);
+    CHECK(canopy_threads_for(1e12) == 6);
+    int last = 1;
+    for (double w = 1.0; w < 1e7; w *= 1.7) {
+        int t = canopy_threads_for(w);
+        CHECK_MSG(t >= last && t >= 1 && t <= 6, "work %g: %d threads after %d", w, t, last);
+        last = t;
+    }
+    canopy_set_threads(0);
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 static unsigned builtin_features(void) {
@@ -24,6 +45,7 @@ static unsigned builtin_features(void) {
 }
 
 int main(void) {
+    test_threads_for();
     unsigned want = builtin_features(), got = canopy_cpu_features(),
              by_cpuid = canopy_cpu_features_cpuid();
     printf("features: builtin 0x%x, canopy 0x%x, cpuid 0x%x\n", want, got, by_cpuid);
@@ -57,6 +79,7 @@ int main(void) {
 }
 #else
 int main(void) {
+    test_threads_for();
     CHECK(canopy_cpu_features() == 0);
     CHECK(canopy_cpu_features_cpuid() == 0);
     return check_finish();

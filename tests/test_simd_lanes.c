@@ -159,7 +159,7 @@ static void test_search(const search_case *c, uint64_t seed, canopy_isa best) {
             radius_ctx ctx = {qp, radii[ri] * radii[ri], c->self, counts};
             for (int o = 0; o < N_ORDERS; o++) {
                 make_order(o, qp, tree, seed + (uint64_t)o, order);
-                canopy_trav_job job = {&ctx, tv, o ? order : NULL, nq};
+                canopy_trav_job job = {&ctx, tv, o ? order : NULL, nq, 0.0};
                 for (int wi = 0; wi < N_WIDTHS; wi++) {
                     if (widths[wi].needs > best) continue;
                     snprintf(what, sizeof what,
@@ -188,7 +188,7 @@ static void test_search(const search_case *c, uint64_t seed, canopy_isa best) {
             knn_ctx ctx = {qp, k, c->self, idx, dist};
             for (int o = 0; o < N_ORDERS; o++) {
                 make_order(o, qp, tree, seed + 7u + (uint64_t)o, order);
-                canopy_trav_job job = {&ctx, tv, o ? order : NULL, nq};
+                canopy_trav_job job = {&ctx, tv, o ? order : NULL, nq, 0.0};
                 for (int w = 0; w < N_WIDTHS; w++) {
                     if (widths[w].needs > best) continue;
                     snprintf(what, sizeof what,
@@ -238,13 +238,13 @@ static void test_gravity(int64_t n, int dup, uint64_t seed, canopy_isa best) {
     gravity_ctx ctx = {bp, 1.0f / 0.4f, 0.05f * 0.05f, acc};
     canopy_trav_counters cnt = {0};
     /* the packet walks each lane's nodes in dr's order: the sums are dr's, bit for bit */
-    canopy_trav_job dr_job = {&ctx, tv, NULL, n};
+    canopy_trav_job dr_job = {&ctx, tv, NULL, n, 0.0};
     CHECK_OK(grav_cpu_dr(&dr_job, &cnt));
     memcpy(dr_acc, acc, bytes);
     char what[128];
     for (int o = 0; o < N_ORDERS; o++) {
         make_order(o, bp, tree, seed + (uint64_t)o, order);
-        canopy_trav_job job = {&ctx, tv, o ? order : NULL, n};
+        canopy_trav_job job = {&ctx, tv, o ? order : NULL, n, 0.0};
         for (int w = 0; w < N_WIDTHS; w++) {
             if (widths[w].needs > best) continue;
             snprintf(what, sizeof what, "gravity n=%lld dup=%d order=%d", (long long)n, dup, o);

@@ -551,6 +551,40 @@ static void test_determinism(uint64_t seed) {
     }
 }
 
+/* The kd builder's median paths on large nodes: the sampled bracket (uniform, sorted,
+ * duplicates, d = 2 and 3 with their own row loops) and its fallback where the sample
+ * misses the median (every sampled row far above the rest), at several leaf sizes. */
+static void test_kd_median_paths(uint64_t seed) {
+    enum { N = 16384, SAMPLE_STEP = 16 }; /* the root samples rows 8, 24, 40, ... */
+    canopy_rng r = canopy_rng_make(seed, 3);
+    for (int c = 0; c < 5; c++) {
+        int32_t d = c == 3 ? 3 : c == 4 ? 1 : 2;
+        int64_t n = c == 1 ? 40000 : N;
+        float *x = c == 2 ? make_points(IN_DUPS, n, d, d, seed + 5) : xcalloc((size_t)(n * d), 4);
+        for (int64_t i = 0; c != 2 && i < n; i++)
+            for (int32_t j = 0; j < d; j++) {
+                float u = (float)canopy_rng_uniform(&r);
+                x[i * d + j] = c == 1 && j == 0 ? (float)i / (float)n /* sorted */
+                               : j == 0 && i % SAMPLE_STEP == SAMPLE_STEP / 2 && c != 3
+                                   ? 2.0f + u /* the sample's rows: the bracket misses */
+                                   : u * (j == 0 ? 1.0f : 0.5f);
+            }
+        canopy_points pts = canopy_points_make(x, n, d);
+        static const int32_t leaves[] = {1, 16, 64};
+        for (int li = 0; li < 3; li++) {
+            canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+            o.leaf_size = leaves[li];
+            snprintf(what, sizeof what, "kd median case %d, n %lld, d %d, leaf %d", c, (long long)n,
+                     d, o.leaf_size);
+            canopy_tree *t = NULL;
+            CHECK_OK(canopy_tree_build(pts, &o, &t));
+            if (t) check_tree(t, pts, &o, NULL, &r);
+            canopy_tree_free(t);
+        }
+        free(x);
+    }
+}
+
 static void test_errors(void) {
     float x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     float w[6] = {1, 1, 1, 1, 1, 1};
@@ -585,5 +619,6 @@ int main(void) {
     canopy_set_threads(1);
     for (uint64_t s = 0; s < 2; s++) test_matrix(seed + s * 1000003);
     test_determinism(seed);
+    test_kd_median_paths(seed);
     return check_finish();
 }

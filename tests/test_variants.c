@@ -188,7 +188,7 @@ static void test_knn_wide(uint64_t seed) {
             knn_ctx ctx = {qp, k, 0, idx, dist};
             for (int si = 0; si < N_SCHEDULES; si++) {
                 CHECK_OK(canopy_schedule_queries(schedules[si], qp, &tree->view, order));
-                canopy_trav_job job = {&ctx, &tree->view, order, nq};
+                canopy_trav_job job = {&ctx, &tree->view, order, nq, 0.0};
                 canopy_trav_counters cnt = {0};
                 CHECK_OK(knn_simd16(&job, &cnt));
                 CHECK_MSG(memcmp(idx, want_i, sizeof *idx * cells) == 0 &&
@@ -349,7 +349,7 @@ static void test_rc_case(const rc_case *c, uint64_t seed) {
     int width = canopy_cpu_isa() == CANOPY_ISA_AVX512 ? 16 : 8;
 
     /* dr in the caller's order is the reference for the per-query test counts. */
-    canopy_trav_job job = {&ctx, tv, NULL, c->nq};
+    canopy_trav_job job = {&ctx, tv, NULL, c->nq, 0.0};
     canopy_trav_counters cnt = {0};
     memset(seen, 0, cells);
     CHECK_OK(rc_cpu_runners[CANOPY_VARIANT_DR](&job, &cnt));
@@ -458,7 +458,7 @@ static void test_rc_isas(uint64_t seed, canopy_isa best) {
     int64_t *counts = malloc(sizeof *counts * nq), *tests = malloc(sizeof *tests * nq);
     int64_t *first = malloc(sizeof *first * nq);
     rc_ctx ctx = {qp, 0.1f * 0.1f, counts, tests, NULL, 0};
-    canopy_trav_job job = {&ctx, &tree->view, NULL, nq};
+    canopy_trav_job job = {&ctx, &tree->view, NULL, nq, 0.0};
     for (int g = 0; g < 2; g++) {
         canopy_trav_counters base = {0};
         for (int isa = CANOPY_ISA_SCALAR; isa <= (int)best; isa++) {

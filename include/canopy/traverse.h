@@ -209,6 +209,9 @@ typedef struct canopy_trav_job {
     const canopy_tree_view *tree;
     const int64_t *order;
     int64_t nq;
+    /* Estimated node visits of the whole job (auto's sample), which sets the threads
+     * (canopy_threads_for); 0: estimated from nq and the tree's depth. */
+    double work;
 } canopy_trav_job;
 
 /* Whether variant v can run descriptor app (sr: unguided only; lockstep: unguided or

@@ -46,9 +46,15 @@ static inline size_t canopy_cache_round(size_t bytes) {
     return (bytes + 63) / 64 * 64;
 }
 
-/* After the plan: threads and per-thread scratch. */
-static inline canopy_status canopy_cpu_team_begin(canopy_cpu_team *team) {
-    team->threads = canopy_threads();
+/* A job's node visits: its own estimate, else a guided descent and back per query. */
+static inline double canopy_trav_job_work(const canopy_trav_job *job) {
+    return job->work > 0.0 ? job->work : (double)job->nq * 2.0 * (double)job->tree->depth;
+}
+
+/* After the plan: threads (as many as the job's work pays for) and per-thread scratch. */
+static inline canopy_status canopy_cpu_team_begin(canopy_cpu_team *team,
+                                                  const canopy_trav_job *job) {
+    team->threads = canopy_threads_for(canopy_trav_job_work(job));
     team->cursor = 0;
     team->scratch = NULL;
     if (!team->scratch_bytes) return CANOPY_OK;
@@ -502,7 +508,7 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
 #define CANOPY_CPU_RUNNER_BODY(APP, PLAN, ENGINE_CALL)                                             \
     canopy_cpu_team team = {0, 0, NULL, 0};                                                        \
     canopy_status s = PLAN(APP, job, &team);                                                       \
-    if (!s) s = canopy_cpu_team_begin(&team);                                                      \
+    if (!s) s = canopy_cpu_team_begin(&team, job);                                                 \
     if (s) return s;                                                                               \
     int64_t s_n = 0, s_gn = 0, s_gl = 0, s_g = 0, s_c = 0;                                         \
     _Pragma("omp parallel num_threads(team.threads) reduction(+ : s_n, s_gn, s_gl, s_g, s_c)") {   \

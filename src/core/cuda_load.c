@@ -26,6 +26,7 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const canopy_cuda_module *loaded; /* set once, then read with acquire */
 static char module_path[PATH_MAX + 64];
 static char why_not[3 * PATH_MAX]; /* room for two directories and a file name */
+static int load_attempts;          /* CPU work must leave it 0 (tests/cli_cuda_module.sh) */
 
 static canopy_status host_fail(canopy_status s, const char *message) {
     return canopy_fail(s, "%s", message);
@@ -116,6 +117,7 @@ static int try_open(const char *path) {
 }
 
 static void load(void) {
+    __atomic_store_n(&load_attempts, 1, __ATOMIC_RELEASE);
     const char *env = getenv("CANOPY_CUDA_MODULE");
     if (env && *env) {
         if (try_open(env) == 0)
@@ -141,6 +143,14 @@ static void load(void) {
 const canopy_cuda_module *canopy_cuda(void) {
     pthread_once(&load_once, load);
     return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
+}
+
+int canopy_cuda_load_attempts(void) {
+    return __atomic_load_n(&load_attempts, __ATOMIC_ACQUIRE);
+}
+
+int canopy_cuda_loaded(void) {
+    return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) != NULL;
 }
 
 const char *canopy_cuda_path(void) {

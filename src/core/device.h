@@ -15,6 +15,10 @@ int canopy_gpu_usable(void);
 const char *canopy_gpu_why_not(void);
 /* Visible CUDA devices (loading the module; 0 without it or without a device). */
 int canopy_gpu_device_count(void);
+/* Whether this process has tried to load the CUDA module (0 or 1; it tries once), and
+ * whether it holds it; neither call loads it. CPU work must leave both 0. */
+int canopy_cuda_load_attempts(void);
+int canopy_cuda_loaded(void);
 /* Where the CUDA module was loaded from (loading it if need be), or "" without one. */
 const char *canopy_cuda_path(void);
 

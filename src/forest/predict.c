@@ -162,8 +162,9 @@ static canopy_status pick_backend(const canopy_forest *f, canopy_points X,
                            "engine %s runs on the CPU; the GPU engines are iter, enc, collab, ren",
                            canopy_forest_engine_name(o->engine));
     if (o->backend == CANOPY_BACKEND_AUTO && !ge) {
-        if (o->engine != CANOPY_FOREST_ENGINE_AUTO || !canopy_gpu_usable()) return CANOPY_OK;
-        if (X.n < CF_GPU_AUTO_ROWS || (double)X.n * f->n_trees < CF_GPU_AUTO_WALKS)
+        /* sizes first: a run that stays on the CPU never loads CUDA */
+        if (o->engine != CANOPY_FOREST_ENGINE_AUTO || X.n < CF_GPU_AUTO_ROWS ||
+            (double)X.n * f->n_trees < CF_GPU_AUTO_WALKS || !canopy_gpu_usable())
             return CANOPY_OK;
     }
     if (!canopy_gpu_usable())
@@ -342,7 +343,9 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
     canopy_status s = CANOPY_OK;
     int32_t K = f->n_outputs, nt = f->n_trees;
     int64_t n = X.n, rbs = vm ? ROW_BLOCK : CF_SYNC_ROWS;
-    int threads = canopy_threads();
+    /* a root-to-leaf walk per row and tree, of about log2(nodes per tree) steps */
+    int threads =
+        canopy_threads_for((double)n * nt * log2(2.0 + (double)f->n_nodes / (nt > 0 ? nt : 1)));
     int32_t tbs = TREE_BLOCK;
     if (!gpu && is_linked(o.layout)) cache_blocks(Lp, &prog, vm, n, threads, &rbs, &tbs);
     int64_t nrb = (n + rbs - 1) / rbs;

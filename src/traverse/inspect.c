@@ -219,7 +219,8 @@ int64_t canopy_profile_cpu(const canopy_app *app, const void *ctx, const canopy_
                            const canopy_profile_plan *p, const int64_t *queries, int64_t q0,
                            int64_t nq, uint64_t *keys) {
     int64_t tests = 0;
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : tests) num_threads(canopy_threads())
+    int threads = canopy_threads_for((double)nq * p->depth);
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : tests) num_threads(threads)
     for (int64_t i = 0; i < nq; i++) {
         _Alignas(64) unsigned char state[CANOPY_MAX_STATE];
         int64_t q = queries ? queries[i] : q0 + i;
@@ -320,7 +321,8 @@ canopy_status canopy_inspect_coherence(const canopy_app *app, const void *ctx,
         /* windows of consecutive queries, and as many "spread" windows whose members
          * lie far apart in the caller's order: how much closer the former are than
          * the latter is the coherence, whatever the tree and the application */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+        int threads = canopy_threads_for((double)(2 * windows * WINDOW) * p.depth);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
         for (int64_t k = 0; k < 2 * windows * WINDOW; k++) {
             _Alignas(64) unsigned char state[CANOPY_MAX_STATE];
             int64_t w = k / WINDOW % windows, i = k % WINDOW;
@@ -355,7 +357,8 @@ canopy_status canopy_inspect_work(const canopy_app *app, const void *ctx, const 
     if (nq == 0 || t->n_nodes == 0) return CANOPY_OK;
     int64_t walks = nq < WALKS ? nq : WALKS, tests = 0;
     size_t cap = (size_t)canopy_tree_stack_capacity(t);
-    int threads = canopy_threads();
+    /* the sample's own size is unknown until walked: a descent and back per walk */
+    int threads = canopy_threads_for((double)walks * 2.0 * t->depth);
     int32_t *stacks;
     canopy_status s = canopy_alloc((void **)&stacks, cap * (size_t)threads, sizeof *stacks);
     if (s) return s;

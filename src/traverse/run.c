@@ -74,21 +74,26 @@ static void add_note(char *note, size_t len, const char *fmt, ...) {
  * needs a coherent order, the GPU's non-lockstep kernels run unsorted. */
 static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree *tree,
                                   canopy_backend *b, canopy_variant *v, canopy_schedule *s,
-                                  char *note, size_t note_len) {
-    int have_gpu = tr->gpu && canopy_gpu_usable();
+                                  double *job_work, char *note, size_t note_len) {
     if (*b == CANOPY_BACKEND_AUTO) {
+        /* the GPU is probed last: a run that lands on the CPU never loads CUDA */
         if (gpu_only(*v)) {
             *b = CANOPY_BACKEND_GPU;
             add_note(note, note_len, "backend gpu (the variant runs only there)");
-        } else if (*v == CANOPY_VARIANT_SIMD_L || !have_gpu) {
+        } else if (*v == CANOPY_VARIANT_SIMD_L || !tr->gpu) {
             *b = CANOPY_BACKEND_CPU;
             add_note(note, note_len, "%s",
-                     have_gpu ? "backend cpu (simd_l is a CPU variant)" : "backend cpu (no GPU)");
+                     tr->gpu ? "backend cpu (simd_l is a CPU variant)"
+                             : "backend cpu (no GPU runner)");
+        } else if (tr->nq < CANOPY_GPU_AUTO_MIN_QUERIES) {
+            *b = CANOPY_BACKEND_CPU;
+            add_note(note, note_len, "backend cpu (< %d queries)", CANOPY_GPU_AUTO_MIN_QUERIES);
+        } else if (!canopy_gpu_usable()) {
+            *b = CANOPY_BACKEND_CPU;
+            add_note(note, note_len, "backend cpu (no GPU)");
         } else {
-            *b = tr->nq >= CANOPY_GPU_AUTO_MIN_QUERIES ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU;
-            add_note(note, note_len, "backend %s (%s %d queries)", canopy_backend_name(*b),
-                     tr->nq >= CANOPY_GPU_AUTO_MIN_QUERIES ? ">=" : "<",
-                     CANOPY_GPU_AUTO_MIN_QUERIES);
+            *b = CANOPY_BACKEND_GPU;
+            add_note(note, note_len, "backend gpu (>= %d queries)", CANOPY_GPU_AUTO_MIN_QUERIES);
         }
     }
     if (*b == CANOPY_BACKEND_GPU && !tr->gpu)
@@ -118,6 +123,7 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
     canopy_status st = canopy_inspect_work(tr->app, tr->ctx, &tree->view, tr->nq, &smp);
     if (st) return st;
     double work = (double)tr->nq * smp.nodes_per_query;
+    *job_work = work;
     /* whether sorting can pay: GPU lockstep on large work, CPU on long traversals */
     int big = gpu ? work >= HYBRID_MIN_WORK : smp.nodes_per_query >= CPU_SORT_MIN_NODES;
     /* simd_l with vector hooks, on queries it may sort, beat dr and sr on one core on
@@ -245,7 +251,8 @@ canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *t
     if (s) return s;
     char note[sizeof stats->note] = "";
     double t0 = canopy_now();
-    if ((s = resolve_auto(tr, tree, &b, &v, &sch, note, sizeof note))) return s;
+    double work = 0.0; /* the sample's estimate, when auto takes one */
+    if ((s = resolve_auto(tr, tree, &b, &v, &sch, &work, note, sizeof note))) return s;
     if ((s = check_traversal(tree, tr, sch))) return s;
     if ((unsigned)v >= CANOPY_VARIANT_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: unknown variant %d", tr->name, (int)v);
@@ -294,7 +301,7 @@ canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *t
         traverse = rep.traverse_seconds;
         device_schedule = rep.schedule_seconds;
     } else {
-        canopy_trav_job job = {tr->ctx, &tree->view, order, tr->nq};
+        canopy_trav_job job = {tr->ctx, &tree->view, order, tr->nq, work};
         s = tr->cpu[v](&job, &cnt);
         traverse = canopy_now() - t1;
     }

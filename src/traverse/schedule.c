@@ -106,7 +106,8 @@ void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, co
     for (int32_t j = 0; j < d; j++)
         scale[j] = hi[j] > lo[j] ? ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]) : 0.0;
     uint64_t cells = (uint64_t)1 << bits;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    int threads = canopy_threads_for((double)n * d);
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t i = 0; i < n; i++) {
         uint64_t x[CURVE_MAX_DIMS];
         const float *p = canopy_point(pts, i);
@@ -155,7 +156,8 @@ canopy_status canopy_schedule_queries(canopy_schedule s, canopy_points queries,
     canopy_status st = canopy_alloc((void **)&k, (size_t)nq, sizeof *k);
     if (st) return st;
     if (s == CANOPY_SCHEDULE_TREE) {
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+        int threads = canopy_threads_for((double)nq * t->depth);
+#pragma omp parallel for schedule(static) num_threads(threads)
         for (int64_t i = 0; i < nq; i++) {
             k[i].key = (uint64_t)locate_leaf(t, canopy_point(queries, i));
             k[i].idx = i;

@@ -171,11 +171,14 @@ void canopy_tree_free(canopy_tree *t) {
     free(t);
 }
 
-/* rows: the points already in tree order (a positional rule's copy), or NULL to gather
- * them from pts through perm. */
+/* *rows: the points already in tree order (a positional rule's copy), or NULL to gather
+ * them from pts through *perm. The tree takes *rows and *perm over as its points and
+ * ids where it can (setting them to NULL) instead of copying them. */
 static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_points pts,
-                                 const int64_t *perm, const float *rows,
-                                 const canopy_tree_options *opt, int32_t max_children) {
+                                 int64_t **perm_io, float **rows_io, const canopy_tree_options *opt,
+                                 int32_t max_children) {
+    const int64_t *perm = *perm_io;
+    const float *rows = *rows_io;
     int32_t nn = tt->count;
     canopy_status s;
     int32_t *new_id = NULL, *queue = NULL;
@@ -190,9 +193,16 @@ static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_poin
     stride = (stride + 15) / 16 * 16;
     int64_t n = pts.n;
     int32_t d = pts.d;
+    if (rows) { /* the same sizes as the tree's own arrays: no copy */
+        t->points = *rows_io;
+        t->ids = *perm_io;
+        *rows_io = NULL;
+        *perm_io = NULL;
+    }
     if ((s = canopy_calloc((void **)&t->hot, (size_t)nn, (size_t)stride)) ||
-        (s = canopy_alloc((void **)&t->points, (size_t)(n > 0 ? n : 1), sizeof(float) * d)) ||
-        (s = canopy_alloc((void **)&t->ids, (size_t)(n > 0 ? n : 1), sizeof(int64_t))) ||
+        (!rows &&
+         (s = canopy_alloc((void **)&t->points, (size_t)(n > 0 ? n : 1), sizeof(float) * d))) ||
+        (!rows && (s = canopy_alloc((void **)&t->ids, (size_t)(n > 0 ? n : 1), sizeof(int64_t)))) ||
         (s = canopy_alloc((void **)&t->rope, (size_t)nn, sizeof(int32_t))) ||
         (s = canopy_alloc((void **)&t->parent, (size_t)nn, sizeof(int32_t))) ||
         (s = canopy_alloc((void **)&t->level, (size_t)nn, sizeof(int32_t))) ||
@@ -214,12 +224,16 @@ static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_poin
     canopy_free(new_id);
     canopy_free(queue);
 
+    const int64_t *ids = t->ids;
+    if (!rows || t->weights) {
 #pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (n > TASK_CUTOFF)
-    for (int64_t i = 0; i < n; i++) {
-        memcpy(t->points + i * d, rows ? rows + i * d : canopy_point(pts, perm[i]),
-               sizeof(float) * (size_t)d);
-        t->ids[i] = perm[i];
-        if (t->weights) t->weights[i] = opt->weights[perm[i]];
+        for (int64_t i = 0; i < n; i++) {
+            if (!rows) {
+                memcpy(t->points + i * d, canopy_point(pts, perm[i]), sizeof(float) * (size_t)d);
+                t->ids[i] = perm[i];
+            }
+            if (t->weights) t->weights[i] = opt->weights[ids[i]];
+        }
     }
 
     /* Parents precede their children in both orders, so one forward pass suffices. */
@@ -293,8 +307,11 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
     if (spec->positional) {
         if ((s = canopy_alloc((void **)&rows, (size_t)(n > 0 ? n : 1), sizeof(float) * pts.d)))
             goto fail;
-        for (int64_t i = 0; i < n; i++)
-            memcpy(rows + i * pts.d, canopy_point(pts, i), sizeof(float) * (size_t)pts.d);
+        if (pts.stride == pts.d)
+            memcpy(rows, pts.data, sizeof(float) * (size_t)pts.d * (size_t)n);
+        else
+            for (int64_t i = 0; i < n; i++)
+                memcpy(rows + i * pts.d, canopy_point(pts, i), sizeof(float) * (size_t)pts.d);
         split_pts = canopy_points_make(rows, n, pts.d);
     }
     tt.count = 1;
@@ -311,7 +328,7 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
                         canopy_tree_kind_name(spec->kind));
         goto fail;
     }
-    s = finish_tree(t, &tt, pts, perm, rows, opt, spec->max_children);
+    s = finish_tree(t, &tt, pts, &perm, &rows, opt, spec->max_children);
     if (s) goto fail;
     canopy_free(perm);
     canopy_free(rows);

@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700 /* pthread_condattr_setclock, clock_gettime, isatty, realpath */
 #include "cli.h"
 
+#include "core/device.h"
+
 #include <errno.h>
 #include <json.h>
 #include <math.h>
@@ -285,6 +287,11 @@ void cli_json_emit(cli_json *j, const char *note) {
     json_object_object_add(j->root, "counts", j->counts);
     json_object_object_add(j->root, "choices", j->choices);
     json_object_object_add(j->root, "note", json_object_new_string(note ? note : ""));
+    /* read last: whether anything in this run reached for CUDA (CPU work must not) */
+    json_object *cuda = json_object_new_object();
+    json_object_object_add(cuda, "load_attempts", json_object_new_int(canopy_cuda_load_attempts()));
+    json_object_object_add(cuda, "loaded", json_object_new_boolean(canopy_cuda_loaded()));
+    json_object_object_add(j->root, "cuda", cuda);
     fprintf(stderr, "%s\n", json_object_to_json_string_ext(j->root, JSON_C_TO_STRING_PLAIN));
     json_object_put(j->root);
     free(j);

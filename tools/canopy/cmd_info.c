@@ -5,12 +5,14 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy info [--threads T]\n\n"
                "Prints the version, the backends available, whether the MPI layer is\n"
                "(distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
-               "capped by CANOPY_ISA), the number of CPU threads canopy will use, the CUDA\n"
+               "capped by CANOPY_ISA), the number of CPU threads canopy will use (and how idle\n"
+               "ones wait: OMP_WAIT_POLICY, passive unless set), the CUDA\n"
                "module (libcanopy_cuda, loaded at run time: where it was found, or why not;\n"
                "CANOPY_CUDA_MODULE names the file to use) and the GPU's name and memory when\n"
                "one is visible.\n");
@@ -29,7 +31,8 @@ int cmd_info(int argc, char **argv) {
     printf("mpi:      %s\n", canopy_have_mpi() ? "yes (distributed commands under mpirun)"
                                                : "no (built without MPI)");
     printf("cpu isa:  %s\n", canopy_isa_name(canopy_cpu_isa()));
-    printf("threads:  %d\n", canopy_threads());
+    const char *wait = getenv("OMP_WAIT_POLICY");
+    printf("threads:  %d (OpenMP wait policy %s)\n", canopy_threads(), wait ? wait : "default");
     if (!canopy_have_cuda()) {
         printf("cuda:     not loaded (%s)\n", canopy_gpu_why_not());
         printf("gpu:      none (no CUDA module)\n");

@@ -29,8 +29,9 @@ static void usage(const char *cmd, FILE *f) {
         "split among the ranks and the files are identical to one process's; --ref only\n"
         "(docs/distributed.md).\n\n"
         "With --ref and --query on the GPU (--backend gpu, or auto from 20000 queries), the\n"
-        "kd tree is built on the device (no host build, no tree upload). With backend gpu\n"
-        "or auto, CUDA starts on a thread while the input is read (CANOPY_CLI_EARLY_CUDA=0:\n"
+        "kd tree is built on the device (no host build, no tree upload). CUDA starts on a\n"
+        "thread: with backend gpu while the input is read, with auto once the query count\n"
+        "says auto takes the GPU; runs on the CPU never load it (CANOPY_CLI_EARLY_CUDA=0:\n"
         "at the first GPU call instead); --stats shows both.\n\n"
         "Options:\n"
         "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
@@ -145,7 +146,9 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
     } else if (canopy_alloc((void **)&idx, (size_t)(nq * k + 1), sizeof *idx) ||
                canopy_alloc((void **)&d2, (size_t)(nq * k + 1), sizeof *d2)) {
         rc = cli_runtime_error(cmd);
-    } else if (gpu.started) {
+    }
+    if (rc == CLI_OK) cli_gpu_start_sized(&gpu, to.run.backend, nq);
+    if (rc == CLI_OK && gpu.started) {
         /* the result pages fault in now, while CUDA starts, not during the copies back */
         memset(idx, 0, sizeof *idx * (size_t)(nq * k + 1));
         memset(d2, 0, sizeof *d2 * (size_t)(nq * k + 1));
@@ -170,7 +173,7 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
                     dist_out ? ", " : "", dist_out ? dist_out : "");
         if (p.stats) {
             trav_print_stats(cmd, &st, t_load, t_write);
-            cli_gpu_start_print(&gpu, t_load);
+            cli_gpu_start_print(&gpu);
         }
     }
     canopy_free(idx);

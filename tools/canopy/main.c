@@ -4,15 +4,17 @@
 #include "cli.h"
 #include "cli_dist.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef CANOPY_HAVE_MPI
 #include "dist/comm.h"
 #elif defined(CANOPY_MPI_SIBLING)
 #include "core/mpi_launcher.h"
 
 #include <errno.h>
-#include <unistd.h>
 #endif
 
 static const cli_command commands[] = {
@@ -47,7 +49,8 @@ static void print_help(FILE *f) {
                "  -h, --help     this help\n"
                "  -V, --version  print the version\n\n"
                "Environment: CANOPY_THREADS (CPU threads), CANOPY_ISA (cap the SIMD ISA:\n"
-               "scalar, sse4.2, avx2, avx512).\n"
+               "scalar, sse4.2, avx2, avx512), OMP_WAIT_POLICY (default here: passive, idle\n"
+               "threads sleep instead of spinning).\n"
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
@@ -107,7 +110,25 @@ static void run_mpi_sibling(char **argv) {
 }
 #endif
 
+/* GNU OpenMP reads OMP_WAIT_POLICY once, as it starts: idle threads then spin for a
+ * while, taking time slices from the working ones on a busy machine. Unless the user
+ * chose a policy, the CLI sets "passive" (threads sleep between parallel regions) in a
+ * constructor that runs before libgomp's own where the CLI links libgomp's archive
+ * (CMakeLists.txt); with a shared libgomp, started before any constructor here, it runs
+ * itself again instead (one process start more); where the exec fails it runs on. */
+static int passive_set;
+
+__attribute__((constructor(101))) static void wait_passively(void) {
+    passive_set = !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+}
+
+static void wait_passively_shared(char **argv) {
+    if (passive_set && dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD))
+        execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv) {
+    wait_passively_shared(argv);
 #if !defined(CANOPY_HAVE_MPI) && defined(CANOPY_MPI_SIBLING)
     if (canopy_mpi_launched()) run_mpi_sibling(argv);
 #endif
