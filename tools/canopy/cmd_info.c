@@ -8,8 +8,8 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy info [--threads T]\n\n"
-               "Prints the version, the backends available, whether the MPI layer is\n"
-               "(distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
+               "Prints the version, the backends available, whether the MPI layer is built\n"
+               "in (distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
                "capped by CANOPY_ISA), the number of CPU threads canopy will use, the CUDA\n"
                "module (libcanopy_cuda, loaded at run time: where it was found, or why not;\n"
                "CANOPY_CUDA_MODULE names the file to use) and the GPU's name and memory when\n"
