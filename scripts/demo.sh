@@ -31,6 +31,7 @@ targets=(--target canopy)
 [ "$cuda" != OFF ] && grep -q 'CUDA backend ON' "$dir/configure.log" && targets+=(canopy_cuda)
 # ninja's [done/total] lines, one every 10 %; compiler messages in full
 cmake --build "$dir" -j "$CANOPY_JOBS" "${targets[@]}" | awk '
+    /Re-checking globbed|Re-running CMake/ { next }
     /^\[[0-9]+\/[0-9]+\]/ { split(substr($1, 2), f, "/"); p = int(100 * f[1] / f[2]);
                              if (p >= next_p) { printf "  compiled %d of %d files (%d%%)\n", f[1], f[2], p;
                                                 fflush(); next_p = p - p % 10 + 10 }; next }

@@ -3,7 +3,7 @@
 # The whole test suite from a fresh clone: install deps (install-deps.sh --test), then
 #   1. Release build in build/ with the demo's flags, so it reuses what demo.sh or
 #      build.sh built (plus the CUDA module when nvcc exists, as CI compiles it; GPU
-#      tests skip visibly without a GPU), ctest
+#      tests skip visibly without a GPU; CANOPY_CUDA=OFF leaves it out), ctest
 #   2. ASan + UBSan build (CPU only), ctest
 #   3. libFuzzer smoke run of every parser (clang; only the fuzzers are built)
 #   4. install to a temporary prefix; build and run examples/knn.c with find_package and pkg-config
@@ -28,7 +28,7 @@ run_ctest() {
 }
 
 stage "1/6 release build and tests"
-configure_and_build "$CANOPY_ROOT/build" "${CANOPY_RELEASE_FLAGS[@]}" -DCANOPY_CUDA=AUTO
+configure_and_build "$CANOPY_ROOT/build" "${CANOPY_RELEASE_FLAGS[@]}" -DCANOPY_CUDA="${CANOPY_CUDA:-AUTO}"
 run_ctest "$CANOPY_ROOT/build"
 
 stage "2/6 sanitizer build (ASan + UBSan) and tests"
