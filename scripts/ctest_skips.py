@@ -10,7 +10,11 @@ cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
 skipped = [c for c in cases if c.find("skipped") is not None]
 for c in skipped:
     out = c.findtext("system-out") or ""
-    lines = [l.strip() for l in out.splitlines() if l.strip()]
-    print(f"  skipped {c.get('name')}: {lines[-1] if lines else 'NO REASON PRINTED'}")
+    lines = [l.strip() for l in out.splitlines() if any(ch.isalnum() for ch in l)]
+    # the test's own line saying it skipped (a launcher such as mpiexec adds its own
+    # lines after it), else the last line it printed
+    said = [l for l in lines if "skip" in l.lower()]
+    reason = said[-1] if said else lines[-1] if lines else "NO REASON PRINTED"
+    print(f"  skipped {c.get('name')}: {reason}")
 if skipped:
     print(f"  {len(skipped)} test(s) skipped")
