@@ -78,6 +78,14 @@ if(TARGET canopy_cuda)
   install(TARGETS canopy_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(TARGETS ${CANOPY_CLI_TARGETS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Installed programs and libraries find canopy's own libraries from where they lie, in
+# any prefix, without LD_LIBRARY_PATH (the CLI links canopy statically, canopy-mpi needs
+# libmpi from the system; libcanopy_dist.so needs libcanopy.so beside it).
+file(RELATIVE_PATH CANOPY_BIN_TO_LIB /p/${CMAKE_INSTALL_BINDIR} /p/${CMAKE_INSTALL_LIBDIR})
+set_target_properties(${CANOPY_CLI_TARGETS} PROPERTIES INSTALL_RPATH "$ORIGIN/${CANOPY_BIN_TO_LIB}")
+foreach(lib ${CANOPY_LIBRARIES})
+  set_target_properties(${lib}_shared PROPERTIES INSTALL_RPATH "$ORIGIN")
+endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/include/canopy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/include/canopy)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/canopy DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -16,3 +16,10 @@ configure_and_build() {
         { cat "$dir/configure.log"; return 1; }
     cmake --build "$dir" -j "$CANOPY_JOBS"
 }
+# The flags of build/: scripts/build.sh, demo.sh and test.sh use the same ones, so each
+# reuses what another built (test.sh adds only the CUDA module where the others left it out).
+CANOPY_RELEASE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DCANOPY_WERROR=ON)
+# 0 when no NVIDIA driver is installed (no libcuda.so.1): a CUDA module could not run here.
+canopy_have_nvidia_driver() {
+    [ -e /proc/driver/nvidia/version ] || ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'
+}

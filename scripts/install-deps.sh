@@ -1,26 +1,39 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs what canopy needs on a fresh Debian 12 machine. Idempotent: packages
-# already present are not fetched again. CUDA is optional (used when nvcc exists);
-# Open MPI builds the distributed layer (src/dist, tests labelled mpi).
+# Installs what canopy needs on a fresh Debian 12 machine, and only that. Idempotent:
+# packages already present are not fetched again, and nothing is printed for them.
+#   scripts/install-deps.sh           the build and the demo: cmake, ninja, gcc,
+#                                     json-c, pkg-config, python3 with NumPy
+#   scripts/install-deps.sh --test    also clang (fuzz and sanitizer runtimes) and, unless
+#                                     CANOPY_WITH_MPI=0, Open MPI (the distributed layer's
+#                                     tests); what scripts/test.sh uses
+#   CANOPY_WITH_MPI=1                 Open MPI in either case
+# CUDA is never installed here: the backend is compiled when nvcc exists.
 set -euo pipefail
 
-apt_packages=(cmake ninja-build gcc clang libclang-rt-14-dev libjson-c-dev python3 grep pkg-config
-              openmpi-bin libopenmpi-dev)
+# --no-install-recommends below: list what a recommendation would have brought (libc6-dev).
+packages=(cmake ninja-build gcc libc6-dev libjson-c-dev pkg-config python3 grep)
+python3 -c 'import numpy' >/dev/null 2>&1 || packages+=(python3-numpy)
+if [ "${1:-}" = "--test" ]; then
+    packages+=(clang libclang-rt-14-dev python3-venv)
+    [ "${CANOPY_WITH_MPI:-1}" != 0 ] && packages+=(openmpi-bin libopenmpi-dev)
+elif [ "${CANOPY_WITH_MPI:-0}" = 1 ]; then
+    packages+=(openmpi-bin libopenmpi-dev)
+fi
 missing=()
-for p in "${apt_packages[@]}"; do
+for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-    echo "install-deps: installing ${missing[*]}"
+    echo "install-deps: installing ${missing[*]} (and what they depend on)"
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
-fi
-
-# numpy: used by tests that check our .npy files load in NumPy.
-if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "install-deps: installing numpy"
-    python3 -m pip install --quiet numpy || echo "install-deps: numpy unavailable; NumPy interop checks will be skipped"
+    # One line per package as it is set up, instead of apt's screens (or nothing).
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+        "${missing[@]}" 2>&1 | { grep --line-buffered '^Setting up ' || true; } |
+        sed -u 's/^Setting up \([^ ]*\).*/  installed \1/'
+    for p in "${missing[@]}"; do
+        dpkg -s "$p" >/dev/null 2>&1 || { echo "install-deps: $p failed to install" >&2; exit 1; }
+    done
 fi

@@ -70,6 +70,7 @@ run 0 predict --model "$DATA/forest/xgb_binary.json" --data "$DATA/forest/xgb_bi
 # --backend gpu: a clear error naming the missing module, exit 1, no output file.
 run 1 knn --ref "$tmp/r.npy" -k 2 --backend gpu -o "$tmp/gpu.npy"
 check "knn --backend gpu: names the missing module" grep -q "CUDA module.*does not exist" "$tmp/err"
+check "knn --backend gpu: one prefix" grep -q "^canopy knn: the CUDA module" "$tmp/err"
 check "knn --backend gpu: no output" test ! -e "$tmp/gpu.npy"
 run 1 predict --model "$DATA/forest/xgb_binary.json" --data "$DATA/forest/xgb_binary.X.npy" \
     --backend gpu -o "$tmp/gpu.npy"
@@ -124,5 +125,16 @@ if [ -n "$module" ]; then
     cp "$module" "$tmp/renamed.so"
     CANOPY_CUDA_MODULE="$tmp/renamed.so" run 0 info
     check "info: renamed module loads" grep -q "^cuda: *$tmp/renamed.so" "$tmp/out"
+    # Why a loaded module has no GPU, on the gpu: line: no driver at all, or a driver
+    # with every device hidden, each named as such (and knn says the same).
+    CUDA_VISIBLE_DEVICES= run 0 info
+    if [ -e /proc/driver/nvidia/version ] || ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+        check "info: devices hidden" grep -q "^gpu: *none (no CUDA device is visible (NVIDIA driver for CUDA [0-9]" "$tmp/out"
+    else
+        check "info: no driver" grep -q "^gpu: *none (no NVIDIA driver is installed" "$tmp/out"
+    fi
+    CUDA_VISIBLE_DEVICES= run 1 knn --ref "$tmp/r.npy" -k 2 --backend gpu -o "$tmp/gpu.npy"
+    check "knn --backend gpu without a device: the reason named" \
+        grep -qE "^canopy knn: (.*: )?no (CUDA device is visible|NVIDIA driver is installed)" "$tmp/err"
 fi
 cli_finish

@@ -118,4 +118,22 @@ usage_error gravity --bodies "$tmp/p.npy" --order 5 -o "$tmp/acc.npy"
 run 0 nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 2 --dt 0.01 --softening 0.05 --theta 0.6 --order 3
 check "nbody --order 3 ran" grep -q "order 3" "$tmp/out"
 usage_error nbody --bodies "$tmp/b.csv" --velocities "$tmp/v.csv" --steps 2 --dt 0.01 --theta 0.6 --order 5
+
+# -o DIR always holds the final state; snapshots and the final one equal the same run's.
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${common[@]}" --steps 5 -o "$tmp/final"
+check "-o DIR alone: the final state" [ "$(ls "$tmp/final")" = "$(printf 'positions_000005.npy\nvelocities_000005.npy')" ]
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${common[@]}" --steps 5 \
+    --snapshot-every 2 -o "$tmp/every2"
+check "snapshots 2, 4 and the final 5" [ "$(ls "$tmp/every2" | grep -c '^positions_00000[245].npy$')" -eq 3 ]
+check "the final state is the run's" cmp -s "$tmp/final/positions_000005.npy" "$tmp/every2/positions_000005.npy"
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${common[@]}" --steps 3 --stats
+check "nbody --stats: phases" grep -q "load .* s, steps .* s (.* steps/s" "$tmp/err"
+check "nbody --stats: what ran" grep -q "600 bodies, 3 steps; backend cpu, list opening, binary tree" "$tmp/err"
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${common[@]}" --steps 3 --stats=json
+check "nbody --stats=json: one schema line" python3 -c "
+import json, sys
+j = json.loads(open(sys.argv[1]).read())
+assert j['schema'] == 'canopy-stats/1' and j['command'] == 'nbody', j
+assert j['counts']['steps'] == 3 and j['counts']['bodies'] == 600 and 'run' in j['seconds'], j
+assert j['choices']['opening'] == 'list' and j['choices']['tree'] == 'binary', j" "$tmp/err"
 cli_finish

@@ -76,6 +76,8 @@ no_file "$tmp/x.npy"
 run 0 gen plummer --n 2000 --seed 3 -o "$tmp/b.npy"
 run 0 gravity --bodies "$tmp/b.npy" --softening 0.01 -o "$tmp/a.npy"
 check "gravity shape" [ "$(npy_shape "$tmp/a.npy")" = "(2000,3)" ]
+check "gravity runs nbody's defaults" grep -q "list opening, binary tree" "$tmp/out"
+run 0 gravity --bodies "$tmp/b.npy" --softening 0.01 --variant dr -o "$tmp/a.npy"
 run 0 gravity --bodies "$tmp/b.npy" --softening 0.01 --variant sr -o "$tmp/a_sr.npy"
 check "gravity sr equals dr" cmp -s "$tmp/a.npy" "$tmp/a_sr.npy"
 run 1 gravity --bodies "$tmp/two.csv" -o "$tmp/x.npy"

@@ -84,4 +84,32 @@ run 2 gravty
 check "gravty: did you mean gravity" grep -qF "did you mean 'gravity'?" "$tmp/err"
 run 0 knn --help
 check "--help mentions --quiet" grep -q -- "--quiet" "$tmp/out"
+run 2 gen rand8 -o "$tmp/r8.npy"
+check "gen rand8: did you mean rand7" grep -qF "did you mean 'rand7'?" "$tmp/err"
+run 0 info --help
+check "info --help: the MPI layer is built in" grep -q "whether the MPI layer is built" "$tmp/out"
+
+# An output whose extension names no array format is refused before anything is
+# written, for every writer (cli_write_arrays, graph, tree, predict).
+for args in "knn --ref $tmp/p.npy -k 2" "graph bfs --gen kron16" "tree heights --gen random1" \
+    "predict --model $DATA/xgb_binary.json --data $DATA/xgb_binary.X.npy"; do
+    # shellcheck disable=SC2086
+    run 2 $args -o "$tmp/x.txt"
+    check "$args -o x.txt: refused by name" grep -qF "unknown output file type '$tmp/x.txt'" "$tmp/err"
+    check "$args -o x.txt: nothing written" test ! -e "$tmp/x.txt"
+done
+run 0 knn --ref "$tmp/p.npy" -k 2 -o "$tmp/x.CSV"
+check "-o x.CSV: written as CSV" grep -q '^[0-9]*,[0-9]*$' "$tmp/x.CSV"
+run 2 knn --ref "$tmp/p.npy" -k 2 -o "$tmp/x.npy" --distances "$tmp/d.txt"
+check "a second output's bad extension: the first not written" test ! -e "$tmp/x.npy"
+
+# A space- or tab-separated table is named as such, not read as a header.
+printf '1 2 3\n4 5 6\n' >"$tmp/sp.csv"
+run 1 knn --ref "$tmp/sp.csv" -k 1 -o "$tmp/sp.npy"
+check "space-separated: line 1 named" grep -q "sp.csv: line 1 holds numbers separated by spaces" "$tmp/err"
+printf 'x\ty\n1\t2\n' >"$tmp/tab.csv"
+run 1 knn --ref "$tmp/tab.csv" -k 1 -o "$tmp/tab.npy"
+check "tab-separated under a header: line 2 named" grep -q "tab.csv: line 2 holds numbers" "$tmp/err"
+printf 'x,y\n1,2\n3,4\n' >"$tmp/ok.csv"
+run 0 knn --ref "$tmp/ok.csv" -k 1 -o "$tmp/ok.npy"
 cli_finish

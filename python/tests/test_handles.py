@@ -375,3 +375,27 @@ def test_readme_python_example_runs(i, tmp_path, monkeypatch):
     os.symlink(os.path.join(ROOT, "tests"), tmp_path / "tests")
     os.symlink(os.path.join(ROOT, "README.md"), tmp_path / "README.md")
     exec(compile(readme_python_examples()[i], f"README.md example {i + 1}", "exec"), {})
+
+
+def test_repr_names_the_index_not_its_address():
+    ix = canopy.Index(np.random.default_rng(3).random((500, 3)), tree="kd", leaf_size=8)
+    r = repr(ix)
+    assert r.startswith("<canopy.Index kd: 500 points in 3-D, ") and "leaf size 8" in r, r
+    assert "built in" in r and "0x" not in r, r
+    ix.close()
+    assert repr(ix) == "<canopy.Index closed>"
+
+
+def test_namespace_holds_public_names_only():
+    public = {n for n in dir(canopy) if not n.startswith("_")}
+    assert public == set(canopy.__all__) - {"__version__"}
+
+
+def test_info_says_cpu_only_or_cuda():
+    i = canopy.info()
+    assert i["version"] == canopy.__version__ and i["build"] in ("cpu-only", "cuda")
+    assert i["threads"] >= 1 and i["isa"] in ("scalar", "sse4.2", "avx2", "avx512")
+    # a GPU is named, or the reason there is none is given
+    assert (i["gpu"] is None) == (i["gpu_why_not"] != ""), i
+    if i["build"] == "cpu-only":
+        assert i["gpu"] is None and "CUDA module" in i["gpu_why_not"], i

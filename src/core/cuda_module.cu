@@ -12,15 +12,28 @@
 
 static const canopy_cuda_host *host;
 
+/* The runtime reports a missing driver and an old one with the same error, so the
+ * driver's version (0 when no driver is installed) tells the user which one to fix. */
 static int device_count(char *why, size_t why_len) {
-    int n = 0;
+    int n = 0, driver = 0, runtime = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n <= 0) {
-        snprintf(why, why_len, "no usable CUDA device is visible (%s)",
-                 e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
-        return 0;
-    }
-    return n;
+    if (e == cudaSuccess && n > 0) return n;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (driver == 0)
+        snprintf(why, why_len, "no NVIDIA driver is installed (libcuda.so.1 not found)");
+    else if (e == cudaErrorInsufficientDriver)
+        snprintf(why, why_len,
+                 "the NVIDIA driver is too old: it runs CUDA %d.%d, this module needs CUDA %d.%d",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    else if (e == cudaSuccess || e == cudaErrorNoDevice)
+        snprintf(why, why_len,
+                 "no CUDA device is visible (NVIDIA driver for CUDA %d.%d; CUDA_VISIBLE_DEVICES "
+                 "may hide them)",
+                 driver / 1000, driver % 1000 / 10);
+    else
+        snprintf(why, why_len, "no usable CUDA device (%s)", cudaGetErrorString(e));
+    return 0;
 }
 
 extern "C" {

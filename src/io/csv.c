@@ -76,6 +76,24 @@ static int64_t parse_row(const char *s, const char *e, double *row, const char *
     return 0;
 }
 
+/* A line of two or more numbers separated by spaces or tabs and no comma: a
+ * whitespace-delimited table, which would otherwise read as a header line. */
+static bool whitespace_delimited(const char *s, const char *e) {
+    trim(&s, &e);
+    if (memchr(s, ',', (size_t)(e - s))) return false;
+    int tokens = 0;
+    double v;
+    while (s < e) {
+        const char *t = s;
+        while (t < e && !is_space(*t)) t++;
+        if (!parse_number(s, t, &v)) return false;
+        tokens++;
+        while (t < e && is_space(*t)) t++;
+        s = t;
+    }
+    return tokens >= 2;
+}
+
 /* A header is a first line with a non-empty field that is not a number. */
 static bool looks_like_header(const char *s, const char *e) {
     const char *fs, *fe;
@@ -111,6 +129,17 @@ canopy_status canopy_csv_read_mem(const void *buf, size_t len, const char *name,
     next_line(&pos, end, &s, &e);
     const char *head_s = s, *head_e = e;
     bool header = looks_like_header(s, e);
+    /* line 1, or the first data row under a header (whose words are not numbers) */
+    const char *row_pos = pos, *row_s = s, *row_e = e;
+    int bad_line = whitespace_delimited(s, e) ? 1 : 0;
+    if (!bad_line && header && next_line(&row_pos, end, &row_s, &row_e) &&
+        whitespace_delimited(row_s, row_e))
+        bad_line = 2;
+    if (bad_line)
+        return canopy_fail(CANOPY_ERR_FORMAT,
+                           "%s: line %d holds numbers separated by spaces or tabs; CSV fields "
+                           "are separated by commas (convert it, e.g. with tr -s ' \\t' ',')",
+                           name, bad_line);
     const char *data = header ? pos : s;
     int64_t first_line = header ? 2 : 1;
 

@@ -82,4 +82,14 @@ C
         -o "$work/dist_pc"
     "$work/dist_pc"
 fi
-echo "install: find_package and pkg-config builds ran"
+# The installed CLI and shared libraries carry a run path relative to the prefix, so
+# they run from any prefix without LD_LIBRARY_PATH.
+for f in "$prefix"/bin/canopy* "$libdir"/libcanopy*.so; do
+    readelf -d "$f" | grep -E '(RUNPATH|RPATH).*\$ORIGIN' >/dev/null ||
+        { echo "install: $f has no \$ORIGIN run path"; readelf -d "$f" | grep -i path; exit 1; }
+done
+moved="$work/moved"
+mv "$prefix" "$moved"
+env -u LD_LIBRARY_PATH "$moved/bin/canopy" --version >/dev/null ||
+    { echo "install: bin/canopy does not run from a moved prefix"; exit 1; }
+echo "install: find_package and pkg-config builds ran; \$ORIGIN run paths, relocatable"

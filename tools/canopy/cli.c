@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,7 +93,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
 
 int cli_runtime_error(const char *cmd) {
     cli_progress_stop();
-    fprintf(stderr, "canopy %s: %s\n", cmd, canopy_last_error());
+    /* the library names its function ("knn: ..."); beside "canopy knn: " that repeats */
+    const char *e = canopy_last_error();
+    size_t n = strlen(cmd);
+    if (strncmp(e, cmd, n) == 0 && e[n] == ':' && e[n + 1] == ' ') e += n + 2;
+    fprintf(stderr, "canopy %s: %s\n", cmd, e);
     return CLI_ERROR;
 }
 
@@ -381,15 +386,46 @@ int cli_app_operand(const char *cmd, int argc, char **argv, const char *const *n
     return app;
 }
 
+/* The writer an output's extension names (case ignored; '-' is .npy), or NULL. */
+typedef canopy_status (*cli_writer)(const char *path, const canopy_array *a);
+static canopy_status cli_write_csv(const char *path, const canopy_array *a) {
+    return canopy_csv_write(path, a, NULL);
+}
+static cli_writer cli_writer_for(const char *path) {
+    const char *dot = strrchr(path, '.');
+    if (!strcmp(path, "-") || (dot && !strcasecmp(dot, ".npy"))) return canopy_npy_write;
+    if (dot && !strcasecmp(dot, ".csv")) return cli_write_csv;
+    if (dot && (!strcasecmp(dot, ".fvecs") || !strcasecmp(dot, ".ivecs"))) return canopy_vecs_write;
+    return NULL;
+}
+
+canopy_status cli_write_array(const char *path, const canopy_array *a) {
+    cli_writer w = cli_writer_for(path);
+    if (!w)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "unknown output file type '%s' (expected .npy, .csv, .fvecs or .ivecs)",
+                           path);
+    return w(path, a);
+}
+
+int cli_check_array_outputs(const char *cmd, int n, const char *const *paths) {
+    for (int i = 0; i < n; i++)
+        if (paths[i] && !cli_writer_for(paths[i]))
+            return cli_usage_error(cmd,
+                                   "unknown output file type '%s' (expected .npy, .csv, .fvecs "
+                                   "or .ivecs)",
+                                   paths[i]);
+    return 0;
+}
+
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds) {
     double t0 = canopy_now();
+    int rc = cli_check_array_outputs(cmd, n, paths); /* before writing any of them */
+    if (rc) return rc;
     for (int i = 0; i < n; i++) {
         if (!paths[i]) continue;
-        const char *dot = strrchr(paths[i], '.');
-        canopy_status s = dot && strcmp(dot, ".csv") == 0
-                              ? canopy_csv_write(paths[i], &arrays[i], NULL)
-                              : canopy_npy_write(paths[i], &arrays[i]);
+        canopy_status s = cli_write_array(paths[i], &arrays[i]);
         if (s) {
             /* All or nothing: remove what this run already wrote. */
             for (int j = 0; j < i; j++)

@@ -94,6 +94,12 @@ int cli_parse_threads(const char *cmd, const char *s);
  * skipped. Stores the seconds the writes took in *seconds unless it is NULL. */
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds);
+/* Writes one array in the format its name's extension names (.npy, .csv, .fvecs,
+ * .ivecs; '-' is .npy on standard output); another extension is refused. */
+canopy_status cli_write_array(const char *path, const canopy_array *a);
+/* A usage error (returned) when an output's extension names no array format, so a
+ * command refuses it before any work; 0 when all are fine (NULL entries skipped). */
+int cli_check_array_outputs(const char *cmd, int n, const char *const *paths);
 /* Checks a subcommand's file names before any work (NULL entries skipped): an output
  * that exists must be a regular file (the atomic rename would replace a device or
  * FIFO), must not be one of the inputs, nor the same file as another output (device

@@ -269,7 +269,18 @@ int cmd_gen(int argc, char **argv) {
             kind = generators[i].kind;
             found = 1;
         }
-    if (!found) return cli_usage_error(CMD, "unknown generator or workload '%s'", name);
+    if (!found) {
+        const char *names[64];
+        int nn = 0;
+        for (int i = 0; i < N_GENERATORS && nn < 64; i++) names[nn++] = generators[i].name;
+        for (const canopy_workload *t = canopy_workloads(); t->name && nn < 64; t++)
+            names[nn++] = t->name;
+        const char *guess = cli_suggest(name, names, nn);
+        if (guess)
+            return cli_usage_error(CMD, "unknown generator or workload '%s'; did you mean '%s'?",
+                                   name, guess);
+        return cli_usage_error(CMD, "unknown generator or workload '%s'", name);
+    }
     if (!have_n) n = w ? w->n : DEFAULT_N;
     if (!have_d) d = w ? w->d : DEFAULT_D;
     uint64_t seed = p.have_seed ? p.seed : w ? w->seed : DEFAULT_SEED;

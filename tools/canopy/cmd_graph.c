@@ -276,6 +276,7 @@ int cmd_graph(int argc, char **argv) {
     canopy_graph_stats st = {0};
     const char *ins[] = {graph_path, vector}, *outs[] = {save_path, out_path};
     if (cli_check_paths(CMD, ins, 2, outs, 2)) return CLI_ERROR;
+    if (cli_check_array_outputs(CMD, 1, &out_path)) return CLI_USAGE;
 
     double t0 = canopy_now();
     uint64_t seed = p.have_seed ? p.seed : 1;
@@ -288,7 +289,7 @@ int cmd_graph(int argc, char **argv) {
     if (s == CANOPY_OK) s = run_app((app_kind)app, &g, source, x.data, recursive, &opt, &out, &st);
     double t_write = canopy_now();
     if (s == CANOPY_OK && save_path) s = canopy_mtx_write(save_path, &g);
-    if (s == CANOPY_OK) s = canopy_npy_write(out_path, &out);
+    if (s == CANOPY_OK) s = cli_write_array(out_path, &out);
     t_write = canopy_now() - t_write;
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
     if (rc == CLI_OK)

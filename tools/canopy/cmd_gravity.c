@@ -26,20 +26,23 @@ static void usage(FILE *f) {
                "       [--accuracy A]\n"
                "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
                "       [--leaf-size L] [--stats]\n\n"
-               "Gravitational acceleration (G = 1) of every body from all the others by\n"
-               "Barnes-Hut on an octree: monopole cells, opened when |x - com| <=\n"
-               "side / theta + |com - cell centre| or when the body is inside the cell;\n"
-               "Plummer softening a = m d / (|d|^2 + eps^2)^(3/2).\n\n"
+               "Gravitational acceleration (G = 1) of every body from all the others by a\n"
+               "Barnes-Hut tree code, by default the one canopy nbody uses (list opening\n"
+               "on the binary tree, theta and order for a median error of 1e-3: the\n"
+               "fastest at equal error, docs/nbody.md); Plummer softening\n"
+               "a = m d / (|d|^2 + eps^2)^(3/2).\n\n"
                "B is (n, 3) positions with equal masses 1/n, or (n, 4) with the mass last.\n"
                "Output: ACC float32 (n, 3), written atomically. Without softening, two\n"
                "bodies at one position have an infinite force: that is an error (exit 1).\n\n"
                "Options:\n"
                "  --bodies B       bodies file (required)\n"
-               "  --theta X        opening angle, > 0 (default 0.5; smaller is more exact)\n"
+               "  --theta X        opening angle, > 0 (smaller is more exact; default from\n"
+               "                   --accuracy, or 0.5 with --order or --variant/--schedule)\n"
                "  --softening E    Plummer softening length, >= 0 (default 0)\n"
-               "  --order P        multipole order: 0 monopole (default), 2 quadrupole, 3\n"
-               "                   octupole, 4 hexadecapole (moments about the centre of mass,\n"
-               "                   kept apart from the hot records; the GPU does 0 and 2)\n"
+               "  --order P        multipole order: 0 monopole (default with --theta), 2\n"
+               "                   quadrupole, 3 octupole, 4 hexadecapole (moments about the\n"
+               "                   centre of mass, kept apart from the hot records; the GPU\n"
+               "                   does 0 and 2)\n"
                "  --opening O      list (default: groups of <= 256 bodies walk the tree once\n"
                "                   into interaction lists, then a vectorised force kernel),\n"
                "                   body (each body tests each cell) or bucket (a leaf\n"
@@ -49,12 +52,14 @@ static void usage(FILE *f) {
                "                   the midpoint of the longest side) or oct; body and bucket\n"
                "                   opening use the octree\n"
                "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
-               "                   and order from a calibrated table (docs/nbody.md)\n"
-               "  --order, --opening, --tree and --accuracy run the multipole code: on the CPU,\n"
-               "  or on the GPU with --backend gpu (auto: from 200000 bodies when a GPU is\n"
-               "  usable), where the tree is a binary radix tree built on the device and the\n"
-               "  opening is always Liu's bucket-to-node test (docs/nbody.md, \"GPU\"); without\n"
-               "  them the monopole Barnes-Hut traversal runs (CPU or GPU). --stats also prints\n"
+               "                   and order from a calibrated table (docs/nbody.md; default\n"
+               "                   1e-3 unless --theta or --order is given)\n"
+               "  The multipole code runs on the CPU, or on the GPU with --backend gpu (auto:\n"
+               "  from 200000 bodies when a GPU is usable), where the tree is a binary radix\n"
+               "  tree built on the device and the opening is always Liu's bucket-to-node test\n"
+               "  (docs/nbody.md, \"GPU\"). --variant or --schedule without --order, --opening,\n"
+               "  --tree and --accuracy run the monopole Barnes-Hut traversal instead (body\n"
+               "  opening on an octree, theta 0.5 by default; CPU or GPU). --stats also prints\n"
                "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
                "  against float64 direct summation.\n"
                "  -o, --output F   output file (required)\n"
@@ -145,7 +150,7 @@ int cmd_gravity(int argc, char **argv) {
     const char *bodies_path = NULL, *out = NULL;
     double theta = 0.5, eps = 0.0, accuracy = 0.0;
     int64_t order = 0;
-    int multipole = 0, theta_given = 0, opening_given = 0;
+    int multipole = 0, theta_given = 0, opening_given = 0, order_given = 0;
     canopy_gravity_options g = canopy_gravity_options_default();
     int tree_given = 0;
     trav_opts to;
@@ -171,7 +176,7 @@ int cmd_gravity(int argc, char **argv) {
             if (order == 1)
                 return cli_usage_error("gravity", "--order must be 0, 2, 3 or 4 (the dipole "
                                                   "about the centre of mass is zero)");
-            multipole = 1;
+            multipole = order_given = 1;
             break;
         case OPT_OPENING:
             if (grav_parse_opening("gravity", optarg, &g.opening)) return CLI_USAGE;
@@ -198,9 +203,16 @@ int cmd_gravity(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
     if (!bodies_path) return cli_usage_error("gravity", "--bodies is required");
     if (!out) return cli_usage_error("gravity", "-o is required");
-    if (accuracy > 0.0 && (theta_given || order))
+    if (accuracy > 0.0 && (theta_given || order_given))
         return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
                                           "or --theta/--order");
+    /* The multipole code (list opening, binary tree: the fastest at equal error,
+     * bench/results/nbody.md) runs unless only the traversal's own options are given. */
+    int traversal =
+        to.run.variant != CANOPY_VARIANT_AUTO || to.run.schedule != CANOPY_SCHEDULE_AUTO;
+    if (!traversal) multipole = 1;
+    /* nbody's default accuracy when neither it nor theta/order is given */
+    if (multipole && !theta_given && !order_given && accuracy == 0.0) accuracy = 1e-3;
     /* the monopole walk is per body, and so is the distributed one (src/dist/gravity.c) */
     if (!multipole || (cli_dist_size() > 1 && !opening_given)) g.opening = CANOPY_OPENING_BODY;
     if (g.opening != CANOPY_OPENING_LIST) {

@@ -9,8 +9,8 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: canopy info [--threads T]\n\n"
-               "Prints the version, the backends available, whether the MPI layer is\n"
-               "(distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
+               "Prints the version, the backends available, whether the MPI layer is built\n"
+               "in (distributed commands under mpirun), the CPU's SIMD ISA as detected (and\n"
                "capped by CANOPY_ISA), the number of CPU threads canopy will use (and how idle\n"
                "ones wait: OMP_WAIT_POLICY, passive unless set), the CUDA\n"
                "module (libcanopy_cuda, loaded at run time: where it was found, or why not;\n"

@@ -38,7 +38,7 @@ static void usage(FILE *f) {
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
             "       [--opening list|body|bucket] [--tree binary|oct] [--energy-every K]\n"
-            "       [--snapshot-every M -o DIR]\n"
+            "       [-o DIR [--snapshot-every M]] [--stats]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
             "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU;\n"
@@ -64,13 +64,16 @@ static void usage(FILE *f) {
             "                     else from the tree walk's potentials (default 20000)\n"
             "  --snapshot-every M write DIR/positions_SSSSSS.npy and velocities_SSSSSS.npy\n"
             "                     (float64, atomically) every M steps; needs -o DIR\n"
-            "  -o, --output DIR   snapshot folder (created if missing)\n"
+            "  -o, --output DIR   folder (created if missing) for the snapshots and the final\n"
+            "                     state: positions_/velocities_ of the last step, always\n"
             "  --checkpoint-every C  write the checkpoint every C steps and at the end\n"
             "  --checkpoint FILE  checkpoint file, replaced atomically (never by a partial one)\n"
             "  --restart FILE     resume from a checkpoint (which holds the bodies, dt and\n"
             "                     force parameters; do not give them again)\n"
             "  --backend B        cpu, gpu or auto (default; see above)\n"
             "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
+            "  --stats, --stats=json  what ran (backend, opening, tree, theta, order) and the\n"
+            "                     seconds of loading, stepping, energy lines and writing\n"
             "  -h, --help         this help\n\n"
             "A progress line goes to stderr when it is a terminal.\n"
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
@@ -171,7 +174,7 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
     double *pos = NULL, *vel = NULL;
     int rc = CLI_OK;
     canopy_status st = cli_dist_nbody_create(j->pos, j->vel, j->mass, j->n, o, &s);
-    if (!st && rank == 0 && j->snap_every &&
+    if (!st && rank == 0 && j->dir &&
         (canopy_alloc((void **)&pos, (size_t)j->n * 3, sizeof *pos) ||
          canopy_alloc((void **)&vel, (size_t)j->n * 3, sizeof *vel)))
         rc = cli_runtime_error("nbody");
@@ -205,6 +208,14 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
             rc = cli_dist_share_rc(rc);
         }
         if (st) rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
+    }
+    /* -o DIR always holds the final state, also without --snapshot-every */
+    if (!rc && j->dir && !(j->snap_every && k % j->snap_every == 0 && k > 0)) {
+        if ((st = canopy_dist_nbody_gather(s, 0, pos, vel)))
+            rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
+        else if (rank == 0)
+            rc = write_snapshot(j->dir, k, j->n, pos, vel);
+        rc = cli_dist_share_rc(rc);
     }
     canopy_dist_stats ds = s ? canopy_dist_nbody_stats(s) : (canopy_dist_stats){0};
     if (!rc && j->stats) cli_dist_print_stats("nbody", &ds);
@@ -258,6 +269,49 @@ static canopy_nbody_options make_options(double dt, double eps, canopy_opening o
         o.gravity.accuracy = accuracy > 0.0 ? accuracy : 1e-3;
     }
     return o;
+}
+
+/* Wall-clock seconds of a single-rank run's phases, for --stats. */
+typedef struct nbody_times {
+    double load, step, energy, write, total;
+} nbody_times;
+
+/* --stats: phases, the work and what ran (forces are rebuilt every step, so "run" is
+ * the stepping and "energy" the diagnostics' own tree walks or direct sums). */
+static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times *tm) {
+    const canopy_nbody_options *o = canopy_nbody_get_options(s);
+    int64_t n = canopy_nbody_n(s), steps = canopy_nbody_steps_done(s) - first;
+    int gpu = gpu_mp_wanted(o->run.backend, n);
+    const char *opening = gpu ? "GPU bucket" : grav_opening_name(o->gravity.opening);
+    const char *tree = gpu ? "radix" : grav_tree_name(o->gravity.tree);
+    double rate = tm->step > 0.0 ? (double)steps / tm->step : 0.0;
+    if (cli_stats_json()) {
+        cli_json *j = cli_json_begin("nbody");
+        cli_json_seconds(j, "load", tm->load);
+        cli_json_seconds(j, "run", tm->step);
+        cli_json_seconds(j, "energy", tm->energy);
+        cli_json_seconds(j, "write", tm->write);
+        cli_json_count(j, "bodies", (double)n);
+        cli_json_count(j, "steps", (double)steps);
+        cli_json_count(j, "steps_per_second", rate);
+        cli_json_count(j, "theta", (double)o->gravity.theta);
+        cli_json_count(j, "order", (double)o->gravity.order);
+        cli_json_choice(j, "backend", gpu ? "gpu" : "cpu");
+        cli_json_choice(j, "opening", opening);
+        cli_json_choice(j, "tree", tree);
+        cli_json_emit(j, "");
+        return;
+    }
+    fprintf(stderr,
+            "nbody stats:\n"
+            "  %lld bodies, %lld steps; backend %s, %s opening, %s tree, theta %g, order %d, "
+            "threads %d\n"
+            "  load %.4f s, steps %.4f s (%.3g steps/s, %.3g s per step), energy %.4f s, "
+            "write %.4f s, total %.4f s\n",
+            (long long)n, (long long)steps, gpu ? "gpu" : "cpu", opening, tree,
+            (double)o->gravity.theta, (int)o->gravity.order, canopy_threads(), tm->load, tm->step,
+            rate, steps > 0 ? tm->step / (double)steps : 0.0, tm->energy, tm->write,
+            tm->total + tm->load);
 }
 
 int cmd_nbody(int argc, char **argv) {
@@ -434,6 +488,7 @@ int cmd_nbody(int argc, char **argv) {
 
     canopy_nbody *s = NULL;
     int rc = CLI_OK;
+    double t_load = canopy_now(), t_step = 0.0, t_energy = 0.0, t_write = 0.0;
     if (restart) {
         if (canopy_nbody_restart(restart, &to.run, &s)) return cli_runtime_error("nbody");
     } else {
@@ -450,6 +505,7 @@ int cmd_nbody(int argc, char **argv) {
         canopy_array_release(&ma);
         if (rc) return rc;
     }
+    t_load = canopy_now() - t_load;
 
     int tty = isatty(2);
     double e0 = NAN, t0 = canopy_now();
@@ -464,21 +520,37 @@ int cmd_nbody(int argc, char **argv) {
             if (every[e] && (now / every[e] + 1) * every[e] < next)
                 next = (now / every[e] + 1) * every[e];
         if (tty && next > now + 8) next = now + 8;
+        double t = canopy_now();
         if (canopy_nbody_step(s, next - now)) {
             rc = cli_runtime_error("nbody");
             break;
         }
+        t_step += canopy_now() - t;
         int64_t k = canopy_nbody_steps_done(s);
+        t = canopy_now();
         if (energy_every && k % energy_every == 0) rc = print_energy(s, direct_max, &e0);
+        t_energy += canopy_now() - t;
+        t = canopy_now();
         if (!rc && snap_every && k % snap_every == 0) rc = snapshot(dir, s);
         if (!rc && ckpt_every && k % ckpt_every == 0 && canopy_nbody_checkpoint(s, ckpt))
             rc = cli_runtime_error("nbody");
+        t_write += canopy_now() - t;
         if (tty)
             fprintf(stderr, "\rnbody: step %lld / %lld, %.2f steps/s   ", (long long)k,
                     (long long)steps, (double)(k - first) / (canopy_now() - t0));
     }
     if (tty) fprintf(stderr, "\n");
+    double t = canopy_now();
     if (!rc && ckpt && canopy_nbody_checkpoint(s, ckpt)) rc = cli_runtime_error("nbody");
+    /* -o DIR always holds the final state, also without --snapshot-every */
+    int64_t last = canopy_nbody_steps_done(s);
+    if (!rc && dir && !(snap_every && last % snap_every == 0 && last > first))
+        rc = snapshot(dir, s);
+    t_write += canopy_now() - t;
+    if (!rc && p.stats) {
+        nbody_times tm = {t_load, t_step, t_energy, t_write, canopy_now() - t0};
+        print_stats(s, first, &tm);
+    }
     if (!rc) {
         const canopy_nbody_options *o = canopy_nbody_get_options(s);
         double secs = canopy_now() - t0;

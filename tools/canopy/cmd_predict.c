@@ -159,6 +159,7 @@ int cmd_predict(int argc, char **argv) {
     canopy_array X = {0}, Y = {0};
     const char *ins[] = {model, data}, *outs[] = {outp};
     if (cli_check_paths("predict", ins, 2, outs, 1)) return CLI_ERROR;
+    if (cli_check_array_outputs("predict", 1, outs)) return CLI_USAGE;
 
     double t0 = canopy_now();
     if (is_compiled(model) ? canopy_predictor_load(model, &pred)
@@ -218,7 +219,7 @@ int cmd_predict(int argc, char **argv) {
     }
     canopy_free(out);
     double t_write = canopy_now();
-    if (canopy_npy_write(outp, &Y)) {
+    if (cli_write_array(outp, &Y)) {
         rc = cli_runtime_error("predict");
         goto done;
     }

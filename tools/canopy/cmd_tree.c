@@ -173,6 +173,7 @@ int cmd_tree(int argc, char **argv) {
     canopy_array out = {0}, mass = {0}, pos = {0};
     const char *ins[] = {tree_path}, *outs[] = {save_path, out_path};
     if (cli_check_paths(CMD, ins, 1, outs, 2)) return CLI_ERROR;
+    if (cli_check_array_outputs(CMD, 2, outs)) return CLI_USAGE;
 
     double t0 = canopy_now();
     canopy_ptsd_stats st = {0};
@@ -195,9 +196,9 @@ int cmd_tree(int argc, char **argv) {
         s = canopy_ptsd_run(&t, (canopy_ptsd_app)app, mass.data, pos.data, strategy, out.data, &st);
     if (s == CANOPY_OK && save_path) {
         canopy_array parents = {t.parent, CANOPY_I64, 1, {t.n}};
-        s = canopy_npy_write(save_path, &parents);
+        s = cli_write_array(save_path, &parents);
     }
-    if (s == CANOPY_OK) s = canopy_npy_write(out_path, &out);
+    if (s == CANOPY_OK) s = cli_write_array(out_path, &out);
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
     if (rc == CLI_OK)
         cli_summary("tree %s: %lld nodes, %s, %.3f s -> %s", app_names[app], (long long)t.n,

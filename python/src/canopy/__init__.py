@@ -18,17 +18,18 @@ C-contiguous float32 array. The GIL is released while the library works. Errors 
 library reports come back as exceptions carrying its message (``CanopyError``, also a
 ``ValueError``, ``OSError``, ``MemoryError`` or ``RuntimeError`` by kind).
 """
-import contextlib
-import ctypes
-import numbers
-import os
-import threading
+import contextlib as _contextlib
+import ctypes as _ctypes
+import numbers as _numbers
+import os as _os
+import threading as _threading
 
-import numpy as np
+import numpy as _np
 
 from . import _lib
 
-__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "paircount", "set_threads", "threads",
+__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "info", "paircount", "set_threads",
+           "threads",
            "CanopyError", "CanopyValueError", "CanopyOSError", "CanopyMemoryError",
            "CanopyRuntimeError", "__version__"]
 
@@ -67,9 +68,26 @@ def _check(status):
         raise _ERRORS.get(status, CanopyError)(msg)
 
 
+def info():
+    """What this installation can use, as a dict: ``version``; ``build``, "cuda" when the
+    CUDA module (``libcanopy_cuda``) was found beside the library, else "cpu-only" (what
+    ``pip install ./python`` builds on a machine without nvcc); ``gpu``, the device's name
+    or None, and ``gpu_why_not``, the reason when None; ``isa``, the CPU's SIMD ISA;
+    ``threads``."""
+    cuda = bool(_lib.have_cuda())
+    name = _ctypes.create_string_buffer(256)
+    total = _ctypes.c_size_t(0)
+    ok = _lib.gpu_info(name, len(name), _ctypes.byref(total)) == 0
+    return {"version": __version__, "build": "cuda" if cuda else "cpu-only",
+            "gpu": name.value.decode() if ok else None,
+            "gpu_memory_bytes": total.value if ok else 0,
+            "gpu_why_not": "" if ok else _lib.last_error().decode(),
+            "isa": _lib.isa_name(_lib.cpu_isa()).decode(), "threads": _lib.threads()}
+
+
 def set_threads(n):
     """CPU threads for later calls (default: CANOPY_THREADS, else all cores)."""
-    if not isinstance(n, numbers.Integral) or n < 1:
+    if not isinstance(n, _numbers.Integral) or n < 1:
         raise ValueError("threads must be an integer >= 1")
     _lib.set_threads(int(n))
 
@@ -79,7 +97,7 @@ def threads():
 
 
 def _real_array(a, name):
-    arr = np.asarray(a)
+    arr = _np.asarray(a)
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"{name}: dtype {arr.dtype} is not a real number type")
     return arr
@@ -92,8 +110,8 @@ def _f32(a, name, ndim, copy=False):
         want = "(n, d)" if ndim == 2 else "(n,)"
         raise ValueError(f"{name}: expected a {ndim}-D array {want}, got shape {arr.shape}")
     if copy:
-        return np.array(arr, dtype=np.float32, order="C", copy=True)
-    return np.ascontiguousarray(arr, dtype=np.float32)
+        return _np.array(arr, dtype=_np.float32, order="C", copy=True)
+    return _np.ascontiguousarray(arr, dtype=_np.float32)
 
 
 def _points(arr):
@@ -105,8 +123,8 @@ def _points(arr):
 def _parse(fn, s, what):
     if not isinstance(s, str):
         raise TypeError(f"{what} must be a string")
-    out = ctypes.c_int()
-    _check(fn(s.encode(), ctypes.byref(out)))
+    out = _ctypes.c_int()
+    _check(fn(s.encode(), _ctypes.byref(out)))
     return out.value
 
 
@@ -117,9 +135,9 @@ class _Handle:
     def __init__(self, ptr, free, what):
         self._ptr, self._free, self._what = ptr, free, what
         self._uses = 0
-        self._cond = threading.Condition()
+        self._cond = _threading.Condition()
 
-    @contextlib.contextmanager
+    @_contextlib.contextmanager
     def use(self):
         with self._cond:
             if self._ptr is None:
@@ -164,13 +182,13 @@ class _Owner:
 
 
 def _path(path, what):
-    if not isinstance(path, (str, bytes, os.PathLike)):
+    if not isinstance(path, (str, bytes, _os.PathLike)):
         raise TypeError(f"{what} must be a path (str, bytes or os.PathLike)")
-    return os.fsencode(path)
+    return _os.fsencode(path)
 
 
 def _radius(r):
-    if isinstance(r, bool) or not isinstance(r, numbers.Real) or not np.isfinite(r) or r < 0:
+    if isinstance(r, bool) or not isinstance(r, _numbers.Real) or not _np.isfinite(r) or r < 0:
         raise ValueError("r must be a finite number >= 0")
     return float(r)
 
@@ -203,7 +221,7 @@ class Index(_Owner):
         data = _f32(arr, "points", 2, copy=True)
         if data.shape[1] < 1:
             raise ValueError("points: need at least one column")
-        if not isinstance(leaf_size, numbers.Integral) or leaf_size < 0:
+        if not isinstance(leaf_size, _numbers.Integral) or leaf_size < 0:
             raise ValueError("leaf_size must be an integer >= 0 (0: the tree's default)")
         if not isinstance(residency, str) or residency not in _lib.RESIDENCY:
             raise ValueError(f"residency must be one of {', '.join(_lib.RESIDENCY)}")
@@ -219,8 +237,8 @@ class Index(_Owner):
                 raise ValueError(f"weights has {mass.shape[0]} values but there are "
                                  f"{data.shape[0]} points")
             opt.weights = mass.ctypes.data
-        h = ctypes.c_void_p()
-        _check(_lib.index_build(_points(data), ctypes.byref(opt), ctypes.byref(h)))
+        h = _ctypes.c_void_p()
+        _check(_lib.index_build(_points(data), _ctypes.byref(opt), _ctypes.byref(h)))
         data.setflags(write=False)
         self._init(h, data, backend)
 
@@ -232,14 +250,14 @@ class Index(_Owner):
         info = self.info()
         self.n, self.d, self.tree = info["n"], info["d"], info["tree"]
         # The first gravity call caches the bodies in their original order (canopy.h).
-        self._gravity_lock = threading.Lock()
+        self._gravity_lock = _threading.Lock()
 
     @classmethod
     def load(cls, path, backend="auto"):
         """An index saved by ``save`` (or ``canopy index build``), mapped from the file:
         no rebuild. ``data`` is None (the file keeps the points in tree order only)."""
-        h = ctypes.c_void_p()
-        _check(_lib.index_load(_path(path, "path"), ctypes.byref(h)))
+        h = _ctypes.c_void_p()
+        _check(_lib.index_load(_path(path, "path"), _ctypes.byref(h)))
         self = cls.__new__(cls)
         self._init(h, None, backend)  # on failure, __del__ frees h through self._h
         return self
@@ -254,7 +272,7 @@ class Index(_Owner):
         (loaded from a file), builds (1, or 0 when loaded), queries answered, bytes."""
         st = _lib.IndexInfo()
         with self._h.use() as h:
-            _check(_lib.index_get_info(h, ctypes.byref(st)))
+            _check(_lib.index_get_info(h, _ctypes.byref(st)))
         names = {v: k for k, v in _lib.RESIDENCY.items()}
         return {"tree": _lib.tree_kind_name(st.kind).decode(), "n": st.n, "d": st.d,
                 "nodes": st.n_nodes, "depth": st.depth, "leaf_size": st.leaf_size,
@@ -271,6 +289,14 @@ class Index(_Owner):
     def __len__(self):
         return self.n
 
+    def __repr__(self):
+        if self.closed:
+            return "<canopy.Index closed>"
+        i = self.info()
+        how = "mapped from a file" if i["mapped"] else f"built in {i['build_seconds']:.3g} s"
+        return (f"<canopy.Index {i['tree']}: {i['n']} points in {i['d']}-D, {i['nodes']} nodes, "
+                f"depth {i['depth']}, leaf size {i['leaf_size']}, {i['residency']}, {how}>")
+
     def _queries(self, x):
         arr = _real_array(x, "x")
         single = arr.ndim == 1
@@ -282,11 +308,11 @@ class Index(_Owner):
         return q, single
 
     def _knn(self, q, k):
-        idx = np.empty((q.shape[0], k), dtype=np.int64)
-        d2 = np.empty((q.shape[0], k), dtype=np.float32)
+        idx = _np.empty((q.shape[0], k), dtype=_np.int64)
+        d2 = _np.empty((q.shape[0], k), dtype=_np.float32)
         if q.shape[0] > 0:
             with self._h.use() as h:
-                _check(_lib.index_knn(h, _points(q), int(k), ctypes.byref(self._opt),
+                _check(_lib.index_knn(h, _points(q), int(k), _ctypes.byref(self._opt),
                                       idx.ctypes.data_as(_lib.PI64),
                                       d2.ctypes.data_as(_lib.PF32), None))
         return idx, d2
@@ -298,13 +324,13 @@ class Index(_Owner):
         broken by the smaller index. Shapes (m, k), or (m,) for k=1, without the m axis
         for a single 1-D point. When fewer than k points exist, the tail is inf and n.
         """
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+        if not isinstance(k, _numbers.Integral) or isinstance(k, bool) or k < 1:
             raise ValueError("k must be an integer >= 1")
         if k > 2**31 - 1:
             raise ValueError("k must be < 2**31")
         q, single = self._queries(x)
         idx, d2 = self._knn(q, int(k))
-        dist = np.sqrt(d2)
+        dist = _np.sqrt(d2)
         idx[idx < 0] = self.n
         if k == 1:
             dist, idx = dist[:, 0], idx[:, 0]
@@ -313,11 +339,11 @@ class Index(_Owner):
         return dist, idx
 
     def _counts(self, q, r):
-        counts = np.empty(q.shape[0], dtype=np.int64)
+        counts = _np.empty(q.shape[0], dtype=_np.int64)
         if q.shape[0] > 0:
             with self._h.use() as h:
                 _check(_lib.index_radius_count(h, _points(q), _radius(r),
-                                               ctypes.byref(self._opt),
+                                               _ctypes.byref(self._opt),
                                                counts.ctypes.data_as(_lib.PI64), None))
         return counts
 
@@ -331,8 +357,8 @@ class Index(_Owner):
         if count_only:
             return counts[0] if single else counts
         m = q.shape[0]
-        ind = np.empty(m, dtype=object)
-        dst = np.empty(m, dtype=object)
+        ind = _np.empty(m, dtype=object)
+        dst = _np.empty(m, dtype=object)
         start = 0
         while start < m:
             # A kNN with k = the largest count of a chunk of rows, cut at each row's count.
@@ -345,8 +371,8 @@ class Index(_Owner):
             idx, d2 = self._knn(q[start:stop], kmax) if kmax else (None, None)
             for i in range(start, stop):
                 c = int(counts[i])
-                ind[i] = idx[i - start, :c].copy() if c else np.empty(0, dtype=np.int64)
-                dst[i] = np.sqrt(d2[i - start, :c]) if c else np.empty(0, dtype=np.float32)
+                ind[i] = idx[i - start, :c].copy() if c else _np.empty(0, dtype=_np.int64)
+                dst[i] = _np.sqrt(d2[i - start, :c]) if c else _np.empty(0, dtype=_np.float32)
             start = stop
         if single:
             ind, dst = ind[0], dst[0]
@@ -365,21 +391,21 @@ class Index(_Owner):
             q = self._queries(other)[0]
         if q.shape[1] != self.d:
             raise ValueError(f"other has {q.shape[1]} columns but the index points have {self.d}")
-        if np.ndim(r) == 0:
+        if _np.ndim(r) == 0:
             # Counting from the other side: per point of other, this index's points within r.
             return int(self._counts(q, r).sum())
         radii = _real_array(r, "r")
-        return np.array([int(self._counts(q, float(v)).sum()) for v in radii.ravel()],
-                        dtype=np.int64).reshape(radii.shape)
+        return _np.array([int(self._counts(q, float(v)).sum()) for v in radii.ravel()],
+                        dtype=_np.int64).reshape(radii.shape)
 
     def gravity(self, theta=0.5, softening=0.0):
         """tree="oct": Barnes-Hut accelerations (G = 1) of the indexed bodies from all
         others, (n, 3) float32 in the order of the points given, masses from weights."""
         theta, softening = _gravity_params(theta, softening)
-        acc = np.empty((self.n, 3), dtype=np.float32)
+        acc = _np.empty((self.n, 3), dtype=_np.float32)
         if self.n > 0:
             with self._gravity_lock, self._h.use() as h:
-                _check(_lib.index_gravity(h, theta, softening, ctypes.byref(self._opt),
+                _check(_lib.index_gravity(h, theta, softening, _ctypes.byref(self._opt),
                                           acc.ctypes.data_as(_lib.PF32), None))
         return acc
 
@@ -387,12 +413,12 @@ class Index(_Owner):
         """tree="bst": per query, the index of the first key >= it (n when none), as
         numpy.searchsorted(keys, x, side="left"). x: any shape; the result has its shape."""
         arr = _real_array(x, "x")
-        q = np.ascontiguousarray(arr.ravel(), dtype=np.float32)
-        out = np.empty(q.shape[0], dtype=np.int64)
+        q = _np.ascontiguousarray(arr.ravel(), dtype=_np.float32)
+        out = _np.empty(q.shape[0], dtype=_np.int64)
         if q.shape[0] > 0:
             with self._h.use() as h:
                 _check(_lib.index_search(h, q.ctypes.data_as(_lib.PF32), q.shape[0],
-                                         ctypes.byref(self._opt),
+                                         _ctypes.byref(self._opt),
                                          out.ctypes.data_as(_lib.PI64), None))
         return out.reshape(arr.shape)
 
@@ -428,11 +454,11 @@ def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None
             raise ValueError(f"{name} has {arr.shape[0]} values but its data has "
                              f"{pts.shape[0]} points")
         ws.append(arr)
-    if not isinstance(nbins, numbers.Integral) or isinstance(nbins, bool):
+    if not isinstance(nbins, _numbers.Integral) or isinstance(nbins, bool):
         raise ValueError("nbins must be an integer")
     box = 0.0 if boxsize is None else boxsize
     for name, v in (("rmin", rmin), ("rmax", rmax), ("boxsize", box)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
             raise ValueError(f"{name} must be a number")
     if boxsize is not None and not box > 0:
         raise ValueError("boxsize must be > 0 (None: no periodic box)")
@@ -441,24 +467,24 @@ def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None
     po.log_bins = 1 if log else 0
     po.nbins = int(min(max(nbins, -1), 2**31 - 1))
     # The library checks nbins (at most _MAX_BINS) before it writes any edge.
-    edges = np.empty(min(max(po.nbins, 0), _MAX_BINS) + 1, dtype=np.float64)
-    _check(_lib.paircount_edges(ctypes.byref(po), edges.ctypes.data_as(_lib.PF64)))
+    edges = _np.empty(min(max(po.nbins, 0), _MAX_BINS) + 1, dtype=_np.float64)
+    _check(_lib.paircount_edges(_ctypes.byref(po), edges.ctypes.data_as(_lib.PF64)))
     opt = _lib.run_options_default()
     opt.tree = _parse(_lib.tree_kind_parse, tree, "tree")
     opt.backend = _parse(_lib.backend_parse, backend, "backend")
-    counts = np.zeros(po.nbins, dtype=np.float64)
+    counts = _np.zeros(po.nbins, dtype=_np.float64)
     other = _lib.Points(None, 0, d1.shape[1], 0) if d2 is None else _points(d2)
     wp = [None if w is None else w.ctypes.data_as(_lib.PF32) for w in ws]
-    _check(_lib.paircount(_points(d1), wp[0], other, wp[1], ctypes.byref(po), ctypes.byref(opt),
+    _check(_lib.paircount(_points(d1), wp[0], other, wp[1], _ctypes.byref(po), _ctypes.byref(opt),
                           counts.ctypes.data_as(_lib.PF64), None))
     if weights1 is None and weights2 is None:
-        counts = counts.astype(np.int64)
+        counts = counts.astype(_np.int64)
     return counts, edges
 
 
 def _gravity_params(theta, softening):
     for name, v in (("theta", theta), ("softening", softening)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not _np.isfinite(v):
             raise ValueError(f"{name} must be a finite number")
     if theta <= 0:
         raise ValueError("theta must be > 0")
@@ -482,10 +508,10 @@ def gravity(bodies, mass=None, theta=0.5, softening=0.0, backend="auto"):
     theta, softening = _gravity_params(theta, softening)
     opt = _lib.run_options_default()
     opt.backend = _parse(_lib.backend_parse, backend, "backend")
-    acc = np.empty_like(pos)
+    acc = _np.empty_like(pos)
     if n > 0:
         _check(_lib.gravity(_points(pos), None if m is None else m.ctypes.data_as(_lib.PF32),
-                            theta, softening, ctypes.byref(opt),
+                            theta, softening, _ctypes.byref(opt),
                             acc.ctypes.data_as(_lib.PF32), None))
     return acc
 
@@ -520,14 +546,14 @@ class Predictor(_Owner):
         self._forest = forest
         self.path = path
         info = _lib.ForestInfo()
-        _lib.forest_get_info(_lib.predictor_forest(handle), ctypes.byref(info))
+        _lib.forest_get_info(_lib.predictor_forest(handle), _ctypes.byref(info))
         self.n_features, self.n_outputs = info.n_features, info.n_outputs
         self.n_trees, self.n_classes = info.n_trees, info.n_classes
         self.source = (info.source or b"").decode()
         self.objective = (info.objective or b"").decode()
         # A GPU predictor keeps its layout on the device: its calls must not overlap.
         gpu = _lib.predictor_options(handle).backend == _lib.BACKEND_GPU
-        self._serial = threading.Lock() if gpu else contextlib.nullcontext()
+        self._serial = _threading.Lock() if gpu else _contextlib.nullcontext()
 
     @classmethod
     def load(cls, path, format="auto", layout="auto", engine="auto", backend="auto"):
@@ -538,22 +564,22 @@ class Predictor(_Owner):
         p = _path(path, "path")
         fmt = _parse(_lib.forest_format_parse, format, "format")
         opt = _predict_options(layout, engine, backend)
-        h = ctypes.c_void_p()
+        h = _ctypes.c_void_p()
         if _is_compiled(p):
             if (format, layout, engine, backend) != ("auto",) * 4:
-                raise ValueError(f"{os.fsdecode(p)} is a compiled predictor: it carries its "
+                raise ValueError(f"{_os.fsdecode(p)} is a compiled predictor: it carries its "
                                  "own options (format, layout, engine and backend must be "
                                  "\"auto\")")
-            _check(_lib.predictor_load(p, ctypes.byref(h)))
-            return cls(h, None, os.fsdecode(p))
-        forest = _Handle(ctypes.c_void_p(), _lib.forest_free, "model")
-        _check(_lib.forest_load(p, fmt, ctypes.byref(forest._ptr)))
+            _check(_lib.predictor_load(p, _ctypes.byref(h)))
+            return cls(h, None, _os.fsdecode(p))
+        forest = _Handle(_ctypes.c_void_p(), _lib.forest_free, "model")
+        _check(_lib.forest_load(p, fmt, _ctypes.byref(forest._ptr)))
         try:
-            _check(_lib.predictor_compile(forest._ptr, ctypes.byref(opt), ctypes.byref(h)))
+            _check(_lib.predictor_compile(forest._ptr, _ctypes.byref(opt), _ctypes.byref(h)))
         except BaseException:
             forest.close()
             raise
-        return cls(h, forest, os.fsdecode(p))
+        return cls(h, forest, _os.fsdecode(p))
 
     @classmethod
     def compile(cls, model, path, format="auto", layout="auto", engine="auto", backend="auto"):
@@ -579,15 +605,20 @@ class Predictor(_Owner):
         kind = _parse(_lib.forest_output_parse, output, "output")
         with self._h.use() as h:
             width = _lib.forest_output_width(_lib.predictor_forest(h), kind)
-            out = np.empty((x.shape[0], width), dtype=np.float64)
+            out = _np.empty((x.shape[0], width), dtype=_np.float64)
             if x.shape[0] > 0:
                 with self._serial:
                     _check(_lib.predictor_predict(
                         h, _points(x), kind, out.ctypes.data_as(_lib.PF64),
                         None))
         if output == "class":
-            out = out.astype(np.int64)
+            out = out.astype(_np.int64)
         return out[:, 0] if width == 1 else out
+
+    def __repr__(self):
+        state = " closed" if self.closed else ""
+        return (f"<canopy.Predictor{state} {self.source} {self.objective}: {self.n_trees} trees, "
+                f"{self.n_features} features, {self.n_outputs} outputs, from {self.path}>")
 
     def close(self):
         """Frees the predictor now (later calls raise ValueError)."""
@@ -609,7 +640,7 @@ def _buffer(data):
     if isinstance(data, str):
         raise TypeError("data must be bytes-like (encode the str first)")
     try:
-        return np.frombuffer(data, dtype=np.uint8)
+        return _np.frombuffer(data, dtype=_np.uint8)
     except (TypeError, ValueError) as e:
         raise TypeError(f"data must be a bytes-like object: {e}") from None
 
@@ -623,27 +654,27 @@ class Regex:
             patterns = [patterns]
         pats = [_pattern_bytes(p) for p in patterns]
         self.patterns = pats
-        arr = (ctypes.c_char_p * max(len(pats), 1))(*pats)
-        lens = (ctypes.c_size_t * max(len(pats), 1))(*[len(p) for p in pats])
+        arr = (_ctypes.c_char_p * max(len(pats), 1))(*pats)
+        lens = (_ctypes.c_size_t * max(len(pats), 1))(*[len(p) for p in pats])
         flags = ((_lib.REGEX_ICASE if ignore_case else 0) | (_lib.REGEX_LINE if whole_line else 0)
                  | (_lib.REGEX_WORD if whole_word else 0))
-        h = ctypes.c_void_p()
+        h = _ctypes.c_void_p()
         self._h = None
-        _check(_lib.regex_compile(arr, lens, len(pats), flags, ctypes.byref(h)))
+        _check(_lib.regex_compile(arr, lens, len(pats), flags, _ctypes.byref(h)))
         self._h = h
 
     def _match(self, data, invert, want_lines, want_patterns):
         buf = _buffer(data)
-        nlines = int(buf.size and (np.count_nonzero(buf == 10) + (buf[-1] != 10)))
-        sel = np.zeros(nlines, dtype=np.uint8) if want_lines else None
-        pc = np.zeros(len(self.patterns), dtype=np.int64) if want_patterns else None
+        nlines = int(buf.size and (_np.count_nonzero(buf == 10) + (buf[-1] != 10)))
+        sel = _np.zeros(nlines, dtype=_np.uint8) if want_lines else None
+        pc = _np.zeros(len(self.patterns), dtype=_np.int64) if want_patterns else None
         opt = _lib.RegexMatchOptions(0, 1 if invert else 0)
         res = _lib.RegexResult()
         _check(_lib.regex_match(
-            self._h, buf.ctypes.data_as(ctypes.POINTER(ctypes.c_char)), buf.size,
-            ctypes.byref(opt),
-            None if sel is None else sel.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)),
-            None if pc is None else pc.ctypes.data_as(_lib.PI64), ctypes.byref(res)))
+            self._h, buf.ctypes.data_as(_ctypes.POINTER(_ctypes.c_char)), buf.size,
+            _ctypes.byref(opt),
+            None if sel is None else sel.ctypes.data_as(_ctypes.POINTER(_ctypes.c_uint8)),
+            None if pc is None else pc.ctypes.data_as(_lib.PI64), _ctypes.byref(res)))
         return res, sel, pc
 
     def count(self, data, invert=False):
@@ -652,7 +683,7 @@ class Regex:
 
     def matches(self, data, invert=False):
         """0-based indices of the selected lines (int64 array)."""
-        return np.flatnonzero(self._match(data, invert, True, False)[1]).astype(np.int64)
+        return _np.flatnonzero(self._match(data, invert, True, False)[1]).astype(_np.int64)
 
     def pattern_counts(self, data, invert=False):
         """Per pattern, the lines it matches (int64 array)."""
