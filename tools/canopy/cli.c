@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _XOPEN_SOURCE 700 /* pthread_condattr_setclock, clock_gettime, isatty, realpath */
 #include "cli.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <json.h>
@@ -376,20 +377,26 @@ int cli_app_operand(const char *cmd, int argc, char **argv, const char *const *n
 
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds) {
+    enum { MAX = 8 };
     double t0 = canopy_now();
-    for (int i = 0; i < n; i++) {
+    canopy_outfile o[MAX];
+    int m = 0;
+    canopy_status s = n > MAX ? canopy_fail(CANOPY_ERR_INTERNAL, "too many outputs") : CANOPY_OK;
+    /* All or nothing: every output is written to its temporary first, and the set is
+     * renamed together only once all were written (canopy_outfile_commit_all). */
+    for (int i = 0; i < n && !s; i++) {
         if (!paths[i]) continue;
+        if ((s = canopy_outfile_open(&o[m], paths[i]))) break;
         const char *dot = strrchr(paths[i], '.');
-        canopy_status s = dot && strcmp(dot, ".csv") == 0
-                              ? canopy_csv_write(paths[i], &arrays[i], NULL)
-                              : canopy_npy_write(paths[i], &arrays[i]);
-        if (s) {
-            /* All or nothing: remove what this run already wrote. */
-            for (int j = 0; j < i; j++)
-                if (paths[j] && strcmp(paths[j], "-")) remove(paths[j]);
-            return cli_runtime_error(cmd);
-        }
+        s = dot && strcmp(dot, ".csv") == 0 ? canopy_csv_write_to(&o[m], &arrays[i], NULL)
+                                            : canopy_npy_write_to(&o[m], &arrays[i]);
+        m++;
     }
+    if (!s)
+        s = canopy_outfile_commit_all(o, m);
+    else
+        for (int i = 0; i < m; i++) canopy_outfile_abort(&o[i]);
+    if (s) return cli_runtime_error(cmd);
     if (seconds) *seconds = canopy_now() - t0;
     return 0;
 }
