@@ -211,9 +211,8 @@ static unsigned char *slurp(const char *path, size_t *len) {
     return b;
 }
 
-/* Rewrites one 32-bit word of section `id` and recomputes the checksum: a file made
- * wrong, not damaged, which only the content checks can catch. */
-static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32_t value) {
+/* Section `id` of a saved index, in place. */
+static unsigned char *section(unsigned char *c, uint32_t id) {
     uint32_t n;
     memcpy(&n, c + 24, 4);
     for (uint32_t i = 0; i < n; i++) {
@@ -221,11 +220,23 @@ static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32
         uint64_t off;
         memcpy(&sid, c + 64 + 24 * i, 4);
         memcpy(&off, c + 64 + 24 * i + 8, 8);
-        if (sid == id) memcpy(c + off + 4 * word, &value, 4);
+        if (sid == id) return c + off;
     }
+    return NULL;
+}
+
+static void recrc(unsigned char *c, size_t len) {
     memset(c + 28, 0, 4);
     uint32_t crc = canopy_crc32c(0, c, len);
     memcpy(c + 28, &crc, 4);
+}
+
+/* Rewrites one 32-bit word of section `id` and recomputes the checksum: a file made
+ * wrong, not damaged, which only the content checks can catch. */
+static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32_t value) {
+    unsigned char *sec = section(c, id);
+    if (sec) memcpy(sec + 4 * word, &value, 4);
+    recrc(c, len);
 }
 
 static void bad_files(uint64_t seed) {
@@ -273,26 +284,6 @@ static void bad_files(uint64_t seed) {
     free(c);
     free(b);
     free(rp);
-}
-
-/* Section `id` of a saved index, in place. */
-static unsigned char *section(unsigned char *c, uint32_t id) {
-    uint32_t n;
-    memcpy(&n, c + 24, 4);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t sid;
-        uint64_t off;
-        memcpy(&sid, c + 64 + 24 * i, 4);
-        memcpy(&off, c + 64 + 24 * i + 8, 8);
-        if (sid == id) return c + off;
-    }
-    return NULL;
-}
-
-static void recrc(unsigned char *c, size_t len) {
-    memset(c + 28, 0, 4);
-    uint32_t crc = canopy_crc32c(0, c, len);
-    memcpy(c + 28, &crc, 4);
 }
 
 /* A saved index of `kind` whose node `node` (or, node < 0, the first leaf with more
