@@ -375,6 +375,10 @@ static void oct_mass(canopy_node *nd, float *g, int32_t d, int64_t *meta, float 
     (void)nd, (void)d, (void)meta, (void)pts;
     g[3] = INFINITY;
 }
+static void no_split_dim(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)meta, (void)pts;
+    g[2 * d] = -1.0f; /* an inner node marked as a leaf: kNN's order read q[-1] */
+}
 static void ranges_shifted(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
     (void)g, (void)d, (void)meta, (void)pts;
     nd->end--; /* the parent's last point falls between its children */
@@ -394,6 +398,7 @@ static void crafted_files(uint64_t seed) {
     craft(CANOPY_TREE_VP, 4, 0, vp_shell, "outside its node's bound", seed);
     craft(CANOPY_TREE_OCT, 3, 0, oct_cell, "outside its node's bound", seed);
     craft(CANOPY_TREE_OCT, 3, 0, oct_mass, "mass or centre of mass", seed);
+    craft(CANOPY_TREE_KD, 3, 0, no_split_dim, "kd split dimension out of range", seed);
     craft(CANOPY_TREE_KD, 3, 1, ranges_shifted, "children do not split", seed);
     craft(CANOPY_TREE_VP, 3, 1, ranges_shifted, "children do not split", seed);
 }

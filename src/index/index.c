@@ -823,7 +823,9 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
         }
         if (v->kind == CANOPY_TREE_KD) {
             float dim = canopy_tv_geom(v, i)[2 * v->d];
-            if (!(dim >= -1.0f && dim < (float)v->d) || dim != (float)(int32_t)dim)
+            /* -1 marks a leaf; an inner node's dimension indexes the query */
+            if (!(dim >= (nd->child >= 0 ? 0.0f : -1.0f) && dim < (float)v->d) ||
+                dim != (float)(int32_t)dim)
                 s = bad(f, "kd split dimension out of range");
         }
     }
