@@ -200,6 +200,11 @@ typedef struct canopy_outfile {
 } canopy_outfile;
 canopy_status canopy_outfile_open(canopy_outfile *o, const char *path);
 canopy_status canopy_outfile_commit(canopy_outfile *o);
+/* Commits the n open outputs of one run all or nothing: a failure (a write error, a
+ * rename that fails) leaves every target as it was, and with the handlers of
+ * canopy_outfile_remove_on_signal a signal leaves either all old or all new files (it
+ * is deferred while the set is renamed). Aborts them all on failure. */
+canopy_status canopy_outfile_commit_all(canopy_outfile *o, int n);
 void canopy_outfile_abort(canopy_outfile *o);
 /* Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT (those left at their
  * default action) that remove the temporary files of outputs being written, then

@@ -2,10 +2,12 @@
 /* canopy_index: built once and queried many times (different queries, k, r), equal to
  * brute force for every tree kind; saved and loaded back (mmap) with equal answers;
  * bad files, bad handles and mismatched queries rejected with clear errors. */
+#include "canopy/traverse.h"
 #include "check.h"
 #include "io/sectionfile.h"
 #include "core/device.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,9 +211,8 @@ static unsigned char *slurp(const char *path, size_t *len) {
     return b;
 }
 
-/* Rewrites one 32-bit word of section `id` and recomputes the checksum: a file made
- * wrong, not damaged, which only the content checks can catch. */
-static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32_t value) {
+/* Section `id` of a saved index, in place. */
+static unsigned char *section(unsigned char *c, uint32_t id) {
     uint32_t n;
     memcpy(&n, c + 24, 4);
     for (uint32_t i = 0; i < n; i++) {
@@ -219,11 +220,23 @@ static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32
         uint64_t off;
         memcpy(&sid, c + 64 + 24 * i, 4);
         memcpy(&off, c + 64 + 24 * i + 8, 8);
-        if (sid == id) memcpy(c + off + 4 * word, &value, 4);
+        if (sid == id) return c + off;
     }
+    return NULL;
+}
+
+static void recrc(unsigned char *c, size_t len) {
     memset(c + 28, 0, 4);
     uint32_t crc = canopy_crc32c(0, c, len);
     memcpy(c + 28, &crc, 4);
+}
+
+/* Rewrites one 32-bit word of section `id` and recomputes the checksum: a file made
+ * wrong, not damaged, which only the content checks can catch. */
+static void patch(unsigned char *c, size_t len, uint32_t id, size_t word, uint32_t value) {
+    unsigned char *sec = section(c, id);
+    if (sec) memcpy(sec + 4 * word, &value, 4);
+    recrc(c, len);
 }
 
 static void bad_files(uint64_t seed) {
@@ -273,11 +286,129 @@ static void bad_files(uint64_t seed) {
     free(rp);
 }
 
+/* A saved index of `kind` whose node `node` (or, node < 0, the first leaf with more
+ * than one point) gets `edit`, checksum recomputed: the loader must refuse it with a
+ * message containing `needle` (issue 35, rows 1, 2 and 6). */
+typedef void (*node_edit)(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts);
+
+static void craft(canopy_tree_kind kind, int32_t d, int32_t node, node_edit edit,
+                  const char *needle, uint64_t seed) {
+    int64_t n = 400;
+    float *rp = rand_points(n, d, seed, 1);
+    canopy_index_options o = canopy_index_options_default(kind);
+    canopy_index *ix = NULL;
+    CHECK_OK(canopy_index_build(canopy_points_make(rp, n, d), &o, &ix));
+    const char *path = check_tmp_path("craft.idx");
+    CHECK_OK(canopy_index_save(ix, path));
+    canopy_index_free(ix);
+    size_t len;
+    unsigned char *c = slurp(path, &len);
+    int64_t meta[8];
+    memcpy(meta, section(c, 1), sizeof meta);
+    unsigned char *hot = section(c, 2);
+    int32_t stride = (int32_t)meta[4], nodes = (int32_t)meta[3];
+    if (node < 0)
+        for (int32_t i = 0; i < nodes && node < 0; i++) {
+            canopy_node *nd = (canopy_node *)(hot + (int64_t)i * stride);
+            if (nd->child < 0 && nd->end - nd->begin > 1) node = i;
+        }
+    CHECK_MSG(node >= 0 && node < nodes, "%s: a node to edit", needle);
+    canopy_node *nd = (canopy_node *)(hot + (int64_t)node * stride);
+    edit(nd, (float *)(nd + 1), d, meta, (float *)section(c, 3));
+    memcpy(section(c, 1), meta, sizeof meta);
+    recrc(c, len);
+    canopy_index *lx = NULL;
+    CHECK_FAILS(canopy_index_load_mem(c, len, "craft.idx", &lx), CANOPY_ERR_FORMAT,
+                "craft.idx: inconsistent index");
+    CHECK_MSG(check_contains(canopy_last_error(), needle), "%s: got '%s'", needle,
+              canopy_last_error());
+    CHECK(lx == NULL);
+    free(c);
+    free(rp);
+}
+
+static void fan_out_9(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)g, (void)d, (void)pts;
+    meta[7] = 9;
+    nd->nchild = 9;
+}
+static void fan_out_1024(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)g, (void)d, (void)pts;
+    meta[7] = 1024;
+}
+static void one_child(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)g, (void)d, (void)meta, (void)pts;
+    nd->nchild = 1;
+}
+static void hi_below_lo(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)meta, (void)pts;
+    g[d] = g[0] - 1.0f;
+}
+static void false_root_box(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)meta, (void)pts;
+    g[0] = g[d] = 2.0f; /* a box that holds none of the points in [0, 1) */
+}
+static void shrunk_leaf_box(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)meta;
+    g[d] = g[0]; /* some point of the leaf lies beyond (the points are not all equal) */
+    for (int32_t i = nd->begin; i < nd->end; i++)
+        if (pts[(int64_t)i * d] > g[0]) return;
+    g[0] = g[d] = -1.0f;
+}
+static void nan_point(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)g, (void)meta;
+    pts[(int64_t)nd->begin * d] = NAN;
+}
+static void small_radius(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)meta, (void)pts;
+    g[d] *= 0.5f; /* ball: radius; vp: mu (unused by the bounds); oct: ignored */
+}
+static void vp_shell(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)meta, (void)pts;
+    g[d + 2] = g[d + 1]; /* the shell [lo, hi] collapsed to its inner radius */
+}
+static void oct_cell(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)d, (void)meta, (void)pts;
+    g[7] *= 0.25f;
+}
+static void oct_mass(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)d, (void)meta, (void)pts;
+    g[3] = INFINITY;
+}
+static void no_split_dim(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)nd, (void)meta, (void)pts;
+    g[2 * d] = -1.0f; /* an inner node marked as a leaf: kNN's order read q[-1] */
+}
+static void ranges_shifted(canopy_node *nd, float *g, int32_t d, int64_t *meta, float *pts) {
+    (void)g, (void)d, (void)meta, (void)pts;
+    nd->end--; /* the parent's last point falls between its children */
+}
+
+static void crafted_files(uint64_t seed) {
+    craft(CANOPY_TREE_KD, 3, 0, fan_out_9, "fan-out of a binary tree kind is not 2", seed);
+    craft(CANOPY_TREE_OCT, 3, 0, fan_out_1024, "fan-out above the engines' limit of 8", seed);
+    craft(CANOPY_TREE_KD, 3, 0, one_child, "without exactly two children", seed);
+    craft(CANOPY_TREE_BALL, 2, 0, one_child, "without exactly two children", seed);
+    craft(CANOPY_TREE_KD, 3, -1, hi_below_lo, "box has lo > hi", seed);
+    craft(CANOPY_TREE_KD, 3, 0, false_root_box, "not inside its parent's", seed);
+    craft(CANOPY_TREE_KD, 2, -1, shrunk_leaf_box, "outside its node's bound", seed);
+    craft(CANOPY_TREE_KD, 1, -1, shrunk_leaf_box, "outside its node's bound", seed);
+    craft(CANOPY_TREE_KD, 3, -1, nan_point, "point coordinate is not finite", seed);
+    craft(CANOPY_TREE_BALL, 4, 0, small_radius, "outside its node's bound", seed);
+    craft(CANOPY_TREE_VP, 4, 0, vp_shell, "outside its node's bound", seed);
+    craft(CANOPY_TREE_OCT, 3, 0, oct_cell, "outside its node's bound", seed);
+    craft(CANOPY_TREE_OCT, 3, 0, oct_mass, "mass or centre of mass", seed);
+    craft(CANOPY_TREE_KD, 3, 0, no_split_dim, "kd split dimension out of range", seed);
+    craft(CANOPY_TREE_KD, 3, 1, ranges_shifted, "children do not split", seed);
+    craft(CANOPY_TREE_VP, 3, 1, ranges_shifted, "children do not split", seed);
+}
+
 int main(void) {
     uint64_t seed = check_seed();
     for (int rep = 0; rep < 2; rep++) metric_kinds(seed + (uint64_t)rep * 1000);
     oct_and_bst(seed);
     edge_cases(seed);
     bad_files(seed);
+    crafted_files(seed);
     return check_finish();
 }

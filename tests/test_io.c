@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char path_buf[512];
 static const char *tmp(const char *name) {
@@ -303,8 +305,82 @@ static void test_points_load(void) {
     CHECK_FAILS(canopy_points_load("pts.txt", &a), CANOPY_ERR_FORMAT, "unknown file type");
 }
 
+static char *slurp_text(const char *path) {
+    static char buf[64];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Files in the test folder whose name contains ".tmp." (temporaries or backups). */
+static int leftovers(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c '\\.tmp\\.'", check_tmp_path(""));
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p && fscanf(p, "%d", &n) != 1) n = -1;
+    if (p) pclose(p);
+    return n;
+}
+
+/* canopy_outfile_commit_all: the outputs of one run are replaced all or none (issue
+ * 35, row 4): a rename that fails half way puts back the targets already replaced. */
+static void test_commit_all(void) {
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s", check_tmp_path("set_a.txt"));
+    snprintf(b, sizeof b, "%s", check_tmp_path("set_b.txt"));
+    spit(a, "OLD A");
+    spit(b, "OLD B");
+    canopy_outfile o[2];
+    CHECK_OK(canopy_outfile_open(&o[0], a));
+    CHECK_OK(canopy_outfile_open(&o[1], b));
+    fputs("NEW A", (FILE *)o[0].fp);
+    fputs("NEW B", (FILE *)o[1].fp);
+    CHECK_OK(canopy_outfile_commit_all(o, 2));
+    CHECK(!strcmp(slurp_text(a), "NEW A") && !strcmp(slurp_text(b), "NEW B"));
+    CHECK_MSG(leftovers() == 0, "no temporaries after a commit");
+
+    /* the second target turns into a folder after its temporary was written: its
+     * rename fails after the first one replaced a */
+    spit(a, "OLD A");
+    char c[512];
+    snprintf(c, sizeof c, "%s", check_tmp_path("set_c"));
+    CHECK_OK(canopy_outfile_open(&o[0], a));
+    CHECK_OK(canopy_outfile_open(&o[1], c));
+    fputs("NEW A", (FILE *)o[0].fp);
+    fputs("NEW C", (FILE *)o[1].fp);
+    CHECK(mkdir(c, 0700) == 0);
+    char inside[600];
+    snprintf(inside, sizeof inside, "%s/x", c);
+    spit(inside, "x"); /* not empty: no rename may replace it */
+    CHECK_FAILS(canopy_outfile_commit_all(o, 2), CANOPY_ERR_IO,
+                "no output of this run was replaced");
+    CHECK_MSG(!strcmp(slurp_text(a), "OLD A"), "a failed set replaced '%s': now '%s'", a,
+              slurp_text(a));
+    CHECK_MSG(leftovers() == 0, "no temporaries or backups after a failed commit");
+    remove(inside);
+    rmdir(c);
+
+    /* a target that did not exist is removed again */
+    remove(a);
+    CHECK_OK(canopy_outfile_open(&o[0], a));
+    CHECK_OK(canopy_outfile_open(&o[1], c));
+    CHECK(mkdir(c, 0700) == 0);
+    spit(inside, "x");
+    CHECK_FAILS(canopy_outfile_commit_all(o, 2), CANOPY_ERR_IO, "cannot replace");
+    FILE *f = fopen(a, "rb");
+    CHECK_MSG(!f, "a failed set left the new '%s'", a);
+    if (f) fclose(f);
+    remove(inside);
+    rmdir(c);
+    CHECK_MSG(leftovers() == 0, "no temporaries after a failed commit");
+}
+
 int main(void) {
     check_seed();
+    test_commit_all();
     test_dtypes_and_alloc();
     test_convert_all_pairs();
     test_convert_limits();

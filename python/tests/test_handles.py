@@ -243,6 +243,32 @@ def test_compiled_predictor_files(tmp_path, name):
         canopy.Predictor.load(os.path.join(FOREST, model), layout="zigzag")
 
 
+def test_outputs_never_replace_inputs(tmp_path):
+    """Issue 35, row 11: the CLI's rule in the package too."""
+    src = os.path.join(FOREST, "xgb_binary.json")
+    model = tmp_path / "m.json"
+    model.write_bytes(open(src, "rb").read())
+    before = model.read_bytes()
+    with pytest.raises(ValueError, match="is the input"):
+        canopy.Predictor.compile(model, model)
+    with pytest.raises(ValueError, match="is the input"):
+        canopy.Predictor.compile(model, tmp_path / "." / "m.json")
+    with pytest.raises(ValueError, match="is the input"):
+        canopy.Predictor.load(model).save(model)
+    assert model.read_bytes() == before
+    idx = tmp_path / "i.idx"
+    canopy.Index(np.random.rand(50, 2)).save(idx)
+    with pytest.raises(ValueError, match="is the input"):
+        canopy.Index.load(idx).save(idx)
+    canopy.Index.load(idx).save(tmp_path / "j.idx")  # another file is fine
+
+
+@pytest.mark.parametrize("leaf", [2**32 + 4, 2**31, -1])
+def test_leaf_size_out_of_range_raises(leaf):
+    with pytest.raises(ValueError, match="leaf_size"):
+        canopy.Index(np.random.rand(20, 2), leaf_size=leaf)
+
+
 def brute_paircount(d1, d2, edges, w1=None, w2=None, box=0.0):
     auto = d2 is None
     d2_ = brute_d2_f32(d1, d1 if auto else d2, box)

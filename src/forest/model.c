@@ -116,6 +116,14 @@ canopy_status cf_validate(const canopy_forest *f, const char *what) {
                            f->n_features, CF_KEY_FEATURE);
     if (f->n_trees < 1) return canopy_fail(CANOPY_ERR_FORMAT, "%s: the model has no trees", what);
     if (!f->base) return canopy_fail(CANOPY_ERR_INTERNAL, "%s: base score not set", what);
+    /* Like a NaN leaf value, a non-finite constant would make every prediction NaN/inf. */
+    for (int32_t k = 0; k < f->n_outputs; k++)
+        if (!isfinite(f->base[k]))
+            return canopy_fail(CANOPY_ERR_FORMAT, "%s: base score of output %d is %g (not finite)",
+                               what, k, f->base[k]);
+    if (!isfinite(f->sigmoid_scale) || !(f->sigmoid_scale > 0.0))
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: sigmoid scale %g must be finite and > 0", what,
+                           f->sigmoid_scale);
     int32_t max_nodes = 0;
     for (int32_t t = 0; t < f->n_trees; t++)
         if (f->trees[t].n_nodes > max_nodes) max_nodes = f->trees[t].n_nodes;

@@ -771,10 +771,78 @@ static canopy_status bad(const canopy_secfile *f, const char *what) {
     return canopy_fail(CANOPY_ERR_FORMAT, "%s: inconsistent index: %s", f->name, what);
 }
 
+/* Whether point p lies in node i's bound as the engines read it (traverse_geom.h).
+ * Ball, vp and oct in double, as their builders bound the exact distances. */
+static int in_bound(const canopy_tree_view *v, int32_t i, const float *p) {
+    const float *g = canopy_tv_geom(v, i);
+    int32_t d = v->d;
+    if (v->kind == CANOPY_TREE_BALL || v->kind == CANOPY_TREE_VP) {
+        double s = 0.0;
+        for (int32_t j = 0; j < d; j++) {
+            double t = (double)p[j] - g[j];
+            s += t * t;
+        }
+        double r = sqrt(s);
+        return v->kind == CANOPY_TREE_BALL ? r <= g[d] : r >= g[d + 1] && r <= g[d + 2];
+    }
+    if (v->kind == CANOPY_TREE_OCT) {
+        for (int32_t j = 0; j < 3; j++)
+            if (!(fabs((double)p[j] - g[4 + j]) <= g[7])) return 0;
+        return 1;
+    }
+    for (int32_t j = 0; j < d; j++) /* kd box; bst's [lo, hi] is its 1-d case */
+        if (!(p[j] >= g[j] && p[j] <= g[d + j])) return 0;
+    return 1;
+}
+
+/* The bounds the engines prune with must hold every point below them, or a query
+ * quietly skips points: NaN points, a box with hi < lo or a false root box would
+ * change answers without a crash. Boxes nest exactly (tight float boxes of subsets),
+ * so kd and bst check leaves and child boxes; the other kinds every node's points. */
+static canopy_status check_geometry(const canopy_secfile *f, const canopy_tree_view *v) {
+    for (int64_t i = 0; i < v->n * v->d; i++)
+        if (!isfinite(v->points[i])) return bad(f, "a point coordinate is not finite");
+    for (int64_t i = 0; v->weights && i < v->n; i++)
+        if (!isfinite(v->weights[i])) return bad(f, "a point weight is not finite");
+    const int boxes = v->kind == CANOPY_TREE_KD || v->kind == CANOPY_TREE_BST;
+    for (int32_t i = 0; i < v->n_nodes; i++) {
+        const canopy_node *nd = canopy_tv_node(v, i);
+        const float *g = canopy_tv_geom(v, i);
+        int32_t at = nd->begin; /* children split their parent's points, in order */
+        for (int32_t c = 0; nd->child >= 0 && c < nd->nchild; c++) {
+            const canopy_node *ch = canopy_tv_node(v, nd->child + c);
+            if (ch->begin != at) return bad(f, "children do not split their parent's points");
+            at = ch->end;
+        }
+        if (nd->child >= 0 && at != nd->end)
+            return bad(f, "children do not split their parent's points");
+        if (v->kind == CANOPY_TREE_OCT && nd->end > nd->begin &&
+            !(isfinite(g[0]) && isfinite(g[1]) && isfinite(g[2]) && isfinite(g[3])))
+            return bad(f, "a cell's mass or centre of mass is not finite");
+        if (boxes) {
+            for (int32_t j = 0; j < v->d; j++)
+                if (!(g[j] <= g[v->d + j])) return bad(f, "a node's box has lo > hi");
+            for (int32_t c = 0; nd->child >= 0 && c < nd->nchild; c++) {
+                const canopy_node *ch = canopy_tv_node(v, nd->child + c);
+                const float *cg = canopy_tv_geom(v, nd->child + c);
+                for (int32_t j = 0; ch->end > ch->begin && j < v->d; j++)
+                    if (!(cg[j] >= g[j] && cg[v->d + j] <= g[v->d + j]))
+                        return bad(f, "a child's box is not inside its parent's");
+            }
+            if (nd->child >= 0) continue;
+        }
+        for (int64_t p = nd->begin; p < nd->end; p++)
+            if (!in_bound(v, i, canopy_tv_point(v, p)))
+                return bad(f, "a point lies outside its node's bound");
+    }
+    return CANOPY_OK;
+}
+
 /* Everything a traversal will trust is checked, so a file that passes the checksum
  * but was made wrong cannot send a query outside the arrays. */
 static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view *v) {
     if (v->kind < CANOPY_TREE_KD || v->kind > CANOPY_TREE_BST) return bad(f, "unknown tree kind");
+    const int binary = v->kind != CANOPY_TREE_OCT;
     if (v->d < 1 || v->d > 4096) return bad(f, "dimension out of range");
     if (v->n < 0 || v->n >= INT32_MAX) return bad(f, "point count out of range");
     if (v->n_nodes < 1) return bad(f, "no nodes");
@@ -786,15 +854,23 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
         return bad(f, "geometry size");
     if ((v->kind == CANOPY_TREE_OCT && v->d != 3) || (v->kind == CANOPY_TREE_BST && v->d != 1))
         return bad(f, "dimension not allowed for the tree kind");
-    if (v->depth < 1 || v->depth > 4096 || v->max_children < 1 || v->max_children > 1024)
-        return bad(f, "depth or fan-out out of range");
+    if (v->depth < 1 || v->depth > 4096) return bad(f, "depth out of range");
+    /* The engines hold a node's child order in CANOPY_MAX_CHILDREN entries, and the
+     * binary kinds' kernels read exactly two children (kd's `child + 1`). */
+    if (binary ? v->max_children != 2
+               : v->max_children < 1 || v->max_children > CANOPY_MAX_CHILDREN)
+        return bad(f, binary ? "fan-out of a binary tree kind is not 2"
+                             : "fan-out above the engines' limit of 8");
     for (int32_t i = 0; i < v->n_nodes; i++) {
         const canopy_node *nd = canopy_tv_node(v, i);
         if (nd->begin < 0 || nd->end < nd->begin || nd->end > v->n)
             return bad(f, "node point range outside the points");
+        if (nd->child == -1 && nd->nchild != 0) return bad(f, "a leaf with children");
         if (nd->child != -1 && (nd->child <= i || nd->nchild < 1 || nd->nchild > v->max_children ||
                                 nd->child > v->n_nodes - nd->nchild))
             return bad(f, "node children outside the nodes");
+        if (binary && nd->child != -1 && nd->nchild != 2)
+            return bad(f, "a node of a binary tree kind without exactly two children");
         if (v->rope[i] < -1 || v->rope[i] >= v->n_nodes) return bad(f, "rope outside the nodes");
     }
     const canopy_node *root = canopy_tv_node(v, 0);
@@ -825,7 +901,9 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
         }
         if (v->kind == CANOPY_TREE_KD) {
             float dim = canopy_tv_geom(v, i)[2 * v->d];
-            if (!(dim >= -1.0f && dim < (float)v->d) || dim != (float)(int32_t)dim)
+            /* -1 marks a leaf; an inner node's dimension indexes the query */
+            if (!(dim >= (nd->child >= 0 ? 0.0f : -1.0f) && dim < (float)v->d) ||
+                dim != (float)(int32_t)dim)
                 s = bad(f, "kd split dimension out of range");
         }
     }
@@ -844,7 +922,7 @@ static canopy_status check_tree(const canopy_secfile *f, const canopy_tree_view 
             seen[v->ids[i]] = 1;
     }
     canopy_free(seen);
-    return s;
+    return s ? s : check_geometry(f, v);
 }
 
 static canopy_status from_file(canopy_index *ix) {

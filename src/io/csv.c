@@ -232,6 +232,20 @@ canopy_status canopy_csv_write(const char *path, const canopy_array *a, const ch
     size_t bytes;
     canopy_status s = canopy_io_check_array(a, path, &bytes);
     if (s != CANOPY_OK) return s;
+    canopy_outfile o;
+    if ((s = canopy_outfile_open(&o, path)) != CANOPY_OK) return s;
+    if ((s = canopy_csv_write_to(&o, a, header)) != CANOPY_OK) {
+        canopy_outfile_abort(&o);
+        return s;
+    }
+    return canopy_outfile_commit(&o);
+}
+
+canopy_status canopy_csv_write_to(canopy_outfile *o, const canopy_array *a, const char *header) {
+    const char *path = o->final_path;
+    size_t bytes;
+    canopy_status s = canopy_io_check_array(a, path, &bytes);
+    if (s != CANOPY_OK) return s;
     if (a->ndim != 1 && a->ndim != 2)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: CSV holds 1-D or 2-D arrays, not %d-D", path,
                            (int)a->ndim);
@@ -241,9 +255,7 @@ canopy_status canopy_csv_write(const char *path, const canopy_array *a, const ch
     if (header && strpbrk(header, "\r\n"))
         return canopy_fail(CANOPY_ERR_INVALID, "%s: the CSV header must be a single line", path);
 
-    canopy_outfile o;
-    if ((s = canopy_outfile_open(&o, path)) != CANOPY_OK) return s;
-    FILE *f = o.fp;
+    FILE *f = o->fp;
     if (header) fprintf(f, "%s\n", header);
     char buf[64];
     for (int64_t r = 0; r < rows; r++) {
@@ -253,8 +265,9 @@ canopy_status canopy_csv_write(const char *path, const canopy_array *a, const ch
             fwrite(buf, 1, (size_t)n, f);
         }
         fputc('\n', f);
-        /* Stop at the first failed row (a full disk) instead of formatting the rest. */
+        /* Stop at the first failed row (a full disk) instead of formatting the rest;
+         * the commit reports it. */
         if (ferror(f)) break;
     }
-    return canopy_outfile_commit(&o);
+    return CANOPY_OK;
 }

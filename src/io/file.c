@@ -4,9 +4,11 @@
 #include "io/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *canopy_io_name(const char *name) {
     return name ? name : "<memory>";
@@ -15,18 +17,26 @@ const char *canopy_io_name(const char *name) {
 canopy_status canopy_io_open_read(const char *path, FILE **fp, int64_t *size) {
     *fp = NULL;
     if (!path) return canopy_fail(CANOPY_ERR_INVALID, "no file name given");
-    FILE *f = fopen(path, "rb");
-    if (!f) return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    /* O_NONBLOCK: a FIFO nobody writes to opens at once (and then reads as empty)
+     * instead of blocking in open(); reads block again once it is known to be a pipe. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        int e = errno;
-        fclose(f);
-        return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(e));
+    int e = fstat(fd, &st) != 0 ? errno : 0;
+    /* A directory would fail later with a vaguer message; a device or socket (a
+     * terminal, /dev/zero) could block or never end. */
+    if (!e && S_ISDIR(st.st_mode)) e = EISDIR;
+    if (!e && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        close(fd);
+        return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': not a regular file or a pipe", path);
     }
-    /* fopen succeeds on a directory; reading it would fail with a vaguer message. */
-    if (S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(EISDIR));
+    int flags = e ? 0 : fcntl(fd, F_GETFL);
+    if (!e && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)) e = errno;
+    FILE *f = e ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        e = e ? e : errno;
+        close(fd);
+        return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(e));
     }
     *size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
     *fp = f;

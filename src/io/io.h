@@ -36,6 +36,12 @@ canopy_status canopy_io_read_all(const char *path, char **buf, size_t *len);
 canopy_status canopy_io_array_alloc(canopy_array *a, canopy_dtype t, int32_t ndim,
                                     const int64_t *shape, const char *name);
 
+/* The writers' bodies, into an open outfile that the caller commits (with the other
+ * outputs of the run: canopy_outfile_commit_all) or aborts. */
+canopy_status canopy_npy_write_to(canopy_outfile *o, const canopy_array *a);
+canopy_status canopy_csv_write_to(canopy_outfile *o, const canopy_array *a, const char *header);
+canopy_status canopy_vecs_write_to(canopy_outfile *o, const canopy_array *a);
+
 /* fwrite to an outfile, failing with a message that names the final path. */
 canopy_status canopy_io_write(canopy_outfile *o, const void *p, size_t n);
 

@@ -378,6 +378,19 @@ canopy_status canopy_npy_write(const char *path, const canopy_array *a) {
     size_t bytes;
     canopy_status s = canopy_io_check_array(a, path, &bytes);
     if (s != CANOPY_OK) return s;
+    canopy_outfile o;
+    if ((s = canopy_outfile_open(&o, path)) != CANOPY_OK) return s;
+    if ((s = canopy_npy_write_to(&o, a)) != CANOPY_OK) {
+        canopy_outfile_abort(&o);
+        return s;
+    }
+    return canopy_outfile_commit(&o);
+}
+
+canopy_status canopy_npy_write_to(canopy_outfile *o, const canopy_array *a) {
+    size_t bytes;
+    canopy_status s = canopy_io_check_array(a, o->final_path, &bytes);
+    if (s != CANOPY_OK) return s;
 
     unsigned char head[512];
     char *dict = (char *)head + 10;
@@ -396,12 +409,6 @@ canopy_status canopy_npy_write(const char *path, const canopy_array *a) {
     head[8] = (unsigned char)((total - 10) & 0xff);
     head[9] = (unsigned char)((total - 10) >> 8);
 
-    canopy_outfile o;
-    if ((s = canopy_outfile_open(&o, path)) != CANOPY_OK) return s;
-    if ((s = canopy_io_write(&o, head, total)) != CANOPY_OK ||
-        (s = canopy_io_write(&o, a->data, bytes)) != CANOPY_OK) {
-        canopy_outfile_abort(&o);
-        return s;
-    }
-    return canopy_outfile_commit(&o);
+    if ((s = canopy_io_write(o, head, total)) != CANOPY_OK) return s;
+    return canopy_io_write(o, a->data, bytes);
 }

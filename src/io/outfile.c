@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -49,8 +50,19 @@ void canopy_outfile_unlink_live(void) {
     }
 }
 
+/* 0, or 1 while canopy_outfile_commit_all renames a set of files, or 2 + the signal
+ * that arrived meanwhile: the handler defers it so a signal leaves all or none of the
+ * set renamed (the commit raises it again once done). */
+static atomic_int commit_state;
+
 static void on_fatal_signal(int sig) {
     int e = errno;
+    int expect = 1;
+    if (atomic_compare_exchange_strong(&commit_state, &expect, sig + 2) || expect > 1) {
+        canopy_outfile_remove_on_signal(); /* SA_RESETHAND removed the handler */
+        errno = e;
+        return;
+    }
     canopy_outfile_unlink_live();
     errno = e;
     /* SA_RESETHAND restored the default action and SA_NODEFER left the signal
@@ -64,7 +76,8 @@ void canopy_outfile_remove_on_signal(void) {
         struct sigaction old, sa;
         /* A signal the caller ignores (nohup, a background job's SIGINT) stays ignored. */
         if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
-        if (old.sa_handler != SIG_DFL) continue; /* the embedding program has its own */
+        if (old.sa_handler != SIG_DFL && old.sa_handler != on_fatal_signal)
+            continue; /* the embedding program has its own */
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
@@ -152,7 +165,9 @@ canopy_status canopy_io_write(canopy_outfile *o, const void *p, size_t n) {
     return CANOPY_OK;
 }
 
-canopy_status canopy_outfile_commit(canopy_outfile *o) {
+/* Flushes and closes o's file. Standard output is then done (freed); a temporary
+ * stays in place for the rename. On error the temporary is removed and o freed. */
+static canopy_status outfile_close(canopy_outfile *o) {
     if (!o->fp) return canopy_fail(CANOPY_ERR_INVALID, "output file is not open");
     FILE *f = o->fp;
     o->fp = NULL;
@@ -175,23 +190,88 @@ canopy_status canopy_outfile_commit(canopy_outfile *o) {
         outfile_free(o);
         return s;
     }
-    if (rename(o->tmp_path, o->final_path) != 0) {
-        e = errno;
-        unlink(o->tmp_path);
-        canopy_status s =
-            canopy_fail(CANOPY_ERR_IO, "cannot replace '%s': %s", o->final_path, strerror(e));
-        outfile_free(o);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_outfile_commit(canopy_outfile *o) {
+    return canopy_outfile_commit_all(o, 1);
+}
+
+/* The old target's second name while the set is renamed (NULL: none was there, or no
+ * hard link could be made, and a failed set can only remove the new file). */
+static char *keep_old(const canopy_outfile *o) {
+    struct stat st;
+    if (lstat(o->final_path, &st) != 0) return NULL;
+    size_t len = strlen(o->tmp_path);
+    char *b = malloc(len + sizeof ".old");
+    if (!b) return NULL;
+    memcpy(b, o->tmp_path, len);
+    memcpy(b + len, ".old", sizeof ".old");
+    if (link(o->final_path, b) == 0) return b;
+    free(b);
+    return NULL;
+}
+
+canopy_status canopy_outfile_commit_all(canopy_outfile *o, int n) {
+    static pthread_mutex_t one_set = PTHREAD_MUTEX_INITIALIZER;
+    canopy_status s = CANOPY_OK;
+    for (int i = 0; i < n; i++) {
+        if (s)
+            canopy_outfile_abort(&o[i]);
+        else
+            s = outfile_close(&o[i]);
+    }
+    if (s) {
+        for (int i = 0; i < n; i++) canopy_outfile_abort(&o[i]);
         return s;
     }
-    outfile_free(o);
-    return CANOPY_OK;
+    char **old = calloc((size_t)n + 1, sizeof *old);
+    if (!old) {
+        for (int i = 0; i < n; i++) canopy_outfile_abort(&o[i]);
+        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory committing outputs");
+    }
+    pthread_mutex_lock(&one_set);
+    atomic_store(&commit_state, 1);
+    int failed = -1, e = 0;
+    for (int i = 0; i < n && failed < 0; i++) {
+        if (!o[i].tmp_path) continue; /* standard output: already flushed */
+        if (n > 1) old[i] = keep_old(&o[i]);
+        if (rename(o[i].tmp_path, o[i].final_path) != 0) failed = i, e = errno;
+    }
+    /* A rename failed: put back what the earlier ones replaced, so the set stays old. */
+    for (int i = 0; failed >= 0 && i < failed; i++) {
+        if (!o[i].tmp_path) continue;
+        if (old[i])
+            rename(old[i], o[i].final_path);
+        else
+            unlink(o[i].final_path);
+        live_drop(o[i].tmp_path); /* renamed: nothing left to remove */
+        free(o[i].tmp_path);
+        o[i].tmp_path = NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (old[i]) unlink(old[i]); /* after a rollback it no longer exists */
+        free(old[i]);
+        if (o[i].tmp_path && failed < 0) {
+            live_drop(o[i].tmp_path);
+            free(o[i].tmp_path);
+            o[i].tmp_path = NULL;
+        }
+    }
+    free(old);
+    int pending = atomic_exchange(&commit_state, 0);
+    pthread_mutex_unlock(&one_set);
+    if (failed >= 0)
+        s = canopy_fail(CANOPY_ERR_IO, "cannot replace '%s': %s%s", o[failed].final_path,
+                        strerror(e), n > 1 ? " (no output of this run was replaced)" : "");
+    for (int i = 0; i < n; i++) canopy_outfile_abort(&o[i]);
+    if (pending > 1) raise(pending - 2);
+    return s;
 }
 
 void canopy_outfile_abort(canopy_outfile *o) {
     if (!o) return;
-    if (o->fp && o->tmp_path) {
-        fclose(o->fp);
-        unlink(o->tmp_path);
-    }
+    if (o->fp && o->tmp_path) fclose(o->fp);
+    if (o->tmp_path) unlink(o->tmp_path);
     outfile_free(o);
 }

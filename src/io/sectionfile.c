@@ -34,7 +34,7 @@ static void crc_init(void) {
 /* SSE4.2 has CRC-32C in hardware (8 bytes a step): the checksum of a large file then
  * costs a fraction of reading it. Same polynomial and bit order as the table. */
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
-                                                          size_t len) {
+                                                         size_t len) {
     uint64_t c = crc;
     for (; len >= 8; p += 8, len -= 8) {
         uint64_t w;
@@ -197,12 +197,16 @@ canopy_status canopy_secfile_open(const char *path, const char magic[8], uint32_
                                   canopy_secfile *f) {
     memset(f, 0, sizeof *f);
     snprintf(f->name, sizeof f->name, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO would block in open() until a writer came; it fails below. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return canopy_fail(CANOPY_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return canopy_fail(CANOPY_ERR_IO, "%s: not a regular file", path);
+        return canopy_fail(CANOPY_ERR_IO,
+                           "%s: not a regular file (files are mapped: a pipe, FIFO or device "
+                           "cannot be)",
+                           path);
     }
     f->size = (size_t)st.st_size;
     if (f->size > 0) {

@@ -106,6 +106,18 @@ canopy_status canopy_vecs_read_mem(const void *buf, size_t len, const char *name
 }
 
 canopy_status canopy_vecs_write(const char *path, const canopy_array *a) {
+    canopy_outfile o;
+    canopy_status s = canopy_outfile_open(&o, path);
+    if (s != CANOPY_OK) return s;
+    if ((s = canopy_vecs_write_to(&o, a)) != CANOPY_OK) {
+        canopy_outfile_abort(&o);
+        return s;
+    }
+    return canopy_outfile_commit(&o);
+}
+
+canopy_status canopy_vecs_write_to(canopy_outfile *o, const canopy_array *a) {
+    const char *path = o->final_path;
     canopy_dtype t = CANOPY_F32;
     size_t bytes;
     canopy_status s = vecs_type(path, &t);
@@ -121,17 +133,11 @@ canopy_status canopy_vecs_write(const char *path, const canopy_array *a) {
     if (n > 0 && (d < 1 || d > INT32_MAX))
         return canopy_fail(CANOPY_ERR_INVALID, "%s: vector dimension %lld is outside 1..%d", path,
                            (long long)d, INT32_MAX);
-
-    canopy_outfile o;
-    if ((s = canopy_outfile_open(&o, path)) != CANOPY_OK) return s;
     int32_t d32 = (int32_t)d;
     const char *row = a->data;
-    for (int64_t i = 0; i < n; i++, row += 4 * d) {
-        if ((s = canopy_io_write(&o, &d32, 4)) != CANOPY_OK ||
-            (s = canopy_io_write(&o, row, (size_t)(4 * d))) != CANOPY_OK) {
-            canopy_outfile_abort(&o);
+    for (int64_t i = 0; i < n; i++, row += 4 * d)
+        if ((s = canopy_io_write(o, &d32, 4)) != CANOPY_OK ||
+            (s = canopy_io_write(o, row, (size_t)(4 * d))) != CANOPY_OK)
             return s;
-        }
-    }
-    return canopy_outfile_commit(&o);
+    return CANOPY_OK;
 }

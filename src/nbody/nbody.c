@@ -39,6 +39,41 @@ static canopy_status forces(canopy_nbody *s) {
                                     &s->opt.run, s->acc, s->pot, NULL);
 }
 
+typedef struct body_key {
+    float x[3]; /* forces are computed on the positions rounded to float */
+    int64_t i;
+} body_key;
+
+static int body_cmp(const void *a, const void *b) {
+    const body_key *p = a, *q = b;
+    for (int j = 0; j < 3; j++)
+        if (p->x[j] != q->x[j]) return p->x[j] < q->x[j] ? -1 : 1;
+    return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/* gravity's rule (canopy gravity): without softening, two bodies at one position pull
+ * each other infinitely hard, so the run is refused up front, in O(n log n), rather
+ * than stepped into NaN or an energy of -inf. */
+static canopy_status refuse_coincident(const double *pos, int64_t n) {
+    body_key *k = NULL;
+    canopy_status st = canopy_alloc((void **)&k, (size_t)n, sizeof *k);
+    if (st) return st;
+    for (int64_t i = 0; i < n; i++) {
+        for (int j = 0; j < 3; j++) k[i].x[j] = (float)pos[3 * i + j];
+        k[i].i = i;
+    }
+    qsort(k, (size_t)n, sizeof *k, body_cmp);
+    for (int64_t i = 1; i < n && !st; i++)
+        if (k[i - 1].x[0] == k[i].x[0] && k[i - 1].x[1] == k[i].x[1] && k[i - 1].x[2] == k[i].x[2])
+            st = canopy_fail(CANOPY_ERR_INVALID,
+                             "nbody: bodies %lld and %lld are at the same position (%g, %g, %g); "
+                             "with softening 0 their force is infinite: give a softening > 0",
+                             (long long)k[i - 1].i, (long long)k[i].i, (double)k[i].x[0],
+                             (double)k[i].x[1], (double)k[i].x[2]);
+    canopy_free(k);
+    return st;
+}
+
 canopy_status nbody_check_state(const double *pos, const double *vel, const float *mass, int64_t n,
                                 const canopy_nbody_options *o) {
     if (!(o->dt > 0.0) || !isfinite(o->dt))
@@ -58,7 +93,7 @@ canopy_status nbody_check_state(const double *pos, const double *vel, const floa
         if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
             return canopy_fail(CANOPY_ERR_INVALID, "nbody: mass of body %lld is %g", (long long)i,
                                (double)mass[i]);
-    return CANOPY_OK;
+    return o->gravity.softening == 0.0f ? refuse_coincident(pos, n) : CANOPY_OK;
 }
 
 void nbody_kick_drift(double *pos, double *vel, const float *acc, int64_t n, double h, double dt) {
@@ -298,6 +333,13 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
         free(buf);
         return canopy_fail(CANOPY_ERR_FORMAT, "checkpoint '%s' is corrupt (checksum mismatch)",
                            path);
+    }
+    /* The checksum catches damage, not a made-up header: a step the run counts from
+     * must be one it could have reached (the CLI's --steps bound). */
+    if (h.step < 0 || h.step > INT64_MAX / 2) {
+        free(buf);
+        return canopy_fail(CANOPY_ERR_FORMAT, "checkpoint '%s': step %lld out of range [0, %lld]",
+                           path, (long long)h.step, (long long)(INT64_MAX / 2));
     }
     size_t n3 = (size_t)h.n * 3;
     double *pos = NULL, *vel = NULL;

@@ -5,12 +5,20 @@
  * loaded predictor predicts a few rows, missing values included. */
 #include "canopy.h"
 #include "io/sectionfile.h"
+#include "section_mutator.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned seed);
+
+/* Edits trees, children, features, thresholds, base scores and leaf values with the
+ * checksum kept valid (section_mutator.h). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned seed) {
+    return section_mutate(data, size, max_size, seed);
+}
 
 static void try_load(const uint8_t *buf, size_t size) {
     canopy_set_threads(1);

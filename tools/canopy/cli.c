@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _XOPEN_SOURCE 700 /* pthread_condattr_setclock, clock_gettime, isatty, realpath */
 #include "cli.h"
+#include "io/io.h"
 
 #include "core/device.h"
 
@@ -387,15 +388,16 @@ int cli_app_operand(const char *cmd, int argc, char **argv, const char *const *n
 }
 
 /* The writer an output's extension names (case ignored; '-' is .npy), or NULL. */
-typedef canopy_status (*cli_writer)(const char *path, const canopy_array *a);
-static canopy_status cli_write_csv(const char *path, const canopy_array *a) {
-    return canopy_csv_write(path, a, NULL);
+typedef canopy_status (*cli_writer)(canopy_outfile *o, const canopy_array *a);
+static canopy_status cli_write_csv_to(canopy_outfile *o, const canopy_array *a) {
+    return canopy_csv_write_to(o, a, NULL);
 }
 static cli_writer cli_writer_for(const char *path) {
     const char *dot = strrchr(path, '.');
-    if (!strcmp(path, "-") || (dot && !strcasecmp(dot, ".npy"))) return canopy_npy_write;
-    if (dot && !strcasecmp(dot, ".csv")) return cli_write_csv;
-    if (dot && (!strcasecmp(dot, ".fvecs") || !strcasecmp(dot, ".ivecs"))) return canopy_vecs_write;
+    if (!strcmp(path, "-") || (dot && !strcasecmp(dot, ".npy"))) return canopy_npy_write_to;
+    if (dot && !strcasecmp(dot, ".csv")) return cli_write_csv_to;
+    if (dot && (!strcasecmp(dot, ".fvecs") || !strcasecmp(dot, ".ivecs")))
+        return canopy_vecs_write_to;
     return NULL;
 }
 
@@ -405,7 +407,14 @@ canopy_status cli_write_array(const char *path, const canopy_array *a) {
         return canopy_fail(CANOPY_ERR_INVALID,
                            "unknown output file type '%s' (expected .npy, .csv, .fvecs or .ivecs)",
                            path);
-    return w(path, a);
+    canopy_outfile o;
+    canopy_status s = canopy_outfile_open(&o, path);
+    if (s) return s;
+    if ((s = w(&o, a))) {
+        canopy_outfile_abort(&o);
+        return s;
+    }
+    return canopy_outfile_commit(&o);
 }
 
 int cli_check_array_outputs(const char *cmd, int n, const char *const *paths) {
@@ -420,19 +429,26 @@ int cli_check_array_outputs(const char *cmd, int n, const char *const *paths) {
 
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds) {
+    enum { MAX = 8 };
     double t0 = canopy_now();
     int rc = cli_check_array_outputs(cmd, n, paths); /* before writing any of them */
     if (rc) return rc;
-    for (int i = 0; i < n; i++) {
+    canopy_outfile o[MAX];
+    int m = 0;
+    canopy_status s = n > MAX ? canopy_fail(CANOPY_ERR_INTERNAL, "too many outputs") : CANOPY_OK;
+    /* All or nothing: every output is written to its temporary first, and the set is
+     * renamed together only once all were written (canopy_outfile_commit_all). */
+    for (int i = 0; i < n && !s; i++) {
         if (!paths[i]) continue;
-        canopy_status s = cli_write_array(paths[i], &arrays[i]);
-        if (s) {
-            /* All or nothing: remove what this run already wrote. */
-            for (int j = 0; j < i; j++)
-                if (paths[j] && strcmp(paths[j], "-")) remove(paths[j]);
-            return cli_runtime_error(cmd);
-        }
+        if ((s = canopy_outfile_open(&o[m], paths[i]))) break;
+        s = cli_writer_for(paths[i])(&o[m], &arrays[i]);
+        m++;
     }
+    if (!s)
+        s = canopy_outfile_commit_all(o, m);
+    else
+        for (int i = 0; i < m; i++) canopy_outfile_abort(&o[i]);
+    if (s) return cli_runtime_error(cmd);
     if (seconds) *seconds = canopy_now() - t0;
     return 0;
 }

@@ -89,9 +89,10 @@ int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo,
 /* --threads T: T >= 1. Sets canopy_set_threads. */
 int cli_parse_threads(const char *cmd, const char *s);
 
-/* Writes each array to its path (.csv by extension, else .npy), each atomically; if
- * one fails, removes those already written and returns CLI_ERROR. NULL paths are
- * skipped. Stores the seconds the writes took in *seconds unless it is NULL. */
+/* Writes each array to its path (.csv by extension, else .npy), all or nothing
+ * (canopy_outfile_commit_all): if one fails, every target stays as it was and
+ * CLI_ERROR is returned. NULL paths are skipped (at most 8 outputs). Stores the seconds the writes
+ * took in *seconds unless it is NULL. */
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds);
 /* Writes one array in the format its name's extension names (.npy, .csv, .fvecs,

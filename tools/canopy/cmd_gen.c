@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L /* getpid */
 #include "cli.h"
 #include "gen/gen.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <float.h>
@@ -109,8 +110,6 @@ typedef struct output {
     canopy_array array;
     char desc[192];
     double seconds;
-    char tmp[4096];
-    int tmp_written;
 } output;
 
 static int format_of(const char *option, const char *path, file_format *out) {
@@ -129,50 +128,22 @@ static int format_of(const char *option, const char *path, file_format *out) {
     return cli_usage_error(CMD, "%s '%s': the file name must end in .npy or .csv", option, path);
 }
 
-static canopy_status write_array(const output *o, const char *path) {
-    return o->format == FMT_NPY ? canopy_npy_write(path, &o->array)
-                                : canopy_csv_write(path, &o->array, NULL);
-}
-
-/* Writes every output to a temporary name, then renames them all; on any failure
- * removes what this run created and returns the failed status. */
+/* Writes every output to its temporary, then commits them as one set: on any failure
+ * every target stays as it was (canopy_outfile_commit_all). */
 static canopy_status write_all(output *outs, int n_out) {
+    canopy_outfile f[4];
     canopy_status s = CANOPY_OK;
-    int i;
-    for (i = 0; i < n_out && s == CANOPY_OK; i++) {
-        output *o = &outs[i];
-        int len = snprintf(o->tmp, sizeof o->tmp, "%s.gen%ld.tmp", o->path, (long)getpid());
-        if (len < 0 || (size_t)len >= sizeof o->tmp) {
-            s = canopy_fail(CANOPY_ERR_IO, "%s: path is too long", o->path);
-            break;
-        }
+    int m = 0;
+    for (; m < n_out && !s; m++) {
+        output *o = &outs[m];
         double t0 = canopy_now();
-        s = write_array(o, o->tmp);
+        if ((s = canopy_outfile_open(&f[m], o->path))) break;
+        s = o->format == FMT_NPY ? canopy_npy_write_to(&f[m], &o->array)
+                                 : canopy_csv_write_to(&f[m], &o->array, NULL);
         o->seconds += canopy_now() - t0;
-        o->tmp_written = s == CANOPY_OK;
-        if (s != CANOPY_OK) {
-            /* The writer names the temporary file; lead with the one the user asked for. */
-            char why[1024];
-            snprintf(why, sizeof why, "%s", canopy_last_error());
-            s = canopy_fail(s, "%s: %s", o->path, why);
-        }
     }
-    int renamed = 0;
-    while (s == CANOPY_OK && renamed < n_out) {
-        if (rename(outs[renamed].tmp, outs[renamed].path) != 0)
-            s = canopy_fail(CANOPY_ERR_IO, "%s: cannot rename %s into place: %s",
-                            outs[renamed].path, outs[renamed].tmp, strerror(errno));
-        else
-            renamed++;
-    }
-    if (s != CANOPY_OK) {
-        for (i = 0; i < n_out; i++) {
-            if (i < renamed)
-                remove(outs[i].path);
-            else if (outs[i].tmp_written)
-                remove(outs[i].tmp);
-        }
-    }
+    if (!s) return canopy_outfile_commit_all(f, m);
+    for (int i = 0; i < m; i++) canopy_outfile_abort(&f[i]);
     return s;
 }
 

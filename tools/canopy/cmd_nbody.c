@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy nbody: leapfrog time stepping with multipole tree forces, energies,
  * snapshots and checkpoint/restart (docs/nbody.md). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
 #include "nbody/gpu_multipole.h"
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -114,6 +115,36 @@ static int prepare_dir(const char *dir) {
     return CLI_OK;
 }
 
+/* Snapshots replace DIR/positions_*.npy and DIR/velocities_*.npy as the run goes: none
+ * of the named files (the inputs, a run restarted from an earlier snapshot, the
+ * checkpoint) may be one of them. A folder that does not exist yet holds none. */
+static int check_snapshot_names(const char *dir, const char *const *files, int n) {
+    char *rdir = realpath(dir, NULL);
+    int rc = CLI_OK;
+    for (int i = 0; rdir && i < n && !rc; i++) {
+        if (!files[i]) continue;
+        const char *slash = strrchr(files[i], '/'), *base = slash ? slash + 1 : files[i];
+        size_t len = strlen(base);
+        if ((strncmp(base, "positions_", 10) && strncmp(base, "velocities_", 11)) || len < 4 ||
+            strcmp(base + len - 4, ".npy"))
+            continue;
+        char *fdir = slash ? strndup(files[i], (size_t)(slash - files[i]) + (slash == files[i]))
+                           : strdup(".");
+        char *rf = fdir ? realpath(fdir, NULL) : NULL;
+        if (rf && !strcmp(rf, rdir)) {
+            fprintf(stderr,
+                    "canopy nbody: '%s' lies in the snapshot folder '%s', where the "
+                    "run's snapshots would replace it; copy it elsewhere or use another -o\n",
+                    files[i], dir);
+            rc = CLI_ERROR;
+        }
+        free(rf);
+        free(fdir);
+    }
+    free(rdir);
+    return rc;
+}
+
 /* The checkpoint's folder must accept a file: open and abandon a temporary one. */
 static int probe_checkpoint(const char *path) {
     canopy_outfile o;
@@ -127,10 +158,10 @@ static int write_snapshot(const char *dir, int64_t step, int64_t n, const double
     char pp[4096], vp[4096];
     snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", dir, (long long)step);
     snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", dir, (long long)step);
-    canopy_array a = cli_array_view((void *)pos, CANOPY_F64, n, 3);
-    canopy_array b = cli_array_view((void *)vel, CANOPY_F64, n, 3);
-    if (canopy_npy_write(pp, &a) || canopy_npy_write(vp, &b)) return cli_runtime_error("nbody");
-    return CLI_OK;
+    canopy_array ab[2] = {cli_array_view((void *)pos, CANOPY_F64, n, 3),
+                          cli_array_view((void *)vel, CANOPY_F64, n, 3)};
+    const char *paths[2] = {pp, vp};
+    return cli_write_arrays("nbody", 2, paths, ab, NULL);
 }
 
 static int snapshot(const char *dir, const canopy_nbody *s) {
@@ -450,6 +481,11 @@ int cmd_nbody(int argc, char **argv) {
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
+    /* The checkpoint may replace the file the run restarts from (read whole first:
+     * the usual way to continue a run), never another input. */
+    const char *ins[] = {bodies, vels, masses}, *named[] = {bodies, vels, masses, restart, ckpt};
+    if (cli_check_paths("nbody", ins, 3, &ckpt, 1) || (dir && check_snapshot_names(dir, named, 5)))
+        return CLI_ERROR;
     int ranks = cli_dist_size(), rank = cli_dist_rank();
     if (ranks > 1) {
         if (restart || ckpt || opening != CANOPY_OPENING_BODY) {

@@ -194,12 +194,12 @@ int cmd_tree(int argc, char **argv) {
     }
     if (s == CANOPY_OK)
         s = canopy_ptsd_run(&t, (canopy_ptsd_app)app, mass.data, pos.data, strategy, out.data, &st);
-    if (s == CANOPY_OK && save_path) {
-        canopy_array parents = {t.parent, CANOPY_I64, 1, {t.n}};
-        s = cli_write_array(save_path, &parents);
-    }
-    if (s == CANOPY_OK) s = cli_write_array(out_path, &out);
     rc = s == CANOPY_OK ? CLI_OK : cli_runtime_error(CMD);
+    if (rc == CLI_OK) { /* both files or neither */
+        canopy_array arrays[2] = {out, {t.parent, CANOPY_I64, 1, {t.n}}};
+        const char *paths[2] = {out_path, save_path};
+        rc = cli_write_arrays(CMD, 2, paths, arrays, NULL);
+    }
     if (rc == CLI_OK)
         cli_summary("tree %s: %lld nodes, %s, %.3f s -> %s", app_names[app], (long long)t.n,
                     canopy_ptsd_strategy_name(strategy), st.seconds, out_path);

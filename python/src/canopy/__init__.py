@@ -187,6 +187,23 @@ def _path(path, what):
     return _os.fsencode(path)
 
 
+def _not_input(out, inputs, what):
+    """Refuses an output path that names one of the inputs (the same file, or for a new
+    file the same resolved name), as the CLI does: an atomic rename would replace it."""
+    o = _os.fsencode(out)
+    for i in inputs:
+        if i is None:
+            continue
+        i = _os.fsencode(i)
+        try:
+            same = _os.path.samefile(o, i)
+        except OSError:
+            same = _os.path.realpath(o) == _os.path.realpath(i)
+        if same:
+            raise ValueError(f"{what} {_os.fsdecode(o)!r} is the input {_os.fsdecode(i)!r}; "
+                             "refusing to overwrite it")
+
+
 def _radius(r):
     if isinstance(r, bool) or not isinstance(r, _numbers.Real) or not _np.isfinite(r) or r < 0:
         raise ValueError("r must be a finite number >= 0")
@@ -221,8 +238,9 @@ class Index(_Owner):
         data = _f32(arr, "points", 2, copy=True)
         if data.shape[1] < 1:
             raise ValueError("points: need at least one column")
-        if not isinstance(leaf_size, _numbers.Integral) or leaf_size < 0:
-            raise ValueError("leaf_size must be an integer >= 0 (0: the tree's default)")
+        if not isinstance(leaf_size, _numbers.Integral) or not 0 <= leaf_size < 2**31:
+            raise ValueError("leaf_size must be an integer in [0, 2**31) (0: the tree's "
+                             "default)")
         if not isinstance(residency, str) or residency not in _lib.RESIDENCY:
             raise ValueError(f"residency must be one of {', '.join(_lib.RESIDENCY)}")
         opt = _lib.index_options_default(kind)
@@ -260,10 +278,13 @@ class Index(_Owner):
         _check(_lib.index_load(_path(path, "path"), _ctypes.byref(h)))
         self = cls.__new__(cls)
         self._init(h, None, backend)  # on failure, __del__ frees h through self._h
+        self._source = _path(path, "path")
         return self
 
     def save(self, path):
-        """Writes the index file (atomically: a failed write leaves no partial file)."""
+        """Writes the index file (atomically: a failed write leaves no partial file);
+        never over the file the index was loaded from."""
+        _not_input(_path(path, "path"), [getattr(self, "_source", None)], "path")
         with self._h.use() as h:
             _check(_lib.index_save(h, _path(path, "path")))
 
@@ -585,13 +606,17 @@ class Predictor(_Owner):
     def compile(cls, model, path, format="auto", layout="auto", engine="auto", backend="auto"):
         """Compiles a model file (or a loaded Predictor) and saves it to path as a
         compiled predictor file; returns the Predictor."""
+        if not isinstance(model, Predictor):
+            _not_input(_path(path, "path"), [_path(model, "model")], "path")
         p = model if isinstance(model, Predictor) else cls.load(model, format, layout, engine,
                                                                  backend)
         p.save(path)
         return p
 
     def save(self, path):
-        """Writes the compiled predictor file (atomically)."""
+        """Writes the compiled predictor file (atomically); never over the model file it
+        was loaded from."""
+        _not_input(_path(path, "path"), [self.path], "path")
         with self._h.use() as h:
             _check(_lib.predictor_save(h, _path(path, "path")))
 
