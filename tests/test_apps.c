@@ -229,6 +229,41 @@ static void check_errors(void) {
                 CANOPY_ERR_INVALID, "dimensions");
 }
 
+/* Self-kNN of n identical points: the answer is the k smallest other indices at
+ * distance 0, and each query must visit O(log n) nodes, not the whole tree (issue 35:
+ * ties used to defeat pruning, 300k points took over a minute). */
+static void check_knn_identical(canopy_tree_kind tree, int32_t k, uint64_t seed) {
+    const int64_t n = 20000;
+    float *p = make_points(n, 3, INPUT_ALL_EQUAL, seed);
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n * k));
+    float *d2 = malloc(sizeof(float) * (size_t)(n * k));
+    for (int vi = 0; vi < N_VARIANTS; vi++) {
+        canopy_run_options o = canopy_run_options_default();
+        o.variant = cpu_variants[vi];
+        o.tree = tree;
+        o.leaf_size = 1 + (int32_t)(seed % 16);
+        canopy_stats st;
+        canopy_status s = canopy_knn(canopy_points_make(p, n, 3), (canopy_points){NULL, 0, 0, 0}, k,
+                                     &o, idx, d2, &st);
+        if (!available(s, o.variant, 1)) continue;
+        ran_combinations++;
+        int64_t wrong = -1;
+        for (int64_t q = 0; q < n && wrong < 0; q++)
+            for (int32_t j = 0; j < k; j++)
+                if (idx[q * k + j] != j + (j >= q) || d2[q * k + j] != 0.0f) wrong = q;
+        CHECK_MSG(wrong < 0, "knn identical %s/%s k=%d: query %lld is not its k smallest others",
+                  canopy_tree_kind_name(tree), canopy_variant_name(o.variant), (int)k,
+                  (long long)wrong);
+        CHECK_MSG(st.nodes_per_query < 400,
+                  "knn identical %s/%s k=%d: %.0f nodes per query (n %lld): ties are not pruned",
+                  canopy_tree_kind_name(tree), canopy_variant_name(o.variant), (int)k,
+                  st.nodes_per_query, (long long)n);
+    }
+    free(p);
+    free(idx);
+    free(d2);
+}
+
 int main(void) {
     uint64_t seed = check_seed();
     static const canopy_tree_kind knn_trees[] = {CANOPY_TREE_KD, CANOPY_TREE_BALL, CANOPY_TREE_VP};
@@ -252,6 +287,7 @@ int main(void) {
             check_radius_case(500, 0, 2, 0.1f, INPUT_DUPLICATES, tk, 1, s);
             check_radius_case(64, 10, 3, 0.0f, INPUT_ALL_EQUAL, tk, 0, s); /* r = 0, ties */
             check_radius_case(400, 80, 3, 0.25f, INPUT_GRID, tk, 1, s);    /* on the boundary */
+            check_knn_identical(tk, rep ? 20 : 1 + (int32_t)(s % 8), s);
         }
         check_knn_case(20000, 2000, 3, 8, INPUT_UNIFORM, CANOPY_TREE_KD, 0, s);
         check_gravity(s);

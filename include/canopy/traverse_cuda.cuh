@@ -797,6 +797,7 @@ static inline int64_t canopy_tree_view_bytes(const canopy_tree_view *h) {
 static inline canopy_status canopy_gpu_upload_tree(canopy_trav_buffers &B,
                                                    const canopy_tree_view *h, canopy_tree_view *d) {
     *d = *h;
+    d->min_id = NULL; /* host only (knn_truncate) */
     canopy_status s;
     if ((s = B.upload(&d->hot, h->hot, (int64_t)h->n_nodes * h->hot_stride, "tree nodes")) ||
         (s = B.upload(&d->points, h->points, h->n * h->d, "tree points")) ||

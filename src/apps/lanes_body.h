@@ -248,11 +248,25 @@ CANOPY_LANES void knn_lanes_init(const void *vctx, void *pk, const canopy_tree_v
     canopy_lanes_load_points(knn_lanes_q(pk), c->query, q, mask);
 }
 
+/* The index of lane l's k-th neighbour, the one a tie at its distance must beat. */
+CANOPY_LANES int64_t knn_lanes_worst_id(const knn_ctx *c, const knn_lanes *k, int l) {
+    if (c->k == 1) return k->nn[l];
+    if (c->k <= KNN_REG_K) return (int64_t)(uint32_t)k->best[l][c->k - 1];
+    return k->hi[l][0];
+}
+
 CANOPY_LANES uint32_t knn_lanes_truncate(const void *vctx, void *pk, const canopy_tree_view *t,
                                          int32_t node, uint32_t mask) {
-    (void)vctx;
     const knn_lanes *k = (const knn_lanes *)pk;
-    return mask & ~simt_bits(canopy_lanes_node_min_dist2(t, node, knn_lanes_q(pk)) > k->worst);
+    simt_float m = canopy_lanes_node_min_dist2(t, node, knn_lanes_q(pk));
+    uint32_t out = simt_bits(m > k->worst);
+    /* as knn_truncate: at exactly the k-th distance only a smaller index gets in */
+    uint32_t tie = t->min_id ? mask & simt_bits((m == k->worst) & (m < CANOPY_INF)) : 0;
+    for (; tie; tie &= tie - 1) {
+        int l = __builtin_ctz(tie);
+        if (t->min_id[node] > knn_lanes_worst_id((const knn_ctx *)vctx, k, l)) out |= 1u << l;
+    }
+    return mask & ~out;
 }
 
 CANOPY_LANES void knn_lanes_visit_leaf(const void *vctx, void *pk, const canopy_tree_view *t,

@@ -145,6 +145,7 @@ static void destroy(canopy_index *ix) {
     if (ix->staging) canopy_index_staging_free(ix->staging);
     if (ix->dev.view.hot) canopy_index_device_free(&ix->dev);
     canopy_tree_free(ix->built);
+    canopy_free(ix->mapped.min_id);
     canopy_secfile_close(&ix->file);
     canopy_free(ix->original);
     pthread_mutex_destroy(&ix->lock);
@@ -283,8 +284,13 @@ static canopy_status host_tree(canopy_index *ix, const canopy_tree **out) {
     canopy_status s = CANOPY_OK;
     pthread_mutex_lock(&ix->lock);
     if (!ix->tree && !(s = canopy_gpu_tree_download(ix->dev.built, &ix->built))) {
-        ix->built->device = &ix->dev.view;
-        ix->tree = ix->built;
+        if ((s = canopy_tree_fill_min_id(ix->built))) {
+            canopy_tree_free(ix->built);
+            ix->built = NULL;
+        } else {
+            ix->built->device = &ix->dev.view;
+            ix->tree = ix->built;
+        }
     }
     *out = ix->tree;
     pthread_mutex_unlock(&ix->lock);
@@ -961,7 +967,7 @@ static canopy_status from_file(canopy_index *ix) {
     v->ids = ids;
     v->rope = rope;
     v->weights = w;
-    if ((s = check_tree(f, v))) return s;
+    if ((s = check_tree(f, v)) || (s = canopy_tree_fill_min_id(t))) return s;
     if (v->kind == CANOPY_TREE_OCT && !w) return bad(f, "octree without masses");
     ix->tree = t;
     ix->leaf_size = t->leaf_size;

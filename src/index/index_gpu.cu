@@ -138,6 +138,7 @@ extern "C" canopy_status canopy_index_device_upload(const canopy_tree_view *h,
     dv->view.points = dv->view.weights = NULL;
     dv->view.ids = NULL;
     dv->view.rope = NULL;
+    dv->view.min_id = NULL; /* host only (knn_truncate) */
     if ((s = put(&dv->view.hot, h->hot, (int64_t)h->n_nodes * h->hot_stride, "index nodes")) ||
         (s = put(&dv->view.points, h->points, h->n * h->d, "index points")) ||
         (s = put(&dv->view.ids, h->ids, h->n, "index ids")) ||

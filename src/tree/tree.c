@@ -168,7 +168,32 @@ void canopy_tree_free(canopy_tree *t) {
     canopy_free(t->weights);
     canopy_free(t->parent);
     canopy_free(t->level);
+    canopy_free(t->min_id);
     free(t);
+}
+
+canopy_status canopy_tree_fill_min_id(canopy_tree *t) {
+    const canopy_tree_view *v = &t->view;
+    int32_t nn = v->n_nodes;
+    canopy_status s = canopy_alloc((void **)&t->min_id, (size_t)(nn > 0 ? nn : 1), sizeof(int64_t));
+    if (s) return s;
+    int64_t *m = t->min_id;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (v->n > TASK_CUTOFF)
+    for (int32_t u = 0; u < nn; u++) {
+        const canopy_node *h = canopy_tv_node(v, u);
+        m[u] = INT64_MAX;
+        for (int32_t i = h->begin; h->child <= u && i < h->end; i++)
+            if (v->ids[i] < m[u]) m[u] = v->ids[i];
+    }
+    /* Children follow their parents in every build (a node that breaks it scans its
+     * range above), so one backward pass gives each inner node its children's minimum. */
+    for (int32_t u = nn - 1; u >= 0; u--) {
+        const canopy_node *h = canopy_tv_node(v, u);
+        for (int32_t c = 0; h->child > u && c < h->nchild; c++)
+            if (m[h->child + c] < m[u]) m[u] = m[h->child + c];
+    }
+    t->view.min_id = m;
+    return CANOPY_OK;
 }
 
 /* *rows: the points already in tree order (a positional rule's copy), or NULL to gather
@@ -266,7 +291,7 @@ static canopy_status finish_tree(canopy_tree *t, const tmp_tree *tt, canopy_poin
     tv->depth = depth;
     tv->max_children = max_children;
     tv->kind = (int32_t)opt->kind;
-    return CANOPY_OK;
+    return canopy_tree_fill_min_id(t);
 }
 
 canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spec *spec,

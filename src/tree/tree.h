@@ -36,6 +36,7 @@ struct canopy_tree {
     float *weights;
     int32_t *parent; /* cold: parent of each node, -1 for the root */
     int32_t *level;  /* cold: depth of each node, root = 0 */
+    int64_t *min_id; /* cold: view.min_id */
     int32_t leaf_size;
     int32_t order; /* canopy_tree_order */
     double build_seconds;
@@ -43,6 +44,9 @@ struct canopy_tree {
      * queries use instead of uploading; NULL: none. */
     const canopy_tree_view *device;
 };
+
+/* Fills t->min_id (and t->view.min_id) from the view's nodes and ids. */
+canopy_status canopy_tree_fill_min_id(canopy_tree *t);
 
 /* ---- builder framework (tree.c) ---- */
 
