@@ -5,6 +5,7 @@
  * theta at fixed order; body and bucket opening stay within the calibrated error;
  * every CPU variant and schedule gives the same bits; bad input is refused. */
 #include "check.h"
+#include "core/coincident.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -239,8 +240,51 @@ static void check_refusals(void) {
     CHECK(acc[0] == 0.0f && acc[1] == 0.0f && acc[2] == 0.0f);
 }
 
+/* The coincidence check gravity runs without softening, against brute force: rows
+ * drawn from a coarse grid (many repeats), from the unit cube (none, unless planted),
+ * and -0.0 planted beside 0.0. */
+static void check_coincident(uint64_t seed) {
+    static const int64_t sizes[] = {0, 1, 2, 3, 50, 1500};
+    canopy_rng r = canopy_rng_make(seed, 7);
+    for (int si = 0; si < 6; si++)
+        for (int32_t d = 1; d <= 4; d++)
+            for (int kind = 0; kind < 3; kind++) {
+                int64_t n = sizes[si];
+                float *x = malloc(sizeof(float) * (size_t)(n * d + 1));
+                for (int64_t i = 0; i < n * d; i++) {
+                    double u = canopy_rng_uniform(&r);
+                    x[i] = kind == 0 ? (float)(int)(u * 6) : (float)u;
+                }
+                if (kind == 2 && n >= 2) {
+                    int64_t a = (int64_t)(canopy_rng_uniform(&r) * (double)n), b = (a + 1) % n;
+                    memcpy(x + b * d, x + a * d, sizeof(float) * (size_t)d);
+                    x[a * d] = 0.0f;
+                    x[b * d] = -0.0f;
+                }
+                int want = 0;
+                for (int64_t i = 0; i < n && !want; i++)
+                    for (int64_t j = i + 1; j < n && !want; j++) {
+                        int eq = 1;
+                        for (int32_t k = 0; k < d; k++) eq &= x[i * d + k] == x[j * d + k];
+                        want = eq;
+                    }
+                int64_t a = -1, b = -1;
+                int got = canopy_points_find_coincident(canopy_points_make(x, n, d), &a, &b);
+                CHECK_MSG(got == want, "coincident n=%lld d=%d kind=%d: %d, brute force %d",
+                          (long long)n, (int)d, kind, got, want);
+                if (got == 1) {
+                    int eq = a >= 0 && a < b && b < n;
+                    for (int32_t k = 0; eq && k < d; k++) eq &= x[a * d + k] == x[b * d + k];
+                    CHECK_MSG(eq, "coincident n=%lld d=%d: rows %lld and %lld differ", (long long)n,
+                              (int)d, (long long)a, (long long)b);
+                }
+                free(x);
+            }
+}
+
 int main(void) {
     uint64_t seed = check_seed();
+    check_coincident(seed);
     check_point_mass();
     for (uint64_t k = 0; k < 3; k++) check_convergence(seed + k);
     check_variants(seed);

@@ -5,6 +5,7 @@
  * the GPU backend the state lives on the device (nbody/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
 #include "canopy.h"
+#include "core/coincident.h"
 #include "core/device.h"
 #include "io/io.h"
 #include "nbody/gpu_multipole.h"
@@ -39,38 +40,25 @@ static canopy_status forces(canopy_nbody *s) {
                                     &s->opt.run, s->acc, s->pot, NULL);
 }
 
-typedef struct body_key {
-    float x[3]; /* forces are computed on the positions rounded to float */
-    int64_t i;
-} body_key;
-
-static int body_cmp(const void *a, const void *b) {
-    const body_key *p = a, *q = b;
-    for (int j = 0; j < 3; j++)
-        if (p->x[j] != q->x[j]) return p->x[j] < q->x[j] ? -1 : 1;
-    return p->i < q->i ? -1 : p->i > q->i;
-}
-
 /* gravity's rule (canopy gravity): without softening, two bodies at one position pull
- * each other infinitely hard, so the run is refused up front, in O(n log n), rather
- * than stepped into NaN or an energy of -inf. */
+ * each other infinitely hard, so the run is refused up front, in expected O(n), rather
+ * than stepped into NaN or an energy of -inf. Forces see positions rounded to float. */
 static canopy_status refuse_coincident(const double *pos, int64_t n) {
-    body_key *k = NULL;
-    canopy_status st = canopy_alloc((void **)&k, (size_t)n, sizeof *k);
+    float *x = NULL;
+    canopy_status st = canopy_alloc((void **)&x, (size_t)(3 * n + 1), sizeof *x);
     if (st) return st;
-    for (int64_t i = 0; i < n; i++) {
-        for (int j = 0; j < 3; j++) k[i].x[j] = (float)pos[3 * i + j];
-        k[i].i = i;
-    }
-    qsort(k, (size_t)n, sizeof *k, body_cmp);
-    for (int64_t i = 1; i < n && !st; i++)
-        if (k[i - 1].x[0] == k[i].x[0] && k[i - 1].x[1] == k[i].x[1] && k[i - 1].x[2] == k[i].x[2])
-            st = canopy_fail(CANOPY_ERR_INVALID,
-                             "nbody: bodies %lld and %lld are at the same position (%g, %g, %g); "
-                             "with softening 0 their force is infinite: give a softening > 0",
-                             (long long)k[i - 1].i, (long long)k[i].i, (double)k[i].x[0],
-                             (double)k[i].x[1], (double)k[i].x[2]);
-    canopy_free(k);
+    for (int64_t i = 0; i < 3 * n; i++) x[i] = (float)pos[i];
+    int64_t a, b;
+    int found = canopy_points_find_coincident(canopy_points_make(x, n, 3), &a, &b);
+    if (found < 0)
+        st = canopy_fail(CANOPY_ERR_NOMEM, "out of memory checking bodies for coincidence");
+    else if (found)
+        st = canopy_fail(CANOPY_ERR_INVALID,
+                         "nbody: bodies %lld and %lld are at the same position (%g, %g, %g); "
+                         "with softening 0 their force is infinite: give a softening > 0",
+                         (long long)a, (long long)b, (double)x[3 * b], (double)x[3 * b + 1],
+                         (double)x[3 * b + 2]);
+    canopy_free(x);
     return st;
 }
 

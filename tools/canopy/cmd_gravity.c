@@ -2,6 +2,7 @@
 /* canopy gravity: Barnes-Hut accelerations over an octree. */
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
+#include "core/coincident.h"
 #include "nbody/force_error.h"
 #include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
@@ -72,32 +73,34 @@ static void usage(FILE *f) {
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
 }
 
-/* Without softening, two bodies at one position pull each other infinitely hard and
- * the kernel's 0/0 gives NaN: refuse the result rather than write it. Returns 0, or
- * CLI_ERROR after naming a body with a non-finite acceleration and, when there is one,
- * another body at its position. */
-static int check_finite(const char *path, canopy_points b, const float *acc, double eps) {
-    int64_t bad = -1;
-    for (int64_t i = 0; i < 3 * b.n && bad < 0; i++)
-        if (!isfinite(acc[i])) bad = i / 3;
-    if (bad < 0) return 0;
-    const float *p = canopy_point(b, bad);
-    int64_t twin = -1;
-    for (int64_t j = 0; j < b.n && twin < 0; j++) {
-        const float *q = canopy_point(b, j);
-        if (j != bad && q[0] == p[0] && q[1] == p[1] && q[2] == p[2]) twin = j;
-    }
-    if (twin >= 0)
-        fprintf(stderr,
-                "canopy gravity: %s: bodies %lld and %lld are at the same position (%g, %g, "
-                "%g); with softening %g their force is infinite. Give --softening EPS > 0.\n",
-                path, (long long)bad, (long long)twin, p[0], p[1], p[2], eps);
-    else
-        fprintf(stderr,
-                "canopy gravity: %s: body %lld has a non-finite acceleration (softening %g); "
-                "give --softening EPS > 0\n",
-                path, (long long)bad, eps);
+/* Without softening, two bodies at one position pull each other infinitely hard: the
+ * run is refused before any force is computed (expected O(n), a hash of the rows). */
+static int check_distinct(const char *path, canopy_points b) {
+    canopy_points xyz = b;
+    xyz.d = 3; /* a mass column does not make two bodies distinct */
+    int64_t i, j;
+    int found = canopy_points_find_coincident(xyz, &i, &j);
+    if (found < 0) return cli_runtime_error("gravity");
+    if (!found) return 0;
+    const float *p = canopy_point(b, i);
+    fprintf(stderr,
+            "canopy gravity: %s: bodies %lld and %lld are at the same position (%g, %g, %g); "
+            "with softening 0 their force is infinite. Give --softening EPS > 0.\n",
+            path, (long long)i, (long long)j, p[0], p[1], p[2]);
     return CLI_ERROR;
+}
+
+/* A non-finite acceleration is refused rather than written. */
+static int check_finite(const char *path, const float *acc, int64_t n, double eps) {
+    for (int64_t i = 0; i < 3 * n; i++)
+        if (!isfinite(acc[i])) {
+            fprintf(stderr,
+                    "canopy gravity: %s: body %lld has a non-finite acceleration (softening %g); "
+                    "give --softening EPS > 0\n",
+                    path, (long long)(i / 3), eps);
+            return CLI_ERROR;
+        }
+    return 0;
 }
 
 /* --stats: the calibrated error for (theta, order) and the error measured on at most
@@ -254,6 +257,8 @@ int cmd_gravity(int argc, char **argv) {
         fprintf(stderr, "canopy gravity: %s has %d columns; expected 3 (x y z) or 4 (x y z m)\n",
                 bodies_path, (int)b.d);
         rc = CLI_ERROR;
+    } else if (rank == 0 && eps == 0.0 && check_distinct(bodies_path, b)) {
+        rc = CLI_ERROR;
     } else if (canopy_alloc((void **)&acc, (size_t)(3 * b.n + 1), sizeof *acc) ||
                (b.d == 4 && canopy_alloc((void **)&mass, (size_t)(b.n + 1), sizeof *mass))) {
         rc = cli_runtime_error("gravity");
@@ -279,7 +284,7 @@ int cmd_gravity(int argc, char **argv) {
         if (s)
             rc = rank == 0 ? cli_runtime_error("gravity") : CLI_ERROR;
         else if (rank == 0)
-            rc = check_finite(bodies_path, b, acc, eps);
+            rc = check_finite(bodies_path, acc, b.n, eps);
     }
     if (rc == CLI_OK && ranks > 1 && p.stats) cli_dist_print_stats("gravity", &dst);
     if (rc == CLI_OK && rank == 0) {
