@@ -46,6 +46,11 @@ class IndexInfo(Structure):
                 ("gpu_built", c_int32)]
 
 
+class GravityOptions(Structure):
+    _fields_ = [("theta", ctypes.c_float), ("order", c_int32), ("opening", c_int),
+                ("softening", ctypes.c_float), ("accuracy", c_double), ("tree", c_int)]
+
+
 class PaircountOptions(Structure):
     _fields_ = [("rmin", c_double), ("rmax", c_double), ("nbins", c_int32), ("log_bins", c_int),
                 ("boxsize", c_double)]
@@ -100,6 +105,15 @@ gravity = _fn("canopy_gravity", Status, Points, PF32, ctypes.c_float, ctypes.c_f
 
 index_options_default = _fn("canopy_index_options_default", IndexOptions, c_int)
 index_build = _fn("canopy_index_build", Status, Points, POINTER(IndexOptions), POINTER(c_void_p))
+# Device pointers in, device pointers out; void *stream is a cudaStream_t (0: legacy).
+index_build_device = _fn("canopy_index_build_device", Status, Points, POINTER(IndexOptions),
+                         c_void_p, POINTER(c_void_p))
+index_knn_device = _fn("canopy_index_knn_device", Status, c_void_p, c_void_p, c_int64, c_int32,
+                       POINTER(RunOptions), c_void_p, c_void_p, c_void_p, c_void_p)
+gravity_options_default = _fn("canopy_gravity_options_default", GravityOptions)
+gravity_multipole_device = _fn("canopy_gravity_multipole_device", Status, Points, c_void_p,
+                               POINTER(GravityOptions), POINTER(RunOptions), c_void_p,
+                               c_void_p, c_void_p, c_void_p)
 index_free = _fn("canopy_index_free", None, c_void_p)
 index_get_info = _fn("canopy_index_get_info", Status, c_void_p, POINTER(IndexInfo))
 index_knn = _fn("canopy_index_knn", Status, c_void_p, Points, c_int32, POINTER(RunOptions), PI64,
@@ -146,7 +160,7 @@ regex_match = _fn("canopy_regex_match", Status, c_void_p, POINTER(c_char), c_siz
                   POINTER(RegexMatchOptions), POINTER(c_uint8), PI64, POINTER(RegexResult))
 
 REGEX_ICASE, REGEX_LINE, REGEX_WORD = 1, 2, 4
-TREE_OCT, TREE_BST = 3, 4
+TREE_KD, TREE_OCT, TREE_BST = 0, 3, 4
 RESIDENCY = {"host": 0, "device": 1, "both": 2}
 BACKEND_GPU = 2
 # Magic of a compiled predictor file (docs/formats.md "Section files").

@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: MIT
+"""CUDA arrays of PyTorch and CuPy through the package (scripts/gpu-check.sh, stage
+python): results equal to brute force and to the host path, outputs of the input's
+framework on its device, and no host copy (the host entries of the C API are never
+called). Skipped without the framework, the CUDA module or a GPU."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import canopy
+from canopy import _arrays, _lib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_arrays import batches, brute  # noqa: E402
+
+# gpu-check sets it: there, a missing GPU, CUDA module, PyTorch or CuPy is a failure.
+REQUIRED = os.environ.get("CANOPY_REQUIRE_GPU") == "1"
+if "cuda" not in canopy.info()["backends"]:
+    if REQUIRED:
+        raise RuntimeError(f"no CUDA backend: {canopy.info()['gpu_why_not']}")
+    pytest.skip(f"no CUDA backend: {canopy.info()['gpu_why_not']}", allow_module_level=True)
+
+
+def need(name):
+    if REQUIRED:
+        return __import__(name)
+    return pytest.importorskip(name)
+
+
+class Torch:
+    def __init__(self):
+        self.m = need("torch")
+
+    def dev(self, a):
+        return self.m.from_numpy(np.ascontiguousarray(a)).cuda()
+
+    def host(self, t):
+        return t.cpu().numpy()
+
+    def check(self, t, like):
+        assert isinstance(t, self.m.Tensor) and t.device == like.device, (type(t), t.device)
+
+
+class CuPy:
+    def __init__(self):
+        self.m = need("cupy")
+
+    def dev(self, a):
+        return self.m.asarray(np.ascontiguousarray(a))
+
+    def host(self, t):
+        return self.m.asnumpy(t)
+
+    def check(self, t, like):
+        assert isinstance(t, self.m.ndarray) and t.device.id == like.device.id
+
+
+@pytest.fixture(params=["torch", "cupy"])
+def fw(request):
+    return Torch() if request.param == "torch" else CuPy()
+
+
+def forbid_host(monkeypatch):
+    """Fails any call of a host-array entry; counts the device-pointer ones."""
+    calls = {}
+    for name in ("index_build", "index_knn", "gravity", "index_radius_count"):
+        def refuse(*a, _n=name):
+            raise AssertionError(f"host entry canopy_{_n} called with device inputs")
+        monkeypatch.setattr(_lib, name, refuse)
+    for name in ("index_build_device", "index_knn_device", "gravity_multipole_device"):
+        real = getattr(_lib, name)
+
+        def count(*a, _n=name, _f=real):
+            calls[_n] = calls.get(_n, 0) + 1
+            return _f(*a)
+        monkeypatch.setattr(_lib, name, count)
+    monkeypatch.setattr(_arrays, "host_result", lambda *a: pytest.fail("host_result called"))
+    return calls
+
+
+@pytest.fixture
+def no_host_path(monkeypatch):
+    return forbid_host(monkeypatch)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_graphs_equal_brute_force_on_device(fw, seed, no_host_path):
+    rng = np.random.default_rng(seed)
+    n = 1500
+    x = rng.random((n, 3)).astype(np.float32)
+    x[20:30] = x[19]
+    b = batches(rng, n, 4)
+    b[-3:] = 4  # a last example of 3 points: fewer than k
+    xd, bd = fw.dev(x), fw.dev(b)
+    for loop in (False, True):
+        e = canopy.knn_graph(xd, 8, bd, loop=loop)
+        fw.check(e, xd)
+        np.testing.assert_array_equal(fw.host(e), brute(x, x, 8, b, b, not loop)[::-1])
+        e = canopy.radius_graph(xd, 0.1, bd, loop=loop, max_num_neighbors=5,
+                                flow="target_to_source")
+        fw.check(e, xd)
+        np.testing.assert_array_equal(fw.host(e), brute(x, x, 5, b, b, not loop, 0.1))
+    y = rng.random((400, 3)).astype(np.float32)
+    by = batches(rng, 400, 4)
+    e = canopy.knn(xd, fw.dev(y), 6, bd, fw.dev(by))
+    np.testing.assert_array_equal(fw.host(e), brute(x, y, 6, b, by, False))
+    e = canopy.radius(xd, fw.dev(y), 0.15, bd, fw.dev(by), max_num_neighbors=40)
+    np.testing.assert_array_equal(fw.host(e), brute(x, y, 40, b, by, False, 0.15))
+    assert no_host_path["index_build_device"] >= 4 and no_host_path["index_knn_device"] >= 4
+
+
+def test_index_on_device_equals_host(fw, monkeypatch):
+    rng = np.random.default_rng(7)
+    x = rng.random((200_000, 2)).astype(np.float32)
+    q = rng.random((200_000, 2)).astype(np.float32)
+    hd, hi = canopy.Index(x).query(q, k=8)
+    xd, qd = fw.dev(x), fw.dev(q)
+    calls = forbid_host(monkeypatch)
+    ix = canopy.Index(xd)
+    info = ix.info()
+    assert info["gpu_built"] and info["residency"] == "device" and ix.data is None
+    d, i = ix.query(qd, k=8)
+    fw.check(d, qd)
+    fw.check(i, qd)
+    np.testing.assert_array_equal(fw.host(i), hi)
+    np.testing.assert_allclose(fw.host(d), hd, rtol=1e-6)
+    assert calls == {"index_build_device": 1, "index_knn_device": 1}
+
+
+def test_host_index_with_residency_device_takes_device_queries(fw):
+    rng = np.random.default_rng(8)
+    x = rng.random((5000, 3)).astype(np.float32)
+    q = rng.random((700, 3)).astype(np.float32)
+    ix = canopy.Index(x, residency="device")
+    d, i = ix.query(fw.dev(q), k=4)
+    hd, hi = ix.query(q, k=4)
+    np.testing.assert_array_equal(fw.host(i), hi)
+    with pytest.raises(_arrays.DeviceError, match="no device copy"):
+        canopy.Index(x).query(fw.dev(q), k=4)
+
+
+def test_gravity_on_device(fw, no_host_path):
+    rng = np.random.default_rng(9)
+    pos = rng.standard_normal((3000, 3)).astype(np.float32)
+    mass = rng.random(3000).astype(np.float32)
+    acc = canopy.gravity(fw.dev(pos), fw.dev(mass), theta=0.3, softening=0.01)
+    fw.check(acc, fw.dev(pos))
+    p = pos.astype(np.float64)
+    dx = p[None, :, :] - p[:, None, :]
+    r2 = (dx ** 2).sum(-1) + 0.01 ** 2
+    np.fill_diagonal(r2, np.inf)
+    ref = (mass[None, :, None] * dx / r2[..., None] ** 1.5).sum(1)
+    err = np.linalg.norm(fw.host(acc) - ref, axis=1) / np.linalg.norm(ref, axis=1)
+    assert np.median(err) < 1e-2, np.median(err)
+
+
+def test_torch_stream_is_honoured():
+    t = Torch()
+    torch = t.m
+    rng = np.random.default_rng(10)
+    x = rng.random((50_000, 3)).astype(np.float32)
+    want = canopy.knn_graph(x, 8)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        xd = torch.from_numpy(x).to("cuda", non_blocking=False) * 1.0  # queued on s
+        e = canopy.knn_graph(xd, 8)
+    s.synchronize()
+    np.testing.assert_array_equal(e.cpu().numpy(), want)
+
+
+def test_bad_device_inputs(fw):
+    x = np.random.default_rng(11).random((100, 4)).astype(np.float32)
+    xd = fw.dev(x)
+    with pytest.raises(TypeError, match="float32"):
+        canopy.knn_graph(fw.dev(x.astype(np.float64)), 3)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        canopy.knn_graph(xd[:, :2], 3)
+    with pytest.raises(_arrays.DeviceError, match="cpu|cuda"):
+        canopy.knn(xd, x, 3)
+    with pytest.raises(_arrays.DeviceError, match="cpu|cuda"):
+        canopy.knn_graph(xd, 3, np.zeros(100, np.int64))
+    with pytest.raises(ValueError, match="kd"):
+        canopy.Index(xd, tree="ball")
+    with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
+        canopy.paircount(xd, 0.1, 0.5, 4)
