@@ -64,14 +64,17 @@ class FakeCAI:
 def brute(x, y, k, bx, by, exclude_self, r=None):
     """Edges (y row, x row): per row of y its k nearest rows of x of its example,
     ascending by (distance, index)."""
-    x = np.asarray(x, np.float32).reshape(len(x), -1).astype(np.float64)
-    y = np.asarray(y, np.float32).reshape(len(y), -1).astype(np.float64)
-    d2 = ((y[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    x = np.asarray(x, np.float32).reshape(len(x), -1)
+    y = np.asarray(y, np.float32).reshape(len(y), -1)
+    # float32, axis by axis in order, as the library computes them: ties are the same ties
+    d2 = np.zeros((len(y), len(x)), np.float32)
+    for j in range(x.shape[1]):
+        d2 += (y[:, None, j] - x[None, :, j]) ** 2
     d2[np.asarray(by)[:, None] != np.asarray(bx)[None, :]] = np.inf
     if exclude_self:
         np.fill_diagonal(d2, np.inf)
     if r is not None:
-        d2[d2 > float(np.float32(r) * np.float32(r))] = np.inf
+        d2[d2 > np.float32(r) * np.float32(r)] = np.inf
     rows, cols = [], []
     for i in range(len(y)):
         order = np.argsort(d2[i], kind="stable")[:k]

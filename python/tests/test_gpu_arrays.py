@@ -62,6 +62,30 @@ def fw(request):
     return Torch() if request.param == "torch" else CuPy()
 
 
+def same_up_to_ties(d, i, hd, hi):
+    """The device kNN equals the host one; indices may differ only where distances tie
+    (the GPU and CPU kernels may round a distance apart by an ulp)."""
+    np.testing.assert_allclose(d, hd, rtol=1e-6)
+    same = i == hi
+    np.testing.assert_allclose(d[~same], hd[~same], rtol=1e-6)
+    assert same.mean() > 0.9999, same.mean()
+
+
+def edges_match(got, want, x, y, point):
+    """Edge lists equal (row `point` of edge_index holds the points, the other their
+    neighbours), except that a neighbour may be swapped for one at the same float32
+    distance (the GPU rounding a distance an ulp apart from the reference)."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert (got[point] == want[point]).all()
+    bad = got[1 - point] != want[1 - point]
+    if bad.any():
+        p, a, b = want[point, bad], got[1 - point, bad], want[1 - point, bad]
+        da = ((y[p] - x[a]) ** 2).sum(1)
+        db = ((y[p] - x[b]) ** 2).sum(1)
+        np.testing.assert_allclose(da, db, rtol=1e-6)
+        assert bad.mean() < 1e-3
+
+
 def forbid_host(monkeypatch):
     """Fails any call of a host-array entry; counts the device-pointer ones."""
     calls = {}
@@ -97,17 +121,17 @@ def test_graphs_equal_brute_force_on_device(fw, seed, no_host_path):
     for loop in (False, True):
         e = canopy.knn_graph(xd, 8, bd, loop=loop)
         fw.check(e, xd)
-        np.testing.assert_array_equal(fw.host(e), brute(x, x, 8, b, b, not loop)[::-1])
+        edges_match(fw.host(e), brute(x, x, 8, b, b, not loop)[::-1], x, x, 1)
         e = canopy.radius_graph(xd, 0.1, bd, loop=loop, max_num_neighbors=5,
                                 flow="target_to_source")
         fw.check(e, xd)
-        np.testing.assert_array_equal(fw.host(e), brute(x, x, 5, b, b, not loop, 0.1))
+        edges_match(fw.host(e), brute(x, x, 5, b, b, not loop, 0.1), x, x, 0)
     y = rng.random((400, 3)).astype(np.float32)
     by = batches(rng, 400, 4)
     e = canopy.knn(xd, fw.dev(y), 6, bd, fw.dev(by))
-    np.testing.assert_array_equal(fw.host(e), brute(x, y, 6, b, by, False))
+    edges_match(fw.host(e), brute(x, y, 6, b, by, False), x, y, 0)
     e = canopy.radius(xd, fw.dev(y), 0.15, bd, fw.dev(by), max_num_neighbors=40)
-    np.testing.assert_array_equal(fw.host(e), brute(x, y, 40, b, by, False, 0.15))
+    edges_match(fw.host(e), brute(x, y, 40, b, by, False, 0.15), x, y, 0)
     assert no_host_path["index_build_device"] >= 4 and no_host_path["index_knn_device"] >= 4
 
 
@@ -124,8 +148,7 @@ def test_index_on_device_equals_host(fw, monkeypatch):
     d, i = ix.query(qd, k=8)
     fw.check(d, qd)
     fw.check(i, qd)
-    np.testing.assert_array_equal(fw.host(i), hi)
-    np.testing.assert_allclose(fw.host(d), hd, rtol=1e-6)
+    same_up_to_ties(fw.host(d), fw.host(i), hd, hi)
     assert calls == {"index_build_device": 1, "index_knn_device": 1}
 
 
@@ -136,7 +159,7 @@ def test_host_index_with_residency_device_takes_device_queries(fw):
     ix = canopy.Index(x, residency="device")
     d, i = ix.query(fw.dev(q), k=4)
     hd, hi = ix.query(q, k=4)
-    np.testing.assert_array_equal(fw.host(i), hi)
+    same_up_to_ties(fw.host(d), fw.host(i), hd, hi)
     with pytest.raises(_arrays.DeviceError, match="no device copy"):
         canopy.Index(x).query(fw.dev(q), k=4)
 
@@ -167,7 +190,7 @@ def test_torch_stream_is_honoured():
         xd = torch.from_numpy(x).to("cuda", non_blocking=False) * 1.0  # queued on s
         e = canopy.knn_graph(xd, 8)
     s.synchronize()
-    np.testing.assert_array_equal(e.cpu().numpy(), want)
+    edges_match(e.cpu().numpy(), want, x, x, 1)
 
 
 def test_bad_device_inputs(fw):
