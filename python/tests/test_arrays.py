@@ -287,6 +287,7 @@ def fake_device(monkeypatch):
                         lambda m, name: fw if m is sys.modules[__name__] else real(m, name))
     from canopy import _lib
     host_build, host_knn, host_info = _lib.index_build, _lib.index_knn, _lib.index_get_info
+    host_gravity = _lib.gravity
 
     def build(pts, opt, stream, out):
         assert stream == 1
@@ -303,11 +304,19 @@ def fake_device(monkeypatch):
         out._obj.residency = _lib.RESIDENCY["device"]  # as a device build's
         return status
 
+    def gravity(pts, mass, g, opt, acc, pot, stream, stats):
+        assert stream == 1 and pot is None and opt._obj.backend == _lib.BACKEND_GPU
+        opt._obj.backend = 1  # the host walk stands in for the GPU one
+        return host_gravity(pts, ctypes.cast(mass, _lib.PF32), g._obj.theta, g._obj.softening,
+                            opt, ctypes.cast(acc, _lib.PF32), None)
+
     def refuse(*args):
         raise AssertionError("a host entry of the C API was called for device arrays")
     monkeypatch.setattr(_lib, "index_build_device", build)
     monkeypatch.setattr(_lib, "index_knn_device", knn)
     monkeypatch.setattr(_lib, "index_get_info", info)
+    monkeypatch.setattr(_lib, "gravity_multipole_device", gravity)
+    monkeypatch.setattr(_lib, "gravity", refuse)
     monkeypatch.setattr(_lib, "index_build", refuse)
     monkeypatch.setattr(_lib, "index_knn", refuse)
     return fw
@@ -363,3 +372,24 @@ def test_missing_cuda_module_says_how_to_get_it():
     assert "nvcc" in canopy.info()["gpu_why_not"]
     with pytest.raises(canopy.CanopyRuntimeError, match="pip install ./python"):
         canopy.gravity(np.zeros((10, 3), np.float32), backend="gpu")
+
+
+def test_gravity_device_branch_on_emulated_device(fake_device):
+    rng = np.random.default_rng(14)
+    pos = rng.standard_normal((400, 3)).astype(np.float32)
+    mass = rng.random(400).astype(np.float32)
+    acc = canopy.gravity(FakeDevice(pos), FakeDevice(mass), theta=0.4, softening=0.01)
+    assert isinstance(acc, FakeOut) and acc.shape == (400, 3)
+    p = pos.astype(np.float64)
+    dx = p[None, :, :] - p[:, None, :]
+    r2 = (dx ** 2).sum(-1) + 0.01 ** 2
+    np.fill_diagonal(r2, np.inf)
+    ref = (mass[None, :, None] * dx / r2[..., None] ** 1.5).sum(1)
+    err = np.linalg.norm(acc - ref, axis=1) / np.linalg.norm(ref, axis=1)
+    assert np.median(err) < 1e-2
+    with pytest.raises(_arrays.DeviceError, match="cuda:0 but mass is on cpu"):
+        canopy.gravity(FakeDevice(pos), mass)
+    with pytest.raises(ValueError, match=r"\(n, 3\)"):
+        canopy.gravity(FakeDevice(pos[:, :2].copy()))
+    with pytest.raises(ValueError, match="backend"):
+        canopy.gravity(FakeDevice(pos), backend="cpu")
