@@ -393,3 +393,19 @@ def test_gravity_device_branch_on_emulated_device(fake_device):
         canopy.gravity(FakeDevice(pos[:, :2].copy()))
     with pytest.raises(ValueError, match="backend"):
         canopy.gravity(FakeDevice(pos), backend="cpu")
+
+
+class GradWrap(Wrap):
+    """A tensor that, like PyTorch's with requires_grad, exports only once detached."""
+    requires_grad = True
+
+    def __dlpack__(self, stream=None):
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+
+    def detach(self):
+        return Wrap(self._a)
+
+
+def test_tensor_requiring_grad_is_read_detached():
+    x = np.random.default_rng(15).random((40, 3)).astype(np.float32)
+    np.testing.assert_array_equal(canopy.knn_graph(GradWrap(x), 3), canopy.knn_graph(x, 3))

@@ -208,3 +208,12 @@ def test_bad_device_inputs(fw):
         canopy.Index(xd, tree="ball")
     with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
         canopy.paircount(xd, 0.1, 0.5, 4)
+
+
+def test_torch_tensor_requiring_grad():
+    torch = Torch().m
+    x = torch.rand((2000, 3), device="cuda", requires_grad=True)
+    e = canopy.radius_graph(x, 0.1)
+    assert e.device == x.device and not e.requires_grad
+    edges_match(e.cpu().numpy(), canopy.radius_graph(x.detach().cpu().numpy(), 0.1),
+                x.detach().cpu().numpy(), x.detach().cpu().numpy(), 1)

@@ -203,6 +203,9 @@ def parse(obj, name):
         a.host, a.dtype, a.shape = arr, arr.dtype, arr.shape
         return a
     if hasattr(obj, "__dlpack__"):
+        if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
+            # PyTorch exports no tensor that requires grad; no result here is differentiable
+            obj = a.obj = obj.detach()
         _from_dlpack(a, obj, name)
     else:
         _from_cai(a, obj, name)
