@@ -54,7 +54,7 @@
 #   python  the Python package on CUDA arrays (issue 32): python/tests/test_gpu_arrays.py
 #           (PyTorch and CuPy tensors through Index, query, gravity and the graph
 #           builders against brute force, outputs on the input's device, no host entry
-#           called) and test_arrays.py, over build-gpu's libcanopy (CANOPY_LIBRARY, the
+#           called, no copy in the stats) and test_arrays.py, over build-gpu's libcanopy (CANOPY_LIBRARY, the
 #           CUDA module beside it); pytest from python3, else from wheels in .carry/whl
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
 #        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]

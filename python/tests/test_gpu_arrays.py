@@ -2,7 +2,10 @@
 """CUDA arrays of PyTorch and CuPy through the package (scripts/gpu-check.sh, stage
 python): results equal to brute force and to the host path, outputs of the input's
 framework on its device, and no host copy (the host entries of the C API are never
-called). Skipped without the framework, the CUDA module or a GPU."""
+called; the library's stats of each device kNN report no upload, download or tree
+upload). Skipped without the framework, the CUDA module or a GPU, except under
+CANOPY_REQUIRE_GPU=1 (gpu-check), where that fails."""
+import ctypes
 import os
 import sys
 
@@ -98,7 +101,16 @@ def forbid_host(monkeypatch):
 
         def count(*a, _n=name, _f=real):
             calls[_n] = calls.get(_n, 0) + 1
-            return _f(*a)
+            if _n != "index_knn_device":
+                return _f(*a)
+            # The library's own account of the call: no copy either way, the resident tree.
+            st = _lib.Stats()
+            status = _f(*a[:-1], ctypes.byref(st))
+            if status == 0:
+                assert (st.upload_seconds, st.download_seconds, st.transfer_seconds,
+                        st.tree_upload_bytes) == (0, 0, 0, 0), st.note
+                assert st.device_tree_reused == 1 and st.backend == _lib.BACKEND_GPU
+            return status
         monkeypatch.setattr(_lib, name, count)
     monkeypatch.setattr(_arrays, "host_result", lambda *a: pytest.fail("host_result called"))
     return calls

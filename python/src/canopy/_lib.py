@@ -46,6 +46,22 @@ class IndexInfo(Structure):
                 ("gpu_built", c_int32)]
 
 
+class Stats(Structure):
+    # canopy_stats, every field (the library writes the whole struct); the tests read the
+    # copy times of device-pointer calls from it
+    _fields_ = [("build_seconds", c_double), ("schedule_seconds", c_double),
+                ("transfer_seconds", c_double), ("traverse_seconds", c_double),
+                ("queries", c_int64), ("nodes_per_query", c_double),
+                ("work_expansion", c_double), ("variant", c_int), ("schedule", c_int),
+                ("backend", c_int), ("tree", c_int), ("tree_nodes", c_int32),
+                ("tree_depth", c_int32), ("profile_depth", c_int32),
+                ("profile_leaves", c_int32), ("nodes_per_group", c_double),
+                ("index_reused", c_int32), ("note", c_char * 512),
+                ("tree_upload_bytes", c_int64), ("tree_upload_seconds", c_double),
+                ("device_tree_reused", c_int32), ("lane_calls", c_int64),
+                ("upload_seconds", c_double), ("download_seconds", c_double)]
+
+
 class GravityOptions(Structure):
     _fields_ = [("theta", ctypes.c_float), ("order", c_int32), ("opening", c_int),
                 ("softening", ctypes.c_float), ("accuracy", c_double), ("tree", c_int)]
