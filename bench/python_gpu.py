@@ -6,7 +6,8 @@ force, and on NumPy against scikit-learn's kneighbors_graph; all in one run.
 
 Whole-call wall times (torch.cuda.synchronize after each), median and min-max of
 CANOPY_BENCH_REPS runs (default 5) after one warm-up; brute force runs once (it takes
-seconds). Rows whose peers are missing (no torch or CUDA module: the GPU rows; no
+seconds; CANOPY_BENCH_BRUTE=0 leaves it out). CANOPY_BENCH_N (default 1M) and
+CANOPY_BENCH_N_CPU (200k) size the first rows, CANOPY_BENCH_THREADS the CPU row. Rows whose peers are missing (no torch or CUDA module: the GPU rows; no
 scikit-learn: the CPU row) say so. Markdown on stdout, one JSON line per row on stderr.
 Usage: bench/python_gpu.py [--cpu-only] (CANOPY_LIBRARY picks the libcanopy to load)."""
 import ctypes
@@ -25,6 +26,8 @@ REPS = int(os.environ.get("CANOPY_BENCH_REPS", "5"))
 N_GPU = int(os.environ.get("CANOPY_BENCH_N", "1000000"))
 N_CPU = int(os.environ.get("CANOPY_BENCH_N_CPU", "200000"))
 THREADS = int(os.environ.get("CANOPY_BENCH_THREADS", str(os.cpu_count())))
+# 0: leave PyTorch brute force out (about 15 s a GPU row at 1M points)
+BRUTE = os.environ.get("CANOPY_BENCH_BRUTE", "1") != "0"
 rows = []
 
 
@@ -75,6 +78,10 @@ def c_knn(torch, x, q, k, leaf=0):
     return idx, d2
 
 
+def brute_time(fn, sync):
+    return timed(fn, sync, reps=1, warm=False) if BRUTE else None
+
+
 def brute_knn(torch, x, q, k, r=None, chunk=2048):
     """PyTorch brute force: exact distances (no matrix-product form), top k per row."""
     out = []
@@ -103,14 +110,14 @@ def gpu_rows():
     k = 16
     t = timed(lambda: canopy.knn_graph(x, k), sync)
     tc = timed(lambda: c_knn(torch, x, x, k + 1, leaf=0), sync)
-    tb = timed(lambda: brute_knn(torch, x, x, k + 1), sync, reps=1, warm=False)
+    tb = brute_time(lambda: brute_knn(torch, x, x, k + 1), sync)
     row(f"knn_graph k={k}, {N_GPU} uniform 3-D, torch CUDA", t, tc, "torch cdist+topk", tb,
         "<= 1.2x C, >= 150x torch, <= 110 ms")
     r = float((20 / (N_GPU * 4 / 3 * np.pi)) ** (1 / 3))  # about 20 neighbours
     deg = canopy.radius_graph(x, r, max_num_neighbors=64).shape[1] / N_GPU
     t = timed(lambda: canopy.radius_graph(x, r, max_num_neighbors=32), sync)
     tc = timed(lambda: c_knn(torch, x, x, 33), sync)
-    tb = timed(lambda: brute_knn(torch, x, x, 33, r), sync, reps=1, warm=False)
+    tb = brute_time(lambda: brute_knn(torch, x, x, 33, r), sync)
     row(f"radius_graph r={r:.4f} (mean degree {deg:.1f}), {N_GPU} 3-D, max 32", t, tc,
         "torch cdist+topk", tb, "<= 1.2x C, >= 100x torch")
     x2 = torch.rand((200_000, 2), device="cuda", generator=g)
@@ -120,7 +127,7 @@ def gpu_rows():
         return canopy.Index(x2).query(q2, k=8)
     t = timed(both, sync)
     tc = timed(lambda: c_knn(torch, x2, q2, 8), sync)
-    tb = timed(lambda: brute_knn(torch, x2, q2, 8), sync, reps=1, warm=False)
+    tb = brute_time(lambda: brute_knn(torch, x2, q2, 8), sync)
     row("Index(x).query(q, k=8), 200k + 200k 2-D, torch CUDA (build + query)", t, tc,
         "torch cdist+topk", tb, "<= 1.2x C, no host copy")
 
