@@ -51,8 +51,13 @@
 #           force and CPU pair walk equality, the 200k timings), memcheck and racecheck
 #           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
 #           when python3 has them (one thread and all cores, and the GPU)
+#   python  the Python package on CUDA arrays (issue 32): python/tests/test_gpu_arrays.py
+#           (PyTorch and CuPy tensors through Index, query, gravity and the graph
+#           builders against brute force, outputs on the input's device, no host entry
+#           called, no copy in the stats) and test_arrays.py, over build-gpu's libcanopy (CANOPY_LIBRARY, the
+#           CUDA module beside it); pytest from python3, else from wheels in .carry/whl
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount]
+#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
 # (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
@@ -312,6 +317,20 @@ for stage in $stages; do
         note "- edges bench (issue 30): rc $rc, $(($(date +%s) - t0)) s (below; log edges.log)"
         [ $rc -eq 0 ] || status=1
         [ -f "$out/edges/edges.md" ] && cat "$out/edges/edges.md" >>"$summary"
+        ;;
+    python)
+        site="${TMPDIR:-/tmp}/canopy-pytest"
+        if ! python3 -c "import pytest" 2>/dev/null && ls "$root"/.carry/whl/pytest-*.whl >/dev/null 2>&1; then
+            python3 -m pip install -q --no-index --no-deps --target "$site" "$root"/.carry/whl/*.whl
+        fi
+        t0=$(date +%s)
+        CANOPY_REQUIRE_GPU=1 PYTHONPATH="$root/python/src:$site" CANOPY_LIBRARY="$b/libcanopy.so" timeout 300 \
+            python3 -m pytest -q -rs -p no:cacheprovider "$root/python/tests/test_gpu_arrays.py" \
+            "$root/python/tests/test_arrays.py" >"$out/python.log" 2>&1
+        rc=$?
+        note "- python package on CUDA arrays: rc $rc, $(($(date +%s) - t0)) s, $(tail -n 1 "$out/python.log")"
+        grep -E "^(SKIPPED|FAILED|ERROR)" "$out/python.log" | head -20 >>"$summary"
+        [ $rc -eq 0 ] || status=1
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

@@ -19,6 +19,8 @@ MIRRORS = {
     "IndexOptions": "canopy_index_options",
     "IndexInfo": "canopy_index_info",
     "PaircountOptions": "canopy_paircount_options",
+    "GravityOptions": "canopy_gravity_options",
+    "Stats": "canopy_stats",
     "ForestInfo": "canopy_forest_info",
     "RegexMatchOptions": "canopy_regex_match_options",
     "RegexResult": "canopy_regex_result",

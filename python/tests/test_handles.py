@@ -390,10 +390,10 @@ def readme_python_examples():
 
 
 def test_readmes_have_their_python_examples():
-    assert len(readme_python_examples()) == 4  # three in README.md, one in python/
+    assert len(readme_python_examples()) == 5  # four in README.md, one in python/
 
 
-@pytest.mark.parametrize("i", range(4))
+@pytest.mark.parametrize("i", range(5))
 def test_readme_python_example_runs(i, tmp_path, monkeypatch):
     # Run from a copy of the paths the examples read, so the files they write stay out
     # of the repository.

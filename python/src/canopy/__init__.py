@@ -12,9 +12,14 @@
   compiled once; ``save`` / ``Predictor.compile(model, path)`` write compiled ``.cpf``
   files that load by mmap.
 - ``Regex(patterns)`` / ``grep(patterns, data)``: ``grep -E`` matching on bytes.
+- ``knn_graph``, ``radius_graph``, ``knn``, ``radius``: edge lists as torch_cluster's.
 
-Inputs may be any real dtype and memory order; each is converted once to a
-C-contiguous float32 array. The GIL is released while the library works. Errors the
+NumPy inputs may be any real dtype and memory order; each is converted once to a
+C-contiguous float32 array. Objects with ``__dlpack__`` or ``__cuda_array_interface__``
+(PyTorch, CuPy, JAX, ...) are taken too: on the CPU copied once, on a CUDA device used in
+place by ``Index``, ``Index.query``, ``gravity`` and the graph builders (float32,
+C-contiguous; results come back on that device, as that framework's arrays). See
+docs/python.md in the repository. The GIL is released while the library works. Errors the
 library reports come back as exceptions carrying its message (``CanopyError``, also a
 ``ValueError``, ``OSError``, ``MemoryError`` or ``RuntimeError`` by kind).
 """
@@ -26,10 +31,10 @@ import threading as _threading
 
 import numpy as _np
 
-from . import _lib
+from . import _arrays, _lib
 
-__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "info", "paircount", "set_threads",
-           "threads",
+__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "info", "knn", "knn_graph",
+           "paircount", "radius", "radius_graph", "set_threads", "threads",
            "CanopyError", "CanopyValueError", "CanopyOSError", "CanopyMemoryError",
            "CanopyRuntimeError", "__version__"]
 
@@ -62,27 +67,42 @@ _ERRORS = {1: CanopyValueError, 2: CanopyOSError, 3: CanopyValueError, 4: Canopy
            5: CanopyRuntimeError, 6: CanopyRuntimeError, 7: CanopyRuntimeError}
 
 
+def _hint(msg):
+    """The library's message, with how to get the CUDA module when that is what is missing."""
+    if "CUDA module" in msg and "not installed" in msg:
+        msg += ("; pip install ./python on a machine with nvcc builds it into the package "
+                "(CANOPY_CUDA=ON pip install ./python insists on it)")
+    return msg
+
+
 def _check(status):
     if status != 0:
         msg = _lib.last_error().decode(errors="replace") or _lib.status_name(status).decode()
-        raise _ERRORS.get(status, CanopyError)(msg)
+        raise _ERRORS.get(status, CanopyError)(_hint(msg))
 
 
 def info():
     """What this installation can use, as a dict: ``version``; ``build``, "cuda" when the
     CUDA module (``libcanopy_cuda``) was found beside the library, else "cpu-only" (what
-    ``pip install ./python`` builds on a machine without nvcc); ``gpu``, the device's name
-    or None, and ``gpu_why_not``, the reason when None; ``isa``, the CPU's SIMD ISA;
+    ``pip install ./python`` builds on a machine without nvcc); ``backends``, those that
+    loaded ("cpu", and "cuda" when the module loaded and a GPU answered), and
+    ``gpu_why_not``, why "cuda" is missing; ``gpu``, the device's name or None;
+    ``library``, the path of the libcanopy loaded; ``isa``, the CPU's SIMD ISA;
     ``threads``."""
     cuda = bool(_lib.have_cuda())
     name = _ctypes.create_string_buffer(256)
     total = _ctypes.c_size_t(0)
     ok = _lib.gpu_info(name, len(name), _ctypes.byref(total)) == 0
     return {"version": __version__, "build": "cuda" if cuda else "cpu-only",
+            "backends": ["cpu", "cuda"] if ok else ["cpu"], "library": _lib.lib._name,
             "gpu": name.value.decode() if ok else None,
             "gpu_memory_bytes": total.value if ok else 0,
-            "gpu_why_not": "" if ok else _lib.last_error().decode(),
+            "gpu_why_not": "" if ok else _hint(_lib.last_error().decode()),
             "isa": _lib.isa_name(_lib.cpu_isa()).decode(), "threads": _lib.threads()}
+
+
+def __dir__():
+    return sorted(__all__)
 
 
 def set_threads(n):
@@ -96,11 +116,20 @@ def threads():
     return _lib.threads()
 
 
-def _real_array(a, name):
-    arr = _np.asarray(a)
-    if arr.dtype.kind not in "fiu":
-        raise TypeError(f"{name}: dtype {arr.dtype} is not a real number type")
+def _host(a, name):
+    """a parsed (any array protocol) as a host input: its _arrays.Array, whose .host is
+    a NumPy array; device arrays are refused where no device path exists yet."""
+    arr = _arrays.parse(a, name)
+    if arr.on_device:
+        arr.release()
+        raise _arrays.DeviceError(f"{name} is on {arr.where}: this call does not take device "
+                                  "arrays yet (Index, Index.query, gravity and the graph "
+                                  "builders do); pass a host array")
     return arr
+
+
+def _real_array(a, name):
+    return _host(a, name).host
 
 
 def _f32(a, name, ndim, copy=False):
@@ -224,25 +253,39 @@ class Index(_Owner):
     "bst" (d = 1, keys sorted ascending: ``search``). leaf_size: points per leaf, 0 for
     the tree's default. backend: "auto", "cpu" or "gpu" (with the CUDA module beside the
     library) for the queries. residency: "host", or "device"/"both" to keep the tree on
-    the GPU (with the CUDA module and a GPU; otherwise a CanopyRuntimeError). Results never depend on the tree kind, backend or
+    the GPU (with the CUDA module and a GPU; otherwise a CanopyRuntimeError); None: "host",
+    or "device" for CUDA points. Results never depend on the tree kind, backend or
     residency; only speed does. ``save(path)`` writes the index file, ``Index.load(path)``
     maps it back without a rebuild.
+
+    CUDA points (float32, C-contiguous, PyTorch or CuPy) build a kd index on the GPU in
+    place (no host copy; ``data`` is None) on the framework's current stream; ``query``
+    with CUDA queries answers on the device (with the index on the device: built from
+    CUDA points, or residency "device"/"both").
     """
 
-    def __init__(self, points, tree="kd", leaf_size=0, backend="auto", residency="host",
+    def __init__(self, points, tree="kd", leaf_size=0, backend="auto", residency=None,
                  weights=None):
         kind = _parse(_lib.tree_kind_parse, tree, "tree")
-        arr = _real_array(points, "points")
+        if not isinstance(leaf_size, _numbers.Integral) or not 0 <= leaf_size < 2**31:
+            raise ValueError("leaf_size must be an integer in [0, 2**31) (0: the tree's "
+                             "default)")
+        if residency is not None and (not isinstance(residency, str)
+                                      or residency not in _lib.RESIDENCY):
+            raise ValueError(f"residency must be one of {', '.join(_lib.RESIDENCY)}")
+        src = _arrays.parse(points, "points")
+        if src.on_device:
+            with src:
+                h = _build_device(src, kind, int(leaf_size), residency, weights)
+            self._init(h, None, backend)
+            return
+        arr = src.host
+        residency = residency or "host"
         if kind == _lib.TREE_BST and arr.ndim == 1:
             arr = arr[:, None]
         data = _f32(arr, "points", 2, copy=True)
         if data.shape[1] < 1:
             raise ValueError("points: need at least one column")
-        if not isinstance(leaf_size, _numbers.Integral) or not 0 <= leaf_size < 2**31:
-            raise ValueError("leaf_size must be an integer in [0, 2**31) (0: the tree's "
-                             "default)")
-        if not isinstance(residency, str) or residency not in _lib.RESIDENCY:
-            raise ValueError(f"residency must be one of {', '.join(_lib.RESIDENCY)}")
         opt = _lib.index_options_default(kind)
         opt.leaf_size = int(leaf_size)
         opt.residency = _lib.RESIDENCY[residency]
@@ -344,20 +387,49 @@ class Index(_Owner):
         Distances are Euclidean (the C canopy_knn returns squared ones), ascending, ties
         broken by the smaller index. Shapes (m, k), or (m,) for k=1, without the m axis
         for a single 1-D point. When fewer than k points exist, the tail is inf and n.
+        x on a CUDA device: answered there (canopy_index_knn_device), results on it.
         """
         if not isinstance(k, _numbers.Integral) or isinstance(k, bool) or k < 1:
             raise ValueError("k must be an integer >= 1")
         if k > 2**31 - 1:
             raise ValueError("k must be < 2**31")
-        q, single = self._queries(x)
-        idx, d2 = self._knn(q, int(k))
-        dist = _np.sqrt(d2)
+        src = _arrays.parse(x, "x")
+        with src:
+            if src.on_device:
+                idx, d2, single = self._knn_device(src, int(k))
+                dist = d2**0.5
+            else:
+                q, single = self._queries(src.host)
+                idx, d2 = self._knn(q, int(k))
+                dist = _np.sqrt(d2)
         idx[idx < 0] = self.n
         if k == 1:
             dist, idx = dist[:, 0], idx[:, 0]
         if single:
             dist, idx = dist[0], idx[0]
+        if not src.on_device:
+            dist, idx = _arrays.host_result(src, dist), _arrays.host_result(src, idx)
         return dist, idx
+
+    def _knn_device(self, src, k):
+        fw = _arrays.check_current(src)
+        if self.info()["residency"] == "host":
+            raise _arrays.DeviceError(f"x is on {src.where} but the index has no device copy: "
+                                      "build it from device points or with "
+                                      "residency=\"device\"")
+        if src.dtype != _np.float32:
+            raise TypeError(f"x: device arrays must be float32, got {src.dtype}")
+        single = len(src.shape) == 1
+        m, d = (1, src.shape[0]) if single else (src.shape + (None,))[:2]
+        if len(src.shape) not in (1, 2) or d != self.d:
+            raise ValueError(f"x: expected shape (m, {self.d}), got {src.shape}")
+        idx = fw.empty(src.obj, (m, k), fw.int64)
+        d2 = fw.empty(src.obj, (m, k), fw.float32)
+        if m > 0:
+            with self._h.use() as h:
+                _check(_lib.index_knn_device(h, src.ptr, m, k, _ctypes.byref(self._opt),
+                                             fw.ptr(idx), fw.ptr(d2), src.stream or 0, None))
+        return idx, d2, single
 
     def _counts(self, q, r):
         counts = _np.empty(q.shape[0], dtype=_np.int64)
@@ -405,8 +477,8 @@ class Index(_Owner):
         radii. other: an Index built from points, or an (m, d) array."""
         if isinstance(other, Index):
             if other.data is None:
-                raise ValueError("other was loaded from a file and keeps no point array; "
-                                 "pass its points instead")
+                raise ValueError("other keeps no host point array (loaded from a file or "
+                                 "built from device points); pass its points instead")
             q = other.data
         else:
             q = self._queries(other)[0]
@@ -518,8 +590,17 @@ def gravity(bodies, mass=None, theta=0.5, softening=0.0, backend="auto"):
     """Barnes-Hut accelerations (G = 1) of each body from all others: (n, 3) float32.
 
     bodies: (n, 3) positions; mass: (n,) or None (equal masses 1/n); theta: opening
-    angle (> 0, smaller is more exact); softening: Plummer length (>= 0)."""
-    pos = _f32(bodies, "bodies", 2)
+    angle (> 0, smaller is more exact); softening: Plummer length (>= 0).
+
+    CUDA bodies (and mass; float32, C-contiguous, PyTorch or CuPy) run the GPU
+    multipole walk in place (canopy_gravity_multipole_device: quadrupoles, its own
+    accuracy table, so values differ from the CPU's within theta's error); the result is
+    on the same device."""
+    src = _arrays.parse(bodies, "bodies")
+    if src.on_device:
+        with src:
+            return _gravity_device(src, mass, theta, softening, backend)
+    pos = _f32(src.host, "bodies", 2)
     n = pos.shape[0]
     m = None
     if mass is not None:
@@ -534,6 +615,65 @@ def gravity(bodies, mass=None, theta=0.5, softening=0.0, backend="auto"):
         _check(_lib.gravity(_points(pos), None if m is None else m.ctypes.data_as(_lib.PF32),
                             theta, softening, _ctypes.byref(opt),
                             acc.ctypes.data_as(_lib.PF32), None))
+    return _arrays.host_result(src, acc)
+
+
+def _device_f32(a, shape):
+    """Checks a CUDA input's dtype and shape (None in shape: any size)."""
+    if a.dtype != _np.float32:
+        raise TypeError(f"{a.name}: device arrays must be float32, got {a.dtype} (convert on "
+                        "the device first, e.g. x.float())")
+    if len(a.shape) != len(shape) or any(w is not None and w != s
+                                         for s, w in zip(a.shape, shape)):
+        want = "(" + ", ".join("n" if w is None else str(w) for w in shape) + ")"
+        raise ValueError(f"{a.name}: expected shape {want}, got {a.shape}")
+
+
+def _build_device(src, kind, leaf_size, residency, weights):
+    """A kd index built on the GPU from CUDA points, in place."""
+    _arrays.check_current(src)
+    if kind != _lib.TREE_KD:
+        raise ValueError(f"tree {_lib.tree_kind_name(kind).decode()}: device points build kd "
+                         "indexes only (others are not yet supported for device arrays)")
+    if weights is not None:
+        raise ValueError("weights are for tree=\"oct\", which device points cannot build yet")
+    if residency not in (None, "device"):
+        raise ValueError(f"residency {residency!r}: an index built from device points lives on "
+                         "the device (residency \"device\")")
+    _device_f32(src, (None, None))
+    n, d = src.shape
+    if d < 1:
+        raise ValueError("points: need at least one column")
+    opt = _lib.index_options_default(kind)
+    opt.leaf_size = leaf_size
+    h = _ctypes.c_void_p()
+    _check(_lib.index_build_device(_lib.Points(src.ptr, n, d, d), _ctypes.byref(opt),
+                                   src.stream or 0, _ctypes.byref(h)))
+    return h
+
+
+def _gravity_device(src, mass, theta, softening, backend):
+    theta, softening = _gravity_params(theta, softening)
+    if _parse(_lib.backend_parse, backend, "backend") not in (0, _lib.BACKEND_GPU):
+        raise ValueError("bodies are on the GPU: backend must be \"auto\" or \"gpu\"")
+    fw = _arrays.check_current(src)
+    _device_f32(src, (None, 3))
+    n = src.shape[0]
+    with _contextlib.ExitStack() as stack:
+        m = None if mass is None else stack.enter_context(_arrays.parse(mass, "mass"))
+        _arrays.same_place([src, m])
+        if m is not None:
+            _device_f32(m, (n,))
+        g = _lib.gravity_options_default()
+        g.theta, g.softening = theta, softening
+        opt = _lib.run_options_default()
+        opt.backend = _lib.BACKEND_GPU
+        acc = fw.empty(src.obj, (n, 3), fw.float32)
+        if n > 0:
+            _check(_lib.gravity_multipole_device(_lib.Points(src.ptr, n, 3, 3),
+                                                 None if m is None else m.ptr,
+                                                 _ctypes.byref(g), _ctypes.byref(opt),
+                                                 fw.ptr(acc), None, src.stream or 0, None))
     return acc
 
 
@@ -625,8 +765,10 @@ class Predictor(_Owner):
 
         output: "prob" (default, as the CLI and XGBoost's predict: the objective's link
         applied), "raw" (margins; the C library's default) or "class" (int64 class
-        index). Returns (n,) when the model has one output, else (n, outputs)."""
-        x = _f32(X, "X", 2)
+        index). Returns (n,) when the model has one output, else (n, outputs), as
+        X's kind of host array (device arrays are not taken yet)."""
+        src = _host(X, "X")
+        x = _f32(src.host, "X", 2)
         kind = _parse(_lib.forest_output_parse, output, "output")
         with self._h.use() as h:
             width = _lib.forest_output_width(_lib.predictor_forest(h), kind)
@@ -638,7 +780,7 @@ class Predictor(_Owner):
                         None))
         if output == "class":
             out = out.astype(_np.int64)
-        return out[:, 0] if width == 1 else out
+        return _arrays.host_result(src, out[:, 0] if width == 1 else out)
 
     def __repr__(self):
         state = " closed" if self.closed else ""
@@ -731,3 +873,7 @@ def grep(patterns, data, count=False, invert=False, ignore_case=False, whole_lin
         return re.count(data, invert) if count else re.matches(data, invert)
     finally:
         re.close()
+
+
+# Last: the graph builders use the helpers above.
+from ._graphs import knn, knn_graph, radius, radius_graph  # noqa: E402

@@ -46,6 +46,27 @@ class IndexInfo(Structure):
                 ("gpu_built", c_int32)]
 
 
+class Stats(Structure):
+    # canopy_stats, every field (the library writes the whole struct); the tests read the
+    # copy times of device-pointer calls from it
+    _fields_ = [("build_seconds", c_double), ("schedule_seconds", c_double),
+                ("transfer_seconds", c_double), ("traverse_seconds", c_double),
+                ("queries", c_int64), ("nodes_per_query", c_double),
+                ("work_expansion", c_double), ("variant", c_int), ("schedule", c_int),
+                ("backend", c_int), ("tree", c_int), ("tree_nodes", c_int32),
+                ("tree_depth", c_int32), ("profile_depth", c_int32),
+                ("profile_leaves", c_int32), ("nodes_per_group", c_double),
+                ("index_reused", c_int32), ("note", c_char * 512),
+                ("tree_upload_bytes", c_int64), ("tree_upload_seconds", c_double),
+                ("device_tree_reused", c_int32), ("lane_calls", c_int64),
+                ("upload_seconds", c_double), ("download_seconds", c_double)]
+
+
+class GravityOptions(Structure):
+    _fields_ = [("theta", ctypes.c_float), ("order", c_int32), ("opening", c_int),
+                ("softening", ctypes.c_float), ("accuracy", c_double), ("tree", c_int)]
+
+
 class PaircountOptions(Structure):
     _fields_ = [("rmin", c_double), ("rmax", c_double), ("nbins", c_int32), ("log_bins", c_int),
                 ("boxsize", c_double)]
@@ -100,6 +121,15 @@ gravity = _fn("canopy_gravity", Status, Points, PF32, ctypes.c_float, ctypes.c_f
 
 index_options_default = _fn("canopy_index_options_default", IndexOptions, c_int)
 index_build = _fn("canopy_index_build", Status, Points, POINTER(IndexOptions), POINTER(c_void_p))
+# Device pointers in, device pointers out; void *stream is a cudaStream_t (0: legacy).
+index_build_device = _fn("canopy_index_build_device", Status, Points, POINTER(IndexOptions),
+                         c_void_p, POINTER(c_void_p))
+index_knn_device = _fn("canopy_index_knn_device", Status, c_void_p, c_void_p, c_int64, c_int32,
+                       POINTER(RunOptions), c_void_p, c_void_p, c_void_p, c_void_p)
+gravity_options_default = _fn("canopy_gravity_options_default", GravityOptions)
+gravity_multipole_device = _fn("canopy_gravity_multipole_device", Status, Points, c_void_p,
+                               POINTER(GravityOptions), POINTER(RunOptions), c_void_p,
+                               c_void_p, c_void_p, c_void_p)
 index_free = _fn("canopy_index_free", None, c_void_p)
 index_get_info = _fn("canopy_index_get_info", Status, c_void_p, POINTER(IndexInfo))
 index_knn = _fn("canopy_index_knn", Status, c_void_p, Points, c_int32, POINTER(RunOptions), PI64,
@@ -146,7 +176,7 @@ regex_match = _fn("canopy_regex_match", Status, c_void_p, POINTER(c_char), c_siz
                   POINTER(RegexMatchOptions), POINTER(c_uint8), PI64, POINTER(RegexResult))
 
 REGEX_ICASE, REGEX_LINE, REGEX_WORD = 1, 2, 4
-TREE_OCT, TREE_BST = 3, 4
+TREE_KD, TREE_OCT, TREE_BST = 0, 3, 4
 RESIDENCY = {"host": 0, "device": 1, "both": 2}
 BACKEND_GPU = 2
 # Magic of a compiled predictor file (docs/formats.md "Section files").

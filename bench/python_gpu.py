@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Issue 32's goals table: the Python package on CUDA tensors against the C
+device-pointer entries it calls (through ctypes, no Python around them) and PyTorch brute
+force, and on NumPy against scikit-learn's kneighbors_graph; all in one run.
+
+Whole-call wall times (torch.cuda.synchronize after each), median and min-max of
+CANOPY_BENCH_REPS runs (default 5) after one warm-up; brute force runs once (it takes
+seconds; CANOPY_BENCH_BRUTE=0 leaves it out). CANOPY_BENCH_N (default 1M) and
+CANOPY_BENCH_N_CPU (200k) size the first rows, CANOPY_BENCH_THREADS the CPU row. Rows whose peers are missing (no torch or CUDA module: the GPU rows; no
+scikit-learn: the CPU row) say so. Markdown on stdout, one JSON line per row on stderr.
+Usage: bench/python_gpu.py [--cpu-only] (CANOPY_LIBRARY picks the libcanopy to load)."""
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import canopy
+from canopy import _lib
+
+REPS = int(os.environ.get("CANOPY_BENCH_REPS", "5"))
+N_GPU = int(os.environ.get("CANOPY_BENCH_N", "1000000"))
+N_CPU = int(os.environ.get("CANOPY_BENCH_N_CPU", "200000"))
+THREADS = int(os.environ.get("CANOPY_BENCH_THREADS", str(os.cpu_count())))
+# 0: leave PyTorch brute force out (about 15 s a GPU row at 1M points)
+BRUTE = os.environ.get("CANOPY_BENCH_BRUTE", "1") != "0"
+rows = []
+
+
+def timed(fn, sync, reps=REPS, warm=True):
+    if warm:
+        fn()
+    ts = []
+    for _ in range(reps):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts), min(ts), max(ts)
+
+
+def fmt(t):
+    med, lo, hi = t
+    return f"{med * 1e3:.1f} ms ({lo * 1e3:.1f}-{hi * 1e3:.1f})"
+
+
+def row(case, canopy_t, c_t=None, peer=None, peer_t=None, goal=""):
+    r = {"case": case, "canopy_s": canopy_t, "c_s": c_t, "peer": peer, "peer_s": peer_t}
+    print(json.dumps(r), file=sys.stderr)
+    ratio_c = f"{canopy_t[0] / c_t[0]:.2f}x" if c_t else "-"
+    speedup = f"{peer_t[0] / canopy_t[0]:.0f}x" if peer_t else "-"
+    rows.append(f"| {case} | {fmt(canopy_t)} | {fmt(c_t) if c_t else '-'} | {ratio_c} | "
+                f"{(peer or '-')}: {fmt(peer_t) if peer_t else '-'} | {speedup} | {goal} |")
+
+
+def c_knn(torch, x, q, k, leaf=0):
+    """The C device-pointer build + kNN, called directly: the floor the package adds to."""
+    n, d = x.shape
+    idx = torch.empty((q.shape[0], k), dtype=torch.int64, device=x.device)
+    d2 = torch.empty((q.shape[0], k), dtype=torch.float32, device=x.device)
+    opt = _lib.index_options_default(_lib.TREE_KD)
+    opt.leaf_size = leaf
+    ro = _lib.run_options_default()
+    stream = torch.cuda.current_stream().cuda_stream
+    h = ctypes.c_void_p()
+    assert _lib.index_build_device(_lib.Points(x.data_ptr(), n, d, d), ctypes.byref(opt),
+                                   stream, ctypes.byref(h)) == 0, _lib.last_error()
+    try:
+        assert _lib.index_knn_device(h, q.data_ptr(), q.shape[0], k, ctypes.byref(ro),
+                                     idx.data_ptr(), d2.data_ptr(), stream, None) == 0
+    finally:
+        _lib.index_free(h)
+    return idx, d2
+
+
+def brute_time(fn, sync):
+    return timed(fn, sync, reps=1, warm=False) if BRUTE else None
+
+
+def brute_knn(torch, x, q, k, r=None, chunk=2048):
+    """PyTorch brute force: exact distances (no matrix-product form), top k per row."""
+    out = []
+    for s in range(0, q.shape[0], chunk):
+        dist = torch.cdist(q[s:s + chunk], x, compute_mode="donot_use_mm_for_euclid_dist")
+        dv, iv = torch.topk(dist, k, dim=1, largest=False)
+        if r is not None:
+            iv = torch.where(dv <= r, iv, -1)
+        out.append(iv)
+    return torch.cat(out)
+
+
+def gpu_rows():
+    try:
+        import torch
+    except ImportError:
+        rows.append("| GPU rows | skipped: no torch | | | | | |")
+        return
+    if "cuda" not in canopy.info()["backends"] or not torch.cuda.is_available():
+        rows.append(f"| GPU rows | skipped: {canopy.info()['gpu_why_not'] or 'no GPU'} "
+                    "| | | | | |")
+        return
+    sync = torch.cuda.synchronize
+    g = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.rand((N_GPU, 3), device="cuda", generator=g)
+    k = 16
+    t = timed(lambda: canopy.knn_graph(x, k), sync)
+    tc = timed(lambda: c_knn(torch, x, x, k + 1, leaf=0), sync)
+    tb = brute_time(lambda: brute_knn(torch, x, x, k + 1), sync)
+    row(f"knn_graph k={k}, {N_GPU} uniform 3-D, torch CUDA", t, tc, "torch cdist+topk", tb,
+        "<= 1.2x C, >= 150x torch, <= 110 ms")
+    r = float((20 / (N_GPU * 4 / 3 * np.pi)) ** (1 / 3))  # about 20 neighbours
+    deg = canopy.radius_graph(x, r, max_num_neighbors=64).shape[1] / N_GPU
+    t = timed(lambda: canopy.radius_graph(x, r, max_num_neighbors=32), sync)
+    tc = timed(lambda: c_knn(torch, x, x, 33), sync)
+    tb = brute_time(lambda: brute_knn(torch, x, x, 33, r), sync)
+    row(f"radius_graph r={r:.4f} (mean degree {deg:.1f}), {N_GPU} 3-D, max 32", t, tc,
+        "torch cdist+topk", tb, "<= 1.2x C, >= 100x torch")
+    x2 = torch.rand((200_000, 2), device="cuda", generator=g)
+    q2 = torch.rand((200_000, 2), device="cuda", generator=g)
+
+    def both():
+        return canopy.Index(x2).query(q2, k=8)
+    t = timed(both, sync)
+    tc = timed(lambda: c_knn(torch, x2, q2, 8), sync)
+    tb = brute_time(lambda: brute_knn(torch, x2, q2, 8), sync)
+    row("Index(x).query(q, k=8), 200k + 200k 2-D, torch CUDA (build + query)", t, tc,
+        "torch cdist+topk", tb, "<= 1.2x C, no host copy")
+
+
+def cpu_row():
+    rng = np.random.default_rng(2)
+    x = rng.random((N_CPU, 3)).astype(np.float32)
+    canopy.set_threads(THREADS)
+    t = timed(lambda: canopy.knn_graph(x, 16), lambda: None, reps=3)
+    try:
+        from sklearn.neighbors import kneighbors_graph
+    except ImportError:
+        row(f"CPU knn_graph k=16, {N_CPU} 3-D NumPy, {THREADS} threads", t, None,
+            "scikit-learn (not installed)", None, ">= 2x scikit-learn")
+        return
+    tp = timed(lambda: kneighbors_graph(x, 16, n_jobs=THREADS), lambda: None, reps=3)
+    row(f"CPU knn_graph k=16, {N_CPU} 3-D NumPy, {THREADS} threads", t, None,
+        "sklearn kneighbors_graph", tp, ">= 2x scikit-learn")
+
+
+def main():
+    info = canopy.info()
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"canopy {info['version']} ({info['library']}), backends {info['backends']}, "
+          f"GPU {info['gpu']}, {os.cpu_count()} CPUs; {when}")
+    print()
+    print("| case | canopy (package, whole call) | C device entries (ctypes) | package / C | "
+          "peer | canopy speed-up | goal |")
+    print("|---|---|---|---|---|---|---|")
+    if "--cpu-only" not in sys.argv:
+        gpu_rows()
+    cpu_row()
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

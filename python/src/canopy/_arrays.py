@@ -1,0 +1,371 @@
+# SPDX-License-Identifier: MIT
+"""The array protocol layer: NumPy arrays, objects with ``__dlpack__`` and objects with
+``__cuda_array_interface__``, on the CPU or a CUDA device, in; the caller's kind of
+array, on the caller's device, out.
+
+Design (docs/python.md "Device arrays"):
+
+- NumPy (and anything ``numpy.asarray`` takes that has neither protocol) is used as
+  before: converted once to C-contiguous float32.
+- A CPU ``__dlpack__`` object is read through its capsule (parsed here with ctypes),
+  copied once into a NumPy array, and released (capsule renamed "used_dltensor", its
+  deleter called). Outputs go back through the producer module's ``from_dlpack`` (found
+  in ``sys.modules`` from the input's type, never imported), else stay NumPy.
+- A CUDA input is used in place: its pointer goes to the C API's device-pointer entries
+  while the capsule (or the object) is held, and released after the call. It must be
+  C-contiguous, of the dtype the entry takes, and on the current device of its
+  framework. Outputs are allocated by that framework (PyTorch or CuPy, the two whose
+  allocators are known here) on the input's device, and the work runs on the
+  framework's current stream (``__cuda_array_interface__``: the stream it names).
+"""
+import ctypes
+import sys
+
+import numpy as np
+
+# DLPack's C structs (dlpack.h, the unversioned DLManagedTensor every producer gives
+# when __dlpack__ is called without max_version).
+DL_CPU, DL_CUDA, DL_CUDA_HOST, DL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_CODES = {0: "i", 1: "u", 2: "f"}
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                             ("deleter", _DELETER)]
+
+_capsule_get = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_get.restype = ctypes.c_void_p
+_capsule_get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_valid = ctypes.pythonapi.PyCapsule_IsValid
+_capsule_valid.restype = ctypes.c_int
+_capsule_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_rename = ctypes.pythonapi.PyCapsule_SetName
+_capsule_rename.restype = ctypes.c_int
+_capsule_rename.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# The capsule keeps this pointer as its name: a module constant outlives every capsule.
+_USED = b"used_dltensor"
+
+
+class DeviceError(ValueError):
+    """An array on a device this call cannot use (or arrays on different devices)."""
+
+
+def _framework(obj):
+    """The top-level module of obj's type, as already imported by the caller."""
+    return sys.modules.get(type(obj).__module__.split(".")[0])
+
+
+def _dtype(code, bits, lanes, name):
+    if lanes != 1 or code not in _DL_CODES:
+        raise TypeError(f"{name}: DLPack dtype (code {code}, bits {bits}, lanes {lanes}) is "
+                        "not a real number type")
+    return np.dtype(f"{_DL_CODES[code]}{bits // 8}")
+
+
+def _contiguous(shape, strides, name):
+    """strides in elements (None: C-contiguous); size-1 axes may carry any stride."""
+    if strides is None:
+        return
+    want = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != want:
+            raise ValueError(f"{name}: the array is not C-contiguous (shape {tuple(shape)}, "
+                             f"strides {tuple(strides)} elements); pass a contiguous copy "
+                             "(.contiguous() / .copy())")
+        want *= n
+
+
+class Array:
+    """One input, parsed: where it lives (``device`` None for the host, else the CUDA
+    device id), its data pointer, shape and dtype, the framework that made it, and the
+    stream its data is ready on. ``host`` holds the NumPy array of a host input.
+    ``release()`` gives a DLPack capsule back (its deleter runs once)."""
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+        self.host = None
+        self.device = None
+        self.ptr = 0
+        self.stream = None
+        self.framework = None
+        self._managed = None
+
+    def release(self):
+        m, self._managed = self._managed, None
+        if m is not None and m.contents.deleter:
+            m.contents.deleter(m)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    @property
+    def on_device(self):
+        return self.device is not None
+
+    @property
+    def where(self):
+        return "cpu" if self.device is None else f"cuda:{self.device}"
+
+
+def _from_dlpack(a, obj, name):
+    fw = _framework(obj)
+    a.framework = fw
+    dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else None
+    kw = {}
+    if dev is not None and int(dev[0]) in (DL_CUDA, DL_CUDA_MANAGED):
+        adapter = device_framework(fw, name)
+        # The consumer's stream (DLPack: 1 is the legacy default, 0 is not allowed).
+        kw["stream"] = adapter.current_stream(obj) or 1
+    capsule = obj.__dlpack__(**kw)
+    if not _capsule_valid(capsule, b"dltensor"):
+        raise TypeError(f"{name}: __dlpack__ did not return an unused DLPack capsule")
+    m = ctypes.cast(_capsule_get(capsule, b"dltensor"), ctypes.POINTER(_DLManagedTensor))
+    # From here the capsule is ours: renamed, so its destructor leaves the tensor to us.
+    _capsule_rename(capsule, _USED)
+    a._managed = m
+    t = m.contents.dl_tensor
+    try:
+        a.dtype = _dtype(t.dtype.code, t.dtype.bits, t.dtype.lanes, name)
+        a.shape = tuple(t.shape[i] for i in range(t.ndim))
+        strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else None
+        _contiguous(a.shape, strides, name)
+        ptr = (t.data or 0) + t.byte_offset
+        kind = t.device.device_type
+        if kind in (DL_CPU, DL_CUDA_HOST):
+            count = int(np.prod(a.shape, dtype=np.int64))
+            if count == 0:
+                a.host = np.empty(a.shape, dtype=a.dtype)
+            else:
+                buf = (ctypes.c_char * (count * a.dtype.itemsize)).from_address(ptr)
+                # One copy: the capsule goes back right after.
+                a.host = np.frombuffer(buf, dtype=a.dtype).reshape(a.shape).copy()
+            a.release()
+        elif kind in (DL_CUDA, DL_CUDA_MANAGED):
+            a.device, a.ptr = int(t.device.device_id), ptr
+            a.stream = kw.get("stream")
+        else:
+            raise DeviceError(f"{name}: DLPack device type {kind} is not supported (the CPU "
+                              "and CUDA devices are)")
+    except BaseException:
+        a.release()
+        raise
+
+
+def _from_cai(a, obj, name):
+    cai = obj.__cuda_array_interface__
+    a.framework = _framework(obj)
+    typestr = cai["typestr"]
+    a.dtype = np.dtype(typestr)
+    if a.dtype.kind not in "fiu" or not a.dtype.isnative:
+        raise TypeError(f"{name}: dtype {typestr} is not a native real number type")
+    a.shape = tuple(int(n) for n in cai["shape"])
+    strides = cai.get("strides")
+    if strides is not None:
+        if any(s % a.dtype.itemsize for s in strides):
+            raise ValueError(f"{name}: strides {tuple(strides)} are not whole elements")
+        strides = tuple(s // a.dtype.itemsize for s in strides)
+    _contiguous(a.shape, strides, name)
+    a.ptr = int(cai["data"][0] or 0)
+    # v3: the stream the data is ready on (None: ready now; 1 and 2 the default streams).
+    a.stream = cai.get("stream") if cai.get("version", 2) >= 3 else None
+    a.device = device_framework(a.framework, name).device_of(obj)
+
+
+def parse(obj, name):
+    """obj as an Array (a context manager: leave it to give a DLPack capsule back)."""
+    a = Array(obj, name)
+    if isinstance(obj, np.ndarray) or not (hasattr(obj, "__dlpack__")
+                                           or hasattr(obj, "__cuda_array_interface__")):
+        arr = np.asarray(obj)
+        if arr.dtype.kind not in "fiu":
+            raise TypeError(f"{name}: dtype {arr.dtype} is not a real number type")
+        a.host, a.dtype, a.shape = arr, arr.dtype, arr.shape
+        return a
+    if hasattr(obj, "__dlpack__"):
+        if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
+            # PyTorch exports no tensor that requires grad; no result here is differentiable
+            obj = a.obj = obj.detach()
+        _from_dlpack(a, obj, name)
+    else:
+        _from_cai(a, obj, name)
+    return a
+
+
+def same_place(arrays):
+    """Raises DeviceError unless every Array (None entries skipped) is on one device."""
+    arrays = [a for a in arrays if a is not None]
+    for a in arrays[1:]:
+        if a.device != arrays[0].device:
+            raise DeviceError(f"{arrays[0].name} is on {arrays[0].where} but {a.name} is on "
+                              f"{a.where}: pass arrays on one device")
+
+
+def host_result(template, arr):
+    """arr (NumPy) as the kind of array template (an Array of a host input) came as."""
+    fw = template.framework
+    if fw is None or template.obj is None or isinstance(template.obj, np.ndarray):
+        return arr
+    convert = getattr(fw, "from_dlpack", None)
+    if convert is None or fw is np:
+        return arr
+    return convert(np.ascontiguousarray(arr))
+
+
+class _Torch:
+    name = "torch"
+
+    def __init__(self, torch):
+        self.m = torch
+        self.int64, self.float32 = torch.int64, torch.float32
+
+    def device_of(self, obj):
+        return obj.device.index
+
+    def current(self):
+        return self.m.cuda.current_device()
+
+    def current_stream(self, obj):
+        return self.m.cuda.current_stream(obj.device).cuda_stream
+
+    def empty(self, like, shape, dtype):
+        return self.m.empty(shape, dtype=dtype, device=like.device)
+
+    def ptr(self, arr):
+        return arr.data_ptr()
+
+    def arange(self, like, n):
+        return self.m.arange(n, dtype=self.int64, device=like.device)
+
+    def cumsum(self, a, axis):
+        return self.m.cumsum(a, dim=axis)
+
+    def stack(self, arrays):
+        return self.m.stack(arrays, dim=0)
+
+    def concat(self, arrays):
+        return self.m.cat(arrays)
+
+    def to_numpy(self, a):
+        return a.cpu().numpy()
+
+    def searchsorted(self, a, v):
+        return self.m.searchsorted(a, v)
+
+
+class _CuPy:
+    name = "cupy"
+
+    def __init__(self, cupy):
+        self.m = cupy
+        self.int64, self.float32 = np.int64, np.float32
+
+    def device_of(self, obj):
+        return obj.device.id
+
+    def current(self):
+        return self.m.cuda.runtime.getDevice()
+
+    def current_stream(self, obj):
+        return self.m.cuda.get_current_stream().ptr
+
+    def empty(self, like, shape, dtype):
+        with self.m.cuda.Device(like.device.id):
+            return self.m.empty(shape, dtype=dtype)
+
+    def ptr(self, arr):
+        return arr.data.ptr
+
+    def arange(self, like, n):
+        with self.m.cuda.Device(like.device.id):
+            return self.m.arange(n, dtype=np.int64)
+
+    def cumsum(self, a, axis):
+        return self.m.cumsum(a.astype(np.int64), axis=axis)
+
+    def stack(self, arrays):
+        return self.m.stack(arrays, axis=0)
+
+    def concat(self, arrays):
+        return self.m.concatenate(arrays)
+
+    def to_numpy(self, a):
+        return self.m.asnumpy(a)
+
+    def searchsorted(self, a, v):
+        return self.m.searchsorted(a, v)
+
+
+class _NumPy:
+    """The same operations on the host, so the graph builders have one code path."""
+    name = "numpy"
+    int64, float32 = np.int64, np.float32
+
+    def empty(self, like, shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
+    def ptr(self, arr):
+        return arr.ctypes.data
+
+    def arange(self, like, n):
+        return np.arange(n, dtype=np.int64)
+
+    def cumsum(self, a, axis):
+        return np.cumsum(a, axis=axis)
+
+    def stack(self, arrays):
+        return np.stack(arrays, axis=0)
+
+    def concat(self, arrays):
+        return np.concatenate(arrays)
+
+    def to_numpy(self, a):
+        return a
+
+    def searchsorted(self, a, v):
+        return np.searchsorted(a, v)
+
+
+NUMPY = _NumPy()
+_ADAPTERS = {"torch": _Torch, "cupy": _CuPy}
+
+
+def device_framework(module, name):
+    """The adapter of a CUDA array's framework, or a clear refusal."""
+    mod = getattr(module, "__name__", None)
+    if mod not in _ADAPTERS:
+        raise DeviceError(f"{name}: CUDA arrays of {mod or 'this type'} are not supported yet "
+                          "(PyTorch and CuPy are: canopy allocates its outputs with the "
+                          "input's own framework)")
+    return _ADAPTERS[mod](module)
+
+
+def check_current(a):
+    """The C library works on the current CUDA device: a (on the device) must be there."""
+    fw = device_framework(a.framework, a.name)
+    cur = fw.current()
+    if a.device != cur:
+        raise DeviceError(f"{a.name} is on cuda:{a.device} but the current device is "
+                          f"cuda:{cur}: make it current (torch.cuda.set_device / "
+                          "cupy.cuda.Device(...).use())")
+    return fw
