@@ -321,7 +321,9 @@ for stage in $stages; do
     python)
         site="${TMPDIR:-/tmp}/canopy-pytest"
         if ! python3 -c "import pytest" 2>/dev/null && ls "$root"/.carry/whl/pytest-*.whl >/dev/null 2>&1; then
-            python3 -m pip install -q --no-index --no-deps --target "$site" "$root"/.carry/whl/*.whl
+            # pytest and its pure-Python dependencies only (other carried wheels are benches')
+            python3 -m pip install -q --no-index --no-deps --target "$site" \
+                "$root"/.carry/whl/{pytest,pluggy,iniconfig,packaging,pygments}-*.whl
         fi
         t0=$(date +%s)
         CANOPY_REQUIRE_GPU=1 PYTHONPATH="$root/python/src:$site" CANOPY_LIBRARY="$b/libcanopy.so" timeout 300 \
