@@ -3,6 +3,8 @@
 # The whole GPU check, run on the GPU machine (through the device tool):
 #   build   configure and build with CUDA (sm_90) in build-gpu
 #   test    every ctest test, GPU tests included (they fail, not skip, without a GPU here)
+#   gputest only the ctest tests labelled gpu (when the CPU tests passed elsewhere and
+#           device time is short)
 #   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
 #   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
@@ -56,7 +58,7 @@
 #           builders against brute force, outputs on the input's device, no host entry
 #           called, no copy in the stats) and test_arrays.py, over build-gpu's libcanopy (CANOPY_LIBRARY, the
 #           CUDA module beside it); pytest from python3, else from wheels in .carry/whl
-# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [sched] [gpubuild] [index]
+# Usage: scripts/gpu-check.sh [build] [test] [gputest] [sanitize] [bench] [sched] [gpubuild] [index]
 #        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
@@ -128,6 +130,13 @@ for stage in $stages; do
             note "- build: FAILED"
             exit 1
         fi
+        ;;
+    gputest)
+        ctest --test-dir "$b" -L gpu -j 8 --output-on-failure >"$out/ctest-gpu.log" 2>&1
+        rc=$?
+        note "- ctest -L gpu: $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1) (rc $rc)"
+        grep -E "^ *[0-9]+/[0-9]+ Test.*(Failed|\*\*\*)" "$out/ctest-gpu.log" | tee -a "$summary"
+        [ $rc -eq 0 ] || status=1
         ;;
     test)
         ctest --test-dir "$b" -j 8 --output-on-failure -E retrain >"$out/ctest.log" 2>&1
