@@ -510,6 +510,7 @@ int64_t canopy_nbody_n(const canopy_nbody *s);
 int64_t canopy_nbody_steps_done(const canopy_nbody *s);
 const double *canopy_nbody_positions(const canopy_nbody *s);  /* (n, 3) */
 const double *canopy_nbody_velocities(const canopy_nbody *s); /* (n, 3) */
+const float *canopy_nbody_masses(const canopy_nbody *s);      /* (n) */
 const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s);
 typedef struct canopy_nbody_energy {
     double kinetic, potential, total;

@@ -197,6 +197,9 @@ const double *canopy_nbody_positions(const canopy_nbody *s) {
 const double *canopy_nbody_velocities(const canopy_nbody *s) {
     return s->vel;
 }
+const float *canopy_nbody_masses(const canopy_nbody *s) {
+    return s->mass;
+}
 const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s) {
     return &s->opt;
 }

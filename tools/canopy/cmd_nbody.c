@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
+#include "io/hdf5.h"
 #include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
@@ -31,15 +32,17 @@ enum {
     OPT_CHECKPOINT_EVERY,
     OPT_CHECKPOINT,
     OPT_RESTART,
-    OPT_DIRECT_MAX
+    OPT_DIRECT_MAX,
+    OPT_SNAPSHOT_FORMAT
 };
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
+            "       | --bodies IC.hdf5\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
             "       [--opening list|body|bucket] [--tree binary|oct] [--energy-every K]\n"
-            "       [-o DIR [--snapshot-every M]] [--stats]\n"
+            "       [-o DIR [--snapshot-every M] [--snapshot-format npy|hdf5]] [--stats]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
             "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU;\n"
@@ -48,7 +51,10 @@ static void usage(FILE *f) {
             "bucket opening.\n"
             "Positions and velocities are kept in float64, forces in float32.\n\n"
             "Options:\n"
-            "  --bodies B         positions, (n, 3) float32 or float64\n"
+            "  --bodies B         positions, (n, 3) float32 or float64; or initial conditions\n"
+            "                     in a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1\n"
+            "                     Coordinates, Velocities, Masses or MassTable[1]; then no\n"
+            "                     --velocities or --masses)\n"
             "  --velocities V     velocities, (n, 3)\n"
             "  --masses M         masses, (n) (default 1/n each)\n"
             "  --steps N          run until step N (counted from the start, also on restart)\n"
@@ -65,8 +71,11 @@ static void usage(FILE *f) {
             "                     else from the tree walk's potentials (default 20000)\n"
             "  --snapshot-every M write DIR/positions_SSSSSS.npy and velocities_SSSSSS.npy\n"
             "                     (float64, atomically) every M steps; needs -o DIR\n"
+            "  --snapshot-format F  npy (default) or hdf5: DIR/snapshot_SSSSSS.hdf5 in the\n"
+            "                     Gadget-4/SWIFT layout (Header, PartType1; Time = step * dt,\n"
+            "                     G = 1, no unit conversion), for the snapshots and the end\n"
             "  -o, --output DIR   folder (created if missing) for the snapshots and the final\n"
-            "                     state: positions_/velocities_ of the last step, always\n"
+            "                     state: the last step's snapshot, always\n"
             "  --checkpoint-every C  write the checkpoint every C steps and at the end\n"
             "  --checkpoint FILE  checkpoint file, replaced atomically (never by a partial one)\n"
             "  --restart FILE     resume from a checkpoint (which holds the bodies, dt and\n"
@@ -115,7 +124,8 @@ static int prepare_dir(const char *dir) {
     return CLI_OK;
 }
 
-/* Snapshots replace DIR/positions_*.npy and DIR/velocities_*.npy as the run goes: none
+/* Snapshots replace DIR/positions_*.npy, DIR/velocities_*.npy or DIR/snapshot_*.hdf5
+ * as the run goes: none
  * of the named files (the inputs, a run restarted from an earlier snapshot, the
  * checkpoint) may be one of them. A folder that does not exist yet holds none. */
 static int check_snapshot_names(const char *dir, const char *const *files, int n) {
@@ -125,9 +135,10 @@ static int check_snapshot_names(const char *dir, const char *const *files, int n
         if (!files[i]) continue;
         const char *slash = strrchr(files[i], '/'), *base = slash ? slash + 1 : files[i];
         size_t len = strlen(base);
-        if ((strncmp(base, "positions_", 10) && strncmp(base, "velocities_", 11)) || len < 4 ||
-            strcmp(base + len - 4, ".npy"))
-            continue;
+        int npy = !(strncmp(base, "positions_", 10) && strncmp(base, "velocities_", 11)) &&
+                  len >= 4 && !strcmp(base + len - 4, ".npy");
+        int h5 = !strncmp(base, "snapshot_", 9) && len >= 5 && !strcmp(base + len - 5, ".hdf5");
+        if (!npy && !h5) continue;
         char *fdir = slash ? strndup(files[i], (size_t)(slash - files[i]) + (slash == files[i]))
                            : strdup(".");
         char *rf = fdir ? realpath(fdir, NULL) : NULL;
@@ -153,20 +164,33 @@ static int probe_checkpoint(const char *path) {
     return CLI_OK;
 }
 
-static int write_snapshot(const char *dir, int64_t step, int64_t n, const double *pos,
-                          const double *vel) {
+/* Where and how the snapshots go: -o DIR and --snapshot-format. */
+typedef struct snap_spec {
+    const char *dir;
+    int hdf5;
+} snap_spec;
+
+static int write_snapshot(const snap_spec *sp, int64_t step, double dt, int64_t n,
+                          const double *pos, const double *vel, const float *mass) {
     char pp[4096], vp[4096];
-    snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", dir, (long long)step);
-    snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", dir, (long long)step);
+    if (sp->hdf5) {
+        snprintf(pp, sizeof pp, "%s/snapshot_%06lld.hdf5", sp->dir, (long long)step);
+        if (canopy_hdf5_write_snapshot(pp, n, pos, vel, mass, (double)step * dt, 0.0))
+            return cli_runtime_error("nbody");
+        return CLI_OK;
+    }
+    snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", sp->dir, (long long)step);
+    snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", sp->dir, (long long)step);
     canopy_array ab[2] = {cli_array_view((void *)pos, CANOPY_F64, n, 3),
                           cli_array_view((void *)vel, CANOPY_F64, n, 3)};
     const char *paths[2] = {pp, vp};
     return cli_write_arrays("nbody", 2, paths, ab, NULL);
 }
 
-static int snapshot(const char *dir, const canopy_nbody *s) {
-    return write_snapshot(dir, canopy_nbody_steps_done(s), canopy_nbody_n(s),
-                          canopy_nbody_positions(s), canopy_nbody_velocities(s));
+static int snapshot(const snap_spec *sp, const canopy_nbody *s) {
+    return write_snapshot(sp, canopy_nbody_steps_done(s), canopy_nbody_get_options(s)->dt,
+                          canopy_nbody_n(s), canopy_nbody_positions(s), canopy_nbody_velocities(s),
+                          canopy_nbody_masses(s));
 }
 
 static void print_energy_line(const canopy_nbody_energy *e, int64_t step, double dt, double *e0) {
@@ -192,7 +216,7 @@ typedef struct ranks_job {
     const double *pos, *vel; /* rank 0's inputs */
     const float *mass;
     int64_t n, steps, energy_every, snap_every, direct_max;
-    const char *dir;
+    snap_spec snap;
     int stats;
 } ranks_job;
 
@@ -205,7 +229,7 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
     double *pos = NULL, *vel = NULL;
     int rc = CLI_OK;
     canopy_status st = cli_dist_nbody_create(j->pos, j->vel, j->mass, j->n, o, &s);
-    if (!st && rank == 0 && j->dir &&
+    if (!st && rank == 0 && j->snap.dir &&
         (canopy_alloc((void **)&pos, (size_t)j->n * 3, sizeof *pos) ||
          canopy_alloc((void **)&vel, (size_t)j->n * 3, sizeof *vel)))
         rc = cli_runtime_error("nbody");
@@ -235,17 +259,17 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
         }
         if (!st && j->snap_every && k % j->snap_every == 0) {
             st = canopy_dist_nbody_gather(s, 0, pos, vel);
-            if (!st && rank == 0) rc = write_snapshot(j->dir, k, j->n, pos, vel);
+            if (!st && rank == 0) rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass);
             rc = cli_dist_share_rc(rc);
         }
         if (st) rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
     }
     /* -o DIR always holds the final state, also without --snapshot-every */
-    if (!rc && j->dir && !(j->snap_every && k % j->snap_every == 0 && k > 0)) {
+    if (!rc && j->snap.dir && !(j->snap_every && k % j->snap_every == 0 && k > 0)) {
         if ((st = canopy_dist_nbody_gather(s, 0, pos, vel)))
             rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
         else if (rank == 0)
-            rc = write_snapshot(j->dir, k, j->n, pos, vel);
+            rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass);
         rc = cli_dist_share_rc(rc);
     }
     canopy_dist_stats ds = s ? canopy_dist_nbody_stats(s) : (canopy_dist_stats){0};
@@ -270,9 +294,18 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
 }
 #endif
 
-/* Reads positions, velocities and (optional) masses; the same n in each. */
+/* Reads positions, velocities and (optional) masses; the same n in each. An HDF5
+ * snapshot as bodies holds all three (the caller refuses --velocities/--masses). */
 static int load_inputs(const char *bodies, const char *vels, const char *masses, canopy_array *pa,
                        canopy_array *va, canopy_array *ma) {
+    if (canopy_hdf5_path(bodies)) {
+        canopy_snapshot sn;
+        if (canopy_hdf5_read_snapshot(bodies, &sn)) return cli_runtime_error("nbody");
+        *pa = cli_array_view(sn.pos, CANOPY_F64, sn.n, 3);
+        *va = cli_array_view(sn.vel, CANOPY_F64, sn.n, 3);
+        *ma = cli_array_view(sn.mass, CANOPY_F32, sn.n, 0); /* released by the caller */
+        return CLI_OK;
+    }
     int rc = load_f64(bodies, "bodies", 3, pa);
     if (!rc) rc = load_f64(vels, "velocities", 3, va);
     if (!rc && masses) rc = load_f64(masses, "masses", 0, ma);
@@ -362,6 +395,7 @@ int cmd_nbody(int argc, char **argv) {
         {"energy-every", required_argument, NULL, OPT_ENERGY_EVERY},
         {"direct-max", required_argument, NULL, OPT_DIRECT_MAX},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
+        {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
         {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
         {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
         {"restart", required_argument, NULL, OPT_RESTART},
@@ -376,7 +410,7 @@ int cmd_nbody(int argc, char **argv) {
     int given_physics = 0, dt_given = 0;
     canopy_opening opening = canopy_gravity_options_default().opening;
     canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
-    int tree_given = 0, opening_given = 0;
+    int tree_given = 0, opening_given = 0, hdf5_out = 0;
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -444,6 +478,12 @@ int cmd_nbody(int argc, char **argv) {
             if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &snap_every))
                 return CLI_USAGE;
             break;
+        case OPT_SNAPSHOT_FORMAT:
+            if (strcmp(optarg, "npy") && strcmp(optarg, "hdf5"))
+                return cli_usage_error("nbody", "--snapshot-format must be npy or hdf5 (got '%s')",
+                                       optarg);
+            hdf5_out = !strcmp(optarg, "hdf5");
+            break;
         case OPT_CHECKPOINT_EVERY:
             if (cli_parse_i64("nbody", "--checkpoint-every", optarg, 1, INT64_MAX, &ckpt_every))
                 return CLI_USAGE;
@@ -464,8 +504,15 @@ int cmd_nbody(int argc, char **argv) {
     if (restart && (bodies || vels || masses || given_physics))
         return cli_usage_error("nbody", "--restart takes the bodies, dt and force parameters from "
                                         "the checkpoint; do not give them again");
-    if (!restart && (!bodies || !vels))
-        return cli_usage_error("nbody", "--bodies and --velocities are required");
+    int hdf5_in = canopy_hdf5_path(bodies);
+    if (hdf5_in && (vels || masses))
+        return cli_usage_error("nbody",
+                               "the HDF5 snapshot %s holds the velocities and masses; "
+                               "do not give --velocities or --masses",
+                               bodies);
+    if (!restart && (!bodies || (!vels && !hdf5_in)))
+        return cli_usage_error("nbody", "--bodies and --velocities (or --bodies FILE.hdf5) are "
+                                        "required");
     if (!restart && !dt_given) return cli_usage_error("nbody", "--dt is required");
     if (accuracy > 0.0 && (theta > 0.0 || order >= 0))
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
@@ -479,6 +526,8 @@ int cmd_nbody(int argc, char **argv) {
         gtree = CANOPY_GRAVITY_TREE_OCT;
     }
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
+    if (hdf5_out && !dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
+    snap_spec snap = {dir, hdf5_out};
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
     /* The checkpoint may replace the file the run restarts from (read whole first:
@@ -497,21 +546,15 @@ int cmd_nbody(int argc, char **argv) {
         /* Rank 0 reads and writes; every rank steps its domain. */
         canopy_array pa = {0}, va = {0}, ma = {0};
         int rc = rank == 0 && dir ? prepare_dir(dir) : CLI_OK;
+        if (!rc && rank == 0 && hdf5_out && canopy_hdf5_usable()) rc = cli_runtime_error("nbody");
         if (!rc && rank == 0) rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
         rc = cli_dist_share_rc(rc);
         if (!rc) {
             canopy_nbody_options o =
                 make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
-            ranks_job j = {pa.data,
-                           va.data,
-                           masses ? ma.data : NULL,
-                           rank == 0 ? pa.shape[0] : 0,
-                           steps,
-                           energy_every,
-                           snap_every,
-                           direct_max,
-                           dir,
-                           p.stats};
+            ranks_job j = {pa.data, va.data,      ma.data,    rank == 0 ? pa.shape[0] : 0,
+                           steps,   energy_every, snap_every, direct_max,
+                           snap,    p.stats};
             rc = run_on_ranks(&j, &o);
         }
         canopy_array_release(&pa);
@@ -521,6 +564,7 @@ int cmd_nbody(int argc, char **argv) {
     }
     if (dir && prepare_dir(dir)) return CLI_ERROR;
     if (ckpt && probe_checkpoint(ckpt)) return CLI_ERROR;
+    if (hdf5_out && canopy_hdf5_usable()) return cli_runtime_error("nbody");
 
     canopy_nbody *s = NULL;
     int rc = CLI_OK;
@@ -533,7 +577,7 @@ int cmd_nbody(int argc, char **argv) {
         if (!rc) {
             canopy_nbody_options o =
                 make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
-            if (canopy_nbody_create(pa.data, va.data, masses ? ma.data : NULL, pa.shape[0], &o, &s))
+            if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, &s))
                 rc = cli_runtime_error("nbody");
         }
         canopy_array_release(&pa);
@@ -567,7 +611,7 @@ int cmd_nbody(int argc, char **argv) {
         if (energy_every && k % energy_every == 0) rc = print_energy(s, direct_max, &e0);
         t_energy += canopy_now() - t;
         t = canopy_now();
-        if (!rc && snap_every && k % snap_every == 0) rc = snapshot(dir, s);
+        if (!rc && snap_every && k % snap_every == 0) rc = snapshot(&snap, s);
         if (!rc && ckpt_every && k % ckpt_every == 0 && canopy_nbody_checkpoint(s, ckpt))
             rc = cli_runtime_error("nbody");
         t_write += canopy_now() - t;
@@ -581,7 +625,7 @@ int cmd_nbody(int argc, char **argv) {
     /* -o DIR always holds the final state, also without --snapshot-every */
     int64_t last = canopy_nbody_steps_done(s);
     if (!rc && dir && !(snap_every && last % snap_every == 0 && last > first))
-        rc = snapshot(dir, s);
+        rc = snapshot(&snap, s);
     t_write += canopy_now() - t;
     if (!rc && p.stats) {
         nbody_times tm = {t_load, t_step, t_energy, t_write, canopy_now() - t0};
