@@ -33,7 +33,9 @@ enum {
     OPT_CHECKPOINT,
     OPT_RESTART,
     OPT_DIRECT_MAX,
-    OPT_SNAPSHOT_FORMAT
+    OPT_SNAPSHOT_FORMAT,
+    OPT_MAX_RUNG,
+    OPT_ETA
 };
 
 static void usage(FILE *f) {
@@ -41,7 +43,8 @@ static void usage(FILE *f) {
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
             "       | --bodies IC.hdf5\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
-            "       [--opening list|body|bucket] [--tree binary|oct] [--energy-every K]\n"
+            "       [--opening list|body|bucket] [--tree binary|oct] [--max-rung R [--eta E]]\n"
+            "       [--energy-every K]\n"
             "       [-o DIR [--snapshot-every M] [--snapshot-format npy|hdf5]] [--stats]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
@@ -65,6 +68,12 @@ static void usage(FILE *f) {
             "                     GPU does 0 and 2) instead\n"
             "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
             "  --tree T           list opening's tree: binary (default) or oct\n"
+            "  --max-rung R       block time steps: each body on a rung r <= R of step\n"
+            "                     DT / 2^r, the largest within eta sqrt(softening / |a|), forces\n"
+            "                     only for the bodies whose step ends; rungs change at\n"
+            "                     synchronised points; a step is DT (0 = one global step,\n"
+            "                     default; R in [0, 30]; CPU, list opening, softening > 0)\n"
+            "  --eta E            the block-step accuracy eta, > 0 (default 0.2)\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
             "                     momentum every K steps on stdout (0 = never; default 0)\n"
             "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
@@ -82,15 +91,17 @@ static void usage(FILE *f) {
             "                     force parameters; do not give them again)\n"
             "  --backend B        cpu, gpu or auto (default; see above)\n"
             "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
-            "  --stats, --stats=json  what ran (backend, opening, tree, theta, order) and the\n"
-            "                     seconds of loading, stepping, energy lines and writing\n"
+            "  --stats, --stats=json  what ran (backend, opening, tree, theta, order), the\n"
+            "                     seconds of loading, stepping, energy lines and writing, and\n"
+            "                     the force evaluations (bodies per rung with --max-rung)\n"
             "  -h, --help         this help\n\n"
             "A progress line goes to stderr when it is a terminal.\n"
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
             "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
             "and writes the snapshots; --checkpoint, --restart and --opening bucket run on\n"
             "one rank only; --backend gpu (auto: from 200000 bodies) walks on one GPU per\n"
-            "rank; --stats prints each rank's traffic and GPU (docs/distributed.md).\n\n"
+            "rank; --stats prints each rank's traffic and GPU (docs/distributed.md);\n"
+            "--max-rung runs on one rank only.\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
             "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
             "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
@@ -317,11 +328,21 @@ static int load_inputs(const char *bodies, const char *vels, const char *masses,
     return rc;
 }
 
+/* Block-step options as given (max_rung INT64_MIN, eta NaN: not given). */
+typedef struct block_opts {
+    int64_t max_rung;
+    double eta;
+} block_opts;
+
 static canopy_nbody_options make_options(double dt, double eps, canopy_opening opening,
                                          canopy_gravity_tree tree, double theta, int64_t order,
-                                         double accuracy, const canopy_run_options *run) {
+                                         double accuracy, const block_opts *bo,
+                                         const canopy_run_options *run) {
     canopy_nbody_options o = canopy_nbody_options_default();
     o.dt = dt;
+    /* out of range is the library's to refuse (exit 1), like dt */
+    if (bo->max_rung != INT64_MIN) o.max_rung = (int32_t)bo->max_rung;
+    if (!isnan(bo->eta)) o.eta = bo->eta;
     o.run = *run;
     o.gravity.softening = (float)eps;
     o.gravity.opening = opening;
@@ -349,6 +370,8 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
     const char *opening = gpu ? "GPU bucket" : grav_opening_name(o->gravity.opening);
     const char *tree = gpu ? "radix" : grav_tree_name(o->gravity.tree);
     double rate = tm->step > 0.0 ? (double)steps / tm->step : 0.0;
+    canopy_nbody_work w;
+    canopy_nbody_work_get(s, &w);
     if (cli_stats_json()) {
         cli_json *j = cli_json_begin("nbody");
         cli_json_seconds(j, "load", tm->load);
@@ -363,6 +386,9 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
         cli_json_choice(j, "backend", gpu ? "gpu" : "cpu");
         cli_json_choice(j, "opening", opening);
         cli_json_choice(j, "tree", tree);
+        cli_json_count(j, "max_rung", (double)o->max_rung);
+        cli_json_count(j, "force_evaluations", (double)w.force_evals);
+        cli_json_count(j, "force_evaluations_global", (double)w.force_evals_global);
         cli_json_emit(j, "");
         return;
     }
@@ -376,6 +402,20 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
             (double)o->gravity.theta, (int)o->gravity.order, canopy_threads(), tm->load, tm->step,
             rate, steps > 0 ? tm->step / (double)steps : 0.0, tm->energy, tm->write,
             tm->total + tm->load);
+    fprintf(stderr, "  body force evaluations %lld", (long long)w.force_evals);
+    if (o->max_rung > 0) {
+        fprintf(stderr,
+                "; one global step at the finest rung used (%d) would make %lld: %.1f%% "
+                "saved\n  bodies per rung at the last synchronised point:",
+                (int)w.finest_rung, (long long)w.force_evals_global,
+                w.force_evals_global
+                    ? 100.0 * (1.0 - (double)w.force_evals / (double)w.force_evals_global)
+                    : 0.0);
+        for (int r = 0; r <= o->max_rung; r++)
+            if (w.bodies_per_rung[r])
+                fprintf(stderr, " %d:%lld", r, (long long)w.bodies_per_rung[r]);
+    }
+    fprintf(stderr, "\n");
 }
 
 int cmd_nbody(int argc, char **argv) {
@@ -396,6 +436,8 @@ int cmd_nbody(int argc, char **argv) {
         {"direct-max", required_argument, NULL, OPT_DIRECT_MAX},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
         {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
+        {"max-rung", required_argument, NULL, OPT_MAX_RUNG},
+        {"eta", required_argument, NULL, OPT_ETA},
         {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
         {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
         {"restart", required_argument, NULL, OPT_RESTART},
@@ -411,6 +453,7 @@ int cmd_nbody(int argc, char **argv) {
     canopy_opening opening = canopy_gravity_options_default().opening;
     canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
     int tree_given = 0, opening_given = 0, hdf5_out = 0;
+    block_opts bo = {INT64_MIN, NAN};
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -478,6 +521,15 @@ int cmd_nbody(int argc, char **argv) {
             if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &snap_every))
                 return CLI_USAGE;
             break;
+        case OPT_MAX_RUNG:
+            if (cli_parse_i64("nbody", "--max-rung", optarg, INT32_MIN, INT32_MAX, &bo.max_rung))
+                return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_ETA:
+            if (cli_parse_double("nbody", "--eta", optarg, -1e30, 1e30, &bo.eta)) return CLI_USAGE;
+            given_physics = 1;
+            break;
         case OPT_SNAPSHOT_FORMAT:
             if (strcmp(optarg, "npy") && strcmp(optarg, "hdf5"))
                 return cli_usage_error("nbody", "--snapshot-format must be npy or hdf5 (got '%s')",
@@ -527,6 +579,8 @@ int cmd_nbody(int argc, char **argv) {
     }
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (hdf5_out && !dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
+    if (!isnan(bo.eta) && bo.max_rung == INT64_MIN)
+        return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
     snap_spec snap = {dir, hdf5_out};
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
@@ -537,10 +591,10 @@ int cmd_nbody(int argc, char **argv) {
         return CLI_ERROR;
     int ranks = cli_dist_size(), rank = cli_dist_rank();
     if (ranks > 1) {
-        if (restart || ckpt || opening != CANOPY_OPENING_BODY) {
+        if (restart || ckpt || opening != CANOPY_OPENING_BODY || bo.max_rung > 0) {
             if (rank == 0)
-                cli_usage_error("nbody", "--restart, --checkpoint and --opening list|bucket are "
-                                         "not available over several ranks");
+                cli_usage_error("nbody", "--restart, --checkpoint, --max-rung and --opening "
+                                         "list|bucket are not available over several ranks");
             return CLI_USAGE;
         }
         /* Rank 0 reads and writes; every rank steps its domain. */
@@ -551,7 +605,7 @@ int cmd_nbody(int argc, char **argv) {
         rc = cli_dist_share_rc(rc);
         if (!rc) {
             canopy_nbody_options o =
-                make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
+                make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
             ranks_job j = {pa.data, va.data,      ma.data,    rank == 0 ? pa.shape[0] : 0,
                            steps,   energy_every, snap_every, direct_max,
                            snap,    p.stats};
@@ -576,7 +630,7 @@ int cmd_nbody(int argc, char **argv) {
         rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
         if (!rc) {
             canopy_nbody_options o =
-                make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
+                make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
             if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, &s))
                 rc = cli_runtime_error("nbody");
         }
@@ -634,11 +688,15 @@ int cmd_nbody(int argc, char **argv) {
     if (!rc) {
         const canopy_nbody_options *o = canopy_nbody_get_options(s);
         double secs = canopy_now() - t0;
+        char block[96] = "";
+        if (o->max_rung > 0)
+            snprintf(block, sizeof block, ", block steps (max rung %d, eta %g)", (int)o->max_rung,
+                     o->eta);
         cli_summary(
-            "nbody: %lld bodies, steps %lld -> %lld, dt %g, theta %g, order %d, %s opening, "
+            "nbody: %lld bodies, steps %lld -> %lld, dt %g%s, theta %g, order %d, %s opening, "
             "%s tree, softening %g, %.3g steps/s%s%s",
             (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
-            o->dt, (double)o->gravity.theta, (int)o->gravity.order,
+            o->dt, block, (double)o->gravity.theta, (int)o->gravity.order,
             gpu_mp_wanted(o->run.backend, canopy_nbody_n(s))
                 ? "GPU bucket"
                 : grav_opening_name(o->gravity.opening),
