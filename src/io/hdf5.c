@@ -114,6 +114,13 @@ static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
 static int h5_ok;
 static char h5_why[1024];
 
+static void *need(void *lib, const char *name) {
+    void *p = dlsym(lib, name);
+    if (!p)
+        snprintf(h5_why, sizeof h5_why, "the HDF5 library %s lacks %s", CANOPY_HDF5_SONAME, name);
+    return p;
+}
+
 static void h5_load(void) {
     const char *names[] = {CANOPY_HDF5_LIBRARY, CANOPY_HDF5_SONAME};
     void *lib = NULL;
@@ -126,11 +133,7 @@ static void h5_load(void) {
     }
     void *p;
 #define FN(name)                                                                                   \
-    if (!(p = dlsym(lib, #name))) {                                                                \
-        snprintf(h5_why, sizeof h5_why, "the HDF5 library %s lacks %s", CANOPY_HDF5_SONAME,        \
-                 #name);                                                                           \
-        return;                                                                                    \
-    }                                                                                              \
+    if (!(p = need(lib, #name))) return;                                                           \
     *(void **)&h5.name = p;
     H5_FUNCS(FN)
 #undef FN
@@ -139,11 +142,7 @@ static void h5_load(void) {
         return;
     }
 #define TY(name)                                                                                   \
-    if (!(p = dlsym(lib, #name))) {                                                                \
-        snprintf(h5_why, sizeof h5_why, "the HDF5 library %s lacks %s", CANOPY_HDF5_SONAME,        \
-                 #name);                                                                           \
-        return;                                                                                    \
-    }                                                                                              \
+    if (!(p = need(lib, #name))) return;                                                           \
     h5.name = *(hid_t *)p;
     H5_TYPES(TY)
 #undef TY
