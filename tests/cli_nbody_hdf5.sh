@@ -19,57 +19,63 @@ for p in python3 /usr/bin/python3; do
 done
 [ -n "$PY" ] && [ -n "$(command -v "$PY")" ] || { echo "h5py not installed (scripts/install-deps.sh --test): skipped"; exit 77; }
 
-# ic.py KIND PATH: an initial-conditions file (n = 300) as analysis tools write it.
+# ic.py KIND PATH [KIND PATH ...]: initial-conditions files (n = 300) as analysis
+# tools write them (one Python start for all: h5py's import takes most of a second).
 cat >"$tmp/ic.py" <<'EOF'
 import sys, h5py, numpy as np
-kind, path = sys.argv[1], sys.argv[2]
-rng = np.random.default_rng(7)
-n = 300
-pos = rng.normal(size=(n, 3))
-vel = 0.3 * rng.normal(size=(n, 3))
-mass = rng.uniform(0.5, 1.5, n).astype(np.float32) / n
-np.save(path + ".pos.npy", pos)
-np.save(path + ".vel.npy", vel)
-np.save(path + ".mass.npy", mass)
-with h5py.File(path, "w") as f:
-    h = f.create_group("Header")
-    counts = np.array([0, n, 0, 0, 0, 0])
-    gadget2 = kind == "masstable"
-    h.attrs["NumPart_ThisFile"] = counts.astype(np.uint32 if gadget2 else np.int64)
-    h.attrs["NumPart_Total"] = counts.astype(np.uint32 if gadget2 else np.int64)
-    h.attrs["MassTable"] = np.array([0, 1.0 / n if gadget2 else 0, 0, 0, 0, 0])
-    h.attrs["Time"] = 0.0
-    h.attrs["Redshift"] = 0.0
-    h.attrs["BoxSize"] = 0.0
-    g = f.create_group("PartType1")
-    g["Coordinates"] = pos.astype(np.float32) if gadget2 else pos
-    g["Velocities"] = vel
-    g["ParticleIDs"] = np.arange(n, dtype=np.uint32 if gadget2 else np.uint64)
-    if not gadget2:
-        g["Masses"] = mass
-    if kind == "nogroup":
-        del f["PartType1"]
-    elif kind == "noheader":
-        del f["Header"]
-    elif kind == "shape":
-        del g["Coordinates"]; g["Coordinates"] = pos[:, :2]
-    elif kind == "rows":
-        del g["Velocities"]; g["Velocities"] = vel[:-1]
-    elif kind == "count":
-        h.attrs["NumPart_ThisFile"] = h.attrs["NumPart_Total"] = np.array([0, n + 1, 0, 0, 0, 0])
-    elif kind == "total":
-        h.attrs["NumPart_Total"] = np.array([0, 2 * n, 0, 0, 0, 0])
-    elif kind == "nan":
-        p = pos.copy(); p[5, 1] = np.nan
-        del g["Coordinates"]; g["Coordinates"] = p
-    elif kind == "gas":
-        h.attrs["NumPart_ThisFile"] = np.array([10, n, 0, 0, 0, 0])
-    elif kind == "nomass":
-        del g["Masses"]
-    elif kind == "text":
-        del g["Velocities"]; g["Velocities"] = np.array([b"fast"] * n)
-    elif kind == "novel":
-        del g["Velocities"]
+
+def write(kind, path):
+  rng = np.random.default_rng(7)
+  n = 300
+  pos = rng.normal(size=(n, 3))
+  vel = 0.3 * rng.normal(size=(n, 3))
+  mass = rng.uniform(0.5, 1.5, n).astype(np.float32) / n
+  np.save(path + ".pos.npy", pos)
+  np.save(path + ".vel.npy", vel)
+  np.save(path + ".mass.npy", mass)
+  with h5py.File(path, "w") as f:
+      h = f.create_group("Header")
+      counts = np.array([0, n, 0, 0, 0, 0])
+      gadget2 = kind == "masstable"
+      h.attrs["NumPart_ThisFile"] = counts.astype(np.uint32 if gadget2 else np.int64)
+      h.attrs["NumPart_Total"] = counts.astype(np.uint32 if gadget2 else np.int64)
+      h.attrs["MassTable"] = np.array([0, 1.0 / n if gadget2 else 0, 0, 0, 0, 0])
+      h.attrs["Time"] = 0.0
+      h.attrs["Redshift"] = 0.0
+      h.attrs["BoxSize"] = 0.0
+      g = f.create_group("PartType1")
+      g["Coordinates"] = pos.astype(np.float32) if gadget2 else pos
+      g["Velocities"] = vel
+      g["ParticleIDs"] = np.arange(n, dtype=np.uint32 if gadget2 else np.uint64)
+      if not gadget2:
+          g["Masses"] = mass
+      if kind == "nogroup":
+          del f["PartType1"]
+      elif kind == "noheader":
+          del f["Header"]
+      elif kind == "shape":
+          del g["Coordinates"]; g["Coordinates"] = pos[:, :2]
+      elif kind == "rows":
+          del g["Velocities"]; g["Velocities"] = vel[:-1]
+      elif kind == "count":
+          h.attrs["NumPart_ThisFile"] = h.attrs["NumPart_Total"] = np.array([0, n + 1, 0, 0, 0, 0])
+      elif kind == "total":
+          h.attrs["NumPart_Total"] = np.array([0, 2 * n, 0, 0, 0, 0])
+      elif kind == "nan":
+          p = pos.copy(); p[5, 1] = np.nan
+          del g["Coordinates"]; g["Coordinates"] = p
+      elif kind == "gas":
+          h.attrs["NumPart_ThisFile"] = np.array([10, n, 0, 0, 0, 0])
+      elif kind == "nomass":
+          del g["Masses"]
+      elif kind == "text":
+          del g["Velocities"]; g["Velocities"] = np.array([b"fast"] * n)
+      elif kind == "novel":
+          del g["Velocities"]
+
+args = sys.argv[1:]
+for k in range(0, len(args), 2):
+    write(args[k], args[k + 1])
 EOF
 mkic() { "$PY" "$tmp/ic.py" "$1" "$tmp/$2" || bad "h5py could not write $2"; }
 
@@ -127,8 +133,11 @@ check "restart from a snapshot: 300 bodies" grep -q "nbody: 300 bodies" "$tmp/ou
 # Hostile files: exit 1, the problem named, the checkpoint and snapshot folder untouched.
 echo keep >"$tmp/ck"
 mkdir -p "$tmp/o"
+kinds=(nogroup noheader shape rows count total nan gas nomass text novel)
+pairs=()
+for k in "${kinds[@]}"; do pairs+=("$k" "$tmp/bad_$k.hdf5"); done
+"$PY" "$tmp/ic.py" "${pairs[@]}" || bad "h5py could not write the hostile files"
 bad_ic() { # bad_ic KIND MESSAGE
-    mkic "$1" "bad_$1.hdf5"
     run 1 nbody --bodies "$tmp/bad_$1.hdf5" --steps 2 --dt 0.01 --softening 0.05 -o "$tmp/o" \
         --snapshot-format hdf5 --checkpoint "$tmp/ck"
     check "$1: message '$2'" grep -q "$2" "$tmp/err"

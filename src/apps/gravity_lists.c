@@ -659,7 +659,7 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
     return gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
 }
 
-/* Active sinks of the bucket [gb, ge): the count, and whether it is all of them. */
+/* The number of active sinks in the bucket [gb, ge) (all of them without a mask). */
 static int32_t count_active(const gl_tree *t, const unsigned char *active, int32_t gb, int32_t ge) {
     if (!active) return ge - gb;
     int32_t c = 0;
