@@ -136,6 +136,8 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = check_input(pos, vel, mass, n, &o);
     if (st) return st;
+    /* auto would take the GPU for large n, where block steps are not built */
+    if (o.max_rung > 0 && o.run.backend == CANOPY_BACKEND_AUTO) o.run.backend = CANOPY_BACKEND_CPU;
     int on_gpu = gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
         (st = on_gpu ? gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)
