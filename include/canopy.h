@@ -493,11 +493,19 @@ canopy_status canopy_gravity_multipole_device(canopy_points d_bodies, const floa
  * kept in float64 (forces are float32). A run restarted from a checkpoint continues
  * bit-identically: forces do not depend on variant, schedule or threads. */
 typedef struct canopy_nbody_options {
-    double dt;                      /* time step > 0 */
+    double dt;                      /* time step > 0 (with block steps: the largest, rung 0) */
     canopy_gravity_options gravity; /* theta, order, opening, softening, accuracy */
     canopy_run_options run;         /* backend (gpu: state on the device), leaf size;
                                      * variant, schedule (CPU) */
+    /* Block (hierarchical) time steps (docs/nbody.md): max_rung > 0 puts each body on
+     * a rung r <= max_rung of step dt / 2^r, the largest with dt / 2^r <=
+     * eta sqrt(softening / |a|); rungs change only at synchronised points; each
+     * canopy_nbody_step is one step dt of 2^max_rung substeps. 0: one global step.
+     * CPU, list opening, softening > 0 only. */
+    int32_t max_rung; /* 0 (default) to CANOPY_NBODY_MAX_RUNG */
+    double eta;       /* > 0 (default 0.2) */
 } canopy_nbody_options;
+#define CANOPY_NBODY_MAX_RUNG 30
 canopy_nbody_options canopy_nbody_options_default(void);
 typedef struct canopy_nbody canopy_nbody; /* opaque */
 /* pos, vel (n, 3) and mass (n, or NULL for 1/n) are copied. Fails on non-finite
@@ -510,6 +518,7 @@ int64_t canopy_nbody_n(const canopy_nbody *s);
 int64_t canopy_nbody_steps_done(const canopy_nbody *s);
 const double *canopy_nbody_positions(const canopy_nbody *s);  /* (n, 3) */
 const double *canopy_nbody_velocities(const canopy_nbody *s); /* (n, 3) */
+const float *canopy_nbody_masses(const canopy_nbody *s);      /* (n) */
 const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s);
 typedef struct canopy_nbody_energy {
     double kinetic, potential, total;
@@ -527,6 +536,15 @@ canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path);
  * when NULL); CANOPY_ERR_FORMAT for a corrupt or truncated file. */
 canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *opt,
                                    canopy_nbody **out);
+/* Work of the run so far: bodies per rung at the last synchronised point (all on rung
+ * 0 with global steps), body force evaluations made, and those one global step at the
+ * finest rung used in each step dt would have made (saved = 1 - made / global). */
+typedef struct canopy_nbody_work {
+    int64_t bodies_per_rung[CANOPY_NBODY_MAX_RUNG + 1];
+    int64_t force_evals, force_evals_global;
+    int32_t finest_rung; /* the highest rung used so far */
+} canopy_nbody_work;
+void canopy_nbody_work_get(const canopy_nbody *s, canopy_nbody_work *w);
 void canopy_nbody_free(canopy_nbody *s);
 
 /* Float64 direct summation for the bodies sample[0..ns) only (acc (ns, 3), pot (ns)

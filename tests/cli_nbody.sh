@@ -3,7 +3,8 @@
 # `canopy nbody` end to end: a two-body orbit conserving energy, snapshots named by
 # step, a run restarted from a checkpoint ending bit-identical to an uninterrupted
 # one, bad input (NaN, negative mass, dt <= 0, eps < 0, unwritable snapshot folder,
-# corrupt checkpoint) exiting 1 without touching a good checkpoint, usage errors 2.
+# corrupt checkpoint) exiting 1 without touching a good checkpoint, usage errors 2;
+# block time steps (--max-rung, --eta): stats, restart, bad values.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 CANOPY=${1:?usage: cli_nbody.sh CANOPY_BINARY}
@@ -136,4 +137,33 @@ j = json.loads(open(sys.argv[1]).read())
 assert j['schema'] == 'canopy-stats/1' and j['command'] == 'nbody', j
 assert j['counts']['steps'] == 3 and j['counts']['bodies'] == 600 and 'run' in j['seconds'], j
 assert j['choices']['opening'] == 'list' and j['choices']['tree'] == 'binary', j" "$tmp/err"
+
+# Block time steps: the stats name the rungs and the evaluations saved; a restart
+# continues bit-identically; bad values exit 1 (library checks), --eta alone 2.
+block=(--softening 0.02 --dt 0.0625 --theta 0.5 --order 2 --max-rung 5 --eta 0.1)
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${block[@]}" --steps 2 --stats \
+    -o "$tmp/blk" --checkpoint "$tmp/blk.ckpt"
+check "block: summary" grep -q "block steps (max rung 5, eta 0.1)" "$tmp/out"
+check "block: rungs in --stats" grep -q "bodies per rung at the last synchronised point: .*:" "$tmp/err"
+check "block: evaluations saved" grep -Eq "would make [0-9]+: [0-9.]+% saved" "$tmp/err"
+run 0 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" "${block[@]}" --steps 1 \
+    --checkpoint "$tmp/blk1.ckpt"
+run 0 nbody --restart "$tmp/blk1.ckpt" --steps 2 -o "$tmp/blk_r"
+check "block: restart bit-identical" cmp -s "$tmp/blk/positions_000002.npy" "$tmp/blk_r/positions_000002.npy"
+for bad in "--max-rung 31" "--max-rung -1" "--max-rung 3 --eta 0" "--max-rung 3 --eta -2"; do
+    # shellcheck disable=SC2086
+    run 1 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --softening 0.02 --dt 0.1 --steps 1 $bad
+    check "block $bad: named" grep -Eq "max rung must be in \[0, 30\]|eta must be finite and > 0" "$tmp/err"
+done
+run 1 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --dt 0.1 --steps 1 --max-rung 3
+check "block steps need softening" grep -q "give a softening > 0" "$tmp/err"
+run 1 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --softening 0.02 --dt 0.1 --steps 1 \
+    --max-rung 3 --opening body
+check "block steps need list opening" grep -q "CPU with list opening only" "$tmp/err"
+run 1 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --softening 0.02 --dt 0.1 --steps 1 \
+    --max-rung 3 --backend gpu
+check "block steps refused on the GPU" grep -q "not built for the GPU backend" "$tmp/err"
+usage_error nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --softening 0.02 --dt 0.1 --steps 1 --eta 0.1
+usage_error nbody --restart "$tmp/blk1.ckpt" --steps 3 --max-rung 2
+usage_error nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --softening 0.02 --dt 0.1 --steps 1 --max-rung 3 --eta nan
 cli_finish

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_nbody: energy conservation on a two-body circular orbit and a small Plummer
  * cluster, bit-identical restart from a checkpoint, and refusals of bad input and
- * corrupt checkpoints. */
+ * corrupt checkpoints; block time steps: equal to global steps at the finest rung, a
+ * binary with distant companions on several rungs, restart, bad options. */
 #include "check.h"
 
 #include <math.h>
@@ -218,6 +219,159 @@ static void check_refusals(void) {
     CHECK(r == NULL);
     CHECK_OK(canopy_nbody_restart(good, NULL, &r));
     canopy_nbody_free(r);
+    r = NULL;
+
+    /* A version 1 checkpoint (72-byte header, no block-step fields) still restarts. */
+    char v1[4096];
+    uint32_t one = 1, bytes = 72;
+    memcpy(buf, "CANOPYNB", 8);
+    memcpy(v1, buf, 72);
+    memcpy(v1 + 8, &one, 4);
+    memcpy(v1 + 12, &bytes, 4);
+    memcpy(v1 + 72, buf + 88, len - 88 - 8);
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
+    for (size_t i = 0; i < len - 16 - 8; i++) h = (h ^ (unsigned char)v1[i]) * 0x100000001b3ull;
+    memcpy(v1 + len - 16 - 8, &h, 8);
+    write_bytes(bad, v1, len - 16);
+    CHECK_OK(canopy_nbody_restart(bad, NULL, &r));
+    CHECK(r && canopy_nbody_n(r) == 2 && canopy_nbody_get_options(r)->max_rung == 0);
+    canopy_nbody_free(r);
+}
+
+static canopy_nbody_options block_options(double dt, int max_rung, double eta) {
+    canopy_nbody_options o = canopy_nbody_options_default();
+    o.dt = dt;
+    o.gravity.softening = 0.05f;
+    o.gravity.theta = 0.5f;
+    o.gravity.order = 2;
+    o.max_rung = max_rung;
+    o.eta = eta;
+    return o;
+}
+
+static int same_state(const canopy_nbody *a, const canopy_nbody *b) {
+    size_t bytes = (size_t)canopy_nbody_n(a) * 3 * sizeof(double);
+    return !memcmp(canopy_nbody_positions(a), canopy_nbody_positions(b), bytes) &&
+           !memcmp(canopy_nbody_velocities(a), canopy_nbody_velocities(b), bytes);
+}
+
+/* Every body on the finest rung (eta tiny): block steps are the global leapfrog at
+ * dt / 2^R, kick for kick, so the states agree bit for bit. */
+static void check_block_finest(uint64_t seed) {
+    int64_t n = 300;
+    double *pos, *vel;
+    plummer(n, seed, &pos, &vel);
+    canopy_nbody_options ob = block_options(1.0 / 16, 3, 1e-9), og = block_options(1.0 / 128, 0, 0);
+    canopy_nbody *b = NULL, *g = NULL;
+    CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &ob, &b));
+    CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &og, &g));
+    if (b && g) {
+        /* auto takes the GPU for large n on a GPU machine: block steps pin the CPU */
+        CHECK(canopy_nbody_get_options(b)->run.backend == CANOPY_BACKEND_CPU);
+        CHECK_OK(canopy_nbody_step(b, 4));
+        CHECK_OK(canopy_nbody_step(g, 32));
+        CHECK_MSG(same_state(b, g), "block steps on rung 3 differ from global steps of dt/8");
+        canopy_nbody_work w;
+        canopy_nbody_work_get(b, &w);
+        CHECK_MSG(w.force_evals == 32 * n && w.force_evals_global == 32 * n &&
+                      w.bodies_per_rung[3] == n && w.finest_rung == 3,
+                  "work: %lld evaluations (global %lld), %lld on rung 3", (long long)w.force_evals,
+                  (long long)w.force_evals_global, (long long)w.bodies_per_rung[3]);
+    }
+    canopy_nbody_free(b);
+    canopy_nbody_free(g);
+    free(pos);
+    free(vel);
+}
+
+/* A tight binary (rung 5) and four light companions far out (rung 1): block steps
+ * follow the global integration at the binary's step closely, conserve energy, make
+ * far fewer force evaluations, and restart bit-identically from a checkpoint. */
+static void check_block_binary(uint64_t seed) {
+    enum { N = 6 };
+    double pos[3 * N] = {-0.05, 0, 0, 0.05, 0, 0}, vel[3 * N] = {0, -1.5811388, 0, 0, 1.5811388, 0};
+    float mass[N] = {0.5f, 0.5f, 1e-3f, 1e-3f, 1e-3f, 1e-3f};
+    canopy_rng st = canopy_rng_make(seed, 33);
+    for (int i = 2; i < N; i++) {
+        double r = 2.0 + canopy_rng_uniform(&st), phi = 6.283185307 * canopy_rng_uniform(&st);
+        double v = sqrt(1.0 / r);
+        pos[3 * i] = r * cos(phi), pos[3 * i + 1] = r * sin(phi), pos[3 * i + 2] = 0.1 * (i - 3);
+        vel[3 * i] = -v * sin(phi), vel[3 * i + 1] = v * cos(phi);
+    }
+    canopy_nbody_options ob = block_options(1.0 / 16, 6, 0.2), og = block_options(1.0 / 512, 0, 0);
+    ob.gravity.softening = og.gravity.softening = 0.01f;
+    canopy_nbody *b = NULL, *g = NULL, *half = NULL, *r = NULL;
+    CHECK_OK(canopy_nbody_create(pos, vel, mass, N, &ob, &b));
+    CHECK_OK(canopy_nbody_create(pos, vel, mass, N, &og, &g));
+    CHECK_OK(canopy_nbody_create(pos, vel, mass, N, &ob, &half));
+    if (!b || !g || !half) return;
+    canopy_nbody_energy e0, e;
+    CHECK_OK(canopy_nbody_energy_get(b, N, &e0));
+    double worst = 0.0;
+    for (int k = 0; k < 16; k++) {
+        CHECK_OK(canopy_nbody_step(b, 1));
+        CHECK_OK(canopy_nbody_energy_get(b, N, &e));
+        double d = fabs((e.total - e0.total) / e0.total);
+        worst = d > worst ? d : worst;
+    }
+    CHECK_OK(canopy_nbody_step(g, 512));
+    CHECK_MSG(worst < 1e-4, "binary: block-step energy error %.3g", worst);
+    const double *xb = canopy_nbody_positions(b), *xg = canopy_nbody_positions(g);
+    double dmax = 0.0;
+    for (int i = 0; i < 3 * N; i++) dmax = fmax(dmax, fabs(xb[i] - xg[i]));
+    CHECK_MSG(dmax < 1e-4, "binary: block and global (dt/32) positions differ by %.3g", dmax);
+    canopy_nbody_work w;
+    canopy_nbody_work_get(b, &w);
+    CHECK_MSG(w.bodies_per_rung[5] == 2 && w.bodies_per_rung[1] == N - 2 && w.finest_rung == 5,
+              "binary: rungs 5 and 1 expected (%lld, %lld)", (long long)w.bodies_per_rung[5],
+              (long long)w.bodies_per_rung[1]);
+    /* per step dt: 32 evaluations of the binary, 2 of each companion, all at its end */
+    CHECK_MSG(w.force_evals == 16 * (2 * 32 + (N - 2) * 2) && w.force_evals_global == 16 * N * 32,
+              "binary: %lld evaluations, global %lld", (long long)w.force_evals,
+              (long long)w.force_evals_global);
+
+    CHECK_OK(canopy_nbody_step(half, 8));
+    char path[600];
+    snprintf(path, sizeof path, "%s", check_tmp_path("block.ckpt"));
+    CHECK_OK(canopy_nbody_checkpoint(half, path));
+    CHECK_OK(canopy_nbody_restart(path, NULL, &r));
+    if (r) {
+        CHECK(canopy_nbody_get_options(r)->max_rung == 6 &&
+              canopy_nbody_get_options(r)->eta == 0.2);
+        CHECK_OK(canopy_nbody_step(r, 8));
+        CHECK_MSG(same_state(b, r), "block steps: restarted run differs");
+    }
+    canopy_nbody_free(b);
+    canopy_nbody_free(g);
+    canopy_nbody_free(half);
+    canopy_nbody_free(r);
+}
+
+static void check_block_refusals(void) {
+    double pos[6] = {0, 0, 0, 1, 0, 0}, vel[6] = {0};
+    canopy_nbody *s = NULL;
+    canopy_nbody_options o = block_options(0.01, -1, 0.2);
+    CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "max rung");
+    o.max_rung = CANOPY_NBODY_MAX_RUNG + 1;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "max rung");
+    o.max_rung = 4;
+    double etas[3] = {0.0, -0.1, NAN};
+    for (int k = 0; k < 3; k++) {
+        o.eta = etas[k];
+        CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "eta");
+    }
+    o.eta = 0.2;
+    o.gravity.softening = 0.0f;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "softening");
+    o.gravity.softening = 0.05f;
+    o.gravity.opening = CANOPY_OPENING_BODY;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_UNSUPPORTED,
+                "list opening");
+    o.gravity.opening = CANOPY_OPENING_LIST;
+    o.run.backend = CANOPY_BACKEND_GPU;
+    CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_UNSUPPORTED,
+                "GPU backend");
+    CHECK(s == NULL);
 }
 
 int main(void) {
@@ -226,5 +380,8 @@ int main(void) {
     for (uint64_t k = 0; k < 2; k++) check_cluster(seed + k);
     check_restart(seed);
     check_refusals();
+    check_block_finest(seed);
+    check_block_binary(seed);
+    check_block_refusals();
     return check_finish();
 }

@@ -656,6 +656,20 @@ static void lists_free(gl_lists *L) {
 canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
                          float eps2, const gl_config *cfg, float *acc, float *pot,
                          gl_counts *counts) {
+    return gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
+}
+
+/* The number of active sinks in the bucket [gb, ge) (all of them without a mask). */
+static int32_t count_active(const gl_tree *t, const unsigned char *active, int32_t gb, int32_t ge) {
+    if (!active) return ge - gb;
+    int32_t c = 0;
+    for (int32_t i = gb; i < ge; i++) c += active[t->ids[i]] != 0;
+    return c;
+}
+
+canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
+                                float eps2, const gl_config *cfg, const unsigned char *active,
+                                float *acc, float *pot, gl_counts *counts) {
     if (bodies.n >= INT32_MAX / 2)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "gravity: the list engine takes fewer than %d bodies (got %lld)",
@@ -691,9 +705,11 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
         for (int32_t k = 0; k < t.n_leaves; k++) {
             if (failed) continue;
             const gl_hot *h = t.hot + t.leaves[k];
-            int32_t gb = h->begin, ge = h->end;
+            int32_t gb = h->begin, ge = h->end, na = count_active(&t, active, gb, ge);
+            if (na == 0) continue;
             if (cfg->per_body) {
                 for (int32_t i = gb; i < ge && !failed; i++) {
+                    if (active && !active[t.ids[i]]) continue;
                     float p[3] = {t.x[i], t.y[i], t.z[i]};
                     tests += walk(&t, p, p, gb, ge, &L);
                     walks++;
@@ -713,9 +729,13 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
                     failed = 1;
                     continue;
                 }
-                sinks(&t, &L, gb, gb, ge, order, eps2, acc, pot);
-                pc += (int64_t)(ge - gb) * L.nc;
-                pp += (int64_t)(ge - gb) * (L.np - 1);
+                if (na == ge - gb)
+                    sinks(&t, &L, gb, gb, ge, order, eps2, acc, pot);
+                else /* the bucket's whole box walked: its lists serve any of its bodies */
+                    for (int32_t i = gb; i < ge; i++)
+                        if (active[t.ids[i]]) sinks(&t, &L, gb, i, i + 1, order, eps2, acc, pot);
+                pc += (int64_t)na * L.nc;
+                pp += (int64_t)na * (L.np - 1);
             }
         }
         lists_free(&L);

@@ -37,5 +37,12 @@ typedef struct gl_counts {
 canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
                          float eps2, const gl_config *cfg, float *acc, float *pot,
                          gl_counts *counts);
+/* The same for the active bodies only (active[i] != 0, caller order), over a tree of
+ * all bodies: block time steps (src/nbody) evaluate the bodies whose step ends. Leaf
+ * buckets without an active body do not walk; acc and pot of inactive bodies are left
+ * as they are. An all-active mask gives gl_gravity's bits. */
+canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
+                                float eps2, const gl_config *cfg, const unsigned char *active,
+                                float *acc, float *pot, gl_counts *counts);
 
 #endif

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole, energies,
- * and checkpoints (format in docs/nbody.md). The state is float64; each force
+/* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole (one global step,
+ * or block time steps: rungs of dt / 2^r, forces for the bodies whose step ends),
+ * energies, and checkpoints (format in docs/nbody.md). The state is float64; each force
  * evaluation converts positions to float32, rebuilds the octree and walks it. With
  * the GPU backend the state lives on the device (nbody/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
+#include "apps/gravity_lists.h"
 #include "canopy.h"
 #include "core/coincident.h"
 #include "core/device.h"
@@ -24,6 +26,8 @@ struct canopy_nbody {
     float *pos32;      /* positions as the tree sees them */
     float *acc, *pot;  /* forces and potentials at the current positions */
     gpu_nbody *gpu;    /* the device-resident state, or NULL on the CPU */
+    unsigned char *rung, *active; /* block steps: each body's rung, this substep's sinks */
+    canopy_nbody_work work;
 };
 
 canopy_nbody_options canopy_nbody_options_default(void) {
@@ -31,6 +35,8 @@ canopy_nbody_options canopy_nbody_options_default(void) {
     o.dt = 0.0;
     o.gravity = canopy_gravity_options_default();
     o.run = canopy_run_options_default();
+    o.max_rung = 0;
+    o.eta = 0.2;
     return o;
 }
 
@@ -81,6 +87,16 @@ canopy_status nbody_check_state(const double *pos, const double *vel, const floa
         if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
             return canopy_fail(CANOPY_ERR_INVALID, "nbody: mass of body %lld is %g", (long long)i,
                                (double)mass[i]);
+    if (o->max_rung < 0 || o->max_rung > CANOPY_NBODY_MAX_RUNG)
+        return canopy_fail(CANOPY_ERR_INVALID, "nbody: max rung must be in [0, %d] (got %d)",
+                           CANOPY_NBODY_MAX_RUNG, (int)o->max_rung);
+    if (o->max_rung > 0 && (!(o->eta > 0.0) || !isfinite(o->eta)))
+        return canopy_fail(CANOPY_ERR_INVALID, "nbody: eta must be finite and > 0 (got %g)",
+                           o->eta);
+    if (o->max_rung > 0 && o->gravity.softening == 0.0f)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "nbody: block time steps choose dt_i = eta sqrt(softening / |a_i|): "
+                           "give a softening > 0");
     return o->gravity.softening == 0.0f ? refuse_coincident(pos, n) : CANOPY_OK;
 }
 
@@ -108,6 +124,8 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = check_input(pos, vel, mass, n, &o);
     if (st) return st;
+    /* auto would take the GPU for large n, where block steps are not built */
+    if (o.max_rung > 0 && o.run.backend == CANOPY_BACKEND_AUTO) o.run.backend = CANOPY_BACKEND_CPU;
     int on_gpu = gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
         (st = on_gpu ? gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)
@@ -132,6 +150,19 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     memcpy(s->pos, pos, n3 * sizeof(double));
     memcpy(s->vel, vel, n3 * sizeof(double));
     for (int64_t i = 0; i < n; i++) s->mass[i] = mass ? mass[i] : 1.0f / (float)n;
+    if (o.max_rung > 0 && (on_gpu || o.gravity.opening != CANOPY_OPENING_LIST)) {
+        canopy_nbody_free(s);
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "nbody: block time steps run on the CPU with list opening only "
+                           "(not built for %s)",
+                           on_gpu ? "the GPU backend" : "body or bucket opening");
+    }
+    if (o.max_rung > 0 && ((st = canopy_calloc((void **)&s->rung, (size_t)n, 1)) ||
+                           (st = canopy_calloc((void **)&s->active, (size_t)n, 1)))) {
+        canopy_nbody_free(s);
+        return st;
+    }
+    s->work.bodies_per_rung[0] = n;
     if (on_gpu) {
         gpu_mp_params gp = {o.gravity.theta, o.gravity.order, o.gravity.softening, o.run.leaf_size,
                             0};
@@ -155,12 +186,114 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     return CANOPY_OK;
 }
 
+/* ------------------------------------------------------- block time steps -- */
+
+/* The largest step dt / 2^r (r <= max_rung) within eta sqrt(softening / |a_i|). */
+static int rung_for(const canopy_nbody *s, int64_t i) {
+    const float *a = s->acc + 3 * i;
+    double a2 = (double)a[0] * a[0] + (double)a[1] * a[1] + (double)a[2] * a[2];
+    if (!(a2 > 0.0)) return 0;
+    double want = s->opt.eta * sqrt((double)s->opt.gravity.softening / sqrt(a2));
+    double step = s->opt.dt;
+    int r = 0;
+    while (r < s->opt.max_rung && step > want) step *= 0.5, r++;
+    return r;
+}
+
+/* Forces on the active bodies, from a tree of all bodies at their current positions;
+ * the same engine and configuration as canopy_gravity_multipole's list opening. */
+static canopy_status active_forces(canopy_nbody *s) {
+    for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
+    const canopy_gravity_options *g = &s->opt.gravity;
+    gl_config cfg = {g->tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
+                     s->opt.run.leaf_size > 0 ? s->opt.run.leaf_size : GL_DEFAULT_BUCKET,
+                     GL_DEFAULT_GROUP};
+    return gl_gravity_active(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta, g->order,
+                             g->softening * g->softening, &cfg, s->active, s->acc, s->pot, NULL);
+}
+
+static void kick_one(canopy_nbody *s, int64_t i, double h) {
+    for (int j = 0; j < 3; j++) s->vel[3 * i + j] += h * s->acc[3 * i + j];
+}
+
+/* One step dt as 2^R substeps of h = dt / 2^R (KDK per rung, as Gadget and ChaNGa):
+ * every body starts synchronised and takes its rung from its acceleration; a body of
+ * rung r kicks half its step L_r h = 2^(R-r) h, all bodies drift together to the next
+ * tick where some step ends, the bodies whose step ends there get forces and close with
+ * the second half kick, then open their next step. A body may move to a finer rung at
+ * the end of any of its steps, to a coarser one only where that rung's steps end too. */
+static canopy_status block_step(canopy_nbody *s) {
+    const int R = s->opt.max_rung;
+    const int64_t nsub = (int64_t)1 << R, n = s->n;
+    const double h = s->opt.dt / (double)nsub;
+    int64_t count[CANOPY_NBODY_MAX_RUNG + 1] = {0};
+    int finest = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int r = rung_for(s, i);
+        s->rung[i] = (unsigned char)r;
+        count[r]++;
+        finest = r > finest ? r : finest;
+        kick_one(s, i, 0.5 * (double)(nsub >> r) * h);
+    }
+    memcpy(s->work.bodies_per_rung, count, sizeof count);
+    int64_t t = 0;
+    while (t < nsub) {
+        int64_t next = nsub;
+        for (int r = 0; r <= R; r++) {
+            int64_t len = nsub >> r, end = (t / len + 1) * len;
+            if (count[r] && end < next) next = end;
+        }
+        double dtd = (double)(next - t) * h;
+        for (int64_t i = 0; i < 3 * n; i++) s->pos[i] += dtd * s->vel[i];
+        t = next;
+        int64_t na = 0;
+        for (int64_t i = 0; i < n; i++) {
+            s->active[i] = t % (nsub >> s->rung[i]) == 0;
+            na += s->active[i];
+        }
+        canopy_status st = active_forces(s);
+        if (st) return st;
+        s->work.force_evals += na;
+        /* the coarsest rung whose steps also end at t */
+        int coarsest = 0;
+        while (t % (nsub >> coarsest)) coarsest++;
+        for (int64_t i = 0; i < n; i++) {
+            if (!s->active[i]) continue;
+            int r = s->rung[i];
+            kick_one(s, i, 0.5 * (double)(nsub >> r) * h);
+            if (t == nsub) continue; /* the next step dt starts synchronised */
+            int q = rung_for(s, i);
+            q = q < coarsest ? coarsest : q;
+            count[r]--, count[q]++;
+            s->rung[i] = (unsigned char)q;
+            finest = q > finest ? q : finest;
+            kick_one(s, i, 0.5 * (double)(nsub >> q) * h);
+        }
+    }
+    s->work.force_evals_global += n << finest;
+    if (finest > s->work.finest_rung) s->work.finest_rung = finest;
+    return CANOPY_OK;
+}
+
+void canopy_nbody_work_get(const canopy_nbody *s, canopy_nbody_work *w) {
+    *w = s->work;
+}
+
 canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
     double h = 0.5 * s->opt.dt, dt = s->opt.dt;
+    if (s->opt.max_rung > 0) {
+        for (int64_t k = 0; k < steps; k++) {
+            canopy_status st = block_step(s);
+            if (st) return st;
+            s->step++;
+        }
+        return CANOPY_OK;
+    }
     if (s->gpu) {
         canopy_status st = gpu_nbody_step(s->gpu, dt, steps);
         if (!st) st = gpu_nbody_download(s->gpu, s->pos, s->vel);
         if (!st) s->step += steps;
+        if (!st) s->work.force_evals += steps * s->n, s->work.force_evals_global += steps * s->n;
         return st;
     }
     for (int64_t k = 0; k < steps; k++) {
@@ -169,6 +302,8 @@ canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
         if (st) return st;
         nbody_kick(s->vel, s->acc, s->n, h);
         s->step++;
+        s->work.force_evals += s->n;
+        s->work.force_evals_global += s->n;
     }
     return CANOPY_OK;
 }
@@ -184,6 +319,9 @@ const double *canopy_nbody_positions(const canopy_nbody *s) {
 }
 const double *canopy_nbody_velocities(const canopy_nbody *s) {
     return s->vel;
+}
+const float *canopy_nbody_masses(const canopy_nbody *s) {
+    return s->mass;
 }
 const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s) {
     return &s->opt;
@@ -234,7 +372,9 @@ canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
 /* ------------------------------------------------------------ checkpoints -- */
 
 static const char ckpt_magic[8] = {'C', 'A', 'N', 'O', 'P', 'Y', 'N', 'B'};
-enum { CKPT_VERSION = 1 };
+/* Version 2 appends the block-step parameters; version 1 files (global steps) are
+ * still read. */
+enum { CKPT_VERSION = 2, CKPT_V1_BYTES = 72 };
 
 typedef struct ckpt_header {
     char magic[8];
@@ -242,6 +382,8 @@ typedef struct ckpt_header {
     int64_t n, step;
     double dt, theta, softening;
     int32_t order, opening, leaf_size, tree;
+    double eta;
+    int32_t max_rung, reserved;
 } ckpt_header;
 
 /* FNV-1a, 64 bit: enough to catch truncation and bit rot, not tampering. */
@@ -267,6 +409,8 @@ canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path) {
     h.opening = (int32_t)s->opt.gravity.opening;
     h.leaf_size = s->opt.run.leaf_size;
     h.tree = (int32_t)s->opt.gravity.tree;
+    h.eta = s->opt.eta;
+    h.max_rung = s->opt.max_rung;
     size_t n3 = (size_t)s->n * 3;
     uint64_t sum = fnv1a(FNV_START, &h, sizeof h);
     sum = fnv1a(sum, s->pos, n3 * sizeof(double));
@@ -294,21 +438,25 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
     canopy_status st = canopy_io_read_all(path, &buf, &len);
     if (st) return st;
     ckpt_header h;
-    if (len < sizeof h + sizeof(uint64_t)) {
+    memset(&h, 0, sizeof h);
+    if (len < CKPT_V1_BYTES + sizeof(uint64_t)) {
         free(buf);
         return canopy_fail(CANOPY_ERR_FORMAT, "checkpoint '%s' is truncated (%zu bytes)", path,
                            len);
     }
-    memcpy(&h, buf, sizeof h);
-    if (memcmp(h.magic, ckpt_magic, 8) || h.version != CKPT_VERSION || h.header_bytes != sizeof h) {
+    memcpy(&h, buf, CKPT_V1_BYTES);
+    size_t hb = h.version == 1 ? CKPT_V1_BYTES : sizeof h;
+    if (memcmp(h.magic, ckpt_magic, 8) || (h.version != 1 && h.version != CKPT_VERSION) ||
+        h.header_bytes != hb || len < hb + sizeof(uint64_t)) {
         free(buf);
         return canopy_fail(CANOPY_ERR_FORMAT,
-                           "'%s' is not a canopy nbody checkpoint (version %d) file", path,
+                           "'%s' is not a canopy nbody checkpoint (version 1 or %d) file", path,
                            CKPT_VERSION);
     }
+    memcpy(&h, buf, hb);
     size_t want = 0;
     if (h.n > 0 && h.n < INT32_MAX)
-        want = sizeof h + (size_t)h.n * (6 * sizeof(double) + sizeof(float)) + sizeof(uint64_t);
+        want = hb + (size_t)h.n * (6 * sizeof(double) + sizeof(float)) + sizeof(uint64_t);
     if (len != want) {
         free(buf);
         return canopy_fail(CANOPY_ERR_FORMAT,
@@ -335,7 +483,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
     if (!(st = canopy_alloc((void **)&pos, n3, sizeof *pos)) &&
         !(st = canopy_alloc((void **)&vel, n3, sizeof *vel)) &&
         !(st = canopy_alloc((void **)&mass, (size_t)h.n, sizeof *mass))) {
-        const char *p = buf + sizeof h;
+        const char *p = buf + hb;
         memcpy(pos, p, n3 * sizeof *pos);
         memcpy(vel, p + n3 * sizeof *pos, n3 * sizeof *vel);
         memcpy(mass, p + 2 * n3 * sizeof *pos, (size_t)h.n * sizeof *mass);
@@ -348,6 +496,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
         o.gravity.order = h.order;
         o.gravity.opening = (canopy_opening)h.opening;
         o.gravity.tree = (canopy_gravity_tree)h.tree;
+        if (h.version > 1) o.eta = h.eta, o.max_rung = h.max_rung;
         st = canopy_nbody_create(pos, vel, mass, h.n, &o, out);
         if (!st) (*out)->step = h.step;
     }
@@ -367,5 +516,7 @@ void canopy_nbody_free(canopy_nbody *s) {
     canopy_free(s->pos32);
     canopy_free(s->acc);
     canopy_free(s->pot);
+    canopy_free(s->rung);
+    canopy_free(s->active);
     canopy_free(s);
 }

@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
+#include "io/hdf5.h"
 #include "nbody/gpu_multipole.h"
 #include "trav_opts.h"
 
@@ -31,15 +32,20 @@ enum {
     OPT_CHECKPOINT_EVERY,
     OPT_CHECKPOINT,
     OPT_RESTART,
-    OPT_DIRECT_MAX
+    OPT_DIRECT_MAX,
+    OPT_SNAPSHOT_FORMAT,
+    OPT_MAX_RUNG,
+    OPT_ETA
 };
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
+            "       | --bodies IC.hdf5\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
-            "       [--opening list|body|bucket] [--tree binary|oct] [--energy-every K]\n"
-            "       [-o DIR [--snapshot-every M]] [--stats]\n"
+            "       [--opening list|body|bucket] [--tree binary|oct] [--max-rung R [--eta E]]\n"
+            "       [--energy-every K]\n"
+            "       [-o DIR [--snapshot-every M] [--snapshot-format npy|hdf5]] [--stats]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
             "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
             "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU;\n"
@@ -48,7 +54,10 @@ static void usage(FILE *f) {
             "bucket opening.\n"
             "Positions and velocities are kept in float64, forces in float32.\n\n"
             "Options:\n"
-            "  --bodies B         positions, (n, 3) float32 or float64\n"
+            "  --bodies B         positions, (n, 3) float32 or float64; or initial conditions\n"
+            "                     in a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1\n"
+            "                     Coordinates, Velocities, Masses or MassTable[1]; then no\n"
+            "                     --velocities or --masses)\n"
             "  --velocities V     velocities, (n, 3)\n"
             "  --masses M         masses, (n) (default 1/n each)\n"
             "  --steps N          run until step N (counted from the start, also on restart)\n"
@@ -59,29 +68,41 @@ static void usage(FILE *f) {
             "                     GPU does 0 and 2) instead\n"
             "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
             "  --tree T           list opening's tree: binary (default) or oct\n"
+            "  --max-rung R       block time steps: each body on a rung r <= R of step\n"
+            "                     DT / 2^r, the largest within eta sqrt(softening / |a|), forces\n"
+            "                     only for the bodies whose step ends; rungs change at\n"
+            "                     synchronised points; a step is DT (0 = one global step,\n"
+            "                     default; R in [0, 30]; CPU, list opening, softening > 0)\n"
+            "  --eta E            the block-step accuracy eta, > 0 (default 0.2)\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
             "                     momentum every K steps on stdout (0 = never; default 0)\n"
             "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
             "                     else from the tree walk's potentials (default 20000)\n"
             "  --snapshot-every M write DIR/positions_SSSSSS.npy and velocities_SSSSSS.npy\n"
             "                     (float64, atomically) every M steps; needs -o DIR\n"
+            "  --snapshot-format F  npy (default) or hdf5: DIR/snapshot_SSSSSS.hdf5 in the\n"
+            "                     Gadget-4/SWIFT layout (Header, PartType1; Time = step * dt,\n"
+            "                     G = 1, no unit conversion), for the snapshots and the final\n"
+            "                     state\n"
             "  -o, --output DIR   folder (created if missing) for the snapshots and the final\n"
-            "                     state: positions_/velocities_ of the last step, always\n"
+            "                     state: the last step's snapshot, always\n"
             "  --checkpoint-every C  write the checkpoint every C steps and at the end\n"
             "  --checkpoint FILE  checkpoint file, replaced atomically (never by a partial one)\n"
             "  --restart FILE     resume from a checkpoint (which holds the bodies, dt and\n"
             "                     force parameters; do not give them again)\n"
             "  --backend B        cpu, gpu or auto (default; see above)\n"
             "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
-            "  --stats, --stats=json  what ran (backend, opening, tree, theta, order) and the\n"
-            "                     seconds of loading, stepping, energy lines and writing\n"
+            "  --stats, --stats=json  what ran (backend, opening, tree, theta, order), the\n"
+            "                     seconds of loading, stepping, energy lines and writing, and\n"
+            "                     the force evaluations (bodies per rung with --max-rung)\n"
             "  -h, --help         this help\n\n"
             "A progress line goes to stderr when it is a terminal.\n"
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
             "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
             "and writes the snapshots; --checkpoint, --restart and --opening bucket run on\n"
             "one rank only; --backend gpu (auto: from 200000 bodies) walks on one GPU per\n"
-            "rank; --stats prints each rank's traffic and GPU (docs/distributed.md).\n\n"
+            "rank; --stats prints each rank's traffic and GPU (docs/distributed.md);\n"
+            "--max-rung runs on one rank only.\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
             "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
             "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
@@ -115,7 +136,8 @@ static int prepare_dir(const char *dir) {
     return CLI_OK;
 }
 
-/* Snapshots replace DIR/positions_*.npy and DIR/velocities_*.npy as the run goes: none
+/* Snapshots replace DIR/positions_*.npy, DIR/velocities_*.npy or DIR/snapshot_*.hdf5
+ * as the run goes: none
  * of the named files (the inputs, a run restarted from an earlier snapshot, the
  * checkpoint) may be one of them. A folder that does not exist yet holds none. */
 static int check_snapshot_names(const char *dir, const char *const *files, int n) {
@@ -125,9 +147,10 @@ static int check_snapshot_names(const char *dir, const char *const *files, int n
         if (!files[i]) continue;
         const char *slash = strrchr(files[i], '/'), *base = slash ? slash + 1 : files[i];
         size_t len = strlen(base);
-        if ((strncmp(base, "positions_", 10) && strncmp(base, "velocities_", 11)) || len < 4 ||
-            strcmp(base + len - 4, ".npy"))
-            continue;
+        int npy = !(strncmp(base, "positions_", 10) && strncmp(base, "velocities_", 11)) &&
+                  len >= 4 && !strcmp(base + len - 4, ".npy");
+        int h5 = !strncmp(base, "snapshot_", 9) && len >= 5 && !strcmp(base + len - 5, ".hdf5");
+        if (!npy && !h5) continue;
         char *fdir = slash ? strndup(files[i], (size_t)(slash - files[i]) + (slash == files[i]))
                            : strdup(".");
         char *rf = fdir ? realpath(fdir, NULL) : NULL;
@@ -153,20 +176,33 @@ static int probe_checkpoint(const char *path) {
     return CLI_OK;
 }
 
-static int write_snapshot(const char *dir, int64_t step, int64_t n, const double *pos,
-                          const double *vel) {
+/* Where and how the snapshots go: -o DIR and --snapshot-format. */
+typedef struct snap_spec {
+    const char *dir;
+    int hdf5;
+} snap_spec;
+
+static int write_snapshot(const snap_spec *sp, int64_t step, double dt, int64_t n,
+                          const double *pos, const double *vel, const float *mass) {
     char pp[4096], vp[4096];
-    snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", dir, (long long)step);
-    snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", dir, (long long)step);
+    if (sp->hdf5) {
+        snprintf(pp, sizeof pp, "%s/snapshot_%06lld.hdf5", sp->dir, (long long)step);
+        if (canopy_hdf5_write_snapshot(pp, n, pos, vel, mass, (double)step * dt, 0.0))
+            return cli_runtime_error("nbody");
+        return CLI_OK;
+    }
+    snprintf(pp, sizeof pp, "%s/positions_%06lld.npy", sp->dir, (long long)step);
+    snprintf(vp, sizeof vp, "%s/velocities_%06lld.npy", sp->dir, (long long)step);
     canopy_array ab[2] = {cli_array_view((void *)pos, CANOPY_F64, n, 3),
                           cli_array_view((void *)vel, CANOPY_F64, n, 3)};
     const char *paths[2] = {pp, vp};
     return cli_write_arrays("nbody", 2, paths, ab, NULL);
 }
 
-static int snapshot(const char *dir, const canopy_nbody *s) {
-    return write_snapshot(dir, canopy_nbody_steps_done(s), canopy_nbody_n(s),
-                          canopy_nbody_positions(s), canopy_nbody_velocities(s));
+static int snapshot(const snap_spec *sp, const canopy_nbody *s) {
+    return write_snapshot(sp, canopy_nbody_steps_done(s), canopy_nbody_get_options(s)->dt,
+                          canopy_nbody_n(s), canopy_nbody_positions(s), canopy_nbody_velocities(s),
+                          canopy_nbody_masses(s));
 }
 
 static void print_energy_line(const canopy_nbody_energy *e, int64_t step, double dt, double *e0) {
@@ -192,7 +228,7 @@ typedef struct ranks_job {
     const double *pos, *vel; /* rank 0's inputs */
     const float *mass;
     int64_t n, steps, energy_every, snap_every, direct_max;
-    const char *dir;
+    snap_spec snap;
     int stats;
 } ranks_job;
 
@@ -205,7 +241,7 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
     double *pos = NULL, *vel = NULL;
     int rc = CLI_OK;
     canopy_status st = cli_dist_nbody_create(j->pos, j->vel, j->mass, j->n, o, &s);
-    if (!st && rank == 0 && j->dir &&
+    if (!st && rank == 0 && j->snap.dir &&
         (canopy_alloc((void **)&pos, (size_t)j->n * 3, sizeof *pos) ||
          canopy_alloc((void **)&vel, (size_t)j->n * 3, sizeof *vel)))
         rc = cli_runtime_error("nbody");
@@ -235,17 +271,17 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
         }
         if (!st && j->snap_every && k % j->snap_every == 0) {
             st = canopy_dist_nbody_gather(s, 0, pos, vel);
-            if (!st && rank == 0) rc = write_snapshot(j->dir, k, j->n, pos, vel);
+            if (!st && rank == 0) rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass);
             rc = cli_dist_share_rc(rc);
         }
         if (st) rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
     }
     /* -o DIR always holds the final state, also without --snapshot-every */
-    if (!rc && j->dir && !(j->snap_every && k % j->snap_every == 0 && k > 0)) {
+    if (!rc && j->snap.dir && !(j->snap_every && k % j->snap_every == 0 && k > 0)) {
         if ((st = canopy_dist_nbody_gather(s, 0, pos, vel)))
             rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
         else if (rank == 0)
-            rc = write_snapshot(j->dir, k, j->n, pos, vel);
+            rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass);
         rc = cli_dist_share_rc(rc);
     }
     canopy_dist_stats ds = s ? canopy_dist_nbody_stats(s) : (canopy_dist_stats){0};
@@ -270,9 +306,18 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
 }
 #endif
 
-/* Reads positions, velocities and (optional) masses; the same n in each. */
+/* Reads positions, velocities and (optional) masses; the same n in each. An HDF5
+ * snapshot as bodies holds all three (the caller refuses --velocities/--masses). */
 static int load_inputs(const char *bodies, const char *vels, const char *masses, canopy_array *pa,
                        canopy_array *va, canopy_array *ma) {
+    if (canopy_hdf5_path(bodies)) {
+        canopy_snapshot sn;
+        if (canopy_hdf5_read_snapshot(bodies, &sn)) return cli_runtime_error("nbody");
+        *pa = cli_array_view(sn.pos, CANOPY_F64, sn.n, 3);
+        *va = cli_array_view(sn.vel, CANOPY_F64, sn.n, 3);
+        *ma = cli_array_view(sn.mass, CANOPY_F32, sn.n, 0); /* released by the caller */
+        return CLI_OK;
+    }
     int rc = load_f64(bodies, "bodies", 3, pa);
     if (!rc) rc = load_f64(vels, "velocities", 3, va);
     if (!rc && masses) rc = load_f64(masses, "masses", 0, ma);
@@ -284,11 +329,21 @@ static int load_inputs(const char *bodies, const char *vels, const char *masses,
     return rc;
 }
 
+/* Block-step options as given (max_rung INT64_MIN, eta NaN: not given). */
+typedef struct block_opts {
+    int64_t max_rung;
+    double eta;
+} block_opts;
+
 static canopy_nbody_options make_options(double dt, double eps, canopy_opening opening,
                                          canopy_gravity_tree tree, double theta, int64_t order,
-                                         double accuracy, const canopy_run_options *run) {
+                                         double accuracy, const block_opts *bo,
+                                         const canopy_run_options *run) {
     canopy_nbody_options o = canopy_nbody_options_default();
     o.dt = dt;
+    /* out of range is the library's to refuse (exit 1), like dt */
+    if (bo->max_rung != INT64_MIN) o.max_rung = (int32_t)bo->max_rung;
+    if (!isnan(bo->eta)) o.eta = bo->eta;
     o.run = *run;
     o.gravity.softening = (float)eps;
     o.gravity.opening = opening;
@@ -316,6 +371,8 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
     const char *opening = gpu ? "GPU bucket" : grav_opening_name(o->gravity.opening);
     const char *tree = gpu ? "radix" : grav_tree_name(o->gravity.tree);
     double rate = tm->step > 0.0 ? (double)steps / tm->step : 0.0;
+    canopy_nbody_work w;
+    canopy_nbody_work_get(s, &w);
     if (cli_stats_json()) {
         cli_json *j = cli_json_begin("nbody");
         cli_json_seconds(j, "load", tm->load);
@@ -330,6 +387,9 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
         cli_json_choice(j, "backend", gpu ? "gpu" : "cpu");
         cli_json_choice(j, "opening", opening);
         cli_json_choice(j, "tree", tree);
+        cli_json_count(j, "max_rung", (double)o->max_rung);
+        cli_json_count(j, "force_evaluations", (double)w.force_evals);
+        cli_json_count(j, "force_evaluations_global", (double)w.force_evals_global);
         cli_json_emit(j, "");
         return;
     }
@@ -343,6 +403,20 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
             (double)o->gravity.theta, (int)o->gravity.order, canopy_threads(), tm->load, tm->step,
             rate, steps > 0 ? tm->step / (double)steps : 0.0, tm->energy, tm->write,
             tm->total + tm->load);
+    fprintf(stderr, "  body force evaluations %lld", (long long)w.force_evals);
+    if (o->max_rung > 0) {
+        fprintf(stderr,
+                "; one global step at the finest rung used (%d) would make %lld: %.1f%% "
+                "saved\n  bodies per rung at the last synchronised point:",
+                (int)w.finest_rung, (long long)w.force_evals_global,
+                w.force_evals_global
+                    ? 100.0 * (1.0 - (double)w.force_evals / (double)w.force_evals_global)
+                    : 0.0);
+        for (int r = 0; r <= o->max_rung; r++)
+            if (w.bodies_per_rung[r])
+                fprintf(stderr, " %d:%lld", r, (long long)w.bodies_per_rung[r]);
+    }
+    fprintf(stderr, "\n");
 }
 
 int cmd_nbody(int argc, char **argv) {
@@ -362,6 +436,9 @@ int cmd_nbody(int argc, char **argv) {
         {"energy-every", required_argument, NULL, OPT_ENERGY_EVERY},
         {"direct-max", required_argument, NULL, OPT_DIRECT_MAX},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
+        {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
+        {"max-rung", required_argument, NULL, OPT_MAX_RUNG},
+        {"eta", required_argument, NULL, OPT_ETA},
         {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
         {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
         {"restart", required_argument, NULL, OPT_RESTART},
@@ -376,7 +453,8 @@ int cmd_nbody(int argc, char **argv) {
     int given_physics = 0, dt_given = 0;
     canopy_opening opening = canopy_gravity_options_default().opening;
     canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
-    int tree_given = 0, opening_given = 0;
+    int tree_given = 0, opening_given = 0, hdf5_out = 0;
+    block_opts bo = {INT64_MIN, NAN};
     trav_opts to;
     trav_opts_init(&to);
     to.run.tree = CANOPY_TREE_OCT;
@@ -444,6 +522,21 @@ int cmd_nbody(int argc, char **argv) {
             if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &snap_every))
                 return CLI_USAGE;
             break;
+        case OPT_MAX_RUNG:
+            if (cli_parse_i64("nbody", "--max-rung", optarg, INT32_MIN, INT32_MAX, &bo.max_rung))
+                return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_ETA:
+            if (cli_parse_double("nbody", "--eta", optarg, -1e30, 1e30, &bo.eta)) return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_SNAPSHOT_FORMAT:
+            if (strcmp(optarg, "npy") && strcmp(optarg, "hdf5"))
+                return cli_usage_error("nbody", "--snapshot-format must be npy or hdf5 (got '%s')",
+                                       optarg);
+            hdf5_out = !strcmp(optarg, "hdf5");
+            break;
         case OPT_CHECKPOINT_EVERY:
             if (cli_parse_i64("nbody", "--checkpoint-every", optarg, 1, INT64_MAX, &ckpt_every))
                 return CLI_USAGE;
@@ -464,8 +557,15 @@ int cmd_nbody(int argc, char **argv) {
     if (restart && (bodies || vels || masses || given_physics))
         return cli_usage_error("nbody", "--restart takes the bodies, dt and force parameters from "
                                         "the checkpoint; do not give them again");
-    if (!restart && (!bodies || !vels))
-        return cli_usage_error("nbody", "--bodies and --velocities are required");
+    int hdf5_in = canopy_hdf5_path(bodies);
+    if (hdf5_in && (vels || masses))
+        return cli_usage_error("nbody",
+                               "the HDF5 snapshot %s holds the velocities and masses; "
+                               "do not give --velocities or --masses",
+                               bodies);
+    if (!restart && (!bodies || (!vels && !hdf5_in)))
+        return cli_usage_error("nbody", "--bodies and --velocities (or --bodies FILE.hdf5) are "
+                                        "required");
     if (!restart && !dt_given) return cli_usage_error("nbody", "--dt is required");
     if (accuracy > 0.0 && (theta > 0.0 || order >= 0))
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
@@ -479,6 +579,10 @@ int cmd_nbody(int argc, char **argv) {
         gtree = CANOPY_GRAVITY_TREE_OCT;
     }
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
+    if (hdf5_out && !dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
+    if (!isnan(bo.eta) && bo.max_rung == INT64_MIN)
+        return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
+    snap_spec snap = {dir, hdf5_out};
     if (ckpt_every && !ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
     /* The checkpoint may replace the file the run restarts from (read whole first:
@@ -488,30 +592,24 @@ int cmd_nbody(int argc, char **argv) {
         return CLI_ERROR;
     int ranks = cli_dist_size(), rank = cli_dist_rank();
     if (ranks > 1) {
-        if (restart || ckpt || opening != CANOPY_OPENING_BODY) {
+        if (restart || ckpt || opening != CANOPY_OPENING_BODY || bo.max_rung > 0) {
             if (rank == 0)
-                cli_usage_error("nbody", "--restart, --checkpoint and --opening list|bucket are "
-                                         "not available over several ranks");
+                cli_usage_error("nbody", "--restart, --checkpoint, --max-rung and --opening "
+                                         "list|bucket are not available over several ranks");
             return CLI_USAGE;
         }
         /* Rank 0 reads and writes; every rank steps its domain. */
         canopy_array pa = {0}, va = {0}, ma = {0};
         int rc = rank == 0 && dir ? prepare_dir(dir) : CLI_OK;
+        if (!rc && rank == 0 && hdf5_out && canopy_hdf5_usable()) rc = cli_runtime_error("nbody");
         if (!rc && rank == 0) rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
         rc = cli_dist_share_rc(rc);
         if (!rc) {
             canopy_nbody_options o =
-                make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
-            ranks_job j = {pa.data,
-                           va.data,
-                           masses ? ma.data : NULL,
-                           rank == 0 ? pa.shape[0] : 0,
-                           steps,
-                           energy_every,
-                           snap_every,
-                           direct_max,
-                           dir,
-                           p.stats};
+                make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
+            ranks_job j = {pa.data, va.data,      ma.data,    rank == 0 ? pa.shape[0] : 0,
+                           steps,   energy_every, snap_every, direct_max,
+                           snap,    p.stats};
             rc = run_on_ranks(&j, &o);
         }
         canopy_array_release(&pa);
@@ -521,6 +619,7 @@ int cmd_nbody(int argc, char **argv) {
     }
     if (dir && prepare_dir(dir)) return CLI_ERROR;
     if (ckpt && probe_checkpoint(ckpt)) return CLI_ERROR;
+    if (hdf5_out && canopy_hdf5_usable()) return cli_runtime_error("nbody");
 
     canopy_nbody *s = NULL;
     int rc = CLI_OK;
@@ -532,8 +631,8 @@ int cmd_nbody(int argc, char **argv) {
         rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
         if (!rc) {
             canopy_nbody_options o =
-                make_options(dt, eps, opening, gtree, theta, order, accuracy, &to.run);
-            if (canopy_nbody_create(pa.data, va.data, masses ? ma.data : NULL, pa.shape[0], &o, &s))
+                make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
+            if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, &s))
                 rc = cli_runtime_error("nbody");
         }
         canopy_array_release(&pa);
@@ -567,7 +666,7 @@ int cmd_nbody(int argc, char **argv) {
         if (energy_every && k % energy_every == 0) rc = print_energy(s, direct_max, &e0);
         t_energy += canopy_now() - t;
         t = canopy_now();
-        if (!rc && snap_every && k % snap_every == 0) rc = snapshot(dir, s);
+        if (!rc && snap_every && k % snap_every == 0) rc = snapshot(&snap, s);
         if (!rc && ckpt_every && k % ckpt_every == 0 && canopy_nbody_checkpoint(s, ckpt))
             rc = cli_runtime_error("nbody");
         t_write += canopy_now() - t;
@@ -581,7 +680,7 @@ int cmd_nbody(int argc, char **argv) {
     /* -o DIR always holds the final state, also without --snapshot-every */
     int64_t last = canopy_nbody_steps_done(s);
     if (!rc && dir && !(snap_every && last % snap_every == 0 && last > first))
-        rc = snapshot(dir, s);
+        rc = snapshot(&snap, s);
     t_write += canopy_now() - t;
     if (!rc && p.stats) {
         nbody_times tm = {t_load, t_step, t_energy, t_write, canopy_now() - t0};
@@ -590,11 +689,15 @@ int cmd_nbody(int argc, char **argv) {
     if (!rc) {
         const canopy_nbody_options *o = canopy_nbody_get_options(s);
         double secs = canopy_now() - t0;
+        char block[96] = "";
+        if (o->max_rung > 0)
+            snprintf(block, sizeof block, ", block steps (max rung %d, eta %g)", (int)o->max_rung,
+                     o->eta);
         cli_summary(
-            "nbody: %lld bodies, steps %lld -> %lld, dt %g, theta %g, order %d, %s opening, "
+            "nbody: %lld bodies, steps %lld -> %lld, dt %g%s, theta %g, order %d, %s opening, "
             "%s tree, softening %g, %.3g steps/s%s%s",
             (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
-            o->dt, (double)o->gravity.theta, (int)o->gravity.order,
+            o->dt, block, (double)o->gravity.theta, (int)o->gravity.order,
             gpu_mp_wanted(o->run.backend, canopy_nbody_n(s))
                 ? "GPU bucket"
                 : grav_opening_name(o->gravity.opening),
