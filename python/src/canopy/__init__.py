@@ -8,6 +8,8 @@
   ``save(path)`` and ``Index.load(path)`` (mapped, no rebuild).
 - ``gravity(bodies, mass, theta, softening)``: Barnes-Hut accelerations.
 - ``paircount(data1, rmin, rmax, nbins, ...)``: binned pair counts DD(r).
+- ``kde(data, queries, bandwidth, kernel, atol, rtol)``: kernel density estimates
+  (log-density, as scikit-learn's ``KernelDensity.score_samples``).
 - ``Predictor.load(path).predict(X)``: XGBoost JSON, LightGBM text and canopy models,
   compiled once; ``save`` / ``Predictor.compile(model, path)`` write compiled ``.cpf``
   files that load by mmap.
@@ -731,3 +733,8 @@ def grep(patterns, data, count=False, invert=False, ignore_case=False, whole_lin
         return re.count(data, invert) if count else re.matches(data, invert)
     finally:
         re.close()
+
+
+from ._kde import kde  # noqa: E402 (it uses the helpers above)
+
+__all__.append("kde")
