@@ -146,9 +146,16 @@ static double log_kernel_norm(canopy_kde_kernel kernel, double h, int32_t d) {
 }
 
 /* glibc's libmvec has vector versions of exp (the x86 vector ABI); declaring them
- * lets `omp simd` loops call them, 8 lanes at a time under AVX-512. */
+ * lets `omp simd` loops call them, 8 lanes at a time under AVX-512. Elsewhere the
+ * loop stays scalar (no simd pragma: clang, which cannot vectorise it without
+ * -fveclib, would report that). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
 #pragma omp declare simd notinbranch
 extern double exp(double);
+#define KDE_SIMD _Pragma("omp simd")
+#else
+#define KDE_SIMD
+#endif
 
 /* The sum over squared distances d2[0..m) of k (d2 holds whole vectors of KDE_PAD,
  * the lanes past m zero). The gaussian's exp runs as a vector loop of fixed length
@@ -166,7 +173,7 @@ static inline __attribute__((always_inline)) double kernel_sum(const kde_ctx *c,
     const double ih2 = c->inv_h2;
     for (int32_t t0 = 0; t0 < m; t0 += KDE_PAD) {
         double k[KDE_PAD];
-#pragma omp simd
+        KDE_SIMD
         for (int32_t l = 0; l < KDE_PAD; l++) k[l] = exp(-0.5 * ((double)d2[t0 + l] * ih2));
         int32_t e = m - t0 < KDE_PAD ? m - t0 : KDE_PAD;
         for (int32_t l = 0; l < e; l++) s += k[l];
@@ -196,6 +203,7 @@ static inline __attribute__((always_inline)) double leaf_sum_body(const kde_ctx 
 
 /* One instance per ISA (libmvec's variant follows the caller's), picked by
  * canopy_cpu_isa. */
+#if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) static double
 leaf_sum_avx512(const kde_ctx *c, const float *q, const canopy_tree_view *tb, int32_t begin,
                 int32_t end) {
@@ -206,6 +214,7 @@ __attribute__((target("avx2,fma"))) static double leaf_sum_avx2(const kde_ctx *c
                                                                 int32_t begin, int32_t end) {
     return leaf_sum_body(c, q, tb, begin, end);
 }
+#endif
 static double leaf_sum_generic(const kde_ctx *c, const float *q, const canopy_tree_view *tb,
                                int32_t begin, int32_t end) {
     return leaf_sum_body(c, q, tb, begin, end);
@@ -341,10 +350,13 @@ canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy
     c.abs_share = ko->atol / exp(log_kernel_norm(ko->kernel, ko->bandwidth, data.d));
     c.rel_share = ko->rtol / (double)data.n;
     c.nq = queries.n;
+    c.leaf_sum = leaf_sum_generic;
+#if defined(__x86_64__) && defined(__GNUC__)
     canopy_isa isa = canopy_cpu_isa();
     c.leaf_sum = isa == CANOPY_ISA_AVX512 ? leaf_sum_avx512
                  : isa == CANOPY_ISA_AVX2 ? leaf_sum_avx2
                                           : leaf_sum_generic;
+#endif
     canopy_tree *ta = NULL, *tb = NULL;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     to.leaf_size = o.leaf_size > 0 ? o.leaf_size : KDE_LEAF_SIZE;
