@@ -600,6 +600,7 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
 canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
                                      canopy_points data2, const float *weights2,
                                      const canopy_paircount_options *po, double *counts);
+#include "canopy/kde.h" /* kernel density estimates */
 /* ================================================================== indexes == */
 /* (build once, query many: see docs/c-api.md "Indexes") */
 

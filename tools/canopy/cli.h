@@ -159,6 +159,7 @@ int cmd_gravity(int argc, char **argv);
 int cmd_nbody(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_paircount(int argc, char **argv);
+int cmd_kde(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

@@ -28,6 +28,7 @@ static const cli_command commands[] = {
     {"nbody", "n-body time stepping: leapfrog, multipole tree forces, checkpoints", cmd_nbody},
     {"search", "binary search of sorted keys", cmd_search},
     {"paircount", "binned pair counts DD(r), auto or cross, weights, periodic box", cmd_paircount},
+    {"kde", "kernel density estimates (log-density of queries), error-bounded", cmd_kde},
     {"graph", "graph algorithms: sssp, bfs, pagerank, spmv, color", cmd_graph},
     {"tree", "bottom-up tree aggregations: heights, descendants, mass", cmd_tree},
     {"predict", "decision-forest inference (XGBoost, LightGBM, canopy models)", cmd_predict},

@@ -8,6 +8,8 @@
   ``save(path)`` and ``Index.load(path)`` (mapped, no rebuild).
 - ``gravity(bodies, mass, theta, softening)``: Barnes-Hut accelerations.
 - ``paircount(data1, rmin, rmax, nbins, ...)``: binned pair counts DD(r).
+- ``kde(data, queries, bandwidth, kernel, atol, rtol)``: kernel density estimates
+  (log-density, as scikit-learn's ``KernelDensity.score_samples``).
 - ``Predictor.load(path).predict(X)``: XGBoost JSON, LightGBM text and canopy models,
   compiled once; ``save`` / ``Predictor.compile(model, path)`` write compiled ``.cpf``
   files that load by mmap.
@@ -33,7 +35,7 @@ import numpy as _np
 
 from . import _arrays, _lib
 
-__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "info", "knn", "knn_graph",
+__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "info", "kde", "knn", "knn_graph",
            "paircount", "radius", "radius_graph", "set_threads", "threads",
            "CanopyError", "CanopyValueError", "CanopyOSError", "CanopyMemoryError",
            "CanopyRuntimeError", "__version__"]
@@ -875,5 +877,6 @@ def grep(patterns, data, count=False, invert=False, ignore_case=False, whole_lin
         re.close()
 
 
-# Last: the graph builders use the helpers above.
+# Last: the graph builders and kde use the helpers above.
 from ._graphs import knn, knn_graph, radius, radius_graph  # noqa: E402
+from ._kde import kde  # noqa: E402

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* canopy/kde.h — kernel density estimates (docs/c-api.md, "Kernel density"),
+ * included by canopy.h. The log-density of each query under a kernel of bandwidth h
+ * centred on every data point, normalised as scikit-learn's
+ * KernelDensity.score_samples: log((1 / n) * sum_j K_h(|q - x_j|)), K_h integrating
+ * to 1 over R^d. */
+#ifndef CANOPY_KDE_H
+#define CANOPY_KDE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernels of scikit-learn's KernelDensity, with u = r / h (K is 0 for u >= 1
+ * but for gaussian and exponential): gaussian exp(-u^2 / 2), tophat 1,
+ * epanechnikov 1 - u^2, exponential exp(-u), linear 1 - u, cosine cos(pi u / 2). */
+typedef enum canopy_kde_kernel {
+    CANOPY_KDE_GAUSSIAN = 0,
+    CANOPY_KDE_TOPHAT,
+    CANOPY_KDE_EPANECHNIKOV,
+    CANOPY_KDE_EXPONENTIAL,
+    CANOPY_KDE_LINEAR,
+    CANOPY_KDE_COSINE,
+    CANOPY_KDE_KERNEL_COUNT
+} canopy_kde_kernel;
+
+const char *canopy_kde_kernel_name(canopy_kde_kernel k);
+canopy_status canopy_kde_kernel_parse(const char *s, canopy_kde_kernel *out);
+
+typedef struct canopy_kde_options {
+    canopy_kde_kernel kernel; /* default gaussian */
+    double bandwidth;         /* h > 0, finite (default 1) */
+    /* Tolerances as scikit-learn's: every query's density p (not its log) is within
+     * atol + rtol * p of the exact one; both 0 (the default): exact. */
+    double atol, rtol;
+} canopy_kde_options;
+canopy_kde_options canopy_kde_options_default(void);
+
+/* log_density[i] (nq values, -inf where the density is 0) for each point of
+ * queries, under the data (n >= 1 points of the same dimension). A dual-tree walk
+ * (canopy/pair.h) over kd trees of queries and data: a node pair is pruned or
+ * accepted whole when the kernel's range over its distance interval is within its
+ * share of the tolerance, leaf pairs are summed exactly. CPU only: backend gpu
+ * fails with CANOPY_ERR_UNSUPPORTED; variants auto, rec and dr; opt->tree must be
+ * kd (the default); opt->leaf_size applies to both trees. */
+canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy_kde_options *ko,
+                         const canopy_run_options *opt, double *log_density, canopy_stats *stats);
+/* The O(n nq) reference: every kernel value, summed in data order. */
+canopy_status canopy_kde_brute(canopy_points data, canopy_points queries,
+                               const canopy_kde_options *ko, double *log_density);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+"""canopy.kde: kernel density estimates (canopy_kde, include/canopy/kde.h)."""
+import ctypes as _ctypes
+import numbers as _numbers
+
+import numpy as _np
+
+from . import _check, _f32, _lib, _parse, _points
+
+
+class _KdeOptions(_ctypes.Structure):
+    _fields_ = [("kernel", _ctypes.c_int), ("bandwidth", _ctypes.c_double),
+                ("atol", _ctypes.c_double), ("rtol", _ctypes.c_double)]
+
+
+_options_default = _lib._fn("canopy_kde_options_default", _KdeOptions)
+_kernel_parse = _lib._fn("canopy_kde_kernel_parse", _lib.Status, _ctypes.c_char_p,
+                         _ctypes.POINTER(_ctypes.c_int))
+_kde = _lib._fn("canopy_kde", _lib.Status, _lib.Points, _lib.Points,
+                _ctypes.POINTER(_KdeOptions), _ctypes.POINTER(_lib.RunOptions), _lib.PF64,
+                _ctypes.c_void_p)
+
+
+def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0,
+        backend="auto"):
+    """Log-density of each query under a kernel density estimate of data: (nq,) float64.
+
+    As scikit-learn's ``KernelDensity(bandwidth=, kernel=, atol=, rtol=).fit(data)
+    .score_samples(queries)``: kernel gaussian, tophat, epanechnikov, exponential,
+    linear or cosine, normalised to integrate to 1 (scikit-learn's cosine norm is wrong
+    in even dimensions; canopy's is right in every dimension); every query's density p
+    within atol + rtol * p of the exact one (exact when both are 0); -inf where it is 0.
+    queries=None: the data themselves. Runs on the CPU (backend "gpu" is refused).
+    """
+    x = _f32(data, "data", 2)
+    q = x if queries is None else _f32(queries, "queries", 2)
+    if q.shape[1] != x.shape[1]:
+        raise ValueError(f"data has {x.shape[1]} columns but queries have {q.shape[1]}")
+    for name, v in (("bandwidth", bandwidth), ("atol", atol), ("rtol", rtol)):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
+            raise ValueError(f"{name} must be a number")
+    ko = _options_default()
+    ko.kernel = _parse(_kernel_parse, kernel, "kernel")
+    ko.bandwidth, ko.atol, ko.rtol = float(bandwidth), float(atol), float(rtol)
+    opt = _lib.run_options_default()
+    opt.backend = _parse(_lib.backend_parse, backend, "backend")
+    out = _np.empty(q.shape[0], dtype=_np.float64)
+    _check(_kde(_points(x), _points(q), _ctypes.byref(ko), _ctypes.byref(opt),
+                out.ctypes.data_as(_lib.PF64), None))
+    return out

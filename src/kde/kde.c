@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/* canopy_kde: kernel density estimates on the pair traversal (canopy/pair.h),
+ * written only against the public headers.
+ *
+ * S(q) = sum_j k(|q - x_j|) with k the unnormalised kernel (k(0) = 1, non-increasing
+ * in the distance); the density is p = knorm * S / n. A node pair (Q of the query
+ * tree, R of the data tree) with squared-distance interval [mn, mx] gives every
+ * query of Q between k(mx) and k(mn) per point of R. Adding the midpoint for all of
+ * R errs by at most (k(mn) - k(mx)) / 2 per point, so the pair is accepted whole
+ * when that is within a point's share of the tolerance, atol / knorm + rtol * L(Q) / n,
+ * with L(Q) a lower bound on S over Q's queries: summed over the n data points the
+ * error stays within atol * n / knorm + rtol * S, i.e. |p' - p| <= atol + rtol * p
+ * (scikit-learn's KernelDensity semantics), on every query. Pairs with k(mn) == k(mx)
+ * (0 beyond a compact kernel's support, 1 inside a tophat) are exact; leaf pairs are
+ * summed point by point.
+ *
+ * L comes from a first walk that only has to under-estimate: it drops node pairs
+ * whose kernel is below KDE_LB_FAR, adds k(mx) for pairs whose kernel varies by at
+ * most a factor 2, and sums leaf pairs exactly. With rtol = 0 it is skipped.
+ *
+ * An accepted pair adds to the query node (not to each of its queries); after a walk
+ * the node sums are pushed down the query tree. Each thread accumulates into its own
+ * copy of node and query sums (canopy/pair_cpu.h), merged after the walk. */
+#include "canopy.h"
+#include "canopy/pair_cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+/* pi, which C11's math.h does not name */
+#define KDE_PI 3.14159265358979323846
+
+/* The first walk ignores node pairs whose kernel is at most this (of k(0) = 1). */
+#define KDE_LB_FAR 1e-3
+/* Leaf size of both trees when the caller gives none. */
+enum { KDE_LEAF_SIZE = 32 };
+/* Squared distances of a leaf pair computed at a time before the kernel's loop. */
+enum { KDE_CHUNK = 64 };
+/* Lanes of the gaussian's vector loop (two AVX-512 vectors of doubles); KDE_CHUNK is a
+ * multiple. */
+enum { KDE_PAD = 16 };
+
+typedef struct kde_ctx kde_ctx;
+typedef double (*kde_leaf_fn)(const kde_ctx *c, const float *q, const canopy_tree_view *tb,
+                              int32_t begin, int32_t end);
+
+struct kde_ctx {
+    canopy_kde_kernel kernel;
+    kde_leaf_fn leaf_sum; /* this machine's leaf sum */
+    double inv_h, inv_h2;
+    int lower_walk;               /* 1: the first walk (lower bounds) */
+    double abs_share;             /* atol / knorm: a data point's share of the absolute tolerance */
+    double rel_share;             /* rtol / n */
+    const double *lower;          /* second walk: per query node, a lower bound on S */
+    int32_t qnodes;               /* query tree nodes; an accumulator is qnodes + nq doubles */
+    double *node_sum, *point_sum; /* merge targets */
+    int64_t nq;
+};
+
+static const char *const kernel_names[CANOPY_KDE_KERNEL_COUNT] = {
+    "gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"};
+
+const char *canopy_kde_kernel_name(canopy_kde_kernel k) {
+    return (unsigned)k < CANOPY_KDE_KERNEL_COUNT ? kernel_names[k] : "?";
+}
+
+canopy_status canopy_kde_kernel_parse(const char *s, canopy_kde_kernel *out) {
+    for (int k = 0; s && k < CANOPY_KDE_KERNEL_COUNT; k++)
+        if (!strcmp(s, kernel_names[k])) {
+            *out = (canopy_kde_kernel)k;
+            return CANOPY_OK;
+        }
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "kde: unknown kernel '%s' (gaussian, tophat, epanechnikov, exponential, "
+                       "linear, cosine)",
+                       s ? s : "(null)");
+}
+
+canopy_kde_options canopy_kde_options_default(void) {
+    canopy_kde_options o = {CANOPY_KDE_GAUSSIAN, 1.0, 0.0, 0.0};
+    return o;
+}
+
+/* k at squared distance d2 (as the trees and the brute force compute it), with
+ * inv_h = 1 / h: monotone in d2, so node bounds on d2 bound it. */
+static inline double kde_k(canopy_kde_kernel kernel, float d2, double inv_h, double inv_h2) {
+    double u2 = (double)d2 * inv_h2;
+    switch (kernel) {
+    case CANOPY_KDE_GAUSSIAN:
+        return exp(-0.5 * u2);
+    case CANOPY_KDE_TOPHAT:
+        return u2 < 1.0 ? 1.0 : 0.0;
+    case CANOPY_KDE_EPANECHNIKOV:
+        return u2 < 1.0 ? 1.0 - u2 : 0.0;
+    case CANOPY_KDE_EXPONENTIAL:
+        return exp(-sqrt((double)d2) * inv_h);
+    case CANOPY_KDE_LINEAR: {
+        double u = sqrt((double)d2) * inv_h;
+        return u < 1.0 ? 1.0 - u : 0.0;
+    }
+    default: { /* cosine */
+        double u = sqrt((double)d2) * inv_h;
+        return u < 1.0 ? cos(0.5 * KDE_PI * u) : 0.0;
+    }
+    }
+}
+
+/* log of the factor that makes k_h integrate to 1 over R^d (scikit-learn's
+ * kernel norms: volume V_d and surface S_{d-1} of the unit ball). */
+static double log_vn(int32_t d) {
+    return 0.5 * d * log(KDE_PI) - lgamma(0.5 * d + 1.0);
+}
+static double log_sn(int32_t d) { /* surface of the unit sphere in R^(d+1) */
+    return log(2.0 * KDE_PI) + log_vn(d - 1);
+}
+static double log_kernel_norm(canopy_kde_kernel kernel, double h, int32_t d) {
+    double f = 0.0;
+    switch (kernel) {
+    case CANOPY_KDE_GAUSSIAN:
+        f = 0.5 * d * log(2.0 * KDE_PI);
+        break;
+    case CANOPY_KDE_TOPHAT:
+        f = log_vn(d);
+        break;
+    case CANOPY_KDE_EPANECHNIKOV:
+        f = log_vn(d) + log(2.0 / (d + 2.0));
+        break;
+    case CANOPY_KDE_EXPONENTIAL:
+        f = log_sn(d - 1) + lgamma((double)d);
+        break;
+    case CANOPY_KDE_LINEAR:
+        f = log_vn(d) - log(d + 1.0);
+        break;
+    default: { /* cosine: S_(d-1) times the integral of cos(pi r / 2) r^(d-1) over [0, 1],
+                  by Simpson's rule (scikit-learn's closed form is right for odd d only) */
+        enum { STEPS = 8192 };
+        double sum = 0.0;
+        for (int32_t k = 0; k <= STEPS; k++) {
+            double r = (double)k / STEPS, w = k == 0 || k == STEPS ? 1.0 : (k & 1 ? 4.0 : 2.0);
+            sum += w * cos(0.5 * KDE_PI * r) * pow(r, d - 1);
+        }
+        f = log(sum / (3.0 * STEPS)) + log_sn(d - 1);
+    }
+    }
+    return -f - d * log(h);
+}
+
+/* glibc's libmvec has vector versions of exp (the x86 vector ABI); declaring them
+ * lets `omp simd` loops call them, 8 lanes at a time under AVX-512. Elsewhere the
+ * loop stays scalar (no simd pragma: clang, which cannot vectorise it without
+ * -fveclib, would report that). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
+#pragma omp declare simd notinbranch
+extern double exp(double);
+#define KDE_SIMD _Pragma("omp simd")
+#else
+#define KDE_SIMD
+#endif
+
+/* The sum over squared distances d2[0..m) of k (d2 holds whole vectors of KDE_PAD,
+ * the lanes past m zero). The gaussian's exp runs as a vector loop of fixed length
+ * (a loop of variable length leaves a scalar remainder of exp calls; inputs inf or
+ * below the underflow would take libmvec's slow path, 0 does not), its lanes summed
+ * in order; the other kernels lane by lane (their sqrt may set errno, which keeps the
+ * compiler from vectorising it). */
+static inline __attribute__((always_inline)) double kernel_sum(const kde_ctx *c, const float *d2,
+                                                               int32_t m) {
+    double s = 0.0;
+    if (c->kernel != CANOPY_KDE_GAUSSIAN) {
+        for (int32_t t = 0; t < m; t++) s += kde_k(c->kernel, d2[t], c->inv_h, c->inv_h2);
+        return s;
+    }
+    const double ih2 = c->inv_h2;
+    for (int32_t t0 = 0; t0 < m; t0 += KDE_PAD) {
+        double k[KDE_PAD];
+        KDE_SIMD
+        for (int32_t l = 0; l < KDE_PAD; l++) k[l] = exp(-0.5 * ((double)d2[t0 + l] * ih2));
+        int32_t e = m - t0 < KDE_PAD ? m - t0 : KDE_PAD;
+        for (int32_t l = 0; l < e; l++) s += k[l];
+    }
+    return s;
+}
+
+/* Sum over data points [begin, end) of tree tb of k(|q - x|). */
+static inline __attribute__((always_inline)) double leaf_sum_body(const kde_ctx *c, const float *q,
+                                                                  const canopy_tree_view *tb,
+                                                                  int32_t begin, int32_t end) {
+    const int32_t d = tb->d;
+    double s = 0.0;
+    for (int32_t j0 = begin; j0 < end; j0 += KDE_CHUNK) {
+        int32_t m = end - j0 < KDE_CHUNK ? end - j0 : KDE_CHUNK;
+        int32_t padded = (m + KDE_PAD - 1) / KDE_PAD * KDE_PAD;
+        float d2[KDE_CHUNK];
+        if (d == 3) /* the common case, its dimension loop unrolled */
+            for (int32_t t = 0; t < m; t++) d2[t] = canopy_dist2(q, canopy_tv_point(tb, j0 + t), 3);
+        else
+            for (int32_t t = 0; t < m; t++) d2[t] = canopy_dist2(q, canopy_tv_point(tb, j0 + t), d);
+        for (int32_t t = m; t < padded; t++) d2[t] = 0.0f;
+        s += kernel_sum(c, d2, m);
+    }
+    return s;
+}
+
+/* One instance per ISA (libmvec's variant follows the caller's), picked by
+ * canopy_cpu_isa. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) static double
+leaf_sum_avx512(const kde_ctx *c, const float *q, const canopy_tree_view *tb, int32_t begin,
+                int32_t end) {
+    return leaf_sum_body(c, q, tb, begin, end);
+}
+__attribute__((target("avx2,fma"))) static double leaf_sum_avx2(const kde_ctx *c, const float *q,
+                                                                const canopy_tree_view *tb,
+                                                                int32_t begin, int32_t end) {
+    return leaf_sum_body(c, q, tb, begin, end);
+}
+#endif
+static double leaf_sum_generic(const kde_ctx *c, const float *q, const canopy_tree_view *tb,
+                               int32_t begin, int32_t end) {
+    return leaf_sum_body(c, q, tb, begin, end);
+}
+
+static inline int kde_test(const void *vctx, void *acc, const canopy_tree_view *ta, int32_t a,
+                           const canopy_tree_view *tb, int32_t b, int sym) {
+    (void)sym;
+    const kde_ctx *c = (const kde_ctx *)vctx;
+    float mn, mx;
+    canopy_pair_box_bounds(canopy_tv_geom(ta, a), canopy_tv_geom(tb, b), ta->d, 0.0f, &mn, &mx);
+    double kmax = kde_k(c->kernel, mn, c->inv_h, c->inv_h2);
+    double kmin = kde_k(c->kernel, mx, c->inv_h, c->inv_h2);
+    const canopy_node *hb = canopy_tv_node(tb, b);
+    double nb = (double)(hb->end - hb->begin), *node = (double *)acc;
+    if (c->lower_walk) {
+        if (kmax <= KDE_LB_FAR) return CANOPY_PAIR_DONE;
+        if (kmin < 0.5 * kmax) return CANOPY_PAIR_DESCEND;
+        node[a] += nb * kmin;
+        return CANOPY_PAIR_DONE;
+    }
+    if (kmax == kmin) {
+        node[a] += nb * kmax;
+        return CANOPY_PAIR_DONE;
+    }
+    if (kmax - kmin > 2.0 * (c->abs_share + c->rel_share * c->lower[a])) return CANOPY_PAIR_DESCEND;
+    node[a] += nb * 0.5 * (kmax + kmin);
+    return CANOPY_PAIR_DONE;
+}
+
+static inline void kde_visit(const void *vctx, void *acc, const canopy_tree_view *ta, int32_t a,
+                             const canopy_tree_view *tb, int32_t b, int sym) {
+    (void)sym;
+    const kde_ctx *c = (const kde_ctx *)vctx;
+    const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
+    double *point = (double *)acc + c->qnodes;
+    for (int32_t i = ha->begin; i < ha->end; i++)
+        point[i] += c->leaf_sum(c, canopy_tv_point(ta, i), tb, hb->begin, hb->end);
+}
+
+static inline void kde_merge(const void *vctx, const void *acc) {
+    const kde_ctx *c = (const kde_ctx *)vctx;
+    const double *node = (const double *)acc, *point = node + c->qnodes;
+    for (int32_t k = 0; k < c->qnodes; k++) c->node_sum[k] += node[k];
+    for (int64_t i = 0; i < c->nq; i++) c->point_sum[i] += point[i];
+}
+
+static const canopy_pair_app kde_app = {"kde", kde_test, kde_visit, kde_merge};
+CANOPY_PAIR_CPU_INSTANTIATE(kde, &kde_app)
+
+/* point_sum[i] += the node sums of i's leaf and its ancestors (children follow their
+ * parent in the node array); with lower, lower[node] = min over its queries. */
+static canopy_status push_down(const canopy_tree_view *t, double *node_sum, double *point_sum,
+                               double *lower) {
+    for (int32_t k = 0; k < t->n_nodes; k++) {
+        const canopy_node *h = canopy_tv_node(t, k);
+        if (h->child >= 0 && h->child <= k)
+            return canopy_fail(CANOPY_ERR_INTERNAL, "kde: node %d precedes its parent %d",
+                               (int)h->child, (int)k);
+        for (int32_t j = 0; h->child >= 0 && j < h->nchild; j++)
+            node_sum[h->child + j] += node_sum[k];
+        for (int32_t i = h->begin; h->child < 0 && i < h->end; i++) point_sum[i] += node_sum[k];
+    }
+    for (int32_t k = t->n_nodes - 1; lower && k >= 0; k--) {
+        const canopy_node *h = canopy_tv_node(t, k);
+        double m = INFINITY;
+        for (int32_t i = h->begin; h->child < 0 && i < h->end; i++)
+            m = point_sum[i] < m ? point_sum[i] : m;
+        for (int32_t j = 0; h->child >= 0 && j < h->nchild; j++)
+            m = lower[h->child + j] < m ? lower[h->child + j] : m;
+        lower[k] = m;
+    }
+    return CANOPY_OK;
+}
+
+static canopy_status check(canopy_points data, canopy_points queries,
+                           const canopy_kde_options *ko) {
+    canopy_status s = canopy_points_check(data, "kde data");
+    if (s || (s = canopy_points_check(queries, "kde queries"))) return s;
+    if (!ko) return canopy_fail(CANOPY_ERR_INVALID, "kde: missing options");
+    if (data.n < 1) return canopy_fail(CANOPY_ERR_INVALID, "kde: the data has no points");
+    if (data.d < 1) return canopy_fail(CANOPY_ERR_INVALID, "kde: the data has no dimensions");
+    if (queries.n > 0 && queries.d != data.d)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "kde: the data has %d dimensions but the queries have %d", (int)data.d,
+                           (int)queries.d);
+    if ((unsigned)ko->kernel >= CANOPY_KDE_KERNEL_COUNT)
+        return canopy_fail(CANOPY_ERR_INVALID, "kde: unknown kernel %d", (int)ko->kernel);
+    if (!(ko->bandwidth > 0.0) || !isfinite(ko->bandwidth))
+        return canopy_fail(CANOPY_ERR_INVALID, "kde: bandwidth must be finite and > 0 (got %g)",
+                           ko->bandwidth);
+    if (!(ko->atol >= 0.0) || !isfinite(ko->atol) || !(ko->rtol >= 0.0) || !isfinite(ko->rtol))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "kde: atol and rtol must be finite and >= 0 (got %g, %g)", ko->atol,
+                           ko->rtol);
+    return CANOPY_OK;
+}
+
+/* One walk of the queries' tree ta against the data's tree tb into c->node_sum and
+ * c->point_sum (zeroed here), then pushed down (and lower bounds when lower). */
+static canopy_status walk(kde_ctx *c, const canopy_tree *ta, const canopy_tree *tb,
+                          const canopy_run_options *o, double *lower, canopy_stats *stats) {
+    const canopy_tree_view *va = canopy_tree_get_view(ta);
+    memset(c->node_sum, 0, sizeof *c->node_sum * (size_t)c->qnodes);
+    memset(c->point_sum, 0, sizeof *c->point_sum * (size_t)c->nq);
+    canopy_pair_traversal tr = {
+        "kde", &kde_app, kde_pair_cpu_runners,
+        NULL,  c,        sizeof(double) * ((size_t)c->qnodes + (size_t)c->nq)};
+    canopy_pair_counters cnt;
+    canopy_status s = canopy_pair_traverse(ta, tb, &tr, o, &cnt, stats);
+    return s ? s : push_down(va, c->node_sum, c->point_sum, lower);
+}
+
+canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy_kde_options *ko,
+                         const canopy_run_options *opt, double *log_density, canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    canopy_status s = check(data, queries, ko);
+    if (s) return s;
+    if (o.backend == CANOPY_BACKEND_GPU)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "kde runs on the CPU only in this version");
+    if (o.tree != CANOPY_TREE_KD)
+        return canopy_fail(CANOPY_ERR_INVALID, "kde: tree %s is not supported (use kd)",
+                           canopy_tree_kind_name(o.tree));
+    o.backend = CANOPY_BACKEND_CPU;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (queries.n == 0) return CANOPY_OK;
+    double log_norm = log_kernel_norm(ko->kernel, ko->bandwidth, data.d) - log((double)data.n);
+    kde_ctx c;
+    memset(&c, 0, sizeof c);
+    c.kernel = ko->kernel;
+    c.inv_h = 1.0 / ko->bandwidth;
+    c.inv_h2 = c.inv_h * c.inv_h;
+    c.abs_share = ko->atol / exp(log_kernel_norm(ko->kernel, ko->bandwidth, data.d));
+    c.rel_share = ko->rtol / (double)data.n;
+    c.nq = queries.n;
+    c.leaf_sum = leaf_sum_generic;
+#if defined(__x86_64__) && defined(__GNUC__)
+    canopy_isa isa = canopy_cpu_isa();
+    c.leaf_sum = isa == CANOPY_ISA_AVX512 ? leaf_sum_avx512
+                 : isa == CANOPY_ISA_AVX2 ? leaf_sum_avx2
+                                          : leaf_sum_generic;
+#endif
+    canopy_tree *ta = NULL, *tb = NULL;
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o.leaf_size > 0 ? o.leaf_size : KDE_LEAF_SIZE;
+    double *lower = NULL;
+    s = canopy_tree_build(queries, &to, &ta);
+    if (!s) s = canopy_tree_build(data, &to, &tb);
+    const canopy_tree_view *va = ta ? canopy_tree_get_view(ta) : NULL;
+    if (!s) {
+        c.qnodes = va->n_nodes;
+        s = canopy_alloc((void **)&c.node_sum, (size_t)c.qnodes, sizeof *c.node_sum);
+    }
+    if (!s) s = canopy_alloc((void **)&c.point_sum, (size_t)c.nq, sizeof *c.point_sum);
+    if (!s) s = canopy_alloc((void **)&lower, (size_t)c.qnodes, sizeof *lower);
+    double first = 0.0;
+    if (!s && ko->rtol > 0.0) {
+        c.lower_walk = 1;
+        s = walk(&c, ta, tb, &o, lower, stats);
+        first = stats ? stats->traverse_seconds : 0.0;
+        c.lower_walk = 0;
+    } else if (!s) {
+        memset(lower, 0, sizeof *lower * (size_t)c.qnodes);
+    }
+    c.lower = lower;
+    if (!s) s = walk(&c, ta, tb, &o, NULL, stats);
+    for (int64_t i = 0; !s && i < c.nq; i++)
+        log_density[va->ids[i]] = log(c.point_sum[i]) + log_norm;
+    if (!s && stats) {
+        canopy_tree_info ia, ib;
+        canopy_tree_get_info(ta, &ia);
+        canopy_tree_get_info(tb, &ib);
+        stats->build_seconds = ia.build_seconds + ib.build_seconds;
+        stats->traverse_seconds += first;
+        stats->tree = CANOPY_TREE_KD;
+        stats->tree_nodes = ia.n_nodes + ib.n_nodes;
+        stats->tree_depth = ia.depth > ib.depth ? ia.depth : ib.depth;
+    }
+    canopy_free(lower);
+    canopy_free(c.node_sum);
+    canopy_free(c.point_sum);
+    canopy_tree_free(ta);
+    canopy_tree_free(tb);
+    return s;
+}
+
+canopy_status canopy_kde_brute(canopy_points data, canopy_points queries,
+                               const canopy_kde_options *ko, double *log_density) {
+    canopy_status s = check(data, queries, ko);
+    if (s) return s;
+    double log_norm = log_kernel_norm(ko->kernel, ko->bandwidth, data.d) - log((double)data.n);
+    double inv_h = 1.0 / ko->bandwidth, inv_h2 = inv_h * inv_h;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(canopy_threads())
+    for (int64_t i = 0; i < queries.n; i++) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < data.n; j++)
+            sum += kde_k(ko->kernel,
+                         canopy_dist2(canopy_point(queries, i), canopy_point(data, j), data.d),
+                         inv_h, inv_h2);
+        log_density[i] = log(sum) + log_norm;
+    }
+    return CANOPY_OK;
+}
