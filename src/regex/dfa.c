@@ -9,6 +9,7 @@
  * at the line's beginning, and a state keeps the `assert eol` threads waiting so
  * its verdict at the line's end is known when it is built. */
 #define _GNU_SOURCE /* memrchr */
+#include "regex/closure.h"
 #include "regex/dfa.h"
 
 #include <stdlib.h>
@@ -203,51 +204,13 @@ static inline int bit(const uint64_t *m, int32_t q) {
 
 /* Closure of pc0 at a position where ^ holds iff bol and $ iff eol. Consuming pcs
  * and (when !eol) waiting `assert eol` pcs go to out; matches set bits of m (CRE_ALL)
- * or *any. Threads of patterns already in m are dropped: they cannot change it. */
+ * or *any. */
 static void closure(cre_dfa *d, int32_t pc0, int bol, int eol, int all, int32_t *out, int32_t *n,
                     uint64_t *m, int *any) {
-    const cvm_insn *code = d->p->vm.code;
-    const int32_t *pat = d->p->pattern_of;
-    int32_t sp = 0;
-    if (d->mark[pc0] == d->gen) return;
-    d->mark[pc0] = d->gen;
-    d->stack[sp++] = pc0;
-    while (sp > 0) {
-        int32_t pc = d->stack[--sp];
-        const cvm_insn *in = &code[pc];
-        if (all && pat[pc] >= 0 && bit(m, pat[pc])) continue;
-        int32_t next[2], k = 0;
-        switch (in->op) {
-        case CVM_CMP:
-        case CVM_DOT:
-            out[(*n)++] = pc;
-            break;
-        case CVM_JMP:
-            next[k++] = in->target;
-            break;
-        case CVM_FORK:
-            next[k++] = in->target;
-            next[k++] = pc + 1;
-            break;
-        case CVM_ASSERT:
-            if (in->arg == CVM_ASSERT_BOL ? bol : eol)
-                next[k++] = pc + 1;
-            else if (in->arg == CVM_ASSERT_EOL)
-                out[(*n)++] = pc;
-            break;
-        case CVM_MATCH:
-            *any = 1;
-            if (all) m[in->arg >> 6] |= 1ull << (in->arg & 63);
-            break;
-        default:
-            break;
-        }
-        for (int32_t j = 0; j < k; j++)
-            if (d->mark[next[j]] != d->gen) {
-                d->mark[next[j]] = d->gen;
-                d->stack[sp++] = next[j];
-            }
-    }
+    cre_closure c = {
+        d->p->vm.code, d->p->pattern_of, d->mark, d->gen, d->stack, bol, eol, 1, all, m, 0};
+    cre_closure_add(&c, pc0, out, n);
+    if (c.matched) *any = 1;
 }
 
 static int all_matched(const cre_dfa *d, const uint64_t *m) {

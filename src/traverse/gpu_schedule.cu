@@ -5,6 +5,7 @@
  * counting sort by the kd node each query falls in. */
 #include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
+#include "traverse/curve_key.h"
 #include "traverse/gpu_schedule.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -52,36 +53,6 @@ __global__ void k_scale(const uint32_t *box, int32_t d, int32_t bits, double *lo
     scale[j] = mx > mn ? ldexp(1.0, bits) / ((double)mx - (double)mn) : 0.0;
 }
 
-__device__ uint64_t morton(const uint64_t *x, int32_t d, int32_t bits) {
-    uint64_t key = 0;
-    for (int32_t b = bits - 1; b >= 0; b--)
-        for (int32_t j = 0; j < d; j++) key = key << 1 | ((x[j] >> b) & 1u);
-    return key;
-}
-
-/* canopy_hilbert_key (Skilling 2004), step for step. */
-__device__ uint64_t hilbert(uint64_t *x, int32_t d, int32_t bits) {
-    uint64_t top = (uint64_t)1 << (bits - 1);
-    for (uint64_t q = top; q > 1; q >>= 1) {
-        uint64_t p = q - 1;
-        for (int32_t j = 0; j < d; j++) {
-            if (x[j] & q) {
-                x[0] ^= p;
-            } else {
-                uint64_t t = (x[0] ^ x[j]) & p;
-                x[0] ^= t;
-                x[j] ^= t;
-            }
-        }
-    }
-    for (int32_t j = 1; j < d; j++) x[j] ^= x[j - 1];
-    uint64_t t = 0;
-    for (uint64_t q = top; q > 1; q >>= 1)
-        if (x[d - 1] & q) t ^= q - 1;
-    for (int32_t j = 0; j < d; j++) x[j] ^= t;
-    return morton(x, d, bits);
-}
-
 __global__ void k_keys(const float *q, int64_t stride, int64_t n, int32_t d, int32_t bits,
                        int use_hilbert, const double *lo, const double *scale, uint64_t *keys,
                        int64_t *idx) {
@@ -93,7 +64,7 @@ __global__ void k_keys(const float *q, int64_t stride, int64_t n, int32_t d, int
         double c = __dmul_rn(__dsub_rn((double)q[i * stride + j], lo[j]), scale[j]);
         x[j] = c >= (double)cells ? cells - 1 : (uint64_t)c; /* the max lands on 2^bits */
     }
-    keys[i] = use_hilbert ? hilbert(x, d, bits) : morton(x, d, bits);
+    keys[i] = use_hilbert ? canopy_hilbert_key(x, d, bits) : canopy_morton_key(x, d, bits);
     idx[i] = i;
 }
 

@@ -5,6 +5,7 @@
 #define CANOPY_TRAVERSE_RUN_H
 
 #include "canopy/traverse.h"
+#include "traverse/curve_key.h"
 
 /* Smallest query count for which backend auto moves work to the GPU: below it the
  * tree upload and launch cost more than the traversal (run.c; index.c and knn.c take
@@ -24,11 +25,6 @@ typedef struct canopy_keyed {
 /* Stable LSD radix sort by key, 8 bits per pass over the bits keys use: entries with
  * equal keys keep their relative order (schedule.c). */
 canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n);
-
-/* Space-filling-curve keys of a cell with `bits`-bit coordinates x[0..d), bits * d
- * <= 63 (schedule.c; exposed for tests). canopy_hilbert_key overwrites x. */
-uint64_t canopy_morton_key(const uint64_t *x, int32_t d, int32_t bits);
-uint64_t canopy_hilbert_key(uint64_t *x, int32_t d, int32_t bits);
 
 /* Curve keys (s morton or hilbert; k[i].idx = i) of points quantized over the box
  * [lo, hi] of their first min(d, 63) coordinates, canopy_curve_bits(d) bits each;

@@ -152,78 +152,195 @@ static canopy_status alloc_points(output *o, canopy_dtype t, int64_t rows, int64
     return canopy_array_alloc(&o->array, t, cols ? 2 : 1, shape);
 }
 
+static const struct option gen_long_opts[] = {
+    {"help", no_argument, NULL, OPT_HELP},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"n", required_argument, NULL, OPT_N},
+    {"d", required_argument, NULL, OPT_D},
+    {"nq", required_argument, NULL, OPT_NQ},
+    {"clusters", required_argument, NULL, OPT_CLUSTERS},
+    {"spread", required_argument, NULL, OPT_SPREAD},
+    {"box", required_argument, NULL, OPT_BOX},
+    {"query-out", required_argument, NULL, OPT_QUERY_OUT},
+    {"velocities", required_argument, NULL, OPT_VELOCITIES},
+    {"labels", required_argument, NULL, OPT_LABELS},
+    {NULL, 0, NULL, 0}};
+
+/* The command line, once parsed; have_* says the option was given. */
+typedef struct gen_args {
+    int64_t n, d, nq, k;
+    double spread, lo, hi;
+    int have_n, have_d, have_nq, have_k, have_spread, have_box;
+    const char *out_path, *query_path, *vel_path, *labels_path;
+} gen_args;
+
+/* --box LO:HI. */
+static int parse_box(gen_args *a, const char *arg) {
+    char buf[256];
+    char *colon;
+    if (strlen(arg) >= sizeof buf || !(colon = strchr(strcpy(buf, arg), ':')))
+        return cli_usage_error(CMD, "--box: '%s' is not LO:HI", arg);
+    *colon = '\0';
+    int rc = cli_parse_double(CMD, "--box", buf, -FLT_MAX, FLT_MAX, &a->lo);
+    if (!rc) rc = cli_parse_double(CMD, "--box", colon + 1, -FLT_MAX, FLT_MAX, &a->hi);
+    if (!rc && !(a->lo < a->hi))
+        return cli_usage_error(CMD, "--box: LO %g must be below HI %g", a->lo, a->hi);
+    a->have_box = 1;
+    return rc;
+}
+
+/* Option c (argument optarg) of gen's own: 0, or the exit code after a usage error. */
+static int gen_option(gen_args *a, int c) {
+    switch (c) {
+    case OPT_N:
+        a->have_n = 1;
+        return cli_parse_i64(CMD, "--n", optarg, 1, INT64_MAX, &a->n);
+    case OPT_D:
+        a->have_d = 1;
+        return cli_parse_i64(CMD, "--d", optarg, 1, INT32_MAX, &a->d);
+    case OPT_NQ:
+        a->have_nq = 1;
+        return cli_parse_i64(CMD, "--nq", optarg, 1, INT64_MAX, &a->nq);
+    case OPT_CLUSTERS:
+        a->have_k = 1;
+        return cli_parse_i64(CMD, "--clusters", optarg, 1, INT32_MAX, &a->k);
+    case OPT_SPREAD:
+        a->have_spread = 1;
+        return cli_parse_double(CMD, "--spread", optarg, 0.0, 1e36, &a->spread);
+    case OPT_BOX:
+        return parse_box(a, optarg);
+    case 'o':
+        a->out_path = optarg;
+        return 0;
+    case OPT_QUERY_OUT:
+        a->query_path = optarg;
+        return 0;
+    case OPT_VELOCITIES:
+        a->vel_path = optarg;
+        return 0;
+    case OPT_LABELS:
+        a->labels_path = optarg;
+        return 0;
+    }
+    return 0;
+}
+
+/* NAME as a named workload (*w) or a raw generator (*w NULL): its kind, or a usage
+ * error with the closest name. */
+static int resolve_name(const char *name, canopy_gen_kind *kind, const canopy_workload **w) {
+    *w = canopy_workload_find(name);
+    if (*w) {
+        *kind = (*w)->kind;
+        return 0;
+    }
+    for (int i = 0; i < N_GENERATORS; i++)
+        if (!strcmp(name, generators[i].name)) {
+            *kind = generators[i].kind;
+            return 0;
+        }
+    const char *names[64];
+    int nn = 0;
+    for (int i = 0; i < N_GENERATORS && nn < 64; i++) names[nn++] = generators[i].name;
+    for (const canopy_workload *t = canopy_workloads(); t->name && nn < 64; t++)
+        names[nn++] = t->name;
+    const char *guess = cli_suggest(name, names, nn);
+    if (guess)
+        return cli_usage_error(CMD, "unknown generator or workload '%s'; did you mean '%s'?", name,
+                               guess);
+    return cli_usage_error(CMD, "unknown generator or workload '%s'", name);
+}
+
+/* Options that do not apply to this generator are mistakes, not no-ops. */
+static int check_applicable(const gen_args *a, canopy_gen_kind kind) {
+    const char *gen = kind_name(kind);
+    int mixture = kind == CANOPY_GEN_CLUSTERS || kind == CANOPY_GEN_CITIES;
+    if (a->have_box && kind != CANOPY_GEN_UNIFORM)
+        return cli_usage_error(CMD, "--box applies only to uniform, not %s", gen);
+    const char *cluster_opt = a->have_k        ? "--clusters"
+                              : a->have_spread ? "--spread"
+                              : a->labels_path ? "--labels"
+                                               : NULL;
+    if (cluster_opt && !mixture)
+        return cli_usage_error(CMD, "%s applies only to clusters and cities, not %s", cluster_opt,
+                               gen);
+    if (a->vel_path && kind != CANOPY_GEN_PLUMMER)
+        return cli_usage_error(CMD, "--velocities applies only to plummer, not %s", gen);
+    if (a->have_d && kind == CANOPY_GEN_PLUMMER)
+        return cli_usage_error(CMD, "--d does not apply to plummer (always 3-D)");
+    if (a->query_path && kind == CANOPY_GEN_PLUMMER)
+        return cli_usage_error(CMD, "--query-out does not apply to plummer");
+    if (a->have_nq && !a->query_path) return cli_usage_error(CMD, "--nq needs --query-out");
+    if (a->query_path && a->nq > INT64_MAX - a->n)
+        return cli_usage_error(CMD, "--n plus --nq is too large");
+    if (!a->out_path) return cli_usage_error(CMD, "missing -o FILE");
+    return 0;
+}
+
+/* The points, with the velocities (second) or labels their generator gives. */
+static canopy_status gen_points(const gen_args *a, canopy_gen_kind kind, uint64_t seed,
+                                output *points, output *second, output *labels) {
+    unsigned long long useed = (unsigned long long)seed;
+    canopy_status s = CANOPY_OK;
+    switch (kind) {
+    case CANOPY_GEN_UNIFORM:
+        s = canopy_gen_uniform(points->array.data, a->n, (int32_t)a->d, a->lo, a->hi, seed);
+        snprintf(points->desc, sizeof points->desc, "uniform [%g,%g), seed %llu", a->lo, a->hi,
+                 useed);
+        break;
+    case CANOPY_GEN_CLUSTERS:
+    case CANOPY_GEN_CITIES:
+        s = (kind == CANOPY_GEN_CITIES ? canopy_gen_cities_rows : canopy_gen_clusters_rows)(
+            points->array.data, labels ? labels->array.data : NULL, 0, a->n, (int32_t)a->d,
+            (int32_t)a->k, a->spread, seed);
+        snprintf(points->desc, sizeof points->desc, "%lld %s, spread %g, seed %llu",
+                 (long long)a->k, kind == CANOPY_GEN_CITIES ? "cities" : "clusters", a->spread,
+                 useed);
+        if (labels) snprintf(labels->desc, sizeof labels->desc, "cluster labels, seed %llu", useed);
+        break;
+    case CANOPY_GEN_PLUMMER:
+        s = canopy_gen_plummer(points->array.data, second ? second->array.data : NULL, a->n, seed);
+        snprintf(points->desc, sizeof points->desc, "plummer positions, Henon units, seed %llu",
+                 useed);
+        if (second)
+            snprintf(second->desc, sizeof second->desc,
+                     "plummer velocities, Henon units, seed %llu", useed);
+        break;
+    }
+    return s;
+}
+
+/* The query rows: the rows after the points' of the same generator and seed. */
+static canopy_status gen_queries(const gen_args *a, canopy_gen_kind kind, uint64_t seed,
+                                 output *second) {
+    unsigned long long useed = (unsigned long long)seed;
+    canopy_status s;
+    if (kind == CANOPY_GEN_UNIFORM) {
+        s = canopy_gen_uniform_rows(second->array.data, a->n, a->nq, (int32_t)a->d, a->lo, a->hi,
+                                    seed);
+        snprintf(second->desc, sizeof second->desc,
+                 "uniform [%g,%g) query rows %lld-%lld, seed %llu", a->lo, a->hi, (long long)a->n,
+                 (long long)(a->n + a->nq - 1), useed);
+    } else {
+        s = (kind == CANOPY_GEN_CITIES ? canopy_gen_cities_rows : canopy_gen_clusters_rows)(
+            second->array.data, NULL, a->n, a->nq, (int32_t)a->d, (int32_t)a->k, a->spread, seed);
+        snprintf(second->desc, sizeof second->desc,
+                 "%lld %s, spread %g, query rows %lld-%lld, seed %llu", (long long)a->k,
+                 kind == CANOPY_GEN_CITIES ? "cities" : "clusters", a->spread, (long long)a->n,
+                 (long long)(a->n + a->nq - 1), useed);
+    }
+    return s;
+}
+
 int cmd_gen(int argc, char **argv) {
-    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
-                                         {"threads", required_argument, NULL, OPT_THREADS},
-                                         {"seed", required_argument, NULL, OPT_SEED},
-                                         {"n", required_argument, NULL, OPT_N},
-                                         {"d", required_argument, NULL, OPT_D},
-                                         {"nq", required_argument, NULL, OPT_NQ},
-                                         {"clusters", required_argument, NULL, OPT_CLUSTERS},
-                                         {"spread", required_argument, NULL, OPT_SPREAD},
-                                         {"box", required_argument, NULL, OPT_BOX},
-                                         {"query-out", required_argument, NULL, OPT_QUERY_OUT},
-                                         {"velocities", required_argument, NULL, OPT_VELOCITIES},
-                                         {"labels", required_argument, NULL, OPT_LABELS},
-                                         {NULL, 0, NULL, 0}};
-    int64_t n = 0, d = 0, nq = 0, k = 0;
-    double spread = 0.0, lo = 0.0, hi = 1.0;
-    int have_n = 0, have_d = 0, have_nq = 0, have_k = 0, have_spread = 0;
-    int have_box = 0;
-    const char *out_path = NULL, *query_path = NULL, *vel_path = NULL, *labels_path = NULL;
-    cli_parser p = cli_parser_start(CMD, "ho:", opts, usage, NULL, NULL);
+    gen_args a;
+    memset(&a, 0, sizeof a);
+    a.hi = 1.0;
+    cli_parser p = cli_parser_start(CMD, "ho:", gen_long_opts, usage, NULL, NULL);
     int c, rc = 0;
     while ((c = cli_next_option(&p, argc, argv)) != -1) {
-        switch (c) {
-        case CLI_STOP:
-            return p.rc;
-        case OPT_N:
-            rc = cli_parse_i64(CMD, "--n", optarg, 1, INT64_MAX, &n);
-            have_n = 1;
-            break;
-        case OPT_D:
-            rc = cli_parse_i64(CMD, "--d", optarg, 1, INT32_MAX, &d);
-            have_d = 1;
-            break;
-        case OPT_NQ:
-            rc = cli_parse_i64(CMD, "--nq", optarg, 1, INT64_MAX, &nq);
-            have_nq = 1;
-            break;
-        case OPT_CLUSTERS:
-            rc = cli_parse_i64(CMD, "--clusters", optarg, 1, INT32_MAX, &k);
-            have_k = 1;
-            break;
-        case OPT_SPREAD:
-            rc = cli_parse_double(CMD, "--spread", optarg, 0.0, 1e36, &spread);
-            have_spread = 1;
-            break;
-        case OPT_BOX: {
-            char buf[256];
-            char *colon;
-            if (strlen(optarg) >= sizeof buf || !(colon = strchr(strcpy(buf, optarg), ':')))
-                return cli_usage_error(CMD, "--box: '%s' is not LO:HI", optarg);
-            *colon = '\0';
-            rc = cli_parse_double(CMD, "--box", buf, -FLT_MAX, FLT_MAX, &lo);
-            if (!rc) rc = cli_parse_double(CMD, "--box", colon + 1, -FLT_MAX, FLT_MAX, &hi);
-            if (!rc && !(lo < hi))
-                return cli_usage_error(CMD, "--box: LO %g must be below HI %g", lo, hi);
-            have_box = 1;
-            break;
-        }
-        case 'o':
-            out_path = optarg;
-            break;
-        case OPT_QUERY_OUT:
-            query_path = optarg;
-            break;
-        case OPT_VELOCITIES:
-            vel_path = optarg;
-            break;
-        case OPT_LABELS:
-            labels_path = optarg;
-            break;
-        }
-        if (rc) return rc;
+        if (c == CLI_STOP) return p.rc;
+        if ((rc = gen_option(&a, c))) return rc;
     }
     if (optind >= argc) return cli_usage_error(CMD, "missing NAME (a generator or workload)");
     const char *name = argv[optind];
@@ -232,61 +349,23 @@ int cmd_gen(int argc, char **argv) {
 
     /* Resolve NAME, then fill in what the options left unset. */
     canopy_gen_kind kind = CANOPY_GEN_UNIFORM;
-    const canopy_workload *w = canopy_workload_find(name);
-    int found = w != NULL;
-    if (w) kind = w->kind;
-    for (int i = 0; !found && i < N_GENERATORS; i++)
-        if (!strcmp(name, generators[i].name)) {
-            kind = generators[i].kind;
-            found = 1;
-        }
-    if (!found) {
-        const char *names[64];
-        int nn = 0;
-        for (int i = 0; i < N_GENERATORS && nn < 64; i++) names[nn++] = generators[i].name;
-        for (const canopy_workload *t = canopy_workloads(); t->name && nn < 64; t++)
-            names[nn++] = t->name;
-        const char *guess = cli_suggest(name, names, nn);
-        if (guess)
-            return cli_usage_error(CMD, "unknown generator or workload '%s'; did you mean '%s'?",
-                                   name, guess);
-        return cli_usage_error(CMD, "unknown generator or workload '%s'", name);
-    }
-    if (!have_n) n = w ? w->n : DEFAULT_N;
-    if (!have_d) d = w ? w->d : DEFAULT_D;
+    const canopy_workload *w;
+    if ((rc = resolve_name(name, &kind, &w))) return rc;
+    if (!a.have_n) a.n = w ? w->n : DEFAULT_N;
+    if (!a.have_d) a.d = w ? w->d : DEFAULT_D;
     uint64_t seed = p.have_seed ? p.seed : w ? w->seed : DEFAULT_SEED;
     int mixture = kind == CANOPY_GEN_CLUSTERS || kind == CANOPY_GEN_CITIES;
-    if (!have_k) k = w && mixture ? w->clusters : DEFAULT_CLUSTERS;
-    if (!have_spread) spread = w && mixture ? w->spread : DEFAULT_SPREAD;
-    if (!have_nq) nq = w && w->n_query ? w->n_query : n;
-
-    /* Options that do not apply to this generator are mistakes, not no-ops. */
-    const char *gen = kind_name(kind);
-    if (have_box && kind != CANOPY_GEN_UNIFORM)
-        return cli_usage_error(CMD, "--box applies only to uniform, not %s", gen);
-    const char *cluster_opt = have_k        ? "--clusters"
-                              : have_spread ? "--spread"
-                              : labels_path ? "--labels"
-                                            : NULL;
-    if (cluster_opt && !mixture)
-        return cli_usage_error(CMD, "%s applies only to clusters and cities, not %s", cluster_opt,
-                               gen);
-    if (vel_path && kind != CANOPY_GEN_PLUMMER)
-        return cli_usage_error(CMD, "--velocities applies only to plummer, not %s", gen);
-    if (have_d && kind == CANOPY_GEN_PLUMMER)
-        return cli_usage_error(CMD, "--d does not apply to plummer (always 3-D)");
-    if (query_path && kind == CANOPY_GEN_PLUMMER)
-        return cli_usage_error(CMD, "--query-out does not apply to plummer");
-    if (have_nq && !query_path) return cli_usage_error(CMD, "--nq needs --query-out");
-    if (query_path && nq > INT64_MAX - n) return cli_usage_error(CMD, "--n plus --nq is too large");
-    if (!out_path) return cli_usage_error(CMD, "missing -o FILE");
-    if (kind == CANOPY_GEN_PLUMMER) d = 3;
+    if (!a.have_k) a.k = w && mixture ? w->clusters : DEFAULT_CLUSTERS;
+    if (!a.have_spread) a.spread = w && mixture ? w->spread : DEFAULT_SPREAD;
+    if (!a.have_nq) a.nq = w && w->n_query ? w->n_query : a.n;
+    if ((rc = check_applicable(&a, kind))) return rc;
+    if (kind == CANOPY_GEN_PLUMMER) a.d = 3;
 
     output outs[3];
     memset(outs, 0, sizeof outs);
     int n_out = 0;
-    const char *paths[3] = {out_path, query_path ? query_path : vel_path, labels_path};
-    const char *options[3] = {"-o", query_path ? "--query-out" : "--velocities", "--labels"};
+    const char *paths[3] = {a.out_path, a.query_path ? a.query_path : a.vel_path, a.labels_path};
+    const char *options[3] = {"-o", a.query_path ? "--query-out" : "--velocities", "--labels"};
     for (int i = 0; i < 3; i++) {
         if (!paths[i]) continue;
         for (int j = 0; j < n_out; j++)
@@ -305,69 +384,29 @@ int cmd_gen(int argc, char **argv) {
      * come last. */
     output *points = &outs[0];
     output *second = paths[1] ? &outs[1] : NULL;
-    output *labels = labels_path ? &outs[n_out - 1] : NULL;
-    canopy_status s = alloc_points(points, CANOPY_F32, n, d);
-    if (s == CANOPY_OK && second) s = alloc_points(second, CANOPY_F32, query_path ? nq : n, d);
-    if (s == CANOPY_OK && labels) s = alloc_points(labels, CANOPY_I32, n, 0);
+    output *labels = a.labels_path ? &outs[n_out - 1] : NULL;
+    canopy_status s = alloc_points(points, CANOPY_F32, a.n, a.d);
+    if (s == CANOPY_OK && second)
+        s = alloc_points(second, CANOPY_F32, a.query_path ? a.nq : a.n, a.d);
+    if (s == CANOPY_OK && labels) s = alloc_points(labels, CANOPY_I32, a.n, 0);
 
     double t0 = canopy_now();
-    unsigned long long useed = (unsigned long long)seed;
-    if (s == CANOPY_OK) {
-        switch (kind) {
-        case CANOPY_GEN_UNIFORM:
-            s = canopy_gen_uniform(points->array.data, n, (int32_t)d, lo, hi, seed);
-            snprintf(points->desc, sizeof points->desc, "uniform [%g,%g), seed %llu", lo, hi,
-                     useed);
-            break;
-        case CANOPY_GEN_CLUSTERS:
-        case CANOPY_GEN_CITIES:
-            s = (kind == CANOPY_GEN_CITIES ? canopy_gen_cities_rows : canopy_gen_clusters_rows)(
-                points->array.data, labels ? labels->array.data : NULL, 0, n, (int32_t)d,
-                (int32_t)k, spread, seed);
-            snprintf(points->desc, sizeof points->desc, "%lld %s, spread %g, seed %llu",
-                     (long long)k, kind == CANOPY_GEN_CITIES ? "cities" : "clusters", spread,
-                     useed);
-            if (labels)
-                snprintf(labels->desc, sizeof labels->desc, "cluster labels, seed %llu", useed);
-            break;
-        case CANOPY_GEN_PLUMMER:
-            s = canopy_gen_plummer(points->array.data, second ? second->array.data : NULL, n, seed);
-            snprintf(points->desc, sizeof points->desc, "plummer positions, Henon units, seed %llu",
-                     useed);
-            if (second)
-                snprintf(second->desc, sizeof second->desc,
-                         "plummer velocities, Henon units, seed %llu", useed);
-            break;
-        }
-    }
+    if (s == CANOPY_OK) s = gen_points(&a, kind, seed, points, second, labels);
     points->seconds = canopy_now() - t0; /* labels and velocities come with the points */
 
-    if (s == CANOPY_OK && query_path) {
+    if (s == CANOPY_OK && a.query_path) {
         t0 = canopy_now();
-        if (kind == CANOPY_GEN_UNIFORM) {
-            s = canopy_gen_uniform_rows(second->array.data, n, nq, (int32_t)d, lo, hi, seed);
-            snprintf(second->desc, sizeof second->desc,
-                     "uniform [%g,%g) query rows %lld-%lld, seed %llu", lo, hi, (long long)n,
-                     (long long)(n + nq - 1), useed);
-        } else {
-            s = (kind == CANOPY_GEN_CITIES ? canopy_gen_cities_rows : canopy_gen_clusters_rows)(
-                second->array.data, NULL, n, nq, (int32_t)d, (int32_t)k, spread, seed);
-            snprintf(second->desc, sizeof second->desc,
-                     "%lld %s, spread %g, query rows %lld-%lld, seed %llu", (long long)k,
-                     kind == CANOPY_GEN_CITIES ? "cities" : "clusters", spread, (long long)n,
-                     (long long)(n + nq - 1), useed);
-        }
+        s = gen_queries(&a, kind, seed, second);
         second->seconds = canopy_now() - t0;
     }
-
     if (s == CANOPY_OK) s = write_all(outs, n_out);
     if (s == CANOPY_OK) {
         for (int i = 0; i < n_out; i++) {
-            const canopy_array *a = &outs[i].array;
+            const canopy_array *arr = &outs[i].array;
             char cols[32] = ",";
-            if (a->ndim == 2) snprintf(cols, sizeof cols, ", %lld", (long long)a->shape[1]);
+            if (arr->ndim == 2) snprintf(cols, sizeof cols, ", %lld", (long long)arr->shape[1]);
             cli_summary("wrote %s: %s (%lld%s), %s, %.2f s", outs[i].path,
-                        canopy_dtype_name(a->dtype), (long long)a->shape[0], cols, outs[i].desc,
+                        canopy_dtype_name(arr->dtype), (long long)arr->shape[0], cols, outs[i].desc,
                         outs[i].seconds);
         }
     }

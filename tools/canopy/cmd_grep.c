@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,176 +298,181 @@ static int grep_one(const canopy_regex *re, const pattern_list *pl, const grep_o
     return rc;
 }
 
-int cmd_grep(int argc, char **argv) {
-    static const struct option opts[] = {{"regexp", required_argument, NULL, 'e'},
-                                         {"file", required_argument, NULL, 'f'},
-                                         {"extended-regexp", no_argument, NULL, 'E'},
-                                         {"ignore-case", no_argument, NULL, 'i'},
-                                         {"invert-match", no_argument, NULL, 'v'},
-                                         {"line-regexp", no_argument, NULL, 'x'},
-                                         {"word-regexp", no_argument, NULL, 'w'},
-                                         {"files-with-matches", no_argument, NULL, 'l'},
-                                         {"files-without-match", no_argument, NULL, 'L'},
-                                         {"only-matching", no_argument, NULL, 'o'},
-                                         {"count", no_argument, NULL, 'c'},
-                                         {"line-number", no_argument, NULL, 'n'},
-                                         {"with-filename", no_argument, NULL, 'H'},
-                                         {"no-filename", no_argument, NULL, 'h'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"silent", no_argument, NULL, 'q'},
-                                         {"no-messages", no_argument, NULL, 's'},
-                                         {"count-per-pattern", no_argument, NULL, OPT_PER_PATTERN},
-                                         {"engine", required_argument, NULL, OPT_ENGINE},
-                                         {"threads", required_argument, NULL, OPT_THREADS},
-                                         {"stats", no_argument, NULL, OPT_STATS},
-                                         {"help", no_argument, NULL, OPT_HELP + 256},
-                                         {NULL, 0, NULL, 0}};
+static const struct option grep_long_opts[] = {
+    {"regexp", required_argument, NULL, 'e'},
+    {"file", required_argument, NULL, 'f'},
+    {"extended-regexp", no_argument, NULL, 'E'},
+    {"ignore-case", no_argument, NULL, 'i'},
+    {"invert-match", no_argument, NULL, 'v'},
+    {"line-regexp", no_argument, NULL, 'x'},
+    {"word-regexp", no_argument, NULL, 'w'},
+    {"files-with-matches", no_argument, NULL, 'l'},
+    {"files-without-match", no_argument, NULL, 'L'},
+    {"only-matching", no_argument, NULL, 'o'},
+    {"count", no_argument, NULL, 'c'},
+    {"line-number", no_argument, NULL, 'n'},
+    {"with-filename", no_argument, NULL, 'H'},
+    {"no-filename", no_argument, NULL, 'h'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"silent", no_argument, NULL, 'q'},
+    {"no-messages", no_argument, NULL, 's'},
+    {"count-per-pattern", no_argument, NULL, OPT_PER_PATTERN},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"help", no_argument, NULL, OPT_HELP + 256},
+    {NULL, 0, NULL, 0}};
+
+/* The options that only switch one field of grep_opts on. */
+static const struct {
+    int opt;
+    size_t field;
+} grep_switches[] = {{'o', offsetof(grep_opts, only)},
+                     {'v', offsetof(grep_opts, invert)},
+                     {'c', offsetof(grep_opts, count)},
+                     {'n', offsetof(grep_opts, number)},
+                     {'q', offsetof(grep_opts, quiet)},
+                     {'s', offsetof(grep_opts, silent)},
+                     {OPT_PER_PATTERN, offsetof(grep_opts, per_pattern)},
+                     {OPT_STATS, offsetof(grep_opts, stats)}};
+
+/* The options that add a compile flag. */
+static const struct {
+    int opt;
+    uint32_t flag;
+} grep_flags[] = {{'i', CANOPY_REGEX_ICASE}, {'x', CANOPY_REGEX_LINE}, {'w', CANOPY_REGEX_WORD}};
+
+/* Everything the command line says. */
+typedef struct grep_args {
     grep_opts o;
-    memset(&o, 0, sizeof o);
-    int name_opt = -1; /* -H: 1, -h: 0, default: by file count */
-    uint32_t flags = 0;
-    int have_patterns = 0, rc = GREP_NONE;
-    pattern_list pl = {NULL, NULL, 0, 0};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:f:EivxwlLocnHhqs", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HELP + 256:
-            usage(stdout);
-            free_patterns(&pl);
-            return GREP_MATCH;
-        case 'e':
-            have_patterns = 1;
-            if (add_lines(&pl, optarg, strlen(optarg), 0)) goto nomem;
-            break;
-        case 'f': {
-            have_patterns = 1;
-            input in;
-            int err = load(strcmp(optarg, "-") ? optarg : NULL, &in);
-            if (err) {
-                fprintf(stderr, "canopy grep: %s: %s\n", optarg, strerror(err));
-                free_patterns(&pl);
-                return GREP_TROUBLE;
-            }
-            int bad = add_lines(&pl, in.data ? in.data : "", in.len, 1);
-            unload(&in);
-            if (bad) goto nomem;
-            break;
-        }
-        case 'E':
-            break;
-        case 'i':
-            flags |= CANOPY_REGEX_ICASE;
-            break;
-        case 'x':
-            flags |= CANOPY_REGEX_LINE;
-            break;
-        case 'w':
-            flags |= CANOPY_REGEX_WORD;
-            break;
-        case 'l':
-            o.list = 1;
-            o.list_none = 0;
-            break;
-        case 'L':
-            o.list_none = 1;
-            o.list = 0;
-            break;
-        case 'o':
-            o.only = 1;
-            break;
-        case 'v':
-            o.invert = 1;
-            break;
-        case 'c':
-            o.count = 1;
-            break;
-        case 'n':
-            o.number = 1;
-            break;
-        case 'H':
-            name_opt = 1;
-            break;
-        case 'h':
-            name_opt = 0;
-            break;
-        case 'q':
-            o.quiet = 1;
-            break;
-        case 's':
-            o.silent = 1;
-            break;
-        case OPT_PER_PATTERN:
-            o.per_pattern = 1;
-            break;
-        case OPT_ENGINE:
-            if (canopy_regex_engine_parse(optarg, &o.engine)) {
-                free_patterns(&pl);
-                return cli_usage_error("grep", "%s", canopy_last_error());
-            }
-            break;
-        case OPT_THREADS:
-            if (cli_parse_threads("grep", optarg)) {
-                free_patterns(&pl);
-                return CLI_USAGE;
-            }
-            break;
-        case OPT_STATS:
-            o.stats = 1;
-            break;
-        default:
-            free_patterns(&pl);
-            return cli_usage_error("grep", "unknown option");
-        }
-    }
-    if (!have_patterns) {
-        if (optind >= argc) {
-            free_patterns(&pl);
-            return cli_usage_error("grep", "no pattern given");
-        }
-        const char *a = argv[optind++];
-        if (add_lines(&pl, a, strlen(a), 0)) goto nomem;
-    }
-    canopy_regex *re = NULL;
-    if (canopy_regex_compile((const char *const *)pl.pat, pl.len, pl.n, flags, &re)) {
-        fprintf(stderr, "canopy grep: %s\n", canopy_last_error());
-        free_patterns(&pl);
+    int name_opt; /* -H: 1, -h: 0, default (-1): by file count */
+    uint32_t flags;
+    int have_patterns;
+    pattern_list pl;
+} grep_args;
+
+/* grep_option's answer when parsing goes on; anything else is the exit code. */
+enum { GREP_GO_ON = -1 };
+
+static int out_of_memory(void) {
+    fprintf(stderr, "canopy grep: out of memory\n");
+    return GREP_TROUBLE;
+}
+
+/* -f FILE: its lines are patterns ('-' standard input). */
+static int add_pattern_file(grep_args *a, const char *path) {
+    input in;
+    int err = load(strcmp(path, "-") ? path : NULL, &in);
+    if (err) {
+        fprintf(stderr, "canopy grep: %s: %s\n", path, strerror(err));
         return GREP_TROUBLE;
     }
-    int nfiles = argc - optind;
-    o.with_name = name_opt >= 0 ? name_opt : nfiles > 1;
+    int bad = add_lines(&a->pl, in.data ? in.data : "", in.len, 1);
+    unload(&in);
+    return bad ? out_of_memory() : GREP_GO_ON;
+}
+
+/* One option c (argument optarg): GREP_GO_ON, or the exit code after a message. */
+static int grep_option(grep_args *a, int c) {
+    for (size_t i = 0; i < sizeof grep_switches / sizeof *grep_switches; i++)
+        if (c == grep_switches[i].opt) {
+            *(int *)((char *)&a->o + grep_switches[i].field) = 1;
+            return GREP_GO_ON;
+        }
+    for (size_t i = 0; i < sizeof grep_flags / sizeof *grep_flags; i++)
+        if (c == grep_flags[i].opt) {
+            a->flags |= grep_flags[i].flag;
+            return GREP_GO_ON;
+        }
+    switch (c) {
+    case OPT_HELP + 256:
+        usage(stdout);
+        return GREP_MATCH;
+    case 'e':
+        a->have_patterns = 1;
+        return add_lines(&a->pl, optarg, strlen(optarg), 0) ? out_of_memory() : GREP_GO_ON;
+    case 'f':
+        a->have_patterns = 1;
+        return add_pattern_file(a, optarg);
+    case 'E':
+        return GREP_GO_ON;
+    case 'l':
+    case 'L':
+        a->o.list = c == 'l';
+        a->o.list_none = c == 'L';
+        return GREP_GO_ON;
+    case 'H':
+    case 'h':
+        a->name_opt = c == 'H';
+        return GREP_GO_ON;
+    case OPT_ENGINE:
+        if (canopy_regex_engine_parse(optarg, &a->o.engine))
+            return cli_usage_error("grep", "%s", canopy_last_error());
+        return GREP_GO_ON;
+    case OPT_THREADS:
+        return cli_parse_threads("grep", optarg) ? CLI_USAGE : GREP_GO_ON;
+    default:
+        return cli_usage_error("grep", "unknown option");
+    }
+}
+
+/* Compiles the patterns and searches each file (standard input when there is none). */
+static int grep_files(grep_args *a, int nfiles, char **files) {
+    canopy_regex *re = NULL;
+    if (canopy_regex_compile((const char *const *)a->pl.pat, a->pl.len, a->pl.n, a->flags, &re)) {
+        fprintf(stderr, "canopy grep: %s\n", canopy_last_error());
+        return GREP_TROUBLE;
+    }
+    a->o.with_name = a->name_opt >= 0 ? a->name_opt : nfiles > 1;
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-    int trouble = 0;
+    int trouble = 0, rc = GREP_NONE;
     for (int i = 0; i < (nfiles > 0 ? nfiles : 1); i++) {
-        const char *path = nfiles > 0 ? argv[optind + i] : "-";
+        const char *path = nfiles > 0 ? files[i] : "-";
         int is_stdin = strcmp(path, "-") == 0;
         const char *name = is_stdin ? "(standard input)" : path;
         input in;
         int err = load(is_stdin ? NULL : path, &in);
         if (err) {
-            if (!o.silent) fprintf(stderr, "canopy grep: %s: %s\n", name, strerror(err));
+            if (!a->o.silent) fprintf(stderr, "canopy grep: %s: %s\n", name, strerror(err));
             trouble = 1;
             unload(&in);
             continue;
         }
-        int r = grep_one(re, &pl, &o, name, &in);
+        int r = grep_one(re, &a->pl, &a->o, name, &in);
         unload(&in);
         if (r < 0) trouble = 1;
         if (r > 0) rc = GREP_MATCH;
     }
     fflush(stdout);
     canopy_regex_free(re);
-    free_patterns(&pl);
     if (ferror(stdout)) {
         fprintf(stderr, "canopy grep: write error\n");
         return GREP_TROUBLE;
     }
     /* as grep: an error wins over a match, except that -q reports the match */
-    if (trouble && !(o.quiet && rc == GREP_MATCH)) return GREP_TROUBLE;
+    if (trouble && !(a->o.quiet && rc == GREP_MATCH)) return GREP_TROUBLE;
     return rc;
-nomem:
-    free_patterns(&pl);
-    fprintf(stderr, "canopy grep: out of memory\n");
-    return GREP_TROUBLE;
+}
+
+int cmd_grep(int argc, char **argv) {
+    grep_args a;
+    memset(&a, 0, sizeof a);
+    a.name_opt = -1;
+    int c, rc = GREP_GO_ON;
+    optind = 1;
+    while (rc == GREP_GO_ON &&
+           (c = getopt_long(argc, argv, "e:f:EivxwlLocnHhqs", grep_long_opts, NULL)) != -1)
+        rc = grep_option(&a, c);
+    if (rc == GREP_GO_ON && !a.have_patterns) {
+        if (optind >= argc) {
+            rc = cli_usage_error("grep", "no pattern given");
+        } else {
+            const char *pat = argv[optind++];
+            if (add_lines(&a.pl, pat, strlen(pat), 0)) rc = out_of_memory();
+        }
+    }
+    if (rc == GREP_GO_ON) rc = grep_files(&a, argc - optind, argv + optind);
+    free_patterns(&a.pl);
+    return rc;
 }

@@ -85,70 +85,166 @@ static int is_compiled(const char *path) {
     return got == sizeof magic && memcmp(magic, "CNPYCPF1", 8) == 0;
 }
 
+static const struct option predict_long_opts[] = {{"help", no_argument, NULL, OPT_HELP},
+                                                  {"model", required_argument, NULL, OPT_MODEL},
+                                                  {"format", required_argument, NULL, OPT_FORMAT},
+                                                  {"data", required_argument, NULL, OPT_DATA},
+                                                  {"output", required_argument, NULL, OPT_OUTPUT},
+                                                  {"output-file", required_argument, NULL, 'o'},
+                                                  {"kind", required_argument, NULL, OPT_KIND},
+                                                  {"backend", required_argument, NULL, OPT_BACKEND},
+                                                  {"mapping", required_argument, NULL, OPT_MAPPING},
+                                                  {"threads", required_argument, NULL, OPT_THREADS},
+                                                  {"stats", no_argument, NULL, OPT_STATS},
+                                                  FOREST_LONG_OPTIONS,
+                                                  {NULL, 0, NULL, 0}};
+
+/* The command line, once parsed. */
+typedef struct predict_args {
+    const char *model, *data, *outp;
+    canopy_forest_format fmt;
+    canopy_predict_options o;
+} predict_args;
+
+/* predict_option's answer when parsing goes on; anything else is the exit code. */
+enum { PREDICT_GO_ON = -1 };
+
+/* Option c (argument optarg) of predict's own: PREDICT_GO_ON, or the exit code after a
+ * usage error. */
+static int predict_option(predict_args *a, int c) {
+    canopy_forest_output k;
+    switch (c) {
+    case OPT_MODEL:
+        a->model = optarg;
+        break;
+    case OPT_DATA:
+        a->data = optarg;
+        break;
+    case 'o':
+        a->outp = optarg;
+        break;
+    case OPT_FORMAT:
+        if (canopy_forest_format_parse(optarg, &a->fmt))
+            return cli_usage_error("predict", "--format: %s", canopy_last_error());
+        break;
+    case OPT_OUTPUT:
+        /* --output used to name the prediction kind; it is the output file now, as in
+         * every other command, so an old command line fails instead of writing "prob". */
+        if (canopy_forest_output_parse(optarg, &k) == CANOPY_OK)
+            return cli_usage_error("predict",
+                                   "--output is the output file; for the prediction kind "
+                                   "use --kind %s",
+                                   optarg);
+        a->outp = optarg;
+        break;
+    case OPT_KIND:
+        if (canopy_forest_output_parse(optarg, &a->o.output))
+            return cli_usage_error("predict", "--kind: %s", canopy_last_error());
+        break;
+    case OPT_BACKEND:
+        if (canopy_backend_parse(optarg, &a->o.backend))
+            return cli_usage_error("predict", "--backend: %s", canopy_last_error());
+        break;
+    case OPT_MAPPING:
+        if (canopy_forest_mapping_parse(optarg, &a->o.mapping))
+            return cli_usage_error("predict", "--mapping: %s", canopy_last_error());
+        break;
+    }
+    return PREDICT_GO_ON;
+}
+
+/* What --stats reports of one run. */
+typedef struct predict_report {
+    const char *model;
+    const canopy_forest_info *info;
+    const canopy_predict_stats *st;
+    canopy_forest_output kind;
+    int64_t n;
+    double t_model, t_data, t_write;
+} predict_report;
+
+static void print_stats_json(const predict_report *r) {
+    cli_json *j = cli_json_begin("predict");
+    cli_json_seconds(j, "load_model", r->t_model);
+    cli_json_seconds(j, "load", r->t_data);
+    cli_json_seconds(j, "build", r->st->build_seconds);
+    cli_json_seconds(j, "run", r->st->predict_seconds);
+    cli_json_seconds(j, "write", r->t_write);
+    if (r->st->backend == CANOPY_BACKEND_GPU) {
+        cli_json_seconds(j, "upload", r->st->upload_seconds);
+        cli_json_seconds(j, "compile", r->st->compile_seconds);
+        cli_json_seconds(j, "kernel", r->st->kernel_seconds);
+        cli_json_seconds(j, "download", r->st->download_seconds);
+    }
+    cli_json_count(j, "rows", (double)r->n);
+    cli_json_count(j, "trees", r->info->n_trees);
+    cli_json_count(j, "nodes", (double)r->info->n_nodes);
+    cli_json_count(j, "max_depth", r->info->max_depth);
+    cli_json_count(j, "layout_bytes", (double)r->st->layout_bytes);
+    cli_json_choice(j, "backend", canopy_backend_name(r->st->backend));
+    cli_json_choice(j, "layout", canopy_forest_layout_name(r->st->layout));
+    cli_json_choice(j, "engine", canopy_forest_engine_name(r->st->engine));
+    cli_json_choice(j, "kind", canopy_forest_output_name(r->kind));
+    cli_json_emit(j, r->st->note);
+}
+
+static void print_stats_text(const predict_report *r) {
+    fprintf(stderr, "model: %s (%s, %s), %d trees, %lld nodes, max depth %d\n", r->model,
+            r->info->source, r->info->objective, r->info->n_trees, (long long)r->info->n_nodes,
+            r->info->max_depth);
+    fprintf(stderr, "load: model %.3f ms, data %.3f ms\n", r->t_model * 1e3, r->t_data * 1e3);
+    fprintf(stderr, "ran: %s\n", r->st->note);
+    if (r->st->layout == CANOPY_FOREST_LAYOUT_HYBRID)
+        fprintf(stderr, "switch level: %d\n", r->st->switch_level);
+    if (r->st->model_cost[CANOPY_FOREST_LAYOUT_SLL] > 0) {
+        fprintf(stderr, "cache model");
+        if (r->st->beta > 0) fprintf(stderr, " (beta = %.3f)", r->st->beta);
+        fprintf(stderr, ": picks %s", canopy_forest_layout_name(r->st->model_layout));
+        if (r->st->model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
+            fprintf(stderr, " (switch level %d)", r->st->model_switch_level);
+        fprintf(stderr, "; predicted cost relative to that:");
+        double base =
+            r->st->model_cost[r->st->model_layout] > 0 ? r->st->model_cost[r->st->model_layout] : 1;
+        for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
+            if (r->st->model_cost[l] > 0)
+                fprintf(stderr, " %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
+                        r->st->model_cost[l] / base);
+        fprintf(stderr, "\n");
+    }
+    fprintf(stderr, "layout: %zu bytes, built in %.3f ms\n", r->st->layout_bytes,
+            r->st->build_seconds * 1e3);
+    fprintf(stderr, "predict: %lld rows in %.3f ms (%.0f rows/s, measured)\n", (long long)r->n,
+            r->st->predict_seconds * 1e3,
+            r->st->predict_seconds > 0 ? r->n / r->st->predict_seconds : 0.0);
+    if (r->st->backend == CANOPY_BACKEND_GPU) {
+        static const char *const cache[] = {"n/a", "compiled (miss)", "in-memory hit",
+                                            "on-disk hit"};
+        fprintf(
+            stderr,
+            "gpu: upload %.3f ms, compile %.3f ms (kernel cache: %s), kernel %.3f ms, "
+            "download %.3f ms, model on device %zu bytes\n",
+            r->st->upload_seconds * 1e3, r->st->compile_seconds * 1e3,
+            cache[r->st->kernel_cache >= 0 && r->st->kernel_cache <= 3 ? r->st->kernel_cache : 0],
+            r->st->kernel_seconds * 1e3, r->st->download_seconds * 1e3, r->st->device_bytes);
+    }
+}
+
 int cmd_predict(int argc, char **argv) {
-    static const struct option opts[] = {{"help", no_argument, NULL, OPT_HELP},
-                                         {"model", required_argument, NULL, OPT_MODEL},
-                                         {"format", required_argument, NULL, OPT_FORMAT},
-                                         {"data", required_argument, NULL, OPT_DATA},
-                                         {"output", required_argument, NULL, OPT_OUTPUT},
-                                         {"output-file", required_argument, NULL, 'o'},
-                                         {"kind", required_argument, NULL, OPT_KIND},
-                                         {"backend", required_argument, NULL, OPT_BACKEND},
-                                         {"mapping", required_argument, NULL, OPT_MAPPING},
-                                         {"threads", required_argument, NULL, OPT_THREADS},
-                                         {"stats", no_argument, NULL, OPT_STATS},
-                                         FOREST_LONG_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    const char *model = NULL, *data = NULL, *outp = NULL;
-    canopy_forest_format fmt = CANOPY_FOREST_FORMAT_AUTO;
-    canopy_predict_options o = canopy_predict_options_default();
-    o.output = CANOPY_FOREST_OUTPUT_PROB;
-    forest_opts fo = {&o.layout, &o.engine, &o.hier_depth, &o.switch_level, &o.compaction};
-    cli_parser p = cli_parser_start("predict", "ho:", opts, usage, forest_opts_handle, &fo);
+    predict_args a = {NULL, NULL, NULL, CANOPY_FOREST_FORMAT_AUTO,
+                      canopy_predict_options_default()};
+    a.o.output = CANOPY_FOREST_OUTPUT_PROB;
+    forest_opts fo = {&a.o.layout, &a.o.engine, &a.o.hier_depth, &a.o.switch_level,
+                      &a.o.compaction};
+    cli_parser p =
+        cli_parser_start("predict", "ho:", predict_long_opts, usage, forest_opts_handle, &fo);
     int c;
     while ((c = cli_next_option(&p, argc, argv)) != -1) {
-        switch (c) {
-        case CLI_STOP:
-            return p.rc;
-        case OPT_MODEL:
-            model = optarg;
-            break;
-        case OPT_DATA:
-            data = optarg;
-            break;
-        case 'o':
-            outp = optarg;
-            break;
-        case OPT_FORMAT:
-            if (canopy_forest_format_parse(optarg, &fmt))
-                return cli_usage_error("predict", "--format: %s", canopy_last_error());
-            break;
-        case OPT_OUTPUT: {
-            /* --output used to name the prediction kind; it is the output file now, as in
-             * every other command, so an old command line fails instead of writing "prob". */
-            canopy_forest_output k;
-            if (canopy_forest_output_parse(optarg, &k) == CANOPY_OK)
-                return cli_usage_error("predict",
-                                       "--output is the output file; for the prediction kind "
-                                       "use --kind %s",
-                                       optarg);
-            outp = optarg;
-            break;
-        }
-        case OPT_KIND:
-            if (canopy_forest_output_parse(optarg, &o.output))
-                return cli_usage_error("predict", "--kind: %s", canopy_last_error());
-            break;
-        case OPT_BACKEND:
-            if (canopy_backend_parse(optarg, &o.backend))
-                return cli_usage_error("predict", "--backend: %s", canopy_last_error());
-            break;
-        case OPT_MAPPING:
-            if (canopy_forest_mapping_parse(optarg, &o.mapping))
-                return cli_usage_error("predict", "--mapping: %s", canopy_last_error());
-            break;
-        }
+        if (c == CLI_STOP) return p.rc;
+        int rc = predict_option(&a, c);
+        if (rc != PREDICT_GO_ON) return rc;
     }
+    const char *model = a.model, *data = a.data, *outp = a.outp;
+    canopy_predict_options o = a.o;
     if (optind < argc) return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
     if (!model) return cli_usage_error("predict", "--model is required");
     if (!data) return cli_usage_error("predict", "--data is required");
@@ -163,7 +259,7 @@ int cmd_predict(int argc, char **argv) {
 
     double t0 = canopy_now();
     if (is_compiled(model) ? canopy_predictor_load(model, &pred)
-                           : canopy_forest_load(model, fmt, &owned))
+                           : canopy_forest_load(model, a.fmt, &owned))
         return cli_runtime_error("predict");
     const canopy_forest *f = pred ? canopy_predictor_forest(pred) : owned;
     double t_model = canopy_now() - t0;
@@ -226,65 +322,11 @@ int cmd_predict(int argc, char **argv) {
     cli_summary("predict: %lld rows, %d trees, %s -> %s", (long long)n, info.n_trees,
                 canopy_forest_output_name(o.output), outp);
     t_write = canopy_now() - t_write;
-    if (p.stats == CLI_STATS_JSON) {
-        cli_json *j = cli_json_begin("predict");
-        cli_json_seconds(j, "load_model", t_model);
-        cli_json_seconds(j, "load", t_data);
-        cli_json_seconds(j, "build", st.build_seconds);
-        cli_json_seconds(j, "run", st.predict_seconds);
-        cli_json_seconds(j, "write", t_write);
-        if (st.backend == CANOPY_BACKEND_GPU) {
-            cli_json_seconds(j, "upload", st.upload_seconds);
-            cli_json_seconds(j, "compile", st.compile_seconds);
-            cli_json_seconds(j, "kernel", st.kernel_seconds);
-            cli_json_seconds(j, "download", st.download_seconds);
-        }
-        cli_json_count(j, "rows", (double)n);
-        cli_json_count(j, "trees", info.n_trees);
-        cli_json_count(j, "nodes", (double)info.n_nodes);
-        cli_json_count(j, "max_depth", info.max_depth);
-        cli_json_count(j, "layout_bytes", (double)st.layout_bytes);
-        cli_json_choice(j, "backend", canopy_backend_name(st.backend));
-        cli_json_choice(j, "layout", canopy_forest_layout_name(st.layout));
-        cli_json_choice(j, "engine", canopy_forest_engine_name(st.engine));
-        cli_json_choice(j, "kind", canopy_forest_output_name(o.output));
-        cli_json_emit(j, st.note);
-    } else if (p.stats) {
-        fprintf(stderr, "model: %s (%s, %s), %d trees, %lld nodes, max depth %d\n", model,
-                info.source, info.objective, info.n_trees, (long long)info.n_nodes, info.max_depth);
-        fprintf(stderr, "load: model %.3f ms, data %.3f ms\n", t_model * 1e3, t_data * 1e3);
-        fprintf(stderr, "ran: %s\n", st.note);
-        if (st.layout == CANOPY_FOREST_LAYOUT_HYBRID)
-            fprintf(stderr, "switch level: %d\n", st.switch_level);
-        if (st.model_cost[CANOPY_FOREST_LAYOUT_SLL] > 0) {
-            fprintf(stderr, "cache model");
-            if (st.beta > 0) fprintf(stderr, " (beta = %.3f)", st.beta);
-            fprintf(stderr, ": picks %s", canopy_forest_layout_name(st.model_layout));
-            if (st.model_layout == CANOPY_FOREST_LAYOUT_HYBRID)
-                fprintf(stderr, " (switch level %d)", st.model_switch_level);
-            fprintf(stderr, "; predicted cost relative to that:");
-            double base = st.model_cost[st.model_layout] > 0 ? st.model_cost[st.model_layout] : 1;
-            for (int l = 0; l < CANOPY_FOREST_LAYOUT_COUNT; l++)
-                if (st.model_cost[l] > 0)
-                    fprintf(stderr, " %s %.2f", canopy_forest_layout_name((canopy_forest_layout)l),
-                            st.model_cost[l] / base);
-            fprintf(stderr, "\n");
-        }
-        fprintf(stderr, "layout: %zu bytes, built in %.3f ms\n", st.layout_bytes,
-                st.build_seconds * 1e3);
-        fprintf(stderr, "predict: %lld rows in %.3f ms (%.0f rows/s, measured)\n", (long long)n,
-                st.predict_seconds * 1e3, st.predict_seconds > 0 ? n / st.predict_seconds : 0.0);
-        if (st.backend == CANOPY_BACKEND_GPU) {
-            static const char *const cache[] = {"n/a", "compiled (miss)", "in-memory hit",
-                                                "on-disk hit"};
-            fprintf(stderr,
-                    "gpu: upload %.3f ms, compile %.3f ms (kernel cache: %s), kernel %.3f ms, "
-                    "download %.3f ms, model on device %zu bytes\n",
-                    st.upload_seconds * 1e3, st.compile_seconds * 1e3,
-                    cache[st.kernel_cache >= 0 && st.kernel_cache <= 3 ? st.kernel_cache : 0],
-                    st.kernel_seconds * 1e3, st.download_seconds * 1e3, st.device_bytes);
-        }
-    }
+    predict_report r = {model, &info, &st, o.output, n, t_model, t_data, t_write};
+    if (p.stats == CLI_STATS_JSON)
+        print_stats_json(&r);
+    else if (p.stats)
+        print_stats_text(&r);
 done:
     canopy_array_release(&X);
     canopy_array_release(&Y);
