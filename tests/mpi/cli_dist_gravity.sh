@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `mpirun -np R canopy gravity|nbody` against one process (gravity on 3 ranks, nbody
 # on 2 and 4): gravity's error against float64 direct summation (the --stats line)
-# within 2x of one process's with body opening, within 1.25x with the default list
+# within 2x of one process's with body opening, within 1.5x with the default list
 # opening (2 and 3 ranks, each rank naming the opening and tree it ran); an n-body run whose largest |dE/E0| is within 2x of one
 # process's and whose snapshot holds every body; bad setups (missing input, NaN body,
 # dt <= 0, options without a distributed path) exit 1 or 2 within a timeout; with a GPU,
@@ -41,7 +41,7 @@ for opts in "" "--tree oct --theta 0.7 --order 4"; do
         mrun $np 0 gravity --bodies "$tmp/b.npy" --softening 0.01 --stats $opts -o "$tmp/a.npy"
         got=$(median)
         check "gravity list $opts -np $np: median error $got vs one process $one" \
-            awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 1.25 * b) }'
+            awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 1.5 * b) }'
         check "gravity list -np $np: ranks name the opening and tree" \
             [ "$(grep -c "gravity rank .*list opening, $tree tree" "$tmp/err")" -eq $np ]
         check "gravity list -np $np: summary" grep -q "list opening, $tree tree.*$np ranks" "$tmp/out"
