@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Whole `canopy` processes over MPI ranks against the fastest single process on the
 # same cores (issue 36): `canopy gravity` on a Plummer sphere (order 2, the default
-# list opening and binary tree, softening 0.05) and `canopy knn` (NQ uniform 3-D
-# queries against N uniform points, k 8), each as one process of CORES threads and
+# list opening and binary tree, softening 0.05) and `canopy knn` (N uniform 3-D
+# queries against N uniform points, k 8), both --backend cpu (a GPU build would walk a
+# single process on the GPU), each as one process of CORES threads and
 # as mpirun -np R of CORES / R threads per rank, REPS times interleaved. Prints the
 # wall seconds of each (median, min-max), the time ratio and the efficiency
 # T(1 process) / T(R ranks) (the same cores, so 100 % means distributing cost nothing),
@@ -85,9 +86,9 @@ echo
 echo "| run | 1 process x $cores threads, wall s | $ranks ranks x $t threads, wall s | ratio | efficiency | 1 process, CPU s | ranks, CPU s | CPU ratio | median error, 1 process | median error, ranks |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 : >"$tmp/phases"
-run_case "gravity $ng Plummer, order 2" gravity --bodies "$tmp/b.npy" --order 2 --softening 0.05 \
+run_case "gravity $ng Plummer, order 2" gravity --bodies "$tmp/b.npy" --order 2 --softening 0.05 --backend cpu \
     -o "$tmp/a.npy"
-run_case "knn $nk + $nk uniform 3-D, k 8" knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 8 \
+run_case "knn $nk + $nk uniform 3-D, k 8" knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 8 --backend cpu \
     -o "$tmp/i.npy"
 echo
 echo "Phases of the last distributed runs (--stats):"
