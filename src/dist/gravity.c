@@ -67,6 +67,16 @@ canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend,
     return dist_gpu_choose(comm, backend, n_all, GPU_MP_AUTO_MIN, "gravity", use_gpu);
 }
 
+void dist_count_traffic(canopy_dist_stats *st, const int64_t *sent, const int64_t *received,
+                        int size, int rank) {
+    for (int r = 0; r < size; r++) {
+        if (r == rank) continue;
+        st->bytes_sent += sent[r];
+        st->bytes_received += received[r];
+        st->messages += sent[r] > 0;
+    }
+}
+
 void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
     int64_t f = 0, t = 0;
     MPI_Exscan(&n, &f, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -482,12 +492,7 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
         stats->interactions += terms;
-        for (int r = 0; r < size; r++) {
-            if (r == rank) continue;
-            stats->bytes_sent += sc[r];
-            stats->bytes_received += rc[r];
-            stats->messages += sc[r] > 0;
-        }
+        dist_count_traffic(stats, sc, rc, size, rank);
     }
 done:
     /* A walk launched before a failure elsewhere is waited for (its results dropped). */

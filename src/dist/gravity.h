@@ -37,6 +37,11 @@ canopy_status dist_list_forces(MPI_Comm comm, canopy_points x, const float *mass
                                const canopy_gravity_options *g, int32_t leaf_size, float *acc,
                                float *pot, double *work, canopy_dist_stats *stats);
 
+/* Adds to st the pieces' bytes this rank sent and received (sent[r], received[r] for
+ * rank r) and the ranks it sent a non-empty piece to. */
+void dist_count_traffic(canopy_dist_stats *st, const int64_t *sent, const int64_t *received,
+                        int size, int rank);
+
 /* This rank's first global index (the counts of the lower ranks) and the total. */
 void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total);
 

@@ -105,12 +105,7 @@ canopy_status dist_list_forces(MPI_Comm comm, canopy_points x, const float *mass
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
         stats->interactions += cnt.pp + cnt.pc;
-        for (int r = 0; r < size; r++) {
-            if (r == rank) continue;
-            stats->bytes_sent += sc[r];
-            stats->bytes_received += rc[r];
-            stats->messages += sc[r] > 0;
-        }
+        dist_count_traffic(stats, sc, rc, size, rank);
     }
 done:
     if (stats) {

@@ -116,10 +116,11 @@ static void check_forces(int64_t n, int32_t order, float theta, int with_mass, i
 /* The largest |E(t) - E(0)| / |E(0)| over STEPS steps, sampled every EVERY steps. */
 enum { N_BODIES = 400, STEPS = 40, EVERY = 5 };
 
-/* A 400-body Plummer sphere for 40 steps on R ranks and on one process (rank 0).
+/* A 400-body Plummer sphere for 40 steps on R ranks and on one process (rank 0), with
+ * body opening (the octree LET) or list opening (the list engine over ranks).
  * The step (1/32) is long enough that the integrator's energy error dominates the
  * tree's force error, so the two runs' errors are comparable numbers. */
-static void check_nbody(uint64_t seed) {
+static void check_nbody(uint64_t seed, canopy_opening opening) {
     enum { N = N_BODIES };
     int rank = canopy_dist_rank(MPI_COMM_WORLD);
     float pf[3 * N], vf[3 * N];
@@ -127,7 +128,7 @@ static void check_nbody(uint64_t seed) {
     CHECK_OK(canopy_gen_plummer(pf, vf, N, seed));
     for (int i = 0; i < 3 * N; i++) pos[i] = pf[i], vel[i] = vf[i];
     canopy_nbody_options o = canopy_nbody_options_default();
-    o.gravity.opening = CANOPY_OPENING_BODY;
+    o.gravity.opening = opening;
     o.dt = 1.0 / 32;
     o.gravity.softening = 0.05f;
     o.gravity.theta = 0.3f;
@@ -147,6 +148,7 @@ static void check_nbody(uint64_t seed) {
         der = fmax(der, fabs((e.total - e0.total) / e0.total));
     }
     for (int j = 0; j < 3; j++) CHECK(fabs(e.momentum[j] - e0.momentum[j]) < 1e-4);
+    CHECK(canopy_dist_nbody_stats(d).opening == (int32_t)opening);
     CHECK(canopy_dist_nbody_n(d) == N && canopy_dist_nbody_steps_done(d) == STEPS);
     int64_t nl = canopy_dist_nbody_n_local(d), sum = 0;
     MPI_Allreduce(&nl, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -263,7 +265,8 @@ int main(int argc, char **argv) {
     check_forces(3, 2, 0.5f, 1, 0, PLUMMER, seed + 3); /* fewer bodies than ranks */
     check_forces(2000, 2, 0.5f, 1, 0, TWO_CUBES, seed + 6);
     check_inclusion(seed + 5);
-    check_nbody(seed + 4);
+    check_nbody(seed + 4, CANOPY_OPENING_BODY);
+    check_nbody(seed + 4, CANOPY_OPENING_LIST);
     check_bad_input();
     return mpi_check_finish();
 }

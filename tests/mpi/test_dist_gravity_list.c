@@ -5,7 +5,8 @@
  * single process's at the same options (binary and oct trees, orders 0, 2 and 4,
  * masses or not), near-direct sums at a tiny theta (a dropped or doubled remote piece
  * shows), empty ranks, far-apart clusters, duplicates, the inclusion case, the
- * opening and tree reported, bad options refused, and a short n-body run. */
+ * opening and tree reported, and bad options refused (the n-body run with list
+ * opening: test_dist_gravity.c). */
 #include "apps/gravity_lists.h"
 #include "dist/gravity.h"
 #include "inclusion_case.h"
@@ -200,47 +201,6 @@ static void check_bad_options(void) {
                 CANOPY_ERR_UNSUPPORTED, "body opening only");
 }
 
-/* A 400-body Plummer sphere for 40 steps with list opening on R ranks and on one
- * process: energy errors within 2x of each other (the step dominates the error). */
-static void check_nbody(uint64_t seed) {
-    enum { N = 400, STEPS = 40 };
-    int rank = canopy_dist_rank(MPI_COMM_WORLD);
-    float pf[3 * N], vf[3 * N];
-    double pos[3 * N], vel[3 * N];
-    CHECK_OK(canopy_gen_plummer(pf, vf, N, seed));
-    for (int i = 0; i < 3 * N; i++) pos[i] = pf[i], vel[i] = vf[i];
-    canopy_nbody_options o = canopy_nbody_options_default();
-    o.dt = 1.0 / 32;
-    o.gravity.softening = 0.05f;
-    o.gravity.theta = 0.5f;
-    o.gravity.order = 2;
-    int64_t lo, hi;
-    mpi_check_block(N, &lo, &hi);
-    canopy_dist_nbody *d = NULL;
-    CHECK_OK(canopy_dist_nbody_create(MPI_COMM_WORLD, pos + 3 * lo, vel + 3 * lo, NULL, hi - lo, &o,
-                                      &d));
-    if (!d) return;
-    canopy_nbody_energy e0, e;
-    CHECK_OK(canopy_dist_nbody_energy(d, N, &e0));
-    CHECK_OK(canopy_dist_nbody_step(d, STEPS));
-    CHECK_OK(canopy_dist_nbody_energy(d, N, &e));
-    double der = fabs((e.total - e0.total) / e0.total);
-    CHECK(canopy_dist_nbody_stats(d).opening == CANOPY_OPENING_LIST);
-    if (rank == 0) {
-        canopy_nbody *s = NULL;
-        CHECK_OK(canopy_nbody_create(pos, vel, NULL, N, &o, &s));
-        canopy_nbody_energy r0, r;
-        CHECK_OK(canopy_nbody_energy_get(s, N, &r0));
-        CHECK_OK(canopy_nbody_step(s, STEPS));
-        CHECK_OK(canopy_nbody_energy_get(s, N, &r));
-        double de1 = fabs((r.total - r0.total) / r0.total);
-        CHECK_MSG(der <= 2.0 * de1 && de1 <= 2.0 * der, "R %d: |dE/E| %.3g, one process %.3g",
-                  canopy_dist_size(MPI_COMM_WORLD), der, de1);
-        canopy_nbody_free(s);
-    }
-    canopy_dist_nbody_free(d);
-}
-
 int main(int argc, char **argv) {
     mpi_check_init(&argc, &argv);
     uint64_t seed = mpi_check_seed();
@@ -257,6 +217,5 @@ int main(int argc, char **argv) {
     check_case(PLUMMER, 2, 2, 0.7f, CANOPY_GRAVITY_TREE_OCT, 0, 0, 1e-5, seed + 8);
     check_inclusion(seed);
     check_bad_options();
-    check_nbody(seed);
     return mpi_check_finish();
 }
