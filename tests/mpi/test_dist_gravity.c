@@ -185,8 +185,9 @@ static void check_nbody(uint64_t seed, canopy_opening opening) {
 /* The inclusion condition across ranks (inclusion_case.h): the last rank's domain is
  * the clump, the other ranks hold the light bodies, which the Hilbert split (equal
  * counts) puts first. Pruning with the naive radius would drop the clump from their
- * forces; the corrected exchange keeps the error small. */
-static void check_inclusion(uint64_t seed) {
+ * forces; the corrected exchange keeps the error small. With list opening a rank's
+ * box accepts the clump's cell only where none of its bodies could open it. */
+static void check_inclusion(uint64_t seed, canopy_opening opening) {
     enum { K = 61 };
     int size = canopy_dist_size(MPI_COMM_WORLD), rank = canopy_dist_rank(MPI_COMM_WORLD);
     const float theta = 0.5f, eps = 0.001f;
@@ -194,7 +195,7 @@ static void check_inclusion(uint64_t seed) {
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
     inclusion_case(pos + 3 * m, mass + m, K, pos, mass, m, theta, seed);
     canopy_gravity_options go = canopy_gravity_options_default();
-    go.opening = CANOPY_OPENING_BODY; /* the distributed walk's */
+    go.opening = opening;
     go.theta = theta;
     go.order = 2;
     go.softening = eps;
@@ -264,7 +265,8 @@ int main(int argc, char **argv) {
     check_forces(2000, 2, 0.7f, 1, 1, PLUMMER, seed + 2);
     check_forces(3, 2, 0.5f, 1, 0, PLUMMER, seed + 3); /* fewer bodies than ranks */
     check_forces(2000, 2, 0.5f, 1, 0, TWO_CUBES, seed + 6);
-    check_inclusion(seed + 5);
+    check_inclusion(seed + 5, CANOPY_OPENING_BODY);
+    check_inclusion(seed + 5, CANOPY_OPENING_LIST);
     check_nbody(seed + 4, CANOPY_OPENING_BODY);
     check_nbody(seed + 4, CANOPY_OPENING_LIST);
     check_bad_input();

@@ -4,12 +4,11 @@
  * every R the median error against float64 direct summation within 1.5x of the
  * single process's at the same options (binary and oct trees, orders 0, 2 and 4,
  * masses or not), near-direct sums at a tiny theta (a dropped or doubled remote piece
- * shows), empty ranks, far-apart clusters, duplicates, the inclusion case, the
- * opening and tree reported, and bad options refused (the n-body run with list
- * opening: test_dist_gravity.c). */
+ * shows), empty ranks, far-apart clusters, duplicates, the opening and tree
+ * reported, and bad options refused (the inclusion case and the n-body run with
+ * list opening: test_dist_gravity.c). */
 #include "apps/gravity_lists.h"
 #include "dist/gravity.h"
-#include "inclusion_case.h"
 #include "mpi_check.h"
 
 #include <math.h>
@@ -151,38 +150,6 @@ static void check_one_rank_bits(uint64_t seed) {
     free(pos), free(mass), free(a), free(b), free(pa), free(pb), free(work);
 }
 
-/* The inclusion condition (inclusion_case.h) across ranks: a rank's box accepts the
- * clump's cell only where no body of that rank could open it. */
-static void check_inclusion(uint64_t seed) {
-    enum { K = 61 };
-    int size = canopy_dist_size(MPI_COMM_WORLD), rank = canopy_dist_rank(MPI_COMM_WORLD);
-    const float theta = 0.5f, eps = 0.001f;
-    int64_t m = (int64_t)(size > 1 ? size - 1 : 1) * K, n = m + K;
-    float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
-    inclusion_case(pos + 3 * m, mass + m, K, pos, mass, m, theta, seed);
-    canopy_gravity_options go = canopy_gravity_options_default();
-    go.theta = theta;
-    go.order = 2;
-    go.softening = eps;
-    int64_t lo, hi;
-    mpi_check_block(n, &lo, &hi);
-    float *acc = malloc((size_t)(hi - lo + 1) * 3 * sizeof *acc), *all = NULL;
-    int64_t got = 0;
-    CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, canopy_points_make(pos + 3 * lo, hi - lo, 3),
-                                 mass + lo, &go, NULL, acc, NULL, NULL));
-    CHECK_OK(canopy_dist_gatherv(MPI_COMM_WORLD, 0, acc, hi - lo, 3 * sizeof(float), (void **)&all,
-                                 NULL, &got));
-    if (rank == 0) {
-        double med, worst;
-        errors(canopy_points_make(pos, n, 3), mass, eps, all, &med, &worst);
-        CHECK_MSG(worst < 0.05, "R %d: inclusion case off by %.3g", size, worst);
-    }
-    free(all);
-    free(acc);
-    free(pos);
-    free(mass);
-}
-
 static void check_bad_options(void) {
     float p[6] = {0, 0, 0, 1, 1, 1}, acc[6];
     canopy_points b = canopy_points_make(p, 2, 3);
@@ -215,7 +182,6 @@ int main(int argc, char **argv) {
     check_case(DUPLICATES, 3000, 2, 0.7f, CANOPY_GRAVITY_TREE_BINARY, 1, 0, 0.0, seed + 6);
     check_case(PLUMMER, 2000, 2, 0.7f, CANOPY_GRAVITY_TREE_BINARY, 1, 1, 0.0, seed + 7);
     check_case(PLUMMER, 2, 2, 0.7f, CANOPY_GRAVITY_TREE_OCT, 0, 0, 1e-5, seed + 8);
-    check_inclusion(seed);
     check_bad_options();
     return mpi_check_finish();
 }
