@@ -10,15 +10,11 @@
 #include "apps/gravity_lists.h"
 #include "dist/gravity.h"
 #include "mpi_check.h"
+#include "nbody/force_error.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Median and largest relative error of acc against float64 direct summation. */
 static void errors(canopy_points b, const float *mass, float eps, const float *acc, double *med,
@@ -27,16 +23,7 @@ static void errors(canopy_points b, const float *mass, float eps, const float *a
     double *ref = malloc((size_t)b.n * 3 * sizeof *ref), *rel = malloc((size_t)b.n * sizeof *rel);
     for (int64_t i = 0; i < b.n; i++) all[i] = i;
     CHECK_OK(canopy_gravity_direct_sample(b, mass, eps, all, b.n, ref, NULL));
-    for (int64_t i = 0; i < b.n; i++) {
-        double d2 = 0.0, r2 = 0.0;
-        for (int j = 0; j < 3; j++) {
-            double e = acc[3 * i + j] - ref[3 * i + j];
-            d2 += e * e;
-            r2 += ref[3 * i + j] * ref[3 * i + j];
-        }
-        rel[i] = r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2);
-    }
-    qsort(rel, (size_t)b.n, sizeof *rel, cmp_double);
+    nbody_relative_errors(acc, ref, all, b.n, rel);
     *med = rel[b.n / 2];
     *worst = rel[b.n - 1];
     free(all);
