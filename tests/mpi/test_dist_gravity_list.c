@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* canopy_dist_gravity with list opening (the single-process list engine under the
  * LET, dist/gravity_list.c) on R ranks: on one rank the very sums of gl_gravity; on
- * every R the median error against float64 direct summation within 1.5x of the
+ * every R the median error against float64 direct summation within 1.5x (order 0: 2x) of the
  * single process's at the same options (binary and oct trees, orders 0, 2 and 4,
  * masses or not), near-direct sums at a tiny theta (a dropped or doubled remote piece
  * shows), empty ranks, far-apart clusters, duplicates, the opening and tree
@@ -86,8 +86,10 @@ static void check_case(int layout, int64_t n, int32_t order, float theta, int tr
         double e1, w1, er, wr;
         errors(b, m, eps, one, &e1, &w1);
         errors(b, m, eps, all, &er, &wr);
-        /* below 1e-6 the errors are float rounding, not the opening */
-        CHECK_MSG(er <= fmax(1.5 * e1, 1e-6) && isfinite(wr),
+        /* Below 1e-6 the errors are float rounding, not the opening. Monopoles' errors
+         * come from few cells, so R trees' medians scatter most (up to 1.40x seen). */
+        double tol = order == 0 ? 2.0 : 1.5;
+        CHECK_MSG(er <= fmax(tol * e1, 1e-6) && isfinite(wr),
                   "R %d layout %d: median error %.3g, one process %.3g (n %lld, order %d, theta "
                   "%g, tree %d)",
                   size, layout, er, e1, (long long)n, (int)order, (double)theta, tree);
