@@ -19,7 +19,9 @@
  * --backend gpu runs the walks on one GPU per rank (local rank % visible devices); a
  * warm-up evaluation then comes first (module load, CUDA context, buffers).
  * usage: mpirun -np R canopy-bench-dist-gravity [--n N] [--reps K] [--theta T]
- *        [--order P] [--eps E] [--backend cpu|gpu|auto] [--nbody S] */
+ *        [--order P] [--eps E] [--backend cpu|gpu|auto] [--nbody S]
+ *        [--opening body|list] [--tree binary|oct] (list: the single-process list
+ *        engine under the LET, CPU ranks only; its one walk's time is the local walk's) */
 #include "dist/gravity.h"
 #include "nbody/force_error.h"
 
@@ -209,6 +211,13 @@ int main(int argc, char **argv) {
             g.order = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--eps"))
             g.softening = (float)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--opening") &&
+                 (!strcmp(argv[i + 1], "list") || !strcmp(argv[i + 1], "body")))
+            g.opening = strcmp(argv[i + 1], "list") ? CANOPY_OPENING_BODY : CANOPY_OPENING_LIST;
+        else if (!strcmp(argv[i], "--tree") &&
+                 (!strcmp(argv[i + 1], "binary") || !strcmp(argv[i + 1], "oct")))
+            g.tree =
+                strcmp(argv[i + 1], "oct") ? CANOPY_GRAVITY_TREE_BINARY : CANOPY_GRAVITY_TREE_OCT;
         else if (!strcmp(argv[i], "--nbody"))
             steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--backend")) {
@@ -220,7 +229,7 @@ int main(int argc, char **argv) {
     if (n < 1 || reps < 1 || steps < 0)
         canopy_dist_abort(MPI_COMM_WORLD, "need --n >= 1, --reps >= 1 and --nbody >= 0");
     int use_gpu = 0;
-    if (dist_gravity_backend(MPI_COMM_WORLD, backend, n, &use_gpu))
+    if (dist_gravity_backend(MPI_COMM_WORLD, backend, &g, n, &use_gpu))
         canopy_dist_abort(MPI_COMM_WORLD, "%s", canopy_last_error());
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     if (!pos || !vel || canopy_gen_plummer(pos, vel, n, 1))

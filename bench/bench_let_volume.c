@@ -10,8 +10,10 @@
  * holds; the top trees' all-gather (a 1,560-byte record of boxes per rank plus its top
  * cells) is counted apart. This gives exact traffic for rank counts this machine
  * cannot run (bench/results/distributed.md).
+ * --opening list: the same for the list engine over ranks (run_list).
  * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P]
- *        [--curve morton|hilbert] R... */
+ *        [--curve morton|hilbert] [--opening body|list] R... */
+#include "apps/gravity_lists.h"
 #include "nbody/let.h"
 
 #include <stdio.h>
@@ -139,7 +141,86 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
     free(gid);
 }
 
+/* The list engine over ranks (dist/gravity_list.c): each domain's binary tree, a piece
+ * of it for every other domain's bounding box (every pair with bodies exchanges one:
+ * R (R - 1) messages), and every body's interactions from its own tree and the pieces
+ * (no sampling: the whole evaluation runs). Besides the pieces a rank receives every
+ * rank's 32-byte box (an all-gather) and an 8-byte count from each (an all-to-all). */
+static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_t order) {
+    int64_t *perm = malloc((size_t)n * sizeof *perm), *start = malloc((size_t)(r + 1) * 8);
+    float *dpos = malloc((size_t)n * 3 * sizeof *dpos), *mass = malloc((size_t)n * 4);
+    float *acc = malloc((size_t)n * 3 * sizeof *acc);
+    for (int64_t i = 0; i < n; i++) mass[i] = (float)(1.0 / (double)n);
+    if (let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
+        fprintf(stderr, "split: %s\n", canopy_last_error());
+        exit(1);
+    }
+    gl_config cfg = {1, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+    gl_tree **t = calloc((size_t)r, sizeof *t);
+    float *box = malloc((size_t)r * 6 * sizeof *box);
+    double t0 = canopy_now();
+    for (int32_t k = 0; k < r; k++) {
+        for (int64_t i = start[k]; i < start[k + 1]; i++)
+            memcpy(dpos + 3 * i, pos + 3 * perm[i], 3 * sizeof(float));
+        int64_t nk = start[k + 1] - start[k];
+        if (nk > 0 && gl_tree_build(canopy_points_make(dpos + 3 * start[k], nk, 3), mass + start[k],
+                                    theta, order, &cfg, t + k)) {
+            fprintf(stderr, "build: %s\n", canopy_last_error());
+            exit(1);
+        }
+        if (t[k]) gl_tree_box(t[k], box + 6 * k);
+    }
+    int64_t *sent = calloc((size_t)r, 8), *recv = calloc((size_t)r, 8), pairs = 0, inter = 0;
+    double work_max = 0.0, work_sum = 0.0;
+    void **buf = calloc((size_t)r, sizeof *buf);
+    gl_tree **pc = calloc((size_t)r, sizeof *pc);
+    for (int32_t i = 0; i < r; i++) {
+        if (!t[i]) continue;
+        int np = 0;
+        for (int32_t j = 0; j < r; j++) {
+            int64_t b = 0;
+            if (j == i || !t[j]) continue;
+            if (gl_export(t[j], box + 6 * i, buf + np, &b) ||
+                gl_piece_open(buf[np], b, pc + np)) {
+                fprintf(stderr, "export: %s\n", canopy_last_error());
+                exit(1);
+            }
+            np++;
+            sent[j] += b;
+            recv[i] += b;
+            pairs++;
+        }
+        gl_counts c;
+        if (gl_forces(t[i], (const gl_tree *const *)pc, np, 1e-4f, acc, NULL, NULL, &c)) {
+            fprintf(stderr, "forces: %s\n", canopy_last_error());
+            exit(1);
+        }
+        inter += c.pp + c.pc;
+        work_max = (double)(c.pp + c.pc) > work_max ? (double)(c.pp + c.pc) : work_max;
+        work_sum += (double)(c.pp + c.pc);
+        for (int k = 0; k < np; k++) {
+            gl_tree_free(pc[k]);
+            canopy_free(buf[k]);
+        }
+    }
+    int64_t tot = 0, max_r = 0;
+    for (int32_t k = 0; k < r; k++) {
+        tot += sent[k];
+        max_r = recv[k] > max_r ? recv[k] : max_r;
+    }
+    printf("| %d | %lld | %.3g | %.3g | %.3g | %lld | %.3g | %lld | %.1f | %.2f | %.1f |\n", (int)r,
+           (long long)(n / r), (double)tot, (double)tot / r, (double)max_r, (long long)pairs,
+           pairs ? (double)tot / (double)pairs : 0.0, (long long)(40 * (int64_t)r),
+           (double)inter / (double)n, work_sum > 0.0 ? work_max * r / work_sum : 1.0,
+           canopy_now() - t0);
+    fflush(stdout);
+    for (int32_t k = 0; k < r; k++) gl_tree_free(t[k]);
+    free(t), free(box), free(sent), free(recv), free(buf), free(pc);
+    free(perm), free(start), free(dpos), free(mass), free(acc);
+}
+
 int main(int argc, char **argv) {
+    int list = 0;
     int64_t n = 200000, sample = 4000;
     float theta = 0.5f;
     int32_t order = 2;
@@ -153,6 +234,8 @@ int main(int argc, char **argv) {
             theta = (float)atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--order"))
             order = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--opening"))
+            list = !strcmp(argv[i + 1], "list");
         else if (!strcmp(argv[i], "--curve"))
             curve =
                 strcmp(argv[i + 1], "hilbert") ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_HILBERT;
@@ -163,7 +246,7 @@ int main(int argc, char **argv) {
     }
     if (i >= argc || n < 1 || sample < 1) {
         fprintf(stderr, "usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] "
-                        "[--order P] [--curve morton|hilbert] R...\n");
+                        "[--order P] [--curve morton|hilbert] [--opening body|list] R...\n");
         return 2;
     }
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
@@ -172,6 +255,17 @@ int main(int argc, char **argv) {
            "bodies\n",
            (long long)n, (double)theta, (int)order,
            curve == CANOPY_SCHEDULE_HILBERT ? "hilbert" : "morton", (long long)sample);
+    if (list) {
+        printf("# list opening (binary tree, one bounding box per rank): every pair exchanges a "
+               "piece; interactions of every body\n"
+               "| ranks | bodies/rank | LET bytes total | per rank | max received | messages | "
+               "bytes/message | boxes + counts received per rank | interactions/body | work "
+               "max/mean | s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (; i < argc; i++) run_list(pos, n, (int32_t)atoi(argv[i]), theta, order);
+        free(pos);
+        free(vel);
+        return 0;
+    }
     printf("| ranks | bodies/rank | LET bytes total | per rank | max received | messages | "
            "bytes/message | smallest message | top trees received per rank | interactions/body "
            "| work max/mean (sampled) | s |\n"

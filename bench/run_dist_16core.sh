@@ -11,7 +11,10 @@
 # Efficiency is in core-seconds, T(1) c(1) / (T(np) c(np)) with c = np x threads per
 # rank: every rank count uses the same cores, so 100 % means distributing cost nothing.
 # usage: bench/run_dist_16core.sh [BUILD_DIR] [N]   (default build-dist16, 1000000)
+# Then the whole `canopy gravity` and `canopy knn` processes on R = 4 ranks against one
+# process on the same cores (bench/run_dist_cli.sh: N Plummer bodies, 2N + 2N kNN).
 #   env: CORES (default nproc), RANKS (default "1 2 4"), REPS (default 1),
+#        OPENING (list, the default: the single-process list engine; or body),
 #        CMAKE_ARGS (extra configure arguments, e.g. -DCMAKE_PREFIX_PATH=<json-c>),
 #        CANOPY_COMMIT (printed; for a copy of the tree without .git)
 # Any existing build with the MPI layer will do as BUILD_DIR (gpu-check's build-gpu:
@@ -24,6 +27,7 @@ n=${2:-1000000}
 cores=${CORES:-$(nproc)}
 ranks=${RANKS:-1 2 4}
 reps=${REPS:-1}
+opening=${OPENING:-list}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
 if [ ! -x "$build/canopy-bench-dist-gravity" ]; then
     # shellcheck disable=SC2086 # CMAKE_ARGS are words
@@ -44,7 +48,7 @@ for np in $ranks; do
     out=$(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
         -x CANOPY_THREADS="$t" \
         -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY "$build/canopy-bench-dist-gravity" \
-        --n "$n" --reps "$reps")
+        --n "$n" --reps "$reps" --opening "$opening")
     echo "$out"
     job[$np]=$(echo "$out" | sed -n 's/.*canopy_dist_gravity \([0-9.]*\) s median.*/\1/p')
     force[$np]=$(echo "$out" | sed -n 's/.*slowest rank: equal counts \([0-9.]*\) s.*/\1/p')
@@ -63,3 +67,7 @@ for np in $ranks; do
          BEGIN { printf "| %d | %d | %.3f | %.0f %% | %.3f | %.0f %% | %.3f | %.0f %% |\n",
                  np, t, j, eff(j1, j), f, eff(f1, f), b, eff(b1, b) }'
 done
+echo
+cmake --build "$build" --target canopy canopy-mpi -j "$cores" >"$build.build.log" 2>&1 ||
+    { tail -n 40 "$build.build.log"; exit 1; }
+CORES=$cores RANKS=4 REPS=${CLI_REPS:-3} N_GRAV=$n N_KNN=$((2 * n)) "$root/bench/run_dist_cli.sh" "$build"

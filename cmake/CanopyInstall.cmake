@@ -40,9 +40,10 @@ endforeach()
 # is built from the same sources and uses these internals of the core; its link with
 # --no-undefined fails if one is missing here.
 if(CANOPY_HAVE_MPI)
-  list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_sort_keyed
+  list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_hilbert_key canopy_sort_keyed
        "let_*" nbody_check_state nbody_kick nbody_kick_drift "gpu_let_*" gpu_bind_device
-       canopy_gpu_device_count canopy_gpu_why_not "gpu_nccl_*")
+       canopy_gpu_device_count canopy_gpu_why_not "gpu_nccl_*" "gl_tree_*" gl_export
+       gl_piece_open gl_forces)
 endif()
 list(REMOVE_DUPLICATES CANOPY_EXPORTED_SYMBOLS)
 list(SORT CANOPY_EXPORTED_SYMBOLS)

@@ -50,6 +50,10 @@ typedef struct canopy_dist_stats {
     double tree_seconds;        /* of build_seconds: the local octree (GPU-built: with its
                                    download) */
     double moments_seconds;     /* of build_seconds: its quadrupoles and boxes */
+    int32_t opening;            /* gravity: the canopy_opening the walks ran (list: one walk
+                                   of the local tree and the received pieces, its time in
+                                   local_walk_seconds) */
+    int32_t tree;               /* gravity: the canopy_gravity_tree they walked */
 } canopy_dist_stats;
 
 #ifdef CANOPY_HAVE_MPI

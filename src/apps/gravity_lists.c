@@ -41,6 +41,7 @@ typedef struct gl_tree {
     size_t cold_stride;
     int32_t *leaves; /* sink groups in body order */
     int32_t n_leaves;
+    int32_t borrowed; /* a received piece (gl_piece_open): its arrays are the caller's */
 } gl_tree;
 
 enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
@@ -420,6 +421,7 @@ done:
 
 typedef struct gl_lists {
     int32_t *cells, *opened, *stack;
+    int32_t *cend, *oend;          /* per source tree: end of its entries in cells and opened */
     float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
                                       of cap floats per element */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
@@ -429,33 +431,40 @@ typedef struct gl_lists {
 
 enum { GL_LANES = 16 };
 
-/* Lists for a sink box [lo, hi]: accepted cells, and opened leaves outside the sink
- * group's own bodies [gb, ge) (those are always listed first, by gather). */
-static int64_t walk(const gl_tree *t, const float *lo, const float *hi, int32_t gb, int32_t ge,
-                    gl_lists *L) {
-    int32_t sp = 0, nc = 0, nl = 0;
+/* Squared distance from box [lo, hi] to point c. The export (gl_export) and the walk
+ * share it: a cell accepted for a box is accepted for every box inside it. */
+static inline float box_d2(const float *lo, const float *hi, const float *c) {
+    float d2 = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        float a = lo[k] - c[k], b = c[k] - hi[k];
+        float e = a > b ? a : b;
+        e = e > 0.0f ? e : 0.0f;
+        d2 += e * e;
+    }
+    return d2;
+}
+
+/* Appends to the lists for a sink box [lo, hi] the cells of t it accepts, and the
+ * leaves it opens outside the sink group's own bodies [gb, ge) (those are always
+ * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end. */
+static int64_t walk(const gl_tree *t, int src, const float *lo, const float *hi, int32_t gb,
+                    int32_t ge, gl_lists *L) {
+    int32_t sp = 0, nc = L->nc, nl = L->nl;
     int64_t tests = 0;
     L->stack[sp++] = 0;
     while (sp) {
         int32_t v = L->stack[--sp];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
         tests++;
-        float d2 = 0.0f;
-        for (int k = 0; k < 3; k++) {
-            float a = lo[k] - h->c[k], b = h->c[k] - hi[k];
-            float e = a > b ? a : b;
-            e = e > 0.0f ? e : 0.0f;
-            d2 += e * e;
-        }
-        if (d2 > h->r2)
+        if (box_d2(lo, hi, h->c) > h->r2)
             L->cells[nc++] = v;
         else if (h->nchild == 0) {
             if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
         } else
             for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) L->stack[sp++] = c;
     }
-    L->nc = nc;
-    L->nl = nl;
+    L->nc = L->cend[src] = nc;
+    L->nl = L->oend[src] = nl;
     return tests;
 }
 
@@ -466,13 +475,24 @@ static int reserve(float **p, int64_t cap, int n_arrays) {
     return 0;
 }
 
-/* Copies the listed cells' moments and the opened leaves' bodies into padded
- * structure-of-arrays buffers (padding: mass 0, a copy of a real position). */
-static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
+/* The walk record of entry k of list `list` (cells or opened), of source tree *s
+ * (advanced past the sources whose entries end at or before k). */
+static inline const gl_hot *listed(const gl_tree *const *src, const int32_t *end, int *s,
+                                   const int32_t *list, int32_t k) {
+    while (k >= end[*s]) ++*s;
+    return (const gl_hot *)(src[*s]->walk + (size_t)list[k] * src[*s]->stride);
+}
+
+/* Copies the listed cells' moments and the opened leaves' bodies of the source trees
+ * (src[0] holds the sink group) into padded structure-of-arrays buffers (padding:
+ * mass 0, a copy of a real position). */
+static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, gl_lists *L) {
+    const gl_tree *t = src[0];
     int64_t npc = (L->nc + GL_LANES - 1) / GL_LANES * GL_LANES;
     int64_t np = ge - gb;
+    int so = 0;
     for (int32_t k = 0; k < L->nl; k++) {
-        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)L->opened[k] * t->stride);
+        const gl_hot *h = listed(src, L->oend, &so, L->opened, k);
         np += h->end - h->begin;
     }
     int64_t npp = (np + GL_LANES - 1) / GL_LANES * GL_LANES;
@@ -491,11 +511,12 @@ static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
         L->body_cap = cap;
     }
     int64_t cc = L->cell_cap;
-    int np_q = mp_pack_count(t->order);
+    int np_q = mp_pack_count(t->order), sc = 0;
     for (int32_t k = 0; k < L->nc; k++) {
         int32_t v = L->cells[k];
-        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
-        const float *c = (const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride);
+        const gl_hot *h = listed(src, L->cend, &sc, L->cells, k);
+        const gl_tree *u = src[sc];
+        const float *c = (const float *)(const void *)(u->cold_base + (size_t)v * u->cold_stride);
         L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
         for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
     }
@@ -505,15 +526,16 @@ static int gather(const gl_tree *t, int32_t gb, int32_t ge, gl_lists *L) {
         for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = 0.0f;
     }
     int64_t j = 0;
+    so = 0;
     for (int32_t k = -1; k < L->nl; k++) {
-        const gl_hot *h =
-            k < 0 ? NULL : (const gl_hot *)(t->walk + (size_t)L->opened[k] * t->stride);
+        const gl_hot *h = k < 0 ? NULL : listed(src, L->oend, &so, L->opened, k);
+        const gl_tree *u = src[k < 0 ? 0 : so];
         int32_t b = h ? h->begin : gb, e = h ? h->end : ge;
         size_t len = (size_t)(e - b);
-        memcpy(L->bx + j, t->x + b, len * sizeof(float));
-        memcpy(L->by + j, t->y + b, len * sizeof(float));
-        memcpy(L->bz + j, t->z + b, len * sizeof(float));
-        memcpy(L->bm + j, t->m + b, len * sizeof(float));
+        memcpy(L->bx + j, u->x + b, len * sizeof(float));
+        memcpy(L->by + j, u->y + b, len * sizeof(float));
+        memcpy(L->bz + j, u->z + b, len * sizeof(float));
+        memcpy(L->bm + j, u->m + b, len * sizeof(float));
         j += (int64_t)len;
     }
     for (; j < npp; j++) L->bx[j] = L->by[j] = L->bz[j] = L->bm[j] = 0.0f;
@@ -648,15 +670,9 @@ static gl_sinks_fn pick_sinks(void) {
 }
 
 static void lists_free(gl_lists *L) {
-    free(L->cells), free(L->opened), free(L->stack);
+    free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend);
     free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
     free(L->bx), free(L->by), free(L->bz), free(L->bm);
-}
-
-canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
-                         float eps2, const gl_config *cfg, float *acc, float *pot,
-                         gl_counts *counts) {
-    return gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
 }
 
 /* The number of active sinks in the bucket [gb, ge) (all of them without a mask). */
@@ -667,19 +683,100 @@ static int32_t count_active(const gl_tree *t, const unsigned char *active, int32
     return c;
 }
 
+/* Forces on the bodies of src[0] from the bodies of all nsrc source trees: each sink
+ * group (or body, per_body) walks every tree into one set of lists, then the kernel
+ * runs once over them. active (may be NULL): only the bodies it marks are sinks.
+ * work (may be NULL): each body's interaction count. */
+static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
+                              const unsigned char *active, float eps2, float *acc, float *pot,
+                              double *work, gl_counts *cnt) {
+    const gl_tree *tp = src[0];
+    int32_t order = tp->order;
+    int64_t cells = 0;
+    int32_t depth = 0;
+    for (int s = 0; s < nsrc; s++) {
+        cells += src[s]->nn;
+        depth = src[s]->depth > depth ? src[s]->depth : depth;
+    }
+    gl_sinks_fn sinks = pick_sinks();
+    int failed = 0;
+    int64_t walks = 0, tests = 0, pp = 0, pc = 0;
+#pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
+    reduction(| : failed)
+    {
+        gl_lists L;
+        memset(&L, 0, sizeof L);
+        L.cells = malloc((size_t)cells * sizeof *L.cells);
+        L.opened = malloc((size_t)cells * sizeof *L.opened);
+        L.stack = malloc(((size_t)depth * 8 + 8) * sizeof *L.stack);
+        L.cend = malloc((size_t)nsrc * sizeof *L.cend);
+        L.oend = malloc((size_t)nsrc * sizeof *L.oend);
+        failed |= !L.cells || !L.opened || !L.stack || !L.cend || !L.oend;
+#pragma omp for schedule(dynamic, 4)
+        for (int32_t k = 0; k < tp->n_leaves; k++) {
+            if (failed) continue;
+            const gl_hot *h = tp->hot + tp->leaves[k];
+            int32_t gb = h->begin, ge = h->end, na = count_active(tp, active, gb, ge);
+            if (na == 0) continue;
+            /* per body: each sink alone; per bucket: the group's box once */
+            for (int32_t i = gb; i < (per_body ? ge : gb + 1) && !failed; i++) {
+                if (per_body && active && !active[tp->ids[i]]) continue;
+                float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
+                const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
+                const float *lo = per_body ? p : b, *hi = per_body ? p : b + 3;
+                L.nc = L.nl = 0;
+                for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
+                    tests += walk(src[s], s, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
+                walks++;
+                if (gather(src, gb, ge, &L)) {
+                    failed = 1;
+                    break;
+                }
+                int32_t e = per_body ? i + 1 : ge, m = per_body ? 1 : na;
+                if (m == e - i)
+                    sinks(tp, &L, gb, i, e, order, eps2, acc, pot);
+                else /* the bucket's whole box walked: its lists serve any of its bodies */
+                    for (int32_t j = i; j < e; j++)
+                        if (active[tp->ids[j]]) sinks(tp, &L, gb, j, j + 1, order, eps2, acc, pot);
+                pc += (int64_t)m * L.nc;
+                pp += (int64_t)m * (L.np - 1);
+                for (int32_t j = i; work && j < e; j++)
+                    work[tp->ids[j]] = (double)L.nc + (double)(L.np - 1);
+            }
+        }
+        lists_free(&L);
+    }
+    cnt->walks = walks, cnt->tests = tests, cnt->pp = pp, cnt->pc = pc;
+    if (failed)
+        return canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the interaction lists");
+    return CANOPY_OK;
+}
+
+static canopy_status check_size(int64_t n) {
+    if (n >= INT32_MAX / 2)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: the list engine takes fewer than %d bodies (got %lld)",
+                           INT32_MAX / 2, (long long)n);
+    return CANOPY_OK;
+}
+
+canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
+                         float eps2, const gl_config *cfg, float *acc, float *pot,
+                         gl_counts *counts) {
+    return gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
+}
+
 canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
                                 float eps2, const gl_config *cfg, const unsigned char *active,
                                 float *acc, float *pot, gl_counts *counts) {
-    if (bodies.n >= INT32_MAX / 2)
-        return canopy_fail(CANOPY_ERR_INVALID,
-                           "gravity: the list engine takes fewer than %d bodies (got %lld)",
-                           INT32_MAX / 2, (long long)bodies.n);
+    canopy_status s = check_size(bodies.n);
+    if (s) return s;
     gl_tree t;
     memset(&t, 0, sizeof t);
     gl_counts cnt;
     memset(&cnt, 0, sizeof cnt);
     double t0 = canopy_now();
-    canopy_status s = build(&t, bodies, mass, 1.0f / theta, order, cfg);
+    s = build(&t, bodies, mass, 1.0f / theta, order, cfg);
     if (s) {
         tree_free(&t);
         return s;
@@ -689,62 +786,178 @@ canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float t
     cnt.depth = t.depth;
     double t1 = canopy_now();
     cnt.build_seconds = t1 - t0;
-    gl_sinks_fn sinks = pick_sinks();
-    int failed = 0;
-    int64_t walks = 0, tests = 0, pp = 0, pc = 0;
-#pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
-    reduction(| : failed)
-    {
-        gl_lists L;
-        memset(&L, 0, sizeof L);
-        L.cells = malloc((size_t)t.nn * sizeof *L.cells);
-        L.opened = malloc((size_t)t.nn * sizeof *L.opened);
-        L.stack = malloc(((size_t)t.depth * 8 + 8) * sizeof *L.stack);
-        failed |= !L.cells || !L.opened || !L.stack;
-#pragma omp for schedule(dynamic, 4)
-        for (int32_t k = 0; k < t.n_leaves; k++) {
-            if (failed) continue;
-            const gl_hot *h = t.hot + t.leaves[k];
-            int32_t gb = h->begin, ge = h->end, na = count_active(&t, active, gb, ge);
-            if (na == 0) continue;
-            if (cfg->per_body) {
-                for (int32_t i = gb; i < ge && !failed; i++) {
-                    if (active && !active[t.ids[i]]) continue;
-                    float p[3] = {t.x[i], t.y[i], t.z[i]};
-                    tests += walk(&t, p, p, gb, ge, &L);
-                    walks++;
-                    if (gather(&t, gb, ge, &L)) {
-                        failed = 1;
-                        break;
-                    }
-                    sinks(&t, &L, gb, i, i + 1, order, eps2, acc, pot);
-                    pc += L.nc;
-                    pp += L.np - 1;
-                }
-            } else {
-                const float *b = t.box + 6 * (int64_t)t.leaves[k];
-                tests += walk(&t, b, b + 3, gb, ge, &L);
-                walks++;
-                if (gather(&t, gb, ge, &L)) {
-                    failed = 1;
-                    continue;
-                }
-                if (na == ge - gb)
-                    sinks(&t, &L, gb, gb, ge, order, eps2, acc, pot);
-                else /* the bucket's whole box walked: its lists serve any of its bodies */
-                    for (int32_t i = gb; i < ge; i++)
-                        if (active[t.ids[i]]) sinks(&t, &L, gb, i, i + 1, order, eps2, acc, pot);
-                pc += (int64_t)na * L.nc;
-                pp += (int64_t)na * (L.np - 1);
-            }
-        }
-        lists_free(&L);
-    }
-    cnt.walks = walks, cnt.tests = tests, cnt.pp = pp, cnt.pc = pc;
+    const gl_tree *src = &t;
+    s = evaluate(&src, 1, cfg->per_body, active, eps2, acc, pot, NULL, &cnt);
     cnt.walk_seconds = canopy_now() - t1;
     tree_free(&t);
     if (counts) *counts = cnt;
-    if (failed)
-        return canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the interaction lists");
+    return s;
+}
+
+/* -------------------------------------------------------- pieces (dist/) -- */
+
+canopy_status gl_tree_build(canopy_points bodies, const float *mass, float theta, int32_t order,
+                            const gl_config *cfg, gl_tree **out) {
+    *out = NULL;
+    canopy_status s = bodies.n < 1 ? canopy_fail(CANOPY_ERR_INVALID,
+                                                 "gravity: a list tree needs at least one body")
+                                   : check_size(bodies.n);
+    gl_tree *t = NULL;
+    if (!s) s = canopy_calloc((void **)&t, 1, sizeof *t);
+    if (!s) s = build(t, bodies, mass, 1.0f / theta, order, cfg);
+    if (s) {
+        gl_tree_free(t);
+        return s;
+    }
+    *out = t;
     return CANOPY_OK;
+}
+
+void gl_tree_free(gl_tree *t) {
+    if (!t) return;
+    if (!t->borrowed) tree_free(t);
+    canopy_free(t);
+}
+
+void gl_tree_box(const gl_tree *t, float box[6]) {
+    memcpy(box, t->box, 6 * sizeof *box);
+}
+
+/* A piece: this header, n_nodes walk records, n_nodes cold records, then the bodies'
+ * x, y, z and m arrays; every part is whole 4-byte words. */
+typedef struct gl_piece_head {
+    int32_t n_nodes, n_bodies, order, depth;
+} gl_piece_head;
+
+static int64_t piece_bytes(int32_t n_nodes, int32_t n_bodies, int32_t order) {
+    return (int64_t)sizeof(gl_piece_head) +
+           (int64_t)n_nodes * (int64_t)(sizeof(gl_hot) + (size_t)cold_floats(order) * 4) +
+           (int64_t)n_bodies * 16;
+}
+
+canopy_status gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes) {
+    *out = NULL;
+    *bytes = 0;
+    /* Breadth first, so the children of an opened node land next to each other: q[i]
+     * is the node at the piece's position i, kids[i] where its children start
+     * (-1: accepted for the whole box, sent as a childless cell). */
+    int32_t *q = NULL, *kids = NULL, nq = 1, nb = 0;
+    canopy_status s = canopy_alloc((void **)&q, (size_t)t->nn, sizeof *q);
+    if (!s) s = canopy_alloc((void **)&kids, (size_t)t->nn, sizeof *kids);
+    if (s) goto done;
+    q[0] = 0;
+    for (int32_t i = 0; i < nq; i++) {
+        const gl_hot *h = t->hot + q[i];
+        kids[i] = -1;
+        if (box_d2(box, box + 3, h->c) > h->r2) continue;
+        if (h->nchild == 0) {
+            nb += h->end - h->begin;
+            continue;
+        }
+        kids[i] = nq;
+        for (int32_t c = h->child; c < h->child + h->nchild; c++) q[nq++] = c;
+    }
+    int64_t size = piece_bytes(nq, nb, t->order);
+    char *buf = NULL;
+    if ((s = canopy_alloc((void **)&buf, (size_t)size, 1))) goto done;
+    gl_piece_head head = {nq, nb, t->order, t->depth};
+    memcpy(buf, &head, sizeof head);
+    gl_hot *hot = (gl_hot *)(void *)(buf + sizeof head);
+    float *cold = (float *)(void *)(hot + nq), *bx = cold + (size_t)nq * cold_floats(t->order);
+    float *by = bx + nb, *bz = by + nb, *bm = bz + nb;
+    int32_t j = 0;
+    size_t cf = (size_t)cold_floats(t->order);
+    for (int32_t i = 0; i < nq; i++) {
+        const gl_hot *h = t->hot + q[i];
+        const float *c =
+            (const float *)(const void *)(t->cold_base + (size_t)q[i] * t->cold_stride);
+        gl_hot o = {{h->c[0], h->c[1], h->c[2]}, h->r2, -1, 0, 0, 0};
+        memcpy(cold + i * cf, c, cf * sizeof *c);
+        if (kids[i] >= 0) {
+            o.child = kids[i];
+            o.nchild = h->nchild;
+        } else if (h->nchild == 0 && !(box_d2(box, box + 3, h->c) > h->r2)) {
+            size_t len = (size_t)(h->end - h->begin);
+            memcpy(bx + j, t->x + h->begin, len * sizeof *bx);
+            memcpy(by + j, t->y + h->begin, len * sizeof *by);
+            memcpy(bz + j, t->z + h->begin, len * sizeof *bz);
+            memcpy(bm + j, t->m + h->begin, len * sizeof *bm);
+            o.begin = j;
+            o.end = j += (int32_t)len;
+        }
+        hot[i] = o;
+    }
+    *out = buf;
+    *bytes = size;
+done:
+    canopy_free(q);
+    canopy_free(kids);
+    return s;
+}
+
+canopy_status gl_piece_open(const void *buf, int64_t bytes, gl_tree **out) {
+    *out = NULL;
+    gl_piece_head h;
+    if (bytes < (int64_t)sizeof h)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a list piece of %lld bytes is truncated",
+                           (long long)bytes);
+    memcpy(&h, buf, sizeof h);
+    if (h.n_nodes < 1 || h.n_bodies < 0 || h.depth < 1 || h.depth > GL_MAX_DEPTH + 1 ||
+        (h.order != 0 && (h.order < 2 || h.order > MP_ORDER_MAX)) ||
+        piece_bytes(h.n_nodes, h.n_bodies, h.order) != bytes)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a list piece's header is malformed");
+    const gl_hot *hot = (const gl_hot *)(const void *)((const char *)buf + sizeof h);
+    /* children after their parent and inside the piece: no cycles, no stray reads */
+    for (int32_t i = 0; i < h.n_nodes; i++) {
+        const gl_hot *v = hot + i;
+        int bad = v->nchild > 0
+                      ? v->child <= i || v->nchild > 8 || v->child > h.n_nodes - v->nchild
+                      : v->nchild < 0 || v->begin < 0 || v->end < v->begin || v->end > h.n_bodies;
+        if (bad)
+            return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: node %d of a list piece is malformed",
+                               (int)i);
+    }
+    gl_tree *t = NULL;
+    canopy_status s = canopy_calloc((void **)&t, 1, sizeof *t);
+    if (s) return s;
+    size_t cf = (size_t)cold_floats(h.order);
+    t->borrowed = 1;
+    t->nn = h.n_nodes;
+    t->depth = h.depth;
+    t->order = h.order;
+    t->walk = (char *)(uintptr_t)hot;
+    t->stride = sizeof(gl_hot);
+    t->cold_base = (const char *)(hot + h.n_nodes);
+    t->cold_stride = cf * sizeof(float);
+    t->x = (float *)(uintptr_t)(t->cold_base + (size_t)h.n_nodes * t->cold_stride);
+    t->y = t->x + h.n_bodies;
+    t->z = t->y + h.n_bodies;
+    t->m = t->z + h.n_bodies;
+    *out = t;
+    return CANOPY_OK;
+}
+
+canopy_status gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
+                        float eps2, float *acc, float *pot, double *work, gl_counts *counts) {
+    const gl_tree **src = NULL;
+    canopy_status s = canopy_alloc((void **)&src, (size_t)n_remote + 1, sizeof *src);
+    if (s) return s;
+    src[0] = local;
+    for (int r = 0; r < n_remote; r++) {
+        if (remote[r]->order != local->order) {
+            s = canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a piece of order %d, the tree's %d",
+                            (int)remote[r]->order, (int)local->order);
+            break;
+        }
+        src[r + 1] = remote[r];
+    }
+    gl_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    cnt.nodes = local->nn, cnt.leaves = local->n_leaves, cnt.depth = local->depth;
+    double t0 = canopy_now();
+    if (!s) s = evaluate(src, n_remote + 1, 0, NULL, eps2, acc, pot, work, &cnt);
+    cnt.walk_seconds = canopy_now() - t0;
+    if (counts) *counts = cnt;
+    canopy_free(src);
+    return s;
 }

@@ -45,4 +45,28 @@ canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float t
                                 float eps2, const gl_config *cfg, const unsigned char *active,
                                 float *acc, float *pot, gl_counts *counts);
 
+/* The engine over several processes (dist/gravity_list.c): each builds a tree of its
+ * own bodies, exports to every other a piece of it pruned for that one's bounding
+ * box (cells the box accepts as a whole go without their subtrees), and its sink
+ * groups then walk their own tree and the received pieces into one set of lists. */
+typedef struct gl_tree gl_tree;
+
+/* A tree of n >= 1 bodies (mass not NULL), as gl_gravity builds it. */
+canopy_status gl_tree_build(canopy_points bodies, const float *mass, float theta, int32_t order,
+                            const gl_config *cfg, gl_tree **out);
+void gl_tree_free(gl_tree *t);
+/* The tight bounding box of the tree's bodies: lo[3], hi[3]. */
+void gl_tree_box(const gl_tree *t, float box[6]);
+/* The piece of t that sink groups inside box[6] walk (canopy_alloc'd, *bytes long, a
+ * whole number of 4-byte words; free with canopy_free). */
+canopy_status gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes);
+/* A received piece (4-byte aligned, bytes long; checked) as a tree that borrows buf,
+ * for gl_forces; free with gl_tree_free before buf. */
+canopy_status gl_piece_open(const void *buf, int64_t bytes, gl_tree **out);
+/* Accelerations and potentials (pot may be NULL) of local's bodies, in the order they
+ * were given to gl_tree_build, from local's bodies and the pieces (same order);
+ * work (may be NULL): each body's interaction count. */
+canopy_status gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
+                        float eps2, float *acc, float *pot, double *work, gl_counts *counts);
+
 #endif

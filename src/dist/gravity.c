@@ -29,29 +29,52 @@ _Static_assert(sizeof(let_wire) % 8 == 0 && sizeof(let_cell) % 8 == 0 && sizeof(
                "LET records must keep 8-byte alignment when packed");
 
 canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_options *o) {
+    if (g->opening != CANOPY_OPENING_BODY && g->opening != CANOPY_OPENING_LIST)
+        return canopy_fail(
+            CANOPY_ERR_UNSUPPORTED,
+            "gravity: over several ranks only list and body opening are implemented");
     if (g->accuracy != 0.0) {
-        canopy_status s = canopy_gravity_choose(g->accuracy, &g->theta, &g->order, NULL);
+        canopy_status s = canopy_gravity_choose_for(g, g->accuracy, &g->theta, &g->order, NULL);
         if (s) return s;
         g->accuracy = 0.0;
     }
     if (!(g->theta > 0.0f) || !isfinite(g->theta))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
                            (double)g->theta);
-    if (g->order != 0 && g->order != 2)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2 (got %d)",
-                           (int)g->order);
+    int max_order = g->opening == CANOPY_OPENING_LIST ? 4 : 2;
+    if (g->order != 0 && (g->order < 2 || g->order > max_order))
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2%s (got %d)",
+                           max_order > 2 ? "-4" : " with body opening", (int)g->order);
+    if (g->opening == CANOPY_OPENING_LIST && g->tree != CANOPY_GRAVITY_TREE_OCT &&
+        g->tree != CANOPY_GRAVITY_TREE_BINARY)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
     if (!(g->softening >= 0.0f) || !isfinite(g->softening))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: softening must be finite and >= 0");
-    if (g->opening != CANOPY_OPENING_BODY)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                           "gravity: over several ranks only body opening is implemented");
     (void)o; /* the backend is chosen with the body count (dist_gravity_backend) */
     return CANOPY_OK;
 }
 
-canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend, int64_t n_all,
-                                   int *use_gpu) {
+canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend,
+                                   const canopy_gravity_options *g, int64_t n_all, int *use_gpu) {
+    if (g->opening == CANOPY_OPENING_LIST) {
+        *use_gpu = 0;
+        if (backend == CANOPY_BACKEND_GPU)
+            return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                               "gravity: GPU ranks walk with body opening only (--opening body); "
+                               "list opening over ranks runs on the CPU");
+        return CANOPY_OK;
+    }
     return dist_gpu_choose(comm, backend, n_all, GPU_MP_AUTO_MIN, "gravity", use_gpu);
+}
+
+void dist_count_traffic(canopy_dist_stats *st, const int64_t *sent, const int64_t *received,
+                        int size, int rank) {
+    for (int r = 0; r < size; r++) {
+        if (r == rank) continue;
+        st->bytes_sent += sent[r];
+        st->bytes_received += received[r];
+        st->messages += sent[r] > 0;
+    }
 }
 
 void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
@@ -335,6 +358,8 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
                                  const int64_t *gid, const canopy_gravity_options *g,
                                  int32_t leaf_size, int use_gpu, float *acc, float *pot,
                                  double *work, canopy_dist_stats *stats) {
+    if (g->opening == CANOPY_OPENING_LIST && !use_gpu)
+        return dist_list_forces(comm, x, mass, g, leaf_size, acc, pot, work, stats);
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     double t_start = canopy_now(), t_comm = 0.0, t_build = 0.0, t_lwalk = 0.0, t_rwalk = 0.0;
     float inv_theta = 1.0f / g->theta, eps2 = g->softening * g->softening;
@@ -467,12 +492,7 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
         stats->interactions += terms;
-        for (int r = 0; r < size; r++) {
-            if (r == rank) continue;
-            stats->bytes_sent += sc[r];
-            stats->bytes_received += rc[r];
-            stats->messages += sc[r] > 0;
-        }
+        dist_count_traffic(stats, sc, rc, size, rank);
     }
 done:
     /* A walk launched before a failure elsewhere is waited for (its results dropped). */
@@ -487,6 +507,8 @@ done:
         stats->local_walk_seconds += t_lwalk;
         stats->remote_walk_seconds += t_rwalk;
         stats->device = use_gpu ? dist_gpu_bound().device : -1;
+        stats->opening = CANOPY_OPENING_BODY;
+        stats->tree = CANOPY_GRAVITY_TREE_OCT;
         stats->nccl = use_nccl;
         stats->tree_seconds += dom.tree_seconds;
         stats->moments_seconds += dom.moments_seconds;
@@ -568,7 +590,7 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     int64_t first, n_all;
     dist_offsets(comm, bodies.n, &first, &n_all);
     int use_gpu = 0;
-    if ((s = dist_gravity_backend(comm, o.backend, n_all, &use_gpu))) return s;
+    if ((s = dist_gravity_backend(comm, o.backend, &g, n_all, &use_gpu))) return s;
     int64_t *firsts = NULL;
     int32_t *dest = NULL, *home = NULL;
     grav_row *rows = NULL, *mine = NULL;

@@ -125,7 +125,7 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
     if (n_all < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies on any rank");
     if (n_all >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
     int use_gpu = 0;
-    if ((st = dist_gravity_backend(comm, o.run.backend, n_all, &use_gpu))) return st;
+    if ((st = dist_gravity_backend(comm, o.run.backend, &o.gravity, n_all, &use_gpu))) return st;
     canopy_dist_nbody *s = NULL;
     st = canopy_calloc((void **)&s, 1, sizeof *s);
     if (!st) {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `mpirun -np R canopy gravity|nbody` against one process (gravity on 3 ranks, nbody
 # on 2 and 4): gravity's error against float64 direct summation (the --stats line)
-# within 2x of one process's; an n-body run whose largest |dE/E0| is within 2x of one
+# within 2x of one process's with body opening, within 1.5x with the default list
+# opening (2 and 3 ranks, each rank naming the opening and tree it ran); an n-body run whose largest |dE/E0| is within 2x of one
 # process's and whose snapshot holds every body; bad setups (missing input, NaN body,
 # dt <= 0, options without a distributed path) exit 1 or 2 within a timeout; with a GPU,
 # --backend gpu on 2 ranks within the same bound and each rank naming its GPU (without
@@ -26,6 +27,24 @@ for opts in "--theta 0.6 --order 0" "--accuracy 3e-4"; do
             awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 2 * b) }'
         check "gravity -np $np: every rank's traffic" [ "$(grep -c 'gravity rank' "$tmp/err")" -eq $np ]
         check "gravity -np $np: output size" [ "$(stat -c %s "$tmp/a.npy")" -eq "$(stat -c %s "$tmp/a1.npy")" ]
+    done
+done
+
+# The default (list opening, binary tree) and the oct tree at order 4: the single
+# process's engine, so its error.
+for opts in "" "--tree oct --theta 0.7 --order 4"; do
+    run 0 gravity --bodies "$tmp/b.npy" --softening 0.01 --stats $opts -o "$tmp/a1.npy"
+    one=$(median)
+    tree=binary
+    [ -n "$opts" ] && tree=oct
+    for np in 2 3; do
+        mrun $np 0 gravity --bodies "$tmp/b.npy" --softening 0.01 --stats $opts -o "$tmp/a.npy"
+        got=$(median)
+        check "gravity list $opts -np $np: median error $got vs one process $one" \
+            awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 1.5 * b) }'
+        check "gravity list -np $np: ranks name the opening and tree" \
+            [ "$(grep -c "gravity rank .*list opening, $tree tree" "$tmp/err")" -eq $np ]
+        check "gravity list -np $np: summary" grep -q "list opening, $tree tree.*$np ranks" "$tmp/out"
     done
 done
 
@@ -70,7 +89,10 @@ mrun 2 1 gravity --bodies "$tmp/nan.csv" --softening 0.1 -o "$tmp/x.npy"
 check "NaN body named" grep -qi "nan" "$tmp/err"
 check "nothing written" test ! -e "$tmp/x.npy"
 mrun 2 2 gravity --bodies "$tmp/b.npy" --opening bucket -o "$tmp/x.npy"
-check "bucket opening refused" grep -q "only --opening body is available" "$tmp/err"
+check "bucket opening refused" grep -q "only --opening list or body is available" "$tmp/err"
+mrun 2 1 gravity --bodies "$tmp/b.npy" --opening list --backend gpu -o "$tmp/x.npy"
+check "list opening on GPU ranks refused" grep -q "body opening only" "$tmp/err"
+check "nothing written" test ! -e "$tmp/x.npy"
 mrun 2 1 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 2 --dt 0
 check "dt <= 0 named" grep -q "dt must be" "$tmp/err"
 mrun 2 2 nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 2 --dt 0.1 \

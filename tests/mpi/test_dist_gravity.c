@@ -116,10 +116,11 @@ static void check_forces(int64_t n, int32_t order, float theta, int with_mass, i
 /* The largest |E(t) - E(0)| / |E(0)| over STEPS steps, sampled every EVERY steps. */
 enum { N_BODIES = 400, STEPS = 40, EVERY = 5 };
 
-/* A 400-body Plummer sphere for 40 steps on R ranks and on one process (rank 0).
+/* A 400-body Plummer sphere for 40 steps on R ranks and on one process (rank 0), with
+ * body opening (the octree LET) or list opening (the list engine over ranks).
  * The step (1/32) is long enough that the integrator's energy error dominates the
  * tree's force error, so the two runs' errors are comparable numbers. */
-static void check_nbody(uint64_t seed) {
+static void check_nbody(uint64_t seed, canopy_opening opening) {
     enum { N = N_BODIES };
     int rank = canopy_dist_rank(MPI_COMM_WORLD);
     float pf[3 * N], vf[3 * N];
@@ -127,7 +128,7 @@ static void check_nbody(uint64_t seed) {
     CHECK_OK(canopy_gen_plummer(pf, vf, N, seed));
     for (int i = 0; i < 3 * N; i++) pos[i] = pf[i], vel[i] = vf[i];
     canopy_nbody_options o = canopy_nbody_options_default();
-    o.gravity.opening = CANOPY_OPENING_BODY;
+    o.gravity.opening = opening;
     o.dt = 1.0 / 32;
     o.gravity.softening = 0.05f;
     o.gravity.theta = 0.3f;
@@ -147,6 +148,7 @@ static void check_nbody(uint64_t seed) {
         der = fmax(der, fabs((e.total - e0.total) / e0.total));
     }
     for (int j = 0; j < 3; j++) CHECK(fabs(e.momentum[j] - e0.momentum[j]) < 1e-4);
+    CHECK(canopy_dist_nbody_stats(d).opening == (int32_t)opening);
     CHECK(canopy_dist_nbody_n(d) == N && canopy_dist_nbody_steps_done(d) == STEPS);
     int64_t nl = canopy_dist_nbody_n_local(d), sum = 0;
     MPI_Allreduce(&nl, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -183,8 +185,9 @@ static void check_nbody(uint64_t seed) {
 /* The inclusion condition across ranks (inclusion_case.h): the last rank's domain is
  * the clump, the other ranks hold the light bodies, which the Hilbert split (equal
  * counts) puts first. Pruning with the naive radius would drop the clump from their
- * forces; the corrected exchange keeps the error small. */
-static void check_inclusion(uint64_t seed) {
+ * forces; the corrected exchange keeps the error small. With list opening a rank's
+ * box accepts the clump's cell only where none of its bodies could open it. */
+static void check_inclusion(uint64_t seed, canopy_opening opening) {
     enum { K = 61 };
     int size = canopy_dist_size(MPI_COMM_WORLD), rank = canopy_dist_rank(MPI_COMM_WORLD);
     const float theta = 0.5f, eps = 0.001f;
@@ -192,7 +195,7 @@ static void check_inclusion(uint64_t seed) {
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
     inclusion_case(pos + 3 * m, mass + m, K, pos, mass, m, theta, seed);
     canopy_gravity_options go = canopy_gravity_options_default();
-    go.opening = CANOPY_OPENING_BODY; /* the distributed walk's */
+    go.opening = opening;
     go.theta = theta;
     go.order = 2;
     go.softening = eps;
@@ -262,8 +265,10 @@ int main(int argc, char **argv) {
     check_forces(2000, 2, 0.7f, 1, 1, PLUMMER, seed + 2);
     check_forces(3, 2, 0.5f, 1, 0, PLUMMER, seed + 3); /* fewer bodies than ranks */
     check_forces(2000, 2, 0.5f, 1, 0, TWO_CUBES, seed + 6);
-    check_inclusion(seed + 5);
-    check_nbody(seed + 4);
+    check_inclusion(seed + 5, CANOPY_OPENING_BODY);
+    check_inclusion(seed + 5, CANOPY_OPENING_LIST);
+    check_nbody(seed + 4, CANOPY_OPENING_BODY);
+    check_nbody(seed + 4, CANOPY_OPENING_LIST);
     check_bad_input();
     return mpi_check_finish();
 }

@@ -3,6 +3,7 @@
  * bodies cut into equal contiguous slices (global index = rank 0's row), results
  * gathered back in that order. */
 #include "cli_dist_gravity.h"
+#include "trav_opts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -129,10 +130,11 @@ void cli_dist_print_stats(const char *cmd, const canopy_dist_stats *st) {
         char where[32] = "CPU"; /* one GPU per rank: local rank % visible devices */
         if (all[r].device >= 0) snprintf(where, sizeof where, "GPU %d", (int)all[r].device);
         fprintf(stderr,
-                "  %s rank %lld/%d (%s): sent %lld bytes in %lld messages, received %lld bytes; "
-                "%lld interactions; local %.3f s (build %.3f s, local walk %.3f s, remote walk "
-                "%.3f s), communication %.3f s, total %.3f s\n",
-                cmd, (long long)r, size, where, (long long)all[r].bytes_sent,
+                "  %s rank %lld/%d (%s, %s opening, %s tree): sent %lld bytes in %lld messages, "
+                "received %lld bytes; %lld interactions; local %.3f s (build %.3f s, local walk "
+                "%.3f s, remote walk %.3f s), communication %.3f s, total %.3f s\n",
+                cmd, (long long)r, size, where, grav_opening_name((canopy_opening)all[r].opening),
+                grav_tree_name((canopy_gravity_tree)all[r].tree), (long long)all[r].bytes_sent,
                 (long long)all[r].messages, (long long)all[r].bytes_received,
                 (long long)all[r].interactions, all[r].local_seconds, all[r].build_seconds,
                 all[r].local_walk_seconds, all[r].remote_walk_seconds, all[r].comm_seconds,

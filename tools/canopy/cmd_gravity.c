@@ -65,10 +65,10 @@ static void usage(FILE *f) {
                "  against float64 direct summation.\n"
                "  -o, --output F   output file (required)\n"
                "  Under mpirun -np R (builds with MPI) the bodies are split over R ranks along\n"
-               "  the Hilbert curve and the multipole walk runs distributed (body opening; rank\n"
-               "  0 reads and writes; --backend gpu, or auto from 200000 bodies, walks on one\n"
-               "  GPU per rank; --stats prints each rank's traffic and GPU; "
-               "docs/distributed.md).\n" TRAV_HELP
+               "  the Hilbert curve and the multipole walk runs distributed with the same\n"
+               "  options (list or body opening; rank 0 reads and writes). --backend gpu\n"
+               "  walks with body opening on one GPU per rank (the default opening there);\n"
+               "  --stats prints each rank's traffic and phases (docs/distributed.md).\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
 }
@@ -216,8 +216,10 @@ int cmd_gravity(int argc, char **argv) {
     if (!traversal) multipole = 1;
     /* nbody's default accuracy when neither it nor theta/order is given */
     if (multipole && !theta_given && !order_given && accuracy == 0.0) accuracy = 1e-3;
-    /* the monopole walk is per body, and so is the distributed one (src/dist/gravity.c) */
-    if (!multipole || (cli_dist_size() > 1 && !opening_given)) g.opening = CANOPY_OPENING_BODY;
+    /* the monopole walk is per body, and so are the GPU ranks' (src/dist/gravity.c) */
+    if (!multipole ||
+        (cli_dist_size() > 1 && to.run.backend == CANOPY_BACKEND_GPU && !opening_given))
+        g.opening = CANOPY_OPENING_BODY;
     if (g.opening != CANOPY_OPENING_LIST) {
         if (tree_given && g.tree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("gravity", "--tree binary needs --opening list");
@@ -232,9 +234,10 @@ int cmd_gravity(int argc, char **argv) {
 
     /* Under mpirun rank 0 reads, writes and reports; every rank computes. */
     int ranks = cli_dist_size(), rank = cli_dist_rank();
-    if (ranks > 1 && g.opening != CANOPY_OPENING_BODY) {
+    if (ranks > 1 && g.opening == CANOPY_OPENING_BUCKET) {
         if (rank == 0)
-            cli_usage_error("gravity", "over several ranks only --opening body is available");
+            cli_usage_error("gravity", "over several ranks only --opening list or body is "
+                                       "available");
         return CLI_USAGE;
     }
     const char *ins[] = {bodies_path}, *outs[] = {out};

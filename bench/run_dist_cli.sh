@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Whole `canopy` processes over MPI ranks against the fastest single process on the
+# same cores (issue 36): `canopy gravity` on a Plummer sphere (order 2, the default
+# list opening and binary tree, softening 0.05) and `canopy knn` (N uniform 3-D
+# queries against N uniform points, k 8), both --backend cpu (a GPU build would walk a
+# single process on the GPU), each as one process of CORES threads and
+# as mpirun -np R of CORES / R threads per rank, REPS times interleaved. Prints the
+# wall seconds of each (median, min-max), the time ratio and the efficiency
+# T(1 process) / T(R ranks) (the same cores, so 100 % means distributing cost nothing),
+# and the CPU seconds of each (user + system, all ranks; on a loaded machine the wall
+# times follow what the other processes leave, the CPU seconds much less),
+# the median force error of each gravity run and the phases of a distributed run (one
+# more untimed run of each with --stats: the error is measured on rank 0 alone, 1000
+# bodies vs float64 direct summation, and would weigh on the ranks' time).
+# usage: bench/run_dist_cli.sh [BUILD_DIR]   (default build-cpu; needs canopy with MPI)
+#   env: CORES (default nproc), RANKS (default 2), REPS (default 5), N_GRAV (default
+#        200000), N_KNN (default 1000000 reference points and as many queries)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build-cpu}
+cores=${CORES:-$(nproc)}
+ranks=${RANKS:-2}
+reps=${REPS:-5}
+ng=${N_GRAV:-200000}
+nk=${N_KNN:-1000000}
+canopy=$build/canopy
+if [ ! -x "$canopy" ] || [ ! -x "$build/canopy-mpi" ]; then
+    echo "no canopy with MPI in $build" >&2
+    exit 1
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+t=$((cores / ranks > 0 ? cores / ranks : 1))
+echo "# $(date -u +%FT%TZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+    "$cores cores:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load average" \
+    "$(cut -d' ' -f1-3 /proc/loadavg), reps $reps"
+"$canopy" gen plummer --n "$ng" -o "$tmp/b.npy" >/dev/null
+"$canopy" gen uniform --n "$nk" --d 3 -o "$tmp/r.npy" --query-out "$tmp/q.npy" --nq "$nk" >/dev/null
+
+# Wall and CPU (user + system, the ranks included) seconds of one command (its stderr
+# kept in $tmp/err).
+secs() {
+    /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
+        { cat "$tmp/err" >&2; exit 1; }
+    awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$tmp/time"
+}
+one() { CANOPY_THREADS=$cores OMP_NUM_THREADS=$cores secs "$canopy" "$@"; }
+many() {
+    secs mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$ranks" \
+        -x CANOPY_THREADS="$t" -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY \
+        -x OMPI_MCA_btl_vader_single_copy_mechanism "$canopy" "$@"
+}
+# median (min-max) of column $1 of stdin
+stat() { cut -d' ' -f"$1" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+median_error() { sed -n 's/.*direct: median \([^,]*\),.*/\1/p' "$tmp/err"; }
+
+run_case() { # name, then the command's arguments
+    local name=$1
+    shift
+    : >"$tmp/one" && : >"$tmp/many"
+    for _ in $(seq "$reps"); do
+        one "$@" >>"$tmp/one"
+        many "$@" >>"$tmp/many"
+    done
+    # --stats only once each, untimed: its error check runs on rank 0 alone
+    one "$@" --stats >/dev/null
+    e1=$(median_error)
+    many "$@" --stats >/dev/null
+    er=$(median_error)
+    local s1 sr c1 cr
+    s1=$(stat 1 <"$tmp/one")
+    sr=$(stat 1 <"$tmp/many")
+    c1=$(stat 2 <"$tmp/one")
+    cr=$(stat 2 <"$tmp/many")
+    awk -v n="$name" -v s1="$s1" -v sr="$sr" -v c1="$c1" -v cr="$cr" -v e1="$e1" -v er="$er" \
+        'BEGIN { split(s1, a, " "); split(sr, b, " "); split(c1, p, " "); split(cr, q, " ");
+        printf "| %s | %s | %s | %.2fx | %.0f %% | %s | %s | %.2fx | %s | %s |\n", n, s1, sr,
+               b[1] / a[1], 100 * a[1] / b[1], c1, cr, q[1] / p[1], e1 == "" ? "-" : e1,
+               er == "" ? "-" : er }'
+    grep -E "rank [0-9]+" "$tmp/err" | sed 's/^/    /' >>"$tmp/phases"
+}
+echo
+echo "| run | 1 process x $cores threads, wall s | $ranks ranks x $t threads, wall s | ratio | efficiency | 1 process, CPU s | ranks, CPU s | CPU ratio | median error, 1 process | median error, ranks |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+: >"$tmp/phases"
+run_case "gravity $ng Plummer, order 2" gravity --bodies "$tmp/b.npy" --order 2 --softening 0.05 --backend cpu \
+    -o "$tmp/a.npy"
+run_case "knn $nk + $nk uniform 3-D, k 8" knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 8 --backend cpu \
+    -o "$tmp/i.npy"
+echo
+echo "Phases of the last distributed runs (--stats):"
+cat "$tmp/phases"
