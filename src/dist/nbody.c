@@ -118,6 +118,11 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = n < 0 ? canopy_fail(CANOPY_ERR_INVALID, "nbody: %lld bodies", (long long)n)
                              : nbody_check_state(pos, vel, mass, n, &o);
+    if (!st && o.max_rung > 0)
+        st = canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                         "nbody: block time steps (max_rung %d) do not run over ranks yet; "
+                         "use one process",
+                         (int)o.max_rung);
     if (!st) st = dist_gravity_resolve(&o.gravity, &o.run);
     if ((st = canopy_dist_agree(comm, st))) return st;
     int64_t first, n_all;

@@ -61,6 +61,17 @@ for np in 2 4; do
     check "nbody -np $np: snapshot" test -s "$tmp/snap$np/positions_000040.npy"
     check "nbody -np $np: summary" grep -q "nbody: 400 bodies, steps 0 -> 40.*$np ranks" "$tmp/out"
 done
+# the default over ranks is list opening, as in one process; block steps stay on one
+nbl=(nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 40 --dt 0.03125
+    --softening 0.05 --energy-every 5)
+run 0 "${nbl[@]}"
+one=$(max_de)
+mrun 2 0 "${nbl[@]}"
+got=$(max_de)
+check "nbody list -np 2: max |dE/E0| $got vs one process $one" within2 "$got" "$one"
+check "nbody -np 2: list opening by default" grep -q "list opening, binary tree.*2 ranks" "$tmp/out"
+mrun 2 2 "${nbl[@]}" --max-rung 2
+check "nbody --max-rung over ranks refused" grep -q "max-rung.*not available over several" "$tmp/err"
 check "snapshots of 2 and 4 ranks have one size" \
     [ "$(stat -c %s "$tmp/snap2/positions_000040.npy")" -eq "$(stat -c %s "$tmp/snap4/positions_000040.npy")" ]
 

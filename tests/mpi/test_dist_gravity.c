@@ -255,6 +255,12 @@ static void check_bad_input(void) {
     CHECK_FAILS(canopy_dist_nbody_create(MPI_COMM_WORLD, x, v, NULL, 2, &o, &d), CANOPY_ERR_INVALID,
                 "dt");
     CHECK(d == NULL);
+    o.dt = 0.01;
+    o.gravity.softening = 0.1f;
+    o.max_rung = 2; /* block steps run in one process only */
+    CHECK_FAILS(canopy_dist_nbody_create(MPI_COMM_WORLD, x, v, NULL, 2, &o, &d),
+                CANOPY_ERR_UNSUPPORTED, "block time steps");
+    CHECK(d == NULL);
 }
 
 int main(int argc, char **argv) {

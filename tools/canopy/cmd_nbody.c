@@ -99,10 +99,11 @@ static void usage(FILE *f) {
             "A progress line goes to stderr when it is a terminal.\n"
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
             "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
-            "and writes the snapshots; --checkpoint, --restart and --opening bucket run on\n"
+            "and writes the snapshots; every rank walks with list opening (the default) or\n"
+            "body opening; --checkpoint, --restart, --opening bucket and --max-rung run on\n"
             "one rank only; --backend gpu (auto: from 200000 bodies) walks on one GPU per\n"
-            "rank; --stats prints each rank's traffic and GPU (docs/distributed.md);\n"
-            "--max-rung runs on one rank only.\n\n"
+            "rank, with body opening; --stats prints each rank's traffic and GPU\n"
+            "(docs/distributed.md).\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
             "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
             "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
@@ -288,10 +289,11 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
     if (!rc && j->stats) cli_dist_print_stats("nbody", &ds);
     if (!rc && rank == 0) {
         double secs = canopy_now() - t0;
-        cli_summary("nbody: %lld bodies, steps 0 -> %lld, dt %g, theta %g, order %d, body "
-                    "opening, softening %g, %d ranks, %.3g steps/s",
+        cli_summary("nbody: %lld bodies, steps 0 -> %lld, dt %g, theta %g, order %d, %s "
+                    "opening, %s tree, softening %g, %d ranks, %.3g steps/s",
                     (long long)j->n, (long long)k, o->dt, (double)eff->gravity.theta,
-                    (int)eff->gravity.order, (double)o->gravity.softening, ranks,
+                    (int)eff->gravity.order, grav_opening_name(eff->gravity.opening),
+                    grav_tree_name(eff->gravity.tree), (double)o->gravity.softening, ranks,
                     secs > 0.0 ? (double)k / secs : 0.0);
     }
     canopy_free(pos);
@@ -571,8 +573,9 @@ int cmd_nbody(int argc, char **argv) {
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
     if ((theta > 0.0) != (order >= 0))
         return cli_usage_error("nbody", "--theta and --order go together");
-    /* the distributed walk is per body (src/dist/gravity.c) */
-    if (cli_dist_size() > 1 && !opening_given) opening = CANOPY_OPENING_BODY;
+    /* as canopy gravity: GPU ranks walk per body (src/dist/gravity.c) */
+    if (cli_dist_size() > 1 && to.run.backend == CANOPY_BACKEND_GPU && !opening_given)
+        opening = CANOPY_OPENING_BODY;
     if (opening != CANOPY_OPENING_LIST) {
         if (tree_given && gtree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("nbody", "--tree binary needs --opening list");
@@ -592,10 +595,10 @@ int cmd_nbody(int argc, char **argv) {
         return CLI_ERROR;
     int ranks = cli_dist_size(), rank = cli_dist_rank();
     if (ranks > 1) {
-        if (restart || ckpt || opening != CANOPY_OPENING_BODY || bo.max_rung > 0) {
+        if (restart || ckpt || opening == CANOPY_OPENING_BUCKET || bo.max_rung > 0) {
             if (rank == 0)
                 cli_usage_error("nbody", "--restart, --checkpoint, --max-rung and --opening "
-                                         "list|bucket are not available over several ranks");
+                                         "bucket are not available over several ranks");
             return CLI_USAGE;
         }
         /* Rank 0 reads and writes; every rank steps its domain. */
