@@ -71,6 +71,39 @@ mkdir "$tmp/sig"
 sig_test INT 130
 sig_test TERM 143
 
+# ---- a signal at any moment of a two-output run leaves both old or both new ----
+# SIGTERM lands at random times across a whole run (loading, the walk, the writes, the
+# two renames, which defer it); the pair of outputs must never mix runs, and no
+# temporary file may stay.
+run 0 gen uniform --n 100000 --d 3 --seed 3 -o "$tmp/sr.npy"
+pair=(knn --ref "$tmp/sr.npy" -k 16 --backend cpu)
+"$CANOPY" knn --ref "$tmp/sr.npy" -k 2 -o "$tmp/old_i.npy" --distances "$tmp/old_d.npy" >/dev/null
+t0=$(date +%s%N)
+"$CANOPY" "${pair[@]}" -o "$tmp/new_i.npy" --distances "$tmp/new_d.npy" >/dev/null
+run_ms=$((($(date +%s%N) - t0) / 1000000 + 1))
+mkdir "$tmp/set"
+mixed=0 leftover=0 outcomes=""
+for _ in $(seq 1 20); do
+    cp "$tmp/old_i.npy" "$tmp/set/i.npy"
+    cp "$tmp/old_d.npy" "$tmp/set/d.npy"
+    "$CANOPY" "${pair[@]}" -o "$tmp/set/i.npy" --distances "$tmp/set/d.npy" >/dev/null 2>&1 &
+    pid=$! # canopy itself (a function here would be a subshell the signal stops instead)
+    sleep "$(awk -v r=$RANDOM -v ms=$run_ms 'BEGIN { printf "%.3f", r / 32768 * ms * 1.2 / 1000 }')"
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    i=old d=old
+    cmp -s "$tmp/set/i.npy" "$tmp/new_i.npy" && i=new
+    cmp -s "$tmp/set/d.npy" "$tmp/new_d.npy" && d=new
+    cmp -s "$tmp/set/i.npy" "$tmp/old_i.npy" || [ $i = new ] || i=other
+    cmp -s "$tmp/set/d.npy" "$tmp/old_d.npy" || [ $d = new ] || d=other
+    [ $i = $d ] && [ $i != other ] || mixed=$((mixed + 1))
+    [ "$(ls "$tmp/set" | wc -l)" -eq 2 ] || leftover=$((leftover + 1))
+    outcomes="$outcomes $i"
+done
+check "SIGTERM during a two-output run mixed old and new $mixed times in 20 ($outcomes)" \
+    test $mixed -eq 0
+check "SIGTERM during a two-output run left temporary files $leftover times" test $leftover -eq 0
+
 # ---- write errors on standard output ----
 if [ -w /dev/full ]; then
     "$CANOPY" info >/dev/full 2>"$tmp/err"
