@@ -131,15 +131,24 @@ check "predict wrote inf" test ! -e "$tmp/y.npy"
 sed 's/"base_score":"[^"]*"/"base_score":"[NaN]"/' "$data/xgb_reg.json" >"$tmp/nan.json"
 run 1 predict --model "$tmp/nan.json" --data "$data/xgb_reg.X.npy" -o "$tmp/y.npy"
 has "XGBoost base_score NaN" "not finite"
-run 0 forest compile --model "$data/xgb_binary.json" -o "$tmp/m.cpf"
-python3 - "$tmp/m.cpf" "$tmp/sig.cpf" <<'PY'
+run 0 forest compile --model "$data/xgb_binary.json" --layout hybrid -o "$tmp/m.cpf"
+# craft_cpf IN OUT MODE: a valid checksum over a changed .cpf; MODE scale: sigmoid scale
+# NaN; swap: the root's children swapped (left = right + 1: siblings out of order)
+craft_cpf() {
+    python3 - "$@" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
 n = struct.unpack_from("<I", b, 24)[0]
+sec = {}
 for i in range(n):
     sid, esz, off, ln = struct.unpack_from("<IIQQ", b, 64 + 24 * i)
-    if sid == 2:
-        struct.pack_into("<d", b, off + 96, float("nan"))  # names: objective[64], source[32], scale
+    sec[sid] = off
+if sys.argv[3] == "scale":
+    struct.pack_into("<d", b, sec[2] + 96, float("nan"))  # names: objective[64], source[32], scale
+else:  # sections 7 and 8: left and right children, int32 per node
+    l, r = struct.unpack_from("<i", b, sec[7])[0], struct.unpack_from("<i", b, sec[8])[0]
+    struct.pack_into("<i", b, sec[7], r)
+    struct.pack_into("<i", b, sec[8], l)
 struct.pack_into("<I", b, 28, 0)
 crc = 0xFFFFFFFF
 tab = []
@@ -153,8 +162,16 @@ for x in bytes(b):
 struct.pack_into("<I", b, 28, crc ^ 0xFFFFFFFF)
 open(sys.argv[2], "wb").write(b)
 PY
+}
+craft_cpf "$tmp/m.cpf" "$tmp/sig.cpf" scale
 run 1 predict --model "$tmp/sig.cpf" --data "$data/xgb_binary.X.npy" -o "$tmp/y.npy"
 has ".cpf sigmoid scale NaN" "sigmoid scale nan must be finite"
+# found by fuzz_predictor: the cc and hybrid layouts emit siblings as (left, left + 1);
+# a file whose children were not adjacent overflowed the layout's order array
+craft_cpf "$tmp/m.cpf" "$tmp/swap.cpf" swap
+run 1 predict --model "$tmp/swap.cpf" --data "$data/xgb_binary.X.npy" -o "$tmp/y.npy"
+has ".cpf children not adjacent" "tree 0 node 0 has children 2 and 1, not adjacent"
+check "predict wrote an output from a bad .cpf" test ! -e "$tmp/y.npy"
 
 # ---- row 10: nbody applies gravity's coincident-body rule ----
 python3 -c "

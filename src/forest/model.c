@@ -167,6 +167,14 @@ canopy_status cf_validate(const canopy_forest *f, const char *what) {
                 break;
             }
             int32_t c[2] = {f->left[g], f->right[g]};
+            /* Siblings adjacent, as the importers' breadth-first numbering makes them:
+             * the linked layouts (cc, hybrid, df) emit a pair as (left, left + 1). */
+            if (c[1] != c[0] + 1) {
+                s = canopy_fail(CANOPY_ERR_FORMAT,
+                                "%s: tree %d node %d has children %d and %d, not adjacent", what, t,
+                                i, c[0], c[1]);
+                break;
+            }
             for (int k = 0; k < 2 && !s; k++) {
                 /* Children after their parent and each reached once: a real tree, so
                  * every walk ends. */
