@@ -180,8 +180,7 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
         for (int32_t j = 0; j < r; j++) {
             int64_t b = 0;
             if (j == i || !t[j]) continue;
-            if (gl_export(t[j], box + 6 * i, buf + np, &b) ||
-                gl_piece_open(buf[np], b, pc + np)) {
+            if (gl_export(t[j], box + 6 * i, buf + np, &b) || gl_piece_open(buf[np], b, pc + np)) {
                 fprintf(stderr, "export: %s\n", canopy_last_error());
                 exit(1);
             }
