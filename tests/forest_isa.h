@@ -183,14 +183,16 @@ static void fi_check_compaction(const canopy_forest *f, canopy_points P, int32_t
                                 const char *what) {
     cf_layout L;
     cvm_program p;
-    if (P.n == 0 || cf_build_linked(f, CANOPY_FOREST_LAYOUT_LL, 0, NULL, &L)) return;
-    CHECK_OK(cf_vm_compile(&L, &p));
+    if (P.n == 0 || canopy_cf_build_linked(f, CANOPY_FOREST_LAYOUT_LL, 0, NULL, &L)) return;
+    CHECK_OK(canopy_cf_vm_compile(&L, &p));
     int64_t rows = P.n < 64 ? P.n : 64;
     size_t q = (size_t)rows * f->n_trees + CVM_PAD;
     int32_t *qr = malloc(q * sizeof *qr), *qp = malloc(q * sizeof *qp);
     double *a = calloc((size_t)rows * K, sizeof *a), *b = calloc((size_t)rows * K, sizeof *b);
-    int64_t on = cf_vm_block(&L, &p, isa, 1, P.data, P.stride, 0, rows, 0, f->n_trees, qr, qp, a);
-    int64_t off = cf_vm_block(&L, &p, isa, 0, P.data, P.stride, 0, rows, 0, f->n_trees, qr, qp, b);
+    int64_t on =
+        canopy_cf_vm_block(&L, &p, isa, 1, P.data, P.stride, 0, rows, 0, f->n_trees, qr, qp, a);
+    int64_t off =
+        canopy_cf_vm_block(&L, &p, isa, 0, P.data, P.stride, 0, rows, 0, f->n_trees, qr, qp, b);
     CHECK_MSG(on <= off && on > 0, "%s: %lld steps with compaction, %lld without", what,
               (long long)on, (long long)off);
     int64_t bad = 0;
@@ -201,7 +203,7 @@ static void fi_check_compaction(const canopy_forest *f, canopy_points P, int32_t
     free(a);
     free(b);
     free(p.code);
-    cf_layout_free(&L);
+    canopy_cf_layout_free(&L);
 }
 
 static int fi_complete; /* random rounds whose rows walked complete bf trees (with or
@@ -247,9 +249,9 @@ static void fi_random(canopy_isa isa, uint64_t seed, int round) {
         canopy_points P = {X, n, nf, nf};
         fi_check_engines(f, P, K, want, what);
         cf_layout L;
-        if (!cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, NULL, &L)) {
-            if (!cf_build_sync(f, &L) && L.perf_nodes && n > 0) fi_complete++;
-            cf_layout_free(&L);
+        if (!canopy_cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, NULL, &L)) {
+            if (!canopy_cf_build_sync(f, &L) && L.perf_nodes && n > 0) fi_complete++;
+            canopy_cf_layout_free(&L);
         }
         fi_check_compaction(f, P, K, isa, what);
     }

@@ -2,7 +2,7 @@
 /* The cache model's inputs (issue 20): per-machine latencies measured once and kept
  * in a file under $XDG_CACHE_HOME/canopy (read back, re-measured when the machine key
  * or values are wrong, CANOPY_CALIBRATE=off/redo), and sll's hot-first order from
- * sampled branch statistics (cf_sample_bias). */
+ * sampled branch statistics (canopy_cf_sample_bias). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "forest/forest.h"
@@ -50,12 +50,12 @@ static void test_calibration(void) {
     setenv("XDG_CACHE_HOME", dir, 1);
     unsetenv("CANOPY_CALIBRATE");
     cf_latencies a, b;
-    cf_calibrate(&a);
+    canopy_cf_calibrate(&a);
     CHECK_MSG(strncmp(a.source, "measured now, kept in ", 22) == 0, "first use: %s", a.source);
     CHECK_MSG(a.l1 > 0 && a.l2 > 0 && a.l3 > 0 && a.mem > 0 && a.l1 < a.mem,
               "latencies %g %g %g %g", a.l1, a.l2, a.l3, a.mem);
     CHECK(find_file());
-    cf_calibrate(&b);
+    canopy_cf_calibrate(&b);
     CHECK_MSG(strcmp(b.source, file) == 0, "second use reads %s: %s", file, b.source);
     CHECK(fabs(b.l1 - a.l1) < 1e-3 && fabs(b.mem - a.mem) < 1e-3 && b.simd_walk == a.simd_walk);
     /* measured where there is AVX-512 */
@@ -64,26 +64,26 @@ static void test_calibration(void) {
               "simd_walk %d", a.simd_walk);
     edit_line("l1_ns", "l1_ns 123.5");
     edit_line("simd_walk", a.simd_walk == 1 ? "simd_walk 0" : "simd_walk 1");
-    cf_calibrate(&b);
+    canopy_cf_calibrate(&b);
     CHECK_MSG(b.l1 == 123.5, "the file's value is used: %g", b.l1);
     CHECK_MSG(b.simd_walk == (a.simd_walk == 1 ? 0 : 1), "simd_walk from the file: %d",
               b.simd_walk);
     /* another machine's file (same name, other key) or a bad value: measured again */
     edit_line("key", "key another machine");
-    cf_calibrate(&b);
+    canopy_cf_calibrate(&b);
     CHECK_MSG(strncmp(b.source, "measured now", 12) == 0 && b.l1 != 123.5, "%s", b.source);
     edit_line("mem_ns", "mem_ns -4");
     setenv("XDG_CACHE_HOME", "/proc/no-such-dir", 1); /* no usable directory either */
-    cf_calibrate(&b);
+    canopy_cf_calibrate(&b);
     CHECK_MSG(strcmp(b.source, "measured now") == 0 && b.mem > 0, "%s", b.source);
     setenv("XDG_CACHE_HOME", dir, 1);
-    cf_calibrate(&b); /* the bad value: measured again, and the file rewritten */
+    canopy_cf_calibrate(&b); /* the bad value: measured again, and the file rewritten */
     CHECK_MSG(strncmp(b.source, "measured now, kept", 18) == 0 && b.mem > 0, "%s", b.source);
     setenv("CANOPY_CALIBRATE", "redo", 1);
-    cf_calibrate(&b);
+    canopy_cf_calibrate(&b);
     CHECK_MSG(strncmp(b.source, "measured now", 12) == 0, "redo: %s", b.source);
     setenv("CANOPY_CALIBRATE", "off", 1);
-    cf_calibrate(&b);
+    canopy_cf_calibrate(&b);
     CHECK_MSG(strncmp(b.source, "built-in", 8) == 0 && b.l1 == 4 && b.mem == 218 &&
                   b.simd_walk == -1,
               "off: %s", b.source);
@@ -114,7 +114,7 @@ static void test_hot_first(void) {
     for (int i = 0; i < 64; i++) xs[i] = 0.9f; /* every row goes right at every node */
     canopy_points X = {xs, 64, 1, 1};
     uint8_t *cold = malloc((size_t)f->n_nodes);
-    double share = cf_sample_bias(f, X, cold);
+    double share = canopy_cf_sample_bias(f, X, cold);
     CHECK_MSG(share == 1.0, "hot share %g", share);
     int64_t b = f->trees[0].first;
     CHECK(cold[b] == 0);
@@ -122,22 +122,22 @@ static void test_hot_first(void) {
     /* the sample takes rows 0, 20, 40, 60: two go left at the root, two right, and
      * each then keeps its side: (2 + 4 + 4) hot decisions of 12 */
     for (int i = 0; i < 64; i++) xs[i] = (i / 20) % 2 ? 0.9f : 0.1f;
-    share = cf_sample_bias(f, X, NULL);
+    share = canopy_cf_sample_bias(f, X, NULL);
     CHECK_MSG(fabs(share - 10.0 / 12.0) < 1e-12, "hot share %g, want 10/12", share);
 
     /* sll: level 2's pair under the hot child comes first */
     for (int i = 0; i < 64; i++) xs[i] = 0.9f;
-    cf_sample_bias(f, X, cold);
+    canopy_cf_sample_bias(f, X, cold);
     const uint8_t *how[2] = {NULL, cold};
     int32_t first_under_left[2];
     for (int k = 0; k < 2; k++) {
         cf_layout L;
-        CHECK_OK(cf_build_linked(f, CANOPY_FOREST_LAYOUT_SLL, 0, how[k], &L));
+        CHECK_OK(canopy_cf_build_linked(f, CANOPY_FOREST_LAYOUT_SLL, 0, how[k], &L));
         if (!L.nodes) continue;
         const cf_lnode *root = &L.nodes[L.root[0]];
         const cf_lnode *l1 = &L.nodes[root->child], *r1 = &L.nodes[root->child + 1];
         first_under_left[k] = l1->child < r1->child;
-        cf_layout_free(&L);
+        canopy_cf_layout_free(&L);
     }
     CHECK_MSG(first_under_left[0] == 1 && first_under_left[1] == 0,
               "without statistics the left child's pair comes first (%d); with right hot, "

@@ -41,7 +41,7 @@ typedef struct linked {
 } linked;
 
 /* Node i at index i: leaves are self-loops (threshold +inf, missing goes left), an
- * inner node's children sit side by side at next and next + 16, as cf_build_sync
+ * inner node's children sit side by side at next and next + 16, as canopy_cf_build_sync
  * lays them out. */
 static void grow(linked *t, int32_t i, int32_t d, int32_t max_depth, int32_t nf) {
     if (d > t->depth) t->depth = d;
@@ -80,9 +80,9 @@ static uint32_t walk_linked(const linked *t, const float *x, int mode) {
 static void check_tables(int mode, const char *base, int32_t depth, const char *xb, size_t rs,
                          int32_t nr, uint32_t root, const uint32_t *want, const char *what) {
     static const char *const names[] = {"scalar", "avx2", "avx512"};
-    const cf_sweep_fn *tables[] = {cf_sweeps_scalar,
-                                   canopy_cpu_isa() >= CANOPY_ISA_AVX2 ? cf_sweeps_avx2 : NULL,
-                                   canopy_cpu_isa() >= CANOPY_ISA_AVX512 ? cf_sweeps_avx512 : NULL};
+    const cf_sweep_fn *tables[] = {
+        canopy_cf_sweeps_scalar, canopy_cpu_isa() >= CANOPY_ISA_AVX2 ? canopy_cf_sweeps_avx2 : NULL,
+        canopy_cpu_isa() >= CANOPY_ISA_AVX512 ? canopy_cf_sweeps_avx512 : NULL};
     size_t room = mode == CF_SWEEP_PERFECT ? CF_SYNC_ROWS : ((size_t)nr + 15) / 16 * 16;
     uint32_t *off = malloc((room ? room : 1) * sizeof *off);
     for (int k = 0; k < 3; k++) {

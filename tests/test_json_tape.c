@@ -11,7 +11,7 @@
 #include <string.h>
 
 static canopy_status parse(const char *text, cf_jdoc *d) {
-    return cf_jparse(text, strlen(text), "t.json", d);
+    return canopy_cf_jparse(text, strlen(text), "t.json", d);
 }
 
 static void expect_error(const char *text, const char *needle) {
@@ -21,7 +21,7 @@ static void expect_error(const char *text, const char *needle) {
                   strncmp(canopy_last_error(), "t.json: ", 8) == 0,
               "'%s': got status %d, '%s', want '%s'", text, (int)s,
               s ? canopy_last_error() : "(accepted)", needle);
-    if (!s) cf_jfree(&d);
+    if (!s) canopy_cf_jfree(&d);
 }
 
 static void test_errors(void) {
@@ -77,7 +77,7 @@ static void test_errors(void) {
     deep[65] = '\0';
     cf_jdoc d;
     CHECK_OK(parse(deep + 1, &d));
-    if (d.rec) cf_jfree(&d);
+    if (d.rec) canopy_cf_jfree(&d);
 }
 
 static void test_navigation(void) {
@@ -85,54 +85,55 @@ static void test_navigation(void) {
                        " \"e\": \"2.5\", \"k\\u0065y\": -3, \"a\": 5 } ";
     cf_jdoc d;
     CHECK_OK(parse(text, &d));
-    CHECK(cf_jtype_of(&d, 0) == CF_JOBJECT);
-    CHECK(cf_jcount(&d, 0) == 6);
+    CHECK(canopy_cf_jtype_of(&d, 0) == CF_JOBJECT);
+    CHECK(canopy_cf_jcount(&d, 0) == 6);
     /* a repeated key gives its last value, as json-c did */
-    cf_jval a = cf_jfind(&d, 0, "a");
+    cf_jval a = canopy_cf_jfind(&d, 0, "a");
     double x = 0;
-    CHECK(a >= 0 && cf_jtype_of(&d, a) == CF_JNUMBER);
-    CHECK_OK(cf_jnumber(&d, a, "t.json", "a", &x));
+    CHECK(a >= 0 && canopy_cf_jtype_of(&d, a) == CF_JNUMBER);
+    CHECK_OK(canopy_cf_jnumber(&d, a, "t.json", "a", &x));
     CHECK(x == 5);
-    cf_jval arr = cf_jfirst(&d, 0) + 1;
-    CHECK(cf_jtype_of(&d, arr) == CF_JARRAY && cf_jcount(&d, arr) == 5);
+    cf_jval arr = canopy_cf_jfirst(&d, 0) + 1;
+    CHECK(canopy_cf_jtype_of(&d, arr) == CF_JARRAY && canopy_cf_jcount(&d, arr) == 5);
     int kinds = 0;
-    for (cf_jval c = cf_jfirst(&d, arr); c >= 0; c = cf_jnext(&d, arr, c))
-        kinds = kinds * 10 + (int)cf_jtype_of(&d, c);
+    for (cf_jval c = canopy_cf_jfirst(&d, arr); c >= 0; c = canopy_cf_jnext(&d, arr, c))
+        kinds = kinds * 10 + (int)canopy_cf_jtype_of(&d, c);
     CHECK_MSG(kinds == 22545, "element types %d", kinds);
     double two[2];
-    CHECK_OK(cf_jnumbers(&d, arr, 2, "t.json", "a", two));
+    CHECK_OK(canopy_cf_jnumbers(&d, arr, 2, "t.json", "a", two));
     CHECK(two[0] == 1 && two[1] == 2);
     double three[3];
-    CHECK_FAILS(cf_jnumbers(&d, arr, 3, "t.json", "arr", three), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_cf_jnumbers(&d, arr, 3, "t.json", "arr", three), CANOPY_ERR_FORMAT,
                 "arr is not a number");
-    CHECK(cf_jfind(&d, arr, "b") < 0); /* not an object */
+    CHECK(canopy_cf_jfind(&d, arr, "b") < 0); /* not an object */
     cf_jval v;
-    CHECK_OK(cf_jget(&d, 0, "c", CF_JBOOL, "t.json", "root", &v));
-    CHECK_OK(cf_jnumber(&d, v, "t.json", "c", &x));
+    CHECK_OK(canopy_cf_jget(&d, 0, "c", CF_JBOOL, "t.json", "root", &v));
+    CHECK_OK(canopy_cf_jnumber(&d, v, "t.json", "c", &x));
     CHECK(x == 1);
-    CHECK_OK(cf_jget(&d, 0, "e", CF_JSTRING, "t.json", "root", &v));
-    CHECK_OK(cf_jnumber(&d, v, "t.json", "e", &x));
+    CHECK_OK(canopy_cf_jget(&d, 0, "e", CF_JSTRING, "t.json", "root", &v));
+    CHECK_OK(canopy_cf_jnumber(&d, v, "t.json", "e", &x));
     CHECK(x == 2.5);
-    CHECK_FAILS(cf_jget(&d, 0, "zz", CF_JNUMBER, "t.json", "root", &v), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_cf_jget(&d, 0, "zz", CF_JNUMBER, "t.json", "root", &v), CANOPY_ERR_FORMAT,
                 "t.json: missing field \"zz\" in root");
-    CHECK_FAILS(cf_jget(&d, 0, "c", CF_JARRAY, "t.json", "root", &v), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_cf_jget(&d, 0, "c", CF_JARRAY, "t.json", "root", &v), CANOPY_ERR_FORMAT,
                 "field \"c\" in root should be an array");
-    CHECK_FAILS(cf_jnumber(&d, cf_jfind(&d, 0, "d"), "t.json", "d", &x), CANOPY_ERR_FORMAT,
-                "d is not a number");
+    CHECK_FAILS(canopy_cf_jnumber(&d, canopy_cf_jfind(&d, 0, "d"), "t.json", "d", &x),
+                CANOPY_ERR_FORMAT, "d is not a number");
     /* keys compare decoded */
-    v = cf_jfind(&d, 0, "key");
-    CHECK_OK(cf_jnumber(&d, v, "t.json", "key", &x));
+    v = canopy_cf_jfind(&d, 0, "key");
+    CHECK_OK(canopy_cf_jnumber(&d, v, "t.json", "key", &x));
     CHECK(x == -3);
-    CHECK(cf_jfind(&d, 0, "ke") < 0 && cf_jfind(&d, 0, "keyy") < 0);
-    cf_jfree(&d);
+    CHECK(canopy_cf_jfind(&d, 0, "ke") < 0 && canopy_cf_jfind(&d, 0, "keyy") < 0);
+    canopy_cf_jfree(&d);
 
     CHECK_OK(parse("[]", &d));
-    CHECK(cf_jcount(&d, 0) == 0 && cf_jfirst(&d, 0) < 0);
-    cf_jfree(&d);
+    CHECK(canopy_cf_jcount(&d, 0) == 0 && canopy_cf_jfirst(&d, 0) < 0);
+    canopy_cf_jfree(&d);
     CHECK_OK(parse("\"bad\"", &d));
-    CHECK(cf_jfind(&d, 0, "bad") < 0 && cf_jfirst(&d, 0) < 0 && cf_jcount(&d, 0) == 0);
-    CHECK_FAILS(cf_jnumber(&d, 0, "t.json", "s", &x), CANOPY_ERR_FORMAT, "not a number");
-    cf_jfree(&d);
+    CHECK(canopy_cf_jfind(&d, 0, "bad") < 0 && canopy_cf_jfirst(&d, 0) < 0 &&
+          canopy_cf_jcount(&d, 0) == 0);
+    CHECK_FAILS(canopy_cf_jnumber(&d, 0, "t.json", "s", &x), CANOPY_ERR_FORMAT, "not a number");
+    canopy_cf_jfree(&d);
 }
 
 static void test_strings(void) {
@@ -140,24 +141,24 @@ static void test_strings(void) {
     CHECK_OK(parse("[\"a\\u00e9\\ud83d\\ude00\\n\\\"\\\\\\/\\b\\f\\r\\t\", \"\\ud800x\", "
                    "\"caf\xC3\xA9 \xF0\x9F\x98\x80\", \"\"]",
                    &d));
-    cf_jval s = cf_jfirst(&d, 0);
-    char *t = cf_jstrdup(&d, s);
+    cf_jval s = canopy_cf_jfirst(&d, 0);
+    char *t = canopy_cf_jstrdup(&d, s);
     CHECK(t && strcmp(t, "a\xC3\xA9\xF0\x9F\x98\x80\n\"\\/\b\f\r\t") == 0);
-    CHECK(cf_jstreq(&d, s, "a\xC3\xA9\xF0\x9F\x98\x80\n\"\\/\b\f\r\t"));
-    CHECK(!cf_jstreq(&d, s, "a\xC3\xA9"));
+    CHECK(canopy_cf_jstreq(&d, s, "a\xC3\xA9\xF0\x9F\x98\x80\n\"\\/\b\f\r\t"));
+    CHECK(!canopy_cf_jstreq(&d, s, "a\xC3\xA9"));
     free(t);
-    s = cf_jnext(&d, 0, s);
-    t = cf_jstrdup(&d, s);
+    s = canopy_cf_jnext(&d, 0, s);
+    t = canopy_cf_jstrdup(&d, s);
     CHECK(t && strcmp(t, "\xEF\xBF\xBDx") == 0); /* lone surrogate: U+FFFD */
     free(t);
-    s = cf_jnext(&d, 0, s);
-    CHECK(cf_jstreq(&d, s, "caf\xC3\xA9 \xF0\x9F\x98\x80"));
-    s = cf_jnext(&d, 0, s);
-    t = cf_jstrdup(&d, s);
-    CHECK(t && t[0] == '\0' && cf_jstreq(&d, s, ""));
+    s = canopy_cf_jnext(&d, 0, s);
+    CHECK(canopy_cf_jstreq(&d, s, "caf\xC3\xA9 \xF0\x9F\x98\x80"));
+    s = canopy_cf_jnext(&d, 0, s);
+    t = canopy_cf_jstrdup(&d, s);
+    CHECK(t && t[0] == '\0' && canopy_cf_jstreq(&d, s, ""));
     free(t);
-    CHECK(cf_jstrdup(&d, 0) == NULL);
-    cf_jfree(&d);
+    CHECK(canopy_cf_jstrdup(&d, 0) == NULL);
+    canopy_cf_jfree(&d);
 }
 
 static uint64_t rng_state;
@@ -244,10 +245,10 @@ static void test_numbers(void) {
                 continue;
             }
             double got = 0, want = strtod(text, NULL);
-            CHECK_OK(cf_jnumber(&d, 0, "t.json", "n", &got));
+            CHECK_OK(canopy_cf_jnumber(&d, 0, "t.json", "n", &got));
             if (memcmp(&got, &want, sizeof got) != 0 && bad++ < 5)
                 CHECK_MSG(0, "'%s': %.17g, strtod %.17g", text, got, want);
-            cf_jfree(&d);
+            canopy_cf_jfree(&d);
         }
     }
     CHECK_MSG(bad == 0, "%d numbers differ from strtod", bad);

@@ -341,7 +341,7 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
                     if ((int)canopy_cpu_isa() != isa) continue;
                 }
                 if (engines[e] == CANOPY_REGEX_ENGINE_DFA)
-                    cre_dfa_limit_override(variant == 1 ? 3 : 0);
+                    canopy_cre_dfa_limit_override(variant == 1 ? 3 : 0);
                 canopy_regex_match_options o = {engines[e], invert};
                 canopy_regex_result res;
                 memset(sel, 0xee, (size_t)nlines + 1);
@@ -371,7 +371,7 @@ static void check_all_engines(const canopy_regex *re, const char *buf, size_t le
                               canopy_regex_engine_name(engines[e]), variant, invert);
                 }
                 canopy_cpu_isa_override(-1);
-                cre_dfa_limit_override(0);
+                canopy_cre_dfa_limit_override(0);
             }
         }
     }
@@ -646,7 +646,7 @@ static void buffers(uint64_t seed) {
     canopy_regex_free(re);
 
     canopy_rng r = canopy_rng_make(seed, 7);
-    cre_block_override(8 << 10); /* a dozen blocks on two threads */
+    canopy_cre_block_override(8 << 10); /* a dozen blocks on two threads */
     size_t len = (size_t)96 << 10;
     char *buf = malloc(len);
     static const char bytes[] = "abcdefghxyz \r\0\n\n";
@@ -683,7 +683,7 @@ static void buffers(uint64_t seed) {
         free(wc);
         canopy_regex_free(re);
     }
-    cre_block_override(0);
+    canopy_cre_block_override(0);
     free(want);
     free(buf);
 }
@@ -709,7 +709,7 @@ static void literal_sets(uint64_t seed, int sets, int single) {
     for (int s = 0; s < sets; s++) {
         int np = single ? 1 : pick(&r, 2) ? 1 + pick(&r, 15) : 17 + pick(&r, 29);
         int kind = pick(&r, 3), long_lits = pick(&r, 4) == 0; /* 0 bare, 1 .*lit.*, 2 lit.*x */
-        cre_literal_chunk_override(pick(&r, 2) ? 200 : 0);
+        canopy_cre_literal_chunk_override(pick(&r, 2) ? 200 : 0);
         for (int q = 0; q < np; q++) {
             llen[q] = 1 + (pick(&r, 2) ? pick(&r, 1) : pick(&r, 4));
             if (long_lits || pick(&r, 5) == 0) llen[q] = 6 + pick(&r, 6);
@@ -760,7 +760,7 @@ static void literal_sets(uint64_t seed, int sets, int single) {
         free(want);
         free(buf);
     }
-    cre_literal_chunk_override(0);
+    canopy_cre_literal_chunk_override(0);
     /* long literals of "abc" have rarer windows past their start ("bb" in "aabb..."):
      * the confirmation at a moved window is among what was tested */
     CHECK_MSG(single || shifted > 0, "seed %llu: no literal set filtered on a moved window",

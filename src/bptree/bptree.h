@@ -60,11 +60,11 @@ static inline int64_t cbp_split(int64_t lo, int64_t hi) {
     return lo + (hi - lo + 1) / 2;
 }
 
-canopy_status cbp_pointer_build(const float *keys, const int64_t *values, int64_t n,
-                                cbp_pointer_tree **out);
-void cbp_pointer_free(cbp_pointer_tree *p);
+canopy_status canopy_cbp_pointer_build(const float *keys, const int64_t *values, int64_t n,
+                                       cbp_pointer_tree **out);
+void canopy_cbp_pointer_free(cbp_pointer_tree *p);
 /* Looks up queries [0, nq) in parallel; returns the number found. */
-int64_t cbp_pointer_lookup(const cbp_pointer_tree *p, const float *queries, int64_t nq,
-                           int64_t not_found, int64_t *out);
+int64_t canopy_cbp_pointer_lookup(const cbp_pointer_tree *p, const float *queries, int64_t nq,
+                                  int64_t not_found, int64_t *out);
 
 #endif

@@ -82,7 +82,7 @@ static canopy_status sort_keys(const float *keys, const int64_t *values, int64_t
 static canopy_status new_forest(int64_t n_trees, int64_t n_nodes, int64_t n_values,
                                 canopy_forest **out) {
     canopy_forest *f;
-    canopy_status s = cf_forest_new(&f);
+    canopy_status s = canopy_cf_forest_new(&f);
     if (s) return s;
     f->n_features = 1;
     f->n_outputs = 1;
@@ -98,7 +98,7 @@ static canopy_status new_forest(int64_t n_trees, int64_t n_nodes, int64_t n_valu
     f->flags = malloc((size_t)n_nodes * sizeof *f->flags);
     f->value_off = malloc((size_t)n_nodes * sizeof *f->value_off);
     f->values = malloc((size_t)n_values * sizeof *f->values);
-    s = cf_set_base(f, NULL, 1);
+    s = canopy_cf_set_base(f, NULL, 1);
     if (!f->trees || !f->feature || !f->threshold || !f->left || !f->right || !f->flags ||
         !f->value_off || !f->values)
         s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory for a forest of %lld nodes",
@@ -123,7 +123,7 @@ static canopy_status add_bucket(canopy_bptree *t, int64_t b, int64_t *lo, int64_
     canopy_forest *f = t->forest;
     int64_t first = t->start[b], m = t->start[b + 1] - first;
     int32_t nn = (int32_t)(m > 0 ? 2 * m - 1 : 1), tid, next = 1;
-    canopy_status s = cf_add_tree(f, nn, 0, &tid);
+    canopy_status s = canopy_cf_add_tree(f, nn, 0, &tid);
     if (s) return s;
     int64_t base = f->trees[tid].first;
     lo[0] = 0;
@@ -134,7 +134,7 @@ static canopy_status add_bucket(canopy_bptree *t, int64_t b, int64_t *lo, int64_
         int32_t d = depth[i];
         if (hi[i] - lo[i] <= 1) {
             double *v;
-            if ((s = cf_leaf_values(f, tid, i, &v))) return s;
+            if ((s = canopy_cf_leaf_values(f, tid, i, &v))) return s;
             v[0] = m > 0 ? (double)(first + lo[i]) : -1.0;
             t->depth_sum += m > 0 ? d : 0;
             if (d > t->max_depth) t->max_depth = d;
@@ -218,9 +218,9 @@ canopy_status canopy_bptree_build(const float *keys, const int64_t *values, int6
 
 void canopy_bptree_free(canopy_bptree *t) {
     if (!t) return;
-    if (t->have_layout) cf_layout_free(&t->layout);
+    if (t->have_layout) canopy_cf_layout_free(&t->layout);
     free(t->prog.code);
-    cbp_pointer_free(t->pointer);
+    canopy_cbp_pointer_free(t->pointer);
     canopy_forest_free(t->forest);
     canopy_free(t->start);
     canopy_free(t->keys);

@@ -47,24 +47,24 @@ static canopy_status get_layout(canopy_bptree *t, const canopy_bptree_options *o
     double t0 = canopy_now();
     if (!t->have_layout || t->layout.kind != o->layout || t->layout_hier_depth != hd ||
         t->layout_switch_level != sw) {
-        if (t->have_layout) cf_layout_free(&t->layout);
+        if (t->have_layout) canopy_cf_layout_free(&t->layout);
         free(t->prog.code);
         memset(&t->prog, 0, sizeof t->prog);
         t->have_layout = 0;
         canopy_status s;
         if (o->layout == CANOPY_FOREST_LAYOUT_CSR)
-            s = cf_build_csr(t->forest, &t->layout);
+            s = canopy_cf_build_csr(t->forest, &t->layout);
         else if (o->layout == CANOPY_FOREST_LAYOUT_HIER)
-            s = cf_build_hier(t->forest, hd, &t->layout);
+            s = canopy_cf_build_hier(t->forest, hd, &t->layout);
         else
-            s = cf_build_linked(t->forest, o->layout, sw, NULL, &t->layout);
+            s = canopy_cf_build_linked(t->forest, o->layout, sw, NULL, &t->layout);
         if (s) return s;
         t->have_layout = 1;
         t->layout_hier_depth = hd;
         t->layout_switch_level = sw;
     }
     if (vm && !t->prog.code) {
-        canopy_status s = cf_vm_compile(&t->layout, &t->prog);
+        canopy_status s = canopy_cf_vm_compile(&t->layout, &t->prog);
         if (s) return s;
     }
     *seconds = canopy_now() - t0;
@@ -76,16 +76,16 @@ static canopy_status lookup_pointer(canopy_bptree *t, const float *q, int64_t nq
                                     canopy_bptree_stats *st) {
     double t0 = canopy_now();
     if (!t->pointer) {
-        canopy_status s = cbp_pointer_build(t->keys, t->values, t->n, &t->pointer);
+        canopy_status s = canopy_cbp_pointer_build(t->keys, t->values, t->n, &t->pointer);
         if (s) {
-            cbp_pointer_free(t->pointer);
+            canopy_cbp_pointer_free(t->pointer);
             t->pointer = NULL;
             return s;
         }
         st->build_seconds = canopy_now() - t0;
     }
     double t1 = canopy_now();
-    st->found = cbp_pointer_lookup(t->pointer, q, nq, o->not_found, out);
+    st->found = canopy_cbp_pointer_lookup(t->pointer, q, nq, o->not_found, out);
     st->lookup_seconds = canopy_now() - t1;
     st->layout_bytes = t->pointer->bytes;
     snprintf(st->note, sizeof st->note, "pointer B+ tree, %d keys a node, %d levels, %d threads",
@@ -100,7 +100,7 @@ static canopy_status lookup_forest(canopy_bptree *t, const float *q, int64_t nq,
         (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level)) {
         cf_cache_choice c;
         st->beta = sample_beta(t, q, nq);
-        cf_cache_model(t->forest, st->beta, &c);
+        canopy_cf_cache_model(t->forest, st->beta, &c);
         if (o->layout == CANOPY_FOREST_LAYOUT_AUTO) o->layout = c.layout;
         if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level)
             o->switch_level = c.switch_level;
@@ -134,8 +134,8 @@ static canopy_status lookup_forest(canopy_bptree *t, const float *q, int64_t nq,
         tree_of[i] = (int32_t)cbp_bucket(t, q[i]);
         acc[i] = 0.0;
     }
-    s = cf_predict_rows(&t->layout, vm ? &t->prog : NULL, simd, o->compaction, q, 1, nq, tree_of,
-                        acc, NULL);
+    s = canopy_cf_predict_rows(&t->layout, vm ? &t->prog : NULL, simd, o->compaction, q, 1, nq,
+                               tree_of, acc, NULL);
     int64_t found = 0;
     if (!s) {
         /* the leaf holds the only candidate rank: its key decides */

@@ -24,7 +24,7 @@ static void free_node(cbp_pnode *nd) {
     free(nd);
 }
 
-void cbp_pointer_free(cbp_pointer_tree *p) {
+void canopy_cbp_pointer_free(cbp_pointer_tree *p) {
     if (!p) return;
     free_node(p->root);
     free(p);
@@ -36,8 +36,8 @@ static float min_key(const cbp_pnode *nd) {
     return nd->keys[0];
 }
 
-canopy_status cbp_pointer_build(const float *keys, const int64_t *values, int64_t n,
-                                cbp_pointer_tree **out) {
+canopy_status canopy_cbp_pointer_build(const float *keys, const int64_t *values, int64_t n,
+                                       cbp_pointer_tree **out) {
     cbp_pointer_tree *p = calloc(1, sizeof *p);
     if (!p) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for a B+ tree");
     *out = p;
@@ -114,8 +114,8 @@ static inline int32_t upper_bound(const cbp_pnode *nd, float q) {
     return lo;
 }
 
-int64_t cbp_pointer_lookup(const cbp_pointer_tree *p, const float *queries, int64_t nq,
-                           int64_t not_found, int64_t *out) {
+int64_t canopy_cbp_pointer_lookup(const cbp_pointer_tree *p, const float *queries, int64_t nq,
+                                  int64_t not_found, int64_t *out) {
     int64_t found = 0;
 /* dynamic, like the forest engines' row blocks: fair when cores are shared */
 #pragma omp parallel for num_threads(canopy_threads()) schedule(dynamic, 1024) \

@@ -95,14 +95,14 @@
            (st, chunk))                                                                            \
     RELEASE(canopy_index_staging_free, (struct canopy_index_staging * st), (st))                   \
     STATUS(canopy_gpu_warm_up, (void), ())                                                         \
-    STATUS(cf_gpu_predict,                                                                         \
+    STATUS(canopy_cf_gpu_predict,                                                                  \
            (const canopy_forest *f, const cf_layout *L, canopy_points X, canopy_forest_engine e,   \
             canopy_forest_mapping m, double *acc, cf_gpu_report *rep),                             \
            (f, L, X, e, m, acc, rep))                                                              \
-    RELEASE(cf_gpu_release, (canopy_forest * f), (f))                                              \
-    OUT(cf_gpu_enc_source, (const cf_layout *L, canopy_forest_mapping m, char **src), (L, m, src), \
-        src)                                                                                       \
-    OUT(cf_gpu_nvrtc_compile, (const char *src, int cc, void **cubin, size_t *size),               \
+    RELEASE(canopy_cf_gpu_release, (canopy_forest * f), (f))                                       \
+    OUT(canopy_cf_gpu_enc_source, (const cf_layout *L, canopy_forest_mapping m, char **src),       \
+        (L, m, src), src)                                                                          \
+    OUT(canopy_cf_gpu_nvrtc_compile, (const char *src, int cc, void **cubin, size_t *size),        \
         (src, cc, cubin, size), cubin)                                                             \
     STATUS(graph_gpu_sssp,                                                                         \
            (const canopy_csr *g, int64_t source, const canopy_graph_options *opt, double *dist,    \

@@ -132,14 +132,14 @@ static int measure_simd_walk(void) {
     float *X = malloc((size_t)ROWS * FEATURES * sizeof *X);
     double *acc = calloc(ROWS, sizeof *acc);
     int result = -1;
-    canopy_status s = X && acc ? cf_forest_new(&f) : CANOPY_ERR_NOMEM;
+    canopy_status s = X && acc ? canopy_cf_forest_new(&f) : CANOPY_ERR_NOMEM;
     if (!s) {
         f->n_features = FEATURES;
         f->n_outputs = 1;
     }
     for (int32_t t = 0; t < TREES && !s; t++) {
         cf_raw_tree r;
-        s = cf_raw_alloc(&r, n, 1);
+        s = canopy_cf_raw_alloc(&r, n, 1);
         for (int32_t i = 0; i < n && !s; i++) {
             r.feature[i] = i < inner ? (int32_t)(NEXT_RANDOM() % FEATURES) : -1;
             r.thr[i] = (double)(NEXT_RANDOM() % 2001) / 1000.0 - 1.0;
@@ -148,11 +148,11 @@ static int measure_simd_walk(void) {
             r.flags[i] = (uint8_t)(CF_CMP_LT | (NEXT_RANDOM() % 2 ? CF_DEFAULT_LEFT : 0));
             r.value[i] = r.thr[i];
         }
-        if (!s) s = cf_add_raw_tree(f, &r, 0, 0, "calibration");
-        cf_raw_free(&r);
+        if (!s) s = canopy_cf_add_raw_tree(f, &r, 0, 0, "calibration");
+        canopy_cf_raw_free(&r);
     }
-    if (!s) s = cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, NULL, &L);
-    if (!s) s = cf_build_sync(f, &L);
+    if (!s) s = canopy_cf_build_linked(f, CANOPY_FOREST_LAYOUT_BF, 0, NULL, &L);
+    if (!s) s = canopy_cf_build_sync(f, &L);
     if (!s && L.perf_nodes) {
         for (int64_t i = 0; i < (int64_t)ROWS * FEATURES; i++)
             X[i] = NEXT_RANDOM() % 20 == 0 ? NAN : (float)(NEXT_RANDOM() % 4001) / 1000.0f - 2.0f;
@@ -161,14 +161,14 @@ static int measure_simd_walk(void) {
         for (int rep = 0; rep < 5; rep++)
             for (int k = 0; k < 2; k++) {
                 double t0 = now();
-                cf_walk_sync(&L, isa[k], X, FEATURES, 0, ROWS, 0, TREES, acc);
+                canopy_cf_walk_sync(&L, isa[k], X, FEATURES, 0, ROWS, 0, TREES, acc);
                 double dt = now() - t0;
                 if (rep == 0 || dt < best[k]) best[k] = dt;
             }
         result = best[1] < best[0];
     }
 #undef NEXT_RANDOM
-    if (L.nodes) cf_layout_free(&L);
+    if (L.nodes) canopy_cf_layout_free(&L);
     canopy_forest_free(f);
     free(X);
     free(acc);
@@ -259,7 +259,7 @@ static void write_file(const char *path, const char *key, const cf_latencies *la
     if (fclose(fp) != 0 || rename(tmp, path) != 0) remove(tmp);
 }
 
-void cf_calibrate(cf_latencies *lat) {
+void canopy_cf_calibrate(cf_latencies *lat) {
     memset(lat, 0, sizeof *lat);
     lat->l1_bytes = cache_bytes(1);
     lat->l2_bytes = cache_bytes(2);
@@ -295,20 +295,20 @@ void cf_calibrate(cf_latencies *lat) {
              have_dir ? path : "");
 }
 
-const cf_latencies *cf_machine_latencies(void) {
+const cf_latencies *canopy_cf_machine_latencies(void) {
     static cf_latencies lat;
     static int done;
     /* once per process; the model asks from whichever thread predicts */
-#pragma omp critical(cf_machine_latencies)
+#pragma omp critical(canopy_cf_machine_latencies)
     {
-        if (!done) cf_calibrate(&lat);
+        if (!done) canopy_cf_calibrate(&lat);
         done = 1;
     }
     return &lat;
 }
 
 void canopy_cache_latencies(double ns[4], const char **source) {
-    const cf_latencies *lat = cf_machine_latencies();
+    const cf_latencies *lat = canopy_cf_machine_latencies();
     ns[0] = lat->l1, ns[1] = lat->l2, ns[2] = lat->l3, ns[3] = lat->mem;
     if (source) *source = lat->source;
 }

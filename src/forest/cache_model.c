@@ -59,7 +59,7 @@ static double cost(const shape *sh, const cf_latencies *m, int32_t x) {
     double lat_top = level_latency(m, sh->below[x < sh->levels ? x : sh->levels]);
     double lines_top = 0, lines_cc = 0;
     for (int32_t k = 0; k < x && k < sh->levels; k++) lines_top += ll_lines(sh->n[k], L);
-    int32_t G = cf_cc_levels();
+    int32_t G = canopy_cf_cc_levels();
     double per_block = (double)((1 << (G + 1)) - 2) * sizeof(cvm_insn) / 64.0;
     if (per_block < 1) per_block = 1;
     for (int32_t k = x; k < sh->levels; k += G)
@@ -67,7 +67,7 @@ static double cost(const shape *sh, const cf_latencies *m, int32_t x) {
     return lines_top * lat_top + lines_cc * lat_all + sh->steps * MODEL_ROWS * m->l1;
 }
 
-void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out) {
+void canopy_cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out) {
     memset(out, 0, sizeof *out);
     shape sh;
     memset(&sh, 0, sizeof sh);
@@ -96,7 +96,7 @@ void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out) {
         sh.below[k] = sh.below[k - 1] + sh.n[k - 1] * B * sizeof(cvm_insn);
     sh.bytes = sh.below[sh.levels];
     sh.steps = leaves > 0 ? leaf_depth / leaves : 1; /* a leaf per tree; mean leaf depth */
-    const cf_latencies *m = cf_machine_latencies();
+    const cf_latencies *m = canopy_cf_machine_latencies();
     (void)beta; /* sll is costed as ll (see the top of the file) */
     int32_t N = sh.levels > 1 ? sh.levels : 2, best_x = 1;
     double best = INFINITY;
@@ -131,7 +131,7 @@ void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out) {
  * (bench/results/forests.md); 64 rows x the trees' decisions still give the share to
  * about 0.01. Counts are per tree (trees are disjoint node ranges), so the threads
  * share nothing. */
-double cf_sample_bias(const canopy_forest *f, canopy_points X, uint8_t *cold) {
+double canopy_cf_sample_bias(const canopy_forest *f, canopy_points X, uint8_t *cold) {
     int64_t step = X.n / 64 > 20 ? X.n / 64 : 20;
     int64_t hot = 0, total = 0;
 #pragma omp parallel for num_threads(canopy_threads()) reduction(+ : hot, total) schedule(dynamic, 16)
@@ -149,7 +149,7 @@ double cf_sample_bias(const canopy_forest *f, canopy_points X, uint8_t *cold) {
             const float *x = X.data + r * X.stride;
             int64_t g = b;
             while (f->feature[g] >= 0) {
-                /* the model's own comparison in double: cf_le_threshold's rounding
+                /* the model's own comparison in double: canopy_cf_le_threshold's rounding
                  * (a libm call per node) would be most of the sample's time */
                 uint8_t fl = f->flags[g];
                 float v = x[f->feature[g]];

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-canopy_status cf_vm_compile(const cf_layout *L, cvm_program *p) {
+canopy_status canopy_cf_vm_compile(const cf_layout *L, cvm_program *p) {
     memset(p, 0, sizeof *p);
     if (!L->nodes) return canopy_fail(CANOPY_ERR_INTERNAL, "vm needs a linked layout");
     if (L->n_lnodes >= INT32_MAX - 1)
@@ -48,9 +48,9 @@ canopy_status cf_vm_compile(const cf_layout *L, cvm_program *p) {
     return CANOPY_OK;
 }
 
-int64_t cf_vm_block(const cf_layout *L, const cvm_program *p, canopy_isa isa, int compaction,
-                    const float *X, int64_t stride, int64_t r0, int64_t r1, int32_t t0, int32_t t1,
-                    int32_t *qrow, int32_t *qpc, double *acc) {
+int64_t canopy_cf_vm_block(const cf_layout *L, const cvm_program *p, canopy_isa isa, int compaction,
+                           const float *X, int64_t stride, int64_t r0, int64_t r1, int32_t t0,
+                           int32_t t1, int32_t *qrow, int32_t *qpc, double *acc) {
     /* Row-major tasks: one input's traversals of consecutive trees sit in adjacent
      * lanes (with ll/sll they read adjacent nodes, Ren's inter-traversal reuse). */
     int32_t n = 0;
@@ -63,8 +63,8 @@ int64_t cf_vm_block(const cf_layout *L, const cvm_program *p, canopy_isa isa, in
     cvm_forest_ctx ctx = {p, L->values, L->n_outputs};
     const float *Xb = X + r0 * stride;
     if (isa >= CANOPY_ISA_AVX512)
-        return cvm_forest_run_avx512(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
+        return canopy_cvm_forest_run_avx512(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
     if (isa >= CANOPY_ISA_AVX2)
-        return cvm_forest_run_avx2(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
-    return cvm_forest_run_scalar(&ctx, Xb, stride, qrow, qpc, n, acc);
+        return canopy_cvm_forest_run_avx2(&ctx, Xb, stride, qrow, qpc, n, acc, compaction);
+    return canopy_cvm_forest_run_scalar(&ctx, Xb, stride, qrow, qpc, n, acc);
 }

@@ -55,15 +55,15 @@ struct canopy_forest {
 };
 
 /* Builder used by the importers. */
-canopy_status cf_forest_new(canopy_forest **out);
+canopy_status canopy_cf_forest_new(canopy_forest **out);
 /* Appends a tree of n_nodes nodes (arrays zeroed, feature = -1) and returns its
  * index; the importer fills the node arrays at trees[t].first. */
-canopy_status cf_add_tree(canopy_forest *f, int32_t n_nodes, int32_t output, int32_t *t);
+canopy_status canopy_cf_add_tree(canopy_forest *f, int32_t n_nodes, int32_t output, int32_t *t);
 /* Reserves leaf storage for a node of tree t and returns a pointer to its width
  * doubles. */
-canopy_status cf_leaf_values(canopy_forest *f, int32_t t, int32_t node, double **vals);
+canopy_status canopy_cf_leaf_values(canopy_forest *f, int32_t t, int32_t node, double **vals);
 /* A tree as an importer reads it: node ids of the source file, children by id,
- * value holds width doubles per node (read for leaves only). cf_add_raw_tree renumbers
+ * value holds width doubles per node (read for leaves only). canopy_cf_add_raw_tree renumbers
  * the nodes breadth-first from `root`, dropping unreachable ones (XGBoost keeps
  * deleted nodes) and failing on cycles or shared children. */
 typedef struct cf_raw_tree {
@@ -74,14 +74,14 @@ typedef struct cf_raw_tree {
     uint8_t *flags;
     double *value;
 } cf_raw_tree;
-canopy_status cf_raw_alloc(cf_raw_tree *r, int32_t n, int32_t width);
-void cf_raw_free(cf_raw_tree *r);
-canopy_status cf_add_raw_tree(canopy_forest *f, const cf_raw_tree *r, int32_t root, int32_t output,
-                              const char *what);
-canopy_status cf_set_base(canopy_forest *f, const double *base, int32_t n);
+canopy_status canopy_cf_raw_alloc(cf_raw_tree *r, int32_t n, int32_t width);
+void canopy_cf_raw_free(cf_raw_tree *r);
+canopy_status canopy_cf_add_raw_tree(canopy_forest *f, const cf_raw_tree *r, int32_t root,
+                                     int32_t output, const char *what);
+canopy_status canopy_cf_set_base(canopy_forest *f, const double *base, int32_t n);
 /* Structural checks after import: children in range, each tree a real tree,
  * features < n_features, finite thresholds and leaves. Names `what` in errors. */
-canopy_status cf_validate(const canopy_forest *f, const char *what);
+canopy_status canopy_cf_validate(const canopy_forest *f, const char *what);
 
 static inline int32_t cf_leaf_width(const canopy_forest *f, const cf_tree *t) {
     return t->output >= 0 ? 1 : f->n_outputs;
@@ -89,24 +89,26 @@ static inline int32_t cf_leaf_width(const canopy_forest *f, const cf_tree *t) {
 
 /* The threshold t' such that, for every float x that is not missing,
  * (x cmp t) == (x <= t'). Lets every engine use one comparison. */
-float cf_le_threshold(double t, int lt);
+float canopy_cf_le_threshold(double t, int lt);
 
 /* Importers (one file each). buf is NUL-terminated. */
-canopy_status cf_import_xgboost(const char *buf, size_t len, const char *name, canopy_forest **out);
-canopy_status cf_import_lightgbm(const char *buf, size_t len, const char *name,
-                                 canopy_forest **out);
-canopy_status cf_import_canopy(const char *buf, size_t len, const char *name, canopy_forest **out);
+canopy_status canopy_cf_import_xgboost(const char *buf, size_t len, const char *name,
+                                       canopy_forest **out);
+canopy_status canopy_cf_import_lightgbm(const char *buf, size_t len, const char *name,
+                                        canopy_forest **out);
+canopy_status canopy_cf_import_canopy(const char *buf, size_t len, const char *name,
+                                      canopy_forest **out);
 
 /* JSON helpers shared by the JSON importers (load.c). Errors name the file. */
 struct json_object;
-canopy_status cf_json_parse(const char *buf, size_t len, const char *name,
-                            struct json_object **out);
+canopy_status canopy_cf_json_parse(const char *buf, size_t len, const char *name,
+                                   struct json_object **out);
 /* Member `key` of obj with the given json_type, or an error naming `where`. */
-canopy_status cf_json_get(struct json_object *obj, const char *key, int type, const char *name,
-                          const char *where, struct json_object **out);
+canopy_status canopy_cf_json_get(struct json_object *obj, const char *key, int type,
+                                 const char *name, const char *where, struct json_object **out);
 /* A number, or a string holding a number (XGBoost writes params as strings). */
-canopy_status cf_json_number(struct json_object *v, const char *name, const char *where,
-                             double *out);
+canopy_status canopy_cf_json_number(struct json_object *v, const char *name, const char *where,
+                                    double *out);
 
 /* ------------------------------------------------------------------ layouts -- */
 
@@ -172,7 +174,7 @@ typedef struct cf_layout {
     int32_t *hier_key;  /* padding slots hold key 0 and are never reached */
     int32_t *hier_conn; /* n_subtrees * 2^D: (left, right) next subtree per bottom node */
     size_t bytes;       /* memory of the node structures */
-    /* build-time scratch (freed by cf_layout_free) */
+    /* build-time scratch (freed by canopy_cf_layout_free) */
     int32_t *leaf_of; /* per forest node: its leaf index, -1 for internal nodes */
     int32_t *level;   /* per forest node: depth below its root */
     /* per forest node: it is the colder child of its pair (the less taken one in the
@@ -202,54 +204,54 @@ typedef struct cf_layout {
 } cf_layout;
 
 /* Leaf bookkeeping and key encoding shared by all layouts. */
-canopy_status cf_layout_init(const canopy_forest *f, cf_layout *L);
-int32_t cf_node_key(const canopy_forest *f, const cf_layout *L, int64_t gnode);
+canopy_status canopy_cf_layout_init(const canopy_forest *f, cf_layout *L);
+int32_t canopy_cf_node_key(const canopy_forest *f, const cf_layout *L, int64_t gnode);
 /* Fills level, is_cold, max_level and lstart (the linked orders need them). */
-canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L);
-void cf_layout_free(cf_layout *L);
+canopy_status canopy_cf_layout_levels(const canopy_forest *f, cf_layout *L);
+void canopy_cf_layout_free(cf_layout *L);
 
 /* Node orders of the linked layouts: fill order (forest node ids, every node once)
  * such that the two children of a node are adjacent, left first. */
 typedef canopy_status (*cf_order_fn)(const canopy_forest *f, const cf_layout *L, int64_t *order);
-canopy_status cf_order_df(const canopy_forest *f, const cf_layout *L, int64_t *order);
-canopy_status cf_order_bf(const canopy_forest *f, const cf_layout *L, int64_t *order);
-canopy_status cf_order_ll(const canopy_forest *f, const cf_layout *L, int64_t *order);
-canopy_status cf_order_sll(const canopy_forest *f, const cf_layout *L, int64_t *order);
-canopy_status cf_order_cc(const canopy_forest *f, const cf_layout *L, int64_t *order);
-canopy_status cf_order_hybrid(const canopy_forest *f, const cf_layout *L, int64_t *order);
+canopy_status canopy_cf_order_df(const canopy_forest *f, const cf_layout *L, int64_t *order);
+canopy_status canopy_cf_order_bf(const canopy_forest *f, const cf_layout *L, int64_t *order);
+canopy_status canopy_cf_order_ll(const canopy_forest *f, const cf_layout *L, int64_t *order);
+canopy_status canopy_cf_order_sll(const canopy_forest *f, const cf_layout *L, int64_t *order);
+canopy_status canopy_cf_order_cc(const canopy_forest *f, const cf_layout *L, int64_t *order);
+canopy_status canopy_cf_order_hybrid(const canopy_forest *f, const cf_layout *L, int64_t *order);
 /* Emits the cc blocks of tree t below local node `top`: when top_pair, the block
  * holds top and its sibling (top + 1) and their descendants for levels_per_block
  * levels, else top alone. Appends to order at *pos. Used by cc and hybrid. */
-canopy_status cf_emit_cc(const canopy_forest *f, int32_t t, int32_t top, int top_pair,
-                         int32_t levels_per_block, int64_t *order, int64_t *pos);
+canopy_status canopy_cf_emit_cc(const canopy_forest *f, int32_t t, int32_t top, int top_pair,
+                                int32_t levels_per_block, int64_t *order, int64_t *pos);
 /* Levels per cc block: G = floor(log2(nodes per 64-byte line + 1)), at least 2. */
-int32_t cf_cc_levels(void);
+int32_t canopy_cf_cc_levels(void);
 
-/* cold: per forest node, the less-taken child of its pair (cf_sample_bias), which
+/* cold: per forest node, the less-taken child of its pair (canopy_cf_sample_bias), which
  * sll and hybrid place after the hot ones; NULL takes right children as cold. */
-canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
-                              int32_t switch_level, const uint8_t *cold, cf_layout *L);
-canopy_status cf_build_csr(const canopy_forest *f, cf_layout *L);
-canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L);
+canopy_status canopy_cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
+                                     int32_t switch_level, const uint8_t *cold, cf_layout *L);
+canopy_status canopy_cf_build_csr(const canopy_forest *f, cf_layout *L);
+canopy_status canopy_cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L);
 
 /* Scalar walkers: add the leaves of trees [t0, t1) for rows [r0, r1) of X into acc
  * (row-major, n_outputs doubles per row, indexed from row r0). */
-void cf_walk_csr(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                 int32_t t0, int32_t t1, double *acc);
-void cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                  int32_t t0, int32_t t1, double *acc);
-/* The level-synchronous walker of a linked layout (walk_sync.c); cf_build_sync adds
+void canopy_cf_walk_csr(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
+                        int32_t t0, int32_t t1, double *acc);
+void canopy_cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
+                         int32_t t0, int32_t t1, double *acc);
+/* The level-synchronous walker of a linked layout (walk_sync.c); canopy_cf_build_sync adds
  * its node copy to a built linked layout. isa picks the sweep: scalar, or SIMD lanes
  * over rows (AVX2 / AVX-512). */
-canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L);
+canopy_status canopy_cf_build_sync(const canopy_forest *f, cf_layout *L);
 #define CF_PERFECT_SLACK 4
 /* readable slots after the last complete tree: the SIMD sweep loads a level's
  * thresholds 32 slots at a time, past a small tree's end */
 #define CF_PERFECT_PAD 32
 #define CF_PERFECT_FEATURES 4096
 #define CF_SYNC_ROWS 128 /* rows per sweep block */
-void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
-                  int64_t r1, int32_t t0, int32_t t1, double *acc);
+void canopy_cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride,
+                         int64_t r0, int64_t r1, int32_t t0, int32_t t1, double *acc);
 
 /* The decision every engine makes: go right? x missing -> the default direction. */
 static inline int cf_go_right(float x, float thr, int32_t key) {
@@ -275,7 +277,7 @@ typedef struct cf_cache_choice {
     int32_t switch_level;
     double cost[CANOPY_FOREST_LAYOUT_COUNT]; /* model cost per layout (0 = not modelled) */
 } cf_cache_choice;
-void cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
+void canopy_cf_cache_model(const canopy_forest *f, double beta, cf_cache_choice *out);
 /* The machine's load latencies (cache_calibrate.c), ns per dependent load with the
  * working set in each level, and the cache sizes (0 when unknown). */
 typedef struct cf_latencies {
@@ -287,14 +289,14 @@ typedef struct cf_latencies {
 } cf_latencies;
 /* Reads this machine's file, or measures (well under a second) and writes it; CANOPY_CALIBRATE=off
  * gives the built-in latencies, =redo measures again. */
-void cf_calibrate(cf_latencies *lat);
-/* cf_calibrate's result, computed once per process. */
-const cf_latencies *cf_machine_latencies(void);
+void canopy_cf_calibrate(cf_latencies *lat);
+/* canopy_cf_calibrate's result, computed once per process. */
+const cf_latencies *canopy_cf_machine_latencies(void);
 /* Branch statistics over a sample of rows (every 20th row, i.e. 5 %, at most 64
  * rows): returns the share of decisions that take the more-taken child of their
  * node (Ren's bias, 0.5 to 1), and when cold is not NULL marks per forest node
  * whether it is the less-taken child of its parent (ties: the right child). */
-double cf_sample_bias(const canopy_forest *f, canopy_points X, uint8_t *cold);
-int32_t cf_tree_depth(const canopy_forest *f, int32_t t);
+double canopy_cf_sample_bias(const canopy_forest *f, canopy_points X, uint8_t *cold);
+int32_t canopy_cf_tree_depth(const canopy_forest *f, int32_t t);
 
 #endif

@@ -55,7 +55,7 @@ static void free_layout(cf_dev_layout *d) {
     memset(d, 0, sizeof *d);
 }
 
-void cf_gpu_release(canopy_forest *f) {
+void canopy_cf_gpu_release(canopy_forest *f) {
     std::lock_guard<std::mutex> g(cf_gpu_mutex);
     cf_gpu_state *S = f->gpu;
     if (!S) return;
@@ -194,9 +194,9 @@ struct cf_call_buffers {
     }
 };
 
-canopy_status cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_points X,
-                             canopy_forest_engine e, canopy_forest_mapping m, double *acc,
-                             cf_gpu_report *rep) {
+canopy_status canopy_cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_points X,
+                                    canopy_forest_engine e, canopy_forest_mapping m, double *acc,
+                                    cf_gpu_report *rep) {
     memset(rep, 0, sizeof *rep);
     if (m == CANOPY_FOREST_MAPPING_AUTO) m = CANOPY_FOREST_MAPPING_ATOMIC;
     rep->mapping = m;

@@ -67,7 +67,7 @@ static void gen_slot(cf_text &T, int32_t j, int32_t bottom, int depth) {
     }
 }
 
-canopy_status cf_gpu_enc_source(const cf_layout *L, canopy_forest_mapping m, char **src) {
+canopy_status canopy_cf_gpu_enc_source(const cf_layout *L, canopy_forest_mapping m, char **src) {
     if (L->kind != CANOPY_FOREST_LAYOUT_HIER)
         return canopy_fail(CANOPY_ERR_INTERNAL, "enc needs the hier layout");
     const int32_t D = L->hier_depth, S = (1 << D) - 1, bottom = (1 << (D - 1)) - 1;
@@ -137,7 +137,7 @@ canopy_status cf_gpu_enc_source(const cf_layout *L, canopy_forest_mapping m, cha
     return CANOPY_OK;
 }
 
-canopy_status cf_gpu_nvrtc_compile(const char *src, int cc, void **cubin, size_t *size) {
+canopy_status canopy_cf_gpu_nvrtc_compile(const char *src, int cc, void **cubin, size_t *size) {
     *cubin = NULL;
     *size = 0;
     nvrtcProgram prog;
@@ -236,7 +236,7 @@ canopy_status cf_gpu_enc_kernel(struct cf_gpu_state *S, const cf_layout *L, cano
         s = canopy_gpu_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
                           "attribute");
     char *src = NULL;
-    if (!s) s = cf_gpu_enc_source(L, m, &src);
+    if (!s) s = canopy_cf_gpu_enc_source(L, m, &src);
     if (s) return s;
     int cc = major * 10 + minor;
     int ver[2] = {0, 0};
@@ -264,7 +264,7 @@ canopy_status cf_gpu_enc_kernel(struct cf_gpu_state *S, const cf_layout *L, cano
     }
     if (!cubin) {
         *cache = 1;
-        s = cf_gpu_nvrtc_compile(src, cc, &cubin, &size);
+        s = canopy_cf_gpu_nvrtc_compile(src, cc, &cubin, &size);
         if (!s)
             s = canopy_gpu_check(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0),
                               "loading the enc kernel");

@@ -17,7 +17,7 @@ static canopy_status opt_int(json_object *o, const char *key, int32_t def, int32
         return CANOPY_OK;
     }
     double d;
-    canopy_status s = cf_json_number(v, name, key, &d);
+    canopy_status s = canopy_cf_json_number(v, name, key, &d);
     if (s) return s;
     if (d != (int64_t)d || d < lo || d > hi)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: \"%s\" = %g is not an integer in [%d, %d]", name,
@@ -60,7 +60,7 @@ static canopy_status read_tree(canopy_forest *f, json_object *tree, int32_t t, c
                                name, where);
     }
     json_object *feat, *thr, *left, *right, *dl, *val;
-    s = cf_json_get(tree, "feature", json_type_array, name, where, &feat);
+    s = canopy_cf_json_get(tree, "feature", json_type_array, name, where, &feat);
     if (s) return s;
     int32_t n = (int32_t)json_object_array_length(feat);
     if (n < 1) return canopy_fail(CANOPY_ERR_FORMAT, "%s: %s has no nodes", name, where);
@@ -72,16 +72,17 @@ static canopy_status read_tree(canopy_forest *f, json_object *tree, int32_t t, c
     if (s) return s;
     int32_t w = output >= 0 ? 1 : f->n_outputs;
     cf_raw_tree r;
-    s = cf_raw_alloc(&r, n, w);
+    s = canopy_cf_raw_alloc(&r, n, w);
     for (int32_t i = 0; i < n && !s; i++) {
         double fi, th = 0, l = -1, rr = -1, d = 0;
-        s = cf_json_number(json_object_array_get_idx(feat, (size_t)i), name, "feature", &fi);
+        s = canopy_cf_json_number(json_object_array_get_idx(feat, (size_t)i), name, "feature", &fi);
         if (s) break;
         if (fi < 0) {
             /* A leaf has no children: one that names some is a broken tree, not a leaf. */
-            s = cf_json_number(json_object_array_get_idx(left, (size_t)i), name, "left", &l);
+            s = canopy_cf_json_number(json_object_array_get_idx(left, (size_t)i), name, "left", &l);
             if (!s)
-                s = cf_json_number(json_object_array_get_idx(right, (size_t)i), name, "right", &rr);
+                s = canopy_cf_json_number(json_object_array_get_idx(right, (size_t)i), name,
+                                          "right", &rr);
             if (!s && (l >= 0 || rr >= 0))
                 s = canopy_fail(CANOPY_ERR_FORMAT,
                                 "%s: %s node %d: feature %g with children %g and %g (a negative "
@@ -91,23 +92,28 @@ static canopy_status read_tree(canopy_forest *f, json_object *tree, int32_t t, c
             r.feature[i] = -1;
             json_object *v = json_object_array_get_idx(val, (size_t)i);
             if (w == 1 && !json_object_is_type(v, json_type_array)) {
-                s = cf_json_number(v, name, "a leaf value", &r.value[i]);
+                s = canopy_cf_json_number(v, name, "a leaf value", &r.value[i]);
             } else if (json_object_is_type(v, json_type_array) &&
                        (int32_t)json_object_array_length(v) == w) {
                 for (int32_t k = 0; k < w && !s; k++)
-                    s = cf_json_number(json_object_array_get_idx(v, (size_t)k), name,
-                                       "a leaf value", &r.value[(size_t)i * (size_t)w + k]);
+                    s = canopy_cf_json_number(json_object_array_get_idx(v, (size_t)k), name,
+                                              "a leaf value", &r.value[(size_t)i * (size_t)w + k]);
             } else {
                 s = canopy_fail(CANOPY_ERR_FORMAT, "%s: %s leaf %d: value should be %s", name,
                                 where, i, w == 1 ? "a number" : "an array of n_outputs numbers");
             }
             continue;
         }
-        s = cf_json_number(json_object_array_get_idx(thr, (size_t)i), name, "threshold", &th);
-        if (!s) s = cf_json_number(json_object_array_get_idx(left, (size_t)i), name, "left", &l);
-        if (!s) s = cf_json_number(json_object_array_get_idx(right, (size_t)i), name, "right", &rr);
+        s = canopy_cf_json_number(json_object_array_get_idx(thr, (size_t)i), name, "threshold",
+                                  &th);
+        if (!s)
+            s = canopy_cf_json_number(json_object_array_get_idx(left, (size_t)i), name, "left", &l);
+        if (!s)
+            s = canopy_cf_json_number(json_object_array_get_idx(right, (size_t)i), name, "right",
+                                      &rr);
         if (!s && dl)
-            s = cf_json_number(json_object_array_get_idx(dl, (size_t)i), name, "default_left", &d);
+            s = canopy_cf_json_number(json_object_array_get_idx(dl, (size_t)i), name,
+                                      "default_left", &d);
         if (s) break;
         if (fi >= f->n_features || l < 0 || l >= n || rr < 0 || rr >= n) {
             s = canopy_fail(CANOPY_ERR_FORMAT, "%s: %s node %d: bad feature or child index", name,
@@ -120,18 +126,19 @@ static canopy_status read_tree(canopy_forest *f, json_object *tree, int32_t t, c
         r.right[i] = (int32_t)rr;
         r.flags[i] = (uint8_t)((lt ? CF_CMP_LT : 0) | (d != 0 ? CF_DEFAULT_LEFT : 0));
     }
-    if (!s) s = cf_add_raw_tree(f, &r, 0, output, name);
-    cf_raw_free(&r);
+    if (!s) s = canopy_cf_add_raw_tree(f, &r, 0, output, name);
+    canopy_cf_raw_free(&r);
     return s;
 }
 
-canopy_status cf_import_canopy(const char *buf, size_t len, const char *name, canopy_forest **out) {
+canopy_status canopy_cf_import_canopy(const char *buf, size_t len, const char *name,
+                                      canopy_forest **out) {
     *out = NULL;
     json_object *root, *v, *trees;
-    canopy_status s = cf_json_parse(buf, len, name, &root);
+    canopy_status s = canopy_cf_json_parse(buf, len, name, &root);
     if (s) return s;
     canopy_forest *f = NULL;
-    s = cf_json_get(root, "format", json_type_string, name, "the model", &v);
+    s = canopy_cf_json_get(root, "format", json_type_string, name, "the model", &v);
     if (!s && strcmp(json_object_get_string(v), "canopy-forest"))
         s = canopy_fail(CANOPY_ERR_FORMAT, "%s: \"format\" is not \"canopy-forest\"", name);
     int32_t version = 0;
@@ -139,7 +146,7 @@ canopy_status cf_import_canopy(const char *buf, size_t len, const char *name, ca
     if (!s && version != 1)
         s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: canopy-forest version %d (this build reads 1)",
                         name, version);
-    if (!s) s = cf_forest_new(&f);
+    if (!s) s = canopy_cf_forest_new(&f);
     if (!s) s = opt_int(root, "n_features", -1, 1, CF_KEY_FEATURE, name, &f->n_features);
     if (!s) s = opt_int(root, "n_outputs", 1, 1, 1 << 20, name, &f->n_outputs);
     if (!s) s = opt_int(root, "n_classes", 0, 0, 1 << 20, name, &f->n_classes);
@@ -162,7 +169,7 @@ canopy_status cf_import_canopy(const char *buf, size_t len, const char *name, ca
         }
     }
     if (json_object_object_get_ex(root, "sigmoid_scale", &v)) {
-        s = cf_json_number(v, name, "sigmoid_scale", &f->sigmoid_scale);
+        s = canopy_cf_json_number(v, name, "sigmoid_scale", &f->sigmoid_scale);
         if (s) goto done;
     }
     f->aggregation = CANOPY_AGG_SUM;
@@ -175,26 +182,26 @@ canopy_status cf_import_canopy(const char *buf, size_t len, const char *name, ca
             goto done;
         }
     }
-    s = cf_set_base(f, NULL, f->n_outputs);
+    s = canopy_cf_set_base(f, NULL, f->n_outputs);
     if (!s && json_object_object_get_ex(root, "base_score", &v)) {
         if (json_object_is_type(v, json_type_array)) {
             if ((int32_t)json_object_array_length(v) != f->n_outputs)
                 s = canopy_fail(CANOPY_ERR_FORMAT, "%s: base_score needs %d values", name,
                                 f->n_outputs);
             for (int32_t k = 0; k < f->n_outputs && !s; k++)
-                s = cf_json_number(json_object_array_get_idx(v, (size_t)k), name, "base_score",
-                                   &f->base[k]);
+                s = canopy_cf_json_number(json_object_array_get_idx(v, (size_t)k), name,
+                                          "base_score", &f->base[k]);
         } else {
             double b = 0;
-            s = cf_json_number(v, name, "base_score", &b);
+            s = canopy_cf_json_number(v, name, "base_score", &b);
             for (int32_t k = 0; k < f->n_outputs; k++) f->base[k] = b;
         }
     }
-    if (!s) s = cf_json_get(root, "trees", json_type_array, name, "the model", &trees);
+    if (!s) s = canopy_cf_json_get(root, "trees", json_type_array, name, "the model", &trees);
     if (s) goto done;
     for (size_t i = 0; i < json_object_array_length(trees) && !s; i++)
         s = read_tree(f, json_object_array_get_idx(trees, i), (int32_t)i, name);
-    if (!s) s = cf_validate(f, name);
+    if (!s) s = canopy_cf_validate(f, name);
 done:
     json_object_put(root);
     if (s) {

@@ -181,7 +181,7 @@ static canopy_status read_tree(canopy_forest *f, const block *h, const block *b,
     }
     if (!s) s = read_list(b, "leaf_value", nl, lv, name, tree);
     cf_raw_tree r = {0};
-    if (!s) s = cf_raw_alloc(&r, n, 1);
+    if (!s) s = canopy_cf_raw_alloc(&r, n, 1);
     for (int32_t i = 0; i < ni && !s; i++) {
         int d = (int)dt[i];
         char fb[96];
@@ -214,14 +214,14 @@ static canopy_status read_tree(canopy_forest *f, const block *h, const block *b,
         r.feature[ni + j] = -1;
         r.value[ni + j] = lv[j];
     }
-    if (!s) s = cf_add_raw_tree(f, &r, 0, output, name);
-    cf_raw_free(&r);
+    if (!s) s = canopy_cf_add_raw_tree(f, &r, 0, output, name);
+    canopy_cf_raw_free(&r);
     free(buf);
     return s;
 }
 
-canopy_status cf_import_lightgbm(const char *text, size_t len, const char *name,
-                                 canopy_forest **out) {
+canopy_status canopy_cf_import_lightgbm(const char *text, size_t len, const char *name,
+                                        canopy_forest **out) {
     *out = NULL;
     char *copy = malloc(len + 1); /* split into lines in place */
     if (!copy)
@@ -230,7 +230,7 @@ canopy_status cf_import_lightgbm(const char *text, size_t len, const char *name,
     copy[len] = '\0';
     block header = {0}, tb = {0};
     canopy_forest *f = NULL;
-    canopy_status s = cf_forest_new(&f);
+    canopy_status s = canopy_cf_forest_new(&f);
     int average = 0, in_tree = 0, ended = 0;
     int32_t tree_no = -1, n_read = 0, ntpi = 1, num_class = 1, max_feat = 0;
     /* Line by line: header, then "Tree=k" blocks separated by blank lines. */
@@ -260,7 +260,7 @@ canopy_status cf_import_lightgbm(const char *text, size_t len, const char *name,
             f->n_outputs = ntpi;
             f->aggregation = average ? CANOPY_AGG_MEAN : CANOPY_AGG_SUM;
             s = set_objective(f, block_get(&header, "objective"), num_class, name);
-            if (!s) s = cf_set_base(f, NULL, f->n_outputs);
+            if (!s) s = canopy_cf_set_base(f, NULL, f->n_outputs);
             if (s) break;
         }
         if ((is_tree || is_end) && in_tree) {
@@ -301,7 +301,7 @@ canopy_status cf_import_lightgbm(const char *text, size_t len, const char *name,
                         name, n_read, ntpi);
     if (!s) {
         snprintf(f->source, sizeof f->source, "lightgbm");
-        s = cf_validate(f, name);
+        s = canopy_cf_validate(f, name);
     }
     free(header.items);
     free(tb.items);

@@ -65,12 +65,12 @@ static canopy_status parse_base(const char *s, const char *name, double *vals, i
 
 static const char *feature_name(const cf_jdoc *d, cf_jval learner, int32_t f, char *buf,
                                 size_t len) {
-    cf_jval names = cf_jfind(d, learner, "feature_names"), v = -1;
-    if (names >= 0 && cf_jtype_of(d, names) == CF_JARRAY) {
+    cf_jval names = canopy_cf_jfind(d, learner, "feature_names"), v = -1;
+    if (names >= 0 && canopy_cf_jtype_of(d, names) == CF_JARRAY) {
         int32_t i = 0;
-        for (v = cf_jfirst(d, names); v >= 0 && i < f; v = cf_jnext(d, names, v)) i++;
+        for (v = canopy_cf_jfirst(d, names); v >= 0 && i < f; v = canopy_cf_jnext(d, names, v)) i++;
     }
-    char *s = v >= 0 ? cf_jstrdup(d, v) : NULL;
+    char *s = v >= 0 ? canopy_cf_jstrdup(d, v) : NULL;
     if (s)
         snprintf(buf, len, "%d ('%s')", f, s);
     else
@@ -95,11 +95,11 @@ static canopy_status read_tree(const cf_jdoc *d, canopy_forest *f, cf_jval learn
     char where[96];
     snprintf(where, sizeof where, "trees[%d]", idx);
     cf_jval tp, arr[N_COLS];
-    canopy_status s = cf_jget(d, tree, "tree_param", CF_JOBJECT, name, where, &tp);
-    cf_jval slv = s ? -1 : cf_jfind(d, tp, "size_leaf_vector");
+    canopy_status s = canopy_cf_jget(d, tree, "tree_param", CF_JOBJECT, name, where, &tp);
+    cf_jval slv = s ? -1 : canopy_cf_jfind(d, tp, "size_leaf_vector");
     if (slv >= 0) {
         double w = 1;
-        s = cf_jnumber(d, slv, name, "size_leaf_vector", &w);
+        s = canopy_cf_jnumber(d, slv, name, "size_leaf_vector", &w);
         if (!s && w > 1)
             return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                                "%s: multi-target trees (size_leaf_vector = %g, "
@@ -107,18 +107,18 @@ static canopy_status read_tree(const cf_jdoc *d, canopy_forest *f, cf_jval learn
                                name, w);
     }
     for (int c = 0; c < COL_TYPE && !s; c++)
-        s = cf_jget(d, tree, col_key[c], CF_JARRAY, name, where, &arr[c]);
+        s = canopy_cf_jget(d, tree, col_key[c], CF_JARRAY, name, where, &arr[c]);
     if (s) return s;
-    arr[COL_TYPE] = cf_jfind(d, tree, "split_type");
-    int64_t n = cf_jcount(d, arr[COL_LEFT]), n_type = 0;
+    arr[COL_TYPE] = canopy_cf_jfind(d, tree, "split_type");
+    int64_t n = canopy_cf_jcount(d, arr[COL_LEFT]), n_type = 0;
     int same = n >= 1 && n <= INT32_MAX;
-    for (int c = COL_RIGHT; c < COL_TYPE; c++) same = same && cf_jcount(d, arr[c]) == n;
+    for (int c = COL_RIGHT; c < COL_TYPE; c++) same = same && canopy_cf_jcount(d, arr[c]) == n;
     if (!same)
         return canopy_fail(CANOPY_ERR_FORMAT,
                            "%s: %s: node arrays of different lengths (left_children has %lld)",
                            name, where, (long long)n);
-    if (arr[COL_TYPE] >= 0 && cf_jtype_of(d, arr[COL_TYPE]) == CF_JARRAY) {
-        n_type = cf_jcount(d, arr[COL_TYPE]);
+    if (arr[COL_TYPE] >= 0 && canopy_cf_jtype_of(d, arr[COL_TYPE]) == CF_JARRAY) {
+        n_type = canopy_cf_jcount(d, arr[COL_TYPE]);
         if (n_type > n) n_type = n;
     }
     if (ws->cap < n) {
@@ -130,11 +130,12 @@ static canopy_status read_tree(const cf_jdoc *d, canopy_forest *f, cf_jval learn
     double *col[N_COLS];
     for (int c = 0; c < N_COLS; c++) col[c] = ws->col + (size_t)c * (size_t)n;
     for (int c = 0; c < COL_TYPE && !s; c++)
-        s = cf_jnumbers(d, arr[c], n, name, col_key[c], col[c]);
-    if (!s && n_type) s = cf_jnumbers(d, arr[COL_TYPE], n_type, name, "split_type", col[COL_TYPE]);
+        s = canopy_cf_jnumbers(d, arr[c], n, name, col_key[c], col[c]);
+    if (!s && n_type)
+        s = canopy_cf_jnumbers(d, arr[COL_TYPE], n_type, name, "split_type", col[COL_TYPE]);
     if (s) return s;
     cf_raw_tree r;
-    s = cf_raw_alloc(&r, (int32_t)n, 1);
+    s = canopy_cf_raw_alloc(&r, (int32_t)n, 1);
     for (int32_t i = 0; i < n && !s; i++) {
         double l = col[COL_LEFT][i], rr = col[COL_RIGHT][i], fi = col[COL_FEATURE][i];
         double c = col[COL_COND][i];
@@ -163,8 +164,8 @@ static canopy_status read_tree(const cf_jdoc *d, canopy_forest *f, cf_jval learn
         r.right[i] = (int32_t)rr;
         r.flags[i] = CF_CMP_LT | (col[COL_DEFAULT][i] != 0 ? CF_DEFAULT_LEFT : 0);
     }
-    if (!s) s = cf_add_raw_tree(f, &r, 0, output, name);
-    cf_raw_free(&r);
+    if (!s) s = canopy_cf_add_raw_tree(f, &r, 0, output, name);
+    canopy_cf_raw_free(&r);
     return s;
 }
 
@@ -173,17 +174,17 @@ static canopy_status read_tree(const cf_jdoc *d, canopy_forest *f, cf_jval learn
 static canopy_status find_model(const cf_jdoc *d, cf_jval gb, const char *name, cf_jval *model,
                                 cf_jval *wdrop) {
     cf_jval gbname, inner;
-    canopy_status s = cf_jget(d, gb, "name", CF_JSTRING, name, "gradient_booster", &gbname);
+    canopy_status s = canopy_cf_jget(d, gb, "name", CF_JSTRING, name, "gradient_booster", &gbname);
     if (s) return s;
-    if (cf_jstreq(d, gbname, "gbtree"))
-        return cf_jget(d, gb, "model", CF_JOBJECT, name, "gradient_booster", model);
-    if (cf_jstreq(d, gbname, "dart")) {
-        s = cf_jget(d, gb, "gbtree", CF_JOBJECT, name, "gradient_booster", &inner);
-        if (!s) s = cf_jget(d, inner, "model", CF_JOBJECT, name, "gbtree", model);
-        if (!s) s = cf_jget(d, gb, "weight_drop", CF_JARRAY, name, "dart", wdrop);
+    if (canopy_cf_jstreq(d, gbname, "gbtree"))
+        return canopy_cf_jget(d, gb, "model", CF_JOBJECT, name, "gradient_booster", model);
+    if (canopy_cf_jstreq(d, gbname, "dart")) {
+        s = canopy_cf_jget(d, gb, "gbtree", CF_JOBJECT, name, "gradient_booster", &inner);
+        if (!s) s = canopy_cf_jget(d, inner, "model", CF_JOBJECT, name, "gbtree", model);
+        if (!s) s = canopy_cf_jget(d, gb, "weight_drop", CF_JARRAY, name, "dart", wdrop);
         return s;
     }
-    char *booster = cf_jstrdup(d, gbname);
+    char *booster = canopy_cf_jstrdup(d, gbname);
     s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: booster '%s' is not supported (gbtree, dart)",
                     name, booster ? booster : "?");
     free(booster);
@@ -193,8 +194,8 @@ static canopy_status find_model(const cf_jdoc *d, cf_jval gb, const char *name, 
 /* An optional numeric member of obj; absent leaves *out unchanged. */
 static canopy_status opt_number(const cf_jdoc *d, cf_jval obj, const char *key, const char *name,
                                 double *out) {
-    cf_jval v = cf_jfind(d, obj, key);
-    return v < 0 ? CANOPY_OK : cf_jnumber(d, v, name, key, out);
+    cf_jval v = canopy_cf_jfind(d, obj, key);
+    return v < 0 ? CANOPY_OK : canopy_cf_jnumber(d, v, name, key, out);
 }
 
 /* base_score in margin space, one value per output. */
@@ -203,10 +204,10 @@ static canopy_status read_base(const cf_jdoc *d, cf_jval lmp, const objective_in
     double *base = calloc((size_t)f->n_outputs, sizeof *base);
     if (!base) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
     canopy_status s = CANOPY_OK;
-    cf_jval v = cf_jfind(d, lmp, "base_score");
+    cf_jval v = canopy_cf_jfind(d, lmp, "base_score");
     if (v >= 0) {
         int32_t nb = 0;
-        char *text = cf_jtype_of(d, v) == CF_JSTRING ? cf_jstrdup(d, v) : NULL;
+        char *text = canopy_cf_jtype_of(d, v) == CF_JSTRING ? canopy_cf_jstrdup(d, v) : NULL;
         if (text)
             s = parse_base(text, name, base, f->n_outputs, &nb);
         else
@@ -238,7 +239,7 @@ static canopy_status read_base(const cf_jdoc *d, cf_jval lmp, const objective_in
         }
         base[k] = (float)b;
     }
-    if (!s) s = cf_set_base(f, base, f->n_outputs);
+    if (!s) s = canopy_cf_set_base(f, base, f->n_outputs);
     free(base);
     return s;
 }
@@ -246,33 +247,34 @@ static canopy_status read_base(const cf_jdoc *d, cf_jval lmp, const objective_in
 static canopy_status read_model(const cf_jdoc *d, const char *name, canopy_forest **out) {
     cf_jval learner, lmp, gb, obj, objname, model, trees, v, info, wdrop = -1;
     double num_class = 0, num_feature = 0, num_target = 1;
-    canopy_status s = cf_jget(d, 0, "learner", CF_JOBJECT, name, "the model", &learner);
-    if (!s) s = cf_jget(d, learner, "learner_model_param", CF_JOBJECT, name, "learner", &lmp);
-    if (!s) s = cf_jget(d, learner, "gradient_booster", CF_JOBJECT, name, "learner", &gb);
-    if (!s) s = cf_jget(d, learner, "objective", CF_JOBJECT, name, "learner", &obj);
-    if (!s) s = cf_jget(d, obj, "name", CF_JSTRING, name, "objective", &objname);
+    canopy_status s = canopy_cf_jget(d, 0, "learner", CF_JOBJECT, name, "the model", &learner);
+    if (!s)
+        s = canopy_cf_jget(d, learner, "learner_model_param", CF_JOBJECT, name, "learner", &lmp);
+    if (!s) s = canopy_cf_jget(d, learner, "gradient_booster", CF_JOBJECT, name, "learner", &gb);
+    if (!s) s = canopy_cf_jget(d, learner, "objective", CF_JOBJECT, name, "learner", &obj);
+    if (!s) s = canopy_cf_jget(d, obj, "name", CF_JSTRING, name, "objective", &objname);
     if (!s) s = find_model(d, gb, name, &model, &wdrop);
     if (s) return s;
     const objective_info *oi = NULL;
     for (size_t i = 0; i < sizeof objectives / sizeof objectives[0]; i++)
-        if (cf_jstreq(d, objname, objectives[i].name)) oi = &objectives[i];
+        if (canopy_cf_jstreq(d, objname, objectives[i].name)) oi = &objectives[i];
     if (!oi) {
-        char *o = cf_jstrdup(d, objname);
+        char *o = canopy_cf_jstrdup(d, objname);
         s = canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: objective '%s' is not supported", name,
                         o ? o : "?");
         free(o);
         return s;
     }
-    s = cf_jget(d, lmp, "num_feature", CF_JSTRING, name, "learner_model_param", &v);
-    if (!s) s = cf_jnumber(d, v, name, "num_feature", &num_feature);
+    s = canopy_cf_jget(d, lmp, "num_feature", CF_JSTRING, name, "learner_model_param", &v);
+    if (!s) s = canopy_cf_jnumber(d, v, name, "num_feature", &num_feature);
     if (!s) s = opt_number(d, lmp, "num_class", name, &num_class);
     if (!s) s = opt_number(d, lmp, "num_target", name, &num_target);
-    if (!s) s = cf_jget(d, model, "trees", CF_JARRAY, name, "model", &trees);
+    if (!s) s = canopy_cf_jget(d, model, "trees", CF_JARRAY, name, "model", &trees);
     if (s) return s;
-    info = cf_jfind(d, model, "tree_info");
+    info = canopy_cf_jfind(d, model, "tree_info");
 
     canopy_forest *f = NULL;
-    s = cf_forest_new(&f);
+    s = canopy_cf_forest_new(&f);
     if (s) return s;
     *out = f;
     snprintf(f->source, sizeof f->source, "xgboost");
@@ -288,22 +290,22 @@ static canopy_status read_model(const cf_jdoc *d, const char *name, canopy_fores
     s = read_base(d, lmp, oi, oi->name, name, f);
     if (s) return s;
 
-    int64_t nt = cf_jcount(d, trees);
-    cf_jval gmp = cf_jfind(d, model, "gbtree_model_param");
-    cf_jval ntv = gmp >= 0 ? cf_jfind(d, gmp, "num_trees") : -1;
+    int64_t nt = canopy_cf_jcount(d, trees);
+    cf_jval gmp = canopy_cf_jfind(d, model, "gbtree_model_param");
+    cf_jval ntv = gmp >= 0 ? canopy_cf_jfind(d, gmp, "num_trees") : -1;
     if (ntv >= 0) {
         double declared;
-        s = cf_jnumber(d, ntv, name, "num_trees", &declared);
+        s = canopy_cf_jnumber(d, ntv, name, "num_trees", &declared);
         if (!s && declared != (double)nt)
             s = canopy_fail(CANOPY_ERR_FORMAT,
                             "%s: gbtree_model_param.num_trees is %g but the model has %lld trees",
                             name, declared, (long long)nt);
         if (s) return s;
     }
-    if (info >= 0 && (cf_jtype_of(d, info) != CF_JARRAY || cf_jcount(d, info) != nt))
+    if (info >= 0 && (canopy_cf_jtype_of(d, info) != CF_JARRAY || canopy_cf_jcount(d, info) != nt))
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: tree_info does not match the %lld trees", name,
                            (long long)nt);
-    if (wdrop >= 0 && cf_jcount(d, wdrop) != nt)
+    if (wdrop >= 0 && canopy_cf_jcount(d, wdrop) != nt)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: weight_drop does not match the %lld trees", name,
                            (long long)nt);
     double *group = calloc((size_t)nt + 1, sizeof *group), *scale = NULL;
@@ -313,11 +315,11 @@ static canopy_status read_model(const cf_jdoc *d, const char *name, canopy_fores
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory reading %s", name);
     }
     for (int64_t i = 0; i < nt; i++) scale[i] = 1;
-    if (info >= 0) s = cf_jnumbers(d, info, nt, name, "tree_info", group);
-    if (!s && wdrop >= 0) s = cf_jnumbers(d, wdrop, nt, name, "weight_drop", scale);
+    if (info >= 0) s = canopy_cf_jnumbers(d, info, nt, name, "tree_info", group);
+    if (!s && wdrop >= 0) s = canopy_cf_jnumbers(d, wdrop, nt, name, "weight_drop", scale);
     tree_scratch ws = {0};
-    cf_jval tree = cf_jfirst(d, trees);
-    for (int64_t i = 0; i < nt && !s; i++, tree = cf_jnext(d, trees, tree)) {
+    cf_jval tree = canopy_cf_jfirst(d, trees);
+    for (int64_t i = 0; i < nt && !s; i++, tree = canopy_cf_jnext(d, trees, tree)) {
         if (!(group[i] >= 0 && group[i] < f->n_outputs))
             s = canopy_fail(CANOPY_ERR_FORMAT, "%s: tree %lld feeds output %g of %d", name,
                             (long long)i, group[i], f->n_outputs);
@@ -327,19 +329,19 @@ static canopy_status read_model(const cf_jdoc *d, const char *name, canopy_fores
     free(ws.col);
     free(group);
     free(scale);
-    if (!s) s = cf_validate(f, name);
+    if (!s) s = canopy_cf_validate(f, name);
     return s;
 }
 
-canopy_status cf_import_xgboost(const char *buf, size_t len, const char *name,
-                                canopy_forest **out) {
+canopy_status canopy_cf_import_xgboost(const char *buf, size_t len, const char *name,
+                                       canopy_forest **out) {
     *out = NULL;
     cf_jdoc doc;
-    canopy_status s = cf_jparse(buf, len, name, &doc);
+    canopy_status s = canopy_cf_jparse(buf, len, name, &doc);
     if (s) return s;
     canopy_forest *f = NULL;
     s = read_model(&doc, name, &f);
-    cf_jfree(&doc);
+    canopy_cf_jfree(&doc);
     if (s) {
         canopy_forest_free(f);
         f = NULL;

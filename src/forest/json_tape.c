@@ -31,7 +31,7 @@ static int truncated(jparser *p) {
     return -1;
 }
 
-/* The text ends with a NUL (cf_jparse's contract), which no scanning loop accepts:
+/* The text ends with a NUL (canopy_cf_jparse's contract), which no scanning loop accepts:
  * the loops need no bounds checks, and a stop at i >= len means the text ended. */
 static void skip_ws(jparser *p) {
     const char *s = p->s;
@@ -207,7 +207,7 @@ static int parse_value(jparser *p, int depth) {
     return fail(p, p->i, "unexpected character");
 }
 
-canopy_status cf_jparse(const char *buf, size_t len, const char *name, cf_jdoc *doc) {
+canopy_status canopy_cf_jparse(const char *buf, size_t len, const char *name, cf_jdoc *doc) {
     memset(doc, 0, sizeof *doc);
     if (len > INT32_MAX)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: JSON larger than 2 GiB", name);
@@ -237,12 +237,12 @@ canopy_status cf_jparse(const char *buf, size_t len, const char *name, cf_jdoc *
     return CANOPY_OK;
 }
 
-void cf_jfree(cf_jdoc *doc) {
+void canopy_cf_jfree(cf_jdoc *doc) {
     free(doc->rec);
     memset(doc, 0, sizeof *doc);
 }
 
-cf_jtype cf_jtype_of(const cf_jdoc *d, cf_jval v) {
+cf_jtype canopy_cf_jtype_of(const cf_jdoc *d, cf_jval v) {
     switch (d->buf[d->rec[v].off]) {
     case '{':
         return CF_JOBJECT;
@@ -265,22 +265,22 @@ static int is_container(const cf_jdoc *d, cf_jval v) {
     return c == '{' || c == '[';
 }
 
-cf_jval cf_jfirst(const cf_jdoc *d, cf_jval parent) {
+cf_jval canopy_cf_jfirst(const cf_jdoc *d, cf_jval parent) {
     if (!is_container(d, parent)) return -1;
     return (uint32_t)parent + 1 < d->rec[parent].end ? parent + 1 : -1;
 }
 
-cf_jval cf_jnext(const cf_jdoc *d, cf_jval parent, cf_jval child) {
+cf_jval canopy_cf_jnext(const cf_jdoc *d, cf_jval parent, cf_jval child) {
     uint32_t next = is_container(d, child) ? d->rec[child].end : (uint32_t)child + 1;
     return next < d->rec[parent].end ? (cf_jval)next : -1;
 }
 
-int64_t cf_jcount(const cf_jdoc *d, cf_jval v) {
+int64_t canopy_cf_jcount(const cf_jdoc *d, cf_jval v) {
     if (!is_container(d, v)) return 0;
     int64_t n = 0;
     for (uint32_t c = (uint32_t)v + 1, end = d->rec[v].end; c < end; n++)
         c = is_container(d, (cf_jval)c) ? d->rec[c].end : c + 1;
-    return cf_jtype_of(d, v) == CF_JOBJECT ? n / 2 : n;
+    return canopy_cf_jtype_of(d, v) == CF_JOBJECT ? n / 2 : n;
 }
 
 /* Appends code point cp as UTF-8 at out (when not NULL); returns its length. */
@@ -350,8 +350,8 @@ static size_t decode_string(const char *s, char *out) {
     return n;
 }
 
-char *cf_jstrdup(const cf_jdoc *d, cf_jval v) {
-    if (cf_jtype_of(d, v) != CF_JSTRING) return NULL;
+char *canopy_cf_jstrdup(const cf_jdoc *d, cf_jval v) {
+    if (canopy_cf_jtype_of(d, v) != CF_JSTRING) return NULL;
     const char *s = d->buf + d->rec[v].off + 1;
     size_t n = decode_string(s, NULL);
     char *out = malloc(n + 1);
@@ -361,25 +361,25 @@ char *cf_jstrdup(const cf_jdoc *d, cf_jval v) {
     return out;
 }
 
-int cf_jstreq(const cf_jdoc *d, cf_jval v, const char *str) {
-    if (cf_jtype_of(d, v) != CF_JSTRING) return 0;
+int canopy_cf_jstreq(const cf_jdoc *d, cf_jval v, const char *str) {
+    if (canopy_cf_jtype_of(d, v) != CF_JSTRING) return 0;
     const char *s = d->buf + d->rec[v].off + 1;
     size_t k = strlen(str);
     if (strncmp(s, str, k) == 0 && s[k] == '"' && !memchr(str, '\\', k)) return 1;
     if (!strpbrk(s, "\"\\") || *strpbrk(s, "\"\\") != '\\') return 0; /* no escapes */
     size_t n = decode_string(s, NULL);
     if (n != k) return 0;
-    char *t = cf_jstrdup(d, v);
+    char *t = canopy_cf_jstrdup(d, v);
     int eq = t && memcmp(t, str, k) == 0;
     free(t);
     return eq;
 }
 
-cf_jval cf_jfind(const cf_jdoc *d, cf_jval obj, const char *key) {
-    if (cf_jtype_of(d, obj) != CF_JOBJECT) return -1;
+cf_jval canopy_cf_jfind(const cf_jdoc *d, cf_jval obj, const char *key) {
+    if (canopy_cf_jtype_of(d, obj) != CF_JOBJECT) return -1;
     cf_jval found = -1;
-    for (cf_jval k = cf_jfirst(d, obj); k >= 0; k = cf_jnext(d, obj, k + 1))
-        if (cf_jstreq(d, k, key)) found = k + 1;
+    for (cf_jval k = canopy_cf_jfirst(d, obj); k >= 0; k = canopy_cf_jnext(d, obj, k + 1))
+        if (canopy_cf_jstreq(d, k, key)) found = k + 1;
     return found;
 }
 
@@ -400,12 +400,12 @@ static const char *type_word(cf_jtype t) {
     }
 }
 
-canopy_status cf_jget(const cf_jdoc *d, cf_jval obj, const char *key, cf_jtype type,
-                      const char *name, const char *where, cf_jval *out) {
-    cf_jval v = cf_jfind(d, obj, key);
+canopy_status canopy_cf_jget(const cf_jdoc *d, cf_jval obj, const char *key, cf_jtype type,
+                             const char *name, const char *where, cf_jval *out) {
+    cf_jval v = canopy_cf_jfind(d, obj, key);
     if (v < 0)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: missing field \"%s\" in %s", name, key, where);
-    if (cf_jtype_of(d, v) != type)
+    if (canopy_cf_jtype_of(d, v) != type)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: field \"%s\" in %s should be %s", name, key,
                            where, type_word(type));
     *out = v;
@@ -465,10 +465,10 @@ static double number_text(const char *s) {
     return neg ? -v : v;
 }
 
-canopy_status cf_jnumber(const cf_jdoc *d, cf_jval v, const char *name, const char *where,
-                         double *out) {
+canopy_status canopy_cf_jnumber(const cf_jdoc *d, cf_jval v, const char *name, const char *where,
+                                double *out) {
     const char *s = d->buf + d->rec[v].off;
-    switch (cf_jtype_of(d, v)) {
+    switch (canopy_cf_jtype_of(d, v)) {
     case CF_JNUMBER:
         *out = number_text(s);
         return CANOPY_OK;
@@ -476,7 +476,7 @@ canopy_status cf_jnumber(const cf_jdoc *d, cf_jval v, const char *name, const ch
         *out = *s == 't';
         return CANOPY_OK;
     case CF_JSTRING: {
-        char *t = cf_jstrdup(d, v);
+        char *t = canopy_cf_jstrdup(d, v);
         if (!t) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
         char *end;
         errno = 0;
@@ -495,8 +495,8 @@ canopy_status cf_jnumber(const cf_jdoc *d, cf_jval v, const char *name, const ch
     return canopy_fail(CANOPY_ERR_FORMAT, "%s: %s is not a number", name, where);
 }
 
-canopy_status cf_jnumbers(const cf_jdoc *d, cf_jval arr, int64_t n, const char *name,
-                          const char *where, double *out) {
+canopy_status canopy_cf_jnumbers(const cf_jdoc *d, cf_jval arr, int64_t n, const char *name,
+                                 const char *where, double *out) {
     /* Elements that are numbers (all of them in real files) are consecutive records. */
     uint32_t c = (uint32_t)arr + 1, end = is_container(d, arr) ? d->rec[arr].end : 0;
     for (int64_t i = 0; i < n; i++, c++) {
@@ -506,7 +506,7 @@ canopy_status cf_jnumbers(const cf_jdoc *d, cf_jval arr, int64_t n, const char *
             out[i] = number_text(s);
             continue;
         }
-        canopy_status st = cf_jnumber(d, (cf_jval)c, name, where, &out[i]);
+        canopy_status st = canopy_cf_jnumber(d, (cf_jval)c, name, where, &out[i]);
         if (st) return st; /* containers are not numbers: no need to step over them */
     }
     return CANOPY_OK;

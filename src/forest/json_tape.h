@@ -40,33 +40,33 @@ typedef enum cf_jtype {
  * "truncated JSON" when the text ends inside a value, "invalid JSON at byte N: why"
  * otherwise (bad grammar, escapes or UTF-8, control characters, nesting deeper than
  * 32, data after the value). */
-canopy_status cf_jparse(const char *buf, size_t len, const char *name, cf_jdoc *doc);
-void cf_jfree(cf_jdoc *doc);
+canopy_status canopy_cf_jparse(const char *buf, size_t len, const char *name, cf_jdoc *doc);
+void canopy_cf_jfree(cf_jdoc *doc);
 
-cf_jtype cf_jtype_of(const cf_jdoc *d, cf_jval v);
+cf_jtype canopy_cf_jtype_of(const cf_jdoc *d, cf_jval v);
 /* Children of an array (elements) or object (key, value, key, value, ...). */
-cf_jval cf_jfirst(const cf_jdoc *d, cf_jval parent);
-cf_jval cf_jnext(const cf_jdoc *d, cf_jval parent, cf_jval child);
+cf_jval canopy_cf_jfirst(const cf_jdoc *d, cf_jval parent);
+cf_jval canopy_cf_jnext(const cf_jdoc *d, cf_jval parent, cf_jval child);
 /* Elements of an array, members of an object. */
-int64_t cf_jcount(const cf_jdoc *d, cf_jval v);
+int64_t canopy_cf_jcount(const cf_jdoc *d, cf_jval v);
 /* Member `key` of an object (the last one when repeated, as json-c did); -1 if
  * missing or v is not an object. */
-cf_jval cf_jfind(const cf_jdoc *d, cf_jval obj, const char *key);
+cf_jval canopy_cf_jfind(const cf_jdoc *d, cf_jval obj, const char *key);
 /* Member `key` of obj of the given type (CF_JNUMBER also takes numeric strings), or
  * an error naming the file and `where`. */
-canopy_status cf_jget(const cf_jdoc *d, cf_jval obj, const char *key, cf_jtype type,
-                      const char *name, const char *where, cf_jval *out);
+canopy_status canopy_cf_jget(const cf_jdoc *d, cf_jval obj, const char *key, cf_jtype type,
+                             const char *name, const char *where, cf_jval *out);
 /* A number, a boolean (0/1), or a string holding a number (XGBoost writes its
  * parameters as strings). */
-canopy_status cf_jnumber(const cf_jdoc *d, cf_jval v, const char *name, const char *where,
-                         double *out);
-/* The first n elements of an array as numbers (cf_jnumber's rules). */
-canopy_status cf_jnumbers(const cf_jdoc *d, cf_jval arr, int64_t n, const char *name,
-                          const char *where, double *out);
+canopy_status canopy_cf_jnumber(const cf_jdoc *d, cf_jval v, const char *name, const char *where,
+                                double *out);
+/* The first n elements of an array as numbers (canopy_cf_jnumber's rules). */
+canopy_status canopy_cf_jnumbers(const cf_jdoc *d, cf_jval arr, int64_t n, const char *name,
+                                 const char *where, double *out);
 /* A string's decoded text (malloc'd, NUL-terminated); NULL when out of memory or v
  * is not a string. */
-char *cf_jstrdup(const cf_jdoc *d, cf_jval v);
+char *canopy_cf_jstrdup(const cf_jdoc *d, cf_jval v);
 /* Whether v is a string whose decoded text is s. */
-int cf_jstreq(const cf_jdoc *d, cf_jval v, const char *s);
+int canopy_cf_jstreq(const cf_jdoc *d, cf_jval v, const char *s);
 
 #endif

@@ -7,14 +7,14 @@
 
 #include <stdlib.h>
 
-int32_t cf_cc_levels(void) {
+int32_t canopy_cf_cc_levels(void) {
     int32_t per_line = 64 / (int32_t)sizeof(cf_lnode), g = 0;
     while ((2 << g) - 1 <= per_line) g++;
     return g < 2 ? 2 : g;
 }
 
-canopy_status cf_emit_cc(const canopy_forest *f, int32_t t, int32_t top, int top_pair,
-                         int32_t levels_per_block, int64_t *order, int64_t *pos) {
+canopy_status canopy_cf_emit_cc(const canopy_forest *f, int32_t t, int32_t top, int top_pair,
+                                int32_t levels_per_block, int64_t *order, int64_t *pos) {
     int64_t b = f->trees[t].first;
     int32_t n = f->trees[t].n_nodes;
     /* cur/next: the nodes of one level of the current block; stack: pending blocks
@@ -59,12 +59,12 @@ canopy_status cf_emit_cc(const canopy_forest *f, int32_t t, int32_t top, int top
     return CANOPY_OK;
 }
 
-canopy_status cf_order_cc(const canopy_forest *f, const cf_layout *L, int64_t *order) {
+canopy_status canopy_cf_order_cc(const canopy_forest *f, const cf_layout *L, int64_t *order) {
     (void)L;
     int64_t p = 0;
-    int32_t g = cf_cc_levels();
+    int32_t g = canopy_cf_cc_levels();
     for (int32_t t = 0; t < f->n_trees; t++) {
-        canopy_status s = cf_emit_cc(f, t, 0, 0, g, order, &p);
+        canopy_status s = canopy_cf_emit_cc(f, t, 0, 0, g, order, &p);
         if (s) return s;
     }
     return CANOPY_OK;

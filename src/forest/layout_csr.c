@@ -6,10 +6,10 @@
 
 #include <stdlib.h>
 
-canopy_status cf_build_csr(const canopy_forest *f, cf_layout *L) {
+canopy_status canopy_cf_build_csr(const canopy_forest *f, cf_layout *L) {
     if (f->n_nodes > INT32_MAX / 2)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "forests of more than 2^30 nodes");
-    canopy_status s = cf_layout_init(f, L);
+    canopy_status s = canopy_cf_layout_init(f, L);
     if (s) return s;
     L->kind = CANOPY_FOREST_LAYOUT_CSR;
     int64_t n = f->n_nodes, nch = 2 * (n - L->n_leaves);
@@ -18,7 +18,7 @@ canopy_status cf_build_csr(const canopy_forest *f, cf_layout *L) {
     L->csr_children_idx = malloc((size_t)n * sizeof *L->csr_children_idx);
     L->csr_children = malloc((size_t)(nch > 0 ? nch : 1) * sizeof *L->csr_children);
     if (!L->csr_feature || !L->csr_value || !L->csr_children_idx || !L->csr_children) {
-        cf_layout_free(L);
+        canopy_cf_layout_free(L);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for the csr layout");
     }
     int64_t c = 0;
@@ -27,11 +27,11 @@ canopy_status cf_build_csr(const canopy_forest *f, cf_layout *L) {
         L->root[t] = (int32_t)b;
         for (int32_t i = 0; i < f->trees[t].n_nodes; i++) {
             int64_t g = b + i;
-            L->csr_feature[g] = cf_node_key(f, L, g);
+            L->csr_feature[g] = canopy_cf_node_key(f, L, g);
             L->csr_value[g] = 0;
             L->csr_children_idx[g] = -1;
             if (f->feature[g] < 0) continue;
-            L->csr_value[g] = cf_le_threshold(f->threshold[g], f->flags[g] & CF_CMP_LT);
+            L->csr_value[g] = canopy_cf_le_threshold(f->threshold[g], f->flags[g] & CF_CMP_LT);
             L->csr_children_idx[g] = (int32_t)c;
             L->csr_children[c++] = (int32_t)(b + f->left[g]);
             L->csr_children[c++] = (int32_t)(b + f->right[g]);
@@ -43,8 +43,8 @@ canopy_status cf_build_csr(const canopy_forest *f, cf_layout *L) {
     return CANOPY_OK;
 }
 
-void cf_walk_csr(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                 int32_t t0, int32_t t1, double *acc) {
+void canopy_cf_walk_csr(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
+                        int32_t t0, int32_t t1, double *acc) {
     const int32_t *feat = L->csr_feature, *cidx = L->csr_children_idx, *ch = L->csr_children;
     const float *val = L->csr_value;
     for (int32_t t = t0; t < t1; t++)

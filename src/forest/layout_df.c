@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-canopy_status cf_order_df(const canopy_forest *f, const cf_layout *L, int64_t *order) {
+canopy_status canopy_cf_order_df(const canopy_forest *f, const cf_layout *L, int64_t *order) {
     (void)L;
     int32_t max_n = 1;
     for (int32_t t = 0; t < f->n_trees; t++)

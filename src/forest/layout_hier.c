@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L) {
+canopy_status canopy_cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L) {
     if (depth < 3 || depth > 5)
         return canopy_fail(CANOPY_ERR_INVALID, "hier subtree depth %d (3 to 5)", depth);
-    canopy_status s = cf_layout_init(f, L);
-    if (!s) s = cf_layout_levels(f, L);
+    canopy_status s = canopy_cf_layout_init(f, L);
+    if (!s) s = canopy_cf_layout_levels(f, L);
     if (s) {
-        cf_layout_free(L);
+        canopy_cf_layout_free(L);
         return s;
     }
     L->kind = CANOPY_FOREST_LAYOUT_HIER;
@@ -27,7 +27,7 @@ canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L)
     for (int64_t g = 0; g < f->n_nodes; g++)
         if (f->feature[g] >= 0 && L->level[g] % depth == depth - 1) total += 2;
     if (total > INT32_MAX / C) {
-        cf_layout_free(L);
+        canopy_cf_layout_free(L);
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "too many hier subtrees (%lld)",
                            (long long)total);
     }
@@ -39,7 +39,7 @@ canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L)
     if (!qroot || !slot || !L->hier_thr || !L->hier_key || !L->hier_conn) {
         free(qroot);
         free(slot);
-        cf_layout_free(L);
+        canopy_cf_layout_free(L);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for the hier layout");
     }
     int64_t ns = 0;
@@ -58,9 +58,9 @@ canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L)
             for (int32_t j = 0; j < S; j++) {
                 if (slot[j] < 0) continue;
                 int64_t g = b + slot[j];
-                key[j] = cf_node_key(f, L, g);
+                key[j] = canopy_cf_node_key(f, L, g);
                 if (f->feature[g] < 0) continue;
-                thr[j] = cf_le_threshold(f->threshold[g], f->flags[g] & CF_CMP_LT);
+                thr[j] = canopy_cf_le_threshold(f->threshold[g], f->flags[g] & CF_CMP_LT);
                 if (j < bottom) {
                     slot[2 * j + 1] = f->left[g];
                     slot[2 * j + 2] = f->right[g];
@@ -80,8 +80,8 @@ canopy_status cf_build_hier(const canopy_forest *f, int32_t depth, cf_layout *L)
     return CANOPY_OK;
 }
 
-void cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
-                  int32_t t0, int32_t t1, double *acc) {
+void canopy_cf_walk_hier(const cf_layout *L, const float *X, int64_t stride, int64_t r0, int64_t r1,
+                         int32_t t0, int32_t t1, double *acc) {
     const int32_t S = (1 << L->hier_depth) - 1, C = 1 << L->hier_depth;
     const int32_t bottom = (1 << (L->hier_depth - 1)) - 1;
     for (int32_t t = t0; t < t1; t++)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-canopy_status cf_layout_init(const canopy_forest *f, cf_layout *L) {
+canopy_status canopy_cf_layout_init(const canopy_forest *f, cf_layout *L) {
     memset(L, 0, sizeof *L);
     L->n_trees = f->n_trees;
     L->n_outputs = f->n_outputs;
@@ -21,7 +21,7 @@ canopy_status cf_layout_init(const canopy_forest *f, cf_layout *L) {
     L->leaf_out = malloc((size_t)nl * sizeof *L->leaf_out);
     L->root = malloc((size_t)f->n_trees * sizeof *L->root);
     if (!L->leaf_of || !L->leaf_off || !L->leaf_out || !L->root) {
-        cf_layout_free(L);
+        canopy_cf_layout_free(L);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for a forest layout");
     }
     int64_t k = 0;
@@ -38,7 +38,7 @@ canopy_status cf_layout_init(const canopy_forest *f, cf_layout *L) {
     return CANOPY_OK;
 }
 
-int32_t cf_node_key(const canopy_forest *f, const cf_layout *L, int64_t g) {
+int32_t canopy_cf_node_key(const canopy_forest *f, const cf_layout *L, int64_t g) {
     if (f->feature[g] < 0) return ~L->leaf_of[g];
     int32_t key = f->feature[g];
     if (f->flags[g] & CF_MISS_ZERO) key |= CF_KEY_ZERO;
@@ -46,7 +46,7 @@ int32_t cf_node_key(const canopy_forest *f, const cf_layout *L, int64_t g) {
     return key;
 }
 
-void cf_layout_free(cf_layout *L) {
+void canopy_cf_layout_free(cf_layout *L) {
     free(L->leaf_off);
     free(L->leaf_out);
     free(L->root);
@@ -74,7 +74,7 @@ void cf_layout_free(cf_layout *L) {
     memset(L, 0, sizeof *L);
 }
 
-canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L) {
+canopy_status canopy_cf_layout_levels(const canopy_forest *f, cf_layout *L) {
     L->level = malloc((size_t)f->n_nodes * sizeof *L->level);
     L->is_cold = calloc((size_t)f->n_nodes, 1);
     if (!L->level || !L->is_cold) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
@@ -114,18 +114,21 @@ canopy_status cf_layout_levels(const canopy_forest *f, cf_layout *L) {
     return CANOPY_OK;
 }
 
-canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
-                              int32_t switch_level, const uint8_t *cold, cf_layout *L) {
+canopy_status canopy_cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
+                                     int32_t switch_level, const uint8_t *cold, cf_layout *L) {
     static const cf_order_fn orders[CANOPY_FOREST_LAYOUT_COUNT] = {
-        [CANOPY_FOREST_LAYOUT_DF] = cf_order_df, [CANOPY_FOREST_LAYOUT_BF] = cf_order_bf,
-        [CANOPY_FOREST_LAYOUT_LL] = cf_order_ll, [CANOPY_FOREST_LAYOUT_SLL] = cf_order_sll,
-        [CANOPY_FOREST_LAYOUT_CC] = cf_order_cc, [CANOPY_FOREST_LAYOUT_HYBRID] = cf_order_hybrid,
+        [CANOPY_FOREST_LAYOUT_DF] = canopy_cf_order_df,
+        [CANOPY_FOREST_LAYOUT_BF] = canopy_cf_order_bf,
+        [CANOPY_FOREST_LAYOUT_LL] = canopy_cf_order_ll,
+        [CANOPY_FOREST_LAYOUT_SLL] = canopy_cf_order_sll,
+        [CANOPY_FOREST_LAYOUT_CC] = canopy_cf_order_cc,
+        [CANOPY_FOREST_LAYOUT_HYBRID] = canopy_cf_order_hybrid,
     };
     if (kind >= CANOPY_FOREST_LAYOUT_COUNT || !orders[kind])
         return canopy_fail(CANOPY_ERR_INTERNAL, "layout %d is not a linked layout", (int)kind);
     if (f->n_nodes > INT32_MAX)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "forests of more than 2^31 nodes");
-    canopy_status s = cf_layout_init(f, L);
+    canopy_status s = canopy_cf_layout_init(f, L);
     if (s) return s;
     L->kind = kind;
     L->switch_level = switch_level;
@@ -134,7 +137,7 @@ canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
     int32_t *pos = malloc((size_t)f->n_nodes * sizeof *pos);
     L->nodes = malloc((size_t)f->n_nodes * sizeof *L->nodes);
     if (!order || !pos || !L->nodes) s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
-    if (!s) s = cf_layout_levels(f, L);
+    if (!s) s = canopy_cf_layout_levels(f, L);
     if (!s) s = orders[kind](f, L, order);
     if (!s) {
         for (int64_t i = 0; i < f->n_nodes; i++) pos[i] = -1;
@@ -152,11 +155,11 @@ canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
         for (int32_t i = 0; i < f->trees[t].n_nodes; i++) {
             int64_t g = b + i;
             cf_lnode *nd = &L->nodes[pos[g]];
-            nd->key = cf_node_key(f, L, g);
+            nd->key = canopy_cf_node_key(f, L, g);
             nd->thr = 0;
             nd->child = 0;
             if (f->feature[g] < 0) continue;
-            nd->thr = cf_le_threshold(f->threshold[g], f->flags[g] & CF_CMP_LT);
+            nd->thr = canopy_cf_le_threshold(f->threshold[g], f->flags[g] & CF_CMP_LT);
             nd->child = pos[b + f->left[g]];
             if (pos[b + f->right[g]] != nd->child + 1) {
                 s = canopy_fail(CANOPY_ERR_INTERNAL, "%s order separates siblings",
@@ -170,6 +173,6 @@ canopy_status cf_build_linked(const canopy_forest *f, canopy_forest_layout kind,
     free(order);
     free(pos);
     L->cold_in = NULL; /* borrowed for the build only */
-    if (s) cf_layout_free(L);
+    if (s) canopy_cf_layout_free(L);
     return s;
 }

@@ -4,7 +4,7 @@
  * nodes at the same step (inter-traversal locality), the pattern of the interpreter. */
 #include "forest/forest.h"
 
-canopy_status cf_order_ll(const canopy_forest *f, const cf_layout *L, int64_t *order) {
+canopy_status canopy_cf_order_ll(const canopy_forest *f, const cf_layout *L, int64_t *order) {
     int64_t p = 0, per = L->max_level + 2;
     for (int32_t k = 0; k <= L->max_level; k++)
         for (int32_t t = 0; t < f->n_trees; t++) {

@@ -22,7 +22,7 @@ static void emit_children(const canopy_forest *f, const cf_layout *L, int32_t k,
     }
 }
 
-canopy_status cf_order_sll(const canopy_forest *f, const cf_layout *L, int64_t *order) {
+canopy_status canopy_cf_order_sll(const canopy_forest *f, const cf_layout *L, int64_t *order) {
     int64_t p = 0;
     for (int32_t t = 0; t < f->n_trees; t++) order[p++] = f->trees[t].first;
     for (int32_t k = 1; k <= L->max_level; k++) {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-canopy_status cf_json_parse(const char *buf, size_t len, const char *name,
-                            struct json_object **out) {
+canopy_status canopy_cf_json_parse(const char *buf, size_t len, const char *name,
+                                   struct json_object **out) {
     if (len > INT32_MAX)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s: JSON larger than 2 GiB", name);
     json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
@@ -58,8 +58,8 @@ static const char *type_word(int type) {
     }
 }
 
-canopy_status cf_json_get(struct json_object *obj, const char *key, int type, const char *name,
-                          const char *where, struct json_object **out) {
+canopy_status canopy_cf_json_get(struct json_object *obj, const char *key, int type,
+                                 const char *name, const char *where, struct json_object **out) {
     json_object *v = NULL;
     if (!obj || !json_object_is_type(obj, json_type_object) ||
         !json_object_object_get_ex(obj, key, &v))
@@ -74,8 +74,8 @@ canopy_status cf_json_get(struct json_object *obj, const char *key, int type, co
     return CANOPY_OK;
 }
 
-canopy_status cf_json_number(struct json_object *v, const char *name, const char *where,
-                             double *out) {
+canopy_status canopy_cf_json_number(struct json_object *v, const char *name, const char *where,
+                                    double *out) {
     json_type t = json_object_get_type(v);
     if (t == json_type_int || t == json_type_double) {
         *out = json_object_get_double(v);
@@ -127,13 +127,13 @@ static canopy_status load_text(const char *copy, size_t len, const char *name,
     canopy_status s;
     switch (fmt) {
     case CANOPY_FOREST_FORMAT_XGBOOST:
-        s = cf_import_xgboost(copy, len, name, out);
+        s = canopy_cf_import_xgboost(copy, len, name, out);
         break;
     case CANOPY_FOREST_FORMAT_LIGHTGBM:
-        s = cf_import_lightgbm(copy, len, name, out);
+        s = canopy_cf_import_lightgbm(copy, len, name, out);
         break;
     case CANOPY_FOREST_FORMAT_CANOPY:
-        s = cf_import_canopy(copy, len, name, out);
+        s = canopy_cf_import_canopy(copy, len, name, out);
         break;
     default:
         s = canopy_fail(CANOPY_ERR_FORMAT,

@@ -22,7 +22,7 @@ static canopy_status grow(void **p, int64_t *cap, int64_t need, size_t elem) {
     return CANOPY_OK;
 }
 
-canopy_status cf_forest_new(canopy_forest **out) {
+canopy_status canopy_cf_forest_new(canopy_forest **out) {
     canopy_forest *f = calloc(1, sizeof *f);
     if (!f) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for a forest");
     f->sigmoid_scale = 1.0;
@@ -32,7 +32,7 @@ canopy_status cf_forest_new(canopy_forest **out) {
 
 void canopy_forest_free(canopy_forest *f) {
     if (!f) return;
-    cf_gpu_release(f);
+    canopy_cf_gpu_release(f);
     free(f->base);
     free(f->trees);
     free(f->feature);
@@ -45,7 +45,7 @@ void canopy_forest_free(canopy_forest *f) {
     free(f);
 }
 
-canopy_status cf_add_tree(canopy_forest *f, int32_t n_nodes, int32_t output, int32_t *t) {
+canopy_status canopy_cf_add_tree(canopy_forest *f, int32_t n_nodes, int32_t output, int32_t *t) {
     if (n_nodes < 1) return canopy_fail(CANOPY_ERR_FORMAT, "tree %d has no nodes", f->n_trees);
     if (f->n_trees == INT32_MAX) return canopy_fail(CANOPY_ERR_FORMAT, "too many trees");
     int64_t c = f->cap_trees;
@@ -83,7 +83,7 @@ canopy_status cf_add_tree(canopy_forest *f, int32_t n_nodes, int32_t output, int
     return CANOPY_OK;
 }
 
-canopy_status cf_leaf_values(canopy_forest *f, int32_t t, int32_t node, double **vals) {
+canopy_status canopy_cf_leaf_values(canopy_forest *f, int32_t t, int32_t node, double **vals) {
     const cf_tree *tr = &f->trees[t];
     int32_t w = cf_leaf_width(f, tr);
     int64_t g = tr->first + node;
@@ -98,7 +98,7 @@ canopy_status cf_leaf_values(canopy_forest *f, int32_t t, int32_t node, double *
     return CANOPY_OK;
 }
 
-canopy_status cf_set_base(canopy_forest *f, const double *base, int32_t n) {
+canopy_status canopy_cf_set_base(canopy_forest *f, const double *base, int32_t n) {
     free(f->base);
     f->base = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     if (!f->base) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory");
@@ -106,7 +106,7 @@ canopy_status cf_set_base(canopy_forest *f, const double *base, int32_t n) {
     return CANOPY_OK;
 }
 
-canopy_status cf_validate(const canopy_forest *f, const char *what) {
+canopy_status canopy_cf_validate(const canopy_forest *f, const char *what) {
     if (f->n_outputs < 1)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: the model has no outputs", what);
     if (f->n_features < 1)
@@ -195,14 +195,14 @@ canopy_status cf_validate(const canopy_forest *f, const char *what) {
     return s;
 }
 
-float cf_le_threshold(double t, int lt) {
+float canopy_cf_le_threshold(double t, int lt) {
     float f = (float)t;
     if (lt ? (double)f >= t : (double)f > t) f = nextafterf(f, -INFINITY);
     return f;
 }
 
-int32_t cf_tree_depth(const canopy_forest *f, int32_t t) {
-    /* Children come after parents (checked by cf_validate), so one forward pass. */
+int32_t canopy_cf_tree_depth(const canopy_forest *f, int32_t t) {
+    /* Children come after parents (checked by canopy_cf_validate), so one forward pass. */
     const cf_tree *tr = &f->trees[t];
     int32_t *d = calloc((size_t)tr->n_nodes, sizeof *d);
     if (!d) return 0;
@@ -229,7 +229,7 @@ void canopy_forest_get_info(const canopy_forest *f, canopy_forest_info *info) {
     info->n_nodes = f->n_nodes;
     for (int64_t i = 0; i < f->n_nodes; i++) info->n_leaves += f->feature[i] < 0;
     for (int32_t t = 0; t < f->n_trees; t++) {
-        int32_t d = cf_tree_depth(f, t);
+        int32_t d = canopy_cf_tree_depth(f, t);
         if (d > info->max_depth) info->max_depth = d;
         info->depth_hist[d < CANOPY_FOREST_MAX_DEPTH_HIST ? d : CANOPY_FOREST_MAX_DEPTH_HIST - 1]++;
     }
@@ -301,7 +301,7 @@ PARSER(canopy_forest_mapping_parse, canopy_forest_mapping, "mapping", mapping_na
 
 /* ------------------------------------------------------------- raw trees -- */
 
-canopy_status cf_raw_alloc(cf_raw_tree *r, int32_t n, int32_t width) {
+canopy_status canopy_cf_raw_alloc(cf_raw_tree *r, int32_t n, int32_t width) {
     memset(r, 0, sizeof *r);
     if (n < 1) return canopy_fail(CANOPY_ERR_FORMAT, "a tree with %d nodes", n);
     r->n = n;
@@ -312,13 +312,13 @@ canopy_status cf_raw_alloc(cf_raw_tree *r, int32_t n, int32_t width) {
     r->flags = calloc((size_t)n, sizeof *r->flags);
     r->value = calloc((size_t)n * (size_t)width, sizeof *r->value);
     if (!r->feature || !r->thr || !r->left || !r->right || !r->flags || !r->value) {
-        cf_raw_free(r);
+        canopy_cf_raw_free(r);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for a tree of %d nodes", n);
     }
     return CANOPY_OK;
 }
 
-void cf_raw_free(cf_raw_tree *r) {
+void canopy_cf_raw_free(cf_raw_tree *r) {
     free(r->feature);
     free(r->thr);
     free(r->left);
@@ -328,8 +328,8 @@ void cf_raw_free(cf_raw_tree *r) {
     memset(r, 0, sizeof *r);
 }
 
-canopy_status cf_add_raw_tree(canopy_forest *f, const cf_raw_tree *r, int32_t root, int32_t output,
-                              const char *what) {
+canopy_status canopy_cf_add_raw_tree(canopy_forest *f, const cf_raw_tree *r, int32_t root,
+                                     int32_t output, const char *what) {
     int32_t *newid = malloc((size_t)r->n * sizeof *newid);
     int32_t *queue = malloc((size_t)r->n * sizeof *queue);
     canopy_status s = CANOPY_OK;
@@ -360,7 +360,7 @@ canopy_status cf_add_raw_tree(canopy_forest *f, const cf_raw_tree *r, int32_t ro
         }
     }
     int32_t t = 0;
-    if (!s) s = cf_add_tree(f, tail, output, &t);
+    if (!s) s = canopy_cf_add_tree(f, tail, output, &t);
     for (int32_t j = 0; j < tail && !s; j++) {
         int32_t i = queue[j];
         int64_t g = f->trees[t].first + j;
@@ -372,7 +372,7 @@ canopy_status cf_add_raw_tree(canopy_forest *f, const cf_raw_tree *r, int32_t ro
             f->flags[g] = r->flags[i];
         } else {
             double *v;
-            s = cf_leaf_values(f, t, j, &v);
+            s = canopy_cf_leaf_values(f, t, j, &v);
             int32_t w = cf_leaf_width(f, &f->trees[t]);
             if (!s) memcpy(v, r->value + (size_t)i * (size_t)w, (size_t)w * sizeof *v);
         }

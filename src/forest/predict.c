@@ -32,11 +32,11 @@ static canopy_status build(const canopy_forest *f, canopy_forest_layout l, int32
                            int32_t switch_level, const uint8_t *cold, cf_layout *L) {
     switch (l) {
     case CANOPY_FOREST_LAYOUT_CSR:
-        return cf_build_csr(f, L);
+        return canopy_cf_build_csr(f, L);
     case CANOPY_FOREST_LAYOUT_HIER:
-        return cf_build_hier(f, hier_depth ? hier_depth : 4, L);
+        return canopy_cf_build_hier(f, hier_depth ? hier_depth : 4, L);
     default:
-        return cf_build_linked(f, l, switch_level, cold, L);
+        return canopy_cf_build_linked(f, l, switch_level, cold, L);
     }
 }
 
@@ -54,9 +54,9 @@ static void resolve_auto(const canopy_forest *f, canopy_points X, canopy_predict
         st->beta = X.n > 0 ? 0 : 0.5;
         return;
     }
-    double beta = X.n > 0 ? cf_sample_bias(f, X, cold) : 0.5;
+    double beta = X.n > 0 ? canopy_cf_sample_bias(f, X, cold) : 0.5;
     cf_cache_choice c;
-    cf_cache_model(f, beta, &c);
+    canopy_cf_cache_model(f, beta, &c);
     if (o->layout == CANOPY_FOREST_LAYOUT_AUTO)
         o->layout = c.forest_layout;
     else if (o->layout == CANOPY_FOREST_LAYOUT_HYBRID && !o->switch_level)
@@ -79,7 +79,7 @@ canopy_status canopy_forest_layout_bytes(const canopy_forest *f, canopy_forest_l
     canopy_status s = build(f, o.layout, o.hier_depth, o.switch_level, NULL, &L);
     if (s) return s;
     *bytes = L.bytes;
-    cf_layout_free(&L);
+    canopy_cf_layout_free(&L);
     return CANOPY_OK;
 }
 
@@ -87,13 +87,13 @@ static void walk(const cf_layout *L, canopy_isa isa, const float *X, int64_t str
                  int64_t r1, int32_t t0, int32_t t1, double *acc) {
     switch (L->kind) {
     case CANOPY_FOREST_LAYOUT_CSR:
-        cf_walk_csr(L, X, stride, r0, r1, t0, t1, acc);
+        canopy_cf_walk_csr(L, X, stride, r0, r1, t0, t1, acc);
         break;
     case CANOPY_FOREST_LAYOUT_HIER:
-        cf_walk_hier(L, X, stride, r0, r1, t0, t1, acc);
+        canopy_cf_walk_hier(L, X, stride, r0, r1, t0, t1, acc);
         break;
     default:
-        cf_walk_sync(L, isa, X, stride, r0, r1, t0, t1, acc);
+        canopy_cf_walk_sync(L, isa, X, stride, r0, r1, t0, t1, acc);
         break;
     }
 }
@@ -110,7 +110,7 @@ static void walk(const cf_layout *L, canopy_isa isa, const float *X, int64_t str
 static void cache_blocks(const cf_layout *L, const cvm_program *prog, int vm, int64_t n,
                          int threads, int64_t *rows, int32_t *trees) {
     int32_t nt = L->n_trees > 0 ? L->n_trees : 1;
-    int64_t l2 = cf_machine_latencies()->l2_bytes, bytes = 0;
+    int64_t l2 = canopy_cf_machine_latencies()->l2_bytes, bytes = 0;
     if (l2 <= 0) l2 = 512 << 10; /* unknown: a small L2 */
     if (vm)
         bytes =
@@ -231,8 +231,8 @@ static void finish_row(const canopy_forest *f, const double *inv_count, double *
     out[0] = best;
 }
 
-canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
-                                 const canopy_predict_options *opt, cf_plan *plan) {
+canopy_status canopy_cf_predict_resolve(const canopy_forest *f, canopy_points X,
+                                        const canopy_predict_options *opt, cf_plan *plan) {
     memset(plan, 0, sizeof *plan);
     canopy_predict_options o = opt ? *opt : canopy_predict_options_default();
     canopy_predict_stats st;
@@ -266,7 +266,7 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
     if (o.layout == CANOPY_FOREST_LAYOUT_AUTO || o.layout == CANOPY_FOREST_LAYOUT_HYBRID)
         resolve_auto(f, X, &o, &st, cold);
     else if (cold)
-        st.beta = cf_sample_bias(f, X, cold);
+        st.beta = canopy_cf_sample_bias(f, X, cold);
     /* auto on linked layouts: the level-synchronous walker, on SIMD lanes where
      * AVX-512 gathers are there (bench/results/forests.md measured it ahead of the
      * interpreter and of AVX2 gathers; docs/forests.md), unless this machine's
@@ -274,7 +274,7 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
     canopy_isa cpu = canopy_cpu_isa();
     if (o.engine == CANOPY_FOREST_ENGINE_AUTO)
         o.engine = is_linked(o.layout) && cpu >= CANOPY_ISA_AVX512 &&
-                           cf_machine_latencies()->simd_walk != 0
+                           canopy_cf_machine_latencies()->simd_walk != 0
                        ? CANOPY_FOREST_ENGINE_SIMD
                        : CANOPY_FOREST_ENGINE_SCALAR;
     int vm = o.engine == CANOPY_FOREST_ENGINE_VM || o.engine == CANOPY_FOREST_ENGINE_VM_SIMD;
@@ -306,28 +306,28 @@ canopy_status cf_predict_resolve(const canopy_forest *f, canopy_points X,
     return CANOPY_OK;
 }
 
-canopy_status cf_predict_build(const canopy_forest *f, cf_plan *plan) {
+canopy_status canopy_cf_predict_build(const canopy_forest *f, cf_plan *plan) {
     double t0 = canopy_now();
     const canopy_predict_options *po = &plan->o;
     canopy_status s = build(f, po->layout, po->hier_depth, po->switch_level, plan->cold, &plan->L);
     if (s) return s;
-    if (plan->vm) s = cf_vm_compile(&plan->L, &plan->prog);
-    if (!s && !plan->vm && is_linked(po->layout)) s = cf_build_sync(f, &plan->L);
+    if (plan->vm) s = canopy_cf_vm_compile(&plan->L, &plan->prog);
+    if (!s && !plan->vm && is_linked(po->layout)) s = canopy_cf_build_sync(f, &plan->L);
     plan->st.build_seconds = canopy_now() - t0;
-    if (s) cf_plan_free(plan);
+    if (s) canopy_cf_plan_free(plan);
     return s;
 }
 
-void cf_plan_free(cf_plan *plan) {
+void canopy_cf_plan_free(cf_plan *plan) {
     free(plan->prog.code);
     plan->prog.code = NULL;
-    cf_layout_free(&plan->L);
+    canopy_cf_layout_free(&plan->L);
     free(plan->cold);
     plan->cold = NULL;
 }
 
-canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy_points X,
-                             double *out, canopy_predict_stats *stats) {
+canopy_status canopy_cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy_points X,
+                                    double *out, canopy_predict_stats *stats) {
     if (X.d != f->n_features)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "the data has %d columns but the model has %d features", X.d,
@@ -367,7 +367,7 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
     int failed = 0;
     cf_gpu_report gr;
     memset(&gr, 0, sizeof gr);
-    if (!s && gpu) s = cf_gpu_predict(f, Lp, X, o.engine, o.mapping, acc, &gr);
+    if (!s && gpu) s = canopy_cf_gpu_predict(f, Lp, X, o.engine, o.mapping, acc, &gr);
     if (!s && n > 0 && !gpu) {
 #pragma omp parallel num_threads(threads)
         {
@@ -398,10 +398,10 @@ canopy_status cf_predict_run(const canopy_forest *f, const cf_plan *plan, canopy
                         /* the interpreter's queue: 64 rows x 64 trees per call */
                         for (int64_t q0 = r0; q0 < r1; q0 += ROW_BLOCK)
                             for (int32_t tc = ta; tc < tb; tc += TREE_BLOCK)
-                                cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride, q0,
-                                            q0 + ROW_BLOCK < r1 ? q0 + ROW_BLOCK : r1, tc,
-                                            tc + TREE_BLOCK < tb ? tc + TREE_BLOCK : tb, qrow, qpc,
-                                            a + (q0 - r0) * K);
+                                canopy_cf_vm_block(Lp, &prog, isa, o.compaction, X.data, X.stride,
+                                                   q0, q0 + ROW_BLOCK < r1 ? q0 + ROW_BLOCK : r1,
+                                                   tc, tc + TREE_BLOCK < tb ? tc + TREE_BLOCK : tb,
+                                                   qrow, qpc, a + (q0 - r0) * K);
                     }
                 }
             free(qrow);
@@ -472,9 +472,9 @@ canopy_status canopy_forest_predict(const canopy_forest *f, canopy_points X,
                                     const canopy_predict_options *opt, double *out,
                                     canopy_predict_stats *stats) {
     cf_plan plan;
-    canopy_status s = cf_predict_resolve(f, X, opt, &plan);
-    if (s || (s = cf_predict_build(f, &plan))) return s;
-    s = cf_predict_run(f, &plan, X, out, stats);
-    cf_plan_free(&plan);
+    canopy_status s = canopy_cf_predict_resolve(f, X, opt, &plan);
+    if (s || (s = canopy_cf_predict_build(f, &plan))) return s;
+    s = canopy_cf_predict_run(f, &plan, X, out, stats);
+    canopy_cf_plan_free(&plan);
     return s;
 }

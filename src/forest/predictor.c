@@ -72,8 +72,8 @@ static canopy_status make_plan(canopy_predictor *p) {
     canopy_predict_options o = p->opt;
     if (o.backend == CANOPY_BACKEND_AUTO) o.backend = CANOPY_BACKEND_CPU;
     canopy_points none = {NULL, 0, p->f->n_features, p->f->n_features};
-    canopy_status s = cf_predict_resolve(p->f, none, &o, &p->plan);
-    return s ? s : cf_predict_build(p->f, &p->plan);
+    canopy_status s = canopy_cf_predict_resolve(p->f, none, &o, &p->plan);
+    return s ? s : canopy_cf_predict_build(p->f, &p->plan);
 }
 
 canopy_status canopy_predictor_compile(const canopy_forest *f, const canopy_predict_options *opt,
@@ -97,8 +97,8 @@ canopy_status canopy_predictor_compile(const canopy_forest *f, const canopy_pred
 void canopy_predictor_free(canopy_predictor *p) {
     if (!p || p->magic != PREDICTOR_MAGIC) return;
     p->magic = 0;
-    cf_plan_free(&p->plan);
-    if (p->f == &p->loaded) cf_gpu_release(&p->loaded);
+    canopy_cf_plan_free(&p->plan);
+    if (p->f == &p->loaded) canopy_cf_gpu_release(&p->loaded);
     canopy_secfile_close(&p->file);
     free(p);
 }
@@ -113,7 +113,7 @@ canopy_status canopy_predictor_predict(const canopy_predictor *p, canopy_points 
     cf_plan plan = p->plan; /* shares the layout; only the output kind differs */
     plan.o.output = output;
     plan.st.build_seconds = 0.0;
-    return cf_predict_run(p->f, &plan, X, out, stats);
+    return canopy_cf_predict_run(p->f, &plan, X, out, stats);
 }
 
 const canopy_forest *canopy_predictor_forest(const canopy_predictor *p) {
@@ -168,7 +168,7 @@ static canopy_status bad(const canopy_secfile *f, const char *what) {
     return canopy_fail(CANOPY_ERR_FORMAT, "%s: inconsistent compiled forest: %s", f->name, what);
 }
 
-/* What cf_validate takes for granted from an importer: trees inside the node arrays,
+/* What canopy_cf_validate takes for granted from an importer: trees inside the node arrays,
  * leaf values inside the value array, enums in range. */
 static canopy_status check_ranges(const canopy_secfile *file, const canopy_forest *f) {
     if (f->link < CANOPY_LINK_IDENTITY || f->link > CANOPY_LINK_EXP ||
@@ -246,7 +246,7 @@ static canopy_status from_file(canopy_predictor *p) {
     f->flags = (uint8_t *)flags;
     f->value_off = (int64_t *)voff;
     f->values = (double *)vals;
-    if ((s = check_ranges(file, f)) || (s = cf_validate(f, file->name))) return s;
+    if ((s = check_ranges(file, f)) || (s = canopy_cf_validate(f, file->name))) return s;
     canopy_predict_options *o = &p->opt;
     o->layout = (canopy_forest_layout)m[M_LAYOUT];
     o->engine = (canopy_forest_engine)m[M_ENGINE];

@@ -26,10 +26,10 @@ static void walk_row(const cf_layout *L, const float *X, int64_t stride, int64_t
                      double *acc_row) {
     switch (L->kind) {
     case CANOPY_FOREST_LAYOUT_CSR:
-        cf_walk_csr(L, X, stride, r, r + 1, t, t + 1, acc_row);
+        canopy_cf_walk_csr(L, X, stride, r, r + 1, t, t + 1, acc_row);
         break;
     case CANOPY_FOREST_LAYOUT_HIER:
-        cf_walk_hier(L, X, stride, r, r + 1, t, t + 1, acc_row);
+        canopy_cf_walk_hier(L, X, stride, r, r + 1, t, t + 1, acc_row);
         break;
     default:
         walk_linked_row(L, X + r * stride, t, acc_row);
@@ -37,9 +37,9 @@ static void walk_row(const cf_layout *L, const float *X, int64_t stride, int64_t
     }
 }
 
-canopy_status cf_predict_rows(const cf_layout *L, const cvm_program *prog, int simd, int compaction,
-                              const float *X, int64_t stride, int64_t n, const int32_t *tree_of,
-                              double *acc, int64_t *steps) {
+canopy_status canopy_cf_predict_rows(const cf_layout *L, const cvm_program *prog, int simd,
+                                     int compaction, const float *X, int64_t stride, int64_t n,
+                                     const int32_t *tree_of, double *acc, int64_t *steps) {
     if (prog && (int64_t)ROWS_BLOCK * stride >= INT32_MAX) simd = 0; /* 32-bit gathers */
     int64_t nb = (n + ROWS_BLOCK - 1) / ROWS_BLOCK, total = 0;
     int failed = 0;
@@ -70,9 +70,10 @@ canopy_status cf_predict_rows(const cf_layout *L, const cvm_program *prog, int s
                 qpc[i] = L->root[tree_of[r0 + i]];
             }
             cvm_forest_ctx ctx = {prog, L->values, L->n_outputs};
-            total += simd ? cvm_forest_run_avx2(&ctx, X + r0 * stride, stride, qrow, qpc, m, a,
-                                                compaction)
-                          : cvm_forest_run_scalar(&ctx, X + r0 * stride, stride, qrow, qpc, m, a);
+            total +=
+                simd ? canopy_cvm_forest_run_avx2(&ctx, X + r0 * stride, stride, qrow, qpc, m, a,
+                                                  compaction)
+                     : canopy_cvm_forest_run_scalar(&ctx, X + r0 * stride, stride, qrow, qpc, m, a);
         }
         free(qrow);
         free(qpc);

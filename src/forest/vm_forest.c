@@ -7,8 +7,8 @@
 
 #include "forest/forest.h"
 
-int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
-                              int32_t *row, int32_t *pc, int32_t n, double *acc) {
+int64_t canopy_cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                                     int32_t *row, int32_t *pc, int32_t n, double *acc) {
     const cvm_insn *code = ctx->prog->code;
     int64_t steps = 0;
     while (n > 0) {

@@ -29,13 +29,15 @@ static inline void cvm_forest_store_leaf(const cvm_forest_ctx *c, const cvm_insn
  * both need n + CVM_PAD entries (SIMD padding). Finished traversals are removed by stream
  * compaction; with compaction == 0 (SIMD only) they stay as padding bubbles, the
  * paper's baseline. Returns the number of SIMD (or scalar) steps executed. */
-int64_t cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
-                              int32_t *row, int32_t *pc, int32_t n, double *acc);
+int64_t canopy_cvm_forest_run_scalar(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                                     int32_t *row, int32_t *pc, int32_t n, double *acc);
 /* The SIMD ones (vm_forest_lanes.h) on 8 AVX2 or 16 AVX-512 lanes; call only when
  * canopy_cpu_isa() reports the ISA. */
-int64_t cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride, int32_t *row,
-                            int32_t *pc, int32_t n, double *acc, int compaction);
-int64_t cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
-                              int32_t *row, int32_t *pc, int32_t n, double *acc, int compaction);
+int64_t canopy_cvm_forest_run_avx2(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                                   int32_t *row, int32_t *pc, int32_t n, double *acc,
+                                   int compaction);
+int64_t canopy_cvm_forest_run_avx512(const cvm_forest_ctx *ctx, const float *X, int64_t stride,
+                                     int32_t *row, int32_t *pc, int32_t n, double *acc,
+                                     int compaction);
 
 #endif

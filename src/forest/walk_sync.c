@@ -104,7 +104,7 @@ static canopy_status build_perfect(cf_layout *L) {
     return CANOPY_OK;
 }
 
-canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L) {
+canopy_status canopy_cf_build_sync(const canopy_forest *f, cf_layout *L) {
     int64_t n = L->n_lnodes;
     size_t nn = (size_t)(n > 0 ? n : 1), nt = (size_t)(L->n_trees > 0 ? L->n_trees : 1);
     if ((uint64_t)n * sizeof(cf_snode) > UINT32_MAX)
@@ -137,7 +137,7 @@ canopy_status cf_build_sync(const canopy_forest *f, cf_layout *L) {
     }
     for (int32_t t = 0; t < L->n_trees; t++) {
         /* a forest without features has only single-leaf trees: nothing to read */
-        L->tree_depth[t] = f->n_features > 0 ? cf_tree_depth(f, t) : 0;
+        L->tree_depth[t] = f->n_features > 0 ? canopy_cf_tree_depth(f, t) : 0;
         L->sync_out[t] = f->trees[t].output;
     }
     L->bytes += (size_t)n * (sizeof *L->sync_nodes + sizeof *L->sync_leaf + sizeof *L->sync_val);
@@ -169,7 +169,7 @@ static inline size_t step_zero(const char *base, size_t off, const char *x) {
     return nd->next + ((uint32_t)cf_go_right(v, nd->thr, nd->key) << 4);
 }
 
-/* deepest complete tree whose lower levels and leaves cf_walk_sync prefetches (8 KB of
+/* deepest complete tree whose lower levels and leaves canopy_cf_walk_sync prefetches (8 KB of
  * nodes) */
 #define CF_PREFETCH_DEPTH 10
 
@@ -234,16 +234,16 @@ SWEEP_SCALAR(sweep_zero, step_zero, rs)
  * eight rows share one pointer with constant displacements (no register spills) */
 SWEEP_SCALAR(sweep_perfect, step_perfect, 4)
 
-const cf_sweep_fn cf_sweeps_scalar[CF_SWEEP_MODES] = {sweep_plain, sweep_nan, sweep_zero,
-                                                      sweep_perfect};
+const cf_sweep_fn canopy_cf_sweeps_scalar[CF_SWEEP_MODES] = {sweep_plain, sweep_nan, sweep_zero,
+                                                             sweep_perfect};
 
-void cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride, int64_t r0,
-                  int64_t r1, int32_t t0, int32_t t1, double *acc) {
-    const cf_sweep_fn *sweeps = cf_sweeps_scalar;
+void canopy_cf_walk_sync(const cf_layout *L, canopy_isa isa, const float *X, int64_t stride,
+                         int64_t r0, int64_t r1, int32_t t0, int32_t t1, double *acc) {
+    const cf_sweep_fn *sweeps = canopy_cf_sweeps_scalar;
     if (isa >= CANOPY_ISA_AVX512)
-        sweeps = cf_sweeps_avx512;
+        sweeps = canopy_cf_sweeps_avx512;
     else if (isa >= CANOPY_ISA_AVX2)
-        sweeps = cf_sweeps_avx2;
+        sweeps = canopy_cf_sweeps_avx2;
     const char *base = (const char *)L->sync_nodes;
     const int32_t K = L->n_outputs;
     const size_t rs = (size_t)stride * sizeof(float);

@@ -23,7 +23,7 @@ typedef void (*cf_sweep_fn)(const char *base, int32_t depth, const char *xb, siz
 
 /* One table per lane width, indexed by CF_SWEEP_*: scalar (eight rows interleaved),
  * 8 lanes (AVX2), 16 lanes (AVX-512). */
-extern const cf_sweep_fn cf_sweeps_scalar[CF_SWEEP_MODES], cf_sweeps_avx2[CF_SWEEP_MODES],
-    cf_sweeps_avx512[CF_SWEEP_MODES];
+extern const cf_sweep_fn canopy_cf_sweeps_scalar[CF_SWEEP_MODES],
+    canopy_cf_sweeps_avx2[CF_SWEEP_MODES], canopy_cf_sweeps_avx512[CF_SWEEP_MODES];
 
 #endif

@@ -105,7 +105,7 @@ static void sweep_perfect_top(const char *base, int32_t depth, const char *xb, s
         }
         for (int g = 0; g < CF_TOP_GROUPS; g++) simt_storeu(off + r + g * SIMT_W, i[g]);
     }
-    cf_sweeps_scalar[CF_SWEEP_PERFECT](base, depth - top, xb, rs, nr, off);
+    canopy_cf_sweeps_scalar[CF_SWEEP_PERFECT](base, depth - top, xb, rs, nr, off);
 }
 
 #define SWEEP_(name, mode)                                                                         \

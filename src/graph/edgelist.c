@@ -9,43 +9,43 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
     int weighted = -1; /* unknown until the first edge */
     int64_t n = 0;
     canopy_status st = CANOPY_OK;
-    while (st == CANOPY_OK && line_reader_next(r)) {
+    while (st == CANOPY_OK && canopy_line_reader_next(r)) {
         char *s = r->line;
         while (*s == ' ' || *s == '\t') s++;
         if (*s == '\0' || *s == '#') continue;
         int64_t u, v;
         double w = 1.0;
-        if (!parse_i64(&s, &u) || !parse_i64(&s, &v)) {
-            st = line_error(r, "malformed edge: expected 'U V' or 'U V W'");
+        if (!canopy_parse_i64(&s, &u) || !canopy_parse_i64(&s, &v)) {
+            st = canopy_line_error(r, "malformed edge: expected 'U V' or 'U V W'");
             break;
         }
-        bool has_w = !at_line_end(s);
-        if (has_w && (!parse_f64(&s, &w) || !at_line_end(s))) {
-            st = line_error(r, "malformed edge: expected 'U V' or 'U V W'");
+        bool has_w = !canopy_at_line_end(s);
+        if (has_w && (!canopy_parse_f64(&s, &w) || !canopy_at_line_end(s))) {
+            st = canopy_line_error(r, "malformed edge: expected 'U V' or 'U V W'");
             break;
         }
         if (weighted < 0) {
             weighted = has_w;
-            st = coo_init(&c, 1 << 12, has_w);
+            st = canopy_coo_init(&c, 1 << 12, has_w);
             if (st != CANOPY_OK) break;
         } else if (weighted != has_w) {
-            st = line_error(r, "edge %s a weight but the first edge %s", has_w ? "has" : "lacks",
-                            weighted ? "has one" : "does not");
+            st = canopy_line_error(r, "edge %s a weight but the first edge %s",
+                                   has_w ? "has" : "lacks", weighted ? "has one" : "does not");
             break;
         }
         if (u < 0 || v < 0 || u >= INT32_MAX || v >= INT32_MAX) {
-            st = line_error(r, "vertex out of range (0-based, below 2^31-1): %lld %lld",
-                            (long long)u, (long long)v);
+            st = canopy_line_error(r, "vertex out of range (0-based, below 2^31-1): %lld %lld",
+                                   (long long)u, (long long)v);
             break;
         }
         if (u + 1 > n) n = u + 1;
         if (v + 1 > n) n = v + 1;
-        st = coo_push(&c, u, v, w);
+        st = canopy_coo_push(&c, u, v, w);
     }
     /* Vertex ids are not remapped: the largest id sizes the graph. */
     if (st == CANOPY_OK) st = graph_check_vertices(r, n, "its vertex ids make");
     if (st == CANOPY_OK) st = canopy_csr_from_coo(n, n, c.n, c.src, c.dst, c.w, out);
-    coo_release(&c);
+    canopy_coo_release(&c);
     return st;
 }
 

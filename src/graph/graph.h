@@ -155,11 +155,11 @@ typedef struct line_reader {
     size_t bytes; /* the whole file's size, for checking declared sizes against it */
 } line_reader;
 
-void line_reader_init(line_reader *r, const char *path, char *buf);
+void canopy_line_reader_init(line_reader *r, const char *path, char *buf);
 /* Next line, or false at end of file. */
-bool line_reader_next(line_reader *r);
+bool canopy_line_reader_next(line_reader *r);
 /* Fails with CANOPY_ERR_FORMAT: "PATH:LINE: message". */
-canopy_status line_error(const line_reader *r, const char *fmt, ...)
+canopy_status canopy_line_error(const line_reader *r, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -187,10 +187,10 @@ enum { GRAPH_FREE_VERTICES = 1 << 20, GRAPH_VERTICES_PER_BYTE = 4 };
 canopy_status graph_check_vertices(const line_reader *r, int64_t n, const char *what);
 /* Parses one integer or real field at *s (after blanks), advancing *s; false when
  * there is none or it does not end at a blank or the line's end. */
-bool parse_i64(char **s, int64_t *out);
-bool parse_f64(char **s, double *out);
+bool canopy_parse_i64(char **s, int64_t *out);
+bool canopy_parse_f64(char **s, double *out);
 /* True when only blanks remain. */
-bool at_line_end(const char *s);
+bool canopy_at_line_end(const char *s);
 
 /* COO entries being collected by a reader (grown by doubling). */
 typedef struct coo {
@@ -198,8 +198,8 @@ typedef struct coo {
     int64_t *src, *dst;
     double *w; /* NULL for pattern */
 } coo;
-canopy_status coo_init(coo *c, int64_t cap, bool weighted);
-canopy_status coo_push(coo *c, int64_t u, int64_t v, double w);
-void coo_release(coo *c);
+canopy_status canopy_coo_init(coo *c, int64_t cap, bool weighted);
+canopy_status canopy_coo_push(coo *c, int64_t u, int64_t v, double w);
+void canopy_coo_release(coo *c);
 
 #endif

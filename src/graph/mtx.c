@@ -25,92 +25,99 @@ static bool banner_words(char *line, char *w[5]) {
 }
 
 static bool next_content_line(line_reader *r) {
-    while (line_reader_next(r))
-        if (r->line[0] != '%' && !at_line_end(r->line)) return true;
+    while (canopy_line_reader_next(r))
+        if (r->line[0] != '%' && !canopy_at_line_end(r->line)) return true;
     return false;
 }
 
 static canopy_status parse(line_reader *r, canopy_csr *out) {
-    if (!line_reader_next(r)) {
+    if (!canopy_line_reader_next(r)) {
         r->lineno = 1;
-        return line_error(r, "empty file, not a Matrix Market file");
+        return canopy_line_error(r, "empty file, not a Matrix Market file");
     }
     if (strncmp(r->line, "%%MatrixMarket", 14) != 0)
-        return line_error(r, "not a Matrix Market file (the first line must start with "
-                             "%%%%MatrixMarket)");
+        return canopy_line_error(r, "not a Matrix Market file (the first line must start with "
+                                    "%%%%MatrixMarket)");
     char *w[5];
     if (!banner_words(r->line, w))
-        return line_error(r, "malformed banner: expected '%%%%MatrixMarket matrix coordinate "
-                             "FIELD SYMMETRY'");
+        return canopy_line_error(r,
+                                 "malformed banner: expected '%%%%MatrixMarket matrix coordinate "
+                                 "FIELD SYMMETRY'");
     if (strcasecmp(w[1], "matrix") != 0)
-        return line_error(r, "object '%s' is not supported (only 'matrix')", w[1]);
+        return canopy_line_error(r, "object '%s' is not supported (only 'matrix')", w[1]);
     if (strcasecmp(w[2], "coordinate") != 0)
-        return line_error(r, "format '%s' is not supported (only 'coordinate')", w[2]);
+        return canopy_line_error(r, "format '%s' is not supported (only 'coordinate')", w[2]);
     bool pattern = strcasecmp(w[3], "pattern") == 0;
     if (!pattern && strcasecmp(w[3], "real") != 0 && strcasecmp(w[3], "integer") != 0)
-        return line_error(r, "field '%s' is not supported (real, integer or pattern)", w[3]);
+        return canopy_line_error(r, "field '%s' is not supported (real, integer or pattern)", w[3]);
     bool symmetric = strcasecmp(w[4], "symmetric") == 0;
     if (!symmetric && strcasecmp(w[4], "general") != 0)
-        return line_error(r, "symmetry '%s' is not supported (general or symmetric)", w[4]);
+        return canopy_line_error(r, "symmetry '%s' is not supported (general or symmetric)", w[4]);
 
-    if (!next_content_line(r)) return line_error(r, "truncated file: no size line 'M N NNZ'");
+    if (!next_content_line(r))
+        return canopy_line_error(r, "truncated file: no size line 'M N NNZ'");
     char *s = r->line;
     int64_t m, n, nnz;
-    if (!parse_i64(&s, &m) || !parse_i64(&s, &n) || !parse_i64(&s, &nnz) || !at_line_end(s))
-        return line_error(r, "malformed size line: expected 'M N NNZ'");
-    if (m < 0 || n < 0 || nnz < 0) return line_error(r, "negative size in the size line");
+    if (!canopy_parse_i64(&s, &m) || !canopy_parse_i64(&s, &n) || !canopy_parse_i64(&s, &nnz) ||
+        !canopy_at_line_end(s))
+        return canopy_line_error(r, "malformed size line: expected 'M N NNZ'");
+    if (m < 0 || n < 0 || nnz < 0) return canopy_line_error(r, "negative size in the size line");
     if (m > INT32_MAX || n > INT32_MAX)
-        return line_error(r, "matrices over 2^31-1 rows or columns are not supported");
-    if (symmetric && m != n) return line_error(r, "a symmetric matrix must be square");
+        return canopy_line_error(r, "matrices over 2^31-1 rows or columns are not supported");
+    if (symmetric && m != n) return canopy_line_error(r, "a symmetric matrix must be square");
     if (nnz > m * n && m > 0 && n > 0 && !symmetric)
-        return line_error(r, "NNZ %lld exceeds M x N", (long long)nnz);
+        return canopy_line_error(r, "NNZ %lld exceeds M x N", (long long)nnz);
     canopy_status st = graph_check_vertices(r, m > n ? m : n, "the size line declares");
     if (st != CANOPY_OK) return st;
     /* Each entry takes at least 4 bytes ("1 1\n"). */
     if ((uint64_t)nnz > r->bytes / 4 + 1)
-        return line_error(r, "the size line declares %lld entries but the file has only %zu bytes",
-                          (long long)nnz, r->bytes);
+        return canopy_line_error(
+            r, "the size line declares %lld entries but the file has only %zu bytes",
+            (long long)nnz, r->bytes);
 
     coo c;
     /* The declared count only sizes the first allocation when it is plausible, so
      * a hostile header cannot cost a huge allocation before any entry is read. */
-    st = coo_init(&c, nnz < (1 << 20) ? nnz * (symmetric ? 2 : 1) : 1 << 20, !pattern);
+    st = canopy_coo_init(&c, nnz < (1 << 20) ? nnz * (symmetric ? 2 : 1) : 1 << 20, !pattern);
     if (st != CANOPY_OK) return st;
     int64_t seen = 0;
     while (st == CANOPY_OK && next_content_line(r)) {
         if (seen == nnz) {
-            st = line_error(r, "more entries than the %lld the size line declares", (long long)nnz);
+            st = canopy_line_error(r, "more entries than the %lld the size line declares",
+                                   (long long)nnz);
             break;
         }
         s = r->line;
         int64_t i, j;
         double v = 1.0;
-        if (!parse_i64(&s, &i) || !parse_i64(&s, &j)) {
-            st = line_error(r, "malformed entry: expected 'ROW COL%s'", pattern ? "" : " VALUE");
+        if (!canopy_parse_i64(&s, &i) || !canopy_parse_i64(&s, &j)) {
+            st = canopy_line_error(r, "malformed entry: expected 'ROW COL%s'",
+                                   pattern ? "" : " VALUE");
             break;
         }
-        if (!pattern && !parse_f64(&s, &v)) {
-            st = line_error(r, "malformed entry: missing or bad value");
+        if (!pattern && !canopy_parse_f64(&s, &v)) {
+            st = canopy_line_error(r, "malformed entry: missing or bad value");
             break;
         }
-        if (!at_line_end(s)) {
-            st = line_error(r, "unexpected text after the entry");
+        if (!canopy_at_line_end(s)) {
+            st = canopy_line_error(r, "unexpected text after the entry");
             break;
         }
         if (i < 1 || i > m || j < 1 || j > n) {
-            st = line_error(r, "index (%lld, %lld) out of range: rows 1..%lld, columns 1..%lld",
-                            (long long)i, (long long)j, (long long)m, (long long)n);
+            st = canopy_line_error(r,
+                                   "index (%lld, %lld) out of range: rows 1..%lld, columns 1..%lld",
+                                   (long long)i, (long long)j, (long long)m, (long long)n);
             break;
         }
         seen++;
-        st = coo_push(&c, i - 1, j - 1, v);
-        if (st == CANOPY_OK && symmetric && i != j) st = coo_push(&c, j - 1, i - 1, v);
+        st = canopy_coo_push(&c, i - 1, j - 1, v);
+        if (st == CANOPY_OK && symmetric && i != j) st = canopy_coo_push(&c, j - 1, i - 1, v);
     }
     if (st == CANOPY_OK && seen < nnz)
-        st = line_error(r, "truncated file: %lld entries, the size line declares %lld",
-                        (long long)seen, (long long)nnz);
+        st = canopy_line_error(r, "truncated file: %lld entries, the size line declares %lld",
+                               (long long)seen, (long long)nnz);
     if (st == CANOPY_OK) st = canopy_csr_from_coo(m, n, c.n, c.src, c.dst, c.w, out);
-    coo_release(&c);
+    canopy_coo_release(&c);
     return st;
 }
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void line_reader_init(line_reader *r, const char *path, char *buf) {
+void canopy_line_reader_init(line_reader *r, const char *path, char *buf) {
     r->path = path;
     r->p = buf;
     r->line = NULL;
@@ -19,7 +19,7 @@ void line_reader_init(line_reader *r, const char *path, char *buf) {
     r->bytes = 0;
 }
 
-bool line_reader_next(line_reader *r) {
+bool canopy_line_reader_next(line_reader *r) {
     if (!r->p || *r->p == '\0') return false;
     r->line = r->p;
     r->lineno++;
@@ -35,7 +35,7 @@ bool line_reader_next(line_reader *r) {
     return true;
 }
 
-canopy_status line_error(const line_reader *r, const char *fmt, ...) {
+canopy_status canopy_line_error(const line_reader *r, const char *fmt, ...) {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -48,12 +48,12 @@ static bool is_blank(char c) {
     return c == ' ' || c == '\t';
 }
 
-bool at_line_end(const char *s) {
+bool canopy_at_line_end(const char *s) {
     while (is_blank(*s)) s++;
     return *s == '\0';
 }
 
-bool parse_i64(char **s, int64_t *out) {
+bool canopy_parse_i64(char **s, int64_t *out) {
     char *p = *s, *end;
     while (is_blank(*p)) p++;
     if (*p == '\0') return false;
@@ -65,7 +65,7 @@ bool parse_i64(char **s, int64_t *out) {
     return true;
 }
 
-bool parse_f64(char **s, double *out) {
+bool canopy_parse_f64(char **s, double *out) {
     char *p = *s, *end;
     while (is_blank(*p)) p++;
     if (*p == '\0') return false;
@@ -78,14 +78,14 @@ bool parse_f64(char **s, double *out) {
     return true;
 }
 
-canopy_status coo_init(coo *c, int64_t cap, bool weighted) {
+canopy_status canopy_coo_init(coo *c, int64_t cap, bool weighted) {
     memset(c, 0, sizeof *c);
     c->cap = cap > 16 ? cap : 16;
     canopy_status s = canopy_alloc((void **)&c->src, (size_t)c->cap, sizeof(int64_t));
     if (s == CANOPY_OK) s = canopy_alloc((void **)&c->dst, (size_t)c->cap, sizeof(int64_t));
     if (s == CANOPY_OK && weighted)
         s = canopy_alloc((void **)&c->w, (size_t)c->cap, sizeof(double));
-    if (s != CANOPY_OK) coo_release(c);
+    if (s != CANOPY_OK) canopy_coo_release(c);
     return s;
 }
 
@@ -99,7 +99,7 @@ static canopy_status grow(void **p, int64_t n, int64_t cap, size_t size) {
     return CANOPY_OK;
 }
 
-canopy_status coo_push(coo *c, int64_t u, int64_t v, double w) {
+canopy_status canopy_coo_push(coo *c, int64_t u, int64_t v, double w) {
     if (c->n == c->cap) {
         int64_t cap = c->cap * 2;
         canopy_status s = grow((void **)&c->src, c->n, cap, sizeof(int64_t));
@@ -115,7 +115,7 @@ canopy_status coo_push(coo *c, int64_t u, int64_t v, double w) {
     return CANOPY_OK;
 }
 
-void coo_release(coo *c) {
+void canopy_coo_release(coo *c) {
     canopy_free(c->src);
     canopy_free(c->dst);
     canopy_free(c->w);
@@ -142,7 +142,7 @@ canopy_status graph_read_text(const char *path, const char *fn, graph_text_parse
     canopy_status s = canopy_io_read_all(path, &buf, &len);
     if (s != CANOPY_OK) return s;
     line_reader r;
-    line_reader_init(&r, path, buf);
+    canopy_line_reader_init(&r, path, buf);
     r.bytes = len;
     s = parse(&r, out);
     free(buf);
@@ -161,7 +161,7 @@ canopy_status graph_read_text_mem(const void *buf, size_t len, const char *name,
     if (len) memcpy(copy, buf, len);
     copy[len] = '\0';
     line_reader r;
-    line_reader_init(&r, name, copy);
+    canopy_line_reader_init(&r, name, copy);
     r.bytes = len;
     canopy_status s = parse(&r, out);
     free(copy);

@@ -308,7 +308,7 @@ static void fill_i32(int32_t *a, int32_t n, int32_t v) {
         memcpy(a + k, a, (size_t)(n - k < k ? n - k : k) * sizeof *a);
 }
 
-canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
+canopy_status canopy_cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
     memset(out, 0, sizeof *out);
     if (n < 0) return canopy_fail(CANOPY_ERR_INVALID, "negative pattern count");
     int64_t total = 1;
@@ -359,7 +359,7 @@ canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out) {
     return CANOPY_OK;
 }
 
-void cre_closures(cre_prog *p) {
+void canopy_cre_closures(cre_prog *p) {
     int32_t n = p->vm.n;
     int64_t cap = 8 * (int64_t)n + 1024, used = 0; /* beyond: not worth the memory */
     if (n > (1 << 18)) return; /* and the walks of a big program miss the cache: no table */
@@ -417,7 +417,7 @@ void cre_closures(cre_prog *p) {
     free(stack);
 }
 
-void cre_prog_free(cre_prog *p) {
+void canopy_cre_prog_free(cre_prog *p) {
     free(p->clo_off);
     free(p->clo);
     canopy_free(p->vm.code);

@@ -71,7 +71,8 @@ struct cre_dfa {
 
 /* Byte classes: bytes that every set of the program treats alike share a column of
  * the transition table; '\n' gets a class of its own (the line end). */
-canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
+canopy_status canopy_cre_dfa_info_init(const cre_prog *p, const cre_tree *trees,
+                                       cre_dfa_info *info) {
     memset(info, 0, sizeof *info);
     uint8_t cls[256] = {0};
     int32_t n = 2, size[256] = {255, 1};
@@ -106,32 +107,32 @@ canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_df
     memcpy(info->cls, cls, sizeof cls);
     for (int c = 255; c >= 0; c--) info->rep[cls[c]] = (uint8_t)c;
     info->n_cls = n;
-    cre_literal_analyze(p, trees, info);
+    canopy_cre_literal_analyze(p, trees, info);
     return CANOPY_OK;
 }
 
-void cre_dfa_info_free(cre_dfa_info *info) {
+void canopy_cre_dfa_info_free(cre_dfa_info *info) {
     memset(info, 0, sizeof *info);
 }
 
-int64_t cre_dfa_states(const cre_dfa *d) {
+int64_t canopy_cre_dfa_states(const cre_dfa *d) {
     return d->built;
 }
-int64_t cre_dfa_fallbacks(const cre_dfa *d) {
+int64_t canopy_cre_dfa_fallbacks(const cre_dfa *d) {
     return d->fallbacks;
 }
-int64_t cre_dfa_scanned(const cre_dfa *d) {
+int64_t canopy_cre_dfa_scanned(const cre_dfa *d) {
     return d->scanned;
 }
-int64_t cre_dfa_filtered3(const cre_dfa *d) {
+int64_t canopy_cre_dfa_filtered3(const cre_dfa *d) {
     return d->filtered3;
 }
 static int32_t limit_override;
-void cre_dfa_limit_override(int32_t max_states) {
+void canopy_cre_dfa_limit_override(int32_t max_states) {
     limit_override = max_states > 0 ? max_states : 0;
 }
 
-void cre_dfa_free(cre_dfa *d) {
+void canopy_cre_dfa_free(cre_dfa *d) {
     if (!d) return;
     free(d->trans);
     free(d->pcs_off);
@@ -154,7 +155,7 @@ void cre_dfa_free(cre_dfa *d) {
     free(d);
 }
 
-canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa **out) {
+canopy_status canopy_cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa **out) {
     cre_dfa *d = calloc(1, sizeof *d);
     *out = NULL;
     if (!d) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory (regex DFA)");
@@ -167,7 +168,7 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
     d->idle = UINT32_MAX;
     d->avx2 = canopy_cpu_isa() >= CANOPY_ISA_AVX2;
     canopy_isa isa;
-    d->pike = cre_simd_line_fn(&isa);
+    d->pike = canopy_cre_simd_line_fn(&isa);
     d->max_states = DFA_MAX_STATES;
     size_t by_bytes = DFA_MAX_BYTES / ((size_t)d->ncls * 4 + 64);
     if ((size_t)d->max_states > by_bytes) d->max_states = by_bytes < 2 ? 2 : (int32_t)by_bytes;
@@ -184,7 +185,7 @@ canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa *
     d->tset_mask = calloc((size_t)d->words, sizeof *d->tset_mask);
     if (!d->mark || !d->stack || !d->set || !d->raw || !d->junk || !d->saved || !d->tset ||
         !d->tmask || !d->saved_mask || !d->tset_mask) {
-        cre_dfa_free(d);
+        canopy_cre_dfa_free(d);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory (regex DFA)");
     }
     *out = d;
@@ -682,15 +683,15 @@ static int64_t scan(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const 
     return hits;
 }
 
-int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
-                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
-                      int64_t *lines) {
+int64_t canopy_cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
+                             cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
+                             int64_t *lines) {
     const cre_dfa_info *info = d->info;
     if (mode == CRE_ALL || info->n_lit == 0)
         return scan(d, pike, b, e, mode, sel, counts, mask, lines);
     if (info->exact) {
         const uint8_t *stop;
-        int64_t n, rest, hits = cre_literal_count(info, b, e, sel, &n, &stop, &d->filtered3);
+        int64_t n, rest, hits = canopy_cre_literal_count(info, b, e, sel, &n, &stop, &d->filtered3);
         if (stop == e) {
             *lines = n;
             return hits;
@@ -714,7 +715,7 @@ int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, cons
             return hits;
         }
         int64_t nls;
-        const uint8_t *q = cre_literal_find(info, p, e, &nls);
+        const uint8_t *q = canopy_cre_literal_find(info, p, e, &nls);
         line += nls; /* the whole lines before q's */
         if (q >= e) {
             line += e[-1] != '\n'; /* a last line without '\n' */

@@ -52,45 +52,48 @@ typedef struct cre_dfa_info {
     uint8_t bf_byte[3];
 } cre_dfa_info;
 
-canopy_status cre_dfa_info_init(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
-void cre_dfa_info_free(cre_dfa_info *info);
+canopy_status canopy_cre_dfa_info_init(const cre_prog *p, const cre_tree *trees,
+                                       cre_dfa_info *info);
+void canopy_cre_dfa_info_free(cre_dfa_info *info);
 
 typedef struct cre_dfa cre_dfa; /* one thread's cache */
-canopy_status cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa **out);
-void cre_dfa_free(cre_dfa *d);
-int64_t cre_dfa_states(const cre_dfa *d);
-int64_t cre_dfa_fallbacks(const cre_dfa *d);
-int64_t cre_dfa_scanned(const cre_dfa *d);   /* bytes the DFA ran on */
-int64_t cre_dfa_filtered3(const cre_dfa *d); /* bytes the three-byte literal filter ran on */
+canopy_status canopy_cre_dfa_new(const cre_prog *p, const cre_dfa_info *info, cre_dfa **out);
+void canopy_cre_dfa_free(cre_dfa *d);
+int64_t canopy_cre_dfa_states(const cre_dfa *d);
+int64_t canopy_cre_dfa_fallbacks(const cre_dfa *d);
+int64_t canopy_cre_dfa_scanned(const cre_dfa *d);   /* bytes the DFA ran on */
+int64_t canopy_cre_dfa_filtered3(const cre_dfa *d); /* bytes the three-byte literal filter ran on */
 /* Caps the cache of every DFA created from now on (states; 0 = the default), so
  * tests can force flushes and the Pike VM fallback. Not thread-safe. */
-void cre_dfa_limit_override(int32_t max_states);
+void canopy_cre_dfa_limit_override(int32_t max_states);
 
 /* Runs whole lines [b, e) (sel, when given, must be zeroed: lines decided without a
  * look are not written): returns the lines matching some pattern and sets *lines
  * to the lines of [b, e); sel (may be NULL) gets a verdict per line; CRE_ALL adds
  * each line's patterns to counts. The Pike scratch and mask (mask_words) serve the
  * fallback. */
-int64_t cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
-                      cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask, int64_t *lines);
+int64_t canopy_cre_dfa_block(cre_dfa *d, cre_pike_scratch *pike, const uint8_t *b, const uint8_t *e,
+                             cre_mode mode, uint8_t *sel, int64_t *counts, uint64_t *mask,
+                             int64_t *lines);
 
 /* Literal prefilter (literal.c): fills info->lit*, exact; n_lit = 0 when some
  * pattern has no usable literal. */
-void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
+void canopy_cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info);
 /* The first position >= from where some literal of info occurs (its start), or e;
  * *nls gets the newlines in [from, that position). */
-const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e,
-                                int64_t *nls);
+const uint8_t *canopy_cre_literal_find(const cre_dfa_info *info, const uint8_t *from,
+                                       const uint8_t *e, int64_t *nls);
 /* For info->exact: the lines of [b, *stop) holding a literal (a verdict per line in
  * sel when not NULL); *lines gets the lines of [b, *stop). *stop is e unless hits
  * needing confirmation are so dense that the DFA is cheaper for the rest (a line
  * start). *filtered3 adds the bytes filtered on three bytes. */
-int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
-                          uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3);
+int64_t canopy_cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
+                                 uint8_t *sel, int64_t *lines, const uint8_t **stop,
+                                 int64_t *filtered3);
 /* The lanes the literal filter runs on (AVX-512, AVX2, else scalar). */
-canopy_isa cre_literal_isa(void);
+canopy_isa canopy_cre_literal_isa(void);
 /* The exact counter measures and switches per chunk of lines (64 KiB);
  * tests make chunks small (bytes; 0 = the default). Not thread-safe. */
-void cre_literal_chunk_override(int32_t bytes);
+void canopy_cre_literal_chunk_override(int32_t bytes);
 
 #endif

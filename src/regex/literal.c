@@ -494,7 +494,7 @@ static void byte_filter_choose(cre_dfa_info *info) {
     info->bf_bytes = w;
 }
 
-void cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
+void canopy_cre_literal_analyze(const cre_prog *p, const cre_tree *trees, cre_dfa_info *info) {
     info->n_lit = 0;
     info->n_sets = 0;
     info->exact = 1;
@@ -1110,7 +1110,7 @@ static int use_byte_filter(const cre_dfa_info *info) {
 }
 
 static int32_t chunk_override;
-void cre_literal_chunk_override(int32_t bytes) {
+void canopy_cre_literal_chunk_override(int32_t bytes) {
     chunk_override = bytes > 0 ? bytes : 0;
 }
 
@@ -1158,8 +1158,8 @@ static const uint8_t *find_any(const cre_dfa_info *info, const uint8_t *from, co
     return find_scalar(info, from, e);
 }
 
-const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, const uint8_t *e,
-                                int64_t *nls) {
+const uint8_t *canopy_cre_literal_find(const cre_dfa_info *info, const uint8_t *from,
+                                       const uint8_t *e, int64_t *nls) {
     *nls = 0;
 #if defined(__x86_64__) || defined(__i386__)
     /* the byte filter counts the newlines in the same pass: no second one over the input */
@@ -1171,8 +1171,9 @@ const uint8_t *cre_literal_find(const cre_dfa_info *info, const uint8_t *from, c
     return q;
 }
 
-int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
-                          uint8_t *sel, int64_t *lines, const uint8_t **stop, int64_t *filtered3) {
+int64_t canopy_cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint8_t *e,
+                                 uint8_t *sel, int64_t *lines, const uint8_t **stop,
+                                 int64_t *filtered3) {
     *stop = e;
 #if defined(__x86_64__) || defined(__i386__)
     if (use_byte_filter(info)) return bf_count(info, b, e, sel, lines);
@@ -1187,7 +1188,7 @@ int64_t cre_literal_count(const cre_dfa_info *info, const uint8_t *b, const uint
     return count_scalar(info, b, e, sel, lines);
 }
 
-canopy_isa cre_literal_isa(void) {
+canopy_isa canopy_cre_literal_isa(void) {
 #if defined(__x86_64__) || defined(__i386__)
     if (canopy_cpu_isa() >= CANOPY_ISA_AVX512) return CANOPY_ISA_AVX512;
     if (canopy_cpu_isa() >= CANOPY_ISA_AVX2) return CANOPY_ISA_AVX2;

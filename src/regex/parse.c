@@ -357,13 +357,13 @@ static int parse_alt(parser *p) {
     return acc;
 }
 
-canopy_status cre_parse(const char *pat, size_t len, int icase, cre_tree *out) {
+canopy_status canopy_cre_parse(const char *pat, size_t len, int icase, cre_tree *out) {
     memset(out, 0, sizeof *out);
     parser p = {(const unsigned char *)pat, len, 0, icase, 0, out, CANOPY_OK};
     int root = parse_alt(&p);
     if (root >= 0 && p.pos < len) root = fail(&p, "Unmatched ( or \\(");
     if (root < 0) {
-        cre_tree_free(out);
+        canopy_cre_tree_free(out);
         return p.err ? p.err : canopy_fail(CANOPY_ERR_INTERNAL, "regex parser failed silently");
     }
     out->root = root;
@@ -393,7 +393,7 @@ static int splice(parser *p, int pre, int post) {
     return 0;
 }
 
-canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind) {
+canopy_status canopy_cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind) {
     parser p = {NULL, 0, 0, icase, 0, t, CANOPY_OK};
     int pre, post;
     if (kind == CRE_WRAP_LINE) {
@@ -413,7 +413,7 @@ canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind) {
     return CANOPY_OK;
 }
 
-void cre_tree_free(cre_tree *t) {
+void canopy_cre_tree_free(cre_tree *t) {
     free(t->nodes);
     memset(t, 0, sizeof *t);
 }

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-canopy_status cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s) {
+canopy_status canopy_cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s) {
     memset(s, 0, sizeof *s);
     /* a work list holds up to two successors per pc, plus SIMD padding */
     size_t n = 2 * (size_t)p->vm.n + 64;
@@ -21,12 +21,12 @@ canopy_status cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s) {
     if (!st) st = canopy_calloc((void **)&s->mark, (size_t)p->vm.n + 1, sizeof(uint32_t));
     if (!st) st = canopy_alloc((void **)&s->start_a, n, sizeof(size_t));
     if (!st) st = canopy_alloc((void **)&s->start_b, n, sizeof(size_t));
-    if (st) cre_pike_scratch_free(s);
+    if (st) canopy_cre_pike_scratch_free(s);
     s->gen = 0;
     return st;
 }
 
-void cre_pike_scratch_free(cre_pike_scratch *s) {
+void canopy_cre_pike_scratch_free(cre_pike_scratch *s) {
     canopy_free(s->list_a);
     canopy_free(s->list_b);
     canopy_free(s->list_c);
@@ -54,8 +54,8 @@ static inline void at_pos(cre_closure *c, const cre_prog *p, cre_pike_scratch *s
     c->eol = pos == len;
 }
 
-int cvm_regex_line_scalar(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                          cre_mode mode, uint64_t *mask) {
+int canopy_cvm_regex_line_scalar(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line,
+                                 size_t len, cre_mode mode, uint64_t *mask) {
     cre_closure r = {p->vm.code, p->pattern_of,   s->mark, 0, s->stack, 0, 0,
                      0,          mode == CRE_ALL, mask,    0};
     if (mode == CRE_ALL) memset(mask, 0, (size_t)p->mask_words * sizeof *mask);
@@ -88,8 +88,8 @@ static int word_byte(uint8_t c) {
  * pc has the same futures. Once a match is known, no later start can win: those
  * threads are dropped and no new ones start; the pass ends when no thread with a
  * start at or before the best one is left. */
-int cvm_regex_find(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                   size_t from, int word, size_t *mstart, size_t *mend) {
+int canopy_cvm_regex_find(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          size_t from, int word, size_t *mstart, size_t *mend) {
     cre_closure r = {p->vm.code, p->pattern_of, s->mark, 0, s->stack, 0, 0, 0, 0, NULL, 0};
     int32_t *clist = s->list_a, *raw = s->list_b;
     size_t *cstart = s->start_a, *rstart = s->start_b;

@@ -9,7 +9,7 @@
  * record their pattern. Each output is stream-compacted into its list (an AVX2 shuffle
  * per keep mask, §3.3; AVX-512's compress), so lanes stay full. A pc enters the work of
  * a position at most once (generation marks), which keeps the Pike VM's O(length x
- * program) bound. Results equal cvm_regex_line_scalar. */
+ * program) bound. Results equal canopy_cvm_regex_line_scalar. */
 #include "regex/regex.h"
 #include "simt/lanes.h"
 

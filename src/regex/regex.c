@@ -49,19 +49,19 @@ canopy_status canopy_regex_compile(const char *const *patterns, const size_t *le
     int32_t parsed = 0;
     for (; !st && parsed < n; parsed++) {
         size_t len = lens ? lens[parsed] : strlen(patterns[parsed]);
-        st = cre_parse(patterns[parsed], len, icase, &trees[parsed]);
+        st = canopy_cre_parse(patterns[parsed], len, icase, &trees[parsed]);
         if (st) break;
     }
     if (!st && word) {
         re->word = 1;
-        st = cre_compile(trees, n, &re->plain);
+        st = canopy_cre_compile(trees, n, &re->plain);
     }
     for (int32_t i = 0; !st && (line || word) && i < n; i++)
-        st = cre_wrap(&trees[i], icase, line ? CRE_WRAP_LINE : CRE_WRAP_WORD);
-    if (!st) st = cre_compile(trees, n, &re->prog);
-    if (!st) cre_closures(&re->prog);
-    if (!st) st = cre_dfa_info_init(&re->prog, trees, &re->dfa);
-    for (int32_t i = 0; i < parsed && trees; i++) cre_tree_free(&trees[i]);
+        st = canopy_cre_wrap(&trees[i], icase, line ? CRE_WRAP_LINE : CRE_WRAP_WORD);
+    if (!st) st = canopy_cre_compile(trees, n, &re->prog);
+    if (!st) canopy_cre_closures(&re->prog);
+    if (!st) st = canopy_cre_dfa_info_init(&re->prog, trees, &re->dfa);
+    for (int32_t i = 0; i < parsed && trees; i++) canopy_cre_tree_free(&trees[i]);
     free(trees);
     if (st) {
         canopy_regex_free(re);
@@ -73,9 +73,9 @@ canopy_status canopy_regex_compile(const char *const *patterns, const size_t *le
 
 void canopy_regex_free(canopy_regex *re) {
     if (!re) return;
-    cre_dfa_info_free(&re->dfa);
-    cre_prog_free(&re->prog);
-    cre_prog_free(&re->plain);
+    canopy_cre_dfa_info_free(&re->dfa);
+    canopy_cre_prog_free(&re->prog);
+    canopy_cre_prog_free(&re->plain);
     free(re);
 }
 
@@ -84,11 +84,12 @@ canopy_status canopy_regex_find(const canopy_regex *re, const char *line, size_t
     *found = 0;
     const cre_prog *p = re->word ? &re->plain : &re->prog;
     cre_pike_scratch s;
-    canopy_status st = cre_pike_scratch_init(p, &s);
+    canopy_status st = canopy_cre_pike_scratch_init(p, &s);
     if (st) return st;
     if (from <= len)
-        *found = cvm_regex_find(p, &s, (const uint8_t *)line, len, from, re->word, start, end);
-    cre_pike_scratch_free(&s);
+        *found =
+            canopy_cvm_regex_find(p, &s, (const uint8_t *)line, len, from, re->word, start, end);
+    canopy_cre_pike_scratch_free(&s);
     return CANOPY_OK;
 }
 
@@ -129,7 +130,7 @@ int64_t canopy_regex_count_lines(const char *buf, size_t len) {
 }
 
 static size_t block_override;
-void cre_block_override(size_t bytes) {
+void canopy_cre_block_override(size_t bytes) {
     block_override = bytes;
 }
 
@@ -141,18 +142,18 @@ typedef struct worker {
     int64_t *counts; /* ALL mode: lines per pattern in this thread's blocks */
 } worker;
 
-cre_line_fn cre_simd_line_fn(canopy_isa *isa) {
+cre_line_fn canopy_cre_simd_line_fn(canopy_isa *isa) {
     canopy_isa best = canopy_cpu_isa();
     if (best >= CANOPY_ISA_AVX512) {
         *isa = CANOPY_ISA_AVX512;
-        return cvm_regex_line_avx512;
+        return canopy_cvm_regex_line_avx512;
     }
     if (best >= CANOPY_ISA_AVX2) {
         *isa = CANOPY_ISA_AVX2;
-        return cvm_regex_line_avx2;
+        return canopy_cvm_regex_line_avx2;
     }
     *isa = CANOPY_ISA_SCALAR;
-    return cvm_regex_line_scalar;
+    return canopy_cvm_regex_line_scalar;
 }
 
 /* One block of whole lines with a per-line engine; returns the matching lines and
@@ -179,17 +180,17 @@ static int64_t block_lines(const cre_prog *p, worker *w, cre_line_fn fn, const u
 static canopy_status worker_init(const canopy_regex *re, canopy_regex_engine eng, worker *w) {
     memset(w, 0, sizeof *w);
     const cre_prog *p = &re->prog;
-    canopy_status st = cre_pike_scratch_init(p, &w->pike);
+    canopy_status st = canopy_cre_pike_scratch_init(p, &w->pike);
     if (!st) st = canopy_calloc((void **)&w->mask, (size_t)p->mask_words, sizeof *w->mask);
     if (!st)
         st = canopy_calloc((void **)&w->counts, (size_t)(p->n_patterns + 1), sizeof *w->counts);
-    if (!st && eng == CANOPY_REGEX_ENGINE_DFA) st = cre_dfa_new(p, &re->dfa, &w->dfa);
+    if (!st && eng == CANOPY_REGEX_ENGINE_DFA) st = canopy_cre_dfa_new(p, &re->dfa, &w->dfa);
     return st;
 }
 
 static void worker_free(worker *w) {
-    cre_pike_scratch_free(&w->pike);
-    cre_dfa_free(w->dfa);
+    canopy_cre_pike_scratch_free(&w->pike);
+    canopy_cre_dfa_free(w->dfa);
     canopy_free(w->mask);
     canopy_free(w->counts);
 }
@@ -208,8 +209,8 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     memset(&r, 0, sizeof r);
     r.engine = o.engine == CANOPY_REGEX_ENGINE_AUTO ? CANOPY_REGEX_ENGINE_DFA : o.engine;
     r.isa = r.literal_isa = CANOPY_ISA_SCALAR;
-    cre_line_fn fn = cvm_regex_line_scalar;
-    if (r.engine == CANOPY_REGEX_ENGINE_SIMD) fn = cre_simd_line_fn(&r.isa);
+    cre_line_fn fn = canopy_cvm_regex_line_scalar;
+    if (r.engine == CANOPY_REGEX_ENGINE_SIMD) fn = canopy_cre_simd_line_fn(&r.isa);
     cre_mode mode = pattern_counts ? CRE_ALL : CRE_ANY;
 
     /* Blocks of at least 1 MiB, about 8 per thread, cut after a '\n'. The literal
@@ -272,7 +273,8 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
             uint8_t *sel = selected ? selected + first[i] : NULL;
             int64_t n = 0;
             if (r.engine == CANOPY_REGEX_ENGINE_DFA)
-                matched += cre_dfa_block(w.dfa, &w.pike, b, e, mode, sel, w.counts, w.mask, &n);
+                matched +=
+                    canopy_cre_dfa_block(w.dfa, &w.pike, b, e, mode, sel, w.counts, w.mask, &n);
             else
                 matched += block_lines(p, &w, fn, b, e, mode, sel, &n);
             lines += n;
@@ -283,10 +285,10 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
                 if (pattern_counts)
                     for (int32_t q = 0; q < p->n_patterns; q++) pattern_counts[q] += w.counts[q];
                 if (w.dfa) {
-                    r.dfa_states += cre_dfa_states(w.dfa);
-                    r.dfa_fallbacks += cre_dfa_fallbacks(w.dfa);
-                    r.dfa_bytes += cre_dfa_scanned(w.dfa);
-                    r.literal_bytes3 += cre_dfa_filtered3(w.dfa);
+                    r.dfa_states += canopy_cre_dfa_states(w.dfa);
+                    r.dfa_fallbacks += canopy_cre_dfa_fallbacks(w.dfa);
+                    r.dfa_bytes += canopy_cre_dfa_scanned(w.dfa);
+                    r.literal_bytes3 += canopy_cre_dfa_filtered3(w.dfa);
                 }
             }
         }
@@ -296,11 +298,11 @@ canopy_status canopy_regex_match(const canopy_regex *re, const char *buf, size_t
     free(first);
     if (st) return st;
     r.lines = lines;
-    if (r.dfa_fallbacks) cre_simd_line_fn(&r.isa); /* the fallback's lanes */
+    if (r.dfa_fallbacks) canopy_cre_simd_line_fn(&r.isa); /* the fallback's lanes */
     if (r.engine == CANOPY_REGEX_ENGINE_DFA && mode == CRE_ANY) {
         r.literals = re->dfa.n_lit;
         r.literals_exact = re->dfa.n_lit > 0 && re->dfa.exact;
-        if (r.literals) r.literal_isa = cre_literal_isa();
+        if (r.literals) r.literal_isa = canopy_cre_literal_isa();
         r.literals_shifted = r.literals ? re->dfa.n_shifted : 0;
         r.literal_products = r.literals ? re->dfa.n_sets : 0;
     }

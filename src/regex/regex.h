@@ -76,13 +76,13 @@ typedef struct cre_tree {
 
 /* Parses one pattern of `len` bytes. Errors are grep's messages (CANOPY_ERR_INVALID);
  * icase folds every letter into both cases. */
-canopy_status cre_parse(const char *pat, size_t len, int icase, cre_tree *out);
-void cre_tree_free(cre_tree *t);
+canopy_status canopy_cre_parse(const char *pat, size_t len, int icase, cre_tree *out);
+void canopy_cre_tree_free(cre_tree *t);
 /* grep -x and -w as syntax: LINE makes the pattern ^(P)$; WORD makes it
  * (^|[^_[:alnum:]])(P)([^_[:alnum:]]|$), so "a line holds a match of P with no word
  * byte on either side" stays a plain regular search (the DFA and prefilter apply). */
 typedef enum cre_wrap_kind { CRE_WRAP_LINE, CRE_WRAP_WORD } cre_wrap_kind;
-canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
+canopy_status canopy_cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
 
 /* ---- compiler (compile.c) ---- */
 /* Instructions past which a program is "too big" (grep's message). A program costs
@@ -90,10 +90,10 @@ canopy_status cre_wrap(cre_tree *t, int icase, cre_wrap_kind kind);
  * compiling the biggest is mostly page faults (issue 21: any pattern up to the limit
  * compiles in milliseconds; 4 Mi took 0.1-0.3 s). */
 #define CRE_MAX_INSNS (1 << 20)
-canopy_status cre_compile(const cre_tree *trees, int32_t n, cre_prog *out);
+canopy_status canopy_cre_compile(const cre_tree *trees, int32_t n, cre_prog *out);
 /* Fills p->clo_off / p->clo (left NULL past a size cap, or without memory). */
-void cre_closures(cre_prog *p);
-void cre_prog_free(cre_prog *p);
+void canopy_cre_closures(cre_prog *p);
+void canopy_cre_prog_free(cre_prog *p);
 
 static inline int cre_set_has(const uint32_t *set, unsigned c) {
     return (set[c >> 5] >> (c & 31)) & 1u;
@@ -108,35 +108,35 @@ typedef enum cre_mode {
 /* Scratch memory of one thread for the Pike VMs. */
 typedef struct cre_pike_scratch {
     int32_t *list_a, *list_b, *list_c, *stack;
-    size_t *start_a, *start_b; /* cvm_regex_find: the start of each thread */
+    size_t *start_a, *start_b; /* canopy_cvm_regex_find: the start of each thread */
     uint32_t *mark;
     uint32_t gen;
 } cre_pike_scratch;
-canopy_status cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s);
-void cre_pike_scratch_free(cre_pike_scratch *s);
+canopy_status canopy_cre_pike_scratch_init(const cre_prog *p, cre_pike_scratch *s);
+void canopy_cre_pike_scratch_free(cre_pike_scratch *s);
 
 /* Each returns nonzero iff some pattern matches; CRE_ALL also sets the bits of the
  * matching patterns in `mask` (mask_words words, cleared first). */
-int cvm_regex_line_scalar(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                          cre_mode mode, uint64_t *mask);
-int cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                        cre_mode mode, uint64_t *mask);
-int cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                          cre_mode mode, uint64_t *mask);
+int canopy_cvm_regex_line_scalar(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line,
+                                 size_t len, cre_mode mode, uint64_t *mask);
+int canopy_cvm_regex_line_avx2(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line,
+                               size_t len, cre_mode mode, uint64_t *mask);
+int canopy_cvm_regex_line_avx512(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line,
+                                 size_t len, cre_mode mode, uint64_t *mask);
 typedef int (*cre_line_fn)(const cre_prog *, cre_pike_scratch *, const uint8_t *, size_t, cre_mode,
                            uint64_t *);
 /* The SIMD interpreter for the widest lanes this CPU has (*isa; scalar without AVX2). */
-cre_line_fn cre_simd_line_fn(canopy_isa *isa);
+cre_line_fn canopy_cre_simd_line_fn(canopy_isa *isa);
 
 /* The leftmost-longest match in line[from, len) (anchors taken against the whole
  * line), in one pass over the line: returns 1 and sets [*start, *end), or 0. With
  * word, only matches with no word byte ([_[:alnum:]]) just before the start or at
  * the end count (the leftmost start having such an end, then its longest one). */
-int cvm_regex_find(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
-                   size_t from, int word, size_t *start, size_t *end);
+int canopy_cvm_regex_find(const cre_prog *p, cre_pike_scratch *s, const uint8_t *line, size_t len,
+                          size_t from, int word, size_t *start, size_t *end);
 
 /* Blocks of this many bytes (0: the default) in canopy_regex_match, so tests can
  * put many block boundaries into a small buffer. Not thread-safe. */
-void cre_block_override(size_t bytes);
+void canopy_cre_block_override(size_t bytes);
 
 #endif

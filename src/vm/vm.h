@@ -48,7 +48,7 @@ typedef struct cvm_program {
     int32_t pad_pc; /* that instruction */
 } cvm_program;
 
-const char *cvm_op_name(cvm_op op);
+const char *canopy_cvm_op_name(cvm_op op);
 
 /* Queue padding of the SIMD interpreters: one vector of the widest (AVX-512). */
 #define CVM_PAD 16

@@ -150,7 +150,7 @@ typedef struct shape {
 
 static canopy_forest *random_forest(const shape *sh) {
     canopy_forest *f = NULL;
-    if (cf_forest_new(&f)) return NULL;
+    if (canopy_cf_forest_new(&f)) return NULL;
     f->n_features = sh->features;
     f->n_outputs = sh->outputs;
     f->n_classes = sh->classes;
@@ -161,9 +161,9 @@ static canopy_forest *random_forest(const shape *sh) {
     for (int k = 0; k < sh->outputs; k++) base[k] = unif() - 0.5;
     int32_t cap = 1 << 16;
     int32_t *depth = malloc(sizeof(int32_t) * cap), *split = malloc(sizeof(int32_t) * cap);
-    canopy_status s = cf_set_base(f, base, sh->outputs);
+    canopy_status s = canopy_cf_set_base(f, base, sh->outputs);
     for (int32_t t = 0; t < sh->trees && !s; t++) {
-        /* breadth-first shape: children after parents, as cf_validate wants */
+        /* breadth-first shape: children after parents, as canopy_cf_validate wants */
         int32_t n = 1, done = 0;
         depth[0] = 0;
         int single_leaf = rnd() % 16 == 0;
@@ -177,7 +177,7 @@ static canopy_forest *random_forest(const shape *sh) {
             }
         }
         int32_t ti;
-        s = cf_add_tree(f, n, sh->vector ? -1 : t % sh->outputs, &ti);
+        s = canopy_cf_add_tree(f, n, sh->vector ? -1 : t % sh->outputs, &ti);
         int32_t next = 1;
         for (int32_t i = 0; i < n && !s; i++) {
             int64_t g = f->trees[ti].first + i;
@@ -190,7 +190,7 @@ static canopy_forest *random_forest(const shape *sh) {
                 next += 2;
             } else {
                 double *v;
-                s = cf_leaf_values(f, ti, i, &v);
+                s = canopy_cf_leaf_values(f, ti, i, &v);
                 for (int32_t k = 0; !s && k < cf_leaf_width(f, &f->trees[ti]); k++)
                     v[k] = unif() * 2 - 1;
             }
@@ -198,7 +198,7 @@ static canopy_forest *random_forest(const shape *sh) {
     }
     free(depth);
     free(split);
-    if (!s) s = cf_validate(f, "random forest");
+    if (!s) s = canopy_cf_validate(f, "random forest");
     CHECK_OK(s);
     if (s) {
         canopy_forest_free(f);
@@ -322,16 +322,16 @@ static void nvrtc_cases(void) {
     for (int d = 3; d <= 5; d++)
         for (int m = CANOPY_FOREST_MAPPING_ATOMIC; m <= CANOPY_FOREST_MAPPING_ATOMIC_FREE; m++) {
             cf_layout L;
-            CHECK_OK(cf_build_hier(f, d, &L));
+            CHECK_OK(canopy_cf_build_hier(f, d, &L));
             char *src = NULL;
             void *cubin = NULL;
             size_t size = 0;
-            CHECK_OK(cf_gpu_enc_source(&L, (canopy_forest_mapping)m, &src));
-            if (src) CHECK_OK(cf_gpu_nvrtc_compile(src, 90, &cubin, &size));
+            CHECK_OK(canopy_cf_gpu_enc_source(&L, (canopy_forest_mapping)m, &src));
+            if (src) CHECK_OK(canopy_cf_gpu_nvrtc_compile(src, 90, &cubin, &size));
             CHECK_MSG(!src || size > 0, "depth %d: empty cubin", d);
             free(src);
             free(cubin);
-            cf_layout_free(&L);
+            canopy_cf_layout_free(&L);
         }
     canopy_forest_free(f);
 }
