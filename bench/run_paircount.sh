@@ -12,7 +12,7 @@ b="$(cd "$1" && pwd)"
 out="$2"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$out"
-export OMP_WAIT_POLICY=passive PYTHONPATH="$root/python/src" CANOPY_LIBRARY="$b/libcanopy.so"
+export OMP_WAIT_POLICY=passive PYTHONPATH="$root/python/src${PYTHONPATH:+:$PYTHONPATH}" CANOPY_LIBRARY="$b/libcanopy.so"
 extra=()
 [ "${CANOPY_BENCH_GPU:-0}" = 1 ] && extra+=(--gpu)
 python3 -c "import treecorr" 2>/dev/null && extra+=(--treecorr)

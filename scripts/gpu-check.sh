@@ -298,8 +298,16 @@ for stage in $stages; do
         for tool in memcheck racecheck; do
             sanitize "$tool" "paircount" "sanitizer-paircount-$tool.log" test_gpu_paircount
         done
+        # The GPU machine has no Corrfunc: a cp312 wheel built elsewhere (pip wheel Corrfunc,
+        # its theory/ and mocks/ test data dropped) and Debian's libgsl27 and libgslcblas0
+        # .debs (unpacked with json-c above) can travel in .carry.
+        if ! python3 -c "import Corrfunc" 2>/dev/null && ls "$root"/.carry/whl/corrfunc-*.whl >/dev/null 2>&1; then
+            cf_site="${TMPDIR:-/tmp}/canopy-corrfunc"
+            python3 -m pip install -q --no-index --no-deps --target "$cf_site" "$root"/.carry/whl/corrfunc-*.whl
+            export PYTHONPATH="$cf_site${PYTHONPATH:+:$PYTHONPATH}"
+        fi
         if python3 -c "import Corrfunc" 2>/dev/null; then
-            CANOPY_BENCH_THREADS="1,$(nproc)" CANOPY_BENCH_GPU=1 timeout 480 \
+            CANOPY_BENCH_THREADS="${CANOPY_BENCH_THREADS:-1,$(nproc)}" CANOPY_BENCH_GPU=1 timeout 480 \
                 "$root/bench/run_paircount.sh" "$b" "$out/paircount" >"$out/paircount.log" 2>&1
             note "- paircount bench: rc $? (below)"
             cat "$out/paircount/paircount.md" >>"$summary"
