@@ -169,24 +169,25 @@ static void gravity(int reps) {
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
     canopy_stats st;
-    double sb = 0, sw = 0, stt = 0;
+    double sb = 0, sw = 0, stt = 0, su = 0;
     for (int i = 0; i < WARM + reps; i++) {
         double t0 = canopy_now();
         if (canopy_gravity_multipole(b, NULL, &g, &o, acc, NULL, &st)) die("gravity");
         if (i >= WARM) {
             v[i - WARM] = canopy_now() - t0;
             sb += st.build_seconds / reps, sw += st.traverse_seconds / reps;
-            stt += st.transfer_seconds / reps;
+            stt += st.transfer_seconds / reps, su += st.upload_seconds / reps;
         }
     }
     bench_errors e = bench_force_errors(acc, ref, sample, ns);
-    char note[240];
+    char note[300];
     bench_summary w = bench_summarise(v, reps);
     snprintf(note, sizeof note,
              "theta %.2f order %d; median error %.2e; mean build+moments %.3f, walk %.3f, "
-             "transfers %.3f ms; wall / (transfers + build + walk) %.2f (goal <= 1.3)",
-             (double)g.theta, (int)g.order, e.median, sb * 1e3, sw * 1e3, stt * 1e3,
-             w.med / (stt + sb + sw));
+             "transfers %.3f (up %.3f, down %.3f) ms; wall / (transfers + build + walk) %.2f "
+             "(goal <= 1.3)",
+             (double)g.theta, (int)g.order, e.median, sb * 1e3, sw * 1e3, stt * 1e3, su * 1e3,
+             (stt - su) * 1e3, w.med / (stt + sb + sw));
     printf("| plummer1m | canopy_gravity_multipole, host arrays | %.3f | %.3f–%.3f | %s |\n",
            w.med * 1e3, w.min * 1e3, w.max * 1e3, note);
     float *d_pos = NULL, *d_acc = NULL;

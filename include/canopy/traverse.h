@@ -87,8 +87,9 @@ typedef struct canopy_tree_view {
     const int64_t *ids;       /* original index of each tree-order point */
     const int32_t *rope;      /* static rope per node (-1: end), or NULL */
     const float *weights;     /* per tree-order point weight (masses), or NULL */
-    const int64_t *min_id;    /* smallest original index under each node (host views), or
-                                 NULL: lets kNN prune ties at the k-th distance */
+    const int64_t *min_id;    /* smallest original index under each node (host views and a
+                                 resident index's kNN on the GPU), or NULL: lets kNN
+                                 prune ties at the k-th distance */
     int32_t hot_stride;       /* bytes, a multiple of 16 */
     int32_t geom_stride;      /* floats of geometry per node */
     int32_t n_nodes;

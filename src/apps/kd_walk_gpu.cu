@@ -110,6 +110,15 @@ template <int K> struct kd_op_knn {
     __device__ static float limit(const Ctx &, const State &s) {
         return s.d[K - 1];
     }
+    /* A node at exactly the k-th distance holds a winner only below the k-th index (the
+     * tie rule; knn_truncate): its children's min_id say. Without this, n identical
+     * points make every query visit every node. */
+    static constexpr bool ties = true;
+    __device__ static bool tie_open(const canopy_tree_view &t, const State &s, const kd_ref &r) {
+        if (r.x < 0) return true;
+        const int64_t m = min(__ldg(t.min_id + r.x), __ldg(t.min_id + r.x + 1));
+        return m <= s.id[K - 1];
+    }
     __device__ static void take_whole(const Ctx &, State &, int32_t) {}
     __device__ static void offer(const Ctx &, State &s, float d2, const int64_t *ids, int32_t j) {
         if (d2 > s.d[K - 1]) return;
@@ -134,6 +143,11 @@ struct kd_op_radius {
     __device__ static void init(const Ctx &c, State &s, int64_t) { s.lim = c.r2, s.count = 0; }
     __device__ static void idle(const Ctx &, State &s) { s.lim = -1.0f, s.count = 0; }
     __device__ static float limit(const Ctx &, const State &s) { return s.lim; }
+    /* a point at exactly the radius counts */
+    static constexpr bool ties = false;
+    __device__ static bool tie_open(const canopy_tree_view &, const State &, const kd_ref &) {
+        return true;
+    }
     __device__ static void take_whole(const Ctx &, State &s, int32_t n) { s.count += n; }
     __device__ static void offer(const Ctx &, State &s, float d2, const int64_t *, int32_t) {
         s.count += d2 <= s.lim;
@@ -194,7 +208,9 @@ template <class Op> struct kd_blocks {
     static constexpr int value = sizeof(typename Op::State) <= 80 ? 8 : 1;
 };
 
-template <int D, class Op, bool LOCK>
+/* TIES: the tie rule (Op::tie_open) at nodes exactly at the limit; launched only on
+ * views with min_id (points with duplicates), so other walks keep their loop as it was. */
+template <int D, class Op, bool LOCK, bool TIES>
 __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
     kd_walk_kernel(canopy_gpu_launch L, typename Op::Ctx ctx) {
     const canopy_tree_view &t = L.tree;
@@ -232,7 +248,9 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
      * node this query expands (a lockstep lane that does not want a node tests nothing) */
     unsigned tests = 1;
     for (;;) {
-        const bool want = bound <= Op::limit(ctx, st);
+        const float lim = Op::limit(ctx, st);
+        const bool want =
+            TIES ? bound < lim || (bound == lim && Op::tie_open(t, st, cur)) : bound <= lim;
         if (LOCK ? __any_sync(CANOPY_FULL_MASK, want) : want) {
             if (cur.x >= 0) {
                 tests += want ? 2 : 0;
@@ -278,10 +296,14 @@ template <int D, class Op>
 canopy_status kd_walk_launch(canopy_variant v, const canopy_gpu_launch &L,
                              const typename Op::Ctx &ctx) {
     const unsigned blocks = (unsigned)((L.nq + CANOPY_GPU_BLOCK - 1) / CANOPY_GPU_BLOCK);
-    if (v == CANOPY_VARIANT_DR_L)
-        kd_walk_kernel<D, Op, true><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    /* with ties, one query per thread whatever the variant (same results; one more
+     * kernel per shape rather than two) */
+    if (Op::ties && L.tree.min_id)
+        kd_walk_kernel<D, Op, false, Op::ties><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+    else if (v == CANOPY_VARIANT_DR_L)
+        kd_walk_kernel<D, Op, true, false><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
     else
-        kd_walk_kernel<D, Op, false><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
+        kd_walk_kernel<D, Op, false, false><<<blocks, CANOPY_GPU_BLOCK, 0, L.stream>>>(L, ctx);
     return canopy_gpu_check(cudaGetLastError(), "kd walk kernel launch");
 }
 

@@ -113,13 +113,9 @@ CANOPY_HD int knn_truncate(const void *vctx, void *vst, const canopy_tree_view *
     const knn_state *s = (const knn_state *)vst;
     float m = canopy_node_min_dist2(t, node, s->q);
     if (m != s->worst || m == CANOPY_INF) return m > s->worst; /* +inf: the heap is not full */
-        /* At exactly the k-th distance a tie wins only on a smaller index, so a node whose
-         * indices are all larger is out: without this, duplicates visit every node. */
-#ifdef __CUDA_ARCH__
-    return 0;
-#else
+    /* At exactly the k-th distance a tie wins only on a smaller index, so a node whose
+     * indices are all larger is out: without this, duplicates visit every node. */
     return t->min_id && t->min_id[node] > s->hi[0];
-#endif
 }
 
 CANOPY_HD void knn_visit_leaf(const void *vctx, void *vst, const canopy_tree_view *t,

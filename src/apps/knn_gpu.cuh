@@ -48,8 +48,10 @@ template <int K> struct knn_reg_gpu {
         }
     }
     __device__ static int truncate(const Ctx &, State &s, const canopy_tree_view &t, int32_t n) {
-        /* Equal distance is not pruned: a tie may still win on the smaller index. */
-        return canopy_node_min_dist2(&t, n, s.q) > s.d[K - 1];
+        /* At equal distance a tie may still win on the smaller index: pruned only when
+         * every index below is larger (min_id, where the view has it) */
+        float m = canopy_node_min_dist2(&t, n, s.q);
+        return m > s.d[K - 1] || (m == s.d[K - 1] && t.min_id && t.min_id[n] > s.id[K - 1]);
     }
     /* knn_before's (distance, index) order on 32-bit indices */
     __device__ static bool before(float da, int32_t ia, float db, int32_t ib) {

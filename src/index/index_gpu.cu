@@ -14,9 +14,9 @@
 
 /* What a query of a resident index reuses: one grow-only device arena (flags, stacks,
  * sort buffers, the query order, distances nobody asked for), the flags' pinned
- * twin, four events, the SM count, the box of the index's points (the Morton grid)
- * and the kd bucket order's descent table, both made at their first use. The lock
- * serialises the queries that share it. */
+ * twin, four events, the SM count, the box of the index's points (the Morton grid),
+ * the kd bucket order's descent table and each node's smallest id (kNN's tie rule),
+ * all three made at their first use. The lock serialises the queries that share it. */
 struct canopy_index_scratch {
     std::mutex lock;
     unsigned char *arena = nullptr;
@@ -28,6 +28,9 @@ struct canopy_index_scratch {
     void *descent = nullptr; /* canopy_gpu_kd_descent_table of the index's tree */
     size_t descent_bytes = 0;
     bool descent_ready = false;
+    unsigned long long *min_id = nullptr; /* n_nodes, n_nodes int32 parents, a flag */
+    size_t min_id_bytes = 0;
+    bool min_id_ready = false, ties = false;
     int sms = 0;
 };
 
@@ -37,6 +40,7 @@ static void scratch_free(canopy_index_scratch *x) {
     cudaFreeHost(x->hflags);
     cudaFree(x->box);
     cudaFree(x->descent);
+    cudaFree(x->min_id);
     for (cudaEvent_t e : x->ev)
         if (e) cudaEventDestroy(e);
     delete x;
@@ -75,6 +79,69 @@ static canopy_status scratch_reserve(canopy_index_scratch *x, size_t bytes) {
     return CANOPY_OK;
 }
 
+/* Each node's parent (the root keeps -1). */
+__global__ void k_node_parents(canopy_tree_view t, int32_t *parent) {
+    const int32_t u = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (u >= t.n_nodes) return;
+    const canopy_node *h = canopy_tv_node(&t, u);
+    for (int32_t c = 0; h->child > u && c < h->nchild; c++) parent[h->child + c] = u;
+}
+
+/* canopy_tree_fill_min_id on the device: each leaf takes its smallest id and carries it
+ * up with atomicMin, stopping at an ancestor that already holds no more (the leaf that
+ * put it there carries it on). Empty leaves keep all ones (-1 as int64: never pruned).
+ * *dup: 1 when a leaf holds two equal points in a row. */
+__global__ void k_node_min_id(canopy_tree_view t, const int32_t *parent, unsigned long long *m,
+                              int *dup) {
+    const int32_t u = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (u >= t.n_nodes) return;
+    const canopy_node *h = canopy_tv_node(&t, u);
+    if (h->child > u) return;
+    unsigned long long v = ~0ull;
+    for (int32_t i = h->begin; i < h->end; i++) {
+        v = min(v, (unsigned long long)t.ids[i]);
+        bool same = i > h->begin;
+        for (int32_t j = 0; same && j < t.d; j++)
+            same = canopy_tv_point(&t, i)[j] == canopy_tv_point(&t, i - 1)[j];
+        if (same) *dup = 1;
+    }
+    if (v == ~0ull) return;
+    m[u] = v;
+    for (int32_t p = parent[u]; p >= 0; p = parent[p])
+        if (atomicMin(m + p, v) <= v) break;
+}
+
+/* x->min_id for dv's tree, and whether its points have duplicates (x->ties): only then
+ * can ties at the k-th distance make a walk visit much of the tree. Synchronises
+ * the stream (once per index). */
+static canopy_status scratch_min_id(canopy_index_scratch *x, const canopy_tree_view *t,
+                                    cudaStream_t st) {
+    const int32_t nn = t->n_nodes;
+    const size_t bytes =
+        (sizeof(unsigned long long) + sizeof(int32_t)) * (size_t)(nn > 0 ? nn : 1) + sizeof(int);
+    if (bytes > x->min_id_bytes) {
+        cudaFree(x->min_id);
+        x->min_id = nullptr;
+        x->min_id_bytes = 0;
+        canopy_status s = canopy_gpu_check(cudaMalloc(&x->min_id, bytes), "kNN node ids");
+        if (s) return s;
+        x->min_id_bytes = bytes;
+    }
+    int dup = 0;
+    if (nn > 0) {
+        int32_t *parent = (int32_t *)(x->min_id + nn), *d_dup = parent + nn;
+        const unsigned blocks = (unsigned)((nn + 255) / 256);
+        cudaMemsetAsync(x->min_id, 0xff, bytes, st); /* ids all ones, parents -1 */
+        cudaMemsetAsync(d_dup, 0, sizeof(int), st);
+        k_node_parents<<<blocks, 256, 0, st>>>(*t, parent);
+        k_node_min_id<<<blocks, 256, 0, st>>>(*t, parent, x->min_id, d_dup);
+        cudaMemcpyAsync(&dup, d_dup, sizeof dup, cudaMemcpyDeviceToHost, st);
+    }
+    canopy_status s = canopy_gpu_check(cudaStreamSynchronize(st), "kNN node ids");
+    x->ties = dup != 0;
+    return s;
+}
+
 /* The scratch of dv, made by its first query: a build that is never queried, or queried
  * only on the host, pays for none of it. One lock for every index, held only while a
  * scratch is made. */
@@ -101,6 +168,7 @@ extern "C" canopy_status canopy_index_device_build(canopy_points pts, int device
     if (kept) {
         kept->box_ready = false; /* the Morton grid and the descent are the new tree's */
         kept->descent_ready = false;
+        kept->min_id_ready = false;
         dv->scratch = kept;
     }
     dv->view = *canopy_gpu_tree_view(g);
@@ -209,6 +277,12 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
             return s;
         x->descent_ready = true;
     }
+    if (!x->min_id_ready) {
+        if ((s = scratch_min_id(x, &dv->view, st))) return s;
+        x->min_id_ready = true;
+    }
+    canopy_tree_view tv = dv->view;
+    tv.min_id = x->ties ? (const int64_t *)x->min_id : NULL;
     /* the arena: flags | stacks | order | distances | sort scratch */
     canopy_gpu_launch probe;
     if ((s = canopy_gpu_launch_init<knn_reg_gpu<1>>(probe, &dv->view, nq, v, x->sms))) return s;
@@ -252,7 +326,7 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
             (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord")))
             return s;
     }
-    if ((s = canopy_gpu_knn_pooled(&dc, &dv->view, order, bucket, nq, v, P, rep))) return s;
+    if ((s = canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep))) return s;
     if (sorted || buckets) {
         float ms = 0.0f;
         if ((s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),

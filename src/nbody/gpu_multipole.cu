@@ -649,6 +649,10 @@ int blocks(int64_t n, int t) {
 
 /* ------------------------------------------------------------ host state -- */
 
+/* Host-array calls move their arrays in this many pieces, a host thread each, from
+ * HOST_PARALLEL_MIN bodies (fewer stay on the calling thread). */
+enum { HOST_PIECES = 16, HOST_PARALLEL_MIN = 65536 };
+
 struct gpu_mp {
     int64_t cap = 0;
     float4 *sp = nullptr, *hot = nullptr, *cold0 = nullptr, *cold1 = nullptr, *lo = nullptr,
@@ -921,7 +925,9 @@ static canopy_status upload_xyzm(canopy_points b, const float *mass, canopy_gpu_
  * finds them busy (another thread) works with its own. */
 struct host_calls {
     gpu_mp *m = nullptr;
-    float *h_xyzm = nullptr, *d_xyzm = nullptr, *d_acc = nullptr, *d_pot = nullptr;
+    float *h_xyzm = nullptr, *h_out = nullptr; /* pinned: bodies up, acc and pot down */
+    float *d_xyzm = nullptr, *d_acc = nullptr, *d_pot = nullptr;
+    cudaEvent_t piece[HOST_PIECES] = {};
     int64_t cap = 0, pinned_cap = 0;     /* bodies the device and the pinned arrays hold */
     unsigned long long *d_bad = nullptr; /* device-pointer calls: the first bad body */
 };
@@ -929,6 +935,9 @@ struct host_calls {
 static void host_calls_release(host_calls &k) {
     gpu_mp_free(k.m);
     cudaFreeHost(k.h_xyzm);
+    cudaFreeHost(k.h_out);
+    for (cudaEvent_t e : k.piece)
+        if (e) cudaEventDestroy(e);
     void *p[] = {k.d_xyzm, k.d_acc, k.d_pot, k.d_bad};
     for (void *q : p) cudaFree(q);
     k = host_calls();
@@ -939,6 +948,10 @@ static void host_calls_release(host_calls &k) {
 static canopy_status host_calls_reserve(host_calls &k, int64_t n, bool pinned) {
     canopy_status s = k.m ? CANOPY_OK : gpu_mp_create(&k.m);
     if (!s && !k.d_bad) s = dalloc((void **)&k.d_bad, sizeof *k.d_bad, "a flag");
+    for (int i = 0; i < HOST_PIECES && !s && pinned; i++)
+        if (!k.piece[i])
+            s = canopy_gpu_check(cudaEventCreateWithFlags(&k.piece[i], cudaEventDisableTiming),
+                                 "GPU gravity: events");
     if (!s && n > k.cap) {
         void *p[] = {k.d_xyzm, k.d_acc, k.d_pot};
         for (void *q : p) cudaFree(q);
@@ -952,10 +965,13 @@ static canopy_status host_calls_reserve(host_calls &k, int64_t n, bool pinned) {
     }
     if (!s && pinned && n > k.pinned_cap) {
         cudaFreeHost(k.h_xyzm);
-        k.h_xyzm = nullptr;
+        cudaFreeHost(k.h_out);
+        k.h_xyzm = k.h_out = nullptr;
         k.pinned_cap = 0;
         if ((s = canopy_gpu_check(cudaMallocHost(&k.h_xyzm, sizeof(float) * 4 * (size_t)n),
-                                  "GPU gravity: pinned bodies")))
+                                  "GPU gravity: pinned bodies")) ||
+            (s = canopy_gpu_check(cudaMallocHost(&k.h_out, sizeof(float) * 4 * (size_t)n),
+                                  "GPU gravity: pinned results")))
             return s;
         k.pinned_cap = n;
     }
@@ -965,39 +981,76 @@ static canopy_status host_calls_reserve(host_calls &k, int64_t n, bool pinned) {
 static std::mutex kept_lock;
 static host_calls kept;
 
+/* The first failure among a call's pieces, as a status. */
+static canopy_status pieces_ok(const cudaError_t (&e)[HOST_PIECES], const char *what) {
+    for (cudaError_t x : e)
+        if (x != cudaSuccess) return canopy_gpu_check(x, what);
+    return CANOPY_OK;
+}
+
+/* The host arrays go up and come back in HOST_PIECES pieces through the kept pinned
+ * buffers, one host thread per piece: each packs its piece and queues its copy (or waits
+ * for its piece's copy and unpacks it), so the copy engine moves one piece while the
+ * threads work on the others and the call pays for about one parallel pass over its
+ * memory. One parallel region per direction: with passive waiting every region costs a
+ * wake-up of the team (bench/gravity_copies.cu measured the choices). */
 extern "C" canopy_status gpu_mp_forces_host(canopy_points bodies, const float *mass,
                                             const gpu_mp_params *p, float *acc, float *pot,
                                             gpu_mp_timing *t) {
     if (bodies.n == 0) return CANOPY_OK;
-    const int64_t n = bodies.n;
+    const int64_t n = bodies.n, per = (n + HOST_PIECES - 1) / HOST_PIECES;
+    const float m1 = 1.0f / (float)n;
     std::unique_lock<std::mutex> hold(kept_lock, std::try_to_lock);
     host_calls own, &k = hold.owns_lock() ? kept : own;
     canopy_status s = host_calls_reserve(k, n, true);
+    cudaError_t e[HOST_PIECES] = {};
     double t0 = canopy_now();
     if (!s) {
-        /* packed straight into pinned memory: one copy at full bandwidth */
         float *h = k.h_xyzm;
-        for (int64_t i = 0; i < n; i++) {
-            const float *q = canopy_point(bodies, i);
-            h[4 * i] = q[0], h[4 * i + 1] = q[1], h[4 * i + 2] = q[2];
-            h[4 * i + 3] = mass ? mass[i] : 1.0f / (float)n;
+#pragma omp parallel for schedule(static, 1) if (n >= HOST_PARALLEL_MIN)
+        for (int i = 0; i < HOST_PIECES; i++) {
+            int64_t lo = i * per, hi = lo + per < n ? lo + per : n;
+            if (lo >= hi) continue;
+            for (int64_t b = lo; b < hi; b++) {
+                const float *q = canopy_point(bodies, b);
+                h[4 * b] = q[0], h[4 * b + 1] = q[1], h[4 * b + 2] = q[2];
+                h[4 * b + 3] = mass ? mass[b] : m1;
+            }
+            e[i] =
+                cudaMemcpyAsync(k.d_xyzm + 4 * lo, h + 4 * lo,
+                                sizeof(float) * 4 * (size_t)(hi - lo), cudaMemcpyHostToDevice, 0);
         }
-        s = canopy_gpu_check(
-            cudaMemcpy(k.d_xyzm, h, sizeof(float) * 4 * (size_t)n, cudaMemcpyHostToDevice),
-            "GPU gravity: upload");
+        s = pieces_ok(e, "GPU gravity: upload");
     }
+    if (!s) s = canopy_gpu_check(cudaStreamSynchronize(0), "GPU gravity: upload");
     double t1 = canopy_now();
     if (!s) s = gpu_mp_forces(k.m, k.d_xyzm, n, p, k.d_acc, pot ? k.d_pot : nullptr, t);
     if (!s && !t) s = check_walk(k.m);
     double t2 = canopy_now();
-    if (!s)
-        s = canopy_gpu_check(
-            cudaMemcpy(acc, k.d_acc, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost),
-            "GPU gravity: download");
-    if (!s && pot)
-        s = canopy_gpu_check(
-            cudaMemcpy(pot, k.d_pot, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost),
-            "GPU gravity: download");
+    if (!s) {
+        /* pot (n floats) rides behind acc (3n) in the pinned results */
+        float *h_acc = k.h_out, *h_pot = k.h_out + 3 * n;
+#pragma omp parallel for schedule(static, 1) if (n >= HOST_PARALLEL_MIN)
+        for (int i = 0; i < HOST_PIECES; i++) {
+            int64_t lo = i * per, hi = lo + per < n ? lo + per : n;
+            if (lo >= hi) continue;
+            size_t c3 = sizeof(float) * 3 * (size_t)(hi - lo),
+                   c1 = sizeof(float) * (size_t)(hi - lo);
+            cudaError_t x =
+                cudaMemcpyAsync(h_acc + 3 * lo, k.d_acc + 3 * lo, c3, cudaMemcpyDeviceToHost, 0);
+            if (x == cudaSuccess && pot)
+                x = cudaMemcpyAsync(h_pot + lo, k.d_pot + lo, c1, cudaMemcpyDeviceToHost, 0);
+            if (x == cudaSuccess) x = cudaEventRecord(k.piece[i], 0);
+            if (x == cudaSuccess) x = cudaEventSynchronize(k.piece[i]);
+            if (x == cudaSuccess) {
+                memcpy(acc + 3 * lo, h_acc + 3 * lo, c3);
+                if (pot) memcpy(pot + lo, h_pot + lo, c1);
+            }
+            e[i] = x;
+        }
+        s = pieces_ok(e, "GPU gravity: download");
+    }
+    if (s) cudaStreamSynchronize(0); /* no copy may still target the pinned buffers */
     if (t) {
         t->upload_ms = (t1 - t0) * 1e3;
         t->download_ms = (canopy_now() - t2) * 1e3;

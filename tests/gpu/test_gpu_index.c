@@ -5,7 +5,8 @@
  * gravity and search; the second query uploads no tree (stats); the device-pointer
  * kNN equals the host API in the caller's order and sorted on the device (schedules
  * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
- * the heap (k > 16); bad pointers, host-only indexes and freed handles are rejected. Exits 77
+ * the heap (k > 16), also on identical points, where the tie rule must prune; bad
+ * pointers, host-only indexes and freed handles are rejected. Exits 77
  * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -403,6 +404,58 @@ out:
     free(dense), free(rows);
 }
 
+/* n points at one place (every 97th elsewhere), kNN on the device (the kd walk for
+ * k <= 16, the generic heap beyond): brute force's rows (ties by the smaller index), and
+ * the tie rule keeps the walk from visiting every node (issue 35). Queries at the
+ * common place and elsewhere. */
+static void identical_case(int64_t n, int32_t d, uint64_t seed) {
+    char tag[96];
+    snprintf(tag, sizeof tag, "identical points n=%lld d=%d", (long long)n, (int)d);
+    const int64_t nq = 300;
+    float *p = malloc(sizeof(float) * (size_t)(n * d)),
+          *q = malloc(sizeof(float) * (size_t)(nq * d));
+    rng_state = seed;
+    for (int64_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < d; j++) p[i * d + j] = i % 97 == 5 ? (float)rnd() : 0.25f;
+    for (int64_t i = 0; i < nq; i++)
+        for (int32_t j = 0; j < d; j++) q[i * d + j] = i % 5 == 4 ? (float)rnd() : 0.25f;
+    float *dp = NULL, *dq = NULL;
+    int64_t *di = NULL;
+    CHECK(cudaMalloc((void **)&dp, sizeof(float) * (size_t)(n * d)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(nq * d)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(nq * 20)) == cudaSuccess);
+    CHECK(cudaMemcpy(dp, p, sizeof(float) * (size_t)(n * d), cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+    CHECK(cudaMemcpy(dq, q, sizeof(float) * (size_t)(nq * d), cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+    canopy_index *ix = NULL;
+    CHECK_OK(canopy_index_build_device(canopy_points_make(dp, n, d), NULL, NULL, &ix));
+    int64_t *bi = malloc(sizeof(int64_t) * (size_t)(nq * 20)),
+            *gi = malloc(sizeof(int64_t) * (size_t)(nq * 20));
+    float *bd = malloc(sizeof(float) * (size_t)(nq * 20));
+    static const int32_t ks[] = {1, 8, 20};
+    for (int i = 0; ix && i < 3; i++) {
+        int32_t k = ks[i];
+        canopy_stats st;
+        CHECK_OK(
+            canopy_knn_brute(canopy_points_make(p, n, d), canopy_points_make(q, nq, d), k, bi, bd));
+        CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, NULL, di, NULL, NULL, &st));
+        CHECK(cudaMemcpy(gi, di, sizeof(int64_t) * (size_t)(nq * k), cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(gi, bi, sizeof(int64_t) * (size_t)(nq * k)) == 0,
+                  "%s k=%d: device kNN differs from brute force", tag, (int)k);
+        printf("%s k=%d: %.1f nodes per query\n", tag, (int)k, st.nodes_per_query);
+        /* a whole walk tests about n / 4 nodes; the prune leaves a few dozen to a few
+         * hundred (small trees are too shallow to tell) */
+        CHECK_MSG(n < 10000 || st.nodes_per_query < (double)n / 40,
+                  "%s k=%d: %.1f nodes per query (the tie rule prunes none?)", tag, (int)k,
+                  st.nodes_per_query);
+    }
+    canopy_index_free(ix);
+    cudaFree(dp), cudaFree(dq), cudaFree(di);
+    free(p), free(q), free(bi), free(gi), free(bd);
+}
+
 /* What canopy_index_build_device refuses: host points, a non-finite coordinate, other
  * kinds, a bad shape. */
 static void device_build_errors(void) {
@@ -479,6 +532,8 @@ int main(void) {
             device_build_case(small ? 900 : 20000, d, kind, 32, d, sd);
         }
     device_build_errors();
+    identical_case(small ? 1000 : 20000, 3, seed + 2000);
+    identical_case(small ? 1000 : 20000, 2, seed + 2001);
     if (!small) {
         many_queries_case(seed + 5);
         gravity_case(3000, seed + 1);

@@ -8,8 +8,8 @@
  * CPU one (energy error comparable, momentum kept), and a GPU run restarted from a
  * checkpoint ending bit-identical; the library call from host arrays (its copies in
  * stats, the same bits when repeated) and from device pointers (the same bits as from
- * host arrays). Exits 77 without a GPU. CANOPY_GPU_SMALL=1 runs
- * small sizes (compute-sanitizer). */
+ * host arrays, also at 200,003 strided bodies moved in pieces). Exits 77 without a
+ * GPU. CANOPY_GPU_SMALL=1 runs small sizes (compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
 #include "body_sets.h"
 #include "check.h"
@@ -369,6 +369,12 @@ int main(void) {
         CHECK_MSG(e.median < 1e-3, "accuracy 3e-4 on the GPU: median %.3g", e.median);
         device_case(p, 2000, seed + 105);
         device_case(p, 1, seed + 106);
+        /* host arrays large enough to move in pieces on several host threads, a count the
+         * pieces do not divide */
+        int64_t nbig = small ? 20011 : 200003;
+        float *big = make_bodies(nbig, 1, seed + 107);
+        device_case(big, nbig, seed + 108);
+        free(big);
         p[7] = NAN;
         CHECK_FAILS(canopy_gravity_multipole(canopy_points_make(p, 2000, 3), NULL, &g, &ro, acc,
                                              NULL, NULL),
