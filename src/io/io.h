@@ -45,7 +45,8 @@ canopy_status canopy_vecs_write_to(canopy_outfile *o, const canopy_array *a);
 /* The rows part * n / parts .. (part + 1) * n / parts of a .npy file's first axis n
  * (the header and the file's length checked as canopy_npy_read checks them, so every
  * part finds a truncated file): the parallel readers of the MPI CLI. *rows is n,
- * *first the part's first row. */
+ * *first the part's first row. A 0-D array is one row (a single part only);
+ * canopy_npy_read is part 0 of 1. */
 canopy_status canopy_npy_read_part(const char *path, int part, int parts, canopy_array *out,
                                    int64_t *rows, int64_t *first);
 /* The .npy 1.0 header canopy writes for a (its dtype and shape; the data pointer is not

@@ -362,37 +362,30 @@ static canopy_status read_data(FILE *f, const char *path, canopy_array *out, siz
 /* Streams the data straight into the array, so a multi-GB file is read once and
  * never held twice. */
 canopy_status canopy_npy_read(const char *path, canopy_array *out) {
-    FILE *f;
-    size_t offset, bytes;
-    npy_header h;
-    memset(out, 0, sizeof *out);
-    canopy_status s = open_npy(path, &f, &h, &offset, &bytes);
-    if (s != CANOPY_OK) return s;
-    s = canopy_io_array_alloc(out, h.dtype, h.ndim, h.shape, path);
-    if (!s) s = read_data(f, path, out, bytes);
-    fclose(f);
-    return s;
+    int64_t rows, first;
+    return canopy_npy_read_part(path, 0, 1, out, &rows, &first);
 }
 
 canopy_status canopy_npy_read_part(const char *path, int part, int parts, canopy_array *out,
                                    int64_t *rows, int64_t *first) {
     FILE *f;
-    size_t offset, bytes;
+    size_t offset = 0, bytes = 0;
     npy_header h;
     memset(out, 0, sizeof *out);
     canopy_status s = open_npy(path, &f, &h, &offset, &bytes);
     if (s != CANOPY_OK) return s;
-    if (h.ndim < 1) {
+    if (h.ndim < 1 && parts > 1) {
         fclose(f);
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: a 0-D array has no rows", path);
     }
-    int64_t n = h.shape[0], lo = n * part / parts, hi = n * (part + 1) / parts;
+    int64_t n = h.ndim > 0 ? h.shape[0] : 1, lo = n * part / parts, hi = n * (part + 1) / parts;
     size_t row = n > 0 ? bytes / (size_t)n : 0;
     *rows = n;
     *first = lo;
-    h.shape[0] = hi - lo;
+    if (h.ndim > 0) h.shape[0] = hi - lo;
     s = canopy_io_array_alloc(out, h.dtype, h.ndim, h.shape, path);
-    if (!s && fseeko(f, (off_t)(offset + (size_t)lo * row), SEEK_SET) != 0) {
+    /* only a later part seeks: the whole file still streams from a pipe */
+    if (!s && lo > 0 && fseeko(f, (off_t)(offset + (size_t)lo * row), SEEK_SET) != 0) {
         s = canopy_fail(CANOPY_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
         canopy_array_release(out);
     }
