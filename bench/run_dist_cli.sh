@@ -14,13 +14,16 @@
 # more untimed run of each with --stats: the error is measured on rank 0 alone, 1000
 # bodies vs float64 direct summation, and would weigh on the ranks' time).
 # usage: bench/run_dist_cli.sh [BUILD_DIR]   (default build-cpu; needs canopy with MPI)
-#   env: CORES (default nproc), RANKS (default 2), REPS (default 5), N_GRAV (default
-#        200000), N_KNN (default 1000000 reference points and as many queries)
+#   env: CORES (default nproc), RANKS (default 2; a list such as "4 16" gives a row per
+#        rank count against the same single-process runs), REPS (default 5), N_GRAV
+#        (default 200000), N_KNN (default 1000000 reference points and as many
+#        queries), CANOPY_COMMIT (printed; for a copy of the tree without .git)
+# The kNN inputs and outputs are .npy: each rank reads and writes its own rows.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-cpu}
 cores=${CORES:-$(nproc)}
-ranks=${RANKS:-2}
+rank_list=${RANKS:-2}
 reps=${REPS:-5}
 ng=${N_GRAV:-200000}
 nk=${N_KNN:-1000000}
@@ -33,8 +36,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-t=$((cores / ranks > 0 ? cores / ranks : 1))
-echo "# $(date -u +%FT%TZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+commit=${CANOPY_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+echo "# $(date -u +%FT%TZ), commit $commit," \
     "$cores cores:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load average" \
     "$(cut -d' ' -f1-3 /proc/loadavg), reps $reps"
 "$canopy" gen plummer --n "$ng" -o "$tmp/b.npy" >/dev/null
@@ -48,8 +51,10 @@ secs() {
     awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$tmp/time"
 }
 one() { CANOPY_THREADS=$cores OMP_NUM_THREADS=$cores secs "$canopy" "$@"; }
-many() {
-    secs mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$ranks" \
+many() { # ranks, then the command's arguments
+    local np=$1 t=$((cores / $1 > 0 ? cores / $1 : 1))
+    shift
+    secs mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
         -x CANOPY_THREADS="$t" -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY \
         -x OMPI_MCA_btl_vader_single_copy_mechanism "$canopy" "$@"
 }
@@ -58,33 +63,38 @@ stat() { cut -d' ' -f"$1" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f (%.
 median_error() { sed -n 's/.*direct: median \([^,]*\),.*/\1/p' "$tmp/err"; }
 
 run_case() { # name, then the command's arguments
-    local name=$1
+    local name=$1 np
     shift
-    : >"$tmp/one" && : >"$tmp/many"
-    for _ in $(seq "$reps"); do
+    : >"$tmp/one"
+    for np in $rank_list; do : >"$tmp/many$np"; done
+    for _ in $(seq "$reps"); do # interleaved, so load changes hit all alike
         one "$@" >>"$tmp/one"
-        many "$@" >>"$tmp/many"
+        for np in $rank_list; do many "$np" "$@" >>"$tmp/many$np"; done
     done
     # --stats only once each, untimed: its error check runs on rank 0 alone
     one "$@" --stats >/dev/null
+    local e1 er s1 sr c1 cr
     e1=$(median_error)
-    many "$@" --stats >/dev/null
-    er=$(median_error)
-    local s1 sr c1 cr
     s1=$(stat 1 <"$tmp/one")
-    sr=$(stat 1 <"$tmp/many")
     c1=$(stat 2 <"$tmp/one")
-    cr=$(stat 2 <"$tmp/many")
-    awk -v n="$name" -v s1="$s1" -v sr="$sr" -v c1="$c1" -v cr="$cr" -v e1="$e1" -v er="$er" \
-        'BEGIN { split(s1, a, " "); split(sr, b, " "); split(c1, p, " "); split(cr, q, " ");
-        printf "| %s | %s | %s | %.2fx | %.0f %% | %s | %s | %.2fx | %s | %s |\n", n, s1, sr,
-               b[1] / a[1], 100 * a[1] / b[1], c1, cr, q[1] / p[1], e1 == "" ? "-" : e1,
-               er == "" ? "-" : er }'
-    grep -E "rank [0-9]+" "$tmp/err" | sed 's/^/    /' >>"$tmp/phases"
+    for np in $rank_list; do
+        many "$np" "$@" --stats >/dev/null
+        er=$(median_error)
+        sr=$(stat 1 <"$tmp/many$np")
+        cr=$(stat 2 <"$tmp/many$np")
+        awk -v n="$name" -v r="$np x $((cores / np > 0 ? cores / np : 1))" -v s1="$s1" -v sr="$sr" \
+            -v c1="$c1" -v cr="$cr" -v e1="$e1" -v er="$er" \
+            'BEGIN { split(s1, a, " "); split(sr, b, " "); split(c1, p, " "); split(cr, q, " ");
+            printf "| %s | %s | %s | %s | %.2fx | %.0f %% | %s | %s | %.2fx | %s | %s |\n", n, r,
+                   s1, sr, b[1] / a[1], 100 * a[1] / b[1], c1, cr, q[1] / p[1],
+                   e1 == "" ? "-" : e1, er == "" ? "-" : er }'
+        echo "  $name, $np ranks:" >>"$tmp/phases"
+        grep -E "rank [0-9]+|ranks, load" "$tmp/err" | sed 's/^/    /' >>"$tmp/phases"
+    done
 }
 echo
-echo "| run | 1 process x $cores threads, wall s | $ranks ranks x $t threads, wall s | ratio | efficiency | 1 process, CPU s | ranks, CPU s | CPU ratio | median error, 1 process | median error, ranks |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| run | ranks x threads | 1 process x $cores threads, wall s | ranks, wall s | ratio | efficiency | 1 process, CPU s | ranks, CPU s | CPU ratio | median error, 1 process | median error, ranks |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 : >"$tmp/phases"
 run_case "gravity $ng Plummer, order 2" gravity --bodies "$tmp/b.npy" --order 2 --softening 0.05 --backend cpu \
     -o "$tmp/a.npy"

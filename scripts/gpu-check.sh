@@ -17,11 +17,13 @@
 #           bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
-#   dist    distributed plummer1m force evaluation on 1, 2 and 4 ranks sharing this
-#           host's cores (16 / ranks threads each) and the parallel efficiency
-#           (bench/run_dist_16core.sh; bench/results/distributed.md), in build-gpu when it
-#           has the MPI layer, else in a CPU-only MPI build; the MPI equivalence tests
-#           themselves run in the test stage
+#   dist    whole `canopy gravity` (1M Plummer, order 2) and `canopy knn` (1M + 1M
+#           uniform 3-D, k 8) processes on this host's 16 cores: one process of 16
+#           threads against mpirun -np 4 of 4 threads and -np 16 of 1, 3 interleaved
+#           runs, at most 4 minutes (bench/run_dist_cli.sh; bench/results/distributed.md),
+#           in build-gpu when it has the MPI layer, else in a CPU-only MPI build; the
+#           force-evaluation phases alone: bench/run_dist_16core.sh; the MPI equivalence
+#           tests themselves run in the test stage
 #   dist2gpu one MPI rank per GPU on a host with two: test_gpu_let, memcheck and
 #           racecheck on it, test_dist_gpu with 2 ranks sharing GPU 0 and with 2 ranks
 #           on 2 GPUs, then
@@ -239,11 +241,20 @@ for stage in $stages; do
         ;;
     dist)
         db="$b"
-        [ -x "$b/canopy-bench-dist-gravity" ] || db="$root/build-dist16"
-        CMAKE_ARGS="${prefix_args[*]}" CANOPY_COMMIT="$commit" \
-            "$root/bench/run_dist_16core.sh" "$db" 1000000 >"$out/dist-gravity.txt" 2>&1
-        note "- distributed gravity bench: rc $? (below)"
-        cat "$out/dist-gravity.txt" >>"$summary"
+        if [ ! -x "$b/canopy-mpi" ]; then # build-gpu without MPI: a CPU-only MPI build
+            db="$root/build-dist16"
+            { cmake -S "$root" -B "$db" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCANOPY_CUDA=OFF \
+                -DCANOPY_MPI=ON "${prefix_args[@]}" &&
+                cmake --build "$db" --target canopy canopy-mpi -j "$(nproc)"; } \
+                >"$out/dist-build.log" 2>&1 || note "- dist: MPI build failed ($out/dist-build.log)"
+        fi
+        t0=$(date +%s)
+        CANOPY_COMMIT="$commit" CORES="${CANOPY_DIST_CORES:-16}" RANKS="4 16" REPS=3 \
+            N_GRAV=1000000 N_KNN=1000000 timeout 240 "$root/bench/run_dist_cli.sh" "$db" \
+            >"$out/dist-cli.txt" 2>&1
+        note "- distributed CLI bench (1 process x 16 threads vs 4 ranks x 4, 16 x 1): rc $?," \
+            "$(($(date +%s) - t0)) s (below)"
+        cat "$out/dist-cli.txt" >>"$summary"
         ;;
     dist2gpu)
         gpu_test test_gpu_let gpu_let.log 2

@@ -4,6 +4,7 @@
  * their messages, and atomic writes that leave nothing behind on failure. */
 #define _XOPEN_SOURCE 700
 #include "check.h"
+#include "io/io.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -580,6 +581,72 @@ static void test_atomic_write(void) {
     canopy_array_release(&a);
 }
 
+/* --------------------------------------------------------- parts of a file -- */
+
+/* canopy_npy_read_part: the parts of every split concatenate to the whole file
+ * (empty parts when there are more parts than rows, 1-D and 2-D, every dtype width),
+ * and every part of a truncated file fails; canopy_npy_header is the writer's header. */
+static void test_parts(void) {
+    static const struct {
+        int32_t ndim;
+        int64_t s0, s1;
+    } shapes[] = {{1, 7, 0}, {2, 1001, 3}, {2, 3, 5}, {2, 0, 4}, {1, 1, 0}};
+    char path[512];
+    snprintf(path, sizeof path, "%s", check_tmp_path("part.npy"));
+    uint64_t stream = 77;
+    for (int t = CANOPY_F32; t <= CANOPY_U8; t++)
+        for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+            canopy_array a;
+            int64_t shape[CANOPY_MAX_DIMS] = {shapes[c].s0, shapes[c].s1};
+            CHECK_OK(canopy_array_alloc(&a, (canopy_dtype)t, shapes[c].ndim, shape));
+            size_t bytes = (size_t)canopy_array_count(&a) * canopy_dtype_size(a.dtype);
+            size_t row = shapes[c].s0 ? bytes / (size_t)shapes[c].s0 : 0;
+            fill_random(a.data, bytes, stream++);
+            CHECK_OK(canopy_npy_write(path, &a));
+            for (int parts = 1; parts <= 5; parts++) {
+                int64_t next = 0;
+                for (int part = 0; part < parts; part++) {
+                    canopy_array b;
+                    int64_t rows = -1, first = -1;
+                    CHECK_OK(canopy_npy_read_part(path, part, parts, &b, &rows, &first));
+                    CHECK(rows == shapes[c].s0 && first == next && b.ndim == a.ndim);
+                    CHECK(b.ndim < 2 || b.shape[1] == a.shape[1]);
+                    CHECK_MSG(
+                        b.shape[0] == 0 || !memcmp(b.data, (char *)a.data + (size_t)first * row,
+                                                   (size_t)b.shape[0] * row),
+                        "part %d of %d, %s case %zu", part, parts, canopy_dtype_name(a.dtype), c);
+                    next = first + b.shape[0];
+                    canopy_array_release(&b);
+                }
+                CHECK(next == shapes[c].s0);
+            }
+            size_t len, hl;
+            unsigned char *file = slurp(path, &len), head[CANOPY_NPY_HEADER_MAX];
+            CHECK_OK(canopy_npy_header(&a, head, &hl));
+            CHECK(file && len == hl + bytes && !memcmp(file, head, hl));
+            if (file && bytes > 0) {
+                spit(path, file, len - 1); /* the last byte gone: every part sees it */
+                for (int part = 0; part < 3; part++) {
+                    canopy_array b;
+                    int64_t rows, first;
+                    CHECK_FAILS(canopy_npy_read_part(path, part, 3, &b, &rows, &first),
+                                CANOPY_ERR_FORMAT, "truncated");
+                }
+            }
+            free(file);
+            canopy_array_release(&a);
+        }
+    canopy_array z;
+    int64_t rows, first, none[CANOPY_MAX_DIMS] = {0};
+    CHECK_OK(canopy_array_alloc(&z, CANOPY_F32, 0, none));
+    CHECK_OK(canopy_npy_write(path, &z));
+    canopy_array_release(&z);
+    CHECK_FAILS(canopy_npy_read_part(path, 0, 2, &z, &rows, &first), CANOPY_ERR_FORMAT, "0-D");
+    CHECK_FAILS(canopy_npy_read_part(check_tmp_path("none.npy"), 0, 2, &z, &rows, &first),
+                CANOPY_ERR_IO, "none.npy");
+    unlink(path);
+}
+
 int main(void) {
     check_seed();
     test_round_trip();
@@ -587,5 +654,6 @@ int main(void) {
     test_header_variants();
     test_malformed();
     test_atomic_write();
+    test_parts();
     return check_finish();
 }

@@ -226,31 +226,37 @@ canopy_status canopy_dist_scatterv(MPI_Comm comm, int root, const void *send, co
     return st;
 }
 
-canopy_status canopy_dist_alltoallv_bytes(MPI_Comm comm, const void *send,
-                                          const int64_t *send_counts, void **recv,
-                                          int64_t *recv_counts, int64_t *recv_displs,
-                                          canopy_dist_stats *stats) {
+/* The byte counts go round (one MPI_Alltoall), the receive buffer is allocated and
+ * the exchange starts: blocking (req NULL) or not (*req to complete). sv and rv stay
+ * in use until it completes. */
+static canopy_status alltoallv_start(MPI_Comm comm, const void *send, const int64_t *send_counts,
+                                     void **recv, int64_t *recv_counts, int64_t *recv_displs,
+                                     canopy_dist_stats *stats, vbuf *sv, vbuf *rv,
+                                     MPI_Request *req) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     *recv = NULL;
-    vbuf sv, rv;
-    canopy_status st = vbuf_alloc(&sv, size);
+    canopy_status st = vbuf_alloc(sv, size);
     if (!st)
-        st = vbuf_alloc(&rv, size);
+        st = vbuf_alloc(rv, size);
     else
-        memset(&rv, 0, sizeof rv);
+        memset(rv, 0, sizeof *rv);
     double t0 = canopy_now();
     if (!st) {
         MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, comm);
-        st = canopy_dist_displs(send_counts, size, sv.counts, sv.displs, NULL);
+        st = canopy_dist_displs(send_counts, size, sv->counts, sv->displs, NULL);
         int64_t total = 0;
-        if (!st) st = canopy_dist_displs(recv_counts, size, rv.counts, rv.displs, &total);
+        if (!st) st = canopy_dist_displs(recv_counts, size, rv->counts, rv->displs, &total);
         if (!st && total > 0) st = canopy_alloc(recv, (size_t)total, 1);
     }
     st = canopy_dist_agree(comm, st);
     if (!st) {
-        MPI_Alltoallv(send, sv.counts, sv.displs, MPI_BYTE, *recv, rv.counts, rv.displs, MPI_BYTE,
-                      comm);
-        for (int r = 0; r < size; r++) recv_displs[r] = rv.displs[r];
+        if (req)
+            MPI_Ialltoallv(send, sv->counts, sv->displs, MPI_BYTE, *recv, rv->counts, rv->displs,
+                           MPI_BYTE, comm, req);
+        else
+            MPI_Alltoallv(send, sv->counts, sv->displs, MPI_BYTE, *recv, rv->counts, rv->displs,
+                          MPI_BYTE, comm);
+        for (int r = 0; r < size; r++) recv_displs[r] = rv->displs[r];
         if (stats)
             for (int r = 0; r < size; r++) {
                 if (r == rank) continue;
@@ -263,7 +269,68 @@ canopy_status canopy_dist_alltoallv_bytes(MPI_Comm comm, const void *send,
         *recv = NULL;
     }
     if (stats) stats->comm_seconds += canopy_now() - t0;
+    return st;
+}
+
+canopy_status canopy_dist_alltoallv_bytes(MPI_Comm comm, const void *send,
+                                          const int64_t *send_counts, void **recv,
+                                          int64_t *recv_counts, int64_t *recv_displs,
+                                          canopy_dist_stats *stats) {
+    vbuf sv, rv;
+    canopy_status st = alltoallv_start(comm, send, send_counts, recv, recv_counts, recv_displs,
+                                       stats, &sv, &rv, NULL);
     vbuf_free(&sv);
     vbuf_free(&rv);
     return st;
+}
+
+struct canopy_dist_pending {
+    MPI_Request req;
+    vbuf sv, rv;
+    canopy_dist_stats *stats;
+};
+
+canopy_status canopy_dist_ialltoallv_bytes(MPI_Comm comm, const void *send,
+                                           const int64_t *send_counts, void **recv,
+                                           int64_t *recv_counts, int64_t *recv_displs,
+                                           canopy_dist_stats *stats,
+                                           canopy_dist_pending **pending) {
+    canopy_dist_pending *p = NULL;
+    *pending = NULL;
+    canopy_status st = canopy_dist_agree(comm, canopy_calloc((void **)&p, 1, sizeof *p));
+    if (st) {
+        canopy_free(p);
+        *recv = NULL;
+        return st;
+    }
+    p->req = MPI_REQUEST_NULL;
+    p->stats = stats;
+    st = alltoallv_start(comm, send, send_counts, recv, recv_counts, recv_displs, stats, &p->sv,
+                         &p->rv, &p->req);
+    if (!st) {
+        *pending = p;
+        return CANOPY_OK;
+    }
+    vbuf_free(&p->sv);
+    vbuf_free(&p->rv);
+    canopy_free(p);
+    return st;
+}
+
+void canopy_dist_pending_test(canopy_dist_pending *p) {
+    if (!p) return;
+    double t0 = canopy_now();
+    int done = 0;
+    MPI_Test(&p->req, &done, MPI_STATUS_IGNORE);
+    if (p->stats) p->stats->comm_seconds += canopy_now() - t0;
+}
+
+void canopy_dist_pending_wait(canopy_dist_pending *p) {
+    if (!p) return;
+    double t0 = canopy_now();
+    MPI_Wait(&p->req, MPI_STATUS_IGNORE);
+    if (p->stats) p->stats->comm_seconds += canopy_now() - t0;
+    vbuf_free(&p->sv);
+    vbuf_free(&p->rv);
+    canopy_free(p);
 }

@@ -63,5 +63,19 @@ canopy_status canopy_dist_alltoallv_bytes(MPI_Comm comm, const void *send,
                                           const int64_t *send_counts, void **recv,
                                           int64_t *recv_counts, int64_t *recv_displs,
                                           canopy_dist_stats *stats);
+/* The same started without waiting (MPI_Ialltoallv; the byte counts go round first,
+ * blocking): send must stay untouched and *recv unread until canopy_dist_pending_wait.
+ * Open MPI moves the data only inside MPI calls of the main thread, so work done
+ * meanwhile calls canopy_dist_pending_test now and then. Time in these calls counts as
+ * stats->comm_seconds. */
+typedef struct canopy_dist_pending canopy_dist_pending;
+canopy_status canopy_dist_ialltoallv_bytes(MPI_Comm comm, const void *send,
+                                           const int64_t *send_counts, void **recv,
+                                           int64_t *recv_counts, int64_t *recv_displs,
+                                           canopy_dist_stats *stats, canopy_dist_pending **pending);
+/* Lets MPI progress the exchange (NULL: nothing to do). */
+void canopy_dist_pending_test(canopy_dist_pending *p);
+/* Completes the exchange and frees p (NULL: nothing to do). */
+void canopy_dist_pending_wait(canopy_dist_pending *p);
 
 #endif

@@ -472,17 +472,26 @@ static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int
  * many (int64 id, float d2) within the sender's bound. */
 enum { CAND_BYTES = 12 };
 
+/* The kNN of the queries other ranks sent, in RC_CHUNKS pieces with an MPI progress
+ * call between them (the rows going back are in flight meanwhile). */
+enum { RC_CHUNKS = 8 };
+
 static canopy_status answer_remote(const dist_ref *r, const float *rows, int64_t n, int32_t k,
                                    const canopy_run_options *opt, const int64_t *from_bytes,
-                                   size_t row_bytes, char **reply, int64_t *reply_bytes) {
+                                   size_t row_bytes, canopy_dist_pending *pend, char **reply,
+                                   int64_t *reply_bytes) {
     int32_t d = r->d;
     int64_t *idx = NULL;
     float *d2 = NULL;
     *reply = NULL;
     canopy_status s = canopy_alloc((void **)&idx, (size_t)(n * k + 1), sizeof *idx);
     if (!s) s = canopy_alloc((void **)&d2, (size_t)(n * k + 1), sizeof *d2);
-    canopy_points q = {rows, n, d, d + 1};
-    if (!s) s = local_knn(r, q, 0, k, opt, idx, d2);
+    for (int c = 0; !s && c < RC_CHUNKS; c++) {
+        int64_t lo = n * c / RC_CHUNKS, hi = n * (c + 1) / RC_CHUNKS;
+        canopy_points q = {rows + lo * (d + 1), hi - lo, d, d + 1};
+        s = local_knn(r, q, 0, k, opt, idx + lo * k, d2 + lo * k);
+        canopy_dist_pending_test(pend);
+    }
     if (!s) s = canopy_alloc((void **)reply, (size_t)(n * (4 + (int64_t)k * CAND_BYTES) + 1), 1);
     if (!s) {
         /* reply_bytes[src]: the bytes answering source src's queries, in its order */
@@ -530,42 +539,100 @@ static int32_t row_to_heap(float *hd, int64_t *hi, int32_t k) {
 }
 
 /* Rows of home queries back to the ranks they came from (grouped by source in the
- * order they arrived), and into the caller's order there. */
-static canopy_status rows_home_to_origin(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
-                                         const routing *to_home, int64_t *idx, float *dist2,
-                                         canopy_dist_stats *st) {
+ * order they arrived), in two parts. rows_back_start sends every row as the local
+ * walk left it, without waiting, so the bulk of the bytes moves while the remote
+ * queries are answered; rows_back_finish then sends only the rows the remote
+ * candidates changed, each with its place in its source's block, and puts all of them
+ * in the caller's order. */
+typedef struct rows_back {
+    size_t row;
+    char *buf;
+    void *back;
+    int64_t *cnt, *rcnt, *roff;
+    canopy_dist_pending *pend;
+} rows_back;
+
+static void rows_back_free(rows_back *b) {
+    canopy_dist_pending_wait(b->pend); /* a started exchange ends before its buffers go */
+    canopy_free(b->buf);
+    canopy_free(b->back);
+    canopy_free(b->cnt);
+    canopy_free(b->rcnt);
+    canopy_free(b->roff);
+    memset(b, 0, sizeof *b);
+}
+
+static void pack_row(const knn_job *j, int64_t i, char *dst) {
+    size_t k = (size_t)j->k;
+    memcpy(dst, j->idx + i * j->k, sizeof(int64_t) * k);
+    memcpy(dst + sizeof(int64_t) * k, j->d2 + i * j->k, sizeof(float) * k);
+}
+
+static void unpack_row(const char *src, int64_t i, int32_t k, int64_t *idx, float *dist2) {
+    memcpy(idx + i * k, src, sizeof(int64_t) * (size_t)k);
+    if (dist2) memcpy(dist2 + i * k, src + sizeof(int64_t) * (size_t)k, sizeof(float) * (size_t)k);
+}
+
+static canopy_status rows_back_start(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
+                                     rows_back *b, canopy_dist_stats *st) {
     int size = canopy_dist_size(comm);
-    int32_t k = j->k;
-    size_t row = (sizeof(int64_t) + sizeof(float)) * (size_t)k;
-    char *buf = NULL;
-    void *back = NULL;
-    int64_t *cnt = NULL, *rcnt = NULL, *roff = NULL;
-    canopy_status s = canopy_alloc((void **)&buf, (size_t)j->q.n + 1, row);
-    if (!s) s = canopy_alloc((void **)&cnt, (size_t)size, sizeof *cnt);
-    if (!s) s = canopy_alloc((void **)&rcnt, (size_t)size, sizeof *rcnt);
-    if (!s) s = canopy_alloc((void **)&roff, (size_t)size, sizeof *roff);
+    memset(b, 0, sizeof *b);
+    b->row = (sizeof(int64_t) + sizeof(float)) * (size_t)j->k;
+    canopy_status s = canopy_alloc((void **)&b->buf, (size_t)j->q.n + 1, b->row);
+    if (!s) s = canopy_alloc((void **)&b->cnt, (size_t)size, sizeof *b->cnt);
+    if (!s) s = canopy_alloc((void **)&b->rcnt, (size_t)size, sizeof *b->rcnt);
+    if (!s) s = canopy_alloc((void **)&b->roff, (size_t)size, sizeof *b->roff);
     if (!s) {
 #pragma omp parallel for schedule(static) num_threads(canopy_threads())
-        for (int64_t i = 0; i < j->q.n; i++) {
-            memcpy(buf + (size_t)i * row, j->idx + i * k, sizeof(int64_t) * (size_t)k);
-            memcpy(buf + (size_t)i * row + sizeof(int64_t) * (size_t)k, j->d2 + i * k,
-                   sizeof(float) * (size_t)k);
-        }
-        for (int q = 0; q < size; q++) cnt[q] = from_n[q] * (int64_t)row;
+        for (int64_t i = 0; i < j->q.n; i++) pack_row(j, i, b->buf + (size_t)i * b->row);
+        for (int q = 0; q < size; q++) b->cnt[q] = from_n[q] * (int64_t)b->row;
     }
     s = canopy_dist_agree(comm, s);
-    if (!s) s = canopy_dist_alltoallv_bytes(comm, buf, cnt, &back, rcnt, roff, st);
-    for (int h = 0; !s && h < size; h++)
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
-        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++) {
-            int64_t i = to_home->items[t];
-            const char *src = (const char *)back + roff[h] + (size_t)(t - to_home->off[h]) * row;
-            memcpy(idx + i * k, src, sizeof(int64_t) * (size_t)k);
-            if (dist2)
-                memcpy(dist2 + i * k, src + sizeof(int64_t) * (size_t)k, sizeof(float) * (size_t)k);
+    if (!s)
+        s = canopy_dist_ialltoallv_bytes(comm, b->buf, b->cnt, &b->back, b->rcnt, b->roff, st,
+                                         &b->pend);
+    return s;
+}
+
+static canopy_status rows_back_finish(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
+                                      const uint8_t *changed, const routing *to_home, rows_back *b,
+                                      int64_t *idx, float *dist2, canopy_dist_stats *st) {
+    int size = canopy_dist_size(comm);
+    int32_t k = j->k;
+    size_t rec = sizeof(int64_t) + b->row;
+    int64_t n_changed = 0, *cnt = NULL, *rcnt = NULL, *roff = NULL;
+    for (int64_t i = 0; i < j->q.n; i++) n_changed += changed[i];
+    char *fix = NULL, *got = NULL;
+    canopy_status s = canopy_alloc((void **)&fix, (size_t)n_changed + 1, rec);
+    if (!s) s = canopy_calloc((void **)&cnt, (size_t)size, sizeof *cnt);
+    if (!s) s = canopy_alloc((void **)&rcnt, (size_t)size, sizeof *rcnt);
+    if (!s) s = canopy_alloc((void **)&roff, (size_t)size, sizeof *roff);
+    for (int64_t q = 0, i = 0, m = 0; !s && q < size; q++)
+        for (int64_t p = 0; p < from_n[q]; p++, i++) {
+            if (!changed[i]) continue;
+            memcpy(fix + (size_t)m * rec, &p, sizeof p);
+            pack_row(j, i, fix + (size_t)m * rec + sizeof p);
+            cnt[q] += (int64_t)rec;
+            m++;
         }
-    canopy_free(buf);
-    canopy_free(back);
+    s = canopy_dist_agree(comm, s);
+    if (!s) s = canopy_dist_alltoallv_bytes(comm, fix, cnt, (void **)&got, rcnt, roff, st);
+    canopy_dist_pending_wait(b->pend);
+    b->pend = NULL;
+    for (int h = 0; !s && h < size; h++) {
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++)
+            unpack_row((const char *)b->back + b->roff[h] + (size_t)(t - to_home->off[h]) * b->row,
+                       to_home->items[t], k, idx, dist2);
+        for (int64_t e = 0; e < rcnt[h] / (int64_t)rec; e++) {
+            const char *r = got + roff[h] + (size_t)e * rec;
+            int64_t p;
+            memcpy(&p, r, sizeof p);
+            unpack_row(r + sizeof p, to_home->items[to_home->off[h] + p], k, idx, dist2);
+        }
+    }
+    canopy_free(fix);
+    canopy_free(got);
     canopy_free(cnt);
     canopy_free(rcnt);
     canopy_free(roff);
@@ -573,9 +640,10 @@ static canopy_status rows_home_to_origin(MPI_Comm comm, const knn_job *j, const 
 }
 
 /* Candidates other ranks returned for the queries of the routing: merged into the
- * rows with knn_offer, the (distance, index) order of canopy_knn. */
+ * rows with knn_offer, the (distance, index) order of canopy_knn; changed (may be
+ * NULL) marks the rows that received any. */
 static void merge_candidates(knn_job *j, const routing *remote, const char *cand,
-                             const int64_t *cand_off, int size) {
+                             const int64_t *cand_off, int size, uint8_t *changed) {
     int32_t k = j->k;
     for (int q = 0; q < size; q++) {
         const char *p = cand + cand_off[q];
@@ -585,6 +653,7 @@ static void merge_candidates(knn_job *j, const routing *remote, const char *cand
             memcpy(&n_c, p, 4);
             p += 4;
             if (n_c == 0) continue;
+            if (changed) changed[i] = 1;
             float *hd = j->d2 + i * k;
             int64_t *hi = j->idx + i * k;
             int32_t count = row_to_heap(hd, hi, k);
@@ -627,6 +696,8 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
         return s;
     }
     knn_job j = {&r, ref, k, NULL, NULL, NULL, query};
+    rows_back rb = {0};
+    uint8_t *changed = NULL;
     int32_t *home = NULL;
     routing to_home = {0}, remote = {0};
     void *hq_rows = NULL, *rq_rows = NULL, *cand = NULL;
@@ -665,6 +736,7 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     } else if (!s) {
         s = canopy_alloc((void **)&j.idx, (size_t)(nh * k + 1), sizeof *j.idx);
         if (!s) s = canopy_alloc((void **)&j.d2, (size_t)(nh * k + 1), sizeof *j.d2);
+        if (!s) s = canopy_calloc((void **)&changed, (size_t)nh + 1, sizeof *changed);
     }
     if (!s) s = local_knn(&r, j.q, self, k, opt, j.idx, j.d2);
     st->local_seconds += canopy_now() - t0;
@@ -675,6 +747,8 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
      * answer with their candidates within that distance. */
     s = route(size, nh, want_remote, &j, &remote);
     s = canopy_dist_agree(comm, s);
+    /* the local rows start back to their ranks now, overlapping the remote round */
+    if (!s && !self) s = rows_back_start(comm, &j, from_n, &rb, st);
     if (s) goto done;
     st->remote_queries += remote.n_pairs;
     size_t qrow = sizeof(float) * (size_t)(r.d + 1);
@@ -683,17 +757,19 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     int64_t nr = 0;
     for (int q = 0; q < size; q++) nr += a[q] / (int64_t)qrow;
     t0 = canopy_now();
-    s = answer_remote(&r, rq_rows, nr, k, opt, a, qrow, &reply, c);
+    s = answer_remote(&r, rq_rows, nr, k, opt, a, qrow, rb.pend, &reply, c);
     st->local_seconds += canopy_now() - t0;
     s = canopy_dist_agree(comm, s);
     if (!s) s = canopy_dist_alltoallv_bytes(comm, reply, c, &cand, e, b, st);
     if (s) goto done;
 
     /* 4. Merge, and 5. rows back to the ranks the queries came from. */
-    merge_candidates(&j, &remote, cand, b, size);
-    if (!self) s = rows_home_to_origin(comm, &j, from_n, &to_home, idx, dist2, st);
+    merge_candidates(&j, &remote, cand, b, size, changed);
+    if (!self) s = rows_back_finish(comm, &j, from_n, changed, &to_home, &rb, idx, dist2, st);
 
 done:
+    rows_back_free(&rb);
+    canopy_free(changed);
     if (j.d2 != dist2) canopy_free(j.d2);
     if (j.idx != idx) canopy_free(j.idx);
     canopy_free(home);

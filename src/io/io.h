@@ -42,6 +42,19 @@ canopy_status canopy_npy_write_to(canopy_outfile *o, const canopy_array *a);
 canopy_status canopy_csv_write_to(canopy_outfile *o, const canopy_array *a, const char *header);
 canopy_status canopy_vecs_write_to(canopy_outfile *o, const canopy_array *a);
 
+/* The rows part * n / parts .. (part + 1) * n / parts of a .npy file's first axis n
+ * (the header and the file's length checked as canopy_npy_read checks them, so every
+ * part finds a truncated file): the parallel readers of the MPI CLI. *rows is n,
+ * *first the part's first row. A 0-D array is one row (a single part only);
+ * canopy_npy_read is part 0 of 1. */
+canopy_status canopy_npy_read_part(const char *path, int part, int parts, canopy_array *out,
+                                   int64_t *rows, int64_t *first);
+/* The .npy 1.0 header canopy writes for a (its dtype and shape; the data pointer is not
+ * read), *len bytes (a multiple of 64, at most CANOPY_NPY_HEADER_MAX): the data of row i
+ * starts at *len + i * row bytes, which lets several processes write a file's rows. */
+enum { CANOPY_NPY_HEADER_MAX = 512 };
+canopy_status canopy_npy_header(const canopy_array *a, unsigned char *head, size_t *len);
+
 /* fwrite to an outfile, failing with a message that names the final path. */
 canopy_status canopy_io_write(canopy_outfile *o, const void *p, size_t n);
 

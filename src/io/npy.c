@@ -5,6 +5,7 @@
  * untrusted input: it is parsed by a small grammar (never evaluated), and the shape
  * it claims is checked against the bytes actually present before anything is
  * allocated. */
+#define _POSIX_C_SOURCE 200809L /* fseeko */
 #include "io/io.h"
 
 #include <errno.h>
@@ -294,16 +295,18 @@ static canopy_status read_header_bytes(FILE *f, const char *path, void *dst, siz
     return canopy_fail(CANOPY_ERR_FORMAT, "%s: truncated header", path);
 }
 
-/* Streams the data straight into the array, so a multi-GB file is read once and
- * never held twice. */
-canopy_status canopy_npy_read(const char *path, canopy_array *out) {
+static const char *npy_descr(canopy_dtype t);
+
+/* Opens a .npy file and reads and checks its header: on success *f is positioned at
+ * the data, *offset is where it starts and *bytes its length, which a regular file
+ * was checked to hold (a truncated file fails here, before any allocation). */
+static canopy_status open_npy(const char *path, FILE **fp, npy_header *h, size_t *offset,
+                              size_t *bytes) {
     FILE *f;
     int64_t size;
     unsigned char pre[12];
-    size_t len_bytes, bytes;
-    npy_header h;
+    size_t len_bytes;
     char *text = NULL;
-    memset(out, 0, sizeof *out);
     canopy_status s = canopy_io_open_read(path, &f, &size);
     if (s != CANOPY_OK) return s;
 
@@ -314,8 +317,9 @@ canopy_status canopy_npy_read(const char *path, canopy_array *out) {
     }
     if ((s = check_start(pre, got, path, &len_bytes)) != CANOPY_OK) goto done;
     if ((s = read_header_bytes(f, path, pre + 8, len_bytes)) != CANOPY_OK) goto done;
-    size_t hlen = read_le(pre + 8, len_bytes), offset = 8 + len_bytes + hlen;
-    if (size >= 0 && offset > (uint64_t)size) {
+    size_t hlen = read_le(pre + 8, len_bytes);
+    *offset = 8 + len_bytes + hlen;
+    if (size >= 0 && *offset > (uint64_t)size) {
         s = canopy_fail(CANOPY_ERR_FORMAT,
                         "%s: truncated header (%zu bytes announced, %zu present)", path, hlen,
                         (size_t)size - (8 + len_bytes));
@@ -330,26 +334,89 @@ canopy_status canopy_npy_read(const char *path, canopy_array *out) {
         goto done;
     }
     if ((s = read_header_bytes(f, path, text, hlen)) != CANOPY_OK) goto done;
-    if ((s = parse_header(text, hlen, path, &h)) != CANOPY_OK) goto done;
-    if ((s = data_size(&h, path, &bytes)) != CANOPY_OK) goto done;
+    if ((s = parse_header(text, hlen, path, h)) != CANOPY_OK) goto done;
+    if ((s = data_size(h, path, bytes)) != CANOPY_OK) goto done;
     /* A regular file's size shows truncation before a large allocation is made. */
-    if (size >= 0 && bytes > (uint64_t)size - offset) {
-        s = truncated(path, bytes, (size_t)((uint64_t)size - offset));
-        goto done;
-    }
-    if ((s = canopy_io_array_alloc(out, h.dtype, h.ndim, h.shape, path)) != CANOPY_OK) goto done;
-    size_t n = fread(out->data, 1, bytes, f);
-    if (n != bytes) {
-        if (ferror(f))
-            s = canopy_fail(CANOPY_ERR_IO, "error reading '%s': %s", path, strerror(errno));
-        else
-            s = truncated(path, bytes, n);
-        canopy_array_release(out);
-    }
+    if (size >= 0 && *bytes > (uint64_t)size - *offset)
+        s = truncated(path, *bytes, (size_t)((uint64_t)size - *offset));
 done:
     free(text);
+    if (s)
+        fclose(f);
+    else
+        *fp = f;
+    return s;
+}
+
+/* Reads bytes of data into out's buffer; releases out on a short read. */
+static canopy_status read_data(FILE *f, const char *path, canopy_array *out, size_t bytes) {
+    size_t n = fread(out->data, 1, bytes, f);
+    if (n == bytes) return CANOPY_OK;
+    canopy_status s =
+        ferror(f) ? canopy_fail(CANOPY_ERR_IO, "error reading '%s': %s", path, strerror(errno))
+                  : truncated(path, bytes, n);
+    canopy_array_release(out);
+    return s;
+}
+
+/* Streams the data straight into the array, so a multi-GB file is read once and
+ * never held twice. */
+canopy_status canopy_npy_read(const char *path, canopy_array *out) {
+    int64_t rows, first;
+    return canopy_npy_read_part(path, 0, 1, out, &rows, &first);
+}
+
+canopy_status canopy_npy_read_part(const char *path, int part, int parts, canopy_array *out,
+                                   int64_t *rows, int64_t *first) {
+    FILE *f;
+    size_t offset = 0, bytes = 0;
+    npy_header h;
+    memset(out, 0, sizeof *out);
+    canopy_status s = open_npy(path, &f, &h, &offset, &bytes);
+    if (s != CANOPY_OK) return s;
+    if (h.ndim < 1 && parts > 1) {
+        fclose(f);
+        return canopy_fail(CANOPY_ERR_FORMAT, "%s: a 0-D array has no rows", path);
+    }
+    int64_t n = h.ndim > 0 ? h.shape[0] : 1, lo = n * part / parts, hi = n * (part + 1) / parts;
+    size_t row = n > 0 ? bytes / (size_t)n : 0;
+    *rows = n;
+    *first = lo;
+    if (h.ndim > 0) h.shape[0] = hi - lo;
+    s = canopy_io_array_alloc(out, h.dtype, h.ndim, h.shape, path);
+    /* only a later part seeks: the whole file still streams from a pipe */
+    if (!s && lo > 0 && fseeko(f, (off_t)(offset + (size_t)lo * row), SEEK_SET) != 0) {
+        s = canopy_fail(CANOPY_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
+        canopy_array_release(out);
+    }
+    if (!s) s = read_data(f, path, out, (size_t)(hi - lo) * row);
     fclose(f);
     return s;
+}
+
+canopy_status canopy_npy_header(const canopy_array *a, unsigned char *head, size_t *len) {
+    size_t bytes;
+    int64_t count;
+    if (!canopy_dtype_size(a->dtype) ||
+        !canopy_io_shape_size(a->ndim, a->shape, canopy_dtype_size(a->dtype), &count, &bytes))
+        return canopy_fail(CANOPY_ERR_INVALID, ".npy header: invalid dtype or shape");
+    char *dict = (char *)head + 10;
+    size_t cap = CANOPY_NPY_HEADER_MAX - 10, n;
+    n = (size_t)snprintf(dict, cap, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                         npy_descr(a->dtype));
+    for (int32_t i = 0; i < a->ndim; i++)
+        n += (size_t)snprintf(dict + n, cap - n, "%s%lld", i ? ", " : "", (long long)a->shape[i]);
+    n += (size_t)snprintf(dict + n, cap - n, "%s), }", a->ndim == 1 ? "," : "");
+    size_t total = (10 + n + 1 + 63) / 64 * 64; /* + 1 for the newline */
+    memset(dict + n, ' ', total - 10 - n - 1);
+    head[total - 1] = '\n';
+    memcpy(head, NPY_MAGIC, 6);
+    head[6] = 1;
+    head[7] = 0;
+    head[8] = (unsigned char)((total - 10) & 0xff);
+    head[9] = (unsigned char)((total - 10) >> 8);
+    *len = total;
+    return CANOPY_OK;
 }
 
 /* ------------------------------------------------------------------- write -- */
@@ -388,27 +455,11 @@ canopy_status canopy_npy_write(const char *path, const canopy_array *a) {
 }
 
 canopy_status canopy_npy_write_to(canopy_outfile *o, const canopy_array *a) {
-    size_t bytes;
+    size_t bytes, total;
     canopy_status s = canopy_io_check_array(a, o->final_path, &bytes);
     if (s != CANOPY_OK) return s;
-
-    unsigned char head[512];
-    char *dict = (char *)head + 10;
-    size_t cap = sizeof head - 10, n;
-    n = (size_t)snprintf(dict, cap, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                         npy_descr(a->dtype));
-    for (int32_t i = 0; i < a->ndim; i++)
-        n += (size_t)snprintf(dict + n, cap - n, "%s%lld", i ? ", " : "", (long long)a->shape[i]);
-    n += (size_t)snprintf(dict + n, cap - n, "%s), }", a->ndim == 1 ? "," : "");
-    size_t total = (10 + n + 1 + 63) / 64 * 64; /* + 1 for the newline */
-    memset(dict + n, ' ', total - 10 - n - 1);
-    head[total - 1] = '\n';
-    memcpy(head, NPY_MAGIC, 6);
-    head[6] = 1;
-    head[7] = 0;
-    head[8] = (unsigned char)((total - 10) & 0xff);
-    head[9] = (unsigned char)((total - 10) >> 8);
-
+    unsigned char head[CANOPY_NPY_HEADER_MAX];
+    if ((s = canopy_npy_header(a, head, &total)) != CANOPY_OK) return s;
     if ((s = canopy_io_write(o, head, total)) != CANOPY_OK) return s;
     return canopy_io_write(o, a->data, bytes);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* knn / nn / radius under mpirun. Rank 0 reads the files (every format canopy reads,
- * one place that validates them, one error report) and scatters blocks; the ranks
- * move the reference points to Hilbert-curve pieces (small boxes: few remote queries)
- * and answer through canopy_dist_knn / canopy_dist_radius_count; rank 0 gathers the
- * rows in the caller's order and writes them with the ordinary atomic writers. */
+/* knn / nn / radius under mpirun. Each rank reads its block of rows of the inputs
+ * (cli_dist_read_points), the ranks move the reference points to Hilbert-curve pieces
+ * (small boxes: few remote queries) and answer through canopy_dist_knn /
+ * canopy_dist_radius_count, and each rank writes the rows of its block of queries into
+ * the outputs (cli_dist_write): no rank holds more than its share. */
 #include "cli_dist.h"
 
 #ifdef CANOPY_HAVE_MPI
@@ -27,13 +27,9 @@ static int agree_rc(const char *cmd, int rc) {
     return worst[0];
 }
 
-/* Rows of each rank's piece of n, as rank 0 scatters them. */
-static void block_counts(int64_t n, int size, int64_t *counts) {
-    for (int r = 0; r < size; r++) counts[r] = n * (r + 1) / size - n * r / size;
-}
-
 /* Per rank: the bytes the query phase moved (canopy_dist_knn / radius) and those
- * that placed the reference points on their pieces (rank 0's scatter not counted). */
+ * that placed the reference points on their pieces; load and write are the slowest
+ * rank's. */
 static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, double t_load,
                         double t_write) {
     int size = cli_dist_size(), rank = cli_dist_rank();
@@ -90,72 +86,79 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
     canopy_free(all);
 }
 
-/* Rank 0: reads and checks the inputs; hdr = {n, nq, d, self}. */
-static int load_on_root(const cli_dist_job *job, canopy_array *ra, canopy_array *qa,
-                        canopy_points *ref, canopy_points *query, int64_t *hdr) {
-    const char *cmd = job->cmd;
-    const char *ins[] = {job->ref_path, job->query_path}, *outs[] = {job->out, job->dist_out};
-    if (cli_check_paths(cmd, ins, 2, outs, job->radius ? 1 : 2)) return CLI_ERROR;
-    if (cli_load_ref_query(cmd, job->ref_path, job->query_path, ra, ref, qa, query))
-        return CLI_ERROR;
-    int self = job->query_path == NULL;
-    int size = cli_dist_size();
-    if (!self && query->d != ref->d) {
-        fprintf(stderr, "canopy %s: %s has %d columns but %s has %d\n", cmd, job->query_path,
-                (int)query->d, job->ref_path, (int)ref->d);
-        return CLI_ERROR;
-    }
+/* Checks every rank makes alike (all know the shapes): rank 0's message is printed. */
+static canopy_status check_shapes(const cli_dist_job *job, const cli_dist_points *ref,
+                                  const cli_dist_points *query, int self) {
+    if (!self && query->d != ref->d)
+        return canopy_fail(CANOPY_ERR_INVALID, "%s has %d columns but %s has %d", job->query_path,
+                           (int)query->d, job->ref_path, (int)ref->d);
     int64_t candidates = self ? ref->n - 1 : ref->n;
-    if (!job->radius && job->k > candidates) {
-        fprintf(stderr, "canopy %s: k = %lld exceeds the %lld candidate points in %s%s\n", cmd,
-                (long long)job->k, (long long)(candidates > 0 ? candidates : 0), job->ref_path,
-                self ? " (self excluded)" : "");
-        return CLI_ERROR;
-    }
-    if (size > ref->n) {
-        fprintf(stderr,
-                "canopy %s: %d MPI ranks but only %lld reference points in %s: every rank needs "
-                "at least one; start at most %lld ranks\n",
-                cmd, size, (long long)ref->n, job->ref_path, (long long)ref->n);
-        return CLI_ERROR;
-    }
-    hdr[0] = ref->n;
-    hdr[1] = self ? ref->n : query->n;
-    hdr[2] = ref->d;
-    hdr[3] = self;
-    return CLI_OK;
+    if (!job->radius && job->k > candidates)
+        return canopy_fail(CANOPY_ERR_INVALID, "k = %lld exceeds the %lld candidate points in %s%s",
+                           (long long)job->k, (long long)(candidates > 0 ? candidates : 0),
+                           job->ref_path, self ? " (self excluded)" : "");
+    return CANOPY_OK;
 }
 
-/* The reference points on every rank: rank 0's blocks, then Hilbert pieces with
- * their global ids. */
-static canopy_status spread_ref(const canopy_points *ref, int64_t n, int32_t d, float **pts,
-                                int64_t **ids, int64_t *nl, canopy_dist_stats *st) {
-    int size = cli_dist_size(), rank = cli_dist_rank();
-    int64_t counts[size];
-    block_counts(n, size, counts);
-    float *blk = NULL;
-    int64_t nb = 0, *bid = NULL;
-    int32_t *dest = NULL;
-    canopy_status s = canopy_dist_scatterv(MPI_COMM_WORLD, 0, rank == 0 ? ref->data : NULL, counts,
-                                           sizeof(float) * (size_t)d, (void **)&blk, &nb);
-    if (s) return s;
-    int64_t lo = n * rank / size;
-    s = canopy_alloc((void **)&bid, (size_t)nb + 1, sizeof *bid);
+/* This rank's block of reference points, moved to its Hilbert piece with their
+ * global ids (the rows of the input). */
+static canopy_status place_ref(const cli_dist_points *blk, float **pts, int64_t **ids, int64_t *nl,
+                               canopy_dist_stats *st) {
+    int64_t nb = blk->count, *bid = NULL, got = 0;
+    int32_t *dest = NULL, d = blk->d;
+    canopy_status s = canopy_alloc((void **)&bid, (size_t)nb + 1, sizeof *bid);
     if (!s) s = canopy_alloc((void **)&dest, (size_t)nb + 1, sizeof *dest);
-    for (int64_t i = 0; !s && i < nb; i++) bid[i] = lo + i;
+    for (int64_t i = 0; !s && i < nb; i++) bid[i] = blk->first + i;
     s = canopy_dist_agree(MPI_COMM_WORLD, s);
     if (!s)
-        s = canopy_dist_decompose(MPI_COMM_WORLD, canopy_points_make(blk, nb, d), NULL,
+        s = canopy_dist_decompose(MPI_COMM_WORLD, canopy_points_make(blk->data, nb, d), NULL,
                                   CANOPY_CURVE_HILBERT, dest);
-    int64_t got = 0;
     if (!s)
-        s = canopy_dist_exchange(MPI_COMM_WORLD, blk, nb, sizeof(float) * (size_t)d, dest,
+        s = canopy_dist_exchange(MPI_COMM_WORLD, blk->data, nb, sizeof(float) * (size_t)d, dest,
                                  (void **)pts, nl, st);
     if (!s)
         s = canopy_dist_exchange(MPI_COMM_WORLD, bid, nb, sizeof *bid, dest, (void **)ids, &got,
                                  st);
-    canopy_free(blk);
     canopy_free(bid);
+    canopy_free(dest);
+    return s;
+}
+
+/* The self form's rows are those of the Hilbert piece: each goes, with its point's
+ * row, to the rank whose block holds that row (one all-to-all), and lands there in
+ * the block's order. */
+static canopy_status rows_to_blocks(int64_t nl, const int64_t *ids, int64_t k, const int64_t *idx,
+                                    const float *d2, int64_t n, int64_t first, int64_t *out_idx,
+                                    float *out_d2, canopy_dist_stats *st) {
+    size_t rec = sizeof(int64_t) * (size_t)(k + 1) + (d2 ? sizeof(float) * (size_t)k : 0);
+    int size = cli_dist_size();
+    char *buf = NULL, *back = NULL;
+    int32_t *dest = NULL;
+    int64_t got = 0;
+    canopy_status s = canopy_alloc((void **)&buf, (size_t)nl + 1, rec);
+    if (!s) s = canopy_alloc((void **)&dest, (size_t)nl + 1, sizeof *dest);
+    if (!s) {
+        for (int64_t i = 0; i < nl; i++) {
+            char *r = buf + (size_t)i * rec;
+            memcpy(r, &ids[i], sizeof *ids);
+            memcpy(r + sizeof *ids, idx + i * k, sizeof *idx * (size_t)k);
+            if (d2) memcpy(r + sizeof *ids * (size_t)(k + 1), d2 + i * k, sizeof *d2 * (size_t)k);
+            dest[i] = cli_dist_block_owner(ids[i], n, size);
+        }
+    }
+    s = canopy_dist_agree(MPI_COMM_WORLD, s);
+    if (!s) s = canopy_dist_exchange(MPI_COMM_WORLD, buf, nl, rec, dest, (void **)&back, &got, st);
+    for (int64_t i = 0; !s && i < got; i++) {
+        const char *r = back + (size_t)i * rec;
+        int64_t id;
+        memcpy(&id, r, sizeof id);
+        int64_t row = id - first;
+        memcpy(out_idx + row * k, r + sizeof id, sizeof *out_idx * (size_t)k);
+        if (d2)
+            memcpy(out_d2 + row * k, r + sizeof id * (size_t)(k + 1), sizeof *out_d2 * (size_t)k);
+    }
+    canopy_free(buf);
+    canopy_free(back);
     canopy_free(dest);
     return s;
 }
@@ -164,108 +167,91 @@ int cli_dist_neighbours(const cli_dist_job *job) {
     const char *cmd = job->cmd;
     int size = cli_dist_size(), rank = cli_dist_rank();
     double t0 = canopy_now();
-    canopy_array ra = {0}, qa = {0};
-    canopy_points ref = {0}, query = {0};
-    int64_t hdr[4] = {0};
-    int rc = rank == 0 ? load_on_root(job, &ra, &qa, &ref, &query, hdr) : CLI_OK;
-    if ((rc = agree_rc(cmd, rc)) != CLI_OK) {
-        canopy_array_release(&ra);
-        canopy_array_release(&qa);
-        return rc;
+    int self = job->query_path == NULL, n_out = job->radius ? 1 : 2;
+    const char *ins[] = {job->ref_path, job->query_path}, *outs[] = {job->out, job->dist_out};
+    int rc = CLI_OK;
+    if (rank == 0) {
+        rc = cli_check_paths(cmd, ins, 2, outs, n_out);
+        if (rc == CLI_OK) rc = cli_check_array_outputs(cmd, n_out, outs);
     }
-    MPI_Bcast(hdr, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
-    int64_t n = hdr[0], nq = hdr[1];
-    int32_t d = (int32_t)hdr[2];
-    int self = (int)hdr[3];
+    if ((rc = agree_rc(cmd, rc)) != CLI_OK) return rc;
+
+    cli_dist_points ref, query;
+    memset(&query, 0, sizeof query);
+    if (cli_dist_read_points(cmd, job->ref_path, &ref)) return CLI_ERROR;
+    if (!self && cli_dist_read_points(cmd, job->query_path, &query)) {
+        cli_dist_points_release(&ref);
+        return CLI_ERROR;
+    }
+    const cli_dist_points *blk = self ? &ref : &query; /* the rows this rank writes */
+    rc = cli_dist_agree(cmd, check_shapes(job, &ref, &query, self));
+    int32_t d = ref.d;
+    int64_t n = ref.n, nq = blk->n, first = blk->first, mine = blk->count;
     double t_load = canopy_now() - t0;
 
     canopy_dist_stats st[2]; /* the query phase, placing the reference points */
     memset(st, 0, sizeof st);
-    float *pts = NULL, *ql = NULL;
-    int64_t *ids = NULL, nl = 0, nql = 0, *idx = NULL, *all_idx = NULL, *all_ids = NULL, got = 0;
-    float *d2 = NULL, *all_d2 = NULL;
-    int64_t k = job->radius ? 1 : job->k, counts[size];
-    canopy_status s = spread_ref(&ref, n, d, &pts, &ids, &nl, &st[1]);
-    if (!s && !self) {
-        block_counts(nq, size, counts);
-        s = canopy_dist_scatterv(MPI_COMM_WORLD, 0, rank == 0 ? query.data : NULL, counts,
-                                 sizeof(float) * (size_t)d, (void **)&ql, &nql);
+    float *pts = NULL, *d2 = NULL, *od2 = NULL;
+    int64_t *ids = NULL, nl = 0, *idx = NULL, *oidx = NULL;
+    int64_t k = job->radius ? 1 : job->k, rows = 0;
+    canopy_status s = rc == CLI_OK ? place_ref(&ref, &pts, &ids, &nl, &st[1]) : CANOPY_OK;
+    if (rc == CLI_OK) {
+        if (self) cli_dist_points_release(&ref); /* the piece holds the points now */
+        rows = self ? nl : query.count;
+        if (!s) s = canopy_alloc((void **)&idx, (size_t)(rows * k + 1), sizeof *idx);
+        if (!s && !job->radius) s = canopy_alloc((void **)&d2, (size_t)(rows * k + 1), sizeof *d2);
+        if (!s && self) s = canopy_alloc((void **)&oidx, (size_t)(mine * k + 1), sizeof *oidx);
+        if (!s && self && d2) s = canopy_alloc((void **)&od2, (size_t)(mine * k + 1), sizeof *od2);
+        s = canopy_dist_agree(MPI_COMM_WORLD, s);
+        canopy_points rl = canopy_points_make(pts, nl, d);
+        canopy_points qv =
+            self ? (canopy_points){NULL, 0, d, d} : canopy_points_make(query.data, query.count, d);
+        if (!s && job->radius)
+            s = canopy_dist_radius_count(MPI_COMM_WORLD, rl, qv, (float)job->r, job->run, idx,
+                                         &st[0]);
+        else if (!s)
+            s = canopy_dist_knn(MPI_COMM_WORLD, rl, ids, qv, (int32_t)k, job->run, idx, d2, &st[0]);
+        for (int64_t i = 0; !s && d2 && i < rows * k; i++) d2[i] = sqrtf(d2[i]);
+        if (!s && self) s = rows_to_blocks(nl, ids, k, idx, d2, n, first, oidx, od2, &st[1]);
+        rc = cli_dist_agree(cmd, s);
     }
-    canopy_array_release(&qa); /* rank 0 keeps ra: its rows are not needed either */
-    canopy_array_release(&ra);
-    int64_t rows = self ? nl : nql;
-    if (!s) s = canopy_alloc((void **)&idx, (size_t)(rows * k + 1), sizeof *idx);
-    if (!s && !job->radius) s = canopy_alloc((void **)&d2, (size_t)(rows * k + 1), sizeof *d2);
-    s = canopy_dist_agree(MPI_COMM_WORLD, s);
-    canopy_points rl = canopy_points_make(pts, nl, d);
-    canopy_points qv = self ? (canopy_points){NULL, 0, d, d} : canopy_points_make(ql, nql, d);
-    if (!s && job->radius)
-        s = canopy_dist_radius_count(MPI_COMM_WORLD, rl, qv, (float)job->r, job->run, idx, &st[0]);
-    else if (!s)
-        s = canopy_dist_knn(MPI_COMM_WORLD, rl, ids, qv, (int32_t)k, job->run, idx, d2, &st[0]);
-    if (!s) {
-        for (int64_t i = 0; d2 && i < rows * k; i++) d2[i] = sqrtf(d2[i]);
-        s = canopy_dist_gatherv(MPI_COMM_WORLD, 0, idx, rows, sizeof *idx * (size_t)k,
-                                (void **)&all_idx, NULL, &got);
-    }
-    if (!s && d2)
-        s = canopy_dist_gatherv(MPI_COMM_WORLD, 0, d2, rows, sizeof *d2 * (size_t)k,
-                                (void **)&all_d2, NULL, &got);
-    if (!s && self)
-        s = canopy_dist_gatherv(MPI_COMM_WORLD, 0, ids, nl, sizeof *ids, (void **)&all_ids, NULL,
-                                &got);
-    if (s) rc = cli_runtime_error(cmd);
     double t_write = 0.0;
-    if (rc == CLI_OK && rank == 0) {
-        /* the self form's rows arrive in piece order: put each at its point's id */
-        if (self) {
-            int64_t *oi = NULL;
-            float *od = NULL;
-            if (canopy_alloc((void **)&oi, (size_t)(nq * k + 1), sizeof *oi) ||
-                (all_d2 && canopy_alloc((void **)&od, (size_t)(nq * k + 1), sizeof *od))) {
-                rc = cli_runtime_error(cmd);
-            } else {
-                for (int64_t i = 0; i < nq; i++) {
-                    memcpy(oi + all_ids[i] * k, all_idx + i * k, sizeof *oi * (size_t)k);
-                    if (od) memcpy(od + all_ids[i] * k, all_d2 + i * k, sizeof *od * (size_t)k);
-                }
-            }
-            canopy_free(all_idx);
-            canopy_free(all_d2);
-            all_idx = oi;
-            all_d2 = od;
-        }
-        if (rc == CLI_OK) {
-            const char *paths[2] = {job->out, job->dist_out};
-            canopy_array arrays[2] = {cli_array_view(all_idx, CANOPY_I64, nq, job->radius ? 0 : k),
-                                      cli_array_view(all_d2, CANOPY_F32, nq, k)};
-            rc = cli_write_arrays(cmd, job->radius ? 1 : 2, paths, arrays, &t_write);
-        }
+    if (rc == CLI_OK) {
+        canopy_array arrays[2] = {
+            cli_array_view(self ? oidx : idx, CANOPY_I64, mine, job->radius ? 0 : k),
+            cli_array_view(self ? od2 : d2, CANOPY_F32, mine, k)};
+        rc = cli_dist_write(cmd, n_out, outs, arrays, first, nq, &t_write);
     }
-    rc = agree_rc(cmd, rc);
-    if (rc == CLI_OK && job->stats) print_stats(job, st, t_load, t_write);
+    if (rc == CLI_OK && job->stats) {
+        double t[2] = {t_load, t_write};
+        MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        print_stats(job, st, t[0], t[1]);
+    }
+    int64_t total = 0;
+    for (int64_t i = 0; rc == CLI_OK && job->radius && i < mine; i++)
+        total += (self ? oidx : idx)[i];
+    if (rc == CLI_OK && job->radius)
+        MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &total, &total, 1, MPI_INT64_T, MPI_SUM, 0,
+                   MPI_COMM_WORLD);
     if (rc == CLI_OK && rank == 0) {
-        if (job->radius) {
-            int64_t total = 0;
-            for (int64_t i = 0; i < nq; i++) total += all_idx[i];
+        if (job->radius)
             cli_summary("%s: %lld queries, r = %g, mean %.2f neighbours, %d ranks -> %s", cmd,
                         (long long)nq, job->r, nq ? (double)total / (double)nq : 0.0, size,
                         job->out);
-        } else {
+        else
             cli_summary("%s: %lld queries, k = %lld, %lld reference points, d = %d, %d ranks -> "
                         "%s%s%s",
                         cmd, (long long)nq, (long long)k, (long long)n, (int)d, size, job->out,
                         job->dist_out ? ", " : "", job->dist_out ? job->dist_out : "");
-        }
     }
+    cli_dist_points_release(&ref);
+    cli_dist_points_release(&query);
     canopy_free(pts);
     canopy_free(ids);
-    canopy_free(ql);
     canopy_free(idx);
     canopy_free(d2);
-    canopy_free(all_idx);
-    canopy_free(all_d2);
-    canopy_free(all_ids);
+    canopy_free(oidx);
+    canopy_free(od2);
     return rc;
 }
 

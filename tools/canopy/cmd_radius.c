@@ -17,7 +17,9 @@ static void usage(FILE *f) {
                "--query, R queries itself and a point does not count itself.\n\n"
                "Output: COUNTS int64 (nq). Written atomically (.npy, or .csv by name).\n\n"
                "Under mpirun -np R (builds with MPI): the reference points are split among\n"
-               "the ranks and the counts are identical to one process's; --ref only\n"
+               "the ranks and the counts are identical to one process's; --ref only.\n"
+               "Each rank reads its rows of .npy inputs and writes its rows of a .npy\n"
+               "output (a shared file system); rank 0 reads or writes other formats\n"
                "(docs/distributed.md).\n\n"
                "Options:\n"
                "  --ref R          reference points (required)\n" TRAV_INDEX_HELP
