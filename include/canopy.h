@@ -125,6 +125,9 @@ const char *canopy_version(void);
 /* 1 when the CUDA module (libcanopy_cuda.so.<major>, loaded at run time: docs/c-api.md)
  * is loaded; the first call looks for it. */
 int canopy_have_cuda(void);
+/* 1 when this build has the MPI layer, libcanopy_dist (canopy/dist.h: distributed kNN,
+ * radius, decomposition). */
+int canopy_have_mpi(void);
 /* GPU presence: fills name (if len > 0) and memory; CANOPY_ERR_UNSUPPORTED, with the
  * reason, without the CUDA module or when no device is visible. */
 canopy_status canopy_gpu_info(char *name, size_t name_len, size_t *total_bytes);

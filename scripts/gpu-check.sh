@@ -4,7 +4,7 @@
 #   build   configure and build with CUDA (sm_90) in build-gpu
 #   test    every ctest test, GPU tests included (they fail, not skip, without a GPU here)
 #   gputest only the ctest tests labelled gpu (when the CPU tests passed elsewhere and
-#           device time is short)
+#           device time is short), and cli_cuda_module (the module's loading and slices)
 #   sanitize compute-sanitizer memcheck and racecheck on a small GPU case
 #   bench   short GPU benchmarks with peers (torch brute force, cKDTree on all cores)
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
@@ -138,6 +138,12 @@ for stage in $stages; do
         rc=$?
         note "- ctest -L gpu: $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1) (rc $rc)"
         grep -E "^ *[0-9]+/[0-9]+ Test.*(Failed|\*\*\*)" "$out/ctest-gpu.log" | tee -a "$summary"
+        [ $rc -eq 0 ] || status=1
+        # The module itself: loads beside the CLI and renamed, exports one symbol, its
+        # slices match the library's (a stand-in with other slices is refused).
+        ctest --test-dir "$b" -R '^cli_cuda_module$' --output-on-failure >"$out/ctest-module.log" 2>&1
+        rc=$?
+        note "- cli_cuda_module: $(grep -E 'tests passed|tests failed' "$out/ctest-module.log" | tail -1) (rc $rc)"
         [ $rc -eq 0 ] || status=1
         ;;
     test)

@@ -99,6 +99,40 @@ EOF
     else
         bad "cc could not build the stand-in module: $(cat "$tmp/cc.err")"
     fi
+    # A module of this ABI and version whose slices differ from this library's (a
+    # subsystem's entries changed without an ABI bump): it loads, and each GPU call of
+    # such a slice is refused, naming the slice, with no output.
+    cat >"$tmp/slices.c" <<'EOF'
+#include "core/cuda_module.h"
+static int device_count(char *why, size_t len) { (void)why; (void)len; return 1; }
+static canopy_status gpu_info(char *name, size_t len, size_t *total) {
+    if (name && len) name[0] = '\0';
+    if (total) *total = 0;
+    return CANOPY_OK;
+}
+static const int stub;
+static const canopy_cuda_slice_def slices[] = {{"core", 8, "other entries;", &stub},
+                                               {"apps", 32, "other entries;", &stub}};
+static const canopy_cuda_module table = {CANOPY_CUDA_MODULE_ABI, sizeof table, CANOPY_VERSION_STRING,
+                                         device_count, gpu_info, 2, slices};
+const canopy_cuda_module *canopy_cuda_module_entry(const canopy_cuda_host *h) {
+    (void)h;
+    return &table;
+}
+EOF
+    root=$(cd "$(dirname "$0")/.." && pwd)
+    if cc -shared -fPIC -I"$root/include" -I"$root/src" -o "$tmp/slices.so" "$tmp/slices.c" \
+        2>"$tmp/cc.err"; then
+        CANOPY_CUDA_MODULE="$tmp/slices.so" run 0 info
+        check "other slices: the module loads" grep -q "^cuda: *$tmp/slices.so" "$tmp/out"
+        CANOPY_CUDA_MODULE="$tmp/slices.so" run 1 knn --ref "$tmp/r.npy" -k 2 --backend gpu \
+            -o "$tmp/gpu.npy"
+        check "other slices: knn --backend gpu names the slice" \
+            grep -q "CUDA module $tmp/slices.so was built for another canopy (its [a-z]* entries differ" "$tmp/err"
+        check "other slices: no output" test ! -e "$tmp/gpu.npy"
+    else
+        bad "cc could not build the stand-in module with other slices: $(cat "$tmp/cc.err")"
+    fi
     # A module whose CUDA runtime is missing: the loader's message names the library.
     mkdir -p "$tmp/rt"
     echo 'int cuda_runtime_stub;' >"$tmp/rt/stub.c"

@@ -18,9 +18,6 @@
 extern "C" {
 #endif
 
-/* 1 when this build has the MPI layer (distributed kNN, radius, decomposition). */
-int canopy_have_mpi(void);
-
 /* The curves points are ordered along before they are cut into rank domains. */
 typedef enum canopy_curve {
     CANOPY_CURVE_MORTON = 0, /* Z order */

@@ -2,6 +2,7 @@
 /* Overflow-checked, aligned allocation: sizes from files are untrusted, so every
  * count * size product is checked before it reaches the allocator. */
 #include "canopy.h"
+#include "core/device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,4 +38,14 @@ canopy_status canopy_calloc(void **out, size_t count, size_t elem_size) {
 
 void canopy_free(void *p) {
     free(p);
+}
+
+/* A memory budget rather than a traversal's choice, so that the CUDA module's profile
+ * passes (core/cuda_module.h's host services) read the same environment. */
+int64_t canopy_profile_chunk(int32_t words) {
+    int64_t limit = (int64_t)256 << 20;
+    const char *env = getenv("CANOPY_PROFILE_MAX_BYTES");
+    if (env && atoll(env) > 0) limit = atoll(env);
+    int64_t chunk = limit / ((int64_t)words * (int64_t)sizeof(uint64_t));
+    return chunk < 32 ? 32 : chunk;
 }

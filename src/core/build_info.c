@@ -2,7 +2,6 @@
 /* What this build is (the GPU it sees: core/cuda_load.c). CANOPY_MPI_LAYER: the
  * sibling library libcanopy_dist (src/dist) was built with this one. */
 #include "canopy.h"
-#include "canopy/dist.h"
 
 const char *canopy_version(void) {
     return CANOPY_VERSION_STRING;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Finds and loads the CUDA module on first GPU use, and forwards the GPU entry points
- * to it (core/cuda_module.h). Looked for, in order: $CANOPY_CUDA_MODULE alone when set;
+/* Finds and loads the CUDA module on first GPU use, and hands out its slices of GPU
+ * entry points (core/cuda_module.h). Looked for, in order: $CANOPY_CUDA_MODULE alone when set;
  * the directory of the object holding this code (libcanopy.so, or the program linked
  * with libcanopy.a); the install's libdir seen from a bindir; the loader's search path. */
 #define _GNU_SOURCE /* dladdr */
@@ -94,12 +94,10 @@ static int try_open(const char *path) {
                  "ABI %d): install the two together",
                  path, CANOPY_CUDA_MODULE_ABI);
     } else if (m->abi != CANOPY_CUDA_MODULE_ABI || m->size != sizeof *m ||
-               strcmp(m->version, CANOPY_VERSION_STRING) != 0 ||
-               strcmp(m->signature, CANOPY_CUDA_SIGNATURE) != 0) {
+               strcmp(m->version, CANOPY_VERSION_STRING) != 0) {
         snprintf(why_not, sizeof why_not,
                  "the CUDA module %s was built for another canopy (version %s, table ABI %u, "
-                 "%u bytes, or other entries; this library: %s, ABI %d, %zu bytes): install the "
-                 "two together",
+                 "%u bytes; this library: %s, ABI %d, %zu bytes): install the two together",
                  path, m->abi == CANOPY_CUDA_MODULE_ABI ? m->version : "?", (unsigned)m->abi,
                  (unsigned)m->size, CANOPY_VERSION_STRING, CANOPY_CUDA_MODULE_ABI, sizeof *m);
     } else {
@@ -191,27 +189,22 @@ canopy_status canopy_gpu_info(char *name, size_t name_len, size_t *total_bytes) 
     return m->gpu_info(name, name_len, total_bytes);
 }
 
-/* ------------------------------------------------------------- forwarders -- */
-/* (module_: a name no entry's parameters use) */
-static canopy_status missing(void) {
-    return canopy_fail(CANOPY_ERR_UNSUPPORTED, "no GPU backend: %s", why_not);
+/* ----------------------------------------------------------------- slices -- */
+const void *canopy_cuda_slice(const char *key, size_t size, const char *signature, int load) {
+    const canopy_cuda_module *m = load ? canopy_cuda() : __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
+    if (!m) return NULL;
+    for (int32_t i = 0; i < m->n_slices; i++) {
+        const canopy_cuda_slice_def *sl = &m->slices[i];
+        if (strcmp(sl->key, key) == 0)
+            return sl->size == size && strcmp(sl->signature, signature) == 0 ? sl->entries : NULL;
+    }
+    return NULL;
 }
 
-#define FORWARD_STATUS(name, params, args)                                                         \
-    canopy_status name params {                                                                    \
-        const canopy_cuda_module *module_ = canopy_cuda();                                         \
-        return module_ ? module_->name args : missing();                                           \
-    }
-#define FORWARD_OUT(name, params, args, out)                                                       \
-    canopy_status name params {                                                                    \
-        const canopy_cuda_module *module_ = canopy_cuda();                                         \
-        if (module_) return module_->name args;                                                    \
-        *out = NULL;                                                                               \
-        return missing();                                                                          \
-    }
-#define FORWARD_RELEASE(name, params, args)                                                        \
-    void name params {                                                                             \
-        const canopy_cuda_module *module_ = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);            \
-        if (module_) module_->name args;                                                           \
-    }
-CANOPY_CUDA_ENTRIES(FORWARD_STATUS, FORWARD_OUT, FORWARD_RELEASE)
+canopy_status canopy_cuda_slice_missing(const char *key) {
+    if (!canopy_cuda()) return canopy_fail(CANOPY_ERR_UNSUPPORTED, "no GPU backend: %s", why_not);
+    return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                       "no GPU backend: the CUDA module %s was built for another canopy (its %s "
+                       "entries differ from this library's): install the two together",
+                       module_path, key);
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The CUDA module's side of core/cuda_module.h: its one exported entry, which takes the
- * core's services and returns the table of GPU entry points, and the core functions the
- * module's code calls, each passed on to the core that loaded it. */
+/* The CUDA module's side of core/cuda_module.h that knows no subsystem: the device count,
+ * and the core functions the module's code calls, each passed on to the core that loaded
+ * it. The exported entry and the table of slices are src/cuda_module/'s. */
 #include "core/cuda_module.h"
 #include "core/device.h"
 
@@ -14,7 +14,7 @@ static const canopy_cuda_host *host;
 
 /* The runtime reports a missing driver and an old one with the same error, so the
  * driver's version (0 when no driver is installed) tells the user which one to fix. */
-static int device_count(char *why, size_t why_len) {
+int canopy_cuda_module_device_count(char *why, size_t why_len) {
     int n = 0, driver = 0, runtime = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e == cudaSuccess && n > 0) return n;
@@ -90,14 +90,15 @@ int canopy_gpu_usable(void) {
     static int cached = -1;
     if (cached < 0) {
         char why[256];
-        cached = device_count(why, sizeof why) > 0;
+        cached = canopy_cuda_module_device_count(why, sizeof why) > 0;
     }
     return cached;
 }
 
 canopy_status canopy_gpu_warm_up(void) {
     char why[256];
-    if (!device_count(why, sizeof why)) return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
+    if (!canopy_cuda_module_device_count(why, sizeof why))
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
     /* the runtime creates the primary context on its first call that needs one */
     cudaError_t e = cudaFree(0);
     if (e != cudaSuccess)
@@ -116,14 +117,13 @@ canopy_status canopy_gpu_dp_reserve(int64_t pending) {
                            (long long)pending, cudaGetErrorString(e));
     return CANOPY_OK;
 }
-}
 
-static canopy_status gpu_info(char *name, size_t name_len, size_t *total_bytes) {
+canopy_status canopy_cuda_module_gpu_info(char *name, size_t name_len, size_t *total_bytes) {
     char why[256];
-    if (!device_count(why, sizeof why)) return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
+    if (!canopy_cuda_module_device_count(why, sizeof why))
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why);
     cudaDeviceProp prop;
-    int dev = 0; /* the bound device (gpu_bind_device), else the runtime's current one */
-    gpu_bind_thread();
+    int dev = 0; /* the calling thread's device (the table binds it first) */
     cudaGetDevice(&dev);
     cudaError_t e = cudaGetDeviceProperties(&prop, dev);
     if (e != cudaSuccess)
@@ -133,36 +133,9 @@ static canopy_status gpu_info(char *name, size_t name_len, size_t *total_bytes) 
     return CANOPY_OK;
 }
 
-/* Each entry reached through the table first puts its calling thread on the device
- * gpu_bind_device chose (one GPU per MPI rank), so the binding holds for every GPU call
- * of the process, OpenMP threads' included. */
-#define CANOPY_CUDA_BOUND_STATUS(name, params, args)                                               \
-    static canopy_status bound_##name params {                                                     \
-        gpu_bind_thread();                                                                         \
-        return ::name args;                                                                        \
-    }
-#define CANOPY_CUDA_BOUND_OUT(name, params, args, out) CANOPY_CUDA_BOUND_STATUS(name, params, args)
-#define CANOPY_CUDA_BOUND_RELEASE(name, params, args)                                              \
-    static void bound_##name params {                                                              \
-        gpu_bind_thread();                                                                         \
-        ::name args;                                                                               \
-    }
-CANOPY_CUDA_ENTRIES(CANOPY_CUDA_BOUND_STATUS, CANOPY_CUDA_BOUND_OUT, CANOPY_CUDA_BOUND_RELEASE)
-
-#define CANOPY_CUDA_ENTRY(name, ...) bound_##name,
-static const canopy_cuda_module table = {
-    CANOPY_CUDA_MODULE_ABI,
-    sizeof(canopy_cuda_module),
-    CANOPY_VERSION_STRING,
-    CANOPY_CUDA_SIGNATURE,
-    device_count,
-    gpu_info,
-    CANOPY_CUDA_ENTRIES(CANOPY_CUDA_ENTRY, CANOPY_CUDA_ENTRY, CANOPY_CUDA_ENTRY)};
-
-/* The module's only exported symbol (the link's version script hides the rest). A core
- * of another ABI reads abi/size/version first and refuses the table. */
-extern "C" const canopy_cuda_module *canopy_cuda_module_entry(const canopy_cuda_host *h) {
-    if (!h || h->abi != CANOPY_CUDA_MODULE_ABI || h->size != sizeof *h) return NULL;
+int canopy_cuda_module_attach(const canopy_cuda_host *h) {
+    if (!h || h->abi != CANOPY_CUDA_MODULE_ABI || h->size != sizeof *h) return 0;
     host = h;
-    return &table;
+    return 1;
+}
 }

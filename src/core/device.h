@@ -27,6 +27,10 @@ const char *canopy_cuda_path(void);
  * it reads its input). CANOPY_ERR_UNSUPPORTED without the module. */
 canopy_status canopy_gpu_warm_up(void);
 
+/* Queries profiled at once (canopy/traverse.h declares it for its users; defined in
+ * core/alloc.c so the core can lend it to the CUDA module). */
+int64_t canopy_profile_chunk(int32_t words);
+
 /* Module only. Dynamic parallelism: raises the device runtime's pending-launch limit to at least
  * `pending` (device-side launches beyond it fail). CANOPY_ERR_DEVICE on failure. */
 canopy_status canopy_gpu_dp_reserve(int64_t pending);

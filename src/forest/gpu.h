@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The forest GPU engines as seen from C (predict.c, the tests). Defined in the CUDA
- * module; without it they fail with CANOPY_ERR_UNSUPPORTED (core/cuda_load.c). */
+ * module; without it they fail with CANOPY_ERR_UNSUPPORTED (forest/gpu_forward.c). */
 #ifndef CANOPY_FOREST_GPU_H
 #define CANOPY_FOREST_GPU_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The device copy of a resident canopy_index (index_gpu.cu, in the CUDA module; without
- * the module the entries fail with CANOPY_ERR_UNSUPPORTED, core/cuda_load.c). */
+ * the module the entries fail with CANOPY_ERR_UNSUPPORTED, index/gpu_forward.c). */
 #ifndef CANOPY_INDEX_DEVICE_H
 #define CANOPY_INDEX_DEVICE_H
 

@@ -367,7 +367,7 @@ extern "C" canopy_status gpu_bind_device(int device) {
     return s;
 }
 
-/* Called by every module entry (core/cuda_module.cu): the calling thread, whichever it
+/* Called by every module entry (cuda_module/slices.cu): the calling thread, whichever it
  * is, runs on the bound device. */
 extern "C" void gpu_bind_thread(void) {
     int d = __atomic_load_n(&bound_device, __ATOMIC_ACQUIRE), cur = -1;

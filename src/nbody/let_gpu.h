@@ -50,7 +50,7 @@ canopy_status gpu_nccl_alltoallv(gpu_nccl *c, const void *send, const int64_t *s
 /* Makes `device` (an ordinal among the visible devices) the one every module entry of
  * this process runs on, whichever thread calls it (one rank per GPU, src/dist/gpu_bind.c). */
 canopy_status gpu_bind_device(int device);
-/* Module-internal (not in the table): every entry calls it first (core/cuda_module.cu)
+/* Module-internal (not in the table): every entry calls it first (cuda_module/slices.cu)
  * so that the calling thread runs on the bound device. */
 void gpu_bind_thread(void);
 #ifdef __cplusplus

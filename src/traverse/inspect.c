@@ -207,14 +207,6 @@ void canopy_profile_plan_free(canopy_profile_plan *p) {
     p->col = NULL;
 }
 
-int64_t canopy_profile_chunk(int32_t words) {
-    int64_t limit = (int64_t)256 << 20;
-    const char *env = getenv("CANOPY_PROFILE_MAX_BYTES");
-    if (env && atoll(env) > 0) limit = atoll(env);
-    int64_t chunk = limit / ((int64_t)words * (int64_t)sizeof(uint64_t));
-    return chunk < 32 ? 32 : chunk;
-}
-
 int64_t canopy_profile_cpu(const canopy_app *app, const void *ctx, const canopy_tree_view *t,
                            const canopy_profile_plan *p, const int64_t *queries, int64_t q0,
                            int64_t nq, uint64_t *keys) {
