@@ -11,6 +11,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Copies the keys of a[lo, hi) below the pivot to the front of b[lo, hi) and those above
@@ -96,24 +98,80 @@ static int64_t bracket_median(const float *x, int64_t m, int32_t d, int32_t dim,
     return below + less;
 }
 
-/* Rows below med and the first `equal_left` rows equal to it go to the front in their
- * order, the others from `half` on in theirs; D > 0 is the dimension known at compile
- * time (inlined per call site), 0 reads d. */
+/* Rows below med and the first `equal_left` rows equal to it go to tx/tp from row nl
+ * on in their order, the others from row nr on in theirs; D > 0 is the dimension known
+ * at compile time (inlined per call site), 0 reads d. */
 static inline void scatter_rows(const float *x, const int64_t *perm, int64_t m, int32_t d,
                                 int32_t dim, float med, int64_t equal_left, float *tx, int64_t *tp,
-                                const int32_t D) {
+                                int64_t nl, int64_t nr, const int32_t D) {
     int32_t w = D > 0 ? D : d;
-    int64_t half = m / 2, nl = 0, nr = 0;
     for (int64_t i = 0; i < m; i++) {
         float k = x[i * w + dim];
         int eq = k == med;
         int left = (k < med) | (eq & (equal_left > 0));
         equal_left -= eq & left;
-        int64_t to = left ? nl : half + nr;
+        int64_t to = left ? nl : nr;
         nl += left;
         nr += !left;
         for (int32_t j = 0; j < w; j++) tx[to * w + j] = x[i * w + j]; /* no call per row */
         tp[to] = perm[i];
+    }
+}
+
+static void scatter_any(const float *x, const int64_t *perm, int64_t m, int32_t d, int32_t dim,
+                        float med, int64_t equal_left, float *tx, int64_t *tp, int64_t nl,
+                        int64_t nr) {
+    if (d == 2)
+        scatter_rows(x, perm, m, d, dim, med, equal_left, tx, tp, nl, nr, 2);
+    else if (d == 3)
+        scatter_rows(x, perm, m, d, dim, med, equal_left, tx, tp, nl, nr, 3);
+    else
+        scatter_rows(x, perm, m, d, dim, med, equal_left, tx, tp, nl, nr, 0);
+}
+
+/* Nodes of at least PAR_MIN rows, when the build has a team, have their box and their
+ * scatter shared out in pieces of at least PAR_PIECE rows: the top levels are otherwise
+ * one thread's work (the root alone a thirteenth of a 2-D build) while the team waits.
+ * Each piece counts its rows below and equal to the median, and the counts place its
+ * rows where the one-thread scatter puts them: the same tree. */
+enum { PAR_MIN = 1 << 16, PAR_PIECE = 1 << 14, PAR_MAX_PIECES = 64 };
+
+static int pieces_for(int64_t m) {
+    int64_t p = m >= PAR_MIN ? omp_get_num_threads() : 1;
+    if (p > m / PAR_PIECE) p = m / PAR_PIECE;
+    return p < 1 ? 1 : p > PAR_MAX_PIECES ? PAR_MAX_PIECES : (int)p;
+}
+
+static void scatter_pieces(const float *x, const int64_t *perm, int64_t m, int32_t d, int32_t dim,
+                           float med, int64_t equal_left, float *tx, int64_t *tp, int pieces) {
+    int64_t lt[PAR_MAX_PIECES], eq[PAR_MAX_PIECES], nl[PAR_MAX_PIECES], nr[PAR_MAX_PIECES];
+/* the counts live in this frame: shared, not the tasks' own copies */
+#pragma omp taskloop num_tasks(pieces) shared(lt, eq)
+    for (int p = 0; p < pieces; p++) {
+        int64_t l = 0, e = 0;
+        for (int64_t i = m * p / pieces; i < m * (p + 1) / pieces; i++) {
+            float k = x[i * d + dim];
+            l += k < med;
+            e += k == med;
+        }
+        lt[p] = l;
+        eq[p] = e;
+    }
+    int64_t left = 0, right = m / 2, quota[PAR_MAX_PIECES];
+    for (int p = 0; p < pieces; p++) {
+        int64_t size = m * (p + 1) / pieces - m * p / pieces;
+        quota[p] = equal_left < eq[p] ? equal_left : eq[p];
+        equal_left -= quota[p];
+        nl[p] = left;
+        nr[p] = right;
+        left += lt[p] + quota[p];
+        right += size - lt[p] - quota[p];
+    }
+#pragma omp taskloop num_tasks(pieces) shared(quota, nl, nr)
+    for (int p = 0; p < pieces; p++) {
+        int64_t i0 = m * p / pieces;
+        scatter_any(x + i0 * d, perm + i0, m * (p + 1) / pieces - i0, d, dim, med, quota[p], tx, tp,
+                    nl[p], nr[p]);
     }
 }
 
@@ -130,12 +188,11 @@ static void partition_at_median(const float *x, const int64_t *perm, int64_t m, 
         for (int64_t i = 0; i < m; i++) key[i] = x[i * d + dim];
         med = select_key(key, tmp, m, half, &below);
     }
-    if (d == 2)
-        scatter_rows(x, perm, m, d, dim, med, half - below, y, yp, 2);
-    else if (d == 3)
-        scatter_rows(x, perm, m, d, dim, med, half - below, y, yp, 3);
+    int pieces = pieces_for(m);
+    if (pieces > 1)
+        scatter_pieces(x, perm, m, d, dim, med, half - below, y, yp, pieces);
     else
-        scatter_rows(x, perm, m, d, dim, med, half - below, y, yp, 0);
+        scatter_any(x, perm, m, d, dim, med, half - below, y, yp, 0, half);
 }
 
 /* The bounds accumulate in locals: written straight into lo/hi, which may alias x for
@@ -162,7 +219,7 @@ static inline void box_cols(const float *x, int32_t d, int64_t m, int32_t j0, in
     memcpy(hi + j0, h, sizeof(float) * (size_t)w);
 }
 
-static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
+static void box_one(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
     if (d == 2) {
         box_cols(x, d, m, 0, d, lo, hi, 2);
         return;
@@ -173,6 +230,33 @@ static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float 
     }
     for (int32_t j0 = 0; j0 < d; j0 += BOX_COLS)
         box_cols(x, d, m, j0, d - j0 < BOX_COLS ? d - j0 : BOX_COLS, lo, hi, 0);
+}
+
+/* The box of a large node from pieces on the team (pieces_for); min and max do not
+ * depend on the order, so it is the one-thread box. */
+static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
+    int pieces = pieces_for(m);
+    float *part = pieces > 1 ? malloc(sizeof(float) * 2 * (size_t)d * (size_t)pieces) : NULL;
+    if (!part) {
+        box_one(x, d, m, lo, hi);
+        return;
+    }
+#pragma omp taskloop num_tasks(pieces)
+    for (int p = 0; p < pieces; p++) {
+        int64_t i0 = m * p / pieces;
+        float *l = part + 2 * (size_t)d * (size_t)p;
+        box_one(x + i0 * d, d, m * (p + 1) / pieces - i0, l, l + d);
+    }
+    for (int32_t j = 0; j < d; j++) {
+        lo[j] = part[j];
+        hi[j] = part[d + j];
+        for (int p = 1; p < pieces; p++) {
+            const float *l = part + 2 * (size_t)d * (size_t)p;
+            lo[j] = l[j] < lo[j] ? l[j] : lo[j];
+            hi[j] = l[d + j] > hi[j] ? l[d + j] : hi[j];
+        }
+    }
+    free(part);
 }
 
 /* A node's rows are in the builder's copy at even depths and in the scratch at odd
