@@ -7,7 +7,8 @@
 # sees a GPU. Writes OUT/edges-cpu.md (and the GPU script's files), then OUT/edges.md:
 # the tables together, the content of bench/results/edges.md.
 # usage: bench/run_edges.sh BUILD OUT   env: REPEAT (default 5), SCALE (default 1),
-#        WORKLOADS (default cities,clust2,uni3,rand7)
+#        WORKLOADS (default cities,clust2,uni3,rand7), CLOCK (wall, or cpu on a loaded
+#        machine: edges_cpu.py --clock)
 # pykdtree is a benchmark dependency only: where it is not importable it is installed
 # from the wheel in .carry/whl (pip download, see bench/requirements.txt) into a
 # temporary folder, without the network.
@@ -28,7 +29,7 @@ export CANOPY_LIBRARY="$build/libcanopy.so"
 unset OMP_WAIT_POLICY
 python3 "$root/bench/edges_cpu.py" --build "$build" --out "$out/edges-cpu.md" \
     --jsonl "$out/edges-cpu.jsonl" --repeat "${REPEAT:-5}" --scale "${SCALE:-1}" \
-    --workloads "${WORKLOADS:-cities,clust2,uni3,rand7}"
+    --workloads "${WORKLOADS:-cities,clust2,uni3,rand7}" --clock "${CLOCK:-wall}"
 parts=("$out/edges-cpu.md")
 if [ -x "$root/bench/run_edges_gpu.sh" ] && nvidia-smi -L >/dev/null 2>&1; then
     "$root/bench/run_edges_gpu.sh" "$build" "$out"

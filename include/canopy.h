@@ -408,6 +408,9 @@ typedef struct canopy_stats {
      * the results out and unpack them (both part of transfer_seconds) */
     double upload_seconds;
     double download_seconds;
+    /* CPU traversals: threads the traversal ran on (its team, sized by the work, at most
+     * canopy_threads()); 0 where no CPU team ran (GPU, engines that do not say) */
+    int32_t threads;
 } canopy_stats;
 
 /* ============================================================= applications == */

@@ -106,16 +106,21 @@ check "info: the user's policy kept" [ "$(policy OMP_WAIT_POLICY=active)" = acti
 # Small calls stay small: a 500-point kNN starts no thread even when 4 are allowed; a
 # 30,000-point one does (strace counts the clones, where ptrace is allowed; LeakSanitizer
 # cannot run under ptrace, so an ASan build's leak check is off for these runs).
+run 0 gen uniform --n 30000 --d 3 --seed 6 -o "$tmp/big.npy"
 if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
     clones() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" CANOPY_THREADS=4 \
         strace -f -e trace=clone,clone3 -o "$tmp/trace" "$CANOPY" "$@" >/dev/null 2>&1 &&
         grep -c clone "$tmp/trace"; }
     check "small knn: no thread started" [ "$(clones knn --ref "$tmp/r.npy" -k 4 -o "$tmp/s.npy")" = 0 ]
-    run 0 gen uniform --n 30000 --d 3 --seed 6 -o "$tmp/big.npy"
     check "30,000-point knn: threads started" [ "$(clones knn --ref "$tmp/big.npy" -k 4 -o "$tmp/s.npy")" -gt 0 ]
 else
     echo "strace missing or not allowed: thread counts not checked"
 fi
+# --stats names the team the traversal ran on, not the most it could have had.
+CANOPY_THREADS=4 run 0 knn --ref "$tmp/r.npy" -k 4 -o "$tmp/s.npy" --backend cpu --stats
+check "small knn: stats say one thread of 4" grep -q "threads 1 of 4$" "$tmp/err"
+CANOPY_THREADS=4 run 0 knn --ref "$tmp/big.npy" -k 4 -o "$tmp/s.npy" --backend cpu --stats=json
+check "30,000-point knn: stats say a team of 4" grep -q '"team_threads":4' "$tmp/err"
 
 for c in knn nn radius gravity search; do
     run 0 $c --help

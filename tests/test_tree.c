@@ -520,35 +520,40 @@ static void test_matrix(uint64_t seed) {
         }
 }
 
-/* The same input gives byte-identical trees on 1 and 3 threads. */
+/* The same input gives byte-identical trees on 1 and 3 threads; from 65,536 rows the kd
+ * builder shares a node's box and scatter out on the team (150,000 points: kd only). */
 static void test_determinism(uint64_t seed) {
-    const int64_t n = 20000;
-    for (size_t ki = 0; ki < sizeof kinds / sizeof *kinds; ki++) {
-        int32_t d = kinds[ki] == CANOPY_TREE_BST ? 1 : 3;
-        for (int in = 0; in < IN_COUNT; in++) {
-            float *x = make_points((input_kind)in, n, d, d, seed + (uint64_t)in);
-            canopy_points pts = canopy_points_make(x, n, d);
-            canopy_tree_options o = canopy_tree_options_default(kinds[ki]);
-            canopy_tree *a = NULL, *b = NULL;
-            canopy_set_threads(1);
-            CHECK_OK(canopy_tree_build(pts, &o, &a));
-            canopy_set_threads(3);
-            CHECK_OK(canopy_tree_build(pts, &o, &b));
-            canopy_set_threads(1);
-            if (a && b) {
-                const canopy_tree_view *va = &a->view, *vb = &b->view;
-                CHECK_MSG(va->n_nodes == vb->n_nodes &&
-                              memcmp(va->hot, vb->hot,
-                                     (size_t)va->n_nodes * (size_t)va->hot_stride) == 0 &&
-                              memcmp(va->ids, vb->ids, sizeof(int64_t) * (size_t)n) == 0,
-                          "%s tree on %s input differs between 1 and 3 threads",
-                          canopy_tree_kind_name(kinds[ki]), input_name[in]);
+    for (int big = 0; big < 2; big++)
+        for (size_t ki = 0; ki < sizeof kinds / sizeof *kinds; ki++) {
+            const int64_t n = big ? 150000 : 20000;
+            int32_t d = kinds[ki] == CANOPY_TREE_BST ? 1 : 3 - big;
+            if (big && kinds[ki] != CANOPY_TREE_KD) continue;
+            for (int in = 0; in < IN_COUNT; in++) {
+                float *x = make_points((input_kind)in, n, d, d, seed + (uint64_t)in);
+                canopy_points pts = canopy_points_make(x, n, d);
+                canopy_tree_options o = canopy_tree_options_default(kinds[ki]);
+                canopy_tree *a = NULL, *b = NULL;
+                canopy_set_threads(1);
+                CHECK_OK(canopy_tree_build(pts, &o, &a));
+                canopy_set_threads(3);
+                CHECK_OK(canopy_tree_build(pts, &o, &b));
+                canopy_set_threads(1);
+                if (a && b) {
+                    const canopy_tree_view *va = &a->view, *vb = &b->view;
+                    CHECK_MSG(va->n_nodes == vb->n_nodes &&
+                                  memcmp(va->hot, vb->hot,
+                                         (size_t)va->n_nodes * (size_t)va->hot_stride) == 0 &&
+                                  memcmp(va->ids, vb->ids, sizeof(int64_t) * (size_t)n) == 0 &&
+                                  memcmp(va->points, vb->points, sizeof(float) * (size_t)(n * d)) ==
+                                      0,
+                              "%s tree on %s input, n %lld, differs between 1 and 3 threads",
+                              canopy_tree_kind_name(kinds[ki]), input_name[in], (long long)n);
+                }
+                canopy_tree_free(a);
+                canopy_tree_free(b);
+                free(x);
             }
-            canopy_tree_free(a);
-            canopy_tree_free(b);
-            free(x);
         }
-    }
 }
 
 /* The kd builder's median paths on large nodes: the sampled bracket (uniform, sorted,

@@ -12,6 +12,7 @@
 #include "traverse/run.h"
 #include "tree/tree.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -545,6 +546,73 @@ static int cmp_sort(const void *a, const void *b) {
     return cmp_by_x(a, b, sort_xs);
 }
 
+/* canopy_curve_keys' Morton keys (a bit-spreading path in 2-D and 3-D) equal
+ * canopy_morton_key of the cells it quantizes to, with points on and outside the box. */
+static void test_morton_keys(uint64_t seed) {
+    int64_t n = 2000;
+    for (int32_t d = 1; d <= 4; d++) {
+        float *p = make_points(n, d, MODE_UNIFORM, seed + (uint64_t)d);
+        float lo[4] = {0.1f, 0.2f, 0.0f, 0.3f}, hi[4] = {0.9f, 0.7f, 1.0f, 0.8f};
+        for (int32_t j = 0; j < d; j++) p[j] = hi[j]; /* the box's top corner */
+        canopy_keyed *k = malloc(sizeof *k * (size_t)n);
+        canopy_curve_keys(CANOPY_SCHEDULE_MORTON, canopy_points_make(p, n, d), lo, hi, k);
+        int32_t bits = canopy_curve_bits(d);
+        uint64_t cells = (uint64_t)1 << bits;
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t x[4];
+            for (int32_t j = 0; j < d; j++) {
+                double c = ((double)p[i * d + j] - (double)lo[j]) *
+                           (ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]));
+                x[j] = c >= (double)cells ? cells - 1 : c > 0.0 ? (uint64_t)c : 0;
+            }
+            bad += k[i].idx != i || k[i].key != canopy_morton_key(x, d, bits);
+        }
+        CHECK_MSG(bad == 0, "morton keys d=%d: %lld differ from canopy_morton_key", (int)d,
+                  (long long)bad);
+        free(k);
+        free(p);
+    }
+}
+
+static int cmp_keyed(const void *a, const void *b) {
+    const canopy_keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* canopy_sort_keyed is a stable sort by key, on one thread and in a team, for keys of
+ * every width, many ties and one value. */
+static void test_sort_keyed(uint64_t seed) {
+    static const int64_t ns[] = {0, 1, 2, 3, 1000, 70000};
+    static const int widths[] = {1, 5, 12, 33, 62, 64};
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int threads = 1; threads <= 4; threads += 3) {
+        canopy_set_threads(threads);
+        for (int e = 0; e < 6; e++)
+            for (int w = 0; w < 6; w++) {
+                int64_t n = ns[e];
+                canopy_keyed *a = malloc(sizeof *a * (size_t)(n + 1)),
+                             *want = malloc(sizeof *a * (size_t)(n + 1));
+                for (int64_t i = 0; i < n; i++) {
+                    r ^= r << 13, r ^= r >> 7, r ^= r << 17; /* xorshift64 */
+                    uint64_t key = widths[w] == 64 ? r : r & (((uint64_t)1 << widths[w]) - 1);
+                    a[i].key = w == 0 ? 7u << 20 : key; /* width 1: one value, high bits */
+                    a[i].idx = i;
+                }
+                memcpy(want, a, sizeof *a * (size_t)n);
+                qsort(want, (size_t)n, sizeof *want, cmp_keyed);
+                CHECK_OK(canopy_sort_keyed(a, n));
+                CHECK_MSG(n == 0 || memcmp(a, want, sizeof *a * (size_t)n) == 0,
+                          "sort_keyed n=%lld width=%d threads=%d is not the stable order",
+                          (long long)n, widths[w], threads);
+                free(a);
+                free(want);
+            }
+    }
+    canopy_set_threads(0);
+}
+
 static void test_schedules(uint64_t seed) {
     test_hilbert_curve(1, 6);
     test_hilbert_curve(2, 5);
@@ -554,6 +622,8 @@ static void test_schedules(uint64_t seed) {
     /* Morton interleaves coordinate 0 first, most significant bit first. */
     uint64_t mx[2] = {2, 1}; /* x = 10b, y = 01b -> 1 0 0 1 */
     CHECK(canopy_morton_key(mx, 2, 2) == 9);
+    test_morton_keys(seed);
+    test_sort_keyed(seed);
 
     /* d = 1: both curves are the coordinate order (ties by index). */
     int64_t n = 500;

@@ -203,6 +203,7 @@ typedef struct canopy_trav_counters {
     int64_t group_longest; /* lockstep: longest member traversal, summed over packets */
     int64_t groups;        /* lockstep: packets/warp chunks run */
     int64_t lane_calls;    /* simd_l: scalar hook calls made lane by lane (0 with vector hooks) */
+    int32_t threads;       /* CPU: the most threads a runner's team had (sized by the work) */
 } canopy_trav_counters;
 
 /* One traversal job: queries order[0..nq) (indices into the caller's queries; order

@@ -511,8 +511,10 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
     if (!s) s = canopy_cpu_team_begin(&team, job);                                                 \
     if (s) return s;                                                                               \
     int64_t s_n = 0, s_gn = 0, s_gl = 0, s_g = 0, s_c = 0;                                         \
+    int s_t = 0;                                                                                   \
     _Pragma("omp parallel num_threads(team.threads) reduction(+ : s_n, s_gn, s_gl, s_g, s_c)") {   \
         canopy_trav_counters mine = {0};                                                           \
+        if (omp_get_thread_num() == 0) s_t = omp_get_num_threads(); /* shared: one writer */       \
         ENGINE_CALL;                                                                               \
         s_n += mine.nodes;                                                                         \
         s_gn += mine.group_nodes;                                                                  \
@@ -526,6 +528,7 @@ CANOPY_ENGINE void canopy_cpu_simd_l(const canopy_app *app, const canopy_trav_jo
     cnt->group_longest += s_gl;                                                                    \
     cnt->groups += s_g;                                                                            \
     cnt->lane_calls += s_c;                                                                        \
+    if (s_t > cnt->threads) cnt->threads = s_t;                                                    \
     return CANOPY_OK;
 
 #define CANOPY_CPU_RUNNER(NAME, APP, VARIANT, ENGINE)                                              \

@@ -317,6 +317,7 @@ canopy_status canopy_traverse(const canopy_tree *tree, const canopy_traversal *t
             cnt.group_longest ? (double)cnt.group_nodes / (double)cnt.group_longest : 0.0;
         stats->nodes_per_group = cnt.groups ? (double)cnt.group_nodes / (double)cnt.groups : 0.0;
         stats->lane_calls = cnt.lane_calls;
+        stats->threads = cnt.threads;
         stats->profile_depth = prof.depth;
         stats->profile_leaves = prof.n_cols;
         stats->variant = v;

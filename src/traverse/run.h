@@ -22,8 +22,9 @@ typedef struct canopy_keyed {
     int64_t idx;
 } canopy_keyed;
 
-/* Stable LSD radix sort by key, 8 bits per pass over the bits keys use: entries with
- * equal keys keep their relative order (schedule.c). */
+/* Stable LSD radix sort by key, 11 bits per pass over the bits keys use, on a team of
+ * canopy_threads() for large n: entries with equal keys keep their relative order
+ * (schedule.c). */
 canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n);
 
 /* Curve keys (s morton or hilbert; k[i].idx = i) of points quantized over the box

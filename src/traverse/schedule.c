@@ -6,6 +6,7 @@
 #include "canopy/traverse_geom.h"
 
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 /* Descends to the leaf a guided search would reach first, so that queries are
@@ -35,29 +36,127 @@ static int32_t locate_leaf(const canopy_tree_view *t, const float *q) {
     }
 }
 
-canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n) {
-    uint64_t any = 0;
-    for (int64_t i = 0; i < n; i++) any |= a[i].key;
-    canopy_keyed *tmp;
-    canopy_status s = canopy_alloc((void **)&tmp, (size_t)(n > 0 ? n : 1), sizeof *tmp);
-    if (s) return s;
-    canopy_keyed *src = a, *dst = tmp;
-    for (int shift = 0; shift < 64 && (any >> shift); shift += 8) {
-        int64_t start[257] = {0};
-        for (int64_t i = 0; i < n; i++) start[((src[i].key >> shift) & 255) + 1]++;
-        if (start[((src[0].key >> shift) & 255) + 1] == n) continue; /* one digit value */
-        for (int b = 0; b < 256; b++) start[b + 1] += start[b];
-        for (int64_t i = 0; i < n; i++) dst[start[(src[i].key >> shift) & 255]++] = src[i];
-        canopy_keyed *t = src;
-        src = dst;
-        dst = t;
+/* Digits of the radix sort: 11 bits make 6 passes of a 62-bit curve key instead of 8,
+ * and 2,048 counters (16 KB a thread) still sit in L1. */
+enum { RADIX_BITS = 11, RADIX = 1 << RADIX_BITS };
+
+/* Records per thread below which the sort runs on one: a pass over a few thousand
+ * records costs microseconds, a team's barriers about as much. */
+#define SORT_PER_THREAD 16384
+
+static inline size_t digit(uint64_t key, int shift) {
+    return (size_t)(key >> shift) & (RADIX - 1);
+}
+
+/* One thread: the counts of every pass from one read of the records, then a scatter per
+ * pass whose digit is not the same in all records. */
+static void sort_one(canopy_keyed *a, canopy_keyed *tmp, int64_t n, int passes, int64_t *count) {
+    for (int64_t i = 0; i < n; i++)
+        for (int p = 0; p < passes; p++) count[p * RADIX + digit(a[i].key, p * RADIX_BITS)]++;
+    canopy_keyed *src = a, *dst = tmp, *t;
+    for (int p = 0; p < passes; p++) {
+        int64_t *c = count + p * RADIX, sum = 0;
+        int shift = p * RADIX_BITS;
+        if (c[digit(src[0].key, shift)] == n) continue; /* one digit value */
+        for (int b = 0; b < RADIX; b++) {
+            int64_t k = c[b];
+            c[b] = sum;
+            sum += k;
+        }
+        for (int64_t i = 0; i < n; i++) dst[c[digit(src[i].key, shift)]++] = src[i];
+        t = src, src = dst, dst = t;
     }
     if (src != a) memcpy(a, src, sizeof *a * (size_t)n);
+}
+
+/* A team: each thread counts and then scatters its own contiguous share of the records,
+ * to offsets that put the shares of one digit in thread order, so the sort stays stable.
+ * count has room for threads * RADIX counters. */
+static void sort_team(canopy_keyed *a, canopy_keyed *tmp, int64_t n, int passes, int threads,
+                      int64_t *count) {
+    canopy_keyed *src = a, *dst = tmp;
+    int skip = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t i0 = n * t / nt, i1 = n * (t + 1) / nt;
+        int64_t *c = count + (size_t)t * RADIX;
+        for (int p = 0; p < passes; p++) {
+            int shift = p * RADIX_BITS;
+            memset(c, 0, sizeof(int64_t) * RADIX);
+            for (int64_t i = i0; i < i1; i++) c[digit(src[i].key, shift)]++;
+#pragma omp barrier
+#pragma omp single
+            {
+                size_t d0 = digit(src[0].key, shift);
+                int64_t same = 0, sum = 0;
+                for (int u = 0; u < nt; u++) same += count[(size_t)u * RADIX + d0];
+                skip = same == n; /* one digit value */
+                /* exclusive offsets, digit-major then thread */
+                for (int b = 0; b < RADIX; b++)
+                    for (int u = 0; u < nt; u++) {
+                        int64_t k = count[(size_t)u * RADIX + b];
+                        count[(size_t)u * RADIX + b] = sum;
+                        sum += k;
+                    }
+            } /* implied barrier */
+            if (!skip)
+                for (int64_t i = i0; i < i1; i++) dst[c[digit(src[i].key, shift)]++] = src[i];
+#pragma omp barrier
+#pragma omp single
+            if (!skip) {
+                canopy_keyed *sw = src;
+                src = dst;
+                dst = sw;
+            } /* implied barrier */
+        }
+    }
+    if (src != a) memcpy(a, src, sizeof *a * (size_t)n);
+}
+
+canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n) {
+    if (n < 2) return CANOPY_OK;
+    uint64_t any = 0;
+    for (int64_t i = 0; i < n; i++) any |= a[i].key;
+    int passes = 0;
+    while (passes * RADIX_BITS < 64 && (any >> (passes * RADIX_BITS))) passes++;
+    if (passes == 0) return CANOPY_OK;
+    int64_t most = n / SORT_PER_THREAD;
+    int threads = canopy_threads() < most ? canopy_threads() : most > 1 ? (int)most : 1;
+    canopy_keyed *tmp;
+    int64_t *count;
+    canopy_status s = canopy_alloc((void **)&tmp, (size_t)n, sizeof *tmp);
+    if (s) return s;
+    if ((s = canopy_calloc((void **)&count, (size_t)(threads > passes ? threads : passes),
+                           sizeof(int64_t) * RADIX))) {
+        canopy_free(tmp);
+        return s;
+    }
+    if (threads > 1)
+        sort_team(a, tmp, n, passes, threads, count);
+    else
+        sort_one(a, tmp, n, passes, count);
+    canopy_free(count);
     canopy_free(tmp);
     return CANOPY_OK;
 }
 
 enum { CURVE_MAX_DIMS = 63 };
+
+/* The bits of x (< 2^31 for step 1, < 2^21 for step 2) moved apart to every second
+ * (third) place, five shifts and masks instead of a step per bit: spread(x0) << 1 |
+ * spread(x1) is canopy_morton_key's 2-D key, and so on in 3-D (coordinate 0 in the top
+ * place of each group). */
+static const uint64_t SPREAD_MASKS[2][5] = {
+    {0x0000FFFF0000FFFFull, 0x00FF00FF00FF00FFull, 0x0F0F0F0F0F0F0F0Full, 0x3333333333333333ull,
+     0x5555555555555555ull},
+    {0x001F00000000FFFFull, 0x001F0000FF0000FFull, 0x100F00F00F00F00Full, 0x10C30C30C30C30C3ull,
+     0x1249249249249249ull}};
+
+static inline uint64_t spread(uint64_t x, int step) {
+    for (int i = 0; i < 5; i++) x = (x | x << (step << (4 - i))) & SPREAD_MASKS[step - 1][i];
+    return x;
+}
 
 int32_t canopy_curve_bits(int32_t d) {
     return 63 / (d < CURVE_MAX_DIMS ? d : CURVE_MAX_DIMS);
@@ -83,7 +182,9 @@ void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, co
             x[j] = c >= (double)cells ? cells - 1 : c > 0.0 ? (uint64_t)c : 0;
         }
         k[i].key = s == CANOPY_SCHEDULE_HILBERT ? canopy_hilbert_key(x, d, bits)
-                                                : canopy_morton_key(x, d, bits);
+                   : d == 2                     ? spread(x[0], 1) << 1 | spread(x[1], 1)
+                   : d == 3 ? spread(x[0], 2) << 2 | spread(x[1], 2) << 1 | spread(x[2], 2)
+                            : canopy_morton_key(x, d, bits);
         k[i].idx = i;
     }
 }

@@ -11,50 +11,47 @@
 
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies a[lo, hi) to b[lo, hi): the keys that `take` (below the pivot, or equal to it)
- * to the front, the others to the back, and returns where the back begins. Each key
- * is written to both ends and the one claimed by the comparison advances, so neither
- * a branch nor a store the next key must wait for is in the loop. */
+/* Copies the keys of a[lo, hi) below the pivot to the front of b[lo, hi) and those above
+ * it to the back; the keys equal to it are only counted out (their value is the
+ * pivot's), so one pass splits three ways. Each key is written to both ends and the one
+ * claimed by the comparisons advances: no branch, nor a store the next key waits for.
+ * Returns where the equal keys begin, *gt where the keys above it begin. */
 static inline int64_t partition_out(const float *a, float *b, int64_t lo, int64_t hi, float pivot,
-                                    int equal) {
+                                    int64_t *gt) {
     int64_t l = lo, r = hi - 1;
     for (int64_t i = lo; i < hi; i++) {
         float t = a[i];
-        int take = equal ? t == pivot : t < pivot;
         b[l] = t;
         b[r] = t;
-        l += take;
-        r -= !take;
+        l += t < pivot;
+        r -= t > pivot;
     }
+    *gt = r + 1;
     return l;
 }
 
 /* The value a full sort would put at key[nth], and in *less how many keys are smaller;
  * key and tmp (room for n keys) are scratch. Quickselect, partitioning out of place
- * between the two; a second pass splits off the keys equal to the pivot, so
- * duplicates cannot make it quadratic. */
+ * between the two and three ways, so duplicates cannot make it quadratic. */
 static float select_key(float *key, float *tmp, int64_t n, int64_t nth, int64_t *less) {
     float *a = key, *b = tmp, *c;
-    int64_t lo = 0, hi = n; /* the answer lies in a[lo, hi) */
+    int64_t lo = 0, hi = n; /* the answer lies in a[lo, hi); all keys left of lo are smaller */
     while (hi - lo > 16) {
         float pivot = canopy_select_median3(a[lo], a[lo + (hi - lo) / 2], a[hi - 1]);
-        int64_t l = partition_out(a, b, lo, hi, pivot, 0);
+        int64_t gt, l = partition_out(a, b, lo, hi, pivot, &gt);
         c = a, a = b, b = c;
         if (nth < l) {
             hi = l;
-            continue;
-        }
-        /* a[l, hi) holds keys >= pivot, the pivot among them */
-        int64_t q = partition_out(a, b, l, hi, pivot, 1);
-        c = a, a = b, b = c;
-        if (nth < q) {
-            *less = l; /* everything left of lo is below an earlier, smaller pivot */
+        } else if (nth >= gt) {
+            lo = gt;
+        } else {
+            *less = l;
             return pivot;
         }
-        lo = q;
     }
     for (int64_t i = lo + 1; i < hi; i++) {
         float t = a[i];
@@ -75,10 +72,6 @@ static float select_key(float *key, float *tmp, int64_t n, int64_t nth, int64_t 
  * for large ones), so the selection touches that tenth instead of the whole node
  * three times. */
 enum { BRACKET_MIN = 1024, SAMPLE_MAX = 1024, MARGIN_SIGMAS = 3 };
-
-/* Nodes of at most this many rows, of at most STACK_DIMS floats, partition in stack
- * buffers: the many small nodes near the leaves then call no allocator. */
-enum { STACK_ROWS = 256, STACK_DIMS = 16 };
 
 /* Keys of the rows below med, or -1 when the bracket missed the median: then *med is
  * unset and key[] unspecified. key has room for m keys. */
@@ -105,20 +98,19 @@ static int64_t bracket_median(const float *x, int64_t m, int32_t d, int32_t dim,
     return below + less;
 }
 
-/* Rows below med and the first `equal_left` rows equal to it go to the front in their
- * order, the others from `half` on in theirs; D > 0 is the dimension known at compile
- * time (inlined per call site), 0 reads d. */
+/* Rows below med and the first `equal_left` rows equal to it go to tx/tp from row nl
+ * on in their order, the others from row nr on in theirs; D > 0 is the dimension known
+ * at compile time (inlined per call site), 0 reads d. */
 static inline void scatter_rows(const float *x, const int64_t *perm, int64_t m, int32_t d,
                                 int32_t dim, float med, int64_t equal_left, float *tx, int64_t *tp,
-                                const int32_t D) {
+                                int64_t nl, int64_t nr, const int32_t D) {
     int32_t w = D > 0 ? D : d;
-    int64_t half = m / 2, nl = 0, nr = 0;
     for (int64_t i = 0; i < m; i++) {
         float k = x[i * w + dim];
         int eq = k == med;
         int left = (k < med) | (eq & (equal_left > 0));
         equal_left -= eq & left;
-        int64_t to = left ? nl : half + nr;
+        int64_t to = left ? nl : nr;
         nl += left;
         nr += !left;
         for (int32_t j = 0; j < w; j++) tx[to * w + j] = x[i * w + j]; /* no call per row */
@@ -126,41 +118,81 @@ static inline void scatter_rows(const float *x, const int64_t *perm, int64_t m, 
     }
 }
 
-/* Moves the rows x[0..m) (d floats each, with perm) so that the first m/2 have
- * coordinate dim <= the median and the rest >= it. 0 when there is no memory for the
- * scratch (the caller makes a leaf: correct, only slower). */
-static int partition_at_median(float *x, int64_t *perm, int64_t m, int32_t d, int32_t dim) {
-    int64_t half = m / 2;
-    size_t row = sizeof(float) * (size_t)d;
-    float stack_key[STACK_ROWS], stack_x[STACK_ROWS * STACK_DIMS];
-    int64_t stack_p[STACK_ROWS];
-    int small = m <= STACK_ROWS && d <= STACK_DIMS;
-    float *key = small ? stack_key : malloc(sizeof(float) * (size_t)m);
-    float *tx = small ? stack_x : malloc(row * (size_t)m);
-    int64_t *tp = small ? stack_p : malloc(sizeof(int64_t) * (size_t)m);
-    int ok = key && tx && tp;
-    if (ok) {
-        float med = 0.0f;
-        int64_t below = m >= BRACKET_MIN ? bracket_median(x, m, d, dim, key, tx, &med) : -1;
-        if (below < 0) {
-            for (int64_t i = 0; i < m; i++) key[i] = x[i * d + dim];
-            med = select_key(key, tx, m, half, &below);
+static void scatter_any(const float *x, const int64_t *perm, int64_t m, int32_t d, int32_t dim,
+                        float med, int64_t equal_left, float *tx, int64_t *tp, int64_t nl,
+                        int64_t nr) {
+    if (d == 2)
+        scatter_rows(x, perm, m, d, dim, med, equal_left, tx, tp, nl, nr, 2);
+    else if (d == 3)
+        scatter_rows(x, perm, m, d, dim, med, equal_left, tx, tp, nl, nr, 3);
+    else
+        scatter_rows(x, perm, m, d, dim, med, equal_left, tx, tp, nl, nr, 0);
+}
+
+/* Nodes of at least PAR_MIN rows, when the build has a team, have their box and their
+ * scatter shared out in pieces of at least PAR_PIECE rows: the top levels are otherwise
+ * one thread's work (the root alone a thirteenth of a 2-D build) while the team waits.
+ * Each piece counts its rows below and equal to the median, and the counts place its
+ * rows where the one-thread scatter puts them: the same tree. */
+enum { PAR_MIN = 1 << 16, PAR_PIECE = 1 << 14, PAR_MAX_PIECES = 64 };
+
+static int pieces_for(int64_t m) {
+    int64_t p = m >= PAR_MIN ? omp_get_num_threads() : 1;
+    if (p > m / PAR_PIECE) p = m / PAR_PIECE;
+    return p < 1 ? 1 : p > PAR_MAX_PIECES ? PAR_MAX_PIECES : (int)p;
+}
+
+static void scatter_pieces(const float *x, const int64_t *perm, int64_t m, int32_t d, int32_t dim,
+                           float med, int64_t equal_left, float *tx, int64_t *tp, int pieces) {
+    int64_t lt[PAR_MAX_PIECES], eq[PAR_MAX_PIECES], nl[PAR_MAX_PIECES], nr[PAR_MAX_PIECES];
+/* the counts live in this frame: shared, not the tasks' own copies */
+#pragma omp taskloop num_tasks(pieces) shared(lt, eq)
+    for (int p = 0; p < pieces; p++) {
+        int64_t l = 0, e = 0;
+        for (int64_t i = m * p / pieces; i < m * (p + 1) / pieces; i++) {
+            float k = x[i * d + dim];
+            l += k < med;
+            e += k == med;
         }
-        if (d == 2)
-            scatter_rows(x, perm, m, d, dim, med, half - below, tx, tp, 2);
-        else if (d == 3)
-            scatter_rows(x, perm, m, d, dim, med, half - below, tx, tp, 3);
-        else
-            scatter_rows(x, perm, m, d, dim, med, half - below, tx, tp, 0);
-        memcpy(x, tx, row * (size_t)m);
-        memcpy(perm, tp, sizeof(int64_t) * (size_t)m);
+        lt[p] = l;
+        eq[p] = e;
     }
-    if (!small) {
-        free(key);
-        free(tx);
-        free(tp);
+    int64_t left = 0, right = m / 2, quota[PAR_MAX_PIECES];
+    for (int p = 0; p < pieces; p++) {
+        int64_t size = m * (p + 1) / pieces - m * p / pieces;
+        quota[p] = equal_left < eq[p] ? equal_left : eq[p];
+        equal_left -= quota[p];
+        nl[p] = left;
+        nr[p] = right;
+        left += lt[p] + quota[p];
+        right += size - lt[p] - quota[p];
     }
-    return ok;
+#pragma omp taskloop num_tasks(pieces) shared(quota, nl, nr)
+    for (int p = 0; p < pieces; p++) {
+        int64_t i0 = m * p / pieces;
+        scatter_any(x + i0 * d, perm + i0, m * (p + 1) / pieces - i0, d, dim, med, quota[p], tx, tp,
+                    nl[p], nr[p]);
+    }
+}
+
+/* Moves the rows x[0..m) (d floats each, with perm) to y[0..m) (with yp) so that the
+ * first m/2 have coordinate dim <= the median and the rest >= it, each half in its
+ * order. yp's room (m int64) serves the selection as two arrays of m keys first. */
+static void partition_at_median(const float *x, const int64_t *perm, int64_t m, int32_t d,
+                                int32_t dim, float *y, int64_t *yp) {
+    int64_t half = m / 2;
+    float *key = (float *)yp, *tmp = key + m;
+    float med = 0.0f;
+    int64_t below = m >= BRACKET_MIN ? bracket_median(x, m, d, dim, key, tmp, &med) : -1;
+    if (below < 0) {
+        for (int64_t i = 0; i < m; i++) key[i] = x[i * d + dim];
+        med = select_key(key, tmp, m, half, &below);
+    }
+    int pieces = pieces_for(m);
+    if (pieces > 1)
+        scatter_pieces(x, perm, m, d, dim, med, half - below, y, yp, pieces);
+    else
+        scatter_any(x, perm, m, d, dim, med, half - below, y, yp, 0, half);
 }
 
 /* The bounds accumulate in locals: written straight into lo/hi, which may alias x for
@@ -187,7 +219,7 @@ static inline void box_cols(const float *x, int32_t d, int64_t m, int32_t j0, in
     memcpy(hi + j0, h, sizeof(float) * (size_t)w);
 }
 
-static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
+static void box_one(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
     if (d == 2) {
         box_cols(x, d, m, 0, d, lo, hi, 2);
         return;
@@ -200,23 +232,61 @@ static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float 
         box_cols(x, d, m, j0, d - j0 < BOX_COLS ? d - j0 : BOX_COLS, lo, hi, 0);
 }
 
+/* The box of a large node from pieces on the team (pieces_for); min and max do not
+ * depend on the order, so it is the one-thread box. */
+static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
+    int pieces = pieces_for(m);
+    float *part = pieces > 1 ? malloc(sizeof(float) * 2 * (size_t)d * (size_t)pieces) : NULL;
+    if (!part) {
+        box_one(x, d, m, lo, hi);
+        return;
+    }
+#pragma omp taskloop num_tasks(pieces)
+    for (int p = 0; p < pieces; p++) {
+        int64_t i0 = m * p / pieces;
+        float *l = part + 2 * (size_t)d * (size_t)p;
+        box_one(x + i0 * d, d, m * (p + 1) / pieces - i0, l, l + d);
+    }
+    for (int32_t j = 0; j < d; j++) {
+        lo[j] = part[j];
+        hi[j] = part[d + j];
+        for (int p = 1; p < pieces; p++) {
+            const float *l = part + 2 * (size_t)d * (size_t)p;
+            lo[j] = l[j] < lo[j] ? l[j] : lo[j];
+            hi[j] = l[d + j] > hi[j] ? l[d + j] : hi[j];
+        }
+    }
+    free(part);
+}
+
+/* A node's rows are in the builder's copy at even depths and in the scratch at odd
+ * ones: each split moves them across once, and a leaf found in the scratch moves back,
+ * so the copy ends in tree order without a copy back per level. */
 static int kd_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t begin, int64_t end,
                     int32_t depth, int may_split, float *geom, int64_t *child_begin) {
-    (void)ctx;
-    (void)depth;
+    const canopy_tree_scratch *sc = ctx;
     int32_t d = pts.d;
+    int64_t m = end - begin;
     /* positional: pts is the builder's own, writable copy */
-    float *x = (float *)pts.data + begin * d;
+    float *rows = (float *)pts.data;
+    int odd = depth & 1;
+    float *x = (odd ? sc->rows : rows) + begin * d, *y = (odd ? rows : sc->rows) + begin * d;
+    int64_t *xp = (odd ? sc->perm : perm) + begin, *yp = (odd ? perm : sc->perm) + begin;
     float *lo = geom, *hi = geom + d;
-    bounding_box(x, d, end - begin, lo, hi);
+    bounding_box(x, d, m, lo, hi);
     geom[2 * d] = -1.0f; /* leaf: no split dimension */
-    if (!may_split) return 0;
+    if (!may_split) {
+        if (odd) {
+            memcpy(y, x, sizeof(float) * (size_t)(m * d));
+            memcpy(yp, xp, sizeof(int64_t) * (size_t)m);
+        }
+        return 0;
+    }
     int32_t dim = 0;
     for (int32_t j = 1; j < d; j++)
         if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
     geom[2 * d] = (float)dim;
-    int64_t m = end - begin;
-    if (!partition_at_median(x, perm + begin, m, d, dim)) return 0;
+    partition_at_median(x, xp, m, d, dim, y, yp);
     child_begin[0] = begin;
     child_begin[1] = begin + m / 2;
     return 2;

@@ -72,6 +72,7 @@ typedef struct build_job {
     canopy_points pts;
     int64_t *perm;
     const canopy_tree_spec *spec;
+    const void *ctx; /* what the split rule receives: spec->ctx, or a canopy_tree_scratch */
     tmp_tree *tt;
     int32_t leaf_size;
     int failed; /* set when a split rule misbehaves */
@@ -83,9 +84,11 @@ static void build_rec(build_job *job, int32_t node, int32_t depth) {
     int64_t cb[65];
     int nc = 0;
     float *geom = tt->geom + (int64_t)node * tt->geom_stride;
+    /* zeroed here, not at allocation: most of the 2n + 1 slots are never used, and
+     * pages never touched cost nothing */
+    memset(geom, 0, sizeof(float) * (size_t)tt->geom_stride);
     int may_split = end - begin > job->leaf_size;
-    nc = job->spec->split(job->spec->ctx, job->pts, job->perm, begin, end, depth, may_split, geom,
-                          cb);
+    nc = job->spec->split(job->ctx, job->pts, job->perm, begin, end, depth, may_split, geom, cb);
     if (nc < 2 || nc > job->spec->max_children) {
         if (nc == 1 || nc > job->spec->max_children) job->failed = 1;
         tt->first[node] = -1;
@@ -315,6 +318,7 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
     int64_t n = pts.n;
     int64_t *perm = NULL;
     float *rows = NULL;
+    canopy_tree_scratch scratch = {spec->ctx, NULL, NULL};
     tmp_tree tt;
     memset(&tt, 0, sizeof tt);
     tt.geom_stride = spec->geom_stride;
@@ -324,13 +328,16 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
         (s = canopy_alloc((void **)&tt.nchild, (size_t)tt.cap, sizeof(int32_t))) ||
         (s = canopy_alloc((void **)&tt.begin, (size_t)tt.cap, sizeof(int64_t))) ||
         (s = canopy_alloc((void **)&tt.end, (size_t)tt.cap, sizeof(int64_t))) ||
-        (s = canopy_calloc((void **)&tt.geom, (size_t)tt.cap,
-                           sizeof(float) * (size_t)spec->geom_stride)))
+        (s = canopy_alloc((void **)&tt.geom, (size_t)tt.cap,
+                          sizeof(float) * (size_t)spec->geom_stride)))
         goto fail;
     for (int64_t i = 0; i < n; i++) perm[i] = i;
     canopy_points split_pts = pts;
     if (spec->positional) {
-        if ((s = canopy_alloc((void **)&rows, (size_t)(n > 0 ? n : 1), sizeof(float) * pts.d)))
+        if ((s = canopy_alloc((void **)&rows, (size_t)(n > 0 ? n : 1), sizeof(float) * pts.d)) ||
+            (s = canopy_alloc((void **)&scratch.rows, (size_t)(n > 0 ? n : 1),
+                              sizeof(float) * pts.d)) ||
+            (s = canopy_alloc((void **)&scratch.perm, (size_t)(n > 0 ? n : 1), sizeof(int64_t))))
             goto fail;
         if (pts.stride == pts.d)
             memcpy(rows, pts.data, sizeof(float) * (size_t)pts.d * (size_t)n);
@@ -343,11 +350,16 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
     tt.begin[0] = 0;
     tt.end[0] = n;
 
-    build_job job = {split_pts, perm, spec, &tt, t->leaf_size, 0};
+    const void *ctx = spec->positional ? (const void *)&scratch : spec->ctx;
+    build_job job = {split_pts, perm, spec, ctx, &tt, t->leaf_size, 0};
     /* Small trees are built by one thread: a parallel region costs more than them. */
 #pragma omp parallel num_threads(canopy_threads()) if (n > TASK_CUTOFF)
 #pragma omp single
     build_rec(&job, 0, 0);
+    canopy_free(scratch.rows);
+    canopy_free(scratch.perm);
+    scratch.rows = NULL;
+    scratch.perm = NULL;
     if (job.failed) {
         s = canopy_fail(CANOPY_ERR_INTERNAL, "%s tree: a split rule produced invalid children",
                         canopy_tree_kind_name(spec->kind));
@@ -364,6 +376,8 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
 fail:
     canopy_free(perm);
     canopy_free(rows);
+    canopy_free(scratch.rows);
+    canopy_free(scratch.perm);
     tmp_free(&tt);
     canopy_tree_free(t);
     return s;

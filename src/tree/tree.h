@@ -67,9 +67,18 @@ typedef struct canopy_tree_spec {
     /* Positional rule: the builder passes a contiguous copy of the points in perm's
      * order (point perm[i] is row i of pts) and the rule moves rows with perm, so it
      * reads its range sequentially instead of gathering through perm; the copy ends
-     * in tree order and needs no final gather. */
+     * in tree order and needs no final gather. Its ctx is a canopy_tree_scratch. */
     int positional;
 } canopy_tree_spec;
+
+/* What a positional rule receives as ctx: the spec's own ctx and a second buffer of n
+ * rows and n ids, which the rule may use in its range [begin, end) only (parallel
+ * tasks own disjoint ranges): out-of-place partitions then need no allocation. */
+typedef struct canopy_tree_scratch {
+    const void *ctx;
+    float *rows;
+    int64_t *perm;
+} canopy_tree_scratch;
 
 /* Builds any kind from its split rule: parallel recursive partition, then
  * linearization in the requested order with contiguous children, points gathered

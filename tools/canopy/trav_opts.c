@@ -99,6 +99,7 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
         cli_json_count(j, "tree_nodes", st->tree_nodes);
         cli_json_count(j, "tree_depth", st->tree_depth);
         cli_json_count(j, "nodes_per_query", st->nodes_per_query);
+        if (st->threads > 0) cli_json_count(j, "team_threads", st->threads);
         if (st->work_expansion > 0.0) {
             cli_json_count(j, "nodes_per_group", st->nodes_per_group);
             cli_json_count(j, "work_expansion", st->work_expansion);
@@ -112,16 +113,23 @@ void trav_print_stats(const char *cmd, const canopy_stats *st, double load_secon
         cli_json_emit(j, st->note[0] ? st->note : "as requested");
         return;
     }
+    /* the team the traversal ran on (sized by its work), not the most it could have had */
+    char threads[48];
+    if (st->threads > 0)
+        snprintf(threads, sizeof threads, "%d of %d", (int)st->threads, canopy_threads());
+    else
+        snprintf(threads, sizeof threads, "%s",
+                 st->backend == CANOPY_BACKEND_GPU ? "none (GPU)" : "not reported");
     fprintf(stderr,
             "%s stats:\n"
-            "  backend %s, variant %s, schedule %s, tree %s (%d nodes, depth %d), threads %d\n"
+            "  backend %s, variant %s, schedule %s, tree %s (%d nodes, depth %d), threads %s\n"
             "  choice: %s\n"
             "  load %.4f s, build %.4f s%s, schedule %.4f s, transfer %.4f s, traverse %.4f s, "
             "write %.4f s\n"
             "  queries %lld, nodes visited per query %.1f",
             cmd, canopy_backend_name(st->backend), canopy_variant_name(st->variant),
             canopy_schedule_name(st->schedule), canopy_tree_kind_name(st->tree), st->tree_nodes,
-            st->tree_depth, canopy_threads(), st->note[0] ? st->note : "as requested", load_seconds,
+            st->tree_depth, threads, st->note[0] ? st->note : "as requested", load_seconds,
             st->build_seconds, st->index_reused ? " (reused index)" : "", st->schedule_seconds,
             st->transfer_seconds, st->traverse_seconds, write_seconds, (long long)st->queries,
             st->nodes_per_query);

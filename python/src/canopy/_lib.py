@@ -59,7 +59,8 @@ class Stats(Structure):
                 ("index_reused", c_int32), ("note", c_char * 512),
                 ("tree_upload_bytes", c_int64), ("tree_upload_seconds", c_double),
                 ("device_tree_reused", c_int32), ("lane_calls", c_int64),
-                ("upload_seconds", c_double), ("download_seconds", c_double)]
+                ("upload_seconds", c_double), ("download_seconds", c_double),
+                ("threads", c_int32)]
 
 
 class GravityOptions(Structure):
