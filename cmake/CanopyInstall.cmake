@@ -83,9 +83,15 @@ install(TARGETS ${CANOPY_CLI_TARGETS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR
 # any prefix, without LD_LIBRARY_PATH (the CLI links canopy statically, canopy-mpi needs
 # libmpi from the system; libcanopy_dist.so needs libcanopy.so beside it).
 file(RELATIVE_PATH CANOPY_BIN_TO_LIB /p/${CMAKE_INSTALL_BINDIR} /p/${CMAKE_INSTALL_LIBDIR})
-set_target_properties(${CANOPY_CLI_TARGETS} PROPERTIES INSTALL_RPATH "$ORIGIN/${CANOPY_BIN_TO_LIB}")
+# The build tree uses the install run path too: otherwise CMake pads the build's run path
+# with ':' to the install path's length for its in-place editor, and each empty entry
+# makes the loader search the current directory at every start. Libraries linked from
+# outside the system's paths (MPI) keep their folder in it.
+set_target_properties(${CANOPY_CLI_TARGETS} PROPERTIES INSTALL_RPATH "$ORIGIN/${CANOPY_BIN_TO_LIB}"
+  BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH_USE_LINK_PATH ON)
 foreach(lib ${CANOPY_LIBRARIES})
-  set_target_properties(${lib}_shared PROPERTIES INSTALL_RPATH "$ORIGIN")
+  set_target_properties(${lib}_shared PROPERTIES INSTALL_RPATH "$ORIGIN" BUILD_WITH_INSTALL_RPATH ON
+    INSTALL_RPATH_USE_LINK_PATH ON)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/include/canopy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/include/canopy)
