@@ -27,6 +27,21 @@ enum { PCP_TABLE_MIN_CELLS = 1 << 10, PCP_TABLE_MAX_CELLS = 1 << 20 };
  * store. */
 enum { PCP_COPIES = 8, PCP_COPIES_MAX_BINS = 512 };
 
+/* Many bins: the squared distances of unweighted pairs in range wait in a buffer
+ * after each thread's histogram and are counted PCP_SORT_BUF at a time, partitioned
+ * first by table range so that each part's table cells, edges and bins stay in cache
+ * (with 10^6 bins a pair's bin, met at random, missed the caches three times). */
+/* CPU: where no table cell holds more than PCP_SCAN_MAX edges (squared edges padded
+ * with that many +inf), a distance's bin is its cell's first bin plus the number of
+ * the next `scan` edges <= it: no branch, independent loads. */
+enum { PCP_SCAN_MAX = 4 };
+enum { PCP_SORT_MIN_BINS = 1 << 13, PCP_SORT_BUF = 1 << 18, PCP_SORT_PARTS_MAX = 1 << 8 };
+typedef struct pcp_sortbuf {
+    int64_t n; /* buffered */
+    double w;  /* what each pair adds */
+    uint32_t bits[PCP_SORT_BUF], tmp[PCP_SORT_BUF];
+} pcp_sortbuf;
+
 struct pcp_ctx;
 /* A leaf-pair kernel (one per ISA on the CPU, pair_leaf.h). */
 typedef void (*pcp_leaf_fn)(const struct pcp_ctx *c, double *hist, const canopy_tree_view *ta,
@@ -47,9 +62,13 @@ typedef struct pcp_ctx {
     const double *pa2;     /* weighted, symmetric: prefix sums of squared weights */
     const float *soa_b;    /* CPU: tb's points as d arrays of soa_stride floats (padded) */
     int64_t soa_stride;
-    pcp_leaf_fn leaf; /* CPU: this machine's leaf kernel */
-    int32_t copies;   /* CPU: histogram copies per thread (1 or PCP_COPIES) */
-    double *counts;   /* merge target, nbins */
+    pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
+    int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
+    double *counts;                 /* merge target, nbins */
+    int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
+    int32_t sorted;                 /* CPU: the pcp_sortbuf after the histogram is used */
+    int32_t sort_shift, sort_parts; /* its part of float bits u >= tab_base:
+                                       (u - tab_base) >> sort_shift */
 } pcp_ctx;
 
 CANOPY_HD uint32_t pcp_bits(float x) {
