@@ -4,9 +4,11 @@
  * copy, so a vector load per dimension), distances exactly as canopy_paircount_brute
  * computes them (|x - y|, minimum image, squares summed in dimension order, no FMA:
  * C11 mode), then the bin of the lanes in range: up to SIMT_W bins by a binary search
- * over the edges held in a register, more from the bin table (one gather) and a
- * binary search among the few bins of the lane's table cell (a gather per step,
- * while any lane is unresolved), and a scalar add per counted pair.
+ * over the edges held in a register, more from the bin table (one gather) and a count
+ * of the cell's few edges <= d2 (a gather each) or a binary search among its bins (a
+ * gather per step, while any lane is unresolved), and a scalar add per counted pair;
+ * with many bins and no weights, the squared distances go to the buffer of
+ * pcp_sort_flush instead.
  *
  * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
  * included; PCP_LEAF_NAME names the kernel. */
@@ -101,8 +103,9 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             simt_mask in = (simt_iota() + k < end) & (d2 >= lo2) & (d2 < hi2);
             if (!simt_any(in)) continue;
             if (sb) { /* counted later, part by part */
-                sb->n += simt_compress_i_padded((int32_t *)sb->bits + sb->n, (simt_int)d2, in);
-                if (sb->n > PCP_SORT_BUF - SIMT_W) pcp_sort_flush(c, hist, sb);
+                sb->n +=
+                    simt_compress_i_padded((int32_t *)(void *)(sb + 1) + sb->n, (simt_int)d2, in);
+                if (sb->n > c->sort_cap - SIMT_W) pcp_sort_flush(c, hist, sb);
                 continue;
             }
             simt_int lo = few ? pcp_bins_reg(inner, d2) : pcp_bins_table(c, d2, in);

@@ -52,20 +52,21 @@ void pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb) {
     uint32_t start[PCP_SORT_PARTS_MAX + 1];
     const uint32_t base = c->tab_base;
     const int32_t n = (int32_t)sb->n, shift = c->sort_shift;
+    uint32_t *bits = (uint32_t *)(void *)(sb + 1), *tmp = bits + c->sort_cap;
     memset(start, 0, sizeof start);
     for (int32_t i = 0; i < n; i++) {
-        uint32_t u = sb->bits[i];
+        uint32_t u = bits[i];
         start[(u < base ? 0 : (u - base) >> shift) + 1]++;
     }
     for (int32_t p = 0; p < c->sort_parts; p++) start[p + 1] += start[p];
     for (int32_t i = 0; i < n; i++) {
-        uint32_t u = sb->bits[i];
-        sb->tmp[start[u < base ? 0 : (u - base) >> shift]++] = u;
+        uint32_t u = bits[i];
+        tmp[start[u < base ? 0 : (u - base) >> shift]++] = u;
     }
     const double w = sb->w;
     const int32_t scan = c->scan, tshift = c->tab_shift;
     for (int32_t i = 0; i < n; i++) {
-        uint32_t u = sb->tmp[i];
+        uint32_t u = tmp[i];
         float d2;
         memcpy(&d2, &u, sizeof d2);
         if (scan < 0) {
@@ -86,7 +87,7 @@ static inline void pcp_merge(const void *vctx, const void *acc) {
         const pcp_sortbuf *sb = (const pcp_sortbuf *)(const void *)(h + c->nbins);
         for (int64_t i = 0; i < sb->n; i++) {
             float d2;
-            memcpy(&d2, sb->bits + i, sizeof d2);
+            memcpy(&d2, (const uint32_t *)(const void *)(sb + 1) + i, sizeof d2);
             c->counts[pcp_bin(c, d2)] += sb->w;
         }
     }
@@ -311,6 +312,8 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.leaf = leaf_kernel();
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
     c.sorted = po->nbins >= PCP_SORT_MIN_BINS && !w1;
+    c.sort_cap = PCP_SORT_BUF_MIN;
+    while (c.sort_cap < 2 * po->nbins && c.sort_cap < PCP_SORT_BUF_MAX) c.sort_cap *= 2;
     c.counts = counts;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     to.leaf_size = o->leaf_size > 0 ? o->leaf_size : PCP_LEAF_SIZE;
@@ -332,13 +335,14 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
-        canopy_pair_traversal tr = {"paircount",
-                                    &pcp_app,
-                                    pcp_pair_cpu_runners,
-                                    CANOPY_PAIRCOUNT_PAIR_GPU,
-                                    &c,
-                                    sizeof(double) * (size_t)po->nbins * c.copies +
-                                        (c.sorted ? sizeof(pcp_sortbuf) : 0)};
+        canopy_pair_traversal tr = {
+            "paircount",
+            &pcp_app,
+            pcp_pair_cpu_runners,
+            CANOPY_PAIRCOUNT_PAIR_GPU,
+            &c,
+            sizeof(double) * (size_t)po->nbins * c.copies +
+                (c.sorted ? sizeof(pcp_sortbuf) + 8 * (size_t)c.sort_cap : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
     if (!s && stats) {
