@@ -8,7 +8,7 @@
  * of the cell's few edges <= d2 (a gather each) or a binary search among its bins (a
  * gather per step, while any lane is unresolved), and a scalar add per counted pair;
  * with many bins and no weights, the squared distances go to the buffer of
- * pcp_sort_flush instead.
+ * canopy_pcp_sort_flush instead.
  *
  * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
  * included; PCP_LEAF_NAME names the kernel. */
@@ -20,7 +20,7 @@
 
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym);
-void pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb);
+void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb);
 
 /* Unweighted pairs' bins wait in a buffer, so that the adds run as one tight loop
  * (consecutive ones into different histogram copies) rather than lane by lane. */
@@ -105,7 +105,7 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             if (sb) { /* counted later, part by part */
                 sb->n +=
                     simt_compress_i_padded((int32_t *)(void *)(sb + 1) + sb->n, (simt_int)d2, in);
-                if (sb->n > c->sort_cap - SIMT_W) pcp_sort_flush(c, hist, sb);
+                if (sb->n > c->sort_cap - SIMT_W) canopy_pcp_sort_flush(c, hist, sb);
                 continue;
             }
             simt_int lo = few ? pcp_bins_reg(inner, d2) : pcp_bins_table(c, d2, in);

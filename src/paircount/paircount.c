@@ -48,7 +48,7 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
 /* Counts the buffered squared distances (in range, unweighted) into hist (one copy):
  * a counting sort by part first, then each part's pairs, whose table cells, edges
  * and bins are few. */
-void pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb) {
+void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb) {
     uint32_t start[PCP_SORT_PARTS_MAX + 1];
     const uint32_t base = c->tab_base;
     const int32_t n = (int32_t)sb->n, shift = c->sort_shift;
