@@ -14,7 +14,9 @@ the unit cube), open and periodic (box side 1), auto-correlation, 10 log bins fr
 warm-up run (TreeCorr, exact with bin_slop 0 and much slower: two runs, first thread
 count only). Every peer's counts are compared with canopy's (the edge rule of
 docs/c-api.md, "Pair counts": pairs within one float32 rounding of an edge may differ).
-A bin sweep times canopy alone at 10 and 10^6 bins (the goal: <= 2x)."""
+A bin sweep times canopy alone from 10 to 10^6 bins (the goal: <= 2x the time of 10),
+wall and process CPU seconds (on a loaded machine the CPU time is the steadier), on
+each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed)."""
 import argparse
 import json
 import os
@@ -39,6 +41,18 @@ def timed(fn, reps, warm=True):
         out = fn()
         ts.append(time.perf_counter() - t0)
     return out, ts
+
+
+def timed_cpu(fn, reps):
+    """timed, plus the process CPU seconds of each run."""
+    fn()
+    ts, cs = [], []
+    for _ in range(reps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        ts.append(time.perf_counter() - t0)
+        cs.append(time.process_time() - c0)
+    return ts, cs
 
 
 def fmt(ts):
@@ -89,6 +103,9 @@ def main():
     ap.add_argument("--gpu", action="store_true", help="also canopy on the GPU (backend gpu)")
     ap.add_argument("--treecorr", action="store_true")
     ap.add_argument("--jsonl", default=None)
+    ap.add_argument("--sweep-sizes", default=None,
+                    help="bin sweep sizes (default: the first of --sizes)")
+    ap.add_argument("--sweep-only", action="store_true")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     threads = [int(t) for t in a.threads.split(",")]
@@ -103,6 +120,17 @@ def main():
             jl.write(json.dumps(kw) + "\n")
             jl.flush()
 
+    if not a.sweep_only:
+        compare(a, sizes, threads, rmin, rmax, nbins, edges, record)
+    sweep_sizes = [int(s) for s in a.sweep_sizes.split(",")] if a.sweep_sizes else sizes[:1]
+    for n in sweep_sizes:
+        sweep(a, n, rmin, rmax, record)
+    if jl:
+        jl.close()
+    return 0
+
+
+def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
     print("| points | data | box | threads | canopy s | Corrfunc s | Corrfunc / canopy |"
           " TreeCorr s | counts |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -151,26 +179,26 @@ def main():
                     record(bench="paircount_gpu", points=n, data=kind, periodic=periodic,
                            canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff)
 
-    # the bin sweep: canopy alone, uniform, open, one thread
-    n = sizes[0]
+
+
+def sweep(a, n, rmin, rmax, record):
+    """The bin sweep: canopy alone, uniform, open, one thread."""
     x = load_points("uniform", n, a.canopy_cli, 42)
     canopy.set_threads(1)
     print()
     print(f"Bin sweep, {n} uniform points, open box, log bins 0.005-0.1, one thread:")
     print()
-    print("| bins | canopy s | / 10 bins |")
-    print("|---|---|---|")
-    base = None
-    for nb in (10, 1000, 100000, 1000000):
-        _, ts = timed(lambda: canopy.paircount(x, rmin, rmax, nb, log=True, backend="cpu"),
-                      a.reps)
-        m = statistics.median(ts)
-        base = base or m
-        print(f"| {nb} | {fmt(ts)} | {m / base:.2f}x |", flush=True)
-        record(bench="paircount_bins", points=n, bins=nb, canopy=ts)
-    if jl:
-        jl.close()
-    return 0
+    print("| bins | canopy wall s | / 10 bins | canopy CPU s | / 10 bins |")
+    print("|---|---|---|---|---|")
+    base = cbase = None
+    for nb in (10, 100, 1000, 10000, 100000, 1000000):
+        ts, cs = timed_cpu(
+            lambda: canopy.paircount(x, rmin, rmax, nb, log=True, backend="cpu"), a.reps)
+        m, c = statistics.median(ts), statistics.median(cs)
+        base, cbase = base or m, cbase or c
+        print(f"| {nb} | {fmt(ts)} | {m / base:.2f}x | {fmt(cs)} | {c / cbase:.2f}x |",
+              flush=True)
+        record(bench="paircount_bins", points=n, bins=nb, canopy=ts, canopy_cpu=cs)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,24 @@ for opening in body list; do
 done
 run 0 gravity --bodies "$tmp/co.npy" --softening 0.01 -o "$tmp/acc.npy"
 
+# ---- 100k coincident softened bodies (issue 35 row 9): list opening treats them as one
+# point (a direct sum among them took 26 s), body opening refuses them ----
+python3 -c "
+import numpy as np
+a = np.full((100000, 3), 0.5, np.float32)
+a[:20] = np.random.default_rng(2).random((20, 3), dtype=np.float32)
+np.save('$tmp/co100k.npy', a); np.save('$tmp/v100k.npy', np.zeros((100000, 3)))"
+timed0() {
+    timeout 10 "$CANOPY" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq 0 ]; then ok; else bad "canopy $* exited $rc, want 0 within 10s"; fi
+}
+timed0 gravity --bodies "$tmp/co100k.npy" --softening 0.01 -o "$tmp/acc.npy"
+timed0 nbody --bodies "$tmp/co100k.npy" --velocities "$tmp/v100k.npy" --steps 1 --dt 0.001 \
+    --softening 0.01
+run 1 gravity --bodies "$tmp/co100k.npy" --softening 0.01 --opening body -o "$tmp/acc2.npy"
+has "100k coincident bodies, body opening" "bodies in a leaf the octree cannot split"
+
 # ---- model importers refuse impossible nodes and inconsistent counts ----
 data=$(dirname "$0")/data/forest
 cat >"$tmp/neg.json" <<'JSON'

@@ -7,7 +7,8 @@
  * particle opening, bucket opening and the fused (all-hot) layout agree with each
  * other's accuracy; results are the same bits for every thread count; the accuracy
  * knob's list tables; bad options are refused; body and bucket opening ignore the
- * tree field (they walk the octree). The point-mass check is in test_multipole.c. */
+ * tree field (they walk the octree); coincident softened bodies cost one list, not
+ * a direct sum among themselves. The point-mass check is in test_multipole.c. */
 #include "apps/gravity_lists.h"
 #include "check.h"
 
@@ -295,6 +296,74 @@ static void check_accuracy_knob(void) {
     }
 }
 
+/* n bodies at one point (the last `others` of them moved to random places), theta 1e-4
+ * so the lists are a direct sum: equal to float64 direct summation on a sample, and the
+ * interactions stay O(n) (a direct sum among the coincident bodies would be n^2; a sink
+ * group of at most GL_DEFAULT_GROUP bodies sums its own directly), for
+ * both trees, bucket and particle opening, and an active mask. */
+static void check_coincident(uint64_t seed, int64_t n, int64_t others) {
+    canopy_rng r = canopy_rng_make(seed, 37);
+    float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
+    for (int64_t i = 0; i < n; i++) {
+        for (int j = 0; j < 3; j++) pos[3 * i + j] = 0.25f + 0.125f * (float)j;
+        mass[i] = (float)(0.1 + canopy_rng_uniform(&r));
+    }
+    for (int64_t k = 0; k < others; k++) {
+        int64_t i = (int64_t)(canopy_rng_uniform(&r) * (double)n) % n;
+        for (int j = 0; j < 3; j++) pos[3 * i + j] = (float)canopy_rng_uniform(&r);
+    }
+    canopy_points b = canopy_points_make(pos, n, 3);
+    int64_t ns = n < others + 8 ? n : others + 8, *sample = malloc((size_t)ns * sizeof *sample);
+    for (int64_t k = 0; k < ns; k++) sample[k] = k * (n / ns);
+    float eps = 0.01f;
+    double *ra = malloc((size_t)ns * 3 * sizeof *ra), *rp = malloc((size_t)ns * sizeof *rp);
+    CHECK_OK(canopy_gravity_direct_sample(b, mass, eps, sample, ns, ra, rp));
+    float *acc = malloc((size_t)n * 3 * sizeof *acc), *pot = malloc((size_t)n * sizeof *pot);
+    float *acc2 = malloc((size_t)n * 3 * sizeof *acc2), *pot2 = malloc((size_t)n * sizeof *pot2);
+    unsigned char *active = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) active[i] = (unsigned char)(i % 3 == 0);
+    for (int t = 0; t < 2; t++)
+        for (int pb = 0; pb < 2; pb++) {
+            gl_config cfg = {t, pb, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+            gl_counts c;
+            CHECK_OK(gl_gravity(b, mass, 1e-4f, 2, eps * eps, &cfg, acc, pot, &c));
+            CHECK_MSG(c.pp + c.pc <= 200 * n + GL_DEFAULT_GROUP * GL_DEFAULT_GROUP,
+                      "n %lld %s %s: %lld interactions", (long long)n, t ? "binary" : "oct",
+                      pb ? "particle" : "bucket", (long long)(c.pp + c.pc));
+            double amax = 0.0;
+            for (int64_t k = 0; k < 3 * ns; k++) amax = fmax(amax, fabs(ra[k]));
+            for (int64_t k = 0; k < ns; k++) {
+                int64_t i = sample[k];
+                for (int j = 0; j < 3; j++)
+                    CHECK_MSG(fabs(acc[3 * i + j] - ra[3 * k + j]) <= 1e-5 * amax + 1e-30,
+                              "n %lld %s %s: body %lld acc[%d] %.8g vs %.8g", (long long)n,
+                              t ? "binary" : "oct", pb ? "particle" : "bucket", (long long)i, j,
+                              (double)acc[3 * i + j], ra[3 * k + j]);
+                CHECK_MSG(fabs(pot[i] - rp[k]) <= 1e-5 * fabs(rp[k]),
+                          "n %lld %s %s: body %lld potential %.8g vs %.8g", (long long)n,
+                          t ? "binary" : "oct", pb ? "particle" : "bucket", (long long)i,
+                          (double)pot[i], rp[k]);
+            }
+            /* The active bodies get the same bits, the others are left as they were. */
+            for (int64_t i = 0; i < 3 * n; i++) acc2[i] = -7.0f;
+            for (int64_t i = 0; i < n; i++) pot2[i] = -7.0f;
+            CHECK_OK(
+                gl_gravity_active(b, mass, 1e-4f, 2, eps * eps, &cfg, active, acc2, pot2, NULL));
+            int64_t bad = 0;
+            for (int64_t i = 0; i < n; i++) {
+                float want[4] = {acc[3 * i], acc[3 * i + 1], acc[3 * i + 2], pot[i]};
+                float got[4] = {acc2[3 * i], acc2[3 * i + 1], acc2[3 * i + 2], pot2[i]};
+                if (!active[i]) want[0] = want[1] = want[2] = want[3] = -7.0f;
+                bad += memcmp(want, got, sizeof want) != 0;
+            }
+            CHECK_MSG(bad == 0, "n %lld %s %s: %lld bodies differ under an active mask",
+                      (long long)n, t ? "binary" : "oct", pb ? "particle" : "bucket",
+                      (long long)bad);
+        }
+    free(pos), free(mass), free(sample), free(ra), free(rp), free(acc), free(pot), free(acc2),
+        free(pot2), free(active);
+}
+
 static void check_refusals(void) {
     float pos[6] = {0, 0, 0, 1, 1, 1}, acc[6], acc_oct[6];
     canopy_points b = canopy_points_make(pos, 2, 3);
@@ -309,6 +378,24 @@ static void check_refusals(void) {
     g.tree = (canopy_gravity_tree)7;
     CHECK_FAILS(canopy_gravity_multipole(b, NULL, &g, NULL, acc, NULL, NULL), CANOPY_ERR_INVALID,
                 "oct or binary");
+    /* Body and bucket opening refuse a leaf of 5000 coincident bodies (a direct sum
+     * among them), unless the leaf size asks for such leaves. */
+    int64_t nc = 5002;
+    float *cp = malloc((size_t)nc * 3 * sizeof *cp), *ca = malloc((size_t)nc * 3 * sizeof *ca);
+    for (int64_t i = 0; i < 3 * nc; i++) cp[i] = i < 6 ? (float)i : 0.5f;
+    canopy_points cb = canopy_points_make(cp, nc, 3);
+    canopy_run_options o = canopy_run_options_default();
+    for (int op = 0; op < 2; op++) {
+        g = canopy_gravity_options_default();
+        g.opening = op ? CANOPY_OPENING_BUCKET : CANOPY_OPENING_BODY;
+        g.softening = 0.01f;
+        o.leaf_size = 0;
+        CHECK_FAILS(canopy_gravity_multipole(cb, NULL, &g, &o, ca, NULL, NULL), CANOPY_ERR_INVALID,
+                    "5000 bodies in a leaf the octree cannot split");
+        o.leaf_size = 8000;
+        CHECK_OK(canopy_gravity_multipole(cb, NULL, &g, &o, ca, NULL, NULL));
+    }
+    free(cp), free(ca);
     g = canopy_gravity_options_default();
     g.opening = (canopy_opening)9;
     CHECK_FAILS(canopy_gravity_multipole(b, NULL, &g, NULL, acc, NULL, NULL), CANOPY_ERR_INVALID,
@@ -323,6 +410,8 @@ int main(void) {
     check_threads(seed);
     check_threads_big(seed);
     check_accuracy_knob();
+    for (uint64_t k = 0; k < 2; k++) check_coincident(seed + k, 300, 100);
+    check_coincident(seed, 100000, 60);
     check_refusals();
     return check_finish();
 }

@@ -179,6 +179,12 @@ int main(void) {
         check_pair_walk(600, 0, 5, 0, 0, 0, 0, 3, 0);
         check_pair_walk(40, 0, 3, 0, 0, 0, 0, 1, 1);
     }
+    /* 10^6 bins: over a million pairs in range, so the buffered counting flushes
+     * (linear on the grid: distances on the edges, cells of many edges; log: the
+     * scan of a cell's few edges); weighted pairs go to their bins at once */
+    check_pair_walk(1500, 0, 3, 0, 0, 1, 0, 1000000, 1);
+    check_pair_walk(1500, 0, 3, 0, 0, 1, 1, 1000000, 0);
+    check_pair_walk(600, 500, 3, 1, 1, 0, 1, 1000000, 1);
     check_refusals();
     return check_finish();
 }

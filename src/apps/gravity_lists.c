@@ -242,7 +242,11 @@ static void node_moments(gl_tree *t, int32_t v) {
         }
     }
     const float *b = t->box + 6 * (int64_t)v;
-    for (int j = 0; j < 3; j++) c[j] = mass > 0.0 ? c[j] / mass : 0.5 * ((double)b[j] + b[3 + j]);
+    int point = b[0] == b[3] && b[1] == b[4] && b[2] == b[5];
+    /* Coincident bodies: their point exactly (a rounded weighted mean would move it off
+     * them), so the leaf's opening radius is 0 (point_leaf). */
+    for (int j = 0; j < 3; j++)
+        c[j] = mass > 0.0 && !point ? c[j] / mass : 0.5 * ((double)b[j] + b[3 + j]);
     for (int j = 0; j < 3; j++) C[j] = c[j];
     if (h->nchild == 0)
         for (int32_t i = h->begin; i < h->end; i++)
@@ -483,17 +487,28 @@ static inline const gl_hot *listed(const gl_tree *const *src, const int32_t *end
     return (const gl_hot *)(src[*s]->walk + (size_t)list[k] * src[*s]->stride);
 }
 
+/* A leaf of several bodies at one point (its box has zero size, so node_finish gave it
+ * opening radius 0): gathered as one body of the leaf's mass, which is exact. */
+static inline int point_leaf(const gl_hot *h) {
+    return h->nchild == 0 && h->r2 == 0.0f && h->end - h->begin > 1;
+}
+
+static inline float cold_mass(const gl_tree *t, int32_t v) {
+    return ((const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride))[0];
+}
+
 /* Copies the listed cells' moments and the opened leaves' bodies of the source trees
  * (src[0] holds the sink group) into padded structure-of-arrays buffers (padding:
- * mass 0, a copy of a real position). */
-static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, gl_lists *L) {
+ * mass 0, a copy of a real position). own (-1: none): the sink group is this point
+ * leaf of src[0], its bodies gathered as one. */
+static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, int32_t own, gl_lists *L) {
     const gl_tree *t = src[0];
     int64_t npc = (L->nc + GL_LANES - 1) / GL_LANES * GL_LANES;
-    int64_t np = ge - gb;
+    int64_t np = own >= 0 ? 1 : ge - gb;
     int so = 0;
     for (int32_t k = 0; k < L->nl; k++) {
         const gl_hot *h = listed(src, L->oend, &so, L->opened, k);
-        np += h->end - h->begin;
+        np += point_leaf(h) ? 1 : h->end - h->begin;
     }
     int64_t npp = (np + GL_LANES - 1) / GL_LANES * GL_LANES;
     if (npc > L->cell_cap) {
@@ -530,7 +545,12 @@ static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, gl_lists *L
     for (int32_t k = -1; k < L->nl; k++) {
         const gl_hot *h = k < 0 ? NULL : listed(src, L->oend, &so, L->opened, k);
         const gl_tree *u = src[k < 0 ? 0 : so];
-        int32_t b = h ? h->begin : gb, e = h ? h->end : ge;
+        int32_t b = h ? h->begin : gb, e = h ? h->end : ge, v = h ? L->opened[k] : own;
+        if (h ? point_leaf(h) : own >= 0) {
+            L->bx[j] = u->x[b], L->by[j] = u->y[b], L->bz[j] = u->z[b];
+            L->bm[j++] = cold_mass(u, v);
+            continue;
+        }
         size_t len = (size_t)(e - b);
         memcpy(L->bx + j, u->x + b, len * sizeof(float));
         memcpy(L->by + j, u->y + b, len * sizeof(float));
@@ -620,29 +640,29 @@ sink_kernel_order(const gl_lists *L, int order, int pot, float eps2, int32_t sel
 }
 #undef GL_ORDER_CASES
 
-/* The sinks [b, e) of the group starting at body gb against the lists. */
+/* The sinks [b, e) of the group starting at body gb against the lists, written at
+ * ids[i] (ids NULL: at i - b). */
 #define GL_SINKS_BODY                                                                              \
     for (int32_t i = b; i < e; i++) {                                                              \
         float o[4];                                                                                \
         sink_kernel_order(L, order, pot != NULL, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);      \
-        int64_t id = t->ids[i];                                                                    \
+        int64_t id = ids ? ids[i] : i - b;                                                         \
         for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
         if (pot) pot[id] = o[3];                                                                   \
     }
 
 typedef void (*gl_sinks_fn)(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                            int order, float eps2, float *acc, float *pot);
+                            int order, float eps2, const int64_t *ids, float *acc, float *pot);
 
 static void sinks_generic(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                          int order, float eps2, float *acc, float *pot) {
+                          int order, float eps2, const int64_t *ids, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, const gl_lists *L,
-                                                           int32_t gb, int32_t b, int32_t e,
-                                                           int order, float eps2, float *acc,
-                                                           float *pot) {
+__attribute__((target("avx2,fma"))) static void
+sinks_avx2(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
+           float eps2, const int64_t *ids, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 /* gcc keeps 256-bit vectors on AVX-512 unless told; clang has no such target option. */
@@ -653,7 +673,7 @@ __attribute__((target("avx2,fma"))) static void sinks_avx2(const gl_tree *t, con
 #endif
 __attribute__((target(GL_AVX512_TARGET))) static void
 sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
-             float eps2, float *acc, float *pot) {
+             float eps2, const int64_t *ids, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 #endif
@@ -673,6 +693,26 @@ static void lists_free(gl_lists *L) {
     free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend);
     free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
     free(L->bx), free(L->by), free(L->bz), free(L->bm);
+}
+
+/* The sink group point leaf v of t: every sink sits at one point and sees the same
+ * lists (the group gathered as one body, excluded as self), so the kernel runs once.
+ * The group adds no force and, softened, the potential -(M - m_i) / eps (the Plummer
+ * kernel at r = 0), M the leaf's mass. */
+static void point_sinks(const gl_tree *t, const gl_lists *L, gl_sinks_fn sinks, int32_t v,
+                        const unsigned char *active, int order, float eps2, float *acc,
+                        float *pot) {
+    const gl_hot *h = t->hot + v;
+    float a[3], p[1] = {0.0f};
+    sinks(t, L, h->begin, h->begin, h->begin + 1, order, eps2, NULL, a, pot ? p : NULL);
+    double M = 0.0, inv = eps2 > 0.0f ? 1.0 / sqrt((double)eps2) : 0.0;
+    for (int32_t i = h->begin; i < h->end; i++) M += t->m[i];
+    for (int32_t i = h->begin; i < h->end; i++) {
+        int64_t id = t->ids[i];
+        if (active && !active[id]) continue;
+        for (int k = 0; k < 3; k++) acc[3 * id + k] = a[k];
+        if (pot) pot[id] = (float)((double)p[0] - (M - t->m[i]) * inv);
+    }
 }
 
 /* The number of active sinks in the bucket [gb, ge) (all of them without a mask). */
@@ -718,26 +758,36 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
             const gl_hot *h = tp->hot + tp->leaves[k];
             int32_t gb = h->begin, ge = h->end, na = count_active(tp, active, gb, ge);
             if (na == 0) continue;
-            /* per body: each sink alone; per bucket: the group's box once */
-            for (int32_t i = gb; i < (per_body ? ge : gb + 1) && !failed; i++) {
-                if (per_body && active && !active[tp->ids[i]]) continue;
+            /* per body: each sink alone; per bucket (and coincident sinks): the group's
+             * box once */
+            int point = point_leaf(h), pb = per_body && !point;
+            for (int32_t i = gb; i < (pb ? ge : gb + 1) && !failed; i++) {
+                if (pb && active && !active[tp->ids[i]]) continue;
                 float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
                 const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
-                const float *lo = per_body ? p : b, *hi = per_body ? p : b + 3;
+                const float *lo = pb ? p : b, *hi = pb ? p : b + 3;
                 L.nc = L.nl = 0;
                 for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
                     tests += walk(src[s], s, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
                 walks++;
-                if (gather(src, gb, ge, &L)) {
+                if (gather(src, gb, ge, point ? tp->leaves[k] : -1, &L)) {
                     failed = 1;
                     break;
                 }
+                if (point) {
+                    point_sinks(tp, &L, sinks, tp->leaves[k], active, order, eps2, acc, pot);
+                    pc += L.nc, pp += L.np - 1;
+                    for (int32_t j = gb; work && j < ge; j++)
+                        work[tp->ids[j]] = (double)L.nc + (double)(L.np - 1);
+                    continue;
+                }
                 int32_t e = per_body ? i + 1 : ge, m = per_body ? 1 : na;
                 if (m == e - i)
-                    sinks(tp, &L, gb, i, e, order, eps2, acc, pot);
+                    sinks(tp, &L, gb, i, e, order, eps2, tp->ids, acc, pot);
                 else /* the bucket's whole box walked: its lists serve any of its bodies */
                     for (int32_t j = i; j < e; j++)
-                        if (active[tp->ids[j]]) sinks(tp, &L, gb, j, j + 1, order, eps2, acc, pot);
+                        if (active[tp->ids[j]])
+                            sinks(tp, &L, gb, j, j + 1, order, eps2, tp->ids, acc, pot);
                 pc += (int64_t)m * L.nc;
                 pp += (int64_t)m * (L.np - 1);
                 for (int32_t j = i; work && j < e; j++)

@@ -322,6 +322,24 @@ canopy_status canopy_gravity_multipole_device(canopy_points d_bodies, const floa
                                         stats);
 }
 
+/* A leaf the octree could not split (coincident bodies) is summed directly by each of
+ * its bodies under body and bucket opening, O(m^2): above this many bodies that is
+ * refused (list opening treats such a leaf as one point). */
+enum { MP_CROWDED_LEAF = 4096 };
+
+static canopy_status refuse_crowded_leaf(const canopy_tree_view *tv, int32_t leaf_size) {
+    for (int32_t v = 0; v < tv->n_nodes; v++) {
+        const canopy_node *h = canopy_tv_node(tv, v);
+        if (h->child < 0 && h->end - h->begin > MP_CROWDED_LEAF && h->end - h->begin > leaf_size)
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "gravity: %d bodies in a leaf the octree cannot split (coincident "
+                               "bodies); body and bucket opening would sum them directly in "
+                               "O(m^2): use list opening",
+                               (int)(h->end - h->begin));
+    }
+    return CANOPY_OK;
+}
+
 canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        const canopy_gravity_options *gopt,
                                        const canopy_run_options *opt, float *acc, float *pot,
@@ -378,6 +396,7 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     canopy_tree *tree = NULL;
     s = canopy_app_build(bodies, o.tree, o.leaf_size, mass, &tree, stats);
     const canopy_tree_view *tv = s ? NULL : canopy_tree_get_view(tree);
+    if (!s) s = refuse_crowded_leaf(tv, o.leaf_size);
     if (!s && g.order >= 2) {
         double t0 = canopy_now();
         s = canopy_alloc((void **)&quad, (size_t)tv->n_nodes * (size_t)mp_pack_count(g.order),

@@ -8,8 +8,9 @@
  * whole (point counts, or weight sums from prefix sums in tree order); a leaf pair
  * is counted point pair by point pair. A distance's bin comes from a table over the
  * bits of its float32 square (monotone for non-negative floats) that narrows it to a
- * few bins, then a binary search among those: a cost that grows with log(bins per
- * table cell), not with the number of bins. Symmetric walks count a pair of distinct
+ * few bins, then a binary search among those (on the CPU, a branchless count of the
+ * cell's few edges where each cell holds at most PCP_SCAN_MAX): a cost that grows with
+ * log(bins per table cell), not with the number of bins. Symmetric walks count a pair of distinct
  * nodes twice and the pairs i < j inside one leaf twice (every ordered pair i != j,
  * as canopy_paircount promises). */
 #ifndef CANOPY_PAIRCOUNT_PAIR_COUNT_H
@@ -26,6 +27,23 @@ enum { PCP_TABLE_MIN_CELLS = 1 << 10, PCP_TABLE_MAX_CELLS = 1 << 20 };
  * add to different copies, so runs of pairs in one bin do not wait on each other's
  * store. */
 enum { PCP_COPIES = 8, PCP_COPIES_MAX_BINS = 512 };
+
+/* CPU: where no table cell holds more than PCP_SCAN_MAX edges (squared edges padded
+ * with that many +inf), a distance's bin is its cell's first bin plus the number of
+ * the next `scan` edges <= it: no branch, independent loads. */
+enum { PCP_SCAN_MAX = 4 };
+
+/* Many bins: the squared distances of unweighted pairs in range wait in a buffer
+ * after each thread's histogram (of about two per bin, within these limits) and are
+ * counted a buffer at a time, partitioned first by table range so that each part's
+ * table cells, edges and bins are reused while in cache (with 10^6 bins, a pair's bin
+ * met at random missed the caches three times). */
+enum { PCP_SORT_MIN_BINS = 1 << 13, PCP_SORT_BUF_MIN = 1 << 16, PCP_SORT_BUF_MAX = 1 << 21 };
+enum { PCP_SORT_PARTS_MAX = 1 << 12 };
+typedef struct pcp_sortbuf { /* followed by sort_cap float bits, then as many of scratch */
+    int64_t n;               /* buffered */
+    double w;                /* what each pair adds */
+} pcp_sortbuf;
 
 struct pcp_ctx;
 /* A leaf-pair kernel (one per ISA on the CPU, pair_leaf.h). */
@@ -47,9 +65,13 @@ typedef struct pcp_ctx {
     const double *pa2;     /* weighted, symmetric: prefix sums of squared weights */
     const float *soa_b;    /* CPU: tb's points as d arrays of soa_stride floats (padded) */
     int64_t soa_stride;
-    pcp_leaf_fn leaf; /* CPU: this machine's leaf kernel */
-    int32_t copies;   /* CPU: histogram copies per thread (1 or PCP_COPIES) */
-    double *counts;   /* merge target, nbins */
+    pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
+    int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
+    double *counts;                 /* merge target, nbins */
+    int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
+    int32_t sorted, sort_cap;       /* CPU: the pcp_sortbuf after the histogram is used */
+    int32_t sort_shift, sort_parts; /* its part of float bits u >= tab_base:
+                                       (u - tab_base) >> sort_shift */
 } pcp_ctx;
 
 CANOPY_HD uint32_t pcp_bits(float x) {
@@ -88,7 +110,7 @@ CANOPY_HD int pcp_classify(const pcp_ctx *c, const canopy_tree_view *ta, int32_t
     if (mx < c->lo2 || mn >= c->hi2) return PCP_PRUNE;
     if (mn < c->lo2 || mx >= c->hi2) return PCP_DESCEND;
     int32_t lo = pcp_bin(c, mn);
-    if (lo != pcp_bin(c, mx)) return PCP_DESCEND;
+    if (!(mx < c->e2[lo + 1])) return PCP_DESCEND; /* mx in another bin: one load, no search */
     const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
     double na, nb;
     if (c->pa) {

@@ -4,9 +4,11 @@
  * copy, so a vector load per dimension), distances exactly as canopy_paircount_brute
  * computes them (|x - y|, minimum image, squares summed in dimension order, no FMA:
  * C11 mode), then the bin of the lanes in range: up to SIMT_W bins by a binary search
- * over the edges held in a register, more from the bin table (one gather) and a
- * binary search among the few bins of the lane's table cell (a gather per step,
- * while any lane is unresolved), and a scalar add per counted pair.
+ * over the edges held in a register, more from the bin table (one gather) and a count
+ * of the cell's few edges <= d2 (a gather each) or a binary search among its bins (a
+ * gather per step, while any lane is unresolved), and a scalar add per counted pair;
+ * with many bins and no weights, the squared distances go to the buffer of
+ * canopy_pcp_sort_flush instead.
  *
  * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
  * included; PCP_LEAF_NAME names the kernel. */
@@ -18,6 +20,7 @@
 
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym);
+void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb);
 
 /* Unweighted pairs' bins wait in a buffer, so that the adds run as one tight loop
  * (consecutive ones into different histogram copies) rather than lane by lane. */
@@ -49,6 +52,11 @@ static inline simt_int pcp_bins_table(const pcp_ctx *c, simt_float d2, simt_mask
     simt_int cell =
         simt_blend_i(far, ((simt_int)d2 - (int32_t)c->tab_base) >> c->tab_shift, simt_splat(0));
     simt_int t = simt_gather_i(c->tab, cell, far), lo = t >> 1, hi = lo;
+    if (c->scan >= 0) {
+        simt_int b = lo;
+        for (int32_t m = 1; m <= c->scan; m++) b -= far & (simt_gather_f(c->e2, lo + m, far) <= d2);
+        return b;
+    }
     simt_mask wide = far & ((t & 1) != 0);
     if (simt_any(wide)) hi = simt_blend_i(wide, simt_gather_i(c->tab + 1, cell, wide) >> 1, lo);
     simt_mask open = wide & (lo < hi);
@@ -71,6 +79,8 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
     const double mult = sym ? 2.0 : 1.0;
     const float box = c->box, lo2 = c->lo2, hi2 = c->hi2;
     int32_t buf[PCP_LEAF_BUF], nbuf = 0;
+    pcp_sortbuf *sb = c->sorted && !c->pa ? (pcp_sortbuf *)(void *)(hist + c->nbins) : NULL;
+    if (sb) sb->w = mult;
     /* up to SIMT_W bins: the inner edges e2[1..nbins) in one register, +inf after */
     const int few = c->nbins <= SIMT_W;
     simt_float inner = simt_splat_f(INFINITY);
@@ -92,6 +102,12 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             }
             simt_mask in = (simt_iota() + k < end) & (d2 >= lo2) & (d2 < hi2);
             if (!simt_any(in)) continue;
+            if (sb) { /* counted later, part by part */
+                sb->n +=
+                    simt_compress_i_padded((int32_t *)(void *)(sb + 1) + sb->n, (simt_int)d2, in);
+                if (sb->n > c->sort_cap - SIMT_W) canopy_pcp_sort_flush(c, hist, sb);
+                continue;
+            }
             simt_int lo = few ? pcp_bins_reg(inner, d2) : pcp_bins_table(c, d2, in);
             if (!c->pa) { /* counts: the bins of this run of pairs, added below */
                 nbuf += simt_compress_i_padded(buf + nbuf, lo, in);

@@ -45,9 +45,52 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
     c->leaf(c, (double *)acc, ta, a, tb, b, sym);
 }
 
+/* Counts the buffered squared distances (in range, unweighted) into hist (one copy):
+ * a counting sort by part first, then each part's pairs, whose table cells, edges
+ * and bins are few. */
+void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb) {
+    uint32_t start[PCP_SORT_PARTS_MAX + 1];
+    const uint32_t base = c->tab_base;
+    const int32_t n = (int32_t)sb->n, shift = c->sort_shift;
+    uint32_t *bits = (uint32_t *)(void *)(sb + 1), *tmp = bits + c->sort_cap;
+    memset(start, 0, sizeof start);
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t u = bits[i];
+        start[(u < base ? 0 : (u - base) >> shift) + 1]++;
+    }
+    for (int32_t p = 0; p < c->sort_parts; p++) start[p + 1] += start[p];
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t u = bits[i];
+        tmp[start[u < base ? 0 : (u - base) >> shift]++] = u;
+    }
+    const double w = sb->w;
+    const int32_t scan = c->scan, tshift = c->tab_shift;
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t u = tmp[i];
+        float d2;
+        memcpy(&d2, &u, sizeof d2);
+        if (scan < 0) {
+            hist[pcp_bin(c, d2)] += w;
+            continue;
+        }
+        int32_t b = u < base ? 0 : c->tab[(u - base) >> tshift] >> 1, k = b;
+        for (int32_t m = 1; m <= scan; m++) b += c->e2[k + m] <= d2;
+        hist[b] += w;
+    }
+    sb->n = 0;
+}
+
 static inline void pcp_merge(const void *vctx, const void *acc) {
     const pcp_ctx *c = (const pcp_ctx *)vctx;
     const double *h = (const double *)acc;
+    if (c->sorted) { /* what the leaf kernels left in the buffer */
+        const pcp_sortbuf *sb = (const pcp_sortbuf *)(const void *)(h + c->nbins);
+        for (int64_t i = 0; i < sb->n; i++) {
+            float d2;
+            memcpy(&d2, (const uint32_t *)(const void *)(sb + 1) + i, sizeof d2);
+            c->counts[pcp_bin(c, d2)] += sb->w;
+        }
+    }
     for (int32_t k = 0; k < c->copies; k++)
         for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[(int64_t)k * c->nbins + b];
 }
@@ -90,7 +133,7 @@ static canopy_status squared_edges(const canopy_paircount_options *po, float **e
     double *edges = NULL;
     canopy_status s = canopy_alloc((void **)&edges, (size_t)po->nbins + 1, sizeof *edges);
     if (s || (s = canopy_paircount_edges(po, edges)) ||
-        (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1, sizeof **e2))) {
+        (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1 + PCP_SCAN_MAX, sizeof **e2))) {
         canopy_free(edges);
         return s;
     }
@@ -104,6 +147,7 @@ static canopy_status squared_edges(const canopy_paircount_options *po, float **e
             break;
         }
     }
+    for (int32_t k = 1; k <= PCP_SCAN_MAX; k++) (*e2)[po->nbins + k] = INFINITY;
     canopy_free(edges);
     if (s) {
         canopy_free(*e2);
@@ -201,13 +245,19 @@ static canopy_status bin_table(pcp_ctx *c) {
         while (b + 1 < c->nbins && c->e2[b + 1] <= x) b++;
         tab[k] = b;
     }
+    c->scan = 0;
+    for (int64_t k = 0; k < cells; k++)
+        if (tab[k + 1] - tab[k] > c->scan) c->scan = tab[k + 1] - tab[k];
+    if (c->scan > PCP_SCAN_MAX) c->scan = -1;
     /* the flag of pair_count.h: whether the cell holds an edge */
-    for (int64_t k = 0; k <= cells; k++)
-        tab[k] = 2 * tab[k] + (k < cells && tab[k + 1] != tab[k]);
+    for (int64_t k = 0; k <= cells; k++) tab[k] = 2 * tab[k] + (k < cells && tab[k + 1] != tab[k]);
     c->tab = tab;
     c->tab_cells = cells + 1;
     c->tab_base = lo;
     c->tab_shift = shift;
+    c->sort_shift = shift;
+    while ((span >> c->sort_shift) >= PCP_SORT_PARTS_MAX) c->sort_shift++;
+    c->sort_parts = (int32_t)(span >> c->sort_shift) + 1;
     return CANOPY_OK;
 }
 
@@ -261,6 +311,9 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.box = (float)po->boxsize;
     c.leaf = leaf_kernel();
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
+    c.sorted = po->nbins >= PCP_SORT_MIN_BINS && !w1;
+    c.sort_cap = PCP_SORT_BUF_MIN;
+    while (c.sort_cap < 2 * po->nbins && c.sort_cap < PCP_SORT_BUF_MAX) c.sort_cap *= 2;
     c.counts = counts;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     to.leaf_size = o->leaf_size > 0 ? o->leaf_size : PCP_LEAF_SIZE;
@@ -282,12 +335,14 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
-        canopy_pair_traversal tr = {"paircount",
-                                    &pcp_app,
-                                    pcp_pair_cpu_runners,
-                                    CANOPY_PAIRCOUNT_PAIR_GPU,
-                                    &c,
-                                    sizeof(double) * (size_t)po->nbins * c.copies};
+        canopy_pair_traversal tr = {
+            "paircount",
+            &pcp_app,
+            pcp_pair_cpu_runners,
+            CANOPY_PAIRCOUNT_PAIR_GPU,
+            &c,
+            sizeof(double) * (size_t)po->nbins * c.copies +
+                (c.sorted ? sizeof(pcp_sortbuf) + 8 * (size_t)c.sort_cap : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
     if (!s && stats) {

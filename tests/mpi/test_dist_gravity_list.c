@@ -31,16 +31,19 @@ static void errors(canopy_points b, const float *mass, float eps, const float *a
     free(rel);
 }
 
-enum { PLUMMER, CLUSTERS, DUPLICATES };
+enum { PLUMMER, CLUSTERS, DUPLICATES, COINCIDENT };
 
-/* The bodies of a case: a Plummer sphere; two Plummer spheres 50 apart; or a Plummer
- * sphere whose every body appears twice. */
+/* The bodies of a case: a Plummer sphere; two Plummer spheres 50 apart; a Plummer
+ * sphere whose every body appears twice; or one whose second half sits at its first
+ * body's position (point leaves on several ranks, opened in each other's pieces). */
 static void make_bodies(int layout, int64_t n, uint64_t seed, float *pos, float *mass) {
     float *vel = malloc((size_t)n * 3 * sizeof *vel);
     CHECK_OK(canopy_gen_plummer(pos, vel, layout == DUPLICATES ? n / 2 : n, seed));
     for (int64_t i = n / 2; layout == DUPLICATES && i < n; i++)
         memcpy(pos + 3 * i, pos + 3 * (i - n / 2), 3 * sizeof *pos);
     for (int64_t i = n / 2; layout == CLUSTERS && i < n; i++) pos[3 * i] += 50.0f;
+    for (int64_t i = n / 2; layout == COINCIDENT && i < n; i++)
+        memcpy(pos + 3 * i, pos, 3 * sizeof *pos);
     canopy_rng g = canopy_rng_make(seed, 7);
     for (int64_t i = 0; i < n; i++) mass[i] = (float)((0.5 + canopy_rng_uniform(&g)) / n);
     free(vel);
@@ -169,6 +172,7 @@ int main(int argc, char **argv) {
     check_case(CLUSTERS, 3000, 2, 0.05f, CANOPY_GRAVITY_TREE_OCT, 1, 0, 2e-5, seed + 4);
     check_case(CLUSTERS, 6000, 2, 0.7f, CANOPY_GRAVITY_TREE_BINARY, 1, 0, 0.0, seed + 5);
     check_case(DUPLICATES, 3000, 2, 0.7f, CANOPY_GRAVITY_TREE_BINARY, 1, 0, 0.0, seed + 6);
+    check_case(COINCIDENT, 3000, 2, 0.05f, CANOPY_GRAVITY_TREE_BINARY, 1, 0, 2e-5, seed + 9);
     check_case(PLUMMER, 2000, 2, 0.7f, CANOPY_GRAVITY_TREE_BINARY, 1, 1, 0.0, seed + 7);
     check_case(PLUMMER, 2, 2, 0.7f, CANOPY_GRAVITY_TREE_OCT, 0, 0, 1e-5, seed + 8);
     check_bad_options();
