@@ -68,9 +68,9 @@ static void check_exact_sums(canopy_rng *r) {
             u[k] = (double)pos[k] - pos[3 + k];
             u[k] -= nearbyint(u[k]);
         }
-        ewald_exact(u, a, &psi);
+        canopy_ewald_exact(u, a, &psi);
         double zero[3] = {0, 0, 0};
-        ewald_exact(zero, self_a, &self);
+        canopy_ewald_exact(zero, self_a, &self);
         double d = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), err = 0.0, scale = 0.0;
         for (int k = 0; k < 3; k++) {
             double want = mass[1] * (a[k] - u[k] / (d * d * d));
@@ -85,7 +85,7 @@ static void check_exact_sums(canopy_rng *r) {
         CHECK(fabs(self_a[0]) + fabs(self_a[1]) + fabs(self_a[2]) < 1e-12);
     }
     double zero[3] = {0, 0, 0}, a[3], self;
-    ewald_exact(zero, a, &self);
+    canopy_ewald_exact(zero, a, &self);
     CHECK_MSG(fabs(self - 2.8372975) < 1e-6, "self term %.9f, the lattice constant 2.8372975",
               self);
 }
@@ -268,7 +268,7 @@ static void check_bad_options(void) {
                 CANOPY_ERR_INVALID, "box must be finite");
     /* the table's own bounds (the option's checks come first) */
     const float *T;
-    CHECK_FAILS(ewald_table(EWALD_GRID_MAX + 1, &T), CANOPY_ERR_INVALID, "Ewald grid");
+    CHECK_FAILS(canopy_ewald_table(EWALD_GRID_MAX + 1, &T), CANOPY_ERR_INVALID, "Ewald grid");
 }
 
 /* nbody in a box: positions stay in [0, box); the momentum (zero at the start) stays

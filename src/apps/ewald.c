@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-void ewald_exact(const double r[3], double a[3], double *pot) {
+void canopy_ewald_exact(const double r[3], double a[3], double *pot) {
     const double al = EWALD_ALPHA, pi = 3.14159265358979323846;
     double ax = 0.0, ay = 0.0, az = 0.0, p = pi / (al * al);
     for (int nx = -2; nx <= 2; nx++)
@@ -60,7 +60,7 @@ static float *compute(int32_t n) {
             for (int64_t k = 0; k < m; k++) {
                 double r[3] = {0.5 * (double)i / n, 0.5 * (double)j / n, 0.5 * (double)k / n}, a[3],
                        p;
-                ewald_exact(r, a, &p);
+                canopy_ewald_exact(r, a, &p);
                 float *e = T + 4 * ((i * m + j) * m + k);
                 for (int q = 0; q < 3; q++) e[q] = (float)a[q];
                 e[3] = (float)(p + EWALD_HARMONIC * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]));
@@ -68,7 +68,7 @@ static float *compute(int32_t n) {
     return T;
 }
 
-canopy_status ewald_table(int32_t n, const float **out) {
+canopy_status canopy_ewald_table(int32_t n, const float **out) {
     *out = NULL;
     if (n < EWALD_GRID_MIN || n > EWALD_GRID_MAX)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: Ewald grid must be in [%d, %d] (got %d)",

@@ -30,12 +30,12 @@ enum { EWALD_GRID_DEFAULT = 32, EWALD_GRID_MIN = 8, EWALD_GRID_MAX = 128 };
  * records of 4 floats (ax, ay, az, potential + EWALD_HARMONIC |r|^2) at
  * r = (i, j, k) / (2N), i fastest last.
  * Computed on first use, then kept for the process (a table depends only on N). */
-canopy_status ewald_table(int32_t n, const float **out);
+canopy_status canopy_ewald_table(int32_t n, const float **out);
 
 /* The exact correction of a unit mass in the unit box at r (float64 direct sums),
  * acceleration a[3] and potential *pot; r = 0 gives the self term (a = 0, pot =
  * lim (phi_ewald + 1 / |r|) = 2.8372975...). */
-void ewald_exact(const double r[3], double a[3], double *pot);
+void canopy_ewald_exact(const double r[3], double a[3], double *pot);
 
 /* r - nearest multiple of box (box > 0): r in [-box/2, box/2]. */
 static inline float ewald_wrap(float r, float box, float inv_box) {

@@ -890,14 +890,14 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
 canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
                                 float eps2, const gl_config *cfg, const unsigned char *active,
                                 float *acc, float *pot, gl_counts *counts) {
-    return gl_gravity_periodic(bodies, mass, theta, order, eps2, cfg, NULL, active, acc, pot,
-                               counts);
+    return canopy_gl_gravity_periodic(bodies, mass, theta, order, eps2, cfg, NULL, active, acc, pot,
+                                      counts);
 }
 
-canopy_status gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
-                                  int32_t order, float eps2, const gl_config *cfg,
-                                  const gl_periodic *per, const unsigned char *active, float *acc,
-                                  float *pot, gl_counts *counts) {
+canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
+                                         int32_t order, float eps2, const gl_config *cfg,
+                                         const gl_periodic *per, const unsigned char *active,
+                                         float *acc, float *pot, gl_counts *counts) {
     canopy_status s = check_size(bodies.n);
     if (s) return s;
     gl_tree t;
@@ -921,7 +921,7 @@ canopy_status gl_gravity_periodic(canopy_points bodies, const float *mass, float
         P = (gl_per){
             per->box, 1.0f / per->box, 1.0f / (per->box * per->box), GL_CORR_SIDE * per->box,
             NULL,     per->grid};
-        s = ewald_table(per->grid, &P.table);
+        s = canopy_ewald_table(per->grid, &P.table);
     }
     if (!s)
         s = evaluate(&src, 1, cfg->per_body, per ? &P : NULL, active, eps2, acc, pot, NULL, &cnt);

@@ -58,10 +58,10 @@ typedef struct gl_periodic {
  * their Ewald corrections (as monopoles at their centres of mass, or body by body
  * for a leaf that straddles half a box from the group). Potentials include each
  * body's own images. */
-canopy_status gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
-                                  int32_t order, float eps2, const gl_config *cfg,
-                                  const gl_periodic *per, const unsigned char *active, float *acc,
-                                  float *pot, gl_counts *counts);
+canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
+                                         int32_t order, float eps2, const gl_config *cfg,
+                                         const gl_periodic *per, const unsigned char *active,
+                                         float *acc, float *pot, gl_counts *counts);
 
 /* The engine over several processes (dist/gravity_list.c; open boundaries only): each builds a tree
  * of its own bodies, exports to every other a piece of it pruned for that one's bounding box (cells

@@ -398,8 +398,8 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                          o.leaf_size > 0 ? o.leaf_size : GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
         gl_counts c;
         gl_periodic per = {g.box, g.ewald_grid};
-        s = gl_gravity_periodic(bodies, mass, g.theta, g.order, g.softening * g.softening, &cfg,
-                                g.box > 0.0f ? &per : NULL, NULL, acc, pot, &c);
+        s = canopy_gl_gravity_periodic(bodies, mass, g.theta, g.order, g.softening * g.softening,
+                                       &cfg, g.box > 0.0f ? &per : NULL, NULL, acc, pot, &c);
         if (!s && stats) {
             stats->build_seconds = c.build_seconds;
             stats->traverse_seconds = c.walk_seconds;

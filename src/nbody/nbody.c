@@ -239,9 +239,9 @@ static canopy_status active_forces(canopy_nbody *s) {
                      s->opt.run.leaf_size > 0 ? s->opt.run.leaf_size : GL_DEFAULT_BUCKET,
                      GL_DEFAULT_GROUP};
     gl_periodic per = {g->box, g->ewald_grid};
-    return gl_gravity_periodic(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta, g->order,
-                               g->softening * g->softening, &cfg, g->box > 0.0f ? &per : NULL,
-                               s->active, s->acc, s->pot, NULL);
+    return canopy_gl_gravity_periodic(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta,
+                                      g->order, g->softening * g->softening, &cfg,
+                                      g->box > 0.0f ? &per : NULL, s->active, s->acc, s->pot, NULL);
 }
 
 static void kick_one(canopy_nbody *s, int64_t i, double h) {
