@@ -505,12 +505,15 @@ static inline float box_d2_periodic(const float *lo, const float *hi, const floa
     return d2;
 }
 
-/* walk in a periodic box: a cell is accepted when every image of it that is the
+/* Appends to the lists for a sink box [lo, hi] the cells of t it accepts, and the
+ * leaves it opens outside the sink group's own bodies [gb, ge) (those are always
+ * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end.
+ * In a periodic box (P not NULL) a cell is accepted when every image of it that is the
  * nearest for some sink passes the test, and only when it is short enough for its
  * Ewald correction to be taken as a monopole (P->corr_side); the kernel then takes
  * each sink's nearest image. */
-static int64_t walk_periodic(const gl_tree *t, const gl_per *P, const float *lo, const float *hi,
-                             int32_t gb, int32_t ge, gl_lists *L) {
+static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo, const float *hi,
+                    int32_t gb, int32_t ge, gl_lists *L) {
     int32_t sp = 0, nc = L->nc, nl = L->nl;
     int64_t tests = 0;
     L->stack[sp++] = 0;
@@ -518,31 +521,9 @@ static int64_t walk_periodic(const gl_tree *t, const gl_per *P, const float *lo,
         int32_t v = L->stack[--sp];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
         tests++;
-        if (node_side(t, v) <= P->corr_side && box_d2_periodic(lo, hi, h->c, P) > h->r2)
-            L->cells[nc++] = v;
-        else if (h->nchild == 0) {
-            if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
-        } else
-            for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) L->stack[sp++] = c;
-    }
-    L->nc = L->cend[0] = nc;
-    L->nl = L->oend[0] = nl;
-    return tests;
-}
-
-/* Appends to the lists for a sink box [lo, hi] the cells of t it accepts, and the
- * leaves it opens outside the sink group's own bodies [gb, ge) (those are always
- * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end. */
-static int64_t walk(const gl_tree *t, int src, const float *lo, const float *hi, int32_t gb,
-                    int32_t ge, gl_lists *L) {
-    int32_t sp = 0, nc = L->nc, nl = L->nl;
-    int64_t tests = 0;
-    L->stack[sp++] = 0;
-    while (sp) {
-        int32_t v = L->stack[--sp];
-        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
-        tests++;
-        if (box_d2(lo, hi, h->c) > h->r2)
+        int accept = P ? node_side(t, v) <= P->corr_side && box_d2_periodic(lo, hi, h->c, P) > h->r2
+                       : box_d2(lo, hi, h->c) > h->r2;
+        if (accept)
             L->cells[nc++] = v;
         else if (h->nchild == 0) {
             if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
@@ -834,25 +815,21 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
             int32_t gb = h->begin, ge = h->end, na = count_active(tp, active, gb, ge);
             if (na == 0) continue;
             /* per body: each sink alone; per bucket: the group's box once */
-            const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
-            int pb = per_body;
-            for (int32_t i = gb; i < (pb ? ge : gb + 1) && !failed; i++) {
-                if (pb && active && !active[tp->ids[i]]) continue;
+            for (int32_t i = gb; i < (per_body ? ge : gb + 1) && !failed; i++) {
+                if (per_body && active && !active[tp->ids[i]]) continue;
                 float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
-                const float *lo = pb ? p : b, *hi = pb ? p : b + 3;
+                const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
+                const float *lo = per_body ? p : b, *hi = per_body ? p : b + 3;
                 L.nc = L.nl = 0;
-                if (P)
-                    tests += walk_periodic(tp, P, lo, hi, gb, ge, &L);
-                else
-                    for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
-                        tests += walk(src[s], s, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
+                for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
+                    tests += walk(src[s], s, P, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
                 walks++;
                 if (gather(src, gb, ge, &L)) {
                     failed = 1;
                     break;
                 }
                 if (P) cells_trace(tp, P, &L);
-                int32_t e = pb ? i + 1 : ge, m = pb ? 1 : na;
+                int32_t e = per_body ? i + 1 : ge, m = per_body ? 1 : na;
                 if (m == e - i)
                     sinks(tp, &L, gb, i, e, order, P, eps2, acc, pot);
                 else /* the bucket's whole box walked: its lists serve any of its bodies */
