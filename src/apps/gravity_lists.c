@@ -451,8 +451,8 @@ typedef struct gl_lists {
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
 } gl_lists;
 
-/* A periodic evaluation: the box, the Ewald table, and the largest separation per axis
- * taken as a nearest image (half the box, less a margin for float rounding). */
+/* A periodic evaluation: the box (and its inverse powers), the longest cell accepted
+ * and the Ewald table of its grid. */
 typedef struct gl_per {
     float box, inv_box, inv_box2;
     float corr_side; /* the longest cell accepted (its correction is a monopole) */
