@@ -461,6 +461,11 @@ typedef struct canopy_gravity_options {
     float softening;          /* Plummer softening >= 0 */
     double accuracy;          /* > 0: target relative force error, overrides theta and order */
     canopy_gravity_tree tree; /* list opening's tree (body and bucket use the octree) */
+    /* > 0: a periodic cube [0, box)^3 with Ewald summation (docs/nbody.md, "Periodic
+     * boxes"): bodies within 4 boxes of it are wrapped in, farther ones refused; CPU,
+     * list opening only. 0 (default): open boundaries. */
+    float box;
+    int32_t ewald_grid; /* Ewald correction table points per half side, 8..128 (0: 32) */
 } canopy_gravity_options;
 canopy_gravity_options canopy_gravity_options_default(void);
 /* Theta and order the calibrated table gives for a target accuracy (in
@@ -558,6 +563,12 @@ void canopy_nbody_free(canopy_nbody *s);
 canopy_status canopy_gravity_direct_sample(canopy_points bodies, const float *mass, float eps,
                                            const int64_t *sample, int64_t ns, double *acc,
                                            double *pot);
+/* The same in a periodic cube [0, box)^3 (box > 0): the float64 Ewald sum with the
+ * neutralising background (docs/nbody.md, "Periodic boxes"; softening applies to the
+ * nearest image), pot including each body's own images. */
+canopy_status canopy_gravity_ewald_direct_sample(canopy_points bodies, const float *mass, float eps,
+                                                 float box, const int64_t *sample, int64_t ns,
+                                                 double *acc, double *pot);
 
 /* For each query, the index of the first key >= query in the sorted (ascending) key
  * array, n_keys when none. Keys must be sorted and finite. */

@@ -221,18 +221,19 @@ static void check_refusals(void) {
     canopy_nbody_free(r);
     r = NULL;
 
-    /* A version 1 checkpoint (72-byte header, no block-step fields) still restarts. */
+    /* A version 1 checkpoint (72-byte header, no block-step or box fields; the current
+     * header has 104 bytes) still restarts. */
     char v1[4096];
     uint32_t one = 1, bytes = 72;
     memcpy(buf, "CANOPYNB", 8);
     memcpy(v1, buf, 72);
     memcpy(v1 + 8, &one, 4);
     memcpy(v1 + 12, &bytes, 4);
-    memcpy(v1 + 72, buf + 88, len - 88 - 8);
+    memcpy(v1 + 72, buf + 104, len - 104 - 8);
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
-    for (size_t i = 0; i < len - 16 - 8; i++) h = (h ^ (unsigned char)v1[i]) * 0x100000001b3ull;
-    memcpy(v1 + len - 16 - 8, &h, 8);
-    write_bytes(bad, v1, len - 16);
+    for (size_t i = 0; i < len - 32 - 8; i++) h = (h ^ (unsigned char)v1[i]) * 0x100000001b3ull;
+    memcpy(v1 + len - 32 - 8, &h, 8);
+    write_bytes(bad, v1, len - 32);
     CHECK_OK(canopy_nbody_restart(bad, NULL, &r));
     CHECK(r && canopy_nbody_n(r) == 2 && canopy_nbody_get_options(r)->max_rung == 0);
     canopy_nbody_free(r);

@@ -4,6 +4,7 @@
  * vectorised force kernels (apps/gravity_lists.h). */
 #include "apps/gravity_lists.h"
 
+#include "apps/ewald.h"
 #include "apps/multipole_terms.h"
 #include "core/cpu_internal.h"
 
@@ -42,6 +43,9 @@ typedef struct gl_tree {
     int32_t *leaves; /* sink groups in body order */
     int32_t n_leaves;
     int32_t borrowed; /* a received piece (gl_piece_open): its arrays are the caller's */
+    float period;     /* > 0: bodies wrapped into the periodic cube [0, period)^3 */
+    float *trace;     /* periodic: per node sum m |x - com|^2 (the Ewald potential's
+                         second-order term, the same for every sink) */
 } gl_tree;
 
 enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
@@ -49,6 +53,7 @@ enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
 static void tree_free(gl_tree *t) {
     free(t->x), free(t->y), free(t->z), free(t->m), free(t->ids);
     free(t->hot), free(t->box), free(t->cube), free(t->mom), free(t->walk), free(t->leaves);
+    free(t->trace);
 }
 
 static int grow_nodes(gl_tree *t, int32_t need) {
@@ -286,10 +291,21 @@ static void node_finish(gl_tree *t, int32_t v, float inv_theta, float *cold) {
     h->r2 = (float)(r * r);
     cold[0] = (float)C[3];
     mp_mono_pack(C + 3, t->order, cold + 1, 1);
+    if (t->trace) {
+        float q[MP_PACK_MAX];
+        mp_mono_pack(C + 3, 2, q, 1); /* q[6]: the trace of the second moments */
+        t->trace[v] = q[6];
+    }
+}
+
+/* x moved by a multiple of box into [0, box). */
+static float wrap_into(float x, float box) {
+    float w = x - box * floorf(x / box);
+    return w >= box ? w - box : w < 0.0f ? 0.0f : w;
 }
 
 static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
-                           int32_t order, const gl_config *cfg) {
+                           int32_t order, const gl_config *cfg, float period) {
     int64_t n = bodies.n;
     t->n = n;
     size_t fs = (size_t)n * sizeof(float);
@@ -306,10 +322,14 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
         goto done;
     }
+    t->period = period;
 #pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t i = 0; i < n; i++) {
         const float *p = canopy_point(bodies, i);
         t->x[i] = p[0], t->y[i] = p[1], t->z[i] = p[2], t->m[i] = mass[i], t->ids[i] = i;
+        if (t->period > 0.0f)
+            t->x[i] = wrap_into(p[0], t->period), t->y[i] = wrap_into(p[1], t->period),
+            t->z[i] = wrap_into(p[2], t->period);
     }
     t->hot[0] = (gl_hot){{0, 0, 0}, 0, -1, 0, 0, (int32_t)n};
     t->nn = 1;
@@ -376,7 +396,8 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
     size_t rec = sizeof(gl_hot) + (cfg->fused ? cold : 0);
     t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * cold));
     t->leaves = malloc((size_t)t->nn * sizeof *t->leaves);
-    if (!t->mom || !t->walk || !t->leaves) {
+    if (period > 0.0f) t->trace = malloc((size_t)t->nn * sizeof *t->trace);
+    if (!t->mom || !t->walk || !t->leaves || (period > 0.0f && !t->trace)) {
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
         goto done;
     }
@@ -429,11 +450,24 @@ typedef struct gl_lists {
     float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
                                       of cap floats per element */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
+    float corr_pot; /* periodic: the cells' second-order potential correction (all sinks) */
     int64_t cell_cap, body_cap;
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
 } gl_lists;
 
+/* A periodic evaluation: the box (and its inverse powers), the longest cell accepted
+ * and the Ewald table of its grid. */
+typedef struct gl_per {
+    float box, inv_box, inv_box2;
+    float corr_side; /* the longest cell accepted (its correction is a monopole) */
+    const float *table;
+    int32_t grid;
+} gl_per;
+
 enum { GL_LANES = 16 };
+/* Periodic: the longest cell accepted, in boxes (the Ewald correction curves on the
+ * scale of the box, so a cell's monopole correction needs a cell small beside it). */
+static const float GL_CORR_SIDE = 0.1f;
 
 /* Squared distance from box [lo, hi] to point c. The export (gl_export) and the walk
  * share it: a cell accepted for a box is accepted for every box inside it. */
@@ -448,11 +482,42 @@ static inline float box_d2(const float *lo, const float *hi, const float *c) {
     return d2;
 }
 
+/* The longest side of node v's box. */
+static inline float node_side(const gl_tree *t, int32_t v) {
+    const float *b = t->box + 6 * (int64_t)v;
+    float s = b[3] - b[0];
+    s = b[4] - b[1] > s ? b[4] - b[1] : s;
+    return b[5] - b[2] > s ? b[5] - b[2] : s;
+}
+
+/* Squared distance from the sink box [lo, hi] to the images of c that are nearest to
+ * some point of it (the kernel takes each sink's nearest image): per axis the nearer
+ * of the images nearest lo and nearest hi. */
+static inline float box_d2_periodic(const float *lo, const float *hi, const float *c,
+                                    const gl_per *P) {
+    float d2 = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        float e = INFINITY;
+        for (int side = 0; side < 2; side++) {
+            float x = c[k] - P->box * rintf((c[k] - (side ? hi[k] : lo[k])) * P->inv_box);
+            float a = lo[k] - x, b = x - hi[k], f = a > b ? a : b;
+            f = f > 0.0f ? f : 0.0f;
+            e = f < e ? f : e;
+        }
+        d2 += e * e;
+    }
+    return d2;
+}
+
 /* Appends to the lists for a sink box [lo, hi] the cells of t it accepts, and the
  * leaves it opens outside the sink group's own bodies [gb, ge) (those are always
- * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end. */
-static int64_t walk(const gl_tree *t, int src, const float *lo, const float *hi, int32_t gb,
-                    int32_t ge, gl_lists *L) {
+ * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end.
+ * In a periodic box (P not NULL) a cell is accepted when every image of it that is the
+ * nearest for some sink passes the test, and only when it is short enough for its
+ * Ewald correction to be taken as a monopole (P->corr_side); the kernel then takes
+ * each sink's nearest image. */
+static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo, const float *hi,
+                    int32_t gb, int32_t ge, gl_lists *L) {
     int32_t sp = 0, nc = L->nc, nl = L->nl;
     int64_t tests = 0;
     L->stack[sp++] = 0;
@@ -460,7 +525,9 @@ static int64_t walk(const gl_tree *t, int src, const float *lo, const float *hi,
         int32_t v = L->stack[--sp];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
         tests++;
-        if (box_d2(lo, hi, h->c) > h->r2)
+        int accept = P ? node_side(t, v) <= P->corr_side && box_d2_periodic(lo, hi, h->c, P) > h->r2
+                       : box_d2(lo, hi, h->c) > h->r2;
+        if (accept)
             L->cells[nc++] = v;
         else if (h->nchild == 0) {
             if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
@@ -495,6 +562,16 @@ static inline int point_leaf(const gl_hot *h) {
 
 static inline float cold_mass(const gl_tree *t, int32_t v) {
     return ((const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride))[0];
+}
+
+/* Periodic: the potential correction has the constant Laplacian -4 pi / box^3 (the
+ * background's), so a cell's monopole correction misses 1/6 of it times the cell's
+ * trace, the same for every sink. */
+static void cells_trace(const gl_tree *t, const gl_per *P, gl_lists *L) {
+    double trace = 0.0;
+    for (int32_t k = 0; k < L->nc; k++) trace += t->trace[L->cells[k]];
+    L->corr_pot =
+        (float)(-2.0 * 3.14159265358979323846 / 3.0 * trace * P->inv_box * P->inv_box * P->inv_box);
 }
 
 /* Copies the listed cells' moments and the opened leaves' bodies of the source trees
@@ -580,19 +657,29 @@ static inline __attribute__((always_inline)) float lane_sum(const float *a) {
  * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
  * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
  * order and pot (whether the potential is wanted: its terms cost 2-3 operations of
- * ~20) are constants where this is inlined (sink_kernel_order). */
+ * ~20) are constants where this is inlined (sink_kernel_order). Periodic (P not NULL):
+ * every separation is taken to the sink's nearest image, and every cell and body adds
+ * its Ewald correction there (a cell's as a monopole). */
 static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order, int pot,
-                                                              float eps2, int32_t self, float xi,
-                                                              float yi, float zi, float out[4]) {
+                                                              const gl_per *P, float eps2,
+                                                              int32_t self, float xi, float yi,
+                                                              float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
     int64_t cc = L->cell_cap;
+    float box = P ? P->box : 0.0f, ib = P ? P->inv_box : 0.0f, ib2 = P ? P->inv_box2 : 0.0f;
     for (int32_t j = 0; j < L->npc; j += GL_LANES) {
 #pragma omp simd
         for (int l = 0; l < GL_LANES; l++) {
             int32_t k = j + l;
-            float p = 0.0f;
-            mp_cell_terms(order, L->cm[k], xi - L->cx[k], yi - L->cy[k], zi - L->cz[k], eps2,
-                          L->cq + k, cc, &ax[l], &ay[l], &az[l], &p);
+            float p = 0.0f, dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
+            if (P) {
+                dx = ewald_wrap(dx, box, ib), dy = ewald_wrap(dy, box, ib);
+                dz = ewald_wrap(dz, box, ib);
+                ewald_add(P->table, P->grid, dx * ib, dy * ib, dz * ib, L->cm[k] * ib2,
+                          L->cm[k] * ib, &ax[l], &ay[l], &az[l], &ph[l]);
+            }
+            mp_cell_terms(order, L->cm[k], dx, dy, dz, eps2, L->cq + k, cc, &ax[l], &ay[l], &az[l],
+                          &p);
             if (pot) ph[l] -= p;
         }
     }
@@ -602,6 +689,12 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
         for (int l = 0; l < GL_LANES; l++) {
             int32_t k = j + l;
             float dx = xi - L->bx[k], dy = yi - L->by[k], dz = zi - L->bz[k];
+            if (P) { /* each body's correction: the sink's own gives its images' potential */
+                dx = ewald_wrap(dx, box, ib), dy = ewald_wrap(dy, box, ib);
+                dz = ewald_wrap(dz, box, ib);
+                ewald_add(P->table, P->grid, dx * ib, dy * ib, dz * ib, L->bm[k] * ib2,
+                          L->bm[k] * ib, &ax[l], &ay[l], &az[l], &ph[l]);
+            }
             float r2 = dx * dx + dy * dy + dz * dz + eps2;
             float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects: they vectorise */
             inv = r2 > 0.0f && k != self ? inv : 0.0f;
@@ -611,32 +704,35 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
         }
     }
     out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
+    if (P) out[3] += L->corr_pot;
 }
 
-/* One copy of the kernel per order and potential or not, so each has only its own
- * terms. */
-#define GL_ORDER_CASES(pot)                                                                        \
+/* One copy of the kernel per order, potential or not and periodic or not, so each
+ * has only its own terms. */
+#define GL_ORDER_CASES(pot, P)                                                                     \
     switch (order) {                                                                               \
     case 0:                                                                                        \
-        sink_kernel(L, 0, pot, eps2, self, xi, yi, zi, out);                                       \
+        sink_kernel(L, 0, pot, P, eps2, self, xi, yi, zi, out);                                    \
         break;                                                                                     \
     case 2:                                                                                        \
-        sink_kernel(L, 2, pot, eps2, self, xi, yi, zi, out);                                       \
+        sink_kernel(L, 2, pot, P, eps2, self, xi, yi, zi, out);                                    \
         break;                                                                                     \
     case 3:                                                                                        \
-        sink_kernel(L, 3, pot, eps2, self, xi, yi, zi, out);                                       \
+        sink_kernel(L, 3, pot, P, eps2, self, xi, yi, zi, out);                                    \
         break;                                                                                     \
     default:                                                                                       \
-        sink_kernel(L, 4, pot, eps2, self, xi, yi, zi, out);                                       \
+        sink_kernel(L, 4, pot, P, eps2, self, xi, yi, zi, out);                                    \
         break;                                                                                     \
     }
 static inline __attribute__((always_inline)) void
-sink_kernel_order(const gl_lists *L, int order, int pot, float eps2, int32_t self, float xi,
-                  float yi, float zi, float out[4]) {
-    if (pot)
-        GL_ORDER_CASES(1)
+sink_kernel_order(const gl_lists *L, int order, int pot, const gl_per *P, float eps2, int32_t self,
+                  float xi, float yi, float zi, float out[4]) {
+    if (P)
+        GL_ORDER_CASES(1, P)
+    else if (pot)
+        GL_ORDER_CASES(1, NULL)
     else
-        GL_ORDER_CASES(0)
+        GL_ORDER_CASES(0, NULL)
 }
 #undef GL_ORDER_CASES
 
@@ -645,24 +741,26 @@ sink_kernel_order(const gl_lists *L, int order, int pot, float eps2, int32_t sel
 #define GL_SINKS_BODY                                                                              \
     for (int32_t i = b; i < e; i++) {                                                              \
         float o[4];                                                                                \
-        sink_kernel_order(L, order, pot != NULL, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);      \
+        sink_kernel_order(L, order, pot != NULL, P, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);   \
         int64_t id = ids ? ids[i] : i - b;                                                         \
         for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
         if (pot) pot[id] = o[3];                                                                   \
     }
 
 typedef void (*gl_sinks_fn)(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                            int order, float eps2, const int64_t *ids, float *acc, float *pot);
+                            int order, const gl_per *P, float eps2, const int64_t *ids, float *acc,
+                            float *pot);
 
 static void sinks_generic(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
-                          int order, float eps2, const int64_t *ids, float *acc, float *pot) {
+                          int order, const gl_per *P, float eps2, const int64_t *ids, float *acc,
+                          float *pot) {
     GL_SINKS_BODY
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2,fma"))) static void
 sinks_avx2(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
-           float eps2, const int64_t *ids, float *acc, float *pot) {
+           const gl_per *P, float eps2, const int64_t *ids, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 /* gcc keeps 256-bit vectors on AVX-512 unless told; clang has no such target option. */
@@ -673,7 +771,7 @@ sinks_avx2(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e
 #endif
 __attribute__((target(GL_AVX512_TARGET))) static void
 sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
-             float eps2, const int64_t *ids, float *acc, float *pot) {
+             const gl_per *P, float eps2, const int64_t *ids, float *acc, float *pot) {
     GL_SINKS_BODY
 }
 #endif
@@ -704,7 +802,7 @@ static void point_sinks(const gl_tree *t, const gl_lists *L, gl_sinks_fn sinks, 
                         float *pot) {
     const gl_hot *h = t->hot + v;
     float a[3], p[1] = {0.0f};
-    sinks(t, L, h->begin, h->begin, h->begin + 1, order, eps2, NULL, a, pot ? p : NULL);
+    sinks(t, L, h->begin, h->begin, h->begin + 1, order, NULL, eps2, NULL, a, pot ? p : NULL);
     double M = 0.0, inv = eps2 > 0.0f ? 1.0 / sqrt((double)eps2) : 0.0;
     for (int32_t i = h->begin; i < h->end; i++) M += t->m[i];
     for (int32_t i = h->begin; i < h->end; i++) {
@@ -727,7 +825,7 @@ static int32_t count_active(const gl_tree *t, const unsigned char *active, int32
  * group (or body, per_body) walks every tree into one set of lists, then the kernel
  * runs once over them. active (may be NULL): only the bodies it marks are sinks.
  * work (may be NULL): each body's interaction count. */
-static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
+static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body, const gl_per *P,
                               const unsigned char *active, float eps2, float *acc, float *pot,
                               double *work, gl_counts *cnt) {
     const gl_tree *tp = src[0];
@@ -760,7 +858,9 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
             if (na == 0) continue;
             /* per body: each sink alone; per bucket (and coincident sinks): the group's
              * box once */
-            int point = point_leaf(h), pb = per_body && !point;
+            /* coincident sinks in a periodic box take the general path (their images
+             * would need their own correction) */
+            int point = !P && point_leaf(h), pb = per_body && !point;
             for (int32_t i = gb; i < (pb ? ge : gb + 1) && !failed; i++) {
                 if (pb && active && !active[tp->ids[i]]) continue;
                 float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
@@ -768,12 +868,13 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
                 const float *lo = pb ? p : b, *hi = pb ? p : b + 3;
                 L.nc = L.nl = 0;
                 for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
-                    tests += walk(src[s], s, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
+                    tests += walk(src[s], s, P, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
                 walks++;
                 if (gather(src, gb, ge, point ? tp->leaves[k] : -1, &L)) {
                     failed = 1;
                     break;
                 }
+                if (P) cells_trace(tp, P, &L);
                 if (point) {
                     point_sinks(tp, &L, sinks, tp->leaves[k], active, order, eps2, acc, pot);
                     pc += L.nc, pp += L.np - 1;
@@ -783,11 +884,11 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
                 }
                 int32_t e = per_body ? i + 1 : ge, m = per_body ? 1 : na;
                 if (m == e - i)
-                    sinks(tp, &L, gb, i, e, order, eps2, tp->ids, acc, pot);
+                    sinks(tp, &L, gb, i, e, order, P, eps2, tp->ids, acc, pot);
                 else /* the bucket's whole box walked: its lists serve any of its bodies */
                     for (int32_t j = i; j < e; j++)
                         if (active[tp->ids[j]])
-                            sinks(tp, &L, gb, j, j + 1, order, eps2, tp->ids, acc, pot);
+                            sinks(tp, &L, gb, j, j + 1, order, P, eps2, tp->ids, acc, pot);
                 pc += (int64_t)m * L.nc;
                 pp += (int64_t)m * (L.np - 1);
                 for (int32_t j = i; work && j < e; j++)
@@ -819,6 +920,14 @@ canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, i
 canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
                                 float eps2, const gl_config *cfg, const unsigned char *active,
                                 float *acc, float *pot, gl_counts *counts) {
+    return canopy_gl_gravity_periodic(bodies, mass, theta, order, eps2, cfg, NULL, active, acc, pot,
+                                      counts);
+}
+
+canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
+                                         int32_t order, float eps2, const gl_config *cfg,
+                                         const gl_periodic *per, const unsigned char *active,
+                                         float *acc, float *pot, gl_counts *counts) {
     canopy_status s = check_size(bodies.n);
     if (s) return s;
     gl_tree t;
@@ -826,7 +935,7 @@ canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float t
     gl_counts cnt;
     memset(&cnt, 0, sizeof cnt);
     double t0 = canopy_now();
-    s = build(&t, bodies, mass, 1.0f / theta, order, cfg);
+    s = build(&t, bodies, mass, 1.0f / theta, order, cfg, per ? per->box : 0.0f);
     if (s) {
         tree_free(&t);
         return s;
@@ -837,7 +946,15 @@ canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float t
     double t1 = canopy_now();
     cnt.build_seconds = t1 - t0;
     const gl_tree *src = &t;
-    s = evaluate(&src, 1, cfg->per_body, active, eps2, acc, pot, NULL, &cnt);
+    gl_per P = {0.0f, 0.0f, 0.0f, 0.0f, NULL, 0};
+    if (per) {
+        P = (gl_per){
+            per->box, 1.0f / per->box, 1.0f / (per->box * per->box), GL_CORR_SIDE * per->box,
+            NULL,     per->grid};
+        s = canopy_ewald_table(per->grid, &P.table);
+    }
+    if (!s)
+        s = evaluate(&src, 1, cfg->per_body, per ? &P : NULL, active, eps2, acc, pot, NULL, &cnt);
     cnt.walk_seconds = canopy_now() - t1;
     tree_free(&t);
     if (counts) *counts = cnt;
@@ -854,7 +971,7 @@ canopy_status gl_tree_build(canopy_points bodies, const float *mass, float theta
                                    : check_size(bodies.n);
     gl_tree *t = NULL;
     if (!s) s = canopy_calloc((void **)&t, 1, sizeof *t);
-    if (!s) s = build(t, bodies, mass, 1.0f / theta, order, cfg);
+    if (!s) s = build(t, bodies, mass, 1.0f / theta, order, cfg, 0.0f);
     if (s) {
         gl_tree_free(t);
         return s;
@@ -1005,7 +1122,7 @@ canopy_status gl_forces(const gl_tree *local, const gl_tree *const *remote, int 
     memset(&cnt, 0, sizeof cnt);
     cnt.nodes = local->nn, cnt.leaves = local->n_leaves, cnt.depth = local->depth;
     double t0 = canopy_now();
-    if (!s) s = evaluate(src, n_remote + 1, 0, NULL, eps2, acc, pot, work, &cnt);
+    if (!s) s = evaluate(src, n_remote + 1, 0, NULL, NULL, eps2, acc, pot, work, &cnt);
     cnt.walk_seconds = canopy_now() - t0;
     if (counts) *counts = cnt;
     canopy_free(src);

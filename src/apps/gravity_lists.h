@@ -45,10 +45,28 @@ canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float t
                                 float eps2, const gl_config *cfg, const unsigned char *active,
                                 float *acc, float *pot, gl_counts *counts);
 
-/* The engine over several processes (dist/gravity_list.c): each builds a tree of its
- * own bodies, exports to every other a piece of it pruned for that one's bounding
- * box (cells the box accepts as a whole go without their subtrees), and its sink
- * groups then walk their own tree and the received pieces into one set of lists. */
+/* A periodic cube [0, box)^3 with Ewald summation (apps/ewald.h): bodies are wrapped
+ * into it; grid is the Ewald table's (EWALD_GRID_MIN..EWALD_GRID_MAX). */
+typedef struct gl_periodic {
+    float box;
+    int32_t grid;
+} gl_periodic;
+/* gl_gravity_active in a periodic box (per NULL: open boundaries). The walk takes each
+ * cell at its image nearest the sink group and accepts it only when that image is the
+ * nearest one for every sink and every body of the cell (else it opens it); every
+ * interaction uses the nearest image, and the accepted cells and opened leaves add
+ * their Ewald corrections (as monopoles at their centres of mass, or body by body
+ * for a leaf that straddles half a box from the group). Potentials include each
+ * body's own images. */
+canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
+                                         int32_t order, float eps2, const gl_config *cfg,
+                                         const gl_periodic *per, const unsigned char *active,
+                                         float *acc, float *pot, gl_counts *counts);
+
+/* The engine over several processes (dist/gravity_list.c; open boundaries only): each builds a tree
+ * of its own bodies, exports to every other a piece of it pruned for that one's bounding box (cells
+ * the box accepts as a whole go without their subtrees), and its sink groups then walk their own
+ * tree and the received pieces into one set of lists. */
 typedef struct gl_tree gl_tree;
 
 /* A tree of n >= 1 bodies (mass not NULL), as gl_gravity builds it. */

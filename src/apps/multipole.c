@@ -5,6 +5,7 @@
 #include "apps/multipole.h"
 
 #include "apps/common.h"
+#include "apps/ewald.h"
 #include "apps/gravity_lists.h"
 #include "canopy/traverse_cpu.h"
 #include "core/device.h"
@@ -75,8 +76,8 @@ static mp_table table_for(const canopy_gravity_options *g) {
 }
 
 canopy_gravity_options canopy_gravity_options_default(void) {
-    canopy_gravity_options g = {0.5f, 2,   CANOPY_OPENING_LIST,
-                                0.0f, 0.0, CANOPY_GRAVITY_TREE_BINARY};
+    canopy_gravity_options g = {0.5f, 2, CANOPY_OPENING_LIST, 0.0f, 0.0, CANOPY_GRAVITY_TREE_BINARY,
+                                0.0f, 0};
     return g;
 }
 
@@ -257,6 +258,44 @@ static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *t
     return s;
 }
 
+/* A periodic box's options: box finite and >= 0, grid in range (0: the default), and
+ * what the periodic walk is not built for refused rather than run open. */
+static canopy_status gravity_check_box(canopy_gravity_options *g, canopy_backend backend) {
+    if (!(g->box >= 0.0f) || !isfinite(g->box))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: box must be finite and > 0 (0: open boundaries; got %g)",
+                           (double)g->box);
+    if (g->box == 0.0f) return CANOPY_OK;
+    if (g->ewald_grid == 0) g->ewald_grid = EWALD_GRID_DEFAULT;
+    if (g->ewald_grid < EWALD_GRID_MIN || g->ewald_grid > EWALD_GRID_MAX)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: Ewald grid must be in [%d, %d] (got %d)",
+                           EWALD_GRID_MIN, EWALD_GRID_MAX, (int)g->ewald_grid);
+    if (g->opening != CANOPY_OPENING_LIST)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: periodic boxes are built for the list opening only (not %s)",
+                           g->opening == CANOPY_OPENING_BODY ? "body" : "bucket");
+    if (backend == CANOPY_BACKEND_GPU)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: periodic boxes are not built for the GPU backend; use "
+                           "--backend cpu");
+    return CANOPY_OK;
+}
+
+/* Bodies of a periodic box: within 4 boxes of [0, box) (they are wrapped in); farther
+ * out is more likely a unit error than a body that crossed the box 4 times. */
+static canopy_status gravity_check_in_box(canopy_points b, float box) {
+    for (int64_t i = 0; i < b.n; i++) {
+        const float *p = canopy_point(b, i);
+        for (int k = 0; k < 3; k++)
+            if (!(p[k] >= -4.0f * box && p[k] < 5.0f * box))
+                return canopy_fail(CANOPY_ERR_INVALID,
+                                   "gravity: body %lld is at %g on axis %d, more than 4 boxes "
+                                   "outside the periodic box [0, %g) (wrong units?)",
+                                   (long long)i, (double)p[k], k, (double)box);
+    }
+    return CANOPY_OK;
+}
+
 /* The options' checks both entry points share (theta and order resolved from a target
  * accuracy by the CPU table). */
 static canopy_status check_options(canopy_gravity_options *g, const canopy_run_options *o) {
@@ -279,12 +318,15 @@ static canopy_status check_options(canopy_gravity_options *g, const canopy_run_o
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
     if (o->tree != CANOPY_TREE_KD && o->tree != CANOPY_TREE_OCT)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: only the oct tree is supported");
-    return CANOPY_OK;
+    return gravity_check_box(g, o->backend);
 }
 
 /* What the GPU walk needs beyond check_options: order <= 2, a usable GPU, theta and
  * order from the GPU's own table for a target accuracy. */
 static canopy_status gpu_options(const canopy_gravity_options *gopt, canopy_gravity_options *g) {
+    if (g->box != 0.0f)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: periodic boxes are not built for the GPU walk; use the CPU");
     if (g->order > 2)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: the GPU walk expands to order 2 at most (got order %d); "
@@ -348,6 +390,8 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     canopy_status s = check_bodies(bodies, mass, g.softening);
     if (s || (s = check_options(&g, &o))) return s;
+    if (g.box > 0.0f && (s = gravity_check_in_box(bodies, g.box))) return s;
+    if (g.box > 0.0f) o.backend = CANOPY_BACKEND_CPU; /* auto: the periodic walk is the CPU's */
     /* The GPU walk (nbody/gpu_multipole.cu) always opens by bucket; auto takes it for
      * large sets only, where it wins by far and results need not match the CPU's bits. */
     if (gpu_mp_wanted(o.backend, bodies.n)) {
@@ -371,8 +415,9 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
         gl_config cfg = {g.tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
                          o.leaf_size > 0 ? o.leaf_size : GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
         gl_counts c;
-        s = gl_gravity(bodies, mass, g.theta, g.order, g.softening * g.softening, &cfg, acc, pot,
-                       &c);
+        gl_periodic per = {g.box, g.ewald_grid};
+        s = canopy_gl_gravity_periodic(bodies, mass, g.theta, g.order, g.softening * g.softening,
+                                       &cfg, g.box > 0.0f ? &per : NULL, NULL, acc, pot, &c);
         if (!s && stats) {
             stats->build_seconds = c.build_seconds;
             stats->traverse_seconds = c.walk_seconds;
@@ -385,10 +430,11 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
             stats->tree = cfg.binary ? CANOPY_TREE_KD : CANOPY_TREE_OCT;
             snprintf(stats->note, sizeof stats->note,
                      "list engine: %s tree, leaf buckets of %d, sink groups of <= %d bodies; "
-                     "%.0f body-body and %.0f body-cell interactions per body",
+                     "%.0f body-body and %.0f body-cell interactions per body%s",
                      cfg.binary ? "binary (longest-side midpoint)" : "oct", (int)cfg.bucket,
                      (int)cfg.group, (double)c.pp / (double)bodies.n,
-                     (double)c.pc / (double)bodies.n);
+                     (double)c.pc / (double)bodies.n,
+                     g.box > 0.0f ? "; periodic box with Ewald corrections" : "");
         }
         canopy_free(equal);
         return s;

@@ -29,6 +29,9 @@ _Static_assert(sizeof(let_wire) % 8 == 0 && sizeof(let_cell) % 8 == 0 && sizeof(
                "LET records must keep 8-byte alignment when packed");
 
 canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_options *o) {
+    if (g->box != 0.0f)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "gravity: periodic boxes are not built across ranks; run one process");
     if (g->opening != CANOPY_OPENING_BODY && g->opening != CANOPY_OPENING_LIST)
         return canopy_fail(
             CANOPY_ERR_UNSUPPORTED,

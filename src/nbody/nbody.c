@@ -5,6 +5,7 @@
  * evaluation converts positions to float32, rebuilds the octree and walks it. With
  * the GPU backend the state lives on the device (nbody/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
+#include "apps/ewald.h"
 #include "apps/gravity_lists.h"
 #include "canopy.h"
 #include "core/coincident.h"
@@ -40,7 +41,19 @@ canopy_nbody_options canopy_nbody_options_default(void) {
     return o;
 }
 
+/* Periodic box: positions back into [0, box) after a drift (the state, not only the
+ * tree's copy, so snapshots and checkpoints hold bodies inside the box). */
+static void wrap_positions(canopy_nbody *s) {
+    double box = s->opt.gravity.box;
+    if (!(box > 0.0)) return;
+    for (int64_t i = 0; i < 3 * s->n; i++) {
+        double x = s->pos[i] - box * floor(s->pos[i] / box);
+        s->pos[i] = x >= box || x < 0.0 ? 0.0 : x;
+    }
+}
+
 static canopy_status forces(canopy_nbody *s) {
+    wrap_positions(s);
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
     return canopy_gravity_multipole(canopy_points_make(s->pos32, s->n, 3), s->mass, &s->opt.gravity,
                                     &s->opt.run, s->acc, s->pot, NULL);
@@ -75,7 +88,16 @@ canopy_status nbody_check_state(const double *pos, const double *vel, const floa
     if (!(o->gravity.softening >= 0.0f) || !isfinite(o->gravity.softening))
         return canopy_fail(CANOPY_ERR_INVALID, "nbody: softening must be finite and >= 0 (got %g)",
                            (double)o->gravity.softening);
+    double box = o->gravity.box;
+    if (!(box >= 0.0) || !isfinite(box))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "nbody: box must be finite and > 0 (0: open boundaries; got %g)", box);
     for (int64_t i = 0; i < 3 * n; i++) {
+        if (box > 0.0 && isfinite(pos[i]) && !(pos[i] >= -4.0 * box && pos[i] < 5.0 * box))
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "nbody: body %lld is at %g on axis %d, more than 4 boxes outside "
+                               "the periodic box [0, %g) (wrong units?)",
+                               (long long)(i / 3), pos[i], (int)(i % 3), box);
         if (!isfinite(pos[i]) || fabs(pos[i]) > 1e30)
             return canopy_fail(CANOPY_ERR_INVALID, "nbody: position of body %lld is %g",
                                (long long)(i / 3), pos[i]);
@@ -124,8 +146,15 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = check_input(pos, vel, mass, n, &o);
     if (st) return st;
-    /* auto would take the GPU for large n, where block steps are not built */
-    if (o.max_rung > 0 && o.run.backend == CANOPY_BACKEND_AUTO) o.run.backend = CANOPY_BACKEND_CPU;
+    /* auto would take the GPU for large n, where block steps and boxes are not built */
+    if ((o.max_rung > 0 || o.gravity.box != 0.0f) && o.run.backend == CANOPY_BACKEND_AUTO)
+        o.run.backend = CANOPY_BACKEND_CPU;
+    if (o.gravity.box != 0.0f && o.run.backend == CANOPY_BACKEND_GPU)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "nbody: periodic boxes are not built for the GPU backend; use "
+                           "--backend cpu");
+    if (o.gravity.box > 0.0f && o.gravity.ewald_grid == 0)
+        o.gravity.ewald_grid = EWALD_GRID_DEFAULT;
     int on_gpu = gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
         (st = on_gpu ? gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)
@@ -203,13 +232,16 @@ static int rung_for(const canopy_nbody *s, int64_t i) {
 /* Forces on the active bodies, from a tree of all bodies at their current positions;
  * the same engine and configuration as canopy_gravity_multipole's list opening. */
 static canopy_status active_forces(canopy_nbody *s) {
+    wrap_positions(s);
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
     const canopy_gravity_options *g = &s->opt.gravity;
     gl_config cfg = {g->tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
                      s->opt.run.leaf_size > 0 ? s->opt.run.leaf_size : GL_DEFAULT_BUCKET,
                      GL_DEFAULT_GROUP};
-    return gl_gravity_active(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta, g->order,
-                             g->softening * g->softening, &cfg, s->active, s->acc, s->pot, NULL);
+    gl_periodic per = {g->box, g->ewald_grid};
+    return canopy_gl_gravity_periodic(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta,
+                                      g->order, g->softening * g->softening, &cfg,
+                                      g->box > 0.0f ? &per : NULL, s->active, s->acc, s->pot, NULL);
 }
 
 static void kick_one(canopy_nbody *s, int64_t i, double h) {
@@ -347,7 +379,7 @@ canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
         e->angular_momentum[1] += m * (x[2] * v[0] - x[0] * v[2]);
         e->angular_momentum[2] += m * (x[0] * v[1] - x[1] * v[0]);
     }
-    e->direct = s->n <= direct_max;
+    e->direct = s->n <= direct_max && s->opt.gravity.box == 0.0f; /* open boundaries only */
     if (e->direct) {
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : pot) num_threads(canopy_threads())
         for (int64_t i = 0; i < s->n; i++) {
@@ -372,9 +404,9 @@ canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
 /* ------------------------------------------------------------ checkpoints -- */
 
 static const char ckpt_magic[8] = {'C', 'A', 'N', 'O', 'P', 'Y', 'N', 'B'};
-/* Version 2 appends the block-step parameters; version 1 files (global steps) are
- * still read. */
-enum { CKPT_VERSION = 2, CKPT_V1_BYTES = 72 };
+/* Version 2 appends the block-step parameters, version 3 the periodic box; version 1
+ * and 2 files are still read. */
+enum { CKPT_VERSION = 3, CKPT_V1_BYTES = 72, CKPT_V2_BYTES = 88 };
 
 typedef struct ckpt_header {
     char magic[8];
@@ -384,7 +416,10 @@ typedef struct ckpt_header {
     int32_t order, opening, leaf_size, tree;
     double eta;
     int32_t max_rung, reserved;
+    double box;
+    int32_t ewald_grid, reserved3;
 } ckpt_header;
+_Static_assert(sizeof(ckpt_header) == CKPT_V2_BYTES + 16, "checkpoint header layout");
 
 /* FNV-1a, 64 bit: enough to catch truncation and bit rot, not tampering. */
 static uint64_t fnv1a(uint64_t h, const void *p, size_t len) {
@@ -411,6 +446,8 @@ canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path) {
     h.tree = (int32_t)s->opt.gravity.tree;
     h.eta = s->opt.eta;
     h.max_rung = s->opt.max_rung;
+    h.box = s->opt.gravity.box;
+    h.ewald_grid = s->opt.gravity.ewald_grid;
     size_t n3 = (size_t)s->n * 3;
     uint64_t sum = fnv1a(FNV_START, &h, sizeof h);
     sum = fnv1a(sum, s->pos, n3 * sizeof(double));
@@ -445,12 +482,12 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
                            len);
     }
     memcpy(&h, buf, CKPT_V1_BYTES);
-    size_t hb = h.version == 1 ? CKPT_V1_BYTES : sizeof h;
-    if (memcmp(h.magic, ckpt_magic, 8) || (h.version != 1 && h.version != CKPT_VERSION) ||
+    size_t hb = h.version == 1 ? CKPT_V1_BYTES : h.version == 2 ? CKPT_V2_BYTES : sizeof h;
+    if (memcmp(h.magic, ckpt_magic, 8) || h.version < 1 || h.version > CKPT_VERSION ||
         h.header_bytes != hb || len < hb + sizeof(uint64_t)) {
         free(buf);
         return canopy_fail(CANOPY_ERR_FORMAT,
-                           "'%s' is not a canopy nbody checkpoint (version 1 or %d) file", path,
+                           "'%s' is not a canopy nbody checkpoint (version 1 to %d) file", path,
                            CKPT_VERSION);
     }
     memcpy(&h, buf, hb);
@@ -497,6 +534,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
         o.gravity.opening = (canopy_opening)h.opening;
         o.gravity.tree = (canopy_gravity_tree)h.tree;
         if (h.version > 1) o.eta = h.eta, o.max_rung = h.max_rung;
+        if (h.version > 2) o.gravity.box = (float)h.box, o.gravity.ewald_grid = h.ewald_grid;
         st = canopy_nbody_create(pos, vel, mass, h.n, &o, out);
         if (!st) (*out)->step = h.step;
     }

@@ -35,7 +35,9 @@ enum {
     OPT_DIRECT_MAX,
     OPT_SNAPSHOT_FORMAT,
     OPT_MAX_RUNG,
-    OPT_ETA
+    OPT_ETA,
+    OPT_BOX,
+    OPT_EWALD_GRID
 };
 
 static void usage(FILE *f) {
@@ -74,6 +76,12 @@ static void usage(FILE *f) {
             "                     synchronised points; a step is DT (0 = one global step,\n"
             "                     default; R in [0, 30]; CPU, list opening, softening > 0)\n"
             "  --eta E            the block-step accuracy eta, > 0 (default 0.2)\n"
+            "  --box L            periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
+            "                     \"Periodic boxes\"): bodies are wrapped into it after every\n"
+            "                     drift (those more than 4 boxes out are refused); CPU, list\n"
+            "                     opening, one process; potential energies from the walk\n"
+            "  --ewald-grid N     Ewald correction table points per half side, 8..128\n"
+            "                     (default 32)\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
             "                     momentum every K steps on stdout (0 = never; default 0)\n"
             "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
@@ -184,11 +192,11 @@ typedef struct snap_spec {
 } snap_spec;
 
 static int write_snapshot(const snap_spec *sp, int64_t step, double dt, int64_t n,
-                          const double *pos, const double *vel, const float *mass) {
+                          const double *pos, const double *vel, const float *mass, double box) {
     char pp[4096], vp[4096];
     if (sp->hdf5) {
         snprintf(pp, sizeof pp, "%s/snapshot_%06lld.hdf5", sp->dir, (long long)step);
-        if (canopy_hdf5_write_snapshot(pp, n, pos, vel, mass, (double)step * dt, 0.0))
+        if (canopy_hdf5_write_snapshot(pp, n, pos, vel, mass, (double)step * dt, box))
             return cli_runtime_error("nbody");
         return CLI_OK;
     }
@@ -203,7 +211,7 @@ static int write_snapshot(const snap_spec *sp, int64_t step, double dt, int64_t 
 static int snapshot(const snap_spec *sp, const canopy_nbody *s) {
     return write_snapshot(sp, canopy_nbody_steps_done(s), canopy_nbody_get_options(s)->dt,
                           canopy_nbody_n(s), canopy_nbody_positions(s), canopy_nbody_velocities(s),
-                          canopy_nbody_masses(s));
+                          canopy_nbody_masses(s), canopy_nbody_get_options(s)->gravity.box);
 }
 
 static void print_energy_line(const canopy_nbody_energy *e, int64_t step, double dt, double *e0) {
@@ -272,7 +280,8 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
         }
         if (!st && j->snap_every && k % j->snap_every == 0) {
             st = canopy_dist_nbody_gather(s, 0, pos, vel);
-            if (!st && rank == 0) rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass);
+            if (!st && rank == 0)
+                rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass, 0.0);
             rc = cli_dist_share_rc(rc);
         }
         if (st) rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
@@ -282,7 +291,7 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
         if ((st = canopy_dist_nbody_gather(s, 0, pos, vel)))
             rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
         else if (rank == 0)
-            rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass);
+            rc = write_snapshot(&j->snap, k, o->dt, j->n, pos, vel, j->mass, 0.0);
         rc = cli_dist_share_rc(rc);
     }
     canopy_dist_stats ds = s ? canopy_dist_nbody_stats(s) : (canopy_dist_stats){0};
@@ -441,6 +450,8 @@ int cmd_nbody(int argc, char **argv) {
         {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
         {"max-rung", required_argument, NULL, OPT_MAX_RUNG},
         {"eta", required_argument, NULL, OPT_ETA},
+        {"box", required_argument, NULL, OPT_BOX},
+        {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
         {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
         {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
         {"restart", required_argument, NULL, OPT_RESTART},
@@ -449,8 +460,9 @@ int cmd_nbody(int argc, char **argv) {
         {NULL, 0, NULL, 0}};
     const char *bodies = NULL, *vels = NULL, *masses = NULL, *dir = NULL, *ckpt = NULL,
                *restart = NULL;
-    double dt = 0.0, eps = 0.0, accuracy = 0.0, theta = 0.0;
+    double dt = 0.0, eps = 0.0, accuracy = 0.0, theta = 0.0, box = 0.0;
     int64_t steps = -1, order = -1, energy_every = 0, snap_every = 0, ckpt_every = 0;
+    int64_t ewald_grid = 0;
     int64_t direct_max = 20000;
     int given_physics = 0, dt_given = 0;
     canopy_opening opening = canopy_gravity_options_default().opening;
@@ -524,6 +536,15 @@ int cmd_nbody(int argc, char **argv) {
             if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &snap_every))
                 return CLI_USAGE;
             break;
+        case OPT_BOX:
+            if (cli_parse_double("nbody", "--box", optarg, 1e-30, 1e30, &box)) return CLI_USAGE;
+            given_physics = 1;
+            break;
+        case OPT_EWALD_GRID:
+            if (cli_parse_i64("nbody", "--ewald-grid", optarg, 8, 128, &ewald_grid))
+                return CLI_USAGE;
+            given_physics = 1;
+            break;
         case OPT_MAX_RUNG:
             if (cli_parse_i64("nbody", "--max-rung", optarg, INT32_MIN, INT32_MAX, &bo.max_rung))
                 return CLI_USAGE;
@@ -583,6 +604,7 @@ int cmd_nbody(int argc, char **argv) {
     }
     if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (hdf5_out && !dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
+    if (ewald_grid && box == 0.0) return cli_usage_error("nbody", "--ewald-grid needs --box");
     if (!isnan(bo.eta) && bo.max_rung == INT64_MIN)
         return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
     snap_spec snap = {dir, hdf5_out};
@@ -595,10 +617,10 @@ int cmd_nbody(int argc, char **argv) {
         return CLI_ERROR;
     int ranks = cli_dist_size(), rank = cli_dist_rank();
     if (ranks > 1) {
-        if (restart || ckpt || opening == CANOPY_OPENING_BUCKET || bo.max_rung > 0) {
+        if (restart || ckpt || opening == CANOPY_OPENING_BUCKET || bo.max_rung > 0 || box > 0.0) {
             if (rank == 0)
-                cli_usage_error("nbody", "--restart, --checkpoint, --max-rung and --opening "
-                                         "bucket are not available over several ranks");
+                cli_usage_error("nbody", "--restart, --checkpoint, --max-rung, --box and "
+                                         "--opening bucket are not available over several ranks");
             return CLI_USAGE;
         }
         /* Rank 0 reads and writes; every rank steps its domain. */
@@ -635,6 +657,8 @@ int cmd_nbody(int argc, char **argv) {
         if (!rc) {
             canopy_nbody_options o =
                 make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
+            o.gravity.box = (float)box;
+            o.gravity.ewald_grid = (int32_t)ewald_grid;
             if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, &s))
                 rc = cli_runtime_error("nbody");
         }
@@ -692,10 +716,14 @@ int cmd_nbody(int argc, char **argv) {
     if (!rc) {
         const canopy_nbody_options *o = canopy_nbody_get_options(s);
         double secs = canopy_now() - t0;
-        char block[96] = "";
+        char block[160] = "";
         if (o->max_rung > 0)
             snprintf(block, sizeof block, ", block steps (max rung %d, eta %g)", (int)o->max_rung,
                      o->eta);
+        if (o->gravity.box > 0.0f)
+            snprintf(block + strlen(block), sizeof block - strlen(block),
+                     ", periodic box %g (Ewald grid %d)", (double)o->gravity.box,
+                     (int)o->gravity.ewald_grid);
         cli_summary(
             "nbody: %lld bodies, steps %lld -> %lld, dt %g%s, theta %g, order %d, %s opening, "
             "%s tree, softening %g, %.3g steps/s%s%s",

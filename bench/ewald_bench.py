@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Periodic (Ewald) vs open-boundary force evaluation of the list engine, and the
+periodic median force error against the float64 Ewald sum on a sample of bodies.
+
+    CANOPY_LIBRARY=build-cpu/libcanopy.so PYTHONPATH=python/src \\
+        python3 bench/ewald_bench.py --n 100000 --reps 5 --sample 200
+
+Bodies: "uniform" in the unit box, and "clustered" (canopy gen clusters: 64 Gaussians of
+spread 0.01, wrapped into the box). Both runs use the default options (accuracy 1e-3:
+binary tree, theta and order from the list table), softening 1e-3. The Ewald table is
+built by one untimed call first (it is computed once per process and grid). Prints one
+JSON line per (set, boundary) and a Markdown row per set."""
+import argparse
+import ctypes
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+from canopy import _lib
+
+lib = _lib.lib
+lib.canopy_gravity_multipole.argtypes = [_lib.Points, ctypes.c_void_p,
+                                         ctypes.POINTER(_lib.GravityOptions), ctypes.c_void_p,
+                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+lib.canopy_gravity_ewald_direct_sample.argtypes = [_lib.Points, ctypes.c_void_p, ctypes.c_float,
+                                                   ctypes.c_float, ctypes.c_void_p,
+                                                   ctypes.c_int64, ctypes.c_void_p,
+                                                   ctypes.c_void_p]
+lib.canopy_gravity_choose_for.argtypes = [ctypes.POINTER(_lib.GravityOptions), ctypes.c_double,
+                                          ctypes.POINTER(ctypes.c_float),
+                                          ctypes.POINTER(ctypes.c_int32), ctypes.c_void_p]
+lib.canopy_last_error.restype = ctypes.c_char_p
+
+
+def bodies(kind, n, canopy):
+    if kind == "uniform":
+        return np.random.default_rng(33).random((n, 3), dtype=np.float32)
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([canopy, "gen", "clusters", "--n", str(n), "-o", d + "/c.npy"],
+                       check=True, capture_output=True)
+        x = np.load(d + "/c.npy").astype(np.float64)
+    return np.ascontiguousarray((x - np.floor(x)).astype(np.float32))
+
+
+def options(box):
+    g = _lib.gravity_options_default()
+    g.softening = 1e-3
+    g.box = box
+    th, order = ctypes.c_float(), ctypes.c_int32()
+    assert lib.canopy_gravity_choose_for(ctypes.byref(g), 1e-3, th, order, None) == 0
+    g.theta, g.order = th.value, order.value
+    return g
+
+
+def evaluate(x, g):
+    n = x.shape[0]
+    acc = np.empty((n, 3), np.float32)
+    pts = _lib.Points(x.ctypes.data, n, 3, 3)
+    t0 = time.perf_counter()
+    s = lib.canopy_gravity_multipole(pts, None, ctypes.byref(g), None, acc.ctypes.data, None,
+                                     None)
+    t = time.perf_counter() - t0
+    if s:
+        raise RuntimeError(lib.canopy_last_error().decode())
+    return acc, t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--sample", type=int, default=200)
+    ap.add_argument("--canopy", default="build-cpu/canopy")
+    a = ap.parse_args()
+    for kind in ("uniform", "clustered"):
+        x = bodies(kind, a.n, a.canopy)
+        row = {}
+        for name, box in (("open", 0.0), ("periodic", 1.0)):
+            g = options(box)
+            evaluate(x, g)  # untimed: the Ewald table, page faults
+            times = []
+            for _ in range(a.reps):
+                acc, t = evaluate(x, g)
+                times.append(t)
+            rec = {"bench": "ewald", "set": kind, "n": a.n, "boundary": name,
+                   "theta": g.theta, "order": g.order, "median_s": statistics.median(times),
+                   "min_s": min(times), "max_s": max(times)}
+            if box > 0.0:
+                idx = np.linspace(0, a.n - 1, a.sample).astype(np.int64)
+                ref = np.empty((a.sample, 3))
+                s = lib.canopy_gravity_ewald_direct_sample(_lib.Points(x.ctypes.data, a.n, 3, 3),
+                                                           None, 1e-3, 1.0, idx.ctypes.data,
+                                                           a.sample, ref.ctypes.data, None)
+                assert s == 0, lib.canopy_last_error()
+                rel = np.linalg.norm(acc[idx] - ref, axis=1) / np.linalg.norm(ref, axis=1)
+                rec["median_error"] = float(np.median(rel))
+            row[name] = rec
+            print(json.dumps(rec), flush=True)
+        o, p = row["open"], row["periodic"]
+        print(f"| {kind} | {a.n} | {o['median_s']:.3f} ({o['min_s']:.3f}-{o['max_s']:.3f}) | "
+              f"{p['median_s']:.3f} ({p['min_s']:.3f}-{p['max_s']:.3f}) | "
+              f"{p['median_s'] / o['median_s']:.1f}x | {p['median_error']:.2e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
