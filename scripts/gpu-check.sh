@@ -316,11 +316,13 @@ for stage in $stages; do
             sanitize "$tool" "paircount" "sanitizer-paircount-$tool.log" test_gpu_paircount
         done
         # The GPU machine has no Corrfunc: a cp312 wheel built elsewhere (pip wheel Corrfunc,
-        # its theory/ and mocks/ test data dropped) and Debian's libgsl27 and libgslcblas0
-        # .debs (unpacked with json-c above) can travel in .carry.
+        # its theory/ and mocks/ test data dropped), its pure-Python needs wurlitzer and
+        # future, and Debian's libgsl27 and libgslcblas0 .debs (unpacked with json-c above)
+        # can travel in .carry.
         if ! python3 -c "import Corrfunc" 2>/dev/null && ls "$root"/.carry/whl/corrfunc-*.whl >/dev/null 2>&1; then
             cf_site="${TMPDIR:-/tmp}/canopy-corrfunc"
-            python3 -m pip install -q --no-index --no-deps --target "$cf_site" "$root"/.carry/whl/corrfunc-*.whl
+            python3 -m pip install -q --no-index --no-deps --target "$cf_site" \
+                "$root"/.carry/whl/{corrfunc,wurlitzer,future}-*.whl
             export PYTHONPATH="$cf_site${PYTHONPATH:+:$PYTHONPATH}"
         fi
         if python3 -c "import Corrfunc" 2>/dev/null; then
@@ -329,7 +331,7 @@ for stage in $stages; do
             note "- paircount bench: rc $? (below)"
             cat "$out/paircount/paircount.md" >>"$summary"
         else
-            note "- paircount bench: skipped (no Corrfunc in python3: pip install Corrfunc, needs libgsl-dev)"
+            note "- paircount bench: skipped, python3 cannot import Corrfunc ($(python3 -c "import Corrfunc" 2>&1 | tail -1); pip install Corrfunc needs libgsl-dev, or a wheel in .carry/whl)"
         fi
         ;;
     forest1core)
