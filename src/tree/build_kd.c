@@ -118,10 +118,12 @@ static int64_t bracket_median(const float *x, int64_t m, int32_t d, int32_t dim,
 
 /* Rows below med and the first `equal_left` rows equal to it go to tx/tp from row nl
  * on in their order, the others from row nr on in theirs; D > 0 is the dimension known
- * at compile time (inlined per call site), 0 reads d. */
-static inline void scatter_rows(const float *x, const int64_t *perm, int64_t m, int32_t d,
-                                int32_t dim, float med, int64_t equal_left, float *tx, int64_t *tp,
-                                int64_t nl, int64_t nr, const int32_t D) {
+ * at compile time (inlined per call site), 0 reads d. The buffers are distinct: without
+ * restrict the compiler reloaded each row's next float after storing the previous one. */
+static inline void scatter_rows(const float *restrict x, const int64_t *restrict perm, int64_t m,
+                                int32_t d, int32_t dim, float med, int64_t equal_left,
+                                float *restrict tx, int64_t *restrict tp, int64_t nl, int64_t nr,
+                                const int32_t D) {
     int32_t w = D > 0 ? D : d;
     for (int64_t i = 0; i < m; i++) {
         float k = x[i * w + dim];
