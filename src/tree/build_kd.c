@@ -34,13 +34,40 @@ static inline int64_t partition_out(const float *a, float *b, int64_t lo, int64_
     return l;
 }
 
+/* Ranges of at most this many keys end the quickselect in rank_select. */
+enum { SELECT_RANK_MAX = 16 };
+
+/* The value a full sort would put at a[nth] and, in *less, lo + how many keys of a[lo,
+ * hi) are smaller, by counting each key's rank: branch-free compares, where the
+ * insertion sort that used to finish the short ranges mispredicted on every key. */
+static float rank_select(const float *a, int64_t lo, int64_t hi, int64_t nth, int64_t *less) {
+    int32_t want = (int32_t)(nth - lo), m = (int32_t)(hi - lo);
+    a += lo;
+    for (int32_t i = 0; i < m - 1; i++) {
+        int32_t lt = 0, le = 0;
+        for (int32_t j = 0; j < m; j++) {
+            lt += a[j] < a[i];
+            le += a[j] <= a[i];
+        }
+        if (lt <= want && want < le) {
+            *less = lo + lt;
+            return a[i];
+        }
+    }
+    /* the last key: every other one was ruled out */
+    int32_t lt = 0;
+    for (int32_t j = 0; j < m; j++) lt += a[j] < a[m - 1];
+    *less = lo + lt;
+    return a[m - 1];
+}
+
 /* The value a full sort would put at key[nth], and in *less how many keys are smaller;
  * key and tmp (room for n keys) are scratch. Quickselect, partitioning out of place
  * between the two and three ways, so duplicates cannot make it quadratic. */
 static float select_key(float *key, float *tmp, int64_t n, int64_t nth, int64_t *less) {
     float *a = key, *b = tmp, *c;
     int64_t lo = 0, hi = n; /* the answer lies in a[lo, hi); all keys left of lo are smaller */
-    while (hi - lo > 16) {
+    while (hi - lo > SELECT_RANK_MAX) {
         float pivot = canopy_select_median3(a[lo], a[lo + (hi - lo) / 2], a[hi - 1]);
         int64_t gt, l = partition_out(a, b, lo, hi, pivot, &gt);
         c = a, a = b, b = c;
@@ -53,16 +80,7 @@ static float select_key(float *key, float *tmp, int64_t n, int64_t nth, int64_t 
             return pivot;
         }
     }
-    for (int64_t i = lo + 1; i < hi; i++) {
-        float t = a[i];
-        int64_t j = i;
-        for (; j > lo && a[j - 1] > t; j--) a[j] = a[j - 1];
-        a[j] = t;
-    }
-    int64_t first = nth;
-    while (first > lo && a[first - 1] == a[nth]) first--;
-    *less = first;
-    return a[nth];
+    return rank_select(a, lo, hi, nth, less);
 }
 
 /* The median's bracket from a sample (Floyd and Rivest's selection, CACM 1975): the
@@ -100,10 +118,12 @@ static int64_t bracket_median(const float *x, int64_t m, int32_t d, int32_t dim,
 
 /* Rows below med and the first `equal_left` rows equal to it go to tx/tp from row nl
  * on in their order, the others from row nr on in theirs; D > 0 is the dimension known
- * at compile time (inlined per call site), 0 reads d. */
-static inline void scatter_rows(const float *x, const int64_t *perm, int64_t m, int32_t d,
-                                int32_t dim, float med, int64_t equal_left, float *tx, int64_t *tp,
-                                int64_t nl, int64_t nr, const int32_t D) {
+ * at compile time (inlined per call site), 0 reads d. The buffers are distinct: without
+ * restrict the compiler reloaded each row's next float after storing the previous one. */
+static inline void scatter_rows(const float *restrict x, const int64_t *restrict perm, int64_t m,
+                                int32_t d, int32_t dim, float med, int64_t equal_left,
+                                float *restrict tx, int64_t *restrict tp, int64_t nl, int64_t nr,
+                                const int32_t D) {
     int32_t w = D > 0 ? D : d;
     for (int64_t i = 0; i < m; i++) {
         float k = x[i * w + dim];
@@ -219,13 +239,46 @@ static inline void box_cols(const float *x, int32_t d, int64_t m, int32_t j0, in
     memcpy(hi + j0, h, sizeof(float) * (size_t)w);
 }
 
+/* Low dimensions read the rows as one flat run of floats into BOX_LANES accumulators per
+ * bound (a multiple of d): independent lanes the compiler keeps in vector registers,
+ * where one accumulator per column waits on the previous row's min/max. */
+enum { BOX_LANES = 12 };
+
+static inline void box_flat(const float *x, int64_t m, float *lo, float *hi, const int32_t D) {
+    float l[BOX_LANES], h[BOX_LANES];
+    for (int32_t t = 0; t < BOX_LANES; t++) {
+        l[t] = FLT_MAX;
+        h[t] = -FLT_MAX;
+    }
+    int64_t full = m * D / BOX_LANES * BOX_LANES;
+    for (int64_t i = 0; i < full; i += BOX_LANES)
+#pragma omp simd
+        for (int32_t t = 0; t < BOX_LANES; t++) {
+            l[t] = x[i + t] < l[t] ? x[i + t] : l[t];
+            h[t] = x[i + t] > h[t] ? x[i + t] : h[t];
+        }
+    for (int64_t i = full; i < m * D; i++) {
+        int32_t t = (int32_t)(i - full);
+        l[t] = x[i] < l[t] ? x[i] : l[t];
+        h[t] = x[i] > h[t] ? x[i] : h[t];
+    }
+    for (int32_t j = 0; j < D; j++) {
+        lo[j] = m > 0 ? l[j] : 0.0f;
+        hi[j] = m > 0 ? h[j] : 0.0f;
+        for (int32_t t = j + D; t < BOX_LANES; t += D) {
+            lo[j] = l[t] < lo[j] ? l[t] : lo[j];
+            hi[j] = h[t] > hi[j] ? h[t] : hi[j];
+        }
+    }
+}
+
 static void box_one(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
     if (d == 2) {
-        box_cols(x, d, m, 0, d, lo, hi, 2);
+        box_flat(x, m, lo, hi, 2);
         return;
     }
     if (d == 3) {
-        box_cols(x, d, m, 0, d, lo, hi, 3);
+        box_flat(x, m, lo, hi, 3);
         return;
     }
     for (int32_t j0 = 0; j0 < d; j0 += BOX_COLS)
