@@ -97,7 +97,7 @@ static void cpu_micro(const simt_impl *const *impls, int ni) {
     for (int r = 0; r < 4; r++)
         for (int t = 1; t <= 2; t++) {
             printf("| %d | %d |", rdegs[r], t);
-            TIME(s, simt_ref_memory(in, ref, n, rdegs[r], 10, t));
+            TIME(s, canopy_simt_ref_memory(in, ref, n, rdegs[r], 10, t));
             cell(s, 1e3);
             for (int i = 0; i < ni; i++) {
                 TIME(s, impls[i]->memory(in, out, n, rdegs[r], 10, t));
@@ -114,7 +114,7 @@ static void cpu_micro(const simt_impl *const *impls, int ni) {
     printf("\n|---|---|%s\n", ni == 2 ? "---|---|" : "---|");
     for (int d = 1; d <= 16; d *= 2) {
         printf("| %d |", d);
-        TIME(s, simt_ref_diverge(ref, nd, d, 200, 1));
+        TIME(s, canopy_simt_ref_diverge(ref, nd, d, 200, 1));
         cell(s, 1e3);
         for (int i = 0; i < ni; i++) {
             TIME(s, impls[i]->diverge(out, nd, d, 200, 1));
@@ -146,7 +146,7 @@ static void cpu_micro(const simt_impl *const *impls, int ni) {
     for (int rd = 0; rd <= 2048; rd = rd ? 4 * rd : 512) {
         int32_t sm[64], rsm[64];
         printf("| %d |", rd);
-        TIME(s, simt_ref_shmem(rsm, rd, 32768));
+        TIME(s, canopy_simt_ref_shmem(rsm, rd, 32768));
         cell(s, 1e3);
         TIME(s, impls[ni - 1]->shmem(sm, rd, 32768, 0));
         cell(s, 1e3);
@@ -326,36 +326,39 @@ static int run_cpu(const apps *d, int a, const simt_impl *im, int t) {
     int g = a - A_GAUSS_S;
     switch (a) {
     case A_PF:
-        if (!im) return simt_ref_pathfinder(d->wall, d->rows, d->cols, io, t), 0;
+        if (!im) return canopy_simt_ref_pathfinder(d->wall, d->rows, d->cols, io, t), 0;
         return im->pathfinder(d->wall, d->rows, d->cols, io, t);
     case A_PF_TILE:
-        if (!im) return simt_ref_pathfinder(d->wall, d->rows, d->cols, io, t), 0;
+        if (!im) return canopy_simt_ref_pathfinder(d->wall, d->rows, d->cols, io, t), 0;
         return im->pathfinder_tiled(d->wall, d->rows, d->cols, PF_CPU_BDIM, PF_STEPS, 0, io, t);
     case A_BFS:
-        if (!im) return simt_ref_bfs(d->rowptr, d->col, d->gn, 0, io, t), 0;
+        if (!im) return canopy_simt_ref_bfs(d->rowptr, d->col, d->gn, 0, io, t), 0;
         return im->bfs(d->rowptr, d->col, d->gn, 0, io, t);
     case A_HS:
-        if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
+        if (!im)
+            return canopy_simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
         return im->hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t);
     case A_HS_TILE:
     case A_HS_TILE_WIDE: /* a GPU shape: on the CPU the same as A_HS_TILE */
-        if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
+        if (!im)
+            return canopy_simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
         return im->hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, HS_CPU_TW_LOG,
                                  HS_CPU_TH, HS_CPU_STEPS, 0, fo, t);
     case A_HS_RODINIA:
     case A_HS_TEAM:
-        if (!im) return simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
+        if (!im)
+            return canopy_simt_ref_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, fo, t), 0;
         return im->hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, 4, 16, 2,
                                  a == A_HS_TEAM, fo, t);
     case A_NN:
-        if (!im) return simt_ref_nn(d->rec, d->nrec, 30.0f, -90.0f, fo, t), 0;
+        if (!im) return canopy_simt_ref_nn(d->rec, d->nrec, 30.0f, -90.0f, fo, t), 0;
         return im->nn(d->rec, d->nrec, 30.0f, -90.0f, fo, t);
     case A_LEV:
-        if (!im) return simt_ref_lev(d->text, d->ls, d->ll, d->pat, io, t), 0;
+        if (!im) return canopy_simt_ref_lev(d->text, d->ls, d->ll, d->pat, io, t), 0;
         return im->lev(d->text, d->ls, d->ll, d->pat, io, t);
     case A_GAUSS_S:
     case A_GAUSS_L:
-        if (!im) return simt_ref_gaussian(d->ga[g], d->gb[g], d->gs[g], fo, t), 0;
+        if (!im) return canopy_simt_ref_gaussian(d->ga[g], d->gb[g], d->gs[g], fo, t), 0;
         return im->gaussian(d->ga[g], d->gb[g], d->gs[g], fo, t);
     }
     return -1;
@@ -366,26 +369,26 @@ static canopy_status run_gpu(const apps *d, int a, simt_gpu_timing *tm) {
     int g = a - A_GAUSS_S;
     switch (a) {
     case A_PF:
-        return simt_gpu_pathfinder(d->wall, d->rows, d->cols, d->iout, tm);
+        return canopy_simt_gpu_pathfinder(d->wall, d->rows, d->cols, d->iout, tm);
     case A_PF_TILE:
-        return simt_gpu_pathfinder_tiled(d->wall, d->rows, d->cols, PF_GPU_BDIM, PF_STEPS, d->iout,
-                                         tm);
+        return canopy_simt_gpu_pathfinder_tiled(d->wall, d->rows, d->cols, PF_GPU_BDIM, PF_STEPS,
+                                                d->iout, tm);
     case A_BFS:
-        return simt_gpu_bfs(d->rowptr, d->col, d->gn, 0, d->iout, tm);
+        return canopy_simt_gpu_bfs(d->rowptr, d->col, d->gn, 0, d->iout, tm);
     case A_HS:
-        return simt_gpu_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, d->fout, tm);
+        return canopy_simt_gpu_hotspot(d->temp, d->power, d->hr, d->hc, d->hiters, d->fout, tm);
     case A_HS_TILE:
-        return simt_gpu_hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, 4, 16, 2, d->fout,
-                                      tm);
+        return canopy_simt_gpu_hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, 4, 16, 2,
+                                             d->fout, tm);
     case A_HS_TILE_WIDE:
-        return simt_gpu_hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, 5, 32, 4, d->fout,
-                                      tm);
+        return canopy_simt_gpu_hotspot_tiled(d->temp, d->power, d->hr, d->hc, d->hiters, 5, 32, 4,
+                                             d->fout, tm);
     case A_NN:
-        return simt_gpu_nn(d->rec, d->nrec, 30.0f, -90.0f, d->fout, tm);
+        return canopy_simt_gpu_nn(d->rec, d->nrec, 30.0f, -90.0f, d->fout, tm);
     case A_LEV:
-        return simt_gpu_lev(d->text, d->ls, d->ll, d->pat, d->iout, tm);
+        return canopy_simt_gpu_lev(d->text, d->ls, d->ll, d->pat, d->iout, tm);
     default:
-        return simt_gpu_gaussian(d->ga[g], d->gb[g], d->gs[g], d->fout, tm);
+        return canopy_simt_gpu_gaussian(d->ga[g], d->gb[g], d->gs[g], d->fout, tm);
     }
 }
 
@@ -565,11 +568,11 @@ static void gpu_micro(void) {
         simt_gpu_timing tm;
         int32_t *o =
             cfgs[c].kind == SIMT_MICRO_EMPTY || cfgs[c].kind == SIMT_MICRO_BARRIER ? NULL : out;
-        canopy_status st = simt_gpu_micro(&cfgs[c], in, o, &tm);
+        canopy_status st = canopy_simt_gpu_micro(&cfgs[c], in, o, &tm);
         double tk[64], tw[64];
         for (int r = 0; r < reps && !st; r++) {
             double t0 = omp_get_wtime();
-            st = simt_gpu_micro(&cfgs[c], in, o, &tm);
+            st = canopy_simt_gpu_micro(&cfgs[c], in, o, &tm);
             tw[r] = omp_get_wtime() - t0;
             tk[r] = tm.kernel_ms * 1e-3;
         }
@@ -638,7 +641,7 @@ int main(int argc, char **argv) {
         apps_free(&d);
         return 0;
     }
-    const simt_impl *impls[2] = {simt_impl_for(8), simt_impl_for(16)};
+    const simt_impl *impls[2] = {canopy_simt_impl_for(8), canopy_simt_impl_for(16)};
     int ni = impls[1] ? 2 : 1;
     if (counts) {
         apps_make(&d);

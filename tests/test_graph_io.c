@@ -206,31 +206,31 @@ static void test_size_bounds(void) {
     char buf[128];
     /* "0 V\n" is 10 bytes for a 7-digit V: the bound is 2^20 + 40 = 1048616 vertices. */
     snprintf(buf, sizeof buf, "0 %d\n", 1048615);
-    CHECK_OK(graph_edgelist_read_mem(buf, strlen(buf), "e", &g));
+    CHECK_OK(canopy_graph_edgelist_read_mem(buf, strlen(buf), "e", &g));
     CHECK(g.n_rows == 1048616);
     canopy_csr_release(&g);
     snprintf(buf, sizeof buf, "0 %d\n", 1048616);
-    CHECK_FAILS(graph_edgelist_read_mem(buf, strlen(buf), "e", &g), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_graph_edgelist_read_mem(buf, strlen(buf), "e", &g), CANOPY_ERR_FORMAT,
                 "e: its vertex ids make 1048617 vertices but the file has only 10 bytes");
     CHECK(g.row_ptr == NULL);
     const char *gr = "p sp 2000000 0\n"; /* 15 bytes: bound 1048636 */
-    CHECK_FAILS(graph_gr_read_mem(gr, strlen(gr), "g.gr", &g), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_graph_gr_read_mem(gr, strlen(gr), "g.gr", &g), CANOPY_ERR_FORMAT,
                 "g.gr: the problem line declares 2000000 vertices");
     gr = "p sp 1048636 0\n";
-    CHECK_OK(graph_gr_read_mem(gr, strlen(gr), "g.gr", &g));
+    CHECK_OK(canopy_graph_gr_read_mem(gr, strlen(gr), "g.gr", &g));
     CHECK(g.n_rows == 1048636 && g.nnz == 0);
     canopy_csr_release(&g);
     gr = "p sp 3 9\na 1 2 1\n";
-    CHECK_FAILS(graph_gr_read_mem(gr, strlen(gr), "g.gr", &g), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_graph_gr_read_mem(gr, strlen(gr), "g.gr", &g), CANOPY_ERR_FORMAT,
                 "declares 9 arcs but the file has only 17 bytes");
     const char *mtx = "%%MatrixMarket matrix coordinate pattern general\n4 5000000 1\n1 1\n";
-    CHECK_FAILS(graph_mtx_read_mem(mtx, strlen(mtx), "m.mtx", &g), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_graph_mtx_read_mem(mtx, strlen(mtx), "m.mtx", &g), CANOPY_ERR_FORMAT,
                 "m.mtx: the size line declares 5000000 vertices");
     mtx = "%%MatrixMarket matrix coordinate pattern general\n100 100 40\n1 1\n";
-    CHECK_FAILS(graph_mtx_read_mem(mtx, strlen(mtx), "m.mtx", &g), CANOPY_ERR_FORMAT,
+    CHECK_FAILS(canopy_graph_mtx_read_mem(mtx, strlen(mtx), "m.mtx", &g), CANOPY_ERR_FORMAT,
                 "declares 40 entries but the file has only");
     mtx = "%%MatrixMarket matrix coordinate pattern general\n4 4 1\n2 3\n";
-    CHECK_OK(graph_mtx_read_mem(mtx, strlen(mtx), "m.mtx", &g));
+    CHECK_OK(canopy_graph_mtx_read_mem(mtx, strlen(mtx), "m.mtx", &g));
     CHECK(g.n_rows == 4 && g.nnz == 1 && g.col[0] == 2);
     canopy_csr_release(&g);
 }

@@ -144,32 +144,32 @@ static void check_kernels(const simt_impl *s) {
         int32_t *in = rnd_array(n, 100000), *out = rnd_array(n, 3), *ref = rnd_array(n, 3);
         for (size_t bi = 0; bi < sizeof bdims / sizeof *bdims; bi++) {
             int bd = bdims[bi];
-            simt_ref_divergent(in, ref, n);
+            canopy_simt_ref_divergent(in, ref, n);
             CHECK(s->divergent(in, out, n, bd, 2) == 0);
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s divergent n=%d bdim=%d",
                       s->isa, n, bd);
             for (int rounds = 0; rounds < 4; rounds += 3) {
-                simt_ref_exchange(in, ref, n, bd, rounds);
+                canopy_simt_ref_exchange(in, ref, n, bd, rounds);
                 CHECK(s->exchange(in, out, n, bd, rounds, 1, 2) == 0);
                 CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n),
                           "%s exchange n=%d bdim=%d rounds=%d", s->isa, n, bd, rounds);
             }
         }
         /* One-warp blocks need no team: the barrier is trivially kept. */
-        simt_ref_exchange(in, ref, n, s->width, 5);
+        canopy_simt_ref_exchange(in, ref, n, s->width, 5);
         CHECK(s->exchange(in, out, n, s->width, 5, 0, 2) == 0);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s exchange without team n=%d",
                   s->isa, n);
 
         for (int rdeg = 0; rdeg <= 4095 && rdeg + 1 <= (n > 0 ? n : 1);
              rdeg = rdeg ? 2 * rdeg + 1 : 63) {
-            simt_ref_memory(in, ref, n, rdeg, 3, 1);
+            canopy_simt_ref_memory(in, ref, n, rdeg, 3, 1);
             CHECK(s->memory(in, out, n, rdeg, 3, 2) == 0);
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s memory n=%d rdeg=%d", s->isa,
                       n, rdeg);
         }
         for (int d = 1; d <= 32; d *= 4) {
-            simt_ref_diverge(ref, n, d, 5, 1);
+            canopy_simt_ref_diverge(ref, n, d, 5, 1);
             CHECK(s->diverge(out, n, d, 5, 2) == 0);
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s diverge n=%d d=%d", s->isa, n,
                       d);
@@ -180,7 +180,7 @@ static void check_kernels(const simt_impl *s) {
     }
     int32_t sm[64], rsm[64];
     for (int rdeg = 0; rdeg <= 2048; rdeg = rdeg ? 2 * rdeg : 64) {
-        simt_ref_shmem(rsm, rdeg, 100);
+        canopy_simt_ref_shmem(rsm, rdeg, 100);
         for (int team = 0; team < 2; team++) {
             memset(sm, 0, sizeof sm);
             CHECK(s->shmem(sm, rdeg, 100, team) == 0);
@@ -212,7 +212,7 @@ static void check_pathfinder(const simt_impl *s) {
         CHECK(s->pathfinder(wall, rows, cols, out, 2) == 0);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)cols), "%s pathfinder %dx%d", s->isa,
                   rows, cols);
-        simt_ref_pathfinder(wall, rows, cols, out, 2);
+        canopy_simt_ref_pathfinder(wall, rows, cols, out, 2);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)cols), "OpenMP pathfinder %dx%d", rows,
                   cols);
         free(wall);
@@ -236,7 +236,7 @@ static void check_float_apps(const simt_impl *s) {
             power[i] = (float)(rnd() % 1000) / 1e6f;
         }
         for (int iters = 0; iters <= 5; iters += 5) {
-            simt_ref_hotspot(temp, power, rows, cols, iters, ref, 2);
+            canopy_simt_ref_hotspot(temp, power, rows, cols, iters, ref, 2);
             CHECK(s->hotspot(temp, power, rows, cols, iters, out, 2) == 0);
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)cells), "%s hotspot %dx%d iters=%d",
                       s->isa, rows, cols, iters);
@@ -255,7 +255,7 @@ static void check_float_apps(const simt_impl *s) {
               *out = malloc(sizeof *out * (size_t)(n + 1)),
               *ref = malloc(sizeof *ref * (size_t)(n + 1));
         for (int i = 0; i < 2 * n; i++) rec[i] = (float)((int)(rnd() % 36000) - 18000) / 100.0f;
-        simt_ref_nn(rec, n, 30.5f, -90.25f, ref, 1);
+        canopy_simt_ref_nn(rec, n, 30.5f, -90.25f, ref, 1);
         CHECK(s->nn(rec, n, 30.5f, -90.25f, out, 2) == 0);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s nn n=%d", s->isa, n);
         free(rec);
@@ -312,7 +312,7 @@ static void check_lev(const simt_impl *s) {
         }
         CHECK(s->lev(text, n, len, pat, out, 2) == 0);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s lev n=%d len=%d", s->isa, n, len);
-        simt_ref_lev(text, n, len, pat, out, 2);
+        canopy_simt_ref_lev(text, n, len, pat, out, 2);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "OpenMP lev n=%d len=%d", n, len);
         if (len >= 30) CHECK(any);
         free(text);
@@ -353,7 +353,7 @@ static void check_bfs(const simt_impl *s) {
         }
         CHECK(s->bfs(rowptr, col, n, src, out, 2) == 0);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "%s bfs n=%d deg=%d", s->isa, n, deg);
-        simt_ref_bfs(rowptr, col, n, src, out, 2);
+        canopy_simt_ref_bfs(rowptr, col, n, src, out, 2);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "OpenMP bfs n=%d", n);
         free(rowptr);
         free(col);
@@ -375,7 +375,7 @@ static void check_tiles(const simt_impl *s) {
         int rows = shapes[k][0], cols = shapes[k][1];
         int32_t *wall = rnd_array(rows * cols, 10), *out = rnd_array(cols, 3),
                 *ref = rnd_array(cols, 3);
-        simt_ref_pathfinder(wall, rows, cols, ref, 1);
+        canopy_simt_ref_pathfinder(wall, rows, cols, ref, 1);
         for (size_t c = 0; c < sizeof pf / sizeof *pf; c++)
             for (int team = 0; team < 2; team++) {
                 memset(out, 0x55, sizeof *out * (size_t)cols);
@@ -404,7 +404,7 @@ static void check_tiles(const simt_impl *s) {
             power[i] = (float)(rnd() % 1000) / 1e6f;
         }
         for (int iters = 1; iters <= 7; iters += 3) {
-            simt_ref_hotspot(temp, power, rows, cols, iters, ref, 1);
+            canopy_simt_ref_hotspot(temp, power, rows, cols, iters, ref, 1);
             for (size_t c = 0; c < sizeof ht / sizeof *ht; c++)
                 for (int team = 0; team < 2; team++) {
                     if (team && (1 << ht[c][0]) * ht[c][1] > 8 * s->width) continue;
@@ -455,7 +455,7 @@ static void check_gaussian(const simt_impl *s) {
             for (int j = i + 1; j < n; j++) bd[i] -= ad[i * n + j] * bd[j];
             bd[i] /= ad[i * n + i];
         }
-        simt_ref_gaussian(a, b, n, xr, 2);
+        canopy_simt_ref_gaussian(a, b, n, xr, 2);
         memset(x, 0, sizeof *x * (size_t)n);
         CHECK(s->gaussian(a, b, n, x, 2) == 0);
         CHECK_MSG(!memcmp(x, xr, sizeof *x * (size_t)n), "%s gaussian n=%d", s->isa, n);
@@ -476,7 +476,8 @@ static void check_gaussian(const simt_impl *s) {
 
 int main(void) {
     rng_state = check_seed();
-    const simt_impl *tables[] = {&simt_impl_generic, simt_impl_for(8), simt_impl_for(16)};
+    const simt_impl *tables[] = {&canopy_simt_impl_generic, canopy_simt_impl_for(8),
+                                 canopy_simt_impl_for(16)};
     for (int t = 0; t < 3; t++) {
         if (!tables[t]) {
             printf("skip: 16 lanes need AVX-512, which this CPU lacks\n");

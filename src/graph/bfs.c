@@ -33,21 +33,21 @@ static canopy_status bfs_levels(const canopy_csr *g, int64_t source,
     for (int64_t v = 0; v < g->n_rows; v++) level[v] = -1;
     level[source] = 0;
     bfs_ctx ctx = {{0}, g, level};
-    return graph_frontier_rounds(g, source, false, expand, &ctx, &ctx.f, opt, stats);
+    return canopy_graph_frontier_rounds(g, source, false, expand, &ctx, &ctx.f, opt, stats);
 }
 
 /* Both forms of BFS, which differ only in how they run (same checks, same result). */
 static canopy_status bfs(const canopy_csr *g, int64_t source, int recursive,
                          const canopy_graph_options *opt, int64_t *level,
                          canopy_graph_stats *stats) {
-    canopy_status s = graph_check_source(g, opt, source, "bfs");
+    canopy_status s = canopy_graph_check_source(g, opt, source, "bfs");
     if (s != CANOPY_OK) return s;
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
     if (canopy_graph_strategy_is_gpu(opt->strategy))
-        s = graph_gpu_bfs(g, source, recursive, opt, level, &local);
+        s = canopy_graph_gpu_bfs(g, source, recursive, opt, level, &local);
     else
-        s = recursive ? graph_bfs_rec_cpu(g, source, opt, level, &local)
+        s = recursive ? canopy_graph_bfs_rec_cpu(g, source, opt, level, &local)
                       : bfs_levels(g, source, opt, level, &local);
     local.seconds = canopy_now() - t0;
     if (stats) *stats = local;

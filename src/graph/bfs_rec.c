@@ -26,14 +26,15 @@ static double relax(void *vctx, int64_t u, int64_t lo, int64_t hi) {
     return 0.0;
 }
 
-canopy_status graph_bfs_rec_cpu(const canopy_csr *g, int64_t source,
-                                const canopy_graph_options *opt, int64_t *level,
-                                canopy_graph_stats *stats) {
+canopy_status canopy_graph_bfs_rec_cpu(const canopy_csr *g, int64_t source,
+                                       const canopy_graph_options *opt, int64_t *level,
+                                       canopy_graph_stats *stats) {
     const int64_t n = g->n_rows;
     for (int64_t v = 0; v < n; v++) level[v] = INT64_MAX;
     level[source] = 0;
     rec_ctx ctx = {{0}, g, level};
-    canopy_status s = graph_frontier_rounds(g, source, true, relax, &ctx, &ctx.f, opt, stats);
+    canopy_status s =
+        canopy_graph_frontier_rounds(g, source, true, relax, &ctx, &ctx.f, opt, stats);
     for (int64_t v = 0; v < n; v++)
         if (level[v] == INT64_MAX) level[v] = -1;
     return s;

@@ -84,7 +84,7 @@ static canopy_status symmetrise(const canopy_csr *g, canopy_csr *out) {
             }
         s = canopy_csr_from_coo(g->n_rows, g->n_rows, m, src, dst, NULL, out);
     }
-    if (s == CANOPY_OK) graph_csr_dedupe(out);
+    if (s == CANOPY_OK) canopy_graph_csr_dedupe(out);
     canopy_free(src);
     canopy_free(dst);
     return s;
@@ -92,7 +92,7 @@ static canopy_status symmetrise(const canopy_csr *g, canopy_csr *out) {
 
 canopy_status canopy_color(const canopy_csr *g, const canopy_graph_options *opt, int64_t *color,
                            canopy_graph_stats *stats) {
-    canopy_status s = graph_check(g, opt, true, "color");
+    canopy_status s = canopy_graph_check(g, opt, true, "color");
     if (s != CANOPY_OK) return s;
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
@@ -102,7 +102,7 @@ canopy_status canopy_color(const canopy_csr *g, const canopy_graph_options *opt,
     color_ctx ctx = {&sym, color, NULL, NULL, 0, &next};
     s = symmetrise(g, &sym);
     if (s == CANOPY_OK && canopy_graph_strategy_is_gpu(opt->strategy)) {
-        s = graph_gpu_color(&sym, opt, color, &local);
+        s = canopy_graph_gpu_color(&sym, opt, color, &local);
         goto done;
     }
     int64_t max_deg = 0;
@@ -119,17 +119,17 @@ canopy_status canopy_color(const canopy_csr *g, const canopy_graph_options *opt,
     if (s != CANOPY_OK) goto done;
 
     graph_loop init = {sym.row_ptr, NULL, n, count_higher, set_wait, &ctx, true};
-    s = graph_run(&init, opt, &local);
+    s = canopy_graph_run(&init, opt, &local);
     for (int64_t v = 0; v < n; v++)
         if (ctx.wait[v] == 0) cur.items[cur.n++] = v;
     int64_t done_count = 0;
     while (cur.n > 0 && s == CANOPY_OK) {
         graph_loop colour = {sym.row_ptr, cur.items, cur.n, pick, NULL, &ctx, false};
-        s = graph_run(&colour, opt, &local);
+        s = canopy_graph_run(&colour, opt, &local);
         if (s != CANOPY_OK) break;
         next.n = 0;
         graph_loop rel = {sym.row_ptr, cur.items, cur.n, release, NULL, &ctx, true};
-        s = graph_run(&rel, opt, &local);
+        s = canopy_graph_run(&rel, opt, &local);
         done_count += cur.n;
         worklist t = cur;
         cur = next;

@@ -165,7 +165,7 @@ canopy_status canopy_csr_transpose(const canopy_csr *g, canopy_csr *out) {
     return CANOPY_OK;
 }
 
-void graph_csr_dedupe(canopy_csr *g) {
+void canopy_graph_csr_dedupe(canopy_csr *g) {
     int64_t out = 0;
     for (int64_t i = 0; i < g->n_rows; i++) {
         int64_t lo = g->row_ptr[i], hi = g->row_ptr[i + 1];

@@ -43,19 +43,19 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
         st = canopy_coo_push(&c, u, v, w);
     }
     /* Vertex ids are not remapped: the largest id sizes the graph. */
-    if (st == CANOPY_OK) st = graph_check_vertices(r, n, "its vertex ids make");
+    if (st == CANOPY_OK) st = canopy_graph_check_vertices(r, n, "its vertex ids make");
     if (st == CANOPY_OK) st = canopy_csr_from_coo(n, n, c.n, c.src, c.dst, c.w, out);
     canopy_coo_release(&c);
     return st;
 }
 
 canopy_status canopy_edgelist_read(const char *path, canopy_csr *out) {
-    return graph_read_text(path, "canopy_edgelist_read", parse, out);
+    return canopy_graph_read_text(path, "canopy_edgelist_read", parse, out);
 }
 
-canopy_status graph_edgelist_read_mem(const void *buf, size_t len, const char *name,
-                                      canopy_csr *out) {
-    return graph_read_text_mem(buf, len, name, parse, out);
+canopy_status canopy_graph_edgelist_read_mem(const void *buf, size_t len, const char *name,
+                                             canopy_csr *out) {
+    return canopy_graph_read_text_mem(buf, len, name, parse, out);
 }
 
 canopy_status canopy_graph_load(const char *path, canopy_csr *out) {

@@ -3,10 +3,11 @@
  * worklists swapped each round, the current one the outer loop of the strategy. */
 #include "graph/graph.h"
 
-canopy_status graph_frontier_rounds(const canopy_csr *g, int64_t source, bool queued,
-                                    double (*inner)(void *ctx, int64_t row, int64_t lo, int64_t hi),
-                                    void *ctx, graph_frontier *f, const canopy_graph_options *opt,
-                                    canopy_graph_stats *stats) {
+canopy_status
+canopy_graph_frontier_rounds(const canopy_csr *g, int64_t source, bool queued,
+                             double (*inner)(void *ctx, int64_t row, int64_t lo, int64_t hi),
+                             void *ctx, graph_frontier *f, const canopy_graph_options *opt,
+                             canopy_graph_stats *stats) {
     const int64_t n = g->n_rows;
     worklist cur = {0}, next = {0};
     f->queued = NULL;
@@ -20,7 +21,7 @@ canopy_status graph_frontier_rounds(const canopy_csr *g, int64_t source, bool qu
         graph_loop loop = {g->row_ptr, cur.items, cur.n, inner, NULL, ctx, true};
         next.n = 0;
         f->next = &next;
-        s = graph_run(&loop, opt, stats);
+        s = canopy_graph_run(&loop, opt, stats);
         if (queued)
             for (int64_t i = 0; i < next.n; i++) f->queued[next.items[i]] = 0;
         worklist t = cur;

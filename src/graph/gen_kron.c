@@ -62,7 +62,7 @@ canopy_status canopy_gen_kron(int32_t scale, int32_t edge_factor, uint64_t seed,
             dst[kept++] = dst[k];
         }
     s = canopy_csr_from_coo(n, n, kept, src, dst, NULL, out);
-    if (s == CANOPY_OK) graph_csr_dedupe(out);
+    if (s == CANOPY_OK) canopy_graph_csr_dedupe(out);
 done:
     canopy_free(perm);
     canopy_free(src);

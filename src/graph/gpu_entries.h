@@ -8,23 +8,23 @@
 #include "graph/gpu.h"
 
 #define CANOPY_GRAPH_GPU_ENTRIES(STATUS, OUT, RELEASE)                                             \
-    STATUS(graph_gpu_sssp,                                                                         \
+    STATUS(canopy_graph_gpu_sssp,                                                                  \
            (const canopy_csr *g, int64_t source, const canopy_graph_options *opt, double *dist,    \
             canopy_graph_stats *stats),                                                            \
            (g, source, opt, dist, stats))                                                          \
-    STATUS(graph_gpu_bfs,                                                                          \
+    STATUS(canopy_graph_gpu_bfs,                                                                   \
            (const canopy_csr *g, int64_t source, int recursive, const canopy_graph_options *opt,   \
             int64_t *level, canopy_graph_stats *stats),                                            \
            (g, source, recursive, opt, level, stats))                                              \
-    STATUS(graph_gpu_spmv,                                                                         \
+    STATUS(canopy_graph_gpu_spmv,                                                                  \
            (const canopy_csr *g, const double *x, const canopy_graph_options *opt, double *y,      \
             canopy_graph_stats *stats),                                                            \
            (g, x, opt, y, stats))                                                                  \
-    STATUS(graph_gpu_pagerank,                                                                     \
+    STATUS(canopy_graph_gpu_pagerank,                                                              \
            (const canopy_csr *g, const canopy_csr *t, const canopy_graph_options *opt,             \
             double *rank, canopy_graph_stats *stats),                                              \
            (g, t, opt, rank, stats))                                                               \
-    STATUS(graph_gpu_color,                                                                        \
+    STATUS(canopy_graph_gpu_color,                                                                 \
            (const canopy_csr *sym, const canopy_graph_options *opt, int64_t *color,                \
             canopy_graph_stats *stats),                                                            \
            (sym, opt, color, stats))

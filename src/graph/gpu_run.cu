@@ -275,9 +275,9 @@ static canopy_status worklist_rounds(session &S, int app, gpu_graph_ctx &ctx, in
     return CANOPY_OK;
 }
 
-extern "C" canopy_status graph_gpu_sssp(const canopy_csr *g, int64_t source,
-                                        const canopy_graph_options *opt, double *dist,
-                                        canopy_graph_stats *stats) {
+extern "C" canopy_status canopy_graph_gpu_sssp(const canopy_csr *g, int64_t source,
+                                               const canopy_graph_options *opt, double *dist,
+                                               canopy_graph_stats *stats) {
     session S;
     canopy_status s;
     const int64_t n = g->n_rows;
@@ -298,9 +298,9 @@ __global__ void unreached_kernel(int64_t *level, int64_t n) {
     if (v < n && level[v] == INT64_MAX) level[v] = -1;
 }
 
-extern "C" canopy_status graph_gpu_bfs(const canopy_csr *g, int64_t source, int recursive,
-                                       const canopy_graph_options *opt, int64_t *level,
-                                       canopy_graph_stats *stats) {
+extern "C" canopy_status canopy_graph_gpu_bfs(const canopy_csr *g, int64_t source, int recursive,
+                                              const canopy_graph_options *opt, int64_t *level,
+                                              canopy_graph_stats *stats) {
     session S;
     canopy_status s;
     const int64_t n = g->n_rows;
@@ -319,9 +319,9 @@ extern "C" canopy_status graph_gpu_bfs(const canopy_csr *g, int64_t source, int 
     return S.finish(level, ctx.level, n);
 }
 
-extern "C" canopy_status graph_gpu_spmv(const canopy_csr *g, const double *x,
-                                        const canopy_graph_options *opt, double *y,
-                                        canopy_graph_stats *stats) {
+extern "C" canopy_status canopy_graph_gpu_spmv(const canopy_csr *g, const double *x,
+                                               const canopy_graph_options *opt, double *y,
+                                               canopy_graph_stats *stats) {
     session S;
     canopy_status s;
     TRY(S.init(g, opt, stats, true));
@@ -339,9 +339,9 @@ extern "C" canopy_status graph_gpu_spmv(const canopy_csr *g, const double *x,
     return S.finish(y, (const double *)dy, g->n_rows);
 }
 
-extern "C" canopy_status graph_gpu_pagerank(const canopy_csr *g, const canopy_csr *t,
-                                            const canopy_graph_options *opt, double *rank,
-                                            canopy_graph_stats *stats) {
+extern "C" canopy_status canopy_graph_gpu_pagerank(const canopy_csr *g, const canopy_csr *t,
+                                                   const canopy_graph_options *opt, double *rank,
+                                                   canopy_graph_stats *stats) {
     session S;
     canopy_status s;
     const int64_t n = g->n_rows;
@@ -381,8 +381,9 @@ extern "C" canopy_status graph_gpu_pagerank(const canopy_csr *g, const canopy_cs
     return S.finish(rank, (const double *)drank, n);
 }
 
-extern "C" canopy_status graph_gpu_color(const canopy_csr *sym, const canopy_graph_options *opt,
-                                         int64_t *color, canopy_graph_stats *stats) {
+extern "C" canopy_status canopy_graph_gpu_color(const canopy_csr *sym,
+                                                const canopy_graph_options *opt, int64_t *color,
+                                                canopy_graph_stats *stats) {
     session S;
     canopy_status s;
     const int64_t n = sym->n_rows;

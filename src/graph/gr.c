@@ -32,7 +32,8 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
                 st = canopy_line_error(r, "graphs over 2^31-1 vertices are not supported");
                 break;
             }
-            if ((st = graph_check_vertices(r, n, "the problem line declares")) != CANOPY_OK) break;
+            if ((st = canopy_graph_check_vertices(r, n, "the problem line declares")) != CANOPY_OK)
+                break;
             /* Each arc takes at least 8 bytes ("a 1 1 0\n"). */
             if ((uint64_t)m > r->bytes / 8 + 1) {
                 st = canopy_line_error(
@@ -82,9 +83,10 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 }
 
 canopy_status canopy_gr_read(const char *path, canopy_csr *out) {
-    return graph_read_text(path, "canopy_gr_read", parse, out);
+    return canopy_graph_read_text(path, "canopy_gr_read", parse, out);
 }
 
-canopy_status graph_gr_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out) {
-    return graph_read_text_mem(buf, len, name, parse, out);
+canopy_status canopy_graph_gr_read_mem(const void *buf, size_t len, const char *name,
+                                       canopy_csr *out) {
+    return canopy_graph_read_text_mem(buf, len, name, parse, out);
 }

@@ -53,20 +53,20 @@ static inline bool graph_loop_worth_parallel(const graph_loop *l) {
 }
 
 /* One file per strategy. Each adds what it did to stats (never NULL here). */
-canopy_status graph_run_serial(const graph_loop *l, canopy_graph_stats *stats);
-canopy_status graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats);
-canopy_status graph_run_omp_split(const graph_loop *l, int64_t threshold,
-                                  canopy_graph_stats *stats);
+canopy_status canopy_graph_run_serial(const graph_loop *l, canopy_graph_stats *stats);
+canopy_status canopy_graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats);
+canopy_status canopy_graph_run_omp_split(const graph_loop *l, int64_t threshold,
+                                         canopy_graph_stats *stats);
 /* Dispatches on opt->strategy (CPU strategies only). */
-canopy_status graph_run(const graph_loop *l, const canopy_graph_options *opt,
-                        canopy_graph_stats *stats);
+canopy_status canopy_graph_run(const graph_loop *l, const canopy_graph_options *opt,
+                               canopy_graph_stats *stats);
 /* Shared argument checks: graph present, square, options valid, and for a GPU
  * strategy a usable GPU. */
-canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
-                          const char *what);
-/* graph_check for a square graph, and source one of its vertices. */
-canopy_status graph_check_source(const canopy_csr *g, const canopy_graph_options *opt,
-                                 int64_t source, const char *what);
+canopy_status canopy_graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
+                                 const char *what);
+/* canopy_graph_check for a square graph, and source one of its vertices. */
+canopy_status canopy_graph_check_source(const canopy_csr *g, const canopy_graph_options *opt,
+                                        int64_t source, const char *what);
 
 /* A growable worklist that threads append to (each vertex once per round, guarded
  * by a flag array). */
@@ -80,7 +80,7 @@ static inline void worklist_push(worklist *w, int64_t v) {
     w->items[at] = v;
 }
 
-/* What an application run by graph_frontier_rounds shares with the round loop: its
+/* What an application run by canopy_graph_frontier_rounds shares with the round loop: its
  * context holds one, and its inner loop pushes the next round's vertices through it. */
 typedef struct graph_frontier {
     worklist *next;        /* the next round's vertices */
@@ -94,15 +94,16 @@ typedef struct graph_frontier {
  * splittable loop, and the vertices it pushes onto f->next are the next frontier,
  * until one is empty. With `queued`, f->queued starts zeroed and the flags of each
  * new frontier are cleared before it runs. Adds rounds and loop work to stats. */
-canopy_status graph_frontier_rounds(const canopy_csr *g, int64_t source, bool queued,
-                                    double (*inner)(void *ctx, int64_t row, int64_t lo, int64_t hi),
-                                    void *ctx, graph_frontier *f, const canopy_graph_options *opt,
-                                    canopy_graph_stats *stats);
+canopy_status
+canopy_graph_frontier_rounds(const canopy_csr *g, int64_t source, bool queued,
+                             double (*inner)(void *ctx, int64_t row, int64_t lo, int64_t hi),
+                             void *ctx, graph_frontier *f, const canopy_graph_options *opt,
+                             canopy_graph_stats *stats);
 
 /* The CPU strategies of BFS-Rec (bfs_rec.c), for canopy_bfs_rec (bfs.c). */
-canopy_status graph_bfs_rec_cpu(const canopy_csr *g, int64_t source,
-                                const canopy_graph_options *opt, int64_t *level,
-                                canopy_graph_stats *stats);
+canopy_status canopy_graph_bfs_rec_cpu(const canopy_csr *g, int64_t source,
+                                       const canopy_graph_options *opt, int64_t *level,
+                                       canopy_graph_stats *stats);
 
 /* Sets flag[v] from 0 to 1; true for the one caller that did it. */
 static inline bool flag_claim(unsigned char *flag, int64_t v) {
@@ -142,7 +143,7 @@ static inline bool atomic_min_i64(int64_t *p, int64_t v) {
 
 /* Drops repeated columns within each (sorted) row, keeping the first; rebuilds
  * row_ptr and shrinks nnz. */
-void graph_csr_dedupe(canopy_csr *g);
+void canopy_graph_csr_dedupe(canopy_csr *g);
 
 /* ----------------------------------------------------------- text parsing -- */
 
@@ -167,24 +168,26 @@ canopy_status canopy_line_error(const line_reader *r, const char *fmt, ...)
 /* Reads the whole text file at path and runs parse over its lines; `fn` names the
  * public function for the NULL-argument message. Every text reader is one call. */
 typedef canopy_status (*graph_text_parser)(line_reader *r, canopy_csr *out);
-canopy_status graph_read_text(const char *path, const char *fn, graph_text_parser parse,
-                              canopy_csr *out);
+canopy_status canopy_graph_read_text(const char *path, const char *fn, graph_text_parser parse,
+                                     canopy_csr *out);
 /* The same over a buffer in memory (copied, since parsing splits it in place); `name`
  * stands for the path in messages. */
-canopy_status graph_read_text_mem(const void *buf, size_t len, const char *name,
-                                  graph_text_parser parse, canopy_csr *out);
+canopy_status canopy_graph_read_text_mem(const void *buf, size_t len, const char *name,
+                                         graph_text_parser parse, canopy_csr *out);
 /* The readers over memory, for the fuzz targets. */
-canopy_status graph_mtx_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out);
-canopy_status graph_gr_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out);
-canopy_status graph_edgelist_read_mem(const void *buf, size_t len, const char *name,
-                                      canopy_csr *out);
+canopy_status canopy_graph_mtx_read_mem(const void *buf, size_t len, const char *name,
+                                        canopy_csr *out);
+canopy_status canopy_graph_gr_read_mem(const void *buf, size_t len, const char *name,
+                                       canopy_csr *out);
+canopy_status canopy_graph_edgelist_read_mem(const void *buf, size_t len, const char *name,
+                                             canopy_csr *out);
 /* A file of `bytes` bytes declaring n vertices (rows or columns): a CSR costs 8 bytes
  * per vertex even when the vertex has no edge, so a short file must not declare
  * billions. At most GRAPH_FREE_VERTICES + 4 per byte of file are accepted (a real
  * graph's lines name each vertex in a few bytes, so this bound is far above any real
  * file's count); beyond it, "declares N vertices but the file has only B bytes". */
 enum { GRAPH_FREE_VERTICES = 1 << 20, GRAPH_VERTICES_PER_BYTE = 4 };
-canopy_status graph_check_vertices(const line_reader *r, int64_t n, const char *what);
+canopy_status canopy_graph_check_vertices(const line_reader *r, int64_t n, const char *what);
 /* Parses one integer or real field at *s (after blanks), advancing *s; false when
  * there is none or it does not end at a blank or the line's end. */
 bool canopy_parse_i64(char **s, int64_t *out);

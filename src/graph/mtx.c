@@ -67,7 +67,7 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
     if (symmetric && m != n) return canopy_line_error(r, "a symmetric matrix must be square");
     if (nnz > m * n && m > 0 && n > 0 && !symmetric)
         return canopy_line_error(r, "NNZ %lld exceeds M x N", (long long)nnz);
-    canopy_status st = graph_check_vertices(r, m > n ? m : n, "the size line declares");
+    canopy_status st = canopy_graph_check_vertices(r, m > n ? m : n, "the size line declares");
     if (st != CANOPY_OK) return st;
     /* Each entry takes at least 4 bytes ("1 1\n"). */
     if ((uint64_t)nnz > r->bytes / 4 + 1)
@@ -122,11 +122,12 @@ static canopy_status parse(line_reader *r, canopy_csr *out) {
 }
 
 canopy_status canopy_mtx_read(const char *path, canopy_csr *out) {
-    return graph_read_text(path, "canopy_mtx_read", parse, out);
+    return canopy_graph_read_text(path, "canopy_mtx_read", parse, out);
 }
 
-canopy_status graph_mtx_read_mem(const void *buf, size_t len, const char *name, canopy_csr *out) {
-    return graph_read_text_mem(buf, len, name, parse, out);
+canopy_status canopy_graph_mtx_read_mem(const void *buf, size_t len, const char *name,
+                                        canopy_csr *out) {
+    return canopy_graph_read_text_mem(buf, len, name, parse, out);
 }
 
 canopy_status canopy_mtx_write(const char *path, const canopy_csr *g) {

@@ -32,7 +32,7 @@ static void update(void *vctx, int64_t v, double acc) {
 
 canopy_status canopy_pagerank(const canopy_csr *g, const canopy_graph_options *opt, double *rank,
                               canopy_graph_stats *stats) {
-    canopy_status s = graph_check(g, opt, true, "pagerank");
+    canopy_status s = canopy_graph_check(g, opt, true, "pagerank");
     if (s != CANOPY_OK) return s;
     if (!(opt->damping >= 0.0 && opt->damping < 1.0) || !(opt->tolerance > 0.0) ||
         opt->max_iterations < 1)
@@ -48,7 +48,7 @@ canopy_status canopy_pagerank(const canopy_csr *g, const canopy_graph_options *o
     if (n == 0) goto done;
     s = canopy_csr_transpose(g, &t);
     if (s == CANOPY_OK && canopy_graph_strategy_is_gpu(opt->strategy)) {
-        s = graph_gpu_pagerank(g, &t, opt, rank, &local);
+        s = canopy_graph_gpu_pagerank(g, &t, opt, rank, &local);
         goto done;
     }
     if (s == CANOPY_OK) s = canopy_alloc((void **)&contrib, (size_t)n, sizeof(double));
@@ -65,7 +65,7 @@ canopy_status canopy_pagerank(const canopy_csr *g, const canopy_graph_options *o
         }
         ctx.base = (1.0 - opt->damping) / (double)n + opt->damping * dangling / (double)n;
         graph_loop loop = {t.row_ptr, NULL, n, gather, update, &ctx, true};
-        s = graph_run(&loop, opt, &local);
+        s = canopy_graph_run(&loop, opt, &local);
         if (s != CANOPY_OK) break;
         double change = 0.0;
         for (int64_t v = 0; v < n; v++) {

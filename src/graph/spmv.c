@@ -27,21 +27,21 @@ static void store(void *vctx, int64_t row, double acc) {
 
 canopy_status canopy_spmv(const canopy_csr *g, const double *x, const canopy_graph_options *opt,
                           double *y, canopy_graph_stats *stats) {
-    canopy_status s = graph_check(g, opt, false, "spmv");
+    canopy_status s = canopy_graph_check(g, opt, false, "spmv");
     if (s != CANOPY_OK) return s;
     if ((g->n_cols > 0 && !x) || (g->n_rows > 0 && !y))
         return canopy_fail(CANOPY_ERR_INVALID, "spmv: x or y is NULL");
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
     if (canopy_graph_strategy_is_gpu(opt->strategy)) {
-        s = graph_gpu_spmv(g, x, opt, y, &local);
+        s = canopy_graph_gpu_spmv(g, x, opt, y, &local);
         local.seconds = canopy_now() - t0;
         if (stats) *stats = local;
         return s;
     }
     spmv_ctx ctx = {g, x, y};
     graph_loop loop = {g->row_ptr, NULL, g->n_rows, dot, store, &ctx, true};
-    s = graph_run(&loop, opt, &local);
+    s = canopy_graph_run(&loop, opt, &local);
     local.iterations = 1;
     local.seconds = canopy_now() - t0;
     if (stats) *stats = local;

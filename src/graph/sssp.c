@@ -28,7 +28,7 @@ static double relax(void *vctx, int64_t u, int64_t lo, int64_t hi) {
 
 canopy_status canopy_sssp(const canopy_csr *g, int64_t source, const canopy_graph_options *opt,
                           double *dist, canopy_graph_stats *stats) {
-    canopy_status s = graph_check_source(g, opt, source, "sssp");
+    canopy_status s = canopy_graph_check_source(g, opt, source, "sssp");
     if (s != CANOPY_OK) return s;
     if (g->val)
         for (int64_t k = 0; k < g->nnz; k++)
@@ -39,7 +39,7 @@ canopy_status canopy_sssp(const canopy_csr *g, int64_t source, const canopy_grap
     canopy_graph_stats local = {0};
     double t0 = canopy_now();
     if (canopy_graph_strategy_is_gpu(opt->strategy)) {
-        s = graph_gpu_sssp(g, source, opt, dist, &local);
+        s = canopy_graph_gpu_sssp(g, source, opt, dist, &local);
         local.seconds = canopy_now() - t0;
         if (stats) *stats = local;
         return s;
@@ -47,7 +47,7 @@ canopy_status canopy_sssp(const canopy_csr *g, int64_t source, const canopy_grap
     for (int64_t v = 0; v < g->n_rows; v++) dist[v] = INFINITY;
     dist[source] = 0.0;
     sssp_ctx ctx = {{0}, g, dist};
-    s = graph_frontier_rounds(g, source, true, relax, &ctx, &ctx.f, opt, &local);
+    s = canopy_graph_frontier_rounds(g, source, true, relax, &ctx, &ctx.f, opt, &local);
     local.seconds = canopy_now() - t0;
     if (stats) *stats = local;
     return s;

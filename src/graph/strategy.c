@@ -60,8 +60,8 @@ canopy_graph_options canopy_graph_options_default(void) {
     return o;
 }
 
-canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
-                          const char *what) {
+canopy_status canopy_graph_check(const canopy_csr *g, const canopy_graph_options *opt, bool square,
+                                 const char *what) {
     if (!g || !opt) return canopy_fail(CANOPY_ERR_INVALID, "%s: NULL graph or options", what);
     if (g->n_rows < 0 || !g->row_ptr || (g->nnz > 0 && !g->col))
         return canopy_fail(CANOPY_ERR_INVALID, "%s: the graph is not initialised", what);
@@ -91,24 +91,24 @@ canopy_status graph_check(const canopy_csr *g, const canopy_graph_options *opt, 
     return CANOPY_OK;
 }
 
-canopy_status graph_check_source(const canopy_csr *g, const canopy_graph_options *opt,
-                                 int64_t source, const char *what) {
-    canopy_status s = graph_check(g, opt, true, what);
+canopy_status canopy_graph_check_source(const canopy_csr *g, const canopy_graph_options *opt,
+                                        int64_t source, const char *what) {
+    canopy_status s = canopy_graph_check(g, opt, true, what);
     if (s == CANOPY_OK && (source < 0 || source >= g->n_rows))
         s = canopy_fail(CANOPY_ERR_INVALID, "%s: source %lld is not a vertex (0..%lld)", what,
                         (long long)source, (long long)g->n_rows - 1);
     return s;
 }
 
-canopy_status graph_run(const graph_loop *l, const canopy_graph_options *opt,
-                        canopy_graph_stats *stats) {
+canopy_status canopy_graph_run(const graph_loop *l, const canopy_graph_options *opt,
+                               canopy_graph_stats *stats) {
     switch (opt->strategy) {
     case CANOPY_GRAPH_SERIAL:
-        return graph_run_serial(l, stats);
+        return canopy_graph_run_serial(l, stats);
     case CANOPY_GRAPH_OMP_FLAT:
-        return graph_run_omp_flat(l, stats);
+        return canopy_graph_run_omp_flat(l, stats);
     case CANOPY_GRAPH_OMP_SPLIT:
-        return graph_run_omp_split(l, opt->split_threshold, stats);
+        return canopy_graph_run_omp_split(l, opt->split_threshold, stats);
     default:
         break;
     }

@@ -4,7 +4,7 @@
  * kernel). */
 #include "graph/graph.h"
 
-canopy_status graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats) {
+canopy_status canopy_graph_run_omp_flat(const graph_loop *l, canopy_graph_stats *stats) {
     int64_t edges = 0;
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : edges) num_threads(canopy_threads()) \
     if (graph_loop_worth_parallel(l))

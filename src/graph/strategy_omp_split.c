@@ -12,9 +12,9 @@ typedef struct chunk {
     int64_t row, lo, hi;
 } chunk;
 
-canopy_status graph_run_omp_split(const graph_loop *l, int64_t threshold,
-                                  canopy_graph_stats *stats) {
-    if (!l->splittable || threshold < 1) return graph_run_omp_flat(l, stats);
+canopy_status canopy_graph_run_omp_split(const graph_loop *l, int64_t threshold,
+                                         canopy_graph_stats *stats) {
+    if (!l->splittable || threshold < 1) return canopy_graph_run_omp_flat(l, stats);
     int64_t n_heavy = 0, n_chunks = 0;
     for (int64_t i = 0; i < l->n_items; i++) {
         int64_t row = graph_loop_row(l, i), len = l->row_ptr[row + 1] - l->row_ptr[row];
@@ -23,7 +23,7 @@ canopy_status graph_run_omp_split(const graph_loop *l, int64_t threshold,
             n_chunks += (len + threshold - 1) / threshold;
         }
     }
-    if (n_heavy == 0 || !graph_loop_worth_parallel(l)) return graph_run_omp_flat(l, stats);
+    if (n_heavy == 0 || !graph_loop_worth_parallel(l)) return canopy_graph_run_omp_flat(l, stats);
 
     chunk *buf = NULL;
     double *partial = NULL;

@@ -133,8 +133,8 @@ static canopy_status name_nomem(canopy_status s, const char *name) {
     return canopy_fail(s, "%s: %s", name, why);
 }
 
-canopy_status graph_read_text(const char *path, const char *fn, graph_text_parser parse,
-                              canopy_csr *out) {
+canopy_status canopy_graph_read_text(const char *path, const char *fn, graph_text_parser parse,
+                                     canopy_csr *out) {
     if (!out) return canopy_fail(CANOPY_ERR_INVALID, "%s: out is NULL", fn);
     memset(out, 0, sizeof *out);
     char *buf;
@@ -149,9 +149,9 @@ canopy_status graph_read_text(const char *path, const char *fn, graph_text_parse
     return name_nomem(s, path);
 }
 
-canopy_status graph_read_text_mem(const void *buf, size_t len, const char *name,
-                                  graph_text_parser parse, canopy_csr *out) {
-    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "graph_read_text_mem: out is NULL");
+canopy_status canopy_graph_read_text_mem(const void *buf, size_t len, const char *name,
+                                         graph_text_parser parse, canopy_csr *out) {
+    if (!out) return canopy_fail(CANOPY_ERR_INVALID, "canopy_graph_read_text_mem: out is NULL");
     memset(out, 0, sizeof *out);
     name = canopy_io_name(name);
     if (!buf && len > 0) return canopy_fail(CANOPY_ERR_INVALID, "%s: no buffer given", name);
@@ -168,7 +168,7 @@ canopy_status graph_read_text_mem(const void *buf, size_t len, const char *name,
     return name_nomem(s, name);
 }
 
-canopy_status graph_check_vertices(const line_reader *r, int64_t n, const char *what) {
+canopy_status canopy_graph_check_vertices(const line_reader *r, int64_t n, const char *what) {
     int64_t limit = GRAPH_FREE_VERTICES + GRAPH_VERTICES_PER_BYTE * (int64_t)r->bytes;
     if (n <= limit) return CANOPY_OK;
     return canopy_fail(CANOPY_ERR_FORMAT,

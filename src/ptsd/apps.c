@@ -126,7 +126,7 @@ canopy_status canopy_ptsd_run(const canopy_ptree *t, canopy_ptsd_app app, const 
     double t0 = canopy_now();
     if (s >= CANOPY_PTSD_GPU_REC) {
         st = canopy_gpu_usable()
-                 ? ptsd_gpu_run(t, app, mass, pos, s, out, &local)
+                 ? canopy_ptsd_gpu_run(t, app, mass, pos, s, out, &local)
                  : canopy_fail(CANOPY_ERR_UNSUPPORTED,
                                "tree: strategy '%s' needs a GPU, and %s (use rec, flat, crec or "
                                "hier)",
@@ -138,7 +138,7 @@ canopy_status canopy_ptsd_run(const canopy_ptree *t, canopy_ptsd_app app, const 
             a = (ptsd_agg){out, height_init, desc_fold, desc_up, nonroot_walks};
         else if (app == CANOPY_PTSD_MASS)
             a = (ptsd_agg){&ctx, mass_init, mass_fold, mass_up, leaf_walks};
-        st = ptsd_run(t, s, &a, NULL);
+        st = canopy_ptsd_run_strategy(t, s, &a, NULL);
     }
     if (st != CANOPY_OK) return st;
     if (app == CANOPY_PTSD_MASS) {

@@ -7,7 +7,7 @@
  * children in order, so results equal rec's exactly. */
 #include "ptsd/ptsd.h"
 
-canopy_status ptsd_run_crec(const canopy_ptree *t, const ptsd_agg *a) {
+canopy_status canopy_ptsd_run_crec(const canopy_ptree *t, const ptsd_agg *a) {
     int64_t *buf = NULL, *level_start = NULL, *count = NULL;
     canopy_status s = canopy_alloc((void **)&buf, (size_t)t->n, sizeof *buf);
     if (s == CANOPY_OK)

@@ -5,7 +5,7 @@
  * order and agree with rec only to rounding. */
 #include "ptsd/ptsd.h"
 
-canopy_status ptsd_run_flat(const canopy_ptree *t, const ptsd_agg *a) {
+canopy_status canopy_ptsd_run_flat(const canopy_ptree *t, const ptsd_agg *a) {
 #pragma omp parallel num_threads(canopy_threads())
     {
 #pragma omp for schedule(static)

@@ -11,9 +11,9 @@
 extern "C" {
 #endif
 
-canopy_status ptsd_gpu_run(const canopy_ptree *t, canopy_ptsd_app app, const double *mass,
-                           const double *pos, canopy_ptsd_strategy s, void *out,
-                           canopy_ptsd_stats *stats);
+canopy_status canopy_ptsd_gpu_run(const canopy_ptree *t, canopy_ptsd_app app, const double *mass,
+                                  const double *pos, canopy_ptsd_strategy s, void *out,
+                                  canopy_ptsd_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 #include "ptsd/gpu.h"
 
 #define CANOPY_PTSD_GPU_ENTRIES(STATUS, OUT, RELEASE)                                              \
-    STATUS(ptsd_gpu_run,                                                                           \
+    STATUS(canopy_ptsd_gpu_run,                                                                    \
            (const canopy_ptree *t, canopy_ptsd_app app, const double *mass, const double *pos,     \
             canopy_ptsd_strategy s, void *out, canopy_ptsd_stats *stats),                          \
            (t, app, mass, pos, s, out, stats))

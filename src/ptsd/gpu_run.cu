@@ -167,10 +167,10 @@ static canopy_status run(const canopy_ptree *t, canopy_ptsd_app app, const doubl
     return CANOPY_OK;
 }
 
-extern "C" canopy_status ptsd_gpu_run(const canopy_ptree *t, canopy_ptsd_app app,
-                                      const double *mass, const double *pos,
-                                      canopy_ptsd_strategy strategy, void *out,
-                                      canopy_ptsd_stats *st) {
+extern "C" canopy_status canopy_ptsd_gpu_run(const canopy_ptree *t, canopy_ptsd_app app,
+                                             const double *mass, const double *pos,
+                                             canopy_ptsd_strategy strategy, void *out,
+                                             canopy_ptsd_stats *st) {
     int64_t *level_start = NULL;
     canopy_status s = canopy_alloc((void **)&level_start, (size_t)t->depth + 2, sizeof(int64_t));
     if (s == CANOPY_OK) s = run(t, app, mass, pos, strategy, out, st, level_start);

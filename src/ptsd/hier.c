@@ -34,7 +34,7 @@ static void visit(const canopy_ptree *t, const ptsd_agg *a, int64_t v, int32_t l
     for (int64_t k = t->child_ptr[v]; k < t->child_ptr[v + 1]; k++) a->fold(a->ctx, v, t->child[k]);
 }
 
-canopy_status ptsd_run_hier(const canopy_ptree *t, const ptsd_agg *a) {
+canopy_status canopy_ptsd_run_hier(const canopy_ptree *t, const ptsd_agg *a) {
     if (t->depth > PTSD_MAX_RECURSION)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "tree: strategy hier recurses once per level and this tree has %d "

@@ -27,13 +27,13 @@ typedef struct ptsd_agg {
  * are finite). */
 enum { PTSD_MAX_RECURSION = 10000 };
 
-canopy_status ptsd_run_rec(const canopy_ptree *t, const ptsd_agg *a);
-canopy_status ptsd_run_flat(const canopy_ptree *t, const ptsd_agg *a);
-canopy_status ptsd_run_crec(const canopy_ptree *t, const ptsd_agg *a);
-canopy_status ptsd_run_hier(const canopy_ptree *t, const ptsd_agg *a);
+canopy_status canopy_ptsd_run_rec(const canopy_ptree *t, const ptsd_agg *a);
+canopy_status canopy_ptsd_run_flat(const canopy_ptree *t, const ptsd_agg *a);
+canopy_status canopy_ptsd_run_crec(const canopy_ptree *t, const ptsd_agg *a);
+canopy_status canopy_ptsd_run_hier(const canopy_ptree *t, const ptsd_agg *a);
 /* Checks the tree, runs the strategy, times it. */
-canopy_status ptsd_run(const canopy_ptree *t, canopy_ptsd_strategy s, const ptsd_agg *a,
-                       double *seconds);
+canopy_status canopy_ptsd_run_strategy(const canopy_ptree *t, canopy_ptsd_strategy s,
+                                       const ptsd_agg *a, double *seconds);
 
 static inline bool ptsd_is_leaf(const canopy_ptree *t, int64_t v) {
     return t->child_ptr[v] == t->child_ptr[v + 1];

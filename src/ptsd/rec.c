@@ -11,7 +11,7 @@ static void visit(const canopy_ptree *t, const ptsd_agg *a, int64_t v) {
     }
 }
 
-canopy_status ptsd_run_rec(const canopy_ptree *t, const ptsd_agg *a) {
+canopy_status canopy_ptsd_run_rec(const canopy_ptree *t, const ptsd_agg *a) {
     if (t->depth > PTSD_MAX_RECURSION)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "tree: strategy rec recurses once per level and this tree has %d "

@@ -23,24 +23,24 @@ canopy_status canopy_ptsd_strategy_parse(const char *s, canopy_ptsd_strategy *ou
                        s ? s : "(null)");
 }
 
-canopy_status ptsd_run(const canopy_ptree *t, canopy_ptsd_strategy s, const ptsd_agg *a,
-                       double *seconds) {
+canopy_status canopy_ptsd_run_strategy(const canopy_ptree *t, canopy_ptsd_strategy s,
+                                       const ptsd_agg *a, double *seconds) {
     if (!t || t->n < 1 || !t->parent || !t->child_ptr || !t->child)
         return canopy_fail(CANOPY_ERR_INVALID, "tree: not initialised");
     double t0 = canopy_now();
     canopy_status st;
     switch (s) {
     case CANOPY_PTSD_REC:
-        st = ptsd_run_rec(t, a);
+        st = canopy_ptsd_run_rec(t, a);
         break;
     case CANOPY_PTSD_FLAT:
-        st = ptsd_run_flat(t, a);
+        st = canopy_ptsd_run_flat(t, a);
         break;
     case CANOPY_PTSD_CREC:
-        st = ptsd_run_crec(t, a);
+        st = canopy_ptsd_run_crec(t, a);
         break;
     case CANOPY_PTSD_HIER:
-        st = ptsd_run_hier(t, a);
+        st = canopy_ptsd_run_hier(t, a);
         break;
     default:
         return canopy_fail(CANOPY_ERR_INVALID, "tree: unknown strategy %d", (int)s);

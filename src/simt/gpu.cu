@@ -91,7 +91,7 @@ struct hotspot_gpu {
     }
 };
 
-canopy_status simt_gpu_divergent(const int32_t *in, int32_t *out, int n, int bdim) {
+canopy_status canopy_simt_gpu_divergent(const int32_t *in, int32_t *out, int n, int bdim) {
     if (n <= 0) return CANOPY_OK;
     canopy_gpu_buffers buf;
     void *din, *dout;
@@ -107,7 +107,8 @@ canopy_status simt_gpu_divergent(const int32_t *in, int32_t *out, int n, int bdi
     return s;
 }
 
-canopy_status simt_gpu_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rounds) {
+canopy_status canopy_simt_gpu_exchange(const int32_t *in, int32_t *out, int n, int bdim,
+                                       int rounds) {
     if (n <= 0) return CANOPY_OK;
     canopy_gpu_buffers buf;
     void *din, *dout;
@@ -123,8 +124,8 @@ canopy_status simt_gpu_exchange(const int32_t *in, int32_t *out, int n, int bdim
     return s;
 }
 
-canopy_status simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out,
-                                  simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out,
+                                         simt_gpu_timing *t) {
     launch_timer tm(t);
     if (rows <= 0 || cols <= 0) return CANOPY_OK;
     pathfinder_gpu g;
@@ -144,8 +145,8 @@ canopy_status simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32
     return s;
 }
 
-canopy_status simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
-                           simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int src,
+                                  int32_t *cost, simt_gpu_timing *t) {
     if (n <= 0) return CANOPY_OK;
     launch_timer tm(t);
     canopy_gpu_buffers buf;
@@ -189,8 +190,8 @@ canopy_status simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int
     return s;
 }
 
-canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
-                               float *out, simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols,
+                                      int iters, float *out, simt_gpu_timing *t) {
     if (rows <= 0 || cols <= 0) return CANOPY_OK;
     launch_timer tm(t);
     hotspot_gpu g;
@@ -211,8 +212,8 @@ canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, 
     return s;
 }
 
-canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist,
-                          simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist,
+                                 simt_gpu_timing *t) {
     if (n <= 0) return CANOPY_OK;
     launch_timer tm(t);
     canopy_gpu_buffers buf;
@@ -231,8 +232,8 @@ canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *
     return s;
 }
 
-canopy_status simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
-                           simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *pat,
+                                  int32_t *hits, simt_gpu_timing *t) {
     if (n <= 0) return CANOPY_OK;
     launch_timer tm(t);
     canopy_gpu_buffers buf;
@@ -252,8 +253,8 @@ canopy_status simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *p
     return s;
 }
 
-canopy_status simt_gpu_pathfinder_tiled(const int32_t *wall, int rows, int cols, int bdim,
-                                        int steps, int32_t *out, simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_pathfinder_tiled(const int32_t *wall, int rows, int cols, int bdim,
+                                               int steps, int32_t *out, simt_gpu_timing *t) {
     if (rows <= 0 || cols <= 0) return CANOPY_OK;
     if (steps < 1 || bdim <= 2 * steps || bdim > 1024)
         return canopy_fail(CANOPY_ERR_INVALID, "simt pathfinder: blocks of %d threads for %d rows",
@@ -279,9 +280,9 @@ canopy_status simt_gpu_pathfinder_tiled(const int32_t *wall, int rows, int cols,
     return s;
 }
 
-canopy_status simt_gpu_hotspot_tiled(const float *temp, const float *power, int rows, int cols,
-                                     int iters, int tw_log, int th, int steps, float *out,
-                                     simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_hotspot_tiled(const float *temp, const float *power, int rows,
+                                            int cols, int iters, int tw_log, int th, int steps,
+                                            float *out, simt_gpu_timing *t) {
     if (rows <= 0 || cols <= 0) return CANOPY_OK;
     int tw = 1 << tw_log;
     if (steps < 1 || tw <= 2 * steps || th <= 2 * steps || tw * th > 1024)
@@ -310,8 +311,8 @@ canopy_status simt_gpu_hotspot_tiled(const float *temp, const float *power, int 
     return s;
 }
 
-canopy_status simt_gpu_gaussian(const float *a, const float *b, int n, float *x,
-                                simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_gaussian(const float *a, const float *b, int n, float *x,
+                                       simt_gpu_timing *t) {
     if (n <= 0) return CANOPY_OK;
     launch_timer tm(t);
     size_t nn = (size_t)n * (size_t)n;
@@ -342,8 +343,8 @@ canopy_status simt_gpu_gaussian(const float *a, const float *b, int n, float *x,
     return s;
 }
 
-canopy_status simt_gpu_micro(const simt_micro_cfg *c, const int32_t *in, int32_t *out,
-                             simt_gpu_timing *t) {
+canopy_status canopy_simt_gpu_micro(const simt_micro_cfg *c, const int32_t *in, int32_t *out,
+                                    simt_gpu_timing *t) {
     launch_timer tm(t);
     canopy_gpu_buffers buf;
     void *din = nullptr, *dout = nullptr;

@@ -32,29 +32,30 @@ typedef struct simt_micro_cfg {
     int n, rdeg, iters, d, cost, grid, bdim, launches;
 } simt_micro_cfg;
 
-canopy_status simt_gpu_divergent(const int32_t *in, int32_t *out, int n, int bdim);
-canopy_status simt_gpu_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rounds);
-canopy_status simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out,
-                                  simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_divergent(const int32_t *in, int32_t *out, int n, int bdim);
+canopy_status canopy_simt_gpu_exchange(const int32_t *in, int32_t *out, int n, int bdim,
+                                       int rounds);
+canopy_status canopy_simt_gpu_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out,
+                                         simt_gpu_timing *t);
 /* Rodinia's pyramids (runtime.h's pathfinder_tiled and hotspot_tiled); blocks of bdim
  * threads (at most 1024), tiles of 2^tw_log x th threads. */
-canopy_status simt_gpu_pathfinder_tiled(const int32_t *wall, int rows, int cols, int bdim,
-                                        int steps, int32_t *out, simt_gpu_timing *t);
-canopy_status simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
-                           simt_gpu_timing *t);
-canopy_status simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
-                               float *out, simt_gpu_timing *t);
-canopy_status simt_gpu_hotspot_tiled(const float *temp, const float *power, int rows, int cols,
-                                     int iters, int tw_log, int th, int steps, float *out,
-                                     simt_gpu_timing *t);
-canopy_status simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist,
-                          simt_gpu_timing *t);
-canopy_status simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
-                           simt_gpu_timing *t);
-canopy_status simt_gpu_gaussian(const float *a, const float *b, int n, float *x,
-                                simt_gpu_timing *t);
-canopy_status simt_gpu_micro(const simt_micro_cfg *c, const int32_t *in, int32_t *out,
-                             simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_pathfinder_tiled(const int32_t *wall, int rows, int cols, int bdim,
+                                               int steps, int32_t *out, simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_bfs(const int32_t *rowptr, const int32_t *col, int n, int src,
+                                  int32_t *cost, simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_hotspot(const float *temp, const float *power, int rows, int cols,
+                                      int iters, float *out, simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_hotspot_tiled(const float *temp, const float *power, int rows,
+                                            int cols, int iters, int tw_log, int th, int steps,
+                                            float *out, simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_nn(const float *rec, int n, float lat, float lng, float *dist,
+                                 simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_lev(const int32_t *text, int n, int len, const int32_t *pat,
+                                  int32_t *hits, simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_gaussian(const float *a, const float *b, int n, float *x,
+                                       simt_gpu_timing *t);
+canopy_status canopy_simt_gpu_micro(const simt_micro_cfg *c, const int32_t *in, int32_t *out,
+                                    simt_gpu_timing *t);
 
 #ifdef __cplusplus
 }

@@ -70,7 +70,7 @@ static int t_compact_store(const int32_t *v, uint32_t m, int32_t *out) {
 static int launch(simt_kernel_fn fn, const void *args, int grid, int block, size_t shared, int team,
                   int threads) {
     simt_launch_cfg cfg = {grid, block, shared, team, threads};
-    return simt_launch(fn, args, SIMT_W, &cfg);
+    return canopy_simt_launch(fn, args, SIMT_W, &cfg);
 }
 static int blocks(int n, int b) {
     return n > 0 ? (n + b - 1) / b : 0;

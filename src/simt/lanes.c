@@ -20,4 +20,5 @@
 #define ROWS16_(m) ROWS4_(m), ROWS4_((m) + 4), ROWS4_((m) + 8), ROWS4_((m) + 12)
 #define ROWS64_(m) ROWS16_(m), ROWS16_((m) + 16), ROWS16_((m) + 32), ROWS16_((m) + 48)
 
-const int32_t simt_compact_perm8[256][8] = {ROWS64_(0), ROWS64_(64), ROWS64_(128), ROWS64_(192)};
+const int32_t canopy_simt_compact_perm8[256][8] = {ROWS64_(0), ROWS64_(64), ROWS64_(128),
+                                                   ROWS64_(192)};

@@ -17,7 +17,7 @@
 
 /* For each 8-bit keep mask, the kept lanes' indices packed to the front (0 after them):
  * the permutation of one AVX2 stream-compaction step (Ren §3.3). */
-extern const int32_t simt_compact_perm8[256][8];
+extern const int32_t canopy_simt_compact_perm8[256][8];
 
 /* A whole vector from p (any alignment), and back. */
 static inline simt_int simt_loadu(const void *p) {
@@ -91,7 +91,7 @@ static inline int simt_compact_store(int32_t *out, simt_int v, simt_mask m) {
     simt_storeu(out, (simt_int)_mm512_maskz_compress_epi32((__mmask16)b, (__m512i)v));
 #elif defined(SIMT_AVX2)
     simt_storeu(out, (simt_int)_mm256_permutevar8x32_epi32(
-                         (__m256i)v, (__m256i)simt_loadu(simt_compact_perm8[b])));
+                         (__m256i)v, (__m256i)simt_loadu(canopy_simt_compact_perm8[b])));
 #else
     int n = 0;
     for (int l = 0; l < SIMT_W; l++)

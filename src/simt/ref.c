@@ -11,7 +11,7 @@
 
 #define HASH(g, it) ((((g)&0x7fff) * 40503 + (it)*9973 + 17) >> 5)
 
-void simt_ref_divergent(const int32_t *in, int32_t *out, int n) {
+void canopy_simt_ref_divergent(const int32_t *in, int32_t *out, int n) {
     for (int i = 0; i < n; i++) {
         int32_t x = in[i];
         if (x % 7 == 0) {
@@ -27,7 +27,7 @@ void simt_ref_divergent(const int32_t *in, int32_t *out, int n) {
     }
 }
 
-void simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rounds) {
+void canopy_simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rounds) {
     int32_t *v = malloc(sizeof *v * (size_t)bdim * 2);
     if (!v) abort();
     for (int b0 = 0; b0 < n; b0 += bdim) {
@@ -46,7 +46,8 @@ void simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rou
 
 /* Two rows in turn (pointers swapped, as Rodinia's OpenMP version), so no serial copy
  * per row; the last row computed lands in out. */
-void simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, int threads) {
+void canopy_simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out,
+                                int threads) {
     if (rows <= 0 || cols <= 0) return;
     int32_t *tmp = malloc(sizeof *tmp * (size_t)cols);
     if (!tmp) abort();
@@ -67,8 +68,8 @@ void simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, 
 }
 
 /* Rodinia's OpenMP BFS: the same two sweeps per level, one vertex per iteration. */
-void simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
-                  int threads) {
+void canopy_simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
+                         int threads) {
     unsigned char *mask = calloc((size_t)n * 3, 1);
     if (!mask) abort();
     unsigned char *upd = mask + n, *vis = mask + 2 * n;
@@ -99,7 +100,8 @@ void simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int
     free(mask);
 }
 
-void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters, int threads) {
+void canopy_simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters,
+                            int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int g = 0; g < n; g++) {
         int32_t acc = 0;
@@ -108,7 +110,7 @@ void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters
     }
 }
 
-void simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads) {
+void canopy_simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int g = 0; g < n; g++) {
         int32_t x = g, b = g % d;
@@ -117,7 +119,7 @@ void simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads) {
     }
 }
 
-void simt_ref_shmem(int32_t *out, int rdeg, int iters) {
+void canopy_simt_ref_shmem(int32_t *out, int rdeg, int iters) {
     int32_t sm[2048];
     for (int t = 0; t < 64; t++) {
         int32_t acc = 0;
@@ -132,8 +134,8 @@ void simt_ref_shmem(int32_t *out, int rdeg, int iters) {
 
 /* The same float expression, in the same order, as k_hotspot (HOTSPOT_NEXT; no
  * contraction: -std=c11); two grids in turn, the last step's in out. */
-void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
-                      float *out, int threads) {
+void canopy_simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                             float *out, int threads) {
     if (rows <= 0 || cols <= 0) return;
     size_t cells = (size_t)rows * (size_t)cols;
     float *tmp = malloc(sizeof *tmp * cells);
@@ -157,7 +159,7 @@ void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols,
     free(tmp);
 }
 
-void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads) {
+void canopy_simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int g = 0; g < n; g++) {
         float a = rec[2 * g] - lat, b = rec[2 * g + 1] - lng;
@@ -165,8 +167,8 @@ void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int
     }
 }
 
-void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
-                  int threads) {
+void canopy_simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
+                         int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int g = 0; g < n; g++) {
         int32_t d[SIMT_LEV_M + 1], h = 0;
@@ -187,7 +189,7 @@ void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32
 
 /* Rodinia's gaussian as plain loops: per step the multipliers (Fan1), then the rows
  * below the pivot less their multiple of it (Fan2), in the kernels' float expressions. */
-void simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads) {
+void canopy_simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads) {
     if (n <= 0) return;
     size_t nn = (size_t)n * (size_t)n;
     float *w = malloc(sizeof *w * (nn + 2 * (size_t)n));

@@ -55,7 +55,7 @@ static void run_warp(simt_kernel_fn fn, const void *args, canopy_simt_warp *w, i
     fn(w, args);
 }
 
-int simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launch_cfg *cfg) {
+int canopy_simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launch_cfg *cfg) {
     if (cfg->grid <= 0 || cfg->block <= 0) return 0;
     SIMT_COUNT_(launches, 1);
     int nwarps = (cfg->block + width - 1) / width;
@@ -112,9 +112,9 @@ int simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launc
     return atomic_load(&failed) ? -1 : 0;
 }
 
-const simt_impl *simt_impl_for(int width) {
+const simt_impl *canopy_simt_impl_for(int width) {
     canopy_isa isa = canopy_cpu_isa();
-    if ((width == 16 || width == 0) && isa >= CANOPY_ISA_AVX512) return &simt_impl_avx512;
+    if ((width == 16 || width == 0) && isa >= CANOPY_ISA_AVX512) return &canopy_simt_impl_avx512;
     if (width == 16) return NULL;
-    return isa >= CANOPY_ISA_AVX2 ? &simt_impl_avx2 : &simt_impl_generic;
+    return isa >= CANOPY_ISA_AVX2 ? &canopy_simt_impl_avx2 : &canopy_simt_impl_generic;
 }

@@ -21,10 +21,10 @@ typedef struct simt_launch_cfg {
 
 /* Runs fn over the grid with `width` lanes per warp. 0, or -1 when the team could not
  * get its threads or shared memory (a message is on stderr). */
-int simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launch_cfg *cfg);
+int canopy_simt_launch(simt_kernel_fn fn, const void *args, int width, const simt_launch_cfg *cfg);
 
 /* One lane width's primitives on one warp (masks as bit sets, lane l = bit l) for the
- * tests, and its kernels (0 or -1, as simt_launch). */
+ * tests, and its kernels (0 or -1, as canopy_simt_launch). */
 typedef struct simt_impl {
     const char *isa;
     int width;
@@ -47,7 +47,8 @@ typedef struct simt_impl {
     int (*compact_store)(const int32_t *v, uint32_t m, int32_t *out);
 
     /* Test kernels: divergent ifs, a data-dependent loop with break, early returns
-     * (simt_ref_divergent); a barrier exchange through shared memory (simt_ref_exchange). */
+     * (canopy_simt_ref_divergent); a barrier exchange through shared memory
+     * (canopy_simt_ref_exchange). */
     int (*divergent)(const int32_t *in, int32_t *out, int n, int bdim, int threads);
     int (*exchange)(const int32_t *in, int32_t *out, int n, int bdim, int rounds, int team,
                     int threads);
@@ -56,24 +57,25 @@ typedef struct simt_impl {
     int (*pathfinder)(const int32_t *wall, int rows, int cols, int32_t *out, int threads);
     int (*bfs)(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
                int threads);
-    /* Hotspot: `iters` steps on a rows x cols grid, result in out (as simt_ref_hotspot);
+    /* Hotspot: `iters` steps on a rows x cols grid, result in out (as canopy_simt_ref_hotspot);
      * NN: squared distances of n (lat, lng) records to the target. */
     int (*hotspot)(const float *temp, const float *power, int rows, int cols, int iters, float *out,
                    int threads);
     int (*nn)(const float *rec, int n, float lat, float lng, float *dist, int threads);
     /* Levenshtein: per stream, the positions where a substring within distance 1 of
-     * pat (8 characters) ends; text is stream-interleaved (as simt_ref_lev). */
+     * pat (8 characters) ends; text is stream-interleaved (as canopy_simt_ref_lev). */
     int (*lev)(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits, int threads);
     /* The same two with Rodinia's pyramids (block-shared tiles advanced `steps` rows or
      * time steps per launch, a barrier per step): Pathfinder in blocks of bdim threads
      * (bdim > 2 steps), Hotspot in tiles of 2^tw_log x th (both > 2 steps); team as in
-     * simt_launch_cfg. Results equal simt_ref_pathfinder's and simt_ref_hotspot's. */
+     * simt_launch_cfg. Results equal canopy_simt_ref_pathfinder's and canopy_simt_ref_hotspot's. */
     int (*pathfinder_tiled)(const int32_t *wall, int rows, int cols, int bdim, int steps, int team,
                             int32_t *out, int threads);
     int (*hotspot_tiled)(const float *temp, const float *power, int rows, int cols, int iters,
                          int tw_log, int th, int steps, int team, float *out, int threads);
     /* Gaussian elimination without pivoting (Rodinia: Fan1 and Fan2 per step, back
-     * substitution on the host): x solving a x = b, a n x n row-major (as simt_ref_gaussian). */
+     * substitution on the host): x solving a x = b, a n x n row-major (as
+     * canopy_simt_ref_gaussian). */
     int (*gaussian)(const float *a, const float *b, int n, float *x, int threads);
     /* Wu's microbenchmarks (Fig. 6.6); memory: rdeg + 1 a power of two <= n; shmem: rdeg
      * 0 or a power of two in 64..2048. */
@@ -84,25 +86,26 @@ typedef struct simt_impl {
     int (*shmem)(int32_t *out, int rdeg, int iters, int team);
 } simt_impl;
 
-extern const simt_impl simt_impl_avx512, simt_impl_avx2, simt_impl_generic;
+extern const simt_impl canopy_simt_impl_avx512, canopy_simt_impl_avx2, canopy_simt_impl_generic;
 /* The table for `width` lanes (8 or 16) on this CPU, NULL when its ISA is absent; width
  * 0: the widest available. */
-const simt_impl *simt_impl_for(int width);
+const simt_impl *canopy_simt_impl_for(int width);
 
 /* Scalar references (plain C, OpenMP over threads). */
-void simt_ref_divergent(const int32_t *in, int32_t *out, int n);
-void simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rounds);
-void simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, int threads);
-void simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
-                  int threads);
-void simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
-                      float *out, int threads);
-void simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads);
-void simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
-                  int threads);
-void simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads);
-void simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters, int threads);
-void simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads);
-void simt_ref_shmem(int32_t *out, int rdeg, int iters);
+void canopy_simt_ref_divergent(const int32_t *in, int32_t *out, int n);
+void canopy_simt_ref_exchange(const int32_t *in, int32_t *out, int n, int bdim, int rounds);
+void canopy_simt_ref_pathfinder(const int32_t *wall, int rows, int cols, int32_t *out, int threads);
+void canopy_simt_ref_bfs(const int32_t *rowptr, const int32_t *col, int n, int src, int32_t *cost,
+                         int threads);
+void canopy_simt_ref_hotspot(const float *temp, const float *power, int rows, int cols, int iters,
+                             float *out, int threads);
+void canopy_simt_ref_nn(const float *rec, int n, float lat, float lng, float *dist, int threads);
+void canopy_simt_ref_lev(const int32_t *text, int n, int len, const int32_t *pat, int32_t *hits,
+                         int threads);
+void canopy_simt_ref_gaussian(const float *a, const float *b, int n, float *x, int threads);
+void canopy_simt_ref_memory(const int32_t *in, int32_t *out, int n, int rdeg, int iters,
+                            int threads);
+void canopy_simt_ref_diverge(int32_t *out, int n, int d, int cost, int threads);
+void canopy_simt_ref_shmem(int32_t *out, int rdeg, int iters);
 
 #endif

@@ -7,6 +7,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    fuzz_graph_check(graph_mtx_read_mem, data, size);
+    fuzz_graph_check(canopy_graph_mtx_read_mem, data, size);
     return 0;
 }

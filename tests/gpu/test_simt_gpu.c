@@ -32,9 +32,9 @@ static void gaussian_case(int n) {
         a[(size_t)i * n + i] = rnd() & 1 ? sum : -sum;
         b[i] = (float)((int)(rnd() % 2001) - 1000) / 100.0f;
     }
-    simt_ref_gaussian(a, b, n, xr, 1);
+    canopy_simt_ref_gaussian(a, b, n, xr, 1);
     simt_gpu_timing tm = {-1.0, -1};
-    CHECK_OK(simt_gpu_gaussian(a, b, n, x, &tm));
+    CHECK_OK(canopy_simt_gpu_gaussian(a, b, n, x, &tm));
     CHECK_MSG(!memcmp(x, xr, sizeof *x * (size_t)n), "gaussian n=%d", n);
     CHECK_MSG(tm.launches == 2 * (n - 1), "gaussian timing: %d launches for n=%d", tm.launches, n);
     free(a);
@@ -51,21 +51,21 @@ static void check_micro(void) {
     for (int i = 0; i < n; i++) in[i] = (int32_t)(rnd() % 1000);
     simt_gpu_timing tm;
     simt_micro_cfg c = {SIMT_MICRO_MEMORY, n, 63, 3, 0, 0, 0, 0, 0};
-    simt_ref_memory(in, ref, n, 63, 3, 1);
-    CHECK_OK(simt_gpu_micro(&c, in, out, &tm));
+    canopy_simt_ref_memory(in, ref, n, 63, 3, 1);
+    CHECK_OK(canopy_simt_gpu_micro(&c, in, out, &tm));
     CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "micro memory");
     c = (simt_micro_cfg){SIMT_MICRO_DIVERGE, n, 0, 0, 8, 5, 0, 0, 0};
-    simt_ref_diverge(ref, n, 8, 5, 1);
-    CHECK_OK(simt_gpu_micro(&c, NULL, out, &tm));
+    canopy_simt_ref_diverge(ref, n, 8, 5, 1);
+    CHECK_OK(canopy_simt_gpu_micro(&c, NULL, out, &tm));
     CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "micro diverge");
     c = (simt_micro_cfg){SIMT_MICRO_SHMEM, 0, 512, 100, 0, 0, 0, 0, 0};
-    simt_ref_shmem(ref, 512, 100);
-    CHECK_OK(simt_gpu_micro(&c, NULL, out, &tm));
+    canopy_simt_ref_shmem(ref, 512, 100);
+    CHECK_OK(canopy_simt_gpu_micro(&c, NULL, out, &tm));
     CHECK_MSG(!memcmp(out, ref, sizeof *out * 64), "micro shmem");
     c = (simt_micro_cfg){SIMT_MICRO_BARRIER, 0, 0, 100, 0, 0, 1, 256, 0};
-    CHECK_OK(simt_gpu_micro(&c, NULL, NULL, &tm));
+    CHECK_OK(canopy_simt_gpu_micro(&c, NULL, NULL, &tm));
     c = (simt_micro_cfg){SIMT_MICRO_EMPTY, 0, 0, 0, 0, 0, 2, 256, 10};
-    CHECK_OK(simt_gpu_micro(&c, NULL, NULL, &tm));
+    CHECK_OK(canopy_simt_gpu_micro(&c, NULL, NULL, &tm));
     CHECK_MSG(tm.launches == 10, "micro launches: %d", tm.launches);
     free(in);
     free(out);
@@ -85,26 +85,26 @@ int main(void) {
         for (int i = 0; i < n; i++) in[i] = (int32_t)(rnd() % 100000);
         static const int bdims[] = {32, 48, 256};
         for (int b = 0; b < 3; b++) {
-            simt_ref_divergent(in, ref, n);
-            CHECK_OK(simt_gpu_divergent(in, out, n, bdims[b]));
+            canopy_simt_ref_divergent(in, ref, n);
+            CHECK_OK(canopy_simt_gpu_divergent(in, out, n, bdims[b]));
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "divergent n=%d bdim=%d", n,
                       bdims[b]);
-            simt_ref_exchange(in, ref, n, bdims[b], 4);
-            CHECK_OK(simt_gpu_exchange(in, out, n, bdims[b], 4));
+            canopy_simt_ref_exchange(in, ref, n, bdims[b], 4);
+            CHECK_OK(canopy_simt_gpu_exchange(in, out, n, bdims[b], 4));
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "exchange n=%d bdim=%d", n,
                       bdims[b]);
         }
         int rows = 1 + (int)(rnd() % 30);
         int32_t *wall = malloc(sizeof *wall * (size_t)n * (size_t)rows);
         for (size_t i = 0; i < (size_t)n * (size_t)rows; i++) wall[i] = (int32_t)(rnd() % 10);
-        simt_ref_pathfinder(wall, rows, n, ref, 1);
-        CHECK_OK(simt_gpu_pathfinder(wall, rows, n, out, NULL));
+        canopy_simt_ref_pathfinder(wall, rows, n, ref, 1);
+        CHECK_OK(canopy_simt_gpu_pathfinder(wall, rows, n, out, NULL));
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "pathfinder %dx%d", rows, n);
         static const int pf[][2] = {{3, 1}, {48, 7}, {256, 20}, {1024, 30}}; /* bdim, steps */
         for (int c = 0; c < 4; c++) {
             simt_gpu_timing tm = {-1.0, -1};
             memset(out, 0x55, sizeof *out * (size_t)n);
-            CHECK_OK(simt_gpu_pathfinder_tiled(wall, rows, n, pf[c][0], pf[c][1], out, &tm));
+            CHECK_OK(canopy_simt_gpu_pathfinder_tiled(wall, rows, n, pf[c][0], pf[c][1], out, &tm));
             CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n),
                       "tiled pathfinder %dx%d bdim=%d steps=%d", rows, n, pf[c][0], pf[c][1]);
             CHECK_MSG(tm.launches == (rows - 1 + pf[c][1] - 1) / pf[c][1] && tm.kernel_ms >= 0.0,
@@ -119,9 +119,9 @@ int main(void) {
             rowptr[v + 1] = rowptr[v] + d;
         }
         int src = (int)(rnd() % (unsigned)n);
-        simt_ref_bfs(rowptr, col, n, src, ref, 1);
+        canopy_simt_ref_bfs(rowptr, col, n, src, ref, 1);
         simt_gpu_timing tm = {-1.0, -1};
-        CHECK_OK(simt_gpu_bfs(rowptr, col, n, src, out, &tm));
+        CHECK_OK(canopy_simt_gpu_bfs(rowptr, col, n, src, out, &tm));
         CHECK_MSG(tm.launches >= 2 && tm.launches % 2 == 0 && tm.kernel_ms >= 0.0,
                   "bfs timing: %d launches, %g ms", tm.launches, tm.kernel_ms);
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "bfs n=%d", n);
@@ -133,27 +133,27 @@ int main(void) {
             temp[i] = 320.0f + (float)(rnd() % 1000) / 100.0f;
             power[i] = (float)(rnd() % 1000) / 1e6f;
         }
-        simt_ref_hotspot(temp, power, rows, n, 3, fr, 1);
-        CHECK_OK(simt_gpu_hotspot(temp, power, rows, n, 3, fo, NULL));
+        canopy_simt_ref_hotspot(temp, power, rows, n, 3, fr, 1);
+        CHECK_OK(canopy_simt_gpu_hotspot(temp, power, rows, n, 3, fo, NULL));
         CHECK_MSG(!memcmp(fo, fr, sizeof *fo * (size_t)n * (size_t)rows), "hotspot %dx%d", rows, n);
         static const int ht[][3] = {
             {2, 3, 1}, {4, 16, 2}, {5, 32, 7}, {6, 8, 3}}; /* tw_log, th, steps */
         for (int c = 0; c < 4; c++) {
             memset(fo, 0, sizeof *fo * (size_t)n * (size_t)rows);
-            CHECK_OK(simt_gpu_hotspot_tiled(temp, power, rows, n, 3, ht[c][0], ht[c][1], ht[c][2],
-                                            fo, NULL));
+            CHECK_OK(canopy_simt_gpu_hotspot_tiled(temp, power, rows, n, 3, ht[c][0], ht[c][1],
+                                                   ht[c][2], fo, NULL));
             CHECK_MSG(!memcmp(fo, fr, sizeof *fo * (size_t)n * (size_t)rows),
                       "tiled hotspot %dx%d tile %dx%d steps=%d", rows, n, 1 << ht[c][0], ht[c][1],
                       ht[c][2]);
         }
-        simt_ref_nn(temp, n / 2, 321.0f, 0.5f, fr, 1);
-        CHECK_OK(simt_gpu_nn(temp, n / 2, 321.0f, 0.5f, fo, NULL));
+        canopy_simt_ref_nn(temp, n / 2, 321.0f, 0.5f, fr, 1);
+        CHECK_OK(canopy_simt_gpu_nn(temp, n / 2, 321.0f, 0.5f, fo, NULL));
         CHECK_MSG(!memcmp(fo, fr, sizeof *fo * (size_t)(n / 2)), "nn n=%d", n / 2);
         int32_t pat[SIMT_LEV_M];
         for (int j = 0; j < SIMT_LEV_M; j++) pat[j] = (int32_t)(rnd() % 2);
         for (size_t i = 0; i < (size_t)n * (size_t)rows; i++) wall[i] &= 1;
-        simt_ref_lev(wall, n, rows, pat, ref, 1);
-        CHECK_OK(simt_gpu_lev(wall, n, rows, pat, out, NULL));
+        canopy_simt_ref_lev(wall, n, rows, pat, ref, 1);
+        CHECK_OK(canopy_simt_gpu_lev(wall, n, rows, pat, out, NULL));
         CHECK_MSG(!memcmp(out, ref, sizeof *out * (size_t)n), "levenshtein n=%d len=%d", n, rows);
         gaussian_case(n < 1000 ? n : 257);
         free(temp);
