@@ -261,6 +261,9 @@ for stage in $stages; do
         note "- distributed CLI bench (1 process x 16 threads vs 4 ranks x 4, 16 x 1): rc $?," \
             "$(($(date +%s) - t0)) s (below)"
         cat "$out/dist-cli.txt" >>"$summary"
+        RANKS=4 REPS=5 timeout 120 "$root/bench/run_dist_launch.sh" "$db" >"$out/dist-launch.txt" 2>&1
+        note "- MPI launch floor (mpirun -np 4: true, bare MPI_Init/Finalize, canopy): rc $?"
+        cat "$out/dist-launch.txt" >>"$summary"
         ;;
     dist2gpu)
         gpu_test test_gpu_let gpu_let.log 2

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The internal MPI layer: start/stop, fatal errors, error agreement, v-collectives. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "dist/comm.h"
 
 #include <limits.h>
@@ -17,9 +18,20 @@ static int mpi_running(void) {
     return init && !fin;
 }
 
+/* Open MPI's default PML selection also opens the cm PML and its PSM/PSM2 MTLs, whose
+ * probing takes most of MPI_Init (0.25-0.4 s on a 2-core machine, docs/distributed.md);
+ * when every rank is on one node, ob1 over shared memory is what it would pick anyway.
+ * The user's own OMPI_MCA_pml (environment or mpirun -x) is kept. */
+static void prefer_ob1_on_one_node(void) {
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const char *world = getenv("OMPI_COMM_WORLD_SIZE");
+    if (local && world && strcmp(local, world) == 0) setenv("OMPI_MCA_pml", "ob1", 0);
+}
+
 int canopy_dist_start(int *argc, char ***argv) {
     if (mpi_running()) return 1;
     if (!canopy_mpi_launched()) return 0;
+    prefer_ob1_on_one_node();
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "canopy: MPI_Init_thread failed\n");

@@ -12,7 +12,8 @@
 
 /* MPI_Init_thread with MPI_THREAD_FUNNELED (OpenMP threads inside a rank, MPI from
  * the main thread only) when canopy_mpi_launched() and MPI is not yet initialised;
- * installs canopy_dist_fatal_handler on MPI_COMM_WORLD. Returns 1 when MPI is
+ * installs canopy_dist_fatal_handler on MPI_COMM_WORLD. Under Open MPI with every
+ * rank on one node it sets OMPI_MCA_pml=ob1 first, unless set. Returns 1 when MPI is
  * running after the call (initialised here or before), 0 when not launched. */
 int canopy_dist_start(int *argc, char ***argv);
 /* MPI_Finalize when canopy_dist_start initialised MPI. */
