@@ -15,11 +15,12 @@ warm-up run (TreeCorr, exact with bin_slop 0 and much slower: two runs, first th
 count only). Every peer's counts are compared with canopy's (the edge rule of
 docs/c-api.md, "Pair counts": pairs within one float32 rounding of an edge may differ).
 A bin sweep times canopy alone from 10 to 10^6 bins (the goal: <= 2x the time of 10),
-wall and process CPU seconds (on a loaded machine the CPU time is the steadier), on
-each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed)."""
+through the library and as whole `canopy paircount` processes, wall and CPU seconds
+(on a loaded machine the CPU time is the steadier), on each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed)."""
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -181,24 +182,47 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
 
 
 
+def timed_cli(argv, reps):
+    """Whole `canopy` processes: wall and CPU seconds (the children's user + system)."""
+    subprocess.run(argv, check=True, capture_output=True)
+    ts, cs = [], []
+    for _ in range(reps):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        ts.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cs.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+    return ts, cs
+
+
 def sweep(a, n, rmin, rmax, record):
-    """The bin sweep: canopy alone, uniform, open, one thread."""
+    """The bin sweep: canopy alone, uniform, open, one thread; the library (Python
+    package) and the CLI (`canopy paircount`, the whole process: load, count, write)."""
     x = load_points("uniform", n, a.canopy_cli, 42)
     canopy.set_threads(1)
     print()
     print(f"Bin sweep, {n} uniform points, open box, log bins 0.005-0.1, one thread:")
     print()
-    print("| bins | canopy wall s | / 10 bins | canopy CPU s | / 10 bins |")
-    print("|---|---|---|---|---|")
-    base = cbase = None
-    for nb in (10, 100, 1000, 10000, 100000, 1000000):
-        ts, cs = timed_cpu(
-            lambda: canopy.paircount(x, rmin, rmax, nb, log=True, backend="cpu"), a.reps)
-        m, c = statistics.median(ts), statistics.median(cs)
-        base, cbase = base or m, cbase or c
-        print(f"| {nb} | {fmt(ts)} | {m / base:.2f}x | {fmt(cs)} | {c / cbase:.2f}x |",
-              flush=True)
-        record(bench="paircount_bins", points=n, bins=nb, canopy=ts, canopy_cpu=cs)
+    print("| bins | library wall s | library CPU s | / 10 bins | CLI wall s | CLI CPU s "
+          "| / 10 bins |")
+    print("|---|---|---|---|---|---|---|")
+    cbase = kbase = None
+    with tempfile.TemporaryDirectory() as tmp:
+        data, out = os.path.join(tmp, "x.npy"), os.path.join(tmp, "counts.npy")
+        np.save(data, x)
+        for nb in (10, 100, 1000, 10000, 100000, 1000000):
+            ts, cs = timed_cpu(
+                lambda: canopy.paircount(x, rmin, rmax, nb, log=True, backend="cpu"), a.reps)
+            kts, kcs = timed_cli([a.canopy_cli, "paircount", "--data1", data, "--rmin", str(rmin),
+                                  "--rmax", str(rmax), "--log", "--nbins", str(nb),
+                                  "--threads", "1", "-o", out], a.reps)
+            c, k = statistics.median(cs), statistics.median(kcs)
+            cbase, kbase = cbase or c, kbase or k
+            print(f"| {nb} | {fmt(ts)} | {fmt(cs)} | {c / cbase:.2f}x | {fmt(kts)} | {fmt(kcs)} "
+                  f"| {k / kbase:.2f}x |", flush=True)
+            record(bench="paircount_bins", points=n, bins=nb, canopy=ts, canopy_cpu=cs,
+                   cli=kts, cli_cpu=kcs)
 
 
 if __name__ == "__main__":

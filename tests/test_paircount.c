@@ -108,6 +108,29 @@ static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int we
     pc_case_free(&c);
 }
 
+/* Issue 35's case scaled to [0, 8): 20k points, 10^6 log bins out to a tenth of the
+ * side, about a million pairs in range, which stay in the buffer until the merge
+ * counts them (one and two threads). */
+static void check_many_bins_20k(void) {
+    pc_case c = pc_case_make(20000, 0, 3, 0, 0, 0, 1, 1000000, 0);
+    c.po.rmin = 0.04;
+    c.po.rmax = 0.8;
+    CHECK_OK(canopy_paircount_brute(c.p1, NULL, c.p2, NULL, &c.po, c.want));
+    double total = 0.0;
+    for (int32_t b = 0; b < c.po.nbins; b++) total += c.want[b];
+    CHECK_MSG(total > 1e6, "20k points, 10^6 bins: only %g pairs in range", total);
+    for (int threads = 1; threads <= 2; threads++) {
+        canopy_set_threads(threads);
+        int32_t bad = 0;
+        CHECK_OK(canopy_paircount(c.p1, NULL, c.p2, NULL, &c.po, NULL, c.got, NULL));
+        CHECK_MSG(same(c.got, c.want, c.po.nbins, 0, &bad),
+                  "20k points, 10^6 bins, %d threads: bin %d %g, brute force %g", threads, (int)bad,
+                  c.got[bad], c.want[bad]);
+    }
+    canopy_set_threads(0);
+    pc_case_free(&c);
+}
+
 static void check_refusals(void) {
     float x[4] = {0.5f, 1.5f, 2.5f, 9.0f};
     canopy_points p = canopy_points_make(x, 4, 1), none = canopy_points_make(NULL, 0, 1);
@@ -185,6 +208,7 @@ int main(void) {
     check_pair_walk(1500, 0, 3, 0, 0, 1, 0, 1000000, 1);
     check_pair_walk(1500, 0, 3, 0, 0, 1, 1, 1000000, 0);
     check_pair_walk(600, 500, 3, 1, 1, 0, 1, 1000000, 1);
+    check_many_bins_20k();
     check_refusals();
     return check_finish();
 }

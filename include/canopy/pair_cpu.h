@@ -22,6 +22,7 @@
 #include "canopy/traverse_cpu.h"
 
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CANOPY_PAIR_ENGINE static inline __attribute__((always_inline))
@@ -90,18 +91,23 @@ CANOPY_PAIR_ENGINE canopy_status canopy_pair_cpu_run(const canopy_pair_app *app,
     size_t acc_bytes = canopy_cache_round(job->acc_size ? job->acc_size : 1);
     size_t stack_bytes = canopy_cache_round((size_t)canopy_pair_stack_capacity(job->ta, job->tb) *
                                             sizeof(canopy_pair));
-    unsigned char *accs = NULL, *stacks = NULL;
+    unsigned char *raw = NULL, *accs = NULL, *stacks = NULL;
     canopy_pair *tasks = NULL;
     int64_t nt = 0;
-    canopy_status s = canopy_alloc((void **)&accs, (size_t)threads, acc_bytes);
+    /* zeroed by calloc, which for large accumulators (a 10^6-bin histogram, a
+     * buffer) gets fresh zero pages and touches only those used, where a memset
+     * faulted in every page; 64 bytes more to align them to a cache line */
+    size_t bytes = 0;
+    canopy_status s = canopy_mul_size((size_t)threads, acc_bytes, &bytes);
+    if (!s && (bytes > SIZE_MAX - 64 || !(raw = (unsigned char *)calloc(bytes + 64, 1))))
+        s = canopy_fail(CANOPY_ERR_NOMEM, "pair walk: out of memory for %zu bytes", bytes);
+    if (!s) accs = raw + (64 - (uintptr_t)raw % 64) % 64;
     if (!s && use_stack) s = canopy_alloc((void **)&stacks, (size_t)threads, stack_bytes);
-    if (!s) {
-        memset(accs, 0, (size_t)threads * acc_bytes);
+    if (!s)
         s = canopy_pair_frontier(app, job, accs, (int64_t)threads * CANOPY_PAIR_TASKS_PER_THREAD,
                                  &tasks, &nt, cnt);
-    }
     if (s) {
-        canopy_free(accs);
+        free(raw);
         canopy_free(stacks);
         return s;
     }
@@ -128,7 +134,7 @@ CANOPY_PAIR_ENGINE canopy_status canopy_pair_cpu_run(const canopy_pair_app *app,
     cnt->point_pairs += points;
     for (int t = 0; t < threads; t++) app->merge(job->ctx, accs + (size_t)t * acc_bytes);
     canopy_free(tasks);
-    canopy_free(accs);
+    free(raw);
     canopy_free(stacks);
     return CANOPY_OK;
 }

@@ -138,21 +138,23 @@ int cmd_paircount(int argc, char **argv) {
     double t_load = canopy_now() - t0, t_write = 0.0;
     float *w1 = NULL, *w2 = NULL;
     double *counts = NULL;
-    int64_t *icounts = NULL;
     canopy_stats st;
     int rc = CLI_OK;
     if (weighted) rc = split_weights(p1, &d1, &w1);
     if (rc == CLI_OK && weighted && p2) rc = split_weights(p2, &d2, &w2);
     if (rc == CLI_OK &&
         (canopy_alloc((void **)&counts, (size_t)po.nbins, sizeof *counts) ||
-         canopy_alloc((void **)&icounts, (size_t)po.nbins, sizeof *icounts) ||
          canopy_paircount(d1, w1, d2, w2, &po, &to.run, counts, p.stats ? &st : NULL)))
         rc = cli_runtime_error("paircount");
     double total = 0.0;
+    /* the integer counts over the doubles, in place (10^6 bins: 8 MB less to fault in) */
+    _Static_assert(sizeof(int64_t) == sizeof(double), "in-place integer counts");
+    int64_t *icounts = (int64_t *)(void *)counts;
     if (rc == CLI_OK) {
         for (int32_t b = 0; b < po.nbins; b++) {
-            icounts[b] = (int64_t)counts[b];
-            total += counts[b];
+            double x = counts[b];
+            total += x;
+            if (!weighted) icounts[b] = (int64_t)x;
         }
         canopy_array a = weighted ? cli_array_view(counts, CANOPY_F64, po.nbins, 0)
                                   : cli_array_view(icounts, CANOPY_I64, po.nbins, 0);
@@ -169,7 +171,6 @@ int cmd_paircount(int argc, char **argv) {
     canopy_free(w1);
     canopy_free(w2);
     canopy_free(counts);
-    canopy_free(icounts);
     canopy_array_release(&a1);
     canopy_array_release(&a2);
     return rc;
