@@ -394,22 +394,34 @@ static canopy_status read_header(reader *r, int64_t *n, double *mass1, canopy_sn
  * that a block is still in cache when it is converted and checked. */
 enum { BLOCK_ROWS = 1 << 15 };
 
-/* Index of the first value of v[0, k) that is not finite, k if none. The branch-free
- * pass vectorises; the search runs only on a bad block. */
+/* Index of the first value of v[0, k) that is not finite, k if none. x * 0 is NaN
+ * exactly when x is not finite; the sums in independent lanes vectorise (a branch or an
+ * integer flag per value does not), and the search runs only on a bad block. */
 static size_t first_bad_f64(const double *v, size_t k) {
-    int any = 0;
-    for (size_t i = 0; i < k; i++) any |= !(fabs(v[i]) <= DBL_MAX);
+    double acc[8] = {0};
     size_t i = 0;
-    while (any && isfinite(v[i])) i++;
+    for (; i + 8 <= k; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += v[i + j] * 0.0;
+    for (; i < k; i++) acc[0] += v[i] * 0.0;
+    int any = 0;
+    for (int j = 0; j < 8; j++) any |= acc[j] != 0.0;
+    for (i = 0; any && isfinite(v[i]);) i++;
     return any ? i : k;
 }
 
-/* The same for masses, which must also not be negative. */
+/* The same for masses, which must also not be negative (the lanes' minimum). */
 static size_t first_bad_mass(const float *v, size_t k) {
-    int any = 0;
-    for (size_t i = 0; i < k; i++) any |= !(v[i] >= 0.0f && v[i] <= FLT_MAX);
+    float acc[8] = {0}, lo[8] = {0};
     size_t i = 0;
-    while (any && isfinite(v[i]) && v[i] >= 0.0f) i++;
+    for (; i + 8 <= k; i += 8)
+        for (int j = 0; j < 8; j++) {
+            acc[j] += v[i + j] * 0.0f;
+            lo[j] = lo[j] < v[i + j] ? lo[j] : v[i + j];
+        }
+    for (; i < k; i++) acc[0] += v[i] * 0.0f, lo[0] = lo[0] < v[i] ? lo[0] : v[i];
+    int any = 0;
+    for (int j = 0; j < 8; j++) any |= acc[j] != 0.0f || lo[j] < 0.0f;
+    for (i = 0; any && isfinite(v[i]) && v[i] >= 0.0f;) i++;
     return any ? i : k;
 }
 
