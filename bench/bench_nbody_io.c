@@ -15,8 +15,8 @@
  * Every array is a fresh mmap (M_MMAP_THRESHOLD fixed), as in a `canopy nbody` run, which
  * reads once: glibc's adaptive threshold otherwise recycles some reads' pages and not
  * others', by allocation order rather than by format. --reuse-pages keeps freed memory in
- * the heap instead, so every read after the first lands in pages already mapped: the
- * read's own work without the kernel's page faults, which cost the same for both. */
+ * the heap instead, so most reads after the first land in pages already mapped: mostly
+ * the read's own work, without the page faults. */
 #include "bench_util.h"
 #include "canopy.h"
 #include "io/hdf5.h"
