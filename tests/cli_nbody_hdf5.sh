@@ -126,6 +126,43 @@ import h5py, numpy as np, sys
 m = h5py.File(sys.argv[1], 'r')['PartType1/Masses'][:]
 assert m.shape == (300,) and np.all(m == np.float32(1 / 300))" "$tmp/mt/snapshot_000002.hdf5"
 
+# More rows than one read block (src/io/hdf5.c reads 32768 rows at a time), in the file
+# types canopy converts itself (float32 Coordinates, float64 (n, 1) Masses): every row
+# arrives, and a bad value in a later block is found and named by its body.
+cat >"$tmp/big.py" <<'EOF'
+import sys, h5py, numpy as np
+n = 70001
+rng = np.random.default_rng(11)
+pos = rng.normal(size=(n, 3)).astype(np.float32)
+vel = rng.normal(size=(n, 3))
+mass = rng.uniform(0.5, 1.5, (n, 1)) / n
+for kind in ("big", "bignan", "bigneg"):
+    with h5py.File(sys.argv[1] + "/" + kind + ".hdf5", "w") as f:
+        h = f.create_group("Header")
+        h.attrs["NumPart_ThisFile"] = h.attrs["NumPart_Total"] = np.array([0, n, 0, 0, 0, 0])
+        h.attrs["MassTable"] = np.zeros(6)
+        g = f.create_group("PartType1")
+        v, m = vel.copy(), mass.copy()
+        if kind == "bignan": v[69999, 2] = np.inf
+        if kind == "bigneg": m[40000, 0] = -1.0
+        g["Coordinates"], g["Velocities"], g["Masses"] = pos, v, m
+if len(sys.argv) > 2:
+    with h5py.File(sys.argv[2], "r") as f:
+        g = f["PartType1"]
+        assert np.array_equal(g["Coordinates"][:], pos.astype(np.float64))
+        assert np.array_equal(g["Velocities"][:], vel)
+        assert np.array_equal(g["Masses"][:], mass[:, 0].astype(np.float32))
+EOF
+"$PY" "$tmp/big.py" "$tmp" || bad "h5py could not write the big files"
+run 0 nbody --bodies "$tmp/big.hdf5" --steps 0 --dt 0.01 -o "$tmp/big" --snapshot-format hdf5
+check "70001 bodies over 3 read blocks, converted by canopy: values exact" \
+    "$PY" "$tmp/big.py" "$tmp" "$tmp/big/snapshot_000000.hdf5"
+run 1 nbody --bodies "$tmp/bignan.hdf5" --steps 0 --dt 0.01
+check "inf in the third block named" grep -q "PartType1/Velocities of body 69999 is inf" "$tmp/err"
+run 1 nbody --bodies "$tmp/bigneg.hdf5" --steps 0 --dt 0.01
+check "negative mass in the second block named" grep -q "PartType1/Masses of body 40000 is -1" \
+    "$tmp/err"
+
 # A snapshot of canopy's is initial conditions again.
 run 0 nbody --bodies "$tmp/h/snapshot_000006.hdf5" --steps 1 --dt 0.01 --softening 0.05
 check "restart from a snapshot: 300 bodies" grep -q "nbody: 300 bodies" "$tmp/out"
