@@ -3,7 +3,6 @@
  * dependencies (curl, ssl, ...) would add ~14 ms to every CLI start if linked, so it
  * is dlopen'ed on first use; its headers give the functions' types. Builds without
  * HDF5 (CANOPY_HAVE_HDF5 unset) fail every call with a message saying so. */
-#define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 #include "io/hdf5.h"
 
@@ -56,7 +55,6 @@ canopy_status canopy_hdf5_write_snapshot(const char *path, int64_t n, const doub
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <sys/mman.h>
 
 /* H5F_ACC_* expand to calls of H5check_version and H5open, which would link the
  * library: their values (H5Fpublic.h) instead. */
@@ -480,20 +478,6 @@ static canopy_status read_dset(const reader *r, const char *name, int64_t n, int
     return st;
 }
 
-/* Asks for transparent huge pages under an array about to be filled: a fresh 24 MB array
- * otherwise takes ~6000 page faults, the largest cost of a read after the kernel's copy
- * (perf). Advice only: where THP is off nothing changes. */
-static void advise_huge(void *p, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1),
-              hi = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p, (void)bytes;
-#endif
-}
-
 static canopy_status read_bodies(reader *r, canopy_snapshot *s) {
     int64_t n = 0;
     double mass1 = 0.0;
@@ -513,9 +497,6 @@ static canopy_status read_bodies(reader *r, canopy_snapshot *s) {
         (st = canopy_alloc((void **)&s->vel, n3, sizeof(double))) ||
         (st = canopy_alloc((void **)&s->mass, (size_t)n, sizeof(float))))
         return st;
-    advise_huge(s->pos, n3 * sizeof(double));
-    advise_huge(s->vel, n3 * sizeof(double));
-    advise_huge(s->mass, (size_t)n * sizeof(float));
     s->n = n;
     if ((st = read_dset(r, "Coordinates", n, 3, 1, s->pos)) ||
         (st = read_dset(r, "Velocities", n, 3, 1, s->vel)))
