@@ -54,7 +54,9 @@
 #   paircount pair counts on the GPU pair walk (issue 37): test_gpu_paircount (brute
 #           force and CPU pair walk equality, the 200k timings), memcheck and racecheck
 #           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
-#           when python3 has them (one thread and all cores, and the GPU)
+#           when python3 has them (one thread and all cores, and the GPU; env
+#           CANOPY_BENCH_THREADS, CANOPY_BENCH_SIZES, CANOPY_BENCH_REPS override; Corrfunc
+#           from .carry/whl where python3 lacks it)
 #   python  the Python package on CUDA arrays (issue 32): python/tests/test_gpu_arrays.py
 #           (PyTorch and CuPy tensors through Index, query, gravity and the graph
 #           builders against brute force, outputs on the input's device, no host entry
