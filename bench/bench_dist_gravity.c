@@ -140,7 +140,7 @@ static double sample_error(const float *pos, int64_t n, const float *acc_local, 
         if (canopy_gravity_direct_sample(canopy_points_make(pos, n, 3), mass, 0.01f, sample, ns,
                                          ref, NULL))
             canopy_dist_abort(MPI_COMM_WORLD, "direct sample: %s", canopy_last_error());
-        nbody_relative_errors(acc, ref, sample, ns, rel);
+        canopy_nbody_relative_errors(acc, ref, sample, ns, rel);
         med = rel[ns / 2];
         free(sample);
         free(ref);

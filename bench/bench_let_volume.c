@@ -6,7 +6,7 @@
  * interactions (accepted cells + body terms) per body of every domain measured on an
  * evenly spaced sample (and from it each domain's work: max / mean over domains). As in
  * the MPI path, a domain whose top tree is all another
- * needs (let_top_suffices) sends it nothing: the receiver walks the top tree every rank
+ * needs (canopy_let_top_suffices) sends it nothing: the receiver walks the top tree every rank
  * holds; the top trees' all-gather (a 1,560-byte record of boxes per rank plus its top
  * cells) is counted apart. This gives exact traffic for rank counts this machine
  * cannot run (bench/results/distributed.md).
@@ -30,7 +30,7 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
     int64_t *perm = malloc((size_t)n * sizeof *perm), *start = malloc((size_t)(r + 1) * 8);
     float *mass = malloc((size_t)n * sizeof *mass);
     for (int64_t i = 0; i < n; i++) mass[i] = (float)(1.0 / (double)n);
-    if (let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
+    if (canopy_let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
         fprintf(stderr, "split: %s\n", canopy_last_error());
         exit(1);
     }
@@ -45,8 +45,8 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
             gid[i] = perm[i];
         }
         int64_t nk = start[k + 1] - start[k];
-        if (let_domain_build(canopy_points_make(dpos + 3 * start[k], nk, 3), dmass + start[k],
-                             gid + start[k], order, 0, dom + k)) {
+        if (canopy_let_domain_build(canopy_points_make(dpos + 3 * start[k], nk, 3),
+                                    dmass + start[k], gid + start[k], order, 0, dom + k)) {
             fprintf(stderr, "build: %s\n", canopy_last_error());
             exit(1);
         }
@@ -56,27 +56,28 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
     double work_max = 0.0, work_sum = 0.0;
     let_piece *pc = calloc((size_t)r, sizeof *pc), *top = calloc((size_t)r, sizeof *top);
     for (int32_t k = 0; k < r; k++) {
-        if (let_export(dom + k, NULL, 0, 1.0f / theta, LET_RADIUS_TOP, top + k)) {
+        if (canopy_let_export(dom + k, NULL, 0, 1.0f / theta, LET_RADIUS_TOP, top + k)) {
             fprintf(stderr, "top: %s\n", canopy_last_error());
             exit(1);
         }
-        top_bytes += TOP_RECORD + let_piece_bytes(top + k);
+        top_bytes += TOP_RECORD + canopy_let_piece_bytes(top + k);
     }
     int64_t stride = n / sample > 0 ? n / sample : 1;
     for (int32_t i = 0; i < r; i++) {
         for (int32_t j = 0; j < r; j++) {
             let_radius rad = j == i ? LET_RADIUS_ALL : LET_RADIUS_CORRECTED;
             if (j != i &&
-                let_top_suffices(top + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta)) {
+                canopy_let_top_suffices(top + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta)) {
                 pc[j] = top[j]; /* borrowed: walked, not sent */
                 continue;
             }
-            if (let_export(dom + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta, rad, pc + j)) {
+            if (canopy_let_export(dom + j, dom[i].boxes[0], dom[i].n_boxes, 1.0f / theta, rad,
+                                  pc + j)) {
                 fprintf(stderr, "export: %s\n", canopy_last_error());
                 exit(1);
             }
             if (j == i || pc[j].n_cells == 0) continue;
-            int64_t b = WIRE_HEADER + let_piece_bytes(pc + j);
+            int64_t b = WIRE_HEADER + canopy_let_piece_bytes(pc + j);
             sent[j] += b;
             recv[i] += b;
             pairs++;
@@ -92,8 +93,8 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
                 memcpy(q + 3 * m, dpos + 3 * g, 3 * sizeof(float));
                 qid[m] = gid[g];
             }
-            let_forces(pc, r, canopy_points_make(q, ns, 3), qid, 1.0f / theta, 1e-4f, acc, NULL,
-                       work, NULL);
+            canopy_let_forces(pc, r, canopy_points_make(q, ns, 3), qid, 1.0f / theta, 1e-4f, acc,
+                              NULL, work, NULL);
             int64_t wi = 0;
             for (int64_t k = 0; k < ns; k++) wi += work[k];
             inter += wi;
@@ -108,7 +109,7 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
             free(work);
         }
         for (int32_t j = 0; j < r; j++)
-            if (pc[j].cells != top[j].cells) let_piece_free(pc + j);
+            if (pc[j].cells != top[j].cells) canopy_let_piece_free(pc + j);
         memset(pc, 0, (size_t)r * sizeof *pc);
     }
     int64_t tot = 0, max_s = 0, max_r = 0;
@@ -125,8 +126,8 @@ static void run(const float *pos, int64_t n, int32_t r, int64_t sample, float th
            work_sum > 0.0 ? work_max * r / work_sum : 1.0, canopy_now() - t0);
     fflush(stdout);
     for (int32_t k = 0; k < r; k++) {
-        let_domain_free(dom + k);
-        let_piece_free(top + k);
+        canopy_let_domain_free(dom + k);
+        canopy_let_piece_free(top + k);
     }
     free(dom);
     free(pc);
@@ -151,7 +152,7 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
     float *dpos = malloc((size_t)n * 3 * sizeof *dpos), *mass = malloc((size_t)n * 4);
     float *acc = malloc((size_t)n * 3 * sizeof *acc);
     for (int64_t i = 0; i < n; i++) mass[i] = (float)(1.0 / (double)n);
-    if (let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
+    if (canopy_let_split_curve(canopy_points_make(pos, n, 3), curve, NULL, r, perm, start)) {
         fprintf(stderr, "split: %s\n", canopy_last_error());
         exit(1);
     }
@@ -163,12 +164,12 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
         for (int64_t i = start[k]; i < start[k + 1]; i++)
             memcpy(dpos + 3 * i, pos + 3 * perm[i], 3 * sizeof(float));
         int64_t nk = start[k + 1] - start[k];
-        if (nk > 0 && gl_tree_build(canopy_points_make(dpos + 3 * start[k], nk, 3), mass + start[k],
-                                    theta, order, &cfg, t + k)) {
+        if (nk > 0 && canopy_gl_tree_build(canopy_points_make(dpos + 3 * start[k], nk, 3),
+                                           mass + start[k], theta, order, &cfg, t + k)) {
             fprintf(stderr, "build: %s\n", canopy_last_error());
             exit(1);
         }
-        if (t[k]) gl_tree_box(t[k], box + 6 * k);
+        if (t[k]) canopy_gl_tree_box(t[k], box + 6 * k);
     }
     int64_t *sent = calloc((size_t)r, 8), *recv = calloc((size_t)r, 8), pairs = 0, inter = 0;
     double work_max = 0.0, work_sum = 0.0;
@@ -180,7 +181,8 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
         for (int32_t j = 0; j < r; j++) {
             int64_t b = 0;
             if (j == i || !t[j]) continue;
-            if (gl_export(t[j], box + 6 * i, buf + np, &b) || gl_piece_open(buf[np], b, pc + np)) {
+            if (canopy_gl_export(t[j], box + 6 * i, buf + np, &b) ||
+                canopy_gl_piece_open(buf[np], b, pc + np)) {
                 fprintf(stderr, "export: %s\n", canopy_last_error());
                 exit(1);
             }
@@ -190,7 +192,7 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
             pairs++;
         }
         gl_counts c;
-        if (gl_forces(t[i], (const gl_tree *const *)pc, np, 1e-4f, acc, NULL, NULL, &c)) {
+        if (canopy_gl_forces(t[i], (const gl_tree *const *)pc, np, 1e-4f, acc, NULL, NULL, &c)) {
             fprintf(stderr, "forces: %s\n", canopy_last_error());
             exit(1);
         }
@@ -198,7 +200,7 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
         work_max = (double)(c.pp + c.pc) > work_max ? (double)(c.pp + c.pc) : work_max;
         work_sum += (double)(c.pp + c.pc);
         for (int k = 0; k < np; k++) {
-            gl_tree_free(pc[k]);
+            canopy_gl_tree_free(pc[k]);
             canopy_free(buf[k]);
         }
     }
@@ -213,7 +215,7 @@ static void run_list(const float *pos, int64_t n, int32_t r, float theta, int32_
            (double)inter / (double)n, work_sum > 0.0 ? work_max * r / work_sum : 1.0,
            canopy_now() - t0);
     fflush(stdout);
-    for (int32_t k = 0; k < r; k++) gl_tree_free(t[k]);
+    for (int32_t k = 0; k < r; k++) canopy_gl_tree_free(t[k]);
     free(t), free(box), free(sent), free(recv), free(buf), free(pc);
     free(perm), free(start), free(dpos), free(mass), free(acc);
 }

@@ -152,7 +152,7 @@ static int run_lists(canopy_points b, const float *mass, const double *ref, cons
         int cpu = canopy_threads() == 1;
         for (int k = 0; k < r; k++) {
             double c0 = (double)clock() / CLOCKS_PER_SEC, t0 = canopy_now();
-            if (gl_gravity(b, mass, thetas[ti], order, eps * eps, &cfg, acc, NULL, &c))
+            if (canopy_gl_gravity(b, mass, thetas[ti], order, eps * eps, &cfg, acc, NULL, &c))
                 return die("lists");
             double wall = canopy_now() - t0, c1 = (double)clock() / CLOCKS_PER_SEC;
             t[k] = cpu ? c1 - c0 : wall;
@@ -270,8 +270,8 @@ int main(int argc, char **argv) {
                 double t[3];
                 for (int k = 0; k < 3; k++) {
                     double c0 = (double)clock() / CLOCKS_PER_SEC;
-                    if (gl_gravity(b, mass, cal_thetas[ti], cal_orders[oi], (float)(eps * eps),
-                                   &cfg, acc, NULL, NULL))
+                    if (canopy_gl_gravity(b, mass, cal_thetas[ti], cal_orders[oi],
+                                          (float)(eps * eps), &cfg, acc, NULL, NULL))
                         return die("lists");
                     t[k] = (double)clock() / CLOCKS_PER_SEC - c0;
                 }

@@ -98,7 +98,7 @@ bench_errors bench_force_errors(const float *acc, const double *ref, const int64
         free(rel);
         return e;
     }
-    e.rms = nbody_relative_errors(acc, ref, sample, ns, rel);
+    e.rms = canopy_nbody_relative_errors(acc, ref, sample, ns, rel);
     e.median = ns % 2 ? rel[ns / 2] : 0.5 * (rel[ns / 2 - 1] + rel[ns / 2]);
     free(rel);
     return e;

@@ -25,7 +25,7 @@ static inline void inclusion_case(float *clump, float *clump_mass, int64_t k, fl
     int64_t *gid = malloc((size_t)k * sizeof *gid);
     for (int64_t i = 0; i < k; i++) gid[i] = i;
     let_domain d;
-    CHECK_OK(let_domain_build(canopy_points_make(clump, k, 3), clump_mass, gid, 2, 0, &d));
+    CHECK_OK(canopy_let_domain_build(canopy_points_make(clump, k, 3), clump_mass, gid, 2, 0, &d));
     const float *root = canopy_tv_geom(d.tv, 0);
     double off[3], len = 0.0;
     for (int j = 0; j < 3; j++) {
@@ -39,7 +39,7 @@ static inline void inclusion_case(float *clump, float *clump_mass, int64_t k, fl
         for (int j = 0; j < 3; j++)
             light[3 * i + j] = (float)(root[j] + off[j] / len * (r_open - 0.3 * len) +
                                        0.02 * len * (canopy_rng_uniform(&g) - 0.5));
-    let_domain_free(&d);
+    canopy_let_domain_free(&d);
     free(gid);
 }
 

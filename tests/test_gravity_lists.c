@@ -141,12 +141,12 @@ static void check_convergence(uint64_t seed) {
     float *acc2 = malloc((size_t)n * 3 * sizeof *acc2);
     for (int t = 0; t < 2; t++) {
         gl_config bucket = {t, 0, 0, 4, 16}, body = {t, 1, 0, 4, 16}, fused = {t, 0, 1, 4, 16};
-        CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &bucket, acc, NULL, NULL));
+        CHECK_OK(canopy_gl_gravity(b, mass, 0.5f, 2, eps * eps, &bucket, acc, NULL, NULL));
         double eb = check_median_rel_error3(acc, ref, n);
-        CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &fused, acc2, NULL, NULL));
+        CHECK_OK(canopy_gl_gravity(b, mass, 0.5f, 2, eps * eps, &fused, acc2, NULL, NULL));
         CHECK_MSG(!memcmp(acc, acc2, (size_t)n * 3 * sizeof(float)), "%s: fused layout differs",
                   t ? "binary" : "oct");
-        CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &body, acc2, NULL, NULL));
+        CHECK_OK(canopy_gl_gravity(b, mass, 0.5f, 2, eps * eps, &body, acc2, NULL, NULL));
         double ep = check_median_rel_error3(acc2, ref, n);
         CHECK_MSG(ep > 0.8 * eb && ep < 4.0 * eb, "%s: particle opening error %.3g vs bucket %.3g",
                   t ? "binary" : "oct", ep, eb);
@@ -159,11 +159,12 @@ static void check_convergence(uint64_t seed) {
     for (int64_t i = 0; i < n; i++) active[i] = canopy_rng_below(&rng, 3) == 0;
     for (int t = 0; t < 2; t++) {
         gl_config bucket = {t, 0, 0, 4, 16};
-        CHECK_OK(gl_gravity(b, mass, 0.5f, 2, eps * eps, &bucket, acc, pot, NULL));
+        CHECK_OK(canopy_gl_gravity(b, mass, 0.5f, 2, eps * eps, &bucket, acc, pot, NULL));
         for (int64_t i = 0; i < 3 * n; i++) acc2[i] = -7.0f;
         for (int64_t i = 0; i < n; i++) pot2[i] = -7.0f;
         gl_counts c;
-        CHECK_OK(gl_gravity_active(b, mass, 0.5f, 2, eps * eps, &bucket, active, acc2, pot2, &c));
+        CHECK_OK(
+            canopy_gl_gravity_active(b, mass, 0.5f, 2, eps * eps, &bucket, active, acc2, pot2, &c));
         int64_t wrong = 0, na = 0;
         for (int64_t i = 0; i < n; i++) {
             na += active[i];
@@ -326,7 +327,7 @@ static void check_coincident(uint64_t seed, int64_t n, int64_t others) {
         for (int pb = 0; pb < 2; pb++) {
             gl_config cfg = {t, pb, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
             gl_counts c;
-            CHECK_OK(gl_gravity(b, mass, 1e-4f, 2, eps * eps, &cfg, acc, pot, &c));
+            CHECK_OK(canopy_gl_gravity(b, mass, 1e-4f, 2, eps * eps, &cfg, acc, pot, &c));
             CHECK_MSG(c.pp + c.pc <= 200 * n + GL_DEFAULT_GROUP * GL_DEFAULT_GROUP,
                       "n %lld %s %s: %lld interactions", (long long)n, t ? "binary" : "oct",
                       pb ? "particle" : "bucket", (long long)(c.pp + c.pc));
@@ -347,8 +348,8 @@ static void check_coincident(uint64_t seed, int64_t n, int64_t others) {
             /* The active bodies get the same bits, the others are left as they were. */
             for (int64_t i = 0; i < 3 * n; i++) acc2[i] = -7.0f;
             for (int64_t i = 0; i < n; i++) pot2[i] = -7.0f;
-            CHECK_OK(
-                gl_gravity_active(b, mass, 1e-4f, 2, eps * eps, &cfg, active, acc2, pot2, NULL));
+            CHECK_OK(canopy_gl_gravity_active(b, mass, 1e-4f, 2, eps * eps, &cfg, active, acc2,
+                                              pot2, NULL));
             int64_t bad = 0;
             for (int64_t i = 0; i < n; i++) {
                 float want[4] = {acc[3 * i], acc[3 * i + 1], acc[3 * i + 2], pot[i]};

@@ -36,7 +36,7 @@ static int64_t tops_used;
 /* Forces on all bodies: each domain walks its whole tree, then the others' pieces
  * exported with `radius` (LET_RADIUS_ALL: the others' whole trees, the reference).
  * With the corrected radius a source's top tree stands in for its piece wherever
- * let_top_suffices, as in src/dist/gravity.c (no bytes counted for it). */
+ * canopy_let_top_suffices, as in src/dist/gravity.c (no bytes counted for it). */
 static void distributed(const problem *pb, int32_t order, float theta, float eps, let_radius radius,
                         float *acc, let_walk_stats *total, int64_t *bytes) {
     int32_t r = pb->r;
@@ -53,8 +53,8 @@ static void distributed(const problem *pb, int32_t order, float theta, float eps
             d->mass[i] = pb->mass[g];
             d->gid[i] = g;
         }
-        CHECK_OK(let_domain_build(canopy_points_make(d->pos, d->n, 3), d->mass, d->gid, order, 0,
-                                  &d->dom));
+        CHECK_OK(canopy_let_domain_build(canopy_points_make(d->pos, d->n, 3), d->mass, d->gid,
+                                         order, 0, &d->dom));
     }
     memset(total, 0, sizeof *total);
     *bytes = 0;
@@ -64,32 +64,34 @@ static void distributed(const problem *pb, int32_t order, float theta, float eps
         for (int32_t j = 0; j < r; j++) {
             let_radius rad = j == i ? LET_RADIUS_ALL : radius;
             if (rad == LET_RADIUS_CORRECTED) {
-                CHECK_OK(let_export(&dd[j].dom, NULL, 0, 1.0f / theta, LET_RADIUS_TOP, pieces + j));
-                if (let_top_suffices(pieces + j, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta)) {
+                CHECK_OK(canopy_let_export(&dd[j].dom, NULL, 0, 1.0f / theta, LET_RADIUS_TOP,
+                                           pieces + j));
+                if (canopy_let_top_suffices(pieces + j, d->dom.boxes[0], d->dom.n_boxes,
+                                            1.0f / theta)) {
                     tops_used += pieces[j].n_cells > 0;
                     continue;
                 }
-                let_piece_free(pieces + j);
+                canopy_let_piece_free(pieces + j);
             }
-            CHECK_OK(let_export(&dd[j].dom, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta, rad,
-                                pieces + j));
-            if (j != i) *bytes += let_piece_bytes(pieces + j);
+            CHECK_OK(canopy_let_export(&dd[j].dom, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta,
+                                       rad, pieces + j));
+            if (j != i) *bytes += canopy_let_piece_bytes(pieces + j);
         }
         float *a = malloc((size_t)(d->n + 1) * 3 * sizeof(float));
         let_walk_stats st;
-        CHECK_OK(let_forces(pieces, r, canopy_points_make(d->pos, d->n, 3), d->gid, 1.0f / theta,
-                            eps * eps, a, NULL, NULL, &st));
+        CHECK_OK(canopy_let_forces(pieces, r, canopy_points_make(d->pos, d->n, 3), d->gid,
+                                   1.0f / theta, eps * eps, a, NULL, NULL, &st));
         for (int64_t b = 0; b < d->n; b++)
             memcpy(acc + 3 * d->gid[b], a + 3 * b, 3 * sizeof(float));
         total->expansions += st.expansions;
         total->direct += st.direct;
         total->dropped += st.dropped;
         free(a);
-        for (int32_t j = 0; j < r; j++) let_piece_free(pieces + j);
+        for (int32_t j = 0; j < r; j++) canopy_let_piece_free(pieces + j);
     }
     free(pieces);
     for (int32_t k = 0; k < r; k++) {
-        let_domain_free(&dd[k].dom);
+        canopy_let_domain_free(&dd[k].dom);
         free(dd[k].pos);
         free(dd[k].mass);
         free(dd[k].gid);
@@ -136,8 +138,8 @@ static void split(problem *pb, int32_t r) {
     pb->r = r;
     pb->perm = malloc((size_t)(pb->n + 1) * sizeof(int64_t));
     pb->owner_start = malloc((size_t)(r + 1) * sizeof(int64_t));
-    CHECK_OK(let_split_curve(canopy_points_make(pb->pos, pb->n, 3), CANOPY_SCHEDULE_MORTON, NULL, r,
-                             pb->perm, pb->owner_start));
+    CHECK_OK(canopy_let_split_curve(canopy_points_make(pb->pos, pb->n, 3), CANOPY_SCHEDULE_MORTON,
+                                    NULL, r, pb->perm, pb->owner_start));
 }
 
 static void unsplit(problem *pb) {
@@ -291,8 +293,8 @@ static void check_split(uint64_t seed) {
     int64_t perm[1000], start[6];
     char seen[1000];
     for (int pass = 0; pass < 2; pass++) {
-        CHECK_OK(let_split_curve(canopy_points_make(pb.pos, 1000, 3), CANOPY_SCHEDULE_MORTON,
-                                 pass ? work : NULL, 5, perm, start));
+        CHECK_OK(canopy_let_split_curve(canopy_points_make(pb.pos, 1000, 3), CANOPY_SCHEDULE_MORTON,
+                                        pass ? work : NULL, 5, perm, start));
         memset(seen, 0, sizeof seen);
         int ok = 1;
         for (int i = 0; i < 1000; i++) {
@@ -310,8 +312,8 @@ static void check_split(uint64_t seed) {
                           "run %d has work %g of %g", k, w, total);
         }
     }
-    CHECK_FAILS(let_split_curve(canopy_points_make(pb.pos, 1000, 3), CANOPY_SCHEDULE_MORTON, NULL,
-                                0, perm, start),
+    CHECK_FAILS(canopy_let_split_curve(canopy_points_make(pb.pos, 1000, 3), CANOPY_SCHEDULE_MORTON,
+                                       NULL, 0, perm, start),
                 CANOPY_ERR_INVALID, "domains");
     free(work);
     free(pb.pos);

@@ -38,8 +38,8 @@ static void pack(cluster *c, int split) {
     double M[MP_MONO_MAX] = {0};
     if (!split) {
         for (int k = 0; k < K; k++)
-            mp_mono_add_body(M, 4, c->m[k], c->x[k][0] - c->com[0], c->x[k][1] - c->com[1],
-                             c->x[k][2] - c->com[2]);
+            canopy_mp_mono_add_body(M, 4, c->m[k], c->x[k][0] - c->com[0], c->x[k][1] - c->com[1],
+                                    c->x[k][2] - c->com[2]);
     } else { /* two children about their own centres of mass, shifted */
         for (int h = 0; h < 2; h++) {
             double C[MP_MONO_MAX] = {0}, cc[3] = {0, 0, 0}, w = 0.0;
@@ -49,14 +49,15 @@ static void pack(cluster *c, int split) {
             }
             for (int j = 0; j < 3; j++) cc[j] /= w;
             for (int k = h * K / 2; k < (h + 1) * K / 2; k++)
-                mp_mono_add_body(C, 4, c->m[k], c->x[k][0] - cc[0], c->x[k][1] - cc[1],
-                                 c->x[k][2] - cc[2]);
-            mp_mono_add_shifted(M, 4, C, cc[0] - c->com[0], cc[1] - c->com[1], cc[2] - c->com[2]);
+                canopy_mp_mono_add_body(C, 4, c->m[k], c->x[k][0] - cc[0], c->x[k][1] - cc[1],
+                                        c->x[k][2] - cc[2]);
+            canopy_mp_mono_add_shifted(M, 4, C, cc[0] - c->com[0], cc[1] - c->com[1],
+                                       cc[2] - c->com[2]);
         }
     }
     CHECK_MSG(fabs(M[0] - c->mass) < 1e-12 * c->mass && fabs(M[1]) < 1e-12 && fabs(M[2]) < 1e-12,
               "moments: mass %.17g vs %.17g, dipole %.3g %.3g", M[0], c->mass, M[1], M[2]);
-    mp_mono_pack(M, 4, c->q, 1);
+    canopy_mp_mono_pack(M, 4, c->q, 1);
 }
 
 static void expand(const cluster *c, int order, const float *q, const double *s, double eps2,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* gl_gravity: tree build (octree or binary, level-synchronous so node numbering
+/* canopy_gl_gravity: tree build (octree or binary, level-synchronous so node numbering
  * does not depend on threads), moments, per-bucket interaction lists and the
  * vectorised force kernels (apps/gravity_lists.h). */
 #include "apps/gravity_lists.h"
@@ -42,7 +42,7 @@ typedef struct gl_tree {
     size_t cold_stride;
     int32_t *leaves; /* sink groups in body order */
     int32_t n_leaves;
-    int32_t borrowed; /* a received piece (gl_piece_open): its arrays are the caller's */
+    int32_t borrowed; /* a received piece (canopy_gl_piece_open): its arrays are the caller's */
     float period;     /* > 0: bodies wrapped into the periodic cube [0, period)^3 */
     float *trace;     /* periodic: per node sum m |x - com|^2 (the Ewald potential's
                          second-order term, the same for every sink) */
@@ -255,11 +255,12 @@ static void node_moments(gl_tree *t, int32_t v) {
     for (int j = 0; j < 3; j++) C[j] = c[j];
     if (h->nchild == 0)
         for (int32_t i = h->begin; i < h->end; i++)
-            mp_mono_add_body(M, t->order, t->m[i], t->x[i] - c[0], t->y[i] - c[1], t->z[i] - c[2]);
+            canopy_mp_mono_add_body(M, t->order, t->m[i], t->x[i] - c[0], t->y[i] - c[1],
+                                    t->z[i] - c[2]);
     else
         for (int32_t k = h->child; k < h->child + h->nchild; k++) {
             const double *K = t->mom + (int64_t)t->nmom * k;
-            mp_mono_add_shifted(M, t->order, K + 3, K[0] - c[0], K[1] - c[1], K[2] - c[2]);
+            canopy_mp_mono_add_shifted(M, t->order, K + 3, K[0] - c[0], K[1] - c[1], K[2] - c[2]);
         }
 }
 
@@ -290,10 +291,10 @@ static void node_finish(gl_tree *t, int32_t v, float inv_theta, float *cold) {
     r = (r > far ? r : far) * (1.0 + 1e-5);
     h->r2 = (float)(r * r);
     cold[0] = (float)C[3];
-    mp_mono_pack(C + 3, t->order, cold + 1, 1);
+    canopy_mp_mono_pack(C + 3, t->order, cold + 1, 1);
     if (t->trace) {
         float q[MP_PACK_MAX];
-        mp_mono_pack(C + 3, 2, q, 1); /* q[6]: the trace of the second moments */
+        canopy_mp_mono_pack(C + 3, 2, q, 1); /* q[6]: the trace of the second moments */
         t->trace[v] = q[6];
     }
 }
@@ -469,7 +470,7 @@ enum { GL_LANES = 16 };
  * scale of the box, so a cell's monopole correction needs a cell small beside it). */
 static const float GL_CORR_SIDE = 0.1f;
 
-/* Squared distance from box [lo, hi] to point c. The export (gl_export) and the walk
+/* Squared distance from box [lo, hi] to point c. The export (canopy_gl_export) and the walk
  * share it: a cell accepted for a box is accepted for every box inside it. */
 static inline float box_d2(const float *lo, const float *hi, const float *c) {
     float d2 = 0.0f;
@@ -911,15 +912,16 @@ static canopy_status check_size(int64_t n) {
     return CANOPY_OK;
 }
 
-canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
-                         float eps2, const gl_config *cfg, float *acc, float *pot,
-                         gl_counts *counts) {
-    return gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
+canopy_status canopy_gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
+                                float eps2, const gl_config *cfg, float *acc, float *pot,
+                                gl_counts *counts) {
+    return canopy_gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
 }
 
-canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
-                                float eps2, const gl_config *cfg, const unsigned char *active,
-                                float *acc, float *pot, gl_counts *counts) {
+canopy_status canopy_gl_gravity_active(canopy_points bodies, const float *mass, float theta,
+                                       int32_t order, float eps2, const gl_config *cfg,
+                                       const unsigned char *active, float *acc, float *pot,
+                                       gl_counts *counts) {
     return canopy_gl_gravity_periodic(bodies, mass, theta, order, eps2, cfg, NULL, active, acc, pot,
                                       counts);
 }
@@ -963,8 +965,8 @@ canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass
 
 /* -------------------------------------------------------- pieces (dist/) -- */
 
-canopy_status gl_tree_build(canopy_points bodies, const float *mass, float theta, int32_t order,
-                            const gl_config *cfg, gl_tree **out) {
+canopy_status canopy_gl_tree_build(canopy_points bodies, const float *mass, float theta,
+                                   int32_t order, const gl_config *cfg, gl_tree **out) {
     *out = NULL;
     canopy_status s = bodies.n < 1 ? canopy_fail(CANOPY_ERR_INVALID,
                                                  "gravity: a list tree needs at least one body")
@@ -973,20 +975,20 @@ canopy_status gl_tree_build(canopy_points bodies, const float *mass, float theta
     if (!s) s = canopy_calloc((void **)&t, 1, sizeof *t);
     if (!s) s = build(t, bodies, mass, 1.0f / theta, order, cfg, 0.0f);
     if (s) {
-        gl_tree_free(t);
+        canopy_gl_tree_free(t);
         return s;
     }
     *out = t;
     return CANOPY_OK;
 }
 
-void gl_tree_free(gl_tree *t) {
+void canopy_gl_tree_free(gl_tree *t) {
     if (!t) return;
     if (!t->borrowed) tree_free(t);
     canopy_free(t);
 }
 
-void gl_tree_box(const gl_tree *t, float box[6]) {
+void canopy_gl_tree_box(const gl_tree *t, float box[6]) {
     memcpy(box, t->box, 6 * sizeof *box);
 }
 
@@ -1002,7 +1004,7 @@ static int64_t piece_bytes(int32_t n_nodes, int32_t n_bodies, int32_t order) {
            (int64_t)n_bodies * 16;
 }
 
-canopy_status gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes) {
+canopy_status canopy_gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes) {
     *out = NULL;
     *bytes = 0;
     /* Breadth first, so the children of an opened node land next to each other: q[i]
@@ -1062,7 +1064,7 @@ done:
     return s;
 }
 
-canopy_status gl_piece_open(const void *buf, int64_t bytes, gl_tree **out) {
+canopy_status canopy_gl_piece_open(const void *buf, int64_t bytes, gl_tree **out) {
     *out = NULL;
     gl_piece_head h;
     if (bytes < (int64_t)sizeof h)
@@ -1104,8 +1106,9 @@ canopy_status gl_piece_open(const void *buf, int64_t bytes, gl_tree **out) {
     return CANOPY_OK;
 }
 
-canopy_status gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
-                        float eps2, float *acc, float *pot, double *work, gl_counts *counts) {
+canopy_status canopy_gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
+                               float eps2, float *acc, float *pot, double *work,
+                               gl_counts *counts) {
     const gl_tree **src = NULL;
     canopy_status s = canopy_alloc((void **)&src, (size_t)n_remote + 1, sizeof *src);
     if (s) return s;

@@ -34,16 +34,17 @@ typedef struct gl_counts {
 /* Accelerations (n, 3) and potentials (n, or pot NULL) in caller order; mass is
  * not NULL. Inputs are checked by the caller; theta > 0, order 0, 2, 3 or 4, eps2 >= 0.
  * The result does not depend on the number of threads. */
-canopy_status gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
-                         float eps2, const gl_config *cfg, float *acc, float *pot,
-                         gl_counts *counts);
+canopy_status canopy_gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
+                                float eps2, const gl_config *cfg, float *acc, float *pot,
+                                gl_counts *counts);
 /* The same for the active bodies only (active[i] != 0, caller order), over a tree of
  * all bodies: block time steps (src/nbody) evaluate the bodies whose step ends. Leaf
  * buckets without an active body do not walk; acc and pot of inactive bodies are left
- * as they are. An all-active mask gives gl_gravity's bits. */
-canopy_status gl_gravity_active(canopy_points bodies, const float *mass, float theta, int32_t order,
-                                float eps2, const gl_config *cfg, const unsigned char *active,
-                                float *acc, float *pot, gl_counts *counts);
+ * as they are. An all-active mask gives canopy_gl_gravity's bits. */
+canopy_status canopy_gl_gravity_active(canopy_points bodies, const float *mass, float theta,
+                                       int32_t order, float eps2, const gl_config *cfg,
+                                       const unsigned char *active, float *acc, float *pot,
+                                       gl_counts *counts);
 
 /* A periodic cube [0, box)^3 with Ewald summation (apps/ewald.h): bodies are wrapped
  * into it; grid is the Ewald table's (EWALD_GRID_MIN..EWALD_GRID_MAX). */
@@ -51,7 +52,7 @@ typedef struct gl_periodic {
     float box;
     int32_t grid;
 } gl_periodic;
-/* gl_gravity_active in a periodic box (per NULL: open boundaries). The walk takes each
+/* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). The walk takes each
  * cell at its image nearest the sink group and accepts it only when that image is the
  * nearest one for every sink and every body of the cell (else it opens it); every
  * interaction uses the nearest image, and the accepted cells and opened leaves add
@@ -69,22 +70,22 @@ canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass
  * tree and the received pieces into one set of lists. */
 typedef struct gl_tree gl_tree;
 
-/* A tree of n >= 1 bodies (mass not NULL), as gl_gravity builds it. */
-canopy_status gl_tree_build(canopy_points bodies, const float *mass, float theta, int32_t order,
-                            const gl_config *cfg, gl_tree **out);
-void gl_tree_free(gl_tree *t);
+/* A tree of n >= 1 bodies (mass not NULL), as canopy_gl_gravity builds it. */
+canopy_status canopy_gl_tree_build(canopy_points bodies, const float *mass, float theta,
+                                   int32_t order, const gl_config *cfg, gl_tree **out);
+void canopy_gl_tree_free(gl_tree *t);
 /* The tight bounding box of the tree's bodies: lo[3], hi[3]. */
-void gl_tree_box(const gl_tree *t, float box[6]);
+void canopy_gl_tree_box(const gl_tree *t, float box[6]);
 /* The piece of t that sink groups inside box[6] walk (canopy_alloc'd, *bytes long, a
  * whole number of 4-byte words; free with canopy_free). */
-canopy_status gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes);
+canopy_status canopy_gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes);
 /* A received piece (4-byte aligned, bytes long; checked) as a tree that borrows buf,
- * for gl_forces; free with gl_tree_free before buf. */
-canopy_status gl_piece_open(const void *buf, int64_t bytes, gl_tree **out);
+ * for canopy_gl_forces; free with canopy_gl_tree_free before buf. */
+canopy_status canopy_gl_piece_open(const void *buf, int64_t bytes, gl_tree **out);
 /* Accelerations and potentials (pot may be NULL) of local's bodies, in the order they
- * were given to gl_tree_build, from local's bodies and the pieces (same order);
+ * were given to canopy_gl_tree_build, from local's bodies and the pieces (same order);
  * work (may be NULL): each body's interaction count. */
-canopy_status gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
-                        float eps2, float *acc, float *pot, double *work, gl_counts *counts);
+canopy_status canopy_gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
+                               float eps2, float *acc, float *pot, double *work, gl_counts *counts);
 
 #endif

@@ -170,7 +170,7 @@ static canopy_status check_bodies(canopy_points b, const float *mass, float eps)
  * in parallel; internal cells then shift their children's monomial sums (the dipole
  * about the float com included) in reverse node order (children follow their parent
  * in the node array, so this is a post-order). */
-canopy_status mp_moments(const canopy_tree_view *t, int32_t order, float *out) {
+canopy_status canopy_mp_moments(const canopy_tree_view *t, int32_t order, float *out) {
     int32_t nn = t->n_nodes, nm = mp_mono_count(order), np = mp_pack_count(order);
     double *mom = NULL;
     canopy_status s = canopy_alloc((void **)&mom, (size_t)nn * (size_t)nm + 1, sizeof *mom);
@@ -188,8 +188,8 @@ canopy_status mp_moments(const canopy_tree_view *t, int32_t order, float *out) {
         memset(m, 0, (size_t)nm * sizeof *m);
         for (int32_t i = h->begin; i < h->end; i++) {
             const float *p = canopy_tv_point(t, i);
-            mp_mono_add_body(m, order, t->weights[i], (double)p[0] - g[0], (double)p[1] - g[1],
-                             (double)p[2] - g[2]);
+            canopy_mp_mono_add_body(m, order, t->weights[i], (double)p[0] - g[0],
+                                    (double)p[1] - g[1], (double)p[2] - g[2]);
         }
     }
     if (bad) {
@@ -204,18 +204,18 @@ canopy_status mp_moments(const canopy_tree_view *t, int32_t order, float *out) {
             memset(m, 0, (size_t)nm * sizeof *m);
             for (int32_t c = h->child; c < h->child + h->nchild; c++) {
                 const float *gc = canopy_tv_geom(t, c);
-                mp_mono_add_shifted(m, order, mom + (int64_t)nm * c, (double)gc[0] - g[0],
-                                    (double)gc[1] - g[1], (double)gc[2] - g[2]);
+                canopy_mp_mono_add_shifted(m, order, mom + (int64_t)nm * c, (double)gc[0] - g[0],
+                                           (double)gc[1] - g[1], (double)gc[2] - g[2]);
             }
         }
-        mp_mono_pack(m, order, out + (int64_t)v * np, 1);
+        canopy_mp_mono_pack(m, order, out + (int64_t)v * np, 1);
     }
     canopy_free(mom);
     return CANOPY_OK;
 }
 
-canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad) {
-    return mp_moments(t, 2, quad);
+canopy_status canopy_mp_quadrupoles(const canopy_tree_view *t, float *quad) {
+    return canopy_mp_moments(t, 2, quad);
 }
 
 static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *tv, mp_ctx *ctx,
@@ -447,7 +447,7 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
         double t0 = canopy_now();
         s = canopy_alloc((void **)&quad, (size_t)tv->n_nodes * (size_t)mp_pack_count(g.order),
                          sizeof *quad);
-        if (!s) s = mp_moments(tv, g.order, quad);
+        if (!s) s = canopy_mp_moments(tv, g.order, quad);
         if (stats) stats->build_seconds += canopy_now() - t0;
     }
     if (!s) {

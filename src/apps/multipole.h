@@ -25,9 +25,9 @@ enum { MP_QUAD_FLOATS = 7 }; /* order 2: Qxx Qyy Qzz Qxy Qxz Qyz, T */
 
 /* Packed moments (n_nodes * mp_pack_count(order) floats) of an octree built with
  * masses as weights, about each cell's centre of mass, for order 2, 3 or 4. */
-canopy_status mp_moments(const canopy_tree_view *t, int32_t order, float *mom);
-/* The order-2 record (n_nodes * MP_QUAD_FLOATS floats): mp_moments of order 2. */
-canopy_status mp_quadrupoles(const canopy_tree_view *t, float *quad);
+canopy_status canopy_mp_moments(const canopy_tree_view *t, int32_t order, float *mom);
+/* The order-2 record (n_nodes * MP_QUAD_FLOATS floats): canopy_mp_moments of order 2. */
+canopy_status canopy_mp_quadrupoles(const canopy_tree_view *t, float *quad);
 
 typedef struct mp_ctx {
     canopy_points bodies; /* caller order (body opening) */

@@ -28,7 +28,7 @@ static void powers(double v, double p[5]) {
     p[0] = 1.0, p[1] = v, p[2] = v * v, p[3] = p[2] * v, p[4] = p[2] * p[2];
 }
 
-void mp_mono_add_body(double *M, int order, double w, double x, double y, double z) {
+void canopy_mp_mono_add_body(double *M, int order, double w, double x, double y, double z) {
     double px[5], py[5], pz[5];
     powers(x, px), powers(y, py), powers(z, pz);
     for (int e = 0, n = mp_mono_count(order); e < n; e++)
@@ -37,7 +37,8 @@ void mp_mono_add_body(double *M, int order, double w, double x, double y, double
 
 /* M_abc += sum over a' <= a, b' <= b, c' <= c of C(a,a') C(b,b') C(c,c') C_a'b'c'
  * dx^(a-a') dy^(b-b') dz^(c-c'): the child's bodies are at x' + d about M's centre. */
-void mp_mono_add_shifted(double *M, int order, const double *C, double dx, double dy, double dz) {
+void canopy_mp_mono_add_shifted(double *M, int order, const double *C, double dx, double dy,
+                                double dz) {
     double px[5], py[5], pz[5];
     powers(dx, px), powers(dy, py), powers(dz, pz);
     int8_t at[5][5][5] = {{{0}}}; /* mono_at as a table: the loop below asks it ~200 times */
@@ -55,7 +56,7 @@ void mp_mono_add_shifted(double *M, int order, const double *C, double dx, doubl
     }
 }
 
-void mp_mono_pack(const double *M, int order, float *q, int64_t s) {
+void canopy_mp_mono_pack(const double *M, int order, float *q, int64_t s) {
     if (order < 2) return;
     double tr = M[4] + M[5] + M[6];
     for (int e = 0; e < 3; e++) q[e * s] = (float)(3.0 * M[4 + e] - tr);

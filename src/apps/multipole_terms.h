@@ -5,7 +5,7 @@
  * Moments are built bottom-up in float64 as raw monomial sums M_abc = sum_k m_k x^a
  * y^b z^c (x = body - expansion centre, a + b + c <= 4): a leaf from its bodies, a cell
  * from its children shifted binomially (mp_mono_add_*). They are then packed into the
- * floats the kernels read (mp_mono_pack). With eps > 0 the potential is
+ * floats the kernels read (canopy_mp_mono_pack). With eps > 0 the potential is
  * g(R) = 1 / R, R^2 = r^2 + eps^2; its derivatives contract with the moments' traces
  * as well as their traceless parts (the trace terms vanish only for eps = 0), so the
  * packed layout keeps both:
@@ -38,12 +38,13 @@ CANOPY_HD int mp_pack_count(int order) {
     return order < 2 ? 0 : order == 2 ? 7 : order == 3 ? 20 : MP_PACK_MAX;
 }
 /* M += w x^a y^b z^c for every monomial of the order. */
-void mp_mono_add_body(double *M, int order, double w, double x, double y, double z);
+void canopy_mp_mono_add_body(double *M, int order, double w, double x, double y, double z);
 /* M += the moments C (about a centre d away from M's: d = C's centre - M's centre),
  * shifted to M's centre. */
-void mp_mono_add_shifted(double *M, int order, const double *C, double dx, double dy, double dz);
+void canopy_mp_mono_add_shifted(double *M, int order, const double *C, double dx, double dy,
+                                double dz);
 /* The packed floats of an order from the monomial sums (about the centre of mass). */
-void mp_mono_pack(const double *M, int order, float *q, int64_t s);
+void canopy_mp_mono_pack(const double *M, int order, float *q, int64_t s);
 
 /* Adds to (ax, ay, az, p) the acceleration and minus the potential at r = sink - com
  * of a cell of mass m with packed moments q (stride s) expanded to the order (0, 2,

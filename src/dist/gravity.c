@@ -92,7 +92,7 @@ void dist_offsets(MPI_Comm comm, int64_t n, int64_t *first, int64_t *total) {
 /* What every rank holds of every other (the shared top of the global tree): its
  * boxes (let_domain's top-cell boxes), which decide what it is sent, and its top
  * tree (the cells above and at those boxes, with multipoles), which stands for its
- * whole piece wherever let_top_suffices. On the wire: this, then the top's cells. */
+ * whole piece wherever canopy_let_top_suffices. On the wire: this, then the top's cells. */
 typedef struct top_record {
     let_wire w; /* the top tree's header (n_bodies 0) */
     float boxes[LET_MAX_BOXES][6];
@@ -112,7 +112,7 @@ typedef struct top_view {
 static canopy_status share_tops(MPI_Comm comm, const let_domain *dom, const let_piece *top,
                                 uint64_t **words, top_view *views) {
     int size = canopy_dist_size(comm);
-    int64_t nw = ((int64_t)sizeof(top_record) + let_piece_bytes(top)) / 8, n_all = 0;
+    int64_t nw = ((int64_t)sizeof(top_record) + canopy_let_piece_bytes(top)) / 8, n_all = 0;
     uint64_t *mine = NULL;
     int64_t *counts = NULL;
     canopy_status s = canopy_calloc((void **)&mine, (size_t)nw, 8);
@@ -164,17 +164,18 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     /* The exports are independent: with a destination per thread or more the rank's
      * threads share them (a serial loop here was the walk's only companion that grows
      * with the rank count); with fewer, each export spreads over the threads itself
-     * (let_export). Errors are thread-local, so the first one's message is carried to
+     * (canopy_let_export). Errors are thread-local, so the first one's message is carried to
      * this thread. */
     canopy_status failed = CANOPY_OK;
     char why[256] = "";
 #pragma omp parallel for schedule(dynamic, 1)                                                      \
     num_threads(canopy_threads()) if (size - 1 >= canopy_threads())
     for (int r = 0; r < size; r++) {
-        if (s || r == rank || let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
+        if (s || r == rank ||
+            canopy_let_top_suffices(top, views[r].boxes, views[r].n_boxes, inv_theta))
             continue;
-        canopy_status e = let_export(dom, views[r].boxes, views[r].n_boxes, inv_theta,
-                                     LET_RADIUS_CORRECTED, pc + r);
+        canopy_status e = canopy_let_export(dom, views[r].boxes, views[r].n_boxes, inv_theta,
+                                            LET_RADIUS_CORRECTED, pc + r);
         if (e) {
 #pragma omp critical(canopy_let_export_error)
             if (!failed) {
@@ -186,7 +187,8 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
     if (!s && failed) s = canopy_fail(failed, "%s", why);
     int64_t total = 0;
     for (int r = 0; !s && r < size; r++) {
-        counts[r] = pc[r].n_cells > 0 ? (int64_t)sizeof(let_wire) + let_piece_bytes(pc + r) : 0;
+        counts[r] =
+            pc[r].n_cells > 0 ? (int64_t)sizeof(let_wire) + canopy_let_piece_bytes(pc + r) : 0;
         total += counts[r];
     }
     if (!s) s = canopy_alloc((void **)buf, (size_t)total + 1, 1);
@@ -202,7 +204,7 @@ static canopy_status pack_pieces(MPI_Comm comm, const let_domain *dom, const let
                 memcpy(w, pc[r].bodies, (size_t)pc[r].n_bodies * sizeof(let_body));
             w += (size_t)pc[r].n_bodies * sizeof(let_body);
         }
-        let_piece_free(pc + r);
+        canopy_let_piece_free(pc + r);
     }
     canopy_free(pc);
     return s;
@@ -222,7 +224,7 @@ static canopy_status unpack_pieces(char *recv, const char *heads, const int64_t 
         if (r == rank) continue;
         if (counts[r] == 0) {
             if (views[r].top.n_cells == 0) continue; /* no bodies there */
-            if (!let_top_suffices(&views[r].top, me->boxes, me->n_boxes, inv_theta))
+            if (!canopy_let_top_suffices(&views[r].top, me->boxes, me->n_boxes, inv_theta))
                 return canopy_fail(CANOPY_ERR_INTERNAL,
                                    "gravity: rank %d sent no piece but its top tree is not enough",
                                    r);
@@ -258,7 +260,7 @@ static canopy_status add_remote(const let_piece *pc, int np, canopy_points x, co
     canopy_status s = canopy_alloc((void **)&ra, (size_t)x.n * 3, sizeof *ra);
     if (!s) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
     if (!s) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
-    if (!s) s = let_forces(pc, np, x, gid, inv_theta, eps2, ra, rp, rw, NULL);
+    if (!s) s = canopy_let_forces(pc, np, x, gid, inv_theta, eps2, ra, rp, rw, NULL);
     if (!s)
         for (int64_t i = 0; i < x.n; i++) {
             for (int j = 0; j < 3; j++) acc[3 * i + j] += ra[3 * i + j];
@@ -384,9 +386,9 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
      * its centres of mass differ from the host's in the last bits. */
     const char *gb = getenv("CANOPY_DIST_GPU_BUILD");
     canopy_status s = use_gpu && gb && !strcmp(gb, "1")
-                          ? let_domain_build_gpu(x, mass, gid, g->order, leaf_size, &dom)
-                          : let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
-    if (!s) s = let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
+                          ? canopy_let_domain_build_gpu(x, mass, gid, g->order, leaf_size, &dom)
+                          : canopy_let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
+    if (!s) s = canopy_let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
     if (!s) s = canopy_alloc((void **)&views, (size_t)size, sizeof *views);
     if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);
     if (!s) s = canopy_alloc((void **)&rc, (size_t)size, sizeof *rc);
@@ -397,7 +399,8 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
     /* On the GPU the local walk starts at once and runs while the host exports and
      * exchanges the pieces. */
-    if (!s) s = let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
+    if (!s)
+        s = canopy_let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
     if (!s && use_gpu && x.n > 0) {
         s = tree_order_queries(&local, &q, &qid);
         if (!s)
@@ -448,8 +451,8 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         canopy_points part = x;
         part.data = x.n ? canopy_point(x, lo) : x.data;
         part.n = hi - lo;
-        s = let_forces(&local, 1, part, gid + lo, inv_theta, eps2, acc + 3 * lo,
-                       pot ? pot + lo : NULL, lw + lo, NULL);
+        s = canopy_let_forces(&local, 1, part, gid + lo, inv_theta, eps2, acc + 3 * lo,
+                              pot ? pot + lo : NULL, lw + lo, NULL);
         if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
     if (!use_gpu) t_lwalk = canopy_now() - t0;
@@ -516,9 +519,9 @@ done:
         stats->tree_seconds += dom.tree_seconds;
         stats->moments_seconds += dom.moments_seconds;
     }
-    let_domain_free(&dom);
-    let_piece_free(&local);
-    let_piece_free(&top);
+    canopy_let_domain_free(&dom);
+    canopy_let_piece_free(&local);
+    canopy_let_piece_free(&top);
     canopy_free(views);
     canopy_free(tops);
     canopy_free(send);

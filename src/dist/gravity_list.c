@@ -28,7 +28,7 @@ static canopy_status pack(const gl_tree *t, const rank_box *boxes, int size, int
     for (int r = 0; r < size; r++) {
         counts[r] = 0;
         if (!s && t && r != rank && boxes[r].has)
-            s = gl_export(t, boxes[r].box, pc + r, counts + r);
+            s = canopy_gl_export(t, boxes[r].box, pc + r, counts + r);
         total += counts[r];
     }
     if (!s) s = canopy_alloc((void **)buf, (size_t)total + 1, 1);
@@ -58,9 +58,10 @@ canopy_status dist_list_forces(MPI_Comm comm, canopy_points x, const float *mass
     gl_counts cnt;
     memset(&cnt, 0, sizeof cnt);
     memset(&mine, 0, sizeof mine);
-    canopy_status s = x.n > 0 ? gl_tree_build(x, mass, g->theta, g->order, &cfg, &t) : CANOPY_OK;
+    canopy_status s =
+        x.n > 0 ? canopy_gl_tree_build(x, mass, g->theta, g->order, &cfg, &t) : CANOPY_OK;
     if (!s && t) {
-        gl_tree_box(t, mine.box);
+        canopy_gl_tree_box(t, mine.box);
         mine.has = 1;
     }
     if (!s) s = canopy_alloc((void **)&boxes, (size_t)size, sizeof *boxes);
@@ -94,13 +95,13 @@ canopy_status dist_list_forces(MPI_Comm comm, canopy_points x, const float *mass
     t0 = canopy_now();
     for (int r = 0; r < size && !s; r++) {
         rd[r] = r ? rd[r - 1] + rc[r - 1] : 0;
-        if (rc[r] > 0) s = gl_piece_open(recv + rd[r], rc[r], views + nv++);
+        if (rc[r] > 0) s = canopy_gl_piece_open(recv + rd[r], rc[r], views + nv++);
     }
     t_build += canopy_now() - t0;
     t0 = canopy_now();
     if (!s && t)
-        s = gl_forces(t, (const gl_tree *const *)views, nv, g->softening * g->softening, acc, pot,
-                      work, &cnt);
+        s = canopy_gl_forces(t, (const gl_tree *const *)views, nv, g->softening * g->softening, acc,
+                             pot, work, &cnt);
     t_walk = canopy_now() - t0;
     s = canopy_dist_agree(comm, s);
     if (!s && stats) {
@@ -120,8 +121,8 @@ done:
         stats->opening = CANOPY_OPENING_LIST;
         stats->tree = g->tree;
     }
-    for (int r = 0; r < nv; r++) gl_tree_free(views[r]);
-    gl_tree_free(t);
+    for (int r = 0; r < nv; r++) canopy_gl_tree_free(views[r]);
+    canopy_gl_tree_free(t);
     canopy_free(views);
     canopy_free(boxes);
     canopy_free(send);

@@ -117,7 +117,7 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
     *out = NULL;
     canopy_nbody_options o = opt ? *opt : canopy_nbody_options_default();
     canopy_status st = n < 0 ? canopy_fail(CANOPY_ERR_INVALID, "nbody: %lld bodies", (long long)n)
-                             : nbody_check_state(pos, vel, mass, n, &o);
+                             : canopy_nbody_check_state(pos, vel, mass, n, &o);
     if (!st && o.max_rung > 0)
         st = canopy_fail(CANOPY_ERR_UNSUPPORTED,
                          "nbody: block time steps (max_rung %d) do not run over ranks yet; "
@@ -166,11 +166,11 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
 canopy_status canopy_dist_nbody_step(canopy_dist_nbody *s, int64_t steps) {
     double h = 0.5 * s->opt.dt, dt = s->opt.dt;
     for (int64_t k = 0; k < steps; k++) {
-        nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
+        canopy_nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
         canopy_status st = redistribute(s);
         if (!st) st = forces(s);
         if (st) return st;
-        nbody_kick(s->vel, s->acc, s->n, h);
+        canopy_nbody_kick(s->vel, s->acc, s->n, h);
         s->step++;
     }
     return CANOPY_OK;

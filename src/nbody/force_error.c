@@ -9,8 +9,8 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-double nbody_relative_errors(const float *acc, const double *ref, const int64_t *sample, int64_t ns,
-                             double *rel) {
+double canopy_nbody_relative_errors(const float *acc, const double *ref, const int64_t *sample,
+                                    int64_t ns, double *rel) {
     double num = 0.0, den = 0.0;
     for (int64_t k = 0; k < ns; k++) {
         double d2 = 0.0, r2 = 0.0;

@@ -102,24 +102,25 @@ static canopy_status domain_build(canopy_points bodies, const float *mass, const
     if (order == 2) {
         s = canopy_alloc((void **)&d->quad, (size_t)d->tv->n_nodes * MP_QUAD_FLOATS,
                          sizeof *d->quad);
-        if (!s) s = mp_quadrupoles(d->tv, d->quad);
+        if (!s) s = canopy_mp_quadrupoles(d->tv, d->quad);
     }
     d->moments_seconds = canopy_now() - t0;
-    if (s) let_domain_free(d);
+    if (s) canopy_let_domain_free(d);
     return s;
 }
 
-canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
-                               int32_t order, int32_t leaf_size, let_domain *d) {
+canopy_status canopy_let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
+                                      int32_t order, int32_t leaf_size, let_domain *d) {
     return domain_build(bodies, mass, gid, order, leaf_size, 0, d);
 }
 
-canopy_status let_domain_build_gpu(canopy_points bodies, const float *mass, const int64_t *gid,
-                                   int32_t order, int32_t leaf_size, let_domain *d) {
+canopy_status canopy_let_domain_build_gpu(canopy_points bodies, const float *mass,
+                                          const int64_t *gid, int32_t order, int32_t leaf_size,
+                                          let_domain *d) {
     return domain_build(bodies, mass, gid, order, leaf_size, 1, d);
 }
 
-void let_domain_free(let_domain *d) {
+void canopy_let_domain_free(let_domain *d) {
     canopy_tree_free(d->tree);
     canopy_free(d->quad);
     d->tree = NULL;
@@ -251,7 +252,7 @@ static canopy_status export_all(const let_domain *src, let_piece *out) {
     canopy_status s = canopy_alloc((void **)&out->cells, (size_t)tv->n_nodes, sizeof *out->cells);
     if (!s) s = canopy_alloc((void **)&out->bodies, (size_t)tv->n + 1, sizeof *out->bodies);
     if (s) {
-        let_piece_free(out);
+        canopy_let_piece_free(out);
         return s;
     }
     out->n_cells = tv->n_nodes;
@@ -345,15 +346,15 @@ static canopy_status export_parallel(exporter *x) {
         p->n_bodies = bo + q->n_bodies;
         p->depth = q->depth > p->depth ? q->depth : p->depth;
     }
-    for (int64_t k = 0; sub && k < nd; k++) let_piece_free(sub + k);
+    for (int64_t k = 0; sub && k < nd; k++) canopy_let_piece_free(sub + k);
     canopy_free(sub);
     canopy_free(x->defer);
     x->defer = NULL;
     return s;
 }
 
-canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
-                         float inv_theta, let_radius radius, let_piece *out) {
+canopy_status canopy_let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
+                                float inv_theta, let_radius radius, let_piece *out) {
     memset(out, 0, sizeof *out);
     out->order = src->order;
     if (!src->tree || (n_boxes < 1 && radius != LET_RADIUS_TOP))
@@ -366,14 +367,15 @@ canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_bo
         /* the top tree is small: one thread */
         s = radius == LET_RADIUS_TOP ? put(&x, 0, 0, 1) : export_parallel(&x);
     }
-    if (s) let_piece_free(out);
+    if (s) canopy_let_piece_free(out);
     return s;
 }
 
-int let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes, float inv_theta) {
+int canopy_let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes,
+                            float inv_theta) {
     if (top->n_cells == 0 || n_boxes < 1) return 1; /* nothing there, or nobody asks */
     /* A top tree holds at most LET_MAX_BOXES box cells per level; this stack holds the
-     * pending siblings of one path (7 per level, like let_forces'). */
+     * pending siblings of one path (7 per level, like canopy_let_forces'). */
     int32_t stack[8 * 64], sp = 0;
     stack[sp++] = 0;
     while (sp > 0) {
@@ -390,13 +392,13 @@ int let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes, 
     return 1;
 }
 
-void let_piece_free(let_piece *p) {
+void canopy_let_piece_free(let_piece *p) {
     canopy_free(p->cells);
     canopy_free(p->bodies);
     memset(p, 0, sizeof *p);
 }
 
-int64_t let_piece_bytes(const let_piece *p) {
+int64_t canopy_let_piece_bytes(const let_piece *p) {
     return (int64_t)p->n_cells * (int64_t)sizeof(let_cell) +
            (int64_t)p->n_bodies * (int64_t)sizeof(let_body);
 }
@@ -436,9 +438,9 @@ static void walk_piece(const let_piece *p, const float *q, int64_t qid, float in
     }
 }
 
-canopy_status let_forces(const let_piece *pieces, int32_t n_pieces, canopy_points q,
-                         const int64_t *qid, float inv_theta, float eps2, float *acc, float *pot,
-                         int64_t *work, let_walk_stats *stats) {
+canopy_status canopy_let_forces(const let_piece *pieces, int32_t n_pieces, canopy_points q,
+                                const int64_t *qid, float inv_theta, float eps2, float *acc,
+                                float *pot, int64_t *work, let_walk_stats *stats) {
     int32_t depth = 1;
     for (int32_t k = 0; k < n_pieces; k++)
         depth = pieces[k].depth > depth ? pieces[k].depth : depth;
@@ -475,8 +477,9 @@ canopy_status let_forces(const let_piece *pieces, int32_t n_pieces, canopy_point
     return CANOPY_OK;
 }
 
-canopy_status let_split_curve(canopy_points bodies, canopy_schedule curve, const double *work,
-                              int32_t r, int64_t *order, int64_t *start) {
+canopy_status canopy_let_split_curve(canopy_points bodies, canopy_schedule curve,
+                                     const double *work, int32_t r, int64_t *order,
+                                     int64_t *start) {
     if (r < 1) return canopy_fail(CANOPY_ERR_INVALID, "gravity: %d domains", (int)r);
     if (curve != CANOPY_SCHEDULE_MORTON && curve != CANOPY_SCHEDULE_HILBERT)
         return canopy_fail(CANOPY_ERR_INVALID,

@@ -73,33 +73,35 @@ typedef struct let_domain {
 
 /* Builds domain d from its n bodies (float (n, 3)), masses and global indices (the
  * arrays must outlive d: the tree keeps positions and masses copied, gid borrowed). */
-canopy_status let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
-                               int32_t order, int32_t leaf_size, let_domain *d);
+canopy_status canopy_let_domain_build(canopy_points bodies, const float *mass, const int64_t *gid,
+                                      int32_t order, int32_t leaf_size, let_domain *d);
 /* The same with the octree built on the GPU (canopy_tree_build_gpu) and brought back:
  * the host build's cells and leaf bodies, masses and centres of mass within float
  * rounding (tests/gpu/test_gpu_build.c), so walks may accept a few other cells. */
-canopy_status let_domain_build_gpu(canopy_points bodies, const float *mass, const int64_t *gid,
-                                   int32_t order, int32_t leaf_size, let_domain *d);
-void let_domain_free(let_domain *d);
+canopy_status canopy_let_domain_build_gpu(canopy_points bodies, const float *mass,
+                                          const int64_t *gid, int32_t order, int32_t leaf_size,
+                                          let_domain *d);
+void canopy_let_domain_free(let_domain *d);
 
 /* The piece of src that a domain described by n_boxes boxes (6 floats each: lo, hi)
  * needs: a cell is pruned only when every box accepts it. LET_RADIUS_TOP ignores the
  * boxes and gives src's top tree: every cell above its box cells, and the box cells
  * themselves as pruned cells (expansion only; their subtrees stay with src). Every
  * rank holds every other rank's top tree (the shared top of the global tree). */
-canopy_status let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
-                         float inv_theta, let_radius radius, let_piece *out);
-void let_piece_free(let_piece *p);
+canopy_status canopy_let_export(const let_domain *src, const float *boxes, int32_t n_boxes,
+                                float inv_theta, let_radius radius, let_piece *out);
+void canopy_let_piece_free(let_piece *p);
 /* Bytes the piece occupies on the wire (cells then bodies). */
-int64_t let_piece_bytes(const let_piece *p);
+int64_t canopy_let_piece_bytes(const let_piece *p);
 
-/* Whether the top tree `top` (let_export with LET_RADIUS_TOP) is all that a domain
+/* Whether the top tree `top` (canopy_let_export with LET_RADIUS_TOP) is all that a domain
  * described by n_boxes boxes needs of its source: every box cell reached (its
  * ancestors not accepted by every box) is accepted by every box. Then every body in
  * the boxes walks top exactly as it walks the exported piece (same cells, same order,
  * bit for bit), and the source sends nothing. Sender and receiver decide it alike from
  * data both hold. */
-int let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes, float inv_theta);
+int canopy_let_top_suffices(const let_piece *top, const float *boxes, int32_t n_boxes,
+                            float inv_theta);
 
 typedef struct let_walk_stats {
     int64_t expansions; /* cells accepted */
@@ -111,15 +113,15 @@ typedef struct let_walk_stats {
  * qid) from the pieces, walked in order with the single-domain body opening test;
  * each body's terms are summed in the same order whatever the thread count. work,
  * if not NULL, receives each body's interaction count (expansions + direct terms). */
-canopy_status let_forces(const let_piece *pieces, int32_t n_pieces, canopy_points q,
-                         const int64_t *qid, float inv_theta, float eps2, float *acc, float *pot,
-                         int64_t *work, let_walk_stats *stats);
+canopy_status canopy_let_forces(const let_piece *pieces, int32_t n_pieces, canopy_points q,
+                                const int64_t *qid, float inv_theta, float eps2, float *acc,
+                                float *pot, int64_t *work, let_walk_stats *stats);
 
 /* Splits n bodies along a space-filling curve (CANOPY_SCHEDULE_MORTON or _HILBERT,
  * keys over the bodies' bounding box, as canopy_dist_decompose cuts them) into r
  * contiguous runs of about equal work (work NULL: equal counts): order receives the
  * curve permutation, start[0..r] the run boundaries in it. */
-canopy_status let_split_curve(canopy_points bodies, canopy_schedule curve, const double *work,
-                              int32_t r, int64_t *order, int64_t *start);
+canopy_status canopy_let_split_curve(canopy_points bodies, canopy_schedule curve,
+                                     const double *work, int32_t r, int64_t *order, int64_t *start);
 
 #endif

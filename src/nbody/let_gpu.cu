@@ -290,7 +290,7 @@ extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int
     canopy_free(pd);
     if (s) return s;
     const int64_t warps = (n + 31) / 32, blocks = (warps + LW_WARPS - 1) / LW_WARPS;
-    const int cap = depth * 7 + 1; /* as let_forces: 7 siblings pending per level */
+    const int cap = depth * 7 + 1; /* as canopy_let_forces: 7 siblings pending per level */
     size_t shared = (size_t)cap * LW_WARPS * sizeof(uint2);
     uint2 *gstack = nullptr;
     if (shared > SHARED_STACK_MAX) {

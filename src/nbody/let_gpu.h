@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The LET walk on the GPU (the twin of let_forces, nbody/let.h), reached through the CUDA
+/* The LET walk on the GPU (the twin of canopy_let_forces, nbody/let.h), reached through the CUDA
  * module's table. A gpu_let is one walk in flight: gpu_let_launch uploads the pieces and
  * the query bodies and starts the walk on the context's own stream, returning at once,
  * so the host can build and exchange meanwhile; gpu_let_finish waits and brings back
@@ -24,7 +24,7 @@ void gpu_let_free(gpu_let *g);
 canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int32_t n_pieces, canopy_points q,
                              const int64_t *qid, float inv_theta, float eps2);
 /* Waits for the walk launched last and writes acc (n, 3), pot, work and stats as
- * let_forces does (each may be NULL: not brought back); *walk_seconds (may be NULL) receives
+ * canopy_let_forces does (each may be NULL: not brought back); *walk_seconds (may be NULL) receives
  * the kernel's own time (device events), uploads and downloads excluded. */
 canopy_status gpu_let_finish(gpu_let *g, float *acc, float *pot, int64_t *work,
                              let_walk_stats *stats, double *walk_seconds);

@@ -81,8 +81,8 @@ static canopy_status refuse_coincident(const double *pos, int64_t n) {
     return st;
 }
 
-canopy_status nbody_check_state(const double *pos, const double *vel, const float *mass, int64_t n,
-                                const canopy_nbody_options *o) {
+canopy_status canopy_nbody_check_state(const double *pos, const double *vel, const float *mass,
+                                       int64_t n, const canopy_nbody_options *o) {
     if (!(o->dt > 0.0) || !isfinite(o->dt))
         return canopy_fail(CANOPY_ERR_INVALID, "nbody: dt must be finite and > 0 (got %g)", o->dt);
     if (!(o->gravity.softening >= 0.0f) || !isfinite(o->gravity.softening))
@@ -122,14 +122,15 @@ canopy_status nbody_check_state(const double *pos, const double *vel, const floa
     return o->gravity.softening == 0.0f ? refuse_coincident(pos, n) : CANOPY_OK;
 }
 
-void nbody_kick_drift(double *pos, double *vel, const float *acc, int64_t n, double h, double dt) {
+void canopy_nbody_kick_drift(double *pos, double *vel, const float *acc, int64_t n, double h,
+                             double dt) {
     for (int64_t i = 0; i < 3 * n; i++) {
         vel[i] += h * acc[i];
         pos[i] += dt * vel[i];
     }
 }
 
-void nbody_kick(double *vel, const float *acc, int64_t n, double h) {
+void canopy_nbody_kick(double *vel, const float *acc, int64_t n, double h) {
     for (int64_t i = 0; i < 3 * n; i++) vel[i] += h * acc[i];
 }
 
@@ -137,7 +138,7 @@ static canopy_status check_input(const double *pos, const double *vel, const flo
                                  const canopy_nbody_options *o) {
     if (n < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies");
     if (n >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
-    return nbody_check_state(pos, vel, mass, n, o);
+    return canopy_nbody_check_state(pos, vel, mass, n, o);
 }
 
 canopy_status canopy_nbody_create(const double *pos, const double *vel, const float *mass,
@@ -329,10 +330,10 @@ canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
         return st;
     }
     for (int64_t k = 0; k < steps; k++) {
-        nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
+        canopy_nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
         canopy_status st = forces(s);
         if (st) return st;
-        nbody_kick(s->vel, s->acc, s->n, h);
+        canopy_nbody_kick(s->vel, s->acc, s->n, h);
         s->step++;
         s->work.force_evals += s->n;
         s->work.force_evals_global += s->n;

@@ -8,12 +8,13 @@
 
 /* dt, softening, and the n bodies' positions, velocities and masses (mass may be
  * NULL); n itself is the caller's to check. */
-canopy_status nbody_check_state(const double *pos, const double *vel, const float *mass, int64_t n,
-                                const canopy_nbody_options *o);
+canopy_status canopy_nbody_check_state(const double *pos, const double *vel, const float *mass,
+                                       int64_t n, const canopy_nbody_options *o);
 
 /* v += a h, then x += v dt (the first kick and the drift). */
-void nbody_kick_drift(double *pos, double *vel, const float *acc, int64_t n, double h, double dt);
+void canopy_nbody_kick_drift(double *pos, double *vel, const float *acc, int64_t n, double h,
+                             double dt);
 /* v += a h (the second kick). */
-void nbody_kick(double *vel, const float *acc, int64_t n, double h);
+void canopy_nbody_kick(double *vel, const float *acc, int64_t n, double h);
 
 #endif

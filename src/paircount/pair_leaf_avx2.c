@@ -3,5 +3,5 @@
  * canopy_cpu_isa() finds AVX2). */
 #define SIMT_W 8
 #include "canopy/simt.h"
-#define PCP_LEAF_NAME pcp_leaf_avx2
+#define PCP_LEAF_NAME canopy_pcp_leaf_avx2
 #include "paircount/pair_leaf.h"

@@ -3,5 +3,5 @@
  * canopy_cpu_isa() finds AVX-512). */
 #define SIMT_W 16
 #include "canopy/simt.h"
-#define PCP_LEAF_NAME pcp_leaf_avx512
+#define PCP_LEAF_NAME canopy_pcp_leaf_avx512
 #include "paircount/pair_leaf.h"

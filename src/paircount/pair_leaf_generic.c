@@ -3,5 +3,5 @@
  * CPU). */
 #define SIMT_W 8
 #include "canopy/simt.h"
-#define PCP_LEAF_NAME pcp_leaf_generic
+#define PCP_LEAF_NAME canopy_pcp_leaf_generic
 #include "paircount/pair_leaf.h"

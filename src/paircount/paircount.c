@@ -32,12 +32,12 @@ static const canopy_app pc_app = {"paircount", sizeof(pc_state), 0,    1,       
                                   pc_truncate, pc_visit_leaf,    NULL, pc_finish, 0};
 CANOPY_CPU_INSTANTIATE(pc, &pc_app)
 
-void pcp_leaf_avx512(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
-                     const canopy_tree_view *tb, int32_t b, int sym);
-void pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
-                   const canopy_tree_view *tb, int32_t b, int sym);
-void pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
-                      const canopy_tree_view *tb, int32_t b, int sym);
+void canopy_pcp_leaf_avx512(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                            const canopy_tree_view *tb, int32_t b, int sym);
+void canopy_pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                          const canopy_tree_view *tb, int32_t b, int sym);
+void canopy_pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                             const canopy_tree_view *tb, int32_t b, int sym);
 
 static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
                                     int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
@@ -290,11 +290,11 @@ static canopy_status soa_copy(const canopy_tree_view *t, float **out, int64_t *s
 static pcp_leaf_fn leaf_kernel(void) {
     switch (canopy_cpu_isa()) {
     case CANOPY_ISA_AVX512:
-        return pcp_leaf_avx512;
+        return canopy_pcp_leaf_avx512;
     case CANOPY_ISA_AVX2:
-        return pcp_leaf_avx2;
+        return canopy_pcp_leaf_avx2;
     default:
-        return pcp_leaf_generic;
+        return canopy_pcp_leaf_generic;
     }
 }
 

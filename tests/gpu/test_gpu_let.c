@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The GPU LET walk (nbody/let_gpu.cu) against let_forces on fresh random domains:
+/* The GPU LET walk (nbody/let_gpu.cu) against canopy_let_forces on fresh random domains:
  * bodies split along the Morton curve into R domains, each domain's bodies walk its
  * whole tree and the others' pieces (exported with the corrected radius, the naive one,
  * which leaves pruned cells the bodies must open, or as top trees: every box cell
  * pruned), an empty piece among them. Work counts, expansions, body terms and dropped
  * cells must be identical, accelerations within 1e-5 relative (of the body's |a|) and
  * potentials likewise; uniform, Plummer and clumped duplicate bodies, orders 0 and 2,
- * n = 0, 1, 2, 33 and larger, strided query rows; let_domain_build_gpu's octree has
+ * n = 0, 1, 2, 33 and larger, strided query rows; canopy_let_domain_build_gpu's octree has
  * the host's cells and walks within float rounding of its. Exits 77 without a GPU;
  * CANOPY_GPU_SMALL=1 runs small sizes (compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
@@ -47,7 +47,7 @@ static void compare(const let_piece *pieces, int32_t np, const dom_data *d, floa
     int64_t *wc = malloc((size_t)(n + 1) * 8), *wg = malloc((size_t)(n + 1) * 8);
     let_walk_stats sc, sg;
     float inv_theta = 1.0f / theta, eps2 = eps * eps;
-    CHECK_OK(let_forces(pieces, np, q, d->gid, inv_theta, eps2, ac, pc, wc, &sc));
+    CHECK_OK(canopy_let_forces(pieces, np, q, d->gid, inv_theta, eps2, ac, pc, wc, &sc));
     CHECK_OK(gpu_let_launch(walk, pieces, np, q, d->gid, inv_theta, eps2));
     double secs = -1.0;
     CHECK_OK(gpu_let_finish(walk, ag, pg, wg, &sg, &secs));
@@ -93,8 +93,8 @@ static void run_case(int64_t n, int kind, int32_t r, int32_t order, float theta,
     float *mass = malloc((size_t)(n + 1) * sizeof(float));
     for (int64_t i = 0; i < n; i++) mass[i] = (float)(0.5 + rnd()) / (float)(n > 0 ? n : 1);
     int64_t *perm = malloc((size_t)(n + 1) * sizeof *perm), start[8];
-    CHECK_OK(let_split_curve(canopy_points_make(pos, n, 3), CANOPY_SCHEDULE_MORTON, NULL, r, perm,
-                             start));
+    CHECK_OK(canopy_let_split_curve(canopy_points_make(pos, n, 3), CANOPY_SCHEDULE_MORTON, NULL, r,
+                                    perm, start));
     dom_data *dd = calloc((size_t)r, sizeof *dd);
     for (int32_t k = 0; k < r; k++) {
         dom_data *d = dd + k;
@@ -108,8 +108,8 @@ static void run_case(int64_t n, int kind, int32_t r, int32_t order, float theta,
             d->mass[i] = mass[g];
             d->gid[i] = g;
         }
-        CHECK_OK(let_domain_build(canopy_points_make(d->pos, d->n, 3), d->mass, d->gid, order, 0,
-                                  &d->dom));
+        CHECK_OK(canopy_let_domain_build(canopy_points_make(d->pos, d->n, 3), d->mass, d->gid,
+                                         order, 0, &d->dom));
     }
     const let_radius radii[] = {LET_RADIUS_CORRECTED, LET_RADIUS_NAIVE, LET_RADIUS_TOP};
     const char *names[] = {"corrected", "naive", "top"};
@@ -118,8 +118,9 @@ static void run_case(int64_t n, int kind, int32_t r, int32_t order, float theta,
         for (int32_t i = 0; i < r; i++) {
             dom_data *d = dd + i;
             for (int32_t j = 0; j < r; j++)
-                CHECK_OK(let_export(&dd[j].dom, d->dom.boxes[0], d->dom.n_boxes, 1.0f / theta,
-                                    j == i ? LET_RADIUS_ALL : radii[ri], pieces + j));
+                CHECK_OK(canopy_let_export(&dd[j].dom, d->dom.boxes[0], d->dom.n_boxes,
+                                           1.0f / theta, j == i ? LET_RADIUS_ALL : radii[ri],
+                                           pieces + j));
             memset(pieces + r, 0, sizeof *pieces); /* an empty piece: nothing from there */
             char what[160];
             snprintf(what, sizeof what,
@@ -128,10 +129,10 @@ static void run_case(int64_t n, int kind, int32_t r, int32_t order, float theta,
                      (unsigned long long)seed);
             compare(pieces, r + 1, d, theta, eps, (ri == 0 && i == 0) ? 4 : 3, what);
             if (r > 1) compare(pieces + 1, r - 1, d, theta, eps, 3, what); /* remote only */
-            for (int32_t j = 0; j < r; j++) let_piece_free(pieces + j);
+            for (int32_t j = 0; j < r; j++) canopy_let_piece_free(pieces + j);
         }
     for (int32_t k = 0; k < r; k++) {
-        let_domain_free(&dd[k].dom);
+        canopy_let_domain_free(&dd[k].dom);
         free(dd[k].pos);
         free(dd[k].mass);
         free(dd[k].gid);
@@ -148,7 +149,7 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* let_domain_build_gpu: the host build's cells, and walks over it within float rounding
+/* canopy_let_domain_build_gpu: the host build's cells, and walks over it within float rounding
  * of the walks over the host-built domain (a few acceptances may flip). */
 static void check_gpu_build(int64_t n, uint64_t seed) {
     float *pos = make_bodies(n, 1, seed), *mass = malloc((size_t)(n + 1) * sizeof(float));
@@ -159,18 +160,18 @@ static void check_gpu_build(int64_t n, uint64_t seed) {
     }
     canopy_points b = canopy_points_make(pos, n, 3);
     let_domain dh, dg;
-    CHECK_OK(let_domain_build(b, mass, gid, 2, 0, &dh));
-    CHECK_OK(let_domain_build_gpu(b, mass, gid, 2, 0, &dg));
+    CHECK_OK(canopy_let_domain_build(b, mass, gid, 2, 0, &dh));
+    CHECK_OK(canopy_let_domain_build_gpu(b, mass, gid, 2, 0, &dg));
     CHECK_MSG(dh.tv->n_nodes == dg.tv->n_nodes && dh.n_boxes == dg.n_boxes,
               "n %lld: host build %d cells %d boxes, GPU build %d cells %d boxes", (long long)n,
               dh.tv->n_nodes, dh.n_boxes, dg.tv->n_nodes, dg.n_boxes);
     let_piece ph, pg;
-    CHECK_OK(let_export(&dh, dh.boxes[0], dh.n_boxes, 2.0f, LET_RADIUS_ALL, &ph));
-    CHECK_OK(let_export(&dg, dg.boxes[0], dg.n_boxes, 2.0f, LET_RADIUS_ALL, &pg));
+    CHECK_OK(canopy_let_export(&dh, dh.boxes[0], dh.n_boxes, 2.0f, LET_RADIUS_ALL, &ph));
+    CHECK_OK(canopy_let_export(&dg, dg.boxes[0], dg.n_boxes, 2.0f, LET_RADIUS_ALL, &pg));
     float *ah = malloc((size_t)(3 * n + 3) * 4), *ag = malloc((size_t)(3 * n + 3) * 4);
     double *rel = malloc((size_t)(n + 1) * sizeof *rel);
-    CHECK_OK(let_forces(&ph, 1, b, gid, 2.0f, 1e-4f, ah, NULL, NULL, NULL));
-    CHECK_OK(let_forces(&pg, 1, b, gid, 2.0f, 1e-4f, ag, NULL, NULL, NULL));
+    CHECK_OK(canopy_let_forces(&ph, 1, b, gid, 2.0f, 1e-4f, ah, NULL, NULL, NULL));
+    CHECK_OK(canopy_let_forces(&pg, 1, b, gid, 2.0f, 1e-4f, ag, NULL, NULL, NULL));
     for (int64_t i = 0; i < n; i++) {
         double d2 = 0.0, r2 = 0.0;
         for (int j = 0; j < 3; j++) {
@@ -184,10 +185,10 @@ static void check_gpu_build(int64_t n, uint64_t seed) {
     CHECK_MSG(rel[n / 2] < 1e-5 && rel[n - 1] < 1e-2,
               "n %lld: GPU-built domain's forces differ: median %.3g, max %.3g", (long long)n,
               rel[n / 2], rel[n - 1]);
-    let_piece_free(&ph);
-    let_piece_free(&pg);
-    let_domain_free(&dh);
-    let_domain_free(&dg);
+    canopy_let_piece_free(&ph);
+    canopy_let_piece_free(&pg);
+    canopy_let_domain_free(&dh);
+    canopy_let_domain_free(&dg);
     free(pos);
     free(mass);
     free(gid);
@@ -225,7 +226,7 @@ int main(void) {
     CHECK_OK(gpu_let_finish(walk, a, NULL, NULL, NULL, NULL));
     CHECK(gpu_let_finish(walk, a, NULL, NULL, NULL, NULL) != CANOPY_OK); /* nothing launched */
     gpu_let_free(walk);
-    printf("GPU LET walk: %lld of %lld body rows bit-identical to let_forces\n",
+    printf("GPU LET walk: %lld of %lld body rows bit-identical to canopy_let_forces\n",
            (long long)exact_bodies, (long long)all_bodies);
     return check_finish();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* canopy_dist_gravity with list opening (the single-process list engine under the
- * LET, dist/gravity_list.c) on R ranks: on one rank the very sums of gl_gravity; on
+ * LET, dist/gravity_list.c) on R ranks: on one rank the very sums of canopy_gl_gravity; on
  * every R the median error against float64 direct summation within 1.5x (order 0: 2x) of the
  * single process's at the same options (binary and oct trees, orders 0, 2 and 4,
  * masses or not), near-direct sums at a tiny theta (a dropped or doubled remote piece
@@ -23,7 +23,7 @@ static void errors(canopy_points b, const float *mass, float eps, const float *a
     double *ref = malloc((size_t)b.n * 3 * sizeof *ref), *rel = malloc((size_t)b.n * sizeof *rel);
     for (int64_t i = 0; i < b.n; i++) all[i] = i;
     CHECK_OK(canopy_gravity_direct_sample(b, mass, eps, all, b.n, ref, NULL));
-    nbody_relative_errors(acc, ref, all, b.n, rel);
+    canopy_nbody_relative_errors(acc, ref, all, b.n, rel);
     *med = rel[b.n / 2];
     *worst = rel[b.n - 1];
     free(all);
@@ -110,7 +110,7 @@ static void check_case(int layout, int64_t n, int32_t order, float theta, int tr
     free(mass);
 }
 
-/* One rank: dist_list_forces sums exactly what gl_gravity sums (same tree, no pieces). */
+/* One rank: dist_list_forces sums exactly what canopy_gl_gravity sums (same tree, no pieces). */
 static void check_one_rank_bits(uint64_t seed) {
     if (canopy_dist_size(MPI_COMM_WORLD) != 1) return;
     enum { N = 3000 };
@@ -125,8 +125,8 @@ static void check_one_rank_bits(uint64_t seed) {
     go.softening = 0.02f;
     canopy_points x = canopy_points_make(pos, N, 3);
     gl_config cfg = {1, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
-    CHECK_OK(
-        gl_gravity(x, mass, go.theta, go.order, go.softening * go.softening, &cfg, a, pa, NULL));
+    CHECK_OK(canopy_gl_gravity(x, mass, go.theta, go.order, go.softening * go.softening, &cfg, a,
+                               pa, NULL));
     canopy_dist_stats st;
     memset(&st, 0, sizeof st);
     double *work = malloc(N * sizeof *work);

@@ -136,7 +136,7 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
     if (s) {
         rc = cli_runtime_error("gravity");
     } else {
-        double rms = nbody_relative_errors(acc, ref, sample, ns, rel);
+        double rms = canopy_nbody_relative_errors(acc, ref, sample, ns, rel);
         fprintf(stderr,
                 "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
                 "%lld bodies vs float64 %s: median %.2e, rms %.2e, max %.2e\n",
