@@ -212,7 +212,8 @@ void canopy_outfile_abort(canopy_outfile *o);
 /* Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT (those left at their
  * default action) that remove the temporary files of outputs being written, then
  * end the process by the same signal. For programs; a library caller with its own
- * handlers can call canopy_outfile_unlink_live (async-signal-safe) from them. */
+ * handlers can call canopy_outfile_unlink_live (async-signal-safe) from them; it
+ * first waits (at most 1 s) for outputs that other threads are creating. */
 void canopy_outfile_remove_on_signal(void);
 void canopy_outfile_unlink_live(void);
 

@@ -43,25 +43,54 @@ static void live_drop(char *name) {
     }
 }
 
+/* Threads between creating a temporary and registering it. They block the fatal
+ * signals meanwhile, so a handler runs on another thread and waits for them: else a
+ * signal landing right after open() would leave an unregistered file behind. */
+static atomic_int creating;
+
+static void pause_briefly(void) {
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+}
+
 void canopy_outfile_unlink_live(void) {
+    /* Creating takes microseconds; the bound only guards against a hung file system. */
+    for (int i = 0; i < 10000 && atomic_load(&creating) > 0; i++) pause_briefly();
     for (int i = 0; i < LIVE_MAX; i++) {
         char *name = atomic_load(&live_tmp[i]);
         if (name) unlink(name);
     }
 }
 
-/* 0, or 1 while canopy_outfile_commit_all renames a set of files, or 2 + the signal
- * that arrived meanwhile: the handler defers it so a signal leaves all or none of the
- * set renamed (the commit raises it again once done). */
+/* 0; 1 while canopy_outfile_commit_all renames a set of files; 2 + the signal that
+ * arrived meanwhile (the handler defers it so a signal leaves all or none of the set
+ * renamed; the commit raises it again once done); or DYING once a handler on some
+ * thread removes the temporaries, after which no thread may create or rename one (the
+ * other threads run on until the handler's raise ends the process). */
+enum { DYING = -1 };
 static atomic_int commit_state;
+
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/* Called where a thread would start a new file or a rename after a handler claimed
+ * the process: it waits for the handler's raise to end the process. */
+_Noreturn static void wait_for_death(void) {
+    for (;;) pause_briefly();
+}
 
 static void on_fatal_signal(int sig) {
     int e = errno;
-    int expect = 1;
-    if (atomic_compare_exchange_strong(&commit_state, &expect, sig + 2) || expect > 1) {
-        canopy_outfile_remove_on_signal(); /* SA_RESETHAND removed the handler */
-        errno = e;
-        return;
+    for (;;) {
+        int state = atomic_load(&commit_state);
+        if (state > 1 ||
+            (state == 1 && atomic_compare_exchange_strong(&commit_state, &state, sig + 2))) {
+            canopy_outfile_remove_on_signal(); /* SA_RESETHAND removed the handler */
+            errno = e;
+            return;
+        }
+        if (state == DYING ||
+            (state == 0 && atomic_compare_exchange_strong(&commit_state, &state, DYING)))
+            break;
     }
     canopy_outfile_unlink_live();
     errno = e;
@@ -71,18 +100,18 @@ static void on_fatal_signal(int sig) {
 }
 
 void canopy_outfile_remove_on_signal(void) {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+        const int sig = fatal_signals[i];
         struct sigaction old, sa;
         /* A signal the caller ignores (nohup, a background job's SIGINT) stays ignored. */
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+        if (sigaction(sig, NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
         if (old.sa_handler != SIG_DFL && old.sa_handler != on_fatal_signal)
             continue; /* the embedding program has its own */
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(sig, &sa, NULL);
     }
 }
 
@@ -131,6 +160,16 @@ canopy_status canopy_outfile_open(canopy_outfile *o, const char *path) {
     clock_gettime(CLOCK_REALTIME, &ts);
     canopy_rng r = canopy_rng_make((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32),
                                    atomic_fetch_add(&tmp_counter, 1));
+    sigset_t fatal, saved;
+    sigemptyset(&fatal);
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+        sigaddset(&fatal, fatal_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &fatal, &saved);
+    atomic_fetch_add(&creating, 1);
+    if (atomic_load(&commit_state) == DYING) {
+        atomic_fetch_sub(&creating, 1);
+        wait_for_death();
+    }
     int fd = -1;
     memcpy(o->tmp_path, path, len);
     memcpy(o->tmp_path + len, suffix, sizeof suffix);
@@ -140,14 +179,17 @@ canopy_status canopy_outfile_open(canopy_outfile *o, const char *path) {
         fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
+    if (fd >= 0) live_add(o->tmp_path);
+    int open_errno = errno;
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (fd < 0) {
-        int e = errno;
+        int e = open_errno;
         free(o->tmp_path); /* not registered: it may name another process's file */
         o->tmp_path = NULL;
         outfile_free(o);
         return canopy_fail(CANOPY_ERR_IO, "cannot write '%s': %s", path, strerror(e));
     }
-    live_add(o->tmp_path);
     o->fp = fdopen(fd, "wb");
     if (!o->fp) {
         int e = errno;
@@ -231,7 +273,9 @@ canopy_status canopy_outfile_commit_all(canopy_outfile *o, int n) {
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory committing outputs");
     }
     pthread_mutex_lock(&one_set);
-    atomic_store(&commit_state, 1);
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&commit_state, &idle, 1))
+        wait_for_death(); /* only DYING can be there: one_set serialises commits */
     int failed = -1, e = 0;
     for (int i = 0; i < n && failed < 0; i++) {
         if (!o[i].tmp_path) continue; /* standard output: already flushed */
