@@ -65,9 +65,9 @@
 # Usage: scripts/gpu-check.sh [build] [test] [gputest] [sanitize] [bench] [sched] [gpubuild] [index]
 #        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
 #        (default: build test sanitize bench)
-# The GPU machine installs nothing: json-c comes as .deb files in .carry/debs
-# (apt-get download libjson-c-dev libjson-c5), unpacked outside the source tree (the
-# exported CMake package refuses include paths inside it).
+# The GPU machine installs nothing: json-c comes as .deb files in .carry/debs and the
+# Python wheels in .carry/whl (both filled by scripts/make-carry.sh), the debs unpacked
+# outside the source tree (the exported CMake package refuses include paths inside it).
 # Results (logs, JSON lines, summary) go to $OUT (default ./gpu-out). Summary last.
 # The device copy of the tree has no .git: pass CANOPY_COMMIT=$(git rev-parse --short HEAD).
 set -uo pipefail
