@@ -28,7 +28,6 @@ struct canopy_index_scratch {
     void *descent = nullptr; /* canopy_gpu_kd_descent_table of the index's tree */
     size_t descent_bytes = 0;
     bool descent_ready = false;
-    int32_t buckets = 0;                  /* the descent's bucket count */
     unsigned long long *min_id = nullptr; /* n_nodes, n_nodes int32 parents, a flag */
     size_t min_id_bytes = 0;
     bool min_id_ready = false, ties = false;
@@ -264,7 +263,7 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
         x->box_ready = true;
     }
     if (buckets && !x->descent_ready) {
-        const size_t bytes = canopy_gpu_kd_descent_bytes(&dv->view);
+        const size_t bytes = (size_t)CANOPY_GPU_KD_DESCENT_BYTES * (size_t)dv->view.n_nodes;
         if (bytes > x->descent_bytes) {
             cudaFree(x->descent);
             x->descent = nullptr;
@@ -274,7 +273,7 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
             x->descent_bytes = bytes;
         }
         if ((s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
-                                             &x->buckets, stream)))
+                                             stream)))
             return s;
         x->descent_ready = true;
     }
@@ -292,7 +291,7 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
     const bool own_dist2 = !d_dist2 && k > KNN_REG_MAX_K;
     size_t sort_bytes = 0;
     if ((sorted && (s = canopy_gpu_morton_scratch(nq, d, &sort_bytes))) ||
-        (buckets && (s = canopy_gpu_kd_bucket_scratch(&dv->view, x->buckets, nq, &sort_bytes))))
+        (buckets && (s = canopy_gpu_kd_bucket_scratch(&dv->view, nq, &sort_bytes))))
         return s;
     size_t need = C::bytes<canopy_gpu_flags>(1) + C::bytes<unsigned char>((int64_t)stack_bytes) +
                   (sorted || buckets ? C::bytes<int64_t>(nq) : 0) +
@@ -319,14 +318,13 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
     dc.dist2 = own_dist2 ? c.take<float>(nq * k) : d_dist2;
     if (sorted || buckets) {
         void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
-        if ((s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord"))) return s;
-        s = sorted ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes, order,
-                                             stream)
-                   : canopy_gpu_kd_bucket_order(&dv->view, x->descent, x->buckets, d_queries, nq,
-                                                sort_tmp, sort_bytes, order, bucket, stream);
-        /* a bucket order that failed part-way may leave its counters dirty */
-        if (s && buckets) x->descent_ready = false;
-        if (s || (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord"))) return s;
+        if ((s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord")) ||
+            (s = sorted ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
+                                                  order, stream)
+                        : canopy_gpu_kd_bucket_order(&dv->view, x->descent, d_queries, nq, sort_tmp,
+                                                     sort_bytes, order, bucket, stream)) ||
+            (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord")))
+            return s;
     }
     if ((s = canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep))) return s;
     if (sorted || buckets) {

@@ -9,7 +9,6 @@
 #include "traverse/gpu_schedule.h"
 
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
@@ -189,7 +188,7 @@ namespace {
 
 /* A node of the descent table: the first child (-1 where the descent stops: a leaf,
  * or at most `most` points), the split dimension and the left child's upper bound in
- * it, where the children's boxes meet; the bucket number comes later (k_kd_number). */
+ * it, where the children's boxes meet. */
 __global__ void k_kd_descent(canopy_tree_view t, int32_t most, int4 *table) {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i >= t.n_nodes) return;
@@ -206,26 +205,8 @@ __global__ void k_kd_descent(canopy_tree_view t, int32_t most, int4 *table) {
     table[i] = e;
 }
 
-/* is_bucket[u] := 1 where a descent stops at u: the root, or a child of a node it
- * splits, that it does not split (is_bucket was cleared). */
-__global__ void k_kd_buckets(const int4 *table, int32_t nodes, int32_t *is_bucket) {
-    const int32_t i = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i >= nodes) return;
-    const int4 e = table[i];
-    if (i == 0 && e.x < 0) is_bucket[0] = 1;
-    if (e.x >= 0)
-        for (int32_t c = e.x; c < e.x + 2; c++) is_bucket[c] = table[c].x < 0;
-}
-
-/* A bucket's number (its rank among buckets in node order) into its table entry. */
-__global__ void k_kd_number(int4 *table, int32_t nodes, const int32_t *is_bucket,
-                            const int32_t *number) {
-    const int32_t i = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i < nodes && is_bucket[i]) table[i].w = number[i];
-}
-
 /* A query's bucket (gpu_schedule.h) and its rank among the bucket's queries: one
- * 16-byte load a level; the bucket's entry carries its number. */
+ * 16-byte load a level. */
 __global__ void k_kd_bucket(const int4 *table, const float *q, int64_t nq, int32_t d,
                             int32_t *count, int32_t *bucket_of, int32_t *rank) {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -246,176 +227,80 @@ __global__ void k_kd_bucket(const int4 *table, const float *q, int64_t nq, int32
     const unsigned same = __match_any_sync(__activemask(), n);
     const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
     int32_t base = 0;
-    if (lane == leader) base = atomicAdd(count + e.w, __popc(same));
+    if (lane == leader) base = atomicAdd(count + n, __popc(same));
     base = __shfl_sync(same, base, leader);
     rank[i] = base + __popc(same & ((1u << lane) - 1));
 }
 
-enum { SCAN_THREADS = 1024, SCAN_EACH = 32 };
-
-/* first := the exclusive sum of count (nb <= SCAN_THREADS * SCAN_EACH), and count
- * cleared for the next order: one block, where a device-wide scan is two kernels and
- * its host-side set-up, more than the whole scan of a few thousand buckets. */
-__global__ void __launch_bounds__(SCAN_THREADS)
-    k_kd_bucket_offsets(int32_t *count, int32_t *first, int32_t nb) {
-    typedef cub::BlockScan<int32_t, SCAN_THREADS> scan_t;
-    __shared__ typename scan_t::TempStorage tmp;
-    const int32_t each = (nb + SCAN_THREADS - 1) / SCAN_THREADS;
-    const int32_t b0 = (int32_t)threadIdx.x * each;
-    int32_t v[SCAN_EACH], sum = 0;
-#pragma unroll
-    for (int j = 0; j < SCAN_EACH; j++) {
-        v[j] = j < each && b0 + j < nb ? count[b0 + j] : 0;
-        sum += v[j];
-    }
-    scan_t(tmp).ExclusiveSum(sum, sum);
-#pragma unroll
-    for (int j = 0; j < SCAN_EACH; j++)
-        if (j < each && b0 + j < nb) {
-            first[b0 + j] = sum;
-            sum += v[j];
-            count[b0 + j] = 0;
-        }
-}
-
-__global__ void k_kd_bucket_scatter(int64_t nq, const int4 *table, const int32_t *first,
-                                    const int32_t *bucket_of, const int32_t *rank, int64_t *order,
-                                    int32_t *bucket) {
+__global__ void k_kd_bucket_scatter(int64_t nq, const int32_t *first, const int32_t *bucket_of,
+                                    const int32_t *rank, int64_t *order, int32_t *bucket) {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i >= nq) return;
     const int32_t b = bucket_of[i];
-    const int64_t at = (int64_t)first[__ldg(&table[b].w)] + rank[i];
+    const int64_t at = (int64_t)first[b] + rank[i];
     order[at] = i;
     bucket[at] = b;
 }
 
-canopy_status kd_bucket_scan_bytes(int32_t nb, size_t *bytes) {
+canopy_status kd_bucket_scan_bytes(int32_t nodes, size_t *bytes) {
     *bytes = 0;
-    if (nb <= SCAN_THREADS * SCAN_EACH) return CANOPY_OK;
-    return canopy_gpu_check(
-        cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (int32_t *)nullptr, (int32_t *)nullptr, nb),
-        "sizing the bucket scan");
-}
-
-/* The descent data: the table, then each bucket's count (kept cleared between
- * orders) and first position. */
-struct kd_descent_parts {
-    int4 *table;
-    int32_t *count, *first;
-};
-
-kd_descent_parts kd_descent_carve(void *data, int32_t nodes) {
-    canopy_gpu_carve c = {(unsigned char *)data, 0};
-    kd_descent_parts p;
-    p.table = c.take<int4>(nodes);
-    p.count = c.take<int32_t>(nodes);
-    p.first = c.take<int32_t>(nodes);
-    return p;
+    return canopy_gpu_check(cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (int32_t *)nullptr,
+                                                          (int32_t *)nullptr, nodes),
+                            "sizing the bucket scan");
 }
 
 } // namespace
 
-extern "C" size_t canopy_gpu_kd_descent_bytes(const canopy_tree_view *dt) {
-    typedef canopy_gpu_carve C;
-    const int64_t nodes = dt->n_nodes > 0 ? dt->n_nodes : 1;
-    return C::bytes<int4>(nodes) + 2 * C::bytes<int32_t>(nodes);
-}
-
-extern "C" canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int32_t nb,
-                                                      int64_t nq, size_t *bytes) {
-    (void)dt;
+extern "C" canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int64_t nq,
+                                                      size_t *bytes) {
     size_t scan_bytes = 0;
-    canopy_status rc = kd_bucket_scan_bytes(nb, &scan_bytes);
+    canopy_status rc = kd_bucket_scan_bytes(dt->n_nodes, &scan_bytes);
     typedef canopy_gpu_carve C;
-    *bytes = C::bytes<int32_t>(nq) * 2 + C::bytes<unsigned char>((int64_t)scan_bytes);
+    *bytes = C::bytes<int32_t>(dt->n_nodes) * 2 + C::bytes<int32_t>(nq) * 2 +
+             C::bytes<unsigned char>((int64_t)scan_bytes);
     return rc;
 }
 
 extern "C" canopy_status canopy_gpu_kd_descent_table(const canopy_tree_view *dt, int32_t most,
-                                                     void *data, int32_t *nb, void *stream) {
-    *nb = 0;
-    const int32_t nodes = dt->n_nodes;
-    if (nodes <= 0) return CANOPY_OK;
-    cudaStream_t st = (cudaStream_t)stream;
-    kd_descent_parts p = kd_descent_carve(data, nodes);
-    /* count and first serve as the numbering's flags and numbers first */
-    int32_t *is_bucket = p.count, *number = p.first;
-    size_t scan_bytes = 0;
-    void *tmp = nullptr;
-    int32_t last[2] = {0, 0};
-    canopy_status rc;
-    k_kd_descent<<<blocks(nodes), THREADS, 0, st>>>(*dt, most, p.table);
-    if ((rc = canopy_gpu_check(cudaGetLastError(), "kd descent table")) ||
-        (rc = canopy_gpu_check(cudaMemsetAsync(is_bucket, 0, sizeof(int32_t) * nodes, st),
-                               "clearing bucket flags")))
-        return rc;
-    k_kd_buckets<<<blocks(nodes), THREADS, 0, st>>>(p.table, nodes, is_bucket);
-    if ((rc = canopy_gpu_check(cudaGetLastError(), "kd buckets")) ||
-        (rc = canopy_gpu_check(
-             cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, is_bucket, number, nodes, st),
-             "sizing the bucket numbering")) ||
-        (rc = canopy_gpu_check(cudaMalloc(&tmp, scan_bytes), "bucket numbering")))
-        return rc;
-    if ((rc = canopy_gpu_check(
-             cub::DeviceScan::ExclusiveSum(tmp, scan_bytes, is_bucket, number, nodes, st),
-             "numbering the buckets")) == CANOPY_OK) {
-        k_kd_number<<<blocks(nodes), THREADS, 0, st>>>(p.table, nodes, is_bucket, number);
-        rc = canopy_gpu_check(cudaGetLastError(), "kd bucket numbers");
-    }
-    /* the bucket count, then counts cleared: each order leaves them so */
-    if (rc ||
-        (rc = canopy_gpu_check(
-             cudaMemcpyAsync(last, number + nodes - 1, sizeof(int32_t), cudaMemcpyDeviceToHost, st),
-             "bucket count")) ||
-        (rc = canopy_gpu_check(cudaMemcpyAsync(last + 1, is_bucket + nodes - 1, sizeof(int32_t),
-                                               cudaMemcpyDeviceToHost, st),
-                               "bucket count")) ||
-        (rc = canopy_gpu_check(cudaMemsetAsync(p.count, 0, sizeof(int32_t) * nodes, st),
-                               "clearing bucket counts")) ||
-        (rc = canopy_gpu_check(cudaStreamSynchronize(st), "kd descent table"))) {
-        cudaFree(tmp);
-        return rc;
-    }
-    cudaFree(tmp);
-    *nb = last[0] + last[1];
-    return CANOPY_OK;
+                                                     void *table, void *stream) {
+    if (dt->n_nodes <= 0) return CANOPY_OK;
+    k_kd_descent<<<blocks(dt->n_nodes), THREADS, 0, (cudaStream_t)stream>>>(*dt, most,
+                                                                            (int4 *)table);
+    return canopy_gpu_check(cudaGetLastError(), "kd descent table");
 }
 
-extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *data,
-                                                    int32_t nb, const float *d_q, int64_t nq,
-                                                    void *scratch, size_t scratch_bytes,
-                                                    int64_t *d_order, int32_t *d_bucket,
-                                                    void *stream) {
+extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *table,
+                                                    const float *d_q, int64_t nq, void *scratch,
+                                                    size_t scratch_bytes, int64_t *d_order,
+                                                    int32_t *d_bucket, void *stream) {
     if (nq <= 0) return CANOPY_OK;
     if (nq >= INT32_MAX)
         return canopy_fail(CANOPY_ERR_INVALID, "queries: %lld exceed the GPU sort's limit",
                            (long long)nq);
     size_t scan_bytes, need;
     canopy_status rc;
-    if ((rc = kd_bucket_scan_bytes(nb, &scan_bytes)) ||
-        (rc = canopy_gpu_kd_bucket_scratch(dt, nb, nq, &need)))
+    if ((rc = kd_bucket_scan_bytes(dt->n_nodes, &scan_bytes)) ||
+        (rc = canopy_gpu_kd_bucket_scratch(dt, nq, &need)))
         return rc;
     if (need > scratch_bytes)
         return canopy_fail(CANOPY_ERR_INTERNAL, "GPU bucket order: scratch too small");
     cudaStream_t st = (cudaStream_t)stream;
-    kd_descent_parts p = kd_descent_carve((void *)data, dt->n_nodes);
     canopy_gpu_carve c = {(unsigned char *)scratch, 0};
+    int32_t *count = c.take<int32_t>(dt->n_nodes), *first = c.take<int32_t>(dt->n_nodes);
     int32_t *bucket_of = c.take<int32_t>(nq), *rank = c.take<int32_t>(nq);
-    k_kd_bucket<<<blocks(nq), THREADS, 0, st>>>(p.table, d_q, nq, dt->d, p.count, bucket_of, rank);
-    if ((rc = canopy_gpu_check(cudaGetLastError(), "query buckets"))) return rc;
-    if (nb <= SCAN_THREADS * SCAN_EACH) {
-        k_kd_bucket_offsets<<<1, SCAN_THREADS, 0, st>>>(p.count, p.first, nb);
-        rc = canopy_gpu_check(cudaGetLastError(), "bucket offsets");
-    } else if ((rc = canopy_gpu_check(
-                    cub::DeviceScan::ExclusiveSum(c.take<unsigned char>((int64_t)scan_bytes),
-                                                  scan_bytes, p.count, p.first, nb, st),
-                    "bucket offsets")) == CANOPY_OK) {
-        rc = canopy_gpu_check(cudaMemsetAsync(p.count, 0, sizeof(int32_t) * nb, st),
-                              "clearing bucket counts");
-    }
-    if (rc) return rc;
-    k_kd_bucket_scatter<<<blocks(nq), THREADS, 0, st>>>(nq, p.table, p.first, bucket_of, rank,
-                                                        d_order, d_bucket);
+    void *tmp = c.take<unsigned char>((int64_t)scan_bytes);
+    if ((rc = canopy_gpu_check(cudaMemsetAsync(count, 0, sizeof(int32_t) * dt->n_nodes, st),
+                               "clearing bucket counts")))
+        return rc;
+    k_kd_bucket<<<blocks(nq), THREADS, 0, st>>>((const int4 *)table, d_q, nq, dt->d, count,
+                                                bucket_of, rank);
+    if ((rc = canopy_gpu_check(cudaGetLastError(), "query buckets")) ||
+        (rc = canopy_gpu_check(
+             cub::DeviceScan::ExclusiveSum(tmp, scan_bytes, count, first, dt->n_nodes, st),
+             "bucket offsets")))
+        return rc;
+    k_kd_bucket_scatter<<<blocks(nq), THREADS, 0, st>>>(nq, first, bucket_of, rank, d_order,
+                                                        d_bucket);
     return canopy_gpu_check(cudaGetLastError(), "grouping queries by bucket");
 }
 

@@ -39,24 +39,19 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  * goes down the tree, to the side of each node's split (the left child while its
  * coordinate is at most the left child's upper bound in the split dimension), until a
  * node of at most `most` points (its bucket); queries are then grouped by bucket in
- * node order by a counting sort (ranks from one atomic per bucket and warp, the
- * buckets' offsets, a scatter), aligned with the tree's own cells.
- * The descent data, made once per tree and `most` by canopy_gpu_kd_descent_table
- * (canopy_gpu_kd_descent_bytes of device memory; synchronous): a table of 16 bytes a
- * node, one load a level where the node records cost ten, whose stopping entries
- * carry their bucket's number (*nb buckets); and the buckets' counters, which every
- * order leaves cleared for the next, so an order is three kernels (descent, offsets
- * in one block up to 32,768 buckets, scatter). An order that fails part-way may leave
- * them dirty: make the data again before the next.
+ * tree order by a counting sort (ranks from one atomic per bucket and warp, a CUB scan
+ * over the nodes, a scatter), aligned with the tree's own cells.
+ * The descent reads a table of 16 bytes a node (CANOPY_GPU_KD_DESCENT_BYTES each),
+ * made once per tree and `most` by canopy_gpu_kd_descent_table: one load a level, where
+ * the node records cost ten.
  * d_order (nq) := the permutation, d_bucket (nq) := the bucket node of the query at
  * each position (canopy_gpu_launch.bucket); stream-ordered on `stream`. The order
  * within a bucket is the atomics', so it may differ between calls. */
-size_t canopy_gpu_kd_descent_bytes(const canopy_tree_view *dt);
-canopy_status canopy_gpu_kd_descent_table(const canopy_tree_view *dt, int32_t most, void *data,
-                                          int32_t *nb, void *stream);
-canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int32_t nb, int64_t nq,
-                                           size_t *bytes);
-canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *data, int32_t nb,
+enum { CANOPY_GPU_KD_DESCENT_BYTES = 16 };
+canopy_status canopy_gpu_kd_descent_table(const canopy_tree_view *dt, int32_t most, void *table,
+                                          void *stream);
+canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int64_t nq, size_t *bytes);
+canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *table,
                                          const float *d_q, int64_t nq, void *scratch,
                                          size_t scratch_bytes, int64_t *d_order, int32_t *d_bucket,
                                          void *stream);

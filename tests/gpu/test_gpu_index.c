@@ -6,7 +6,7 @@
  * kNN equals the host API in the caller's order and sorted on the device (schedules
  * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
  * the heap (k > 16), also on identical points, where the tie rule must prune, and on
- * more kd buckets than the bucket order's one-block offsets take; bad
+ * a tree of over 37,000 kd buckets; bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77
  * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
@@ -479,9 +479,9 @@ static void device_build_errors(void) {
     cudaFree(dp);
 }
 
-/* More kd buckets than the bucket order's one-block offsets take (32,768; buckets hold
- * 16-32 points): grouped by bucket equals the caller's order, brute force on a sample,
- * and a second order on the same index (counters left cleared) again. */
+/* A large tree (1.2M points, over 37,000 kd buckets of 16-32 points): grouped by
+ * bucket equals the caller's order and brute force on a sample, and a second order on
+ * the same index (its scratch reused) again. */
 static void many_buckets_case(uint64_t seed) {
     const int64_t n = 1200000, nq = 40000, ns = 50;
     const int32_t k = 4;
