@@ -213,7 +213,7 @@ template <class Op> struct kd_blocks {
  * children's of every node the query expands (a lockstep lane that does not want a
  * node tests nothing). TIES: the tie rule (Op::tie_open) at nodes exactly at the
  * limit; launched only on views with min_id (points with duplicates), so other walks
- * keep their loop as it was.
+ * do not pay for it.
  * The walk descends to the next wanted leaf in an inner loop and scans that leaf after
  * it (while-while): the lanes of a warp that reach leaves at different steps then scan
  * them together, where one loop with both branches ran each lane's scan while the
