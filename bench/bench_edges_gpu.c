@@ -12,7 +12,9 @@
  *                  and canopy_gravity_multipole_device from device pointers
  * Data: clust2 (200k + 200k 2-D, 64 clusters), cities (135k 2-D, self-query: the points
  * as queries), rand7 (200k + 200k uniform 7-D), plummer1m. Medians with min-max over
- * REPS runs after WARM warm-ups. Usage: canopy-bench-edges-gpu [reps] (markdown). */
+ * REPS runs after WARM warm-ups; the 2-D device-pointer kNN rows also in each query order
+ * (schedules none and tree) beside auto's pick. Usage: canopy-bench-edges-gpu [reps]
+ * [knn2d] (markdown; knn2d: the 2-D device-pointer kNN rows alone). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "canopy.h"
@@ -102,7 +104,7 @@ static void builds(const dataset *D, int reps) {
     free(v), free(bs);
 }
 
-static void knn(const dataset *D, int32_t k, int reps) {
+static void knn(const dataset *D, int32_t k, int reps, int only_device) {
     int64_t nq = D->qry ? D->nq : D->n;
     const float *q = D->qry ? D->qry : D->ref;
     double *v = malloc(sizeof(double) * (size_t)reps);
@@ -119,18 +121,31 @@ static void knn(const dataset *D, int32_t k, int reps) {
     if (canopy_index_build_device(canopy_points_make(dp, D->n, D->d), NULL, NULL, &ix))
         die("index build (device)");
     canopy_stats st;
-    for (int r = 0; r < WARM + reps; r++) {
-        double t0 = canopy_now();
-        if (canopy_index_knn_device(ix, dq, nq, k, NULL, di, dd, NULL, &st)) die("knn device");
-        if (r >= WARM) v[r - WARM] = canopy_now() - t0;
-    }
     char what[96], note[200];
-    snprintf(what, sizeof what, "k=%d, device pointers, resident index", (int)k);
-    snprintf(note, sizeof note, "%s/%s; sort %.3f ms, walk %.3f ms (last run)",
-             canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
-             st.schedule_seconds * 1e3, st.traverse_seconds * 1e3);
-    row(D->name, what, v, reps, note);
+    /* auto, then (2-D) each order auto may pick, so a row shows what auto left aside */
+    static const canopy_schedule scheds[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE,
+                                             CANOPY_SCHEDULE_TREE};
+    for (int si = 0; si < (D->d <= 3 ? 3 : 1); si++) {
+        canopy_run_options so = canopy_run_options_default();
+        so.schedule = scheds[si];
+        for (int r = 0; r < WARM + reps; r++) {
+            double t0 = canopy_now();
+            if (canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, NULL, &st)) die("knn device");
+            if (r >= WARM) v[r - WARM] = canopy_now() - t0;
+        }
+        snprintf(what, sizeof what, "k=%d, device pointers, resident index%s%s", (int)k,
+                 si ? ", schedule " : "", si ? canopy_schedule_name(scheds[si]) : "");
+        snprintf(note, sizeof note, "%s/%s; sort %.3f ms, walk %.3f ms (last run)",
+                 canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
+                 st.schedule_seconds * 1e3, st.traverse_seconds * 1e3);
+        row(D->name, what, v, reps, note);
+    }
     canopy_index_free(ix);
+    if (only_device) {
+        free(v);
+        cudaFree(dp), cudaFree(dq), cudaFree(di), cudaFree(dd);
+        return;
+    }
     int64_t *hi = malloc(sizeof(int64_t) * (size_t)(nq * k));
     float *hd = malloc(sizeof(float) * (size_t)(nq * k));
     canopy_run_options o = canopy_run_options_default();
@@ -220,6 +235,7 @@ static void gravity(int reps) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     if (reps < 1) reps = 1;
+    const int knn2d = argc > 2 && strcmp(argv[2], "knn2d") == 0;
     if (canopy_gpu_warm_up()) die("GPU start");
     const int64_t n = 200000, nc = 135000;
     float *c2r = malloc(sizeof(float) * 2 * (size_t)n),
@@ -238,12 +254,19 @@ int main(int argc, char **argv) {
     printf("# canopy-bench-edges-gpu (%s; %d reps after %d warm-ups; ms)\n\n", bench_meta_json(),
            reps, WARM);
     printf("| data | call | median | min–max | note |\n|---|---|---|---|---|\n");
-    for (int i = 0; i < 3; i++) builds(&sets[i], reps);
-    for (int i = 0; i < 3; i++) {
-        knn(&sets[i], 8, reps);
-        knn(&sets[i], 1, reps);
+    if (knn2d) {
+        for (int i = 0; i < 2; i++) {
+            knn(&sets[i], 8, reps, 1);
+            knn(&sets[i], 1, reps, 1);
+        }
+    } else {
+        for (int i = 0; i < 3; i++) builds(&sets[i], reps);
+        for (int i = 0; i < 3; i++) {
+            knn(&sets[i], 8, reps, 0);
+            knn(&sets[i], 1, reps, 0);
+        }
+        gravity(reps);
     }
-    gravity(reps);
     free(c2r), free(c2q), free(cit), free(r7r), free(r7q);
     return 0;
 }

@@ -5,7 +5,8 @@
  * gravity and search; the second query uploads no tree (stats); the device-pointer
  * kNN equals the host API in the caller's order and sorted on the device (schedules
  * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
- * the heap (k > 16), also on identical points, where the tie rule must prune; bad
+ * the heap (k > 16), also on identical points, where the tie rule must prune, and on
+ * a tree of over 37,000 kd buckets; bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77
  * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
@@ -478,6 +479,50 @@ static void device_build_errors(void) {
     cudaFree(dp);
 }
 
+/* A large tree (1.2M points, over 37,000 kd buckets of 16-32 points): grouped by
+ * bucket equals the caller's order and brute force on a sample, and a second order on
+ * the same index (its scratch reused) again. */
+static void many_buckets_case(uint64_t seed) {
+    const int64_t n = 1200000, nq = 40000, ns = 50;
+    const int32_t k = 4;
+    float *rp = make_points(n, 2, 0, seed), *qp = make_points(nq, 2, 0, seed + 1);
+    canopy_points ref = canopy_points_make(rp, n, 2);
+    canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+    float *dq = NULL;
+    int64_t *di = NULL, *hi[3];
+    CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(nq * 2)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(nq * k)) == cudaSuccess);
+    CHECK(cudaMemcpy(dq, qp, sizeof(float) * (size_t)(nq * 2), cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+    static const canopy_schedule order[3] = {CANOPY_SCHEDULE_NONE, CANOPY_SCHEDULE_TREE,
+                                             CANOPY_SCHEDULE_TREE};
+    for (int r = 0; r < 3; r++) {
+        canopy_run_options o = canopy_run_options_default();
+        o.schedule = order[r];
+        canopy_stats st;
+        hi[r] = malloc(sizeof(int64_t) * (size_t)(nq * k));
+        CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)(nq * k)) == cudaSuccess);
+        CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &o, di, NULL, NULL, &st));
+        CHECK(st.schedule == order[r]);
+        CHECK(cudaMemcpy(hi[r], di, sizeof(int64_t) * (size_t)(nq * k), cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(hi[r], hi[0], sizeof(int64_t) * (size_t)(nq * k)) == 0,
+                  "many buckets: order %d (%s) differs from the caller's order", r,
+                  canopy_schedule_name(order[r]));
+    }
+    int64_t bi[4];
+    float bd[4];
+    for (int64_t j = 0; j < ns; j++) {
+        int64_t q = j * (nq / ns);
+        CHECK_OK(canopy_knn_brute(ref, canopy_points_make(qp + 2 * q, 1, 2), k, bi, bd));
+        CHECK_MSG(memcmp(bi, hi[1] + q * k, sizeof bi) == 0, "many buckets: query %lld differs",
+                  (long long)q);
+    }
+    CHECK(cudaFree(dq) == cudaSuccess && cudaFree(di) == cudaSuccess);
+    canopy_index_free(ix);
+    free(rp), free(qp), free(hi[0]), free(hi[1]), free(hi[2]);
+}
+
 int main(void) {
     int skip = check_gpu();
     if (skip) return skip;
@@ -536,6 +581,7 @@ int main(void) {
     identical_case(small ? 1000 : 20000, 2, seed + 2001);
     if (!small) {
         many_queries_case(seed + 5);
+        many_buckets_case(seed + 6);
         gravity_case(3000, seed + 1);
         gravity_case(40000, seed + 2);
         search_case(1, seed + 3);
