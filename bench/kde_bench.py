@@ -20,7 +20,6 @@ waits on the device, so its CPU time says nothing), the warm-up taking CUDA's st
 (against all n data points) and its time is scaled by n / S; it walks its tree once per
 query, independently, so this is an extrapolation over a uniform sample of the queries,
 marked "est." in the table."""
-"""
 import argparse
 import json
 import statistics
