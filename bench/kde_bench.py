@@ -90,8 +90,8 @@ def main():
                 scale = n / m
                 rel = float(np.max(np.abs(np.exp(got[:m]) - np.exp(want)) / np.exp(want)))
                 row.update(sklearn_s=ts, sklearn_queries=m, sklearn_scale=scale, max_rel=rel)
-                sk_s = fmt(ts) if m == n else f"est. {statistics.median(ts) * scale:.1f} " \
-                    f"({statistics.median(ts):.2f} s on {m} queries x {scale:g})"
+                sk_s = fmt(ts) if m == n else f"est. {statistics.median(ts) * scale:.3g} " \
+                    f"({statistics.median(ts):.3g} s on {m} queries x {scale:g})"
                 ratio = f"{statistics.median(ts) * scale / statistics.median(tc):.1f}x"
                 diff = f"{rel:.1e}"
             print(f"| {n} | {kernel} | {fmt(tc)} | {sk_s} | {ratio} | {diff} |", flush=True)
