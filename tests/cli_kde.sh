@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `canopy kde` end to end: hand-computed log-densities (tophat, gaussian), queries
 # defaulting to the data, variants and thread counts giving the same file when exact,
-# float64 output, bad input exiting 1 with no output file, usage errors (and the GPU
-# refusal) exiting 2, --help.
+# float64 output, bad input (and backend gpu without the CUDA module) exiting 1 with no
+# output file, usage errors exiting 2, --help.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 CANOPY=${1:?usage: cli_kde.sh CANOPY_BINARY}
@@ -56,8 +56,9 @@ run 1 kde --data "$tmp/a.csv" --bandwidth 1 --variant sr -o "$tmp/bad5.npy"
 check "variant message" grep -q "variants rec and dr" "$tmp/err"
 no_file "$tmp/bad5.npy"
 
-run 2 kde --data "$tmp/a.csv" --bandwidth 1 --backend gpu -o "$tmp/bad6.npy"
-check "GPU refusal" grep -q "kde runs on the CPU only in this version" "$tmp/err"
+# without the CUDA module the GPU is refused at run time (exit 1, the reason named)
+CANOPY_CUDA_MODULE="$tmp/nowhere/libcanopy_cuda.so" run 1 kde --data "$tmp/a.csv" --bandwidth 1 --backend gpu -o "$tmp/bad6.npy"
+check "GPU refusal" grep -q "kde: " "$tmp/err"
 no_file "$tmp/bad6.npy"
 run 2 kde --data "$tmp/a.csv" --bandwidth 0 -o "$tmp/bad7.npy"
 run 2 kde --data "$tmp/a.csv" --bandwidth 1 --kernel box -o "$tmp/bad8.npy"

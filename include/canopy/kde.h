@@ -40,11 +40,23 @@ canopy_kde_options canopy_kde_options_default(void);
  * queries, under the data (n >= 1 points of the same dimension). A dual-tree walk
  * (canopy/pair.h) over kd trees of queries and data: a node pair is pruned or
  * accepted whole when the kernel's range over its distance interval is within its
- * share of the tolerance, leaf pairs are summed exactly. CPU only: backend gpu
- * fails with CANOPY_ERR_UNSUPPORTED; variants auto, rec and dr; opt->tree must be
- * kd (the default); opt->leaf_size applies to both trees. */
+ * share of the tolerance, leaf pairs are summed exactly. Backends: cpu (variants auto,
+ * rec and dr), gpu (variant auto or dr: canopy/pair_cuda.cuh's walk, one warp per node
+ * pair; CANOPY_ERR_UNSUPPORTED without the CUDA module or a usable GPU), auto (the GPU
+ * from CANOPY_PAIR_GPU_AUTO_MIN_POINTS queries when one is usable, else the CPU); the
+ * same bound on every backend. opt->tree must be kd (the default); opt->leaf_size
+ * applies to both trees (default 32). */
 canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy_kde_options *ko,
                          const canopy_run_options *opt, double *log_density, canopy_stats *stats);
+/* The same over a kd canopy_index's tree (the data are the indexed points; no data
+ * tree is built): queries.n == 0 && queries.data == NULL asks for the indexed points
+ * themselves. Only the queries' tree is built (leaf size: the index's), its time in
+ * stats->schedule_seconds (build_seconds 0, index_reused 1). An index of another kind,
+ * queries of another dimension or a freed handle fail with CANOPY_ERR_INVALID. */
+struct canopy_index; /* canopy.h's index handle, declared after this section */
+canopy_status canopy_index_kde(struct canopy_index *ix, canopy_points queries,
+                               const canopy_kde_options *ko, const canopy_run_options *opt,
+                               double *log_density, canopy_stats *stats);
 /* The O(n nq) reference: every kernel value, summed in data order. */
 canopy_status canopy_kde_brute(canopy_points data, canopy_points queries,
                                const canopy_kde_options *ko, double *log_density);

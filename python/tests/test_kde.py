@@ -85,7 +85,38 @@ def test_bad_input_raises():
         canopy.kde(np.array([[0.0, np.nan]]), bandwidth=1)
     with pytest.raises(ValueError, match="rtol"):
         canopy.kde(x, bandwidth=1, rtol=-1)
-    with pytest.raises(canopy.CanopyError, match="CPU only"):
-        canopy.kde(x, bandwidth=1, backend="gpu")
+    with pytest.raises(ValueError, match="backend"):
+        canopy.kde(x, bandwidth=1, backend="tpu")
     with pytest.raises(ValueError, match="no points"):
         canopy.kde(np.empty((0, 3)), x, bandwidth=1)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov", "cosine"])
+@pytest.mark.parametrize("tol", TOLS)
+def test_on_an_index_tree(kernel, tol):
+    rng = np.random.default_rng(11 + KERNELS.index(kernel))
+    x = rng.random((900, 3)).astype(np.float32)
+    q = rng.random((200, 3)).astype(np.float32)
+    ix = canopy.Index(x, leaf_size=int(rng.integers(1, 40)))
+    for queries, ref in ((q, q), (None, x)):
+        got = canopy.kde(ix, queries, bandwidth=0.12, kernel=kernel, atol=tol[0], rtol=tol[1])
+        p, pg = np.exp(brute(x, ref, 0.12, kernel)), np.exp(got)
+        assert got.shape == (ref.shape[0],)
+        assert np.all(np.abs(pg - p) <= tol[0] + tol[1] * p + 1e-7 * p)
+    with pytest.raises(ValueError, match="columns"):
+        canopy.kde(ix, q[:, :2], bandwidth=1)
+    with pytest.raises(ValueError, match="cannot answer"):
+        canopy.kde(canopy.Index(x, tree="ball"), q, bandwidth=1)
+
+
+def test_gpu_backend_same_bound_or_refused():
+    rng = np.random.default_rng(3)
+    x = rng.random((3000, 3)).astype(np.float32)
+    q = rng.random((500, 3)).astype(np.float32)
+    try:
+        got = canopy.kde(x, q, bandwidth=0.1, rtol=1e-4, backend="gpu")
+    except canopy.CanopyError as e:  # no CUDA module or no usable GPU here
+        assert "kde: " in str(e)
+        return
+    p = np.exp(brute(x, q, 0.1, "gaussian"))
+    assert np.all(np.abs(np.exp(got) - p) <= 1e-4 * p + 1e-7 * p)

@@ -9,6 +9,7 @@
 #include "forest/gpu_entries.h"
 #include "graph/gpu_entries.h"
 #include "index/gpu_entries.h"
+#include "kde/gpu_entries.h"
 #include "nbody/gpu_entries.h"
 #include "paircount/gpu_entries.h"
 #include "ptsd/gpu_entries.h"
@@ -47,6 +48,7 @@
     X(traverse, CANOPY_TRAVERSE_GPU_ENTRIES)                                                       \
     X(apps, CANOPY_APPS_GPU_ENTRIES)                                                               \
     X(paircount, CANOPY_PAIRCOUNT_GPU_ENTRIES)                                                     \
+    X(kde, CANOPY_KDE_GPU_ENTRIES)                                                                 \
     X(forest, CANOPY_FOREST_GPU_ENTRIES)                                                           \
     X(graph, CANOPY_GRAPH_GPU_ENTRIES)                                                             \
     X(ptsd, CANOPY_PTSD_GPU_ENTRIES)                                                               \

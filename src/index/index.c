@@ -10,6 +10,7 @@
 #include "index/device.h"
 #include "index/hooks.h"
 #include "io/sectionfile.h"
+#include "kde/kde_tree.h"
 #include "traverse/run.h"
 
 #include <math.h>
@@ -708,6 +709,18 @@ canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, f
     const canopy_tree *t;
     if ((s = host_tree(ix, &t))) return s;
     return canopy_radius_on_tree(t, query, self, r, &o, counts, stats);
+}
+
+canopy_status canopy_index_kde(canopy_index *ix, canopy_points query, const canopy_kde_options *ko,
+                               const canopy_run_options *opt, double *log_density,
+                               canopy_stats *stats) {
+    canopy_run_options o;
+    int self = 0;
+    canopy_status s = begin(ix, "index kde", 1u << CANOPY_TREE_KD, opt, &o, stats);
+    if (s || (s = queries_for(ix, "index kde", &query, &self))) return s;
+    const canopy_tree *t;
+    if ((s = host_tree(ix, &t))) return s;
+    return canopy_kde_on_tree(t, query, ko, &o, log_density, stats);
 }
 
 canopy_status canopy_index_gravity(canopy_index *ix, float theta, float eps,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_kde: kernel density estimates on the pair traversal (canopy/pair.h),
- * written only against the public headers.
+ * written against the public headers and its own folder (kde_pair.h, the descriptor
+ * it shares with kde_gpu.cu).
  *
  * S(q) = sum_j k(|q - x_j|) with k the unnormalised kernel (k(0) = 1, non-increasing
  * in the distance); the density is p = knorm * S / n. A node pair (Q of the query
@@ -21,17 +22,14 @@
  * An accepted pair adds to the query node (not to each of its queries); after a walk
  * the node sums are pushed down the query tree. Each thread accumulates into its own
  * copy of node and query sums (canopy/pair_cpu.h), merged after the walk. */
-#include "canopy.h"
+#include "kde/kde_pair.h"
+#include "kde/kde_tree.h"
+
 #include "canopy/pair_cpu.h"
 
 #include <math.h>
 #include <string.h>
 
-/* pi, which C11's math.h does not name */
-#define KDE_PI 3.14159265358979323846
-
-/* The first walk ignores node pairs whose kernel is at most this (of k(0) = 1). */
-#define KDE_LB_FAR 1e-3
 /* Leaf size of both trees when the caller gives none. */
 enum { KDE_LEAF_SIZE = 32 };
 /* Squared distances of a leaf pair computed at a time before the kernel's loop. */
@@ -39,23 +37,6 @@ enum { KDE_CHUNK = 64 };
 /* Lanes of the gaussian's vector loop (two AVX-512 vectors of doubles); KDE_CHUNK is a
  * multiple. */
 enum { KDE_PAD = 16 };
-
-typedef struct kde_ctx kde_ctx;
-typedef double (*kde_leaf_fn)(const kde_ctx *c, const float *q, const canopy_tree_view *tb,
-                              int32_t begin, int32_t end);
-
-struct kde_ctx {
-    canopy_kde_kernel kernel;
-    kde_leaf_fn leaf_sum; /* this machine's leaf sum */
-    double inv_h, inv_h2;
-    int lower_walk;               /* 1: the first walk (lower bounds) */
-    double abs_share;             /* atol / knorm: a data point's share of the absolute tolerance */
-    double rel_share;             /* rtol / n */
-    const double *lower;          /* second walk: per query node, a lower bound on S */
-    int32_t qnodes;               /* query tree nodes; an accumulator is qnodes + nq doubles */
-    double *node_sum, *point_sum; /* merge targets */
-    int64_t nq;
-};
 
 static const char *const kernel_names[CANOPY_KDE_KERNEL_COUNT] = {
     "gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"};
@@ -79,30 +60,6 @@ canopy_status canopy_kde_kernel_parse(const char *s, canopy_kde_kernel *out) {
 canopy_kde_options canopy_kde_options_default(void) {
     canopy_kde_options o = {CANOPY_KDE_GAUSSIAN, 1.0, 0.0, 0.0};
     return o;
-}
-
-/* k at squared distance d2 (as the trees and the brute force compute it), with
- * inv_h = 1 / h: monotone in d2, so node bounds on d2 bound it. */
-static inline double kde_k(canopy_kde_kernel kernel, float d2, double inv_h, double inv_h2) {
-    double u2 = (double)d2 * inv_h2;
-    switch (kernel) {
-    case CANOPY_KDE_GAUSSIAN:
-        return exp(-0.5 * u2);
-    case CANOPY_KDE_TOPHAT:
-        return u2 < 1.0 ? 1.0 : 0.0;
-    case CANOPY_KDE_EPANECHNIKOV:
-        return u2 < 1.0 ? 1.0 - u2 : 0.0;
-    case CANOPY_KDE_EXPONENTIAL:
-        return exp(-sqrt((double)d2) * inv_h);
-    case CANOPY_KDE_LINEAR: {
-        double u = sqrt((double)d2) * inv_h;
-        return u < 1.0 ? 1.0 - u : 0.0;
-    }
-    default: { /* cosine */
-        double u = sqrt((double)d2) * inv_h;
-        return u < 1.0 ? cos(0.5 * KDE_PI * u) : 0.0;
-    }
-    }
 }
 
 /* log of the factor that makes k_h integrate to 1 over R^d (scikit-learn's
@@ -220,31 +177,6 @@ static double leaf_sum_generic(const kde_ctx *c, const float *q, const canopy_tr
     return leaf_sum_body(c, q, tb, begin, end);
 }
 
-static inline int kde_test(const void *vctx, void *acc, const canopy_tree_view *ta, int32_t a,
-                           const canopy_tree_view *tb, int32_t b, int sym) {
-    (void)sym;
-    const kde_ctx *c = (const kde_ctx *)vctx;
-    float mn, mx;
-    canopy_pair_box_bounds(canopy_tv_geom(ta, a), canopy_tv_geom(tb, b), ta->d, 0.0f, &mn, &mx);
-    double kmax = kde_k(c->kernel, mn, c->inv_h, c->inv_h2);
-    double kmin = kde_k(c->kernel, mx, c->inv_h, c->inv_h2);
-    const canopy_node *hb = canopy_tv_node(tb, b);
-    double nb = (double)(hb->end - hb->begin), *node = (double *)acc;
-    if (c->lower_walk) {
-        if (kmax <= KDE_LB_FAR) return CANOPY_PAIR_DONE;
-        if (kmin < 0.5 * kmax) return CANOPY_PAIR_DESCEND;
-        node[a] += nb * kmin;
-        return CANOPY_PAIR_DONE;
-    }
-    if (kmax == kmin) {
-        node[a] += nb * kmax;
-        return CANOPY_PAIR_DONE;
-    }
-    if (kmax - kmin > 2.0 * (c->abs_share + c->rel_share * c->lower[a])) return CANOPY_PAIR_DESCEND;
-    node[a] += nb * 0.5 * (kmax + kmin);
-    return CANOPY_PAIR_DONE;
-}
-
 static inline void kde_visit(const void *vctx, void *acc, const canopy_tree_view *ta, int32_t a,
                              const canopy_tree_view *tb, int32_t b, int sym) {
     (void)sym;
@@ -290,17 +222,11 @@ static canopy_status push_down(const canopy_tree_view *t, double *node_sum, doub
     return CANOPY_OK;
 }
 
-static canopy_status check(canopy_points data, canopy_points queries,
-                           const canopy_kde_options *ko) {
-    canopy_status s = canopy_points_check(data, "kde data");
-    if (s || (s = canopy_points_check(queries, "kde queries"))) return s;
+/* The options, for data of n points in d dimensions. */
+static canopy_status check_options(const canopy_kde_options *ko, int64_t n, int32_t d) {
     if (!ko) return canopy_fail(CANOPY_ERR_INVALID, "kde: missing options");
-    if (data.n < 1) return canopy_fail(CANOPY_ERR_INVALID, "kde: the data has no points");
-    if (data.d < 1) return canopy_fail(CANOPY_ERR_INVALID, "kde: the data has no dimensions");
-    if (queries.n > 0 && queries.d != data.d)
-        return canopy_fail(CANOPY_ERR_INVALID,
-                           "kde: the data has %d dimensions but the queries have %d", (int)data.d,
-                           (int)queries.d);
+    if (n < 1) return canopy_fail(CANOPY_ERR_INVALID, "kde: the data has no points");
+    if (d < 1) return canopy_fail(CANOPY_ERR_INVALID, "kde: the data has no dimensions");
     if ((unsigned)ko->kernel >= CANOPY_KDE_KERNEL_COUNT)
         return canopy_fail(CANOPY_ERR_INVALID, "kde: unknown kernel %d", (int)ko->kernel);
     if (!(ko->bandwidth > 0.0) || !isfinite(ko->bandwidth))
@@ -313,56 +239,75 @@ static canopy_status check(canopy_points data, canopy_points queries,
     return CANOPY_OK;
 }
 
+static canopy_status check(canopy_points data, canopy_points queries,
+                           const canopy_kde_options *ko) {
+    canopy_status s = canopy_points_check(data, "kde data");
+    if (s || (s = canopy_points_check(queries, "kde queries"))) return s;
+    if ((s = check_options(ko, data.n, data.d))) return s;
+    if (queries.n > 0 && queries.d != data.d)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "kde: the data has %d dimensions but the queries have %d", (int)data.d,
+                           (int)queries.d);
+    return CANOPY_OK;
+}
+
 /* One walk of the queries' tree ta against the data's tree tb into c->node_sum and
- * c->point_sum (zeroed here), then pushed down (and lower bounds when lower). */
+ * c->point_sum (zeroed here), then pushed down (and lower bounds when lower). The
+ * walk's traverse and transfer times are added to *traverse and *transfer. */
 static canopy_status walk(kde_ctx *c, const canopy_tree *ta, const canopy_tree *tb,
-                          const canopy_run_options *o, double *lower, canopy_stats *stats) {
+                          const canopy_run_options *o, double *lower, canopy_stats *stats,
+                          double *traverse, double *transfer) {
     const canopy_tree_view *va = canopy_tree_get_view(ta);
     memset(c->node_sum, 0, sizeof *c->node_sum * (size_t)c->qnodes);
     memset(c->point_sum, 0, sizeof *c->point_sum * (size_t)c->nq);
-    canopy_pair_traversal tr = {
-        "kde", &kde_app, kde_pair_cpu_runners,
-        NULL,  c,        sizeof(double) * ((size_t)c->qnodes + (size_t)c->nq)};
+    canopy_pair_traversal tr = {"kde",
+                                &kde_app,
+                                kde_pair_cpu_runners,
+                                canopy_gpu_kde_pairs,
+                                c,
+                                sizeof(double) * ((size_t)c->qnodes + (size_t)c->nq)};
     canopy_pair_counters cnt;
     canopy_status s = canopy_pair_traverse(ta, tb, &tr, o, &cnt, stats);
+    if (stats) {
+        *traverse += stats->traverse_seconds;
+        *transfer += stats->transfer_seconds;
+    }
     return s ? s : push_down(va, c->node_sum, c->point_sum, lower);
 }
 
-canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy_kde_options *ko,
-                         const canopy_run_options *opt, double *log_density, canopy_stats *stats) {
-    canopy_run_options o = opt ? *opt : canopy_run_options_default();
-    canopy_status s = check(data, queries, ko);
-    if (s) return s;
-    if (o.backend == CANOPY_BACKEND_GPU)
-        return canopy_fail(CANOPY_ERR_UNSUPPORTED, "kde runs on the CPU only in this version");
-    if (o.tree != CANOPY_TREE_KD)
-        return canopy_fail(CANOPY_ERR_INVALID, "kde: tree %s is not supported (use kd)",
-                           canopy_tree_kind_name(o.tree));
-    o.backend = CANOPY_BACKEND_CPU;
-    if (stats) memset(stats, 0, sizeof *stats);
-    if (queries.n == 0) return CANOPY_OK;
-    double log_norm = log_kernel_norm(ko->kernel, ko->bandwidth, data.d) - log((double)data.n);
-    kde_ctx c;
-    memset(&c, 0, sizeof c);
-    c.kernel = ko->kernel;
-    c.inv_h = 1.0 / ko->bandwidth;
-    c.inv_h2 = c.inv_h * c.inv_h;
-    c.abs_share = ko->atol / exp(log_kernel_norm(ko->kernel, ko->bandwidth, data.d));
-    c.rel_share = ko->rtol / (double)data.n;
-    c.nq = queries.n;
-    c.leaf_sum = leaf_sum_generic;
+/* The context of a walk over data of n points in d dimensions. */
+static void kde_setup(kde_ctx *c, const canopy_kde_options *ko, int64_t n, int32_t d, int64_t nq) {
+    memset(c, 0, sizeof *c);
+    c->kernel = ko->kernel;
+    c->inv_h = 1.0 / ko->bandwidth;
+    c->inv_h2 = c->inv_h * c->inv_h;
+    c->abs_share = ko->atol / exp(log_kernel_norm(ko->kernel, ko->bandwidth, d));
+    c->rel_share = ko->rtol / (double)n;
+    c->nq = nq;
+    c->leaf_sum = leaf_sum_generic;
 #if defined(__x86_64__) && defined(__GNUC__)
     canopy_isa isa = canopy_cpu_isa();
-    c.leaf_sum = isa == CANOPY_ISA_AVX512 ? leaf_sum_avx512
-                 : isa == CANOPY_ISA_AVX2 ? leaf_sum_avx2
-                                          : leaf_sum_generic;
+    c->leaf_sum = isa == CANOPY_ISA_AVX512 ? leaf_sum_avx512
+                  : isa == CANOPY_ISA_AVX2 ? leaf_sum_avx2
+                                           : leaf_sum_generic;
 #endif
-    canopy_tree *ta = NULL, *tb = NULL;
+}
+
+/* The estimate over the data's kd tree tb (options checked, queries.n > 0): builds the
+ * queries' tree (its time is stats->schedule_seconds), walks for the lower bounds
+ * (rtol > 0), then for the sums. stats' walk fields are filled, the others left. */
+static canopy_status kde_run(const canopy_tree *tb, canopy_points queries,
+                             const canopy_kde_options *ko, const canopy_run_options *o,
+                             double *log_density, canopy_stats *stats) {
+    const canopy_tree_view *vb = canopy_tree_get_view(tb);
+    double log_norm = log_kernel_norm(ko->kernel, ko->bandwidth, vb->d) - log((double)vb->n);
+    kde_ctx c;
+    kde_setup(&c, ko, vb->n, vb->d, queries.n);
+    canopy_tree *ta = NULL;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
-    to.leaf_size = o.leaf_size > 0 ? o.leaf_size : KDE_LEAF_SIZE;
-    double *lower = NULL;
-    s = canopy_tree_build(queries, &to, &ta);
-    if (!s) s = canopy_tree_build(data, &to, &tb);
+    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : KDE_LEAF_SIZE;
+    double *lower = NULL, traverse = 0.0, transfer = 0.0;
+    canopy_status s = canopy_tree_build(queries, &to, &ta);
     const canopy_tree_view *va = ta ? canopy_tree_get_view(ta) : NULL;
     if (!s) {
         c.qnodes = va->n_nodes;
@@ -370,35 +315,70 @@ canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy
     }
     if (!s) s = canopy_alloc((void **)&c.point_sum, (size_t)c.nq, sizeof *c.point_sum);
     if (!s) s = canopy_alloc((void **)&lower, (size_t)c.qnodes, sizeof *lower);
-    double first = 0.0;
     if (!s && ko->rtol > 0.0) {
         c.lower_walk = 1;
-        s = walk(&c, ta, tb, &o, lower, stats);
-        first = stats ? stats->traverse_seconds : 0.0;
+        s = walk(&c, ta, tb, o, lower, stats, &traverse, &transfer);
         c.lower_walk = 0;
     } else if (!s) {
         memset(lower, 0, sizeof *lower * (size_t)c.qnodes);
     }
     c.lower = lower;
-    if (!s) s = walk(&c, ta, tb, &o, NULL, stats);
+    if (!s) s = walk(&c, ta, tb, o, NULL, stats, &traverse, &transfer);
     for (int64_t i = 0; !s && i < c.nq; i++)
         log_density[va->ids[i]] = log(c.point_sum[i]) + log_norm;
     if (!s && stats) {
-        canopy_tree_info ia, ib;
+        canopy_tree_info ia;
         canopy_tree_get_info(ta, &ia);
-        canopy_tree_get_info(tb, &ib);
-        stats->build_seconds = ia.build_seconds + ib.build_seconds;
-        stats->traverse_seconds += first;
-        stats->tree = CANOPY_TREE_KD;
-        stats->tree_nodes = ia.n_nodes + ib.n_nodes;
-        stats->tree_depth = ia.depth > ib.depth ? ia.depth : ib.depth;
+        stats->schedule_seconds = ia.build_seconds;
+        stats->traverse_seconds = traverse;
+        stats->transfer_seconds = transfer;
     }
     canopy_free(lower);
     canopy_free(c.node_sum);
     canopy_free(c.point_sum);
     canopy_tree_free(ta);
+    return s;
+}
+
+canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy_kde_options *ko,
+                         const canopy_run_options *opt, double *log_density, canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    canopy_status s = check(data, queries, ko);
+    if (s) return s;
+    if (o.tree != CANOPY_TREE_KD)
+        return canopy_fail(CANOPY_ERR_INVALID, "kde: tree %s is not supported (use kd)",
+                           canopy_tree_kind_name(o.tree));
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (queries.n == 0) return CANOPY_OK;
+    canopy_tree *tb = NULL;
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o.leaf_size > 0 ? o.leaf_size : KDE_LEAF_SIZE;
+    s = canopy_tree_build(data, &to, &tb);
+    if (!s) s = kde_run(tb, queries, ko, &o, log_density, stats);
+    if (!s && stats) {
+        canopy_tree_info ib;
+        canopy_tree_get_info(tb, &ib);
+        /* both trees are builds here */
+        stats->build_seconds = ib.build_seconds + stats->schedule_seconds;
+        stats->schedule_seconds = 0.0;
+        stats->tree = CANOPY_TREE_KD;
+        stats->tree_nodes = ib.n_nodes;
+        stats->tree_depth = ib.depth;
+    }
     canopy_tree_free(tb);
     return s;
+}
+
+canopy_status canopy_kde_on_tree(const canopy_tree *tree, canopy_points queries,
+                                 const canopy_kde_options *ko, const canopy_run_options *o,
+                                 double *log_density, canopy_stats *stats) {
+    const canopy_tree_view *v = canopy_tree_get_view(tree);
+    canopy_status s = check_options(ko, v->n, v->d);
+    if (s) return s;
+    if (v->kind != CANOPY_TREE_KD)
+        return canopy_fail(CANOPY_ERR_INVALID, "kde: an index of tree %s cannot answer it (use kd)",
+                           canopy_tree_kind_name((canopy_tree_kind)v->kind));
+    return queries.n > 0 ? kde_run(tree, queries, ko, o, log_density, stats) : CANOPY_OK;
 }
 
 canopy_status canopy_kde_brute(canopy_points data, canopy_points queries,

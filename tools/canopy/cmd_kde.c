@@ -30,8 +30,10 @@ static void usage(FILE *f) {
                "  --rtol R         relative tolerance on each density, >= 0 (default 0)\n"
                "  -o, --output F   output file (required)\n"
                "  --variant V      rec, dr, auto (default: dr): how the CPU walks node pairs\n"
-               "  --backend B      cpu, auto (default: the CPU); gpu is refused: kde runs on\n"
-               "                   the CPU only in this version\n"
+               "                   (the GPU runs dr only)\n"
+               "  --backend B      cpu, gpu, auto (default: the GPU from 50000 queries when\n"
+               "                   the CUDA module and a GPU are usable, else the CPU); the\n"
+               "                   same tolerance on both\n"
                "  --leaf-size L    points per leaf of both trees (default 32)\n"
                "  --threads T      CPU threads (default: CANOPY_THREADS or all cores)\n"
                "  --stats          per-phase times and node pairs walked, to stderr\n"
@@ -96,8 +98,6 @@ int cmd_kde(int argc, char **argv) {
     if (!pd) return cli_usage_error("kde", "--data is required");
     if (ko.bandwidth < 0.0) return cli_usage_error("kde", "--bandwidth is required");
     if (!out) return cli_usage_error("kde", "-o is required");
-    if (to.run.backend == CANOPY_BACKEND_GPU)
-        return cli_usage_error("kde", "kde runs on the CPU only in this version");
 
     const char *ins[] = {pd, pq}, *outs[] = {out};
     if (cli_check_paths("kde", ins, 2, outs, 1)) return CLI_ERROR;

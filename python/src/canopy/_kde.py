@@ -5,7 +5,7 @@ import numbers as _numbers
 
 import numpy as _np
 
-from . import _check, _f32, _lib, _parse, _points
+from . import Index, _check, _f32, _lib, _parse, _points
 
 
 class _KdeOptions(_ctypes.Structure):
@@ -19,6 +19,9 @@ _kernel_parse = _lib._fn("canopy_kde_kernel_parse", _lib.Status, _ctypes.c_char_
 _kde = _lib._fn("canopy_kde", _lib.Status, _lib.Points, _lib.Points,
                 _ctypes.POINTER(_KdeOptions), _ctypes.POINTER(_lib.RunOptions), _lib.PF64,
                 _ctypes.c_void_p)
+_index_kde = _lib._fn("canopy_index_kde", _lib.Status, _ctypes.c_void_p, _lib.Points,
+                      _ctypes.POINTER(_KdeOptions), _ctypes.POINTER(_lib.RunOptions), _lib.PF64,
+                      _ctypes.c_void_p)
 
 
 def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0,
@@ -30,12 +33,21 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
     linear or cosine, normalised to integrate to 1 (scikit-learn's cosine norm is wrong
     in even dimensions; canopy's is right in every dimension); every query's density p
     within atol + rtol * p of the exact one (exact when both are 0); -inf where it is 0.
-    queries=None: the data themselves. Runs on the CPU (backend "gpu" is refused).
+    queries=None: the data themselves. data may be a kd ``canopy.Index``: its tree is
+    used, none is built for the data (canopy_index_kde). backend "cpu", "gpu" (with the
+    CUDA module beside the library; the same bound) or "auto" (the GPU from 50000
+    queries when one is usable).
     """
-    x = _f32(data, "data", 2)
-    q = x if queries is None else _f32(queries, "queries", 2)
-    if q.shape[1] != x.shape[1]:
-        raise ValueError(f"data has {x.shape[1]} columns but queries have {q.shape[1]}")
+    index = data if isinstance(data, Index) else None
+    if index is None:
+        x = _f32(data, "data", 2)
+        d = x.shape[1]
+        q = x if queries is None else _f32(queries, "queries", 2)
+    else:
+        d = index.d
+        q = None if queries is None else _f32(queries, "queries", 2)
+    if q is not None and q.shape[1] != d:
+        raise ValueError(f"data has {d} columns but queries have {q.shape[1]}")
     for name, v in (("bandwidth", bandwidth), ("atol", atol), ("rtol", rtol)):
         if isinstance(v, bool) or not isinstance(v, _numbers.Real):
             raise ValueError(f"{name} must be a number")
@@ -44,7 +56,15 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
     ko.bandwidth, ko.atol, ko.rtol = float(bandwidth), float(atol), float(rtol)
     opt = _lib.run_options_default()
     opt.backend = _parse(_lib.backend_parse, backend, "backend")
-    out = _np.empty(q.shape[0], dtype=_np.float64)
-    _check(_kde(_points(x), _points(q), _ctypes.byref(ko), _ctypes.byref(opt),
-                out.ctypes.data_as(_lib.PF64), None))
+    if index is None:
+        out = _np.empty(q.shape[0], dtype=_np.float64)
+        _check(_kde(_points(x), _points(q), _ctypes.byref(ko), _ctypes.byref(opt),
+                    out.ctypes.data_as(_lib.PF64), None))
+        return out
+    # no queries: the self-query form (n = 0, data NULL), the indexed points themselves
+    pq = _lib.Points(None, 0, d, d) if q is None else _points(q)
+    out = _np.empty(index.n if q is None else q.shape[0], dtype=_np.float64)
+    with index._h.use() as h:
+        _check(_index_kde(h, pq, _ctypes.byref(ko), _ctypes.byref(opt),
+                          out.ctypes.data_as(_lib.PF64), None))
     return out
