@@ -359,186 +359,251 @@ static void gpu_combine(const let_domain *dom, const float *la, const float *lp,
     *terms += t;
 }
 
+/* One force evaluation of dist_domain_forces: its inputs, buffers and timings. */
+typedef struct domain_walk {
+    MPI_Comm comm;
+    int size, rank, use_gpu, use_nccl;
+    canopy_points x;
+    const int64_t *gid;
+    float inv_theta, eps2;
+    let_domain dom;
+    let_piece local, top;
+    top_view *views;
+    uint64_t *tops;
+    char *send, *recv, *recv_dev;
+    char *heads; /* NCCL: the received pieces' headers */
+    int64_t *sc, *rc, *lw, *qid, *rw;
+    int *isc, *isd, *irc, *ird;
+    let_piece *remote;
+    int np; /* pieces received */
+    float *q, *la, *lp, *ra, *rp;
+    int gpu_local, gpu_remote; /* walks launched, to be finished */
+    int64_t terms;
+    double t_comm, t_build, t_lwalk, t_rwalk;
+} domain_walk;
+
+/* The local octree, its top tree, the buffers and the local piece. On the GPU the local
+ * walk starts at once and runs while the host exports and exchanges the pieces. */
+static canopy_status walk_build(domain_walk *w, const float *mass, const canopy_gravity_options *g,
+                                int32_t leaf_size) {
+    int size = w->size;
+    canopy_points x = w->x;
+    /* CANOPY_DIST_GPU_BUILD=1 (experimental): GPU ranks build their octree on the GPU;
+     * its centres of mass differ from the host's in the last bits. */
+    const char *gb = getenv("CANOPY_DIST_GPU_BUILD");
+    canopy_status s =
+        w->use_gpu && gb && !strcmp(gb, "1")
+            ? canopy_let_domain_build_gpu(x, mass, w->gid, g->order, leaf_size, &w->dom)
+            : canopy_let_domain_build(x, mass, w->gid, g->order, leaf_size, &w->dom);
+    if (!s) s = canopy_let_export(&w->dom, NULL, 0, w->inv_theta, LET_RADIUS_TOP, &w->top);
+    if (!s) s = canopy_alloc((void **)&w->views, (size_t)size, sizeof *w->views);
+    if (!s) s = canopy_alloc((void **)&w->sc, (size_t)size, sizeof *w->sc);
+    if (!s) s = canopy_alloc((void **)&w->rc, (size_t)size, sizeof *w->rc);
+    if (!s) s = canopy_alloc((void **)&w->isc, (size_t)size * 4, sizeof *w->isc);
+    if (!s) s = canopy_calloc((void **)&w->remote, (size_t)size, sizeof *w->remote);
+    if (!s) s = canopy_alloc((void **)&w->lw, (size_t)x.n + 1, sizeof *w->lw);
+    for (int k = 0; !s && w->use_gpu && k < 2; k++)
+        if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
+    if (!s)
+        s = canopy_let_export(&w->dom, w->dom.boxes[0], w->dom.n_boxes, w->inv_theta,
+                              LET_RADIUS_ALL, &w->local);
+    if (!s && w->use_gpu && x.n > 0) {
+        s = tree_order_queries(&w->local, &w->q, &w->qid);
+        if (!s)
+            s = gpu_let_launch(gpu_walks[0], &w->local, 1, canopy_points_make(w->q, x.n, 3), w->qid,
+                               w->inv_theta, w->eps2);
+        w->gpu_local = !s;
+    }
+    return s;
+}
+
+/* Every rank's boxes and top tree, then the pieces each other rank needs, packed, their
+ * sizes exchanged and the receive buffer made. Collective: the status is agreed. */
+static canopy_status walk_plan(domain_walk *w) {
+    int size = w->size;
+    w->isd = w->isc + size;
+    w->irc = w->isc + 2 * size;
+    w->ird = w->isc + 3 * size;
+    double t0 = canopy_now();
+    canopy_status s = share_tops(w->comm, &w->dom, &w->top, &w->tops, w->views);
+    w->t_comm += canopy_now() - t0;
+    t0 = canopy_now();
+    if (!s) s = pack_pieces(w->comm, &w->dom, &w->top, w->views, w->inv_theta, &w->send, w->sc);
+    w->t_build += canopy_now() - t0;
+    if ((s = canopy_dist_agree(w->comm, s))) return s;
+    t0 = canopy_now();
+    MPI_Alltoall(w->sc, 1, MPI_INT64_T, w->rc, 1, MPI_INT64_T, w->comm);
+    w->t_comm += canopy_now() - t0;
+    int64_t rtotal = 0;
+    s = canopy_dist_displs(w->sc, size, w->isc, w->isd, NULL);
+    if (!s) s = canopy_dist_displs(w->rc, size, w->irc, w->ird, &rtotal);
+    if (!s && !w->use_nccl) s = canopy_alloc((void **)&w->recv, (size_t)rtotal + 1, 1);
+    if (!s && w->use_nccl) s = canopy_calloc((void **)&w->heads, (size_t)size, sizeof(let_wire));
+    return canopy_dist_agree(w->comm, s);
+}
+
+/* The exchange runs while this rank walks its own tree: on the CPU in chunks, as MPI
+ * progresses a non-blocking collective only inside MPI calls, so each chunk ends with a
+ * test (from the main thread, as MPI_THREAD_FUNNELED allows); the GPU's walk runs
+ * already. */
+static canopy_status walk_local(domain_walk *w, float *acc, float *pot, double *work) {
+    canopy_points x = w->x;
+    canopy_status s = CANOPY_OK;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int done = 0;
+    double t0 = canopy_now();
+    if (w->use_nccl) { /* GPU to GPU, into a device buffer the remote walk reads */
+        s = gpu_nccl_alltoallv(nccl, w->send, w->sc, w->rc, &w->recv_dev, w->heads,
+                               sizeof(let_wire));
+        done = 1;
+    } else {
+        MPI_Ialltoallv(w->send, w->isc, w->isd, MPI_BYTE, w->recv, w->irc, w->ird, MPI_BYTE,
+                       w->comm, &req);
+    }
+    w->t_comm += canopy_now() - t0;
+    t0 = canopy_now();
+    for (int c = 0; c < LOCAL_CHUNKS && !s && !w->use_gpu; c++) {
+        int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
+        canopy_points part = x;
+        part.data = x.n ? canopy_point(x, lo) : x.data;
+        part.n = hi - lo;
+        s = canopy_let_forces(&w->local, 1, part, w->gid + lo, w->inv_theta, w->eps2, acc + 3 * lo,
+                              pot ? pot + lo : NULL, w->lw + lo, NULL);
+        if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
+    if (!w->use_gpu) w->t_lwalk = canopy_now() - t0;
+    for (int64_t i = 0; !s && !w->use_gpu && i < x.n; i++) {
+        w->terms += w->lw[i];
+        if (work) work[i] = (double)w->lw[i];
+    }
+    t0 = canopy_now();
+    if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
+    w->t_comm += canopy_now() - t0;
+    return s;
+}
+
+/* On the GPU: the received pieces' walk launched, both walks' results collected and
+ * summed into acc, pot and work. */
+static canopy_status walk_remote_gpu(domain_walk *w, float *acc, float *pot, double *work) {
+    int64_t n = w->x.n;
+    canopy_status s = CANOPY_OK;
+    if (w->np > 0) {
+        s = gpu_let_launch(gpu_walks[1], w->remote, w->np, canopy_points_make(w->q, n, 3), w->qid,
+                           w->inv_theta, w->eps2);
+        w->gpu_remote = !s;
+    }
+    if (!s) s = canopy_alloc((void **)&w->la, (size_t)n * 3, sizeof *w->la);
+    if (!s) s = canopy_alloc((void **)&w->lp, (size_t)n, sizeof *w->lp);
+    if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->ra, (size_t)n * 3, sizeof *w->ra);
+    if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->rp, (size_t)n, sizeof *w->rp);
+    if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->rw, (size_t)n, sizeof *w->rw);
+    if (!s) { /* after a failure, walk_release waits for what was launched */
+        s = gpu_let_finish(gpu_walks[0], w->la, w->lp, w->lw, NULL, &w->t_lwalk);
+        w->gpu_local = 0;
+    }
+    if (!s && w->gpu_remote) {
+        s = gpu_let_finish(gpu_walks[1], w->ra, w->rp, w->rw, NULL, &w->t_rwalk);
+        w->gpu_remote = 0;
+    }
+    if (!s)
+        gpu_combine(&w->dom, w->la, w->lp, w->lw, w->ra, w->rp, w->rw, acc, pot, work, &w->terms);
+    return s;
+}
+
+/* The received pieces unpacked, then walked on the CPU or the GPU; s: the status so far
+ * (after a failure nothing more runs). */
+static canopy_status walk_remote(domain_walk *w, canopy_status s, float *acc, float *pot,
+                                 double *work) {
+    double t0 = canopy_now();
+    if (!s)
+        s = w->use_nccl ? unpack_pieces(w->recv_dev, w->heads, w->rc, w->size, w->rank, w->views,
+                                        w->inv_theta, w->remote, &w->np)
+                        : unpack_pieces(w->recv, NULL, w->rc, w->size, w->rank, w->views,
+                                        w->inv_theta, w->remote, &w->np);
+    w->t_build += canopy_now() - t0;
+    if (!w->use_gpu) {
+        t0 = canopy_now();
+        if (!s)
+            s = add_remote(w->remote, w->np, w->x, w->gid, w->inv_theta, w->eps2, acc, pot, work,
+                           &w->terms);
+        w->t_rwalk = canopy_now() - t0;
+        return s;
+    }
+    return !s && w->x.n > 0 ? walk_remote_gpu(w, acc, pot, work) : s;
+}
+
+/* Waits for a walk launched before a failure elsewhere (its results dropped), adds the
+ * evaluation's times to stats (when given) and frees everything. */
+static void walk_release(domain_walk *w, double t_start, canopy_dist_stats *stats) {
+    if (w->gpu_local) gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
+    if (w->gpu_remote) gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
+    if (stats) {
+        double t = canopy_now() - t_start;
+        stats->comm_seconds += w->t_comm;
+        stats->local_seconds += t - w->t_comm;
+        stats->total_seconds += t;
+        stats->build_seconds += w->t_build;
+        stats->local_walk_seconds += w->t_lwalk;
+        stats->remote_walk_seconds += w->t_rwalk;
+        stats->device = w->use_gpu ? dist_gpu_bound().device : -1;
+        stats->opening = CANOPY_OPENING_BODY;
+        stats->tree = CANOPY_GRAVITY_TREE_OCT;
+        stats->nccl = w->use_nccl;
+        stats->tree_seconds += w->dom.tree_seconds;
+        stats->moments_seconds += w->dom.moments_seconds;
+    }
+    canopy_let_domain_free(&w->dom);
+    canopy_let_piece_free(&w->local);
+    canopy_let_piece_free(&w->top);
+    canopy_free(w->views);
+    canopy_free(w->tops);
+    canopy_free(w->send);
+    canopy_free(w->recv);
+    canopy_free(w->heads);
+    canopy_free(w->sc);
+    canopy_free(w->rc);
+    canopy_free(w->lw);
+    canopy_free(w->isc);
+    canopy_free(w->remote);
+    canopy_free(w->q);
+    canopy_free(w->qid);
+    canopy_free(w->la);
+    canopy_free(w->lp);
+    canopy_free(w->ra);
+    canopy_free(w->rp);
+    canopy_free(w->rw);
+}
+
 canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
                                  const int64_t *gid, const canopy_gravity_options *g,
                                  int32_t leaf_size, int use_gpu, float *acc, float *pot,
                                  double *work, canopy_dist_stats *stats) {
     if (g->opening == CANOPY_OPENING_LIST && !use_gpu)
         return dist_list_forces(comm, x, mass, g, leaf_size, acc, pot, work, stats);
-    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
-    double t_start = canopy_now(), t_comm = 0.0, t_build = 0.0, t_lwalk = 0.0, t_rwalk = 0.0;
-    float inv_theta = 1.0f / g->theta, eps2 = g->softening * g->softening;
-    let_domain dom;
-    let_piece local, top;
-    memset(&local, 0, sizeof local);
-    memset(&top, 0, sizeof top);
-    top_view *views = NULL;
-    uint64_t *tops = NULL;
-    char *send = NULL, *recv = NULL, *recv_dev = NULL;
-    int64_t *sc = NULL, *rc = NULL, *lw = NULL, *qid = NULL, *rw = NULL;
-    int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
-    let_piece *remote = NULL;
-    float *q = NULL, *la = NULL, *lp = NULL, *ra = NULL, *rp = NULL;
-    int gpu_local = 0, gpu_remote = 0; /* walks launched, to be finished */
-    char *heads = NULL;                /* NCCL: the received pieces' headers */
-    int use_nccl = use_gpu && nccl_wanted(comm);
-    /* CANOPY_DIST_GPU_BUILD=1 (experimental): GPU ranks build their octree on the GPU;
-     * its centres of mass differ from the host's in the last bits. */
-    const char *gb = getenv("CANOPY_DIST_GPU_BUILD");
-    canopy_status s = use_gpu && gb && !strcmp(gb, "1")
-                          ? canopy_let_domain_build_gpu(x, mass, gid, g->order, leaf_size, &dom)
-                          : canopy_let_domain_build(x, mass, gid, g->order, leaf_size, &dom);
-    if (!s) s = canopy_let_export(&dom, NULL, 0, inv_theta, LET_RADIUS_TOP, &top);
-    if (!s) s = canopy_alloc((void **)&views, (size_t)size, sizeof *views);
-    if (!s) s = canopy_alloc((void **)&sc, (size_t)size, sizeof *sc);
-    if (!s) s = canopy_alloc((void **)&rc, (size_t)size, sizeof *rc);
-    if (!s) s = canopy_alloc((void **)&isc, (size_t)size * 4, sizeof *isc);
-    if (!s) s = canopy_calloc((void **)&remote, (size_t)size, sizeof *remote);
-    if (!s) s = canopy_alloc((void **)&lw, (size_t)x.n + 1, sizeof *lw);
-    for (int k = 0; !s && use_gpu && k < 2; k++)
-        if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
-    /* On the GPU the local walk starts at once and runs while the host exports and
-     * exchanges the pieces. */
-    if (!s)
-        s = canopy_let_export(&dom, dom.boxes[0], dom.n_boxes, inv_theta, LET_RADIUS_ALL, &local);
-    if (!s && use_gpu && x.n > 0) {
-        s = tree_order_queries(&local, &q, &qid);
-        if (!s)
-            s = gpu_let_launch(gpu_walks[0], &local, 1, canopy_points_make(q, x.n, 3), qid,
-                               inv_theta, eps2);
-        gpu_local = !s;
-    }
-    t_build += canopy_now() - t_start;
-    if ((s = canopy_dist_agree(comm, s))) goto done;
-    isd = isc + size;
-    irc = isc + 2 * size;
-    ird = isc + 3 * size;
-
-    /* Every rank's boxes and top tree, then the pieces each other rank needs. */
-    double t0 = canopy_now();
-    s = share_tops(comm, &dom, &top, &tops, views);
-    t_comm += canopy_now() - t0;
-    t0 = canopy_now();
-    if (!s) s = pack_pieces(comm, &dom, &top, views, inv_theta, &send, sc);
-    t_build += canopy_now() - t0;
-    if ((s = canopy_dist_agree(comm, s))) goto done;
-    t0 = canopy_now();
-    MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm);
-    t_comm += canopy_now() - t0;
-    int64_t rtotal = 0;
-    if (!s) s = canopy_dist_displs(sc, size, isc, isd, NULL);
-    if (!s) s = canopy_dist_displs(rc, size, irc, ird, &rtotal);
-    if (!s && !use_nccl) s = canopy_alloc((void **)&recv, (size_t)rtotal + 1, 1);
-    if (!s && use_nccl) s = canopy_calloc((void **)&heads, (size_t)size, sizeof(let_wire));
-    if ((s = canopy_dist_agree(comm, s))) goto done;
-
-    /* The exchange runs while this rank walks its own tree: on the CPU in chunks, as
-     * MPI progresses a non-blocking collective only inside MPI calls, so each chunk ends
-     * with a test (from the main thread, as MPI_THREAD_FUNNELED allows). */
-    MPI_Request req = MPI_REQUEST_NULL;
-    int done = 0;
-    t0 = canopy_now();
-    if (use_nccl) { /* GPU to GPU, into a device buffer the remote walk reads */
-        s = gpu_nccl_alltoallv(nccl, send, sc, rc, &recv_dev, heads, sizeof(let_wire));
-        done = 1;
-    } else {
-        MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
-    }
-    t_comm += canopy_now() - t0;
-    t0 = canopy_now();
-    for (int c = 0; c < LOCAL_CHUNKS && !s && !use_gpu; c++) {
-        int64_t lo = x.n * c / LOCAL_CHUNKS, hi = x.n * (c + 1) / LOCAL_CHUNKS;
-        canopy_points part = x;
-        part.data = x.n ? canopy_point(x, lo) : x.data;
-        part.n = hi - lo;
-        s = canopy_let_forces(&local, 1, part, gid + lo, inv_theta, eps2, acc + 3 * lo,
-                              pot ? pot + lo : NULL, lw + lo, NULL);
-        if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    }
-    if (!use_gpu) t_lwalk = canopy_now() - t0;
-    int64_t terms = 0;
-    for (int64_t i = 0; !s && !use_gpu && i < x.n; i++) {
-        terms += lw[i];
-        if (work) work[i] = (double)lw[i];
-    }
-    t0 = canopy_now();
-    if (!done) MPI_Wait(&req, MPI_STATUS_IGNORE);
-    t_comm += canopy_now() - t0;
-    int np = 0;
-    t0 = canopy_now();
-    if (!s)
-        s = use_nccl ? unpack_pieces(recv_dev, heads, rc, size, rank, views, inv_theta, remote, &np)
-                     : unpack_pieces(recv, NULL, rc, size, rank, views, inv_theta, remote, &np);
-    t_build += canopy_now() - t0;
-    if (!use_gpu) {
-        t0 = canopy_now();
-        if (!s) s = add_remote(remote, np, x, gid, inv_theta, eps2, acc, pot, work, &terms);
-        t_rwalk = canopy_now() - t0;
-    } else if (x.n > 0) {
-        if (!s && np > 0) {
-            s = gpu_let_launch(gpu_walks[1], remote, np, canopy_points_make(q, x.n, 3), qid,
-                               inv_theta, eps2);
-            gpu_remote = !s;
+    double t_start = canopy_now();
+    domain_walk w;
+    memset(&w, 0, sizeof w);
+    w.comm = comm;
+    w.size = canopy_dist_size(comm);
+    w.rank = canopy_dist_rank(comm);
+    w.use_gpu = use_gpu;
+    w.x = x;
+    w.gid = gid;
+    w.inv_theta = 1.0f / g->theta;
+    w.eps2 = g->softening * g->softening;
+    w.use_nccl = use_gpu && nccl_wanted(comm);
+    canopy_status s = walk_build(&w, mass, g, leaf_size);
+    w.t_build += canopy_now() - t_start;
+    if (!(s = canopy_dist_agree(comm, s))) s = walk_plan(&w);
+    if (!s) {
+        s = walk_local(&w, acc, pot, work);
+        s = canopy_dist_agree(comm, walk_remote(&w, s, acc, pot, work));
+        if (!s && stats) {
+            stats->interactions += w.terms;
+            dist_count_traffic(stats, w.sc, w.rc, w.size, w.rank);
         }
-        if (!s) s = canopy_alloc((void **)&la, (size_t)x.n * 3, sizeof *la);
-        if (!s) s = canopy_alloc((void **)&lp, (size_t)x.n, sizeof *lp);
-        if (!s && gpu_remote) s = canopy_alloc((void **)&ra, (size_t)x.n * 3, sizeof *ra);
-        if (!s && gpu_remote) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
-        if (!s && gpu_remote) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
-        if (!s) { /* after a failure, done: waits for what was launched */
-            s = gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
-            gpu_local = 0;
-        }
-        if (!s && gpu_remote) {
-            s = gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
-            gpu_remote = 0;
-        }
-        if (!s) gpu_combine(&dom, la, lp, lw, ra, rp, rw, acc, pot, work, &terms);
     }
-    s = canopy_dist_agree(comm, s);
-    if (!s && stats) {
-        stats->interactions += terms;
-        dist_count_traffic(stats, sc, rc, size, rank);
-    }
-done:
-    /* A walk launched before a failure elsewhere is waited for (its results dropped). */
-    if (gpu_local) gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
-    if (gpu_remote) gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
-    if (stats) {
-        double t = canopy_now() - t_start;
-        stats->comm_seconds += t_comm;
-        stats->local_seconds += t - t_comm;
-        stats->total_seconds += t;
-        stats->build_seconds += t_build;
-        stats->local_walk_seconds += t_lwalk;
-        stats->remote_walk_seconds += t_rwalk;
-        stats->device = use_gpu ? dist_gpu_bound().device : -1;
-        stats->opening = CANOPY_OPENING_BODY;
-        stats->tree = CANOPY_GRAVITY_TREE_OCT;
-        stats->nccl = use_nccl;
-        stats->tree_seconds += dom.tree_seconds;
-        stats->moments_seconds += dom.moments_seconds;
-    }
-    canopy_let_domain_free(&dom);
-    canopy_let_piece_free(&local);
-    canopy_let_piece_free(&top);
-    canopy_free(views);
-    canopy_free(tops);
-    canopy_free(send);
-    canopy_free(recv);
-    canopy_free(heads);
-    canopy_free(sc);
-    canopy_free(rc);
-    canopy_free(lw);
-    canopy_free(isc);
-    canopy_free(remote);
-    canopy_free(q);
-    canopy_free(qid);
-    canopy_free(la);
-    canopy_free(lp);
-    canopy_free(ra);
-    canopy_free(rp);
-    canopy_free(rw);
+    walk_release(&w, t_start, stats);
     return s;
 }
 

@@ -4,6 +4,7 @@
 #ifndef CANOPY_INDEX_DEVICE_H
 #define CANOPY_INDEX_DEVICE_H
 
+#include "canopy/traverse.h" /* canopy_gpu_report */
 #include "tree/gpu_build.h"
 
 #ifdef __cplusplus

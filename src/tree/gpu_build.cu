@@ -825,32 +825,95 @@ extern "C" void canopy_gpu_tree_free(canopy_gpu_tree *g) {
     free(g);
 }
 
-static canopy_status build(canopy_points pts, const canopy_tree_options *opt, canopy_gpu_tree *g,
-                           topology *topo) {
+/* The input as the device reads it. Host points (compacted to d columns) and host
+ * weights go through the pinned buffer into a device buffer, one copy at full
+ * bandwidth; device inputs are read in place. */
+struct staged_input {
+    int on_device;            /* the points are read in place */
+    size_t in_bytes, w_bytes; /* host bytes to stage: the points, then the weights */
+    const float *in, *w;      /* the points and the weights the kernels read */
+    int64_t in_stride;
+};
+
+/* What of the input (points of d columns, weights or NULL) must be staged. */
+static staged_input input_plan(canopy_points pts, int32_t d, const float *weights) {
+    staged_input si = {};
+    const int64_t n = pts.n;
+    si.on_device = n > 0 && is_device_pointer(pts.data);
+    const int w_on_device = weights && n > 0 && is_device_pointer(weights);
+    si.in_bytes = si.on_device ? 0 : sizeof(float) * (size_t)(n * d);
+    si.w_bytes = weights && !w_on_device ? sizeof(float) * (size_t)n : 0;
+    si.in = pts.data;
+    si.in_stride = pts.stride;
+    si.w = weights;
+    return si;
+}
+
+/* Copies the host input into the pinned buffer hp (points, then weights); the kernels
+ * then read it from staged, where it is uploaded to. */
+static void input_stage(canopy_points pts, int32_t d, const float *weights, unsigned char *hp,
+                        unsigned char *staged, staged_input *si) {
+    if (!si->on_device && pts.n > 0) {
+        if (pts.stride == d) {
+            memcpy(hp, pts.data, si->in_bytes);
+        } else {
+            for (int64_t i = 0; i < pts.n; i++)
+                memcpy(hp + sizeof(float) * (size_t)(i * d), canopy_point(pts, i),
+                       sizeof(float) * (size_t)d);
+        }
+        si->in = (const float *)staged;
+        si->in_stride = d;
+    }
+    if (si->w_bytes) {
+        memcpy(hp + si->in_bytes, weights, si->w_bytes);
+        si->w = (const float *)(staged + si->in_bytes);
+    }
+}
+
+/* A kd build's device scratch, carved from the pool, and the parts of its pinned
+ * buffer (the staged input, then the node arrays the host lays out). */
+struct kd_work {
+    staged_input si;
+    size_t sort_bytes;
+    float *pa, *pb;                  /* the points, before and after a level's sort */
+    int32_t *oa, *ob;                /* their original indices */
+    int32_t *node_of, *va, *vb;      /* each point's node; sort values */
+    unsigned long long *ka, *kb;     /* sort keys */
+    uint32_t *acc_lo, *acc_hi;       /* a level's bounding boxes, as ordered integers */
+    int32_t *level, *bylevel, *ndim; /* per node: level, nodes by level, split dimension */
+    int4 *hdr;
+    unsigned long long *bad; /* the first non-finite row */
+    unsigned char *staged;
+    void *sort_tmp;
+    unsigned char *hp;
+    int4 *hp_hdr;
+    int32_t *hp_level, *hp_bylevel, *hp_rope;
+};
+
+/* The kd view's shape (the topology follows from n and the leaf size) and its result
+ * buffers. */
+static canopy_status kd_view(canopy_points pts, const canopy_tree_options *opt, canopy_gpu_tree *g,
+                             topology *topo) {
     const int64_t n = pts.n;
     const int32_t d = pts.d;
-    const cudaStream_t st = 0;
-    canopy_status s;
     int32_t stride = (int32_t)(sizeof(canopy_node) + sizeof(float) * (size_t)(2 * d + 1));
     stride = (stride + 15) / 16 * 16;
     int32_t leaf = opt->leaf_size > 0 ? opt->leaf_size : 16;
     kd_shape(n, leaf, &topo->n_nodes, &topo->depth);
-    const int32_t nn = topo->n_nodes, depth = topo->depth;
-
+    const int32_t nn = topo->n_nodes;
     canopy_tree_view *tv = &g->view;
     tv->hot_stride = stride;
     tv->geom_stride = 2 * d + 1;
     tv->n_nodes = nn;
     tv->d = d;
     tv->n = n;
-    tv->depth = depth;
+    tv->depth = topo->depth;
     tv->max_children = 2;
     tv->kind = CANOPY_TREE_KD;
     g->leaf_size = leaf;
     g->order = opt->order;
-
-    int input_on_device = n > 0 && is_device_pointer(pts.data);
-    int weights_on_device = opt->weights && n > 0 && is_device_pointer(opt->weights);
+    const cudaStream_t st = 0;
+    canopy_status s;
     void *hot, *points, *ids, *rope, *weights = nullptr;
     if ((s = canopy_gpu_pool_result(&hot, (size_t)nn * stride, st, "tree nodes")) ||
         (s = canopy_gpu_pool_result(&points, sizeof(float) * (size_t)(n * d), st, "tree points")) ||
@@ -864,360 +927,433 @@ static canopy_status build(canopy_points pts, const canopy_tree_options *opt, ca
     tv->ids = (const int64_t *)ids;
     tv->rope = (const int32_t *)rope;
     tv->weights = (const float *)weights;
+    return CANOPY_OK;
+}
 
+/* Sizes the kd build's scratch and pinned buffer, takes them from the pool (locked on
+ * success) and carves them into k. */
+static canopy_status kd_acquire(canopy_points pts, const canopy_tree_options *opt,
+                                const canopy_gpu_tree *g, kd_work *k) {
+    const int64_t n = g->view.n;
+    const int32_t d = g->view.d, nn = g->view.n_nodes, depth = g->view.depth;
+    const cudaStream_t st = 0;
+    canopy_status s;
     /* a level holds at most 2^l nodes and at most all of them */
     const int32_t max_level = depth > 31 || (1ll << (depth - 1)) > nn ? nn : 1 << (depth - 1);
     int end_bit = 32;
     while (end_bit < 64 && ((unsigned long long)n >> (end_bit - 32)) != 0) end_bit++;
-    size_t sort_bytes = 0;
+    k->sort_bytes = 0;
     {
         cub::DoubleBuffer<unsigned long long> kb(nullptr, nullptr);
         cub::DoubleBuffer<int32_t> vb(nullptr, nullptr);
-        if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, kb, vb,
+        if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(nullptr, k->sort_bytes, kb, vb,
                                                                   (int)(n > 0 ? n : 1), 0, end_bit,
                                                                   st),
                                   "sizing the sort")))
             return s;
     }
     typedef canopy_gpu_carve C;
-    size_t in_bytes = input_on_device ? 0 : sizeof(float) * (size_t)(n * d);
-    size_t w_bytes = opt->weights && !weights_on_device ? sizeof(float) * (size_t)n : 0;
+    k->si = input_plan(pts, d, opt->weights);
+    const size_t staged = k->si.in_bytes + k->si.w_bytes;
     size_t scratch = C::bytes<float>(n * d) * 2 + C::bytes<int32_t>(n) * 5 +
                      C::bytes<unsigned long long>(n) * 2 +
                      C::bytes<uint32_t>((int64_t)max_level * d) * 2 + C::bytes<int32_t>(nn) * 3 +
                      C::bytes<int4>(nn) + C::bytes<unsigned long long>(1) +
-                     C::bytes<unsigned char>((int64_t)(in_bytes + w_bytes)) + sort_bytes + 256;
+                     C::bytes<unsigned char>((int64_t)staged) + k->sort_bytes + 256;
     const size_t node_bytes = sizeof(int4) * (size_t)nn + sizeof(int32_t) * (size_t)nn * 3;
-    size_t pinned = (in_bytes + w_bytes + 15) / 16 * 16 + node_bytes + 64;
+    size_t pinned = (staged + 15) / 16 * 16 + node_bytes + 64;
     unsigned char *dbase, *hbase;
     if ((s = canopy_gpu_pool_acquire(scratch, pinned, &dbase, &hbase))) return s;
     C c = {dbase, 0};
-    float *pa = c.take<float>(n * d), *pb = c.take<float>(n * d);
-    int32_t *oa = c.take<int32_t>(n), *ob = c.take<int32_t>(n);
-    int32_t *node_of = c.take<int32_t>(n), *va = c.take<int32_t>(n), *vb = c.take<int32_t>(n);
-    unsigned long long *ka = c.take<unsigned long long>(n), *kb = c.take<unsigned long long>(n);
-    uint32_t *acc_lo = c.take<uint32_t>((int64_t)max_level * d);
-    uint32_t *acc_hi = c.take<uint32_t>((int64_t)max_level * d);
-    int32_t *level = c.take<int32_t>(nn), *bylevel = c.take<int32_t>(nn),
-            *ndim = c.take<int32_t>(nn);
-    int4 *hdr = c.take<int4>(nn);
-    unsigned long long *bad = c.take<unsigned long long>(1);
-    unsigned char *staged = c.take<unsigned char>((int64_t)(in_bytes + w_bytes));
-    void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
-
-    /* Host data goes through the pinned buffer: one copy at full bandwidth. */
-    unsigned char *hp = hbase;
-    const float *in = pts.data;
-    int64_t in_stride = pts.stride;
-    const float *w = opt->weights;
-    if (!input_on_device && n > 0) {
-        if (pts.stride == d) {
-            memcpy(hp, pts.data, in_bytes);
-        } else {
-            for (int64_t i = 0; i < n; i++)
-                memcpy(hp + sizeof(float) * (size_t)(i * d), canopy_point(pts, i),
-                       sizeof(float) * (size_t)d);
-        }
-        in = (const float *)staged;
-        in_stride = d;
-    }
-    if (w_bytes)
-        memcpy(hp + in_bytes, opt->weights, w_bytes), w = (const float *)(staged + in_bytes);
-    unsigned long long none = ~0ull;
-    unsigned char *hot_d = (unsigned char *)hot;
+    k->pa = c.take<float>(n * d), k->pb = c.take<float>(n * d);
+    k->oa = c.take<int32_t>(n), k->ob = c.take<int32_t>(n);
+    k->node_of = c.take<int32_t>(n), k->va = c.take<int32_t>(n), k->vb = c.take<int32_t>(n);
+    k->ka = c.take<unsigned long long>(n), k->kb = c.take<unsigned long long>(n);
+    k->acc_lo = c.take<uint32_t>((int64_t)max_level * d);
+    k->acc_hi = c.take<uint32_t>((int64_t)max_level * d);
+    k->level = c.take<int32_t>(nn), k->bylevel = c.take<int32_t>(nn), k->ndim = c.take<int32_t>(nn);
+    k->hdr = c.take<int4>(nn);
+    k->bad = c.take<unsigned long long>(1);
+    k->staged = c.take<unsigned char>((int64_t)staged);
+    k->sort_tmp = c.take<unsigned char>((int64_t)k->sort_bytes);
+    k->hp = hbase;
     /* int4 stores need 16-byte alignment, on the host as well */
-    int4 *hp_hdr = (int4 *)(hp + (in_bytes + w_bytes + 15) / 16 * 16);
-    int32_t *hp_level = (int32_t *)(hp_hdr + nn);
-    int32_t *hp_bylevel = hp_level + nn, *hp_rope = hp_bylevel + nn;
-    {
-        /* the layout's scratch stays mapped between builds: no page faults after the first */
-        int32_t *scr = (int32_t *)canopy_gpu_pool_host(sizeof(int32_t) * (size_t)nn * 4);
-        if (!scr) {
-            s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
-            goto out;
-        }
-        const kd_layout L = {hp_hdr, hp_level, hp_bylevel,           hp_rope,
-                             scr,    scr + nn, scr + 2 * (size_t)nn, scr + 3 * (size_t)nn};
-        if ((s = kd_lay_out(n, leaf, opt->order, L, topo))) goto out;
-    }
-    if ((in_bytes + w_bytes && (s = canopy_gpu_check(cudaMemcpyAsync(staged, hp, in_bytes + w_bytes,
-                                                                     cudaMemcpyHostToDevice, st),
-                                                     "uploading points"))) ||
-        (s = canopy_gpu_check(
-             cudaMemcpyAsync(hdr, hp_hdr, sizeof(int4) * (size_t)nn, cudaMemcpyHostToDevice, st),
-             "uploading nodes")) ||
-        (s = canopy_gpu_check(cudaMemcpyAsync(level, hp_level, sizeof(int32_t) * (size_t)nn,
+    k->hp_hdr = (int4 *)(hbase + (staged + 15) / 16 * 16);
+    k->hp_level = (int32_t *)(k->hp_hdr + nn);
+    k->hp_bylevel = k->hp_level + nn, k->hp_rope = k->hp_bylevel + nn;
+    return CANOPY_OK;
+}
+
+/* Stages the input, lays out the node arrays on the host (kd_lay_out) and uploads
+ * both. */
+static canopy_status kd_upload(canopy_points pts, const canopy_tree_options *opt,
+                               const canopy_gpu_tree *g, topology *topo, kd_work *k) {
+    const int32_t nn = g->view.n_nodes;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    input_stage(pts, g->view.d, opt->weights, k->hp, k->staged, &k->si);
+    /* the layout's scratch stays mapped between builds: no page faults after the first */
+    int32_t *scr = (int32_t *)canopy_gpu_pool_host(sizeof(int32_t) * (size_t)nn * 4);
+    if (!scr) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+    const kd_layout L = {k->hp_hdr, k->hp_level, k->hp_bylevel,        k->hp_rope,
+                         scr,       scr + nn,    scr + 2 * (size_t)nn, scr + 3 * (size_t)nn};
+    if ((s = kd_lay_out(g->view.n, g->leaf_size, opt->order, L, topo))) return s;
+    const size_t staged = k->si.in_bytes + k->si.w_bytes;
+    const unsigned long long none = ~0ull;
+    if ((staged && (s = canopy_gpu_check(
+                        cudaMemcpyAsync(k->staged, k->hp, staged, cudaMemcpyHostToDevice, st),
+                        "uploading points"))) ||
+        (s = canopy_gpu_check(cudaMemcpyAsync(k->hdr, k->hp_hdr, sizeof(int4) * (size_t)nn,
+                                              cudaMemcpyHostToDevice, st),
+                              "uploading nodes")) ||
+        (s = canopy_gpu_check(cudaMemcpyAsync(k->level, k->hp_level, sizeof(int32_t) * (size_t)nn,
                                               cudaMemcpyHostToDevice, st),
                               "uploading levels")) ||
-        (s = canopy_gpu_check(cudaMemcpyAsync(rope, hp_rope, sizeof(int32_t) * (size_t)nn,
-                                              cudaMemcpyHostToDevice, st),
+        (s = canopy_gpu_check(cudaMemcpyAsync((void *)g->view.rope, k->hp_rope,
+                                              sizeof(int32_t) * (size_t)nn, cudaMemcpyHostToDevice,
+                                              st),
                               "uploading ropes")) ||
-        (s = canopy_gpu_check(cudaMemcpyAsync(bad, &none, sizeof none, cudaMemcpyHostToDevice, st),
-                              "clearing a flag")))
-        goto out;
-    if ((s = canopy_gpu_check(cudaMemcpyAsync(bylevel, hp_bylevel, sizeof(int32_t) * (size_t)nn,
-                                              cudaMemcpyHostToDevice, st),
-                              "uploading the level lists")))
-        goto out;
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(k->bad, &none, sizeof none, cudaMemcpyHostToDevice, st),
+             "clearing a flag")))
+        return s;
+    return canopy_gpu_check(cudaMemcpyAsync(k->bylevel, k->hp_bylevel, sizeof(int32_t) * (size_t)nn,
+                                            cudaMemcpyHostToDevice, st),
+                            "uploading the level lists");
+}
 
-    k_headers<<<blocks(nn), THREADS, 0, st>>>(hdr, nn, d, hot_d, stride);
-    if (n > 0) {
-        k_init<<<blocks(n), THREADS, 0, st>>>(in, in_stride, n, d, pa, oa, node_of, bad);
-        /* The first level whose nodes all fit a block's shared memory ends the
-         * level-by-level loop; k_subtree finishes every subtree from there. */
-        int32_t sub_level = depth;
-        if (d <= SUB_MAX_D)
-            for (int32_t l = 0; l < depth && sub_level == depth; l++)
-                if (topo->level_max[l] <= SUB) sub_level = l;
-        for (int32_t l = 0; l < sub_level; l++) {
-            int32_t off = topo->level_off[l], cnt = topo->level_off[l + 1] - off;
-            int32_t spn = (topo->level_max[l] + SLICE - 1) / SLICE;
-            spn = spn > 0 ? spn : 1;
-            cudaMemsetAsync(acc_lo, 0xff, sizeof(uint32_t) * (size_t)cnt * d, st);
-            cudaMemsetAsync(acc_hi, 0, sizeof(uint32_t) * (size_t)cnt * d, st);
-            k_bbox<<<blocks((int64_t)cnt * spn * 32), THREADS, 0, st>>>(
-                pa, d, hot_d, stride, bylevel + off, cnt, spn, acc_lo, acc_hi);
-            k_finish<<<blocks(cnt), THREADS, 0, st>>>(hot_d, stride, d, bylevel + off, cnt, acc_lo,
-                                                      acc_hi, ndim);
-            if (topo->level_split[l] == 0) continue;
-            int32_t shift = 0;
-            while (shift < 30 && (2 << shift) <= topo->min_upto[l]) shift++;
-            int level_bits = 32;
-            while (level_bits < 64 && ((unsigned long long)n >> shift >> (level_bits - 32)) != 0)
-                level_bits++;
-            k_keys<<<blocks(n), THREADS, 0, st>>>(pa, d, n, hot_d, stride, node_of, level, l, shift,
-                                                  ndim, ka, va);
-            cub::DoubleBuffer<unsigned long long> keys(ka, kb);
-            cub::DoubleBuffer<int32_t> vals(va, vb);
-            if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, keys,
-                                                                      vals, (int)n, 0, level_bits,
-                                                                      st),
-                                      "sorting a level")))
-                goto out;
-            k_gather<<<blocks(n), THREADS, 0, st>>>(pa, pb, oa, ob, vals.Current(), d, n, hot_d,
-                                                    stride, node_of, level, l);
-            float *tp = pa;
-            pa = pb, pb = tp;
-            int32_t *to = oa;
-            oa = ob, ob = to;
-        }
-        if (sub_level < depth) {
-            int32_t off = topo->level_off[sub_level];
-            int32_t cnt = topo->level_off[sub_level + 1] - off;
-            size_t shm = sizeof(float) * 2 * SUB * d + sizeof(int32_t) * 6 * SUB;
-            k_subtree<<<cnt, SUB_THREADS, shm, st>>>(pa, oa, d, hot_d, stride, bylevel + off);
-        }
-        k_output<<<blocks(n), THREADS, 0, st>>>(oa, n, w, (int64_t *)ids, (float *)weights);
-        if ((s = canopy_gpu_check(cudaMemcpyAsync(points, pa, sizeof(float) * (size_t)(n * d),
-                                                  cudaMemcpyDeviceToDevice, st),
-                                  "placing the points")))
-            goto out;
+/* Level l of the level-by-level loop: the bounding boxes of its nodes and, where they
+ * split, one stable sort of all points by (node, coordinate on the widest dimension)
+ * that moves each node's lower half into its first child (k->pa, k->oa swap with
+ * k->pb, k->ob). */
+static canopy_status kd_level(const canopy_gpu_tree *g, const topology *topo, int32_t l,
+                              kd_work *k) {
+    const int64_t n = g->view.n;
+    const int32_t d = g->view.d, stride = g->view.hot_stride;
+    unsigned char *hot_d = (unsigned char *)g->view.hot;
+    const cudaStream_t st = 0;
+    int32_t off = topo->level_off[l], cnt = topo->level_off[l + 1] - off;
+    int32_t spn = (topo->level_max[l] + SLICE - 1) / SLICE;
+    spn = spn > 0 ? spn : 1;
+    cudaMemsetAsync(k->acc_lo, 0xff, sizeof(uint32_t) * (size_t)cnt * d, st);
+    cudaMemsetAsync(k->acc_hi, 0, sizeof(uint32_t) * (size_t)cnt * d, st);
+    k_bbox<<<blocks((int64_t)cnt * spn * 32), THREADS, 0, st>>>(
+        k->pa, d, hot_d, stride, k->bylevel + off, cnt, spn, k->acc_lo, k->acc_hi);
+    k_finish<<<blocks(cnt), THREADS, 0, st>>>(hot_d, stride, d, k->bylevel + off, cnt, k->acc_lo,
+                                              k->acc_hi, k->ndim);
+    if (topo->level_split[l] == 0) return CANOPY_OK;
+    int32_t shift = 0;
+    while (shift < 30 && (2 << shift) <= topo->min_upto[l]) shift++;
+    int level_bits = 32;
+    while (level_bits < 64 && ((unsigned long long)n >> shift >> (level_bits - 32)) != 0)
+        level_bits++;
+    k_keys<<<blocks(n), THREADS, 0, st>>>(k->pa, d, n, hot_d, stride, k->node_of, k->level, l,
+                                          shift, k->ndim, k->ka, k->va);
+    cub::DoubleBuffer<unsigned long long> keys(k->ka, k->kb);
+    cub::DoubleBuffer<int32_t> vals(k->va, k->vb);
+    canopy_status s;
+    if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(k->sort_tmp, k->sort_bytes, keys,
+                                                              vals, (int)n, 0, level_bits, st),
+                              "sorting a level")))
+        return s;
+    k_gather<<<blocks(n), THREADS, 0, st>>>(k->pa, k->pb, k->oa, k->ob, vals.Current(), d, n, hot_d,
+                                            stride, k->node_of, k->level, l);
+    float *tp = k->pa;
+    k->pa = k->pb, k->pb = tp;
+    int32_t *to = k->oa;
+    k->oa = k->ob, k->ob = to;
+    return CANOPY_OK;
+}
+
+/* The node records and, for n > 0, the geometry level by level down to the first
+ * level whose nodes all fit a block's shared memory, k_subtree from there, then the
+ * points, ids and weights in tree order. */
+static canopy_status kd_levels(const canopy_gpu_tree *g, const topology *topo, kd_work *k) {
+    const int64_t n = g->view.n;
+    const int32_t d = g->view.d, nn = g->view.n_nodes, depth = g->view.depth;
+    const int32_t stride = g->view.hot_stride;
+    unsigned char *hot_d = (unsigned char *)g->view.hot;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    k_headers<<<blocks(nn), THREADS, 0, st>>>(k->hdr, nn, d, hot_d, stride);
+    if (n == 0) return CANOPY_OK;
+    k_init<<<blocks(n), THREADS, 0, st>>>(k->si.in, k->si.in_stride, n, d, k->pa, k->oa, k->node_of,
+                                          k->bad);
+    int32_t sub_level = depth;
+    if (d <= SUB_MAX_D)
+        for (int32_t l = 0; l < depth && sub_level == depth; l++)
+            if (topo->level_max[l] <= SUB) sub_level = l;
+    for (int32_t l = 0; l < sub_level; l++)
+        if ((s = kd_level(g, topo, l, k))) return s;
+    if (sub_level < depth) {
+        int32_t off = topo->level_off[sub_level];
+        int32_t cnt = topo->level_off[sub_level + 1] - off;
+        size_t shm = sizeof(float) * 2 * SUB * d + sizeof(int32_t) * 6 * SUB;
+        k_subtree<<<cnt, SUB_THREADS, shm, st>>>(k->pa, k->oa, d, hot_d, stride, k->bylevel + off);
     }
-    {
-        unsigned long long first_bad = ~0ull;
-        if ((s = canopy_gpu_check(cudaGetLastError(), "launching the kd build")) ||
-            (s = canopy_gpu_check(
-                 cudaMemcpyAsync(&first_bad, bad, sizeof first_bad, cudaMemcpyDeviceToHost, st),
-                 "reading the input check")) ||
-            (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the kd tree")))
-            goto out;
-        if (first_bad != ~0ull)
-            s = canopy_fail(CANOPY_ERR_INVALID, "tree points: row %lld is not finite",
-                            (long long)first_bad);
-    }
-out:
+    k_output<<<blocks(n), THREADS, 0, st>>>(k->oa, n, k->si.w, (int64_t *)g->view.ids,
+                                            (float *)g->view.weights);
+    return canopy_gpu_check(cudaMemcpyAsync((void *)g->view.points, k->pa,
+                                            sizeof(float) * (size_t)(n * d),
+                                            cudaMemcpyDeviceToDevice, st),
+                            "placing the points");
+}
+
+/* Waits for the kd build and refuses an input with a non-finite row. */
+static canopy_status kd_finish(const kd_work *k) {
+    const cudaStream_t st = 0;
+    canopy_status s;
+    unsigned long long first_bad = ~0ull;
+    if ((s = canopy_gpu_check(cudaGetLastError(), "launching the kd build")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(&first_bad, k->bad, sizeof first_bad, cudaMemcpyDeviceToHost, st),
+             "reading the input check")) ||
+        (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the kd tree")))
+        return s;
+    if (first_bad != ~0ull)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree points: row %lld is not finite",
+                           (long long)first_bad);
+    return CANOPY_OK;
+}
+
+static canopy_status build(canopy_points pts, const canopy_tree_options *opt, canopy_gpu_tree *g,
+                           topology *topo) {
+    kd_work k = {};
+    canopy_status s = kd_view(pts, opt, g, topo);
+    if (!s) s = kd_acquire(pts, opt, g, &k);
+    if (s) return s;
+    if (!(s = kd_upload(pts, opt, g, topo, &k)) && !(s = kd_levels(g, topo, &k))) s = kd_finish(&k);
     canopy_gpu_pool_unlock();
     return s;
 }
 
-static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt,
-                               canopy_gpu_tree *g, topology *topo) {
+/* An octree build's device scratch, carved from the pool (the layout carves the rest
+ * from c), the parts of its pinned buffer and the root cube. */
+struct oct_work {
+    staged_input si;
+    size_t sort_bytes, tmp_bytes;
+    canopy_gpu_carve c;
+    float *pa;
+    unsigned long long *khi, *klo, *ka, *kb, *shi, *slo; /* Morton keys, sorted keys */
+    int32_t *va, *vb;
+    double *sum; /* prefix sums of masses and mass moments */
+    uint8_t *lcp;
+    unsigned long long *bad; /* the first non-finite row and weight */
+    uint32_t *box;
+    unsigned char *staged;
+    void *tmp;
+    unsigned char *hp; /* pinned: the staged input, then the box, flags and a count */
+    uint32_t *hp_box;
+    unsigned long long *hp_bad;
+    int32_t *hp_count;
+    oct_root root;
+};
+
+/* The octree view's fixed shape and its result buffers for points, ids and weights
+ * (nodes and ropes come with the layout). */
+static canopy_status oct_view(canopy_points pts, const canopy_tree_options *opt,
+                              canopy_gpu_tree *g) {
     const int64_t n = pts.n;
     const cudaStream_t st = 0;
     canopy_status s;
-    const int32_t stride = (int32_t)((sizeof(canopy_node) + sizeof(float) * 8 + 15) / 16 * 16);
-    const int32_t leaf = opt->leaf_size > 0 ? opt->leaf_size : 8;
-    const int weighted = opt->weights != NULL;
     canopy_tree_view *tv = &g->view;
-    tv->hot_stride = stride;
+    tv->hot_stride = (int32_t)((sizeof(canopy_node) + sizeof(float) * 8 + 15) / 16 * 16);
     tv->geom_stride = 8;
     tv->d = 3;
     tv->n = n;
     tv->max_children = 8;
     tv->kind = CANOPY_TREE_OCT;
-    g->leaf_size = leaf;
+    g->leaf_size = opt->leaf_size > 0 ? opt->leaf_size : 8;
     g->order = opt->order;
-
-    int input_on_device = n > 0 && is_device_pointer(pts.data);
-    int weights_on_device = weighted && n > 0 && is_device_pointer(opt->weights);
     void *points, *ids, *weights = nullptr;
     if ((s = canopy_gpu_pool_result(&points, sizeof(float) * (size_t)(n * 3), st, "tree points")) ||
         (s = canopy_gpu_pool_result(&ids, sizeof(int64_t) * (size_t)n, st, "tree ids")) ||
-        (weighted &&
+        (opt->weights &&
          (s = canopy_gpu_pool_result(&weights, sizeof(float) * (size_t)n, st, "tree weights"))))
         return s;
     tv->points = (const float *)points;
     tv->ids = (const int64_t *)ids;
     tv->weights = (const float *)weights;
+    return CANOPY_OK;
+}
 
-    const int64_t n1 = n > 0 ? n : 1;
-    size_t sort_bytes = 0, scan_bytes = 0;
+/* Sizes the octree build's scratch and pinned buffer, takes them from the pool (locked
+ * on success) and carves them into o. */
+static canopy_status oct_acquire(canopy_points pts, const canopy_tree_options *opt, oct_work *o) {
+    const int64_t n = pts.n, n1 = n > 0 ? n : 1;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    o->sort_bytes = 0;
+    size_t scan_bytes = 0;
     {
         cub::DoubleBuffer<unsigned long long> kb(nullptr, nullptr);
         cub::DoubleBuffer<int32_t> vb(nullptr, nullptr);
-        if ((s = canopy_gpu_check(
-                 cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, kb, vb, (int)n1, 0, 64, st),
-                 "sizing the sort")) ||
+        if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(nullptr, o->sort_bytes, kb, vb,
+                                                                  (int)n1, 0, 64, st),
+                                  "sizing the sort")) ||
             (s = canopy_gpu_check(cub::DeviceScan::ExclusiveSum(
                                       nullptr, scan_bytes, (double *)nullptr, (int)(n1 + 1), st),
                                   "sizing the scan")))
             return s;
     }
     typedef canopy_gpu_carve C;
-    size_t in_bytes = input_on_device ? 0 : sizeof(float) * (size_t)(n * 3);
-    size_t w_bytes = weighted && !weights_on_device ? sizeof(float) * (size_t)n : 0;
-    size_t tmp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    o->si = input_plan(pts, 3, opt->weights);
+    const size_t staged = o->si.in_bytes + o->si.w_bytes;
+    size_t tmp_bytes = o->sort_bytes > scan_bytes ? o->sort_bytes : scan_bytes;
     size_t lay_tmp = oct_lay_temp_bytes(n, st);
-    tmp_bytes = tmp_bytes > lay_tmp ? tmp_bytes : lay_tmp;
-    size_t scratch =
-        C::bytes<float>(n * 3) + C::bytes<unsigned long long>(n) * 6 + C::bytes<int32_t>(n) * 2 +
-        C::bytes<double>(4 * (n + 1)) + C::bytes<uint8_t>(n) + C::bytes<unsigned long long>(2) +
-        C::bytes<uint32_t>(6) + C::bytes<unsigned char>((int64_t)(in_bytes + w_bytes)) +
-        C::bytes<unsigned char>((int64_t)tmp_bytes) + oct_lay_bytes(n) + 256;
-    size_t pinned = in_bytes + w_bytes + 64 + sizeof(uint32_t) * 6 +
-                    sizeof(unsigned long long) * 2 + sizeof(int32_t);
+    o->tmp_bytes = tmp_bytes > lay_tmp ? tmp_bytes : lay_tmp;
+    size_t scratch = C::bytes<float>(n * 3) + C::bytes<unsigned long long>(n) * 6 +
+                     C::bytes<int32_t>(n) * 2 + C::bytes<double>(4 * (n + 1)) +
+                     C::bytes<uint8_t>(n) + C::bytes<unsigned long long>(2) +
+                     C::bytes<uint32_t>(6) + C::bytes<unsigned char>((int64_t)staged) +
+                     C::bytes<unsigned char>((int64_t)o->tmp_bytes) + oct_lay_bytes(n) + 256;
+    size_t pinned =
+        staged + 64 + sizeof(uint32_t) * 6 + sizeof(unsigned long long) * 2 + sizeof(int32_t);
     unsigned char *dbase, *hbase;
     if ((s = canopy_gpu_pool_acquire(scratch, pinned, &dbase, &hbase))) return s;
-    C c = {dbase, 0};
-    float *pa = c.take<float>(n * 3);
-    unsigned long long *khi = c.take<unsigned long long>(n), *klo = c.take<unsigned long long>(n);
-    unsigned long long *ka = c.take<unsigned long long>(n), *kb = c.take<unsigned long long>(n);
-    unsigned long long *shi = c.take<unsigned long long>(n), *slo = c.take<unsigned long long>(n);
-    int32_t *va = c.take<int32_t>(n), *vb = c.take<int32_t>(n);
-    double *sum = c.take<double>(4 * (n + 1));
-    uint8_t *lcp = c.take<uint8_t>(n);
-    unsigned long long *bad = c.take<unsigned long long>(2);
-    uint32_t *box = c.take<uint32_t>(6);
-    unsigned char *staged = c.take<unsigned char>((int64_t)(in_bytes + w_bytes));
-    void *tmp = c.take<unsigned char>((int64_t)tmp_bytes);
+    o->c = {dbase, 0};
+    C &c = o->c;
+    o->pa = c.take<float>(n * 3);
+    o->khi = c.take<unsigned long long>(n), o->klo = c.take<unsigned long long>(n);
+    o->ka = c.take<unsigned long long>(n), o->kb = c.take<unsigned long long>(n);
+    o->shi = c.take<unsigned long long>(n), o->slo = c.take<unsigned long long>(n);
+    o->va = c.take<int32_t>(n), o->vb = c.take<int32_t>(n);
+    o->sum = c.take<double>(4 * (n + 1));
+    o->lcp = c.take<uint8_t>(n);
+    o->bad = c.take<unsigned long long>(2);
+    o->box = c.take<uint32_t>(6);
+    o->staged = c.take<unsigned char>((int64_t)staged);
+    o->tmp = c.take<unsigned char>((int64_t)o->tmp_bytes);
+    o->hp = hbase;
+    o->hp_box = (uint32_t *)(hbase + (staged + 63) / 64 * 64);
+    o->hp_bad = (unsigned long long *)(o->hp_box + 6);
+    o->hp_count = (int32_t *)(o->hp_bad + 2);
+    return CANOPY_OK;
+}
 
-    unsigned char *hp = hbase;
-    uint32_t *hp_box = (uint32_t *)(hp + (in_bytes + w_bytes + 63) / 64 * 64);
-    unsigned long long *hp_bad = (unsigned long long *)(hp_box + 6);
-    int32_t *hp_count = (int32_t *)(hp_bad + 2);
-    const float *in = pts.data;
-    int64_t in_stride = pts.stride;
-    const float *w = opt->weights;
-    if (!input_on_device && n > 0) {
-        if (pts.stride == 3) {
-            memcpy(hp, pts.data, in_bytes);
-        } else {
-            for (int64_t i = 0; i < n; i++)
-                memcpy(hp + sizeof(float) * (size_t)(i * 3), canopy_point(pts, i),
-                       sizeof(float) * 3);
-        }
-        in = (const float *)staged;
-        in_stride = 3;
-    }
-    if (w_bytes)
-        memcpy(hp + in_bytes, opt->weights, w_bytes), w = (const float *)(staged + in_bytes);
-    oct_root root = {};
+/* For n > 0: stages and uploads the input, bounds it (refusing a non-finite row or
+ * weight) and sets o->root, the root cube exactly as canopy_tree_spec_oct computes
+ * it. */
+static canopy_status oct_bound(canopy_points pts, const canopy_tree_options *opt, oct_work *o) {
+    unsigned char *hp = o->hp;
+    const int64_t n = pts.n;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    input_stage(pts, 3, opt->weights, hp, o->staged, &o->si);
+    const size_t staged = o->si.in_bytes + o->si.w_bytes;
     const uint32_t box0[6] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0, 0, 0};
     const unsigned long long none[2] = {~0ull, ~0ull};
-    if (n > 0) {
-        if ((in_bytes + w_bytes &&
-             (s = canopy_gpu_check(
-                  cudaMemcpyAsync(staged, hp, in_bytes + w_bytes, cudaMemcpyHostToDevice, st),
-                  "uploading points"))) ||
-            (s = canopy_gpu_check(
-                 cudaMemcpyAsync(box, box0, sizeof box0, cudaMemcpyHostToDevice, st),
-                 "clearing the box")) ||
-            (s = canopy_gpu_check(
-                 cudaMemcpyAsync(bad, none, sizeof none, cudaMemcpyHostToDevice, st),
-                 "clearing a flag")))
-            goto out;
-        k_oct_init<<<blocks(n), THREADS, 0, st>>>(in, in_stride, n, w, pa, bad, box);
-        if ((s = canopy_gpu_check(
-                 cudaMemcpyAsync(hp_box, box, sizeof(uint32_t) * 6, cudaMemcpyDeviceToHost, st),
-                 "reading the bounding box")) ||
-            (s = canopy_gpu_check(
-                 cudaMemcpyAsync(hp_bad, bad, sizeof none, cudaMemcpyDeviceToHost, st),
-                 "reading the input check")) ||
-            (s = canopy_gpu_check(cudaStreamSynchronize(st), "bounding the octree's points")))
-            goto out;
-        if (hp_bad[0] != ~0ull) {
-            s = canopy_fail(CANOPY_ERR_INVALID, "tree points: row %lld is not finite",
-                            (long long)hp_bad[0]);
-            goto out;
-        }
-        if (hp_bad[1] != ~0ull) {
-            s = canopy_fail(CANOPY_ERR_INVALID, "tree weights: weight %lld is not finite",
-                            (long long)hp_bad[1]);
-            goto out;
-        }
-        /* The root cube exactly as canopy_tree_spec_oct computes it. */
-        float blo[3], bhi[3];
-        double size = 0.0;
-        for (int j = 0; j < 3; j++) {
-            uint32_t l = hp_box[j], h = hp_box[3 + j];
-            l = l & 0x80000000u ? l ^ 0x80000000u : ~l;
-            h = h & 0x80000000u ? h ^ 0x80000000u : ~h;
-            memcpy(&blo[j], &l, sizeof l);
-            memcpy(&bhi[j], &h, sizeof h);
-            size = fmax(size, (double)bhi[j] - blo[j]);
-        }
-        for (int j = 0; j < 3; j++) {
-            root.lo[j] = blo[j];
-            root.hi[j] = fmax(blo[j] + size, bhi[j]);
-        }
-        k_oct_keys<<<blocks(n), THREADS, 0, st>>>(pa, n, root, khi, klo, ka, va);
-        {
-            cub::DoubleBuffer<unsigned long long> keys(ka, kb);
-            cub::DoubleBuffer<int32_t> vals(va, vb);
-            size_t tb = sort_bytes;
-            if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(tmp, tb, keys, vals, (int)n,
-                                                                      0, 3 * (OCT_LEVELS - OCT_HI),
-                                                                      st),
-                                      "sorting the low key bits")))
-                goto out;
-            unsigned long long *hk = keys.Alternate();
-            k_oct_hi<<<blocks(n), THREADS, 0, st>>>(khi, vals.Current(), n, hk);
-            keys.selector ^= 1;
-            if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(tmp, tb, keys, vals, (int)n,
-                                                                      0, 3 * OCT_HI, st),
-                                      "sorting the high key bits")))
-                goto out;
-            k_oct_place<<<blocks(n + 1), THREADS, 0, st>>>(pa, w, vals.Current(), n, khi, klo,
-                                                           (float *)points, (int64_t *)ids,
-                                                           (float *)weights, shi, slo, sum);
-        }
-        k_oct_lcp<<<blocks(n), THREADS, 0, st>>>(shi, slo, n, lcp);
-        for (int k = 0; k < 4 && !s; k++) {
-            size_t tb = tmp_bytes;
-            s = canopy_gpu_check(
-                cub::DeviceScan::ExclusiveSum(tmp, tb, sum + k * (n + 1), (int)(n + 1), st),
-                "summing masses");
-        }
-        if (s) goto out;
+    if ((staged &&
+         (s = canopy_gpu_check(cudaMemcpyAsync(o->staged, hp, staged, cudaMemcpyHostToDevice, st),
+                               "uploading points"))) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(o->box, box0, sizeof box0, cudaMemcpyHostToDevice, st),
+             "clearing the box")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(o->bad, none, sizeof none, cudaMemcpyHostToDevice, st),
+             "clearing a flag")))
+        return s;
+    k_oct_init<<<blocks(n), THREADS, 0, st>>>(o->si.in, o->si.in_stride, n, o->si.w, o->pa, o->bad,
+                                              o->box);
+    if ((s = canopy_gpu_check(
+             cudaMemcpyAsync(o->hp_box, o->box, sizeof(uint32_t) * 6, cudaMemcpyDeviceToHost, st),
+             "reading the bounding box")) ||
+        (s = canopy_gpu_check(
+             cudaMemcpyAsync(o->hp_bad, o->bad, sizeof none, cudaMemcpyDeviceToHost, st),
+             "reading the input check")) ||
+        (s = canopy_gpu_check(cudaStreamSynchronize(st), "bounding the octree's points")))
+        return s;
+    if (o->hp_bad[0] != ~0ull)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree points: row %lld is not finite",
+                           (long long)o->hp_bad[0]);
+    if (o->hp_bad[1] != ~0ull)
+        return canopy_fail(CANOPY_ERR_INVALID, "tree weights: weight %lld is not finite",
+                           (long long)o->hp_bad[1]);
+    float blo[3], bhi[3];
+    double size = 0.0;
+    for (int j = 0; j < 3; j++) {
+        uint32_t l = o->hp_box[j], h = o->hp_box[3 + j];
+        l = l & 0x80000000u ? l ^ 0x80000000u : ~l;
+        h = h & 0x80000000u ? h ^ 0x80000000u : ~h;
+        memcpy(&blo[j], &l, sizeof l);
+        memcpy(&bhi[j], &h, sizeof h);
+        size = fmax(size, (double)bhi[j] - blo[j]);
     }
-    {
-        int32_t nn = 0, depth = 0;
-        void *hot, *rope;
-        if ((s = oct_lay_out_device(n, leaf, opt->order, stride, lcp, c, tmp, tmp_bytes, hp_count,
-                                    st, &hot, &rope, &nn, &depth)))
-            goto out;
-        topo->n_nodes = tv->n_nodes = nn;
-        topo->depth = tv->depth = depth;
-        tv->hot = (const unsigned char *)hot;
-        tv->rope = (const int32_t *)rope;
-        k_oct_geom<<<blocks(nn), THREADS, 0, st>>>((unsigned char *)hot, stride, nn, root, shi, slo,
-                                                   sum, (const float *)points,
-                                                   weighted ? (const float *)weights : NULL, n);
-        if ((s = canopy_gpu_check(cudaGetLastError(), "launching the octree build")) ||
-            (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the octree")))
-            goto out;
+    for (int j = 0; j < 3; j++) {
+        o->root.lo[j] = blo[j];
+        o->root.hi[j] = fmax(blo[j] + size, bhi[j]);
     }
-out:
+    return CANOPY_OK;
+}
+
+/* For n > 0: the points in Morton order (two stable sorts, low then high key bits)
+ * into the view's points, ids and weights, the common prefix lengths of neighbouring
+ * keys and the prefix sums of the masses. */
+static canopy_status oct_sort(const canopy_gpu_tree *g, oct_work *o) {
+    const int64_t n = g->view.n;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    k_oct_keys<<<blocks(n), THREADS, 0, st>>>(o->pa, n, o->root, o->khi, o->klo, o->ka, o->va);
+    cub::DoubleBuffer<unsigned long long> keys(o->ka, o->kb);
+    cub::DoubleBuffer<int32_t> vals(o->va, o->vb);
+    size_t tb = o->sort_bytes;
+    if ((s = canopy_gpu_check(cub::DeviceRadixSort::SortPairs(o->tmp, tb, keys, vals, (int)n, 0,
+                                                              3 * (OCT_LEVELS - OCT_HI), st),
+                              "sorting the low key bits")))
+        return s;
+    unsigned long long *hk = keys.Alternate();
+    k_oct_hi<<<blocks(n), THREADS, 0, st>>>(o->khi, vals.Current(), n, hk);
+    keys.selector ^= 1;
+    if ((s = canopy_gpu_check(
+             cub::DeviceRadixSort::SortPairs(o->tmp, tb, keys, vals, (int)n, 0, 3 * OCT_HI, st),
+             "sorting the high key bits")))
+        return s;
+    k_oct_place<<<blocks(n + 1), THREADS, 0, st>>>(
+        o->pa, o->si.w, vals.Current(), n, o->khi, o->klo, (float *)g->view.points,
+        (int64_t *)g->view.ids, (float *)g->view.weights, o->shi, o->slo, o->sum);
+    k_oct_lcp<<<blocks(n), THREADS, 0, st>>>(o->shi, o->slo, n, o->lcp);
+    for (int k = 0; k < 4 && !s; k++) {
+        size_t sb = o->tmp_bytes;
+        s = canopy_gpu_check(
+            cub::DeviceScan::ExclusiveSum(o->tmp, sb, o->sum + k * (n + 1), (int)(n + 1), st),
+            "summing masses");
+    }
+    return s;
+}
+
+/* The octree's nodes laid out on the device (oct_lay_out_device) into the view's
+ * nodes and ropes, then their geometry; waits for the build. */
+static canopy_status oct_nodes(const canopy_tree_options *opt, canopy_gpu_tree *g, topology *topo,
+                               oct_work *o) {
+    canopy_tree_view *tv = &g->view;
+    const cudaStream_t st = 0;
+    canopy_status s;
+    int32_t nn = 0, depth = 0;
+    void *hot, *rope;
+    if ((s = oct_lay_out_device(tv->n, g->leaf_size, opt->order, tv->hot_stride, o->lcp, o->c,
+                                o->tmp, o->tmp_bytes, o->hp_count, st, &hot, &rope, &nn, &depth)))
+        return s;
+    topo->n_nodes = tv->n_nodes = nn;
+    topo->depth = tv->depth = depth;
+    tv->hot = (const unsigned char *)hot;
+    tv->rope = (const int32_t *)rope;
+    k_oct_geom<<<blocks(nn), THREADS, 0, st>>>((unsigned char *)hot, tv->hot_stride, nn, o->root,
+                                               o->shi, o->slo, o->sum, tv->points,
+                                               opt->weights ? tv->weights : NULL, tv->n);
+    if ((s = canopy_gpu_check(cudaGetLastError(), "launching the octree build")) ||
+        (s = canopy_gpu_check(cudaStreamSynchronize(st), "building the octree")))
+        return s;
+    return CANOPY_OK;
+}
+
+static canopy_status build_oct(canopy_points pts, const canopy_tree_options *opt,
+                               canopy_gpu_tree *g, topology *topo) {
+    oct_work o = {};
+    canopy_status s = oct_view(pts, opt, g);
+    if (!s) s = oct_acquire(pts, opt, &o);
+    if (s) return s;
+    if (pts.n > 0 && !(s = oct_bound(pts, opt, &o))) s = oct_sort(g, &o);
+    if (!s) s = oct_nodes(opt, g, topo, &o);
     canopy_gpu_pool_unlock();
     return s;
 }

@@ -8,7 +8,7 @@
  * struct of pointers that is valid on the host and, with device pointers, on a GPU.
  *
  * canopy_node, canopy_tree_view and the geometry per kind are public
- * (canopy/traverse.h). Geometry per kind (geom_stride floats per node):
+ * (canopy/tree_view.h). Geometry per kind (geom_stride floats per node):
  *   kd   : lo[0..d), hi[0..d), dim       tight bounding box of the node's points and
  *                                         the split dimension (-1 for a leaf); the
  *                                         children are separated along dim
@@ -24,7 +24,8 @@
 #ifndef CANOPY_TREE_TREE_H
 #define CANOPY_TREE_TREE_H
 
-#include "canopy/traverse.h"
+#include "canopy.h"
+#include "canopy/tree_view.h"
 
 /* Host-side owner of a tree (the public opaque canopy_tree). */
 struct canopy_tree {

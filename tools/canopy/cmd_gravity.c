@@ -151,203 +151,253 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
     return rc;
 }
 
-int cmd_gravity(int argc, char **argv) {
-    /* --tree here precedes TRAV_LONG_OPTIONS' generic one: getopt takes the first. */
-    static const struct option opts[] = {{"bodies", required_argument, NULL, OPT_BODIES},
-                                         {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
-                                         {"theta", required_argument, NULL, OPT_THETA},
-                                         {"softening", required_argument, NULL, OPT_SOFTENING},
-                                         {"order", required_argument, NULL, OPT_ORDER},
-                                         {"opening", required_argument, NULL, OPT_OPENING},
-                                         {"accuracy", required_argument, NULL, OPT_ACCURACY},
-                                         {"box", required_argument, NULL, OPT_BOX},
-                                         {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
-                                         {"output", required_argument, NULL, 'o'},
-                                         TRAV_LONG_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    const char *bodies_path = NULL, *out = NULL;
-    double theta = 0.5, eps = 0.0, accuracy = 0.0, box = 0.0;
-    int64_t order = 0, ewald_grid = 0;
-    int multipole = 0, theta_given = 0, opening_given = 0, order_given = 0;
-    canopy_gravity_options g = canopy_gravity_options_default();
-    int tree_given = 0;
+/* --tree here precedes TRAV_LONG_OPTIONS' generic one: getopt takes the first. */
+static const struct option gravity_long_opts[] = {
+    {"bodies", required_argument, NULL, OPT_BODIES},
+    {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
+    {"theta", required_argument, NULL, OPT_THETA},
+    {"softening", required_argument, NULL, OPT_SOFTENING},
+    {"order", required_argument, NULL, OPT_ORDER},
+    {"opening", required_argument, NULL, OPT_OPENING},
+    {"accuracy", required_argument, NULL, OPT_ACCURACY},
+    {"box", required_argument, NULL, OPT_BOX},
+    {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
+    {"output", required_argument, NULL, 'o'},
+    TRAV_LONG_OPTIONS,
+    {NULL, 0, NULL, 0}};
+
+/* The command line, once parsed; *_given says the option was given. */
+typedef struct gravity_args {
+    const char *bodies, *out;
+    double theta, eps, accuracy, box;
+    int64_t order, ewald_grid;
+    int multipole, theta_given, opening_given, order_given, tree_given;
+    canopy_gravity_options g;
     trav_opts to;
-    trav_opts_init(&to);
-    to.run.tree = CANOPY_TREE_OCT;
-    to.tree_fixed = "gravity always uses an octree";
-    cli_parser p = cli_parser_start("gravity", "ho:", opts, usage, trav_opts_handle, &to);
-    int c;
-    while ((c = cli_next_option(&p, argc, argv)) != -1) {
-        switch (c) {
-        case CLI_STOP:
-            return p.rc;
-        case OPT_BODIES:
-            bodies_path = optarg;
-            break;
-        case OPT_THETA:
-            if (cli_parse_double("gravity", "--theta", optarg, 1e-6, 100.0, &theta))
-                return CLI_USAGE;
-            theta_given = 1;
-            break;
-        case OPT_ORDER:
-            if (cli_parse_i64("gravity", "--order", optarg, 0, 4, &order)) return CLI_USAGE;
-            if (order == 1)
-                return cli_usage_error("gravity", "--order must be 0, 2, 3 or 4 (the dipole "
-                                                  "about the centre of mass is zero)");
-            multipole = order_given = 1;
-            break;
-        case OPT_OPENING:
-            if (grav_parse_opening("gravity", optarg, &g.opening)) return CLI_USAGE;
-            multipole = opening_given = 1;
-            break;
-        case OPT_GRAVITY_TREE:
-            if (grav_parse_tree("gravity", optarg, &g.tree)) return CLI_USAGE;
-            multipole = tree_given = 1;
-            break;
-        case OPT_ACCURACY:
-            if (cli_parse_double("gravity", "--accuracy", optarg, 1e-6, 0.1, &accuracy))
-                return CLI_USAGE;
-            multipole = 1;
-            break;
-        case OPT_SOFTENING:
-            if (cli_parse_double("gravity", "--softening", optarg, 0.0, 1e30, &eps))
-                return CLI_USAGE;
-            break;
-        case OPT_BOX:
-            if (cli_parse_double("gravity", "--box", optarg, 1e-30, 1e30, &box)) return CLI_USAGE;
-            break;
-        case OPT_EWALD_GRID:
-            if (cli_parse_i64("gravity", "--ewald-grid", optarg, 8, 128, &ewald_grid))
-                return CLI_USAGE;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        }
+} gravity_args;
+
+/* gravity_option's answer when parsing goes on; anything else is the exit code. */
+enum { GRAVITY_GO_ON = -1 };
+
+/* Option c (argument optarg) of gravity's own: GRAVITY_GO_ON, or the exit code after a
+ * usage error. */
+static int gravity_option(gravity_args *a, int c) {
+    switch (c) {
+    case OPT_BODIES:
+        a->bodies = optarg;
+        break;
+    case OPT_THETA:
+        if (cli_parse_double("gravity", "--theta", optarg, 1e-6, 100.0, &a->theta))
+            return CLI_USAGE;
+        a->theta_given = 1;
+        break;
+    case OPT_ORDER:
+        if (cli_parse_i64("gravity", "--order", optarg, 0, 4, &a->order)) return CLI_USAGE;
+        if (a->order == 1)
+            return cli_usage_error("gravity", "--order must be 0, 2, 3 or 4 (the dipole "
+                                              "about the centre of mass is zero)");
+        a->multipole = a->order_given = 1;
+        break;
+    case OPT_OPENING:
+        if (grav_parse_opening("gravity", optarg, &a->g.opening)) return CLI_USAGE;
+        a->multipole = a->opening_given = 1;
+        break;
+    case OPT_GRAVITY_TREE:
+        if (grav_parse_tree("gravity", optarg, &a->g.tree)) return CLI_USAGE;
+        a->multipole = a->tree_given = 1;
+        break;
+    case OPT_ACCURACY:
+        if (cli_parse_double("gravity", "--accuracy", optarg, 1e-6, 0.1, &a->accuracy))
+            return CLI_USAGE;
+        a->multipole = 1;
+        break;
+    case OPT_SOFTENING:
+        if (cli_parse_double("gravity", "--softening", optarg, 0.0, 1e30, &a->eps))
+            return CLI_USAGE;
+        break;
+    case OPT_BOX:
+        if (cli_parse_double("gravity", "--box", optarg, 1e-30, 1e30, &a->box)) return CLI_USAGE;
+        break;
+    case OPT_EWALD_GRID:
+        if (cli_parse_i64("gravity", "--ewald-grid", optarg, 8, 128, &a->ewald_grid))
+            return CLI_USAGE;
+        break;
+    case 'o':
+        a->out = optarg;
+        break;
     }
-    if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
-    if (!bodies_path) return cli_usage_error("gravity", "--bodies is required");
-    if (!out) return cli_usage_error("gravity", "-o is required");
-    if (accuracy > 0.0 && (theta_given || order_given))
+    return GRAVITY_GO_ON;
+}
+
+/* The combinations the options allow, then a->g filled from them (theta and order
+ * chosen for --accuracy): CLI_OK or the exit code of a usage error. */
+static int gravity_check(gravity_args *a) {
+    canopy_gravity_options *g = &a->g;
+    if (!a->bodies) return cli_usage_error("gravity", "--bodies is required");
+    if (!a->out) return cli_usage_error("gravity", "-o is required");
+    if (a->accuracy > 0.0 && (a->theta_given || a->order_given))
         return cli_usage_error("gravity", "--accuracy chooses theta and order; give either it "
                                           "or --theta/--order");
     /* The multipole code (list opening, binary tree: the fastest at equal error,
      * bench/results/nbody.md) runs unless only the traversal's own options are given. */
     int traversal =
-        to.run.variant != CANOPY_VARIANT_AUTO || to.run.schedule != CANOPY_SCHEDULE_AUTO;
-    if (!traversal) multipole = 1;
-    if (ewald_grid && box == 0.0) return cli_usage_error("gravity", "--ewald-grid needs --box");
-    if (box > 0.0 && traversal)
+        a->to.run.variant != CANOPY_VARIANT_AUTO || a->to.run.schedule != CANOPY_SCHEDULE_AUTO;
+    if (!traversal) a->multipole = 1;
+    if (a->ewald_grid && a->box == 0.0)
+        return cli_usage_error("gravity", "--ewald-grid needs --box");
+    if (a->box > 0.0 && traversal)
         return cli_usage_error("gravity", "--box runs the multipole list walk: drop --variant "
                                           "and --schedule");
-    if (box > 0.0 && cli_dist_size() > 1) {
+    if (a->box > 0.0 && cli_dist_size() > 1) {
         if (cli_dist_rank() == 0)
             cli_usage_error("gravity", "--box is not built across ranks; run one process");
         return CLI_USAGE;
     }
     /* nbody's default accuracy when neither it nor theta/order is given */
-    if (multipole && !theta_given && !order_given && accuracy == 0.0) accuracy = 1e-3;
+    if (a->multipole && !a->theta_given && !a->order_given && a->accuracy == 0.0)
+        a->accuracy = 1e-3;
     /* the monopole walk is per body, and so are the GPU ranks' (src/dist/gravity.c) */
-    if (!multipole ||
-        (cli_dist_size() > 1 && to.run.backend == CANOPY_BACKEND_GPU && !opening_given))
-        g.opening = CANOPY_OPENING_BODY;
-    if (g.opening != CANOPY_OPENING_LIST) {
-        if (tree_given && g.tree != CANOPY_GRAVITY_TREE_OCT)
+    if (!a->multipole ||
+        (cli_dist_size() > 1 && a->to.run.backend == CANOPY_BACKEND_GPU && !a->opening_given))
+        g->opening = CANOPY_OPENING_BODY;
+    if (g->opening != CANOPY_OPENING_LIST) {
+        if (a->tree_given && g->tree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("gravity", "--tree binary needs --opening list");
-        g.tree = CANOPY_GRAVITY_TREE_OCT;
+        g->tree = CANOPY_GRAVITY_TREE_OCT;
     }
-    g.theta = (float)theta;
-    g.order = (int32_t)order;
-    g.softening = (float)eps;
-    g.box = (float)box;
-    g.ewald_grid = (int32_t)ewald_grid;
-    if (accuracy > 0.0 &&
-        canopy_gravity_choose_for(&g, accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+    g->theta = (float)a->theta;
+    g->order = (int32_t)a->order;
+    g->softening = (float)a->eps;
+    g->box = (float)a->box;
+    g->ewald_grid = (int32_t)a->ewald_grid;
+    if (a->accuracy > 0.0 &&
+        canopy_gravity_choose_for(g, a->accuracy, &g->theta, &g->order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
-
-    /* Under mpirun rank 0 reads, writes and reports; every rank computes. */
-    int ranks = cli_dist_size(), rank = cli_dist_rank();
-    if (ranks > 1 && g.opening == CANOPY_OPENING_BUCKET) {
-        if (rank == 0)
+    /* Over several ranks only the walks that distribute are available. */
+    if (cli_dist_size() > 1 && g->opening == CANOPY_OPENING_BUCKET) {
+        if (cli_dist_rank() == 0)
             cli_usage_error("gravity", "over several ranks only --opening list or body is "
                                        "available");
         return CLI_USAGE;
     }
-    const char *ins[] = {bodies_path}, *outs[] = {out};
+    return CLI_OK;
+}
+
+/* The bodies of one run and what it computed; mass and acc are owned. */
+typedef struct gravity_run {
+    canopy_array ba;
+    canopy_points b;
+    float *mass, *acc;
+    canopy_stats st;
+    canopy_dist_stats dst;
+    double t_load, t_write;
+} gravity_run;
+
+/* Rank 0 checks the paths and reads the bodies; every rank allocates the results. */
+static int gravity_load(const gravity_args *a, gravity_run *r) {
+    int ranks = cli_dist_size(), rank = cli_dist_rank();
+    const char *ins[] = {a->bodies}, *outs[] = {a->out};
     double t0 = canopy_now();
-    canopy_array ba = {0};
-    canopy_points b = {0};
     int rc = CLI_OK;
     if (rank == 0) {
         rc = cli_check_paths("gravity", ins, 1, outs, 1) ? CLI_ERROR : CLI_OK;
-        if (rc == CLI_OK && cli_load_points("gravity", bodies_path, &ba, &b)) rc = CLI_ERROR;
+        if (rc == CLI_OK && cli_load_points("gravity", a->bodies, &r->ba, &r->b)) rc = CLI_ERROR;
     }
     if (ranks > 1) rc = cli_dist_share_rc(rc);
-    if (rc != CLI_OK) {
-        canopy_array_release(&ba);
-        return rc;
-    }
-    double t_load = canopy_now() - t0, t_write = 0.0;
-    float *mass = NULL, *acc = NULL;
-    if (rank == 0 && b.d != 3 && b.d != 4) {
+    if (rc != CLI_OK) return rc;
+    r->t_load = canopy_now() - t0;
+    if (rank == 0 && r->b.d != 3 && r->b.d != 4) {
         fprintf(stderr, "canopy gravity: %s has %d columns; expected 3 (x y z) or 4 (x y z m)\n",
-                bodies_path, (int)b.d);
+                a->bodies, (int)r->b.d);
         rc = CLI_ERROR;
-    } else if (rank == 0 && eps == 0.0 && check_distinct(bodies_path, b)) {
+    } else if (rank == 0 && a->eps == 0.0 && check_distinct(a->bodies, r->b)) {
         rc = CLI_ERROR;
-    } else if (canopy_alloc((void **)&acc, (size_t)(3 * b.n + 1), sizeof *acc) ||
-               (b.d == 4 && canopy_alloc((void **)&mass, (size_t)(b.n + 1), sizeof *mass))) {
+    } else if (canopy_alloc((void **)&r->acc, (size_t)(3 * r->b.n + 1), sizeof *r->acc) ||
+               (r->b.d == 4 &&
+                canopy_alloc((void **)&r->mass, (size_t)(r->b.n + 1), sizeof *r->mass))) {
         rc = cli_runtime_error("gravity");
     }
     if (ranks > 1) rc = cli_dist_share_rc(rc);
-    canopy_stats st;
-    canopy_dist_stats dst;
+    return rc;
+}
+
+/* The forces: over the ranks, by the multipole code or by the monopole traversal; a->g's
+ * theta and order are the GPU's own choice for --accuracy when the GPU walks. */
+static int gravity_compute(gravity_args *a, int stats, gravity_run *r) {
+    int ranks = cli_dist_size(), rank = cli_dist_rank();
+    canopy_points *b = &r->b;
     /* the GPU walk has its own accuracy table (a distributed run walks on the CPU) */
-    int on_gpu = multipole && ranks == 1 && box == 0.0 && gpu_mp_wanted(to.run.backend, b.n);
-    if (rc == CLI_OK && on_gpu && accuracy > 0.0 &&
-        gpu_mp_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
-        rc = cli_usage_error("gravity", "%s", canopy_last_error());
-    if (rc == CLI_OK) {
-        if (b.d == 4)
-            for (int64_t i = 0; i < b.n; i++) mass[i] = canopy_point(b, i)[3];
-        b.d = 3; /* positions are the first three columns; stride keeps the mass out */
-        memset(&st, 0, sizeof st);
-        canopy_status s = ranks > 1 ? cli_dist_gravity_forces(b, mass, &g, &to.run, acc, &dst)
-                          : multipole
-                              ? canopy_gravity_multipole(b, mass, &g, &to.run, acc, NULL, &st)
-                              : canopy_gravity(b, mass, (float)theta, (float)eps, &to.run, acc,
-                                               p.stats ? &st : NULL);
-        if (s)
-            rc = rank == 0 ? cli_runtime_error("gravity") : CLI_ERROR;
-        else if (rank == 0)
-            rc = check_finite(bodies_path, acc, b.n, eps);
+    int on_gpu =
+        a->multipole && ranks == 1 && a->box == 0.0 && gpu_mp_wanted(a->to.run.backend, b->n);
+    if (on_gpu && a->accuracy > 0.0 &&
+        gpu_mp_choose(a->accuracy, &a->g.theta, &a->g.order, NULL) != CANOPY_OK)
+        return cli_usage_error("gravity", "%s", canopy_last_error());
+    if (b->d == 4)
+        for (int64_t i = 0; i < b->n; i++) r->mass[i] = canopy_point(*b, i)[3];
+    b->d = 3; /* positions are the first three columns; stride keeps the mass out */
+    memset(&r->st, 0, sizeof r->st);
+    canopy_status s =
+        ranks > 1 ? cli_dist_gravity_forces(*b, r->mass, &a->g, &a->to.run, r->acc, &r->dst)
+        : a->multipole
+            ? canopy_gravity_multipole(*b, r->mass, &a->g, &a->to.run, r->acc, NULL, &r->st)
+            : canopy_gravity(*b, r->mass, (float)a->theta, (float)a->eps, &a->to.run, r->acc,
+                             stats ? &r->st : NULL);
+    if (s) return rank == 0 ? cli_runtime_error("gravity") : CLI_ERROR;
+    return rank == 0 ? check_finite(a->bodies, r->acc, b->n, a->eps) : CLI_OK;
+}
+
+/* Rank 0's output: the accelerations, the summary line and --stats. */
+static int gravity_report(const gravity_args *a, int stats, gravity_run *r) {
+    int ranks = cli_dist_size();
+    const canopy_gravity_options *g = &a->g;
+    canopy_array acc = cli_array_view(r->acc, CANOPY_F32, r->b.n, 3);
+    int rc = cli_write_arrays("gravity", 1, &a->out, &acc, &r->t_write);
+    if (rc != CLI_OK) return rc;
+    int gpu = a->multipole && r->st.backend == CANOPY_BACKEND_GPU;
+    cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, %s tree, softening "
+                "= %g%s, %d rank%s -> %s",
+                (long long)r->b.n, (double)g->theta, (int)(a->multipole ? g->order : 0),
+                gpu            ? "GPU bucket"
+                : a->multipole ? grav_opening_name(g->opening)
+                               : "body",
+                gpu            ? "radix"
+                : a->multipole ? grav_tree_name(g->tree)
+                               : "oct",
+                a->eps, a->box > 0.0 ? ", periodic box" : "", ranks, ranks > 1 ? "s" : "", a->out);
+    if (!stats) return CLI_OK;
+    if (ranks == 1) trav_print_stats("gravity", &r->st, r->t_load, r->t_write);
+    /* The measured error is a text line; the JSON schema has no field for it. */
+    if (stats == CLI_STATS_TEXT)
+        return print_error_stats(r->b, r->mass, g, r->acc, r->st.backend == CANOPY_BACKEND_GPU);
+    return CLI_OK;
+}
+
+int cmd_gravity(int argc, char **argv) {
+    gravity_args a = {0};
+    a.theta = 0.5;
+    a.g = canopy_gravity_options_default();
+    trav_opts_init(&a.to);
+    a.to.run.tree = CANOPY_TREE_OCT;
+    a.to.tree_fixed = "gravity always uses an octree";
+    cli_parser p =
+        cli_parser_start("gravity", "ho:", gravity_long_opts, usage, trav_opts_handle, &a.to);
+    int c;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
+        if (c == CLI_STOP) return p.rc;
+        int rc = gravity_option(&a, c);
+        if (rc != GRAVITY_GO_ON) return rc;
     }
-    if (rc == CLI_OK && ranks > 1 && p.stats) cli_dist_print_stats("gravity", &dst);
-    if (rc == CLI_OK && rank == 0) {
-        canopy_array a = cli_array_view(acc, CANOPY_F32, b.n, 3);
-        rc = cli_write_arrays("gravity", 1, &out, &a, &t_write);
-    }
-    if (rc == CLI_OK && rank == 0) {
-        int gpu = multipole && st.backend == CANOPY_BACKEND_GPU;
-        cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, %s tree, softening "
-                    "= %g%s, %d rank%s -> %s",
-                    (long long)b.n, (double)g.theta, (int)(multipole ? g.order : 0),
-                    gpu         ? "GPU bucket"
-                    : multipole ? grav_opening_name(g.opening)
-                                : "body",
-                    gpu         ? "radix"
-                    : multipole ? grav_tree_name(g.tree)
-                                : "oct",
-                    eps, box > 0.0 ? ", periodic box" : "", ranks, ranks > 1 ? "s" : "", out);
-        if (p.stats) {
-            if (ranks == 1) trav_print_stats("gravity", &st, t_load, t_write);
-            /* The measured error is a text line; the JSON schema has no field for it. */
-            if (p.stats == CLI_STATS_TEXT)
-                rc = print_error_stats(b, mass, &g, acc, st.backend == CANOPY_BACKEND_GPU);
-        }
-    }
-    canopy_free(mass);
-    canopy_free(acc);
-    canopy_array_release(&ba);
+    if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
+    int rc = gravity_check(&a);
+    if (rc != CLI_OK) return rc;
+    /* Under mpirun rank 0 reads, writes and reports; every rank computes. */
+    gravity_run r = {0};
+    rc = gravity_load(&a, &r);
+    if (rc == CLI_OK) rc = gravity_compute(&a, p.stats, &r);
+    if (rc == CLI_OK && cli_dist_size() > 1 && p.stats) cli_dist_print_stats("gravity", &r.dst);
+    if (rc == CLI_OK && cli_dist_rank() == 0) rc = gravity_report(&a, p.stats, &r);
+    canopy_free(r.mass);
+    canopy_free(r.acc);
+    canopy_array_release(&r.ba);
     return rc;
 }

@@ -430,254 +430,270 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
     fprintf(stderr, "\n");
 }
 
-int cmd_nbody(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"bodies", required_argument, NULL, OPT_BODIES},
-        /* precedes TRAV_LONG_OPTIONS' generic --tree: getopt takes the first */
-        {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
-        {"velocities", required_argument, NULL, OPT_VELOCITIES},
-        {"masses", required_argument, NULL, OPT_MASSES},
-        {"steps", required_argument, NULL, OPT_STEPS},
-        {"dt", required_argument, NULL, OPT_DT},
-        {"softening", required_argument, NULL, OPT_SOFTENING},
-        {"accuracy", required_argument, NULL, OPT_ACCURACY},
-        {"theta", required_argument, NULL, OPT_THETA},
-        {"order", required_argument, NULL, OPT_ORDER},
-        {"opening", required_argument, NULL, OPT_OPENING},
-        {"energy-every", required_argument, NULL, OPT_ENERGY_EVERY},
-        {"direct-max", required_argument, NULL, OPT_DIRECT_MAX},
-        {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
-        {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
-        {"max-rung", required_argument, NULL, OPT_MAX_RUNG},
-        {"eta", required_argument, NULL, OPT_ETA},
-        {"box", required_argument, NULL, OPT_BOX},
-        {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
-        {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
-        {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
-        {"restart", required_argument, NULL, OPT_RESTART},
-        {"output", required_argument, NULL, 'o'},
-        TRAV_LONG_OPTIONS,
-        {NULL, 0, NULL, 0}};
-    const char *bodies = NULL, *vels = NULL, *masses = NULL, *dir = NULL, *ckpt = NULL,
-               *restart = NULL;
-    double dt = 0.0, eps = 0.0, accuracy = 0.0, theta = 0.0, box = 0.0;
-    int64_t steps = -1, order = -1, energy_every = 0, snap_every = 0, ckpt_every = 0;
-    int64_t ewald_grid = 0;
-    int64_t direct_max = 20000;
-    int given_physics = 0, dt_given = 0;
-    canopy_opening opening = canopy_gravity_options_default().opening;
-    canopy_gravity_tree gtree = canopy_gravity_options_default().tree;
-    int tree_given = 0, opening_given = 0, hdf5_out = 0;
-    block_opts bo = {INT64_MIN, NAN};
+/* --tree here precedes TRAV_LONG_OPTIONS' generic one: getopt takes the first. */
+static const struct option nbody_long_opts[] = {
+    {"bodies", required_argument, NULL, OPT_BODIES},
+    {"tree", required_argument, NULL, OPT_GRAVITY_TREE},
+    {"velocities", required_argument, NULL, OPT_VELOCITIES},
+    {"masses", required_argument, NULL, OPT_MASSES},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"dt", required_argument, NULL, OPT_DT},
+    {"softening", required_argument, NULL, OPT_SOFTENING},
+    {"accuracy", required_argument, NULL, OPT_ACCURACY},
+    {"theta", required_argument, NULL, OPT_THETA},
+    {"order", required_argument, NULL, OPT_ORDER},
+    {"opening", required_argument, NULL, OPT_OPENING},
+    {"energy-every", required_argument, NULL, OPT_ENERGY_EVERY},
+    {"direct-max", required_argument, NULL, OPT_DIRECT_MAX},
+    {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
+    {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
+    {"max-rung", required_argument, NULL, OPT_MAX_RUNG},
+    {"eta", required_argument, NULL, OPT_ETA},
+    {"box", required_argument, NULL, OPT_BOX},
+    {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"restart", required_argument, NULL, OPT_RESTART},
+    {"output", required_argument, NULL, 'o'},
+    TRAV_LONG_OPTIONS,
+    {NULL, 0, NULL, 0}};
+
+/* The command line, once parsed. given_physics: an option the checkpoint holds on
+ * --restart; steps -1 and order -1: not given. */
+typedef struct nbody_args {
+    const char *bodies, *vels, *masses, *dir, *ckpt, *restart;
+    double dt, eps, accuracy, theta, box;
+    int64_t steps, order, energy_every, snap_every, ckpt_every, ewald_grid, direct_max;
+    int given_physics, dt_given, tree_given, opening_given, hdf5_out;
+    canopy_opening opening;
+    canopy_gravity_tree gtree;
+    block_opts bo;
     trav_opts to;
-    trav_opts_init(&to);
-    to.run.tree = CANOPY_TREE_OCT;
-    to.tree_fixed = "nbody always uses an octree";
-    cli_parser p = cli_parser_start("nbody", "ho:", opts, usage, trav_opts_handle, &to);
-    int c;
-    while ((c = cli_next_option(&p, argc, argv)) != -1) {
-        switch (c) {
-        case CLI_STOP:
-            return p.rc;
-        case OPT_BODIES:
-            bodies = optarg;
-            break;
-        case OPT_VELOCITIES:
-            vels = optarg;
-            break;
-        case OPT_MASSES:
-            masses = optarg;
-            break;
-        case OPT_STEPS:
-            if (cli_parse_i64("nbody", "--steps", optarg, 0, INT64_MAX / 2, &steps))
-                return CLI_USAGE;
-            break;
-        case OPT_DT:
-            /* dt <= 0 is bad input, reported by the library with exit 1. */
-            if (cli_parse_double("nbody", "--dt", optarg, -1e30, 1e30, &dt)) return CLI_USAGE;
-            given_physics = dt_given = 1;
-            break;
-        case OPT_SOFTENING:
-            if (cli_parse_double("nbody", "--softening", optarg, -1e30, 1e30, &eps))
-                return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_ACCURACY:
-            if (cli_parse_double("nbody", "--accuracy", optarg, 1e-6, 0.1, &accuracy))
-                return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_THETA:
-            if (cli_parse_double("nbody", "--theta", optarg, 1e-6, 100.0, &theta)) return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_ORDER:
-            if (cli_parse_i64("nbody", "--order", optarg, 0, 4, &order) || order == 1)
-                return cli_usage_error("nbody", "--order must be 0, 2, 3 or 4");
-            given_physics = 1;
-            break;
-        case OPT_OPENING:
-            if (grav_parse_opening("nbody", optarg, &opening)) return CLI_USAGE;
-            given_physics = opening_given = 1;
-            break;
-        case OPT_GRAVITY_TREE:
-            if (grav_parse_tree("nbody", optarg, &gtree)) return CLI_USAGE;
-            given_physics = tree_given = 1;
-            break;
-        case OPT_ENERGY_EVERY:
-            if (cli_parse_i64("nbody", "--energy-every", optarg, 0, INT64_MAX, &energy_every))
-                return CLI_USAGE;
-            break;
-        case OPT_DIRECT_MAX:
-            if (cli_parse_i64("nbody", "--direct-max", optarg, 0, INT64_MAX, &direct_max))
-                return CLI_USAGE;
-            break;
-        case OPT_SNAPSHOT_EVERY:
-            if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &snap_every))
-                return CLI_USAGE;
-            break;
-        case OPT_BOX:
-            if (cli_parse_double("nbody", "--box", optarg, 1e-30, 1e30, &box)) return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_EWALD_GRID:
-            if (cli_parse_i64("nbody", "--ewald-grid", optarg, 8, 128, &ewald_grid))
-                return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_MAX_RUNG:
-            if (cli_parse_i64("nbody", "--max-rung", optarg, INT32_MIN, INT32_MAX, &bo.max_rung))
-                return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_ETA:
-            if (cli_parse_double("nbody", "--eta", optarg, -1e30, 1e30, &bo.eta)) return CLI_USAGE;
-            given_physics = 1;
-            break;
-        case OPT_SNAPSHOT_FORMAT:
-            if (strcmp(optarg, "npy") && strcmp(optarg, "hdf5"))
-                return cli_usage_error("nbody", "--snapshot-format must be npy or hdf5 (got '%s')",
-                                       optarg);
-            hdf5_out = !strcmp(optarg, "hdf5");
-            break;
-        case OPT_CHECKPOINT_EVERY:
-            if (cli_parse_i64("nbody", "--checkpoint-every", optarg, 1, INT64_MAX, &ckpt_every))
-                return CLI_USAGE;
-            break;
-        case OPT_CHECKPOINT:
-            ckpt = optarg;
-            break;
-        case OPT_RESTART:
-            restart = optarg;
-            break;
-        case 'o':
-            dir = optarg;
-            break;
-        }
+} nbody_args;
+
+/* nbody_option's answer when parsing goes on; anything else is the exit code. */
+enum { NBODY_GO_ON = -1 };
+
+/* The options that set the physics, which a checkpoint holds (given_physics):
+ * NBODY_GO_ON, or the exit code after a usage error. */
+static int nbody_physics_option(nbody_args *a, int c) {
+    switch (c) {
+    case OPT_DT:
+        /* dt <= 0 is bad input, reported by the library with exit 1. */
+        if (cli_parse_double("nbody", "--dt", optarg, -1e30, 1e30, &a->dt)) return CLI_USAGE;
+        a->dt_given = 1;
+        break;
+    case OPT_SOFTENING:
+        if (cli_parse_double("nbody", "--softening", optarg, -1e30, 1e30, &a->eps))
+            return CLI_USAGE;
+        break;
+    case OPT_ACCURACY:
+        if (cli_parse_double("nbody", "--accuracy", optarg, 1e-6, 0.1, &a->accuracy))
+            return CLI_USAGE;
+        break;
+    case OPT_THETA:
+        if (cli_parse_double("nbody", "--theta", optarg, 1e-6, 100.0, &a->theta)) return CLI_USAGE;
+        break;
+    case OPT_ORDER:
+        if (cli_parse_i64("nbody", "--order", optarg, 0, 4, &a->order) || a->order == 1)
+            return cli_usage_error("nbody", "--order must be 0, 2, 3 or 4");
+        break;
+    case OPT_OPENING:
+        if (grav_parse_opening("nbody", optarg, &a->opening)) return CLI_USAGE;
+        a->opening_given = 1;
+        break;
+    case OPT_GRAVITY_TREE:
+        if (grav_parse_tree("nbody", optarg, &a->gtree)) return CLI_USAGE;
+        a->tree_given = 1;
+        break;
+    case OPT_BOX:
+        if (cli_parse_double("nbody", "--box", optarg, 1e-30, 1e30, &a->box)) return CLI_USAGE;
+        break;
+    case OPT_EWALD_GRID:
+        if (cli_parse_i64("nbody", "--ewald-grid", optarg, 8, 128, &a->ewald_grid))
+            return CLI_USAGE;
+        break;
+    case OPT_MAX_RUNG:
+        if (cli_parse_i64("nbody", "--max-rung", optarg, INT32_MIN, INT32_MAX, &a->bo.max_rung))
+            return CLI_USAGE;
+        break;
+    case OPT_ETA:
+        if (cli_parse_double("nbody", "--eta", optarg, -1e30, 1e30, &a->bo.eta)) return CLI_USAGE;
+        break;
+    default:
+        return NBODY_GO_ON;
     }
-    if (optind < argc) return cli_usage_error("nbody", "unexpected argument '%s'", argv[optind]);
-    if (steps < 0) return cli_usage_error("nbody", "--steps is required");
-    if (restart && (bodies || vels || masses || given_physics))
+    a->given_physics = 1;
+    return NBODY_GO_ON;
+}
+
+/* Option c (argument optarg) of nbody's own: NBODY_GO_ON, or the exit code after a
+ * usage error. */
+static int nbody_option(nbody_args *a, int c) {
+    switch (c) {
+    case OPT_BODIES:
+        a->bodies = optarg;
+        break;
+    case OPT_VELOCITIES:
+        a->vels = optarg;
+        break;
+    case OPT_MASSES:
+        a->masses = optarg;
+        break;
+    case OPT_STEPS:
+        if (cli_parse_i64("nbody", "--steps", optarg, 0, INT64_MAX / 2, &a->steps))
+            return CLI_USAGE;
+        break;
+    case OPT_ENERGY_EVERY:
+        if (cli_parse_i64("nbody", "--energy-every", optarg, 0, INT64_MAX, &a->energy_every))
+            return CLI_USAGE;
+        break;
+    case OPT_DIRECT_MAX:
+        if (cli_parse_i64("nbody", "--direct-max", optarg, 0, INT64_MAX, &a->direct_max))
+            return CLI_USAGE;
+        break;
+    case OPT_SNAPSHOT_EVERY:
+        if (cli_parse_i64("nbody", "--snapshot-every", optarg, 1, INT64_MAX, &a->snap_every))
+            return CLI_USAGE;
+        break;
+    case OPT_SNAPSHOT_FORMAT:
+        if (strcmp(optarg, "npy") && strcmp(optarg, "hdf5"))
+            return cli_usage_error("nbody", "--snapshot-format must be npy or hdf5 (got '%s')",
+                                   optarg);
+        a->hdf5_out = !strcmp(optarg, "hdf5");
+        break;
+    case OPT_CHECKPOINT_EVERY:
+        if (cli_parse_i64("nbody", "--checkpoint-every", optarg, 1, INT64_MAX, &a->ckpt_every))
+            return CLI_USAGE;
+        break;
+    case OPT_CHECKPOINT:
+        a->ckpt = optarg;
+        break;
+    case OPT_RESTART:
+        a->restart = optarg;
+        break;
+    case 'o':
+        a->dir = optarg;
+        break;
+    default:
+        return nbody_physics_option(a, c);
+    }
+    return NBODY_GO_ON;
+}
+
+/* The combinations the options allow (opening and tree settled) and the files they
+ * name: CLI_OK or the exit code. */
+static int nbody_check(nbody_args *a) {
+    if (a->steps < 0) return cli_usage_error("nbody", "--steps is required");
+    if (a->restart && (a->bodies || a->vels || a->masses || a->given_physics))
         return cli_usage_error("nbody", "--restart takes the bodies, dt and force parameters from "
                                         "the checkpoint; do not give them again");
-    int hdf5_in = canopy_hdf5_path(bodies);
-    if (hdf5_in && (vels || masses))
+    int hdf5_in = canopy_hdf5_path(a->bodies);
+    if (hdf5_in && (a->vels || a->masses))
         return cli_usage_error("nbody",
                                "the HDF5 snapshot %s holds the velocities and masses; "
                                "do not give --velocities or --masses",
-                               bodies);
-    if (!restart && (!bodies || (!vels && !hdf5_in)))
+                               a->bodies);
+    if (!a->restart && (!a->bodies || (!a->vels && !hdf5_in)))
         return cli_usage_error("nbody", "--bodies and --velocities (or --bodies FILE.hdf5) are "
                                         "required");
-    if (!restart && !dt_given) return cli_usage_error("nbody", "--dt is required");
-    if (accuracy > 0.0 && (theta > 0.0 || order >= 0))
+    if (!a->restart && !a->dt_given) return cli_usage_error("nbody", "--dt is required");
+    if (a->accuracy > 0.0 && (a->theta > 0.0 || a->order >= 0))
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
-    if ((theta > 0.0) != (order >= 0))
+    if ((a->theta > 0.0) != (a->order >= 0))
         return cli_usage_error("nbody", "--theta and --order go together");
     /* as canopy gravity: GPU ranks walk per body (src/dist/gravity.c) */
-    if (cli_dist_size() > 1 && to.run.backend == CANOPY_BACKEND_GPU && !opening_given)
-        opening = CANOPY_OPENING_BODY;
-    if (opening != CANOPY_OPENING_LIST) {
-        if (tree_given && gtree != CANOPY_GRAVITY_TREE_OCT)
+    if (cli_dist_size() > 1 && a->to.run.backend == CANOPY_BACKEND_GPU && !a->opening_given)
+        a->opening = CANOPY_OPENING_BODY;
+    if (a->opening != CANOPY_OPENING_LIST) {
+        if (a->tree_given && a->gtree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("nbody", "--tree binary needs --opening list");
-        gtree = CANOPY_GRAVITY_TREE_OCT;
+        a->gtree = CANOPY_GRAVITY_TREE_OCT;
     }
-    if (snap_every && !dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
-    if (hdf5_out && !dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
-    if (ewald_grid && box == 0.0) return cli_usage_error("nbody", "--ewald-grid needs --box");
-    if (!isnan(bo.eta) && bo.max_rung == INT64_MIN)
+    if (a->snap_every && !a->dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
+    if (a->hdf5_out && !a->dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
+    if (a->ewald_grid && a->box == 0.0) return cli_usage_error("nbody", "--ewald-grid needs --box");
+    if (!isnan(a->bo.eta) && a->bo.max_rung == INT64_MIN)
         return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
-    snap_spec snap = {dir, hdf5_out};
-    if (ckpt_every && !ckpt)
+    if (a->ckpt_every && !a->ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
     /* The checkpoint may replace the file the run restarts from (read whole first:
      * the usual way to continue a run), never another input. */
-    const char *ins[] = {bodies, vels, masses}, *named[] = {bodies, vels, masses, restart, ckpt};
-    if (cli_check_paths("nbody", ins, 3, &ckpt, 1) || (dir && check_snapshot_names(dir, named, 5)))
+    const char *ins[] = {a->bodies, a->vels, a->masses};
+    const char *named[] = {a->bodies, a->vels, a->masses, a->restart, a->ckpt};
+    if (cli_check_paths("nbody", ins, 3, &a->ckpt, 1) ||
+        (a->dir && check_snapshot_names(a->dir, named, 5)))
         return CLI_ERROR;
-    int ranks = cli_dist_size(), rank = cli_dist_rank();
-    if (ranks > 1) {
-        if (restart || ckpt || opening == CANOPY_OPENING_BUCKET || bo.max_rung > 0 || box > 0.0) {
-            if (rank == 0)
-                cli_usage_error("nbody", "--restart, --checkpoint, --max-rung, --box and "
-                                         "--opening bucket are not available over several ranks");
-            return CLI_USAGE;
-        }
-        /* Rank 0 reads and writes; every rank steps its domain. */
-        canopy_array pa = {0}, va = {0}, ma = {0};
-        int rc = rank == 0 && dir ? prepare_dir(dir) : CLI_OK;
-        if (!rc && rank == 0 && hdf5_out && canopy_hdf5_usable()) rc = cli_runtime_error("nbody");
-        if (!rc && rank == 0) rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
-        rc = cli_dist_share_rc(rc);
-        if (!rc) {
-            canopy_nbody_options o =
-                make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
-            ranks_job j = {pa.data, va.data,      ma.data,    rank == 0 ? pa.shape[0] : 0,
-                           steps,   energy_every, snap_every, direct_max,
-                           snap,    p.stats};
-            rc = run_on_ranks(&j, &o);
-        }
-        canopy_array_release(&pa);
-        canopy_array_release(&va);
-        canopy_array_release(&ma);
-        return rc;
-    }
-    if (dir && prepare_dir(dir)) return CLI_ERROR;
-    if (ckpt && probe_checkpoint(ckpt)) return CLI_ERROR;
-    if (hdf5_out && canopy_hdf5_usable()) return cli_runtime_error("nbody");
+    return CLI_OK;
+}
 
-    canopy_nbody *s = NULL;
-    int rc = CLI_OK;
-    double t_load = canopy_now(), t_step = 0.0, t_energy = 0.0, t_write = 0.0;
-    if (restart) {
-        if (canopy_nbody_restart(restart, &to.run, &s)) return cli_runtime_error("nbody");
-    } else {
-        canopy_array pa = {0}, va = {0}, ma = {0};
-        rc = load_inputs(bodies, vels, masses, &pa, &va, &ma);
-        if (!rc) {
-            canopy_nbody_options o =
-                make_options(dt, eps, opening, gtree, theta, order, accuracy, &bo, &to.run);
-            o.gravity.box = (float)box;
-            o.gravity.ewald_grid = (int32_t)ewald_grid;
-            if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, &s))
-                rc = cli_runtime_error("nbody");
-        }
-        canopy_array_release(&pa);
-        canopy_array_release(&va);
-        canopy_array_release(&ma);
-        if (rc) return rc;
+/* Over several ranks: rank 0 reads and writes; every rank steps its domain. */
+static int nbody_ranks(const nbody_args *a, int stats) {
+    int rank = cli_dist_rank();
+    if (a->restart || a->ckpt || a->opening == CANOPY_OPENING_BUCKET || a->bo.max_rung > 0 ||
+        a->box > 0.0) {
+        if (rank == 0)
+            cli_usage_error("nbody", "--restart, --checkpoint, --max-rung, --box and "
+                                     "--opening bucket are not available over several ranks");
+        return CLI_USAGE;
     }
-    t_load = canopy_now() - t_load;
+    canopy_array pa = {0}, va = {0}, ma = {0};
+    int rc = rank == 0 && a->dir ? prepare_dir(a->dir) : CLI_OK;
+    if (!rc && rank == 0 && a->hdf5_out && canopy_hdf5_usable()) rc = cli_runtime_error("nbody");
+    if (!rc && rank == 0) rc = load_inputs(a->bodies, a->vels, a->masses, &pa, &va, &ma);
+    rc = cli_dist_share_rc(rc);
+    if (!rc) {
+        canopy_nbody_options o = make_options(a->dt, a->eps, a->opening, a->gtree, a->theta,
+                                              a->order, a->accuracy, &a->bo, &a->to.run);
+        snap_spec snap = {a->dir, a->hdf5_out};
+        ranks_job j = {pa.data,       va.data,
+                       ma.data,       rank == 0 ? pa.shape[0] : 0,
+                       a->steps,      a->energy_every,
+                       a->snap_every, a->direct_max,
+                       snap,          stats};
+        rc = run_on_ranks(&j, &o);
+    }
+    canopy_array_release(&pa);
+    canopy_array_release(&va);
+    canopy_array_release(&ma);
+    return rc;
+}
 
-    int tty = isatty(2);
-    double e0 = NAN, t0 = canopy_now();
-    int64_t first = canopy_nbody_steps_done(s);
-    if (energy_every) rc = print_energy(s, direct_max, &e0);
-    while (!rc && canopy_nbody_steps_done(s) < steps) {
+/* One process's state, from the checkpoint (--restart) or from the inputs. */
+static int nbody_start(const nbody_args *a, canopy_nbody **s) {
+    if (a->restart)
+        return canopy_nbody_restart(a->restart, &a->to.run, s) ? cli_runtime_error("nbody")
+                                                               : CLI_OK;
+    canopy_array pa = {0}, va = {0}, ma = {0};
+    int rc = load_inputs(a->bodies, a->vels, a->masses, &pa, &va, &ma);
+    if (!rc) {
+        canopy_nbody_options o = make_options(a->dt, a->eps, a->opening, a->gtree, a->theta,
+                                              a->order, a->accuracy, &a->bo, &a->to.run);
+        o.gravity.box = (float)a->box;
+        o.gravity.ewald_grid = (int32_t)a->ewald_grid;
+        if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, s))
+            rc = cli_runtime_error("nbody");
+    }
+    canopy_array_release(&pa);
+    canopy_array_release(&va);
+    canopy_array_release(&ma);
+    return rc;
+}
+
+/* Steps from step `first` (at time t0) to a->steps, printing energies and writing
+ * snapshots and checkpoints at their steps, then the final checkpoint and snapshot;
+ * tm gets the phases' seconds. */
+static int nbody_steps(const nbody_args *a, canopy_nbody *s, int64_t first, double t0,
+                       nbody_times *tm) {
+    snap_spec snap = {a->dir, a->hdf5_out};
+    int tty = isatty(2), rc = CLI_OK;
+    double e0 = NAN;
+    if (a->energy_every) rc = print_energy(s, a->direct_max, &e0);
+    while (!rc && canopy_nbody_steps_done(s) < a->steps) {
         /* up to the next step that prints or writes (the GPU state is copied back to
          * the host once per call) */
-        int64_t now = canopy_nbody_steps_done(s), next = steps;
-        int64_t every[3] = {energy_every, snap_every, ckpt_every};
+        int64_t now = canopy_nbody_steps_done(s), next = a->steps;
+        int64_t every[3] = {a->energy_every, a->snap_every, a->ckpt_every};
         for (int e = 0; e < 3; e++)
             if (every[e] && (now / every[e] + 1) * every[e] < next)
                 next = (now / every[e] + 1) * every[e];
@@ -687,57 +703,96 @@ int cmd_nbody(int argc, char **argv) {
             rc = cli_runtime_error("nbody");
             break;
         }
-        t_step += canopy_now() - t;
+        tm->step += canopy_now() - t;
         int64_t k = canopy_nbody_steps_done(s);
         t = canopy_now();
-        if (energy_every && k % energy_every == 0) rc = print_energy(s, direct_max, &e0);
-        t_energy += canopy_now() - t;
+        if (a->energy_every && k % a->energy_every == 0) rc = print_energy(s, a->direct_max, &e0);
+        tm->energy += canopy_now() - t;
         t = canopy_now();
-        if (!rc && snap_every && k % snap_every == 0) rc = snapshot(&snap, s);
-        if (!rc && ckpt_every && k % ckpt_every == 0 && canopy_nbody_checkpoint(s, ckpt))
+        if (!rc && a->snap_every && k % a->snap_every == 0) rc = snapshot(&snap, s);
+        if (!rc && a->ckpt_every && k % a->ckpt_every == 0 && canopy_nbody_checkpoint(s, a->ckpt))
             rc = cli_runtime_error("nbody");
-        t_write += canopy_now() - t;
+        tm->write += canopy_now() - t;
         if (tty)
             fprintf(stderr, "\rnbody: step %lld / %lld, %.2f steps/s   ", (long long)k,
-                    (long long)steps, (double)(k - first) / (canopy_now() - t0));
+                    (long long)a->steps, (double)(k - first) / (canopy_now() - t0));
     }
     if (tty) fprintf(stderr, "\n");
     double t = canopy_now();
-    if (!rc && ckpt && canopy_nbody_checkpoint(s, ckpt)) rc = cli_runtime_error("nbody");
+    if (!rc && a->ckpt && canopy_nbody_checkpoint(s, a->ckpt)) rc = cli_runtime_error("nbody");
     /* -o DIR always holds the final state, also without --snapshot-every */
     int64_t last = canopy_nbody_steps_done(s);
-    if (!rc && dir && !(snap_every && last % snap_every == 0 && last > first))
+    if (!rc && a->dir && !(a->snap_every && last % a->snap_every == 0 && last > first))
         rc = snapshot(&snap, s);
-    t_write += canopy_now() - t;
+    tm->write += canopy_now() - t;
+    return rc;
+}
+
+/* The summary line of a run in one process, secs after loading. */
+static void nbody_summary(const canopy_nbody *s, int64_t first, double secs, const char *ckpt) {
+    const canopy_nbody_options *o = canopy_nbody_get_options(s);
+    char block[160] = "";
+    if (o->max_rung > 0)
+        snprintf(block, sizeof block, ", block steps (max rung %d, eta %g)", (int)o->max_rung,
+                 o->eta);
+    if (o->gravity.box > 0.0f)
+        snprintf(block + strlen(block), sizeof block - strlen(block),
+                 ", periodic box %g (Ewald grid %d)", (double)o->gravity.box,
+                 (int)o->gravity.ewald_grid);
+    cli_summary(
+        "nbody: %lld bodies, steps %lld -> %lld, dt %g%s, theta %g, order %d, %s opening, "
+        "%s tree, softening %g, %.3g steps/s%s%s",
+        (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
+        o->dt, block, (double)o->gravity.theta, (int)o->gravity.order,
+        gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "GPU bucket"
+                                                         : grav_opening_name(o->gravity.opening),
+        gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "radix"
+                                                         : grav_tree_name(o->gravity.tree),
+        (double)o->gravity.softening,
+        secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0, ckpt ? " -> " : "",
+        ckpt ? ckpt : "");
+}
+
+int cmd_nbody(int argc, char **argv) {
+    nbody_args a = {0};
+    a.steps = a.order = -1;
+    a.direct_max = 20000;
+    a.opening = canopy_gravity_options_default().opening;
+    a.gtree = canopy_gravity_options_default().tree;
+    a.bo = (block_opts){INT64_MIN, NAN};
+    trav_opts_init(&a.to);
+    a.to.run.tree = CANOPY_TREE_OCT;
+    a.to.tree_fixed = "nbody always uses an octree";
+    cli_parser p =
+        cli_parser_start("nbody", "ho:", nbody_long_opts, usage, trav_opts_handle, &a.to);
+    int c;
+    while ((c = cli_next_option(&p, argc, argv)) != -1) {
+        if (c == CLI_STOP) return p.rc;
+        int rc = nbody_option(&a, c);
+        if (rc != NBODY_GO_ON) return rc;
+    }
+    if (optind < argc) return cli_usage_error("nbody", "unexpected argument '%s'", argv[optind]);
+    int rc = nbody_check(&a);
+    if (rc != CLI_OK) return rc;
+    if (cli_dist_size() > 1) return nbody_ranks(&a, p.stats);
+
+    if (a.dir && prepare_dir(a.dir)) return CLI_ERROR;
+    if (a.ckpt && probe_checkpoint(a.ckpt)) return CLI_ERROR;
+    if (a.hdf5_out && canopy_hdf5_usable()) return cli_runtime_error("nbody");
+    canopy_nbody *s = NULL;
+    nbody_times tm = {0};
+    tm.load = canopy_now();
+    rc = nbody_start(&a, &s);
+    if (rc != CLI_OK) return rc;
+    tm.load = canopy_now() - tm.load;
+    double t0 = canopy_now();
+    int64_t first = canopy_nbody_steps_done(s);
+    rc = nbody_steps(&a, s, first, t0, &tm);
     if (!rc && p.stats) {
-        nbody_times tm = {t_load, t_step, t_energy, t_write, canopy_now() - t0};
+        tm.total = canopy_now() - t0;
         print_stats(s, first, &tm);
     }
-    if (!rc) {
-        const canopy_nbody_options *o = canopy_nbody_get_options(s);
-        double secs = canopy_now() - t0;
-        char block[160] = "";
-        if (o->max_rung > 0)
-            snprintf(block, sizeof block, ", block steps (max rung %d, eta %g)", (int)o->max_rung,
-                     o->eta);
-        if (o->gravity.box > 0.0f)
-            snprintf(block + strlen(block), sizeof block - strlen(block),
-                     ", periodic box %g (Ewald grid %d)", (double)o->gravity.box,
-                     (int)o->gravity.ewald_grid);
-        cli_summary(
-            "nbody: %lld bodies, steps %lld -> %lld, dt %g%s, theta %g, order %d, %s opening, "
-            "%s tree, softening %g, %.3g steps/s%s%s",
-            (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
-            o->dt, block, (double)o->gravity.theta, (int)o->gravity.order,
-            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s))
-                ? "GPU bucket"
-                : grav_opening_name(o->gravity.opening),
-            gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "radix"
-                                                             : grav_tree_name(o->gravity.tree),
-            (double)o->gravity.softening,
-            secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0,
-            ckpt ? " -> " : "", ckpt ? ckpt : "");
-    }
+    if (!rc) nbody_summary(s, first, canopy_now() - t0, a.ckpt);
     canopy_nbody_free(s);
     return rc;
 }
