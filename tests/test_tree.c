@@ -7,6 +7,7 @@
  * on a grid, all points equal, empty). */
 #include "canopy/traverse_geom.h"
 #include "check.h"
+#include "core/cpu_internal.h"
 #include "tree/tree.h"
 
 #include <math.h>
@@ -590,6 +591,53 @@ static void test_kd_median_paths(uint64_t seed) {
     }
 }
 
+/* Byte-identical trees: points, ids and node records. */
+static int same_tree(const canopy_tree *a, const canopy_tree *b) {
+    const canopy_tree_view *va = &a->view, *vb = &b->view;
+    return va->n_nodes == vb->n_nodes && va->n == vb->n &&
+           memcmp(va->hot, vb->hot, (size_t)va->n_nodes * (size_t)va->hot_stride) == 0 &&
+           memcmp(va->ids, vb->ids, sizeof(int64_t) * (size_t)va->n) == 0 &&
+           memcmp(va->points, vb->points, sizeof(float) * (size_t)(va->n * va->d)) == 0;
+}
+
+/* The kd selection's AVX-512 partition (where the CPU has it) gives the scalar one's
+ * trees byte for byte, on ties, duplicates and mixes of +0 and -0; and builds of
+ * growing, shrinking and again growing sizes, which reuse the builder's kept scratch
+ * block, still pass every check. */
+static void test_kd_isa_and_reuse(uint64_t seed) {
+    canopy_rng r = canopy_rng_make(seed, 11);
+    static const int64_t sizes[] = {40000, 3000, 70000, 17, 25000};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int c = 0; c < 3; c++) {
+            const int64_t n = sizes[si];
+            const int32_t d = 1 + c;
+            float *x = make_points(c == 0   ? IN_DUPS
+                                   : c == 1 ? IN_GRID
+                                            : IN_UNIFORM,
+                                   n, d, d, seed + si * 7 + (uint64_t)c);
+            for (int64_t i = 0; c == 1 && i < n * d; i++) /* the grid's zeros get both signs */
+                if (x[i] == 0.0f && canopy_rng_below(&r, 2)) x[i] = -0.0f;
+            canopy_points pts = canopy_points_make(x, n, d);
+            canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+            o.leaf_size = c == 2 ? 5 : 0;
+            canopy_tree *a = NULL, *b = NULL;
+            canopy_cpu_isa_override(CANOPY_ISA_AVX2);
+            CHECK_OK(canopy_tree_build(pts, &o, &a));
+            canopy_cpu_isa_override(-1);
+            CHECK_OK(canopy_tree_build(pts, &o, &b));
+            snprintf(what, sizeof what, "kd isa/reuse case %d, n %lld, d %d", c, (long long)n, d);
+            if (a && b) {
+                CHECK_MSG(same_tree(a, b),
+                          "%s: the %s partition's tree differs from the scalar one", what,
+                          canopy_isa_name(canopy_cpu_isa()));
+                check_tree(b, pts, &o, NULL, &r);
+            }
+            canopy_tree_free(a);
+            canopy_tree_free(b);
+            free(x);
+        }
+}
+
 static void test_errors(void) {
     float x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     float w[6] = {1, 1, 1, 1, 1, 1};
@@ -625,5 +673,6 @@ int main(void) {
     for (uint64_t s = 0; s < 2; s++) test_matrix(seed + s * 1000003);
     test_determinism(seed);
     test_kd_median_paths(seed);
+    test_kd_isa_and_reuse(seed);
     return check_finish();
 }

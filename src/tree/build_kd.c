@@ -63,13 +63,15 @@ static float rank_select(const float *a, int64_t lo, int64_t hi, int64_t nth, in
 
 /* The value a full sort would put at key[nth], and in *less how many keys are smaller;
  * key and tmp (room for n keys) are scratch. Quickselect, partitioning out of place
- * between the two and three ways, so duplicates cannot make it quadratic. */
-static float select_key(float *key, float *tmp, int64_t n, int64_t nth, int64_t *less) {
+ * between the two and three ways, so duplicates cannot make it quadratic; wide: with
+ * AVX-512 (the same answer: only the order within each side differs). */
+static float select_key(float *key, float *tmp, int64_t n, int64_t nth, int64_t *less, int wide) {
     float *a = key, *b = tmp, *c;
     int64_t lo = 0, hi = n; /* the answer lies in a[lo, hi); all keys left of lo are smaller */
     while (hi - lo > SELECT_RANK_MAX) {
         float pivot = canopy_select_median3(a[lo], a[lo + (hi - lo) / 2], a[hi - 1]);
-        int64_t gt, l = partition_out(a, b, lo, hi, pivot, &gt);
+        int64_t gt, l = wide ? canopy_kd_partition_avx512(a, b, lo, hi, pivot, &gt)
+                             : partition_out(a, b, lo, hi, pivot, &gt);
         c = a, a = b, b = c;
         if (nth < l) {
             hi = l;
@@ -94,16 +96,16 @@ enum { BRACKET_MIN = 1024, SAMPLE_MAX = 1024, MARGIN_SIGMAS = 3 };
 /* Keys of the rows below med, or -1 when the bracket missed the median: then *med is
  * unset and key[] unspecified. key has room for m keys. */
 static int64_t bracket_median(const float *x, int64_t m, int32_t d, int32_t dim, float *key,
-                              float *tmp, float *med) {
+                              float *tmp, float *med, int wide) {
     int64_t half = m / 2, s = m / 16 < SAMPLE_MAX ? m / 16 : SAMPLE_MAX;
     int64_t margin = (int64_t)(MARGIN_SIGMAS * 0.5 * sqrt((double)s)) + 1;
     float *sample = key + s; /* key[0, s) is the selections' copy */
     for (int64_t i = 0; i < s; i++) sample[i] = x[(i * m / s + m / (2 * s)) * d + dim];
     int64_t less;
     memcpy(key, sample, sizeof(float) * (size_t)s);
-    float lo = select_key(key, tmp, s, s / 2 - margin, &less);
+    float lo = select_key(key, tmp, s, s / 2 - margin, &less, wide);
     memcpy(key, sample, sizeof(float) * (size_t)s);
-    float hi = select_key(key, tmp, s, s / 2 + margin, &less);
+    float hi = select_key(key, tmp, s, s / 2 + margin, &less, wide);
     int64_t below = 0, in = 0;
     for (int64_t i = 0; i < m; i++) {
         float k = x[i * d + dim];
@@ -112,7 +114,7 @@ static int64_t bracket_median(const float *x, int64_t m, int32_t d, int32_t dim,
         in += (k >= lo) & (k <= hi);
     }
     if (half < below || half >= below + in) return -1;
-    *med = select_key(key, tmp, in, half - below, &less);
+    *med = select_key(key, tmp, in, half - below, &less, wide);
     return below + less;
 }
 
@@ -199,14 +201,14 @@ static void scatter_pieces(const float *x, const int64_t *perm, int64_t m, int32
  * first m/2 have coordinate dim <= the median and the rest >= it, each half in its
  * order. yp's room (m int64) serves the selection as two arrays of m keys first. */
 static void partition_at_median(const float *x, const int64_t *perm, int64_t m, int32_t d,
-                                int32_t dim, float *y, int64_t *yp) {
+                                int32_t dim, float *y, int64_t *yp, int wide) {
     int64_t half = m / 2;
     float *key = (float *)yp, *tmp = key + m;
     float med = 0.0f;
-    int64_t below = m >= BRACKET_MIN ? bracket_median(x, m, d, dim, key, tmp, &med) : -1;
+    int64_t below = m >= BRACKET_MIN ? bracket_median(x, m, d, dim, key, tmp, &med, wide) : -1;
     if (below < 0) {
         for (int64_t i = 0; i < m; i++) key[i] = x[i * d + dim];
-        med = select_key(key, tmp, m, half, &below);
+        med = select_key(key, tmp, m, half, &below, wide);
     }
     int pieces = pieces_for(m);
     if (pieces > 1)
@@ -339,7 +341,7 @@ static int kd_split(const void *ctx, canopy_points pts, int64_t *perm, int64_t b
     for (int32_t j = 1; j < d; j++)
         if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
     geom[2 * d] = (float)dim;
-    partition_at_median(x, xp, m, d, dim, y, yp);
+    partition_at_median(x, xp, m, d, dim, y, yp, *(const int *)sc->ctx);
     child_begin[0] = begin;
     child_begin[1] = begin + m / 2;
     return 2;
@@ -351,7 +353,9 @@ canopy_status canopy_tree_spec_kd(int32_t d, canopy_tree_spec *spec) {
     spec->geom_stride = 2 * d + 1;
     spec->max_children = 2;
     spec->split = kd_split;
-    spec->ctx = NULL;
+    /* the rule's ctx: whether the selection partitions on AVX-512 */
+    static const int narrow = 0, wide = 1;
+    spec->ctx = canopy_cpu_isa() == CANOPY_ISA_AVX512 ? &wide : &narrow;
     spec->positional = 1;
     return CANOPY_OK;
 }

@@ -35,4 +35,12 @@ void canopy_select_pairs(float *key, int64_t *perm, int64_t n, int64_t nth);
 int canopy_split_at_median(canopy_points pts, int64_t *perm, int64_t begin, int64_t end,
                            int32_t dim, int64_t *child_begin);
 
+/* The kd rule's three-way partition (build_kd.c's partition_out) on AVX-512: copies
+ * the keys of a[lo, hi) below pivot to the front of b[lo, hi) and those above it to
+ * the back; returns where the keys equal to it begin, *gt where those above begin (the
+ * order within each side is unspecified). Call only where canopy_cpu_isa() is
+ * CANOPY_ISA_AVX512. */
+int64_t canopy_kd_partition_avx512(const float *a, float *b, int64_t lo, int64_t hi, float pivot,
+                                   int64_t *gt);
+
 #endif
