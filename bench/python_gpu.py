@@ -7,11 +7,19 @@ force, and on NumPy against scikit-learn's kneighbors_graph; all in one run.
 Whole-call wall times (torch.cuda.synchronize after each), median and min-max of
 CANOPY_BENCH_REPS runs (default 5) after one warm-up; brute force runs once (it takes
 seconds; CANOPY_BENCH_BRUTE=0 leaves it out). CANOPY_BENCH_N (default 1M) and
-CANOPY_BENCH_N_CPU (200k) size the first rows, CANOPY_BENCH_THREADS the CPU row. Rows whose peers are missing (no torch or CUDA module: the GPU rows; no
-scikit-learn: the CPU row) say so. Markdown on stdout, one JSON line per row on stderr.
-Usage: bench/python_gpu.py [--cpu-only] (CANOPY_LIBRARY picks the libcanopy to load)."""
+CANOPY_BENCH_N_CPU (200k) size the first rows, CANOPY_BENCH_THREADS the CPU row. Rows
+whose peers are missing (no torch or CUDA module: the GPU rows; no scikit-learn: the CPU
+row) say so. Markdown on stdout, one JSON line per row on stderr.
+With --profile, after the table: where each GPU case's package time goes (the C entries
+it calls, timed inside the package, and the rest: the Python side), and the Python
+functions that take the most of it (cProfile).
+Usage: bench/python_gpu.py [--cpu-only | --gpu-only] [--profile] (CANOPY_LIBRARY picks the
+libcanopy)."""
+import cProfile
 import ctypes
+import io
 import json
+import pstats
 import os
 import statistics
 import sys
@@ -94,16 +102,79 @@ def brute_knn(torch, x, q, k, r=None, chunk=2048):
     return torch.cat(out)
 
 
+class CTimer:
+    """Wraps the package's C device entries: the seconds spent inside them (each is
+    synchronous: it returns when its work is done)."""
+
+    NAMES = ("index_build_device", "index_knn_device", "index_free")
+
+    def __init__(self, sync):
+        self.sync, self.seconds, self.real = sync, 0.0, {}
+
+    def __enter__(self):
+        for name in self.NAMES:
+            f = self.real[name] = getattr(_lib, name)
+            setattr(_lib, name, self._wrap(f))
+        return self
+
+    def __exit__(self, *exc):
+        for name, f in self.real.items():
+            setattr(_lib, name, f)
+
+    def _wrap(self, f):
+        def timed_call(*a):
+            self.sync()
+            t0 = time.perf_counter()
+            r = f(*a)
+            self.seconds += time.perf_counter() - t0
+            return r
+        return timed_call
+
+
+def profile(cases, sync, reps=20):
+    """Per case: whole call, inside the C entries, the rest; then cProfile's top lines."""
+    print("\n## Where the package's time goes\n")
+    print("| case | whole call | in the C entries | Python side (rest) |")
+    print("|---|---|---|---|")
+    tops = []
+    for name, fn in cases:
+        fn()
+        whole, inside = [], []
+        for _ in range(reps):
+            with CTimer(sync) as ct:
+                sync()
+                t0 = time.perf_counter()
+                fn()
+                sync()
+                whole.append(time.perf_counter() - t0)
+            inside.append(ct.seconds)
+        rest = [w - i for w, i in zip(whole, inside)]
+        print(f"| {name} | {fmt((statistics.median(whole), min(whole), max(whole)))} | "
+              f"{fmt((statistics.median(inside), min(inside), max(inside)))} | "
+              f"{fmt((statistics.median(rest), min(rest), max(rest)))} |")
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(reps):
+            fn()
+            sync()
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(12)
+        tops.append(f"### {name} ({reps} calls, cProfile by own time)\n\n```\n"
+                    + out.getvalue().strip() + "\n```")
+    print("\n" + "\n\n".join(tops))
+
+
 def gpu_rows():
     try:
         import torch
     except ImportError:
         rows.append("| GPU rows | skipped: no torch | | | | | |")
-        return
+        return None
     if "cuda" not in canopy.info()["backends"] or not torch.cuda.is_available():
         rows.append(f"| GPU rows | skipped: {canopy.info()['gpu_why_not'] or 'no GPU'} "
                     "| | | | | |")
-        return
+        return None
     sync = torch.cuda.synchronize
     g = torch.Generator(device="cuda").manual_seed(1)
     x = torch.rand((N_GPU, 3), device="cuda", generator=g)
@@ -130,6 +201,9 @@ def gpu_rows():
     tb = brute_time(lambda: brute_knn(torch, x2, q2, 8), sync)
     row("Index(x).query(q, k=8), 200k + 200k 2-D, torch CUDA (build + query)", t, tc,
         "torch cdist+topk", tb, "<= 1.2x C, no host copy")
+    return sync, [("knn_graph 1M k=16", lambda: canopy.knn_graph(x, k)),
+                  ("radius_graph 1M max 32", lambda: canopy.radius_graph(x, r)),
+                  ("Index(x).query(q, k=8) 200k", both)]
 
 
 def cpu_row():
@@ -157,10 +231,12 @@ def main():
     print("| case | canopy (package, whole call) | C device entries (ctypes) | package / C | "
           "peer | canopy speed-up | goal |")
     print("|---|---|---|---|---|---|---|")
-    if "--cpu-only" not in sys.argv:
-        gpu_rows()
-    cpu_row()
+    prof = gpu_rows() if "--cpu-only" not in sys.argv else None
+    if "--gpu-only" not in sys.argv:
+        cpu_row()
     print("\n".join(rows))
+    if prof and "--profile" in sys.argv:
+        profile(prof[1], prof[0])
 
 
 if __name__ == "__main__":

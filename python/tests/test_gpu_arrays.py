@@ -219,7 +219,60 @@ def test_bad_device_inputs(fw):
     with pytest.raises(ValueError, match="kd"):
         canopy.Index(xd, tree="ball")
     with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
-        canopy.paircount(xd, 0.1, 0.5, 4)
+        canopy.Index(xd).count_neighbors(xd, 0.5)
+    with pytest.raises(TypeError, match="real number|bool"):
+        canopy.knn_graph(fw.dev(x > 0.5), 3)
+
+
+def test_query_radius_on_device(fw, monkeypatch):
+    rng = np.random.default_rng(12)
+    x = rng.random((20_000, 3)).astype(np.float32)
+    x[:100] = x[0]  # 100 equal points: k grows from 16 to 128 for the rows near them
+    q = rng.random((3000, 3)).astype(np.float32)
+    q[0] = x[0]
+    host = canopy.Index(x)
+    want_c = host.query_radius(q, 0.04, count_only=True)
+    want_i, want_d = host.query_radius(q, 0.04, return_distance=True)
+    xd, qd = fw.dev(x), fw.dev(q)
+    canopy.host_copies(reset=True)
+    calls = forbid_host(monkeypatch)
+    ix = canopy.Index(xd)
+    c = ix.query_radius(qd, 0.04, count_only=True)
+    fw.check(c, qd)
+    np.testing.assert_array_equal(fw.host(c), want_c)
+    ind, dst = ix.query_radius(qd, 0.04, return_distance=True)
+    for i in range(len(q)):
+        fw.check(ind[i], qd)
+        a, d = fw.host(ind[i]), fw.host(dst[i])
+        np.testing.assert_allclose(d, want_d[i], rtol=1e-6)
+        assert (a == want_i[i]).mean() > 0.99 or np.allclose(d, want_d[i], rtol=1e-6)
+    assert calls["index_knn_device"] >= 2 and canopy.host_copies() == {}
+
+
+def test_host_copy_calls_with_device_inputs(fw):
+    """paircount, kde and Predictor.predict: a counted host copy in, the result back on
+    the input's device, equal to the host call's."""
+    rng = np.random.default_rng(13)
+    a = rng.random((4000, 3)).astype(np.float32)
+    canopy.host_copies(reset=True)
+    ad = fw.dev(a)
+    counts, edges = canopy.paircount(ad, 0.01, 0.2, 6)
+    fw.check(counts, ad)
+    want = canopy.paircount(a, 0.01, 0.2, 6)
+    np.testing.assert_array_equal(fw.host(counts), want[0])
+    dens = canopy.kde(ad, bandwidth=0.1)
+    fw.check(dens, ad)
+    np.testing.assert_array_equal(fw.host(dens), canopy.kde(a, bandwidth=0.1))
+    forest = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "forest")
+    X = np.load(os.path.join(forest, "xgb_binary.X.npy")).astype(np.float32)
+    p = canopy.Predictor.load(os.path.join(forest, "xgb_binary.json"))
+    got = p.predict(fw.dev(X))
+    fw.check(got, ad)
+    np.testing.assert_array_equal(fw.host(got), p.predict(X))
+    c = canopy.host_copies(reset=True)
+    assert c["paircount"]["bytes_to_host"] == a.nbytes
+    assert c["kde"]["inputs"] == 1 and c["kde"]["bytes_to_device"] == 4000 * 8
+    assert c["Predictor.predict"]["bytes_to_host"] == X.nbytes
 
 
 def test_torch_tensor_requiring_grad():

@@ -5,7 +5,7 @@ import numbers as _numbers
 
 import numpy as _np
 
-from . import _check, _f32, _lib, _parse, _points
+from . import _arrays, _back, _check, _f32, _host_copy, _lib, _parse, _points
 
 
 class _KdeOptions(_ctypes.Structure):
@@ -30,10 +30,14 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
     linear or cosine, normalised to integrate to 1 (scikit-learn's cosine norm is wrong
     in even dimensions; canopy's is right in every dimension); every query's density p
     within atol + rtol * p of the exact one (exact when both are 0); -inf where it is 0.
-    queries=None: the data themselves. Runs on the CPU (backend "gpu" is refused).
+    queries=None: the data themselves. Runs on the CPU (backend "gpu" is refused). CUDA
+    data and queries are copied to the host and the result back to their device
+    (counted in canopy.host_copies()).
     """
-    x = _f32(data, "data", 2)
-    q = x if queries is None else _f32(queries, "queries", 2)
+    src, qsrc = _host_copy(data, "data", "kde"), _host_copy(queries, "queries", "kde")
+    _arrays.same_place([src, qsrc])
+    x = _f32(src.host, "data", 2)
+    q = x if qsrc is None else _f32(qsrc.host, "queries", 2)
     if q.shape[1] != x.shape[1]:
         raise ValueError(f"data has {x.shape[1]} columns but queries have {q.shape[1]}")
     for name, v in (("bandwidth", bandwidth), ("atol", atol), ("rtol", rtol)):
@@ -47,4 +51,4 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
     out = _np.empty(q.shape[0], dtype=_np.float64)
     _check(_kde(_points(x), _points(q), _ctypes.byref(ko), _ctypes.byref(opt),
                 out.ctypes.data_as(_lib.PF64), None))
-    return out
+    return _back(src, out, "kde")
