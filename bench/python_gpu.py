@@ -12,11 +12,14 @@ whose peers are missing (no torch or CUDA module: the GPU rows; no scikit-learn:
 row) say so. Markdown on stdout, one JSON line per row on stderr.
 With --profile, after the table: where each GPU case's package time goes (the C entries
 it calls, timed inside the package, and the rest: the Python side), and the Python
-functions that take the most of it (cProfile).
-Usage: bench/python_gpu.py [--cpu-only | --gpu-only] [--profile] (CANOPY_LIBRARY picks the
-libcanopy)."""
+functions that take the most of it (cProfile). With --before DIR (a copy of an older
+python/src/canopy), the GPU cases of that package and of this one, interleaved in the
+same process (CANOPY_BENCH_REPS rounds), with their results checked equal.
+Usage: bench/python_gpu.py [--cpu-only | --gpu-only] [--profile] [--before DIR]
+(CANOPY_LIBRARY picks the libcanopy)."""
 import cProfile
 import ctypes
+import importlib.util
 import io
 import json
 import pstats
@@ -165,6 +168,48 @@ def profile(cases, sync, reps=20):
     print("\n" + "\n\n".join(tops))
 
 
+def load_before(path):
+    """The package at path, imported as canopy_before beside this canopy."""
+    spec = importlib.util.spec_from_file_location(
+        "canopy_before", os.path.join(path, "__init__.py"), submodule_search_locations=[path])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["canopy_before"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def before_after(torch, path, sync):
+    """The GPU cases, the older package against this one, alternating call by call."""
+    old = load_before(path)
+    g = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.rand((N_GPU, 3), device="cuda", generator=g)
+    r = float((20 / (N_GPU * 4 / 3 * np.pi)) ** (1 / 3))
+    b = torch.sort(torch.randint(0, 64, (N_GPU,), device="cuda", generator=g)).values
+    x2 = torch.rand((200_000, 2), device="cuda", generator=g)
+    q2 = torch.rand((200_000, 2), device="cuda", generator=g)
+    cases = [(f"knn_graph k=16, {N_GPU} 3-D", lambda c: c.knn_graph(x, 16)),
+             (f"radius_graph ~20 neighbours, max 32, {N_GPU} 3-D",
+              lambda c: c.radius_graph(x, r)),
+             (f"knn_graph k=16, {N_GPU} 3-D, 64 examples", lambda c: c.knn_graph(x, 16, b)),
+             ("Index(x).query(q, k=8), 200k + 200k 2-D",
+              lambda c: c.Index(x2).query(q2, k=8)[1])]
+    print(f"\n## Before and after (before: {path})\n")
+    print("| case | before | after | after / before | same result |")
+    print("|---|---|---|---|---|")
+    for name, fn in cases:
+        same = bool(torch.equal(fn(old), fn(canopy)))
+        ts = {old: [], canopy: []}
+        for _ in range(REPS):
+            for mod in (old, canopy):
+                sync()
+                t0 = time.perf_counter()
+                fn(mod)
+                sync()
+                ts[mod].append(time.perf_counter() - t0)
+        tb, ta = [(statistics.median(v), min(v), max(v)) for v in (ts[old], ts[canopy])]
+        print(f"| {name} | {fmt(tb)} | {fmt(ta)} | {ta[0] / tb[0]:.2f} | {same} |")
+
+
 def gpu_rows():
     try:
         import torch
@@ -237,6 +282,9 @@ def main():
     print("\n".join(rows))
     if prof and "--profile" in sys.argv:
         profile(prof[1], prof[0])
+    if prof and "--before" in sys.argv:
+        import torch
+        before_after(torch, sys.argv[sys.argv.index("--before") + 1], prof[0])
 
 
 if __name__ == "__main__":
