@@ -266,7 +266,9 @@ def test_host_copy_calls_with_device_inputs(fw):
     np.testing.assert_array_equal(fw.host(counts), want[0])
     dens = canopy.kde(ad, bandwidth=0.1)
     fw.check(dens, ad)
-    np.testing.assert_allclose(fw.host(dens), canopy.kde(a, bandwidth=0.1), rtol=1e-12)
+    # log-densities near 0: the threads' sums may differ in the last bits
+    np.testing.assert_allclose(fw.host(dens), canopy.kde(a, bandwidth=0.1), rtol=1e-12,
+                               atol=1e-12)
     forest = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "forest")
     X = np.load(os.path.join(forest, "xgb_binary.X.npy")).astype(np.float32)
     p = canopy.Predictor.load(os.path.join(forest, "xgb_binary.json"))
