@@ -7,11 +7,22 @@ force, and on NumPy against scikit-learn's kneighbors_graph; all in one run.
 Whole-call wall times (torch.cuda.synchronize after each), median and min-max of
 CANOPY_BENCH_REPS runs (default 5) after one warm-up; brute force runs once (it takes
 seconds; CANOPY_BENCH_BRUTE=0 leaves it out). CANOPY_BENCH_N (default 1M) and
-CANOPY_BENCH_N_CPU (200k) size the first rows, CANOPY_BENCH_THREADS the CPU row. Rows whose peers are missing (no torch or CUDA module: the GPU rows; no
-scikit-learn: the CPU row) say so. Markdown on stdout, one JSON line per row on stderr.
-Usage: bench/python_gpu.py [--cpu-only] (CANOPY_LIBRARY picks the libcanopy to load)."""
+CANOPY_BENCH_N_CPU (200k) size the first rows, CANOPY_BENCH_THREADS the CPU row. Rows
+whose peers are missing (no torch or CUDA module: the GPU rows; no scikit-learn: the CPU
+row) say so. Markdown on stdout, one JSON line per row on stderr.
+With --profile, after the table: where each GPU case's package time goes (the C entries
+it calls, timed inside the package, and the rest: the Python side), and the Python
+functions that take the most of it (cProfile). With --before DIR (a copy of an older
+python/src/canopy), the GPU cases of that package and of this one, interleaved in the
+same process (CANOPY_BENCH_REPS rounds), with their results checked equal.
+Usage: bench/python_gpu.py [--cpu-only | --gpu-only] [--profile] [--before DIR]
+(CANOPY_LIBRARY picks the libcanopy)."""
+import cProfile
 import ctypes
+import importlib.util
+import io
 import json
+import pstats
 import os
 import statistics
 import sys
@@ -94,16 +105,121 @@ def brute_knn(torch, x, q, k, r=None, chunk=2048):
     return torch.cat(out)
 
 
+class CTimer:
+    """Wraps the package's C device entries: the seconds spent inside them (each is
+    synchronous: it returns when its work is done)."""
+
+    NAMES = ("index_build_device", "index_knn_device", "index_free")
+
+    def __init__(self, sync):
+        self.sync, self.seconds, self.real = sync, 0.0, {}
+
+    def __enter__(self):
+        for name in self.NAMES:
+            f = self.real[name] = getattr(_lib, name)
+            setattr(_lib, name, self._wrap(f))
+        return self
+
+    def __exit__(self, *exc):
+        for name, f in self.real.items():
+            setattr(_lib, name, f)
+
+    def _wrap(self, f):
+        def timed_call(*a):
+            self.sync()
+            t0 = time.perf_counter()
+            r = f(*a)
+            self.seconds += time.perf_counter() - t0
+            return r
+        return timed_call
+
+
+def profile(cases, sync, reps=20):
+    """Per case: whole call, inside the C entries, the rest; then cProfile's top lines."""
+    print("\n## Where the package's time goes\n")
+    print("| case | whole call | in the C entries | Python side (rest) |")
+    print("|---|---|---|---|")
+    tops = []
+    for name, fn in cases:
+        fn()
+        whole, inside = [], []
+        for _ in range(reps):
+            with CTimer(sync) as ct:
+                sync()
+                t0 = time.perf_counter()
+                fn()
+                sync()
+                whole.append(time.perf_counter() - t0)
+            inside.append(ct.seconds)
+        rest = [w - i for w, i in zip(whole, inside)]
+        print(f"| {name} | {fmt((statistics.median(whole), min(whole), max(whole)))} | "
+              f"{fmt((statistics.median(inside), min(inside), max(inside)))} | "
+              f"{fmt((statistics.median(rest), min(rest), max(rest)))} |")
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(reps):
+            fn()
+            sync()
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(12)
+        tops.append(f"### {name} ({reps} calls, cProfile by own time)\n\n```\n"
+                    + out.getvalue().strip() + "\n```")
+    print("\n" + "\n\n".join(tops))
+
+
+def load_before(path):
+    """The package at path, imported as canopy_before beside this canopy."""
+    spec = importlib.util.spec_from_file_location(
+        "canopy_before", os.path.join(path, "__init__.py"), submodule_search_locations=[path])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["canopy_before"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def before_after(torch, path, sync):
+    """The GPU cases, the older package against this one, alternating call by call."""
+    old = load_before(path)
+    g = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.rand((N_GPU, 3), device="cuda", generator=g)
+    r = float((20 / (N_GPU * 4 / 3 * np.pi)) ** (1 / 3))
+    b = torch.sort(torch.randint(0, 64, (N_GPU,), device="cuda", generator=g)).values
+    x2 = torch.rand((200_000, 2), device="cuda", generator=g)
+    q2 = torch.rand((200_000, 2), device="cuda", generator=g)
+    cases = [(f"knn_graph k=16, {N_GPU} 3-D", lambda c: c.knn_graph(x, 16)),
+             (f"radius_graph ~20 neighbours, max 32, {N_GPU} 3-D",
+              lambda c: c.radius_graph(x, r)),
+             (f"knn_graph k=16, {N_GPU} 3-D, 64 examples", lambda c: c.knn_graph(x, 16, b)),
+             ("Index(x).query(q, k=8), 200k + 200k 2-D",
+              lambda c: c.Index(x2).query(q2, k=8)[1])]
+    print(f"\n## Before and after (before: {path})\n")
+    print("| case | before | after | after / before | same result |")
+    print("|---|---|---|---|---|")
+    for name, fn in cases:
+        same = bool(torch.equal(fn(old), fn(canopy)))
+        ts = {old: [], canopy: []}
+        for _ in range(REPS):
+            for mod in (old, canopy):
+                sync()
+                t0 = time.perf_counter()
+                fn(mod)
+                sync()
+                ts[mod].append(time.perf_counter() - t0)
+        tb, ta = [(statistics.median(v), min(v), max(v)) for v in (ts[old], ts[canopy])]
+        print(f"| {name} | {fmt(tb)} | {fmt(ta)} | {ta[0] / tb[0]:.2f} | {same} |")
+
+
 def gpu_rows():
     try:
         import torch
     except ImportError:
         rows.append("| GPU rows | skipped: no torch | | | | | |")
-        return
+        return None
     if "cuda" not in canopy.info()["backends"] or not torch.cuda.is_available():
         rows.append(f"| GPU rows | skipped: {canopy.info()['gpu_why_not'] or 'no GPU'} "
                     "| | | | | |")
-        return
+        return None
     sync = torch.cuda.synchronize
     g = torch.Generator(device="cuda").manual_seed(1)
     x = torch.rand((N_GPU, 3), device="cuda", generator=g)
@@ -130,22 +246,34 @@ def gpu_rows():
     tb = brute_time(lambda: brute_knn(torch, x2, q2, 8), sync)
     row("Index(x).query(q, k=8), 200k + 200k 2-D, torch CUDA (build + query)", t, tc,
         "torch cdist+topk", tb, "<= 1.2x C, no host copy")
+    return sync, [("knn_graph 1M k=16", lambda: canopy.knn_graph(x, k)),
+                  ("radius_graph 1M max 32", lambda: canopy.radius_graph(x, r)),
+                  ("Index(x).query(q, k=8) 200k", both)]
 
 
 def cpu_row():
     rng = np.random.default_rng(2)
     x = rng.random((N_CPU, 3)).astype(np.float32)
     canopy.set_threads(THREADS)
-    t = timed(lambda: canopy.knn_graph(x, 16), lambda: None, reps=3)
+    case = f"CPU knn_graph k=16, {N_CPU} 3-D NumPy, {THREADS} threads"
     try:
         from sklearn.neighbors import kneighbors_graph
     except ImportError:
-        row(f"CPU knn_graph k=16, {N_CPU} 3-D NumPy, {THREADS} threads", t, None,
-            "scikit-learn (not installed)", None, ">= 2x scikit-learn")
+        t = timed(lambda: canopy.knn_graph(x, 16), lambda: None, reps=3)
+        row(case, t, None, "scikit-learn (not installed)", None, ">= 2x scikit-learn")
         return
-    tp = timed(lambda: kneighbors_graph(x, 16, n_jobs=THREADS), lambda: None, reps=3)
-    row(f"CPU knn_graph k=16, {N_CPU} 3-D NumPy, {THREADS} threads", t, None,
-        "sklearn kneighbors_graph", tp, ">= 2x scikit-learn")
+    # alternating call by call: a shared or throttling machine slows both alike
+    fns = (lambda: canopy.knn_graph(x, 16), lambda: kneighbors_graph(x, 16, n_jobs=THREADS))
+    ts = [[], []]
+    for f in fns:
+        f()
+    for _ in range(3):
+        for i, f in enumerate(fns):
+            t0 = time.perf_counter()
+            f()
+            ts[i].append(time.perf_counter() - t0)
+    t, tp = [(statistics.median(v), min(v), max(v)) for v in ts]
+    row(case, t, None, "sklearn kneighbors_graph", tp, ">= 2x scikit-learn")
 
 
 def main():
@@ -157,10 +285,15 @@ def main():
     print("| case | canopy (package, whole call) | C device entries (ctypes) | package / C | "
           "peer | canopy speed-up | goal |")
     print("|---|---|---|---|---|---|---|")
-    if "--cpu-only" not in sys.argv:
-        gpu_rows()
-    cpu_row()
+    prof = gpu_rows() if "--cpu-only" not in sys.argv else None
+    if "--gpu-only" not in sys.argv:
+        cpu_row()
     print("\n".join(rows))
+    if prof and "--profile" in sys.argv:
+        profile(prof[1], prof[0])
+    if prof and "--before" in sys.argv:
+        import torch
+        before_after(torch, sys.argv[sys.argv.index("--before") + 1], prof[0])
 
 
 if __name__ == "__main__":

@@ -274,6 +274,15 @@ class FakeFramework(_arrays._NumPy):
     def searchsorted(self, a, v):
         return np.searchsorted(a.a if isinstance(a, FakeDevice) else a, v)
 
+    def to_numpy(self, a):
+        return a.a if isinstance(a, FakeDevice) else np.asarray(a)
+
+    def from_host(self, like, arr):
+        return np.array(arr).view(FakeOut)
+
+    def concat(self, arrays):
+        return np.concatenate(arrays).view(FakeOut)
+
 
 class FakeOut(np.ndarray):
     """An output the fake framework allocated (a distinct type, to see it comes back)."""
@@ -393,6 +402,93 @@ def test_gravity_device_branch_on_emulated_device(fake_device):
         canopy.gravity(FakeDevice(pos[:, :2].copy()))
     with pytest.raises(ValueError, match="backend"):
         canopy.gravity(FakeDevice(pos), backend="cpu")
+
+
+def test_dense_and_masked_edge_paths_on_emulated_device(fake_device):
+    """Unbatched, every point with k + 1 candidates: the edges come from the dense path
+    (no compaction), which must drop the point itself where it is among its k + 1 and
+    the farthest where equal points hide it; batched with a small example: the masked
+    path. Both equal brute force."""
+    rng = np.random.default_rng(16)
+    x = rng.random((300, 2)).astype(np.float32)
+    x[10:25] = x[9]  # 16 equal points: with k = 4 the point itself is often not queried
+    for k in (1, 4, 9):
+        for loop in (False, True):
+            e = canopy.knn_graph(FakeDevice(x), k, loop=loop, flow="target_to_source")
+            np.testing.assert_array_equal(e, brute(x, x, k, [0] * 300, [0] * 300, not loop))
+    b = np.zeros(300, np.int64)
+    b[-3:] = 1
+    e = canopy.knn_graph(FakeDevice(x), 4, FakeDevice(b))
+    np.testing.assert_array_equal(e, brute(x, x, 4, b, b, True)[::-1])
+
+
+def test_query_radius_on_emulated_device(fake_device, monkeypatch):
+    rng = np.random.default_rng(17)
+    x = rng.random((900, 3)).astype(np.float32)
+    x[:40] = x[0]  # 40 equal points: k must grow past 16 and 32
+    q = rng.random((70, 3)).astype(np.float32)
+    q[0] = x[0]
+    ix = canopy.Index(FakeDevice(x))
+    canopy.host_copies(reset=True)  # what earlier tests in this process counted
+    monkeypatch.setattr(canopy, "_RADIUS_CHUNK", 64)  # chunks of rows that shrink as k grows
+    for r in (0.0, 0.05, 0.2):
+        rows, cols = brute(x, q, len(x), [0] * len(x), [0] * len(q), False, r)
+        want = np.bincount(rows, minlength=len(q))
+        counts = ix.query_radius(FakeDevice(q), r, count_only=True)
+        assert isinstance(counts, FakeOut)
+        np.testing.assert_array_equal(counts, want)
+        ind, dst = ix.query_radius(FakeDevice(q), r, return_distance=True)
+        ends = np.cumsum(want)
+        for i, (a, c) in enumerate(zip(ind, dst)):
+            assert isinstance(a, FakeOut) and isinstance(c, FakeOut)
+            b = cols[ends[i] - want[i]:ends[i]]
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_allclose(c, np.sqrt(((q[i] - x[b]) ** 2).sum(1)), rtol=1e-6)
+        one = ix.query_radius(FakeDevice(q[0]), r)
+        np.testing.assert_array_equal(one, cols[:want[0]])
+    assert canopy.host_copies() == {}
+    with pytest.raises(TypeError, match="float32"):
+        ix.query_radius(FakeDevice(q.astype(np.float64)), 0.1)
+    with pytest.raises(ValueError, match="expected shape"):
+        ix.query_radius(FakeDevice(q[:, :2].copy()), 0.1)
+
+
+def test_host_copy_calls_on_emulated_device(fake_device):
+    """paircount, kde and Predictor.predict have no device entry: a CUDA input is copied
+    to the host once, the result goes back as the input's framework's array, and
+    host_copies() counts both ways."""
+    import os
+    rng = np.random.default_rng(18)
+    a = rng.random((500, 3)).astype(np.float32)
+    w = rng.random(500).astype(np.float32)
+    canopy.host_copies(reset=True)
+    counts, edges = canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, weights1=FakeDevice(w))
+    want = canopy.paircount(a, 0.01, 0.3, 5, weights1=w)
+    assert isinstance(counts, FakeOut) and isinstance(edges, FakeOut)
+    # weighted sums: the threads' partial sums may add up in another order
+    np.testing.assert_allclose(counts, want[0], rtol=1e-12)
+    np.testing.assert_array_equal(edges, want[1])
+    dens = canopy.kde(FakeDevice(a), FakeDevice(a[:50]), bandwidth=0.2)
+    assert isinstance(dens, FakeOut)
+    np.testing.assert_allclose(dens, canopy.kde(a, a[:50], bandwidth=0.2), rtol=1e-12,
+                               atol=1e-12)
+    forest = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "forest")
+    X = np.load(os.path.join(forest, "xgb_multi.X.npy")).astype(np.float32)
+    p = canopy.Predictor.load(os.path.join(forest, "xgb_multi.json"))
+    got = p.predict(FakeDevice(X))
+    assert isinstance(got, FakeOut)
+    np.testing.assert_array_equal(got, p.predict(X))
+    c = canopy.host_copies(reset=True)
+    assert c["paircount"] == {"inputs": 2, "bytes_to_host": 500 * 16,
+                              "bytes_to_device": counts.nbytes + edges.nbytes}
+    assert c["kde"] == {"inputs": 2, "bytes_to_host": 550 * 12, "bytes_to_device": 50 * 8}
+    assert c["Predictor.predict"]["inputs"] == 1
+    assert c["Predictor.predict"]["bytes_to_device"] == got.nbytes
+    assert canopy.host_copies() == {}
+    with pytest.raises(_arrays.DeviceError, match="cuda:0 but data2 is on cpu"):
+        canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, data2=a)
+    with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
+        canopy.Index(FakeDevice(a)).count_neighbors(FakeDevice(a), 0.1)
 
 
 class GradWrap(Wrap):

@@ -219,7 +219,66 @@ def test_bad_device_inputs(fw):
     with pytest.raises(ValueError, match="kd"):
         canopy.Index(xd, tree="ball")
     with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
-        canopy.paircount(xd, 0.1, 0.5, 4)
+        canopy.Index(xd).count_neighbors(xd, 0.5)
+    with pytest.raises(TypeError, match="real number|bool"):
+        canopy.knn_graph(fw.dev(x > 0.5), 3)
+
+
+def test_query_radius_on_device(fw, monkeypatch):
+    rng = np.random.default_rng(12)
+    x = rng.random((20_000, 3)).astype(np.float32)
+    x[:100] = x[0]  # 100 equal points: k grows from 16 to 128 for the rows near them
+    q = rng.random((3000, 3)).astype(np.float32)
+    q[0] = x[0]
+    host = canopy.Index(x)
+    want_c = host.query_radius(q, 0.04, count_only=True)
+    want_i, want_d = host.query_radius(q, 0.04, return_distance=True)
+    xd, qd = fw.dev(x), fw.dev(q)
+    canopy.host_copies(reset=True)
+    calls = forbid_host(monkeypatch)
+    ix = canopy.Index(xd)
+    c = ix.query_radius(qd, 0.04, count_only=True)
+    fw.check(c, qd)
+    # a count may differ where a distance is an ulp from r (GPU and CPU rounding)
+    same = fw.host(c) == want_c
+    assert same.mean() > 0.999 and fw.host(c)[0] == want_c[0] >= 100
+    ind, dst = ix.query_radius(qd, 0.04, return_distance=True)
+    fw.check(ind[0], qd)
+    fw.check(dst[0], qd)
+    for i in np.flatnonzero(same):
+        a, d = fw.host(ind[i]), fw.host(dst[i])
+        np.testing.assert_allclose(d, want_d[i], rtol=1e-6, atol=1e-7)
+        # the same points, nearest first (equal distances may come in another order)
+        assert set(a.tolist()) == set(want_i[i].tolist()) and (np.diff(d) >= 0).all()
+    assert calls["index_knn_device"] >= 2 and canopy.host_copies() == {}
+
+
+def test_host_copy_calls_with_device_inputs(fw):
+    """paircount, kde and Predictor.predict: a counted host copy in, the result back on
+    the input's device, equal to the host call's."""
+    rng = np.random.default_rng(13)
+    a = rng.random((4000, 3)).astype(np.float32)
+    canopy.host_copies(reset=True)
+    ad = fw.dev(a)
+    counts, edges = canopy.paircount(ad, 0.01, 0.2, 6)
+    fw.check(counts, ad)
+    want = canopy.paircount(a, 0.01, 0.2, 6)
+    np.testing.assert_array_equal(fw.host(counts), want[0])
+    dens = canopy.kde(ad, bandwidth=0.1)
+    fw.check(dens, ad)
+    # log-densities near 0: the threads' sums may differ in the last bits
+    np.testing.assert_allclose(fw.host(dens), canopy.kde(a, bandwidth=0.1), rtol=1e-12,
+                               atol=1e-12)
+    forest = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "forest")
+    X = np.load(os.path.join(forest, "xgb_binary.X.npy")).astype(np.float32)
+    p = canopy.Predictor.load(os.path.join(forest, "xgb_binary.json"))
+    got = p.predict(fw.dev(X))
+    fw.check(got, ad)
+    np.testing.assert_allclose(fw.host(got), p.predict(X), rtol=1e-12)
+    c = canopy.host_copies(reset=True)
+    assert c["paircount"]["bytes_to_host"] == a.nbytes
+    assert c["kde"]["inputs"] == 1 and c["kde"]["bytes_to_device"] == 4000 * 8
+    assert c["Predictor.predict"]["bytes_to_host"] == X.nbytes
 
 
 def test_torch_tensor_requiring_grad():

@@ -19,8 +19,10 @@
 NumPy inputs may be any real dtype and memory order; each is converted once to a
 C-contiguous float32 array. Objects with ``__dlpack__`` or ``__cuda_array_interface__``
 (PyTorch, CuPy, JAX, ...) are taken too: on the CPU copied once, on a CUDA device used in
-place by ``Index``, ``Index.query``, ``gravity`` and the graph builders (float32,
-C-contiguous; results come back on that device, as that framework's arrays). See
+place by ``Index``, ``Index.query``, ``Index.query_radius``, ``gravity`` and the graph
+builders (float32, C-contiguous; results come back on that device, as that framework's
+arrays); ``paircount``, ``kde`` and ``Predictor.predict`` copy CUDA inputs to the host
+(the library has no device entry for them) and count it in ``host_copies()``. See
 docs/python.md in the repository. The GIL is released while the library works. Errors the
 library reports come back as exceptions carrying its message (``CanopyError``, also a
 ``ValueError``, ``OSError``, ``MemoryError`` or ``RuntimeError`` by kind).
@@ -35,8 +37,8 @@ import numpy as _np
 
 from . import _arrays, _lib
 
-__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "info", "kde", "knn", "knn_graph",
-           "paircount", "radius", "radius_graph", "set_threads", "threads",
+__all__ = ["Index", "Predictor", "Regex", "grep", "gravity", "host_copies", "info", "kde", "knn",
+           "knn_graph", "paircount", "radius", "radius_graph", "set_threads", "threads",
            "CanopyError", "CanopyValueError", "CanopyOSError", "CanopyMemoryError",
            "CanopyRuntimeError", "__version__"]
 
@@ -125,9 +127,45 @@ def _host(a, name):
     if arr.on_device:
         arr.release()
         raise _arrays.DeviceError(f"{name} is on {arr.where}: this call does not take device "
-                                  "arrays yet (Index, Index.query, gravity and the graph "
-                                  "builders do); pass a host array")
+                                  "arrays yet (Index, Index.query, query_radius, gravity, the "
+                                  "graph builders, paircount, kde and Predictor.predict do); "
+                                  "pass a host array")
     return arr
+
+
+def _host_copy(a, name, call):
+    """a parsed, as a host input: a CUDA array is copied to the host once, counted in
+    host_copies() under call (for the calls whose library entry reads host memory only);
+    None stays None."""
+    if a is None:
+        return None
+    arr = _arrays.parse(a, name)
+    if arr.on_device:
+        try:
+            _arrays.copy_to_host(arr, call)
+        except BaseException:
+            arr.release()
+            raise
+    return arr
+
+
+def _back(template, out, call):
+    """A result computed on the host for template's input: on its device when it came
+    from one (a counted copy), else as the host path returns it."""
+    return _arrays.device_result(template, out, call) if template.on_device else out
+
+
+def host_copies(reset=False):
+    """The host copies made for CUDA inputs of calls that have no device path in the
+    library (paircount, kde, Predictor.predict): per call, ``inputs`` copied to the
+    host, their ``bytes_to_host``, and ``bytes_to_device`` of the results sent back. The
+    other calls with CUDA inputs copy nothing and never appear. reset: zero the counts
+    after reading them."""
+    out = {k: {"inputs": v[0], "bytes_to_host": v[1], "bytes_to_device": v[2]}
+           for k, v in _arrays.HOST_COPIES.items()}
+    if reset:
+        _arrays.HOST_COPIES.clear()
+    return out
 
 
 def _real_array(a, name):
@@ -312,6 +350,7 @@ class Index(_Owner):
         self._opt.backend = _parse(_lib.backend_parse, backend, "backend")
         info = self.info()
         self.n, self.d, self.tree = info["n"], info["d"], info["tree"]
+        self._residency = info["residency"]
         # The first gravity call caches the bodies in their original order (canopy.h).
         self._gravity_lock = _threading.Lock()
 
@@ -398,13 +437,16 @@ class Index(_Owner):
         src = _arrays.parse(x, "x")
         with src:
             if src.on_device:
-                idx, d2, single = self._knn_device(src, int(k))
-                dist = d2**0.5
+                fw = _arrays.check_current(src)
+                idx, d2, single = self._knn_device(src, int(k), fw)
+                dist = fw.sqrt_(d2)
             else:
                 q, single = self._queries(src.host)
                 idx, d2 = self._knn(q, int(k))
                 dist = _np.sqrt(d2)
-        idx[idx < 0] = self.n
+        # the library's -1 (no k-th point) as n: arithmetic, not a mask, so a device
+        # array is fixed without a synchronisation
+        idx += (idx < 0) * (self.n + 1)
         if k == 1:
             dist, idx = dist[:, 0], idx[:, 0]
         if single:
@@ -413,23 +455,13 @@ class Index(_Owner):
             dist, idx = _arrays.host_result(src, dist), _arrays.host_result(src, idx)
         return dist, idx
 
-    def _knn_device(self, src, k):
-        fw = _arrays.check_current(src)
-        if self.info()["residency"] == "host":
-            raise _arrays.DeviceError(f"x is on {src.where} but the index has no device copy: "
-                                      "build it from device points or with "
-                                      "residency=\"device\"")
-        if src.dtype != _np.float32:
-            raise TypeError(f"x: device arrays must be float32, got {src.dtype}")
-        single = len(src.shape) == 1
-        m, d = (1, src.shape[0]) if single else (src.shape + (None,))[:2]
-        if len(src.shape) not in (1, 2) or d != self.d:
-            raise ValueError(f"x: expected shape (m, {self.d}), got {src.shape}")
+    def _knn_device(self, src, k, fw):
+        q, m, single = self._device_queries(src)
         idx = fw.empty(src.obj, (m, k), fw.int64)
         d2 = fw.empty(src.obj, (m, k), fw.float32)
         if m > 0:
             with self._h.use() as h:
-                _check(_lib.index_knn_device(h, src.ptr, m, k, _ctypes.byref(self._opt),
+                _check(_lib.index_knn_device(h, q, m, k, _ctypes.byref(self._opt),
                                              fw.ptr(idx), fw.ptr(d2), src.stream or 0, None))
         return idx, d2, single
 
@@ -446,8 +478,17 @@ class Index(_Owner):
         """Points within distance r (dist <= r) of each row of x, like scikit-learn's
         KDTree.query_radius: an object array of int64 index arrays (ascending by
         distance), or with count_only the counts, or with return_distance also the
-        distances."""
-        q, single = self._queries(x)
+        distances.
+
+        x on a CUDA device (with the index on the device): answered there by device kNN
+        calls whose k doubles until every row's count is below it (no host copy of the
+        points or the results); counts are a device array, and the object array's rows
+        are views of one device array (the counts are read on the host to cut them)."""
+        src = _arrays.parse(x, "x")
+        if src.on_device:
+            with src:
+                return self._radius_device(src, _radius(r), return_distance, count_only)
+        q, single = self._queries(src.host)
         counts = self._counts(q, r)
         if count_only:
             return counts[0] if single else counts
@@ -472,6 +513,59 @@ class Index(_Owner):
         if single:
             ind, dst = ind[0], dst[0]
         return (ind, dst) if return_distance else ind
+
+    def _radius_device(self, src, r, return_distance, count_only):
+        fw = _arrays.check_current(src)
+        q, m, single = self._device_queries(src)
+        r2 = float(_np.float32(r) * _np.float32(r))  # the library's radius test
+        counts = fw.empty(src.obj, (m,), fw.int64)
+        if self.n == 0:
+            counts[:] = 0
+        parts, start, k = [], 0, min(16, self.n)
+        while start < m and self.n > 0:
+            stop = min(m, start + max(1, _RADIUS_CHUNK // k))
+            idx = fw.empty(src.obj, (stop - start, k), fw.int64)
+            d2 = fw.empty(src.obj, (stop - start, k), fw.float32)
+            with self._h.use() as h:
+                _check(_lib.index_knn_device(h, q + 4 * start * self.d, stop - start, k,
+                                             _ctypes.byref(self._opt), fw.ptr(idx), fw.ptr(d2),
+                                             src.stream or 0, None))
+            within = d2 <= r2  # a prefix of each row: distances ascend
+            c = within.sum(1)
+            if k < self.n and bool((c == k).any()):  # some row may have more: k too small
+                k = min(2 * k, self.n)
+                continue
+            counts[start:stop] = c
+            parts.append((idx, d2, within))
+            start = stop
+        if count_only:
+            return counts[0] if single else counts
+        ind = fw.concat([i[w] for i, _, w in parts]) if parts else fw.empty(src.obj, (0,),
+                                                                              fw.int64)
+        dst = (fw.sqrt_(fw.concat([d[w] for _, d, w in parts])) if parts
+               else fw.empty(src.obj, (0,), fw.float32))
+        ends = _np.cumsum(fw.to_numpy(counts))
+        rows_i, rows_d = _np.empty(m, dtype=object), _np.empty(m, dtype=object)
+        for i in range(m):
+            a, b = (int(ends[i - 1]) if i else 0), int(ends[i])
+            rows_i[i], rows_d[i] = ind[a:b], dst[a:b]
+        if single:
+            rows_i, rows_d = rows_i[0], rows_d[0]
+        return (rows_i, rows_d) if return_distance else rows_i
+
+    def _device_queries(self, src):
+        """(pointer, m, single) of CUDA queries for this index's device copy."""
+        if self._residency == "host":
+            raise _arrays.DeviceError(f"x is on {src.where} but the index has no device copy: "
+                                      "build it from device points or with "
+                                      "residency=\"device\"")
+        if src.dtype != _np.float32:
+            raise TypeError(f"x: device arrays must be float32, got {src.dtype}")
+        single = len(src.shape) == 1
+        m, d = (1, src.shape[0]) if single else (src.shape + (None,))[:2]
+        if len(src.shape) not in (1, 2) or d != self.d:
+            raise ValueError(f"x: expected shape (m, {self.d}), got {src.shape}")
+        return src.ptr, m, single
 
     def count_neighbors(self, other, r):
         """Pairs (p in this index, q in other) with |p - q| <= r, like
@@ -533,6 +627,11 @@ def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None
     the sum of w1[i] * w2[j] (float64); without, counts are int64. boxsize: the data lie
     in the periodic cube [0, boxsize)^d, minimum-image distances, rmax <= boxsize / 2.
     """
+    srcs = [_host_copy(a, n, "paircount") for a, n in ((data1, "data1"), (data2, "data2"),
+                                                        (weights1, "weights1"),
+                                                        (weights2, "weights2"))]
+    _arrays.same_place(srcs)
+    data1, data2, weights1, weights2 = [None if a is None else a.host for a in srcs]
     d1 = _f32(data1, "data1", 2)
     d2 = None if data2 is None else _f32(data2, "data2", 2)
     if d2 is not None and d2.shape[1] != d1.shape[1]:
@@ -574,7 +673,7 @@ def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None
                           counts.ctypes.data_as(_lib.PF64), None))
     if weights1 is None and weights2 is None:
         counts = counts.astype(_np.int64)
-    return counts, edges
+    return _back(srcs[0], counts, "paircount"), _back(srcs[0], edges, "paircount")
 
 
 def _gravity_params(theta, softening):
@@ -768,8 +867,9 @@ class Predictor(_Owner):
         output: "prob" (default, as the CLI and XGBoost's predict: the objective's link
         applied), "raw" (margins; the C library's default) or "class" (int64 class
         index). Returns (n,) when the model has one output, else (n, outputs), as
-        X's kind of host array (device arrays are not taken yet)."""
-        src = _host(X, "X")
+        X's kind of array: a CUDA X is copied to the host and the predictions back to
+        its device (the library predicts from host rows; counted in host_copies())."""
+        src = _host_copy(X, "X", "Predictor.predict")
         x = _f32(src.host, "X", 2)
         kind = _parse(_lib.forest_output_parse, output, "output")
         with self._h.use() as h:
@@ -782,7 +882,10 @@ class Predictor(_Owner):
                         None))
         if output == "class":
             out = out.astype(_np.int64)
-        return _arrays.host_result(src, out[:, 0] if width == 1 else out)
+        out = out[:, 0] if width == 1 else out
+        if src.on_device:
+            return _arrays.device_result(src, _np.ascontiguousarray(out), "Predictor.predict")
+        return _arrays.host_result(src, out)
 
     def __repr__(self):
         state = " closed" if self.closed else ""

@@ -192,9 +192,24 @@ def _from_cai(a, obj, name):
     a.device = device_framework(a.framework, name).device_of(obj)
 
 
+def _from_adapter(a, obj, fw, name):
+    """A CUDA array of a known framework, read from the framework's own attributes: no
+    DLPack capsule to make, parse with ctypes and give back, no stream handshake with
+    the producer (a fixed cost of every call). The work runs on the framework's current
+    stream, as on the DLPack path."""
+    a.framework = fw.m
+    a.ptr, a.shape, strides, a.dtype, a.device = fw.describe(obj, name)
+    _contiguous(a.shape, strides, name)
+    a.stream = fw.current_stream(obj)
+
+
 def parse(obj, name):
     """obj as an Array (a context manager: leave it to give a DLPack capsule back)."""
     a = Array(obj, name)
+    fw = _adapter(type(obj).__module__.split(".")[0])
+    if fw is not None and fw.on_cuda(obj):
+        _from_adapter(a, obj, fw, name)
+        return a
     if isinstance(obj, np.ndarray) or not (hasattr(obj, "__dlpack__")
                                            or hasattr(obj, "__cuda_array_interface__")):
         arr = np.asarray(obj)
@@ -238,6 +253,19 @@ class _Torch:
     def __init__(self, torch):
         self.m = torch
         self.int64, self.float32 = torch.int64, torch.float32
+        self._dtypes = {getattr(torch, t): np.dtype(t) for t in
+                        ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                         "uint8")}
+
+    def on_cuda(self, obj):
+        return isinstance(obj, self.m.Tensor) and obj.is_cuda
+
+    def describe(self, obj, name):
+        """(pointer, shape, strides in elements, NumPy dtype, device id) of a CUDA tensor."""
+        dt = self._dtypes.get(obj.dtype)
+        if dt is None:
+            raise TypeError(f"{name}: dtype {obj.dtype} is not a real number type canopy reads")
+        return obj.data_ptr(), tuple(obj.shape), obj.stride(), dt, obj.device.index
 
     def device_of(self, obj):
         return obj.device.index
@@ -257,9 +285,6 @@ class _Torch:
     def arange(self, like, n):
         return self.m.arange(n, dtype=self.int64, device=like.device)
 
-    def cumsum(self, a, axis):
-        return self.m.cumsum(a, dim=axis)
-
     def stack(self, arrays):
         return self.m.stack(arrays, dim=0)
 
@@ -267,10 +292,22 @@ class _Torch:
         return self.m.cat(arrays)
 
     def to_numpy(self, a):
-        return a.cpu().numpy()
+        return a.detach().cpu().numpy()
+
+    def from_host(self, like, arr):
+        return self.m.from_numpy(np.ascontiguousarray(arr)).to(like.device)
 
     def searchsorted(self, a, v):
         return self.m.searchsorted(a, v)
+
+    def gather(self, a, idx):
+        return self.m.gather(a, 1, idx)
+
+    def sqrt_(self, a):
+        return a.sqrt_()
+
+    def flatnonzero(self, mask):
+        return self.m.nonzero(mask.reshape(-1)).reshape(-1)
 
 
 class _CuPy:
@@ -279,6 +316,18 @@ class _CuPy:
     def __init__(self, cupy):
         self.m = cupy
         self.int64, self.float32 = np.int64, np.float32
+
+    def on_cuda(self, obj):
+        return isinstance(obj, self.m.ndarray)
+
+    def describe(self, obj, name):
+        dt = obj.dtype
+        if dt.kind not in "fiu" or not dt.isnative:
+            raise TypeError(f"{name}: dtype {dt} is not a native real number type")
+        if any(s % dt.itemsize for s in obj.strides):
+            raise ValueError(f"{name}: strides {obj.strides} are not whole elements")
+        return (obj.data.ptr, tuple(obj.shape), tuple(s // dt.itemsize for s in obj.strides), dt,
+                obj.device.id)
 
     def device_of(self, obj):
         return obj.device.id
@@ -300,9 +349,6 @@ class _CuPy:
         with self.m.cuda.Device(like.device.id):
             return self.m.arange(n, dtype=np.int64)
 
-    def cumsum(self, a, axis):
-        return self.m.cumsum(a.astype(np.int64), axis=axis)
-
     def stack(self, arrays):
         return self.m.stack(arrays, axis=0)
 
@@ -312,8 +358,21 @@ class _CuPy:
     def to_numpy(self, a):
         return self.m.asnumpy(a)
 
+    def from_host(self, like, arr):
+        with self.m.cuda.Device(like.device.id):
+            return self.m.asarray(arr)
+
     def searchsorted(self, a, v):
         return self.m.searchsorted(a, v)
+
+    def gather(self, a, idx):
+        return self.m.take_along_axis(a, idx, axis=1)
+
+    def sqrt_(self, a):
+        return self.m.sqrt(a, out=a)
+
+    def flatnonzero(self, mask):
+        return self.m.flatnonzero(mask)
 
 
 class _NumPy:
@@ -330,9 +389,6 @@ class _NumPy:
     def arange(self, like, n):
         return np.arange(n, dtype=np.int64)
 
-    def cumsum(self, a, axis):
-        return np.cumsum(a, axis=axis)
-
     def stack(self, arrays):
         return np.stack(arrays, axis=0)
 
@@ -342,22 +398,77 @@ class _NumPy:
     def to_numpy(self, a):
         return a
 
+    def from_host(self, like, arr):
+        return arr
+
     def searchsorted(self, a, v):
         return np.searchsorted(a, v)
 
+    def gather(self, a, idx):
+        return np.take_along_axis(a, idx, axis=1)
+
+    def sqrt_(self, a):
+        return np.sqrt(a, out=a)
+
+    def flatnonzero(self, mask):
+        return np.flatnonzero(mask)
+
 
 NUMPY = _NumPy()
-_ADAPTERS = {"torch": _Torch, "cupy": _CuPy}
+_ADAPTER_TYPES = {"torch": _Torch, "cupy": _CuPy}
+# One adapter per framework, made at its first CUDA array (a call's fixed cost counts).
+_ADAPTERS = {}
+
+
+def _adapter(mod):
+    """The adapter of the framework named mod when canopy knows it and it is imported."""
+    fw = _ADAPTERS.get(mod)
+    if fw is None and mod in _ADAPTER_TYPES and mod in sys.modules:
+        fw = _ADAPTERS[mod] = _ADAPTER_TYPES[mod](sys.modules[mod])
+    return fw
 
 
 def device_framework(module, name):
     """The adapter of a CUDA array's framework, or a clear refusal."""
     mod = getattr(module, "__name__", None)
-    if mod not in _ADAPTERS:
+    fw = _adapter(mod)
+    if fw is None:
         raise DeviceError(f"{name}: CUDA arrays of {mod or 'this type'} are not supported yet "
                           "(PyTorch and CuPy are: canopy allocates its outputs with the "
                           "input's own framework)")
-    return _ADAPTERS[mod](module)
+    return fw
+
+
+# The host copies of calls that have no device path (docs/python.md "What runs on the
+# device"): per call, [inputs copied to the host, their bytes, bytes of results copied
+# back to the device]. canopy.host_copies() reports them.
+HOST_COPIES = {}
+
+
+def _count(call, inputs=0, to_host=0, to_device=0):
+    c = HOST_COPIES.setdefault(call, [0, 0, 0])
+    c[0] += inputs
+    c[1] += to_host
+    c[2] += to_device
+
+
+def copy_to_host(a, call):
+    """A parsed CUDA input a, copied once to the host by its own framework (on its
+    current stream, so pending work on the data is done first), counted for call;
+    a.host holds the NumPy copy and a.device stays, so the results go back there."""
+    fw = check_current(a)
+    a.host = np.asarray(fw.to_numpy(a.obj))
+    _count(call, 1, a.host.nbytes)
+    a.release()
+    return a
+
+
+def device_result(template, arr, call):
+    """arr (NumPy), computed on the host for the CUDA input template, as that input's
+    framework's array on its device (a counted host-to-device copy)."""
+    out = device_framework(template.framework, template.name).from_host(template.obj, arr)
+    _count(call, to_device=arr.nbytes)
+    return out
 
 
 def check_current(a):

@@ -107,19 +107,45 @@ def _search(x, y, k, bx, by, exclude_self, r):
 def _run(fw, ax, ptrs, n, d, m, k, bnx, bny, exclude_self, r):
     xp, yp, ys = ptrs
     sizes = bnx[1:] - bnx[:-1]
-    kk = k + 1 if exclude_self else k
-    kk = int(min(kk, sizes.max())) if sizes.size else 0
-    idx = fw.empty(ys, (m, max(kk, 1)), fw.int64)
-    d2 = fw.empty(ys, (m, max(kk, 1)), fw.float32) if r is not None else None
+    want = k + 1 if exclude_self else k
+    kk = int(min(want, sizes.max())) if sizes.size else 0
+    row = max(kk, 1)
+    idx = fw.empty(ys, (m, row), fw.int64)
+    # Distances always go to a framework buffer: without one the library allocates its
+    # own (k > 16) with cudaMalloc and cudaFree, a synchronisation, in every call.
+    d2 = fw.empty(ys, (m, row), fw.float32) if ax.on_device or r is not None else None
     if kk == 0:
         idx[:] = -1
+    _knn_examples(fw, ax, (xp, yp), idx, d2, d, bnx, bny, kk)
+    # Every row of y has its example's kk (= want) neighbours: the edges are a dense
+    # (m, k) block and need no compaction (no device synchronisation, no mask).
+    queried = (bny[1:] > bny[:-1])
+    if r is None and kk == want and (sizes[queried] >= want).all():
+        return _dense(fw, idx, m, k, exclude_self)
+    valid = idx >= 0
+    if r is not None:
+        r2 = float(np.float32(r) * np.float32(r))  # the library's radius test
+        valid &= d2 <= r2
+    if exclude_self:
+        valid &= idx != fw.arange(idx, m)[:, None]
+        if kk == want:
+            # k + 1 candidates: where the point itself is not among them (equal points)
+            # and all are valid, the farthest goes
+            valid[:, kk - 1] &= valid.sum(1) <= k
+    pos = fw.flatnonzero(valid)  # the one compaction (one synchronisation on a device)
+    return pos // row, idx.reshape(-1)[pos]
+
+
+def _knn_examples(fw, ax, ptrs, idx, d2, d, bnx, bny, kk):
+    """The kk nearest rows of x in its example for each row of y, into idx and d2 (None:
+    not wanted), as indices into the whole x (-1: none)."""
+    xp, yp = ptrs
+    row = idx.shape[1]
+    ip, dp = fw.ptr(idx), None if d2 is None else fw.ptr(d2)
     opt = _lib.run_options_default()
     iopt = _lib.index_options_default(_lib.TREE_KD)
     stream = (ax.stream or 0) if ax.on_device else 0
-    ip = fw.ptr(idx)
-    dp = fw.ptr(d2) if d2 is not None else None
-    row = max(kk, 1)
-    for b in range(len(sizes)):
+    for b in range(len(bnx) - 1):
         x0, x1, y0, y1 = int(bnx[b]), int(bnx[b + 1]), int(bny[b]), int(bny[b + 1])
         if y1 == y0 or kk == 0:
             continue
@@ -145,18 +171,21 @@ def _run(fw, ax, ptrs, n, d, m, k, bnx, bny, exclude_self, r):
             _lib.index_free(h)
         if x0:
             part = idx[y0:y1]
-            part[part >= 0] += x0
-    valid = idx >= 0
+            part += (part >= 0) * x0  # arithmetic, not a mask: no synchronisation
+
+
+def _dense(fw, idx, m, k, exclude_self):
+    """(rows, cols) of every row's k neighbours, idx (m, k, or k + 1 with the point
+    itself to leave out) holding all of them: the point is dropped where it is among
+    its row's k + 1, else the farthest (equal points may hide it)."""
     if exclude_self:
-        valid &= idx != fw.arange(idx, m)[:, None]
-    if r is not None:
-        r2 = float(np.float32(r) * np.float32(r))  # the library's radius test
-        valid &= d2 <= r2
-    valid &= fw.cumsum(valid, 1) <= k
-    flat = valid.reshape(-1)
-    rows = (fw.arange(idx, m * row) // row)[flat]
-    cols = idx.reshape(-1)[flat]
-    return rows, cols
+        j = fw.arange(idx, k + 1)
+        # at most one entry of a row is the point itself: its position, else k
+        skip = k - ((idx == fw.arange(idx, m)[:, None]) * (k - j)).sum(1)
+        cols = fw.gather(idx, j[:k] + (j[:k] >= skip[:, None]))
+    else:
+        cols = idx
+    return fw.arange(idx, m * k) // k, cols.reshape(-1)
 
 
 def _result(rows, cols, ax, fw, swap):

@@ -5,7 +5,7 @@ import numbers as _numbers
 
 import numpy as _np
 
-from . import Index, _check, _f32, _lib, _parse, _points
+from . import Index, _arrays, _back, _check, _f32, _host_copy, _lib, _parse, _points
 
 
 class _KdeOptions(_ctypes.Structure):
@@ -36,16 +36,21 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
     queries=None: the data themselves. data may be a kd ``canopy.Index``: its tree is
     used, none is built for the data (canopy_index_kde). backend "cpu", "gpu" (with the
     CUDA module beside the library; the same bound) or "auto" (the GPU from 50000
-    queries when one is usable).
+    queries when one is usable). The library reads host arrays here: CUDA data and
+    queries are copied to the host and the result back to their device (counted in
+    canopy.host_copies()).
     """
     index = data if isinstance(data, Index) else None
+    src = None if index is not None else _host_copy(data, "data", "kde")
+    qsrc = _host_copy(queries, "queries", "kde")
+    _arrays.same_place([src, qsrc])
     if index is None:
-        x = _f32(data, "data", 2)
+        x = _f32(src.host, "data", 2)
         d = x.shape[1]
-        q = x if queries is None else _f32(queries, "queries", 2)
+        q = x if qsrc is None else _f32(qsrc.host, "queries", 2)
     else:
         d = index.d
-        q = None if queries is None else _f32(queries, "queries", 2)
+        q = None if qsrc is None else _f32(qsrc.host, "queries", 2)
     if q is not None and q.shape[1] != d:
         raise ValueError(f"data has {d} columns but queries have {q.shape[1]}")
     for name, v in (("bandwidth", bandwidth), ("atol", atol), ("rtol", rtol)):
@@ -60,11 +65,11 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
         out = _np.empty(q.shape[0], dtype=_np.float64)
         _check(_kde(_points(x), _points(q), _ctypes.byref(ko), _ctypes.byref(opt),
                     out.ctypes.data_as(_lib.PF64), None))
-        return out
+        return _back(src, out, "kde")
     # no queries: the self-query form (n = 0, data NULL), the indexed points themselves
     pq = _lib.Points(None, 0, d, d) if q is None else _points(q)
     out = _np.empty(index.n if q is None else q.shape[0], dtype=_np.float64)
     with index._h.use() as h:
         _check(_index_kde(h, pq, _ctypes.byref(ko), _ctypes.byref(opt),
                           out.ctypes.data_as(_lib.PF64), None))
-    return out
+    return out if qsrc is None else _back(qsrc, out, "kde")
