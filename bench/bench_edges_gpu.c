@@ -17,7 +17,7 @@
 #include "bench_util.h"
 #include "canopy.h"
 #include "core/device.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>

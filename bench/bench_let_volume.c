@@ -13,8 +13,8 @@
  * --opening list: the same for the list engine over ranks (run_list).
  * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P]
  *        [--curve morton|hilbert] [--opening body|list] R... */
-#include "apps/gravity_lists.h"
-#include "nbody/let.h"
+#include "gravity/gravity_lists.h"
+#include "gravity/let.h"
 
 #include <stdio.h>
 #include <stdlib.h>

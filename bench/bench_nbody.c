@@ -23,7 +23,7 @@
  *       bucket walk that evaluates forces inside the walk (CANOPY_OPENING_BUCKET on the
  *       octree, leaf size = --bucket): Liu's "local walk" beside the lists
  * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 #include "bench_util.h"
 #include "canopy.h"
 

@@ -15,7 +15,7 @@
  * energy with the float64 direct potential at start and end; steps per second. */
 #include "bench_util.h"
 #include "canopy.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -9,7 +9,7 @@
  * from the cell centre loses interactions and the forces differ. */
 #include "check.h"
 #include "inclusion_case.h"
-#include "nbody/let.h"
+#include "gravity/let.h"
 
 #include <math.h>
 #include <stdlib.h>

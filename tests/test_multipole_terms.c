@@ -6,7 +6,7 @@
  * order 2 far more exact than the traceless quadrupole alone; moments built from two
  * sub-clusters by the binomial shift equal those summed directly; a point mass is
  * exact at every order. Random clusters, several seeds. */
-#include "apps/multipole_terms.h"
+#include "gravity/multipole_terms.h"
 #include "check.h"
 
 #include <math.h>

@@ -8,10 +8,10 @@
 #include "canopy/traverse_cpu.h"
 #include "canopy/traverse_lanes.h"
 
-#include "apps/gravity.h"
-#include "apps/knn.h"
+#include "gravity/gravity.h"
+#include "apps/knn/knn.h"
 #include "apps/lanes.h"
-#include "apps/radius.h"
+#include "apps/radius/radius.h"
 
 #include <string.h>
 

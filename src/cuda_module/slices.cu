@@ -9,7 +9,7 @@
 #include "forest/gpu_entries.h"
 #include "graph/gpu_entries.h"
 #include "index/gpu_entries.h"
-#include "nbody/gpu_entries.h"
+#include "gravity/gpu_entries.h"
 #include "paircount/gpu_entries.h"
 #include "ptsd/gpu_entries.h"
 #include "simt/gpu_entries.h"

@@ -3,7 +3,7 @@
 #include "dist/gpu_bind.h"
 
 #include "core/device.h"
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 
 #include <stdio.h>
 

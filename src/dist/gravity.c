@@ -6,9 +6,9 @@
 #include "dist/gravity.h"
 
 #include "dist/gpu_bind.h"
-#include "nbody/gpu_multipole.h"
-#include "nbody/let.h"
-#include "nbody/let_gpu.h"
+#include "gravity/gpu_multipole.h"
+#include "gravity/let.h"
+#include "gravity/let_gpu.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * one set of interaction lists (ChaNGa's remote walk), evaluated by the same
  * vectorised kernel. The opening test is the engine's own, so the accuracy is the
  * single process's at the same theta and order (docs/distributed.md). */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 #include "dist/gravity.h"
 
 #include <string.h>

@@ -5,7 +5,7 @@
  * Handles are checked twice before use: the pointer must be in the registry of live
  * indexes (so a freed handle is rejected without reading freed memory), and the
  * record must carry the magic number. */
-#include "apps/knn.h"
+#include "apps/knn/knn.h"
 #include "core/device.h"
 #include "index/device.h"
 #include "index/hooks.h"

@@ -13,7 +13,7 @@
 #include "body_sets.h"
 #include "check.h"
 #include "core/device.h"
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "body_sets.h"
 #include "check.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

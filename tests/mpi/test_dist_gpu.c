@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "core/device.h"
 #include "dist/gpu_bind.h"
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 #include "mpi_check.h"
 
 #include <math.h>

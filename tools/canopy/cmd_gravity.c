@@ -3,8 +3,8 @@
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
 #include "core/coincident.h"
-#include "nbody/force_error.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/force_error.h"
+#include "gravity/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
 #include "io/hdf5.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <errno.h>

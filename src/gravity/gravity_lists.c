@@ -2,10 +2,10 @@
 /* canopy_gl_gravity: tree build (octree or binary, level-synchronous so node numbering
  * does not depend on threads), moments, per-bucket interaction lists and the
  * vectorised force kernels (apps/gravity_lists.h). */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 
-#include "apps/ewald.h"
-#include "apps/multipole_terms.h"
+#include "gravity/ewald.h"
+#include "gravity/multipole_terms.h"
 #include "core/cpu_internal.h"
 
 #include <math.h>

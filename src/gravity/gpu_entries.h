@@ -6,8 +6,8 @@
 #define CANOPY_NBODY_GPU_ENTRIES_H
 
 #include "core/cuda_module.h"
-#include "nbody/gpu_multipole.h"
-#include "nbody/let_gpu.h"
+#include "gravity/gpu_multipole.h"
+#include "gravity/let_gpu.h"
 
 #define CANOPY_NBODY_GPU_ENTRIES(STATUS, OUT, RELEASE)                                             \
     OUT(gpu_mp_create, (gpu_mp * *out), (out), out)                                                \

@@ -2,7 +2,7 @@
 /* Which backend multipole gravity takes, and the GPU walk's accuracy table (its tree
  * and bucket opening give other errors at a theta than the CPU octree's). */
 #include "core/device.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <math.h>
 

@@ -18,7 +18,7 @@
 #ifndef CANOPY_APPS_MULTIPOLE_H
 #define CANOPY_APPS_MULTIPOLE_H
 
-#include "apps/multipole_terms.h"
+#include "gravity/multipole_terms.h"
 #include "canopy/traverse_geom.h"
 
 enum { MP_QUAD_FLOATS = 7 }; /* order 2: Qxx Qyy Qzz Qxy Qxz Qyz, T */

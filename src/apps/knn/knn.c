@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_knn: the kNN descriptor run by the generic engines, and its brute-force
  * reference. */
-#include "apps/knn.h"
+#include "apps/knn/knn.h"
 
 #include "apps/common.h"
 #include "apps/lanes.h"

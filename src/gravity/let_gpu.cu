@@ -8,9 +8,9 @@
  * The stack lives in shared memory (global when a deep piece does not fit); a leaf's
  * bodies are loaded by the lanes together into shared memory, where every lane reads
  * them (broadcasts). */
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 
-#include "nbody/let_gpu_buf.cuh"
+#include "gravity/let_gpu_buf.cuh"
 
 #include <new>
 #include <stdint.h>

@@ -17,7 +17,7 @@
 #ifndef CANOPY_NBODY_LET_H
 #define CANOPY_NBODY_LET_H
 
-#include "apps/multipole.h"
+#include "gravity/multipole.h"
 #include "canopy.h"
 
 typedef enum let_radius {

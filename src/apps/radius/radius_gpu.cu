@@ -2,7 +2,7 @@
 /* The radius application on the GPU: its descriptor as a type, and the glue that
  * uploads its context's buffers (canopy/traverse_cuda.cuh runs the rest). */
 #include "apps/kd_walk_gpu.cuh"
-#include "apps/radius.h"
+#include "apps/radius/radius.h"
 
 #include "apps/common.h"
 #include "canopy/traverse_cuda.cuh"

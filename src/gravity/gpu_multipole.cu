@@ -3,7 +3,7 @@
  * bottom-up, Liu's bucket-to-node walk, float64 direct reference, and the resident
  * leapfrog integrator. The inner loops use explicit fmaf (the library compiles CUDA
  * with --fmad=false). */
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include "canopy/cuda_util.cuh"
 #include "core/gpu.cuh"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_radius_count: the pc descriptor run by the generic engines, and its
  * brute-force reference. */
-#include "apps/radius.h"
+#include "apps/radius/radius.h"
 
 #include "apps/common.h"
 #include "apps/lanes.h"

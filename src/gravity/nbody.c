@@ -5,14 +5,14 @@
  * evaluation converts positions to float32, rebuilds the octree and walks it. With
  * the GPU backend the state lives on the device (nbody/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
-#include "apps/ewald.h"
-#include "apps/gravity_lists.h"
+#include "gravity/ewald.h"
+#include "gravity/gravity_lists.h"
 #include "canopy.h"
 #include "core/coincident.h"
 #include "core/device.h"
 #include "io/io.h"
-#include "nbody/gpu_multipole.h"
-#include "nbody/nbody_internal.h"
+#include "gravity/gpu_multipole.h"
+#include "gravity/stepper.h"
 
 #include <math.h>
 #include <stdio.h>

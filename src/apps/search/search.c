@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_search: the bs descriptor over a binary search tree of the keys. */
-#include "apps/search.h"
+#include "apps/search/search.h"
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "nbody/force_error.h"
+#include "gravity/force_error.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #define CANOPY_APPS_KNN_GPU_CUH
 
 #include "apps/kd_walk_gpu.cuh"
-#include "apps/knn.h"
+#include "apps/knn/knn.h"
 #include "canopy/traverse_cuda.cuh"
 
 #include <stdint.h>

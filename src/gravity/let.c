@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Locally essential trees: domain build, export with the box opening test (corrected
  * or naive radius), the body walk over pieces, and the curve split (nbody/let.h). */
-#include "nbody/let.h"
+#include "gravity/let.h"
 
 #include "apps/common.h"
 #include "traverse/run.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The Ewald correction table (apps/ewald.h): direct real- and reciprocal-space sums in
  * float64 for a unit mass in the unit box, with the neutralising background. */
-#include "apps/ewald.h"
+#include "gravity/ewald.h"
 
 #include "core/cpu_internal.h"
 

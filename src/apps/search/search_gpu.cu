@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The search application on the GPU: its descriptor as a type, and the glue that
  * uploads its context's buffers (canopy/traverse_cuda.cuh runs the rest). */
-#include "apps/search.h"
+#include "apps/search/search.h"
 
 #include "apps/common.h"
 #include "canopy/traverse_cuda.cuh"

@@ -3,9 +3,9 @@
  * dependency: libnccl.so.2 (or $CANOPY_NCCL_LIBRARY) is opened at run time and the few
  * entry points used are declared here, with NCCL's own types reduced to what they are
  * on the ABI (an opaque communicator pointer, an int result, a 128-byte unique id). */
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 
-#include "nbody/let_gpu_buf.cuh"
+#include "gravity/let_gpu_buf.cuh"
 
 #include <dlfcn.h>
 #include <new>

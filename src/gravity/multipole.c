@@ -2,14 +2,14 @@
 /* canopy_gravity_multipole: octree moments computed bottom-up after the build, the
  * body and bucket descriptors of apps/multipole.h, the accuracy table, and the
  * float64 direct-summation sample reference. */
-#include "apps/multipole.h"
+#include "gravity/multipole.h"
 
 #include "apps/common.h"
-#include "apps/ewald.h"
-#include "apps/gravity_lists.h"
+#include "gravity/ewald.h"
+#include "gravity/gravity_lists.h"
 #include "canopy/traverse_cpu.h"
 #include "core/device.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,16 +49,16 @@ typedef struct mp_calib {
     double ns_per_body;
 } mp_calib;
 static const mp_calib calib_body[] = {
-#include "apps/multipole_calib.inc"
+#include "gravity/multipole_calib.inc"
 };
 /* The list engine's own tables (canopy-bench-nbody --calibrate-list TREE --n 100000:
  * 100k bodies, default bucket and group sizes; more exact than body opening at equal
  * theta, so it gets larger thetas for the same accuracy). */
 static const mp_calib calib_list_oct[] = {
-#include "apps/multipole_calib_list_oct.inc"
+#include "gravity/multipole_calib_list_oct.inc"
 };
 static const mp_calib calib_list_binary[] = {
-#include "apps/multipole_calib_list_binary.inc"
+#include "gravity/multipole_calib_list_binary.inc"
 };
 typedef struct mp_table {
     const mp_calib *row;

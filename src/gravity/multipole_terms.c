@@ -2,7 +2,7 @@
 /* Monomial moments up to order 4: accumulation from bodies, the binomial shift that
  * builds a cell from its children, and the packing the kernels read
  * (apps/multipole_terms.h). */
-#include "apps/multipole_terms.h"
+#include "gravity/multipole_terms.h"
 
 /* Exponents (a, b, c) of x^a y^b z^c, in the order of the packed layout. */
 static const uint8_t mono[MP_MONO_MAX][3] = {

@@ -3,7 +3,7 @@
  * row for large k, the register list of knn_gpu.cuh for k <= KNN_REG_MAX_K), and
  * the glue that uploads its context's buffers (canopy/traverse_cuda.cuh runs the
  * rest). */
-#include "apps/knn_gpu.cuh"
+#include "apps/knn/knn_gpu.cuh"
 
 #include "apps/common.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_gravity: the bh descriptor run by the generic engines over an octree, and
  * the float64 direct-summation reference. */
-#include "apps/gravity.h"
+#include "gravity/gravity.h"
 
 #include "apps/common.h"
 #include "apps/lanes.h"

@@ -9,7 +9,7 @@
 #ifndef CANOPY_NBODY_LET_GPU_H
 #define CANOPY_NBODY_LET_GPU_H
 
-#include "nbody/let.h"
+#include "gravity/let.h"
 
 typedef struct gpu_let gpu_let; /* opaque, module side */
 
