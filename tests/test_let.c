@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Locally essential trees (nbody/let.h), no MPI: bodies split along the Morton curve
+/* Locally essential trees (gravity/let.h), no MPI: bodies split along the Morton curve
  * into R domains, each domain walks its own tree plus the pieces the others export
  * for its bounding box. With the corrected radius (about the centre of mass, the
  * walk's own test) every body gets bit for bit the forces of walking the other

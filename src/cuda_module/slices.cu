@@ -17,7 +17,7 @@
 #include "tree/gpu_entries.h"
 
 /* Each entry reached through the table first puts its calling thread on the device
- * gpu_bind_device chose (one GPU per MPI rank), so the binding holds for every GPU call
+ * canopy_gpu_bind_device chose (one GPU per MPI rank), so the binding holds for every GPU call
  * of the process, OpenMP threads' included. */
 #define BOUND_STATUS(name, params, args)                                                           \
     static canopy_status bound_##name params {                                                     \
@@ -51,7 +51,7 @@
     X(graph, CANOPY_GRAPH_GPU_ENTRIES)                                                             \
     X(ptsd, CANOPY_PTSD_GPU_ENTRIES)                                                               \
     X(index, CANOPY_INDEX_GPU_ENTRIES)                                                             \
-    X(nbody, CANOPY_NBODY_GPU_ENTRIES)
+    X(gravity, CANOPY_GRAVITY_GPU_ENTRIES)
 
 SLICES(SLICE)
 static const canopy_cuda_slice_def slices[] = {SLICES(ROW)};

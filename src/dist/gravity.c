@@ -301,16 +301,16 @@ static int nccl_wanted(MPI_Comm comm) {
                                             "%d ranks share %d GPUs on a node; NCCL needs one "
                                             "GPU per rank",
                                             b.local_size, b.n_devices)
-                              : gpu_nccl_load();
+                              : canopy_gpu_nccl_load();
         unsigned char id[GPU_NCCL_ID_BYTES];
         memset(id, 0, sizeof id);
         if ((s = canopy_dist_agree(comm, s)) == CANOPY_OK) {
-            if (rank == 0) s = gpu_nccl_unique_id(id);
+            if (rank == 0) s = canopy_gpu_nccl_unique_id(id);
             s = canopy_dist_agree(comm, s);
         }
         if (!s) {
             MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, comm);
-            s = canopy_dist_agree(comm, gpu_nccl_create(id, size, rank, &nccl));
+            s = canopy_dist_agree(comm, canopy_gpu_nccl_create(id, size, rank, &nccl));
         }
         nccl_state = s ? -1 : 1;
         nccl_size = size;
@@ -396,7 +396,7 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!s) s = canopy_calloc((void **)&remote, (size_t)size, sizeof *remote);
     if (!s) s = canopy_alloc((void **)&lw, (size_t)x.n + 1, sizeof *lw);
     for (int k = 0; !s && use_gpu && k < 2; k++)
-        if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
+        if (!gpu_walks[k]) s = canopy_gpu_let_create(gpu_walks + k);
     /* On the GPU the local walk starts at once and runs while the host exports and
      * exchanges the pieces. */
     if (!s)
@@ -404,8 +404,8 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     if (!s && use_gpu && x.n > 0) {
         s = tree_order_queries(&local, &q, &qid);
         if (!s)
-            s = gpu_let_launch(gpu_walks[0], &local, 1, canopy_points_make(q, x.n, 3), qid,
-                               inv_theta, eps2);
+            s = canopy_gpu_let_launch(gpu_walks[0], &local, 1, canopy_points_make(q, x.n, 3), qid,
+                                      inv_theta, eps2);
         gpu_local = !s;
     }
     t_build += canopy_now() - t_start;
@@ -439,7 +439,7 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     int done = 0;
     t0 = canopy_now();
     if (use_nccl) { /* GPU to GPU, into a device buffer the remote walk reads */
-        s = gpu_nccl_alltoallv(nccl, send, sc, rc, &recv_dev, heads, sizeof(let_wire));
+        s = canopy_gpu_nccl_alltoallv(nccl, send, sc, rc, &recv_dev, heads, sizeof(let_wire));
         done = 1;
     } else {
         MPI_Ialltoallv(send, isc, isd, MPI_BYTE, recv, irc, ird, MPI_BYTE, comm, &req);
@@ -476,8 +476,8 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         t_rwalk = canopy_now() - t0;
     } else if (x.n > 0) {
         if (!s && np > 0) {
-            s = gpu_let_launch(gpu_walks[1], remote, np, canopy_points_make(q, x.n, 3), qid,
-                               inv_theta, eps2);
+            s = canopy_gpu_let_launch(gpu_walks[1], remote, np, canopy_points_make(q, x.n, 3), qid,
+                                      inv_theta, eps2);
             gpu_remote = !s;
         }
         if (!s) s = canopy_alloc((void **)&la, (size_t)x.n * 3, sizeof *la);
@@ -486,11 +486,11 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
         if (!s && gpu_remote) s = canopy_alloc((void **)&rp, (size_t)x.n, sizeof *rp);
         if (!s && gpu_remote) s = canopy_alloc((void **)&rw, (size_t)x.n, sizeof *rw);
         if (!s) { /* after a failure, done: waits for what was launched */
-            s = gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
+            s = canopy_gpu_let_finish(gpu_walks[0], la, lp, lw, NULL, &t_lwalk);
             gpu_local = 0;
         }
         if (!s && gpu_remote) {
-            s = gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
+            s = canopy_gpu_let_finish(gpu_walks[1], ra, rp, rw, NULL, &t_rwalk);
             gpu_remote = 0;
         }
         if (!s) gpu_combine(&dom, la, lp, lw, ra, rp, rw, acc, pot, work, &terms);
@@ -502,8 +502,8 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     }
 done:
     /* A walk launched before a failure elsewhere is waited for (its results dropped). */
-    if (gpu_local) gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
-    if (gpu_remote) gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
+    if (gpu_local) canopy_gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
+    if (gpu_remote) canopy_gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
     if (stats) {
         double t = canopy_now() - t_start;
         stats->comm_seconds += t_comm;

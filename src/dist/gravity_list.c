@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* dist_list_forces: the single-process list engine (apps/gravity_lists.h) over ranks.
+/* dist_list_forces: the single-process list engine (gravity/gravity_lists.h) over ranks.
  * Each rank builds its tree of its domain's bodies, all-gathers the domains' bounding
  * boxes, sends every other rank the piece of its tree pruned for that rank's box (one
  * all-to-all), and its sink groups walk their own tree and the received pieces into

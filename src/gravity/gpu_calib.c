@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-int gpu_mp_wanted(canopy_backend b, int64_t n) {
+int canopy_gpu_mp_wanted(canopy_backend b, int64_t n) {
     return b == CANOPY_BACKEND_GPU ||
            (b == CANOPY_BACKEND_AUTO && n >= GPU_MP_AUTO_MIN && canopy_gpu_usable());
 }
@@ -27,7 +27,8 @@ static const gpu_calib_row rows[] = {
 };
 enum { N_ROWS = sizeof rows / sizeof rows[0] };
 
-canopy_status gpu_mp_choose(double accuracy, float *theta, int32_t *order, double *expected) {
+canopy_status canopy_gpu_mp_choose(double accuracy, float *theta, int32_t *order,
+                                   double *expected) {
     if (!(accuracy >= 1e-6 && accuracy <= 0.1))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: accuracy must be in [1e-6, 0.1] (got %g)",
                            accuracy);
@@ -47,7 +48,7 @@ canopy_status gpu_mp_choose(double accuracy, float *theta, int32_t *order, doubl
 
 /* Log-log interpolation in theta among the rows of this order; the end segments
  * extrapolate. */
-double gpu_mp_expected_error(float theta, int32_t order) {
+double canopy_gpu_mp_expected_error(float theta, int32_t order) {
     int32_t o = order >= 2 ? 2 : 0;
     int lo = -1, hi = -1;
     for (int i = 0; i < N_ROWS; i++) {

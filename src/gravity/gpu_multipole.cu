@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Multipole gravity on the GPU (nbody/gpu_multipole.h): device tree build, moments
+/* Multipole gravity on the GPU (gravity/gpu_multipole.h): device tree build, moments
  * bottom-up, Liu's bucket-to-node walk, float64 direct reference, and the resident
  * leapfrog integrator. The inner loops use explicit fmaf (the library compiles CUDA
  * with --fmad=false). */
@@ -693,7 +693,7 @@ static canopy_status dalloc(void **p, size_t bytes, const char *what) {
     return CANOPY_OK;
 }
 
-extern "C" canopy_status gpu_mp_create(gpu_mp **out) {
+extern "C" canopy_status canopy_gpu_mp_create(gpu_mp **out) {
     *out = nullptr;
     int dev = 0, sms = 0;
     canopy_status s = canopy_gpu_check(cudaGetDevice(&dev), "GPU gravity: device");
@@ -723,14 +723,14 @@ extern "C" canopy_status gpu_mp_create(gpu_mp **out) {
     for (int i = 0; i < 4 && !s; i++)
         s = canopy_gpu_check(cudaEventCreate(&m->ev[i]), "GPU gravity: events");
     if (s) {
-        gpu_mp_free(m);
+        canopy_gpu_mp_free(m);
         return s;
     }
     *out = m;
     return CANOPY_OK;
 }
 
-extern "C" void gpu_mp_free(gpu_mp *m) {
+extern "C" void canopy_gpu_mp_free(gpu_mp *m) {
     if (!m) return;
     release(m);
     cudaFree(m->stack);
@@ -789,9 +789,9 @@ static canopy_status reserve(gpu_mp *m, int64_t n) {
     return CANOPY_OK;
 }
 
-extern "C" canopy_status gpu_mp_forces(gpu_mp *m, const float *d_xyzm, int64_t n,
-                                       const gpu_mp_params *p, float *d_acc, float *d_pot,
-                                       gpu_mp_timing *t) {
+extern "C" canopy_status canopy_gpu_mp_forces(gpu_mp *m, const float *d_xyzm, int64_t n,
+                                              const gpu_mp_params *p, float *d_acc, float *d_pot,
+                                              gpu_mp_timing *t) {
     if (t) memset(t, 0, sizeof *t);
     if (n <= 0) return CANOPY_OK;
     if (n >= (int64_t)1 << 30)
@@ -933,7 +933,7 @@ struct host_calls {
 };
 
 static void host_calls_release(host_calls &k) {
-    gpu_mp_free(k.m);
+    canopy_gpu_mp_free(k.m);
     cudaFreeHost(k.h_xyzm);
     cudaFreeHost(k.h_out);
     for (cudaEvent_t e : k.piece)
@@ -946,7 +946,7 @@ static void host_calls_release(host_calls &k) {
 /* Room for n bodies: device arrays (acc and pot for host-array calls only), pinned
  * ones when `pinned`. */
 static canopy_status host_calls_reserve(host_calls &k, int64_t n, bool pinned) {
-    canopy_status s = k.m ? CANOPY_OK : gpu_mp_create(&k.m);
+    canopy_status s = k.m ? CANOPY_OK : canopy_gpu_mp_create(&k.m);
     if (!s && !k.d_bad) s = dalloc((void **)&k.d_bad, sizeof *k.d_bad, "a flag");
     for (int i = 0; i < HOST_PIECES && !s && pinned; i++)
         if (!k.piece[i])
@@ -994,9 +994,9 @@ static canopy_status pieces_ok(const cudaError_t (&e)[HOST_PIECES], const char *
  * threads work on the others and the call pays for about one parallel pass over its
  * memory. One parallel region per direction: with passive waiting every region costs a
  * wake-up of the team (bench/gravity_copies.cu measured the choices). */
-extern "C" canopy_status gpu_mp_forces_host(canopy_points bodies, const float *mass,
-                                            const gpu_mp_params *p, float *acc, float *pot,
-                                            gpu_mp_timing *t) {
+extern "C" canopy_status canopy_gpu_mp_forces_host(canopy_points bodies, const float *mass,
+                                                   const gpu_mp_params *p, float *acc, float *pot,
+                                                   gpu_mp_timing *t) {
     if (bodies.n == 0) return CANOPY_OK;
     const int64_t n = bodies.n, per = (n + HOST_PIECES - 1) / HOST_PIECES;
     const float m1 = 1.0f / (float)n;
@@ -1024,7 +1024,7 @@ extern "C" canopy_status gpu_mp_forces_host(canopy_points bodies, const float *m
     }
     if (!s) s = canopy_gpu_check(cudaStreamSynchronize(0), "GPU gravity: upload");
     double t1 = canopy_now();
-    if (!s) s = gpu_mp_forces(k.m, k.d_xyzm, n, p, k.d_acc, pot ? k.d_pot : nullptr, t);
+    if (!s) s = canopy_gpu_mp_forces(k.m, k.d_xyzm, n, p, k.d_acc, pot ? k.d_pot : nullptr, t);
     if (!s && !t) s = check_walk(k.m);
     double t2 = canopy_now();
     if (!s) {
@@ -1106,7 +1106,7 @@ static canopy_status gpu_mp_forces_device(canopy_points bodies, const float *mas
                         "gravity (device): body %lld has a non-finite coordinate or a mass "
                         "that is not finite and >= 0",
                         (long long)bad);
-    if (!s) s = gpu_mp_forces(k.m, k.d_xyzm, n, p, acc, pot, t);
+    if (!s) s = canopy_gpu_mp_forces(k.m, k.d_xyzm, n, p, acc, pot, t);
     if (!s && !t) s = check_walk(k.m);
     if (!hold.owns_lock() || s) host_calls_release(k);
     return s;
@@ -1120,7 +1120,7 @@ extern "C" canopy_status canopy_gravity_multipole_gpu(canopy_points bodies, cons
     gpu_mp_timing t{};
     canopy_status s =
         device ? gpu_mp_forces_device(bodies, mass, &p, acc, pot, stream, stats ? &t : nullptr)
-               : gpu_mp_forces_host(bodies, mass, &p, acc, pot, stats ? &t : nullptr);
+               : canopy_gpu_mp_forces_host(bodies, mass, &p, acc, pot, stats ? &t : nullptr);
     if (!s && stats) {
         stats->build_seconds = (t.build_ms + t.moments_ms) * 1e-3;
         stats->traverse_seconds = t.walk_ms * 1e-3;
@@ -1135,9 +1135,9 @@ extern "C" canopy_status canopy_gravity_multipole_gpu(canopy_points bodies, cons
     return s;
 }
 
-extern "C" canopy_status gpu_mp_direct_sample(canopy_points bodies, const float *mass,
-                                              float softening, const int64_t *sample, int64_t ns,
-                                              double *acc, double *pot) {
+extern "C" canopy_status canopy_gpu_mp_direct_sample(canopy_points bodies, const float *mass,
+                                                     float softening, const int64_t *sample,
+                                                     int64_t ns, double *acc, double *pot) {
     if (ns == 0) return CANOPY_OK;
     canopy_gpu_buffers B;
     float *d_b = nullptr;
@@ -1179,16 +1179,17 @@ struct gpu_nbody {
     float4 *xyzm = nullptr;
 };
 
-extern "C" void gpu_nbody_free(gpu_nbody *s) {
+extern "C" void canopy_gpu_nbody_free(gpu_nbody *s) {
     if (!s) return;
-    gpu_mp_free(s->mp);
+    canopy_gpu_mp_free(s->mp);
     void *p[] = {s->pos, s->vel, s->part, s->mass, s->acc, s->pot, s->xyzm};
     for (void *q : p) cudaFree(q);
     delete s;
 }
 
-extern "C" canopy_status gpu_nbody_create(const double *pos, const double *vel, const float *mass,
-                                          int64_t n, const gpu_mp_params *p, gpu_nbody **out) {
+extern "C" canopy_status canopy_gpu_nbody_create(const double *pos, const double *vel,
+                                                 const float *mass, int64_t n,
+                                                 const gpu_mp_params *p, gpu_nbody **out) {
     *out = nullptr;
     if (n < 1 || n >= (int64_t)1 << 30)
         return canopy_fail(CANOPY_ERR_INVALID, "GPU nbody: %lld bodies", (long long)n);
@@ -1198,7 +1199,7 @@ extern "C" canopy_status gpu_nbody_create(const double *pos, const double *vel, 
     s->p = *p;
     size_t n3 = 3 * (size_t)n;
     float *hm = nullptr;
-    canopy_status st = gpu_mp_create(&s->mp);
+    canopy_status st = canopy_gpu_mp_create(&s->mp);
     if (!st) st = dalloc((void **)&s->pos, n3 * sizeof(double), "positions");
     if (!st) st = dalloc((void **)&s->vel, n3 * sizeof(double), "velocities");
     if (!st) st = dalloc((void **)&s->part, 8 * sizeof(double) * (size_t)blocks(n, 256), "sums");
@@ -1224,23 +1225,23 @@ extern "C" canopy_status gpu_nbody_create(const double *pos, const double *vel, 
     free(hm);
     if (!st) {
         k_to_xyzm<<<blocks(n, 256), 256>>>(s->pos, s->mass, (int)n, s->xyzm);
-        st = gpu_mp_forces(s->mp, (const float *)s->xyzm, n, &s->p, s->acc, s->pot, nullptr);
+        st = canopy_gpu_mp_forces(s->mp, (const float *)s->xyzm, n, &s->p, s->acc, s->pot, nullptr);
     }
     if (!st) st = check_walk(s->mp);
     if (st) {
-        gpu_nbody_free(s);
+        canopy_gpu_nbody_free(s);
         return st;
     }
     *out = s;
     return CANOPY_OK;
 }
 
-extern "C" canopy_status gpu_nbody_step(gpu_nbody *s, double dt, int64_t steps) {
+extern "C" canopy_status canopy_gpu_nbody_step(gpu_nbody *s, double dt, int64_t steps) {
     int nb = blocks(s->n, 256), n = (int)s->n;
     for (int64_t k = 0; k < steps; k++) {
         k_kick_drift<<<nb, 256>>>(s->pos, s->vel, s->acc, s->mass, n, 0.5 * dt, dt, s->xyzm);
-        canopy_status st =
-            gpu_mp_forces(s->mp, (const float *)s->xyzm, s->n, &s->p, s->acc, s->pot, nullptr);
+        canopy_status st = canopy_gpu_mp_forces(s->mp, (const float *)s->xyzm, s->n, &s->p, s->acc,
+                                                s->pot, nullptr);
         if (st) return st;
         k_kick_drift<<<nb, 256>>>(s->pos, s->vel, s->acc, s->mass, n, 0.5 * dt, 0.0, s->xyzm);
     }
@@ -1248,7 +1249,7 @@ extern "C" canopy_status gpu_nbody_step(gpu_nbody *s, double dt, int64_t steps) 
     return st ? st : check_walk(s->mp);
 }
 
-extern "C" canopy_status gpu_nbody_download(const gpu_nbody *s, double *pos, double *vel) {
+extern "C" canopy_status canopy_gpu_nbody_download(const gpu_nbody *s, double *pos, double *vel) {
     size_t bytes = 3 * sizeof(double) * (size_t)s->n;
     canopy_status st =
         canopy_gpu_check(cudaMemcpy(pos, s->pos, bytes, cudaMemcpyDeviceToHost), "GPU nbody");
@@ -1257,9 +1258,9 @@ extern "C" canopy_status gpu_nbody_download(const gpu_nbody *s, double *pos, dou
     return st;
 }
 
-extern "C" canopy_status gpu_nbody_energy(const gpu_nbody *s, int direct, double *kinetic,
-                                          double *potential, double momentum[3],
-                                          double angular[3]) {
+extern "C" canopy_status canopy_gpu_nbody_energy(const gpu_nbody *s, int direct, double *kinetic,
+                                                 double *potential, double momentum[3],
+                                                 double angular[3]) {
     int nb = blocks(s->n, 256), n = (int)s->n;
     size_t bytes = 8 * sizeof(double) * (size_t)nb;
     double *h = (double *)malloc(bytes);

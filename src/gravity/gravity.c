@@ -6,7 +6,7 @@
 #include "apps/common.h"
 #include "apps/lanes.h"
 #include "canopy/traverse_cpu.h"
-#include "index/hooks.h"
+#include "apps/index_entries.h"
 
 #include <math.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 CANOPY_CPU_INSTANTIATE_LANES(gravity, &gravity_app)
 _Static_assert(sizeof(gravity_state) <= CANOPY_MAX_STATE, "gravity_state exceeds CANOPY_MAX_STATE");
 
-static canopy_status check_bodies(canopy_points b, const float *mass, float eps) {
+canopy_status canopy_gravity_check_bodies(canopy_points b, const float *mass, float eps) {
     canopy_status s = canopy_points_check(b, "gravity bodies");
     if (s) return s;
     if (b.d != 3)
@@ -32,7 +32,7 @@ static canopy_status check_bodies(canopy_points b, const float *mass, float eps)
 canopy_status canopy_gravity(canopy_points bodies, const float *mass, float theta, float eps,
                              const canopy_run_options *opt, float *acc, canopy_stats *stats) {
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
-    canopy_status s = check_bodies(bodies, mass, eps);
+    canopy_status s = canopy_gravity_check_bodies(bodies, mass, eps);
     if (s) return s;
     if (!(theta > 0.0f) || !isfinite(theta))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
@@ -68,7 +68,7 @@ canopy_status canopy_gravity_on_tree(const canopy_tree *tree, canopy_points bodi
 
 canopy_status canopy_gravity_direct(canopy_points bodies, const float *mass, float eps,
                                     double *acc) {
-    canopy_status s = check_bodies(bodies, mass, eps);
+    canopy_status s = canopy_gravity_check_bodies(bodies, mass, eps);
     if (s) return s;
     double e2 = (double)eps * eps, m_equal = bodies.n ? 1.0 / (double)bodies.n : 0.0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(canopy_threads())

@@ -22,6 +22,10 @@ typedef struct gravity_state {
     float ax, ay, az;
 } gravity_state;
 
+/* The checks every gravity entry (tree, multipole, direct) makes of its bodies, masses
+ * (NULL: unit) and softening. */
+canopy_status canopy_gravity_check_bodies(canopy_points b, const float *mass, float eps);
+
 CANOPY_HD void gravity_init(const void *vctx, void *vst, int64_t q) {
     const gravity_ctx *c = (const gravity_ctx *)vctx;
     gravity_state *s = (gravity_state *)vst;

@@ -5,7 +5,7 @@
  * the bodies of the leaves it opens; a vectorised kernel then evaluates the bucket's
  * bodies against the lists (float, structure of arrays). The walk reads only 32-byte
  * hot records (centre of mass, squared opening radius, children); masses and
- * multipoles (apps/multipole_terms.h) sit in a cold array read when a listed cell is
+ * multipoles (gravity/multipole_terms.h) sit in a cold array read when a listed cell is
  * gathered. */
 #ifndef CANOPY_APPS_GRAVITY_LISTS_H
 #define CANOPY_APPS_GRAVITY_LISTS_H
@@ -46,7 +46,7 @@ canopy_status canopy_gl_gravity_active(canopy_points bodies, const float *mass, 
                                        const unsigned char *active, float *acc, float *pot,
                                        gl_counts *counts);
 
-/* A periodic cube [0, box)^3 with Ewald summation (apps/ewald.h): bodies are wrapped
+/* A periodic cube [0, box)^3 with Ewald summation (gravity/ewald.h): bodies are wrapped
  * into it; grid is the Ewald table's (EWALD_GRID_MIN..EWALD_GRID_MAX). */
 typedef struct gl_periodic {
     float box;

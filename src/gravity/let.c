@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Locally essential trees: domain build, export with the box opening test (corrected
- * or naive radius), the body walk over pieces, and the curve split (nbody/let.h). */
+ * or naive radius), the body walk over pieces, and the curve split (gravity/let.h). */
 #include "gravity/let.h"
 
 #include "apps/common.h"

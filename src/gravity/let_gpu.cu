@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The LET walk on the GPU (nbody/let_gpu.h). A warp takes 32 consecutive query bodies
+/* The LET walk on the GPU (gravity/let_gpu.h). A warp takes 32 consecutive query bodies
  * (curve or tree order: neighbours, so their walks nearly coincide) and walks each piece
  * once for all of them: a stack entry is a cell and the mask of the lanes that reach it.
  * Each lane applies walk_piece's own test to the cell; the lanes that open it push its
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(LW_WARPS * 32)
     }
 }
 
-int bound_device = -1; /* gpu_bind_device's choice; -1: the runtime's own */
+int bound_device = -1; /* canopy_gpu_bind_device's choice; -1: the runtime's own */
 
 } // namespace
 
@@ -174,7 +174,7 @@ struct gpu_let {
     }
 };
 
-extern "C" canopy_status gpu_let_create(gpu_let **out) {
+extern "C" canopy_status canopy_gpu_let_create(gpu_let **out) {
     *out = nullptr;
     gpu_let *g = new (std::nothrow) gpu_let;
     if (!g) return canopy_fail(CANOPY_ERR_NOMEM, "GPU: out of memory for the LET walk");
@@ -190,15 +190,15 @@ extern "C" canopy_status gpu_let_create(gpu_let **out) {
     return CANOPY_OK;
 }
 
-extern "C" void gpu_let_free(gpu_let *g) {
+extern "C" void canopy_gpu_let_free(gpu_let *g) {
     if (!g) return;
     cudaStreamSynchronize(g->stream);
     delete g;
 }
 
-extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int32_t n_pieces,
-                                        canopy_points q, const int64_t *qid, float inv_theta,
-                                        float eps2) {
+extern "C" canopy_status canopy_gpu_let_launch(gpu_let *g, const let_piece *pieces,
+                                               int32_t n_pieces, canopy_points q,
+                                               const int64_t *qid, float inv_theta, float eps2) {
     g->launched = g->walked = false;
     g->n = q.n;
     if (q.n > 0 && q.d != 3)
@@ -313,8 +313,8 @@ extern "C" canopy_status gpu_let_launch(gpu_let *g, const let_piece *pieces, int
     return s;
 }
 
-extern "C" canopy_status gpu_let_finish(gpu_let *g, float *acc, float *pot, int64_t *work,
-                                        let_walk_stats *stats, double *walk_seconds) {
+extern "C" canopy_status canopy_gpu_let_finish(gpu_let *g, float *acc, float *pot, int64_t *work,
+                                               let_walk_stats *stats, double *walk_seconds) {
     if (walk_seconds) *walk_seconds = 0.0;
     if (!g->launched)
         return canopy_fail(CANOPY_ERR_INTERNAL, "GPU: LET walk finished without a launch");
@@ -355,7 +355,7 @@ extern "C" canopy_status gpu_let_finish(gpu_let *g, float *acc, float *pot, int6
     return CANOPY_OK;
 }
 
-extern "C" canopy_status gpu_bind_device(int device) {
+extern "C" canopy_status canopy_gpu_bind_device(int device) {
     int count = 0;
     canopy_status s = canopy_gpu_check(cudaGetDeviceCount(&count), "counting devices");
     if (s) return s;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The LET pieces GPU to GPU with NCCL (nbody/let_gpu.h). NCCL is not a build
+/* The LET pieces GPU to GPU with NCCL (gravity/let_gpu.h). NCCL is not a build
  * dependency: libnccl.so.2 (or $CANOPY_NCCL_LIBRARY) is opened at run time and the few
  * entry points used are declared here, with NCCL's own types reduced to what they are
  * on the ABI (an opaque communicator pointer, an int result, a 128-byte unique id). */
@@ -89,13 +89,13 @@ struct gpu_nccl {
     }
 };
 
-extern "C" canopy_status gpu_nccl_load(void) {
+extern "C" canopy_status canopy_gpu_nccl_load(void) {
     pthread_once(&load_once, load_nccl);
     return loaded ? CANOPY_OK : canopy_fail(CANOPY_ERR_UNSUPPORTED, "%s", why_not);
 }
 
-extern "C" canopy_status gpu_nccl_unique_id(unsigned char *id) {
-    canopy_status s = gpu_nccl_load();
+extern "C" canopy_status canopy_gpu_nccl_unique_id(unsigned char *id) {
+    canopy_status s = canopy_gpu_nccl_load();
     if (s) return s;
     nccl_id u;
     memset(&u, 0, sizeof u);
@@ -104,10 +104,10 @@ extern "C" canopy_status gpu_nccl_unique_id(unsigned char *id) {
     return s;
 }
 
-extern "C" canopy_status gpu_nccl_create(const unsigned char *id, int nranks, int rank,
-                                         gpu_nccl **out) {
+extern "C" canopy_status canopy_gpu_nccl_create(const unsigned char *id, int nranks, int rank,
+                                                gpu_nccl **out) {
     *out = nullptr;
-    canopy_status s = gpu_nccl_load();
+    canopy_status s = canopy_gpu_nccl_load();
     if (s) return s;
     setenv("NCCL_NVLS_ENABLE", "0", 0); /* NVLink multicast stays off unless the user asks */
     gpu_nccl *c = new (std::nothrow) gpu_nccl;
@@ -127,13 +127,14 @@ extern "C" canopy_status gpu_nccl_create(const unsigned char *id, int nranks, in
     return CANOPY_OK;
 }
 
-extern "C" void gpu_nccl_free(gpu_nccl *c) {
+extern "C" void canopy_gpu_nccl_free(gpu_nccl *c) {
     delete c;
 }
 
-extern "C" canopy_status gpu_nccl_alltoallv(gpu_nccl *c, const void *send,
-                                            const int64_t *send_counts, const int64_t *recv_counts,
-                                            char **recv, void *heads, size_t head_bytes) {
+extern "C" canopy_status canopy_gpu_nccl_alltoallv(gpu_nccl *c, const void *send,
+                                                   const int64_t *send_counts,
+                                                   const int64_t *recv_counts, char **recv,
+                                                   void *heads, size_t head_bytes) {
     int64_t st = 0, rt = 0;
     for (int r = 0; r < c->nranks; r++) {
         st += send_counts[r];

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_gravity_multipole: octree moments computed bottom-up after the build, the
- * body and bucket descriptors of apps/multipole.h, the accuracy table, and the
+ * body and bucket descriptors of gravity/multipole.h, the accuracy table, and the
  * float64 direct-summation sample reference. */
 #include "gravity/multipole.h"
 
 #include "apps/common.h"
 #include "gravity/ewald.h"
+#include "gravity/gravity.h"
 #include "gravity/gravity_lists.h"
 #include "canopy/traverse_cpu.h"
 #include "core/device.h"
@@ -149,21 +150,6 @@ double canopy_gravity_expected_error(float theta, int32_t order) {
 
 double canopy_gravity_expected_error_for(const canopy_gravity_options *g) {
     return expected_error(table_for(g), g->theta, g->order);
-}
-
-static canopy_status check_bodies(canopy_points b, const float *mass, float eps) {
-    canopy_status s = canopy_points_check(b, "gravity bodies");
-    if (s) return s;
-    if (b.d != 3)
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: bodies must have 3 coordinates (got %d)",
-                           (int)b.d);
-    if (!(eps >= 0.0f) || !isfinite(eps))
-        return canopy_fail(CANOPY_ERR_INVALID, "gravity: softening must be finite and >= 0");
-    for (int64_t i = 0; mass && i < b.n; i++)
-        if (!(mass[i] >= 0.0f) || !isfinite(mass[i]))
-            return canopy_fail(CANOPY_ERR_INVALID, "gravity: mass of body %lld is %g", (long long)i,
-                               (double)mass[i]);
-    return CANOPY_OK;
 }
 
 /* Packed moments about each cell's (float) centre of mass. Leaves sum their bodies
@@ -336,7 +322,7 @@ static canopy_status gpu_options(const canopy_gravity_options *gopt, canopy_grav
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: backend gpu, but no usable GPU (or no CUDA in this build)");
     if (gopt && gopt->accuracy != 0.0)
-        return gpu_mp_choose(gopt->accuracy, &g->theta, &g->order, NULL);
+        return canopy_gpu_mp_choose(gopt->accuracy, &g->theta, &g->order, NULL);
     return CANOPY_OK;
 }
 
@@ -388,13 +374,13 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
                                        canopy_stats *stats) {
     canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
-    canopy_status s = check_bodies(bodies, mass, g.softening);
+    canopy_status s = canopy_gravity_check_bodies(bodies, mass, g.softening);
     if (s || (s = check_options(&g, &o))) return s;
     if (g.box > 0.0f && (s = gravity_check_in_box(bodies, g.box))) return s;
     if (g.box > 0.0f) o.backend = CANOPY_BACKEND_CPU; /* auto: the periodic walk is the CPU's */
-    /* The GPU walk (nbody/gpu_multipole.cu) always opens by bucket; auto takes it for
+    /* The GPU walk (gravity/gpu_multipole.cu) always opens by bucket; auto takes it for
      * large sets only, where it wins by far and results need not match the CPU's bits. */
-    if (gpu_mp_wanted(o.backend, bodies.n)) {
+    if (canopy_gpu_mp_wanted(o.backend, bodies.n)) {
         if ((s = gpu_options(gopt, &g))) return s;
         if (stats) memset(stats, 0, sizeof *stats);
         return canopy_gravity_multipole_gpu(bodies, mass, &g, o.leaf_size, acc, pot, 0, NULL,
@@ -464,7 +450,7 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
 canopy_status canopy_gravity_direct_sample(canopy_points bodies, const float *mass, float eps,
                                            const int64_t *sample, int64_t ns, double *acc,
                                            double *pot) {
-    canopy_status s = check_bodies(bodies, mass, eps);
+    canopy_status s = canopy_gravity_check_bodies(bodies, mass, eps);
     if (s) return s;
     for (int64_t k = 0; k < ns; k++)
         if (sample[k] < 0 || sample[k] >= bodies.n)

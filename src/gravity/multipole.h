@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Multipole gravity descriptors (CPU): octree cells carry their monopole in the hot
  * node record (com, mass: the opening test needs nothing else) and, for orders 2-4,
- * the packed moments about the centre of mass (apps/multipole_terms.h) in a cold
+ * the packed moments about the centre of mass (gravity/multipole_terms.h) in a cold
  * array, read only when a cell is accepted (Liu ch. 4's hot/cold split).
  *
  * Two opening tests, both Barnes' offset criterion with r_open = side / theta +
@@ -45,7 +45,7 @@ typedef struct mp_ctx {
 
 /* Acceleration and potential at q from the expansion of cell g (geometry com[3],
  * mass, ...) to the order (0, 2, 3, 4) with packed moments Q (NULL for order 0),
- * Plummer-softened (apps/multipole_terms.h); for order 2
+ * Plummer-softened (gravity/multipole_terms.h); for order 2
  *   phi = -M / R - (r.Q.r - T eps^2) / (2 R^5),
  *   a   = -M r / R^3 + Q.r / R^5 - 5 (r.Q.r - T eps^2) r / (2 R^7),
  * r = q - com, R^2 = r^2 + eps^2. Exact for a single point mass. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Monomial moments up to order 4: accumulation from bodies, the binomial shift that
  * builds a cell from its children, and the packing the kernels read
- * (apps/multipole_terms.h). */
+ * (gravity/multipole_terms.h). */
 #include "gravity/multipole_terms.h"
 
 /* Exponents (a, b, c) of x^a y^b z^c, in the order of the packed layout. */

@@ -3,7 +3,7 @@
  * or block time steps: rungs of dt / 2^r, forces for the bodies whose step ends),
  * energies, and checkpoints (format in docs/nbody.md). The state is float64; each force
  * evaluation converts positions to float32, rebuilds the octree and walks it. With
- * the GPU backend the state lives on the device (nbody/gpu_multipole.h) and the host
+ * the GPU backend the state lives on the device (gravity/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
 #include "gravity/ewald.h"
 #include "gravity/gravity_lists.h"
@@ -156,9 +156,10 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
                            "--backend cpu");
     if (o.gravity.box > 0.0f && o.gravity.ewald_grid == 0)
         o.gravity.ewald_grid = EWALD_GRID_DEFAULT;
-    int on_gpu = gpu_mp_wanted(o.run.backend, n);
+    int on_gpu = canopy_gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
-        (st = on_gpu ? gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order, NULL)
+        (st = on_gpu ? canopy_gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order,
+                                            NULL)
                      : canopy_gravity_choose_for(&o.gravity, o.gravity.accuracy, &o.gravity.theta,
                                                  &o.gravity.order, NULL)))
         return st;
@@ -202,7 +203,7 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
                                "use --backend cpu for orders 3 and 4",
                                (int)o.gravity.order)
              : canopy_gpu_usable()
-                 ? gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu)
+                 ? canopy_gpu_nbody_create(pos, vel, s->mass, n, &gp, &s->gpu)
                  : canopy_fail(CANOPY_ERR_UNSUPPORTED,
                                "nbody: backend gpu, but no usable GPU (or no CUDA in this build)");
     } else {
@@ -323,8 +324,8 @@ canopy_status canopy_nbody_step(canopy_nbody *s, int64_t steps) {
         return CANOPY_OK;
     }
     if (s->gpu) {
-        canopy_status st = gpu_nbody_step(s->gpu, dt, steps);
-        if (!st) st = gpu_nbody_download(s->gpu, s->pos, s->vel);
+        canopy_status st = canopy_gpu_nbody_step(s->gpu, dt, steps);
+        if (!st) st = canopy_gpu_nbody_download(s->gpu, s->pos, s->vel);
         if (!st) s->step += steps;
         if (!st) s->work.force_evals += steps * s->n, s->work.force_evals_global += steps * s->n;
         return st;
@@ -365,8 +366,8 @@ canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
     memset(e, 0, sizeof *e);
     if (s->gpu) {
         e->direct = s->n <= direct_max;
-        canopy_status st = gpu_nbody_energy(s->gpu, e->direct, &e->kinetic, &e->potential,
-                                            e->momentum, e->angular_momentum);
+        canopy_status st = canopy_gpu_nbody_energy(s->gpu, e->direct, &e->kinetic, &e->potential,
+                                                   e->momentum, e->angular_momentum);
         e->total = e->kinetic + e->potential;
         return st;
     }
@@ -548,7 +549,7 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
 
 void canopy_nbody_free(canopy_nbody *s) {
     if (!s) return;
-    gpu_nbody_free(s->gpu);
+    canopy_gpu_nbody_free(s->gpu);
     canopy_free(s->pos);
     canopy_free(s->vel);
     canopy_free(s->mass);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: what canopy_nbody (one process) and canopy_dist_nbody (MPI ranks) share:
- * the checks of a state and the two halves of a leapfrog step. */
-#ifndef CANOPY_NBODY_INTERNAL_H
-#define CANOPY_NBODY_INTERNAL_H
+/* The n-body stepper canopy_nbody (one process, gravity/nbody.c) and canopy_dist_nbody
+ * (MPI ranks, dist/nbody.c) share, the interface the distributed layer steps with: the
+ * checks of a state and the two halves of a leapfrog step. */
+#ifndef CANOPY_GRAVITY_STEPPER_H
+#define CANOPY_GRAVITY_STEPPER_H
 
 #include "canopy.h"
 

@@ -140,7 +140,7 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
         fprintf(stderr,
                 "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
                 "%lld bodies vs float64 %s: median %.2e, rms %.2e, max %.2e\n",
-                gpu ? gpu_mp_expected_error(g->theta, g->order)
+                gpu ? canopy_gpu_mp_expected_error(g->theta, g->order)
                     : canopy_gravity_expected_error_for(g),
                 gpu ? " for the GPU" : "", (double)g->theta, (int)g->order, (long long)ns,
                 g->box > 0.0f ? "Ewald summation" : "direct", rel[ns / 2], rms, rel[ns - 1]);
@@ -303,9 +303,9 @@ int cmd_gravity(int argc, char **argv) {
     canopy_stats st;
     canopy_dist_stats dst;
     /* the GPU walk has its own accuracy table (a distributed run walks on the CPU) */
-    int on_gpu = multipole && ranks == 1 && box == 0.0 && gpu_mp_wanted(to.run.backend, b.n);
+    int on_gpu = multipole && ranks == 1 && box == 0.0 && canopy_gpu_mp_wanted(to.run.backend, b.n);
     if (rc == CLI_OK && on_gpu && accuracy > 0.0 &&
-        gpu_mp_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
+        canopy_gpu_mp_choose(accuracy, &g.theta, &g.order, NULL) != CANOPY_OK)
         rc = cli_usage_error("gravity", "%s", canopy_last_error());
     if (rc == CLI_OK) {
         if (b.d == 4)

@@ -1,39 +1,37 @@
 /* SPDX-License-Identifier: MIT */
-/* canopy_knn: the kNN descriptor run by the generic engines, and its brute-force
- * reference. */
+/* kNN: the descriptor run by the generic engines, canopy_knn's checks and host path (the
+ * public entry is in index/index.c, above its device path), its index entry, and its
+ * brute-force reference. */
 #include "apps/knn/knn.h"
 
 #include "apps/common.h"
 #include "apps/lanes.h"
 #include "canopy/traverse_cpu.h"
-#include "index/hooks.h"
+#include "apps/index_entries.h"
 
 #include <string.h>
 
 CANOPY_CPU_INSTANTIATE_LANES(knn, &knn_app)
 _Static_assert(sizeof(knn_state) <= CANOPY_MAX_STATE, "knn_state exceeds CANOPY_MAX_STATE");
 
-canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
-                         const canopy_run_options *opt, int64_t *idx, float *dist2,
-                         canopy_stats *stats) {
-    canopy_run_options o = opt ? *opt : canopy_run_options_default();
-    int self = 0;
-    canopy_status s = canopy_app_check_inputs("knn", ref, &query, &self);
+canopy_status canopy_knn_check(canopy_points ref, canopy_points *query, int32_t k,
+                               const canopy_run_options *o, int *self) {
+    canopy_status s = canopy_app_check_inputs("knn", ref, query, self);
     if (s) return s;
     if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "knn: k must be >= 1 (got %d)", (int)k);
-    if (o.tree != CANOPY_TREE_KD && o.tree != CANOPY_TREE_BALL && o.tree != CANOPY_TREE_VP)
+    if (o->tree != CANOPY_TREE_KD && o->tree != CANOPY_TREE_BALL && o->tree != CANOPY_TREE_VP)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "knn: tree %s cannot answer kNN (use kd, ball or vp)",
-                           canopy_tree_kind_name(o.tree));
+                           canopy_tree_kind_name(o->tree));
+    return CANOPY_OK;
+}
+
+canopy_status canopy_knn_on_host(canopy_points ref, canopy_points query, int self, int32_t k,
+                                 const canopy_run_options *o, int64_t *idx, float *dist2,
+                                 canopy_stats *stats) {
     canopy_tree *tree = NULL;
-    if (stats) memset(stats, 0, sizeof *stats);
-    /* GPU runs of a kd tree build it on the device: no host build, no tree upload */
-    int on_device = 0;
-    if (!self && (s = canopy_knn_device_once(ref, query, k, &o, idx, dist2, stats, &on_device)))
-        return s;
-    if (on_device) return CANOPY_OK;
-    s = canopy_app_build(ref, o.tree, o.leaf_size, NULL, &tree, stats);
-    if (!s) s = canopy_knn_on_tree(tree, query, self, k, &o, idx, dist2, stats);
+    canopy_status s = canopy_app_build(ref, o->tree, o->leaf_size, NULL, &tree, stats);
+    if (!s) s = canopy_knn_on_tree(tree, query, self, k, o, idx, dist2, stats);
     canopy_tree_free(tree);
     return s;
 }

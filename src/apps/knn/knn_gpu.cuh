@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* knn on the GPU for small k: the same traversal as apps/knn.h (bounds, order, the
+/* knn on the GPU for small k: the same traversal as apps/knn/knn.h (bounds, order, the
  * (distance, index) tie rule), but the candidate list lives in registers as a sorted
  * array of a compile-time capacity K >= k instead of a heap in the output row (global
  * memory, touched on every offer). Slots before the k real ones hold a sentinel that

@@ -4,7 +4,7 @@
 
 #include "apps/common.h"
 #include "canopy/traverse_cpu.h"
-#include "index/hooks.h"
+#include "apps/index_entries.h"
 
 #include <math.h>
 #include <string.h>
