@@ -23,7 +23,7 @@
  *        [--opening body|list] [--tree binary|oct] (list: the single-process list
  *        engine under the LET, CPU ranks only; its one walk's time is the local walk's) */
 #include "dist/gravity.h"
-#include "nbody/force_error.h"
+#include "gravity/force_error.h"
 
 #include "bench_util.h"
 

@@ -19,7 +19,7 @@
 #include "bench_util.h"
 #include "canopy.h"
 #include "core/device.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -180,7 +180,7 @@ static void gravity(int reps) {
     canopy_points b = canopy_points_make(pos, n, 3);
     canopy_gravity_options g = canopy_gravity_options_default();
     g.softening = 0.05f;
-    if (gpu_mp_direct_sample(b, NULL, g.softening, sample, ns, ref, NULL)) die("direct sum");
+    if (canopy_gpu_mp_direct_sample(b, NULL, g.softening, sample, ns, ref, NULL)) die("direct sum");
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
     canopy_stats st;

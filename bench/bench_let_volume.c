@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Locally essential tree traffic and work for R domains, computed in one process with
- * the code the MPI path runs (nbody/let.h): a Plummer sphere cut along the Morton
+ * the code the MPI path runs (gravity/let.h): a Plummer sphere cut along the Morton
  * curve into R equal-count domains, every domain's piece for every other domain
  * exported, its bytes counted as sent on the wire (16-byte header + records), and the
  * interactions (accepted cells + body terms) per body of every domain measured on an
@@ -13,8 +13,8 @@
  * --opening list: the same for the list engine over ranks (run_list).
  * usage: canopy-bench-let-volume [--n N] [--sample S] [--theta T] [--order P]
  *        [--curve morton|hilbert] [--opening body|list] R... */
-#include "apps/gravity_lists.h"
-#include "nbody/let.h"
+#include "gravity/gravity_lists.h"
+#include "gravity/let.h"
 
 #include <stdio.h>
 #include <stdlib.h>

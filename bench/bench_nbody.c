@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Multipole gravity and n-body benchmarks (bench/results/nbody.md).
  *
- *   canopy-bench-nbody --calibrate [--n N]   rows of src/apps/multipole_calib.inc:
+ *   canopy-bench-nbody --calibrate [--n N]   rows of src/gravity/multipole_calib.inc:
  *       order, theta, median relative error (1000 sampled bodies against float64
  *       direct summation), single-thread CPU ns per body (median of 3 runs)
  *   canopy-bench-nbody --calibrate-list oct|binary [--n N]   rows of
- *       src/apps/multipole_calib_list_{oct,binary}.inc: the same for the list engine
+ *       src/gravity/multipole_calib_list_{oct,binary}.inc: the same for the list engine
  *       (default bucket and group sizes)
  *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
  *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
@@ -16,14 +16,14 @@
  *   canopy-bench-nbody --lists [--n N] [--reps R] [--threads T] [--order O]
  *                      [--tree oct|binary|both] [--bucket B] [--group G] [--thetas a,b,...]
  *                      [--per-body] [--fused] [--local-walk]
- *       the interaction-list engine (apps/gravity_lists.h): error, opening tests,
+ *       the interaction-list engine (gravity/gravity_lists.h): error, opening tests,
  *       interactions per body, build and walk+kernel time per theta; --per-body walks
  *       every body alone (particle opening), --fused keeps the moments in the walk's
  *       records (no hot/cold split); --local-walk adds, per theta, the engine's
  *       bucket walk that evaluates forces inside the walk (CANOPY_OPENING_BUCKET on the
  *       octree, leaf size = --bucket): Liu's "local walk" beside the lists
  * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 #include "bench_util.h"
 #include "canopy.h"
 

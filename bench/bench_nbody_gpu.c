@@ -15,7 +15,7 @@
  * energy with the float64 direct potential at start and end; steps per second. */
 #include "bench_util.h"
 #include "canopy.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -52,7 +52,8 @@ static int forces(int64_t n, double eps, int reps, int64_t ns, const config *onl
         sample[k] = (int64_t)((r >> 33) % (uint64_t)n);
     }
     canopy_points b = canopy_points_make(pos, n, 3);
-    if (gpu_mp_direct_sample(b, NULL, (float)eps, sample, ns, ref, NULL)) return die("direct");
+    if (canopy_gpu_mp_direct_sample(b, NULL, (float)eps, sample, ns, ref, NULL))
+        return die("direct");
     float *d_b = NULL, *d_acc = NULL, *d_pot = NULL;
     if (cudaMalloc((void **)&d_b, sizeof(float) * 4 * (size_t)n) ||
         cudaMalloc((void **)&d_acc, sizeof(float) * 3 * (size_t)n) ||
@@ -60,7 +61,7 @@ static int forces(int64_t n, double eps, int reps, int64_t ns, const config *onl
         cudaMemcpy(d_b, xyzm, sizeof(float) * 4 * (size_t)n, cudaMemcpyHostToDevice))
         return die("cuda");
     gpu_mp *m = NULL;
-    if (gpu_mp_create(&m)) return die("create");
+    if (canopy_gpu_mp_create(&m)) return die("create");
     static const config cfg[] = {
         {0, 0.3f, 8, 32},  {0, 0.4f, 8, 32},  {0, 0.5f, 8, 32},  {2, 0.3f, 8, 32},
         {2, 0.4f, 8, 32},  {2, 0.45f, 8, 32}, {2, 0.5f, 8, 32},  {2, 0.55f, 8, 32},
@@ -84,9 +85,9 @@ static int forces(int64_t n, double eps, int reps, int64_t ns, const config *onl
         const config *k = only ? only : &cfg[c];
         gpu_mp_params p = {k->theta, k->order, (float)eps, k->leaf, k->group};
         gpu_mp_timing t;
-        if (gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
+        if (canopy_gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
         for (int k = 0; k < reps; k++) {
-            if (gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
+            if (canopy_gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
             tb[k] = t.build_ms, tm[k] = t.moments_ms, tw[k] = t.walk_ms, tt[k] = t.total_ms;
         }
         if (cudaMemcpy(acc, d_acc, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost))
@@ -103,7 +104,7 @@ static int forces(int64_t n, double eps, int reps, int64_t ns, const config *onl
                (double)t.bodies / (double)t.groups);
         fflush(stdout);
     }
-    gpu_mp_free(m);
+    canopy_gpu_mp_free(m);
     cudaFree(d_b);
     cudaFree(d_acc);
     cudaFree(d_pot);
@@ -123,13 +124,13 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf, int group) {
     double dt = 1.0 / 128, eps = 0.01;
     gpu_mp_params p = {theta, 2, (float)eps, leaf, group};
     gpu_nbody *s = NULL;
-    if (gpu_nbody_create(p64, v64, NULL, n, &p, &s)) return die("nbody create");
+    if (canopy_gpu_nbody_create(p64, v64, NULL, n, &p, &s)) return die("nbody create");
     double k0, w0, k1, w1, mom[3], ang0[3], ang1[3];
-    if (gpu_nbody_energy(s, 1, &k0, &w0, mom, ang0)) return die("energy");
+    if (canopy_gpu_nbody_energy(s, 1, &k0, &w0, mom, ang0)) return die("energy");
     double t0 = canopy_now();
-    if (gpu_nbody_step(s, dt, nsteps)) return die("steps");
+    if (canopy_gpu_nbody_step(s, dt, nsteps)) return die("steps");
     double secs = canopy_now() - t0;
-    if (gpu_nbody_energy(s, 1, &k1, &w1, mom, ang1)) return die("energy");
+    if (canopy_gpu_nbody_energy(s, 1, &k1, &w1, mom, ang1)) return die("energy");
     double e0 = k0 + w0, e1 = k1 + w1;
     printf("\n## %lld leapfrog steps, Plummer n = %lld (seed 1), dt = 1/128, eps = 0.01, "
            "order 2, theta %.2f, leaf %d, bucket %d\n\n",
@@ -145,7 +146,7 @@ static int steps(int64_t n, int64_t nsteps, float theta, int leaf, int group) {
              (ang1[2] - ang0[2]) * (ang1[2] - ang0[2]));
     printf("| %lld | %lld | %.9f | %.9f | %.3e | %.2e | %.3f | %.1f |\n", (long long)n,
            (long long)nsteps, e0, e1, fabs((e1 - e0) / e0), dl, secs, (double)nsteps / secs);
-    gpu_nbody_free(s);
+    canopy_gpu_nbody_free(s);
     free(pos), free(vel), free(p64), free(v64);
     return 0;
 }

@@ -3,7 +3,7 @@
 #include "bench_util.h"
 
 #include "canopy.h"
-#include "nbody/force_error.h"
+#include "gravity/force_error.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #define CANOPY_TEST_INCLUSION_CASE_H
 
 #include "check.h"
-#include "nbody/let.h"
+#include "gravity/let.h"
 
 #include <math.h>
 #include <stdlib.h>

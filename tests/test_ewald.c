@@ -8,8 +8,8 @@
  * the boundary; shifting every body by a vector (mod box) or by whole boxes leaves the
  * forces unchanged; bad options are refused; nbody in a box keeps its bodies in the
  * box and its momentum. */
-#include "apps/ewald.h"
-#include "apps/gravity_lists.h"
+#include "gravity/ewald.h"
+#include "gravity/gravity_lists.h"
 #include "check.h"
 
 #include <math.h>

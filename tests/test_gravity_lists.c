@@ -9,7 +9,7 @@
  * knob's list tables; bad options are refused; body and bucket opening ignore the
  * tree field (they walk the octree); coincident softened bodies cost one list, not
  * a direct sum among themselves. The point-mass check is in test_multipole.c. */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 #include "check.h"
 
 #include <math.h>

@@ -7,8 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
-#include "apps/knn.h"
-#include "apps/radius.h"
+#include "apps/knn/knn.h"
+#include "apps/radius/radius.h"
 #include "traverse/inspect.h"
 #include "tree/tree.h"
 

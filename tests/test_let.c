@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Locally essential trees (nbody/let.h), no MPI: bodies split along the Morton curve
+/* Locally essential trees (gravity/let.h), no MPI: bodies split along the Morton curve
  * into R domains, each domain walks its own tree plus the pieces the others export
  * for its bounding box. With the corrected radius (about the centre of mass, the
  * walk's own test) every body gets bit for bit the forces of walking the other
@@ -9,7 +9,7 @@
  * from the cell centre loses interactions and the forces differ. */
 #include "check.h"
 #include "inclusion_case.h"
-#include "nbody/let.h"
+#include "gravity/let.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* The softened Cartesian expansion (apps/multipole_terms.h) of one cluster of bodies
+/* The softened Cartesian expansion (gravity/multipole_terms.h) of one cluster of bodies
  * against its float64 direct sum, at sinks 5-20 half-widths away and softenings
  * 0 to 4 radii: the error falls with the order (0, 2, 3, 4) and with distance
  * as (radius / distance)^(order + 1); with softening, the T eps^2 trace term makes
  * order 2 far more exact than the traceless quadrupole alone; moments built from two
  * sub-clusters by the binomial shift equal those summed directly; a point mass is
  * exact at every order. Random clusters, several seeds. */
-#include "apps/multipole_terms.h"
+#include "gravity/multipole_terms.h"
 #include "check.h"
 
 #include <math.h>

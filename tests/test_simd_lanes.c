@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* simd_l with vector hooks (radius, kNN, gravity; src/apps/lanes_body.h) equals the
- * per-lane path of the same descriptors and the brute-force reference, for every lane
- * width this CPU runs (16 AVX-512 lanes, 8 AVX2 lanes, 8 portable lanes), with partial
+/* simd_l with vector hooks (radius, kNN, gravity: each application's X_lanes.h, gathered
+ * by src/apps/lanes_body.h) equals the per-lane path of the same descriptors and the
+ * brute-force reference, for every lane width this CPU runs (16 AVX-512 lanes, 8 AVX2
+ * lanes, 8 portable lanes), with partial
  * packets, unsorted, tree-sorted and shuffled query orders, duplicates, d = 1 and
  * empty inputs; its counters equal the per-lane path's, and only the per-lane path
  * makes scalar hook calls (lane_calls). The 16-lane hooks are also compiled here for the

@@ -5,7 +5,7 @@
  * for unguided descriptors, lockstep counters match the union/longest they claim,
  * simd_l agrees with itself under every ISA this CPU has, and the curve schedules
  * are permutations along true space-filling curves. */
-#include "apps/knn.h"
+#include "apps/knn/knn.h"
 #include "check.h"
 #include "core/cpu_internal.h"
 #include "canopy/traverse_cpu.h"

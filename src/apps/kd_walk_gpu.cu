@@ -17,7 +17,7 @@
  * takes a box wholly inside the radius by its size, as radius_truncate does, from the
  * same bounds computed the same way. */
 #include "apps/kd_walk_gpu.cuh"
-#include "apps/knn_gpu.cuh"
+#include "apps/knn/knn_gpu.cuh"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #define CANOPY_APPS_KD_WALK_GPU_CUH
 
 #include "apps/kd_walk.h"
-#include "apps/knn.h"
-#include "apps/radius.h"
+#include "apps/knn/knn.h"
+#include "apps/radius/radius.h"
 #include "canopy/traverse_cuda.cuh"
 
 /* kNN with a register list of K slots (K in 1, 4, 8, 16; k <= K), and radius counts. */

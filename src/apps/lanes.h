@@ -4,9 +4,9 @@
 #ifndef CANOPY_APPS_LANES_H
 #define CANOPY_APPS_LANES_H
 
-#include "apps/gravity.h"
-#include "apps/knn.h"
-#include "apps/radius.h"
+#include "gravity/gravity.h"
+#include "apps/knn/knn.h"
+#include "apps/radius/radius.h"
 
 static const canopy_app radius_app = {
     "radius", sizeof(radius_state), 0, 1, radius_init, radius_truncate, radius_visit_leaf,

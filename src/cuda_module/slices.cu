@@ -8,9 +8,9 @@
 #include "core/gpu_entries.h"
 #include "forest/gpu_entries.h"
 #include "graph/gpu_entries.h"
+#include "gravity/gpu_entries.h"
 #include "index/gpu_entries.h"
 #include "kde/gpu_entries.h"
-#include "nbody/gpu_entries.h"
 #include "paircount/gpu_entries.h"
 #include "ptsd/gpu_entries.h"
 #include "simt/gpu_entries.h"
@@ -18,7 +18,7 @@
 #include "tree/gpu_entries.h"
 
 /* Each entry reached through the table first puts its calling thread on the device
- * gpu_bind_device chose (one GPU per MPI rank), so the binding holds for every GPU call
+ * canopy_gpu_bind_device chose (one GPU per MPI rank), so the binding holds for every GPU call
  * of the process, OpenMP threads' included. */
 #define BOUND_STATUS(name, params, args)                                                           \
     static canopy_status bound_##name params {                                                     \
@@ -53,7 +53,7 @@
     X(graph, CANOPY_GRAPH_GPU_ENTRIES)                                                             \
     X(ptsd, CANOPY_PTSD_GPU_ENTRIES)                                                               \
     X(index, CANOPY_INDEX_GPU_ENTRIES)                                                             \
-    X(nbody, CANOPY_NBODY_GPU_ENTRIES)
+    X(gravity, CANOPY_GRAVITY_GPU_ENTRIES)
 
 SLICES(SLICE)
 static const canopy_cuda_slice_def slices[] = {SLICES(ROW)};

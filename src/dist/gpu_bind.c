@@ -3,7 +3,7 @@
 #include "dist/gpu_bind.h"
 
 #include "core/device.h"
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 
 #include <stdio.h>
 
@@ -23,7 +23,7 @@ canopy_status dist_gpu_bind(MPI_Comm comm, dist_gpu_binding *b) {
         tried = 1;
         if (bound.n_devices > 0) {
             int device = bound.local_rank % bound.n_devices;
-            s = gpu_bind_device(device);
+            s = canopy_gpu_bind_device(device);
             if (!s) bound.device = device;
         }
     }

@@ -2,7 +2,7 @@
 /* One GPU per MPI rank (docs/distributed.md, "GPUs"): a rank takes the visible device
  * local_rank % n_devices, local_rank being its rank among the ranks of comm on its
  * node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED). The CUDA module then puts every
- * thread that enters it on that device (gpu_bind_device), so the binding holds for all
+ * thread that enters it on that device (canopy_gpu_bind_device), so the binding holds for all
  * GPU calls of the process, OpenMP threads' included; CUDA_VISIBLE_DEVICES, when the
  * user sets it, limits the devices counted and the binding picks among them. */
 #ifndef CANOPY_DIST_GPU_BIND_H

@@ -6,9 +6,9 @@
 #include "dist/gravity.h"
 
 #include "dist/gpu_bind.h"
-#include "nbody/gpu_multipole.h"
-#include "nbody/let.h"
-#include "nbody/let_gpu.h"
+#include "gravity/gpu_multipole.h"
+#include "gravity/let.h"
+#include "gravity/let_gpu.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -301,16 +301,16 @@ static int nccl_wanted(MPI_Comm comm) {
                                             "%d ranks share %d GPUs on a node; NCCL needs one "
                                             "GPU per rank",
                                             b.local_size, b.n_devices)
-                              : gpu_nccl_load();
+                              : canopy_gpu_nccl_load();
         unsigned char id[GPU_NCCL_ID_BYTES];
         memset(id, 0, sizeof id);
         if ((s = canopy_dist_agree(comm, s)) == CANOPY_OK) {
-            if (rank == 0) s = gpu_nccl_unique_id(id);
+            if (rank == 0) s = canopy_gpu_nccl_unique_id(id);
             s = canopy_dist_agree(comm, s);
         }
         if (!s) {
             MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, comm);
-            s = canopy_dist_agree(comm, gpu_nccl_create(id, size, rank, &nccl));
+            s = canopy_dist_agree(comm, canopy_gpu_nccl_create(id, size, rank, &nccl));
         }
         nccl_state = s ? -1 : 1;
         nccl_size = size;
@@ -403,14 +403,14 @@ static canopy_status walk_build(domain_walk *w, const float *mass, const canopy_
     if (!s) s = canopy_calloc((void **)&w->remote, (size_t)size, sizeof *w->remote);
     if (!s) s = canopy_alloc((void **)&w->lw, (size_t)x.n + 1, sizeof *w->lw);
     for (int k = 0; !s && w->use_gpu && k < 2; k++)
-        if (!gpu_walks[k]) s = gpu_let_create(gpu_walks + k);
+        if (!gpu_walks[k]) s = canopy_gpu_let_create(gpu_walks + k);
     if (!s)
         s = canopy_let_export(&w->dom, w->dom.boxes[0], w->dom.n_boxes, w->inv_theta,
                               LET_RADIUS_ALL, &w->local);
     if (!s && w->use_gpu && x.n > 0) {
         s = tree_order_queries(&w->local, &w->q, &w->qid);
         if (!s)
-            s = gpu_let_launch(gpu_walks[0], &w->local, 1, canopy_points_make(w->q, x.n, 3), w->qid,
+            s = canopy_gpu_let_launch(gpu_walks[0], &w->local, 1, canopy_points_make(w->q, x.n, 3), w->qid,
                                w->inv_theta, w->eps2);
         w->gpu_local = !s;
     }
@@ -453,7 +453,7 @@ static canopy_status walk_local(domain_walk *w, float *acc, float *pot, double *
     int done = 0;
     double t0 = canopy_now();
     if (w->use_nccl) { /* GPU to GPU, into a device buffer the remote walk reads */
-        s = gpu_nccl_alltoallv(nccl, w->send, w->sc, w->rc, &w->recv_dev, w->heads,
+        s = canopy_gpu_nccl_alltoallv(nccl, w->send, w->sc, w->rc, &w->recv_dev, w->heads,
                                sizeof(let_wire));
         done = 1;
     } else {
@@ -488,7 +488,7 @@ static canopy_status walk_remote_gpu(domain_walk *w, float *acc, float *pot, dou
     int64_t n = w->x.n;
     canopy_status s = CANOPY_OK;
     if (w->np > 0) {
-        s = gpu_let_launch(gpu_walks[1], w->remote, w->np, canopy_points_make(w->q, n, 3), w->qid,
+        s = canopy_gpu_let_launch(gpu_walks[1], w->remote, w->np, canopy_points_make(w->q, n, 3), w->qid,
                            w->inv_theta, w->eps2);
         w->gpu_remote = !s;
     }
@@ -498,11 +498,11 @@ static canopy_status walk_remote_gpu(domain_walk *w, float *acc, float *pot, dou
     if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->rp, (size_t)n, sizeof *w->rp);
     if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->rw, (size_t)n, sizeof *w->rw);
     if (!s) { /* after a failure, walk_release waits for what was launched */
-        s = gpu_let_finish(gpu_walks[0], w->la, w->lp, w->lw, NULL, &w->t_lwalk);
+        s = canopy_gpu_let_finish(gpu_walks[0], w->la, w->lp, w->lw, NULL, &w->t_lwalk);
         w->gpu_local = 0;
     }
     if (!s && w->gpu_remote) {
-        s = gpu_let_finish(gpu_walks[1], w->ra, w->rp, w->rw, NULL, &w->t_rwalk);
+        s = canopy_gpu_let_finish(gpu_walks[1], w->ra, w->rp, w->rw, NULL, &w->t_rwalk);
         w->gpu_remote = 0;
     }
     if (!s)
@@ -535,8 +535,8 @@ static canopy_status walk_remote(domain_walk *w, canopy_status s, float *acc, fl
 /* Waits for a walk launched before a failure elsewhere (its results dropped), adds the
  * evaluation's times to stats (when given) and frees everything. */
 static void walk_release(domain_walk *w, double t_start, canopy_dist_stats *stats) {
-    if (w->gpu_local) gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
-    if (w->gpu_remote) gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
+    if (w->gpu_local) canopy_gpu_let_finish(gpu_walks[0], NULL, NULL, NULL, NULL, NULL);
+    if (w->gpu_remote) canopy_gpu_let_finish(gpu_walks[1], NULL, NULL, NULL, NULL, NULL);
     if (stats) {
         double t = canopy_now() - t_start;
         stats->comm_seconds += w->t_comm;

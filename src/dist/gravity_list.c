@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* dist_list_forces: the single-process list engine (apps/gravity_lists.h) over ranks.
+/* dist_list_forces: the single-process list engine (gravity/gravity_lists.h) over ranks.
  * Each rank builds its tree of its domain's bodies, all-gathers the domains' bounding
  * boxes, sends every other rank the piece of its tree pruned for that rank's box (one
  * all-to-all), and its sink groups walk their own tree and the received pieces into
  * one set of interaction lists (ChaNGa's remote walk), evaluated by the same
  * vectorised kernel. The opening test is the engine's own, so the accuracy is the
  * single process's at the same theta and order (docs/distributed.md). */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 #include "dist/gravity.h"
 
 #include <string.h>

@@ -6,7 +6,7 @@
  * over ranks. Global index = position in the caller's slices concatenated in rank
  * order; it travels with each body. */
 #include "dist/gravity.h"
-#include "nbody/nbody_internal.h"
+#include "gravity/stepper.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * one whose points' box is nearest), then sent, with its current k-th distance, only
  * to the ranks whose boxes can hold a point as close; their candidates are merged
  * with the same (distance, index) order as canopy_knn, so the rows equal one rank's. */
-#include "apps/knn.h"
+#include "apps/knn/knn.h"
 #include "dist/comm.h"
 #include "dist/gpu_bind.h"
 #include "traverse/run.h"

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_index: a tree built (or loaded) once and queried many times, and its file
- * form (a section file, src/io/sectionfile.h).
+ * form (a section file, src/io/sectionfile.h); and canopy_knn, whose GPU path builds
+ * such an index on the device.
  *
  * Handles are checked twice before use: the pointer must be in the registry of live
  * indexes (so a freed handle is rejected without reading freed memory), and the
  * record must carry the magic number. */
-#include "apps/knn.h"
+#include "apps/index_entries.h"
+#include "apps/knn/knn.h"
 #include "core/device.h"
 #include "index/device.h"
-#include "index/hooks.h"
 #include "io/sectionfile.h"
 #include "kde/kde_tree.h"
 #include "traverse/run.h"
@@ -608,7 +609,11 @@ static struct canopy_index_staging *once_staging;
 static struct canopy_index_scratch *once_scratch; /* the device query's, likewise */
 static int once_calls;
 
-canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int32_t k,
+/* canopy_knn's device path: where the queries will run on the GPU with a variant and
+ * schedule the resident-index path offers, builds a kd index on the GPU from the host
+ * points, queries it through pinned staging and frees it; *taken 0 (nothing done) where
+ * it does not apply. Not for self-queries (the device path excludes no point). */
+static canopy_status knn_device_once(canopy_points ref, canopy_points query, int32_t k,
                                      const canopy_run_options *o, int64_t *idx, float *dist2,
                                      canopy_stats *stats, int *taken) {
     /* without a GPU the generic path says so in its own words */
@@ -653,6 +658,21 @@ canopy_status canopy_knn_device_once(canopy_points ref, canopy_points query, int
     if (st) canopy_index_staging_free(st);
     if (dv.view.hot) canopy_index_device_free(&dv);
     return s;
+}
+
+/* canopy_knn sits here, above the application, because a GPU run of a kd tree builds a
+ * device index (no host build, no tree upload); the rest is the application's. */
+canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
+                         const canopy_run_options *opt, int64_t *idx, float *dist2,
+                         canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    int self = 0, on_device = 0;
+    canopy_status s = canopy_knn_check(ref, &query, k, &o, &self);
+    if (s) return s;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!self && (s = knn_device_once(ref, query, k, &o, idx, dist2, stats, &on_device))) return s;
+    if (on_device) return CANOPY_OK;
+    return canopy_knn_on_host(ref, query, self, k, &o, idx, dist2, stats);
 }
 
 canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,

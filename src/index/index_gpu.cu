@@ -3,7 +3,7 @@
  * and the device-pointer kNN entry. */
 #include "index/device.h"
 
-#include "apps/knn_gpu.cuh"
+#include "apps/knn/knn_gpu.cuh"
 #include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
 #include "traverse/gpu_schedule.h"

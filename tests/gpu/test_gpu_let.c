@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The GPU LET walk (nbody/let_gpu.cu) against canopy_let_forces on fresh random domains:
+/* The GPU LET walk (gravity/let_gpu.cu) against canopy_let_forces on fresh random domains:
  * bodies split along the Morton curve into R domains, each domain's bodies walk its
  * whole tree and the others' pieces (exported with the corrected radius, the naive one,
  * which leaves pruned cells the bodies must open, or as top trees: every box cell
@@ -13,7 +13,7 @@
 #include "body_sets.h"
 #include "check.h"
 #include "core/device.h"
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,9 +48,9 @@ static void compare(const let_piece *pieces, int32_t np, const dom_data *d, floa
     let_walk_stats sc, sg;
     float inv_theta = 1.0f / theta, eps2 = eps * eps;
     CHECK_OK(canopy_let_forces(pieces, np, q, d->gid, inv_theta, eps2, ac, pc, wc, &sc));
-    CHECK_OK(gpu_let_launch(walk, pieces, np, q, d->gid, inv_theta, eps2));
+    CHECK_OK(canopy_gpu_let_launch(walk, pieces, np, q, d->gid, inv_theta, eps2));
     double secs = -1.0;
-    CHECK_OK(gpu_let_finish(walk, ag, pg, wg, &sg, &secs));
+    CHECK_OK(canopy_gpu_let_finish(walk, ag, pg, wg, &sg, &secs));
     CHECK_MSG(secs >= 0.0, "%s: walk seconds %g", what, secs);
     CHECK_MSG(sc.expansions == sg.expansions && sc.direct == sg.direct && sc.dropped == sg.dropped,
               "%s: CPU %lld expansions, %lld terms, %lld dropped; GPU %lld, %lld, %lld", what,
@@ -201,10 +201,10 @@ int main(void) {
     if (!canopy_gpu_usable()) return check_skip(canopy_gpu_why_not());
     int small = getenv("CANOPY_GPU_SMALL") != NULL;
     uint64_t seed = check_seed();
-    CHECK_OK(gpu_let_create(&walk));
-    CHECK(gpu_bind_device(-1) != CANOPY_OK); /* no such device */
-    CHECK(gpu_bind_device(1 << 20) != CANOPY_OK);
-    CHECK_OK(gpu_bind_device(0)); /* the tests' own device: harmless */
+    CHECK_OK(canopy_gpu_let_create(&walk));
+    CHECK(canopy_gpu_bind_device(-1) != CANOPY_OK); /* no such device */
+    CHECK(canopy_gpu_bind_device(1 << 20) != CANOPY_OK);
+    CHECK_OK(canopy_gpu_bind_device(0)); /* the tests' own device: harmless */
     /* small (compute-sanitizer): 0, 1, 33 and 300 bodies */
     const int64_t sizes[] = {0, 1, 2, 33, 1000, 20000}, sizes_small[] = {0, 1, 33, 300};
     int n_sizes = small ? 4 : 6;
@@ -222,10 +222,12 @@ int main(void) {
     let_piece none;
     memset(&none, 0, sizeof none);
     float a[3];
-    CHECK_OK(gpu_let_launch(walk, &none, 1, canopy_points_make(NULL, 0, 3), NULL, 2.0f, 0.0f));
-    CHECK_OK(gpu_let_finish(walk, a, NULL, NULL, NULL, NULL));
-    CHECK(gpu_let_finish(walk, a, NULL, NULL, NULL, NULL) != CANOPY_OK); /* nothing launched */
-    gpu_let_free(walk);
+    CHECK_OK(
+        canopy_gpu_let_launch(walk, &none, 1, canopy_points_make(NULL, 0, 3), NULL, 2.0f, 0.0f));
+    CHECK_OK(canopy_gpu_let_finish(walk, a, NULL, NULL, NULL, NULL));
+    CHECK(canopy_gpu_let_finish(walk, a, NULL, NULL, NULL, NULL) !=
+          CANOPY_OK); /* nothing launched */
+    canopy_gpu_let_free(walk);
     printf("GPU LET walk: %lld of %lld body rows bit-identical to canopy_let_forces\n",
            (long long)exact_bodies, (long long)all_bodies);
     return check_finish();

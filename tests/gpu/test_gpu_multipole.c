@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* GPU multipole gravity and n-body (nbody/gpu_multipole.cu) on fresh random inputs:
+/* GPU multipole gravity and n-body (gravity/gpu_multipole.cu) on fresh random inputs:
  * forces and potentials against float64 direct summation (exact when nothing is
  * accepted: theta tiny or fewer bodies than a leaf), errors within the CPU
  * multipole's at the same (theta, order), falling with theta and with the order;
@@ -13,7 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "body_sets.h"
 #include "check.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -67,7 +67,7 @@ static void gpu_forces(canopy_points b, const float *mass, float theta, int orde
                        int leaf, int group, float *acc, float *pot) {
     gpu_mp_params p = {theta, order, eps, leaf, group};
     gpu_mp_timing t;
-    CHECK_OK(gpu_mp_forces_host(b, mass, &p, acc, pot, &t));
+    CHECK_OK(canopy_gpu_mp_forces_host(b, mass, &p, acc, pot, &t));
     if (b.n > 1)
         CHECK_MSG(t.groups >= 1 && t.groups <= b.n, "buckets %lld for n = %lld",
                   (long long)t.groups, (long long)b.n);
@@ -145,7 +145,7 @@ static void direct_case(int64_t n, uint64_t seed) {
     int64_t ns = 50, sample[50];
     for (int64_t k = 0; k < ns; k++) sample[k] = (k * 7919) % n;
     double a1[150], a2[150], p1[50], p2[50];
-    CHECK_OK(gpu_mp_direct_sample(b, NULL, 0.01f, sample, ns, a1, p1));
+    CHECK_OK(canopy_gpu_mp_direct_sample(b, NULL, 0.01f, sample, ns, a1, p1));
     CHECK_OK(canopy_gravity_direct_sample(b, NULL, 0.01f, sample, ns, a2, p2));
     double worst = 0;
     for (int64_t k = 0; k < 3 * ns; k++)
@@ -230,22 +230,23 @@ static void calibration_case(void) {
     float theta = 0;
     int32_t order = -1;
     double expected = 0;
-    CHECK_OK(gpu_mp_choose(1e-4, &theta, &order, &expected));
+    CHECK_OK(canopy_gpu_mp_choose(1e-4, &theta, &order, &expected));
     CHECK_MSG(order == 2 && theta == 0.45f && expected <= 1e-4, "accuracy 1e-4: theta %g order %d",
               (double)theta, (int)order);
-    CHECK_OK(gpu_mp_choose(3e-4, &theta, &order, &expected));
+    CHECK_OK(canopy_gpu_mp_choose(3e-4, &theta, &order, &expected));
     CHECK_MSG(order == 2 && theta == 0.6f, "accuracy 3e-4: theta %g order %d", (double)theta,
               (int)order);
-    CHECK_FAILS(gpu_mp_choose(1e-6, &theta, &order, NULL), CANOPY_ERR_INVALID, "give --theta");
-    CHECK_FAILS(gpu_mp_choose(0.5, &theta, &order, NULL), CANOPY_ERR_INVALID, "accuracy");
+    CHECK_FAILS(canopy_gpu_mp_choose(1e-6, &theta, &order, NULL), CANOPY_ERR_INVALID,
+                "give --theta");
+    CHECK_FAILS(canopy_gpu_mp_choose(0.5, &theta, &order, NULL), CANOPY_ERR_INVALID, "accuracy");
     double prev = 0;
     for (float t = 0.2f; t < 1.01f; t += 0.05f) {
-        double e = gpu_mp_expected_error(t, 2);
+        double e = canopy_gpu_mp_expected_error(t, 2);
         CHECK_MSG(e > prev && isfinite(e), "expected error at theta %g: %g", (double)t, e);
         prev = e;
     }
-    CHECK(fabs(gpu_mp_expected_error(0.5f, 2) / 1.401e-4 - 1) < 1e-3);
-    CHECK(gpu_mp_expected_error(0.4f, 0) > gpu_mp_expected_error(0.4f, 2));
+    CHECK(fabs(canopy_gpu_mp_expected_error(0.5f, 2) / 1.401e-4 - 1) < 1e-3);
+    CHECK(canopy_gpu_mp_expected_error(0.4f, 0) > canopy_gpu_mp_expected_error(0.4f, 2));
 }
 
 /* canopy_gravity_multipole_device: bodies (rows 5 floats apart) and masses copied up on

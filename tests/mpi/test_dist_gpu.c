@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* One GPU per rank (dist/gpu_bind.h, nbody/let_gpu.cu) under mpirun -np 1, 2, 4: each
+/* One GPU per rank (dist/gpu_bind.h, gravity/let_gpu.cu) under mpirun -np 1, 2, 4: each
  * rank bound to GPU local_rank % devices; canopy_dist_gravity with backend gpu equal
  * to backend cpu on the same bodies (work the same cells: accelerations within 1e-5
  * relative, most rows bit-identical), Plummer and two far cubes, with masses, a rank
@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "core/device.h"
 #include "dist/gpu_bind.h"
-#include "nbody/let_gpu.h"
+#include "gravity/let_gpu.h"
 #include "mpi_check.h"
 
 #include <math.h>
@@ -56,7 +56,7 @@ static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_ran
     if (nccl) { /* NCCL where every rank can load it and has a GPU of its own, else MPI
                  * (said on stderr) */
         dist_gpu_binding bb = dist_gpu_bound();
-        int have = gpu_nccl_load() == CANOPY_OK && bb.local_size <= bb.n_devices, all = 0;
+        int have = canopy_gpu_nccl_load() == CANOPY_OK && bb.local_size <= bb.n_devices, all = 0;
         MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         CHECK_MSG(sg.nccl == all, "rank %d: pieces by NCCL %d, NCCL usable on all ranks %d", rank,
                   (int)sg.nccl, all);

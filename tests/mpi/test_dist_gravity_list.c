@@ -7,10 +7,10 @@
  * shows), empty ranks, far-apart clusters, duplicates, the opening and tree
  * reported, and bad options refused (the inclusion case and the n-body run with
  * list opening: test_dist_gravity.c). */
-#include "apps/gravity_lists.h"
+#include "gravity/gravity_lists.h"
 #include "dist/gravity.h"
 #include "mpi_check.h"
-#include "nbody/force_error.h"
+#include "gravity/force_error.h"
 
 #include <math.h>
 #include <stdlib.h>

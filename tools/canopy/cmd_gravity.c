@@ -3,8 +3,8 @@
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
 #include "core/coincident.h"
-#include "nbody/force_error.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/force_error.h"
+#include "gravity/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -140,7 +140,7 @@ static int print_error_stats(canopy_points b, const float *mass, const canopy_gr
         fprintf(stderr,
                 "  error: expected median %.2e (calibrated%s, theta %g, order %d); measured on "
                 "%lld bodies vs float64 %s: median %.2e, rms %.2e, max %.2e\n",
-                gpu ? gpu_mp_expected_error(g->theta, g->order)
+                gpu ? canopy_gpu_mp_expected_error(g->theta, g->order)
                     : canopy_gravity_expected_error_for(g),
                 gpu ? " for the GPU" : "", (double)g->theta, (int)g->order, (long long)ns,
                 g->box > 0.0f ? "Ewald summation" : "direct", rel[ns / 2], rms, rel[ns - 1]);
@@ -328,9 +328,9 @@ static int gravity_compute(gravity_args *a, int stats, gravity_run *r) {
     canopy_points *b = &r->b;
     /* the GPU walk has its own accuracy table (a distributed run walks on the CPU) */
     int on_gpu =
-        a->multipole && ranks == 1 && a->box == 0.0 && gpu_mp_wanted(a->to.run.backend, b->n);
+        a->multipole && ranks == 1 && a->box == 0.0 && canopy_gpu_mp_wanted(a->to.run.backend, b->n);
     if (on_gpu && a->accuracy > 0.0 &&
-        gpu_mp_choose(a->accuracy, &a->g.theta, &a->g.order, NULL) != CANOPY_OK)
+        canopy_gpu_mp_choose(a->accuracy, &a->g.theta, &a->g.order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
     if (b->d == 4)
         for (int64_t i = 0; i < b->n; i++) r->mass[i] = canopy_point(*b, i)[3];

@@ -5,7 +5,7 @@
 #include "cli_dist.h"
 #include "cli_dist_gravity.h"
 #include "io/hdf5.h"
-#include "nbody/gpu_multipole.h"
+#include "gravity/gpu_multipole.h"
 #include "trav_opts.h"
 
 #include <errno.h>
@@ -378,7 +378,7 @@ typedef struct nbody_times {
 static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times *tm) {
     const canopy_nbody_options *o = canopy_nbody_get_options(s);
     int64_t n = canopy_nbody_n(s), steps = canopy_nbody_steps_done(s) - first;
-    int gpu = gpu_mp_wanted(o->run.backend, n);
+    int gpu = canopy_gpu_mp_wanted(o->run.backend, n);
     const char *opening = gpu ? "GPU bucket" : grav_opening_name(o->gravity.opening);
     const char *tree = gpu ? "radix" : grav_tree_name(o->gravity.tree);
     double rate = tm->step > 0.0 ? (double)steps / tm->step : 0.0;
@@ -744,9 +744,9 @@ static void nbody_summary(const canopy_nbody *s, int64_t first, double secs, con
         "%s tree, softening %g, %.3g steps/s%s%s",
         (long long)canopy_nbody_n(s), (long long)first, (long long)canopy_nbody_steps_done(s),
         o->dt, block, (double)o->gravity.theta, (int)o->gravity.order,
-        gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "GPU bucket"
+        canopy_gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "GPU bucket"
                                                          : grav_opening_name(o->gravity.opening),
-        gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "radix"
+        canopy_gpu_mp_wanted(o->run.backend, canopy_nbody_n(s)) ? "radix"
                                                          : grav_tree_name(o->gravity.tree),
         (double)o->gravity.softening,
         secs > 0.0 ? (double)(canopy_nbody_steps_done(s) - first) / secs : 0.0, ckpt ? " -> " : "",

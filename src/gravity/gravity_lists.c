@@ -1,0 +1,1133 @@
+// SPDX-License-Identifier: MIT
+/* canopy_gl_gravity: tree build (octree or binary, level-synchronous so node numbering
+ * does not depend on threads), moments, per-bucket interaction lists and the
+ * vectorised force kernels (apps/gravity_lists.h). */
+#include "gravity/gravity_lists.h"
+
+#include "gravity/ewald.h"
+#include "gravity/multipole_terms.h"
+#include "core/cpu_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Walk record: 32 bytes, all the opening test and the descent read. */
+typedef struct gl_hot {
+    float c[3]; /* centre of mass */
+    float r2;   /* squared opening radius */
+    int32_t child, nchild, begin, end;
+} gl_hot;
+
+/* Moments, read only when a cell is listed: mass, then the packed multipole
+ * (apps/multipole_terms.h), 1 + mp_pack_count(order) floats per cell. */
+static int cold_floats(int32_t order) {
+    return 1 + mp_pack_count(order);
+}
+
+typedef struct gl_tree {
+    int64_t n;
+    float *x, *y, *z, *m; /* tree order */
+    int64_t *ids;         /* caller index of each tree-order body */
+    int32_t nn, cap, depth;
+    gl_hot *hot; /* built here; copied into the walk layout at the end */
+    float *box;  /* per node: tight bounding box lo[3], hi[3] */
+    float *cube; /* octree: per node cell centre[3], half width */
+    double *mom; /* per node: com[3], then mp_mono_count(order) monomial sums about it */
+    int32_t order, nmom;
+    char *walk;    /* records the walk reads (gl_hot, each followed by its cold record
+                      when fused) */
+    size_t stride; /* bytes between walk records */
+    const char *cold_base;
+    size_t cold_stride;
+    int32_t *leaves; /* sink groups in body order */
+    int32_t n_leaves;
+    int32_t borrowed; /* a received piece (canopy_gl_piece_open): its arrays are the caller's */
+    float period;     /* > 0: bodies wrapped into the periodic cube [0, period)^3 */
+    float *trace;     /* periodic: per node sum m |x - com|^2 (the Ewald potential's
+                         second-order term, the same for every sink) */
+} gl_tree;
+
+enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
+
+static void tree_free(gl_tree *t) {
+    free(t->x), free(t->y), free(t->z), free(t->m), free(t->ids);
+    free(t->hot), free(t->box), free(t->cube), free(t->mom), free(t->walk), free(t->leaves);
+    free(t->trace);
+}
+
+static int grow_nodes(gl_tree *t, int32_t need) {
+    if (need <= t->cap) return 0;
+    int64_t cap = t->cap * 2 > need ? (int64_t)t->cap * 2 : need;
+    if (cap > INT32_MAX) return 1;
+    void *a = realloc(t->hot, (size_t)cap * sizeof *t->hot);
+    if (a) t->hot = a;
+    void *b = realloc(t->box, (size_t)cap * 6 * sizeof *t->box);
+    if (b) t->box = b;
+    void *c = realloc(t->cube, (size_t)cap * 4 * sizeof *t->cube);
+    if (c) t->cube = c;
+    if (!a || !b || !c) return 1;
+    t->cap = (int32_t)cap;
+    return 0;
+}
+
+/* The top of the tree is split with its bodies in chunks of this many, in parallel
+ * (nodes of more than GL_BIG bodies, one at a time); smaller nodes take one thread
+ * each and no OpenMP call (a region per small node costs more than its work). Either
+ * way the result is the same: min/max are exact and the partition is stable. */
+enum { GL_CHUNK = 16384, GL_BIG = 4 * GL_CHUNK };
+
+/* Work on bodies [i0, i1), chunk c of a node. */
+typedef void (*gl_chunk_fn)(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c);
+
+static int32_t n_chunks(const gl_hot *h, int par) {
+    int64_t len = h->end - h->begin;
+    return par && len > GL_CHUNK ? (int32_t)((len + GL_CHUNK - 1) / GL_CHUNK) : 1;
+}
+
+static void for_chunks(gl_tree *t, const gl_hot *h, int32_t nch, gl_chunk_fn fn, void *arg) {
+    if (nch == 1) {
+        fn(t, arg, h->begin, h->end, 0);
+        return;
+    }
+#pragma omp parallel for num_threads(canopy_threads())
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0 = h->begin + c * GL_CHUNK;
+        fn(t, arg, i0, h->end - i0 < GL_CHUNK ? h->end : i0 + GL_CHUNK, c);
+    }
+}
+
+static void box_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    float *b = (float *)arg + 6 * (int64_t)c;
+    for (int k = 0; k < 3; k++) b[k] = INFINITY, b[3 + k] = -INFINITY;
+    for (int32_t i = i0; i < i1; i++) {
+        float p[3] = {t->x[i], t->y[i], t->z[i]};
+        for (int k = 0; k < 3; k++) {
+            b[k] = p[k] < b[k] ? p[k] : b[k];
+            b[3 + k] = p[k] > b[3 + k] ? p[k] : b[3 + k];
+        }
+    }
+}
+
+/* Tight box of node v's bodies; returns the longest side. */
+static float node_box(gl_tree *t, int32_t v, int par) {
+    const gl_hot *h = t->hot + v;
+    int32_t nch = n_chunks(h, par);
+    float one[6], *part = nch > 1 ? malloc((size_t)nch * 6 * sizeof *part) : one;
+    if (!part) nch = 1, part = one;
+    for_chunks(t, h, nch, box_chunk, part);
+    float *b = t->box + 6 * (int64_t)v, side = 0.0f;
+    for (int k = 0; k < 6; k++) b[k] = part[k];
+    for (int32_t c = 1; c < nch; c++)
+        for (int k = 0; k < 3; k++) {
+            const float *q = part + 6 * (int64_t)c;
+            b[k] = q[k] < b[k] ? q[k] : b[k];
+            b[3 + k] = q[3 + k] > b[3 + k] ? q[3 + k] : b[3 + k];
+        }
+    for (int k = 0; k < 3; k++) side = b[3 + k] - b[k] > side ? b[3 + k] - b[k] : side;
+    if (part != one) free(part);
+    return side;
+}
+
+/* One split: the key rule, the keys, per-chunk counts (then destination offsets)
+ * and the scratch arrays. */
+typedef struct gl_split {
+    int binary, axis;
+    float mid;
+    const float *cube;
+    uint8_t *key;
+    int32_t *off; /* 8 per chunk */
+    float *sx, *sy, *sz, *sm;
+    int64_t *sid;
+} gl_split;
+
+static void key_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    int32_t *n = p->off + 8 * (int64_t)c;
+    const float *cu = p->cube;
+    memset(n, 0, 8 * sizeof *n);
+    for (int32_t i = i0; i < i1; i++) {
+        uint8_t k;
+        if (p->binary) {
+            float x = p->axis == 0 ? t->x[i] : p->axis == 1 ? t->y[i] : t->z[i];
+            k = x > p->mid;
+        } else {
+            k = (uint8_t)((t->x[i] > cu[0]) | (t->y[i] > cu[1]) << 1 | (t->z[i] > cu[2]) << 2);
+        }
+        p->key[i] = k;
+        n[k]++;
+    }
+}
+
+static void scatter_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    int32_t *d = p->off + 8 * (int64_t)c;
+    for (int32_t i = i0; i < i1; i++) {
+        int32_t j = d[p->key[i]]++;
+        p->sx[j] = t->x[i], p->sy[j] = t->y[i], p->sz[j] = t->z[i], p->sm[j] = t->m[i];
+        p->sid[j] = t->ids[i];
+    }
+}
+
+static void copy_back_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_split *p = arg;
+    size_t len = (size_t)(i1 - i0);
+    (void)c;
+    memcpy(t->x + i0, p->sx + i0, len * sizeof(float));
+    memcpy(t->y + i0, p->sy + i0, len * sizeof(float));
+    memcpy(t->z + i0, p->sz + i0, len * sizeof(float));
+    memcpy(t->m + i0, p->sm + i0, len * sizeof(float));
+    memcpy(t->ids + i0, p->sid + i0, len * sizeof(int64_t));
+}
+
+/* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
+ * through the scratch arrays; cnt receives each group's size. Returns the number of
+ * groups used (0: keep v a leaf). With par, chunks of bodies are keyed, counted and
+ * scattered in parallel, each chunk's destination offsets following the chunks
+ * before it. */
+static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
+                      int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
+    const gl_hot *h = t->hot + v;
+    const float *b = t->box + 6 * (int64_t)v;
+    gl_split p = {binary, 0, 0.0f, t->cube + 4 * (int64_t)v, key, NULL, sx, sy, sz, sm, sid};
+    if (binary) {
+        for (int k = 1; k < 3; k++)
+            if (b[3 + k] - b[k] > b[3 + p.axis] - b[p.axis]) p.axis = k;
+        p.mid = b[p.axis] + 0.5f * (b[3 + p.axis] - b[p.axis]);
+    }
+    int32_t nch = n_chunks(h, par), one[8];
+    p.off = nch > 1 ? malloc((size_t)nch * 8 * sizeof *p.off) : one;
+    if (!p.off) nch = 1, p.off = one;
+    for_chunks(t, h, nch, key_chunk, &p);
+    memset(cnt, 0, 8 * sizeof *cnt);
+    for (int32_t c = 0; c < nch; c++)
+        for (int k = 0; k < 8; k++) cnt[k] += p.off[8 * (int64_t)c + k];
+    int nonempty = 0, groups = binary ? 2 : 8;
+    for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
+    if (!binary || nonempty >= 2) {
+        int32_t o = h->begin;
+        for (int k = 0; k < 8; k++)
+            for (int32_t c = 0; c < nch; c++) {
+                int32_t m = p.off[8 * (int64_t)c + k];
+                p.off[8 * (int64_t)c + k] = o, o += m;
+            }
+        for_chunks(t, h, nch, scatter_chunk, &p);
+        for_chunks(t, h, nch, copy_back_chunk, &p);
+    }
+    if (p.off != one) free(p.off);
+    return !binary || nonempty >= 2 ? groups : 0;
+}
+
+/* Box, leaf decision and split of node v of a level. */
+static int level_split(gl_tree *t, int32_t v, int level, const gl_config *cfg, float *sx, float *sy,
+                       float *sz, float *sm, int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
+    float side = level ? node_box(t, v, par) : t->cube[3] * 2.0f;
+    const gl_hot *h = t->hot + v;
+    int leaf = h->end - h->begin <= cfg->bucket || !(side > 0.0f) || level >= GL_MAX_DEPTH - 1;
+    return leaf ? 0 : split_node(t, v, cfg->binary, sx, sy, sz, sm, sid, key, cnt, par);
+}
+
+/* Centre of mass and monomial moments about it of node v: from its bodies (leaf) or
+ * its children (binomial shift), in float64. */
+static void node_moments(gl_tree *t, int32_t v) {
+    const gl_hot *h = t->hot + v;
+    double *C = t->mom + (int64_t)t->nmom * v, *M = C + 3;
+    memset(C, 0, (size_t)t->nmom * sizeof *C);
+    double mass = 0.0, c[3] = {0, 0, 0};
+    if (h->nchild == 0) {
+        for (int32_t i = h->begin; i < h->end; i++) {
+            double w = t->m[i];
+            mass += w, c[0] += w * t->x[i], c[1] += w * t->y[i], c[2] += w * t->z[i];
+        }
+    } else {
+        for (int32_t k = h->child; k < h->child + h->nchild; k++) {
+            const double *K = t->mom + (int64_t)t->nmom * k;
+            mass += K[3];
+            for (int j = 0; j < 3; j++) c[j] += K[3] * K[j];
+        }
+    }
+    const float *b = t->box + 6 * (int64_t)v;
+    int point = b[0] == b[3] && b[1] == b[4] && b[2] == b[5];
+    /* Coincident bodies: their point exactly (a rounded weighted mean would move it off
+     * them), so the leaf's opening radius is 0 (point_leaf). */
+    for (int j = 0; j < 3; j++)
+        c[j] = mass > 0.0 && !point ? c[j] / mass : 0.5 * ((double)b[j] + b[3 + j]);
+    for (int j = 0; j < 3; j++) C[j] = c[j];
+    if (h->nchild == 0)
+        for (int32_t i = h->begin; i < h->end; i++)
+            canopy_mp_mono_add_body(M, t->order, t->m[i], t->x[i] - c[0], t->y[i] - c[1],
+                                    t->z[i] - c[2]);
+    else
+        for (int32_t k = h->child; k < h->child + h->nchild; k++) {
+            const double *K = t->mom + (int64_t)t->nmom * k;
+            canopy_mp_mono_add_shifted(M, t->order, K + 3, K[0] - c[0], K[1] - c[1], K[2] - c[2]);
+        }
+}
+
+/* Moments of the subtree under v, children first. */
+static void subtree_moments(gl_tree *t, int32_t v) {
+    const gl_hot *h = t->hot + v;
+    for (int32_t k = h->child; k < h->child + h->nchild; k++) subtree_moments(t, k);
+    node_moments(t, v);
+}
+
+/* Opening radius: Barnes' offset criterion side / theta + |com - box centre|, and
+ * never less than the distance from the centre of mass to the box's farthest
+ * corner, so an accepted cell never holds a point of the walking bucket. */
+static void node_finish(gl_tree *t, int32_t v, float inv_theta, float *cold) {
+    gl_hot *h = t->hot + v;
+    const double *C = t->mom + (int64_t)t->nmom * v;
+    const float *b = t->box + 6 * (int64_t)v;
+    double side = 0.0, off2 = 0.0, far2 = 0.0;
+    for (int j = 0; j < 3; j++) {
+        double ext = (double)b[3 + j] - b[j], o = C[j] - 0.5 * ((double)b[j] + b[3 + j]);
+        double f = fabs(o) + 0.5 * ext;
+        side = ext > side ? ext : side;
+        off2 += o * o;
+        far2 += f * f;
+        h->c[j] = (float)C[j];
+    }
+    double r = side * inv_theta + sqrt(off2), far = sqrt(far2);
+    r = (r > far ? r : far) * (1.0 + 1e-5);
+    h->r2 = (float)(r * r);
+    cold[0] = (float)C[3];
+    canopy_mp_mono_pack(C + 3, t->order, cold + 1, 1);
+    if (t->trace) {
+        float q[MP_PACK_MAX];
+        canopy_mp_mono_pack(C + 3, 2, q, 1); /* q[6]: the trace of the second moments */
+        t->trace[v] = q[6];
+    }
+}
+
+/* x moved by a multiple of box into [0, box). */
+static float wrap_into(float x, float box) {
+    float w = x - box * floorf(x / box);
+    return w >= box ? w - box : w < 0.0f ? 0.0f : w;
+}
+
+static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
+                           int32_t order, const gl_config *cfg, float period) {
+    int64_t n = bodies.n;
+    t->n = n;
+    size_t fs = (size_t)n * sizeof(float);
+    float *sx = malloc(fs), *sy = malloc(fs), *sz = malloc(fs), *sm = malloc(fs);
+    int64_t *sid = malloc((size_t)n * sizeof *sid);
+    uint8_t *key = malloc((size_t)n);
+    t->x = malloc(fs), t->y = malloc(fs), t->z = malloc(fs), t->m = malloc(fs);
+    t->ids = malloc((size_t)n * sizeof *t->ids);
+    int32_t *cnt = NULL, *ng = NULL;
+    int64_t est = 4 * (n / (cfg->bucket > 0 ? cfg->bucket : 1)) + 64;
+    canopy_status s = CANOPY_OK;
+    if (!sx || !sy || !sz || !sm || !sid || !key || !t->x || !t->y || !t->z || !t->m || !t->ids ||
+        grow_nodes(t, (int32_t)(est < INT32_MAX / 2 ? est : INT32_MAX / 2))) {
+        s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
+        goto done;
+    }
+    t->period = period;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t i = 0; i < n; i++) {
+        const float *p = canopy_point(bodies, i);
+        t->x[i] = p[0], t->y[i] = p[1], t->z[i] = p[2], t->m[i] = mass[i], t->ids[i] = i;
+        if (t->period > 0.0f)
+            t->x[i] = wrap_into(p[0], t->period), t->y[i] = wrap_into(p[1], t->period),
+            t->z[i] = wrap_into(p[2], t->period);
+    }
+    t->hot[0] = (gl_hot){{0, 0, 0}, 0, -1, 0, 0, (int32_t)n};
+    t->nn = 1;
+    {
+        float side = node_box(t, 0, 1);
+        const float *b = t->box;
+        for (int k = 0; k < 3; k++) t->cube[k] = b[k] + 0.5f * (b[3 + k] - b[k]);
+        t->cube[3] = 0.5f * side;
+    }
+    int32_t lo = 0, hi = 1, level_start[GL_MAX_DEPTH + 2] = {0, 1};
+    for (int level = 0; lo < hi; level++) {
+        int32_t width = hi - lo;
+        free(cnt), free(ng);
+        cnt = malloc((size_t)width * 8 * sizeof *cnt);
+        ng = malloc((size_t)width * sizeof *ng);
+        if (!cnt || !ng) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
+            goto done;
+        }
+        for (int32_t v = lo; v < hi; v++) /* the top: one node at a time, in parallel */
+            if (t->hot[v].end - t->hot[v].begin > GL_BIG)
+                ng[v - lo] = level_split(t, v, level, cfg, sx, sy, sz, sm, sid, key,
+                                         cnt + 8 * (int64_t)(v - lo), 1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+        for (int32_t v = lo; v < hi; v++)
+            if (t->hot[v].end - t->hot[v].begin <= GL_BIG)
+                ng[v - lo] = level_split(t, v, level, cfg, sx, sy, sz, sm, sid, key,
+                                         cnt + 8 * (int64_t)(v - lo), 0);
+        int64_t add = 0;
+        for (int32_t v = lo; v < hi; v++)
+            for (int k = 0; k < ng[v - lo]; k++) add += cnt[8 * (int64_t)(v - lo) + k] > 0;
+        if ((int64_t)t->nn + add > INT32_MAX / 2 || grow_nodes(t, t->nn + (int32_t)add)) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory building the tree");
+            goto done;
+        }
+        for (int32_t v = lo; v < hi; v++) {
+            gl_hot *h = t->hot + v;
+            h->child = ng[v - lo] ? t->nn : -1;
+            h->nchild = 0;
+            int32_t begin = h->begin;
+            const float *cu = t->cube + 4 * (int64_t)v;
+            for (int k = 0; k < ng[v - lo]; k++) {
+                int32_t c = cnt[8 * (int64_t)(v - lo) + k];
+                if (!c) continue;
+                int32_t u = t->nn++;
+                t->hot[u] = (gl_hot){{0, 0, 0}, 0, -1, 0, begin, begin + c};
+                float *cc = t->cube + 4 * (int64_t)u, q = 0.5f * cu[3];
+                for (int j = 0; j < 3; j++) cc[j] = cu[j] + ((k >> j) & 1 ? q : -q);
+                cc[3] = q;
+                begin += c;
+                h->nchild++;
+            }
+        }
+        t->depth = level + 1;
+        level_start[level + 1] = t->nn;
+        lo = hi;
+        hi = t->nn;
+    }
+    /* Moments bottom-up, a level at a time (children are on the next level). */
+    t->order = order;
+    t->nmom = 3 + mp_mono_count(order);
+    t->mom = malloc((size_t)t->nn * (size_t)t->nmom * sizeof *t->mom);
+    size_t cold = (size_t)cold_floats(order) * sizeof(float);
+    size_t rec = sizeof(gl_hot) + (cfg->fused ? cold : 0);
+    t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * cold));
+    t->leaves = malloc((size_t)t->nn * sizeof *t->leaves);
+    if (period > 0.0f) t->trace = malloc((size_t)t->nn * sizeof *t->trace);
+    if (!t->mom || !t->walk || !t->leaves || (period > 0.0f && !t->trace)) {
+        s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
+        goto done;
+    }
+    /* Subtrees of the first level with enough nodes to share out run in parallel (one
+     * parallel region: a barrier per level costs much where threads outnumber free
+     * cores); the levels above them follow bottom-up. */
+    int top = 0;
+    while (top + 1 < t->depth && level_start[top + 1] - level_start[top] < 64) top++;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int32_t v = level_start[top]; v < level_start[top + 1]; v++) subtree_moments(t, v);
+    for (int32_t v = level_start[top] - 1; v >= 0; v--) node_moments(t, v);
+    t->stride = rec;
+    t->cold_base = cfg->fused ? t->walk + sizeof(gl_hot) : t->walk + (size_t)t->nn * rec;
+    t->cold_stride = cfg->fused ? rec : cold;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int32_t v = 0; v < t->nn; v++) {
+        float *c = (float *)(void *)((char *)t->cold_base + (size_t)v * t->cold_stride);
+        node_finish(t, v, inv_theta, c);
+        memcpy(t->walk + (size_t)v * rec, t->hot + v, sizeof(gl_hot));
+    }
+    /* Sink groups in body order (depth first, so neighbours run together): the
+     * largest nodes of at most cfg->group bodies, and leaves. */
+    {
+        int32_t sp = 0, *stack = malloc(((size_t)t->depth * 8 + 8) * sizeof *stack);
+        if (!stack) {
+            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
+            goto done;
+        }
+        stack[sp++] = 0;
+        while (sp) {
+            const gl_hot *h = t->hot + stack[--sp];
+            if (h->nchild == 0 || (!cfg->per_body && h->end - h->begin <= cfg->group)) {
+                if (h->end > h->begin) t->leaves[t->n_leaves++] = (int32_t)(h - t->hot);
+                continue;
+            }
+            for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) stack[sp++] = c;
+        }
+        free(stack);
+    }
+done:
+    free(sx), free(sy), free(sz), free(sm), free(sid), free(key), free(cnt), free(ng);
+    return s;
+}
+
+/* ------------------------------------------------------------------ walk -- */
+
+typedef struct gl_lists {
+    int32_t *cells, *opened, *stack;
+    int32_t *cend, *oend;          /* per source tree: end of its entries in cells and opened */
+    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
+                                      of cap floats per element */
+    float *bx, *by, *bz, *bm;      /* gathered bodies */
+    float corr_pot; /* periodic: the cells' second-order potential correction (all sinks) */
+    int64_t cell_cap, body_cap;
+    int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
+} gl_lists;
+
+/* A periodic evaluation: the box (and its inverse powers), the longest cell accepted
+ * and the Ewald table of its grid. */
+typedef struct gl_per {
+    float box, inv_box, inv_box2;
+    float corr_side; /* the longest cell accepted (its correction is a monopole) */
+    const float *table;
+    int32_t grid;
+} gl_per;
+
+enum { GL_LANES = 16 };
+/* Periodic: the longest cell accepted, in boxes (the Ewald correction curves on the
+ * scale of the box, so a cell's monopole correction needs a cell small beside it). */
+static const float GL_CORR_SIDE = 0.1f;
+
+/* Squared distance from box [lo, hi] to point c. The export (canopy_gl_export) and the walk
+ * share it: a cell accepted for a box is accepted for every box inside it. */
+static inline float box_d2(const float *lo, const float *hi, const float *c) {
+    float d2 = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        float a = lo[k] - c[k], b = c[k] - hi[k];
+        float e = a > b ? a : b;
+        e = e > 0.0f ? e : 0.0f;
+        d2 += e * e;
+    }
+    return d2;
+}
+
+/* The longest side of node v's box. */
+static inline float node_side(const gl_tree *t, int32_t v) {
+    const float *b = t->box + 6 * (int64_t)v;
+    float s = b[3] - b[0];
+    s = b[4] - b[1] > s ? b[4] - b[1] : s;
+    return b[5] - b[2] > s ? b[5] - b[2] : s;
+}
+
+/* Squared distance from the sink box [lo, hi] to the images of c that are nearest to
+ * some point of it (the kernel takes each sink's nearest image): per axis the nearer
+ * of the images nearest lo and nearest hi. */
+static inline float box_d2_periodic(const float *lo, const float *hi, const float *c,
+                                    const gl_per *P) {
+    float d2 = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        float e = INFINITY;
+        for (int side = 0; side < 2; side++) {
+            float x = c[k] - P->box * rintf((c[k] - (side ? hi[k] : lo[k])) * P->inv_box);
+            float a = lo[k] - x, b = x - hi[k], f = a > b ? a : b;
+            f = f > 0.0f ? f : 0.0f;
+            e = f < e ? f : e;
+        }
+        d2 += e * e;
+    }
+    return d2;
+}
+
+/* Appends to the lists for a sink box [lo, hi] the cells of t it accepts, and the
+ * leaves it opens outside the sink group's own bodies [gb, ge) (those are always
+ * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end.
+ * In a periodic box (P not NULL) a cell is accepted when every image of it that is the
+ * nearest for some sink passes the test, and only when it is short enough for its
+ * Ewald correction to be taken as a monopole (P->corr_side); the kernel then takes
+ * each sink's nearest image. */
+static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo, const float *hi,
+                    int32_t gb, int32_t ge, gl_lists *L) {
+    int32_t sp = 0, nc = L->nc, nl = L->nl;
+    int64_t tests = 0;
+    L->stack[sp++] = 0;
+    while (sp) {
+        int32_t v = L->stack[--sp];
+        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
+        tests++;
+        int accept = P ? node_side(t, v) <= P->corr_side && box_d2_periodic(lo, hi, h->c, P) > h->r2
+                       : box_d2(lo, hi, h->c) > h->r2;
+        if (accept)
+            L->cells[nc++] = v;
+        else if (h->nchild == 0) {
+            if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
+        } else
+            for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) L->stack[sp++] = c;
+    }
+    L->nc = L->cend[src] = nc;
+    L->nl = L->oend[src] = nl;
+    return tests;
+}
+
+static int reserve(float **p, int64_t cap, int n_arrays) {
+    void *q = realloc(*p, (size_t)cap * (size_t)n_arrays * sizeof(float));
+    if (!q) return 1;
+    *p = q;
+    return 0;
+}
+
+/* The walk record of entry k of list `list` (cells or opened), of source tree *s
+ * (advanced past the sources whose entries end at or before k). */
+static inline const gl_hot *listed(const gl_tree *const *src, const int32_t *end, int *s,
+                                   const int32_t *list, int32_t k) {
+    while (k >= end[*s]) ++*s;
+    return (const gl_hot *)(src[*s]->walk + (size_t)list[k] * src[*s]->stride);
+}
+
+/* A leaf of several bodies at one point (its box has zero size, so node_finish gave it
+ * opening radius 0): gathered as one body of the leaf's mass, which is exact. */
+static inline int point_leaf(const gl_hot *h) {
+    return h->nchild == 0 && h->r2 == 0.0f && h->end - h->begin > 1;
+}
+
+static inline float cold_mass(const gl_tree *t, int32_t v) {
+    return ((const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride))[0];
+}
+
+/* Periodic: the potential correction has the constant Laplacian -4 pi / box^3 (the
+ * background's), so a cell's monopole correction misses 1/6 of it times the cell's
+ * trace, the same for every sink. */
+static void cells_trace(const gl_tree *t, const gl_per *P, gl_lists *L) {
+    double trace = 0.0;
+    for (int32_t k = 0; k < L->nc; k++) trace += t->trace[L->cells[k]];
+    L->corr_pot =
+        (float)(-2.0 * 3.14159265358979323846 / 3.0 * trace * P->inv_box * P->inv_box * P->inv_box);
+}
+
+/* Copies the listed cells' moments and the opened leaves' bodies of the source trees
+ * (src[0] holds the sink group) into padded structure-of-arrays buffers (padding:
+ * mass 0, a copy of a real position). own (-1: none): the sink group is this point
+ * leaf of src[0], its bodies gathered as one. */
+static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, int32_t own, gl_lists *L) {
+    const gl_tree *t = src[0];
+    int64_t npc = (L->nc + GL_LANES - 1) / GL_LANES * GL_LANES;
+    int64_t np = own >= 0 ? 1 : ge - gb;
+    int so = 0;
+    for (int32_t k = 0; k < L->nl; k++) {
+        const gl_hot *h = listed(src, L->oend, &so, L->opened, k);
+        np += point_leaf(h) ? 1 : h->end - h->begin;
+    }
+    int64_t npp = (np + GL_LANES - 1) / GL_LANES * GL_LANES;
+    if (npc > L->cell_cap) {
+        int64_t cap = npc * 2;
+        if (reserve(&L->cx, cap, 1) || reserve(&L->cy, cap, 1) || reserve(&L->cz, cap, 1) ||
+            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, MP_PACK_MAX))
+            return 1;
+        L->cell_cap = cap;
+    }
+    if (npp > L->body_cap) {
+        int64_t cap = npp * 2;
+        if (reserve(&L->bx, cap, 1) || reserve(&L->by, cap, 1) || reserve(&L->bz, cap, 1) ||
+            reserve(&L->bm, cap, 1))
+            return 1;
+        L->body_cap = cap;
+    }
+    int64_t cc = L->cell_cap;
+    int np_q = mp_pack_count(t->order), sc = 0;
+    for (int32_t k = 0; k < L->nc; k++) {
+        int32_t v = L->cells[k];
+        const gl_hot *h = listed(src, L->cend, &sc, L->cells, k);
+        const gl_tree *u = src[sc];
+        const float *c = (const float *)(const void *)(u->cold_base + (size_t)v * u->cold_stride);
+        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
+        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
+    }
+    for (int64_t k = L->nc; k < npc; k++) {
+        L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
+        L->cm[k] = 0.0f;
+        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = 0.0f;
+    }
+    int64_t j = 0;
+    so = 0;
+    for (int32_t k = -1; k < L->nl; k++) {
+        const gl_hot *h = k < 0 ? NULL : listed(src, L->oend, &so, L->opened, k);
+        const gl_tree *u = src[k < 0 ? 0 : so];
+        int32_t b = h ? h->begin : gb, e = h ? h->end : ge, v = h ? L->opened[k] : own;
+        if (h ? point_leaf(h) : own >= 0) {
+            L->bx[j] = u->x[b], L->by[j] = u->y[b], L->bz[j] = u->z[b];
+            L->bm[j++] = cold_mass(u, v);
+            continue;
+        }
+        size_t len = (size_t)(e - b);
+        memcpy(L->bx + j, u->x + b, len * sizeof(float));
+        memcpy(L->by + j, u->y + b, len * sizeof(float));
+        memcpy(L->bz + j, u->z + b, len * sizeof(float));
+        memcpy(L->bm + j, u->m + b, len * sizeof(float));
+        j += (int64_t)len;
+    }
+    for (; j < npp; j++) L->bx[j] = L->by[j] = L->bz[j] = L->bm[j] = 0.0f;
+    L->np = (int32_t)np;
+    L->npc = (int32_t)npc;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- kernels -- */
+
+/* Lane sums in a fixed pairwise order, so the result is the same whatever the
+ * vector width the compiler chose. */
+static inline __attribute__((always_inline)) float lane_sum(const float *a) {
+    float s[GL_LANES / 2];
+    for (int l = 0; l < GL_LANES / 2; l++) s[l] = a[l] + a[l + GL_LANES / 2];
+    for (int w = GL_LANES / 4; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) s[l] += s[l + w];
+    return s[0];
+}
+
+/* Acceleration and potential of sink (xi, yi, zi), body `self` of the gathered
+ * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
+ * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
+ * order and pot (whether the potential is wanted: its terms cost 2-3 operations of
+ * ~20) are constants where this is inlined (sink_kernel_order). Periodic (P not NULL):
+ * every separation is taken to the sink's nearest image, and every cell and body adds
+ * its Ewald correction there (a cell's as a monopole). */
+static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order, int pot,
+                                                              const gl_per *P, float eps2,
+                                                              int32_t self, float xi, float yi,
+                                                              float zi, float out[4]) {
+    float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
+    int64_t cc = L->cell_cap;
+    float box = P ? P->box : 0.0f, ib = P ? P->inv_box : 0.0f, ib2 = P ? P->inv_box2 : 0.0f;
+    for (int32_t j = 0; j < L->npc; j += GL_LANES) {
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) {
+            int32_t k = j + l;
+            float p = 0.0f, dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
+            if (P) {
+                dx = ewald_wrap(dx, box, ib), dy = ewald_wrap(dy, box, ib);
+                dz = ewald_wrap(dz, box, ib);
+                ewald_add(P->table, P->grid, dx * ib, dy * ib, dz * ib, L->cm[k] * ib2,
+                          L->cm[k] * ib, &ax[l], &ay[l], &az[l], &ph[l]);
+            }
+            mp_cell_terms(order, L->cm[k], dx, dy, dz, eps2, L->cq + k, cc, &ax[l], &ay[l], &az[l],
+                          &p);
+            if (pot) ph[l] -= p;
+        }
+    }
+    int32_t npp = (L->np + GL_LANES - 1) / GL_LANES * GL_LANES;
+    for (int32_t j = 0; j < npp; j += GL_LANES) {
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) {
+            int32_t k = j + l;
+            float dx = xi - L->bx[k], dy = yi - L->by[k], dz = zi - L->bz[k];
+            if (P) { /* each body's correction: the sink's own gives its images' potential */
+                dx = ewald_wrap(dx, box, ib), dy = ewald_wrap(dy, box, ib);
+                dz = ewald_wrap(dz, box, ib);
+                ewald_add(P->table, P->grid, dx * ib, dy * ib, dz * ib, L->bm[k] * ib2,
+                          L->bm[k] * ib, &ax[l], &ay[l], &az[l], &ph[l]);
+            }
+            float r2 = dx * dx + dy * dy + dz * dz + eps2;
+            float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects: they vectorise */
+            inv = r2 > 0.0f && k != self ? inv : 0.0f;
+            float mi = L->bm[k] * inv, f = mi * inv * inv;
+            ax[l] -= f * dx, ay[l] -= f * dy, az[l] -= f * dz;
+            if (pot) ph[l] -= mi;
+        }
+    }
+    out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
+    if (P) out[3] += L->corr_pot;
+}
+
+/* One copy of the kernel per order, potential or not and periodic or not, so each
+ * has only its own terms. */
+#define GL_ORDER_CASES(pot, P)                                                                     \
+    switch (order) {                                                                               \
+    case 0:                                                                                        \
+        sink_kernel(L, 0, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        sink_kernel(L, 2, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        sink_kernel(L, 3, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        break;                                                                                     \
+    default:                                                                                       \
+        sink_kernel(L, 4, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        break;                                                                                     \
+    }
+static inline __attribute__((always_inline)) void
+sink_kernel_order(const gl_lists *L, int order, int pot, const gl_per *P, float eps2, int32_t self,
+                  float xi, float yi, float zi, float out[4]) {
+    if (P)
+        GL_ORDER_CASES(1, P)
+    else if (pot)
+        GL_ORDER_CASES(1, NULL)
+    else
+        GL_ORDER_CASES(0, NULL)
+}
+#undef GL_ORDER_CASES
+
+/* The sinks [b, e) of the group starting at body gb against the lists, written at
+ * ids[i] (ids NULL: at i - b). */
+#define GL_SINKS_BODY                                                                              \
+    for (int32_t i = b; i < e; i++) {                                                              \
+        float o[4];                                                                                \
+        sink_kernel_order(L, order, pot != NULL, P, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);   \
+        int64_t id = ids ? ids[i] : i - b;                                                         \
+        for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
+        if (pot) pot[id] = o[3];                                                                   \
+    }
+
+typedef void (*gl_sinks_fn)(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
+                            int order, const gl_per *P, float eps2, const int64_t *ids, float *acc,
+                            float *pot);
+
+static void sinks_generic(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e,
+                          int order, const gl_per *P, float eps2, const int64_t *ids, float *acc,
+                          float *pot) {
+    GL_SINKS_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) static void
+sinks_avx2(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
+           const gl_per *P, float eps2, const int64_t *ids, float *acc, float *pot) {
+    GL_SINKS_BODY
+}
+/* gcc keeps 256-bit vectors on AVX-512 unless told; clang has no such target option. */
+#ifdef __clang__
+#define GL_AVX512_TARGET "avx512f,avx512vl,avx512dq,fma"
+#else
+#define GL_AVX512_TARGET "avx512f,avx512vl,avx512dq,fma,prefer-vector-width=512"
+#endif
+__attribute__((target(GL_AVX512_TARGET))) static void
+sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t e, int order,
+             const gl_per *P, float eps2, const int64_t *ids, float *acc, float *pot) {
+    GL_SINKS_BODY
+}
+#endif
+
+static gl_sinks_fn pick_sinks(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const unsigned avx512 = CANOPY_CPU_AVX512F | CANOPY_CPU_AVX512VL | CANOPY_CPU_AVX512DQ,
+                   avx2 = CANOPY_CPU_AVX2 | CANOPY_CPU_FMA;
+    unsigned f = canopy_cpu_features();
+    if ((f & avx512) == avx512) return sinks_avx512;
+    if ((f & avx2) == avx2) return sinks_avx2;
+#endif
+    return sinks_generic;
+}
+
+static void lists_free(gl_lists *L) {
+    free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend);
+    free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
+    free(L->bx), free(L->by), free(L->bz), free(L->bm);
+}
+
+/* The sink group point leaf v of t: every sink sits at one point and sees the same
+ * lists (the group gathered as one body, excluded as self), so the kernel runs once.
+ * The group adds no force and, softened, the potential -(M - m_i) / eps (the Plummer
+ * kernel at r = 0), M the leaf's mass. */
+static void point_sinks(const gl_tree *t, const gl_lists *L, gl_sinks_fn sinks, int32_t v,
+                        const unsigned char *active, int order, float eps2, float *acc,
+                        float *pot) {
+    const gl_hot *h = t->hot + v;
+    float a[3], p[1] = {0.0f};
+    sinks(t, L, h->begin, h->begin, h->begin + 1, order, NULL, eps2, NULL, a, pot ? p : NULL);
+    double M = 0.0, inv = eps2 > 0.0f ? 1.0 / sqrt((double)eps2) : 0.0;
+    for (int32_t i = h->begin; i < h->end; i++) M += t->m[i];
+    for (int32_t i = h->begin; i < h->end; i++) {
+        int64_t id = t->ids[i];
+        if (active && !active[id]) continue;
+        for (int k = 0; k < 3; k++) acc[3 * id + k] = a[k];
+        if (pot) pot[id] = (float)((double)p[0] - (M - t->m[i]) * inv);
+    }
+}
+
+/* The number of active sinks in the bucket [gb, ge) (all of them without a mask). */
+static int32_t count_active(const gl_tree *t, const unsigned char *active, int32_t gb, int32_t ge) {
+    if (!active) return ge - gb;
+    int32_t c = 0;
+    for (int32_t i = gb; i < ge; i++) c += active[t->ids[i]] != 0;
+    return c;
+}
+
+/* Forces on the bodies of src[0] from the bodies of all nsrc source trees: each sink
+ * group (or body, per_body) walks every tree into one set of lists, then the kernel
+ * runs once over them. active (may be NULL): only the bodies it marks are sinks.
+ * work (may be NULL): each body's interaction count. */
+static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body, const gl_per *P,
+                              const unsigned char *active, float eps2, float *acc, float *pot,
+                              double *work, gl_counts *cnt) {
+    const gl_tree *tp = src[0];
+    int32_t order = tp->order;
+    int64_t cells = 0;
+    int32_t depth = 0;
+    for (int s = 0; s < nsrc; s++) {
+        cells += src[s]->nn;
+        depth = src[s]->depth > depth ? src[s]->depth : depth;
+    }
+    gl_sinks_fn sinks = pick_sinks();
+    int failed = 0;
+    int64_t walks = 0, tests = 0, pp = 0, pc = 0;
+#pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
+    reduction(| : failed)
+    {
+        gl_lists L;
+        memset(&L, 0, sizeof L);
+        L.cells = malloc((size_t)cells * sizeof *L.cells);
+        L.opened = malloc((size_t)cells * sizeof *L.opened);
+        L.stack = malloc(((size_t)depth * 8 + 8) * sizeof *L.stack);
+        L.cend = malloc((size_t)nsrc * sizeof *L.cend);
+        L.oend = malloc((size_t)nsrc * sizeof *L.oend);
+        failed |= !L.cells || !L.opened || !L.stack || !L.cend || !L.oend;
+#pragma omp for schedule(dynamic, 4)
+        for (int32_t k = 0; k < tp->n_leaves; k++) {
+            if (failed) continue;
+            const gl_hot *h = tp->hot + tp->leaves[k];
+            int32_t gb = h->begin, ge = h->end, na = count_active(tp, active, gb, ge);
+            if (na == 0) continue;
+            /* per body: each sink alone; per bucket (and coincident sinks): the group's
+             * box once */
+            /* coincident sinks in a periodic box take the general path (their images
+             * would need their own correction) */
+            int point = !P && point_leaf(h), pb = per_body && !point;
+            for (int32_t i = gb; i < (pb ? ge : gb + 1) && !failed; i++) {
+                if (pb && active && !active[tp->ids[i]]) continue;
+                float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
+                const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
+                const float *lo = pb ? p : b, *hi = pb ? p : b + 3;
+                L.nc = L.nl = 0;
+                for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
+                    tests += walk(src[s], s, P, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
+                walks++;
+                if (gather(src, gb, ge, point ? tp->leaves[k] : -1, &L)) {
+                    failed = 1;
+                    break;
+                }
+                if (P) cells_trace(tp, P, &L);
+                if (point) {
+                    point_sinks(tp, &L, sinks, tp->leaves[k], active, order, eps2, acc, pot);
+                    pc += L.nc, pp += L.np - 1;
+                    for (int32_t j = gb; work && j < ge; j++)
+                        work[tp->ids[j]] = (double)L.nc + (double)(L.np - 1);
+                    continue;
+                }
+                int32_t e = per_body ? i + 1 : ge, m = per_body ? 1 : na;
+                if (m == e - i)
+                    sinks(tp, &L, gb, i, e, order, P, eps2, tp->ids, acc, pot);
+                else /* the bucket's whole box walked: its lists serve any of its bodies */
+                    for (int32_t j = i; j < e; j++)
+                        if (active[tp->ids[j]])
+                            sinks(tp, &L, gb, j, j + 1, order, P, eps2, tp->ids, acc, pot);
+                pc += (int64_t)m * L.nc;
+                pp += (int64_t)m * (L.np - 1);
+                for (int32_t j = i; work && j < e; j++)
+                    work[tp->ids[j]] = (double)L.nc + (double)(L.np - 1);
+            }
+        }
+        lists_free(&L);
+    }
+    cnt->walks = walks, cnt->tests = tests, cnt->pp = pp, cnt->pc = pc;
+    if (failed)
+        return canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the interaction lists");
+    return CANOPY_OK;
+}
+
+static canopy_status check_size(int64_t n) {
+    if (n >= INT32_MAX / 2)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: the list engine takes fewer than %d bodies (got %lld)",
+                           INT32_MAX / 2, (long long)n);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_gl_gravity(canopy_points bodies, const float *mass, float theta, int32_t order,
+                                float eps2, const gl_config *cfg, float *acc, float *pot,
+                                gl_counts *counts) {
+    return canopy_gl_gravity_active(bodies, mass, theta, order, eps2, cfg, NULL, acc, pot, counts);
+}
+
+canopy_status canopy_gl_gravity_active(canopy_points bodies, const float *mass, float theta,
+                                       int32_t order, float eps2, const gl_config *cfg,
+                                       const unsigned char *active, float *acc, float *pot,
+                                       gl_counts *counts) {
+    return canopy_gl_gravity_periodic(bodies, mass, theta, order, eps2, cfg, NULL, active, acc, pot,
+                                      counts);
+}
+
+canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
+                                         int32_t order, float eps2, const gl_config *cfg,
+                                         const gl_periodic *per, const unsigned char *active,
+                                         float *acc, float *pot, gl_counts *counts) {
+    canopy_status s = check_size(bodies.n);
+    if (s) return s;
+    gl_tree t;
+    memset(&t, 0, sizeof t);
+    gl_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    double t0 = canopy_now();
+    s = build(&t, bodies, mass, 1.0f / theta, order, cfg, per ? per->box : 0.0f);
+    if (s) {
+        tree_free(&t);
+        return s;
+    }
+    cnt.nodes = t.nn;
+    cnt.leaves = t.n_leaves;
+    cnt.depth = t.depth;
+    double t1 = canopy_now();
+    cnt.build_seconds = t1 - t0;
+    const gl_tree *src = &t;
+    gl_per P = {0.0f, 0.0f, 0.0f, 0.0f, NULL, 0};
+    if (per) {
+        P = (gl_per){
+            per->box, 1.0f / per->box, 1.0f / (per->box * per->box), GL_CORR_SIDE * per->box,
+            NULL,     per->grid};
+        s = canopy_ewald_table(per->grid, &P.table);
+    }
+    if (!s)
+        s = evaluate(&src, 1, cfg->per_body, per ? &P : NULL, active, eps2, acc, pot, NULL, &cnt);
+    cnt.walk_seconds = canopy_now() - t1;
+    tree_free(&t);
+    if (counts) *counts = cnt;
+    return s;
+}
+
+/* -------------------------------------------------------- pieces (dist/) -- */
+
+canopy_status canopy_gl_tree_build(canopy_points bodies, const float *mass, float theta,
+                                   int32_t order, const gl_config *cfg, gl_tree **out) {
+    *out = NULL;
+    canopy_status s = bodies.n < 1 ? canopy_fail(CANOPY_ERR_INVALID,
+                                                 "gravity: a list tree needs at least one body")
+                                   : check_size(bodies.n);
+    gl_tree *t = NULL;
+    if (!s) s = canopy_calloc((void **)&t, 1, sizeof *t);
+    if (!s) s = build(t, bodies, mass, 1.0f / theta, order, cfg, 0.0f);
+    if (s) {
+        canopy_gl_tree_free(t);
+        return s;
+    }
+    *out = t;
+    return CANOPY_OK;
+}
+
+void canopy_gl_tree_free(gl_tree *t) {
+    if (!t) return;
+    if (!t->borrowed) tree_free(t);
+    canopy_free(t);
+}
+
+void canopy_gl_tree_box(const gl_tree *t, float box[6]) {
+    memcpy(box, t->box, 6 * sizeof *box);
+}
+
+/* A piece: this header, n_nodes walk records, n_nodes cold records, then the bodies'
+ * x, y, z and m arrays; every part is whole 4-byte words. */
+typedef struct gl_piece_head {
+    int32_t n_nodes, n_bodies, order, depth;
+} gl_piece_head;
+
+static int64_t piece_bytes(int32_t n_nodes, int32_t n_bodies, int32_t order) {
+    return (int64_t)sizeof(gl_piece_head) +
+           (int64_t)n_nodes * (int64_t)(sizeof(gl_hot) + (size_t)cold_floats(order) * 4) +
+           (int64_t)n_bodies * 16;
+}
+
+canopy_status canopy_gl_export(const gl_tree *t, const float box[6], void **out, int64_t *bytes) {
+    *out = NULL;
+    *bytes = 0;
+    /* Breadth first, so the children of an opened node land next to each other: q[i]
+     * is the node at the piece's position i, kids[i] where its children start
+     * (-1: accepted for the whole box, sent as a childless cell). */
+    int32_t *q = NULL, *kids = NULL, nq = 1, nb = 0;
+    canopy_status s = canopy_alloc((void **)&q, (size_t)t->nn, sizeof *q);
+    if (!s) s = canopy_alloc((void **)&kids, (size_t)t->nn, sizeof *kids);
+    if (s) goto done;
+    q[0] = 0;
+    for (int32_t i = 0; i < nq; i++) {
+        const gl_hot *h = t->hot + q[i];
+        kids[i] = -1;
+        if (box_d2(box, box + 3, h->c) > h->r2) continue;
+        if (h->nchild == 0) {
+            nb += h->end - h->begin;
+            continue;
+        }
+        kids[i] = nq;
+        for (int32_t c = h->child; c < h->child + h->nchild; c++) q[nq++] = c;
+    }
+    int64_t size = piece_bytes(nq, nb, t->order);
+    char *buf = NULL;
+    if ((s = canopy_alloc((void **)&buf, (size_t)size, 1))) goto done;
+    gl_piece_head head = {nq, nb, t->order, t->depth};
+    memcpy(buf, &head, sizeof head);
+    gl_hot *hot = (gl_hot *)(void *)(buf + sizeof head);
+    float *cold = (float *)(void *)(hot + nq), *bx = cold + (size_t)nq * cold_floats(t->order);
+    float *by = bx + nb, *bz = by + nb, *bm = bz + nb;
+    int32_t j = 0;
+    size_t cf = (size_t)cold_floats(t->order);
+    for (int32_t i = 0; i < nq; i++) {
+        const gl_hot *h = t->hot + q[i];
+        const float *c =
+            (const float *)(const void *)(t->cold_base + (size_t)q[i] * t->cold_stride);
+        gl_hot o = {{h->c[0], h->c[1], h->c[2]}, h->r2, -1, 0, 0, 0};
+        memcpy(cold + i * cf, c, cf * sizeof *c);
+        if (kids[i] >= 0) {
+            o.child = kids[i];
+            o.nchild = h->nchild;
+        } else if (h->nchild == 0 && !(box_d2(box, box + 3, h->c) > h->r2)) {
+            size_t len = (size_t)(h->end - h->begin);
+            memcpy(bx + j, t->x + h->begin, len * sizeof *bx);
+            memcpy(by + j, t->y + h->begin, len * sizeof *by);
+            memcpy(bz + j, t->z + h->begin, len * sizeof *bz);
+            memcpy(bm + j, t->m + h->begin, len * sizeof *bm);
+            o.begin = j;
+            o.end = j += (int32_t)len;
+        }
+        hot[i] = o;
+    }
+    *out = buf;
+    *bytes = size;
+done:
+    canopy_free(q);
+    canopy_free(kids);
+    return s;
+}
+
+canopy_status canopy_gl_piece_open(const void *buf, int64_t bytes, gl_tree **out) {
+    *out = NULL;
+    gl_piece_head h;
+    if (bytes < (int64_t)sizeof h)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a list piece of %lld bytes is truncated",
+                           (long long)bytes);
+    memcpy(&h, buf, sizeof h);
+    if (h.n_nodes < 1 || h.n_bodies < 0 || h.depth < 1 || h.depth > GL_MAX_DEPTH + 1 ||
+        (h.order != 0 && (h.order < 2 || h.order > MP_ORDER_MAX)) ||
+        piece_bytes(h.n_nodes, h.n_bodies, h.order) != bytes)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a list piece's header is malformed");
+    const gl_hot *hot = (const gl_hot *)(const void *)((const char *)buf + sizeof h);
+    /* children after their parent and inside the piece: no cycles, no stray reads */
+    for (int32_t i = 0; i < h.n_nodes; i++) {
+        const gl_hot *v = hot + i;
+        int bad = v->nchild > 0
+                      ? v->child <= i || v->nchild > 8 || v->child > h.n_nodes - v->nchild
+                      : v->nchild < 0 || v->begin < 0 || v->end < v->begin || v->end > h.n_bodies;
+        if (bad)
+            return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: node %d of a list piece is malformed",
+                               (int)i);
+    }
+    gl_tree *t = NULL;
+    canopy_status s = canopy_calloc((void **)&t, 1, sizeof *t);
+    if (s) return s;
+    size_t cf = (size_t)cold_floats(h.order);
+    t->borrowed = 1;
+    t->nn = h.n_nodes;
+    t->depth = h.depth;
+    t->order = h.order;
+    t->walk = (char *)(uintptr_t)hot;
+    t->stride = sizeof(gl_hot);
+    t->cold_base = (const char *)(hot + h.n_nodes);
+    t->cold_stride = cf * sizeof(float);
+    t->x = (float *)(uintptr_t)(t->cold_base + (size_t)h.n_nodes * t->cold_stride);
+    t->y = t->x + h.n_bodies;
+    t->z = t->y + h.n_bodies;
+    t->m = t->z + h.n_bodies;
+    *out = t;
+    return CANOPY_OK;
+}
+
+canopy_status canopy_gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
+                               float eps2, float *acc, float *pot, double *work,
+                               gl_counts *counts) {
+    const gl_tree **src = NULL;
+    canopy_status s = canopy_alloc((void **)&src, (size_t)n_remote + 1, sizeof *src);
+    if (s) return s;
+    src[0] = local;
+    for (int r = 0; r < n_remote; r++) {
+        if (remote[r]->order != local->order) {
+            s = canopy_fail(CANOPY_ERR_INTERNAL, "gravity: a piece of order %d, the tree's %d",
+                            (int)remote[r]->order, (int)local->order);
+            break;
+        }
+        src[r + 1] = remote[r];
+    }
+    gl_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    cnt.nodes = local->nn, cnt.leaves = local->n_leaves, cnt.depth = local->depth;
+    double t0 = canopy_now();
+    if (!s) s = evaluate(src, n_remote + 1, 0, NULL, NULL, eps2, acc, pot, work, &cnt);
+    cnt.walk_seconds = canopy_now() - t0;
+    if (counts) *counts = cnt;
+    canopy_free(src);
+    return s;
+}
