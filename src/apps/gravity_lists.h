@@ -52,13 +52,12 @@ typedef struct gl_periodic {
     float box;
     int32_t grid;
 } gl_periodic;
-/* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). The walk takes each
- * cell at its image nearest the sink group and accepts it only when that image is the
- * nearest one for every sink and every body of the cell (else it opens it); every
- * interaction uses the nearest image, and the accepted cells and opened leaves add
- * their Ewald corrections (as monopoles at their centres of mass, or body by body
- * for a leaf that straddles half a box from the group). Potentials include each
- * body's own images. */
+/* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). Each sink group
+ * walks the tree with every cell and body at its image nearest the group's centre (the
+ * open test, cells up to a quarter box), the Newtonian terms are the open kernel's, and
+ * the Ewald correction of all listed sources is summed once per group as a Taylor
+ * series about its centre (Gadget-4's scheme), then evaluated at each sink.
+ * Potentials include each body's own images. */
 canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
                                          int32_t order, float eps2, const gl_config *cfg,
                                          const gl_periodic *per, const unsigned char *active,
