@@ -53,10 +53,10 @@ typedef struct gl_periodic {
     int32_t grid;
 } gl_periodic;
 /* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). Each sink group
- * walks the tree with every cell and body at its image nearest the group's centre (the
- * open test, cells up to a quarter box), the Newtonian terms are the open kernel's, and
- * the Ewald correction of all listed sources is summed once per group as a Taylor
- * series about its centre (Gadget-4's scheme), then evaluated at each sink.
+ * takes every cell and body at its image nearest the group's centre and walks with the
+ * box of its open-boundary group (cells up to 0.1 box); the Newtonian terms are the open
+ * kernel's, and the Ewald correction of all sources is summed once per group as a
+ * Taylor series about its centre (Gadget-4's scheme), then evaluated at each sink.
  * Potentials include each body's own images. */
 canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
                                          int32_t order, float eps2, const gl_config *cfg,
