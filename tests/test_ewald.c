@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Periodic boxes with Ewald summation (canopy_gravity_options.box; apps/ewald.h, the
+/* Periodic boxes with Ewald summation (canopy_gravity_options.box; gravity/ewald.h, the
  * list engine's periodic walk): the correction table's exact sums against the float64
  * Ewald reference (two independent implementations, alpha 2 and 4); the list engine
  * against the reference on random and clustered bodies (median force error <= 1e-3 at
@@ -88,6 +88,53 @@ static void check_exact_sums(canopy_rng *r) {
     canopy_ewald_exact(zero, a, &self);
     CHECK_MSG(fabs(self - 2.8372975) < 1e-6, "self term %.9f, the lattice constant 2.8372975",
               self);
+}
+
+/* psi's analytic derivatives (the table's entries) against canopy_ewald_exact and against
+ * central differences of each other; its Laplacian is the background's -4 pi; the
+ * table's Taylor lookup against the exact sums at random points of the whole box. */
+static void check_derivs(canopy_rng *r) {
+    const double h = 1e-4, four_pi = 4.0 * 3.14159265358979323846;
+    double worst_fd = 0.0, worst_lookup = 0.0;
+    const float *T;
+    CHECK_OK(canopy_ewald_table(EWALD_GRID_DEFAULT, &T));
+    for (int t = 0; t < 200 && T; t++) {
+        double u[3], d[EWALD_NDER], a[3], p;
+        for (int k = 0; k < 3; k++) u[k] = canopy_rng_uniform(r) - 0.5;
+        canopy_ewald_derivs(u, d);
+        canopy_ewald_exact(u, a, &p);
+        CHECK_MSG(fabs(d[0] - p) < 1e-9 &&
+                      fabs(d[1] + a[0]) + fabs(d[2] + a[1]) + fabs(d[3] + a[2]) < 1e-9,
+                  "point %d: psi %.12g vs %.12g", t, d[0], p);
+        CHECK_MSG(fabs(d[4] + d[5] + d[6] + four_pi) < 1e-7, "point %d: Laplacian %.10g", t,
+                  d[4] + d[5] + d[6]);
+        for (int c = 0; c < 3; c++) { /* d/dx_c of the first and second derivatives */
+            double up[3] = {u[0], u[1], u[2]}, dn[3] = {u[0], u[1], u[2]}, dp[EWALD_NDER],
+                   dm[EWALD_NDER];
+            up[c] += h, dn[c] -= h;
+            canopy_ewald_derivs(up, dp);
+            canopy_ewald_derivs(dn, dm);
+            for (int a2 = 0; a2 < 3; a2++) {
+                worst_fd =
+                    fmax(worst_fd, fabs((dp[1 + a2] - dm[1 + a2]) / (2 * h) - d[ewald_i2(a2, c)]));
+                for (int b = 0; b < 3; b++)
+                    worst_fd =
+                        fmax(worst_fd, fabs((dp[ewald_i2(a2, b)] - dm[ewald_i2(a2, b)]) / (2 * h) -
+                                            d[ewald_i3(a2, b, c)]) /
+                                           10.0);
+            }
+        }
+        float uf[3] = {(float)u[0], (float)u[1], (float)u[2]}, df[EWALD_NDER];
+        ewald_derivs_at(T, EWALD_GRID_DEFAULT, uf, df);
+        for (int q = 0; q < 4; q++) worst_lookup = fmax(worst_lookup, fabs(df[q] - d[q]));
+    }
+    CHECK_MSG(worst_fd < 1e-5, "derivatives vs central differences: %.2e", worst_fd);
+    CHECK_MSG(worst_lookup < 1e-4, "table lookup vs exact sums (psi, grad psi): %.2e",
+              worst_lookup);
+    double zero[3] = {0, 0, 0}, d[EWALD_NDER];
+    canopy_ewald_derivs(zero, d);
+    CHECK_MSG(fabs(d[0] - 2.8372975) < 1e-6 && fabs(d[4] + four_pi / 3.0) < 1e-9,
+              "at 0: psi %.9f, psi_xx %.9f", d[0], d[4]);
 }
 
 /* Uniform (clustered = 0) or half the bodies in a small clump near a corner, so the
@@ -344,6 +391,7 @@ int main(void) {
     uint64_t seed = check_seed();
     canopy_rng r = canopy_rng_make(seed, 33);
     check_exact_sums(&r);
+    check_derivs(&r);
     check_accuracy(&r);
     check_lattice(&r);
     check_across();

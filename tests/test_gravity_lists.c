@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Interaction-list gravity (CANOPY_OPENING_LIST; apps/gravity_lists.c), on the octree
+/* Interaction-list gravity (CANOPY_OPENING_LIST; gravity/gravity_lists.c), on the octree
  * and on ChaNGa's binary tree, against float64 direct summation: with a tiny theta
  * every cell is opened, so the lists are a direct sum (random inputs, duplicates,
  * n = 1, 2, leaf and group sizes); the error falls with theta and with order (0, 2,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The Ewald correction table (apps/ewald.h): direct real- and reciprocal-space sums in
- * float64 for a unit mass in the unit box, with the neutralising background. */
+/* The Ewald correction and its table (gravity/ewald.h): direct real- and reciprocal-space
+ * sums in float64 for a unit mass in the unit box, with the neutralising background. */
 #include "gravity/ewald.h"
 
 #include "core/cpu_internal.h"
@@ -48,22 +48,92 @@ void canopy_ewald_exact(const double r[3], double a[3], double *pot) {
     *pot = p;
 }
 
+/* Radial derivatives H_l = (d / (r dr))^l of a radial function, l = 0..3, added as the
+ * Cartesian derivatives of psi at x (|x| = r) times w: d_a = H1 x_a, d_ab = H2 x_a x_b +
+ * H1 delta_ab, d_abc = H3 x_a x_b x_c + H2 (delta_ab x_c + delta_ac x_b + delta_bc x_a). */
+static void add_radial(const double x[3], const double H[4], double d[EWALD_NDER]) {
+    d[0] += H[0];
+    for (int a = 0; a < 3; a++) {
+        d[1 + a] += H[1] * x[a];
+        for (int b = a; b < 3; b++) {
+            d[ewald_i2(a, b)] += H[2] * x[a] * x[b] + (a == b ? H[1] : 0.0);
+            for (int c = b; c < 3; c++)
+                d[ewald_i3(a, b, c)] +=
+                    H[3] * x[a] * x[b] * x[c] +
+                    H[2] * ((a == b) * x[c] + (a == c) * x[b] + (b == c) * x[a]);
+        }
+    }
+}
+
+void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]) {
+    const double al = EWALD_ALPHA, pi = 3.14159265358979323846, sp = sqrt(pi);
+    for (int q = 0; q < EWALD_NDER; q++) d[q] = 0.0;
+    d[0] = pi / (al * al);
+    for (int nx = -2; nx <= 2; nx++)
+        for (int ny = -2; ny <= 2; ny++)
+            for (int nz = -2; nz <= 2; nz++) {
+                double x[3] = {r[0] - nx, r[1] - ny, r[2] - nz}, H[4];
+                double r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2], s = al * al * r2;
+                if (nx == 0 && ny == 0 && nz == 0) {
+                    /* erf(a r) / r = a E(a^2 r^2), E(s) = 2 / sqrt(pi) sum_k (-s)^k /
+                     * (k! (2k + 1)): its series has no cancellation near r = 0, where
+                     * 1 / r - erfc(a r) / r would */
+                    for (int l = 0; l < 4; l++) {
+                        double sum = 0.0, term = 1.0; /* (-1)^k s^(k-l) / (k-l)! */
+                        for (int k = l; k < l + 60; k++) {
+                            sum += (l % 2 ? -term : term) / (2 * k + 1);
+                            term *= -s / (k - l + 1);
+                        }
+                        H[l] = al * pow(2.0 * al * al, l) * 2.0 / sp * sum;
+                    }
+                } else {
+                    /* -erfc(a r) / r: B_0 = erfc(a r) / r, B_l = ((2l - 1) B_(l-1) +
+                     * (2 a^2)^l e^(-a^2 r^2) / (a sqrt(pi))) / r^2, H_l = -(-1)^l B_l */
+                    double rr = sqrt(r2), B = erfc(al * rr) / rr, ex = exp(-s) / (al * sp);
+                    H[0] = -B;
+                    for (int l = 1; l < 4; l++) {
+                        B = ((2 * l - 1) * B + pow(2.0 * al * al, l) * ex) / r2;
+                        H[l] = l % 2 ? B : -B;
+                    }
+                }
+                add_radial(x, H, d);
+            }
+    for (int hx = -3; hx <= 3; hx++)
+        for (int hy = -3; hy <= 3; hy++)
+            for (int hz = -3; hz <= 3; hz++) {
+                int h2 = hx * hx + hy * hy + hz * hz;
+                if (h2 == 0 || h2 > 10) continue;
+                /* -(1 / pi) e cos(2 pi h.r), e = exp(-pi^2 h^2 / a^2) / h^2 */
+                double e = exp(-pi * pi * h2 / (al * al)) / h2, h[3] = {hx, hy, hz};
+                double ph = 2.0 * pi * (hx * r[0] + hy * r[1] + hz * r[2]);
+                double sn = sin(ph), cs = cos(ph);
+                d[0] -= e / pi * cs;
+                for (int a = 0; a < 3; a++) {
+                    d[1 + a] += 2.0 * e * h[a] * sn;
+                    for (int b = a; b < 3; b++) {
+                        d[ewald_i2(a, b)] += 4.0 * pi * e * h[a] * h[b] * cs;
+                        for (int c = b; c < 3; c++)
+                            d[ewald_i3(a, b, c)] -= 8.0 * pi * pi * e * h[a] * h[b] * h[c] * sn;
+                    }
+                }
+            }
+}
+
 static float *cache[EWALD_GRID_MAX + 1];
 
 static float *compute(int32_t n) {
     int64_t m = n + 1;
-    float *T = malloc((size_t)(m * m * m) * 4 * sizeof *T);
+    float *T = malloc((size_t)(m * m * m) * EWALD_NDER * sizeof *T);
     if (!T) return NULL;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < m; j++)
             for (int64_t k = 0; k < m; k++) {
-                double r[3] = {0.5 * (double)i / n, 0.5 * (double)j / n, 0.5 * (double)k / n}, a[3],
-                       p;
-                canopy_ewald_exact(r, a, &p);
-                float *e = T + 4 * ((i * m + j) * m + k);
-                for (int q = 0; q < 3; q++) e[q] = (float)a[q];
-                e[3] = (float)(p + EWALD_HARMONIC * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]));
+                double r[3] = {0.5 * (double)i / n, 0.5 * (double)j / n, 0.5 * (double)k / n},
+                       d[EWALD_NDER];
+                canopy_ewald_derivs(r, d);
+                float *e = T + EWALD_NDER * ((i * m + j) * m + k);
+                for (int q = 0; q < EWALD_NDER; q++) e[q] = (float)d[q];
             }
     return T;
 }

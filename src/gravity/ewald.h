@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Ewald summation for a periodic cube (Hernquist, Bouchet & Suto 1991; Gadget-2 and
- * Gadget-4 use the same scheme): the force of a body and all its periodic images, with
- * a uniform background of the opposite mean density, is the Newtonian force of the
- * nearest image plus a smooth correction f_corr(r) = f_ewald(r) - f_newton(r). The
- * correction of a unit mass in a unit box is tabulated once on a grid over the octant
- * [0, 1/2]^3 (its x component is odd in x and even in y and z, and so on; the
- * potential correction is even in all three) and read by trilinear interpolation;
- * a box of side L scales it by m / L^2 (acceleration) and m / L (potential). */
+ * Gadget-4 use the same scheme): the potential of a body and all its periodic images,
+ * with a uniform background of the opposite mean density, is the Newtonian potential of
+ * one chosen image plus a smooth correction psi(r) = phi_ewald(r) + 1 / |r| (unit mass,
+ * unit box; r from that image). psi is analytic except at the other lattice points, so
+ * near any image it is a Taylor series; Gadget-4 evaluates it that way. Its derivatives
+ * up to the third are tabulated once on a grid over the octant [0, 1/2]^3 (a derivative
+ * is odd in an axis as often as the axis appears in it; psi itself is even in all three)
+ * and read by a Taylor expansion about the nearest grid point; a box of side L scales
+ * the n-th derivative of a mass m by m / L^(n + 1). */
 #ifndef CANOPY_APPS_EWALD_H
 #define CANOPY_APPS_EWALD_H
 
@@ -16,57 +18,110 @@
 
 enum { EWALD_GRID_DEFAULT = 32, EWALD_GRID_MIN = 8, EWALD_GRID_MAX = 128 };
 
+/* Derivatives of psi per point, in this order: psi; x y z; xx yy zz xy xz yz; xxx yyy zzz
+ * xxy xxz xyy yyz xzz yzz xyz (the third moments' order in apps/multipole_terms.h). */
+enum { EWALD_NDER = 20 };
+
 /* Ewald splitting parameter of the unit box: real-space images |n_k| <= 2 and
- * reciprocal vectors |h|^2 <= 10 bring each sum within 1e-11 of its limit. */
+ * reciprocal vectors |h|^2 <= 10 bring each sum within 1e-11 of its limit (1e-8 for
+ * the third derivatives). */
 #define EWALD_ALPHA 2.0
 
-/* The potential correction has the Laplacian -4 pi everywhere (the background's), so
- * trilinear interpolation would bias it by about -(pi / 3) h^2 (h the grid step); the
- * table holds it plus (2 pi / 3) |r|^2, which is harmonic, and the lookup takes that
- * back off. */
-#define EWALD_HARMONIC 2.0943951023931953 /* 2 pi / 3 */
-
 /* The table of grid N (EWALD_GRID_MIN..EWALD_GRID_MAX points per half side): (N + 1)^3
- * records of 4 floats (ax, ay, az, potential + EWALD_HARMONIC |r|^2) at
- * r = (i, j, k) / (2N), i fastest last.
- * Computed on first use, then kept for the process (a table depends only on N). */
+ * records of EWALD_NDER floats at r = (i, j, k) / (2N), k fastest. Computed on first
+ * use, then kept for the process (a table depends only on N). */
 canopy_status canopy_ewald_table(int32_t n, const float **out);
 
 /* The exact correction of a unit mass in the unit box at r (float64 direct sums),
- * acceleration a[3] and potential *pot; r = 0 gives the self term (a = 0, pot =
- * lim (phi_ewald + 1 / |r|) = 2.8372975...). */
+ * acceleration a[3] = -grad psi and potential *pot = psi; r = 0 gives the self term
+ * (a = 0, pot = lim (phi_ewald + 1 / |r|) = 2.8372975...). */
 void canopy_ewald_exact(const double r[3], double a[3], double *pot);
 
-/* r - nearest multiple of box (box > 0): r in [-box/2, box/2]. */
-static inline float ewald_wrap(float r, float box, float inv_box) {
-    return r - box * rintf(r * inv_box);
+/* psi and its derivatives up to the third at r (|r_k| <= 1/2), float64, in the
+ * EWALD_NDER order: the table's entries, written from the same sums as
+ * canopy_ewald_exact but differentiated analytically. */
+void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]);
+
+/* Index of the second derivative ab and of the third derivative abc in the
+ * EWALD_NDER order (a, b, c axes 0..2). */
+static inline int ewald_i2(int a, int b) {
+    static const signed char I[3][3] = {{4, 7, 8}, {7, 5, 9}, {8, 9, 6}};
+    return I[a][b];
+}
+static inline int ewald_i3(int a, int b, int c) {
+    static const signed char I[3][3][3] = {{{10, 13, 14}, {13, 15, 19}, {14, 19, 17}},
+                                           {{13, 15, 19}, {15, 11, 16}, {19, 16, 18}},
+                                           {{14, 19, 17}, {19, 16, 18}, {17, 18, 12}}};
+    return I[a][b][c];
 }
 
-/* The correction of a unit mass in the unit box at u (|u_k| <= 1/2) from table T of
- * grid n, added times wa to a[3] and times wp to *p (wa = m / L^2, wp = m / L for a
- * box of side L). */
-static inline __attribute__((always_inline)) void ewald_add(const float *T, int32_t n, float ux,
-                                                            float uy, float uz, float wa, float wp,
-                                                            float *ax, float *ay, float *az,
-                                                            float *p) {
-    float s = 2.0f * (float)n, gx = fabsf(ux) * s, gy = fabsf(uy) * s, gz = fabsf(uz) * s;
-    int32_t i = (int32_t)gx, j = (int32_t)gy, k = (int32_t)gz;
-    i = i < n ? i : n - 1, j = j < n ? j : n - 1, k = k < n ? k : n - 1;
-    float fx = gx - (float)i, fy = gy - (float)j, fz = gz - (float)k;
+/* Adds w times 1 / |u| and its derivatives up to the third, in the EWALD_NDER order. */
+static inline void ewald_newton_add(const float u[3], float w, float d[EWALD_NDER]) {
+    float r2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], i2 = 1.0f / r2, i1 = sqrtf(i2);
+    float H[4] = {w * i1, -w * i1 * i2, 3.0f * w * i1 * i2 * i2, -15.0f * w * i1 * i2 * i2 * i2};
+    d[0] += H[0];
+    for (int a = 0; a < 3; a++) {
+        d[1 + a] += H[1] * u[a];
+        for (int b = a; b < 3; b++) {
+            d[ewald_i2(a, b)] += H[2] * u[a] * u[b] + (a == b ? H[1] : 0.0f);
+            for (int c = b; c < 3; c++)
+                d[ewald_i3(a, b, c)] += H[3] * u[a] * u[b] * u[c] +
+                                        H[2] * ((float)(a == b) * u[c] + (float)(a == c) * u[b] +
+                                                (float)(b == c) * u[a]);
+        }
+    }
+}
+
+/* psi and its derivatives at u (unit box, |u_k| <= 1/2 give or take rounding) from
+ * table T of grid n: the nearest point's entries carried over the offset by their
+ * Taylor series (the third derivatives as they are), then the signs of the octant. */
+static inline void ewald_table_at(const float *T, int32_t n, const float u[3],
+                                  float d[EWALD_NDER]) {
+    float s = 2.0f * (float)n, e[3], sg[3];
+    int32_t ix[3];
+    for (int k = 0; k < 3; k++) {
+        float g = fabsf(u[k]) * s;
+        int32_t i = (int32_t)(g + 0.5f);
+        ix[k] = i < n ? i : n;
+        e[k] = fabsf(u[k]) - (float)ix[k] / s;
+        sg[k] = u[k] < 0.0f ? -1.0f : 1.0f;
+    }
     int32_t m = n + 1;
-    const float *c = T + 4 * ((i * m + j) * m + k);
-    float v[4] = {0, 0, 0, 0};
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            for (int d = 0; d < 2; d++) {
-                float w = (a ? fx : 1.0f - fx) * (b ? fy : 1.0f - fy) * (d ? fz : 1.0f - fz);
-                const float *e = c + 4 * ((a * m + b) * m + d);
-                for (int q = 0; q < 4; q++) v[q] += w * e[q];
+    const float *c = T + (size_t)EWALD_NDER * (size_t)((ix[0] * m + ix[1]) * m + ix[2]);
+    float t2[6], t1[3], t0 = c[0];
+    for (int q = 0; q < 6; q++) t2[q] = c[4 + q];
+    for (int a = 0; a < 3; a++) t1[a] = c[1 + a], t0 += c[1 + a] * e[a];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            float h = c[ewald_i2(a, b)];
+            t1[a] += h * e[b];
+            t0 += 0.5f * h * e[a] * e[b];
+            for (int k = 0; k < 3; k++) {
+                float w = c[ewald_i3(a, b, k)] * e[k];
+                if (b >= a) t2[ewald_i2(a, b) - 4] += w;
+                t1[a] += 0.5f * w * e[b];
+                t0 += w * e[a] * e[b] / 6.0f;
             }
-    *ax += wa * (ux < 0.0f ? -v[0] : v[0]);
-    *ay += wa * (uy < 0.0f ? -v[1] : v[1]);
-    *az += wa * (uz < 0.0f ? -v[2] : v[2]);
-    *p += wp * (v[3] - (float)EWALD_HARMONIC * (ux * ux + uy * uy + uz * uz));
+        }
+    d[0] = t0;
+    for (int a = 0; a < 3; a++) d[1 + a] = sg[a] * t1[a];
+    for (int a = 0; a < 3; a++)
+        for (int b = a; b < 3; b++) d[ewald_i2(a, b)] = sg[a] * sg[b] * t2[ewald_i2(a, b) - 4];
+    for (int a = 0; a < 3; a++)
+        for (int b = a; b < 3; b++)
+            for (int k = b; k < 3; k++)
+                d[ewald_i3(a, b, k)] = sg[a] * sg[b] * sg[k] * c[ewald_i3(a, b, k)];
+}
+
+/* ewald_table_at for any u away from the other lattice points: phi_ewald is periodic,
+ * so psi(u) = psi(u') + 1 / |u| - 1 / |u'| with u' = u less the nearest lattice point. */
+static inline void ewald_derivs_at(const float *T, int32_t n, const float u[3],
+                                   float d[EWALD_NDER]) {
+    float w[3] = {u[0] - rintf(u[0]), u[1] - rintf(u[1]), u[2] - rintf(u[2])};
+    ewald_table_at(T, n, w, d);
+    if (w[0] == u[0] && w[1] == u[1] && w[2] == u[2]) return;
+    ewald_newton_add(u, 1.0f, d);
+    ewald_newton_add(w, -1.0f, d);
 }
 
 #endif

@@ -4,7 +4,7 @@
  * the real-space sum over the images within distance 1 of each pair (erfc(4) = 1.5e-8),
  * the reciprocal sum over |h|^2 <= 36 (exp(-pi^2 36 / 16) = 2e-10) through structure
  * factors (O(n) per wave vector), and the background term pi / alpha^2 per unit mass.
- * It shares nothing with the correction table (apps/ewald.c: alpha = 2, sums per
+ * It shares nothing with the correction table (gravity/ewald.c: alpha = 2, sums per
  * point), so the two check each other. */
 #include "canopy.h"
 #include "core/cpu_internal.h"

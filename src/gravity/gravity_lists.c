@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* canopy_gl_gravity: tree build (octree or binary, level-synchronous so node numbering
  * does not depend on threads), moments, per-bucket interaction lists and the
- * vectorised force kernels (apps/gravity_lists.h). */
+ * vectorised force kernels (gravity/gravity_lists.h). */
 #include "gravity/gravity_lists.h"
 
 #include "gravity/ewald.h"
@@ -42,10 +42,11 @@ typedef struct gl_tree {
     size_t cold_stride;
     int32_t *leaves; /* sink groups in body order */
     int32_t n_leaves;
+    int32_t *walk_box; /* periodic: per sink group, the node whose box it walks with */
     int32_t borrowed; /* a received piece (canopy_gl_piece_open): its arrays are the caller's */
     float period;     /* > 0: bodies wrapped into the periodic cube [0, period)^3 */
-    float *trace;     /* periodic: per node sum m |x - com|^2 (the Ewald potential's
-                         second-order term, the same for every sink) */
+    float *q2;        /* periodic: per node the second moments sum m x_a x_b about the
+                         centre of mass (xx yy zz xy xz yz), for the cells' Ewald terms */
 } gl_tree;
 
 enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
@@ -53,7 +54,7 @@ enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
 static void tree_free(gl_tree *t) {
     free(t->x), free(t->y), free(t->z), free(t->m), free(t->ids);
     free(t->hot), free(t->box), free(t->cube), free(t->mom), free(t->walk), free(t->leaves);
-    free(t->trace);
+    free(t->q2), free(t->walk_box);
 }
 
 static int grow_nodes(gl_tree *t, int32_t need) {
@@ -292,17 +293,59 @@ static void node_finish(gl_tree *t, int32_t v, float inv_theta, float *cold) {
     h->r2 = (float)(r * r);
     cold[0] = (float)C[3];
     canopy_mp_mono_pack(C + 3, t->order, cold + 1, 1);
-    if (t->trace) {
-        float q[MP_PACK_MAX];
-        canopy_mp_mono_pack(C + 3, 2, q, 1); /* q[6]: the trace of the second moments */
-        t->trace[v] = q[6];
-    }
+    for (int e = 0; t->q2 && e < 6; e++) t->q2[6 * (int64_t)v + e] = (float)C[3 + 4 + e];
 }
+
+/* The longest side of node v's box. */
+static inline float node_side(const gl_tree *t, int32_t v) {
+    const float *b = t->box + 6 * (int64_t)v;
+    float s = b[3] - b[0];
+    s = b[4] - b[1] > s ? b[4] - b[1] : s;
+    return b[5] - b[2] > s ? b[5] - b[2] : s;
+}
+
+/* Periodic: the longest sink group, in boxes. Its Ewald correction is a Taylor series
+ * about its centre, whose remainder grows as the cube of the group's size over the
+ * distance to the nearest other lattice point (at least half a box). */
+static const float gl_group_side = 0.1f;
 
 /* x moved by a multiple of box into [0, box). */
 static float wrap_into(float x, float box) {
     float w = x - box * floorf(x / box);
     return w >= box ? w - box : w < 0.0f ? 0.0f : w;
+}
+
+/* Sink groups in body order (depth first, so neighbours run together): the largest
+ * nodes of at most cfg->group bodies, and leaves. Periodic: also no longer than
+ * gl_group_side boxes, each walking with the box of the group it would have been part
+ * of with open boundaries (t->walk_box), so the opening tests are as strict. Returns 1
+ * when out of memory. */
+static int sink_groups(gl_tree *t, const gl_config *cfg, float period) {
+    int32_t sp = 0, *stack = malloc(((size_t)t->depth * 16 + 16) * sizeof *stack);
+    if (period > 0.0f) t->walk_box = malloc((size_t)t->nn * sizeof *t->walk_box);
+    if (!stack || (period > 0.0f && !t->walk_box)) {
+        free(stack);
+        return 1;
+    }
+    stack[sp++] = 0, stack[sp++] = -1; /* node, the open-boundary group above it (or -1) */
+    while (sp) {
+        int32_t w = stack[--sp], v = stack[--sp];
+        const gl_hot *h = t->hot + v;
+        int small = h->end - h->begin <= cfg->group;
+        w = w < 0 && small ? v : w;
+        int fits = small && (period == 0.0f || node_side(t, v) <= gl_group_side * period);
+        if (h->nchild == 0 || (!cfg->per_body && fits)) {
+            if (h->end > h->begin) {
+                if (t->walk_box) t->walk_box[t->n_leaves] = w < 0 ? v : w;
+                t->leaves[t->n_leaves++] = v;
+            }
+            continue;
+        }
+        for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--)
+            stack[sp++] = c, stack[sp++] = w;
+    }
+    free(stack);
+    return 0;
 }
 
 static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
@@ -397,8 +440,8 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
     size_t rec = sizeof(gl_hot) + (cfg->fused ? cold : 0);
     t->walk = malloc((size_t)t->nn * rec + (cfg->fused ? 0 : (size_t)t->nn * cold));
     t->leaves = malloc((size_t)t->nn * sizeof *t->leaves);
-    if (period > 0.0f) t->trace = malloc((size_t)t->nn * sizeof *t->trace);
-    if (!t->mom || !t->walk || !t->leaves || (period > 0.0f && !t->trace)) {
+    if (period > 0.0f) t->q2 = malloc((size_t)t->nn * 6 * sizeof *t->q2);
+    if (!t->mom || !t->walk || !t->leaves || (period > 0.0f && !t->q2)) {
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
         goto done;
     }
@@ -419,25 +462,8 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
         node_finish(t, v, inv_theta, c);
         memcpy(t->walk + (size_t)v * rec, t->hot + v, sizeof(gl_hot));
     }
-    /* Sink groups in body order (depth first, so neighbours run together): the
-     * largest nodes of at most cfg->group bodies, and leaves. */
-    {
-        int32_t sp = 0, *stack = malloc(((size_t)t->depth * 8 + 8) * sizeof *stack);
-        if (!stack) {
-            s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
-            goto done;
-        }
-        stack[sp++] = 0;
-        while (sp) {
-            const gl_hot *h = t->hot + stack[--sp];
-            if (h->nchild == 0 || (!cfg->per_body && h->end - h->begin <= cfg->group)) {
-                if (h->end > h->begin) t->leaves[t->n_leaves++] = (int32_t)(h - t->hot);
-                continue;
-            }
-            for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) stack[sp++] = c;
-        }
-        free(stack);
-    }
+    if (sink_groups(t, cfg, period))
+        s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
 done:
     free(sx), free(sy), free(sz), free(sm), free(sid), free(key), free(cnt), free(ng);
     return s;
@@ -447,11 +473,15 @@ done:
 
 typedef struct gl_lists {
     int32_t *cells, *opened, *stack;
+    unsigned char *mark; /* periodic: per node of src[0], listed as a cell (group_ewald) */
     int32_t *cend, *oend;          /* per source tree: end of its entries in cells and opened */
     float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
                                       of cap floats per element */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
-    float corr_pot; /* periodic: the cells' second-order potential correction (all sinks) */
+    float g[3];                    /* periodic: the sink group's centre; every source is
+                                      listed at its image nearest it */
+    float corr[EWALD_NDER];        /* periodic: the sources' summed Ewald correction and its
+                                      derivatives at g (unit box, gravity/ewald.h's order) */
     int64_t cell_cap, body_cap;
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
 } gl_lists;
@@ -460,15 +490,23 @@ typedef struct gl_lists {
  * and the Ewald table of its grid. */
 typedef struct gl_per {
     float box, inv_box, inv_box2;
-    float corr_side; /* the longest cell accepted (its correction is a monopole) */
+    float corr_side; /* the longest cell accepted */
+    float fine_side; /* the longest cell whose Ewald terms are taken whole */
     const float *table;
     int32_t grid;
 } gl_per;
 
 enum { GL_LANES = 16 };
-/* Periodic: the longest cell accepted, in boxes (the Ewald correction curves on the
- * scale of the box, so a cell's monopole correction needs a cell small beside it). */
+/* Periodic: the longest cell the lists accept, in boxes. Periodic forces on uniform
+ * bodies are small (they cancel), so the open-boundary opening test alone gives 5-10x
+ * the relative error; this limit brings it back near the open runs' (measured 0.25:
+ * 7e-3, 0.1: 3e-3 median at 50k uniform bodies). Under half a box, a cell is never an
+ * ancestor of the sink group taken at another image. */
 static const float GL_CORR_SIDE = 0.1f;
+/* Periodic: the longest node whose Ewald terms are its monopole and quadrupole at one
+ * point, in boxes: a series in the node's size over the distance to the next lattice
+ * point (at least half a box). 0.25 fails the tests' potential and lattice checks. */
+static const float GL_FINE_SIDE = 0.1f;
 
 /* Squared distance from box [lo, hi] to point c. The export (canopy_gl_export) and the walk
  * share it: a cell accepted for a box is accepted for every box inside it. */
@@ -483,40 +521,33 @@ static inline float box_d2(const float *lo, const float *hi, const float *c) {
     return d2;
 }
 
-/* The longest side of node v's box. */
-static inline float node_side(const gl_tree *t, int32_t v) {
-    const float *b = t->box + 6 * (int64_t)v;
-    float s = b[3] - b[0];
-    s = b[4] - b[1] > s ? b[4] - b[1] : s;
-    return b[5] - b[2] > s ? b[5] - b[2] : s;
+/* The image of c nearest the periodic sink group's centre g. */
+static inline float image_near(float c, float g, const gl_per *P) {
+    return c + P->box * rintf((g - c) * P->inv_box);
 }
 
-/* Squared distance from the sink box [lo, hi] to the images of c that are nearest to
- * some point of it (the kernel takes each sink's nearest image): per axis the nearer
- * of the images nearest lo and nearest hi. */
-static inline float box_d2_periodic(const float *lo, const float *hi, const float *c,
-                                    const gl_per *P) {
-    float d2 = 0.0f;
+/* Whether node v of t, moved to put its centre of mass at c, reaches half a box or more
+ * from g along some axis: then its bodies' images nearest g differ, and the lists may
+ * hold parts of it at different images. */
+static inline int straddles(const gl_tree *t, int32_t v, const float *c, const float *g,
+                            const gl_per *P) {
+    const float *b = t->box + 6 * (int64_t)v;
+    const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
+    int out = 0;
     for (int k = 0; k < 3; k++) {
-        float e = INFINITY;
-        for (int side = 0; side < 2; side++) {
-            float x = c[k] - P->box * rintf((c[k] - (side ? hi[k] : lo[k])) * P->inv_box);
-            float a = lo[k] - x, b = x - hi[k], f = a > b ? a : b;
-            f = f > 0.0f ? f : 0.0f;
-            e = f < e ? f : e;
-        }
-        d2 += e * e;
+        float sh = c[k] - h->c[k], half = 0.5f * P->box;
+        out |= b[k] + sh <= g[k] - half || b[3 + k] + sh >= g[k] + half;
     }
-    return d2;
+    return out;
 }
 
 /* Appends to the lists for a sink box [lo, hi] the cells of t it accepts, and the
  * leaves it opens outside the sink group's own bodies [gb, ge) (those are always
  * listed first, by gather); L->cend[src] and L->oend[src] mark where t's entries end.
- * In a periodic box (P not NULL) a cell is accepted when every image of it that is the
- * nearest for some sink passes the test, and only when it is short enough for its
- * Ewald correction to be taken as a monopole (P->corr_side); the kernel then takes
- * each sink's nearest image. */
+ * In a periodic box (P not NULL) every cell is tested at its image nearest the group's
+ * centre L->g, as in the open case, and accepted only up to P->corr_side; its Newtonian
+ * terms and its Ewald correction are then both taken at that image, which is exact
+ * for any image (the correction stands for all the others). */
 static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo, const float *hi,
                     int32_t gb, int32_t ge, gl_lists *L) {
     int32_t sp = 0, nc = L->nc, nl = L->nl;
@@ -526,8 +557,14 @@ static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo,
         int32_t v = L->stack[--sp];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
         tests++;
-        int accept = P ? node_side(t, v) <= P->corr_side && box_d2_periodic(lo, hi, h->c, P) > h->r2
-                       : box_d2(lo, hi, h->c) > h->r2;
+        int accept;
+        if (P) {
+            float c[3];
+            for (int k = 0; k < 3; k++) c[k] = image_near(h->c[k], L->g[k], P);
+            accept = box_d2(lo, hi, c) > h->r2 && node_side(t, v) <= P->corr_side;
+        } else {
+            accept = box_d2(lo, hi, h->c) > h->r2;
+        }
         if (accept)
             L->cells[nc++] = v;
         else if (h->nchild == 0) {
@@ -565,21 +602,20 @@ static inline float cold_mass(const gl_tree *t, int32_t v) {
     return ((const float *)(const void *)(t->cold_base + (size_t)v * t->cold_stride))[0];
 }
 
-/* Periodic: the potential correction has the constant Laplacian -4 pi / box^3 (the
- * background's), so a cell's monopole correction misses 1/6 of it times the cell's
- * trace, the same for every sink. */
-static void cells_trace(const gl_tree *t, const gl_per *P, gl_lists *L) {
-    double trace = 0.0;
-    for (int32_t k = 0; k < L->nc; k++) trace += t->trace[L->cells[k]];
-    L->corr_pot =
-        (float)(-2.0 * 3.14159265358979323846 / 3.0 * trace * P->inv_box * P->inv_box * P->inv_box);
+/* Periodic: the shift that takes a leaf (walk record h) whole to the image of its
+ * centre of mass nearest the group's centre. */
+static inline void leaf_shift(const gl_per *P, const gl_lists *L, const gl_hot *h, float sh[3]) {
+    for (int k = 0; k < 3; k++) sh[k] = image_near(h->c[k], L->g[k], P) - h->c[k];
 }
 
 /* Copies the listed cells' moments and the opened leaves' bodies of the source trees
  * (src[0] holds the sink group) into padded structure-of-arrays buffers (padding:
  * mass 0, a copy of a real position). own (-1: none): the sink group is this point
- * leaf of src[0], its bodies gathered as one. */
-static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, int32_t own, gl_lists *L) {
+ * leaf of src[0], its bodies gathered as one. Periodic (P not NULL): each cell (as the
+ * walk tested it) and each opened leaf whole at the image of its centre of mass nearest
+ * the group's centre; the group's own bodies where they are. */
+static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_t ge, int32_t own,
+                  gl_lists *L) {
     const gl_tree *t = src[0];
     int64_t npc = (L->nc + GL_LANES - 1) / GL_LANES * GL_LANES;
     int64_t np = own >= 0 ? 1 : ge - gb;
@@ -612,6 +648,10 @@ static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, int32_t own
         const float *c = (const float *)(const void *)(u->cold_base + (size_t)v * u->cold_stride);
         L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
         for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
+        if (P) {
+            L->cx[k] = image_near(h->c[0], L->g[0], P), L->cy[k] = image_near(h->c[1], L->g[1], P);
+            L->cz[k] = image_near(h->c[2], L->g[2], P);
+        }
     }
     for (int64_t k = L->nc; k < npc; k++) {
         L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
@@ -626,10 +666,23 @@ static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, int32_t own
         int32_t b = h ? h->begin : gb, e = h ? h->end : ge, v = h ? L->opened[k] : own;
         if (h ? point_leaf(h) : own >= 0) {
             L->bx[j] = u->x[b], L->by[j] = u->y[b], L->bz[j] = u->z[b];
+            if (P && h) {
+                float sh[3];
+                leaf_shift(P, L, h, sh);
+                L->bx[j] += sh[0], L->by[j] += sh[1], L->bz[j] += sh[2];
+            }
             L->bm[j++] = cold_mass(u, v);
             continue;
         }
         size_t len = (size_t)(e - b);
+        if (P && h) {
+            float sh[3];
+            leaf_shift(P, L, h, sh);
+            for (int32_t i = b; i < e; i++, j++)
+                L->bx[j] = u->x[i] + sh[0], L->by[j] = u->y[i] + sh[1], L->bz[j] = u->z[i] + sh[2],
+                L->bm[j] = u->m[i];
+            continue;
+        }
         memcpy(L->bx + j, u->x + b, len * sizeof(float));
         memcpy(L->by + j, u->y + b, len * sizeof(float));
         memcpy(L->bz + j, u->z + b, len * sizeof(float));
@@ -640,6 +693,103 @@ static int gather(const gl_tree *const *src, int32_t gb, int32_t ge, int32_t own
     L->np = (int32_t)np;
     L->npc = (int32_t)npc;
     return 0;
+}
+
+/* Adds to acc the Ewald terms at g - x (unit box) of a source at x of mass m and second
+ * moments S (NULL: a body): psi's Taylor coefficients in the sink's offset from g,
+ * where a cell adds its quadrupole's terms 1/2 S_ab d_ab (psi and its gradient; its
+ * Hessian's would need the fourth derivatives). */
+static inline void ewald_source(const gl_per *P, const float *g, float x, float y, float z, float m,
+                                const float *S, int64_t ss, double acc[EWALD_NDER]) {
+    float u[3] = {(g[0] - x) * P->inv_box, (g[1] - y) * P->inv_box, (g[2] - z) * P->inv_box};
+    float d[EWALD_NDER];
+    ewald_derivs_at(P->table, P->grid, u, d);
+    for (int q = 0; q < EWALD_NDER; q++) acc[q] += (double)m * d[q];
+    if (!S) return;
+    static const int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    for (int e = 0; e < 6; e++) { /* off-diagonal moments count twice, halves once */
+        float w = (e < 3 ? 0.5f : 1.0f) * S[e * ss] * P->inv_box2;
+        int a = ab[e][0], b = ab[e][1];
+        acc[0] += (double)(w * d[ewald_i2(a, b)]);
+        for (int c = 0; c < 3; c++) acc[1 + c] += (double)(w * d[ewald_i3(a, b, c)]);
+    }
+}
+
+/* The Ewald terms of node u of t (walk record h) and its subtree, all moved by sh: u
+ * itself when no longer than P->fine_side, else its children (a leaf: its bodies), so
+ * each term's series converges fast. Uses L->stack from sp on. */
+static void ewald_subtree(const gl_per *P, const gl_tree *t, int32_t u, const float *sh,
+                          gl_lists *L, int32_t sp, double acc[EWALD_NDER]) {
+    int32_t top = sp;
+    L->stack[sp++] = u;
+    while (sp > top) {
+        int32_t w = L->stack[--sp];
+        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)w * t->stride);
+        if (node_side(t, w) <= P->fine_side)
+            ewald_source(P, L->g, h->c[0] + sh[0], h->c[1] + sh[1], h->c[2] + sh[2],
+                         cold_mass(t, w), t->q2 + 6 * (int64_t)w, 1, acc);
+        else if (h->nchild == 0)
+            for (int32_t i = h->begin; i < h->end; i++)
+                ewald_source(P, L->g, t->x[i] + sh[0], t->y[i] + sh[1], t->z[i] + sh[2], t->m[i],
+                             NULL, 0, acc);
+        else
+            for (int32_t k = h->child; k < h->child + h->nchild; k++) L->stack[sp++] = k;
+    }
+}
+
+/* The sources' Ewald correction about the sink group's centre (L->corr), by a walk of
+ * its own over t, each node at the image the lists hold its contents at: a node that
+ * does not straddle half a box from the centre at the image of its centre of mass
+ * nearest it (everything inside is there), a listed cell and an opened leaf whole at
+ * that image too, the group's own node v where it is. Taken whole when no longer than
+ * P->fine_side (monopole and quadrupole terms), else by parts (ewald_subtree). Once per
+ * group, so it costs a group's worth of sinks less than the Newtonian terms. L->stack
+ * is free after the list walk; L->mark flags the listed cells. */
+static void group_ewald(const gl_per *P, const gl_tree *t, int32_t v, gl_lists *L) {
+    double acc[EWALD_NDER] = {0};
+    for (int32_t k = 0; k < L->nc; k++) L->mark[L->cells[k]] = 1;
+    int32_t sp = 0;
+    L->stack[sp++] = 0;
+    while (sp) {
+        int32_t u = L->stack[--sp];
+        const gl_hot *h = (const gl_hot *)(t->walk + (size_t)u * t->stride);
+        float sh[3] = {0.0f, 0.0f, 0.0f}, c[3];
+        for (int k = 0; k < 3 && u != v; k++) sh[k] = image_near(h->c[k], L->g[k], P) - h->c[k];
+        for (int k = 0; k < 3; k++) c[k] = h->c[k] + sh[k];
+        if (u == v || L->mark[u] || h->nchild == 0 || !straddles(t, u, c, L->g, P))
+            ewald_subtree(P, t, u, sh, L, sp, acc);
+        else
+            for (int32_t k = h->child; k < h->child + h->nchild; k++) L->stack[sp++] = k;
+    }
+    for (int32_t k = 0; k < L->nc; k++) L->mark[L->cells[k]] = 0;
+    for (int q = 0; q < EWALD_NDER; q++) L->corr[q] = (float)acc[q];
+}
+
+/* Adds the group's Ewald correction (L->corr) to a sink at (x, y, z): psi's Taylor
+ * series in the offset from the group's centre, to third order (its gradient to
+ * second). */
+static void ewald_sink(const gl_per *P, const gl_lists *L, float x, float y, float z,
+                       float out[4]) {
+    const float *C = L->corr;
+    float e[3] = {(x - L->g[0]) * P->inv_box, (y - L->g[1]) * P->inv_box,
+                  (z - L->g[2]) * P->inv_box};
+    float p = C[0], gr[3];
+    for (int a = 0; a < 3; a++) {
+        gr[a] = C[1 + a];
+        for (int b = 0; b < 3; b++) {
+            gr[a] += C[ewald_i2(a, b)] * e[b];
+            for (int c = 0; c < 3; c++) gr[a] += 0.5f * C[ewald_i3(a, b, c)] * e[b] * e[c];
+        }
+    }
+    for (int a = 0; a < 3; a++) {
+        p += C[1 + a] * e[a];
+        for (int b = 0; b < 3; b++) {
+            p += 0.5f * C[ewald_i2(a, b)] * e[a] * e[b];
+            for (int c = 0; c < 3; c++) p += C[ewald_i3(a, b, c)] * e[a] * e[b] * e[c] / 6.0f;
+        }
+    }
+    for (int a = 0; a < 3; a++) out[a] -= gr[a] * P->inv_box2;
+    out[3] += p * P->inv_box;
 }
 
 /* ---------------------------------------------------------------- kernels -- */
@@ -658,27 +808,18 @@ static inline __attribute__((always_inline)) float lane_sum(const float *a) {
  * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
  * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
  * order and pot (whether the potential is wanted: its terms cost 2-3 operations of
- * ~20) are constants where this is inlined (sink_kernel_order). Periodic (P not NULL):
- * every separation is taken to the sink's nearest image, and every cell and body adds
- * its Ewald correction there (a cell's as a monopole). */
+ * ~20) are constants where this is inlined (sink_kernel_order). Periodic boxes use it
+ * as it is: the lists hold each source at one image (gather). */
 static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L, int order, int pot,
-                                                              const gl_per *P, float eps2,
-                                                              int32_t self, float xi, float yi,
-                                                              float zi, float out[4]) {
+                                                              float eps2, int32_t self, float xi,
+                                                              float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
     int64_t cc = L->cell_cap;
-    float box = P ? P->box : 0.0f, ib = P ? P->inv_box : 0.0f, ib2 = P ? P->inv_box2 : 0.0f;
     for (int32_t j = 0; j < L->npc; j += GL_LANES) {
 #pragma omp simd
         for (int l = 0; l < GL_LANES; l++) {
             int32_t k = j + l;
             float p = 0.0f, dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
-            if (P) {
-                dx = ewald_wrap(dx, box, ib), dy = ewald_wrap(dy, box, ib);
-                dz = ewald_wrap(dz, box, ib);
-                ewald_add(P->table, P->grid, dx * ib, dy * ib, dz * ib, L->cm[k] * ib2,
-                          L->cm[k] * ib, &ax[l], &ay[l], &az[l], &ph[l]);
-            }
             mp_cell_terms(order, L->cm[k], dx, dy, dz, eps2, L->cq + k, cc, &ax[l], &ay[l], &az[l],
                           &p);
             if (pot) ph[l] -= p;
@@ -690,12 +831,6 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
         for (int l = 0; l < GL_LANES; l++) {
             int32_t k = j + l;
             float dx = xi - L->bx[k], dy = yi - L->by[k], dz = zi - L->bz[k];
-            if (P) { /* each body's correction: the sink's own gives its images' potential */
-                dx = ewald_wrap(dx, box, ib), dy = ewald_wrap(dy, box, ib);
-                dz = ewald_wrap(dz, box, ib);
-                ewald_add(P->table, P->grid, dx * ib, dy * ib, dz * ib, L->bm[k] * ib2,
-                          L->bm[k] * ib, &ax[l], &ay[l], &az[l], &ph[l]);
-            }
             float r2 = dx * dx + dy * dy + dz * dz + eps2;
             float inv = 1.0f / sqrtf(r2 > 0.0f ? r2 : 1.0f); /* selects: they vectorise */
             inv = r2 > 0.0f && k != self ? inv : 0.0f;
@@ -705,44 +840,42 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
         }
     }
     out[0] = lane_sum(ax), out[1] = lane_sum(ay), out[2] = lane_sum(az), out[3] = lane_sum(ph);
-    if (P) out[3] += L->corr_pot;
 }
 
-/* One copy of the kernel per order, potential or not and periodic or not, so each
- * has only its own terms. */
-#define GL_ORDER_CASES(pot, P)                                                                     \
+/* One copy of the kernel per order and potential or not, so each has only its own
+ * terms. */
+#define GL_ORDER_CASES(pot)                                                                        \
     switch (order) {                                                                               \
     case 0:                                                                                        \
-        sink_kernel(L, 0, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        sink_kernel(L, 0, pot, eps2, self, xi, yi, zi, out);                                       \
         break;                                                                                     \
     case 2:                                                                                        \
-        sink_kernel(L, 2, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        sink_kernel(L, 2, pot, eps2, self, xi, yi, zi, out);                                       \
         break;                                                                                     \
     case 3:                                                                                        \
-        sink_kernel(L, 3, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        sink_kernel(L, 3, pot, eps2, self, xi, yi, zi, out);                                       \
         break;                                                                                     \
     default:                                                                                       \
-        sink_kernel(L, 4, pot, P, eps2, self, xi, yi, zi, out);                                    \
+        sink_kernel(L, 4, pot, eps2, self, xi, yi, zi, out);                                       \
         break;                                                                                     \
     }
 static inline __attribute__((always_inline)) void
-sink_kernel_order(const gl_lists *L, int order, int pot, const gl_per *P, float eps2, int32_t self,
-                  float xi, float yi, float zi, float out[4]) {
-    if (P)
-        GL_ORDER_CASES(1, P)
-    else if (pot)
-        GL_ORDER_CASES(1, NULL)
+sink_kernel_order(const gl_lists *L, int order, int pot, float eps2, int32_t self, float xi,
+                  float yi, float zi, float out[4]) {
+    if (pot)
+        GL_ORDER_CASES(1)
     else
-        GL_ORDER_CASES(0, NULL)
+        GL_ORDER_CASES(0)
 }
 #undef GL_ORDER_CASES
 
 /* The sinks [b, e) of the group starting at body gb against the lists, written at
- * ids[i] (ids NULL: at i - b). */
+ * ids[i] (ids NULL: at i - b); periodic (P not NULL): plus the group's Ewald terms. */
 #define GL_SINKS_BODY                                                                              \
     for (int32_t i = b; i < e; i++) {                                                              \
         float o[4];                                                                                \
-        sink_kernel_order(L, order, pot != NULL, P, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);   \
+        sink_kernel_order(L, order, pot != NULL, eps2, i - gb, t->x[i], t->y[i], t->z[i], o);      \
+        if (P) ewald_sink(P, L, t->x[i], t->y[i], t->z[i], o);                                     \
         int64_t id = ids ? ids[i] : i - b;                                                         \
         for (int k = 0; k < 3; k++) acc[3 * id + k] = o[k];                                        \
         if (pot) pot[id] = o[3];                                                                   \
@@ -789,7 +922,7 @@ static gl_sinks_fn pick_sinks(void) {
 }
 
 static void lists_free(gl_lists *L) {
-    free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend);
+    free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend), free(L->mark);
     free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
     free(L->bx), free(L->by), free(L->bz), free(L->bm);
 }
@@ -847,10 +980,11 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
         memset(&L, 0, sizeof L);
         L.cells = malloc((size_t)cells * sizeof *L.cells);
         L.opened = malloc((size_t)cells * sizeof *L.opened);
-        L.stack = malloc(((size_t)depth * 8 + 8) * sizeof *L.stack);
+        L.stack = malloc(((size_t)depth * 16 + 16) * sizeof *L.stack);
+        L.mark = P ? calloc((size_t)tp->nn, 1) : NULL;
         L.cend = malloc((size_t)nsrc * sizeof *L.cend);
         L.oend = malloc((size_t)nsrc * sizeof *L.oend);
-        failed |= !L.cells || !L.opened || !L.stack || !L.cend || !L.oend;
+        failed |= !L.cells || !L.opened || !L.stack || !L.cend || !L.oend || (P && !L.mark);
 #pragma omp for schedule(dynamic, 4)
         for (int32_t k = 0; k < tp->n_leaves; k++) {
             if (failed) continue;
@@ -860,22 +994,27 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
             /* per body: each sink alone; per bucket (and coincident sinks): the group's
              * box once */
             /* coincident sinks in a periodic box take the general path (their images
-             * would need their own correction) */
-            int point = !P && point_leaf(h), pb = per_body && !point;
+             * would need their own correction), and so does each body of a leaf too
+             * large for its Ewald correction's Taylor series about its centre */
+            int big = P && node_side(tp, tp->leaves[k]) > gl_group_side * P->box;
+            int point = !P && point_leaf(h), pb = (per_body || big) && !point;
             for (int32_t i = gb; i < (pb ? ge : gb + 1) && !failed; i++) {
                 if (pb && active && !active[tp->ids[i]]) continue;
                 float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
                 const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
                 const float *lo = pb ? p : b, *hi = pb ? p : b + 3;
                 L.nc = L.nl = 0;
+                for (int k3 = 0; k3 < 3; k3++) L.g[k3] = 0.5f * (lo[k3] + hi[k3]);
+                if (P && !per_body) /* the Ewald terms about g, the tests as if open */
+                    lo = tp->box + 6 * (int64_t)tp->walk_box[k], hi = lo + 3;
                 for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
                     tests += walk(src[s], s, P, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
                 walks++;
-                if (gather(src, gb, ge, point ? tp->leaves[k] : -1, &L)) {
+                if (gather(src, P, gb, ge, point ? tp->leaves[k] : -1, &L)) {
                     failed = 1;
                     break;
                 }
-                if (P) cells_trace(tp, P, &L);
+                if (P) group_ewald(P, tp, tp->leaves[k], &L);
                 if (point) {
                     point_sinks(tp, &L, sinks, tp->leaves[k], active, order, eps2, acc, pot);
                     pc += L.nc, pp += L.np - 1;
@@ -883,7 +1022,7 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
                         work[tp->ids[j]] = (double)L.nc + (double)(L.np - 1);
                     continue;
                 }
-                int32_t e = per_body ? i + 1 : ge, m = per_body ? 1 : na;
+                int32_t e = pb ? i + 1 : ge, m = pb ? 1 : na;
                 if (m == e - i)
                     sinks(tp, &L, gb, i, e, order, P, eps2, tp->ids, acc, pot);
                 else /* the bucket's whole box walked: its lists serve any of its bodies */
@@ -948,11 +1087,15 @@ canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass
     double t1 = canopy_now();
     cnt.build_seconds = t1 - t0;
     const gl_tree *src = &t;
-    gl_per P = {0.0f, 0.0f, 0.0f, 0.0f, NULL, 0};
+    gl_per P = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, NULL, 0};
     if (per) {
-        P = (gl_per){
-            per->box, 1.0f / per->box, 1.0f / (per->box * per->box), GL_CORR_SIDE * per->box,
-            NULL,     per->grid};
+        P = (gl_per){per->box,
+                     1.0f / per->box,
+                     1.0f / (per->box * per->box),
+                     GL_CORR_SIDE * per->box,
+                     GL_FINE_SIDE * per->box,
+                     NULL,
+                     per->grid};
         s = canopy_ewald_table(per->grid, &P.table);
     }
     if (!s)

@@ -38,7 +38,7 @@ canopy_status canopy_gl_gravity(canopy_points bodies, const float *mass, float t
                                 float eps2, const gl_config *cfg, float *acc, float *pot,
                                 gl_counts *counts);
 /* The same for the active bodies only (active[i] != 0, caller order), over a tree of
- * all bodies: block time steps (src/nbody) evaluate the bodies whose step ends. Leaf
+ * all bodies: block time steps (src/gravity/nbody.c) evaluate the bodies whose step ends. Leaf
  * buckets without an active body do not walk; acc and pot of inactive bodies are left
  * as they are. An all-active mask gives canopy_gl_gravity's bits. */
 canopy_status canopy_gl_gravity_active(canopy_points bodies, const float *mass, float theta,
@@ -52,13 +52,12 @@ typedef struct gl_periodic {
     float box;
     int32_t grid;
 } gl_periodic;
-/* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). The walk takes each
- * cell at its image nearest the sink group and accepts it only when that image is the
- * nearest one for every sink and every body of the cell (else it opens it); every
- * interaction uses the nearest image, and the accepted cells and opened leaves add
- * their Ewald corrections (as monopoles at their centres of mass, or body by body
- * for a leaf that straddles half a box from the group). Potentials include each
- * body's own images. */
+/* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). Each sink group
+ * takes every cell and body at its image nearest the group's centre and walks with the
+ * box of its open-boundary group (cells up to 0.1 box); the Newtonian terms are the open
+ * kernel's, and the Ewald correction of all sources is summed once per group as a
+ * Taylor series about its centre (Gadget-4's scheme), then evaluated at each sink.
+ * Potentials include each body's own images. */
 canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
                                          int32_t order, float eps2, const gl_config *cfg,
                                          const gl_periodic *per, const unsigned char *active,
