@@ -19,7 +19,7 @@
 enum { EWALD_GRID_DEFAULT = 32, EWALD_GRID_MIN = 8, EWALD_GRID_MAX = 128 };
 
 /* Derivatives of psi per point, in this order: psi; x y z; xx yy zz xy xz yz; xxx yyy zzz
- * xxy xxz xyy yyz xzz yzz xyz (the third moments' order in apps/multipole_terms.h). */
+ * xxy xxz xyy yyz xzz yzz xyz (the third moments' order in gravity/multipole_terms.h). */
 enum { EWALD_NDER = 20 };
 
 /* Ewald splitting parameter of the unit box: real-space images |n_k| <= 2 and

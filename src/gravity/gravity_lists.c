@@ -20,7 +20,7 @@ typedef struct gl_hot {
 } gl_hot;
 
 /* Moments, read only when a cell is listed: mass, then the packed multipole
- * (apps/multipole_terms.h), 1 + mp_pack_count(order) floats per cell. */
+ * (gravity/multipole_terms.h), 1 + mp_pack_count(order) floats per cell. */
 static int cold_floats(int32_t order) {
     return 1 + mp_pack_count(order);
 }
