@@ -136,8 +136,10 @@ static inline simt_int pcp_count_below(simt_int acc, simt_float x, float e) {
 /* Unweighted, nbins < K <= PCP_CUM_MAX + 1 (K a constant at each call, so that the K
  * per-lane counters stay in registers): below[m] counts the lanes' pairs with d2 <
  * e2[m] (padding lanes are +inf), and bin b gets below[b + 1] - below[b]. Leaf pairs
- * of distinct leaves skip the points of a out of range of b's box. A counter grows by
- * at most one a vector, so they are added to hist before 2^30 vectors. */
+ * of distinct leaves skip the points of a out of range of b's box. Every vector is
+ * counted, with no test for one without a pair in range: that branch mispredicted
+ * enough to cost 20 % on uniform points. A counter grows by at most one a vector, so
+ * they are added to hist before 2^30 vectors. */
 static inline __attribute__((always_inline)) void
 pcp_leaf_cum(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
              const canopy_tree_view *tb, int32_t b, int diag, double mult, const int32_t K) {
@@ -163,7 +165,6 @@ pcp_leaf_cum(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t
             for (int32_t k = k0; k < nb; k += SIMT_W) {
                 simt_float d2 = pcp_d2(c, p, d, yb, k, box);
                 if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
-                if (!simt_any(d2 < c->hi2)) continue;
 #pragma GCC unroll 16
                 for (int32_t m = 0; m < K; m++) below[m] = pcp_count_below(below[m], d2, e[m]);
             }
