@@ -11,7 +11,8 @@ PYTHONPATH=python/src and CANOPY_LIBRARY=BUILD/libcanopy.so, no install.
 Cases: uniform points in the unit cube and `canopy gen clusters` points (wrapped into
 the unit cube), open and periodic (box side 1), auto-correlation, 10 log bins from
 0.005 to 0.1; threads from --threads; medians of --reps runs with min-max after one
-warm-up run (TreeCorr, exact with bin_slop 0 and much slower: two runs, first thread
+warm-up run (wall seconds, and the process CPU seconds of canopy and Corrfunc, which a
+loaded machine disturbs less) (TreeCorr, exact with bin_slop 0 and much slower: two runs, first thread
 count only). Every peer's counts are compared with canopy's (the edge rule of
 docs/c-api.md, "Pair counts": pairs within one float32 rounding of an edge may differ).
 A bin sweep times canopy alone from 10 to 10^6 bins (the goal: <= 2x the time of 10),
@@ -32,15 +33,18 @@ import numpy as np
 import canopy
 
 
-def timed(fn, reps, warm=True):
+def timed(fn, reps, warm=True, cpu=None):
+    """Wall seconds of each run (and, into the list cpu, the process CPU seconds)."""
     if warm:
         fn()
     ts = []
     out = None
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         ts.append(time.perf_counter() - t0)
+        if cpu is not None:
+            cpu.append(time.process_time() - c0)
     return out, ts
 
 
@@ -133,8 +137,8 @@ def main():
 
 def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
     print("| points | data | box | threads | canopy s | Corrfunc s | Corrfunc / canopy |"
-          " TreeCorr s | counts |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          " CPU s canopy / Corrfunc | TreeCorr s | counts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for kind in ("uniform", "clusters"):
             x = load_points(kind, n, a.canopy_cli, 42)
@@ -142,9 +146,13 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                 box = 1.0 if periodic else None
                 for t in threads:
                     canopy.set_threads(t)
+                    ccpu, fcpu = [], []  # CPU seconds: the steadier on a loaded machine
                     cc, tc = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
-                                                            boxsize=box, backend="cpu")[0], a.reps)
-                    cf, tf = timed(lambda: corrfunc_dd(x, edges, t, periodic), a.reps)
+                                                            boxsize=box, backend="cpu")[0], a.reps,
+                                   cpu=ccpu)
+                    cf, tf = timed(lambda: corrfunc_dd(x, edges, t, periodic), a.reps, cpu=fcpu)
+                    cpu_s = (f"{statistics.median(ccpu):.3f} / {statistics.median(fcpu):.3f}"
+                             f" ({statistics.median(fcpu) / statistics.median(ccpu):.2f}x)")
                     diff = int(np.abs(cc - cf).sum())
                     tr_s, tt = "", None
                     if a.treecorr and n <= 200000 and t == threads[0]:
@@ -162,10 +170,11 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                     if diff_t is not None:
                         agree += "; TreeCorr " + ("equal" if diff_t == 0 else f"differs by {diff_t}")
                     print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | {t} |"
-                          f" {fmt(tc)} | {fmt(tf)} | {ratio:.2f}x | {tr_s} | {agree} |",
+                          f" {fmt(tc)} | {fmt(tf)} | {ratio:.2f}x | {cpu_s} | {tr_s} | {agree} |",
                           flush=True)
                     record(bench="paircount", points=n, data=kind, periodic=periodic,
-                           threads=t, canopy=tc, corrfunc=tf, treecorr=tt, diff=diff)
+                           threads=t, canopy=tc, corrfunc=tf, canopy_cpu=ccpu, corrfunc_cpu=fcpu,
+                           treecorr=tt, diff=diff)
                 if a.gpu:
                     canopy.set_threads(0)
                     cg, tg = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
@@ -175,7 +184,7 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                     diff = int(np.abs(cg - cf).sum())
                     print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | GPU vs"
                           f" {os.cpu_count()} | {fmt(tg)} | {fmt(tf)} |"
-                          f" {statistics.median(tf) / statistics.median(tg):.2f}x | |"
+                          f" {statistics.median(tf) / statistics.median(tg):.2f}x | | |"
                           f" {'equal' if diff == 0 else f'differ by {diff}'} |", flush=True)
                     record(bench="paircount_gpu", points=n, data=kind, periodic=periodic,
                            canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff)

@@ -108,6 +108,37 @@ static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int we
     pc_case_free(&c);
 }
 
+/* Unweighted counts into at most 15 bins (the per-lane edge counters of the leaf
+ * kernels and their default leaf size of 128): dense enough that most leaf pairs are
+ * in range, bin counts around every counter width (4, 8, 12, 16), auto and cross,
+ * open and periodic, uniform and on the coarse grid (distances on the edges), leaf
+ * sizes from 1 to 200 (leaves of several vectors, partial vectors, a's points out of
+ * range of b's box, periodic leaf pairs that do and do not wrap). */
+static void check_counters(int32_t nbins, int cross, int periodic, int coarse, int32_t d) {
+    pc_case c = pc_case_make(1500, cross ? 1100 : 0, d, cross, 0, periodic, !coarse, nbins, coarse);
+    c.po.rmin = coarse ? 0.0 : 0.05 + 0.2 * uniform();
+    c.po.rmax = periodic || coarse ? 4.0 : 1.5 + 2.5 * uniform();
+    CHECK_OK(canopy_paircount_brute(c.p1, NULL, c.p2, NULL, &c.po, c.want));
+    const int isas[] = {CANOPY_ISA_SCALAR, CANOPY_ISA_AVX2, CANOPY_ISA_AVX512};
+    for (int run = 0; run < 9; run++) {
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = CANOPY_BACKEND_CPU;
+        o.leaf_size = run % 3 == 0 ? 0 : run % 3 == 1 ? 17 : 1 + (int32_t)(uniform() * 200);
+        canopy_cpu_isa_override(isas[run / 3]);
+        canopy_set_threads(1 + run % 2);
+        int32_t bad = 0;
+        CHECK_OK(canopy_paircount(c.p1, NULL, c.p2, NULL, &c.po, &o, c.got, NULL));
+        CHECK_MSG(same(c.got, c.want, nbins, 0, &bad),
+                  "counters nbins=%d cross=%d box=%d coarse=%d d=%d leaf=%d run %d: bin %d %g, "
+                  "brute force %g",
+                  (int)nbins, cross, periodic, coarse, (int)d, (int)o.leaf_size, run, (int)bad,
+                  c.got[bad], c.want[bad]);
+    }
+    canopy_cpu_isa_override(-1);
+    canopy_set_threads(0);
+    pc_case_free(&c);
+}
+
 /* Issue 35's case scaled to [0, 8): 20k points, 10^6 log bins out to a tenth of the
  * side, about a million pairs in range, which stay in the buffer until the merge
  * counts them (one and two threads). */
@@ -208,6 +239,10 @@ int main(void) {
     check_pair_walk(1500, 0, 3, 0, 0, 1, 0, 1000000, 1);
     check_pair_walk(1500, 0, 3, 0, 0, 1, 1, 1000000, 0);
     check_pair_walk(600, 500, 3, 1, 1, 0, 1, 1000000, 1);
+    const int32_t few[] = {1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 15, 16};
+    for (int k = 0; k < (int)(sizeof few / sizeof *few); k++)
+        for (int v = 0; v < 4; v++)
+            check_counters(few[k], v & 1, (v >> 1) & 1, (k + v) % 3 == 0, 1 + (k + v) % 3);
     check_many_bins_20k();
     check_refusals();
     return check_finish();

@@ -33,6 +33,10 @@ enum { PCP_COPIES = 8, PCP_COPIES_MAX_BINS = 512 };
  * the next `scan` edges <= it: no branch, independent loads. */
 enum { PCP_SCAN_MAX = 4 };
 
+/* CPU: unweighted counts into at most this many bins use per-lane counters of the
+ * pairs below each edge (pair_leaf.h) instead of a bin and a scalar add per pair. */
+enum { PCP_CUM_MAX = 15 };
+
 /* Many bins: the squared distances of unweighted pairs in range wait in a buffer
  * after each thread's histogram (of about two per bin, within these limits) and are
  * counted a buffer at a time, partitioned first by table range so that each part's
@@ -63,8 +67,11 @@ typedef struct pcp_ctx {
     int64_t tab_cells;     /* entries of tab */
     const double *pa, *pb; /* weighted: prefix sums of tree-order weights (n + 1), else NULL */
     const double *pa2;     /* weighted, symmetric: prefix sums of squared weights */
-    const float *soa_b;    /* CPU: tb's points as d arrays of soa_stride floats (padded) */
-    int64_t soa_stride;
+    /* CPU: ta's and tb's points as d arrays of soa_stride_{a,b} floats, each leaf's
+       run starting at soa_off_{a,b}[leaf], padded with +inf to a multiple of 16 */
+    const float *soa_a, *soa_b;
+    const int64_t *soa_off_a, *soa_off_b;
+    int64_t soa_stride_a, soa_stride;
     pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
     double *counts;                 /* merge target, nbins */

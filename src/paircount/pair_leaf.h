@@ -3,12 +3,14 @@
  * leaf a against SIMT_W points of leaf b at a time (b's coordinates from the SoA
  * copy, so a vector load per dimension), distances exactly as canopy_paircount_brute
  * computes them (|x - y|, minimum image, squares summed in dimension order, no FMA:
- * C11 mode), then the bin of the lanes in range: up to SIMT_W bins by a binary search
- * over the edges held in a register, more from the bin table (one gather) and a count
- * of the cell's few edges <= d2 (a gather each) or a binary search among its bins (a
- * gather per step, while any lane is unresolved), and a scalar add per counted pair;
- * with many bins and no weights, the squared distances go to the buffer of
- * canopy_pcp_sort_flush instead.
+ * C11 mode). Unweighted with up to PCP_CUM_MAX bins: per lane, the number of pairs
+ * below each edge, one compare and one subtract per edge and vector, no scalar add
+ * (bin b is the difference of two edges' counts). Otherwise the bin of the lanes in
+ * range: up to SIMT_W bins by a binary search over the edges held in a register, more
+ * from the bin table (one gather) and a count of the cell's few edges <= d2 (a gather
+ * each) or a binary search among its bins (a gather per step, while any lane is
+ * unresolved), and a scalar add per counted pair; with many bins and no weights, the
+ * squared distances go to the buffer of canopy_pcp_sort_flush instead.
  *
  * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
  * included; PCP_LEAF_NAME names the kernel. */
@@ -70,14 +72,139 @@ static inline simt_int pcp_bins_table(const pcp_ctx *c, simt_float d2, simt_mask
     return lo;
 }
 
+/* The squared distances of point p to the points k..k+SIMT_W of a leaf's SoA run yb
+ * (c->soa_stride floats a dimension). */
+static inline simt_float pcp_d2(const pcp_ctx *c, const float *p, int32_t d, const float *yb,
+                                int32_t k, float box) {
+    simt_float d2 = simt_splat_f(0.0f);
+    for (int32_t j = 0; j < d; j++) {
+        simt_float y;
+        __builtin_memcpy(&y, yb + (int64_t)j * c->soa_stride + k, sizeof y);
+        simt_float x = simt_abs_f(p[j] - y);
+        if (box > 0.0f) {
+            simt_float z = box - x;
+            x = simt_blend_f(z < x, z, x);
+        }
+        d2 += x * x;
+    }
+    return d2;
+}
+
+/* The lanes of points k..k+SIMT_W of leaf run xa (of ta) that may have a pair in range with
+ * kd box gb: canopy_pair_box_bounds's lower bound, a point being a box with lo = hi,
+ * so exact under rounding (padding lanes, +inf, are never near). */
+static inline uint32_t pcp_near(const pcp_ctx *c, const float *xa, int32_t k, const float *gb,
+                                int32_t d) {
+    simt_float l2 = simt_splat_f(0.0f);
+    for (int32_t j = 0; j < d; j++) {
+        simt_float x;
+        __builtin_memcpy(&x, xa + (int64_t)j * c->soa_stride_a + k, sizeof x);
+        simt_float lo = x - gb[d + j], hi = x - gb[j];
+        simt_float fa = simt_abs_f(lo), fb = simt_abs_f(hi);
+        simt_float l = simt_blend_f(fa < fb, fa, fb);
+        l = simt_blend_f((lo <= 0.0f) & (hi >= 0.0f), simt_splat_f(0.0f), l);
+        if (c->box > 0.0f) {
+            simt_float vmin = c->box - simt_blend_f(fa > fb, fa, fb);
+            l = simt_blend_f(vmin < l, vmin, l);
+        }
+        l2 += l * l;
+    }
+    return simt_bits(l2 < c->hi2);
+}
+
+/* The periodic side for the distances of leaf pair (ga, gb), or 0 where no pair of
+ * their points is more than half the side apart along any axis: there the minimum
+ * image is the plain difference, bit for bit (x <= box / 2 makes fl(box - x) >= x). */
+static inline float pcp_wrap(const pcp_ctx *c, const float *ga, const float *gb, int32_t d) {
+    for (int32_t j = 0; c->box > 0.0f && j < d; j++) {
+        float lo = fabsf(ga[j] - gb[d + j]), hi = fabsf(ga[d + j] - gb[j]);
+        if ((lo > hi ? lo : hi) > 0.5f * c->box) return c->box;
+    }
+    return 0.0f;
+}
+
+/* acc + 1 in the lanes where x < e (one masked add on AVX-512). */
+static inline simt_int pcp_count_below(simt_int acc, simt_float x, float e) {
+#if defined(SIMT_AVX512)
+    __mmask16 m = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(e), _CMP_LT_OQ);
+    return (simt_int)_mm512_mask_add_epi32((__m512i)acc, m, (__m512i)acc, _mm512_set1_epi32(1));
+#else
+    return acc - (x < e);
+#endif
+}
+
+/* Unweighted, nbins < K <= PCP_CUM_MAX + 1 (K a constant at each call, so that the K
+ * per-lane counters stay in registers): below[m] counts the lanes' pairs with d2 <
+ * e2[m] (padding lanes are +inf), and bin b gets below[b + 1] - below[b]. Leaf pairs
+ * of distinct leaves skip the points of a out of range of b's box. Every vector is
+ * counted, with no test for one without a pair in range: that branch mispredicted
+ * enough to cost 20 % on uniform points. A counter grows by at most one a vector, so
+ * they are added to hist before 2^30 vectors. */
+static inline __attribute__((always_inline)) void
+pcp_leaf_cum(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+             const canopy_tree_view *tb, int32_t b, int diag, double mult, const int32_t K) {
+    const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
+    const float *xa = c->soa_a + c->soa_off_a[a], *yb = c->soa_b + c->soa_off_b[b];
+    const float *gb = canopy_tv_geom(tb, b);
+    const float box = pcp_wrap(c, canopy_tv_geom(ta, a), gb, ta->d);
+    simt_int below[PCP_CUM_MAX + 1];
+    float e[PCP_CUM_MAX + 1];
+    for (int32_t m = 0; m < K; m++) {
+        below[m] = simt_splat(0);
+        e[m] = m <= c->nbins ? c->e2[m] : -INFINITY;
+    }
+    const simt_float inf = simt_splat_f(INFINITY);
+    const int32_t d = ta->d, na = ha->end - ha->begin, nb = hb->end - hb->begin;
+    int64_t vectors = 0;
+    for (int32_t i0 = 0; i0 < na; i0 += SIMT_W) {
+        uint32_t near = diag ? (uint32_t)((1ull << (na - i0 < SIMT_W ? na - i0 : SIMT_W)) - 1)
+                             : pcp_near(c, xa, i0, gb, d);
+        for (; near; near &= near - 1) {
+            const int32_t i = i0 + __builtin_ctz(near), k0 = diag ? i + 1 : 0;
+            const float *p = canopy_tv_point(ta, ha->begin + i);
+            for (int32_t k = k0; k < nb; k += SIMT_W) {
+                simt_float d2 = pcp_d2(c, p, d, yb, k, box);
+                if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
+#pragma GCC unroll 16
+                for (int32_t m = 0; m < K; m++) below[m] = pcp_count_below(below[m], d2, e[m]);
+            }
+            vectors += (nb - k0 + SIMT_W - 1) / SIMT_W;
+            if (vectors < (1 << 30) && (near & (near - 1))) continue;
+            for (int32_t m = 0; m < c->nbins; m++) {
+                int64_t lo = 0, hi = 0;
+                for (int32_t l = 0; l < SIMT_W; l++) {
+                    lo += below[m][l];
+                    hi += below[m + 1][l];
+                }
+                hist[m] += mult * (double)(hi - lo);
+            }
+            for (int32_t m = 0; m < K; m++) below[m] = simt_splat(0);
+            vectors = 0;
+        }
+    }
+}
+
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym) {
     const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
-    const int32_t d = ta->d, end = hb->end;
+    const int32_t d = ta->d, end = hb->end - hb->begin;
     const int diag = sym && a == b;
     /* symmetric walks: each unordered pair is met once and stands for two */
     const double mult = sym ? 2.0 : 1.0;
-    const float box = c->box, lo2 = c->lo2, hi2 = c->hi2;
+    if (!c->pa && c->nbins <= PCP_CUM_MAX) {
+        if (c->nbins < 4)
+            pcp_leaf_cum(c, hist, ta, a, tb, b, diag, mult, 4);
+        else if (c->nbins < 8)
+            pcp_leaf_cum(c, hist, ta, a, tb, b, diag, mult, 8);
+        else if (c->nbins < 12)
+            pcp_leaf_cum(c, hist, ta, a, tb, b, diag, mult, 12);
+        else
+            pcp_leaf_cum(c, hist, ta, a, tb, b, diag, mult, 16);
+        return;
+    }
+    const float *yb = c->soa_b + c->soa_off_b[b];
+    const float box = pcp_wrap(c, canopy_tv_geom(ta, a), canopy_tv_geom(tb, b), d);
+    const float lo2 = c->lo2, hi2 = c->hi2;
     int32_t buf[PCP_LEAF_BUF], nbuf = 0;
     pcp_sortbuf *sb = c->sorted && !c->pa ? (pcp_sortbuf *)(void *)(hist + c->nbins) : NULL;
     if (sb) sb->w = mult;
@@ -88,18 +215,8 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
     for (int32_t i = ha->begin; i < ha->end; i++) {
         const float *p = canopy_tv_point(ta, i);
         const double wi = c->pa ? mult * (double)ta->weights[i] : mult;
-        for (int32_t k = diag ? i + 1 : hb->begin; k < end; k += SIMT_W) {
-            simt_float d2 = simt_splat_f(0.0f);
-            for (int32_t j = 0; j < d; j++) {
-                simt_float y;
-                __builtin_memcpy(&y, c->soa_b + (int64_t)j * c->soa_stride + k, sizeof y);
-                simt_float x = simt_abs_f(p[j] - y);
-                if (box > 0.0f) {
-                    simt_float z = box - x;
-                    x = simt_blend_f(z < x, z, x);
-                }
-                d2 += x * x;
-            }
+        for (int32_t k = diag ? i - ha->begin + 1 : 0; k < end; k += SIMT_W) {
+            simt_float d2 = pcp_d2(c, p, d, yb, k, box);
             simt_mask in = (simt_iota() + k < end) & (d2 >= lo2) & (d2 < hi2);
             if (!simt_any(in)) continue;
             if (sb) { /* counted later, part by part */
@@ -117,7 +234,7 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             for (uint32_t m = simt_bits(in); m; m &= m - 1) {
                 int l = __builtin_ctz(m);
                 double *h = hist + (int64_t)(l & (c->copies - 1)) * c->nbins;
-                h[lo[l]] += wi * (double)tb->weights[k + l];
+                h[lo[l]] += wi * (double)tb->weights[hb->begin + k + l];
             }
         }
     }

@@ -220,8 +220,11 @@ static canopy_status prepare(const canopy_paircount_options *po, canopy_points *
 }
 
 /* Leaf size of the pair walk's trees when the caller gives none: leaf pairs large
- * enough to fill the vectors many times over, small enough to prune well. */
-enum { PCP_LEAF_SIZE = 32 };
+ * enough to fill the vectors many times over, small enough to prune well. The
+ * counters of few unweighted bins skip a's points out of range of b's box, so larger
+ * leaves cost them little (200k points, rmax 0.1 or 0.01: 128 about 25-40 % faster
+ * than 32, bench/results/paircount.md). */
+enum { PCP_LEAF_SIZE = 32, PCP_LEAF_SIZE_CUM = 128 };
 
 /* The bin table of pair_count.h over the float bits of [e2[1], e2[nbins]). */
 static canopy_status bin_table(pcp_ctx *c) {
@@ -276,15 +279,37 @@ static canopy_status weight_prefix(const canopy_tree_view *t, int squared, doubl
     return CANOPY_OK;
 }
 
-/* tb's points as d padded arrays (vector loads past a leaf's end stay inside). */
-static canopy_status soa_copy(const canopy_tree_view *t, float **out, int64_t *stride) {
-    *stride = (t->n + 16 + 15) / 16 * 16;
-    canopy_status s = canopy_alloc((void **)out, (size_t)(*stride * t->d), sizeof **out);
-    if (s) return s;
-    memset(*out, 0, sizeof **out * (size_t)(*stride * t->d));
-    for (int64_t i = 0; i < t->n; i++)
-        for (int32_t j = 0; j < t->d; j++) (*out)[j * *stride + i] = canopy_tv_point(t, i)[j];
-    return CANOPY_OK;
+/* A tree's points as d arrays (pcp_ctx's SoA runs): each leaf's run starts at a
+ * multiple of 16 and is padded with +inf (a distance to padding is +inf, outside every
+ * bin, so whole vectors need no end mask), 16 more +inf at the end (a run's vectors
+ * read from any point of it on); *off (per node) is where a leaf's run starts. */
+static canopy_status soa_copy(const canopy_tree_view *t, float **out, int64_t **off,
+                              int64_t *stride) {
+    int32_t *leaf_at = NULL; /* leaf node + 1 by its first point */
+    canopy_status s = canopy_alloc((void **)&leaf_at, (size_t)t->n + 1, sizeof *leaf_at);
+    if (!s) s = canopy_alloc((void **)off, (size_t)t->n_nodes, sizeof **off);
+    if (s) {
+        canopy_free(leaf_at);
+        return s;
+    }
+    memset(leaf_at, 0, sizeof *leaf_at * (size_t)(t->n + 1));
+    int64_t total = 16;
+    for (int32_t v = 0; v < t->n_nodes; v++) {
+        const canopy_node *h = canopy_tv_node(t, v);
+        (*off)[v] = 0;
+        if (h->child >= 0 || h->end == h->begin) continue;
+        leaf_at[h->begin] = v + 1;
+        total += (h->end - h->begin + 15) / 16 * 16;
+    }
+    *stride = total;
+    s = canopy_alloc((void **)out, (size_t)(total * t->d), sizeof **out);
+    for (int64_t i = 0; i < total * t->d && !s; i++) (*out)[i] = INFINITY;
+    for (int64_t i = 0, at = 0; i < t->n && !s; i++, at++) {
+        if (leaf_at[i]) at = (*off)[leaf_at[i] - 1] = (at + 15) / 16 * 16;
+        for (int32_t j = 0; j < t->d; j++) (*out)[j * total + at] = canopy_tv_point(t, i)[j];
+    }
+    canopy_free(leaf_at);
+    return s;
 }
 
 static pcp_leaf_fn leaf_kernel(void) {
@@ -304,7 +329,8 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
                                const canopy_run_options *o, double *counts, canopy_stats *stats) {
     canopy_tree *ta = NULL, *tb = NULL;
     double *pa = NULL, *pa2 = NULL, *pb = NULL;
-    float *soa = NULL;
+    float *soa = NULL, *soa_a = NULL;
+    int64_t *off = NULL, *off_a = NULL;
     pcp_ctx c;
     memset(&c, 0, sizeof c);
     c.e2 = e2;
@@ -319,7 +345,14 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     while (c.sort_cap < 2 * po->nbins && c.sort_cap < PCP_SORT_BUF_MAX) c.sort_cap *= 2;
     c.counts = counts;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
-    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : PCP_LEAF_SIZE;
+    /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
+       the leaf size it was tuned with) */
+    int on_cpu = o->backend == CANOPY_BACKEND_CPU ||
+                 (o->backend == CANOPY_BACKEND_AUTO &&
+                  (d1.n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || canopy_gpu_info(NULL, 0, NULL)));
+    to.leaf_size = o->leaf_size > 0                            ? o->leaf_size
+                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
+                                                               : PCP_LEAF_SIZE;
     to.weights = w1;
     canopy_status s = canopy_tree_build(d1, &to, &ta);
     to.weights = w2;
@@ -332,8 +365,13 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
         c.pa2 = pa2;
         c.pb = self ? pa : pb;
     }
-    if (!s) s = soa_copy(vb, &soa, &c.soa_stride);
+    if (!s) s = soa_copy(vb, &soa, &off, &c.soa_stride);
+    if (!s && !self) s = soa_copy(va, &soa_a, &off_a, &c.soa_stride_a);
     c.soa_b = soa;
+    c.soa_off_b = off;
+    c.soa_a = self ? soa : soa_a;
+    c.soa_off_a = self ? off : off_a;
+    c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
     if (!s) s = bin_table(&c);
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
@@ -359,6 +397,9 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     }
     canopy_free((void *)c.tab);
     canopy_free(soa);
+    canopy_free(soa_a);
+    canopy_free(off);
+    canopy_free(off_a);
     canopy_free(pa);
     canopy_free(pa2);
     canopy_free(pb);
