@@ -703,7 +703,8 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
  * auto is gdr. Calls on one index are serialised (they share its device scratch,
  * kept between calls). Queries are not checked for NaN (they are never read on the
  * host). Host pointers or an index without a device copy fail with
- * CANOPY_ERR_INVALID. */
+ * CANOPY_ERR_INVALID. stats NULL: nothing is timed or counted (where the kd walk runs,
+ * the call is the query order's kernels, the walk and one synchronisation). */
 canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
                                       int32_t k, const canopy_run_options *opt, int64_t *d_idx,
                                       float *d_dist2, void *stream, canopy_stats *stats);
