@@ -5,7 +5,10 @@
  *                  pinned copy of the points + the build's own time (info.build_seconds),
  *                  and canopy_index_build_device from device pointers
  *   kNN k = 8, NN  canopy_index_knn_device (queries and results on the device, index
- *                  built from device pointers) and canopy_knn from host arrays (one call:
+ *                  built from device pointers; timed without stats, and auto once more
+ *                  with them), canopy_index_knn_self_device (2-D: the index's points as
+ *                  queries, in tree order and in their rows; results checked against the
+ *                  points passed as queries) and canopy_knn from host arrays (one call:
  *                  build + query + copies)
  *   gravity        canopy_gravity_multipole, backend gpu, from host arrays (wall against
  *                  its stats: build + moments, walk, transfers; median error on a sample)
@@ -104,41 +107,100 @@ static void builds(const dataset *D, int reps) {
     free(v), free(bs);
 }
 
+/* Times reps calls of one device-pointer kNN form (stats NULL: what a caller that wants
+ * no statistics pays), then makes one more call with stats for the note. self: the
+ * index's points through canopy_index_knn_self_device, else the queries dq. */
+static void knn_device_row(const dataset *D, canopy_index *ix, const float *dq, int64_t nq,
+                           int32_t k, int self, canopy_schedule sched, int with_stats, int reps,
+                           double *v, int64_t *di, float *dd, const char *what) {
+    canopy_run_options so = canopy_run_options_default();
+    so.schedule = sched;
+    canopy_stats st;
+    canopy_stats *sp = with_stats ? &st : NULL;
+    for (int r = 0; r < WARM + reps + 1; r++) {
+        if (r == WARM + reps) sp = &st; /* the note's call, untimed */
+        double t0 = canopy_now();
+        canopy_status s = self ? canopy_index_knn_self_device(ix, k, 0, &so, di, dd, NULL, sp)
+                               : canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, NULL, sp);
+        if (s) die("knn device");
+        if (r >= WARM && r < WARM + reps) v[r - WARM] = canopy_now() - t0;
+    }
+    char note[200];
+    snprintf(note, sizeof note, "%s/%s; sort %.3f ms, walk %.3f ms (a call with stats)%s",
+             canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
+             st.schedule_seconds * 1e3, st.traverse_seconds * 1e3,
+             with_stats ? "; timed with stats" : "; timed without stats");
+    row(D->name, what, v, reps, note);
+}
+
+/* 1 when the device results of n rows of k equal the host copies (hi, hd). */
+static int same_rows(const int64_t *di, const float *dd, const int64_t *hi, const float *hd,
+                     int64_t cells) {
+    int64_t *ci = malloc(sizeof(int64_t) * (size_t)cells);
+    float *cd = malloc(sizeof(float) * (size_t)cells);
+    cuda_ok(cudaMemcpy(ci, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
+    cuda_ok(cudaMemcpy(cd, dd, sizeof(float) * (size_t)cells, cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
+    int same = memcmp(ci, hi, sizeof(int64_t) * (size_t)cells) == 0 &&
+               memcmp(cd, hd, sizeof(float) * (size_t)cells) == 0;
+    free(ci), free(cd);
+    return same;
+}
+
 static void knn(const dataset *D, int32_t k, int reps, int only_device) {
     int64_t nq = D->qry ? D->nq : D->n;
     const float *q = D->qry ? D->qry : D->ref;
     double *v = malloc(sizeof(double) * (size_t)reps);
     float *dp = NULL, *dq = NULL, *dd = NULL;
     int64_t *di = NULL;
+    int64_t cells = (D->n > nq ? D->n : nq) * k;
     size_t rb = sizeof(float) * (size_t)(D->n * D->d), qb = sizeof(float) * (size_t)(nq * D->d);
     cuda_ok(cudaMalloc((void **)&dp, rb), "cudaMalloc");
     cuda_ok(cudaMalloc((void **)&dq, qb), "cudaMalloc");
-    cuda_ok(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(nq * k)), "cudaMalloc");
-    cuda_ok(cudaMalloc((void **)&dd, sizeof(float) * (size_t)(nq * k)), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)cells), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&dd, sizeof(float) * (size_t)cells), "cudaMalloc");
     cuda_ok(cudaMemcpy(dp, D->ref, rb, cudaMemcpyHostToDevice), "cudaMemcpy");
     cuda_ok(cudaMemcpy(dq, q, qb, cudaMemcpyHostToDevice), "cudaMemcpy");
     canopy_index *ix = NULL;
     if (canopy_index_build_device(canopy_points_make(dp, D->n, D->d), NULL, NULL, &ix))
         die("index build (device)");
-    canopy_stats st;
-    char what[96], note[200];
+    char what[128];
     /* auto, then (2-D) each order auto may pick, so a row shows what auto left aside */
     static const canopy_schedule scheds[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE,
                                              CANOPY_SCHEDULE_TREE};
     for (int si = 0; si < (D->d <= 3 ? 3 : 1); si++) {
-        canopy_run_options so = canopy_run_options_default();
-        so.schedule = scheds[si];
-        for (int r = 0; r < WARM + reps; r++) {
-            double t0 = canopy_now();
-            if (canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, NULL, &st)) die("knn device");
-            if (r >= WARM) v[r - WARM] = canopy_now() - t0;
-        }
         snprintf(what, sizeof what, "k=%d, device pointers, resident index%s%s", (int)k,
                  si ? ", schedule " : "", si ? canopy_schedule_name(scheds[si]) : "");
-        snprintf(note, sizeof note, "%s/%s; sort %.3f ms, walk %.3f ms (last run)",
-                 canopy_variant_name(st.variant), canopy_schedule_name(st.schedule),
-                 st.schedule_seconds * 1e3, st.traverse_seconds * 1e3);
-        row(D->name, what, v, reps, note);
+        knn_device_row(D, ix, dq, nq, k, 0, scheds[si], 0, reps, v, di, dd, what);
+    }
+    snprintf(what, sizeof what, "k=%d, device pointers, resident index, stats wanted", (int)k);
+    knn_device_row(D, ix, dq, nq, k, 0, CANOPY_SCHEDULE_AUTO, 1, reps, v, di, dd, what);
+    /* Self-queries (2-D): the index's own points, in tree order (auto) or in their rows
+     * (none); their results checked against the queries-as-given call on the same points */
+    if (D->d <= 3) {
+        const int64_t sc = D->n * k;
+        int64_t *hi = malloc(sizeof(int64_t) * (size_t)sc);
+        float *hd = malloc(sizeof(float) * (size_t)sc);
+        if (canopy_index_knn_device(ix, dp, D->n, k, NULL, di, dd, NULL, NULL))
+            die("knn device (the points as queries)");
+        cuda_ok(cudaMemcpy(hi, di, sizeof(int64_t) * (size_t)sc, cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+        cuda_ok(cudaMemcpy(hd, dd, sizeof(float) * (size_t)sc, cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+        static const canopy_schedule self_scheds[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE};
+        for (int si = 0; si < 2; si++) {
+            snprintf(what, sizeof what, "k=%d, canopy_index_knn_self_device (%lld points)%s%s",
+                     (int)k, (long long)D->n, si ? ", schedule " : ", tree order",
+                     si ? canopy_schedule_name(self_scheds[si]) : "");
+            knn_device_row(D, ix, NULL, 0, k, 1, self_scheds[si], 0, reps, v, di, dd, what);
+            if (!same_rows(di, dd, hi, hd, sc))
+                die("self-query results differ from the points as queries");
+        }
+        snprintf(what, sizeof what, "k=%d, canopy_index_knn_self_device, tree order, stats wanted",
+                 (int)k);
+        knn_device_row(D, ix, NULL, 0, k, 1, CANOPY_SCHEDULE_AUTO, 1, reps, v, di, dd, what);
+        free(hi), free(hd);
     }
     canopy_index_free(ix);
     if (only_device) {
@@ -146,6 +208,8 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
         cudaFree(dp), cudaFree(dq), cudaFree(di), cudaFree(dd);
         return;
     }
+    canopy_stats st;
+    char note[200];
     int64_t *hi = malloc(sizeof(int64_t) * (size_t)(nq * k));
     float *hd = malloc(sizeof(float) * (size_t)(nq * k));
     canopy_run_options o = canopy_run_options_default();

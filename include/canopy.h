@@ -704,10 +704,24 @@ canopy_status canopy_index_knn(canopy_index *ix, canopy_points query, int32_t k,
  * auto is gdr. Calls on one index are serialised (they share its device scratch,
  * kept between calls). Queries are not checked for NaN (they are never read on the
  * host). Host pointers or an index without a device copy fail with
- * CANOPY_ERR_INVALID. */
+ * CANOPY_ERR_INVALID. stats NULL: nothing is timed or counted (where the kd walk runs,
+ * the call is the query order's kernels, the walk and one synchronisation). */
 canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
                                       int32_t k, const canopy_run_options *opt, int64_t *d_idx,
                                       float *d_dist2, void *stream, canopy_stats *stats);
+/* kNN of the indexed points themselves, results on the device (CUDA callers; residency
+ * device or both): row i of d_idx and d_dist2 ((n, k) device memory, d_dist2 may be
+ * NULL) is the point given i-th at build. exclude_self 0: the results equal
+ * canopy_index_knn_device's with those points as queries (a point is its own nearest
+ * neighbour, unless a duplicate has a smaller index); 1: each point is left out of its
+ * own row, as in canopy_index_knn's self-query form. Schedule auto (and tree) walks the
+ * points in the tree's own order, leaf by leaf, with no sort (the kd walk starts each in
+ * the bucket that holds it); none and morton as for canopy_index_knn_device. Streams,
+ * variants, errors and serialisation as there. stats NULL: nothing is timed or counted
+ * (where the kd walk runs, the call is its kernel and one synchronisation). */
+canopy_status canopy_index_knn_self_device(canopy_index *ix, int32_t k, int exclude_self,
+                                           const canopy_run_options *opt, int64_t *d_idx,
+                                           float *d_dist2, void *stream, canopy_stats *stats);
 canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, float r,
                                         const canopy_run_options *opt, int64_t *counts,
                                         canopy_stats *stats);

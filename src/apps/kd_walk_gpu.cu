@@ -309,6 +309,8 @@ __global__ void __launch_bounds__(CANOPY_GPU_BLOCK, kd_blocks<Op>::value)
     const bool live = i < L.nq;
     if (!LOCK && !live) return;
     const unsigned tests = kd_walk_one<D, Op, LOCK, TIES>(L, ctx, i, live);
+    /* no counters: a caller that wants no statistics (canopy_gpu_knn_kd_bare) */
+    if (!L.counters) return;
     /* one atomic per group of lanes finishing together, not per thread (200k
      * threads on one counter cost ~0.1 ms) */
     const unsigned group = __activemask();

@@ -42,10 +42,17 @@ void canopy_index_device_free(canopy_index_device *dv);
  * device first (morton) or grouped by the kd bucket of at most CANOPY_INDEX_BUCKET_POINTS
  * points they fall in (tree, kd trees: the kd walk then starts each kNN query in its
  * bucket); rep->schedule_seconds gets the sort's time; returns when the results are
- * written. Calls on one index are serialised (they share its scratch). */
+ * written. rep NULL: nothing timed or counted (no events, no counters cleared or read
+ * back where the kd walk runs: its kernel and one synchronisation). Self-queries
+ * (self not CANOPY_INDEX_SELF_NONE; d_queries NULL, nq the tree's n): the tree's own
+ * points, row i the point given i-th at build; schedule tree then walks them in the
+ * tree's point order (no sort: leaf by leaf, each kd walk starting in the bucket that
+ * holds its point), the others as for device queries. Calls on one index are
+ * serialised (they share its scratch). */
 enum { CANOPY_INDEX_BUCKET_POINTS = 32 };
+enum { CANOPY_INDEX_SELF_NONE, CANOPY_INDEX_SELF_INCLUDE, CANOPY_INDEX_SELF_EXCLUDE };
 canopy_status canopy_index_device_knn(canopy_index_device *dv, const float *d_queries, int64_t nq,
-                                      int32_t k, canopy_variant v, canopy_schedule sched,
+                                      int self, int32_t k, canopy_variant v, canopy_schedule sched,
                                       int64_t *d_idx, float *d_dist2, void *stream,
                                       canopy_gpu_report *rep);
 

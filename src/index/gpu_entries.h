@@ -16,10 +16,10 @@
            (host, dv))                                                                             \
     RELEASE(canopy_index_device_free, (canopy_index_device * dv), (dv))                            \
     STATUS(canopy_index_device_knn,                                                                \
-           (canopy_index_device * dv, const float *d_queries, int64_t nq, int32_t k,               \
+           (canopy_index_device * dv, const float *d_queries, int64_t nq, int self, int32_t k,     \
             canopy_variant v, canopy_schedule sched, int64_t *d_idx, float *d_dist2, void *stream, \
             canopy_gpu_report *rep),                                                               \
-           (dv, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, rep))                          \
+           (dv, d_queries, nq, self, k, v, sched, d_idx, d_dist2, stream, rep))                    \
     STATUS(canopy_index_staging_reserve,                                                           \
            (struct canopy_index_staging * *st, int64_t nq, int32_t d, int32_t k, int pinned,       \
             float **h_queries, int64_t **h_idx, float **h_dist2),                                  \

@@ -675,10 +675,13 @@ canopy_status canopy_knn(canopy_points ref, canopy_points query, int32_t k,
     return canopy_knn_on_host(ref, query, self, k, &o, idx, dist2, stats);
 }
 
-canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
-                                      int32_t k, const canopy_run_options *opt, int64_t *d_idx,
-                                      float *d_dist2, void *stream, canopy_stats *stats) {
-    const char *app = "index knn (device)";
+/* The device-pointer kNN of canopy_index_knn_device and, self not
+ * CANOPY_INDEX_SELF_NONE, canopy_index_knn_self_device (no queries: the indexed points,
+ * walked in the tree's point order unless a schedule says otherwise). */
+static canopy_status knn_device(canopy_index *ix, const float *d_queries, int64_t nq, int self,
+                                int32_t k, const canopy_run_options *opt, int64_t *d_idx,
+                                float *d_dist2, void *stream, canopy_stats *stats) {
+    const char *app = self ? "index knn (device, self)" : "index knn (device)";
     canopy_run_options o = canopy_run_options_default();
     canopy_status s = begin(ix, app, KINDS_METRIC, opt, &o, stats);
     if (s) return s;
@@ -688,34 +691,59 @@ canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, 
                            "or both)",
                            app);
     if (k < 1) return canopy_fail(CANOPY_ERR_INVALID, "%s: k must be >= 1 (got %d)", app, (int)k);
-    if (nq < 0 || (nq > 0 && (!d_queries || !d_idx)))
+    if (self) nq = ix->dev.view.n;
+    if (nq < 0 || (nq > 0 && ((!self && !d_queries) || !d_idx)))
         return canopy_fail(CANOPY_ERR_INVALID, "%s: %lld queries, queries or indices NULL", app,
                            (long long)nq);
     if (o.backend == CANOPY_BACKEND_CPU)
         return canopy_fail(CANOPY_ERR_INVALID, "%s: device pointers need backend gpu or auto", app);
     const int kd = ix->dev.view.kind == CANOPY_TREE_KD;
     if (o.schedule != CANOPY_SCHEDULE_AUTO && o.schedule != CANOPY_SCHEDULE_NONE &&
-        o.schedule != CANOPY_SCHEDULE_MORTON && !(kd && o.schedule == CANOPY_SCHEDULE_TREE))
+        o.schedule != CANOPY_SCHEDULE_MORTON &&
+        !((kd || self) && o.schedule == CANOPY_SCHEDULE_TREE))
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "%s: schedule %s is not offered for device queries on a %s index "
                            "(auto, none: the caller's order, morton: sorted on the device%s)",
                            app, canopy_schedule_name(o.schedule),
                            canopy_tree_kind_name((canopy_tree_kind)ix->dev.view.kind),
-                           kd ? ", tree: grouped by kd bucket on the device" : "");
+                           self ? ", tree: the tree's point order"
+                           : kd ? ", tree: grouped by kd bucket on the device"
+                                : "");
     canopy_variant v;
     canopy_schedule sched;
     device_choice(&ix->dev, ix->leaf_size, &o, nq, k, &v, &sched);
+    /* the tree's own order costs nothing to make */
+    if (self && o.schedule == CANOPY_SCHEDULE_AUTO) sched = CANOPY_SCHEDULE_TREE;
     const int kd_kernel = knn_kd_kernel_applies(&ix->dev.view, k, v);
     canopy_gpu_report rep;
     memset(&rep, 0, sizeof rep);
-    s = canopy_index_device_knn(&ix->dev, d_queries, nq, k, v, sched, d_idx, d_dist2, stream, &rep);
+    /* without stats nothing is timed or counted (index/device.h) */
+    s = canopy_index_device_knn(&ix->dev, d_queries, nq, self, k, v, sched, d_idx, d_dist2, stream,
+                                stats ? &rep : NULL);
     if (s || !stats) return s;
     device_stats(stats, &rep, nq, v, sched);
     snprintf(stats->note, sizeof stats->note,
              "device pointers: resident tree, %s%s (schedule %s; auto sorts from %d queries)",
-             kd_kernel ? "kd walk, " : "", device_order_name(sched),
+             kd_kernel ? "kd walk, " : "",
+             self && sched == CANOPY_SCHEDULE_TREE ? "the indexed points in tree order"
+                                                   : device_order_name(sched),
              canopy_schedule_name(o.schedule), CANOPY_INDEX_SORT_MIN);
     return CANOPY_OK;
+}
+
+canopy_status canopy_index_knn_device(canopy_index *ix, const float *d_queries, int64_t nq,
+                                      int32_t k, const canopy_run_options *opt, int64_t *d_idx,
+                                      float *d_dist2, void *stream, canopy_stats *stats) {
+    return knn_device(ix, d_queries, nq, CANOPY_INDEX_SELF_NONE, k, opt, d_idx, d_dist2, stream,
+                      stats);
+}
+
+canopy_status canopy_index_knn_self_device(canopy_index *ix, int32_t k, int exclude_self,
+                                           const canopy_run_options *opt, int64_t *d_idx,
+                                           float *d_dist2, void *stream, canopy_stats *stats) {
+    return knn_device(ix, NULL, 0,
+                      exclude_self ? CANOPY_INDEX_SELF_EXCLUDE : CANOPY_INDEX_SELF_INCLUDE, k, opt,
+                      d_idx, d_dist2, stream, stats);
 }
 
 canopy_status canopy_index_radius_count(canopy_index *ix, canopy_points query, float r,

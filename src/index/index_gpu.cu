@@ -15,8 +15,9 @@
 /* What a query of a resident index reuses: one grow-only device arena (flags, stacks,
  * sort buffers, the query order, distances nobody asked for), the flags' pinned
  * twin, four events, the SM count, the box of the index's points (the Morton grid),
- * the kd bucket order's descent table and each node's smallest id (kNN's tie rule),
- * all three made at their first use. The lock serialises the queries that share it. */
+ * the kd bucket order's descent table, each node's smallest id (kNN's tie rule) and
+ * the self-query tables, each made at its first use. The lock serialises the queries
+ * that share it. */
 struct canopy_index_scratch {
     std::mutex lock;
     unsigned char *arena = nullptr;
@@ -31,6 +32,11 @@ struct canopy_index_scratch {
     unsigned long long *min_id = nullptr; /* n_nodes, n_nodes int32 parents, a flag */
     size_t min_id_bytes = 0;
     bool min_id_ready = false, ties = false;
+    /* self-queries: the points in their build order (n x d), then (kd) each tree
+     * position's leaf and bucket (n int32 each) */
+    unsigned char *self = nullptr;
+    size_t self_bytes = 0;
+    bool self_ready = false, self_buckets = false;
     int sms = 0;
 };
 
@@ -41,6 +47,7 @@ static void scratch_free(canopy_index_scratch *x) {
     cudaFree(x->box);
     cudaFree(x->descent);
     cudaFree(x->min_id);
+    cudaFree(x->self);
     for (cudaEvent_t e : x->ev)
         if (e) cudaEventDestroy(e);
     delete x;
@@ -77,6 +84,17 @@ static canopy_status scratch_reserve(canopy_index_scratch *x, size_t bytes) {
                            bytes, cudaGetErrorString(e));
     x->arena_bytes = bytes;
     return CANOPY_OK;
+}
+
+/* *p holds at least `bytes` device bytes (grow-only: a smaller need keeps it). */
+static canopy_status grow(void **p, size_t *have, size_t bytes, const char *what) {
+    if (bytes <= *have) return CANOPY_OK;
+    cudaFree(*p);
+    *p = nullptr;
+    *have = 0;
+    canopy_status s = canopy_gpu_check(cudaMalloc(p, bytes), what);
+    if (!s) *have = bytes;
+    return s;
 }
 
 /* Each node's parent (the root keeps -1). */
@@ -119,14 +137,8 @@ static canopy_status scratch_min_id(canopy_index_scratch *x, const canopy_tree_v
     const int32_t nn = t->n_nodes;
     const size_t bytes =
         (sizeof(unsigned long long) + sizeof(int32_t)) * (size_t)(nn > 0 ? nn : 1) + sizeof(int);
-    if (bytes > x->min_id_bytes) {
-        cudaFree(x->min_id);
-        x->min_id = nullptr;
-        x->min_id_bytes = 0;
-        canopy_status s = canopy_gpu_check(cudaMalloc(&x->min_id, bytes), "kNN node ids");
-        if (s) return s;
-        x->min_id_bytes = bytes;
-    }
+    canopy_status s = grow((void **)&x->min_id, &x->min_id_bytes, bytes, "kNN node ids");
+    if (s) return s;
     int dup = 0;
     if (nn > 0) {
         int32_t *parent = (int32_t *)(x->min_id + nn), *d_dup = parent + nn;
@@ -137,9 +149,53 @@ static canopy_status scratch_min_id(canopy_index_scratch *x, const canopy_tree_v
         k_node_min_id<<<blocks, 256, 0, st>>>(*t, parent, x->min_id, d_dup);
         cudaMemcpyAsync(&dup, d_dup, sizeof dup, cudaMemcpyDeviceToHost, st);
     }
-    canopy_status s = canopy_gpu_check(cudaStreamSynchronize(st), "kNN node ids");
+    s = canopy_gpu_check(cudaStreamSynchronize(st), "kNN node ids");
     x->ties = dup != 0;
     return s;
+}
+
+/* Self-queries' tables: each point back in its build row (original[ids[p]] = point p),
+ * and with leaf_of (binary kd trees) the leaf that holds tree position p and its bucket,
+ * the first node on the way down of at most `most` points (where the kd bucket order's
+ * descent stops): the kd walk of the point at p starts by scanning one of them. */
+__global__ void k_self_tables(canopy_tree_view t, int32_t most, float *original, int32_t *leaf_of,
+                              int32_t *bucket_of) {
+    const int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= t.n) return;
+    const int64_t id = t.ids[p];
+    for (int32_t j = 0; j < t.d; j++) original[id * t.d + j] = canopy_tv_point(&t, p)[j];
+    if (!leaf_of) return;
+    int32_t u = 0, b = -1;
+    for (;;) {
+        const canopy_node *h = canopy_tv_node(&t, u);
+        if (b < 0 && h->end - h->begin <= most) b = u;
+        if (h->child < 0) break;
+        const canopy_node *c = canopy_tv_node(&t, h->child);
+        u = p >= c->begin && p < c->end ? h->child : h->child + 1;
+    }
+    leaf_of[p] = u;
+    bucket_of[p] = b;
+}
+
+/* x->self for dv's tree (made once per index; the kernel is queued on st, whose
+ * queries come after it). */
+static canopy_status scratch_self(canopy_index_scratch *x, const canopy_tree_view *t,
+                                  cudaStream_t st) {
+    typedef canopy_gpu_carve C;
+    const bool kd = t->kind == CANOPY_TREE_KD && t->max_children == 2;
+    const size_t bytes =
+        C::bytes<float>(t->n * t->d + 1) + (kd ? C::bytes<int32_t>(t->n + 1) * 2 : 0);
+    canopy_status s = grow((void **)&x->self, &x->self_bytes, bytes, "self-query tables");
+    if (s) return s;
+    x->self_buckets = kd;
+    if (t->n <= 0) return CANOPY_OK;
+    C c = {x->self, 0};
+    float *original = c.take<float>(t->n * t->d + 1);
+    int32_t *leaf_of = kd ? c.take<int32_t>(t->n + 1) : nullptr;
+    int32_t *bucket_of = kd ? c.take<int32_t>(t->n + 1) : nullptr;
+    k_self_tables<<<(unsigned)((t->n + 255) / 256), 256, 0, st>>>(*t, CANOPY_INDEX_BUCKET_POINTS,
+                                                                  original, leaf_of, bucket_of);
+    return canopy_gpu_check(cudaGetLastError(), "self-query tables");
 }
 
 /* The scratch of dv, made by its first query: a build that is never queried, or queried
@@ -169,6 +225,7 @@ extern "C" canopy_status canopy_index_device_build(canopy_points pts, int device
         kept->box_ready = false; /* the Morton grid and the descent are the new tree's */
         kept->descent_ready = false;
         kept->min_id_ready = false;
+        kept->self_ready = false;
         dv->scratch = kept;
     }
     dv->view = *canopy_gpu_tree_view(g);
@@ -233,16 +290,50 @@ extern "C" void canopy_index_device_free(canopy_index_device *dv) {
     memset(dv, 0, sizeof *dv);
 }
 
+/* The tables a query of dv reads, each made at its first use and kept with the index:
+ * the Morton grid's box (sorted), the kd descent table (buckets), the self-query
+ * tables (self) and each node's smallest id (always: the tie rule needs to know
+ * whether the points have duplicates). */
+static canopy_status scratch_tables(canopy_index_device *dv, canopy_index_scratch *x, bool sorted,
+                                    bool buckets, bool self, void *stream) {
+    const cudaStream_t st = (cudaStream_t)stream;
+    canopy_status s;
+    if (sorted && !x->box_ready) {
+        if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, dv->view.d, x->box))) return s;
+        x->box_ready = true;
+    }
+    if (buckets && !x->descent_ready) {
+        const size_t bytes = (size_t)CANOPY_GPU_KD_DESCENT_BYTES * (size_t)dv->view.n_nodes;
+        if ((s = grow(&x->descent, &x->descent_bytes, bytes, "kd descent table")) ||
+            (s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
+                                             stream)))
+            return s;
+        x->descent_ready = true;
+    }
+    if (self && !x->self_ready) {
+        if ((s = scratch_self(x, &dv->view, st))) return s;
+        x->self_ready = true;
+    }
+    if (!x->min_id_ready) {
+        if ((s = scratch_min_id(x, &dv->view, st))) return s;
+        x->min_id_ready = true;
+    }
+    return CANOPY_OK;
+}
+
 extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const float *d_queries,
-                                                 int64_t nq, int32_t k, canopy_variant v,
+                                                 int64_t nq, int self, int32_t k, canopy_variant v,
                                                  canopy_schedule sched, int64_t *d_idx,
                                                  float *d_dist2, void *stream,
                                                  canopy_gpu_report *rep) {
-    if (nq > 0 && (!canopy_gpu_on_device(d_queries) || !canopy_gpu_on_device(d_idx) ||
+    if (nq > 0 && ((!self && !canopy_gpu_on_device(d_queries)) || !canopy_gpu_on_device(d_idx) ||
                    (d_dist2 && !canopy_gpu_on_device(d_dist2))))
         return canopy_fail(CANOPY_ERR_INVALID,
                            "index knn (device): queries, indices and distances must be device "
                            "memory");
+    if (self && nq != dv->view.n)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "index knn (device): a self-query of %lld rows",
+                           (long long)nq);
     canopy_index_scratch *x = NULL;
     canopy_status s = scratch_of(dv, &x);
     if (s) return s;
@@ -250,7 +341,9 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
     const cudaStream_t st = (cudaStream_t)stream;
     const int32_t d = dv->view.d;
     const bool sorted = sched == CANOPY_SCHEDULE_MORTON && nq > 1;
-    const bool buckets = sched == CANOPY_SCHEDULE_TREE && nq > 0;
+    /* self-queries in the tree's point order: already leaf by leaf, nothing to sort */
+    const bool tree_order = self && sched == CANOPY_SCHEDULE_TREE && nq > 0;
+    const bool buckets = !self && sched == CANOPY_SCHEDULE_TREE && nq > 0;
     /* Work the caller queued on the legacy default stream (cudaMemset, kernels on
      * stream 0) comes first too, as when the kernels ran there: a non-blocking
      * stream would not wait for it. An event, not a host synchronisation. */
@@ -258,29 +351,7 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
         ((s = canopy_gpu_check(cudaEventRecord(x->ev[4], cudaStreamLegacy), "cudaEventRecord")) ||
          (s = canopy_gpu_check(cudaStreamWaitEvent(st, x->ev[4], 0), "waiting for stream 0"))))
         return s;
-    if (sorted && !x->box_ready) {
-        if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, d, x->box))) return s;
-        x->box_ready = true;
-    }
-    if (buckets && !x->descent_ready) {
-        const size_t bytes = (size_t)CANOPY_GPU_KD_DESCENT_BYTES * (size_t)dv->view.n_nodes;
-        if (bytes > x->descent_bytes) {
-            cudaFree(x->descent);
-            x->descent = nullptr;
-            x->descent_bytes = 0;
-            if ((s = canopy_gpu_check(cudaMalloc(&x->descent, bytes), "kd descent table")))
-                return s;
-            x->descent_bytes = bytes;
-        }
-        if ((s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
-                                             stream)))
-            return s;
-        x->descent_ready = true;
-    }
-    if (!x->min_id_ready) {
-        if ((s = scratch_min_id(x, &dv->view, st))) return s;
-        x->min_id_ready = true;
-    }
+    if ((s = scratch_tables(dv, x, sorted, buckets, self && nq > 0, stream))) return s;
     canopy_tree_view tv = dv->view;
     tv.min_id = x->ties ? (const int64_t *)x->min_id : NULL;
     /* the arena: flags | stacks | order | distances | sort scratch */
@@ -308,31 +379,57 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
     P.e1 = x->ev[3];
     P.sms = x->sms;
     P.stream = st;
-    int64_t *order = sorted || buckets ? c.take<int64_t>(nq) : NULL;
-    int32_t *bucket = buckets ? c.take<int32_t>(nq) : NULL;
+    int64_t *sort_order = sorted || buckets ? c.take<int64_t>(nq) : NULL;
+    int32_t *sort_bucket = buckets ? c.take<int32_t>(nq) : NULL;
+    const int64_t *order = sort_order;
+    const int32_t *bucket = sort_bucket;
     knn_ctx dc;
-    dc.query = canopy_points_make(d_queries, nq, d);
     dc.k = k;
-    dc.self = 0;
+    dc.self = self == CANOPY_INDEX_SELF_EXCLUDE;
     dc.idx = d_idx;
     dc.dist2 = own_dist2 ? c.take<float>(nq * k) : d_dist2;
+    if (self) {
+        /* the points in their build rows (scratch_self): query i is point i */
+        C t = {x->self, 0};
+        d_queries = t.take<float>(nq * d + 1);
+        const int32_t *leaf_of = x->self_buckets ? t.take<int32_t>(nq + 1) : NULL;
+        const int32_t *bucket_of = leaf_of ? t.take<int32_t>(nq + 1) : NULL;
+        if (tree_order) {
+            order = dv->view.ids; /* position i holds point ids[i]: its result row */
+            /* NN starts in the point's leaf (the point itself, or a duplicate, ends it);
+             * k > 1 in its bucket, whose points fill the list closer to the final one */
+            bucket = k == 1 ? leaf_of : bucket_of;
+        }
+    }
+    dc.query = canopy_points_make(d_queries, nq, d);
     if (sorted || buckets) {
         void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
-        if ((s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord")) ||
-            (s = sorted ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
-                                                  order, stream)
-                        : canopy_gpu_kd_bucket_order(&dv->view, x->descent, d_queries, nq, sort_tmp,
-                                                     sort_bytes, order, bucket, stream)) ||
-            (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord")))
+        if ((rep && (s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord"))) ||
+            (s = sorted
+                     ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
+                                               sort_order, stream)
+                     : canopy_gpu_kd_bucket_order(&dv->view, x->descent, d_queries, nq, sort_tmp,
+                                                  sort_bytes, sort_order, sort_bucket, stream)) ||
+            (rep && (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord"))))
             return s;
     }
-    if ((s = canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep))) return s;
-    if (sorted || buckets) {
+    canopy_gpu_report none;
+    if (!rep) {
+        /* nothing to time or count: the kd walk alone and one synchronisation */
+        bool taken = false;
+        if ((s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, nq, v, x->sms, st, &taken)))
+            return s;
+        if (taken) return canopy_gpu_check(cudaStreamSynchronize(st), "kd walk");
+        memset(&none, 0, sizeof none);
+        rep = &none;
+    } else if (sorted || buckets) {
         float ms = 0.0f;
-        if ((s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),
+        if ((s = canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep)) ||
+            (s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),
                                   "cudaEventElapsedTime")))
             return s;
         rep->schedule_seconds += ms * 1e-3;
+        return CANOPY_OK;
     }
-    return CANOPY_OK;
+    return canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep);
 }

@@ -6,7 +6,9 @@
  * kNN equals the host API in the caller's order and sorted on the device (schedules
  * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
  * the heap (k > 16), also on identical points, where the tie rule must prune, and on
- * a tree of over 37,000 kd buckets; bad
+ * a tree of over 37,000 kd buckets; self-queries on the device (the index's own points,
+ * with and without each in its own row: tree order, every schedule and variant, no points);
+ * bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77
  * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
 #define _POSIX_C_SOURCE 200809L
@@ -18,6 +20,7 @@
 #include <string.h>
 
 static uint64_t rng_state;
+static int small; /* CANOPY_GPU_SMALL=1: the sanitizer's run */
 static double rnd(void) {
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(rng_state >> 11) / 9007199254740992.0;
@@ -48,6 +51,95 @@ static canopy_index *build(canopy_points p, canopy_tree_kind kind, canopy_reside
     canopy_index *ix = NULL;
     CHECK_OK(canopy_index_build(p, &o, &ix));
     return ix;
+}
+
+/* The rows of the self-query with each point in its own row, from the brute-force rows
+ * without it (ex, n rows of k): (0, i) inserted in (distance, index) order and the last
+ * entry dropped. A duplicate of i with a smaller index stays before it. */
+static void self_included(const int64_t *ex_i, const float *ex_d, int64_t n, int32_t k,
+                          int64_t *in_i, float *in_d) {
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *ri = ex_i + i * k;
+        const float *rd = ex_d + i * k;
+        int32_t at = 0;
+        while (at < k && ri[at] >= 0 && (rd[at] < 0.0f || (rd[at] == 0.0f && ri[at] < i))) at++;
+        for (int32_t j = 0, from = 0; j < k; j++) {
+            if (j == at) {
+                in_i[i * k + j] = i, in_d[i * k + j] = 0.0f;
+                continue;
+            }
+            in_i[i * k + j] = ri[from], in_d[i * k + j] = rd[from];
+            from++;
+        }
+    }
+}
+
+/* canopy_index_knn_self_device on ix (the points of ref): with and without each point in
+ * its own row, in the tree's order (auto, tree), in their rows (none), sorted (morton),
+ * through the kd walk (dr, dr_l) and the generic engine (gdr), with and without stats
+ * (without: the bare kd walk). ex_i, ex_d: brute force's self-query rows. */
+static void self_device_case(canopy_index *ix, canopy_points ref, int32_t k, const int64_t *ex_i,
+                             const float *ex_d, const char *tag) {
+    const int64_t n = ref.n, cells = n * k;
+    int64_t *in_i = malloc(sizeof(int64_t) * (size_t)(cells + 1)),
+            *gi = malloc(sizeof(int64_t) * (size_t)(cells + 1));
+    float *in_d = malloc(sizeof(float) * (size_t)(cells + 1)),
+          *gd = malloc(sizeof(float) * (size_t)(cells + 1));
+    self_included(ex_i, ex_d, n, k, in_i, in_d);
+    int64_t *di = NULL;
+    float *dd = NULL;
+    CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(cells + 1)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dd, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
+    static const canopy_variant vs[] = {CANOPY_VARIANT_AUTO, CANOPY_VARIANT_AUTO,
+                                        CANOPY_VARIANT_AUTO, CANOPY_VARIANT_DR,
+                                        CANOPY_VARIANT_DR_L, CANOPY_VARIANT_GDR};
+    static const canopy_schedule ss[] = {CANOPY_SCHEDULE_AUTO,   CANOPY_SCHEDULE_NONE,
+                                         CANOPY_SCHEDULE_MORTON, CANOPY_SCHEDULE_TREE,
+                                         CANOPY_SCHEDULE_TREE,   CANOPY_SCHEDULE_TREE};
+    for (int c = 0; c < 24; c++) {
+        /* under the sanitizer: the bare kd walk, with stats, the generic engine */
+        if (small && c != 0 && c != 3 && c != 13 && c != 22) continue;
+        const int exclude = c & 1, with_stats = (c >> 1) & 1, w = c >> 2;
+        canopy_run_options o = canopy_run_options_default();
+        o.variant = vs[w];
+        o.schedule = ss[w];
+        canopy_stats st;
+        memset(&st, 0xff, sizeof st);
+        CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)(cells + 1)) == cudaSuccess);
+        CHECK(cudaMemset(dd, 0xff, sizeof(float) * (size_t)(cells + 1)) == cudaSuccess);
+        CHECK_OK(canopy_index_knn_self_device(ix, k, exclude, &o, di, dd, NULL,
+                                              with_stats ? &st : NULL));
+        CHECK(cudaMemcpy(gi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK(cudaMemcpy(gd, dd, sizeof(float) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(gi, exclude ? ex_i : in_i, sizeof(int64_t) * (size_t)cells) == 0 &&
+                      memcmp(gd, exclude ? ex_d : in_d, sizeof(float) * (size_t)cells) == 0,
+                  "%s k=%d: self-query on the device (exclude %d, %s, schedule %s) differs from "
+                  "brute force",
+                  tag, (int)k, exclude, canopy_variant_name(vs[w]), canopy_schedule_name(ss[w]));
+        if (with_stats)
+            CHECK_MSG(st.queries == n && st.device_tree_reused == 1 &&
+                          st.schedule ==
+                              (ss[w] == CANOPY_SCHEDULE_AUTO ? CANOPY_SCHEDULE_TREE : ss[w]),
+                      "%s: self-query stats (schedule %s)", tag, canopy_schedule_name(st.schedule));
+    }
+    /* no distances wanted (the heap beyond 16 then keeps its own) */
+    CHECK_OK(canopy_index_knn_self_device(ix, k, 1, NULL, di, NULL, NULL, NULL));
+    CHECK(cudaMemcpy(gi, di, sizeof(int64_t) * (size_t)cells, cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+    CHECK_MSG(memcmp(gi, ex_i, sizeof(int64_t) * (size_t)cells) == 0,
+              "%s k=%d: self-query without distances differs", tag, (int)k);
+    canopy_run_options h = canopy_run_options_default();
+    h.schedule = CANOPY_SCHEDULE_HILBERT;
+    CHECK_FAILS(canopy_index_knn_self_device(ix, k, 0, &h, di, dd, NULL, NULL),
+                CANOPY_ERR_UNSUPPORTED, "not offered for device queries");
+    CHECK_FAILS(canopy_index_knn_self_device(ix, 0, 0, NULL, di, dd, NULL, NULL),
+                CANOPY_ERR_INVALID, "k must be >= 1");
+    CHECK_FAILS(canopy_index_knn_self_device(ix, k, 0, NULL, gi, dd, NULL, NULL),
+                CANOPY_ERR_INVALID, "device memory");
+    CHECK(cudaFree(di) == cudaSuccess && cudaFree(dd) == cudaSuccess);
+    free(in_i), free(gi), free(in_d), free(gd);
 }
 
 /* Resident kNN (queries, then self) against brute force and the host index; the
@@ -171,6 +263,9 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
             CHECK_MSG(st.variant == others[vi] && st.queries == nq, "%s: stats variant %s", tag,
                       canopy_variant_name(st.variant));
         }
+    self_device_case(ix, ref, k, bi + cells, bd + cells, tag);
+    CHECK_FAILS(canopy_index_knn_self_device(hx, k, 0, NULL, di, dd, NULL, NULL),
+                CANOPY_ERR_INVALID, "no device copy");
     /* no queries: nothing written, sorted or not */
     canopy_run_options m = canopy_run_options_default();
     m.schedule = CANOPY_SCHEDULE_MORTON;
@@ -394,9 +489,13 @@ static void device_build_case(int64_t n, int32_t d, int kind, int32_t leaf, int3
                                   gd + cells, NULL));
         CHECK_MSG(memcmp(gi + cells, bi + cells, sizeof(int64_t) * (size_t)(n * k)) == 0,
                   "%s: self-query differs from brute force", tag);
+        self_device_case(dx, canopy_points_make(dense, n, d), (int32_t)k, bi + cells, bd + cells,
+                         tag);
         cudaFree(dq), cudaFree(di);
         free(qp), free(bi), free(gi), free(bd), free(gd);
     }
+    /* no points: nothing to answer, nothing written */
+    if (n == 0) CHECK_OK(canopy_index_knn_self_device(dx, 8, 0, NULL, NULL, NULL, stream, NULL));
     CHECK_MSG(same_tree(dx, hx), "%s: the tree differs from the host-point build's", tag);
 out:
     canopy_index_free(dx), canopy_index_free(hx);
@@ -534,7 +633,8 @@ int main(void) {
     static const canopy_residency res[] = {CANOPY_RESIDENCY_DEVICE, CANOPY_RESIDENCY_BOTH};
     char tag[128];
     const char *small_env = getenv("CANOPY_GPU_SMALL");
-    const int small = small_env && small_env[0] == '1', n_sizes = small ? 3 : 4;
+    small = small_env && small_env[0] == '1';
+    const int n_sizes = small ? 3 : 4;
     for (int si = 0; si < n_sizes; si++)
         for (int di = 0; di < 5; di++)
             for (int kind = 0; kind < 3; kind++)

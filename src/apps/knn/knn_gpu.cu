@@ -48,3 +48,21 @@ canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view 
         return canopy_gpu_run_pooled<decltype(app)>(*dctx, dtree, order, bucket, nq, v, P, rep);
     });
 }
+
+canopy_status canopy_gpu_knn_kd_bare(const knn_ctx *dctx, const canopy_tree_view *dtree,
+                                     const int64_t *order, const int32_t *bucket, int64_t nq,
+                                     canopy_variant v, int sms, cudaStream_t stream, bool *taken) {
+    *taken = knn_kd_kernel_applies(dtree, dctx->k, v);
+    if (!*taken || nq <= 0) return CANOPY_OK;
+    return knn_reg_dispatch(dctx->k, [&](auto app) {
+        typedef decltype(app) App;
+        canopy_gpu_launch L;
+        canopy_status s = canopy_gpu_launch_init<App>(L, dtree, nq, v, sms);
+        if (s) return s;
+        L.order = order;
+        L.bucket = bucket;
+        L.stream = stream;
+        bool ran = false;
+        return App::own_kernel(v, L, *dctx, &ran);
+    });
+}
