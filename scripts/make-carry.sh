@@ -6,7 +6,8 @@
 #                pykdtree (bench/run_edges.sh), Corrfunc 2.5.3 with wurlitzer and future
 #                (the paircount stage); Corrfunc has no binary wheel, so it is built here
 #                with python3.12 and libgsl-dev (its 100 MB of test data stripped)
-# Run on the development machine: scripts/make-carry.sh  (idempotent; about 5 minutes
+# Run on the development machine (needs apt-get, pip, zip and unzip):
+# scripts/make-carry.sh  (idempotent; about 5 minutes
 # the first time, most of it Corrfunc's build). Peers (cudaKDTree, ECL-BH) are fetched
 # by hand into .carry/peers (bench/results/edges.md says how); they never enter the repo.
 set -euo pipefail
