@@ -176,7 +176,7 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                            threads=t, canopy=tc, corrfunc=tf, canopy_cpu=ccpu, corrfunc_cpu=fcpu,
                            treecorr=tt, diff=diff)
                 if a.gpu:
-                    canopy.set_threads(0)
+                    canopy.set_threads(os.cpu_count())
                     cg, tg = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
                                                             boxsize=box, backend="gpu")[0], a.reps)
                     cf = corrfunc_dd(x, edges, os.cpu_count(), periodic)
