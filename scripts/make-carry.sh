@@ -20,7 +20,8 @@ pip download -q -d "$whl" --only-binary=:all: --no-deps --python-version 3.12 \
     --platform manylinux_2_28_x86_64 \
     pykdtree pytest pluggy iniconfig packaging pygments wurlitzer future
 if ! compgen -G "$whl/corrfunc-*.whl" >/dev/null; then
-    command -v python3.12 >/dev/null || { echo "$0: python3.12 is needed to build Corrfunc's wheel" >&2; exit 1; }
+    # pyenv hosts: PYENV_VERSION=3.11.7:3.12.1 scripts/make-carry.sh puts python3.12 on PATH.
+    python3.12 --version >/dev/null 2>&1 || { echo "$0: python3.12 is needed to build Corrfunc's wheel (with pyenv: PYENV_VERSION=<default>:3.12.x)" >&2; exit 1; }
     dpkg -s libgsl-dev >/dev/null 2>&1 || { echo "$0: Corrfunc builds against libgsl-dev (apt-get install libgsl-dev)" >&2; exit 1; }
     work="$(mktemp -d)"
     trap 'rm -rf "$work"' EXIT
