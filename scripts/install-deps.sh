@@ -37,3 +37,13 @@ if [ ${#missing[@]} -gt 0 ]; then
         dpkg -s "$p" >/dev/null 2>&1 || { echo "install-deps: $p failed to install" >&2; exit 1; }
     done
 fi
+# Debian's python3-numpy/-h5py serve /usr/bin/python3; a python3 found first on PATH
+# (pyenv, conda) gets them from PyPI instead, or the tests' python3 lacks them.
+pymods=(numpy)
+[ "${1:-}" = "--test" ] && pymods+=(h5py)
+for m in "${pymods[@]}"; do
+    if ! python3 -c "import $m" >/dev/null 2>&1; then
+        echo "install-deps: $(command -v python3) lacks $m; pip install $m"
+        python3 -m pip install -q "$m"
+    fi
+done
