@@ -149,9 +149,13 @@ int32_t canopy_curve_bits(int32_t d) {
 
 void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
                        canopy_keyed *k) {
+    canopy_curve_keys_bits(s, pts, lo, hi, canopy_curve_bits(pts.d), k);
+}
+
+void canopy_curve_keys_bits(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
+                            int32_t bits, canopy_keyed *k) {
     int64_t n = pts.n;
     int32_t d = pts.d < CURVE_MAX_DIMS ? pts.d : CURVE_MAX_DIMS;
-    int32_t bits = canopy_curve_bits(pts.d);
     double scale[CURVE_MAX_DIMS];
     for (int32_t j = 0; j < d; j++)
         scale[j] = hi[j] > lo[j] ? ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]) : 0.0;

@@ -97,9 +97,11 @@ static canopy_status place_ref(const cli_dist_points *blk, float **pts, int64_t 
     if (!s) s = canopy_alloc((void **)&dest, (size_t)nb + 1, sizeof *dest);
     for (int64_t i = 0; !s && i < nb; i++) bid[i] = blk->first + i;
     s = canopy_dist_agree(MPI_COMM_WORLD, s);
+    /* 10 bits a side: the pieces only need to be compact (the answers do not depend on
+     * them), at half the keys' and the sort's cost of the full curve */
     if (!s)
-        s = canopy_dist_decompose(MPI_COMM_WORLD, canopy_points_make(blk->data, nb, d), NULL,
-                                  CANOPY_CURVE_HILBERT, dest);
+        s = canopy_dist_decompose_bits(MPI_COMM_WORLD, canopy_points_make(blk->data, nb, d), NULL,
+                                       CANOPY_CURVE_HILBERT, 10, dest);
     if (!s)
         s = canopy_dist_exchange(MPI_COMM_WORLD, blk->data, nb, sizeof(float) * (size_t)d, dest,
                                  (void **)pts, nl, st);
