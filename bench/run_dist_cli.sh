@@ -13,6 +13,12 @@
 # the median force error of each gravity run and the phases of a distributed run (one
 # more untimed run of each with --stats: the error is measured on rank 0 alone, 1000
 # bodies vs float64 direct summation, and would weigh on the ranks' time).
+# Beside them, the launch floor measured in the same run, interleaved: `mpirun -np R
+# canopy --version` (mpirun, MPI_Init/Finalize, exit: what any distributed command
+# pays before and after its work) and `canopy --version` for one process, and the
+# ratio past the floor (T(R ranks) - floor(R)) / (T(1 process) - floor(1)): what
+# canopy's own work costs over ranks, apart from mpirun's start (docs/distributed.md,
+# "The launch floor").
 # usage: bench/run_dist_cli.sh [BUILD_DIR]   (default build-cpu; needs canopy with MPI)
 #   env: CORES (default nproc), RANKS (default 2; a list such as "4 16" gives a row per
 #        rank count against the same single-process runs), REPS (default 5), N_GRAV
@@ -66,35 +72,44 @@ run_case() { # name, then the command's arguments
     local name=$1 np
     shift
     : >"$tmp/one"
-    for np in $rank_list; do : >"$tmp/many$np"; done
+    : >"$tmp/floor1"
+    for np in $rank_list; do : >"$tmp/many$np"; : >"$tmp/floor$np"; done
     for _ in $(seq "$reps"); do # interleaved, so load changes hit all alike
         one "$@" >>"$tmp/one"
-        for np in $rank_list; do many "$np" "$@" >>"$tmp/many$np"; done
+        one --version >>"$tmp/floor1"
+        for np in $rank_list; do
+            many "$np" "$@" >>"$tmp/many$np"
+            many "$np" --version >>"$tmp/floor$np"
+        done
     done
     # --stats only once each, untimed: its error check runs on rank 0 alone
     one "$@" --stats >/dev/null
-    local e1 er s1 sr c1 cr
+    local e1 er s1 sr c1 cr f1 fr
     e1=$(median_error)
     s1=$(stat 1 <"$tmp/one")
     c1=$(stat 2 <"$tmp/one")
+    f1=$(stat 1 <"$tmp/floor1")
     for np in $rank_list; do
         many "$np" "$@" --stats >/dev/null
         er=$(median_error)
         sr=$(stat 1 <"$tmp/many$np")
         cr=$(stat 2 <"$tmp/many$np")
+        fr=$(stat 1 <"$tmp/floor$np")
         awk -v n="$name" -v r="$np x $((cores / np > 0 ? cores / np : 1))" -v s1="$s1" -v sr="$sr" \
-            -v c1="$c1" -v cr="$cr" -v e1="$e1" -v er="$er" \
+            -v c1="$c1" -v cr="$cr" -v e1="$e1" -v er="$er" -v f1="$f1" -v fr="$fr" \
             'BEGIN { split(s1, a, " "); split(sr, b, " "); split(c1, p, " "); split(cr, q, " ");
-            printf "| %s | %s | %s | %s | %.2fx | %.0f %% | %s | %s | %.2fx | %s | %s |\n", n, r,
-                   s1, sr, b[1] / a[1], 100 * a[1] / b[1], c1, cr, q[1] / p[1],
-                   e1 == "" ? "-" : e1, er == "" ? "-" : er }'
+            split(f1, g, " "); split(fr, h, " ");
+            past = (a[1] - g[1] > 0) ? sprintf("%.2fx", (b[1] - h[1]) / (a[1] - g[1])) : "-";
+            printf "| %s | %s | %s | %s | %.2fx | %.0f %% | %s | %.3f | %s | %s | %s | %.2fx | %s | %s |\n",
+                   n, r, s1, sr, b[1] / a[1], 100 * a[1] / b[1], fr, g[1], past, c1, cr,
+                   q[1] / p[1], e1 == "" ? "-" : e1, er == "" ? "-" : er }'
         echo "  $name, $np ranks:" >>"$tmp/phases"
         grep -E "rank [0-9]+|ranks, load" "$tmp/err" | sed 's/^/    /' >>"$tmp/phases"
     done
 }
 echo
-echo "| run | ranks x threads | 1 process x $cores threads, wall s | ranks, wall s | ratio | efficiency | 1 process, CPU s | ranks, CPU s | CPU ratio | median error, 1 process | median error, ranks |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| run | ranks x threads | 1 process x $cores threads, wall s | ranks, wall s | ratio | efficiency | launch floor of the ranks, wall s | floor of 1 process | ratio past the floor | 1 process, CPU s | ranks, CPU s | CPU ratio | median error, 1 process | median error, ranks |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 : >"$tmp/phases"
 run_case "gravity $ng Plummer, order 2" gravity --bodies "$tmp/b.npy" --order 2 --softening 0.05 --backend cpu \
     -o "$tmp/a.npy"

@@ -40,7 +40,8 @@ endforeach()
 # is built from the same sources and uses these internals of the core; its link with
 # --no-undefined fails if one is missing here.
 if(CANOPY_HAVE_MPI)
-  list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_hilbert_key canopy_sort_keyed
+  list(APPEND CANOPY_EXPORTED_SYMBOLS canopy_curve_bits canopy_curve_keys canopy_curve_keys_bits
+       canopy_hilbert_key canopy_sort_keyed
        "canopy_let_*" canopy_nbody_check_state canopy_nbody_kick canopy_nbody_kick_drift "canopy_gpu_let_*" canopy_gpu_bind_device
        canopy_gpu_device_count canopy_gpu_why_not "canopy_gpu_nccl_*" "canopy_gl_tree_*" canopy_gl_export
        canopy_gl_piece_open canopy_gl_forces)

@@ -536,6 +536,60 @@ static void test_hilbert_curve(int32_t d, int32_t bits) {
     free(hit);
 }
 
+/* Skilling's transform with a branch per bit and the interleave bit by bit, as first
+ * written: the reference the branch-free keys and the spread interleave must equal. */
+static uint64_t hilbert_reference(uint64_t *x, int32_t d, int32_t bits) {
+    uint64_t top = (uint64_t)1 << (bits - 1);
+    for (uint64_t q = top; q > 1; q >>= 1) {
+        uint64_t p = q - 1;
+        for (int32_t j = 0; j < d; j++) {
+            if (x[j] & q) {
+                x[0] ^= p;
+            } else {
+                uint64_t t = (x[0] ^ x[j]) & p;
+                x[0] ^= t;
+                x[j] ^= t;
+            }
+        }
+    }
+    for (int32_t j = 1; j < d; j++) x[j] ^= x[j - 1];
+    uint64_t t = 0;
+    for (uint64_t q = top; q > 1; q >>= 1)
+        if (x[d - 1] & q) t ^= q - 1;
+    for (int32_t j = 0; j < d; j++) x[j] ^= t;
+    uint64_t key = 0;
+    for (int32_t b = bits - 1; b >= 0; b--)
+        for (int32_t j = 0; j < d; j++) key = key << 1 | ((x[j] >> b) & 1u);
+    return key;
+}
+
+/* canopy_hilbert_key and canopy_morton_key equal the reference on random cells of
+ * every width up to the curve's (corners included), d = 1 to 7. */
+static void test_curve_keys_reference(uint64_t seed) {
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 7;
+    int64_t bad_h = 0, bad_m = 0, tried = 0;
+    for (int32_t d = 1; d <= 7; d++)
+        for (int32_t bits = 1; bits <= canopy_curve_bits(d); bits++)
+            for (int i = 0; i < 300; i++) {
+                uint64_t x[7], a[7], b[7], mask = ((uint64_t)1 << bits) - 1;
+                for (int32_t j = 0; j < d; j++) {
+                    r = r * 6364136223846793005ull + 1442695040888963407ull;
+                    x[j] = i == 0 ? 0 : i == 1 ? mask : (r >> 11) & mask;
+                    a[j] = b[j] = x[j];
+                }
+                uint64_t m = 0;
+                for (int32_t k = bits - 1; k >= 0; k--)
+                    for (int32_t j = 0; j < d; j++) m = m << 1 | ((x[j] >> k) & 1u);
+                bad_m += canopy_morton_key(x, d, bits) != m;
+                bad_h += canopy_hilbert_key(a, d, bits) != hilbert_reference(b, d, bits);
+                tried++;
+            }
+    CHECK_MSG(bad_h == 0 && bad_m == 0,
+              "curve keys: %lld Hilbert and %lld Morton keys of %lld "
+              "cells differ from the reference",
+              (long long)bad_h, (long long)bad_m, (long long)tried);
+}
+
 static int cmp_by_x(const void *a, const void *b, const float *xs) {
     int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
     if (xs[i] != xs[j]) return xs[i] < xs[j] ? -1 : 1;
@@ -623,6 +677,7 @@ static void test_schedules(uint64_t seed) {
     uint64_t mx[2] = {2, 1}; /* x = 10b, y = 01b -> 1 0 0 1 */
     CHECK(canopy_morton_key(mx, 2, 2) == 9);
     test_morton_keys(seed);
+    test_curve_keys_reference(seed);
     test_sort_keyed(seed);
 
     /* d = 1: both curves are the coordinate order (ties by index). */

@@ -79,4 +79,12 @@ void canopy_dist_pending_test(canopy_dist_pending *p);
 /* Completes the exchange and frees p (NULL: nothing to do). */
 void canopy_dist_pending_wait(canopy_dist_pending *p);
 
+/* canopy_dist_decompose on a coarser curve: bits_per_dim bits per coordinate (0 or
+ * more than canopy_curve_bits(d): the full curve). Points in one cell of the coarse
+ * grid tie and are ordered by (rank, index); for a cut whose pieces need only be
+ * compact (kNN's reference pieces) 10 bits do as well as 21 and cost half the keys and
+ * sort passes. */
+canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, const double *work,
+                                         canopy_curve curve, int32_t bits_per_dim, int32_t *dest);
+
 #endif

@@ -46,7 +46,7 @@ typedef struct sorted_work {
 } sorted_work;
 
 static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double *work,
-                                canopy_curve curve, sorted_work *s, int *uniform) {
+                                canopy_curve curve, int32_t bits, sorted_work *s, int *uniform) {
     int32_t dk = local.d < 63 ? local.d : 63;
     float lo[63], hi[63], glo[63], ghi[63];
     for (int32_t j = 0; j < dk; j++) {
@@ -70,9 +70,9 @@ static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double
     if (!st) st = canopy_alloc((void **)&s->pre, (size_t)local.n + 1, sizeof *s->pre);
     if (st) return st;
     if (local.n > 0) {
-        canopy_curve_keys(curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT
-                                                        : CANOPY_SCHEDULE_MORTON,
-                          local, glo, ghi, s->k);
+        canopy_curve_keys_bits(curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT
+                                                             : CANOPY_SCHEDULE_MORTON,
+                               local, glo, ghi, bits, s->k);
         st = canopy_sort_keyed(s->k, local.n);
         if (st) return st;
     }
@@ -84,6 +84,11 @@ static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double
 
 canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const double *work,
                                     canopy_curve curve, int32_t *dest) {
+    return canopy_dist_decompose_bits(comm, local, work, curve, 0, dest);
+}
+
+canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, const double *work,
+                                         canopy_curve curve, int32_t bits_per_dim, int32_t *dest) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     canopy_status st = CANOPY_OK;
     if (local.n < 0 || local.d < 1 || (local.n > 0 && (!local.data || !dest)) ||
@@ -119,7 +124,9 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
     double *target = NULL, *sum = NULL, *loc = NULL, *eqw = NULL, *eqx = NULL;
     uint64_t *clo = NULL, *chi = NULL, *mid = NULL;
     int64_t *below = NULL;
-    st = sort_local(comm, local, work, curve, &s, &uniform);
+    int32_t full = canopy_curve_bits(local.d);
+    int32_t per_dim = bits_per_dim > 0 && bits_per_dim < full ? bits_per_dim : full;
+    st = sort_local(comm, local, work, curve, per_dim, &s, &uniform);
     if (!st) st = canopy_alloc((void **)&target, (size_t)size, sizeof *target);
     if (!st) st = canopy_alloc((void **)&sum, (size_t)size, sizeof *sum);
     if (!st) st = canopy_alloc((void **)&loc, (size_t)size, sizeof *loc);
@@ -133,7 +140,7 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
     if (st) goto done;
     double total = 0.0;
     MPI_Allreduce(&s.pre[local.n], &total, 1, MPI_DOUBLE, MPI_SUM, comm);
-    int32_t bits = canopy_curve_bits(local.d) * (local.d < 63 ? local.d : 63);
+    int32_t bits = per_dim * (local.d < 63 ? local.d : 63);
     uint64_t key_max = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
     for (int c = 0; c < ncut; c++) {
         target[c] = total * (double)(c + 1) / (double)size;

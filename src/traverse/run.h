@@ -28,10 +28,13 @@ typedef struct canopy_keyed {
 canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n);
 
 /* Curve keys (s morton or hilbert; k[i].idx = i) of points quantized over the box
- * [lo, hi] of their first min(d, 63) coordinates, canopy_curve_bits(d) bits each;
- * points outside the box clamp to its faces. */
+ * [lo, hi] of their first min(d, 63) coordinates, canopy_curve_bits(d) bits each
+ * (_bits: `bits` each, 1 to canopy_curve_bits(d)); points outside the box clamp to
+ * its faces. */
 int32_t canopy_curve_bits(int32_t d);
 void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
                        canopy_keyed *k);
+void canopy_curve_keys_bits(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
+                            int32_t bits, canopy_keyed *k);
 
 #endif

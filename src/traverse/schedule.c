@@ -143,30 +143,19 @@ canopy_status canopy_sort_keyed(canopy_keyed *a, int64_t n) {
 
 enum { CURVE_MAX_DIMS = 63 };
 
-/* The bits of x (< 2^31 for step 1, < 2^21 for step 2) moved apart to every second
- * (third) place, five shifts and masks instead of a step per bit: spread(x0) << 1 |
- * spread(x1) is canopy_morton_key's 2-D key, and so on in 3-D (coordinate 0 in the top
- * place of each group). */
-static const uint64_t SPREAD_MASKS[2][5] = {
-    {0x0000FFFF0000FFFFull, 0x00FF00FF00FF00FFull, 0x0F0F0F0F0F0F0F0Full, 0x3333333333333333ull,
-     0x5555555555555555ull},
-    {0x001F00000000FFFFull, 0x001F0000FF0000FFull, 0x100F00F00F00F00Full, 0x10C30C30C30C30C3ull,
-     0x1249249249249249ull}};
-
-static inline uint64_t spread(uint64_t x, int step) {
-    for (int i = 0; i < 5; i++) x = (x | x << (step << (4 - i))) & SPREAD_MASKS[step - 1][i];
-    return x;
-}
-
 int32_t canopy_curve_bits(int32_t d) {
     return 63 / (d < CURVE_MAX_DIMS ? d : CURVE_MAX_DIMS);
 }
 
 void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
                        canopy_keyed *k) {
+    canopy_curve_keys_bits(s, pts, lo, hi, canopy_curve_bits(pts.d), k);
+}
+
+void canopy_curve_keys_bits(canopy_schedule s, canopy_points pts, const float *lo, const float *hi,
+                            int32_t bits, canopy_keyed *k) {
     int64_t n = pts.n;
     int32_t d = pts.d < CURVE_MAX_DIMS ? pts.d : CURVE_MAX_DIMS;
-    int32_t bits = canopy_curve_bits(pts.d);
     double scale[CURVE_MAX_DIMS];
     for (int32_t j = 0; j < d; j++)
         scale[j] = hi[j] > lo[j] ? ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]) : 0.0;
@@ -182,9 +171,7 @@ void canopy_curve_keys(canopy_schedule s, canopy_points pts, const float *lo, co
             x[j] = c >= (double)cells ? cells - 1 : c > 0.0 ? (uint64_t)c : 0;
         }
         k[i].key = s == CANOPY_SCHEDULE_HILBERT ? canopy_hilbert_key(x, d, bits)
-                   : d == 2                     ? spread(x[0], 1) << 1 | spread(x[1], 1)
-                   : d == 3 ? spread(x[0], 2) << 2 | spread(x[1], 2) << 1 | spread(x[2], 2)
-                            : canopy_morton_key(x, d, bits);
+                                                : canopy_morton_key(x, d, bits);
         k[i].idx = i;
     }
 }

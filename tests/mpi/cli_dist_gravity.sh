@@ -7,7 +7,11 @@
 # process's and whose snapshot holds every body; bad setups (missing input, NaN body,
 # dt <= 0, options without a distributed path) exit 1 or 2 within a timeout; with a GPU,
 # --backend gpu on 2 ranks within the same bound and each rank naming its GPU (without
-# one: refused with the reason).
+# one: refused with the reason); gravity's parallel input and output (each rank reads
+# and writes its own rows of .npy files) giving the same bytes as rank 0 reading the
+# same bodies from .csv and scattering them (2-4 ranks, with masses, more ranks than
+# bodies), coincident bodies on different ranks and non-finite forces refused with
+# nothing written.
 # Arguments: as tests/mpi/mpi_harness.sh says.
 set -u
 source "$(dirname "$0")/mpi_harness.sh" "$@"
@@ -91,6 +95,61 @@ else
     check "gravity --backend gpu -np 2: each rank names its GPU" \
         [ "$(grep -c 'gravity rank .*(GPU [0-9]*)' "$tmp/err")" -eq 2 ]
 fi
+
+# Parallel .npy input and in-place .npy output against rank 0 reading the same values
+# from .csv (gen writes float32 exactly) and scattering the same blocks of rows: the
+# same forces, byte for byte; masses (a fourth column) read by each rank too.
+run 0 gen plummer --n 3000 --seed 4 -o "$tmp/b.csv"
+run 0 gen uniform --n 1001 --d 4 --box 0.5:1.5 --seed 3 -o "$tmp/m.npy"
+run 0 gen uniform --n 1001 --d 4 --box 0.5:1.5 --seed 3 -o "$tmp/m.csv"
+run 0 gen plummer --n 3 --seed 2 -o "$tmp/three.npy"
+run 0 gen plummer --n 3 --seed 2 -o "$tmp/three.csv"
+for np in 2 3 4; do
+    for set in b m three; do
+        mrun $np 0 gravity --bodies "$tmp/$set.npy" --softening 0.01 -o "$tmp/pn.npy"
+        mrun $np 0 gravity --bodies "$tmp/$set.csv" --softening 0.01 -o "$tmp/pc.npy"
+        check "gravity $set -np $np: parallel .npy input and output equal rank 0's .csv read" \
+            cmp -s "$tmp/pn.npy" "$tmp/pc.npy"
+    done
+done
+run 0 gravity --bodies "$tmp/m.npy" --softening 0.01 --stats -o "$tmp/a1.npy"
+one=$(median)
+mrun 3 0 gravity --bodies "$tmp/m.npy" --softening 0.01 --stats -o "$tmp/a.npy"
+got=$(median)
+check "gravity with masses -np 3: median error $got vs one process $one" \
+    awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 1.5 * b) }'
+check "gravity --stats -np 3: load and write times" grep -q "gravity: 3 ranks, load .* write" "$tmp/err"
+# more ranks than bodies: empty blocks read and write nothing, the forces still right
+mrun 4 0 gravity --bodies "$tmp/three.npy" --softening 0.1 --stats -o "$tmp/a.npy"
+check "gravity 3 bodies -np 4: error below 1e-5" \
+    awk -v a="$(median)" 'BEGIN { exit !(a != "" && a < 1e-5) }'
+check "gravity 3 bodies -np 4: 3 rows" [ "$(stat -c %s "$tmp/a.npy")" -eq $((128 + 3 * 12)) ]
+mrun 3 0 gravity --bodies "$tmp/b.npy" --softening 0.01 -o "$tmp/a.csv"
+check "gravity .csv output (gathered) -np 3: 3000 rows" [ "$(wc -l <"$tmp/a.csv")" -eq 3000 ]
+
+# Body 6 copied over body 2501 (rank 0's and rank 2's rows on 3 ranks): without
+# softening both one process and the ranks name the pair; nothing is written.
+size=$(stat -c %s "$tmp/b.npy")
+hdr=$((size - 3000 * 12))
+cp "$tmp/b.npy" "$tmp/dup.npy"
+dd if="$tmp/b.npy" of="$tmp/dup.npy" bs=1 skip=$((hdr + 6 * 12)) seek=$((hdr + 2501 * 12)) \
+    count=12 conv=notrunc status=none
+run 1 gravity --bodies "$tmp/dup.npy" -o "$tmp/x.npy"
+check "one process names the coincident bodies" grep -q "bodies 6 and 2501 are at the same" "$tmp/err"
+mrun 3 1 gravity --bodies "$tmp/dup.npy" -o "$tmp/x.npy"
+check "the ranks name the coincident bodies" grep -q "bodies 6 and 2501 are at the same" "$tmp/err"
+check "the other ranks say which rank failed" [ "$(grep -c "stopping: rank [0-9] failed" "$tmp/err")" -eq 2 ]
+mrun 3 0 gravity --bodies "$tmp/dup.npy" --softening 0.01 -o "$tmp/y.npy"
+check "with softening the coincident bodies run" test -s "$tmp/y.npy"
+# a force that overflows float32 (masses 1e30 at 1e-9) on rank 0 of 2: refused
+printf '0,0,0,1e30\n1,1,1,1\n2,0,1,1\n1e-9,0,0,1e30\n' >"$tmp/big.csv"
+mrun 2 1 gravity --bodies "$tmp/big.csv" -o "$tmp/x.npy"
+check "a non-finite force named" grep -q "body 0 has a non-finite acceleration" "$tmp/err"
+cp "$tmp/m.npy" "$tmp/m0.npy"
+mrun 2 1 gravity --bodies "$tmp/m.npy" --softening 0.01 -o "$tmp/m.npy"
+check "output over the input refused" grep -q "is the input" "$tmp/err"
+check "the input kept" cmp -s "$tmp/m.npy" "$tmp/m0.npy"
+check "nothing written, no temporary left" sh -c "! ls '$tmp' | grep -q '^x\.npy\|\.tmp\.'"
 
 # Bad setups: every rank ends, with a message, and nothing is written.
 mrun 2 1 gravity --bodies "$tmp/missing.npy" -o "$tmp/x.npy"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* canopy_dist_decompose and canopy_dist_exchange on R ranks: the pieces follow the
- * curve order (key, rank, index) computed here independently on the gathered points,
- * their work is balanced within one point's work, and exchanged rows arrive whole. */
+/* canopy_dist_decompose (and _bits, on coarser curves) and canopy_dist_exchange on R
+ * ranks: the pieces follow the curve order (key, rank, index) computed here
+ * independently on the gathered points, their work is balanced within one point's
+ * work, and exchanged rows arrive whole. */
 #include "mpi_check.h"
 #include "traverse/run.h"
 
@@ -42,7 +43,9 @@ static double *make_work(int64_t n, int mode, uint64_t seed) {
     return w;
 }
 
-static void check_one(const dataset *ds, canopy_curve curve, int mode, uint64_t seed) {
+/* bits: bits per coordinate of the curve (0: the full curve of canopy_dist_decompose). */
+static void check_one(const dataset *ds, canopy_curve curve, int mode, int32_t bits,
+                      uint64_t seed) {
     int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
     float *all = make_points(ds, seed);
     double *wall = make_work(ds->n, mode, seed + 1);
@@ -50,7 +53,12 @@ static void check_one(const dataset *ds, canopy_curve curve, int mode, uint64_t 
     mpi_check_block(ds->n, &lo, &hi);
     canopy_points local = canopy_points_make(all + lo * ds->d, hi - lo, ds->d);
     int32_t *dest = malloc(sizeof *dest * (size_t)(hi - lo + 1));
-    CHECK_OK(canopy_dist_decompose(MPI_COMM_WORLD, local, wall ? wall + lo : NULL, curve, dest));
+    if (bits)
+        CHECK_OK(canopy_dist_decompose_bits(MPI_COMM_WORLD, local, wall ? wall + lo : NULL, curve,
+                                            bits, dest));
+    else
+        CHECK_OK(
+            canopy_dist_decompose(MPI_COMM_WORLD, local, wall ? wall + lo : NULL, curve, dest));
 
     /* Gather the destinations on rank 0 (block order = global index order). */
     int32_t *gdest = NULL;
@@ -71,9 +79,10 @@ static void check_one(const dataset *ds, canopy_curve curve, int mode, uint64_t 
             }
         }
         canopy_keyed *k = malloc(sizeof *k * (size_t)(ds->n + 1));
-        canopy_curve_keys(curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT
-                                                        : CANOPY_SCHEDULE_MORTON,
-                          canopy_points_make(all, ds->n, ds->d), blo, bhi, k);
+        int32_t full = canopy_curve_bits(ds->d);
+        canopy_curve_keys_bits(
+            curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT : CANOPY_SCHEDULE_MORTON,
+            canopy_points_make(all, ds->n, ds->d), blo, bhi, bits && bits < full ? bits : full, k);
         canopy_sort_keyed(k, ds->n); /* stable: ties by global index = (rank, index) */
         double total = 0.0, wmax = 0.0, *part = calloc((size_t)size, sizeof *part);
         int monotone = 1, in_range = 1;
@@ -147,10 +156,14 @@ int main(int argc, char **argv) {
         {"equal2", 300, 2, 2},    {"few4", 500, 4, 3},       {"tiny", 3, 2, 0},
         {"empty", 0, 3, 0},       {"wide8", 400, 8, 0},
     };
+    /* the full curve, and coarse ones (3 bits a side: many points share a cell, so the
+     * ties by (rank, index) decide; 10: the kNN CLI's) */
+    static const int32_t bit_choices[] = {0, 3, 10};
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
         for (int curve = 0; curve < 2; curve++)
             for (int mode = 0; mode < 3; mode++)
-                check_one(&sets[s], (canopy_curve)curve, mode, seed + s);
+                for (int b = 0; b < 3; b++)
+                    check_one(&sets[s], (canopy_curve)curve, mode, bit_choices[b], seed + s);
 
     /* Bad input fails on every rank with the same message. */
     float pt[2] = {0.0f, NAN};

@@ -19,6 +19,9 @@ int cli_runs_distributed(const char *cmd);
  * rank, the lowest failing rank printing its message and the others saying which
  * rank failed. */
 int cli_dist_agree(const char *cmd, canopy_status s);
+/* Collective: the worst exit code of the ranks' rc on every rank; the ranks whose rc
+ * was CLI_OK say which rank failed (its own message is above). */
+int cli_dist_agree_rc(const char *cmd, int rc);
 /* The rank blocks of n rows: rank r holds rows [first, first + count); the owner of a
  * row is the rank whose block holds it. */
 void cli_dist_block(int64_t n, int rank, int size, int64_t *first, int64_t *count);

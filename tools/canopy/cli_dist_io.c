@@ -23,14 +23,32 @@
 int cli_dist_agree(const char *cmd, canopy_status s) {
     s = canopy_dist_agree(MPI_COMM_WORLD, s);
     if (!s) return CLI_OK;
-    int first = -1;
+    /* A status agreed on before (a library call's) is prefixed once per agreement:
+     * the innermost "rank r: " names the rank the failure came from. */
+    int first = -1, r, used = 0;
     const char *msg = canopy_last_error();
-    if (sscanf(msg, "rank %d:", &first) == 1 && first != cli_dist_rank())
+    while (sscanf(msg, "rank %d: %n", &r, &used) == 1 && used > 0) {
+        first = r;
+        msg += used;
+        used = 0;
+    }
+    if (first >= 0 && first != cli_dist_rank())
         fprintf(stderr, "canopy %s: rank %d of %d stopping: rank %d failed (its message above)\n",
                 cmd, cli_dist_rank(), cli_dist_size(), first);
     else
         fprintf(stderr, "canopy %s: %s\n", cmd, msg);
     return CLI_ERROR;
+}
+
+int cli_dist_agree_rc(const char *cmd, int rc) {
+    int rank = cli_dist_rank(), size = cli_dist_size();
+    int mine[2] = {rc, rc != CLI_OK ? rank : size}, worst[2];
+    MPI_Allreduce(&mine[0], &worst[0], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine[1], &worst[1], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (worst[0] != CLI_OK && rc == CLI_OK)
+        fprintf(stderr, "canopy %s: rank %d of %d stopping: rank %d failed (its message above)\n",
+                cmd, rank, size, worst[1]);
+    return worst[0];
 }
 
 void cli_dist_block(int64_t n, int rank, int size, int64_t *first, int64_t *count) {

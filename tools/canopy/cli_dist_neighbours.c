@@ -14,19 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The exit code every rank returns: the worst one. Ranks that did not fail say
- * which rank did (its own message is above). */
-static int agree_rc(const char *cmd, int rc) {
-    int rank = cli_dist_rank(), size = cli_dist_size();
-    int mine[2] = {rc, rc != CLI_OK ? rank : size}, worst[2];
-    MPI_Allreduce(&mine[0], &worst[0], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&mine[1], &worst[1], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (worst[0] != CLI_OK && rc == CLI_OK)
-        fprintf(stderr, "canopy %s: rank %d of %d stopping: rank %d failed (its message above)\n",
-                cmd, rank, size, worst[1]);
-    return worst[0];
-}
-
 /* Per rank: the bytes the query phase moved (canopy_dist_knn / radius) and those
  * that placed the reference points on their pieces; load and write are the slowest
  * rank's. */
@@ -110,9 +97,11 @@ static canopy_status place_ref(const cli_dist_points *blk, float **pts, int64_t 
     if (!s) s = canopy_alloc((void **)&dest, (size_t)nb + 1, sizeof *dest);
     for (int64_t i = 0; !s && i < nb; i++) bid[i] = blk->first + i;
     s = canopy_dist_agree(MPI_COMM_WORLD, s);
+    /* 10 bits a side: the pieces only need to be compact (the answers do not depend on
+     * them), at half the keys' and the sort's cost of the full curve */
     if (!s)
-        s = canopy_dist_decompose(MPI_COMM_WORLD, canopy_points_make(blk->data, nb, d), NULL,
-                                  CANOPY_CURVE_HILBERT, dest);
+        s = canopy_dist_decompose_bits(MPI_COMM_WORLD, canopy_points_make(blk->data, nb, d), NULL,
+                                       CANOPY_CURVE_HILBERT, 10, dest);
     if (!s)
         s = canopy_dist_exchange(MPI_COMM_WORLD, blk->data, nb, sizeof(float) * (size_t)d, dest,
                                  (void **)pts, nl, st);
@@ -174,7 +163,7 @@ int cli_dist_neighbours(const cli_dist_job *job) {
         rc = cli_check_paths(cmd, ins, 2, outs, n_out);
         if (rc == CLI_OK) rc = cli_check_array_outputs(cmd, n_out, outs);
     }
-    if ((rc = agree_rc(cmd, rc)) != CLI_OK) return rc;
+    if ((rc = cli_dist_agree_rc(cmd, rc)) != CLI_OK) return rc;
 
     cli_dist_points ref, query;
     memset(&query, 0, sizeof query);

@@ -75,9 +75,12 @@ static void usage(FILE *f) {
                "  -o, --output F   output file (required)\n"
                "  Under mpirun -np R (builds with MPI) the bodies are split over R ranks along\n"
                "  the Hilbert curve and the multipole walk runs distributed with the same\n"
-               "  options (list or body opening; rank 0 reads and writes). --backend gpu\n"
-               "  walks with body opening on one GPU per rank (the default opening there);\n"
-               "  --stats prints each rank's traffic and phases (docs/distributed.md).\n" TRAV_HELP
+               "  options (list or body opening). Each rank reads its own rows of a .npy\n"
+               "  input and writes its own rows of a .npy output in place (rank 0 reads and\n"
+               "  writes other formats). --backend gpu walks with body opening on one GPU\n"
+               "  per rank (the default opening there); --stats prints each rank's traffic\n"
+               "  and phases, and its error check reads the bodies whole on rank 0\n"
+               "  (docs/distributed.md).\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
 }
@@ -293,42 +296,31 @@ typedef struct gravity_run {
     double t_load, t_write;
 } gravity_run;
 
-/* Rank 0 checks the paths and reads the bodies; every rank allocates the results. */
+/* Checks the paths and reads the bodies; allocates the results. */
 static int gravity_load(const gravity_args *a, gravity_run *r) {
-    int ranks = cli_dist_size(), rank = cli_dist_rank();
     const char *ins[] = {a->bodies}, *outs[] = {a->out};
     double t0 = canopy_now();
-    int rc = CLI_OK;
-    if (rank == 0) {
-        rc = cli_check_paths("gravity", ins, 1, outs, 1) ? CLI_ERROR : CLI_OK;
-        if (rc == CLI_OK && cli_load_points("gravity", a->bodies, &r->ba, &r->b)) rc = CLI_ERROR;
-    }
-    if (ranks > 1) rc = cli_dist_share_rc(rc);
-    if (rc != CLI_OK) return rc;
+    if (cli_check_paths("gravity", ins, 1, outs, 1) ||
+        cli_load_points("gravity", a->bodies, &r->ba, &r->b))
+        return CLI_ERROR;
     r->t_load = canopy_now() - t0;
-    if (rank == 0 && r->b.d != 3 && r->b.d != 4) {
+    if (r->b.d != 3 && r->b.d != 4) {
         fprintf(stderr, "canopy gravity: %s has %d columns; expected 3 (x y z) or 4 (x y z m)\n",
                 a->bodies, (int)r->b.d);
-        rc = CLI_ERROR;
-    } else if (rank == 0 && a->eps == 0.0 && check_distinct(a->bodies, r->b)) {
-        rc = CLI_ERROR;
-    } else if (canopy_alloc((void **)&r->acc, (size_t)(3 * r->b.n + 1), sizeof *r->acc) ||
-               (r->b.d == 4 &&
-                canopy_alloc((void **)&r->mass, (size_t)(r->b.n + 1), sizeof *r->mass))) {
-        rc = cli_runtime_error("gravity");
+        return CLI_ERROR;
     }
-    if (ranks > 1) rc = cli_dist_share_rc(rc);
-    return rc;
+    if (a->eps == 0.0 && check_distinct(a->bodies, r->b)) return CLI_ERROR;
+    if (canopy_alloc((void **)&r->acc, (size_t)(3 * r->b.n + 1), sizeof *r->acc) ||
+        (r->b.d == 4 && canopy_alloc((void **)&r->mass, (size_t)(r->b.n + 1), sizeof *r->mass)))
+        return cli_runtime_error("gravity");
+    return CLI_OK;
 }
 
-/* The forces: over the ranks, by the multipole code or by the monopole traversal; a->g's
- * theta and order are the GPU's own choice for --accuracy when the GPU walks. */
+/* The forces, by the multipole code or by the monopole traversal; a->g's theta and
+ * order are the GPU's own choice for --accuracy when the GPU walks. */
 static int gravity_compute(gravity_args *a, int stats, gravity_run *r) {
-    int ranks = cli_dist_size(), rank = cli_dist_rank();
     canopy_points *b = &r->b;
-    /* the GPU walk has its own accuracy table (a distributed run walks on the CPU) */
-    int on_gpu =
-        a->multipole && ranks == 1 && a->box == 0.0 && canopy_gpu_mp_wanted(a->to.run.backend, b->n);
+    int on_gpu = a->multipole && a->box == 0.0 && canopy_gpu_mp_wanted(a->to.run.backend, b->n);
     if (on_gpu && a->accuracy > 0.0 &&
         canopy_gpu_mp_choose(a->accuracy, &a->g.theta, &a->g.order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
@@ -336,27 +328,20 @@ static int gravity_compute(gravity_args *a, int stats, gravity_run *r) {
         for (int64_t i = 0; i < b->n; i++) r->mass[i] = canopy_point(*b, i)[3];
     b->d = 3; /* positions are the first three columns; stride keeps the mass out */
     memset(&r->st, 0, sizeof r->st);
-    canopy_status s =
-        ranks > 1 ? cli_dist_gravity_forces(*b, r->mass, &a->g, &a->to.run, r->acc, &r->dst)
-        : a->multipole
-            ? canopy_gravity_multipole(*b, r->mass, &a->g, &a->to.run, r->acc, NULL, &r->st)
-            : canopy_gravity(*b, r->mass, (float)a->theta, (float)a->eps, &a->to.run, r->acc,
-                             stats ? &r->st : NULL);
-    if (s) return rank == 0 ? cli_runtime_error("gravity") : CLI_ERROR;
-    return rank == 0 ? check_finite(a->bodies, r->acc, b->n, a->eps) : CLI_OK;
+    canopy_status s = a->multipole ? canopy_gravity_multipole(*b, r->mass, &a->g, &a->to.run,
+                                                              r->acc, NULL, &r->st)
+                                   : canopy_gravity(*b, r->mass, (float)a->theta, (float)a->eps,
+                                                    &a->to.run, r->acc, stats ? &r->st : NULL);
+    if (s) return cli_runtime_error("gravity");
+    return check_finite(a->bodies, r->acc, b->n, a->eps);
 }
 
-/* Rank 0's output: the accelerations, the summary line and --stats. */
-static int gravity_report(const gravity_args *a, int stats, gravity_run *r) {
-    int ranks = cli_dist_size();
+/* The one summary line; ranks > 1 name the walk the ranks ran (on the CPU). */
+static void gravity_summary(const gravity_args *a, int64_t n, int gpu, int ranks) {
     const canopy_gravity_options *g = &a->g;
-    canopy_array acc = cli_array_view(r->acc, CANOPY_F32, r->b.n, 3);
-    int rc = cli_write_arrays("gravity", 1, &a->out, &acc, &r->t_write);
-    if (rc != CLI_OK) return rc;
-    int gpu = a->multipole && r->st.backend == CANOPY_BACKEND_GPU;
     cli_summary("gravity: %lld bodies, theta = %g, order %d, %s opening, %s tree, softening "
                 "= %g%s, %d rank%s -> %s",
-                (long long)r->b.n, (double)g->theta, (int)(a->multipole ? g->order : 0),
+                (long long)n, (double)g->theta, (int)(a->multipole ? g->order : 0),
                 gpu            ? "GPU bucket"
                 : a->multipole ? grav_opening_name(g->opening)
                                : "body",
@@ -364,12 +349,48 @@ static int gravity_report(const gravity_args *a, int stats, gravity_run *r) {
                 : a->multipole ? grav_tree_name(g->tree)
                                : "oct",
                 a->eps, a->box > 0.0 ? ", periodic box" : "", ranks, ranks > 1 ? "s" : "", a->out);
+}
+
+/* The output: the accelerations, the summary line and --stats. */
+static int gravity_report(const gravity_args *a, int stats, gravity_run *r) {
+    canopy_array acc = cli_array_view(r->acc, CANOPY_F32, r->b.n, 3);
+    int rc = cli_write_arrays("gravity", 1, &a->out, &acc, &r->t_write);
+    if (rc != CLI_OK) return rc;
+    int gpu = a->multipole && r->st.backend == CANOPY_BACKEND_GPU;
+    gravity_summary(a, r->b.n, gpu, 1);
     if (!stats) return CLI_OK;
-    if (ranks == 1) trav_print_stats("gravity", &r->st, r->t_load, r->t_write);
+    trav_print_stats("gravity", &r->st, r->t_load, r->t_write);
     /* The measured error is a text line; the JSON schema has no field for it. */
-    if (stats == CLI_STATS_TEXT)
-        return print_error_stats(r->b, r->mass, g, r->acc, r->st.backend == CANOPY_BACKEND_GPU);
+    if (stats == CLI_STATS_TEXT) return print_error_stats(r->b, r->mass, &a->g, r->acc, gpu);
     return CLI_OK;
+}
+
+/* Under mpirun: every rank reads, computes and writes its own rows; rank 0 reports.
+ * The --stats error check reads the bodies whole on rank 0 (untimed, as the check
+ * itself is serial). */
+static int gravity_ranks(gravity_args *a, int stats) {
+    cli_dist_gravity_job job = {a->bodies,  a->out, &a->g,
+                                &a->to.run, stats,  stats == CLI_STATS_TEXT};
+    cli_dist_gravity_result res;
+    int rc = cli_dist_gravity(&job, &res);
+    if (rc != CLI_OK) return rc;
+    if (cli_dist_rank() == 0) {
+        gravity_summary(a, res.n, 0, cli_dist_size());
+        gravity_run r = {0};
+        if (job.gather_acc) {
+            if (cli_load_points("gravity", a->bodies, &r.ba, &r.b) ||
+                (r.b.d == 4 && canopy_alloc((void **)&r.mass, (size_t)r.b.n + 1, sizeof *r.mass)))
+                rc = CLI_ERROR;
+            for (int64_t i = 0; rc == CLI_OK && r.b.d == 4 && i < r.b.n; i++)
+                r.mass[i] = canopy_point(r.b, i)[3];
+            r.b.d = 3;
+            if (rc == CLI_OK) rc = print_error_stats(r.b, r.mass, &a->g, res.acc, 0);
+        }
+        canopy_free(r.mass);
+        canopy_array_release(&r.ba);
+    }
+    canopy_free(res.acc);
+    return cli_dist_share_rc(rc);
 }
 
 int cmd_gravity(int argc, char **argv) {
@@ -390,12 +411,11 @@ int cmd_gravity(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
     int rc = gravity_check(&a);
     if (rc != CLI_OK) return rc;
-    /* Under mpirun rank 0 reads, writes and reports; every rank computes. */
+    if (cli_dist_size() > 1) return gravity_ranks(&a, p.stats);
     gravity_run r = {0};
     rc = gravity_load(&a, &r);
     if (rc == CLI_OK) rc = gravity_compute(&a, p.stats, &r);
-    if (rc == CLI_OK && cli_dist_size() > 1 && p.stats) cli_dist_print_stats("gravity", &r.dst);
-    if (rc == CLI_OK && cli_dist_rank() == 0) rc = gravity_report(&a, p.stats, &r);
+    if (rc == CLI_OK) rc = gravity_report(&a, p.stats, &r);
     canopy_free(r.mass);
     canopy_free(r.acc);
     canopy_array_release(&r.ba);
