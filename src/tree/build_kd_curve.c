@@ -14,10 +14,9 @@
 #include <math.h>
 #include <string.h>
 
-/* Keys of KEY_BITS bits sit in the words' high half, row numbers in the low one; two
- * passes of 11-bit digits sort them (a third pass cost more than the keying again of
- * the few nodes whose points share a cell). Ranges above TASK_MIN rows are split among
- * tasks. */
+/* Keys of KEY_BITS bits sit in the words' high half, row numbers in the low one (at 22
+ * bits, 2-D cities keyed 60 % of their points again; at 32, a few dozen). Ranges above
+ * TASK_MIN rows are split among tasks. */
 enum { KEY_SHIFT = 32, KEY_BITS = 32, RADIX_BITS = 11, RADIX = 1 << RADIX_BITS };
 enum { SMALL_SORT = 48, SHORT_SORT = 8192 };
 enum { TASK_MIN = 4096 };
@@ -115,42 +114,47 @@ static inline uint32_t key_of(uint64_t w) {
     return (uint32_t)(w >> KEY_SHIFT);
 }
 
-/* Sorts w[0, n) by key, ties by row number, with tmp (n words): LSD passes of 11-bit
- * digits, of 8-bit ones below SHORT_SORT words (where the counters' prefix sums would cost
- * more than the pass), skipping those whose digit is one value in every word; runs of
- * SMALL_SORT words or fewer by insertion. */
-static void sort_words(uint64_t *w, uint64_t *tmp, int64_t n) {
-    if (n <= SMALL_SORT) {
-        for (int64_t i = 1; i < n; i++) {
-            uint64_t x = w[i];
-            int64_t j = i;
-            for (; j > 0 && w[j - 1] > x; j--) w[j] = w[j - 1];
-            w[j] = x;
+/* Orders w[0, n), whose keys agree above bit `top`, by their keys' bits below it as far
+ * as the tree needs: most significant digit first, and a bucket of `leaf` words or fewer
+ * is left as it is (it ends inside one leaf: a node of more words spans several buckets,
+ * so its first and last keys differ in the highest bit any two of its keys do, and that
+ * bit rises once along it). 11-bit digits, 8-bit ones below SHORT_SORT words (where the
+ * counters' prefix sums cost more than the pass); SMALL_SORT words or fewer by insertion.
+ * tmp: n words of scratch. */
+static void sort_words(uint64_t *w, uint64_t *tmp, int64_t n, int top, int32_t leaf) {
+    uint32_t end[RADIX];
+    while (n > leaf && top > 0) {
+        if (n <= SMALL_SORT) {
+            for (int64_t i = 1; i < n; i++) {
+                uint64_t x = w[i];
+                int64_t j = i;
+                for (; j > 0 && w[j - 1] > x; j--) w[j] = w[j - 1];
+                w[j] = x;
+            }
+            return;
         }
-        return;
-    }
-    const int bits = n >= SHORT_SORT ? RADIX_BITS : 8, passes = (KEY_BITS + bits - 1) / bits;
-    const uint32_t mask = (1u << bits) - 1;
-    uint32_t count[(KEY_BITS + 7) / 8][RADIX]; /* passes of 8 bits at most */
-    for (int p = 0; p < passes; p++) memset(count[p], 0, sizeof(uint32_t) << bits);
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t k = key_of(w[i]);
-        for (int p = 0; p < passes; p++) count[p][(k >> p * bits) & mask]++;
-    }
-    uint64_t *src = w, *dst = tmp, *t;
-    for (int p = 0; p < passes; p++) {
-        int shift = KEY_SHIFT + p * bits;
-        uint32_t *c = count[p], sum = 0;
-        if (c[(src[0] >> shift) & mask] == (uint32_t)n) continue;
+        int bits = n >= SHORT_SORT ? RADIX_BITS : 8;
+        bits = bits < top ? bits : top;
+        top -= bits;
+        const int shift = KEY_SHIFT + top;
+        const uint32_t mask = (1u << bits) - 1;
+        memset(end, 0, sizeof(uint32_t) << bits);
+        for (int64_t i = 0; i < n; i++) end[(w[i] >> shift) & mask]++;
+        if (end[(w[0] >> shift) & mask] == (uint32_t)n) continue; /* one digit value */
+        uint32_t sum = 0;
         for (uint32_t b = 0; b <= mask; b++) {
-            uint32_t k = c[b];
-            c[b] = sum;
+            uint32_t k = end[b];
+            end[b] = sum;
             sum += k;
         }
-        for (int64_t i = 0; i < n; i++) dst[c[(src[i] >> shift) & mask]++] = src[i];
-        t = src, src = dst, dst = t;
+        for (int64_t i = 0; i < n; i++) tmp[end[(w[i] >> shift) & mask]++] = w[i];
+        memcpy(w, tmp, sizeof *w * (size_t)n);
+        /* end[b]: where bucket b ends */
+        for (uint32_t b = 0, from = 0; b <= mask; from = end[b++])
+            if (end[b] - from > (uint32_t)leaf)
+                sort_words(w + from, tmp + from, end[b] - from, top, leaf);
+        return;
     }
-    if (src != w) memcpy(w, src, sizeof *w * (size_t)n);
 }
 
 typedef struct curve_job {
@@ -177,7 +181,7 @@ static int rekey(const curve_job *J, int64_t b, int64_t e) {
     grid g = grid_make(lo, hi, d);
     uint64_t *w = J->words + b;
     keys_any(&g, J->rows + b * d, d, m, 0, w, d);
-    sort_words(w, J->words + J->n + b, m);
+    sort_words(w, J->words + J->n + b, m, KEY_BITS, J->leaf);
     /* the scratch's rows [b, e) are this range's alone */
     float *sr = J->sc->rows + b * d;
     int64_t *sp = J->sc->perm + b;
@@ -277,7 +281,7 @@ static int kd_curve_all(const canopy_tree_scratch *sc, canopy_points pts, float 
         int64_t i0 = n * p / pieces;
         keys_any(&g, canopy_point(pts, i0), pts.stride, n * (p + 1) / pieces - i0, i0, w + i0, d);
     }
-    sort_words(w, w + n, n);
+    sort_words(w, w + n, n, KEY_BITS, leaf_size);
 #pragma omp taskloop if (n > 4 * TASK_MIN)
     for (int64_t p = 0; p < pieces; p++) {
         int64_t i0 = n * p / pieces;
