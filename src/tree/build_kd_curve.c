@@ -149,10 +149,17 @@ static void sort_words(uint64_t *w, uint64_t *tmp, int64_t n, int top, int32_t l
         }
         for (int64_t i = 0; i < n; i++) tmp[end[(w[i] >> shift) & mask]++] = w[i];
         memcpy(w, tmp, sizeof *w * (size_t)n);
-        /* end[b]: where bucket b ends */
-        for (uint32_t b = 0, from = 0; b <= mask; from = end[b++])
-            if (end[b] - from > (uint32_t)leaf)
-                sort_words(w + from, tmp + from, end[b] - from, top, leaf);
+        /* end[b]: where bucket b ends; large buckets are tasks (disjoint ranges) */
+        for (uint32_t b = 0, from = 0; b <= mask; from = end[b++]) {
+            int64_t size = end[b] - from;
+            if (size > TASK_MIN) {
+#pragma omp task firstprivate(from, size)
+                sort_words(w + from, tmp + from, size, top, leaf);
+            } else if (size > leaf) {
+                sort_words(w + from, tmp + from, size, top, leaf);
+            }
+        }
+#pragma omp taskwait
         return;
     }
 }
