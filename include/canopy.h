@@ -639,7 +639,8 @@ typedef enum canopy_residency {
 
 typedef struct canopy_index_options {
     canopy_tree_kind kind;
-    int32_t leaf_size;    /* 0 = the kind's default (kd with residency device: 8) */
+    int32_t leaf_size; /* 0 = the kind's default (kd with residency device: 8; host kd
+                          of d <= 3, split along Morton-key bits: 32) */
     canopy_residency residency;
     const float *weights; /* oct: per-point masses (NULL: 1/n each); others: ignored */
 } canopy_index_options;

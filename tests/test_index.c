@@ -5,7 +5,9 @@
 #include "canopy/traverse.h"
 #include "check.h"
 #include "io/sectionfile.h"
+#include "core/cpu_internal.h"
 #include "core/device.h"
+#include "tree/tree.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -403,10 +405,64 @@ static void crafted_files(uint64_t seed) {
     craft(CANOPY_TREE_VP, 3, 1, ranges_shifted, "children do not split", seed);
 }
 
+/* Host kd indexes of d <= 3 are kd curve trees (split at Morton-key bits, tree.h): kNN
+ * (k 1 and 8), self-queries and radius counts equal brute force on 2-D clusters, clusters
+ * far denser than the first key grid (with one point far away), duplicates, n below the
+ * leaf size, d = 1 and 3; on 1 and 2 threads, with the AVX2 and the scalar kernels. */
+static void curve_indexes(uint64_t seed) {
+    for (int c = 0; c < 6; c++) {
+        int32_t d = c == 4 ? 1 : c == 5 ? 3 : 2;
+        int64_t n = c == 3 ? 20 : 5000 + (int64_t)(seed % 1000), nq = 300;
+        float scale = c == 1 ? 1e-5f : 1.0f;
+        float *rp = c == 2 || c == 4 ? rand_points(n, d, seed + (uint64_t)c, 1)
+                                     : malloc(sizeof(float) * (size_t)(n * d));
+        if (c != 2 && c != 4) CHECK_OK(canopy_gen_clusters(rp, NULL, n, d, 16, 0.01, seed + c));
+        for (int64_t i = 0; i < n * d; i++) rp[i] *= scale;
+        for (int64_t i = 0; c == 1 && i < d; i++) rp[i] = -1e3f; /* the far point */
+        for (int64_t i = 5; c == 2 && i < n; i += 5) memcpy(rp + i * d, rp, sizeof(float) * d);
+        /* queries: half on points, moved a little; half anywhere in the unit box */
+        float *qp = rand_points(nq, d, seed * 3 + (uint64_t)c, 0);
+        canopy_rng r = canopy_rng_make(seed, 40 + (uint64_t)c);
+        for (int64_t i = 0; i < nq; i += 2)
+            for (int32_t j = 0; j < d; j++)
+                qp[i * d + j] = rp[canopy_rng_below(&r, (uint64_t)n) * d + j] +
+                                (float)(canopy_rng_uniform(&r) - 0.5) * 1e-3f * scale;
+        for (int64_t i = 1; i < nq; i += 2)
+            for (int32_t j = 0; j < d; j++) qp[i * d + j] *= scale;
+        canopy_points ref = canopy_points_make(rp, n, d), q = canopy_points_make(qp, nq, d);
+        canopy_index *ix = NULL;
+        canopy_index_options o = canopy_index_options_default(CANOPY_TREE_KD);
+        CHECK_OK(canopy_index_build(ref, &o, &ix));
+        canopy_index_info info;
+        if (ix) CHECK_OK(canopy_index_get_info(ix, &info));
+        CHECK_MSG(ix && info.leaf_size == CANOPY_KD_CURVE_LEAF, "curve index %d: leaf size", c);
+        static const int isas[] = {-1, CANOPY_ISA_AVX2, CANOPY_ISA_SCALAR};
+        for (int threads = 1; ix && threads <= 2; threads++)
+            for (int ii = 0; ii < 3; ii++) {
+                char what[80];
+                snprintf(what, sizeof what, "curve index case %d, d %d, %d threads, isa %d", c,
+                         (int)d, threads, isas[ii]);
+                canopy_set_threads(threads);
+                canopy_cpu_isa_override(isas[ii]);
+                check_knn(ix, ref, q, 8, what);
+                check_knn(ix, ref, q, 1, what);
+                canopy_points self = {0};
+                if (ii == 0) check_knn(ix, ref, self, 3, what);
+                if (ii == 0) check_radius(ix, ref, q, 0.02f * scale, what);
+            }
+        canopy_cpu_isa_override(-1);
+        canopy_set_threads(0);
+        canopy_index_free(ix);
+        free(rp);
+        free(qp);
+    }
+}
+
 int main(void) {
     uint64_t seed = check_seed();
     for (int rep = 0; rep < 2; rep++) metric_kinds(seed + (uint64_t)rep * 1000);
     oct_and_bst(seed);
+    curve_indexes(seed);
     edge_cases(seed);
     bad_files(seed);
     crafted_files(seed);

@@ -77,6 +77,7 @@ static float *make_points(input_kind k, int64_t n, int32_t d, int64_t stride, ui
 /* ------------------------------------------------------------------ checks -- */
 
 static int bad;        /* failures in the current tree; the first few are printed */
+static int curve_tree; /* the tree checked is a kd curve tree (splits at key bits) */
 static char what[200]; /* the tree being checked, for messages */
 
 #define T(cond, ...)                                                                               \
@@ -263,7 +264,15 @@ static void check_geometry(const canopy_tree *t, const float *w) {
             if (tv->kind == CANOPY_TREE_BST && h->child >= 0)
                 T(canopy_tv_geom(tv, h->child)[1] <= canopy_tv_geom(tv, h->child + 1)[0],
                   "bst node %d: children keys overlap", v);
-            if (tv->kind == CANOPY_TREE_KD && h->child >= 0) {
+            if (tv->kind == CANOPY_TREE_KD && h->child >= 0 && curve_tree) {
+                /* halves of any size, apart along the split dimension */
+                int32_t dim = (int32_t)g[2 * d];
+                const float *gl = canopy_tv_geom(tv, h->child);
+                const float *gr = canopy_tv_geom(tv, h->child + 1);
+                T(dim >= 0 && dim < d && gl[d + dim] <= gr[dim],
+                  "kd curve node %d: split dim %d, left max %g right min %g", v, dim,
+                  gl[d + (dim & 3) % d], gr[(dim & 3) % d]);
+            } else if (tv->kind == CANOPY_TREE_KD && h->child >= 0) {
                 /* split on the widest side (the first of equals) at the median: halves of
                  * m / 2 and the rest, apart along it, ties at the median on either side */
                 int32_t dim = (int32_t)g[2 * d], widest = 0;
@@ -638,6 +647,78 @@ static void test_kd_isa_and_reuse(uint64_t seed) {
         }
 }
 
+/* The kd curve build (splits at Morton-key bits, d <= 3): every structural and geometric
+ * check, children apart along their split dimension, on every input kind, row strides,
+ * both orders and with weights; clusters far too dense for the first grid (keyed again
+ * over their own boxes), coincident points mixed with +-0, n below the leaf size; the
+ * same trees on 1 and 3 threads; and its argument errors. */
+static void test_kd_curve(uint64_t seed) {
+    static const int64_t sizes[] = {0, 1, 2, 31, 33, 100, 10000, 70000};
+    canopy_rng r = canopy_rng_make(seed, 17);
+    curve_tree = 1;
+    for (int32_t d = 1; d <= 3; d++)
+        for (size_t ni = 0; ni < sizeof sizes / sizeof *sizes; ni++)
+            for (int in = 0; in <= IN_COUNT; in++) {
+                int64_t n = sizes[ni], stride = in == IN_GRID ? d + 1 : d;
+                float *x = make_points(in == IN_COUNT ? IN_CLUSTERS : (input_kind)in, n, d, stride,
+                                       seed + 31 * ni + (uint64_t)in);
+                /* the last input: clusters 1e-6 wide and one point 1e6 away, so the first
+                 * grid's cells each hold whole clusters; zeros of both signs */
+                for (int64_t i = 0; in == IN_COUNT && i < n; i++)
+                    for (int32_t j = 0; j < d; j++) {
+                        float *c = x + i * stride + j;
+                        *c = i == n / 2 ? -1e6f : *c * 1e-4f;
+                        if (i % 7 == 3) *c = canopy_rng_below(&r, 2) ? 0.0f : -0.0f;
+                    }
+                float *w = xcalloc((size_t)n, sizeof(float));
+                for (int64_t i = 0; i < n; i++) w[i] = (float)canopy_rng_uniform(&r);
+                canopy_points pts = {x, n, d, stride};
+                static const int32_t leaves[] = {0, 1, 5, 16};
+                for (int li = 0; li < 4; li++) {
+                    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+                    o.leaf_size = leaves[li];
+                    o.order = (canopy_tree_order)(li % 2);
+                    o.weights = li == 2 ? w : NULL;
+                    snprintf(what, sizeof what, "kd curve tree, n %lld, d %d, %s, leaf %d",
+                             (long long)n, d, in == IN_COUNT ? "dense clusters" : input_name[in],
+                             o.leaf_size);
+                    canopy_tree *t = NULL;
+                    canopy_set_threads(1 + 2 * (n == 70000 && li == 0));
+                    canopy_status st = canopy_tree_build_kd_curve(pts, &o, &t);
+                    CHECK_MSG(st == CANOPY_OK, "%s: build: %s", what, canopy_last_error());
+                    if (t && li == 0)
+                        CHECK_MSG(t->leaf_size == CANOPY_KD_CURVE_LEAF, "%s: default leaf %d", what,
+                                  t->leaf_size);
+                    if (t) check_tree(t, pts, &o, o.weights, &r);
+                    if (t && n == 70000 && li == 0) { /* built on 3 threads: as on one */
+                        canopy_tree *one = NULL;
+                        canopy_set_threads(1);
+                        CHECK_OK(canopy_tree_build_kd_curve(pts, &o, &one));
+                        CHECK_MSG(one && same_tree(t, one), "%s: 3 threads differ from one", what);
+                        canopy_tree_free(one);
+                    }
+                    canopy_set_threads(1);
+                    canopy_tree_free(t);
+                }
+                free(w);
+                free(x);
+            }
+    curve_tree = 0;
+    float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    canopy_tree *t = NULL;
+    canopy_tree_options o = canopy_tree_options_default(CANOPY_TREE_KD);
+    CHECK_FAILS(canopy_tree_build_kd_curve(canopy_points_make(x, 2, 4), &o, &t), CANOPY_ERR_INVALID,
+                "dimension 4 is not 1, 2 or 3");
+    o.kind = CANOPY_TREE_BALL;
+    CHECK_FAILS(canopy_tree_build_kd_curve(canopy_points_make(x, 4, 2), &o, &t), CANOPY_ERR_INVALID,
+                "kind ball is not kd");
+    x[3] = NAN;
+    o.kind = CANOPY_TREE_KD;
+    CHECK_FAILS(canopy_tree_build_kd_curve(canopy_points_make(x, 4, 2), &o, &t), CANOPY_ERR_INVALID,
+                "tree points");
+    CHECK(t == NULL);
+}
+
 static void test_errors(void) {
     float x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     float w[6] = {1, 1, 1, 1, 1, 1};
@@ -674,5 +755,6 @@ int main(void) {
     test_determinism(seed);
     test_kd_median_paths(seed);
     test_kd_isa_and_reuse(seed);
+    test_kd_curve(seed);
     return check_finish();
 }

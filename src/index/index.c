@@ -211,6 +211,16 @@ canopy_status canopy_index_build_device(canopy_points d_pts, const canopy_index_
     return CANOPY_OK;
 }
 
+/* A host-only kd index of d <= 3 splits along Morton-key bits (tree.h): built in about a
+ * third of the median build's time, and queried on the CPU as fast. The others build the
+ * median tree the GPU build reproduces. */
+static canopy_status host_build(canopy_points pts, const canopy_tree_options *to,
+                                canopy_residency residency, canopy_tree **out) {
+    if (to->kind == CANOPY_TREE_KD && residency == CANOPY_RESIDENCY_HOST && pts.d <= 3)
+        return canopy_tree_build_kd_curve(pts, to, out);
+    return canopy_tree_build(pts, to, out);
+}
+
 canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *opt,
                                  canopy_index **out) {
     *out = NULL;
@@ -249,7 +259,7 @@ canopy_status canopy_index_build(canopy_points pts, const canopy_index_options *
         if (o.residency == CANOPY_RESIDENCY_DEVICE && o.kind == CANOPY_TREE_KD) {
             if (to.leaf_size <= 0) to.leaf_size = CANOPY_INDEX_GPU_LEAF;
             s = device_built(ix, pts, 0, &to, NULL);
-        } else if (!(s = canopy_tree_build(pts, &to, &ix->built))) {
+        } else if (!(s = host_build(pts, &to, o.residency, &ix->built))) {
             if (o.residency != CANOPY_RESIDENCY_HOST)
                 s = canopy_index_device_upload(&ix->built->view, &ix->dev);
             if (!s && ix->dev.view.hot) ix->built->device = &ix->dev.view;

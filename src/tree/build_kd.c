@@ -274,7 +274,7 @@ static inline void box_flat(const float *x, int64_t m, float *lo, float *hi, con
     }
 }
 
-static void box_one(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
+void canopy_kd_box(const float *x, int32_t d, int64_t m, float *lo, float *hi) {
     if (d == 2) {
         box_flat(x, m, lo, hi, 2);
         return;
@@ -293,14 +293,14 @@ static void bounding_box(const float *x, int32_t d, int64_t m, float *lo, float 
     int pieces = pieces_for(m);
     float *part = pieces > 1 ? malloc(sizeof(float) * 2 * (size_t)d * (size_t)pieces) : NULL;
     if (!part) {
-        box_one(x, d, m, lo, hi);
+        canopy_kd_box(x, d, m, lo, hi);
         return;
     }
 #pragma omp taskloop num_tasks(pieces)
     for (int p = 0; p < pieces; p++) {
         int64_t i0 = m * p / pieces;
         float *l = part + 2 * (size_t)d * (size_t)p;
-        box_one(x + i0 * d, d, m * (p + 1) / pieces - i0, l, l + d);
+        canopy_kd_box(x + i0 * d, d, m * (p + 1) / pieces - i0, l, l + d);
     }
     for (int32_t j = 0; j < d; j++) {
         lo[j] = part[j];

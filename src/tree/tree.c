@@ -58,16 +58,7 @@ static int32_t default_leaf_size(canopy_tree_kind k) {
     }
 }
 
-/* Build-time node: children are allocated as one contiguous block of temp slots. */
-typedef struct tmp_tree {
-    int32_t *first; /* temp index of the first child, -1 for leaves */
-    int32_t *nchild;
-    int64_t *begin, *end;
-    float *geom;
-    int32_t geom_stride;
-    int32_t count; /* slots used, updated atomically */
-    int32_t cap;
-} tmp_tree;
+typedef canopy_tmp_tree tmp_tree;
 
 typedef struct build_job {
     canopy_points pts;
@@ -160,7 +151,7 @@ static void linearize(const tmp_tree *tt, canopy_tree_order order, int32_t *new_
  * its build (one per process): the next build reuses its pages where fresh ones fault in
  * one at a time (a one-thread kd build of 135k 2-D points took ~1,300 faults, 16 % of its
  * time on a 2-core VM; bench/results/edges.md). */
-enum { WORKSPACE_KEEP = 64 << 20, WORKSPACE_ALIGN = 64, WORKSPACE_PARTS = 7 };
+enum { WORKSPACE_KEEP = 64 << 20, WORKSPACE_ALIGN = 64, WORKSPACE_PARTS = 8 };
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *kept_block;
@@ -171,9 +162,12 @@ typedef struct workspace {
     size_t size;
 } workspace;
 
-/* Offsets of first, nchild, begin, end, geom, and (positional) the scratch rows and ids. */
-static canopy_status workspace_layout(const tmp_tree *tt, int64_t n, int32_t d, int positional,
-                                      size_t off[WORKSPACE_PARTS], size_t *total) {
+/* Offsets of first, nchild, begin, end, geom, (positional) the scratch rows and ids, and
+ * (whole-tree rules) the words. */
+static canopy_status workspace_layout(const tmp_tree *tt, int64_t n, int32_t d,
+                                      const canopy_tree_spec *spec, size_t off[WORKSPACE_PARTS],
+                                      size_t *total) {
+    int positional = spec->positional;
     size_t rows = (size_t)(n > 0 ? n : 1), cap = (size_t)tt->cap;
     const size_t count[WORKSPACE_PARTS] = {cap,
                                            cap,
@@ -181,10 +175,11 @@ static canopy_status workspace_layout(const tmp_tree *tt, int64_t n, int32_t d, 
                                            cap,
                                            cap * (size_t)tt->geom_stride,
                                            positional ? rows : 0,
-                                           positional ? rows : 0};
+                                           positional ? rows : 0,
+                                           spec->build_all ? 2 * rows : 0};
     const size_t elem[WORKSPACE_PARTS] = {
         sizeof(int32_t), sizeof(int32_t),           sizeof(int64_t), sizeof(int64_t),
-        sizeof(float),   sizeof(float) * (size_t)d, sizeof(int64_t)};
+        sizeof(float),   sizeof(float) * (size_t)d, sizeof(int64_t), sizeof(uint64_t)};
     size_t at = 0;
     for (int i = 0; i < WORKSPACE_PARTS; i++) {
         size_t b;
@@ -251,9 +246,11 @@ canopy_status canopy_tree_fill_min_id(canopy_tree *t) {
 #pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (v->n > TASK_CUTOFF)
     for (int32_t u = 0; u < nn; u++) {
         const canopy_node *h = canopy_tv_node(v, u);
-        m[u] = INT64_MAX;
+        /* in a local, without a branch: ids come in no order, and m might alias them */
+        int64_t low = INT64_MAX;
         for (int32_t i = h->begin; h->child <= u && i < h->end; i++)
-            if (v->ids[i] < m[u]) m[u] = v->ids[i];
+            low = v->ids[i] < low ? v->ids[i] : low;
+        m[u] = low;
     }
     /* Children follow their parents in every build (a node that breaks it scans its
      * range above), so one backward pass gives each inner node its children's minimum. */
@@ -385,14 +382,14 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
     int64_t n = pts.n;
     int64_t *perm = NULL;
     float *rows = NULL;
-    canopy_tree_scratch scratch = {spec->ctx, NULL, NULL};
+    canopy_tree_scratch scratch = {spec->ctx, NULL, NULL, NULL};
     tmp_tree tt;
     memset(&tt, 0, sizeof tt);
     tt.geom_stride = spec->geom_stride;
     tt.cap = (int32_t)(2 * n + 1);
     workspace ws = {NULL, 0};
     size_t off[WORKSPACE_PARTS], bytes = 0;
-    if ((s = workspace_layout(&tt, n, pts.d, spec->positional, off, &bytes)) ||
+    if ((s = workspace_layout(&tt, n, pts.d, spec, off, &bytes)) ||
         (s = workspace_get(&ws, bytes)) ||
         (s = canopy_alloc((void **)&perm, (size_t)(n > 0 ? n : 1), sizeof *perm)))
         goto fail;
@@ -401,17 +398,19 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
     tt.begin = (int64_t *)(ws.block + off[2]);
     tt.end = (int64_t *)(ws.block + off[3]);
     tt.geom = (float *)(ws.block + off[4]);
-    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    for (int64_t i = 0; !spec->build_all && i < n; i++) perm[i] = i;
     canopy_points split_pts = pts;
     if (spec->positional) {
         scratch.rows = (float *)(ws.block + off[5]);
         scratch.perm = (int64_t *)(ws.block + off[6]);
+        scratch.words = spec->build_all ? (uint64_t *)(ws.block + off[7]) : NULL;
         if ((s = canopy_alloc((void **)&rows, (size_t)(n > 0 ? n : 1), sizeof(float) * pts.d)))
             goto fail;
-        if (pts.stride == pts.d)
+        /* a whole-tree rule reads pts and writes rows and perm itself */
+        if (!spec->build_all && pts.stride == pts.d)
             memcpy(rows, pts.data, sizeof(float) * (size_t)pts.d * (size_t)n);
         else
-            for (int64_t i = 0; i < n; i++)
+            for (int64_t i = 0; !spec->build_all && i < n; i++)
                 memcpy(rows + i * pts.d, canopy_point(pts, i), sizeof(float) * (size_t)pts.d);
         split_pts = canopy_points_make(rows, n, pts.d);
     }
@@ -424,7 +423,12 @@ canopy_status canopy_tree_build_generic(canopy_points pts, const canopy_tree_spe
     /* Small trees are built by one thread: a parallel region costs more than them. */
 #pragma omp parallel num_threads(canopy_threads()) if (n > TASK_CUTOFF)
 #pragma omp single
-    build_rec(&job, 0, 0);
+    {
+        if (spec->build_all)
+            job.failed = spec->build_all(&scratch, pts, rows, perm, t->leaf_size, &tt);
+        else
+            build_rec(&job, 0, 0);
+    }
     if (job.failed) {
         s = canopy_fail(CANOPY_ERR_INTERNAL, "%s tree: a split rule produced invalid children",
                         canopy_tree_kind_name(spec->kind));

@@ -51,6 +51,20 @@ canopy_status canopy_tree_fill_min_id(canopy_tree *t);
 
 /* ---- builder framework (tree.c) ---- */
 
+/* Build-time nodes, filled by build_rec or a whole-tree rule: children are allocated as
+ * one contiguous block of slots (count, taken atomically, of cap). */
+typedef struct canopy_tmp_tree {
+    int32_t *first; /* slot of the first child, -1 for leaves */
+    int32_t *nchild;
+    int64_t *begin, *end;
+    float *geom;
+    int32_t geom_stride;
+    int32_t count;
+    int32_t cap;
+} canopy_tmp_tree;
+
+typedef struct canopy_tree_scratch canopy_tree_scratch;
+
 /* A kind's split rule: given the points perm[begin, end) (indices into pts), write the
  * node's geometry (geom_stride floats); then, if may_split, either return 0 (leaf)
  * or partition perm[begin, end) in place into nchild >= 2 non-empty contiguous
@@ -70,16 +84,23 @@ typedef struct canopy_tree_spec {
      * reads its range sequentially instead of gathering through perm; the copy ends
      * in tree order and needs no final gather. Its ctx is a canopy_tree_scratch. */
     int positional;
+    /* Whole-tree rule (positional only; NULL: split node by node): fills every node of tt
+     * (slot 0 the root) and writes the rows (read from pts, in canopy_points' layout) and
+     * their ids in tree order to rows and perm, which it receives unfilled. It runs in
+     * the build's single thread of a team and may spawn tasks. Nonzero: a rule failed. */
+    int (*build_all)(const canopy_tree_scratch *sc, canopy_points pts, float *rows, int64_t *perm,
+                     int32_t leaf_size, canopy_tmp_tree *tt);
 } canopy_tree_spec;
 
 /* What a positional rule receives as ctx: the spec's own ctx and a second buffer of n
  * rows and n ids, which the rule may use in its range [begin, end) only (parallel
  * tasks own disjoint ranges): out-of-place partitions then need no allocation. */
-typedef struct canopy_tree_scratch {
+struct canopy_tree_scratch {
     const void *ctx;
     float *rows;
     int64_t *perm;
-} canopy_tree_scratch;
+    uint64_t *words; /* a whole-tree rule's: 2n words */
+};
 
 /* Builds any kind from its split rule: parallel recursive partition, then
  * linearization in the requested order with contiguous children, points gathered
@@ -92,6 +113,21 @@ canopy_status canopy_tree_spec_kd(int32_t d, canopy_tree_spec *spec);
 canopy_status canopy_tree_spec_ball(int32_t d, canopy_tree_spec *spec);
 canopy_status canopy_tree_spec_vp(int32_t d, canopy_tree_spec *spec);
 canopy_status canopy_tree_spec_bst(int32_t d, canopy_tree_spec *spec);
+
+/* The tight box of m rows of d floats (kd geometry); zeros for m = 0. */
+void canopy_kd_box(const float *x, int32_t d, int64_t m, float *lo, float *hi);
+
+/* A kd tree for d <= 3 split along the bits of the points' Morton keys (build_kd_curve.c)
+ * instead of at medians: one radix sort instead of a selection and a move of every row
+ * per level. Children still lie apart along their node's split dimension and boxes are
+ * tight, but halves are not even, so the tree differs from canopy_tree_build's (and from
+ * the GPU build's): canopy_index_build uses it for host indexes queried on the CPU. */
+canopy_status canopy_tree_build_kd_curve(canopy_points pts, const canopy_tree_options *opt,
+                                         canopy_tree **out);
+/* Its leaf size for opt->leaf_size 0: its leaves hold from 1 to leaf_size points, where
+ * the median tree's hold leaf_size / 2 or more, and at 32 one-thread kNN 8 on 2-D cities
+ * and clusters and 3-D uniform points ran no slower than at 16 (bench/results/edges.md). */
+enum { CANOPY_KD_CURVE_LEAF = 32 };
 
 /* The octree's split context: point weights by original index (NULL: 1/n each) and
  * the root cube, the bounding cube of all points, which fixes the grid every cell

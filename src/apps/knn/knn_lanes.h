@@ -62,7 +62,7 @@ CANOPY_LANES float knn_key_dist2(uint64_t key) {
  * Returns the new entry k - 1. (In memory, not by value: a 64-byte vector argument
  * would change the ABI between the ISAs' files.) */
 CANOPY_LANES uint64_t knn_keys_insert(uint64_t *best, uint64_t key, int32_t k) {
-    const knn_keys zero = {0};
+    const knn_keys zero = {0}, lane = {0, 1, 2, 3, 4, 5, 6, 7};
     knn_keys b;
     memcpy(&b, best, sizeof b);
     knn_keys above = (knn_keys)(b > key); /* ones from key's place on, then from the next one */
@@ -70,7 +70,14 @@ CANOPY_LANES uint64_t knn_keys_insert(uint64_t *best, uint64_t key, int32_t k) {
     knn_keys shifted = __builtin_shufflevector(b, b, 0, 0, 1, 2, 3, 4, 5, 6);
     b = (b & ~above) | (shifted & above_prev) | (key & (above & ~above_prev));
     memcpy(best, &b, sizeof b);
-    return b[k - 1];
+    /* entry k - 1 by masks and swaps in registers: b[k - 1] was a spill of the vector and
+     * a load of one entry, which waited on store forwarding (a quarter of the one-thread
+     * 2-D walk, bench/results/edges.md) */
+    knn_keys pick = b & (knn_keys)(lane == (uint64_t)(k - 1));
+    pick |= __builtin_shufflevector(pick, pick, 4, 5, 6, 7, 0, 1, 2, 3);
+    pick |= __builtin_shufflevector(pick, pick, 2, 3, 0, 1, 6, 7, 4, 5);
+    pick |= __builtin_shufflevector(pick, pick, 1, 0, 3, 2, 5, 4, 7, 6);
+    return pick[0];
 }
 
 CANOPY_LANES void knn_lanes_init(const void *vctx, void *pk, const canopy_tree_view *t,
@@ -137,20 +144,26 @@ CANOPY_LANES void knn_lanes_visit_leaf(const void *vctx, void *pk, const canopy_
         return;
     }
     const int reg = c->k <= KNN_REG_K;
+    /* in a register, a lane changed by a blend: a store of one lane into k->worst and the
+     * next point's load of the whole vector waited on store forwarding */
+    simt_float worst = k->worst;
     for (int32_t i = h->begin; i < h->end; i++) {
         int64_t id = t->ids[i];
         simt_float d2 = canopy_lanes_dist2(q, canopy_tv_point(t, i), t->d);
-        uint32_t take = simt_bits(live & (d2 <= k->worst) & (k->self != (int32_t)id));
+        uint32_t take = simt_bits(live & (d2 <= worst) & (k->self != (int32_t)id));
         for (; take; take &= take - 1) {
             int l = __builtin_ctz(take);
+            float w = worst[l];
             if (reg) {
-                k->worst[l] = knn_key_dist2(knn_keys_insert(k->best[l], knn_key(d2[l], id), c->k));
-                continue;
+                w = knn_key_dist2(knn_keys_insert(k->best[l], knn_key(d2[l], id), c->k));
+            } else {
+                knn_offer(k->hd[l], k->hi[l], c->k, &k->count[l], d2[l], id);
+                if (k->count[l] == c->k) w = k->hd[l][0];
             }
-            knn_offer(k->hd[l], k->hi[l], c->k, &k->count[l], d2[l], id);
-            if (k->count[l] == c->k) k->worst[l] = k->hd[l][0];
+            worst = simt_blend(simt_iota() == l, simt_splat_f(w), worst);
         }
     }
+    k->worst = worst;
 }
 
 /* knn_order per lane, as a ballot of the lanes that want child 1 first. */
