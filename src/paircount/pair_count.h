@@ -18,6 +18,7 @@
 
 #include "canopy/pair.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Cells of the bin table: about 8 per bin, within these limits (the table stays in
@@ -37,17 +38,18 @@ enum { PCP_SCAN_MAX = 4 };
  * pairs below each edge (pair_leaf.h) instead of a bin and a scalar add per pair. */
 enum { PCP_CUM_MAX = 15 };
 
-/* Many bins: the squared distances of unweighted pairs in range wait in a buffer
- * after each thread's histogram (of about two per bin, within these limits) and are
- * counted a buffer at a time, partitioned first by table range so that each part's
- * table cells, edges and bins are reused while in cache (with 10^6 bins, a pair's bin
- * met at random missed the caches three times). */
-enum { PCP_SORT_MIN_BINS = 1 << 13, PCP_SORT_BUF_MIN = 1 << 16, PCP_SORT_BUF_MAX = 1 << 21 };
-enum { PCP_SORT_PARTS_MAX = 1 << 12 };
-typedef struct pcp_sortbuf { /* followed by sort_cap float bits, then as many of scratch */
-    int64_t n;               /* buffered */
-    double w;                /* what each pair adds */
-} pcp_sortbuf;
+/* CPU, many bins: a distance's bin by formula (pcp_direct_pos) rather than the table:
+ * its position t in bins is the value of a cell table over the float bits of d2 (2^10
+ * or more cells an octave) plus a short series in the offset r inside the cell, so
+ * every load is of a table of at most PCP_DIRECT_MAX_CELLS cells, which stays in
+ * cache. Where the fraction of t lies farther than the measured error from a whole
+ * number the bin is certain; otherwise the two edges around it decide. */
+enum {
+    PCP_DIRECT_MIN_BINS = PCP_COPIES_MAX_BINS + 1,
+    PCP_DIRECT_SHIFT = 13,
+    PCP_DIRECT_MAX_CELLS = 1 << 18
+};
+enum { PCP_DIRECT_FRAC = 11 }; /* |t| < 2^20 (nbins <= 10^6) in 32 bits */
 
 struct pcp_ctx;
 /* A leaf-pair kernel (one per ISA on the CPU, pair_leaf.h). */
@@ -76,9 +78,16 @@ typedef struct pcp_ctx {
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
     double *counts;                 /* merge target, nbins */
     int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
-    int32_t sorted, sort_cap;       /* CPU: the pcp_sortbuf after the histogram is used */
-    int32_t sort_shift, sort_parts; /* its part of float bits u >= tab_base:
-                                       (u - tab_base) >> sort_shift */
+    /* CPU, many bins (PCP_DIRECT_MIN_BINS): bins by pcp_direct_pos; `tab` unused */
+    int32_t direct, dlog; /* on; log bins (else linear) */
+    uint32_t dbase;       /* bits of split2 with the low dshift bits cleared */
+    int32_t dshift;       /* cell k holds the floats whose bits - dbase >> dshift == k */
+    const int32_t *dpos;  /* per cell: t at its first float, PCP_DIRECT_FRAC bits fixed point */
+    float dk;             /* log: nbins / log(e2 ratio); linear: nbins / (rmax - rmin) */
+    float dlo, dhi;       /* the bin is certain when t's fraction is in (dlo, dhi) */
+    int32_t small;        /* unweighted: uint8 counters after the histogram (overflow
+                             adds 256 pairs to it): 1 MB for 10^6 bins, in cache */
+    double mult;          /* what a counted pair adds (2 in symmetric walks) */
 } pcp_ctx;
 
 CANOPY_HD uint32_t pcp_bits(float x) {
@@ -91,9 +100,47 @@ CANOPY_HD uint32_t pcp_bits(float x) {
 #endif
 }
 
+CANOPY_HD float pcp_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+#endif
+}
+
+/* t of d2 >= split2 as *b0 + *f (pcp_direct_pos above; f in [0, 1)). The leaf kernels
+ * repeat these float operations lane by lane, so both give the same bits. */
+CANOPY_HD void pcp_direct_pos(const pcp_ctx *c, float d2, int32_t *b0, float *f) {
+    uint32_t u = pcp_bits(d2), k = (u - c->dbase) >> c->dshift, ux = u & ~((1u << c->dshift) - 1);
+    float xk = pcp_float(ux), g, s = c->dk;
+    float r = (d2 - xk) / xk;
+    if (c->dlog) { /* log(1 + r) */
+        g = r * (1.0f + r * (-0.5f + r * (1.0f / 3.0f)));
+    } else { /* sqrt(1 + r) - 1, and the slope at xk */
+        g = r * (0.5f + r * (-0.125f + r * 0.0625f));
+        s = s * sqrtf(xk);
+    }
+    int32_t p = c->dpos[k];
+    float t = (float)(p & ((1 << PCP_DIRECT_FRAC) - 1)) * (1.0f / (1 << PCP_DIRECT_FRAC)) + s * g;
+    int32_t w = (int32_t)t;
+    *b0 = (p >> PCP_DIRECT_FRAC) + w;
+    *f = t - (float)w;
+}
+
 /* The bin of d2 in [lo2, hi2): the last edge <= d2. */
 CANOPY_HD int32_t pcp_bin(const pcp_ctx *c, float d2) {
     if (d2 < c->split2) return 0;
+    if (c->direct) {
+        int32_t b;
+        float f;
+        pcp_direct_pos(c, d2, &b, &f);
+        b = b < 0 ? 0 : b >= c->nbins ? c->nbins - 1 : b;
+        while (b > 0 && d2 < c->e2[b]) b--;
+        while (b + 1 < c->nbins && d2 >= c->e2[b + 1]) b++;
+        return b;
+    }
     uint32_t k = (pcp_bits(d2) - c->tab_base) >> c->tab_shift;
     int32_t lo = c->tab[k] >> 1, hi = c->tab[k] & 1 ? c->tab[k + 1] >> 1 : lo;
     while (lo < hi) {

@@ -23,6 +23,7 @@
 #include "canopy/traverse_cpu.h"
 #include "paircount/pair_count.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -45,48 +46,14 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
     c->leaf(c, (double *)acc, ta, a, tb, b, sym);
 }
 
-/* Counts the buffered squared distances (in range, unweighted) into hist (one copy):
- * a counting sort by part first, then each part's pairs, whose table cells, edges
- * and bins are few. */
-void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb) {
-    uint32_t start[PCP_SORT_PARTS_MAX + 1];
-    const uint32_t base = c->tab_base;
-    const int32_t n = (int32_t)sb->n, shift = c->sort_shift;
-    uint32_t *bits = (uint32_t *)(void *)(sb + 1), *tmp = bits + c->sort_cap;
-    memset(start, 0, sizeof start);
-    for (int32_t i = 0; i < n; i++) {
-        uint32_t u = bits[i];
-        start[(u < base ? 0 : (u - base) >> shift) + 1]++;
-    }
-    for (int32_t p = 0; p < c->sort_parts; p++) start[p + 1] += start[p];
-    for (int32_t i = 0; i < n; i++) {
-        uint32_t u = bits[i];
-        tmp[start[u < base ? 0 : (u - base) >> shift]++] = u;
-    }
-    const double w = sb->w;
-    const int32_t scan = c->scan, tshift = c->tab_shift;
-    for (int32_t i = 0; i < n; i++) {
-        uint32_t u = tmp[i];
-        float d2;
-        memcpy(&d2, &u, sizeof d2);
-        if (scan < 0) {
-            hist[pcp_bin(c, d2)] += w;
-            continue;
-        }
-        int32_t b = u < base ? 0 : c->tab[(u - base) >> tshift] >> 1, k = b;
-        for (int32_t m = 1; m <= scan; m++) b += c->e2[k + m] <= d2;
-        hist[b] += w;
-    }
-    sb->n = 0;
-}
-
 static inline void pcp_merge(const void *vctx, const void *acc) {
     const pcp_ctx *c = (const pcp_ctx *)vctx;
     const double *h = (const double *)acc;
-    /* what the leaf kernels left in the buffer, partitioned like a full one: with
-     * 10^6 bins, a bin search per entry in arrival order missed the caches (the
-     * buffer is this thread's, writable; merge only promises not to need it again) */
-    if (c->sorted) canopy_pcp_sort_flush(c, c->counts, (pcp_sortbuf *)(uintptr_t)(h + c->nbins));
+    if (c->small) {
+        const uint8_t *small = (const uint8_t *)(h + c->nbins);
+        for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[b] + c->mult * small[b];
+        return;
+    }
     for (int32_t k = 0; k < c->copies; k++)
         for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[(int64_t)k * c->nbins + b];
 }
@@ -224,7 +191,7 @@ static canopy_status prepare(const canopy_paircount_options *po, canopy_points *
  * counters of few unweighted bins skip a's points out of range of b's box, so larger
  * leaves cost them little (200k points, rmax 0.1 or 0.01: 128 about 25-40 % faster
  * than 32, bench/results/paircount.md). */
-enum { PCP_LEAF_SIZE = 32, PCP_LEAF_SIZE_CUM = 128 };
+enum { PCP_LEAF_SIZE = 32, PCP_LEAF_SIZE_CUM = 128, PCP_LEAF_SIZE_SMALL = 64 };
 
 /* The bin table of pair_count.h over the float bits of [e2[1], e2[nbins]). */
 static canopy_status bin_table(pcp_ctx *c) {
@@ -261,9 +228,61 @@ static canopy_status bin_table(pcp_ctx *c) {
     c->tab_cells = cells + 1;
     c->tab_base = lo;
     c->tab_shift = shift;
-    c->sort_shift = shift;
-    while ((span >> c->sort_shift) >= PCP_SORT_PARTS_MAX) c->sort_shift++;
-    c->sort_parts = (int32_t)(span >> c->sort_shift) + 1;
+    return CANOPY_OK;
+}
+
+/* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins, and the
+ * largest error of its position t at every edge (at the edge's float and the one
+ * below it), from which the certain fractions follow. Returns 0 (c->direct off: the
+ * bin table instead) where the bins are too narrow for float32 positions or the range
+ * spans too many cells. t(x) = log(x / e2[0]) * dk (log) or (sqrt(x) - rmin) * dk. */
+static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) {
+    c->split2 = c->nbins > 1 ? c->e2[1] : c->hi2;
+    const double span = po->log_bins ? 2.0 * log(po->rmax / po->rmin) : po->rmax - po->rmin;
+    const double dk = po->nbins / span;
+    /* most bins one cell's series can add (dk * slope * cell width): a few float ulps
+       of it must stay far below the certain margin */
+    double reach = po->log_bins ? dk : dk * po->rmax;
+    int32_t shift = PCP_DIRECT_SHIFT;
+    while (shift > 0 && reach * ldexp(1.0, shift - 23) > 512.0) shift--;
+    uint32_t base = pcp_bits(c->split2) & ~((1u << shift) - 1);
+    int64_t cells = (int64_t)((pcp_bits(c->hi2) - base) >> shift) + 1;
+    c->direct = 0;
+    if (!(c->split2 >= FLT_MIN) || reach * ldexp(1.0, shift - 23) > 512.0 ||
+        cells > PCP_DIRECT_MAX_CELLS)
+        return CANOPY_OK;
+    int32_t *dpos = NULL;
+    canopy_status s = canopy_alloc((void **)&dpos, (size_t)cells, sizeof *dpos);
+    if (s) return s;
+    const double l0 = po->log_bins ? log((double)c->e2[0]) : 0.0;
+    int ok = 1;
+    for (int64_t k = 0; k < cells; k++) {
+        double x = (double)pcp_float(base + (uint32_t)(k << shift));
+        double t = po->log_bins ? (log(x) - l0) * dk : (sqrt(x) - po->rmin) * dk;
+        ok &= fabs(t) < 1048576.0;
+        dpos[k] = ok ? (int32_t)lround(ldexp(t, PCP_DIRECT_FRAC)) : 0;
+    }
+    c->dbase = base;
+    c->dshift = shift;
+    c->dpos = dpos;
+    c->dk = (float)dk;
+    c->dlog = po->log_bins;
+    double err = 0.0;
+    for (int32_t b = 1; ok && b <= c->nbins; b++) {
+        int32_t b0;
+        float f;
+        pcp_direct_pos(c, c->e2[b], &b0, &f);
+        double e = fabs((double)b0 + (double)f - (double)b);
+        err = e > err ? e : err;
+    }
+    /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
+    c->dlo = (float)(err + 1e-3);
+    c->dhi = 1.0f - c->dlo;
+    c->direct = ok && c->dlo < 0.25f;
+    if (!c->direct) {
+        canopy_free(dpos);
+        c->dpos = NULL;
+    }
     return CANOPY_OK;
 }
 
@@ -340,9 +359,7 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.box = (float)po->boxsize;
     c.leaf = leaf_kernel();
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
-    c.sorted = po->nbins >= PCP_SORT_MIN_BINS && !w1;
-    c.sort_cap = PCP_SORT_BUF_MIN;
-    while (c.sort_cap < 2 * po->nbins && c.sort_cap < PCP_SORT_BUF_MAX) c.sort_cap *= 2;
+    c.mult = self ? 2.0 : 1.0;
     c.counts = counts;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
@@ -350,9 +367,10 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     int on_cpu = o->backend == CANOPY_BACKEND_CPU ||
                  (o->backend == CANOPY_BACKEND_AUTO &&
                   (d1.n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || canopy_gpu_info(NULL, 0, NULL)));
-    to.leaf_size = o->leaf_size > 0                            ? o->leaf_size
-                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
-                                                               : PCP_LEAF_SIZE;
+    to.leaf_size = o->leaf_size > 0                                    ? o->leaf_size
+                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX         ? PCP_LEAF_SIZE_CUM
+                   : on_cpu && !w1 && po->nbins >= PCP_DIRECT_MIN_BINS ? PCP_LEAF_SIZE_SMALL
+                                                                       : PCP_LEAF_SIZE;
     to.weights = w1;
     canopy_status s = canopy_tree_build(d1, &to, &ta);
     to.weights = w2;
@@ -372,18 +390,20 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.soa_a = self ? soa : soa_a;
     c.soa_off_a = self ? off : off_a;
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
-    if (!s) s = bin_table(&c);
+    /* the GPU kernel keeps the bin table */
+    if (!s && on_cpu && po->nbins >= PCP_DIRECT_MIN_BINS) s = bin_direct(&c, po);
+    if (!s && !c.direct) s = bin_table(&c);
+    c.small = c.direct && !w1;
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
-        canopy_pair_traversal tr = {
-            "paircount",
-            &pcp_app,
-            pcp_pair_cpu_runners,
-            CANOPY_PAIRCOUNT_PAIR_GPU,
-            &c,
-            sizeof(double) * (size_t)po->nbins * c.copies +
-                (c.sorted ? sizeof(pcp_sortbuf) + 8 * (size_t)c.sort_cap : 0)};
+        canopy_pair_traversal tr = {"paircount",
+                                    &pcp_app,
+                                    pcp_pair_cpu_runners,
+                                    CANOPY_PAIRCOUNT_PAIR_GPU,
+                                    &c,
+                                    sizeof(double) * (size_t)po->nbins * c.copies +
+                                        (c.small ? (size_t)po->nbins : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
     if (!s && stats) {
@@ -396,6 +416,7 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
         stats->tree_depth = ia.depth > (tb ? ib.depth : 0) ? ia.depth : ib.depth;
     }
     canopy_free((void *)c.tab);
+    canopy_free((void *)c.dpos);
     canopy_free(soa);
     canopy_free(soa_a);
     canopy_free(off);
