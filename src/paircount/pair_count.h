@@ -33,6 +33,8 @@ enum { PCP_COPIES = 8, PCP_COPIES_MAX_BINS = 512 };
  * with that many +inf), a distance's bin is its cell's first bin plus the number of
  * the next `scan` edges <= it: no branch, independent loads. */
 enum { PCP_SCAN_MAX = 4 };
+/* +inf entries after e2[nbins]: PCP_SCAN_MAX, and whole vectors from any edge */
+enum { PCP_E2_PAD = 16 };
 
 /* CPU: unweighted counts into at most this many bins use per-lane counters of the
  * pairs below each edge (pair_leaf.h) instead of a bin and a scalar add per pair. */
@@ -51,10 +53,53 @@ enum {
 };
 enum { PCP_DIRECT_FRAC = 11 }; /* |t| < 2^20 (nbins <= 10^6) in 32 bits */
 
+/* Log edges rmin * (rmax / rmin)^(b / nbins) as rmin * hi[b >> 10] * lo[b & 1023],
+ * each factor an exp of its own: 2 exps per 1024 edges rather than one each (10^6
+ * exps took 6 ms, as long as 20k points' 10-bin count), within a few ulps of the
+ * power (strictly increasing: neighbours differ by far more), and for b < 1024 the
+ * one exp as before. Linear: rmin + (rmax - rmin) * b / nbins. CPU (host) code. */
+enum { PCP_EDGE_LO_BITS = 10, PCP_EDGE_HI_MAX = 1000000 / (1 << PCP_EDGE_LO_BITS) + 1 };
+typedef struct pcp_edges {
+    double rmin, rmax;
+    int32_t nbins, log_bins;
+    double hi[PCP_EDGE_HI_MAX], lo[1 << PCP_EDGE_LO_BITS];
+} pcp_edges;
+
+static inline void pcp_edges_init(pcp_edges *g, double rmin, double rmax, int32_t nbins,
+                                  int log_bins) {
+    g->rmin = rmin;
+    g->rmax = rmax;
+    g->nbins = nbins;
+    g->log_bins = log_bins;
+    if (!log_bins) return;
+    const double span = log(rmax / rmin);
+    for (int32_t i = 0; i < (1 << PCP_EDGE_LO_BITS); i++)
+        g->lo[i] = exp(span * ((double)i / nbins));
+    for (int32_t j = 0; j <= nbins >> PCP_EDGE_LO_BITS; j++)
+        g->hi[j] = j ? exp(span * ((double)((int64_t)j << PCP_EDGE_LO_BITS) / nbins)) : 1.0;
+}
+
+/* Edge b (0 <= b <= nbins). */
+static inline double pcp_edge(const pcp_edges *g, int32_t b) {
+    if (b == 0) return g->rmin;
+    if (b == g->nbins) return g->rmax;
+    if (g->log_bins)
+        return g->rmin * g->hi[b >> PCP_EDGE_LO_BITS] * g->lo[b & ((1 << PCP_EDGE_LO_BITS) - 1)];
+    return g->rmin + (g->rmax - g->rmin) * ((double)b / g->nbins);
+}
+
+/* Its squared float edge: computed in float64, rounded once (the edge rule). */
+static inline float pcp_edge2(const pcp_edges *g, int32_t b) {
+    double r = pcp_edge(g, b);
+    return (float)(r * r);
+}
+
 struct pcp_ctx;
 /* A leaf-pair kernel (one per ISA on the CPU, pair_leaf.h). */
 typedef void (*pcp_leaf_fn)(const struct pcp_ctx *c, double *hist, const canopy_tree_view *ta,
                             int32_t a, const canopy_tree_view *tb, int32_t b, int sym);
+
+typedef float (*pcp_err_fn)(const struct pcp_ctx *c);
 
 typedef struct pcp_ctx {
     const float *e2; /* nbins + 1 squared float edges, strictly increasing */
@@ -75,6 +120,7 @@ typedef struct pcp_ctx {
     const int64_t *soa_off_a, *soa_off_b;
     int64_t soa_stride_a, soa_stride;
     pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
+    pcp_err_fn direct_err;          /* CPU: its bin_direct error, by the same lanes */
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
     double *counts;                 /* merge target, nbins */
     int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
@@ -85,6 +131,8 @@ typedef struct pcp_ctx {
     const int32_t *dpos;  /* per cell: t at its first float, PCP_DIRECT_FRAC bits fixed point */
     float dk;             /* log: nbins / log(e2 ratio); linear: nbins / (rmax - rmin) */
     float dlo, dhi;       /* the bin is certain when t's fraction is in (dlo, dhi) */
+    const pcp_edges *edges; /* CPU, direct: e2[b] = pcp_edge2(edges, b), made without a load
+                               from e2 (a cache miss with 10^6 bins) */
     int32_t small;        /* unweighted: uint8 counters after the histogram (overflow
                              adds 256 pairs to it): 1 MB for 10^6 bins, in cache */
     double mult;          /* what a counted pair adds (2 in symmetric walks) */
@@ -182,13 +230,23 @@ CANOPY_HD int pcp_classify(const pcp_ctx *c, const canopy_tree_view *ta, int32_t
     return PCP_ACCEPT;
 }
 
-/* The CPU descriptor: acc is a histogram of nbins doubles. */
+/* hist[bin] += w; with c->small, flags the bin's block of PCP_SMALL_BLOCK bins as used
+ * (the flags follow the uint8 counters), so that the merge reads only those blocks of
+ * the histogram: with 10^6 bins and few pairs, reading all of it faulted in 8 MB. */
+enum { PCP_SMALL_BLOCK = 512 };
+CANOPY_HD void pcp_hist_add(const pcp_ctx *c, double *hist, int32_t bin, double w) {
+    hist[bin] += w;
+    if (c->small) ((uint8_t *)(hist + c->nbins))[c->nbins + bin / PCP_SMALL_BLOCK] = 1;
+}
+
+/* The CPU descriptor: acc is a histogram of nbins doubles (then with c->small the
+ * uint8 counters and the block flags). */
 CANOPY_HD int pcp_test(const void *vctx, void *acc, const canopy_tree_view *ta, int32_t a,
                        const canopy_tree_view *tb, int32_t b, int sym) {
     int32_t bin;
     double w;
     int r = pcp_classify((const pcp_ctx *)vctx, ta, a, tb, b, sym, &bin, &w);
-    if (r == PCP_ACCEPT) ((double *)acc)[bin] += w;
+    if (r == PCP_ACCEPT) pcp_hist_add((const pcp_ctx *)vctx, (double *)acc, bin, w);
     return r == PCP_DESCEND ? CANOPY_PAIR_DESCEND : CANOPY_PAIR_DONE;
 }
 

@@ -39,6 +39,9 @@ void canopy_pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view
                           const canopy_tree_view *tb, int32_t b, int sym);
 void canopy_pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                              const canopy_tree_view *tb, int32_t b, int sym);
+float canopy_pcp_leaf_avx512_err(const pcp_ctx *c);
+float canopy_pcp_leaf_avx2_err(const pcp_ctx *c);
+float canopy_pcp_leaf_generic_err(const pcp_ctx *c);
 
 static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
                                     int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
@@ -50,8 +53,14 @@ static inline void pcp_merge(const void *vctx, const void *acc) {
     const pcp_ctx *c = (const pcp_ctx *)vctx;
     const double *h = (const double *)acc;
     if (c->small) {
-        const uint8_t *small = (const uint8_t *)(h + c->nbins);
-        for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[b] + c->mult * small[b];
+        const uint8_t *small = (const uint8_t *)(h + c->nbins), *used = small + c->nbins;
+        for (int32_t b0 = 0; b0 < c->nbins; b0 += PCP_SMALL_BLOCK) {
+            int32_t end = c->nbins - b0 < PCP_SMALL_BLOCK ? c->nbins : b0 + PCP_SMALL_BLOCK;
+            if (used[b0 / PCP_SMALL_BLOCK])
+                for (int32_t b = b0; b < end; b++) c->counts[b] += h[b] + c->mult * small[b];
+            else
+                for (int32_t b = b0; b < end; b++) c->counts[b] += c->mult * small[b];
+        }
         return;
     }
     for (int32_t k = 0; k < c->copies; k++)
@@ -64,14 +73,6 @@ CANOPY_PAIR_CPU_INSTANTIATE(pcp, &pcp_app)
 canopy_paircount_options canopy_paircount_options_default(void) {
     canopy_paircount_options o = {0.0, 1.0, 10, 0, 0.0};
     return o;
-}
-
-/* Edge b of valid options; span: log(rmax / rmin) for log bins. */
-static double edge(const canopy_paircount_options *po, double span, int32_t b) {
-    if (b == 0) return po->rmin;
-    if (b == po->nbins) return po->rmax;
-    double f = (double)b / po->nbins;
-    return po->log_bins ? po->rmin * exp(span * f) : po->rmin + (po->rmax - po->rmin) * f;
 }
 
 static canopy_status check_edges(const canopy_paircount_options *po) {
@@ -95,8 +96,11 @@ static canopy_status check_edges(const canopy_paircount_options *po) {
 canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double *edges) {
     canopy_status s = check_edges(po);
     if (s) return s;
-    const double span = po->log_bins ? log(po->rmax / po->rmin) : 0.0;
-    for (int32_t b = 0; b <= po->nbins; b++) edges[b] = edge(po, span, b);
+    pcp_edges *g = NULL;
+    if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) return s;
+    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+    for (int32_t b = 0; b <= po->nbins; b++) edges[b] = pcp_edge(g, b);
+    canopy_free(g);
     return CANOPY_OK;
 }
 
@@ -104,12 +108,17 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
  * double edges one at a time, not as an array (8 MB more to fault in at 10^6). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
-    if (s || (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1 + PCP_SCAN_MAX, sizeof **e2)))
+    if (s || (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof **e2)))
         return s;
-    const double span = po->log_bins ? log(po->rmax / po->rmin) : 0.0;
+    pcp_edges *g = NULL;
+    if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) {
+        canopy_free(*e2);
+        *e2 = NULL;
+        return s;
+    }
+    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
     for (int32_t b = 0; b <= po->nbins; b++) {
-        double r = edge(po, span, b);
-        (*e2)[b] = (float)(r * r);
+        (*e2)[b] = pcp_edge2(g, b);
         if (b && !((*e2)[b] > (*e2)[b - 1])) {
             s = canopy_fail(CANOPY_ERR_INVALID,
                             "paircount: bins %d and %d have the same float32 squared edge; use "
@@ -118,7 +127,8 @@ static canopy_status squared_edges(const canopy_paircount_options *po, float **e
             break;
         }
     }
-    for (int32_t k = 1; k <= PCP_SCAN_MAX; k++) (*e2)[po->nbins + k] = INFINITY;
+    canopy_free(g);
+    for (int32_t k = 1; k <= PCP_E2_PAD; k++) (*e2)[po->nbins + k] = INFINITY;
     if (s) {
         canopy_free(*e2);
         *e2 = NULL;
@@ -254,7 +264,7 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
     int32_t *dpos = NULL;
     canopy_status s = canopy_alloc((void **)&dpos, (size_t)cells, sizeof *dpos);
     if (s) return s;
-    const double l0 = po->log_bins ? log((double)c->e2[0]) : 0.0;
+    const double l0 = po->log_bins ? 2.0 * log(po->rmin) : 0.0; /* not of e2[0], rounded */
     int ok = 1;
     for (int64_t k = 0; k < cells; k++) {
         double x = (double)pcp_float(base + (uint32_t)(k << shift));
@@ -267,14 +277,7 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
     c->dpos = dpos;
     c->dk = (float)dk;
     c->dlog = po->log_bins;
-    double err = 0.0;
-    for (int32_t b = 1; ok && b <= c->nbins; b++) {
-        int32_t b0;
-        float f;
-        pcp_direct_pos(c, c->e2[b], &b0, &f);
-        double e = fabs((double)b0 + (double)f - (double)b);
-        err = e > err ? e : err;
-    }
+    double err = ok ? c->direct_err(c) : 1.0;
     /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
     c->dlo = (float)(err + 1e-3);
     c->dhi = 1.0f - c->dlo;
@@ -331,14 +334,19 @@ static canopy_status soa_copy(const canopy_tree_view *t, float **out, int64_t **
     return s;
 }
 
-static pcp_leaf_fn leaf_kernel(void) {
+static void leaf_kernel(pcp_ctx *c) {
     switch (canopy_cpu_isa()) {
     case CANOPY_ISA_AVX512:
-        return canopy_pcp_leaf_avx512;
+        c->leaf = canopy_pcp_leaf_avx512;
+        c->direct_err = canopy_pcp_leaf_avx512_err;
+        break;
     case CANOPY_ISA_AVX2:
-        return canopy_pcp_leaf_avx2;
+        c->leaf = canopy_pcp_leaf_avx2;
+        c->direct_err = canopy_pcp_leaf_avx2_err;
+        break;
     default:
-        return canopy_pcp_leaf_generic;
+        c->leaf = canopy_pcp_leaf_generic;
+        c->direct_err = canopy_pcp_leaf_generic_err;
     }
 }
 
@@ -357,7 +365,7 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.lo2 = e2[0];
     c.hi2 = e2[po->nbins];
     c.box = (float)po->boxsize;
-    c.leaf = leaf_kernel();
+    leaf_kernel(&c);
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
     c.mult = self ? 2.0 : 1.0;
     c.counts = counts;
@@ -391,19 +399,26 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.soa_off_a = self ? off : off_a;
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
     /* the GPU kernel keeps the bin table */
-    if (!s && on_cpu && po->nbins >= PCP_DIRECT_MIN_BINS) s = bin_direct(&c, po);
+    pcp_edges *gen = NULL;
+    if (!s && on_cpu && po->nbins >= PCP_DIRECT_MIN_BINS &&
+        !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
+        pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
+        c.edges = gen;
+        s = bin_direct(&c, po);
+    }
     if (!s && !c.direct) s = bin_table(&c);
     c.small = c.direct && !w1;
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
-        canopy_pair_traversal tr = {"paircount",
-                                    &pcp_app,
-                                    pcp_pair_cpu_runners,
-                                    CANOPY_PAIRCOUNT_PAIR_GPU,
-                                    &c,
-                                    sizeof(double) * (size_t)po->nbins * c.copies +
-                                        (c.small ? (size_t)po->nbins : 0)};
+        canopy_pair_traversal tr = {
+            "paircount",
+            &pcp_app,
+            pcp_pair_cpu_runners,
+            CANOPY_PAIRCOUNT_PAIR_GPU,
+            &c,
+            sizeof(double) * (size_t)po->nbins * c.copies +
+                (c.small ? (size_t)po->nbins + po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
     if (!s && stats) {
@@ -417,6 +432,7 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     }
     canopy_free((void *)c.tab);
     canopy_free((void *)c.dpos);
+    canopy_free(gen);
     canopy_free(soa);
     canopy_free(soa_a);
     canopy_free(off);
