@@ -39,6 +39,13 @@ static inline int32_t pcp_leaf_flush(const pcp_ctx *c, double *hist, const int32
     return 0;
 }
 
+/* Weighted pairs' bins and weight products, added a buffer at a time. */
+static inline int32_t pcp_leaf_flush_w(double *hist, const int32_t *buf, const double *w,
+                                       int32_t n) {
+    for (int32_t i = 0; i < n; i++) hist[buf[i]] += w[i];
+    return 0;
+}
+
 /* Few bins: the number of inner edges <= d2 by a branchless binary search over the
  * register, log2(SIMT_W) permutes and no memory access. */
 static inline simt_int pcp_bins_reg(simt_float inner, simt_float d2) {
@@ -120,8 +127,10 @@ static inline simt_int pcp_direct_lanes(const pcp_ctx *c, simt_float d2, simt_ma
 static inline simt_int pcp_bins_direct(const pcp_ctx *c, simt_float d2, simt_mask in) {
     simt_mask far = in & (d2 >= c->split2), unsure; /* the others are in bin 0 */
     simt_int edge, b = pcp_direct_lanes(c, d2, far, &unsure, &edge);
-    if (simt_any(unsure))
-        b = simt_blend_i(unsure, edge + (d2 < simt_gather_f(c->e2, edge, unsure)), b);
+    for (uint32_t m = simt_bits(unsure); m; m &= m - 1) { /* a few lanes: edges made anew */
+        int l = __builtin_ctz(m);
+        b[l] = edge[l] - (d2[l] < pcp_edge2(c->edges, edge[l]));
+    }
     return simt_blend_i(far, b, simt_splat(0));
 }
 
@@ -321,6 +330,7 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
     const float box = pcp_wrap(c, canopy_tv_geom(ta, a), canopy_tv_geom(tb, b), d);
     const float lo2 = c->lo2, hi2 = c->hi2;
     int32_t buf[PCP_LEAF_BUF], nbuf = 0;
+    double wbuf[PCP_LEAF_BUF]; /* weighted, many bins: what buf's pairs add */
     /* up to SIMT_W bins: the inner edges e2[1..nbins) in one register, +inf after */
     const int few = c->nbins <= SIMT_W;
     simt_float inner = simt_splat_f(INFINITY);
@@ -340,6 +350,16 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
                 if (nbuf > PCP_LEAF_BUF - SIMT_W) nbuf = pcp_leaf_flush(c, hist, buf, nbuf, mult);
                 continue;
             }
+            if (c->direct) { /* many bins: the adds wait, their lines fetched meanwhile */
+                for (uint32_t m = simt_bits(in); m; m &= m - 1, nbuf++) {
+                    int l = __builtin_ctz(m);
+                    buf[nbuf] = lo[l];
+                    wbuf[nbuf] = wi * (double)tb->weights[hb->begin + k + l];
+                    __builtin_prefetch(hist + lo[l], 1);
+                }
+                if (nbuf > PCP_LEAF_BUF - SIMT_W) nbuf = pcp_leaf_flush_w(hist, buf, wbuf, nbuf);
+                continue;
+            }
             for (uint32_t m = simt_bits(in); m; m &= m - 1) {
                 int l = __builtin_ctz(m);
                 double *h = hist + (int64_t)(l & (c->copies - 1)) * c->nbins;
@@ -347,7 +367,10 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             }
         }
     }
-    pcp_leaf_flush(c, hist, buf, nbuf, mult);
+    if (c->pa)
+        pcp_leaf_flush_w(hist, buf, wbuf, nbuf);
+    else
+        pcp_leaf_flush(c, hist, buf, nbuf, mult);
 }
 
 /* bin_direct's error: the largest |t - b| of pcp_direct_t at the float edges e2[b], b
