@@ -10,7 +10,9 @@
  * bits of its float32 square (monotone for non-negative floats) that narrows it to a
  * few bins, then a binary search among those (on the CPU, a branchless count of the
  * cell's few edges where each cell holds at most PCP_SCAN_MAX): a cost that grows with
- * log(bins per table cell), not with the number of bins. Symmetric walks count a pair of distinct
+ * log(bins per table cell), not with the number of bins. On the CPU from 16 bins
+ * (unweighted) or PCP_DIRECT_MIN_BINS (weighted), by formula instead (pcp_direct_pos),
+ * whose loads are of a table that stays in cache. Symmetric walks count a pair of distinct
  * nodes twice and the pairs i < j inside one leaf twice (every ordered pair i != j,
  * as canopy_paircount promises). */
 #ifndef CANOPY_PAIRCOUNT_PAIR_COUNT_H
@@ -46,6 +48,7 @@ enum { PCP_CUM_MAX = 15 };
  * every load is of a table of at most PCP_DIRECT_MAX_CELLS cells, which stays in
  * cache. Where the fraction of t lies farther than the measured error from a whole
  * number the bin is certain; otherwise the two edges around it decide. */
+/* From PCP_DIRECT_MIN_BINS (weighted) or PCP_CUM_MAX + 1 bins (unweighted). */
 enum {
     PCP_DIRECT_MIN_BINS = PCP_COPIES_MAX_BINS + 1,
     PCP_DIRECT_SHIFT = 13,
@@ -133,8 +136,10 @@ typedef struct pcp_ctx {
     float dlo, dhi;       /* the bin is certain when t's fraction is in (dlo, dhi) */
     const pcp_edges *edges; /* CPU, direct: e2[b] = pcp_edge2(edges, b), made without a load
                                from e2 (a cache miss with 10^6 bins) */
-    int32_t small;        /* unweighted: uint8 counters after the histogram (overflow
-                             adds 256 pairs to it): 1 MB for 10^6 bins, in cache */
+    int32_t small;          /* unweighted: copies of uint8 counters after the histogram
+                               (PCP_COPIES up to PCP_COPIES_MAX_BINS bins, else 1; each
+                               256th pair of a counter moves to the histogram): 1 MB for
+                               10^6 bins, in cache; 0: none */
     double mult;          /* what a counted pair adds (2 in symmetric walks) */
 } pcp_ctx;
 
@@ -236,7 +241,8 @@ CANOPY_HD int pcp_classify(const pcp_ctx *c, const canopy_tree_view *ta, int32_t
 enum { PCP_SMALL_BLOCK = 512 };
 CANOPY_HD void pcp_hist_add(const pcp_ctx *c, double *hist, int32_t bin, double w) {
     hist[bin] += w;
-    if (c->small) ((uint8_t *)(hist + c->nbins))[c->nbins + bin / PCP_SMALL_BLOCK] = 1;
+    if (c->small)
+        ((uint8_t *)(hist + c->nbins))[(int64_t)c->small * c->nbins + bin / PCP_SMALL_BLOCK] = 1;
 }
 
 /* The CPU descriptor: acc is a histogram of nbins doubles (then with c->small the

@@ -266,11 +266,14 @@ static int32_t pcp_small_flush(const pcp_ctx *c, double *hist, const int32_t *bi
             nu += simt_compress_i_padded(edge + nu, e, unsure);
         }
     }
-    for (int32_t i = 0; i < nb; i++) /* every 256th pair of a bin moves to hist */
-        if (!++small[bins[i]]) pcp_hist_add(c, hist, bins[i], 256.0 * w);
+    /* every 256th pair of a counter moves to hist; with few bins, consecutive pairs
+       go to different copies (runs in one bin do not wait on each other's store) */
+    const int64_t mask = c->small - 1, nbins = c->nbins;
+    for (int32_t i = 0; i < nb; i++)
+        if (!++small[(i & mask) * nbins + bins[i]]) pcp_hist_add(c, hist, bins[i], 256.0 * w);
     for (int32_t i = 0; i < nu; i++) {
         int32_t b = edge[i] - (pcp_float((uint32_t)ubits[i]) < pcp_edge2(c->edges, edge[i]));
-        if (!++small[b]) pcp_hist_add(c, hist, b, 256.0 * w);
+        if (!++small[(i & mask) * nbins + b]) pcp_hist_add(c, hist, b, 256.0 * w);
     }
     return 0;
 }

@@ -53,9 +53,12 @@ static inline void pcp_merge(const void *vctx, const void *acc) {
     const pcp_ctx *c = (const pcp_ctx *)vctx;
     const double *h = (const double *)acc;
     if (c->small) {
-        const uint8_t *small = (const uint8_t *)(h + c->nbins), *used = small + c->nbins;
-        for (int32_t b0 = 0; b0 < c->nbins; b0 += PCP_SMALL_BLOCK) {
-            int32_t end = c->nbins - b0 < PCP_SMALL_BLOCK ? c->nbins : b0 + PCP_SMALL_BLOCK;
+        const int64_t nbins = c->nbins;
+        const uint8_t *small = (const uint8_t *)(h + nbins), *used = small + c->small * nbins;
+        for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
+            for (int32_t b = 0; b < nbins; b++) c->counts[b] += c->mult * small[k * nbins + b];
+        for (int32_t b0 = 0; b0 < nbins; b0 += PCP_SMALL_BLOCK) {
+            int32_t end = nbins - b0 < PCP_SMALL_BLOCK ? (int32_t)nbins : b0 + PCP_SMALL_BLOCK;
             if (used[b0 / PCP_SMALL_BLOCK])
                 for (int32_t b = b0; b < end; b++) c->counts[b] += h[b] + c->mult * small[b];
             else
@@ -375,10 +378,10 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     int on_cpu = o->backend == CANOPY_BACKEND_CPU ||
                  (o->backend == CANOPY_BACKEND_AUTO &&
                   (d1.n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || canopy_gpu_info(NULL, 0, NULL)));
-    to.leaf_size = o->leaf_size > 0                                    ? o->leaf_size
-                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX         ? PCP_LEAF_SIZE_CUM
-                   : on_cpu && !w1 && po->nbins >= PCP_DIRECT_MIN_BINS ? PCP_LEAF_SIZE_SMALL
-                                                                       : PCP_LEAF_SIZE;
+    to.leaf_size = o->leaf_size > 0                            ? o->leaf_size
+                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
+                   : on_cpu && !w1                             ? PCP_LEAF_SIZE_SMALL
+                                                               : PCP_LEAF_SIZE;
     to.weights = w1;
     canopy_status s = canopy_tree_build(d1, &to, &ta);
     to.weights = w2;
@@ -400,25 +403,26 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
     /* the GPU kernel keeps the bin table */
     pcp_edges *gen = NULL;
-    if (!s && on_cpu && po->nbins >= PCP_DIRECT_MIN_BINS &&
+    if (!s && on_cpu && po->nbins >= (w1 ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1) &&
         !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
         pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
         c.edges = gen;
         s = bin_direct(&c, po);
     }
     if (!s && !c.direct) s = bin_table(&c);
-    c.small = c.direct && !w1;
+    c.small = c.direct && !w1 ? c.copies : 0;
+    if (c.small) c.copies = 1;
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
-        canopy_pair_traversal tr = {
-            "paircount",
-            &pcp_app,
-            pcp_pair_cpu_runners,
-            CANOPY_PAIRCOUNT_PAIR_GPU,
-            &c,
-            sizeof(double) * (size_t)po->nbins * c.copies +
-                (c.small ? (size_t)po->nbins + po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
+        canopy_pair_traversal tr = {"paircount",
+                                    &pcp_app,
+                                    pcp_pair_cpu_runners,
+                                    CANOPY_PAIRCOUNT_PAIR_GPU,
+                                    &c,
+                                    sizeof(double) * (size_t)po->nbins * c.copies +
+                                        (size_t)c.small * po->nbins +
+                                        (c.small ? po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
     if (!s && stats) {
