@@ -47,7 +47,7 @@ enum { PCP_CUM_MAX = 15 };
  * or more cells an octave) plus a short series in the offset r inside the cell, so
  * every load is of a table of at most PCP_DIRECT_MAX_CELLS cells, which stays in
  * cache. Where the fraction of t lies farther than the measured error from a whole
- * number the bin is certain; otherwise the two edges around it decide. */
+ * number the bin is certain; otherwise the nearer edge decides. */
 /* From PCP_DIRECT_MIN_BINS (weighted) or PCP_CUM_MAX + 1 bins (unweighted). */
 enum {
     PCP_DIRECT_MIN_BINS = PCP_COPIES_MAX_BINS + 1,
@@ -127,7 +127,8 @@ typedef struct pcp_ctx {
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
     double *counts;                 /* merge target, nbins */
     int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
-    /* CPU, many bins (PCP_DIRECT_MIN_BINS): bins by pcp_direct_pos; `tab` unused */
+    /* CPU, many bins (from PCP_CUM_MAX + 1 unweighted, PCP_DIRECT_MIN_BINS weighted):
+       bins by pcp_direct_pos; `tab` unused */
     int32_t direct, dlog; /* on; log bins (else linear) */
     uint32_t dbase;       /* bits of split2 with the low dshift bits cleared */
     int32_t dshift;       /* cell k holds the floats whose bits - dbase >> dshift == k */
@@ -163,7 +164,7 @@ CANOPY_HD float pcp_float(uint32_t u) {
 #endif
 }
 
-/* t of d2 >= split2 as *b0 + *f (pcp_direct_pos above; f in [0, 1)). The leaf kernels
+/* t of d2 >= split2 as *b0 + *f (the PCP_DIRECT enum above; f in [0, 1)). The leaf kernels
  * repeat these float operations lane by lane, so both give the same bits. */
 CANOPY_HD void pcp_direct_pos(const pcp_ctx *c, float d2, int32_t *b0, float *f) {
     uint32_t u = pcp_bits(d2), k = (u - c->dbase) >> c->dshift, ux = u & ~((1u << c->dshift) - 1);

@@ -245,10 +245,10 @@ static canopy_status bin_table(pcp_ctx *c) {
 }
 
 /* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins, and the
- * largest error of its position t at every edge (at the edge's float and the one
- * below it), from which the certain fractions follow. Returns 0 (c->direct off: the
- * bin table instead) where the bins are too narrow for float32 positions or the range
- * spans too many cells. t(x) = log(x / e2[0]) * dk (log) or (sqrt(x) - rmin) * dk. */
+ * largest error of its position t at the float edges (by the leaf kernels' lanes),
+ * from which the certain fractions follow; c->direct stays 0 (the bin table instead)
+ * where the bins are too narrow for float32 positions or the range spans too many
+ * cells. t(x) = log(x / rmin^2) * dk (log) or (sqrt(x) - rmin) * dk, in bins. */
 static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) {
     c->split2 = c->nbins > 1 ? c->e2[1] : c->hi2;
     const double span = po->log_bins ? 2.0 * log(po->rmax / po->rmin) : po->rmax - po->rmin;
