@@ -162,6 +162,63 @@ static void check_many_bins_20k(void) {
     pc_case_free(&c);
 }
 
+/* Distances exactly on the float edges and one or two ulps to either side (1-d points
+ * at sqrtf(e2[b]) +- k ulps from a point at 0: d2 = y * y), for the bins by formula
+ * (their uncertain fractions) and the bin table (weighted, 100 bins): data1 = {0}
+ * against them (only those pairs), then all of them together (auto), every ISA. */
+static void check_on_edges(int32_t nbins, int log_bins, int weighted) {
+    canopy_paircount_options po = canopy_paircount_options_default();
+    po.nbins = nbins;
+    po.log_bins = log_bins;
+    po.rmin = log_bins ? 0.05 + 0.1 * uniform() : 0.0;
+    po.rmax = 2.0 + 2.0 * uniform();
+    double *edges = malloc(sizeof *edges * (size_t)(nbins + 1));
+    CHECK_OK(canopy_paircount_edges(&po, edges));
+    enum { PICKS = 600, NUDGE = 2 };
+    const int64_t n = PICKS * (2 * NUDGE + 1) + 1;
+    float *y = malloc(sizeof *y * (size_t)n), *w = malloc(sizeof *w * (size_t)n);
+    y[0] = 0.0f;
+    for (int64_t i = 1; i < n; i++) {
+        int32_t b = (int32_t)(uniform() * (float)(nbins + 1));
+        b = b > nbins ? nbins : b;
+        float r = sqrtf((float)(edges[b] * edges[b]));
+        for (int k = -NUDGE; k <= NUDGE && i < n; k++, i++) {
+            uint32_t u;
+            memcpy(&u, &r, sizeof u);
+            u = (int64_t)u + k < 0 ? 0u : (uint32_t)((int64_t)u + k);
+            memcpy(&y[i], &u, sizeof u);
+            w[i] = 0.25f + uniform();
+        }
+        i--;
+    }
+    w[0] = 1.5f;
+    double *want = calloc((size_t)nbins, sizeof *want), *got = calloc((size_t)nbins, sizeof *got);
+    const int isas[] = {CANOPY_ISA_SCALAR, CANOPY_ISA_AVX2, CANOPY_ISA_AVX512};
+    for (int cross = 1; cross >= 0; cross--) {
+        canopy_points p1 = canopy_points_make(y, cross ? 1 : n, 1);
+        canopy_points p2 =
+            cross ? canopy_points_make(y + 1, n - 1, 1) : canopy_points_make(NULL, 0, 1);
+        const float *w1 = weighted ? w : NULL, *w2 = weighted && cross ? w + 1 : NULL;
+        CHECK_OK(canopy_paircount_brute(p1, w1, p2, w2, &po, want));
+        for (int k = 0; k < 3; k++) {
+            canopy_cpu_isa_override(isas[k]);
+            canopy_run_options o = canopy_run_options_default();
+            o.backend = CANOPY_BACKEND_CPU;
+            int32_t bad = 0;
+            CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, NULL));
+            CHECK_MSG(same(got, want, nbins, weighted, &bad),
+                      "on edges nbins=%d log=%d w=%d cross=%d isa %d: bin %d %g, brute force %g",
+                      (int)nbins, log_bins, weighted, cross, k, (int)bad, got[bad], want[bad]);
+        }
+    }
+    canopy_cpu_isa_override(-1);
+    free(edges);
+    free(y);
+    free(w);
+    free(want);
+    free(got);
+}
+
 static void check_refusals(void) {
     float x[4] = {0.5f, 1.5f, 2.5f, 9.0f};
     canopy_points p = canopy_points_make(x, 4, 1), none = canopy_points_make(NULL, 0, 1);
@@ -243,6 +300,20 @@ int main(void) {
     for (int k = 0; k < (int)(sizeof few / sizeof *few); k++)
         for (int v = 0; v < 4; v++)
             check_counters(few[k], v & 1, (v >> 1) & 1, (k + v) % 3 == 0, 1 + (k + v) % 3);
+    /* many bins on fresh data: 513 (the first by formula when weighted) to 10^6, log and linear,
+     * auto and cross, weighted, periodic, uniform and on the grid */
+    for (int rep = 0; rep < 3; rep++) {
+        const int32_t many[] = {513, 1000, 4096, 10000, 100000, 1000000};
+        int32_t nb = many[(int)(uniform() * 6.0f) % 6];
+        int v = (int)(uniform() * 16.0f);
+        check_pair_walk(900 + (int64_t)(uniform() * 600), v & 1 ? 700 : 0, 1 + rep, v & 1,
+                        (v >> 1) & 1, (v >> 2) & 1, (v >> 3) & 1, nb, rep == 2);
+    }
+    const int32_t edge_bins[] = {100, 513, 1000, 100000, 1000000};
+    for (int k = 0; k < 5; k++) {
+        check_on_edges(edge_bins[k], 1, 0);
+        check_on_edges(edge_bins[k], 0, k % 2 == 0);
+    }
     check_many_bins_20k();
     check_refusals();
     return check_finish();

@@ -324,6 +324,30 @@ def test_paircount_periodic_box(seed):
     assert auto.sum() > canopy.paircount(a, 0.0, 1.0, 6)[0].sum()  # wrapped pairs count too
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("nbins", [17, 1000, 100_000, 1_000_000])
+def test_paircount_many_bins(seed, nbins):
+    # From 16 bins (unweighted) or 513 (weighted) the CPU finds bins by formula; the
+    # brute force squares the returned edges, so the edges are checked too.
+    rng = np.random.default_rng(seed)
+    box = 1.0
+    a = rng.random((400, 3)).astype(np.float32)
+    b = rng.random((300, 3)).astype(np.float32)
+    wa, wb = rng.random(400) + 0.5, rng.random(300) + 0.5
+    for log, rmin in ((True, 0.01), (False, 0.0)):
+        counts, edges = canopy.paircount(a, rmin, 0.45, nbins, log=log, backend="cpu")
+        want = (np.geomspace(rmin, 0.45, nbins + 1) if log else np.linspace(rmin, 0.45, nbins + 1))
+        np.testing.assert_allclose(edges, want, rtol=1e-12)
+        np.testing.assert_array_equal(counts, brute_paircount(a, None, edges))
+        cross, _ = canopy.paircount(a, rmin, 0.45, nbins, data2=b, log=log, boxsize=box,
+                                    backend="cpu")
+        np.testing.assert_array_equal(cross, brute_paircount(a, b, edges, box=box))
+        wc, _ = canopy.paircount(a, rmin, 0.45, nbins, data2=b, weights1=wa, weights2=wb,
+                                 log=log, backend="cpu")
+        np.testing.assert_allclose(wc, brute_paircount(a, b, edges, wa, wb), rtol=1e-10,
+                                   atol=1e-12)
+
+
 def test_paircount_matches_ckdtree_cumulative_counts():
     spatial = pytest.importorskip("scipy.spatial")
     rng = np.random.default_rng(12)

@@ -9,8 +9,9 @@
  * range: up to SIMT_W bins by a binary search over the edges held in a register, more
  * from the bin table (one gather) and a count of the cell's few edges <= d2 (a gather
  * each) or a binary search among its bins (a gather per step, while any lane is
- * unresolved), and a scalar add per counted pair; with many bins and no weights, the
- * squared distances go to the buffer of canopy_pcp_sort_flush instead.
+ * unresolved), and a scalar add per counted pair; with many bins, by formula (pcp_direct_pos,
+ * no load outside a small table except near an edge) into uint8 counters when
+ * unweighted.
  *
  * Include once per width's translation unit with SIMT_W defined and canopy/simt.h
  * included; PCP_LEAF_NAME names the kernel. */
@@ -22,7 +23,9 @@
 
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym);
-void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb);
+#define PCP_CAT_(x, y) x##y
+#define PCP_CAT(x, y) PCP_CAT_(x, y)
+float PCP_CAT(PCP_LEAF_NAME, _err)(const pcp_ctx *c);
 
 /* Unweighted pairs' bins wait in a buffer, so that the adds run as one tight loop
  * (consecutive ones into different histogram copies) rather than lane by lane. */
@@ -33,6 +36,13 @@ static inline int32_t pcp_leaf_flush(const pcp_ctx *c, double *hist, const int32
     const int32_t mask = c->copies - 1;
     const int64_t nbins = c->nbins;
     for (int32_t i = 0; i < n; i++) hist[(i & mask) * nbins + buf[i]] += w;
+    return 0;
+}
+
+/* Weighted pairs' bins and weight products, added a buffer at a time. */
+static inline int32_t pcp_leaf_flush_w(double *hist, const int32_t *buf, const double *w,
+                                       int32_t n) {
+    for (int32_t i = 0; i < n; i++) hist[buf[i]] += w[i];
     return 0;
 }
 
@@ -70,6 +80,58 @@ static inline simt_int pcp_bins_table(const pcp_ctx *c, simt_float d2, simt_mask
         open = open & (lo < hi);
     }
     return lo;
+}
+
+/* pcp_direct_pos lane by lane (the same float operations) for the lanes `far` (d2 >=
+ * split2): t as *w + *f, *w unclamped. */
+static inline void pcp_direct_t(const pcp_ctx *c, simt_float d2, simt_mask far, simt_int *w,
+                                simt_float *f) {
+    simt_int u = (simt_int)d2;
+    simt_int k = simt_blend_i(far, (u - (int32_t)c->dbase) >> c->dshift, simt_splat(0));
+    simt_float xk = (simt_float)(u & (int32_t) ~((1u << c->dshift) - 1));
+    xk = simt_blend_f(far, xk, simt_splat_f(1.0f));
+    simt_float r = (d2 - xk) / xk, g, s = simt_splat_f(c->dk);
+    if (c->dlog) {
+        g = r * (1.0f + r * (-0.5f + r * (1.0f / 3.0f)));
+    } else {
+        g = r * (0.5f + r * (-0.125f + r * 0.0625f));
+        s = s * simt_sqrt_f(xk);
+    }
+    simt_int p = simt_gather_i(c->dpos, k, far);
+    simt_float t = __builtin_convertvector(p & ((1 << PCP_DIRECT_FRAC) - 1), simt_float) *
+                       (1.0f / (1 << PCP_DIRECT_FRAC)) +
+                   s * g;
+    t = simt_blend_f(far, t, simt_splat_f(0.0f));
+    simt_int v = __builtin_convertvector(t, simt_int);
+    *f = t - __builtin_convertvector(v, simt_float);
+    *w = (p >> PCP_DIRECT_FRAC) + v;
+}
+
+/* pcp_direct_t's whole part clamped to a bin; *unsure where the fraction is within the
+ * error of a whole number (or was clamped), and then *edge the nearer edge, which
+ * decides: the bin is edge - (d2 < e2[edge]) (bin_direct keeps the error below 1/4). */
+static inline simt_int pcp_direct_lanes(const pcp_ctx *c, simt_float d2, simt_mask far,
+                                        simt_mask *unsure, simt_int *edge) {
+    simt_int b;
+    simt_float f;
+    pcp_direct_t(c, d2, far, &b, &f);
+    simt_mask inside = (b >= 0) & (b < c->nbins);
+    b = simt_blend_i(inside, b, simt_blend_i(b < 0, simt_splat(0), simt_splat(c->nbins - 1)));
+    *unsure = far & ~(inside & (f > c->dlo) & (f < c->dhi));
+    *edge = b - (f > 0.5f);
+    return b;
+}
+
+/* The bins of the lanes `in` by pcp_direct_lanes, the uncertain ones resolved here
+ * (one gather). Lanes outside `in` get 0. */
+static inline simt_int pcp_bins_direct(const pcp_ctx *c, simt_float d2, simt_mask in) {
+    simt_mask far = in & (d2 >= c->split2), unsure; /* the others are in bin 0 */
+    simt_int edge, b = pcp_direct_lanes(c, d2, far, &unsure, &edge);
+    for (uint32_t m = simt_bits(unsure); m; m &= m - 1) { /* a few lanes: edges made anew */
+        int l = __builtin_ctz(m);
+        b[l] = edge[l] - (d2[l] < pcp_edge2(c->edges, edge[l]));
+    }
+    return simt_blend_i(far, b, simt_splat(0));
 }
 
 /* The squared distances of point p to the points k..k+SIMT_W of a leaf's SoA run yb
@@ -184,6 +246,67 @@ pcp_leaf_cum(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t
     }
 }
 
+/* Counts n buffered squared distances (in range, as float bits) into the uint8
+ * counters: their bins by pcp_direct_lanes on whole vectors, then the adds as tight
+ * loops; the uncertain ones (their nearer edge and distance kept) after the others,
+ * against their edge made anew (with 10^6 bins, a load of e2 mostly missed the cache). */
+static int32_t pcp_small_flush(const pcp_ctx *c, double *hist, const int32_t *bits, int32_t n,
+                               double w) {
+    int32_t bins[PCP_LEAF_BUF], edge[PCP_LEAF_BUF], ubits[PCP_LEAF_BUF], nb = 0, nu = 0;
+    uint8_t *small = (uint8_t *)(void *)(hist + c->nbins);
+    for (int32_t j = 0; j < n; j += SIMT_W) {
+        simt_int v;
+        __builtin_memcpy(&v, bits + j, sizeof v);
+        simt_float d2 = (simt_float)v;
+        simt_mask in = simt_iota() + j < n, far = in & (d2 >= c->split2), unsure;
+        simt_int e, b = simt_blend_i(far, pcp_direct_lanes(c, d2, far, &unsure, &e), simt_splat(0));
+        nb += simt_compress_i_padded(bins + nb, b, in & ~unsure);
+        if (simt_any(unsure)) {
+            simt_compress_i_padded(ubits + nu, v, unsure);
+            nu += simt_compress_i_padded(edge + nu, e, unsure);
+        }
+    }
+    /* every 256th pair of a counter moves to hist; with few bins, consecutive pairs
+       go to different copies (runs in one bin do not wait on each other's store) */
+    const int64_t mask = c->small - 1, nbins = c->nbins;
+    for (int32_t i = 0; i < nb; i++)
+        if (!++small[(i & mask) * nbins + bins[i]]) pcp_hist_add(c, hist, bins[i], 256.0 * w);
+    for (int32_t i = 0; i < nu; i++) {
+        int32_t b = edge[i] - (pcp_float((uint32_t)ubits[i]) < pcp_edge2(c->edges, edge[i]));
+        if (!++small[(i & mask) * nbins + b]) pcp_hist_add(c, hist, b, 256.0 * w);
+    }
+    return 0;
+}
+
+/* Unweighted, many bins (c->small): the squared distances in range wait in a buffer for
+ * pcp_small_flush (their bins on full vectors); leaf pairs of distinct leaves skip the
+ * points of a out of range of b's box (as pcp_leaf_cum). */
+static void pcp_leaf_small(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
+                           const canopy_tree_view *tb, int32_t b, int diag, double mult) {
+    const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
+    const float *xa = c->soa_a + c->soa_off_a[a], *yb = c->soa_b + c->soa_off_b[b];
+    const float *gb = canopy_tv_geom(tb, b);
+    const float box = pcp_wrap(c, canopy_tv_geom(ta, a), gb, ta->d);
+    const simt_float inf = simt_splat_f(INFINITY);
+    const int32_t d = ta->d, na = ha->end - ha->begin, nb = hb->end - hb->begin;
+    int32_t buf[PCP_LEAF_BUF + SIMT_W], n = 0;
+    for (int32_t i0 = 0; i0 < na; i0 += SIMT_W) {
+        uint32_t near = diag ? (uint32_t)((1ull << (na - i0 < SIMT_W ? na - i0 : SIMT_W)) - 1)
+                             : pcp_near(c, xa, i0, gb, d);
+        for (; near; near &= near - 1) {
+            const int32_t i = i0 + __builtin_ctz(near), k0 = diag ? i + 1 : 0;
+            const float *p = canopy_tv_point(ta, ha->begin + i);
+            for (int32_t k = k0; k < nb; k += SIMT_W) {
+                simt_float d2 = pcp_d2(c, p, d, yb, k, box);
+                if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
+                n += simt_compress_i_padded(buf + n, (simt_int)d2, (d2 >= c->lo2) & (d2 < c->hi2));
+                if (n > PCP_LEAF_BUF - SIMT_W) n = pcp_small_flush(c, hist, buf, n, mult);
+            }
+        }
+    }
+    pcp_small_flush(c, hist, buf, n, mult);
+}
+
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym) {
     const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
@@ -202,12 +325,15 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             pcp_leaf_cum(c, hist, ta, a, tb, b, diag, mult, 16);
         return;
     }
+    if (c->small) {
+        pcp_leaf_small(c, hist, ta, a, tb, b, diag, mult);
+        return;
+    }
     const float *yb = c->soa_b + c->soa_off_b[b];
     const float box = pcp_wrap(c, canopy_tv_geom(ta, a), canopy_tv_geom(tb, b), d);
     const float lo2 = c->lo2, hi2 = c->hi2;
     int32_t buf[PCP_LEAF_BUF], nbuf = 0;
-    pcp_sortbuf *sb = c->sorted && !c->pa ? (pcp_sortbuf *)(void *)(hist + c->nbins) : NULL;
-    if (sb) sb->w = mult;
+    double wbuf[PCP_LEAF_BUF]; /* weighted, many bins: what buf's pairs add */
     /* up to SIMT_W bins: the inner edges e2[1..nbins) in one register, +inf after */
     const int few = c->nbins <= SIMT_W;
     simt_float inner = simt_splat_f(INFINITY);
@@ -219,16 +345,22 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             simt_float d2 = pcp_d2(c, p, d, yb, k, box);
             simt_mask in = (simt_iota() + k < end) & (d2 >= lo2) & (d2 < hi2);
             if (!simt_any(in)) continue;
-            if (sb) { /* counted later, part by part */
-                sb->n +=
-                    simt_compress_i_padded((int32_t *)(void *)(sb + 1) + sb->n, (simt_int)d2, in);
-                if (sb->n > c->sort_cap - SIMT_W) canopy_pcp_sort_flush(c, hist, sb);
-                continue;
-            }
-            simt_int lo = few ? pcp_bins_reg(inner, d2) : pcp_bins_table(c, d2, in);
+            simt_int lo = few         ? pcp_bins_reg(inner, d2)
+                          : c->direct ? pcp_bins_direct(c, d2, in)
+                                      : pcp_bins_table(c, d2, in);
             if (!c->pa) { /* counts: the bins of this run of pairs, added below */
                 nbuf += simt_compress_i_padded(buf + nbuf, lo, in);
                 if (nbuf > PCP_LEAF_BUF - SIMT_W) nbuf = pcp_leaf_flush(c, hist, buf, nbuf, mult);
+                continue;
+            }
+            if (c->direct) { /* many bins: the adds wait, their lines fetched meanwhile */
+                for (uint32_t m = simt_bits(in); m; m &= m - 1, nbuf++) {
+                    int l = __builtin_ctz(m);
+                    buf[nbuf] = lo[l];
+                    wbuf[nbuf] = wi * (double)tb->weights[hb->begin + k + l];
+                    __builtin_prefetch(hist + lo[l], 1);
+                }
+                if (nbuf > PCP_LEAF_BUF - SIMT_W) nbuf = pcp_leaf_flush_w(hist, buf, wbuf, nbuf);
                 continue;
             }
             for (uint32_t m = simt_bits(in); m; m &= m - 1) {
@@ -238,5 +370,27 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
             }
         }
     }
-    pcp_leaf_flush(c, hist, buf, nbuf, mult);
+    if (c->pa)
+        pcp_leaf_flush_w(hist, buf, wbuf, nbuf);
+    else
+        pcp_leaf_flush(c, hist, buf, nbuf, mult);
+}
+
+/* bin_direct's error: the largest |t - b| of pcp_direct_t at the float edges e2[b], b
+ * = 1..nbins (e2 padded with +inf to whole vectors), a vector at a time: the kernels'
+ * own operations, and 10^6 edges in well under a millisecond. */
+float PCP_CAT(PCP_LEAF_NAME, _err)(const pcp_ctx *c) {
+    simt_float worst = simt_splat_f(0.0f);
+    for (int32_t b = 1; b <= c->nbins; b += SIMT_W) {
+        simt_float d2, f;
+        simt_int w, at = simt_iota() + b;
+        __builtin_memcpy(&d2, c->e2 + b, sizeof d2);
+        simt_mask on = at <= c->nbins;
+        pcp_direct_t(c, d2, on, &w, &f);
+        simt_float e = simt_abs_f(__builtin_convertvector(w - at, simt_float) + f);
+        worst = simt_blend_f(on & (e > worst), e, worst);
+    }
+    float m = 0.0f;
+    for (int32_t l = 0; l < SIMT_W; l++) m = worst[l] > m ? worst[l] : m;
+    return m;
 }

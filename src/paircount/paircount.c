@@ -23,6 +23,7 @@
 #include "canopy/traverse_cpu.h"
 #include "paircount/pair_count.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -38,6 +39,9 @@ void canopy_pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view
                           const canopy_tree_view *tb, int32_t b, int sym);
 void canopy_pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                              const canopy_tree_view *tb, int32_t b, int sym);
+float canopy_pcp_leaf_avx512_err(const pcp_ctx *c);
+float canopy_pcp_leaf_avx2_err(const pcp_ctx *c);
+float canopy_pcp_leaf_generic_err(const pcp_ctx *c);
 
 static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
                                     int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
@@ -45,48 +49,23 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
     c->leaf(c, (double *)acc, ta, a, tb, b, sym);
 }
 
-/* Counts the buffered squared distances (in range, unweighted) into hist (one copy):
- * a counting sort by part first, then each part's pairs, whose table cells, edges
- * and bins are few. */
-void canopy_pcp_sort_flush(const pcp_ctx *c, double *hist, pcp_sortbuf *sb) {
-    uint32_t start[PCP_SORT_PARTS_MAX + 1];
-    const uint32_t base = c->tab_base;
-    const int32_t n = (int32_t)sb->n, shift = c->sort_shift;
-    uint32_t *bits = (uint32_t *)(void *)(sb + 1), *tmp = bits + c->sort_cap;
-    memset(start, 0, sizeof start);
-    for (int32_t i = 0; i < n; i++) {
-        uint32_t u = bits[i];
-        start[(u < base ? 0 : (u - base) >> shift) + 1]++;
-    }
-    for (int32_t p = 0; p < c->sort_parts; p++) start[p + 1] += start[p];
-    for (int32_t i = 0; i < n; i++) {
-        uint32_t u = bits[i];
-        tmp[start[u < base ? 0 : (u - base) >> shift]++] = u;
-    }
-    const double w = sb->w;
-    const int32_t scan = c->scan, tshift = c->tab_shift;
-    for (int32_t i = 0; i < n; i++) {
-        uint32_t u = tmp[i];
-        float d2;
-        memcpy(&d2, &u, sizeof d2);
-        if (scan < 0) {
-            hist[pcp_bin(c, d2)] += w;
-            continue;
-        }
-        int32_t b = u < base ? 0 : c->tab[(u - base) >> tshift] >> 1, k = b;
-        for (int32_t m = 1; m <= scan; m++) b += c->e2[k + m] <= d2;
-        hist[b] += w;
-    }
-    sb->n = 0;
-}
-
 static inline void pcp_merge(const void *vctx, const void *acc) {
     const pcp_ctx *c = (const pcp_ctx *)vctx;
     const double *h = (const double *)acc;
-    /* what the leaf kernels left in the buffer, partitioned like a full one: with
-     * 10^6 bins, a bin search per entry in arrival order missed the caches (the
-     * buffer is this thread's, writable; merge only promises not to need it again) */
-    if (c->sorted) canopy_pcp_sort_flush(c, c->counts, (pcp_sortbuf *)(uintptr_t)(h + c->nbins));
+    if (c->small) {
+        const int64_t nbins = c->nbins;
+        const uint8_t *small = (const uint8_t *)(h + nbins), *used = small + c->small * nbins;
+        for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
+            for (int32_t b = 0; b < nbins; b++) c->counts[b] += c->mult * small[k * nbins + b];
+        for (int32_t b0 = 0; b0 < nbins; b0 += PCP_SMALL_BLOCK) {
+            int32_t end = nbins - b0 < PCP_SMALL_BLOCK ? (int32_t)nbins : b0 + PCP_SMALL_BLOCK;
+            if (used[b0 / PCP_SMALL_BLOCK])
+                for (int32_t b = b0; b < end; b++) c->counts[b] += h[b] + c->mult * small[b];
+            else
+                for (int32_t b = b0; b < end; b++) c->counts[b] += c->mult * small[b];
+        }
+        return;
+    }
     for (int32_t k = 0; k < c->copies; k++)
         for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[(int64_t)k * c->nbins + b];
 }
@@ -97,14 +76,6 @@ CANOPY_PAIR_CPU_INSTANTIATE(pcp, &pcp_app)
 canopy_paircount_options canopy_paircount_options_default(void) {
     canopy_paircount_options o = {0.0, 1.0, 10, 0, 0.0};
     return o;
-}
-
-/* Edge b of valid options; span: log(rmax / rmin) for log bins. */
-static double edge(const canopy_paircount_options *po, double span, int32_t b) {
-    if (b == 0) return po->rmin;
-    if (b == po->nbins) return po->rmax;
-    double f = (double)b / po->nbins;
-    return po->log_bins ? po->rmin * exp(span * f) : po->rmin + (po->rmax - po->rmin) * f;
 }
 
 static canopy_status check_edges(const canopy_paircount_options *po) {
@@ -128,8 +99,11 @@ static canopy_status check_edges(const canopy_paircount_options *po) {
 canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double *edges) {
     canopy_status s = check_edges(po);
     if (s) return s;
-    const double span = po->log_bins ? log(po->rmax / po->rmin) : 0.0;
-    for (int32_t b = 0; b <= po->nbins; b++) edges[b] = edge(po, span, b);
+    pcp_edges *g = NULL;
+    if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) return s;
+    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+    for (int32_t b = 0; b <= po->nbins; b++) edges[b] = pcp_edge(g, b);
+    canopy_free(g);
     return CANOPY_OK;
 }
 
@@ -137,12 +111,17 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
  * double edges one at a time, not as an array (8 MB more to fault in at 10^6). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
-    if (s || (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1 + PCP_SCAN_MAX, sizeof **e2)))
+    if (s || (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof **e2)))
         return s;
-    const double span = po->log_bins ? log(po->rmax / po->rmin) : 0.0;
+    pcp_edges *g = NULL;
+    if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) {
+        canopy_free(*e2);
+        *e2 = NULL;
+        return s;
+    }
+    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
     for (int32_t b = 0; b <= po->nbins; b++) {
-        double r = edge(po, span, b);
-        (*e2)[b] = (float)(r * r);
+        (*e2)[b] = pcp_edge2(g, b);
         if (b && !((*e2)[b] > (*e2)[b - 1])) {
             s = canopy_fail(CANOPY_ERR_INVALID,
                             "paircount: bins %d and %d have the same float32 squared edge; use "
@@ -151,7 +130,8 @@ static canopy_status squared_edges(const canopy_paircount_options *po, float **e
             break;
         }
     }
-    for (int32_t k = 1; k <= PCP_SCAN_MAX; k++) (*e2)[po->nbins + k] = INFINITY;
+    canopy_free(g);
+    for (int32_t k = 1; k <= PCP_E2_PAD; k++) (*e2)[po->nbins + k] = INFINITY;
     if (s) {
         canopy_free(*e2);
         *e2 = NULL;
@@ -224,7 +204,7 @@ static canopy_status prepare(const canopy_paircount_options *po, canopy_points *
  * counters of few unweighted bins skip a's points out of range of b's box, so larger
  * leaves cost them little (200k points, rmax 0.1 or 0.01: 128 about 25-40 % faster
  * than 32, bench/results/paircount.md). */
-enum { PCP_LEAF_SIZE = 32, PCP_LEAF_SIZE_CUM = 128 };
+enum { PCP_LEAF_SIZE = 32, PCP_LEAF_SIZE_CUM = 128, PCP_LEAF_SIZE_SMALL = 64 };
 
 /* The bin table of pair_count.h over the float bits of [e2[1], e2[nbins]). */
 static canopy_status bin_table(pcp_ctx *c) {
@@ -261,9 +241,54 @@ static canopy_status bin_table(pcp_ctx *c) {
     c->tab_cells = cells + 1;
     c->tab_base = lo;
     c->tab_shift = shift;
-    c->sort_shift = shift;
-    while ((span >> c->sort_shift) >= PCP_SORT_PARTS_MAX) c->sort_shift++;
-    c->sort_parts = (int32_t)(span >> c->sort_shift) + 1;
+    return CANOPY_OK;
+}
+
+/* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins, and the
+ * largest error of its position t at the float edges (by the leaf kernels' lanes),
+ * from which the certain fractions follow; c->direct stays 0 (the bin table instead)
+ * where the bins are too narrow for float32 positions or the range spans too many
+ * cells. t(x) = log(x / rmin^2) * dk (log) or (sqrt(x) - rmin) * dk, in bins. */
+static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) {
+    c->split2 = c->nbins > 1 ? c->e2[1] : c->hi2;
+    const double span = po->log_bins ? 2.0 * log(po->rmax / po->rmin) : po->rmax - po->rmin;
+    const double dk = po->nbins / span;
+    /* most bins one cell's series can add (dk * slope * cell width): a few float ulps
+       of it must stay far below the certain margin */
+    double reach = po->log_bins ? dk : dk * po->rmax;
+    int32_t shift = PCP_DIRECT_SHIFT;
+    while (shift > 0 && reach * ldexp(1.0, shift - 23) > 512.0) shift--;
+    uint32_t base = pcp_bits(c->split2) & ~((1u << shift) - 1);
+    int64_t cells = (int64_t)((pcp_bits(c->hi2) - base) >> shift) + 1;
+    c->direct = 0;
+    if (!(c->split2 >= FLT_MIN) || reach * ldexp(1.0, shift - 23) > 512.0 ||
+        cells > PCP_DIRECT_MAX_CELLS)
+        return CANOPY_OK;
+    int32_t *dpos = NULL;
+    canopy_status s = canopy_alloc((void **)&dpos, (size_t)cells, sizeof *dpos);
+    if (s) return s;
+    const double l0 = po->log_bins ? 2.0 * log(po->rmin) : 0.0; /* not of e2[0], rounded */
+    int ok = 1;
+    for (int64_t k = 0; k < cells; k++) {
+        double x = (double)pcp_float(base + (uint32_t)(k << shift));
+        double t = po->log_bins ? (log(x) - l0) * dk : (sqrt(x) - po->rmin) * dk;
+        ok &= fabs(t) < 1048576.0;
+        dpos[k] = ok ? (int32_t)lround(ldexp(t, PCP_DIRECT_FRAC)) : 0;
+    }
+    c->dbase = base;
+    c->dshift = shift;
+    c->dpos = dpos;
+    c->dk = (float)dk;
+    c->dlog = po->log_bins;
+    double err = ok ? c->direct_err(c) : 1.0;
+    /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
+    c->dlo = (float)(err + 1e-3);
+    c->dhi = 1.0f - c->dlo;
+    c->direct = ok && c->dlo < 0.25f;
+    if (!c->direct) {
+        canopy_free(dpos);
+        c->dpos = NULL;
+    }
     return CANOPY_OK;
 }
 
@@ -312,14 +337,19 @@ static canopy_status soa_copy(const canopy_tree_view *t, float **out, int64_t **
     return s;
 }
 
-static pcp_leaf_fn leaf_kernel(void) {
+static void leaf_kernel(pcp_ctx *c) {
     switch (canopy_cpu_isa()) {
     case CANOPY_ISA_AVX512:
-        return canopy_pcp_leaf_avx512;
+        c->leaf = canopy_pcp_leaf_avx512;
+        c->direct_err = canopy_pcp_leaf_avx512_err;
+        break;
     case CANOPY_ISA_AVX2:
-        return canopy_pcp_leaf_avx2;
+        c->leaf = canopy_pcp_leaf_avx2;
+        c->direct_err = canopy_pcp_leaf_avx2_err;
+        break;
     default:
-        return canopy_pcp_leaf_generic;
+        c->leaf = canopy_pcp_leaf_generic;
+        c->direct_err = canopy_pcp_leaf_generic_err;
     }
 }
 
@@ -338,11 +368,9 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.lo2 = e2[0];
     c.hi2 = e2[po->nbins];
     c.box = (float)po->boxsize;
-    c.leaf = leaf_kernel();
+    leaf_kernel(&c);
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
-    c.sorted = po->nbins >= PCP_SORT_MIN_BINS && !w1;
-    c.sort_cap = PCP_SORT_BUF_MIN;
-    while (c.sort_cap < 2 * po->nbins && c.sort_cap < PCP_SORT_BUF_MAX) c.sort_cap *= 2;
+    c.mult = self ? 2.0 : 1.0;
     c.counts = counts;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
@@ -352,6 +380,7 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
                   (d1.n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || canopy_gpu_info(NULL, 0, NULL)));
     to.leaf_size = o->leaf_size > 0                            ? o->leaf_size
                    : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
+                   : on_cpu && !w1                             ? PCP_LEAF_SIZE_SMALL
                                                                : PCP_LEAF_SIZE;
     to.weights = w1;
     canopy_status s = canopy_tree_build(d1, &to, &ta);
@@ -372,18 +401,28 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.soa_a = self ? soa : soa_a;
     c.soa_off_a = self ? off : off_a;
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
-    if (!s) s = bin_table(&c);
+    /* the GPU kernel keeps the bin table */
+    pcp_edges *gen = NULL;
+    if (!s && on_cpu && po->nbins >= (w1 ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1) &&
+        !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
+        pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
+        c.edges = gen;
+        s = bin_direct(&c, po);
+    }
+    if (!s && !c.direct) s = bin_table(&c);
+    c.small = c.direct && !w1 ? c.copies : 0;
+    if (c.small) c.copies = 1;
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
-        canopy_pair_traversal tr = {
-            "paircount",
-            &pcp_app,
-            pcp_pair_cpu_runners,
-            CANOPY_PAIRCOUNT_PAIR_GPU,
-            &c,
-            sizeof(double) * (size_t)po->nbins * c.copies +
-                (c.sorted ? sizeof(pcp_sortbuf) + 8 * (size_t)c.sort_cap : 0)};
+        canopy_pair_traversal tr = {"paircount",
+                                    &pcp_app,
+                                    pcp_pair_cpu_runners,
+                                    CANOPY_PAIRCOUNT_PAIR_GPU,
+                                    &c,
+                                    sizeof(double) * (size_t)po->nbins * c.copies +
+                                        (size_t)c.small * po->nbins +
+                                        (c.small ? po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
     if (!s && stats) {
@@ -396,6 +435,8 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
         stats->tree_depth = ia.depth > (tb ? ib.depth : 0) ? ia.depth : ib.depth;
     }
     canopy_free((void *)c.tab);
+    canopy_free((void *)c.dpos);
+    canopy_free(gen);
     canopy_free(soa);
     canopy_free(soa_a);
     canopy_free(off);

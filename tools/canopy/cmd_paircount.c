@@ -44,7 +44,8 @@ static void usage(FILE *f) {
                "  Variant auto on kd trees walks node pairs of two trees (a dual-tree\n"
                "  walk, CPU or GPU, all bins at once; without --leaf-size its leaves\n"
                "  hold up to 128 points on the CPU for unweighted counts into at most\n"
-               "  15 bins, else 32); an explicit variant or another\n"
+               "  15 bins, 64 for more unweighted bins, else 32);\n"
+               "  an explicit variant or another\n"
                "  tree walks one tree per point of D1, in passes of 26 bins (on the GPU\n"
                "  each query's histogram is added with atomics).\n");
 }
