@@ -21,6 +21,9 @@ typedef struct canopy_index_device {
     canopy_gpu_tree *built; /* a GPU build owning the arrays, or NULL (uploaded here) */
     size_t bytes;           /* device bytes of the tree arrays */
     int gpu_built;
+    /* a stream of the index's own (its staging's): queries on it order nothing after
+     * the legacy default stream, whose work cannot be theirs */
+    void *own_stream;
 } canopy_index_device;
 
 /* Builds a kd tree on the GPU into dv, after the work queued on `stream` (a

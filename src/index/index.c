@@ -423,7 +423,7 @@ static void device_choice(const canopy_index_device *dv, int32_t leaf_size,
     *sched = CANOPY_SCHEDULE_NONE;
     if (nq < CANOPY_INDEX_SORT_MIN) return;
     if (knn_kd_kernel_applies(tv, k, *v)) {
-        if (tv->d <= CANOPY_INDEX_BUCKET_MAX_D && k > 1)
+        if (tv->d <= CANOPY_INDEX_BUCKET_MAX_D)
             *sched = CANOPY_SCHEDULE_TREE;
         else if (*v == CANOPY_VARIANT_DR_L || k > 8)
             *sched = CANOPY_SCHEDULE_MORTON;

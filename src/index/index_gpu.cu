@@ -15,20 +15,27 @@
 /* What a query of a resident index reuses: one grow-only device arena (flags, stacks,
  * sort buffers, the query order, distances nobody asked for), the flags' pinned
  * twin, four events, the SM count, the box of the index's points (the Morton grid),
- * the kd bucket order's descent table, each node's smallest id (kNN's tie rule) and
- * the self-query tables, each made at its first use. The lock serialises the queries
- * that share it. */
+ * the kd bucket order's state (its descent table, grid and counters), each node's
+ * smallest id (kNN's tie rule) and the self-query tables, each made at its first use,
+ * and the caller's pointers already found to be device memory. The lock serialises
+ * the queries that share it. */
 struct canopy_index_scratch {
     std::mutex lock;
     unsigned char *arena = nullptr;
     size_t arena_bytes = 0;
     canopy_gpu_flags *hflags = nullptr;
     cudaEvent_t ev[5] = {}; /* sort start, end; kernel start, end; legacy-stream mark */
+    /* the kd walk's bound tests, summed over every call with stats (device), and the
+     * sum the last one read: a call's count is the difference, no clearing */
+    unsigned long long *kd_tests = nullptr;
+    unsigned long long kd_tests_read = 0;
     uint32_t *box = nullptr;
     bool box_ready = false;
-    void *descent = nullptr; /* canopy_gpu_kd_descent_table of the index's tree */
-    size_t descent_bytes = 0;
-    bool descent_ready = false;
+    void *order = nullptr; /* canopy_gpu_kd_order_make's state for the index's tree */
+    size_t order_bytes = 0;
+    canopy_gpu_kd_order kdo = {};
+    bool order_ready = false;
+    bool order_clean = true;              /* false from a bucket order until its call completed */
     unsigned long long *min_id = nullptr; /* n_nodes, n_nodes int32 parents, a flag */
     size_t min_id_bytes = 0;
     bool min_id_ready = false, ties = false;
@@ -38,16 +45,32 @@ struct canopy_index_scratch {
     size_t self_bytes = 0;
     bool self_ready = false, self_buckets = false;
     int sms = 0;
+    /* device pointers a call checked (cudaPointerGetAttributes costs a driver call
+     * each; callers pass the same buffers call after call). A pointer once device
+     * memory stays in the device's address range while the context lives. */
+    const void *known[6] = {};
+    int known_next = 0;
 };
+
+/* canopy_gpu_on_device, remembered in x. */
+static bool device_pointer(canopy_index_scratch *x, const void *p) {
+    for (const void *k : x->known)
+        if (k == p && p) return true;
+    if (!canopy_gpu_on_device(p)) return false;
+    x->known[x->known_next] = p;
+    x->known_next = (x->known_next + 1) % (int)(sizeof x->known / sizeof x->known[0]);
+    return true;
+}
 
 static void scratch_free(canopy_index_scratch *x) {
     if (!x) return;
     cudaFree(x->arena);
     cudaFreeHost(x->hflags);
     cudaFree(x->box);
-    cudaFree(x->descent);
+    cudaFree(x->order);
     cudaFree(x->min_id);
     cudaFree(x->self);
+    cudaFree(x->kd_tests);
     for (cudaEvent_t e : x->ev)
         if (e) cudaEventDestroy(e);
     delete x;
@@ -61,6 +84,8 @@ static canopy_status scratch_new(canopy_index_scratch **out) {
     int dev = 0;
     cudaError_t e = cudaMallocHost(&x->hflags, sizeof *x->hflags);
     if (e == cudaSuccess) e = cudaMalloc(&x->box, sizeof(uint32_t) * CANOPY_GPU_BOX_WORDS);
+    if (e == cudaSuccess) e = cudaMalloc(&x->kd_tests, sizeof *x->kd_tests);
+    if (e == cudaSuccess) e = cudaMemset(x->kd_tests, 0, sizeof *x->kd_tests);
     for (int i = 0; i < 4 && e == cudaSuccess; i++) e = cudaEventCreate(&x->ev[i]);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&x->ev[4], cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaGetDevice(&dev);
@@ -223,7 +248,7 @@ extern "C" canopy_status canopy_index_device_build(canopy_points pts, int device
     memset(dv, 0, sizeof *dv);
     if (kept) {
         kept->box_ready = false; /* the Morton grid and the descent are the new tree's */
-        kept->descent_ready = false;
+        kept->order_ready = false;
         kept->min_id_ready = false;
         kept->self_ready = false;
         dv->scratch = kept;
@@ -302,13 +327,19 @@ static canopy_status scratch_tables(canopy_index_device *dv, canopy_index_scratc
         if ((s = canopy_gpu_points_box(dv->view.points, dv->view.n, dv->view.d, x->box))) return s;
         x->box_ready = true;
     }
-    if (buckets && !x->descent_ready) {
-        const size_t bytes = (size_t)CANOPY_GPU_KD_DESCENT_BYTES * (size_t)dv->view.n_nodes;
-        if ((s = grow(&x->descent, &x->descent_bytes, bytes, "kd descent table")) ||
-            (s = canopy_gpu_kd_descent_table(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->descent,
-                                             stream)))
+    if (buckets && !x->order_ready) {
+        size_t bytes = 0;
+        if ((s = canopy_gpu_kd_order_bytes(&dv->view, &bytes)) ||
+            (s = grow(&x->order, &x->order_bytes, bytes, "kd bucket order tables")) ||
+            (s = canopy_gpu_kd_order_make(&dv->view, CANOPY_INDEX_BUCKET_POINTS, x->order, stream,
+                                          &x->kdo)))
             return s;
-        x->descent_ready = true;
+        x->order_ready = true;
+        x->order_clean = true;
+    }
+    if (buckets && !x->order_clean) {
+        if ((s = canopy_gpu_kd_order_clear(&x->kdo, stream))) return s;
+        x->order_clean = true;
     }
     if (self && !x->self_ready) {
         if ((s = scratch_self(x, &dv->view, st))) return s;
@@ -321,37 +352,38 @@ static canopy_status scratch_tables(canopy_index_device *dv, canopy_index_scratc
     return CANOPY_OK;
 }
 
-extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const float *d_queries,
-                                                 int64_t nq, int self, int32_t k, canopy_variant v,
-                                                 canopy_schedule sched, int64_t *d_idx,
-                                                 float *d_dist2, void *stream,
-                                                 canopy_gpu_report *rep) {
-    if (nq > 0 && ((!self && !canopy_gpu_on_device(d_queries)) || !canopy_gpu_on_device(d_idx) ||
-                   (d_dist2 && !canopy_gpu_on_device(d_dist2))))
-        return canopy_fail(CANOPY_ERR_INVALID,
-                           "index knn (device): queries, indices and distances must be device "
-                           "memory");
-    if (self && nq != dv->view.n)
-        return canopy_fail(CANOPY_ERR_INTERNAL, "index knn (device): a self-query of %lld rows",
-                           (long long)nq);
-    canopy_index_scratch *x = NULL;
-    canopy_status s = scratch_of(dv, &x);
-    if (s) return s;
-    std::lock_guard<std::mutex> hold(x->lock);
-    const cudaStream_t st = (cudaStream_t)stream;
+/* Work the caller queued on the legacy default stream (cudaMemset, kernels on stream 0)
+ * comes before the query on st, as when the kernels ran there: an event, not a host
+ * wait, and only for a non-blocking stream of the caller's (a blocking one waits for
+ * stream 0 itself; the index's own staging stream carries only its own copies). */
+static canopy_status after_legacy_stream(const canopy_index_device *dv, canopy_index_scratch *x,
+                                         cudaStream_t st) {
+    if (st == 0 || st == cudaStreamLegacy || st == cudaStreamPerThread ||
+        st == (cudaStream_t)dv->own_stream)
+        return CANOPY_OK;
+    unsigned flags = 0;
+    canopy_status s = canopy_gpu_check(cudaStreamGetFlags(st, &flags), "the caller's stream");
+    if (s || !(flags & cudaStreamNonBlocking)) return s;
+    if (!(s = canopy_gpu_check(cudaEventRecord(x->ev[4], cudaStreamLegacy), "cudaEventRecord")))
+        s = canopy_gpu_check(cudaStreamWaitEvent(st, x->ev[4], 0), "waiting for stream 0");
+    return s;
+}
+
+/* The query of canopy_index_device_knn after its checks, under x's lock. A bucket order
+ * leaves its counters dirty until the call completes (x->order_clean). */
+static canopy_status device_knn(canopy_index_device *dv, canopy_index_scratch *x,
+                                const float *d_queries, int64_t nq, int self, int32_t k,
+                                canopy_variant v, canopy_schedule sched, int64_t *d_idx,
+                                float *d_dist2, cudaStream_t st, canopy_gpu_report *rep) {
+    canopy_status s;
     const int32_t d = dv->view.d;
     const bool sorted = sched == CANOPY_SCHEDULE_MORTON && nq > 1;
     /* self-queries in the tree's point order: already leaf by leaf, nothing to sort */
     const bool tree_order = self && sched == CANOPY_SCHEDULE_TREE && nq > 0;
     const bool buckets = !self && sched == CANOPY_SCHEDULE_TREE && nq > 0;
-    /* Work the caller queued on the legacy default stream (cudaMemset, kernels on
-     * stream 0) comes first too, as when the kernels ran there: a non-blocking
-     * stream would not wait for it. An event, not a host synchronisation. */
-    if (st != 0 && st != cudaStreamLegacy &&
-        ((s = canopy_gpu_check(cudaEventRecord(x->ev[4], cudaStreamLegacy), "cudaEventRecord")) ||
-         (s = canopy_gpu_check(cudaStreamWaitEvent(st, x->ev[4], 0), "waiting for stream 0"))))
+    if ((s = after_legacy_stream(dv, x, st)) ||
+        (s = scratch_tables(dv, x, sorted, buckets, self && nq > 0, st)))
         return s;
-    if ((s = scratch_tables(dv, x, sorted, buckets, self && nq > 0, stream))) return s;
     canopy_tree_view tv = dv->view;
     tv.min_id = x->ties ? (const int64_t *)x->min_id : NULL;
     /* the arena: flags | stacks | order | distances | sort scratch */
@@ -360,10 +392,8 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
     typedef canopy_gpu_carve C;
     const size_t stack_bytes = canopy_gpu_stack_bytes(probe, v);
     const bool own_dist2 = !d_dist2 && k > KNN_REG_MAX_K;
-    size_t sort_bytes = 0;
-    if ((sorted && (s = canopy_gpu_morton_scratch(nq, d, &sort_bytes))) ||
-        (buckets && (s = canopy_gpu_kd_bucket_scratch(&dv->view, nq, &sort_bytes))))
-        return s;
+    size_t sort_bytes = buckets ? canopy_gpu_kd_bucket_scratch(nq) : 0;
+    if (sorted && (s = canopy_gpu_morton_scratch(nq, d, &sort_bytes))) return s;
     size_t need = C::bytes<canopy_gpu_flags>(1) + C::bytes<unsigned char>((int64_t)stack_bytes) +
                   (sorted || buckets ? C::bytes<int64_t>(nq) : 0) +
                   (buckets ? C::bytes<int32_t>(nq) : 0) +
@@ -404,32 +434,79 @@ extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const 
     dc.query = canopy_points_make(d_queries, nq, d);
     if (sorted || buckets) {
         void *sort_tmp = c.take<unsigned char>((int64_t)sort_bytes);
-        if ((rep && (s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord"))) ||
-            (s = sorted
-                     ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
-                                               sort_order, stream)
-                     : canopy_gpu_kd_bucket_order(&dv->view, x->descent, d_queries, nq, sort_tmp,
-                                                  sort_bytes, sort_order, sort_bucket, stream)) ||
+        if (rep && (s = canopy_gpu_check(cudaEventRecord(x->ev[0], st), "cudaEventRecord")))
+            return s;
+        x->order_clean = !buckets;
+        if ((s = sorted ? canopy_gpu_morton_order(d_queries, nq, d, x->box, sort_tmp, sort_bytes,
+                                                  sort_order, st)
+                        : canopy_gpu_kd_bucket_order(&x->kdo, d, d_queries, nq, sort_tmp,
+                                                     sort_bytes, sort_order, sort_bucket, st)) ||
             (rep && (s = canopy_gpu_check(cudaEventRecord(x->ev[1], st), "cudaEventRecord"))))
             return s;
     }
-    canopy_gpu_report none;
     if (!rep) {
         /* nothing to time or count: the kd walk alone and one synchronisation */
         bool taken = false;
-        if ((s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, nq, v, x->sms, st, &taken)))
+        if ((s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, nq, v, x->sms, st, NULL, &taken)))
             return s;
         if (taken) return canopy_gpu_check(cudaStreamSynchronize(st), "kd walk");
+        canopy_gpu_report none;
         memset(&none, 0, sizeof none);
-        rep = &none;
-    } else if (sorted || buckets) {
+        return canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, &none);
+    }
+    /* the kd walk with stats: timed between two events, its tests the growth of a
+     * counter nobody clears (no memset before the walk), read back with the sync */
+    bool taken = knn_kd_kernel_applies(&tv, k, v);
+    if (taken) {
         float ms = 0.0f;
-        if ((s = canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep)) ||
-            (s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),
+        if ((s = canopy_gpu_check(cudaEventRecord(x->ev[2], st), "cudaEventRecord")) ||
+            (s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, nq, v, x->sms, st, x->kd_tests,
+                                        &taken)) ||
+            (s = canopy_gpu_check(cudaEventRecord(x->ev[3], st), "cudaEventRecord")) ||
+            (s = canopy_gpu_check(cudaMemcpyAsync(&x->hflags->counters[0], x->kd_tests,
+                                                  sizeof *x->kd_tests, cudaMemcpyDeviceToHost, st),
+                                  "kd walk counters")) ||
+            (s = canopy_gpu_check(cudaStreamSynchronize(st), "kd walk")) ||
+            (s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[2], x->ev[3]),
+                                  "cudaEventElapsedTime")))
+            return s;
+        rep->traverse_seconds += ms * 1e-3;
+        rep->counters.nodes += (int64_t)(x->hflags->counters[0] - x->kd_tests_read);
+        x->kd_tests_read = x->hflags->counters[0];
+    } else if ((s = canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep))) {
+        return s;
+    }
+    if (sorted || buckets) {
+        float ms = 0.0f;
+        if ((s = canopy_gpu_check(cudaEventElapsedTime(&ms, x->ev[0], x->ev[1]),
                                   "cudaEventElapsedTime")))
             return s;
         rep->schedule_seconds += ms * 1e-3;
-        return CANOPY_OK;
     }
-    return canopy_gpu_knn_pooled(&dc, &tv, order, bucket, nq, v, P, rep);
+    return CANOPY_OK;
+}
+
+extern "C" canopy_status canopy_index_device_knn(canopy_index_device *dv, const float *d_queries,
+                                                 int64_t nq, int self, int32_t k, canopy_variant v,
+                                                 canopy_schedule sched, int64_t *d_idx,
+                                                 float *d_dist2, void *stream,
+                                                 canopy_gpu_report *rep) {
+    if (self && nq != dv->view.n)
+        return canopy_fail(CANOPY_ERR_INTERNAL, "index knn (device): a self-query of %lld rows",
+                           (long long)nq);
+    canopy_index_scratch *x = NULL;
+    canopy_status s = scratch_of(dv, &x);
+    if (s) return s;
+    std::lock_guard<std::mutex> hold(x->lock);
+    if (nq > 0 && ((!self && !device_pointer(x, d_queries)) || !device_pointer(x, d_idx) ||
+                   (d_dist2 && !device_pointer(x, d_dist2))))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "index knn (device): queries, indices and distances must be device "
+                           "memory");
+    s = device_knn(dv, x, d_queries, nq, self, k, v, sched, d_idx, d_dist2, (cudaStream_t)stream,
+                   rep);
+    /* the bucket order's counters are clear once its scatter ran, which a completed
+     * call (every path ends in a synchronisation) guarantees */
+    if (!s) x->order_clean = true;
+    return s;
 }

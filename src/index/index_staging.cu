@@ -138,6 +138,7 @@ extern "C" canopy_status canopy_index_staging_knn(canopy_index_device *dv, canop
                                                   canopy_variant v, canopy_schedule sched,
                                                   canopy_gpu_report *rep) {
     st->chunks = 0;
+    dv->own_stream = st->stream;
     return canopy_index_device_knn(dv, (const float *)st->dev, st->nq, CANOPY_INDEX_SELF_NONE,
                                    st->k, v, sched, (int64_t *)(st->dev + st->idx_off),
                                    (float *)(st->dev + st->dist2_off), st->stream, rep);

@@ -8,6 +8,7 @@
 #include "traverse/curve_key.h"
 #include "traverse/gpu_schedule.h"
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -188,7 +189,8 @@ namespace {
 
 /* A node of the descent table: the first child (-1 where the descent stops: a leaf,
  * or at most `most` points), the split dimension and the left child's upper bound in
- * it, where the children's boxes meet. */
+ * it, where the children's boxes meet. A stop node the descent reaches gets its
+ * bucket number in .y (k_kd_bucket_numbers). */
 __global__ void k_kd_descent(canopy_tree_view t, int32_t most, int4 *table) {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i >= t.n_nodes) return;
@@ -205,71 +207,291 @@ __global__ void k_kd_descent(canopy_tree_view t, int32_t most, int4 *table) {
     table[i] = e;
 }
 
-/* A query's bucket (gpu_schedule.h) and its rank among the bucket's queries: one
- * 16-byte load a level. */
-__global__ void k_kd_bucket(const int4 *table, const float *q, int64_t nq, int32_t d,
-                            int32_t *count, int32_t *bucket_of, int32_t *rank) {
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= nq) return;
-    const float *p = q + i * d;
-    /* low dimensions in registers: a split dimension then needs no load */
-    const float q0 = __ldg(p), q1 = d > 1 ? __ldg(p + 1) : 0.0f, q2 = d > 2 ? __ldg(p + 2) : 0.0f;
-    int32_t n = 0;
-    int4 e = __ldg(table);
-    while (e.x >= 0) {
-        const float x = e.y == 0 ? q0 : e.y == 1 ? q1 : e.y == 2 ? q2 : __ldg(p + e.y);
-        n = e.x + (x > __int_as_float(e.z));
-        e = __ldg(table + n);
+/* What the kd bucket order keeps between its kernels and its calls (the state's head):
+ * the blocks of the counting kernel that finished (the last one scans, then clears
+ * it), the number of buckets, and the grid over the root's box that starts a query's
+ * descent (bits per axis, 0: no grid; its origin and cells per unit). */
+struct kd_order_meta {
+    unsigned done;
+    int32_t nb;
+    int32_t bits;
+    int32_t pad;
+    float lo[3], inv[3];
+};
+
+/* The buckets (stop nodes the descent reaches: the root, or a stop child of a node it
+ * goes through) mark the tree position where their points begin; a scan of the marks
+ * numbers them in tree order. An empty bucket shares the number of the next one (one
+ * counter for both: still a permutation). */
+__global__ void k_kd_bucket_marks(canopy_tree_view t, const int4 *table, int32_t *marks) {
+    const int64_t u = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (u >= t.n_nodes) return;
+    const int32_t c = __ldg((const int32_t *)(table + u));
+    if (u == 0 && c < 0) marks[0] = 1;
+    for (int32_t j = 0; c >= 0 && j < 2; j++) {
+        if (__ldg((const int32_t *)(table + c + j)) >= 0) continue;
+        marks[__ldg((const int32_t *)(t.hot + (int64_t)(c + j) * t.hot_stride) + 2)] = 1;
     }
-    bucket_of[i] = n;
-    /* one atomic per bucket a warp reaches: where query clusters fall into few buckets,
-     * per-query atomics on one counter serialise the whole kernel */
-    const unsigned same = __match_any_sync(__activemask(), n);
-    const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
-    int32_t base = 0;
-    if (lane == leader) base = atomicAdd(count + n, __popc(same));
-    base = __shfl_sync(same, base, leader);
-    rank[i] = base + __popc(same & ((1u << lane) - 1));
 }
 
-__global__ void k_kd_bucket_scatter(int64_t nq, const int32_t *first, const int32_t *bucket_of,
-                                    const int32_t *rank, int64_t *order, int32_t *bucket) {
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+__global__ void k_kd_bucket_numbers(canopy_tree_view t, int4 *table, const int32_t *marks,
+                                    const int32_t *numbers, kd_order_meta *meta) {
+    const int64_t u = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (u >= t.n_nodes) return;
+    const int32_t c = ((const int32_t *)(table + u))[0];
+    if (u == 0) {
+        meta->nb = numbers[t.n] + marks[t.n];
+        if (c < 0) ((int32_t *)(table + u))[1] = 0;
+    }
+    for (int32_t j = 0; c >= 0 && j < 2; j++) {
+        if (((const int32_t *)(table + c + j))[0] >= 0) continue;
+        const int32_t begin = __ldg((const int32_t *)(t.hot + (int64_t)(c + j) * t.hot_stride) + 2);
+        ((int32_t *)(table + c + j))[1] = numbers[begin];
+    }
+}
+
+/* Grid bits per axis for d <= 3 (about a million cells: 4 MB of int32 a tree), 0 above. */
+int kd_grid_bits(int32_t d) {
+    return d == 1 ? 20 : d == 2 ? 10 : d == 3 ? 6 : 0;
+}
+
+/* The grid's origin and scale from the root's box (the points' box). */
+__global__ void k_kd_grid_meta(canopy_tree_view t, int32_t bits, kd_order_meta *meta) {
+    const int32_t j = threadIdx.x;
+    meta->done = 0;
+    meta->bits = bits;
+    if (j >= 3) return;
+    const float *g = (const float *)(t.hot + sizeof(canopy_node));
+    const float lo = j < t.d ? g[j] : 0.0f, hi = j < t.d ? g[t.d + j] : 0.0f;
+    meta->lo[j] = lo;
+    meta->inv[j] = hi > lo ? (float)(1 << bits) / (hi - lo) : 0.0f;
+}
+
+/* Each grid cell: the deepest node of the descent that every point of the cell takes
+ * (it stops where a split cuts the cell, or at the cell's bucket). A query starts its
+ * descent there: one load instead of the top levels' chain. The cell's edges are
+ * rounded, so a query near one may start beside its own path: it then ends in a
+ * neighbouring bucket, which only costs locality (any bucket is a correct start). */
+__global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t d, int32_t *grid) {
+    const int32_t bits = meta->bits, side = 1 << bits;
+    const int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (g >= (int64_t)1 << (bits * d)) return;
+    float clo[3], chi[3];
+    int64_t rest = g;
+    for (int32_t j = d - 1; j >= 0; j--) {
+        const int32_t c = (int32_t)(rest % side);
+        rest /= side;
+        const float w = meta->inv[j] > 0.0f ? 1.0f / meta->inv[j] : 0.0f;
+        clo[j] = meta->lo[j] + (float)c * w;
+        chi[j] = meta->lo[j] + (float)(c + 1) * w;
+    }
+    int32_t n = 0;
+    for (int4 e = table[0]; e.x >= 0; e = table[n]) {
+        const float split = __int_as_float(e.z);
+        if (chi[e.y] <= split)
+            n = e.x;
+        else if (clo[e.y] > split)
+            n = e.x + 1;
+        else
+            break;
+    }
+    grid[g] = n;
+}
+
+/* Blocks of 1024 (the last one scans up to 8192 counts a tile), two an SM: at 64
+ * registers one fitted an SM and 200k queries took two waves (H200, ncu: 28 us). */
+enum { ORDER_THREADS = 1024, ORDER_ITEMS = 8 };
+
+/* A query's bucket (gpu_schedule.h): its grid cell's node, then down the table, one
+ * 16-byte load a level; its rank among the bucket's queries from one atomic per bucket
+ * a warp reaches (where query clusters fall into few buckets, per-query atomics on one
+ * counter serialise the kernel). slot[i] := (node, rank). The last block to finish
+ * scans the counts into each bucket's first position (no separate scan kernel, no
+ * counts to clear: the scatter clears them). */
+__global__ void __launch_bounds__(ORDER_THREADS, 2)
+    k_kd_order_count(const int4 *table, const int32_t *grid, kd_order_meta *meta, const float *q,
+                     int64_t nq, int32_t d, int32_t *count, int32_t *first, int2 *slot) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nq) {
+        const float *p = q + i * d;
+        /* low dimensions in registers: a split dimension then needs no load */
+        const float q0 = __ldg(p), q1 = d > 1 ? __ldg(p + 1) : 0.0f,
+                    q2 = d > 2 ? __ldg(p + 2) : 0.0f;
+        int32_t n = 0;
+        const int32_t bits = grid ? meta->bits : 0;
+        if (bits) {
+            const float side = (float)((1 << bits) - 1);
+            int32_t cell = 0;
+            for (int32_t j = 0; j < d; j++) {
+                const float x = j == 0 ? q0 : j == 1 ? q1 : q2;
+                /* NaN lands in cell 0, infinities on the edges */
+                const float c = fminf(fmaxf((x - meta->lo[j]) * meta->inv[j], 0.0f), side);
+                cell = (cell << bits) | (int32_t)c;
+            }
+            n = __ldg(grid + cell);
+        }
+        int4 e = __ldg(table + n);
+        while (e.x >= 0) {
+            const float x = e.y == 0 ? q0 : e.y == 1 ? q1 : e.y == 2 ? q2 : __ldg(p + e.y);
+            n = e.x + (x > __int_as_float(e.z));
+            e = __ldg(table + n);
+        }
+        const int32_t b = e.y;
+        const unsigned same = __match_any_sync(__activemask(), b);
+        const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
+        int32_t base = 0;
+        if (lane == leader) base = atomicAdd(count + b, __popc(same));
+        base = __shfl_sync(same, base, leader);
+        slot[i] = make_int2(n, base + __popc(same & ((1u << lane) - 1)));
+    }
+    /* the last block: every count is final (each block's atomics returned before its
+     * barrier; the fence orders them before its arrival) */
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&meta->done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    typedef cub::BlockScan<int32_t, ORDER_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    const int32_t nb = __ldcg(&meta->nb);
+    int32_t carry = 0;
+    for (int32_t t0 = 0; t0 < nb; t0 += ORDER_THREADS * ORDER_ITEMS) {
+        const int32_t b0 = t0 + (int32_t)threadIdx.x * ORDER_ITEMS;
+        int32_t v[ORDER_ITEMS], sum = 0;
+#pragma unroll
+        for (int u = 0; u < ORDER_ITEMS; u++) {
+            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
+            sum += v[u];
+        }
+        int32_t before, total;
+        scan_t(tmp).ExclusiveSum(sum, before, total);
+        before += carry;
+#pragma unroll
+        for (int u = 0; u < ORDER_ITEMS; u++) {
+            if (b0 + u < nb) first[b0 + u] = before;
+            before += v[u];
+        }
+        carry += total;
+        __syncthreads(); /* tmp is reused by the next tile */
+    }
+    if (threadIdx.x == 0) meta->done = 0;
+}
+
+/* Each query to its place; the first of a bucket clears the bucket's count for the
+ * next call. */
+__global__ void k_kd_order_scatter(const int4 *table, int64_t nq, int32_t *count,
+                                   const int32_t *first, const int2 *slot, int64_t *order,
+                                   int32_t *bucket) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nq) return;
-    const int32_t b = bucket_of[i];
-    const int64_t at = (int64_t)first[b] + rank[i];
+    const int2 s = slot[i];
+    const int32_t b = __ldg((const int32_t *)(table + s.x) + 1);
+    const int64_t at = (int64_t)first[b] + s.y;
     order[at] = i;
-    bucket[at] = b;
+    bucket[at] = s.x;
+    if (s.y == 0) count[b] = 0;
 }
 
-canopy_status kd_bucket_scan_bytes(int32_t nodes, size_t *bytes) {
-    *bytes = 0;
-    return canopy_gpu_check(cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (int32_t *)nullptr,
-                                                          (int32_t *)nullptr, nodes),
-                            "sizing the bucket scan");
+/* The state's layout (kd_order_meta, table, grid, counts, firsts, then what the making
+ * alone uses: marks, numbers, the scan's scratch). */
+struct kd_order_parts {
+    kd_order_meta *meta;
+    int4 *table;
+    int32_t *grid, *count, *first, *marks, *numbers;
+    void *tmp;
+    size_t tmp_bytes, bytes;
+};
+
+canopy_status kd_order_layout(const canopy_tree_view *dt, void *state, kd_order_parts *P) {
+    typedef canopy_gpu_carve C;
+    const int32_t bits = kd_grid_bits(dt->d);
+    P->tmp_bytes = 0;
+    canopy_status rc =
+        canopy_gpu_check(cub::DeviceScan::ExclusiveSum(nullptr, P->tmp_bytes, (int32_t *)nullptr,
+                                                       (int32_t *)nullptr, (int)(dt->n + 1)),
+                         "sizing the bucket numbering");
+    C c = {(unsigned char *)state, 0};
+    P->meta = c.take<kd_order_meta>(1);
+    P->table = c.take<int4>(dt->n_nodes);
+    P->grid = bits ? c.take<int32_t>((int64_t)1 << (bits * dt->d)) : nullptr;
+    P->count = c.take<int32_t>(dt->n_nodes);
+    P->first = c.take<int32_t>(dt->n_nodes);
+    P->marks = c.take<int32_t>(dt->n + 1);
+    P->numbers = c.take<int32_t>(dt->n + 1);
+    P->tmp = c.take<unsigned char>((int64_t)P->tmp_bytes);
+    P->bytes = c.used;
+    return rc;
 }
 
 } // namespace
 
-extern "C" canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int64_t nq,
-                                                      size_t *bytes) {
-    size_t scan_bytes = 0;
-    canopy_status rc = kd_bucket_scan_bytes(dt->n_nodes, &scan_bytes);
-    typedef canopy_gpu_carve C;
-    *bytes = C::bytes<int32_t>(dt->n_nodes) * 2 + C::bytes<int32_t>(nq) * 2 +
-             C::bytes<unsigned char>((int64_t)scan_bytes);
+extern "C" canopy_status canopy_gpu_kd_order_bytes(const canopy_tree_view *dt, size_t *bytes) {
+    kd_order_parts P;
+    canopy_status rc = kd_order_layout(dt, nullptr, &P);
+    *bytes = P.bytes;
     return rc;
 }
 
-extern "C" canopy_status canopy_gpu_kd_descent_table(const canopy_tree_view *dt, int32_t most,
-                                                     void *table, void *stream) {
+extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, int32_t most,
+                                                  void *state, void *stream,
+                                                  canopy_gpu_kd_order *made) {
+    memset(made, 0, sizeof *made);
     if (dt->n_nodes <= 0) return CANOPY_OK;
-    k_kd_descent<<<blocks(dt->n_nodes), THREADS, 0, (cudaStream_t)stream>>>(*dt, most,
-                                                                            (int4 *)table);
-    return canopy_gpu_check(cudaGetLastError(), "kd descent table");
+    if (dt->n >= INT32_MAX)
+        return canopy_fail(CANOPY_ERR_INVALID, "points: %lld exceed the GPU bucket order's limit",
+                           (long long)dt->n);
+    const cudaStream_t st = (cudaStream_t)stream;
+    kd_order_parts P;
+    canopy_status rc = kd_order_layout(dt, state, &P);
+    if (rc) return rc;
+    made->meta = P.meta;
+    made->table = P.table;
+    made->grid = P.grid;
+    made->count = P.count;
+    made->first = P.first;
+    made->n_nodes = dt->n_nodes;
+    const int32_t bits = kd_grid_bits(dt->d);
+    const unsigned nb = blocks(dt->n_nodes);
+    if ((rc = canopy_gpu_check(cudaMemsetAsync(P.count, 0, sizeof(int32_t) * dt->n_nodes, st),
+                               "clearing bucket counts")) ||
+        (rc = canopy_gpu_check(cudaMemsetAsync(P.marks, 0, sizeof(int32_t) * (dt->n + 1), st),
+                               "clearing bucket marks")))
+        return rc;
+    k_kd_descent<<<nb, THREADS, 0, st>>>(*dt, most, P.table);
+    k_kd_bucket_marks<<<nb, THREADS, 0, st>>>(*dt, P.table, P.marks);
+    if ((rc = canopy_gpu_check(cub::DeviceScan::ExclusiveSum(P.tmp, P.tmp_bytes, P.marks, P.numbers,
+                                                             (int)(dt->n + 1), st),
+                               "numbering the buckets")))
+        return rc;
+    k_kd_bucket_numbers<<<nb, THREADS, 0, st>>>(*dt, P.table, P.marks, P.numbers, P.meta);
+    k_kd_grid_meta<<<1, 32, 0, st>>>(*dt, bits, P.meta);
+    if (bits)
+        k_kd_grid<<<blocks((int64_t)1 << (bits * dt->d)), THREADS, 0, st>>>(P.table, P.meta, dt->d,
+                                                                            P.grid);
+    return canopy_gpu_check(cudaGetLastError(), "kd bucket order tables");
 }
 
-extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *table,
+extern "C" canopy_status canopy_gpu_kd_order_clear(const canopy_gpu_kd_order *o, void *stream) {
+    if (o->n_nodes <= 0) return CANOPY_OK;
+    const cudaStream_t st = (cudaStream_t)stream;
+    canopy_status rc =
+        canopy_gpu_check(cudaMemsetAsync(o->count, 0, sizeof(int32_t) * (size_t)o->n_nodes, st),
+                         "clearing bucket counts");
+    if (!rc)
+        rc = canopy_gpu_check(cudaMemsetAsync(o->meta, 0, sizeof(unsigned), st),
+                              "clearing the bucket order");
+    return rc;
+}
+
+extern "C" size_t canopy_gpu_kd_bucket_scratch(int64_t nq) {
+    return canopy_gpu_carve::bytes<int2>(nq);
+}
+
+extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_gpu_kd_order *o, int32_t d,
                                                     const float *d_q, int64_t nq, void *scratch,
                                                     size_t scratch_bytes, int64_t *d_order,
                                                     int32_t *d_bucket, void *stream) {
@@ -277,30 +499,16 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, 
     if (nq >= INT32_MAX)
         return canopy_fail(CANOPY_ERR_INVALID, "queries: %lld exceed the GPU sort's limit",
                            (long long)nq);
-    size_t scan_bytes, need;
-    canopy_status rc;
-    if ((rc = kd_bucket_scan_bytes(dt->n_nodes, &scan_bytes)) ||
-        (rc = canopy_gpu_kd_bucket_scratch(dt, nq, &need)))
-        return rc;
-    if (need > scratch_bytes)
+    if (canopy_gpu_kd_bucket_scratch(nq) > scratch_bytes)
         return canopy_fail(CANOPY_ERR_INTERNAL, "GPU bucket order: scratch too small");
-    cudaStream_t st = (cudaStream_t)stream;
-    canopy_gpu_carve c = {(unsigned char *)scratch, 0};
-    int32_t *count = c.take<int32_t>(dt->n_nodes), *first = c.take<int32_t>(dt->n_nodes);
-    int32_t *bucket_of = c.take<int32_t>(nq), *rank = c.take<int32_t>(nq);
-    void *tmp = c.take<unsigned char>((int64_t)scan_bytes);
-    if ((rc = canopy_gpu_check(cudaMemsetAsync(count, 0, sizeof(int32_t) * dt->n_nodes, st),
-                               "clearing bucket counts")))
-        return rc;
-    k_kd_bucket<<<blocks(nq), THREADS, 0, st>>>((const int4 *)table, d_q, nq, dt->d, count,
-                                                bucket_of, rank);
-    if ((rc = canopy_gpu_check(cudaGetLastError(), "query buckets")) ||
-        (rc = canopy_gpu_check(
-             cub::DeviceScan::ExclusiveSum(tmp, scan_bytes, count, first, dt->n_nodes, st),
-             "bucket offsets")))
-        return rc;
-    k_kd_bucket_scatter<<<blocks(nq), THREADS, 0, st>>>(nq, first, bucket_of, rank, d_order,
-                                                        d_bucket);
+    const cudaStream_t st = (cudaStream_t)stream;
+    const int4 *table = (const int4 *)o->table;
+    int2 *slot = (int2 *)scratch;
+    k_kd_order_count<<<(unsigned)((nq + ORDER_THREADS - 1) / ORDER_THREADS), ORDER_THREADS, 0,
+                       st>>>(table, o->grid, (kd_order_meta *)o->meta, d_q, nq, d, o->count,
+                             o->first, slot);
+    k_kd_order_scatter<<<blocks(nq), THREADS, 0, st>>>(table, nq, o->count, o->first, slot, d_order,
+                                                       d_bucket);
     return canopy_gpu_check(cudaGetLastError(), "grouping queries by bucket");
 }
 

@@ -39,22 +39,36 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  * goes down the tree, to the side of each node's split (the left child while its
  * coordinate is at most the left child's upper bound in the split dimension), until a
  * node of at most `most` points (its bucket); queries are then grouped by bucket in
- * tree order by a counting sort (ranks from one atomic per bucket and warp, a CUB scan
- * over the nodes, a scatter), aligned with the tree's own cells.
- * The descent reads a table of 16 bytes a node (CANOPY_GPU_KD_DESCENT_BYTES each),
- * made once per tree and `most` by canopy_gpu_kd_descent_table: one load a level, where
- * the node records cost ten.
+ * tree order by a counting sort in two kernels: ranks from one atomic per bucket and
+ * warp, the bucket offsets scanned by the last block to finish, then a scatter that
+ * also clears the counts for the next call.
+ * What a tree's orders share is made once per tree and `most` (canopy_gpu_kd_order_make,
+ * into `state` of canopy_gpu_kd_order_bytes): the descent table (16 bytes a node, one
+ * load a level), the buckets numbered in tree order, and for d <= 3 a grid of about a
+ * million cells over the points' box whose cells name the node where the descent of
+ * their points parts (a query starts there: one load for the top levels), plus the
+ * counters. A call that stopped between the two kernels leaves counts behind:
+ * canopy_gpu_kd_order_clear resets them.
  * d_order (nq) := the permutation, d_bucket (nq) := the bucket node of the query at
- * each position (canopy_gpu_launch.bucket); stream-ordered on `stream`. The order
- * within a bucket is the atomics', so it may differ between calls. */
-enum { CANOPY_GPU_KD_DESCENT_BYTES = 16 };
-canopy_status canopy_gpu_kd_descent_table(const canopy_tree_view *dt, int32_t most, void *table,
-                                          void *stream);
-canopy_status canopy_gpu_kd_bucket_scratch(const canopy_tree_view *dt, int64_t nq, size_t *bytes);
-canopy_status canopy_gpu_kd_bucket_order(const canopy_tree_view *dt, const void *table,
-                                         const float *d_q, int64_t nq, void *scratch,
-                                         size_t scratch_bytes, int64_t *d_order, int32_t *d_bucket,
-                                         void *stream);
+ * each position (canopy_gpu_launch.bucket); stream-ordered on `stream`. Calls on one
+ * state must not overlap. The order within a bucket is the atomics', so it may differ
+ * between calls. */
+/* Where the parts of a made state lie (device pointers; a host copy, so that a call
+ * computes no layout). */
+typedef struct canopy_gpu_kd_order {
+    void *meta, *table;
+    int32_t *grid, *count, *first;
+    int64_t n_nodes;
+} canopy_gpu_kd_order;
+canopy_status canopy_gpu_kd_order_bytes(const canopy_tree_view *dt, size_t *bytes);
+canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, int32_t most, void *state,
+                                       void *stream, canopy_gpu_kd_order *made);
+canopy_status canopy_gpu_kd_order_clear(const canopy_gpu_kd_order *o, void *stream);
+/* Device scratch bytes of one order of nq queries. */
+size_t canopy_gpu_kd_bucket_scratch(int64_t nq);
+canopy_status canopy_gpu_kd_bucket_order(const canopy_gpu_kd_order *o, int32_t d, const float *d_q,
+                                         int64_t nq, void *scratch, size_t scratch_bytes,
+                                         int64_t *d_order, int32_t *d_bucket, void *stream);
 
 #ifdef __cplusplus
 }

@@ -6,8 +6,9 @@
  * kNN equals the host API in the caller's order and sorted on the device (schedules
  * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
  * the heap (k > 16), also on identical points, where the tie rule must prune, and on
- * a tree of over 37,000 kd buckets; self-queries on the device (the index's own points,
- * with and without each in its own row: tree order, every schedule and variant, no points);
+ * a tree of over 37,000 kd buckets, and grouped by bucket where the bucket grid's
+ * cells miss (queries outside the box, flat points); self-queries on the device (the index's own
+ * points, with and without each in its own row: tree order, every schedule and variant, no points);
  * bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77
  * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
@@ -218,10 +219,10 @@ static void knn_case(canopy_points ref, canopy_points qry, canopy_residency res,
         memset(&st, 0xff, sizeof st);
         CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &so, di, dd, stream, &st));
         /* auto sorts from 8192 queries where that paid: for the kd kernel by kd bucket
-         * up to 3-D with k > 1, else for its lockstep walk (d >= 5, k > 1) and k > 8;
+         * up to 3-D, else for its lockstep walk (d >= 5, k > 1) and k > 8;
          * for gdr where d <= 2 or leaves hold <= 8 points */
         int kd_kernel = kind == CANOPY_TREE_KD && ref.d <= 8 && k <= 16;
-        int buckets = kd_kernel && ref.d <= 3 && k > 1;
+        int buckets = kd_kernel && ref.d <= 3;
         int sorts = nq >= 8192 && (kd_kernel ? buckets || (ref.d >= 5 && k > 1) || k > 8
                                              : ref.d <= 2 || info.leaf_size <= 8);
         canopy_schedule want = scheds[si] != CANOPY_SCHEDULE_AUTO ? scheds[si]
@@ -622,6 +623,52 @@ static void many_buckets_case(uint64_t seed) {
     free(rp), free(qp), free(hi[0]), free(hi[1]), free(hi[2]);
 }
 
+/* The kd bucket order's grid (d <= 3) against brute force where its cells do not fit
+ * the queries: queries far outside the points' box (clamped onto its edge cells, many
+ * to one bucket), points flat in one axis (a box of zero width there), and the same
+ * index queried again (the counters the scatter cleared). */
+static void bucket_grid_case(int32_t d, int flat, uint64_t seed) {
+    char tag[96];
+    snprintf(tag, sizeof tag, "bucket grid d=%d%s", (int)d, flat ? " flat" : "");
+    const int64_t n = small ? 900 : 30000, nq = small ? 600 : 20000;
+    const int32_t k = 4;
+    float *p = make_points(n, d, 0, seed), *q = make_points(nq, d, 0, seed + 1);
+    for (int64_t i = 0; i < n && flat; i++) p[i * d + d - 1] = 0.5f;
+    /* a third beyond the box on every side, a third at one far point */
+    for (int64_t i = 0; i < nq; i++)
+        for (int32_t j = 0; j < d; j++)
+            q[i * d + j] = i % 3 == 0   ? q[i * d + j] * 5.0f - 2.0f
+                           : i % 3 == 1 ? 7.0f
+                                        : q[i * d + j];
+    canopy_points ref = canopy_points_make(p, n, d), qry = canopy_points_make(q, nq, d);
+    canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+    float *dq = NULL;
+    int64_t *di = NULL;
+    CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(nq * d)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(nq * k)) == cudaSuccess);
+    CHECK(cudaMemcpy(dq, q, sizeof(float) * (size_t)(nq * d), cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+    int64_t *bi = malloc(sizeof(int64_t) * (size_t)(nq * k)),
+            *gi = malloc(sizeof(int64_t) * (size_t)(nq * k));
+    float *bd = malloc(sizeof(float) * (size_t)(nq * k));
+    CHECK_OK(canopy_knn_brute(ref, qry, k, bi, bd));
+    canopy_run_options o = canopy_run_options_default();
+    o.schedule = CANOPY_SCHEDULE_TREE;
+    for (int r = 0; r < 2; r++) {
+        canopy_stats st;
+        CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)(nq * k)) == cudaSuccess);
+        CHECK_OK(canopy_index_knn_device(ix, dq, nq, k, &o, di, NULL, NULL, r ? &st : NULL));
+        CHECK(!r || st.schedule == CANOPY_SCHEDULE_TREE);
+        CHECK(cudaMemcpy(gi, di, sizeof(int64_t) * (size_t)(nq * k), cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+        CHECK_MSG(memcmp(gi, bi, sizeof(int64_t) * (size_t)(nq * k)) == 0,
+                  "%s: call %d differs from brute force", tag, r);
+    }
+    canopy_index_free(ix);
+    cudaFree(dq), cudaFree(di);
+    free(p), free(q), free(bi), free(gi), free(bd);
+}
+
 int main(void) {
     int skip = check_gpu();
     if (skip) return skip;
@@ -679,6 +726,10 @@ int main(void) {
     device_build_errors();
     identical_case(small ? 1000 : 20000, 3, seed + 2000);
     identical_case(small ? 1000 : 20000, 2, seed + 2001);
+    for (int32_t d = 1; d <= 3; d++) {
+        bucket_grid_case(d, 0, seed + 3000 + (uint64_t)d);
+        if (d > 1) bucket_grid_case(d, 1, seed + 3010 + (uint64_t)d);
+    }
     if (!small) {
         many_queries_case(seed + 5);
         many_buckets_case(seed + 6);
