@@ -49,6 +49,8 @@ void canopy_ewald_exact(const double r[3], double a[3], double *pot) {
 }
 
 void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]) {
+    double P2[5] = {1.0}; /* (2 a^2)^l, l = 0..4 */
+    for (int l = 1; l < 5; l++) P2[l] = P2[l - 1] * 2.0 * EWALD_ALPHA * EWALD_ALPHA;
     const double al = EWALD_ALPHA, pi = 3.14159265358979323846, sp = sqrt(pi);
     for (int q = 0; q < EWALD_NDER; q++) d[q] = 0.0;
     d[0] = pi / (al * al);
@@ -67,7 +69,7 @@ void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]) {
                             sum += (l % 2 ? -term : term) / (2 * k + 1);
                             term *= -s / (k - l + 1);
                         }
-                        H[l] = al * pow(2.0 * al * al, l) * 2.0 / sp * sum;
+                        H[l] = al * P2[l] * 2.0 / sp * sum;
                     }
                 } else {
                     /* -erfc(a r) / r: B_0 = erfc(a r) / r, B_l = ((2l - 1) B_(l-1) +
@@ -75,19 +77,21 @@ void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]) {
                     double rr = sqrt(r2), B = erfc(al * rr) / rr, ex = exp(-s) / (al * sp);
                     H[0] = -B;
                     for (int l = 1; l < 5; l++) {
-                        B = ((2 * l - 1) * B + pow(2.0 * al * al, l) * ex) / r2;
+                        B = ((2 * l - 1) * B + P2[l] * ex) / r2;
                         H[l] = l % 2 ? B : -B;
                     }
                 }
                 EWALD_ADD_RADIAL(double, x, H, d);
             }
-    for (int hx = -3; hx <= 3; hx++)
+    /* half of the wave vectors (the first non-zero component positive), each twice: h
+     * and -h add the same terms (cos is even, sin odd and so are the odd orders) */
+    for (int hx = 0; hx <= 3; hx++)
         for (int hy = -3; hy <= 3; hy++)
             for (int hz = -3; hz <= 3; hz++) {
-                int h2 = hx * hx + hy * hy + hz * hz;
-                if (h2 == 0 || h2 > 10) continue;
-                /* -(1 / pi) e cos(2 pi h.r), e = exp(-pi^2 h^2 / a^2) / h^2 */
-                double e = exp(-pi * pi * h2 / (al * al)) / h2, h[3] = {hx, hy, hz};
+                int h2 = hx * hx + hy * hy + hz * hz, first = hx ? hx : hy ? hy : hz;
+                if (h2 == 0 || h2 > 10 || first < 0) continue;
+                /* -(1 / pi) e cos(2 pi h.r), e = exp(-pi^2 h^2 / a^2) / h^2, twice */
+                double e = 2.0 * exp(-pi * pi * h2 / (al * al)) / h2, h[3] = {hx, hy, hz};
                 double ph = 2.0 * pi * (hx * r[0] + hy * r[1] + hz * r[2]);
                 double sn = sin(ph), cs = cos(ph);
                 d[0] -= e / pi * cs;
