@@ -7,6 +7,10 @@
  *   canopy-bench-nbody --calibrate-list oct|binary [--n N]   rows of
  *       src/gravity/multipole_calib_list_{oct,binary}.inc: the same for the list engine
  *       (default bucket and group sizes)
+ *   canopy-bench-nbody --calibrate-periodic [--n N] [--softening E]   rows of
+ *       src/gravity/multipole_calib_list_periodic.inc: the list engine (binary tree) in
+ *       the periodic unit box on uniform bodies (seed 33), errors against the float64
+ *       Ewald sum (canopy_gravity_ewald_direct_sample) on 200 evenly spaced bodies
  *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
  *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
  *       opening-criterion tests made (queries x nodes per query: bodies or buckets)
@@ -175,6 +179,51 @@ static int run_lists(canopy_points b, const float *mass, const double *ref, cons
     return 0;
 }
 
+/* Rows of the periodic accuracy table (uniform bodies in the unit box, where periodic
+ * forces cancel most and the relative error is largest); CPU seconds of one thread,
+ * median of 3, the Ewald table built before. */
+static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, const gl_config *cfg) {
+    enum { NS = 200 };
+    float *mass = malloc((size_t)n * sizeof *mass);
+    int64_t sample[NS];
+    double *ref = malloc((size_t)NS * 3 * sizeof *ref);
+    if (!mass || !ref || canopy_gen_uniform(pos, n, 3, 0.0, 1.0, 33)) return die("alloc");
+    for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;
+    for (int64_t k = 0; k < NS; k++) sample[k] = k * (n / NS);
+    canopy_points b = canopy_points_make(pos, n, 3);
+    canopy_set_threads(2);
+    if (canopy_gravity_ewald_direct_sample(b, mass, (float)eps, 1.0f, sample, NS, ref, NULL))
+        return die("Ewald sum");
+    canopy_set_threads(1);
+    gl_periodic per = {1.0f, 32};
+    if (canopy_gl_gravity_periodic(b, mass, 1.0f, 2, (float)(eps * eps), cfg, &per, NULL, acc, NULL,
+                                   NULL))
+        return die("lists");
+    static const float thetas[] = {0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 1.0f};
+    static const int32_t orders[] = {0, 2, 3, 4};
+    printf("/* order, theta, median relative error, single-thread CPU ns per body:\n"
+           " * canopy-bench-nbody --calibrate-periodic --n %lld --softening %g. */\n",
+           (long long)n, eps);
+    for (int oi = 0; oi < 4; oi++)
+        for (size_t ti = 0; ti < sizeof thetas / sizeof thetas[0]; ti++) {
+            double t[3];
+            for (int k = 0; k < 3; k++) {
+                double c0 = (double)clock() / CLOCKS_PER_SEC;
+                if (canopy_gl_gravity_periodic(b, mass, thetas[ti], orders[oi], (float)(eps * eps),
+                                               cfg, &per, NULL, acc, NULL, NULL))
+                    return die("lists");
+                t[k] = (double)clock() / CLOCKS_PER_SEC - c0;
+            }
+            bench_summary sm = bench_summarise(t, 3);
+            err_stats e = errors(acc, ref, sample, NS);
+            printf("{%d, %.2ff, %.3e, %.1f},\n", (int)orders[oi], (double)thetas[ti], e.median,
+                   sm.med * 1e9 / (double)n);
+            fflush(stdout);
+        }
+    free(mass), free(ref);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int64_t n = 100000;
     int reps = 5, threads = 1, mode = 0, steps = 0; /* mode 1 calibrate, 2 forces, 3 steps */
@@ -190,6 +239,8 @@ int main(int argc, char **argv) {
             mode = 4;
         else if (!strcmp(argv[i], "--calibrate-list") && i + 1 < argc)
             mode = 5, cfg.binary = !strcmp(argv[++i], "binary");
+        else if (!strcmp(argv[i], "--calibrate-periodic"))
+            mode = 6, cfg.binary = 1;
         else if (!strcmp(argv[i], "--per-body"))
             cfg.per_body = 1;
         else if (!strcmp(argv[i], "--fused"))
@@ -243,9 +294,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_nbody: give --calibrate, --forces or --steps S (n >= 2)\n");
         return 2;
     }
-    canopy_set_threads(mode == 1 || mode == 5 ? 1 : threads);
+    canopy_set_threads(mode == 1 || mode == 5 || mode == 6 ? 1 : threads);
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     float *acc = malloc((size_t)n * 3 * sizeof *acc);
+    if (mode == 6) return calibrate_periodic(pos, acc, n, eps, &cfg);
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
     canopy_points b = canopy_points_make(pos, n, 3);
     if (mode == 3) return run_steps(pos, vel, n, steps, dt, eps, accuracy);

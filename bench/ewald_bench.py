@@ -4,16 +4,19 @@
 periodic median force error against the float64 Ewald sum on a sample of bodies.
 
     CANOPY_LIBRARY=build-cpu/libcanopy.so PYTHONPATH=python/src \\
-        python3 bench/ewald_bench.py --n 100000 --reps 5 --sample 200
+        python3 bench/ewald_bench.py --n 100000 --reps 5 --sample 200 --threads 2
 
 Bodies: "uniform" in the unit box, and "clustered" (canopy gen clusters: 64 Gaussians of
 spread 0.01, wrapped into the box). Both runs use the default options (accuracy 1e-3:
-binary tree, theta and order from the list table), softening 1e-3. The Ewald table is
-built by one untimed call first (it is computed once per process and grid). Prints one
-JSON line per (set, boundary) and a Markdown row per set."""
+binary tree, theta and order from the list table of their boundary: the open one, or
+the periodic one), softening 1e-3. The Ewald table is built by one untimed call first
+(it is computed once per process and grid). Times: wall and process CPU (user + sys,
+all threads) per call. Prints one JSON line per (set, boundary) and a Markdown row per
+set."""
 import argparse
 import ctypes
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -35,6 +38,7 @@ lib.canopy_gravity_choose_for.argtypes = [ctypes.POINTER(_lib.GravityOptions), c
                                           ctypes.POINTER(ctypes.c_float),
                                           ctypes.POINTER(ctypes.c_int32), ctypes.c_void_p]
 lib.canopy_last_error.restype = ctypes.c_char_p
+lib.canopy_set_threads.argtypes = [ctypes.c_int32]
 
 
 def bodies(kind, n, canopy):
@@ -61,13 +65,13 @@ def evaluate(x, g):
     n = x.shape[0]
     acc = np.empty((n, 3), np.float32)
     pts = _lib.Points(x.ctypes.data, n, 3, 3)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), os.times()
     s = lib.canopy_gravity_multipole(pts, None, ctypes.byref(g), None, acc.ctypes.data, None,
                                      None)
-    t = time.perf_counter() - t0
+    t, c1 = time.perf_counter() - t0, os.times()
     if s:
         raise RuntimeError(lib.canopy_last_error().decode())
-    return acc, t
+    return acc, t, (c1.user - c0.user) + (c1.system - c0.system)
 
 
 def main():
@@ -76,20 +80,26 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--sample", type=int, default=200)
     ap.add_argument("--canopy", default="build-cpu/canopy")
+    ap.add_argument("--threads", type=int, default=0, help="0: canopy's default")
     a = ap.parse_args()
+    if a.threads:
+        lib.canopy_set_threads(a.threads)
     for kind in ("uniform", "clustered"):
         x = bodies(kind, a.n, a.canopy)
         row = {}
         for name, box in (("open", 0.0), ("periodic", 1.0)):
             g = options(box)
             evaluate(x, g)  # untimed: the Ewald table, page faults
-            times = []
+            times, cpus = [], []
             for _ in range(a.reps):
-                acc, t = evaluate(x, g)
+                acc, t, c = evaluate(x, g)
                 times.append(t)
+                cpus.append(c)
             rec = {"bench": "ewald", "set": kind, "n": a.n, "boundary": name,
-                   "theta": g.theta, "order": g.order, "median_s": statistics.median(times),
-                   "min_s": min(times), "max_s": max(times)}
+                   "threads": a.threads, "theta": g.theta, "order": g.order,
+                   "median_s": statistics.median(times), "min_s": min(times),
+                   "max_s": max(times), "cpu_median_s": statistics.median(cpus),
+                   "cpu_min_s": min(cpus), "cpu_max_s": max(cpus)}
             if box > 0.0:
                 idx = np.linspace(0, a.n - 1, a.sample).astype(np.int64)
                 ref = np.empty((a.sample, 3))
@@ -102,9 +112,14 @@ def main():
             row[name] = rec
             print(json.dumps(rec), flush=True)
         o, p = row["open"], row["periodic"]
-        print(f"| {kind} | {a.n} | {o['median_s']:.3f} ({o['min_s']:.3f}-{o['max_s']:.3f}) | "
+        print(f"| {kind} | {a.n} | {a.threads} | "
+              f"{o['median_s']:.3f} ({o['min_s']:.3f}-{o['max_s']:.3f}) | "
               f"{p['median_s']:.3f} ({p['min_s']:.3f}-{p['max_s']:.3f}) | "
-              f"{p['median_s'] / o['median_s']:.1f}x | {p['median_error']:.2e} |", flush=True)
+              f"{p['median_s'] / o['median_s']:.1f}x | "
+              f"{o['cpu_median_s']:.3f} ({o['cpu_min_s']:.3f}-{o['cpu_max_s']:.3f}) | "
+              f"{p['cpu_median_s']:.3f} ({p['cpu_min_s']:.3f}-{p['cpu_max_s']:.3f}) | "
+              f"{p['cpu_median_s'] / o['cpu_median_s']:.1f}x | "
+              f"{p['order']} / {p['theta']:.2f} | {p['median_error']:.2e} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -48,63 +48,50 @@ void canopy_ewald_exact(const double r[3], double a[3], double *pot) {
     *pot = p;
 }
 
-/* Radial derivatives H_l = (d / (r dr))^l of a radial function, l = 0..3, added as the
- * Cartesian derivatives of psi at x (|x| = r) times w: d_a = H1 x_a, d_ab = H2 x_a x_b +
- * H1 delta_ab, d_abc = H3 x_a x_b x_c + H2 (delta_ab x_c + delta_ac x_b + delta_bc x_a). */
-static void add_radial(const double x[3], const double H[4], double d[EWALD_NDER]) {
-    d[0] += H[0];
-    for (int a = 0; a < 3; a++) {
-        d[1 + a] += H[1] * x[a];
-        for (int b = a; b < 3; b++) {
-            d[ewald_i2(a, b)] += H[2] * x[a] * x[b] + (a == b ? H[1] : 0.0);
-            for (int c = b; c < 3; c++)
-                d[ewald_i3(a, b, c)] +=
-                    H[3] * x[a] * x[b] * x[c] +
-                    H[2] * ((a == b) * x[c] + (a == c) * x[b] + (b == c) * x[a]);
-        }
-    }
-}
-
 void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]) {
+    double P2[5] = {1.0}; /* (2 a^2)^l, l = 0..4 */
+    for (int l = 1; l < 5; l++) P2[l] = P2[l - 1] * 2.0 * EWALD_ALPHA * EWALD_ALPHA;
     const double al = EWALD_ALPHA, pi = 3.14159265358979323846, sp = sqrt(pi);
     for (int q = 0; q < EWALD_NDER; q++) d[q] = 0.0;
     d[0] = pi / (al * al);
     for (int nx = -2; nx <= 2; nx++)
         for (int ny = -2; ny <= 2; ny++)
             for (int nz = -2; nz <= 2; nz++) {
-                double x[3] = {r[0] - nx, r[1] - ny, r[2] - nz}, H[4];
+                double x[3] = {r[0] - nx, r[1] - ny, r[2] - nz}, H[5];
                 double r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2], s = al * al * r2;
                 if (nx == 0 && ny == 0 && nz == 0) {
                     /* erf(a r) / r = a E(a^2 r^2), E(s) = 2 / sqrt(pi) sum_k (-s)^k /
                      * (k! (2k + 1)): its series has no cancellation near r = 0, where
                      * 1 / r - erfc(a r) / r would */
-                    for (int l = 0; l < 4; l++) {
+                    for (int l = 0; l < 5; l++) {
                         double sum = 0.0, term = 1.0; /* (-1)^k s^(k-l) / (k-l)! */
                         for (int k = l; k < l + 60; k++) {
                             sum += (l % 2 ? -term : term) / (2 * k + 1);
                             term *= -s / (k - l + 1);
                         }
-                        H[l] = al * pow(2.0 * al * al, l) * 2.0 / sp * sum;
+                        H[l] = al * P2[l] * 2.0 / sp * sum;
                     }
                 } else {
                     /* -erfc(a r) / r: B_0 = erfc(a r) / r, B_l = ((2l - 1) B_(l-1) +
                      * (2 a^2)^l e^(-a^2 r^2) / (a sqrt(pi))) / r^2, H_l = -(-1)^l B_l */
                     double rr = sqrt(r2), B = erfc(al * rr) / rr, ex = exp(-s) / (al * sp);
                     H[0] = -B;
-                    for (int l = 1; l < 4; l++) {
-                        B = ((2 * l - 1) * B + pow(2.0 * al * al, l) * ex) / r2;
+                    for (int l = 1; l < 5; l++) {
+                        B = ((2 * l - 1) * B + P2[l] * ex) / r2;
                         H[l] = l % 2 ? B : -B;
                     }
                 }
-                add_radial(x, H, d);
+                EWALD_ADD_RADIAL(double, x, H, d);
             }
-    for (int hx = -3; hx <= 3; hx++)
+    /* half of the wave vectors (the first non-zero component positive), each twice: h
+     * and -h add the same terms (cos is even, sin odd and so are the odd orders) */
+    for (int hx = 0; hx <= 3; hx++)
         for (int hy = -3; hy <= 3; hy++)
             for (int hz = -3; hz <= 3; hz++) {
-                int h2 = hx * hx + hy * hy + hz * hz;
-                if (h2 == 0 || h2 > 10) continue;
-                /* -(1 / pi) e cos(2 pi h.r), e = exp(-pi^2 h^2 / a^2) / h^2 */
-                double e = exp(-pi * pi * h2 / (al * al)) / h2, h[3] = {hx, hy, hz};
+                int h2 = hx * hx + hy * hy + hz * hz, first = hx ? hx : hy ? hy : hz;
+                if (h2 == 0 || h2 > 10 || first < 0) continue;
+                /* -(1 / pi) e cos(2 pi h.r), e = exp(-pi^2 h^2 / a^2) / h^2, twice */
+                double e = 2.0 * exp(-pi * pi * h2 / (al * al)) / h2, h[3] = {hx, hy, hz};
                 double ph = 2.0 * pi * (hx * r[0] + hy * r[1] + hz * r[2]);
                 double sn = sin(ph), cs = cos(ph);
                 d[0] -= e / pi * cs;
@@ -112,8 +99,12 @@ void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]) {
                     d[1 + a] += 2.0 * e * h[a] * sn;
                     for (int b = a; b < 3; b++) {
                         d[ewald_i2(a, b)] += 4.0 * pi * e * h[a] * h[b] * cs;
-                        for (int c = b; c < 3; c++)
+                        for (int c = b; c < 3; c++) {
                             d[ewald_i3(a, b, c)] -= 8.0 * pi * pi * e * h[a] * h[b] * h[c] * sn;
+                            for (int q = c; q < 3; q++)
+                                d[ewald_i4(a, b, c, q)] -=
+                                    16.0 * pi * pi * pi * e * h[a] * h[b] * h[c] * h[q] * cs;
+                        }
                     }
                 }
             }

@@ -5,7 +5,7 @@
  * one chosen image plus a smooth correction psi(r) = phi_ewald(r) + 1 / |r| (unit mass,
  * unit box; r from that image). psi is analytic except at the other lattice points, so
  * near any image it is a Taylor series; Gadget-4 evaluates it that way. Its derivatives
- * up to the third are tabulated once on a grid over the octant [0, 1/2]^3 (a derivative
+ * up to the fourth are tabulated once on a grid over the octant [0, 1/2]^3 (a derivative
  * is odd in an axis as often as the axis appears in it; psi itself is even in all three)
  * and read by a Taylor expansion about the nearest grid point; a box of side L scales
  * the n-th derivative of a mass m by m / L^(n + 1). */
@@ -19,12 +19,16 @@
 enum { EWALD_GRID_DEFAULT = 32, EWALD_GRID_MIN = 8, EWALD_GRID_MAX = 128 };
 
 /* Derivatives of psi per point, in this order: psi; x y z; xx yy zz xy xz yz; xxx yyy zzz
- * xxy xxz xyy yyz xzz yzz xyz (the third moments' order in gravity/multipole_terms.h). */
-enum { EWALD_NDER = 20 };
+ * xxy xxz xyy yyz xzz yzz xyz (the third moments' order in gravity/multipole_terms.h);
+ * xxxx yyyy zzzz xxxy xxxz xyyy yyyz xzzz yzzz xxyy xxzz yyzz xxyz xyyz xyzz. The fourth
+ * carry a sink group's correction to fourth order in its offset from the group's centre:
+ * at third order the remainder of uniform bodies' correction (the quartic term of a
+ * cube's potential, ~4 e^3 in the force) was most of a uniform box's force error. */
+enum { EWALD_NDER = 35 };
 
 /* Ewald splitting parameter of the unit box: real-space images |n_k| <= 2 and
  * reciprocal vectors |h|^2 <= 10 bring each sum within 1e-11 of its limit (1e-8 for
- * the third derivatives). */
+ * the third derivatives, 1e-7 for the fourth). */
 #define EWALD_ALPHA 2.0
 
 /* The table of grid N (EWALD_GRID_MIN..EWALD_GRID_MAX points per half side): (N + 1)^3
@@ -37,7 +41,7 @@ canopy_status canopy_ewald_table(int32_t n, const float **out);
  * (a = 0, pot = lim (phi_ewald + 1 / |r|) = 2.8372975...). */
 void canopy_ewald_exact(const double r[3], double a[3], double *pot);
 
-/* psi and its derivatives up to the third at r (|r_k| <= 1/2), float64, in the
+/* psi and its derivatives up to the fourth at r (|r_k| <= 1/2), float64, in the
  * EWALD_NDER order: the table's entries, written from the same sums as
  * canopy_ewald_exact but differentiated analytically. */
 void canopy_ewald_derivs(const double r[3], double d[EWALD_NDER]);
@@ -54,27 +58,60 @@ static inline int ewald_i3(int a, int b, int c) {
                                            {{14, 19, 17}, {19, 16, 18}, {17, 18, 12}}};
     return I[a][b][c];
 }
+/* ... and of the fourth derivative abcd, by how often x and y occur in it. */
+static inline int ewald_i4(int a, int b, int c, int d) {
+    static const signed char I[5][5] = {{22, 28, 31, 26, 21},
+                                        {27, 34, 33, 25, -1},
+                                        {30, 32, 29, -1, -1},
+                                        {24, 23, -1, -1, -1},
+                                        {20, -1, -1, -1, -1}};
+    int n[3] = {0, 0, 0};
+    n[a]++, n[b]++, n[c]++, n[d]++;
+    return I[n[0]][n[1]];
+}
 
-/* Adds w times 1 / |u| and its derivatives up to the third, in the EWALD_NDER order. */
+/* Adds the Cartesian derivatives up to the fourth of a radial function at u, given its
+ * radial ones H_l = (d / (r dr))^l, l = 0..4: d_a = H1 u_a, d_ab = H2 u_a u_b + H1 delta_ab,
+ * d_abc = H3 u_a u_b u_c + H2 (delta_ab u_c + 2 more), d_abcd = H4 u_a u_b u_c u_d + H3
+ * (delta_ab u_c u_d + 5 more) + H2 (delta_ab delta_cd + 2 more). */
+#define EWALD_ADD_RADIAL(T, u, H, d)                                                               \
+    do {                                                                                           \
+        (d)[0] += (H)[0];                                                                          \
+        for (int a_ = 0; a_ < 3; a_++) {                                                           \
+            (d)[1 + a_] += (H)[1] * (u)[a_];                                                       \
+            for (int b_ = a_; b_ < 3; b_++) {                                                      \
+                T ab_ = (T)(a_ == b_);                                                             \
+                (d)[ewald_i2(a_, b_)] += (H)[2] * (u)[a_] * (u)[b_] + ab_ * (H)[1];                \
+                for (int c_ = b_; c_ < 3; c_++) {                                                  \
+                    T ac_ = (T)(a_ == c_), bc_ = (T)(b_ == c_);                                    \
+                    (d)[ewald_i3(a_, b_, c_)] +=                                                   \
+                        (H)[3] * (u)[a_] * (u)[b_] * (u)[c_] +                                     \
+                        (H)[2] * (ab_ * (u)[c_] + ac_ * (u)[b_] + bc_ * (u)[a_]);                  \
+                    for (int e_ = c_; e_ < 3; e_++) {                                              \
+                        T ae_ = (T)(a_ == e_), be_ = (T)(b_ == e_), ce_ = (T)(c_ == e_);           \
+                        (d)[ewald_i4(a_, b_, c_, e_)] +=                                           \
+                            (H)[4] * (u)[a_] * (u)[b_] * (u)[c_] * (u)[e_] +                       \
+                            (H)[3] * (ab_ * (u)[c_] * (u)[e_] + ac_ * (u)[b_] * (u)[e_] +          \
+                                      ae_ * (u)[b_] * (u)[c_] + bc_ * (u)[a_] * (u)[e_] +          \
+                                      be_ * (u)[a_] * (u)[c_] + ce_ * (u)[a_] * (u)[b_]) +         \
+                            (H)[2] * (ab_ * ce_ + ac_ * be_ + ae_ * bc_);                          \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/* Adds w times 1 / |u| and its derivatives up to the fourth, in the EWALD_NDER order. */
 static inline void ewald_newton_add(const float u[3], float w, float d[EWALD_NDER]) {
     float r2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], i2 = 1.0f / r2, i1 = sqrtf(i2);
-    float H[4] = {w * i1, -w * i1 * i2, 3.0f * w * i1 * i2 * i2, -15.0f * w * i1 * i2 * i2 * i2};
-    d[0] += H[0];
-    for (int a = 0; a < 3; a++) {
-        d[1 + a] += H[1] * u[a];
-        for (int b = a; b < 3; b++) {
-            d[ewald_i2(a, b)] += H[2] * u[a] * u[b] + (a == b ? H[1] : 0.0f);
-            for (int c = b; c < 3; c++)
-                d[ewald_i3(a, b, c)] += H[3] * u[a] * u[b] * u[c] +
-                                        H[2] * ((float)(a == b) * u[c] + (float)(a == c) * u[b] +
-                                                (float)(b == c) * u[a]);
-        }
-    }
+    float H[5] = {w * i1, -w * i1 * i2, 3.0f * w * i1 * i2 * i2, -15.0f * w * i1 * i2 * i2 * i2,
+                  105.0f * w * i1 * i2 * i2 * i2 * i2};
+    EWALD_ADD_RADIAL(float, u, H, d);
 }
 
 /* psi and its derivatives at u (unit box, |u_k| <= 1/2 give or take rounding) from
  * table T of grid n: the nearest point's entries carried over the offset by their
- * Taylor series (the third derivatives as they are), then the signs of the octant. */
+ * Taylor series (the fourth derivatives as they are), then the signs of the octant. */
 static inline void ewald_table_at(const float *T, int32_t n, const float u[3],
                                   float d[EWALD_NDER]) {
     float s = 2.0f * (float)n, e[3], sg[3];
@@ -103,14 +140,30 @@ static inline void ewald_table_at(const float *T, int32_t n, const float u[3],
                 t0 += w * e[a] * e[b] / 6.0f;
             }
         }
+    float t3[10];
+    for (int q = 0; q < 10; q++) t3[q] = c[10 + q];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < 3; l++) {
+                    float w = c[ewald_i4(a, b, k, l)] * e[l];
+                    if (b >= a && k >= b) t3[ewald_i3(a, b, k) - 10] += w;
+                    if (b >= a) t2[ewald_i2(a, b) - 4] += 0.5f * w * e[k];
+                    t1[a] += w * e[b] * e[k] / 6.0f;
+                    t0 += w * e[a] * e[b] * e[k] / 24.0f;
+                }
     d[0] = t0;
     for (int a = 0; a < 3; a++) d[1 + a] = sg[a] * t1[a];
     for (int a = 0; a < 3; a++)
         for (int b = a; b < 3; b++) d[ewald_i2(a, b)] = sg[a] * sg[b] * t2[ewald_i2(a, b) - 4];
     for (int a = 0; a < 3; a++)
         for (int b = a; b < 3; b++)
-            for (int k = b; k < 3; k++)
-                d[ewald_i3(a, b, k)] = sg[a] * sg[b] * sg[k] * c[ewald_i3(a, b, k)];
+            for (int k = b; k < 3; k++) {
+                d[ewald_i3(a, b, k)] = sg[a] * sg[b] * sg[k] * t3[ewald_i3(a, b, k) - 10];
+                for (int l = k; l < 3; l++)
+                    d[ewald_i4(a, b, k, l)] =
+                        sg[a] * sg[b] * sg[k] * sg[l] * c[ewald_i4(a, b, k, l)];
+            }
 }
 
 /* ewald_table_at for any u away from the other lattice points: phi_ewald is periodic,

@@ -45,6 +45,7 @@ typedef struct gl_tree {
     int32_t *walk_box; /* periodic: per sink group, the node whose box it walks with */
     int32_t borrowed; /* a received piece (canopy_gl_piece_open): its arrays are the caller's */
     float period;     /* > 0: bodies wrapped into the periodic cube [0, period)^3 */
+    float group_side; /* periodic: the longest sink group, in boxes */
     float *q2;        /* periodic: per node the second moments sum m x_a x_b about the
                          centre of mass (xx yy zz xy xz yz), for the cells' Ewald terms */
 } gl_tree;
@@ -305,9 +306,14 @@ static inline float node_side(const gl_tree *t, int32_t v) {
 }
 
 /* Periodic: the longest sink group, in boxes. Its Ewald correction is a Taylor series
- * about its centre, whose remainder grows as the cube of the group's size over the
- * distance to the nearest other lattice point (at least half a box). */
-static const float gl_group_side = 0.1f;
+ * about its centre, whose remainder grows as the fourth power of the group's size over
+ * the distance to the nearest other lattice point (at least half a box): at 100k
+ * uniform bodies, 0.2 and 0.1 give median errors 2.7e-4 and 2.0e-4 (theta 0.5, order
+ * 4), 0.2 in 40% of the time (fewer, larger groups walk). */
+static const float gl_group_side = 0.2f;
+/* ... on the octree, where 0.2 left 1e-5 (7e-4 of a neighbour's pull) on
+ * tests/test_ewald.c's 8^3 lattice. */
+static const float gl_group_side_oct = 0.1f;
 
 /* x moved by a multiple of box into [0, box). */
 static float wrap_into(float x, float box) {
@@ -317,10 +323,11 @@ static float wrap_into(float x, float box) {
 
 /* Sink groups in body order (depth first, so neighbours run together): the largest
  * nodes of at most cfg->group bodies, and leaves. Periodic: also no longer than
- * gl_group_side boxes, each walking with the box of the group it would have been part
+ * t->group_side boxes, each walking with the box of the group it would have been part
  * of with open boundaries (t->walk_box), so the opening tests are as strict. Returns 1
  * when out of memory. */
 static int sink_groups(gl_tree *t, const gl_config *cfg, float period) {
+    t->group_side = cfg->binary ? gl_group_side : gl_group_side_oct;
     int32_t sp = 0, *stack = malloc(((size_t)t->depth * 16 + 16) * sizeof *stack);
     if (period > 0.0f) t->walk_box = malloc((size_t)t->nn * sizeof *t->walk_box);
     if (!stack || (period > 0.0f && !t->walk_box)) {
@@ -333,7 +340,7 @@ static int sink_groups(gl_tree *t, const gl_config *cfg, float period) {
         const gl_hot *h = t->hot + v;
         int small = h->end - h->begin <= cfg->group;
         w = w < 0 && small ? v : w;
-        int fits = small && (period == 0.0f || node_side(t, v) <= gl_group_side * period);
+        int fits = small && (period == 0.0f || node_side(t, v) <= t->group_side * period);
         if (h->nchild == 0 || (!cfg->per_body && fits)) {
             if (h->end > h->begin) {
                 if (t->walk_box) t->walk_box[t->n_leaves] = w < 0 ? v : w;
@@ -497,16 +504,24 @@ typedef struct gl_per {
 } gl_per;
 
 enum { GL_LANES = 16 };
-/* Periodic: the longest cell the lists accept, in boxes. Periodic forces on uniform
- * bodies are small (they cancel), so the open-boundary opening test alone gives 5-10x
- * the relative error; this limit brings it back near the open runs' (measured 0.25:
- * 7e-3, 0.1: 3e-3 median at 50k uniform bodies). Under half a box, a cell is never an
- * ancestor of the sink group taken at another image. */
-static const float GL_CORR_SIDE = 0.1f;
+/* Periodic: the longest cell the lists accept, in boxes. Under half a box, a cell is
+ * never an ancestor of the sink group taken at another image. Periodic forces on
+ * uniform bodies are small (they cancel), so the same opening gives a larger relative
+ * error than open boundaries; the periodic accuracy table (multipole_calib_list_periodic.inc)
+ * pays for it with theta and order rather than with this limit (0.1 made lists 2-16x
+ * longer than open ones). */
+static const float GL_CORR_SIDE = 0.3f;
+/* ... on the octree (not the default), whose cubes of 8 lattice points at 0.3 L gave
+ * 2% of a neighbour's pull on tests/test_ewald.c's lattices (the binary tree 1e-4). */
+static const float GL_CORR_SIDE_OCT = 0.1f;
 /* Periodic: the longest node whose Ewald terms are its monopole and quadrupole at one
  * point, in boxes: a series in the node's size over the distance to the next lattice
- * point (at least half a box). 0.25 fails the tests' potential and lattice checks. */
-static const float GL_FINE_SIDE = 0.1f;
+ * point (at least half a box). On the binary tree 0.13 (its cells of 1/8 box) costs a
+ * third of 0.1's correction time at 100k uniform bodies, at the same median error;
+ * 0.2 (also its 1/4-by-1/8 cells) left 7e-4 near the direct limit on 300 bodies
+ * (tests/test_ewald.c: < 5e-4 wanted). The octree keeps 0.1 (2-point cells of the
+ * tests' 8^3 lattice). */
+static const float GL_FINE_SIDE = 0.13f, GL_FINE_SIDE_OCT = 0.1f;
 
 /* Squared distance from box [lo, hi] to point c. The export (canopy_gl_export) and the walk
  * share it: a cell accepted for a box is accepted for every box inside it. */
@@ -697,8 +712,8 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
 
 /* Adds to acc the Ewald terms at g - x (unit box) of a source at x of mass m and second
  * moments S (NULL: a body): psi's Taylor coefficients in the sink's offset from g,
- * where a cell adds its quadrupole's terms 1/2 S_ab d_ab (psi and its gradient; its
- * Hessian's would need the fourth derivatives). */
+ * where a cell adds its quadrupole's terms 1/2 S_ab d_ab (psi, its gradient and its
+ * Hessian; the third derivatives' would need the fifth). */
 static inline void ewald_source(const gl_per *P, const float *g, float x, float y, float z, float m,
                                 const float *S, int64_t ss, double acc[EWALD_NDER]) {
     float u[3] = {(g[0] - x) * P->inv_box, (g[1] - y) * P->inv_box, (g[2] - z) * P->inv_box};
@@ -711,7 +726,11 @@ static inline void ewald_source(const gl_per *P, const float *g, float x, float 
         float w = (e < 3 ? 0.5f : 1.0f) * S[e * ss] * P->inv_box2;
         int a = ab[e][0], b = ab[e][1];
         acc[0] += (double)(w * d[ewald_i2(a, b)]);
-        for (int c = 0; c < 3; c++) acc[1 + c] += (double)(w * d[ewald_i3(a, b, c)]);
+        for (int c = 0; c < 3; c++) {
+            acc[1 + c] += (double)(w * d[ewald_i3(a, b, c)]);
+            for (int f = c; f < 3; f++)
+                acc[ewald_i2(c, f)] += (double)(w * d[ewald_i4(a, b, c, f)]);
+        }
     }
 }
 
@@ -766,8 +785,8 @@ static void group_ewald(const gl_per *P, const gl_tree *t, int32_t v, gl_lists *
 }
 
 /* Adds the group's Ewald correction (L->corr) to a sink at (x, y, z): psi's Taylor
- * series in the offset from the group's centre, to third order (its gradient to
- * second). */
+ * series in the offset from the group's centre, to fourth order (its gradient to
+ * third). */
 static void ewald_sink(const gl_per *P, const gl_lists *L, float x, float y, float z,
                        float out[4]) {
     const float *C = L->corr;
@@ -778,14 +797,22 @@ static void ewald_sink(const gl_per *P, const gl_lists *L, float x, float y, flo
         gr[a] = C[1 + a];
         for (int b = 0; b < 3; b++) {
             gr[a] += C[ewald_i2(a, b)] * e[b];
-            for (int c = 0; c < 3; c++) gr[a] += 0.5f * C[ewald_i3(a, b, c)] * e[b] * e[c];
+            for (int c = 0; c < 3; c++) {
+                gr[a] += 0.5f * C[ewald_i3(a, b, c)] * e[b] * e[c];
+                for (int f = 0; f < 3; f++)
+                    gr[a] += C[ewald_i4(a, b, c, f)] * e[b] * e[c] * e[f] / 6.0f;
+            }
         }
     }
     for (int a = 0; a < 3; a++) {
         p += C[1 + a] * e[a];
         for (int b = 0; b < 3; b++) {
             p += 0.5f * C[ewald_i2(a, b)] * e[a] * e[b];
-            for (int c = 0; c < 3; c++) p += C[ewald_i3(a, b, c)] * e[a] * e[b] * e[c] / 6.0f;
+            for (int c = 0; c < 3; c++) {
+                p += C[ewald_i3(a, b, c)] * e[a] * e[b] * e[c] / 6.0f;
+                for (int f = 0; f < 3; f++)
+                    p += C[ewald_i4(a, b, c, f)] * e[a] * e[b] * e[c] * e[f] / 24.0f;
+            }
         }
     }
     for (int a = 0; a < 3; a++) out[a] -= gr[a] * P->inv_box2;
@@ -996,7 +1023,7 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
             /* coincident sinks in a periodic box take the general path (their images
              * would need their own correction), and so does each body of a leaf too
              * large for its Ewald correction's Taylor series about its centre */
-            int big = P && node_side(tp, tp->leaves[k]) > gl_group_side * P->box;
+            int big = P && node_side(tp, tp->leaves[k]) > tp->group_side * P->box;
             int point = !P && point_leaf(h), pb = (per_body || big) && !point;
             for (int32_t i = gb; i < (pb ? ge : gb + 1) && !failed; i++) {
                 if (pb && active && !active[tp->ids[i]]) continue;
@@ -1092,8 +1119,8 @@ canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass
         P = (gl_per){per->box,
                      1.0f / per->box,
                      1.0f / (per->box * per->box),
-                     GL_CORR_SIDE * per->box,
-                     GL_FINE_SIDE * per->box,
+                     (cfg->binary ? GL_CORR_SIDE : GL_CORR_SIDE_OCT) * per->box,
+                     (cfg->binary ? GL_FINE_SIDE : GL_FINE_SIDE_OCT) * per->box,
                      NULL,
                      per->grid};
         s = canopy_ewald_table(per->grid, &P.table);

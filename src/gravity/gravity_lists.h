@@ -54,10 +54,10 @@ typedef struct gl_periodic {
 } gl_periodic;
 /* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). Each sink group
  * takes every cell and body at its image nearest the group's centre and walks with the
- * box of its open-boundary group (cells up to 0.1 box); the Newtonian terms are the open
- * kernel's, and the Ewald correction of all sources is summed once per group as a
- * Taylor series about its centre (Gadget-4's scheme), then evaluated at each sink.
- * Potentials include each body's own images. */
+ * box of its open-boundary group (cells up to 0.3 box, 0.1 on the octree); the Newtonian terms are
+ * the open kernel's, and the Ewald correction of all sources is summed once per group as a Taylor
+ * series about its centre (Gadget-4's scheme), then evaluated at each sink. Potentials include each
+ * body's own images. */
 canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass, float theta,
                                          int32_t order, float eps2, const gl_config *cfg,
                                          const gl_periodic *per, const unsigned char *active,

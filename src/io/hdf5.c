@@ -46,6 +46,11 @@ canopy_status canopy_hdf5_write_snapshot(const char *path, int64_t n, const doub
     return no_hdf5(path);
 }
 
+canopy_status canopy_hdf5_read_box(const char *path, double *box) {
+    *box = 0.0;
+    return no_hdf5(path);
+}
+
 #else
 
 #include <dlfcn.h>
@@ -259,6 +264,20 @@ static canopy_status bad(const reader *r, const char *what) {
                        r->path, what);
 }
 
+static void close_reader(reader *r) {
+    close_id(h5.H5Gclose, &r->part);
+    close_id(h5.H5Gclose, &r->hdr);
+    close_id(h5.H5Fclose, &r->f);
+}
+
+/* Header/BoxSize as read (nb values, 0 when absent): a cube, finite and >= 0. */
+static canopy_status check_box(const reader *r, const double *box, int64_t nb) {
+    for (int64_t j = 1; j < nb; j++)
+        if (box[j] != box[0]) return bad(r, "Header/BoxSize is not a cube");
+    if (!isfinite(box[0]) || box[0] < 0) return bad(r, "Header/BoxSize is negative or not finite");
+    return CANOPY_OK;
+}
+
 /* Element count of an attribute or dataset space: -1 when unreadable, 1 for a scalar. */
 static int64_t space_count(hid_t sp, int *ndims, hsize_t dims[2]) {
     int nd = sp < 0 ? -1 : h5.H5Sget_simple_extent_ndims(sp);
@@ -379,11 +398,9 @@ static canopy_status read_header(reader *r, int64_t *n, double *mass1, canopy_sn
         return bad(r, msg);
     }
     if (this_file[1] < 1) return bad(r, "Header/NumPart_ThisFile[1] is 0: no bodies");
-    for (int64_t j = 1; j < nbox; j++)
-        if (box[j] != box[0]) return bad(r, "Header/BoxSize is not a cube");
-    if (!isfinite(s->time) || !isfinite(box[0]) || box[0] < 0 || !isfinite(table[1]) ||
-        table[1] < 0)
-        return bad(r, "Header/Time, BoxSize or MassTable[1] is negative or not finite");
+    if ((st = check_box(r, box, nbox))) return st;
+    if (!isfinite(s->time) || !isfinite(table[1]) || table[1] < 0)
+        return bad(r, "Header/Time or MassTable[1] is negative or not finite");
     *n = this_file[1];
     *mass1 = table[1];
     s->box = box[0];
@@ -508,29 +525,50 @@ static canopy_status read_bodies(reader *r, canopy_snapshot *s) {
     return read_dset(r, "Masses", n, 1, 0, s->mass);
 }
 
-canopy_status canopy_hdf5_read_snapshot(const char *path, canopy_snapshot *s) {
-    memset(s, 0, sizeof *s);
+/* Opens path and its Header group (and PartType1 when part): CANOPY_OK, or the reason
+ * with whatever opened closed. */
+static canopy_status open_reader(reader *r, int part) {
     canopy_status st = h5_ready();
     if (st) return st;
-    FILE *probe = fopen(path, "rb"); /* the system's reason (missing, permission) first */
-    if (!probe) return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *probe = fopen(r->path, "rb"); /* the system's reason (missing, permission) first */
+    if (!probe) return canopy_fail(CANOPY_ERR_IO, "cannot open '%s': %s", r->path, strerror(errno));
     fclose(probe);
+    r->f = h5.H5Fopen(r->path, ACC_RDONLY, H5P_DEFAULT);
+    if (r->f < 0)
+        st = canopy_fail(CANOPY_ERR_FORMAT, "'%s' is not an HDF5 file (or is truncated)", r->path);
+    else if (h5.H5Lexists(r->f, "Header", H5P_DEFAULT) <= 0 ||
+             (r->hdr = h5.H5Gopen2(r->f, "Header", H5P_DEFAULT)) < 0)
+        st = bad(r, "group Header is missing");
+    else if (part && (h5.H5Lexists(r->f, "PartType1", H5P_DEFAULT) <= 0 ||
+                      (r->part = h5.H5Gopen2(r->f, "PartType1", H5P_DEFAULT)) < 0))
+        st = bad(r, "group PartType1 is missing");
+    if (st) close_reader(r);
+    return st;
+}
+
+canopy_status canopy_hdf5_read_snapshot(const char *path, canopy_snapshot *s) {
+    memset(s, 0, sizeof *s);
     reader r = {path, -1, -1, -1};
-    r.f = h5.H5Fopen(path, ACC_RDONLY, H5P_DEFAULT);
-    if (r.f < 0)
-        st = canopy_fail(CANOPY_ERR_FORMAT, "'%s' is not an HDF5 file (or is truncated)", path);
-    else if (h5.H5Lexists(r.f, "Header", H5P_DEFAULT) <= 0 ||
-             (r.hdr = h5.H5Gopen2(r.f, "Header", H5P_DEFAULT)) < 0)
-        st = bad(&r, "group Header is missing");
-    else if (h5.H5Lexists(r.f, "PartType1", H5P_DEFAULT) <= 0 ||
-             (r.part = h5.H5Gopen2(r.f, "PartType1", H5P_DEFAULT)) < 0)
-        st = bad(&r, "group PartType1 is missing");
-    else
-        st = read_bodies(&r, s);
-    close_id(h5.H5Gclose, &r.part);
-    close_id(h5.H5Gclose, &r.hdr);
-    close_id(h5.H5Fclose, &r.f);
+    canopy_status st = open_reader(&r, 1);
+    if (st) return st;
+    st = read_bodies(&r, s);
+    close_reader(&r);
     if (st) canopy_snapshot_release(s);
+    return st;
+}
+
+canopy_status canopy_hdf5_read_box(const char *path, double *box) {
+    *box = 0.0;
+    reader r = {path, -1, -1, -1};
+    canopy_status st = open_reader(&r, 0);
+    if (st) return st;
+    double b[3] = {0};
+    int have = 0;
+    int64_t nb = 0;
+    st = get_attr(&r, "BoxSize", h5.H5T_NATIVE_DOUBLE_g, 0, b, &have, &nb);
+    if (!st) st = check_box(&r, b, nb);
+    if (!st) *box = b[0];
+    close_reader(&r);
     return st;
 }
 

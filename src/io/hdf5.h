@@ -26,6 +26,9 @@ int canopy_hdf5_path(const char *path);
 /* Reads PartType1 and the header; checks the counts against the datasets' shapes and
  * every value for finiteness. On failure s is left empty. */
 canopy_status canopy_hdf5_read_snapshot(const char *path, canopy_snapshot *s);
+/* Header/BoxSize alone (0 when absent or 0: open boundaries), checked as the snapshot
+ * read checks it, so a command can settle its box before reading the bodies. */
+canopy_status canopy_hdf5_read_box(const char *path, double *box);
 /* Writes n bodies (ParticleIDs 0..n-1) atomically: the file appears complete or not
  * at all. mass may be NULL (MassTable[1] = 1/n). */
 canopy_status canopy_hdf5_write_snapshot(const char *path, int64_t n, const double *pos,

@@ -158,6 +158,11 @@ printf '0,0,0\nnan,1,1\n1,0,0\n' >"$tmp/nan.csv"
 mrun 2 1 gravity --bodies "$tmp/nan.csv" --softening 0.1 -o "$tmp/x.npy"
 check "NaN body named" grep -qi "nan" "$tmp/err"
 check "nothing written" test ! -e "$tmp/x.npy"
+run 0 nbody --bodies "$tmp/b.npy" --velocities "$tmp/v.npy" --steps 1 --dt 0.01 \
+    --softening 0.01 -o "$tmp/snap" --snapshot-format hdf5
+mrun 2 2 gravity --bodies "$tmp/snap/snapshot_000001.hdf5" -o "$tmp/x.npy"
+check "HDF5 bodies over ranks refused, naming .npy" grep -q "HDF5 bodies are read by one process" "$tmp/err"
+check "nothing written" test ! -e "$tmp/x.npy"
 mrun 2 2 gravity --bodies "$tmp/b.npy" --opening bucket -o "$tmp/x.npy"
 check "bucket opening refused" grep -q "only --opening list or body is available" "$tmp/err"
 mrun 2 1 gravity --bodies "$tmp/b.npy" --opening list --backend gpu -o "$tmp/x.npy"

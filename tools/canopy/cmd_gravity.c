@@ -5,6 +5,7 @@
 #include "core/coincident.h"
 #include "gravity/force_error.h"
 #include "gravity/gpu_multipole.h"
+#include "io/hdf5.h"
 #include "trav_opts.h"
 
 #include <math.h>
@@ -34,7 +35,9 @@ static void usage(FILE *f) {
                "on the binary tree, theta and order for a median error of 1e-3: the\n"
                "fastest at equal error, docs/nbody.md); Plummer softening\n"
                "a = m d / (|d|^2 + eps^2)^(3/2).\n\n"
-               "B is (n, 3) positions with equal masses 1/n, or (n, 4) with the mass last.\n"
+               "B is (n, 3) positions with equal masses 1/n, or (n, 4) with the mass last,\n"
+               "or a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1 Coordinates and\n"
+               "Masses or MassTable; docs/nbody.md, \"HDF5 snapshots\").\n"
                "Output: ACC float32 (n, 3), written atomically. Without softening, two\n"
                "bodies at one position have an infinite force: that is an error (exit 1).\n\n"
                "Options:\n"
@@ -69,7 +72,9 @@ static void usage(FILE *f) {
                "                   \"Periodic boxes\"): nearest images plus the correction\n"
                "                   of all other images and a neutralising background; bodies\n"
                "                   within 4 boxes are wrapped in, farther ones refused; CPU,\n"
-               "                   list opening, one process\n"
+               "                   list opening, one process. Default: an HDF5 snapshot's\n"
+               "                   Header/BoxSize when > 0, else open; --box 0 is open\n"
+               "                   whatever the file says (--stats names the source)\n"
                "  --ewald-grid N   Ewald correction table points per half side, 8..128\n"
                "                   (default 32)\n"
                "  -o, --output F   output file (required)\n"
@@ -174,7 +179,7 @@ typedef struct gravity_args {
     const char *bodies, *out;
     double theta, eps, accuracy, box;
     int64_t order, ewald_grid;
-    int multipole, theta_given, opening_given, order_given, tree_given;
+    int multipole, theta_given, opening_given, order_given, tree_given, box_given;
     canopy_gravity_options g;
     trav_opts to;
 } gravity_args;
@@ -219,7 +224,8 @@ static int gravity_option(gravity_args *a, int c) {
             return CLI_USAGE;
         break;
     case OPT_BOX:
-        if (cli_parse_double("gravity", "--box", optarg, 1e-30, 1e30, &a->box)) return CLI_USAGE;
+        if (cli_parse_double("gravity", "--box", optarg, 0.0, 1e30, &a->box)) return CLI_USAGE;
+        a->box_given = 1;
         break;
     case OPT_EWALD_GRID:
         if (cli_parse_i64("gravity", "--ewald-grid", optarg, 8, 128, &a->ewald_grid))
@@ -253,7 +259,9 @@ static int gravity_check(gravity_args *a) {
                                           "and --schedule");
     if (a->box > 0.0 && cli_dist_size() > 1) {
         if (cli_dist_rank() == 0)
-            cli_usage_error("gravity", "--box is not built across ranks; run one process");
+            cli_usage_error("gravity", "%s is not built across ranks; run one process%s",
+                            a->box_given ? "--box" : "a periodic box (the snapshot's BoxSize)",
+                            a->box_given ? "" : " or give --box 0 for open boundaries");
         return CLI_USAGE;
     }
     /* nbody's default accuracy when neither it nor theta/order is given */
@@ -296,13 +304,45 @@ typedef struct gravity_run {
     double t_load, t_write;
 } gravity_run;
 
-/* Checks the paths and reads the bodies; allocates the results. */
+/* The bodies of an HDF5 snapshot as (n, 4) float32 rows x y z m (the layout of a
+ * bodies file with masses). */
+static int load_snapshot(const char *path, gravity_run *r) {
+    canopy_snapshot sn;
+    if (canopy_hdf5_read_snapshot(path, &sn)) return cli_runtime_error("gravity");
+    float *xm = NULL;
+    int rc = canopy_alloc((void **)&xm, (size_t)sn.n * 4, sizeof *xm) ? cli_runtime_error("gravity")
+                                                                      : CLI_OK;
+    for (int64_t i = 0; !rc && i < sn.n; i++) {
+        for (int k = 0; k < 3; k++) xm[4 * i + k] = (float)sn.pos[3 * i + k];
+        xm[4 * i + 3] = sn.mass[i];
+    }
+    if (!rc) {
+        r->ba = cli_array_view(xm, CANOPY_F32, sn.n, 4);
+        r->b = canopy_points_make(xm, sn.n, 4);
+    }
+    canopy_snapshot_release(&sn);
+    return rc;
+}
+
+/* The box an HDF5 snapshot sets when --box is not given: Header/BoxSize (0: open). Every
+ * rank reads it, so all agree on the walk. */
+static int snapshot_box(gravity_args *a) {
+    if (a->box_given || !a->bodies || !canopy_hdf5_path(a->bodies)) return CLI_OK;
+    if (canopy_hdf5_read_box(a->bodies, &a->box)) return cli_runtime_error("gravity");
+    return CLI_OK;
+}
+
+/* Checks the paths and reads the bodies (an HDF5 snapshot or an array file);
+ * allocates the results. */
 static int gravity_load(const gravity_args *a, gravity_run *r) {
     const char *ins[] = {a->bodies}, *outs[] = {a->out};
     double t0 = canopy_now();
-    if (cli_check_paths("gravity", ins, 1, outs, 1) ||
-        cli_load_points("gravity", a->bodies, &r->ba, &r->b))
-        return CLI_ERROR;
+    int rc = cli_check_paths("gravity", ins, 1, outs, 1) ? CLI_ERROR : CLI_OK;
+    if (rc == CLI_OK && canopy_hdf5_path(a->bodies))
+        rc = load_snapshot(a->bodies, r);
+    else if (rc == CLI_OK && cli_load_points("gravity", a->bodies, &r->ba, &r->b))
+        rc = CLI_ERROR;
+    if (rc != CLI_OK) return rc;
     r->t_load = canopy_now() - t0;
     if (r->b.d != 3 && r->b.d != 4) {
         fprintf(stderr, "canopy gravity: %s has %d columns; expected 3 (x y z) or 4 (x y z m)\n",
@@ -360,6 +400,9 @@ static int gravity_report(const gravity_args *a, int stats, gravity_run *r) {
     gravity_summary(a, r->b.n, gpu, 1);
     if (!stats) return CLI_OK;
     trav_print_stats("gravity", &r->st, r->t_load, r->t_write);
+    if (stats == CLI_STATS_TEXT && a->box > 0.0)
+        fprintf(stderr, "  periodic box %g (%s)\n", a->box,
+                a->box_given ? "--box" : "Header/BoxSize of the snapshot");
     /* The measured error is a text line; the JSON schema has no field for it. */
     if (stats == CLI_STATS_TEXT) return print_error_stats(r->b, r->mass, &a->g, r->acc, gpu);
     return CLI_OK;
@@ -409,8 +452,13 @@ int cmd_gravity(int argc, char **argv) {
         if (rc != GRAVITY_GO_ON) return rc;
     }
     if (optind < argc) return cli_usage_error("gravity", "unexpected argument '%s'", argv[optind]);
-    int rc = gravity_check(&a);
+    int rc = snapshot_box(&a);
+    if (rc == CLI_OK) rc = gravity_check(&a);
     if (rc != CLI_OK) return rc;
+    if (cli_dist_size() > 1 && canopy_hdf5_path(a.bodies))
+        return cli_usage_error("gravity", "%s: HDF5 bodies are read by one process only; under "
+                                          "mpirun give them as .npy (each rank reads its rows)",
+                               a.bodies);
     if (cli_dist_size() > 1) return gravity_ranks(&a, p.stats);
     gravity_run r = {0};
     rc = gravity_load(&a, &r);

@@ -79,7 +79,10 @@ static void usage(FILE *f) {
             "  --box L            periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
             "                     \"Periodic boxes\"): bodies are wrapped into it after every\n"
             "                     drift (those more than 4 boxes out are refused); CPU, list\n"
-            "                     opening, one process; potential energies from the walk\n"
+            "                     opening, one process; potential energies from the walk.\n"
+            "                     Default: an HDF5 snapshot's Header/BoxSize when > 0, else\n"
+            "                     open; --box 0 is open whatever the file says (--stats\n"
+            "                     names the source); HDF5 snapshots record the box run with\n"
             "  --ewald-grid N     Ewald correction table points per half side, 8..128\n"
             "                     (default 32)\n"
             "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
@@ -375,7 +378,8 @@ typedef struct nbody_times {
 
 /* --stats: phases, the work and what ran (forces are rebuilt every step, so "run" is
  * the stepping and "energy" the diagnostics' own tree walks or direct sums). */
-static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times *tm) {
+static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times *tm,
+                        const char *box_from) {
     const canopy_nbody_options *o = canopy_nbody_get_options(s);
     int64_t n = canopy_nbody_n(s), steps = canopy_nbody_steps_done(s) - first;
     int gpu = canopy_gpu_mp_wanted(o->run.backend, n);
@@ -414,6 +418,8 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
             (double)o->gravity.theta, (int)o->gravity.order, canopy_threads(), tm->load, tm->step,
             rate, steps > 0 ? tm->step / (double)steps : 0.0, tm->energy, tm->write,
             tm->total + tm->load);
+    if (o->gravity.box > 0.0f)
+        fprintf(stderr, "  periodic box %g (%s)\n", (double)o->gravity.box, box_from);
     fprintf(stderr, "  body force evaluations %lld", (long long)w.force_evals);
     if (o->max_rung > 0) {
         fprintf(stderr,
@@ -464,7 +470,7 @@ typedef struct nbody_args {
     const char *bodies, *vels, *masses, *dir, *ckpt, *restart;
     double dt, eps, accuracy, theta, box;
     int64_t steps, order, energy_every, snap_every, ckpt_every, ewald_grid, direct_max;
-    int given_physics, dt_given, tree_given, opening_given, hdf5_out;
+    int given_physics, dt_given, tree_given, opening_given, hdf5_out, box_given;
     canopy_opening opening;
     canopy_gravity_tree gtree;
     block_opts bo;
@@ -507,7 +513,8 @@ static int nbody_physics_option(nbody_args *a, int c) {
         a->tree_given = 1;
         break;
     case OPT_BOX:
-        if (cli_parse_double("nbody", "--box", optarg, 1e-30, 1e30, &a->box)) return CLI_USAGE;
+        if (cli_parse_double("nbody", "--box", optarg, 0.0, 1e30, &a->box)) return CLI_USAGE;
+        a->box_given = 1;
         break;
     case OPT_EWALD_GRID:
         if (cli_parse_i64("nbody", "--ewald-grid", optarg, 8, 128, &a->ewald_grid))
@@ -612,6 +619,9 @@ static int nbody_check(nbody_args *a) {
     }
     if (a->snap_every && !a->dir) return cli_usage_error("nbody", "--snapshot-every needs -o DIR");
     if (a->hdf5_out && !a->dir) return cli_usage_error("nbody", "--snapshot-format needs -o DIR");
+    /* an HDF5 snapshot's BoxSize is the box unless --box is given (0 there: open) */
+    if (hdf5_in && !a->box_given && canopy_hdf5_read_box(a->bodies, &a->box))
+        return cli_runtime_error("nbody");
     if (a->ewald_grid && a->box == 0.0) return cli_usage_error("nbody", "--ewald-grid needs --box");
     if (!isnan(a->bo.eta) && a->bo.max_rung == INT64_MIN)
         return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
@@ -633,8 +643,12 @@ static int nbody_ranks(const nbody_args *a, int stats) {
     if (a->restart || a->ckpt || a->opening == CANOPY_OPENING_BUCKET || a->bo.max_rung > 0 ||
         a->box > 0.0) {
         if (rank == 0)
-            cli_usage_error("nbody", "--restart, --checkpoint, --max-rung, --box and "
-                                     "--opening bucket are not available over several ranks");
+            cli_usage_error("nbody",
+                            "--restart, --checkpoint, --max-rung, --box and "
+                            "--opening bucket are not available over several ranks%s",
+                            a->box > 0.0 && !a->box_given
+                                ? " (the box is the snapshot's BoxSize: --box 0 runs open)"
+                                : "");
         return CLI_USAGE;
     }
     canopy_array pa = {0}, va = {0}, ma = {0};
@@ -790,7 +804,10 @@ int cmd_nbody(int argc, char **argv) {
     rc = nbody_steps(&a, s, first, t0, &tm);
     if (!rc && p.stats) {
         tm.total = canopy_now() - t0;
-        print_stats(s, first, &tm);
+        print_stats(s, first, &tm,
+                    a.restart     ? "the checkpoint"
+                    : a.box_given ? "--box"
+                                  : "Header/BoxSize of the snapshot");
     }
     if (!rc) nbody_summary(s, first, canopy_now() - t0, a.ckpt);
     canopy_nbody_free(s);
