@@ -155,6 +155,7 @@ def main():
                    "run_seconds": st["seconds"]["run"], "cpu_seconds": cpu, "eta": eta,
                    "rebuild": rebuild, "max_rung": a.max_rung if kind == "block" else 0,
                    "softening": a.softening, "accuracy": a.accuracy, "threads": a.threads,
+                   "tree_builds": c.get("tree_builds", 0), "tree_refits": c.get("tree_refits", 0),
                    "load": os.getloadavg()[0]}
             print(json_line(row), flush=True)
             rows.append(row)
