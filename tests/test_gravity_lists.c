@@ -532,6 +532,8 @@ int main(void) {
     for (uint64_t k = 0; k < 2; k++) check_coincident(seed + k, 300, 100);
     check_coincident(seed, 100000, 60);
     check_refusals();
+    check_refit(seed, 2);
+    check_refit(seed, 17);
     check_refit(seed, 3000);
     check_refit(seed + 1, 30000);
     return check_finish();
