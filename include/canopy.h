@@ -521,7 +521,7 @@ typedef struct canopy_nbody_options {
      * evaluations on it reach rebuild * n; 0: a new tree every substep. */
     double rebuild; /* >= 0 (default CANOPY_NBODY_REBUILD_DEFAULT) */
 } canopy_nbody_options;
-#define CANOPY_NBODY_REBUILD_DEFAULT 1.0
+#define CANOPY_NBODY_REBUILD_DEFAULT 0.3
 #define CANOPY_NBODY_MAX_RUNG 30
 canopy_nbody_options canopy_nbody_options_default(void);
 typedef struct canopy_nbody canopy_nbody; /* opaque */

@@ -350,9 +350,9 @@ static void check_block_binary(uint64_t seed) {
 }
 
 /* The kept tree (canopy_nbody_options.rebuild): a 2000-body Plummer sphere on several
- * rungs with a new tree every substep (rebuild 0), the default and a rarely rebuilt
- * tree (rebuild 8) follow each other to the opening's error and conserve energy alike;
- * the default rebuilds at each step's end, where all bodies are active. */
+ * rungs with a new tree every substep (rebuild 0), rebuild 1 and a rarely rebuilt tree
+ * (rebuild 8) follow each other to the opening's error and conserve energy alike; the
+ * kept trees are rebuilt at each step's end, where all bodies are active. */
 static void check_block_refit(uint64_t seed) {
     int64_t n = 2000, steps = 3;
     double *pos, *vel;

@@ -82,7 +82,7 @@ static void usage(FILE *f) {
             "                     bodies (new boxes and moments, same bodies per node) and\n"
             "                     rebuild it where all are active or once the force\n"
             "                     evaluations on it reach F n; 0 = a new tree every substep\n"
-            "                     (default 1; not kept in checkpoints)\n"
+            "                     (default 0.3; not kept in checkpoints)\n"
             "  --box L            periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
             "                     \"Periodic boxes\"): bodies are wrapped into it after every\n"
             "                     drift (those more than 4 boxes out are refused); CPU, list\n"
