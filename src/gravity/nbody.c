@@ -2,7 +2,8 @@
 /* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole (one global step,
  * or block time steps: rungs of dt / 2^r, forces for the bodies whose step ends),
  * energies, and checkpoints (format in docs/nbody.md). The state is float64; each force
- * evaluation converts positions to float32, rebuilds the octree and walks it. With
+ * evaluation converts positions to float32, rebuilds the tree (block steps: or refits
+ * the kept one) and walks it. With
  * the GPU backend the state lives on the device (gravity/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
 #include "gravity/ewald.h"
