@@ -26,6 +26,11 @@
  *       records (no hot/cold split); --local-walk adds, per theta, the engine's
  *       bucket walk that evaluates forces inside the walk (CANOPY_OPENING_BUCKET on the
  *       octree, leaf size = --bucket): Liu's "local walk" beside the lists
+ *   canopy-bench-nbody --refit [--n N] [--reps R] [--threads T] [--order O] [--dt DT]
+ *       block time steps' kept tree (canopy_gl_tree_refit): CPU seconds of a build, a
+ *       refit to the bodies drifted by DT, and the forces on all bodies and on the 1 %
+ *       nearest the centre from the refitted tree and from a new tree of the drifted
+ *       bodies (binary tree, theta 0.6)
  * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
 #include "gravity/gravity_lists.h"
 #include "bench_util.h"
@@ -224,9 +229,80 @@ static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, con
     return 0;
 }
 
+/* CPU seconds of the process so far. */
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* --refit: build, refit and walks of one kept tree, reps times each. */
+static int run_refit(float *pos, const float *vel, int64_t n, int32_t order, double dt, float eps,
+                     int reps) {
+    float *mass = malloc((size_t)n * sizeof *mass), *acc = malloc((size_t)n * 3 * sizeof *acc);
+    float *moved = malloc((size_t)n * 3 * sizeof *moved), *pot = malloc((size_t)n * sizeof *pot);
+    unsigned char *core = calloc((size_t)n, 1);
+    double *r2 = malloc((size_t)n * sizeof *r2), t[6][64];
+    for (int64_t i = 0; i < n; i++) {
+        mass[i] = 1.0f / (float)n;
+        r2[i] = 0.0;
+        for (int k = 0; k < 3; k++) {
+            moved[3 * i + k] = pos[3 * i + k] + (float)dt * vel[3 * i + k];
+            r2[i] += (double)pos[3 * i + k] * pos[3 * i + k];
+        }
+    }
+    double *sorted = malloc((size_t)n * sizeof *sorted);
+    memcpy(sorted, r2, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    for (int64_t i = 0; i < n; i++) core[i] = r2[i] <= sorted[n / 100];
+    gl_config cfg = {1, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+    canopy_points b = canopy_points_make(pos, n, 3), bm = canopy_points_make(moved, n, 3);
+    int r = reps < 64 ? reps : 64, rc = 0;
+    for (int k = 0; k < r && !rc; k++) {
+        gl_tree *tree = NULL;
+        double c0 = cpu_now();
+        rc |= canopy_gl_tree_build(b, mass, 0.6f, order, &cfg, &tree) != CANOPY_OK;
+        double c1 = cpu_now();
+        rc |= rc || canopy_gl_tree_refit(tree, bm) != CANOPY_OK;
+        double c2 = cpu_now();
+        rc |= rc || canopy_gl_tree_forces_active(tree, NULL, eps * eps, acc, pot, NULL);
+        double c3 = cpu_now();
+        rc |= rc || canopy_gl_tree_forces_active(tree, core, eps * eps, acc, pot, NULL);
+        double c4 = cpu_now();
+        t[0][k] = c1 - c0, t[1][k] = c2 - c1, t[2][k] = c3 - c2, t[3][k] = c4 - c3;
+        canopy_gl_tree_free(tree);
+        tree = NULL; /* a new tree of the drifted bodies, for comparison */
+        rc |= rc || canopy_gl_tree_build(bm, mass, 0.6f, order, &cfg, &tree) != CANOPY_OK;
+        double c5 = cpu_now();
+        rc |= rc || canopy_gl_tree_forces_active(tree, NULL, eps * eps, acc, pot, NULL);
+        double c6 = cpu_now();
+        rc |= rc || canopy_gl_tree_forces_active(tree, core, eps * eps, acc, pot, NULL);
+        t[4][k] = c6 - c5, t[5][k] = cpu_now() - c6;
+        canopy_gl_tree_free(tree);
+    }
+    if (!rc) {
+        static const char *what[6] = {"build",
+                                      "refit to the drifted bodies",
+                                      "forces, all bodies (refitted tree)",
+                                      "forces, the central 1 % (refitted tree)",
+                                      "forces, all bodies (new tree)",
+                                      "forces, the central 1 % (new tree)"};
+        printf("| step (n %lld, order %d, %d threads) | CPU ms (median, min-max of %d) |\n"
+               "|---|---|\n",
+               (long long)n, (int)order, canopy_threads(), r);
+        for (int w = 0; w < 6; w++) {
+            bench_summary s = bench_summarise(t[w], r);
+            printf("| %s | %.1f (%.1f-%.1f) |\n", what[w], s.med * 1e3, s.min * 1e3, s.max * 1e3);
+        }
+    }
+    free(mass), free(acc), free(moved), free(pot), free(core), free(r2), free(sorted);
+    return rc ? die("refit") : 0;
+}
+
 int main(int argc, char **argv) {
     int64_t n = 100000;
-    int reps = 5, threads = 1, mode = 0, steps = 0; /* mode 1 calibrate, 2 forces, 3 steps */
+    int reps = 5, threads = 1, mode = 0,
+        steps = 0; /* mode 1 calibrate, 2 forces, 3 steps, 7 refit */
     double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
     gl_config cfg = {0, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
     int32_t list_order = 2, trees = 1, local_walk = 0; /* trees: bit 0 oct, bit 1 binary */
@@ -241,6 +317,8 @@ int main(int argc, char **argv) {
             mode = 5, cfg.binary = !strcmp(argv[++i], "binary");
         else if (!strcmp(argv[i], "--calibrate-periodic"))
             mode = 6, cfg.binary = 1;
+        else if (!strcmp(argv[i], "--refit"))
+            mode = 7;
         else if (!strcmp(argv[i], "--per-body"))
             cfg.per_body = 1;
         else if (!strcmp(argv[i], "--fused"))
@@ -301,6 +379,7 @@ int main(int argc, char **argv) {
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
     canopy_points b = canopy_points_make(pos, n, 3);
     if (mode == 3) return run_steps(pos, vel, n, steps, dt, eps, accuracy);
+    if (mode == 7) return run_refit(pos, vel, n, list_order, dt, (float)eps, reps);
 
     int64_t ns = n < 1000 ? n : 1000, sample[1000];
     for (int64_t k = 0; k < ns; k++) sample[k] = k * (n / ns);

@@ -516,7 +516,12 @@ typedef struct canopy_nbody_options {
      * CPU, list opening, softening > 0 only. */
     int32_t max_rung; /* 0 (default) to CANOPY_NBODY_MAX_RUNG */
     double eta;       /* > 0 (default 0.2) */
+    /* Block steps, open boundaries: substeps refit one tree (same bodies per node, new
+     * boxes and moments) and rebuild it where all bodies are active or once the force
+     * evaluations on it reach rebuild * n; 0: a new tree every substep. */
+    double rebuild; /* >= 0 (default CANOPY_NBODY_REBUILD_DEFAULT) */
 } canopy_nbody_options;
+#define CANOPY_NBODY_REBUILD_DEFAULT 0.3
 #define CANOPY_NBODY_MAX_RUNG 30
 canopy_nbody_options canopy_nbody_options_default(void);
 typedef struct canopy_nbody canopy_nbody; /* opaque */
@@ -555,6 +560,9 @@ typedef struct canopy_nbody_work {
     int64_t bodies_per_rung[CANOPY_NBODY_MAX_RUNG + 1];
     int64_t force_evals, force_evals_global;
     int32_t finest_rung; /* the highest rung used so far */
+    /* block steps, open boundaries: substeps that built a new tree, and those that
+     * refitted the kept one (canopy_nbody_options.rebuild) */
+    int64_t tree_builds, tree_refits;
 } canopy_nbody_work;
 void canopy_nbody_work_get(const canopy_nbody *s, canopy_nbody_work *w);
 void canopy_nbody_free(canopy_nbody *s);

@@ -2,7 +2,8 @@
 /* canopy_nbody: energy conservation on a two-body circular orbit and a small Plummer
  * cluster, bit-identical restart from a checkpoint, and refusals of bad input and
  * corrupt checkpoints; block time steps: equal to global steps at the finest rung, a
- * binary with distant companions on several rungs, restart, bad options. */
+ * binary with distant companions on several rungs, restart, the kept (refitted) tree
+ * against a new tree every substep, bad options. */
 #include "check.h"
 
 #include <math.h>
@@ -348,6 +349,54 @@ static void check_block_binary(uint64_t seed) {
     canopy_nbody_free(r);
 }
 
+/* The kept tree (canopy_nbody_options.rebuild): a 2000-body Plummer sphere on several
+ * rungs with a new tree every substep (rebuild 0), rebuild 1 and a rarely rebuilt tree
+ * (rebuild 8) follow each other to the opening's error and conserve energy alike; the
+ * kept trees are rebuilt at each step's end, where all bodies are active. */
+static void check_block_refit(uint64_t seed) {
+    int64_t n = 2000, steps = 3;
+    double *pos, *vel;
+    plummer(n, seed, &pos, &vel);
+    static const double rebuild[3] = {0.0, 1.0, 8.0};
+    canopy_nbody *s[3] = {NULL, NULL, NULL};
+    canopy_nbody_energy e0, e[3];
+    for (int k = 0; k < 3; k++) {
+        canopy_nbody_options o = block_options(1.0 / 8, 5, 0.05);
+        o.rebuild = rebuild[k];
+        CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &s[k]));
+        if (!s[k]) goto done;
+        if (k == 0) CHECK_OK(canopy_nbody_energy_get(s[k], n, &e0));
+        CHECK_OK(canopy_nbody_step(s[k], steps));
+        CHECK_OK(canopy_nbody_energy_get(s[k], n, &e[k]));
+    }
+    canopy_nbody_work w[3];
+    for (int k = 0; k < 3; k++) canopy_nbody_work_get(s[k], &w[k]);
+    int rungs = 0;
+    for (int r = 0; r <= 5; r++) rungs += w[0].bodies_per_rung[r] > 0;
+    CHECK_MSG(rungs >= 3, "refit: %d rungs used, want several", rungs);
+    CHECK_MSG(w[0].tree_refits == 0 && w[1].tree_refits > 0 && w[1].tree_builds >= steps &&
+                  w[2].tree_refits > w[1].tree_refits && w[2].tree_builds >= steps,
+              "refit: builds/refits %lld/%lld, %lld/%lld, %lld/%lld", (long long)w[0].tree_builds,
+              (long long)w[0].tree_refits, (long long)w[1].tree_builds, (long long)w[1].tree_refits,
+              (long long)w[2].tree_builds, (long long)w[2].tree_refits);
+    const double *x0 = canopy_nbody_positions(s[0]);
+    for (int k = 1; k < 3; k++) {
+        const double *x = canopy_nbody_positions(s[k]);
+        double dmax = 0.0;
+        for (int64_t i = 0; i < 3 * n; i++) dmax = fmax(dmax, fabs(x[i] - x0[i]));
+        CHECK_MSG(dmax > 0.0 && dmax < 1e-4, "refit (rebuild %g): positions differ by %.3g",
+                  rebuild[k], dmax);
+        double d0 = fabs(e[0].total - e0.total), dk = fabs(e[k].total - e0.total);
+        CHECK_MSG(dk < 1e-4 * fabs(e0.total) && fabs(dk - d0) < 1e-5 * fabs(e0.total),
+                  "refit (rebuild %g): energy error %.3g, new trees %.3g", rebuild[k],
+                  dk / fabs(e0.total), d0 / fabs(e0.total));
+    }
+done:
+    for (int k = 0; k < 3; k++) canopy_nbody_free(s[k]);
+    free(pos);
+    free(vel);
+}
+
 static void check_block_refusals(void) {
     double pos[6] = {0, 0, 0, 1, 0, 0}, vel[6] = {0};
     canopy_nbody *s = NULL;
@@ -362,6 +411,12 @@ static void check_block_refusals(void) {
         CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "eta");
     }
     o.eta = 0.2;
+    double rebuilds[3] = {-1.0, NAN, INFINITY};
+    for (int k = 0; k < 3; k++) {
+        o.rebuild = rebuilds[k];
+        CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "rebuild");
+    }
+    o.rebuild = 1.0;
     o.gravity.softening = 0.0f;
     CHECK_FAILS(canopy_nbody_create(pos, vel, NULL, 2, &o, &s), CANOPY_ERR_INVALID, "softening");
     o.gravity.softening = 0.05f;
@@ -383,6 +438,7 @@ int main(void) {
     check_refusals();
     check_block_finest(seed);
     check_block_binary(seed);
+    check_block_refit(seed);
     check_block_refusals();
     return check_finish();
 }

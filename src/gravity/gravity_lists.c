@@ -48,6 +48,8 @@ typedef struct gl_tree {
     float group_side; /* periodic: the longest sink group, in boxes */
     float *q2;        /* periodic: per node the second moments sum m x_a x_b about the
                          centre of mass (xx yy zz xy xz yz), for the cells' Ewald terms */
+    float inv_theta;  /* kept for canopy_gl_tree_refit */
+    int32_t par_lo, par_hi; /* the level whose subtrees' moments are summed in parallel */
 } gl_tree;
 
 enum { GL_MAX_DEPTH = 61 }; /* levels; deeper nodes stay leaves */
@@ -355,6 +357,19 @@ static int sink_groups(gl_tree *t, const gl_config *cfg, float period) {
     return 0;
 }
 
+/* Moments of every node bottom-up, then the walk and cold records. */
+static void tree_moments(gl_tree *t) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
+    for (int32_t v = t->par_lo; v < t->par_hi; v++) subtree_moments(t, v);
+    for (int32_t v = t->par_lo - 1; v >= 0; v--) node_moments(t, v);
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int32_t v = 0; v < t->nn; v++) {
+        float *c = (float *)(void *)((char *)t->cold_base + (size_t)v * t->cold_stride);
+        node_finish(t, v, t->inv_theta, c);
+        memcpy(t->walk + (size_t)v * t->stride, t->hot + v, sizeof(gl_hot));
+    }
+}
+
 static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, float inv_theta,
                            int32_t order, const gl_config *cfg, float period) {
     int64_t n = bodies.n;
@@ -457,18 +472,12 @@ static canopy_status build(gl_tree *t, canopy_points bodies, const float *mass, 
      * cores); the levels above them follow bottom-up. */
     int top = 0;
     while (top + 1 < t->depth && level_start[top + 1] - level_start[top] < 64) top++;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(canopy_threads())
-    for (int32_t v = level_start[top]; v < level_start[top + 1]; v++) subtree_moments(t, v);
-    for (int32_t v = level_start[top] - 1; v >= 0; v--) node_moments(t, v);
+    t->par_lo = level_start[top], t->par_hi = level_start[top + 1];
+    t->inv_theta = inv_theta;
     t->stride = rec;
     t->cold_base = cfg->fused ? t->walk + sizeof(gl_hot) : t->walk + (size_t)t->nn * rec;
     t->cold_stride = cfg->fused ? rec : cold;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
-    for (int32_t v = 0; v < t->nn; v++) {
-        float *c = (float *)(void *)((char *)t->cold_base + (size_t)v * t->cold_stride);
-        node_finish(t, v, inv_theta, c);
-        memcpy(t->walk + (size_t)v * rec, t->hot + v, sizeof(gl_hot));
-    }
+    tree_moments(t);
     if (sink_groups(t, cfg, period))
         s = canopy_fail(CANOPY_ERR_NOMEM, "gravity: out of memory for the tree moments");
 done:
@@ -571,6 +580,7 @@ static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo,
     while (sp) {
         int32_t v = L->stack[--sp];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)v * t->stride);
+        if (gb < ge && h->begin >= gb && h->end <= ge) continue; /* the group's: gathered */
         tests++;
         int accept;
         if (P) {
@@ -582,9 +592,9 @@ static int64_t walk(const gl_tree *t, int src, const gl_per *P, const float *lo,
         }
         if (accept)
             L->cells[nc++] = v;
-        else if (h->nchild == 0) {
-            if (h->begin < gb || h->end > ge) L->opened[nl++] = v;
-        } else
+        else if (h->nchild == 0)
+            L->opened[nl++] = v;
+        else
             for (int32_t c = h->child + h->nchild - 1; c >= h->child; c--) L->stack[sp++] = c;
     }
     L->nc = L->cend[src] = nc;
@@ -1129,6 +1139,66 @@ canopy_status canopy_gl_gravity_periodic(canopy_points bodies, const float *mass
         s = evaluate(&src, 1, cfg->per_body, per ? &P : NULL, active, eps2, acc, pot, NULL, &cnt);
     cnt.walk_seconds = canopy_now() - t1;
     tree_free(&t);
+    if (counts) *counts = cnt;
+    return s;
+}
+
+/* ----------------------------------------------- kept trees (nbody.c) -- */
+
+/* Leaf boxes from their bodies, then each parent's as the union of its children's
+ * (children are numbered after their parents): the tight boxes build gives the same
+ * bodies, min and max being exact. */
+static void refit_boxes(gl_tree *t) {
+#pragma omp parallel for schedule(dynamic, 256) num_threads(canopy_threads())
+    for (int32_t v = 0; v < t->nn; v++) {
+        const gl_hot *h = t->hot + v;
+        if (h->nchild) continue;
+        float *b = t->box + 6 * (int64_t)v;
+        for (int k = 0; k < 3; k++) b[k] = INFINITY, b[3 + k] = -INFINITY;
+        for (int32_t i = h->begin; i < h->end; i++) {
+            float p[3] = {t->x[i], t->y[i], t->z[i]};
+            for (int k = 0; k < 3; k++) {
+                b[k] = p[k] < b[k] ? p[k] : b[k];
+                b[3 + k] = p[k] > b[3 + k] ? p[k] : b[3 + k];
+            }
+        }
+    }
+    for (int32_t v = t->nn - 1; v >= 0; v--) {
+        const gl_hot *h = t->hot + v;
+        float *b = t->box + 6 * (int64_t)v;
+        for (int32_t c = h->child; c < h->child + h->nchild; c++) {
+            const float *q = t->box + 6 * (int64_t)c;
+            for (int k = 0; k < 3; k++) {
+                b[k] = c == h->child || q[k] < b[k] ? q[k] : b[k];
+                b[3 + k] = c == h->child || q[3 + k] > b[3 + k] ? q[3 + k] : b[3 + k];
+            }
+        }
+    }
+}
+
+canopy_status canopy_gl_tree_refit(gl_tree *t, canopy_points bodies) {
+    if (t->borrowed || t->period > 0.0f || bodies.n != t->n)
+        return canopy_fail(CANOPY_ERR_INTERNAL,
+                           "gravity: refit needs an open-boundary tree of the same %lld bodies",
+                           (long long)t->n);
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t i = 0; i < t->n; i++) {
+        const float *p = canopy_point(bodies, t->ids[i]);
+        t->x[i] = p[0], t->y[i] = p[1], t->z[i] = p[2];
+    }
+    refit_boxes(t);
+    tree_moments(t);
+    return CANOPY_OK;
+}
+
+canopy_status canopy_gl_tree_forces_active(const gl_tree *t, const unsigned char *active,
+                                           float eps2, float *acc, float *pot, gl_counts *counts) {
+    gl_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    cnt.nodes = t->nn, cnt.leaves = t->n_leaves, cnt.depth = t->depth;
+    double t0 = canopy_now();
+    canopy_status s = evaluate(&t, 1, 0, NULL, active, eps2, acc, pot, NULL, &cnt);
+    cnt.walk_seconds = canopy_now() - t0;
     if (counts) *counts = cnt;
     return s;
 }

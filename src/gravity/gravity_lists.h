@@ -87,4 +87,15 @@ canopy_status canopy_gl_piece_open(const void *buf, int64_t bytes, gl_tree **out
 canopy_status canopy_gl_forces(const gl_tree *local, const gl_tree *const *remote, int n_remote,
                                float eps2, float *acc, float *pot, double *work, gl_counts *counts);
 
+/* Block time steps (src/gravity/nbody.c) keep one open-boundary tree between rebuilds:
+ * the bodies of t (built by canopy_gl_tree_build) given their new positions, in the
+ * caller's order; every node keeps its bodies, its box, moments and opening radius are
+ * recomputed bottom-up, O(n) without the build's partitioning. Bodies that have not
+ * moved give the built tree's bits. */
+canopy_status canopy_gl_tree_refit(gl_tree *t, canopy_points bodies);
+/* canopy_gl_gravity_active's bucket walk on a kept tree: forces of the active bodies
+ * (caller order; active NULL: all) from all of t's bodies. */
+canopy_status canopy_gl_tree_forces_active(const gl_tree *t, const unsigned char *active,
+                                           float eps2, float *acc, float *pot, gl_counts *counts);
+
 #endif

@@ -2,7 +2,8 @@
 /* canopy_nbody: leapfrog kick-drift-kick over canopy_gravity_multipole (one global step,
  * or block time steps: rungs of dt / 2^r, forces for the bodies whose step ends),
  * energies, and checkpoints (format in docs/nbody.md). The state is float64; each force
- * evaluation converts positions to float32, rebuilds the octree and walks it. With
+ * evaluation converts positions to float32, rebuilds the tree (block steps: or refits
+ * the kept one) and walks it. With
  * the GPU backend the state lives on the device (gravity/gpu_multipole.h) and the host
  * copies of positions and velocities are refreshed after every canopy_nbody_step. */
 #include "gravity/ewald.h"
@@ -28,6 +29,8 @@ struct canopy_nbody {
     float *acc, *pot;  /* forces and potentials at the current positions */
     gpu_nbody *gpu;    /* the device-resident state, or NULL on the CPU */
     unsigned char *rung, *active; /* block steps: each body's rung, this substep's sinks */
+    gl_tree *tree;                /* block steps, open boundaries: the tree substeps refit */
+    int64_t since_build;          /* force evaluations on refits of tree since it was built */
     canopy_nbody_work work;
 };
 
@@ -38,6 +41,7 @@ canopy_nbody_options canopy_nbody_options_default(void) {
     o.run = canopy_run_options_default();
     o.max_rung = 0;
     o.eta = 0.2;
+    o.rebuild = CANOPY_NBODY_REBUILD_DEFAULT;
     return o;
 }
 
@@ -115,6 +119,10 @@ canopy_status canopy_nbody_check_state(const double *pos, const double *vel, con
     if (o->max_rung > 0 && (!(o->eta > 0.0) || !isfinite(o->eta)))
         return canopy_fail(CANOPY_ERR_INVALID, "nbody: eta must be finite and > 0 (got %g)",
                            o->eta);
+    if (!(o->rebuild >= 0.0) || !isfinite(o->rebuild))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "nbody: rebuild must be finite and >= 0 (0: a tree per substep; got %g)",
+                           o->rebuild);
     if (o->max_rung > 0 && o->gravity.softening == 0.0f)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "nbody: block time steps choose dt_i = eta sqrt(softening / |a_i|): "
@@ -139,6 +147,24 @@ static canopy_status check_input(const double *pos, const double *vel, const flo
     if (n < 1) return canopy_fail(CANOPY_ERR_INVALID, "nbody: no bodies");
     if (n >= INT32_MAX) return canopy_fail(CANOPY_ERR_INVALID, "nbody: too many bodies");
     return canopy_nbody_check_state(pos, vel, mass, n, o);
+}
+
+/* canopy_gravity_multipole's list opening configuration. */
+static gl_config list_config(const canopy_nbody *s) {
+    gl_config cfg = {s->opt.gravity.tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
+                     s->opt.run.leaf_size > 0 ? s->opt.run.leaf_size : GL_DEFAULT_BUCKET,
+                     GL_DEFAULT_GROUP};
+    return cfg;
+}
+
+/* Block steps, open boundaries: a fresh tree of all bodies at pos32. */
+static canopy_status build_tree(canopy_nbody *s) {
+    canopy_gl_tree_free(s->tree);
+    s->tree = NULL;
+    s->since_build = 0;
+    gl_config cfg = list_config(s);
+    return canopy_gl_tree_build(canopy_points_make(s->pos32, s->n, 3), s->mass,
+                                s->opt.gravity.theta, s->opt.gravity.order, &cfg, &s->tree);
 }
 
 canopy_status canopy_nbody_create(const double *pos, const double *vel, const float *mass,
@@ -208,6 +234,8 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
                                "nbody: backend gpu, but no usable GPU (or no CUDA in this build)");
     } else {
         st = forces(s);
+        /* the tree of the synchronised positions, as a step's last substep leaves it */
+        if (!st && s->rung && o.gravity.box == 0.0f) st = build_tree(s);
     }
     if (st) {
         canopy_nbody_free(s);
@@ -231,19 +259,31 @@ static int rung_for(const canopy_nbody *s, int64_t i) {
     return r;
 }
 
-/* Forces on the active bodies, from a tree of all bodies at their current positions;
- * the same engine and configuration as canopy_gravity_multipole's list opening. */
-static canopy_status active_forces(canopy_nbody *s) {
+/* Forces on the na active bodies, from a tree of all bodies at their current positions;
+ * the same engine and configuration as canopy_gravity_multipole's list opening. Open
+ * boundaries keep the tree between substeps and refit it (a substep of few active
+ * bodies then costs O(n) cheap passes, not a build); it is rebuilt where all bodies are
+ * active (the end of each step dt, so a restart sees the same trees) and once the
+ * evaluations on its refits would pass opt.rebuild n, as the drift since its build
+ * loosens it. */
+static canopy_status active_forces(canopy_nbody *s, int64_t na) {
     wrap_positions(s);
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
     const canopy_gravity_options *g = &s->opt.gravity;
-    gl_config cfg = {g->tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
-                     s->opt.run.leaf_size > 0 ? s->opt.run.leaf_size : GL_DEFAULT_BUCKET,
-                     GL_DEFAULT_GROUP};
+    float eps2 = g->softening * g->softening;
+    if (g->box == 0.0f) {
+        canopy_status st;
+        if (!s->tree || na == s->n || (double)(s->since_build + na) > s->opt.rebuild * (double)s->n)
+            st = build_tree(s), s->work.tree_builds++;
+        else if (!(st = canopy_gl_tree_refit(s->tree, canopy_points_make(s->pos32, s->n, 3))))
+            s->since_build += na, s->work.tree_refits++;
+        return st ? st
+                  : canopy_gl_tree_forces_active(s->tree, s->active, eps2, s->acc, s->pot, NULL);
+    }
+    gl_config cfg = list_config(s);
     gl_periodic per = {g->box, g->ewald_grid};
     return canopy_gl_gravity_periodic(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta,
-                                      g->order, g->softening * g->softening, &cfg,
-                                      g->box > 0.0f ? &per : NULL, s->active, s->acc, s->pot, NULL);
+                                      g->order, eps2, &cfg, &per, s->active, s->acc, s->pot, NULL);
 }
 
 static void kick_one(canopy_nbody *s, int64_t i, double h) {
@@ -285,7 +325,7 @@ static canopy_status block_step(canopy_nbody *s) {
             s->active[i] = t % (nsub >> s->rung[i]) == 0;
             na += s->active[i];
         }
-        canopy_status st = active_forces(s);
+        canopy_status st = active_forces(s, na);
         if (st) return st;
         s->work.force_evals += na;
         /* the coarsest rung whose steps also end at t */
@@ -558,5 +598,6 @@ void canopy_nbody_free(canopy_nbody *s) {
     canopy_free(s->pot);
     canopy_free(s->rung);
     canopy_free(s->active);
+    canopy_gl_tree_free(s->tree);
     canopy_free(s);
 }

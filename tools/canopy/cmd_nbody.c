@@ -37,7 +37,8 @@ enum {
     OPT_MAX_RUNG,
     OPT_ETA,
     OPT_BOX,
-    OPT_EWALD_GRID
+    OPT_EWALD_GRID,
+    OPT_REBUILD
 };
 
 static void usage(FILE *f) {
@@ -45,7 +46,8 @@ static void usage(FILE *f) {
             "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
             "       | --bodies IC.hdf5\n"
             "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
-            "       [--opening list|body|bucket] [--tree binary|oct] [--max-rung R [--eta E]]\n"
+            "       [--opening list|body|bucket] [--tree binary|oct] [--max-rung R [--eta E] "
+            "[--rebuild F]]\n"
             "       [--energy-every K]\n"
             "       [-o DIR [--snapshot-every M] [--snapshot-format npy|hdf5]] [--stats]\n"
             "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
@@ -76,6 +78,11 @@ static void usage(FILE *f) {
             "                     synchronised points; a step is DT (0 = one global step,\n"
             "                     default; R in [0, 30]; CPU, list opening, softening > 0)\n"
             "  --eta E            the block-step accuracy eta, > 0 (default 0.2)\n"
+            "  --rebuild F        block steps, open boundaries: substeps refit one tree of all\n"
+            "                     bodies (new boxes and moments, same bodies per node) and\n"
+            "                     rebuild it where all are active or once the force\n"
+            "                     evaluations on it reach F n; 0 = a new tree every substep\n"
+            "                     (default 0.3; not kept in checkpoints)\n"
             "  --box L            periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
             "                     \"Periodic boxes\"): bodies are wrapped into it after every\n"
             "                     drift (those more than 4 boxes out are refused); CPU, list\n"
@@ -343,10 +350,10 @@ static int load_inputs(const char *bodies, const char *vels, const char *masses,
     return rc;
 }
 
-/* Block-step options as given (max_rung INT64_MIN, eta NaN: not given). */
+/* Block-step options as given (max_rung INT64_MIN, eta and rebuild NaN: not given). */
 typedef struct block_opts {
     int64_t max_rung;
-    double eta;
+    double eta, rebuild;
 } block_opts;
 
 static canopy_nbody_options make_options(double dt, double eps, canopy_opening opening,
@@ -358,6 +365,7 @@ static canopy_nbody_options make_options(double dt, double eps, canopy_opening o
     /* out of range is the library's to refuse (exit 1), like dt */
     if (bo->max_rung != INT64_MIN) o.max_rung = (int32_t)bo->max_rung;
     if (!isnan(bo->eta)) o.eta = bo->eta;
+    if (!isnan(bo->rebuild)) o.rebuild = bo->rebuild;
     o.run = *run;
     o.gravity.softening = (float)eps;
     o.gravity.opening = opening;
@@ -405,6 +413,8 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
         cli_json_count(j, "max_rung", (double)o->max_rung);
         cli_json_count(j, "force_evaluations", (double)w.force_evals);
         cli_json_count(j, "force_evaluations_global", (double)w.force_evals_global);
+        cli_json_count(j, "tree_builds", (double)w.tree_builds);
+        cli_json_count(j, "tree_refits", (double)w.tree_refits);
         cli_json_emit(j, "");
         return;
     }
@@ -432,6 +442,9 @@ static void print_stats(const canopy_nbody *s, int64_t first, const nbody_times 
         for (int r = 0; r <= o->max_rung; r++)
             if (w.bodies_per_rung[r])
                 fprintf(stderr, " %d:%lld", r, (long long)w.bodies_per_rung[r]);
+        if (w.tree_builds + w.tree_refits)
+            fprintf(stderr, "\n  substeps with a new tree %lld, with the kept tree refitted %lld",
+                    (long long)w.tree_builds, (long long)w.tree_refits);
     }
     fprintf(stderr, "\n");
 }
@@ -455,6 +468,7 @@ static const struct option nbody_long_opts[] = {
     {"snapshot-format", required_argument, NULL, OPT_SNAPSHOT_FORMAT},
     {"max-rung", required_argument, NULL, OPT_MAX_RUNG},
     {"eta", required_argument, NULL, OPT_ETA},
+    {"rebuild", required_argument, NULL, OPT_REBUILD},
     {"box", required_argument, NULL, OPT_BOX},
     {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
     {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
@@ -526,6 +540,10 @@ static int nbody_physics_option(nbody_args *a, int c) {
         break;
     case OPT_ETA:
         if (cli_parse_double("nbody", "--eta", optarg, -1e30, 1e30, &a->bo.eta)) return CLI_USAGE;
+        break;
+    case OPT_REBUILD:
+        if (cli_parse_double("nbody", "--rebuild", optarg, -1e30, 1e30, &a->bo.rebuild))
+            return CLI_USAGE;
         break;
     default:
         return NBODY_GO_ON;
@@ -625,6 +643,8 @@ static int nbody_check(nbody_args *a) {
     if (a->ewald_grid && a->box == 0.0) return cli_usage_error("nbody", "--ewald-grid needs --box");
     if (!isnan(a->bo.eta) && a->bo.max_rung == INT64_MIN)
         return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
+    if (!isnan(a->bo.rebuild) && a->bo.max_rung == INT64_MIN)
+        return cli_usage_error("nbody", "--rebuild needs --max-rung (block time steps)");
     if (a->ckpt_every && !a->ckpt)
         return cli_usage_error("nbody", "--checkpoint-every needs --checkpoint FILE");
     /* The checkpoint may replace the file the run restarts from (read whole first:
@@ -773,7 +793,7 @@ int cmd_nbody(int argc, char **argv) {
     a.direct_max = 20000;
     a.opening = canopy_gravity_options_default().opening;
     a.gtree = canopy_gravity_options_default().tree;
-    a.bo = (block_opts){INT64_MIN, NAN};
+    a.bo = (block_opts){INT64_MIN, NAN, NAN};
     trav_opts_init(&a.to);
     a.to.run.tree = CANOPY_TREE_OCT;
     a.to.tree_fixed = "nbody always uses an octree";
