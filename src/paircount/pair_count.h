@@ -79,6 +79,9 @@ typedef struct pcp_ctx {
     int32_t sorted, sort_cap;       /* CPU: the pcp_sortbuf after the histogram is used */
     int32_t sort_shift, sort_parts; /* its part of float bits u >= tab_base:
                                        (u - tab_base) >> sort_shift */
+    /* GPU: device copies of the trees already made (canopy_paircount_device builds
+       them on the device), walked with no upload; NULL: upload the host trees */
+    const canopy_tree_view *resident_a, *resident_b;
 } pcp_ctx;
 
 CANOPY_HD uint32_t pcp_bits(float x) {
