@@ -119,16 +119,17 @@ static void paircount_errors(void) {
     CHECK_FAILS(canopy_paircount_device((canopy_points){dev, 3, 2, 2}, NULL, none, NULL, &po, &o,
                                         counts, NULL, NULL),
                 CANOPY_ERR_INVALID, "backend gpu or auto");
-    /* a coordinate outside the box, and a NaN, seen only on the device */
+    /* a coordinate outside the box, and a NaN, seen only on the device (their copies
+       are queued on `stream`, which the call waits for) */
     po.boxsize = 1.2;
     float outside[6] = {0.1f, 0.2f, 1.5f, 0.4f, 0.5f, 0.6f}, nan_row[6] = {0.1f, NAN, 0.3f};
     float *dout = to_device(outside, sizeof outside), *dnan = to_device(nan_row, sizeof nan_row);
     CHECK_FAILS(canopy_paircount_device((canopy_points){dout, 3, 2, 2}, NULL, none, NULL, &po, NULL,
-                                        counts, NULL, NULL),
+                                        counts, stream, NULL),
                 CANOPY_ERR_INVALID, "outside the periodic box");
     po.boxsize = 0.0;
     CHECK_FAILS(canopy_paircount_device((canopy_points){dnan, 3, 2, 2}, NULL, none, NULL, &po, NULL,
-                                        counts, NULL, NULL),
+                                        counts, stream, NULL),
                 CANOPY_ERR_INVALID, "not finite");
     /* empty: every count 0, nothing read */
     for (int b = 0; b < 10; b++) counts[b] = 7.0;
