@@ -623,6 +623,25 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
 canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
                                const canopy_run_options *opt, double *counts, canopy_stats *stats);
+/* canopy_paircount with the points (and weights) in device memory (CUDA callers):
+ * d_data1, d_data2 rows .stride floats apart on the device, d_weights1 and d_weights2
+ * (n floats each) both device arrays or both NULL (the auto form, d_data2 = {NULL, 0},
+ * uses d_weights1 for both sides); counts (nbins doubles) is host memory. The kd trees
+ * are built on the GPU from the device arrays after the work queued on stream (a
+ * cudaStream_t, NULL = legacy default) and on the legacy default stream, copied to the
+ * host for the walk's top levels, and walked on the device in place (no upload); the
+ * call returns when counts are written. Backend auto or gpu (cpu fails with
+ * CANOPY_ERR_INVALID), tree kd, variant auto, leaf size 0 (others:
+ * CANOPY_ERR_UNSUPPORTED). Unweighted counts equal canopy_paircount's exactly; weighted
+ * sums within float64 rounding (another order of addition). Host pointers fail with
+ * CANOPY_ERR_INVALID, as do a non-finite coordinate or weight and, with a box, a
+ * coordinate outside it; without the CUDA module or a usable GPU,
+ * CANOPY_ERR_UNSUPPORTED. */
+canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weights1,
+                                      canopy_points d_data2, const float *d_weights2,
+                                      const canopy_paircount_options *po,
+                                      const canopy_run_options *opt, double *counts, void *stream,
+                                      canopy_stats *stats);
 canopy_status canopy_paircount_brute(canopy_points data1, const float *weights1,
                                      canopy_points data2, const float *weights2,
                                      const canopy_paircount_options *po, double *counts);
@@ -1152,6 +1171,21 @@ void canopy_predictor_free(canopy_predictor *p);
 canopy_status canopy_predictor_predict(const canopy_predictor *p, canopy_points X,
                                        canopy_forest_output output, double *out,
                                        canopy_predict_stats *stats);
+/* canopy_predictor_predict with the rows and the predictions in device memory (CUDA
+ * callers; a predictor compiled with backend gpu, else CANOPY_ERR_INVALID): d_X rows
+ * .stride floats apart on the device (dense rows are read in place, others packed on
+ * the device; no host copy of them), d_out (n * canopy_forest_output_width(forest,
+ * output) doubles) device memory. Runs after the work queued on stream (a
+ * cudaStream_t, NULL = legacy default) and on the legacy default stream; the per-tree
+ * scores come back to the host for the aggregation and link (as the host entry
+ * finishes them) and the predictions go to d_out before the call returns. Values equal
+ * canopy_predictor_predict's of the same predictor to float64 rounding (the GPU adds
+ * the trees in any order). Host pointers fail with
+ * CANOPY_ERR_INVALID; without the CUDA module or a usable GPU,
+ * CANOPY_ERR_UNSUPPORTED. */
+canopy_status canopy_predictor_predict_device(const canopy_predictor *p, canopy_points d_X,
+                                              canopy_forest_output output, double *d_out,
+                                              void *stream, canopy_predict_stats *stats);
 /* The model predicted (owned by the predictor when it was loaded). */
 const canopy_forest *canopy_predictor_forest(const canopy_predictor *p);
 /* The options as compiled, before auto resolution (as saved). */

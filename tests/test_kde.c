@@ -153,6 +153,15 @@ static void check_refusals(void) {
     CHECK_MSG(gs == CANOPY_OK ||
                   (gs == CANOPY_ERR_UNSUPPORTED && strstr(canopy_last_error(), "kde: ")),
               "backend gpu -> %s: %s", canopy_status_name(gs), canopy_last_error());
+    /* the device entry with host arrays: refused (no module: unsupported, with the
+       reason; a module: not device memory), and backend cpu before any pointer is read */
+    gs = canopy_kde_device(data, data, &ko, NULL, out, NULL, NULL);
+    CHECK_MSG((gs == CANOPY_ERR_UNSUPPORTED && strstr(canopy_last_error(), "CUDA")) ||
+                  (gs == CANOPY_ERR_INVALID && strstr(canopy_last_error(), "device memory")),
+              "kde_device on host arrays -> %s: %s", canopy_status_name(gs), canopy_last_error());
+    o.backend = CANOPY_BACKEND_CPU;
+    CHECK_FAILS(canopy_kde_device(data, data, &ko, &o, out, NULL, NULL), CANOPY_ERR_INVALID,
+                "backend gpu or auto");
     o = canopy_run_options_default();
     o.tree = CANOPY_TREE_BALL;
     CHECK_FAILS(canopy_kde(data, data, &ko, &o, out, NULL), CANOPY_ERR_INVALID, "use kd");

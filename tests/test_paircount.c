@@ -252,6 +252,17 @@ static void check_refusals(void) {
     o.backend = CANOPY_BACKEND_GPU;
     if (!gpu)
         CHECK(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL) == CANOPY_ERR_UNSUPPORTED);
+    /* the device entry with host points: refused (no module: unsupported, with the
+       reason; a module: not device memory), and backend cpu before any pointer is read */
+    canopy_status ds = canopy_paircount_device(p, NULL, none, NULL, &po, NULL, c, NULL, NULL);
+    CHECK_MSG((ds == CANOPY_ERR_UNSUPPORTED && strstr(canopy_last_error(), "CUDA")) ||
+                  (ds == CANOPY_ERR_INVALID && strstr(canopy_last_error(), "device memory")),
+              "paircount_device on host points -> %s: %s", canopy_status_name(ds),
+              canopy_last_error());
+    o.backend = CANOPY_BACKEND_CPU;
+    CHECK_FAILS(canopy_paircount_device(p, NULL, none, NULL, &po, &o, c, NULL, NULL),
+                CANOPY_ERR_INVALID, "backend gpu or auto");
+    o.backend = CANOPY_BACKEND_GPU;
     /* a hand count: 1-d points 0.5 1.5 2.5 9, bins [0, 0.5) [0.5, 1) ... auto */
     po.rmax = 3.0;
     po.nbins = 3;

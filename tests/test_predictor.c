@@ -131,6 +131,12 @@ static void bad_files(const char *dir) {
     canopy_index_free(ix);
     CHECK_FAILS(canopy_predictor_load(idx, &q), CANOPY_ERR_FORMAT, "not a CNPYCPF1 file");
     CHECK(q == NULL);
+    /* device rows need a GPU predictor: a CPU one refuses them before reading anything */
+    double out = 7.0;
+    CHECK_FAILS(canopy_predictor_predict_device(p, canopy_points_make(pts, 1, 2),
+                                                CANOPY_FOREST_OUTPUT_RAW, &out, NULL, NULL),
+                CANOPY_ERR_INVALID, "compile with backend gpu");
+    CHECK(out == 7.0);
     free(c);
     free(b);
     canopy_predictor_free(p);

@@ -57,6 +57,20 @@ struct canopy_index; /* canopy.h's index handle, declared after this section */
 canopy_status canopy_index_kde(struct canopy_index *ix, canopy_points queries,
                                const canopy_kde_options *ko, const canopy_run_options *opt,
                                double *log_density, canopy_stats *stats);
+/* canopy_kde with the points in device memory (CUDA callers): d_data and d_queries
+ * rows .stride floats apart on the device (d_queries may be d_data itself: one tree),
+ * d_log_density (nq doubles) device memory. Both kd trees are built on the GPU from
+ * the device arrays after the work queued on stream (a cudaStream_t, NULL = legacy
+ * default) and on the legacy default stream, copied to the host for the walk's top
+ * levels and the push-down, and walked on the device in place (no upload); the
+ * densities are written to d_log_density before the call returns. Options as for
+ * canopy_kde's GPU backend (backend auto or gpu: cpu fails with CANOPY_ERR_INVALID;
+ * variant auto or dr); the same bound, values equal canopy_kde's within float64
+ * rounding. Host pointers and non-finite coordinates fail with CANOPY_ERR_INVALID;
+ * without the CUDA module or a usable GPU, CANOPY_ERR_UNSUPPORTED. */
+canopy_status canopy_kde_device(canopy_points d_data, canopy_points d_queries,
+                                const canopy_kde_options *ko, const canopy_run_options *opt,
+                                double *d_log_density, void *stream, canopy_stats *stats);
 /* The O(n nq) reference: every kernel value, summed in data order. */
 canopy_status canopy_kde_brute(canopy_points data, canopy_points queries,
                                const canopy_kde_options *ko, double *log_density);

@@ -88,23 +88,33 @@ __global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK)
 /* The host side: upload both trees (one for a symmetric walk), expand the frontier
  * with the descriptor's host copy (host_app, accounting into host_acc), run the
  * kernel on `d` (the device context, its inputs uploaded by the caller into B), and
- * count. rep gets transfer and kernel times. */
+ * count. rep gets transfer and kernel times. resident_a / resident_b: device copies
+ * of ta / tb already made (a GPU build from device points), walked in place with no
+ * upload; NULL: upload that tree. */
 template <class App>
-static canopy_status canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d,
-                                         const canopy_pair_app *host_app, const void *host_ctx,
-                                         void *host_acc, const canopy_tree_view *ta,
-                                         const canopy_tree_view *tb, int sym,
-                                         canopy_pair_counters *cnt, canopy_gpu_report *rep) {
+static canopy_status
+canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pair_app *host_app,
+                    const void *host_ctx, void *host_acc, const canopy_tree_view *ta,
+                    const canopy_tree_view *tb, int sym, canopy_pair_counters *cnt,
+                    canopy_gpu_report *rep, const canopy_tree_view *resident_a = nullptr,
+                    const canopy_tree_view *resident_b = nullptr) {
     canopy_tree_view dta, dtb;
     double t0 = canopy_now();
-    canopy_status s = canopy_gpu_upload_tree(B, ta, &dta);
+    canopy_status s = CANOPY_OK;
+    if (resident_a)
+        dta = *resident_a;
+    else
+        s = canopy_gpu_upload_tree(B, ta, &dta);
     if (!s) {
         if (sym)
             dtb = dta;
+        else if (resident_b)
+            dtb = *resident_b;
         else
             s = canopy_gpu_upload_tree(B, tb, &dtb);
     }
-    rep->tree_upload_bytes += canopy_tree_view_bytes(ta) + (sym ? 0 : canopy_tree_view_bytes(tb));
+    rep->tree_upload_bytes += (resident_a ? 0 : canopy_tree_view_bytes(ta)) +
+                              (sym || resident_b ? 0 : canopy_tree_view_bytes(tb));
     rep->tree_upload_seconds += canopy_now() - t0;
     int dev = 0, sms = 0;
     if (!s) s = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice");

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import canopy
-from canopy import _arrays
+from canopy import _arrays, _lib
 
 SEEDS = [1, 2, 3]
 
@@ -319,8 +319,36 @@ def fake_device(monkeypatch):
         return host_gravity(pts, ctypes.cast(mass, _lib.PF32), g._obj.theta, g._obj.softening,
                             opt, ctypes.cast(acc, _lib.PF32), None)
 
+    from canopy import _kde
+    host_paircount, host_kde = _lib.paircount, _kde._kde
+    host_predict, host_compile = _lib.predictor_predict, _lib.predictor_compile
+
+    def paircount(d1, w1, d2, w2, po, opt, counts, stream, stats):
+        # the device entry takes both weight arrays or neither (auto: weights1 only)
+        assert stream == 1 and (w1 is None) == (w2 is None) or d2.data is None
+        return host_paircount(d1, ctypes.cast(w1, _lib.PF32), d2, ctypes.cast(w2, _lib.PF32),
+                              po, opt, counts, stats)
+
+    def kde(data, queries, ko, opt, out, stream, stats):
+        assert stream == 1 and (out is not None or queries.n == 0)
+        return host_kde(data, queries, ko, opt, ctypes.cast(out, _lib.PF64), stats)
+
+    def predict(h, X, kind, out, stream, stats):
+        assert stream == 1
+        return host_predict(h, X, kind, ctypes.cast(out, _lib.PF64), stats)
+
+    def compile_(forest, opt, out):
+        opt._obj.backend = 0 if opt._obj.backend == _lib.BACKEND_GPU else opt._obj.backend
+        return host_compile(forest, opt, out)
+
     def refuse(*args):
         raise AssertionError("a host entry of the C API was called for device arrays")
+    monkeypatch.setattr(_lib, "paircount_device", paircount)
+    monkeypatch.setattr(_kde, "_kde_device", kde)
+    monkeypatch.setattr(_lib, "predictor_predict_device", predict)
+    monkeypatch.setattr(_lib, "predictor_compile", compile_)
+    monkeypatch.setattr(_lib, "paircount", refuse)
+    monkeypatch.setattr(_kde, "_kde", refuse)
     monkeypatch.setattr(_lib, "index_build_device", build)
     monkeypatch.setattr(_lib, "index_knn_device", knn)
     monkeypatch.setattr(_lib, "index_get_info", info)
@@ -453,42 +481,75 @@ def test_query_radius_on_emulated_device(fake_device, monkeypatch):
         ix.query_radius(FakeDevice(q[:, :2].copy()), 0.1)
 
 
-def test_host_copy_calls_on_emulated_device(fake_device):
-    """paircount, kde and Predictor.predict have no device entry: a CUDA input is copied
-    to the host once, the result goes back as the input's framework's array, and
-    host_copies() counts both ways."""
+def test_device_calls_on_emulated_device(fake_device, monkeypatch):
+    """paircount, kde, Predictor.predict and count_neighbors take the device entries for
+    CUDA inputs (the host ones stand in for them here): results as the input's
+    framework's arrays, equal to the host calls', and no host copy (host_copies()
+    empty)."""
     import os
     rng = np.random.default_rng(18)
     a = rng.random((500, 3)).astype(np.float32)
+    b = rng.random((300, 3)).astype(np.float32)
     w = rng.random(500).astype(np.float32)
-    canopy.host_copies(reset=True)
-    counts, edges = canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, weights1=FakeDevice(w))
-    want = canopy.paircount(a, 0.01, 0.3, 5, weights1=w)
-    assert isinstance(counts, FakeOut) and isinstance(edges, FakeOut)
-    # weighted sums: the threads' partial sums may add up in another order
-    np.testing.assert_allclose(counts, want[0], rtol=1e-12)
-    np.testing.assert_array_equal(edges, want[1])
-    dens = canopy.kde(FakeDevice(a), FakeDevice(a[:50]), bandwidth=0.2)
-    assert isinstance(dens, FakeOut)
-    np.testing.assert_allclose(dens, canopy.kde(a, a[:50], bandwidth=0.2), rtol=1e-12,
-                               atol=1e-12)
     forest = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "forest")
     X = np.load(os.path.join(forest, "xgb_multi.X.npy")).astype(np.float32)
     p = canopy.Predictor.load(os.path.join(forest, "xgb_multi.json"))
-    got = p.predict(FakeDevice(X))
-    assert isinstance(got, FakeOut)
-    np.testing.assert_array_equal(got, p.predict(X))
-    c = canopy.host_copies(reset=True)
-    assert c["paircount"] == {"inputs": 2, "bytes_to_host": 500 * 16,
-                              "bytes_to_device": counts.nbytes + edges.nbytes}
-    assert c["kde"] == {"inputs": 2, "bytes_to_host": 550 * 12, "bytes_to_device": 50 * 8}
-    assert c["Predictor.predict"]["inputs"] == 1
-    assert c["Predictor.predict"]["bytes_to_device"] == got.nbytes
+    canopy.host_copies(reset=True)
+    with monkeypatch.context() as m:
+        m.setattr(_lib, "predictor_predict", lambda *x: pytest.fail("host predict called"))
+        counts, edges = canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, weights1=FakeDevice(w))
+        cross, _ = canopy.paircount(FakeDevice(a), 0.0, 0.3, 4, data2=FakeDevice(b),
+                                    weights1=FakeDevice(w))
+        plain, _ = canopy.paircount(FakeDevice(a), 0.0, 0.3, 4, data2=FakeDevice(b))
+        dens = canopy.kde(FakeDevice(a), FakeDevice(a[:50]), bandwidth=0.2)
+        self_dens = canopy.kde(FakeDevice(a), bandwidth=0.2)
+        got = p.predict(FakeDevice(X))
+        got_c = p.predict(FakeDevice(X), output="class")
+        got_n = canopy.Index(FakeDevice(a)).count_neighbors(FakeDevice(b), 0.1)
+    for out in (counts, edges, cross, plain, dens, self_dens, got, got_c):
+        assert isinstance(out, FakeOut)
     assert canopy.host_copies() == {}
+    monkeypatch.undo()  # the host entries again, for the references
+    want_p = p.predict(X)
+    want_c = p.predict(X, output="class")
+    want_n = canopy.Index(a).count_neighbors(b, 0.1)
+    want = canopy.paircount(a, 0.01, 0.3, 5, weights1=w)
+    # weighted sums: the threads' partial sums may add up in another order
+    np.testing.assert_allclose(counts, want[0], rtol=1e-12)
+    np.testing.assert_array_equal(edges, want[1])
+    np.testing.assert_allclose(cross, canopy.paircount(a, 0.0, 0.3, 4, data2=b, weights1=w)[0],
+                               rtol=1e-12)
+    np.testing.assert_array_equal(plain, canopy.paircount(a, 0.0, 0.3, 4, data2=b)[0])
+    assert plain.dtype == np.int64 and counts.dtype == np.float64
+    np.testing.assert_allclose(dens, canopy.kde(a, a[:50], bandwidth=0.2), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(self_dens, canopy.kde(a, bandwidth=0.2), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, want_p, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(got_c, want_c)
+    assert got_c.dtype == np.int64 and got_n == want_n
+    p.close()
+
+
+def test_device_call_errors_on_emulated_device(fake_device, monkeypatch):
+    monkeypatch.setattr(_lib, "index_build", _lib.lib.canopy_index_build)  # host indexes
+    rng = np.random.default_rng(19)
+    a = rng.random((50, 3)).astype(np.float32)
     with pytest.raises(_arrays.DeviceError, match="cuda:0 but data2 is on cpu"):
         canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, data2=a)
-    with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
-        canopy.Index(FakeDevice(a)).count_neighbors(FakeDevice(a), 0.1)
+    with pytest.raises(ValueError, match="weights2 needs data2"):
+        canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, weights2=FakeDevice(a[:, 0].copy()))
+    with pytest.raises(ValueError, match=r"expected shape \(50\), got \(10,\)"):
+        canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, weights1=FakeDevice(a[:10, 0].copy()))
+    with pytest.raises(ValueError, match="backend"):
+        canopy.paircount(FakeDevice(a), 0.01, 0.3, 5, backend="cpu")
+    with pytest.raises(TypeError, match="float32"):
+        canopy.kde(FakeDevice(a.astype(np.float64)))
+    with pytest.raises(ValueError, match=r"expected shape \(n, 3\)"):
+        canopy.kde(FakeDevice(a), FakeDevice(a[:, :2].copy()))
+    with pytest.raises(_arrays.DeviceError, match="cuda:0 but queries is on cpu"):
+        canopy.kde(FakeDevice(a), a)
+    with pytest.raises(_arrays.DeviceError, match="CPU only"):
+        canopy.Index(np.sort(a[:, :1], axis=0), tree="bst").search(FakeDevice(a[:, 0].copy()))
 
 
 class GradWrap(Wrap):

@@ -218,8 +218,21 @@ def test_bad_device_inputs(fw):
         canopy.knn_graph(xd, 3, np.zeros(100, np.int64))
     with pytest.raises(ValueError, match="kd"):
         canopy.Index(xd, tree="ball")
-    with pytest.raises(_arrays.DeviceError, match="not take device arrays yet"):
-        canopy.Index(xd).count_neighbors(xd, 0.5)
+    keys = np.sort(x[:, 0])
+    with pytest.raises(_arrays.DeviceError, match="CPU only"):
+        canopy.Index(keys[:, None], tree="bst").search(fw.dev(keys))
+    with pytest.raises(TypeError, match="float32"):
+        canopy.paircount(fw.dev(x.astype(np.float64)), 0.0, 0.5, 4)
+    with pytest.raises(ValueError, match="backend"):
+        canopy.paircount(xd, 0.0, 0.5, 4, backend="cpu")
+    with pytest.raises(ValueError, match="expected shape"):
+        canopy.paircount(xd, 0.0, 0.5, 4, weights1=fw.dev(np.ones(99, np.float32)))
+    with pytest.raises(_arrays.DeviceError, match="cpu|cuda"):
+        canopy.paircount(xd, 0.0, 0.5, 4, data2=x)
+    with pytest.raises(ValueError, match="backend"):
+        canopy.kde(xd, backend="cpu")
+    with pytest.raises(ValueError, match="expected shape"):
+        canopy.kde(xd, fw.dev(x[:, :3].copy()))
     with pytest.raises(TypeError, match="real number|bool"):
         canopy.knn_graph(fw.dev(x > 0.5), 3)
 
@@ -253,32 +266,104 @@ def test_query_radius_on_device(fw, monkeypatch):
     assert calls["index_knn_device"] >= 2 and canopy.host_copies() == {}
 
 
-def test_host_copy_calls_with_device_inputs(fw):
-    """paircount, kde and Predictor.predict: a counted host copy in, the result back on
-    the input's device, equal to the host call's."""
-    rng = np.random.default_rng(13)
-    a = rng.random((4000, 3)).astype(np.float32)
-    canopy.host_copies(reset=True)
-    ad = fw.dev(a)
-    counts, edges = canopy.paircount(ad, 0.01, 0.2, 6)
-    fw.check(counts, ad)
-    want = canopy.paircount(a, 0.01, 0.2, 6)
-    np.testing.assert_array_equal(fw.host(counts), want[0])
-    dens = canopy.kde(ad, bandwidth=0.1)
-    fw.check(dens, ad)
-    # log-densities near 0: the threads' sums may differ in the last bits
-    np.testing.assert_allclose(fw.host(dens), canopy.kde(a, bandwidth=0.1), rtol=1e-12,
-                               atol=1e-12)
+def forbid_host_entries(monkeypatch):
+    """Fails any call of the host entries of paircount, kde and prediction; counts the
+    device-pointer ones."""
+    from canopy import _kde
+    calls = {}
+    for mod, name in ((_lib, "paircount"), (_kde, "_kde"), (_lib, "predictor_predict")):
+        def refuse(*a, _n=name):
+            raise AssertionError(f"host entry {_n} called with device inputs")
+        monkeypatch.setattr(mod, name, refuse)
+    for mod, name in ((_lib, "paircount_device"), (_kde, "_kde_device"),
+                      (_lib, "predictor_predict_device")):
+        real = getattr(mod, name)
+
+        def count(*a, _n=name, _f=real):
+            calls[_n] = calls.get(_n, 0) + 1
+            return _f(*a)
+        monkeypatch.setattr(mod, name, count)
+    monkeypatch.setattr(_arrays, "copy_to_host", lambda *a: pytest.fail("copy_to_host called"))
+    return calls
+
+
+@pytest.mark.parametrize("seed", [13, 14])
+def test_paircount_kde_predict_in_place(fw, seed, monkeypatch):
+    """paircount, kde and Predictor.predict read CUDA inputs in place (their device
+    entries, no host copy: host_copies() stays empty), results on the input's device,
+    equal to the host calls' (counts exactly, sums within float64 rounding)."""
+    rng = np.random.default_rng(seed)
+    # below 1 after rounding to float32 (the periodic case's box is [0, 1))
+    a = (0.999 * rng.random((4000, 3))).astype(np.float32)
+    b = rng.random((2500, 3)).astype(np.float32)
+    w = (0.5 + rng.random(4000)).astype(np.float32)
+    q = rng.random((1500, 3)).astype(np.float32)
     forest = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "forest")
-    X = np.load(os.path.join(forest, "xgb_binary.X.npy")).astype(np.float32)
-    p = canopy.Predictor.load(os.path.join(forest, "xgb_binary.json"))
-    got = p.predict(fw.dev(X))
-    fw.check(got, ad)
-    np.testing.assert_allclose(fw.host(got), p.predict(X), rtol=1e-12)
-    c = canopy.host_copies(reset=True)
-    assert c["paircount"]["bytes_to_host"] == a.nbytes
-    assert c["kde"]["inputs"] == 1 and c["kde"]["bytes_to_device"] == 4000 * 8
-    assert c["Predictor.predict"]["bytes_to_host"] == X.nbytes
+    X = np.load(os.path.join(forest, "xgb_multi.X.npy")).astype(np.float32)
+    p = canopy.Predictor.load(os.path.join(forest, "xgb_multi.json"))
+
+    def run(a, b, w, q, X):
+        return {
+            "auto": canopy.paircount(a, 0.01, 0.2, 6),
+            "cross": canopy.paircount(a, 0.0, 0.3, 9, data2=b),
+            "weighted": canopy.paircount(a, 0.02, 0.3, 5, data2=b, weights1=w, log=True),
+            "box": canopy.paircount(a, 0.0, 0.4, 7, boxsize=1.0),
+            "kde": canopy.kde(a, bandwidth=0.1),
+            "kde_q": canopy.kde(a, q, bandwidth=0.2, kernel="epanechnikov"),
+            "kde_rtol": canopy.kde(a, q, bandwidth=0.1, rtol=1e-3),
+            "prob": p.predict(X),
+            "class": p.predict(X, output="class"),
+        }
+    want = run(a, b, w, q, X)
+    exact = canopy.kde(a, q, bandwidth=0.1)
+    ad, bd, wd, qd, Xd = (fw.dev(v) for v in (a, b, w, q, X))
+    canopy.host_copies(reset=True)
+    calls = forbid_host_entries(monkeypatch)
+    got = run(ad, bd, wd, qd, Xd)
+    for key in ("auto", "cross", "box"):
+        counts, edges = got[key]
+        fw.check(counts, ad)
+        fw.check(edges, ad)
+        np.testing.assert_array_equal(fw.host(counts), want[key][0])
+        assert fw.host(counts).dtype == np.int64
+        np.testing.assert_array_equal(fw.host(edges), want[key][1])
+    np.testing.assert_allclose(fw.host(got["weighted"][0]), want["weighted"][0], rtol=1e-9)
+    for key in ("kde", "kde_q"):
+        fw.check(got[key], ad)
+        np.testing.assert_allclose(fw.host(got[key]), want[key], rtol=1e-9, atol=1e-9)
+    # rtol: each density within 1e-3 of the exact one
+    assert (np.abs(np.expm1(fw.host(got["kde_rtol"]) - exact)) <= 1.001e-3).all()
+    fw.check(got["prob"], Xd)
+    np.testing.assert_allclose(fw.host(got["prob"]), want["prob"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(fw.host(got["class"]), want["class"])
+    assert calls == {"paircount_device": 4, "_kde_device": 3, "predictor_predict_device": 2}
+    assert canopy.host_copies() == {}
+    # empty inputs: nothing to read
+    counts, _ = canopy.paircount(fw.dev(np.zeros((0, 3), np.float32)), 0.0, 0.5, 3)
+    np.testing.assert_array_equal(fw.host(counts), [0, 0, 0])
+    assert fw.host(p.predict(fw.dev(np.zeros((0, X.shape[1]), np.float32)))).shape[0] == 0
+    assert fw.host(canopy.kde(ad, fw.dev(np.zeros((0, 3), np.float32)))).shape == (0,)
+    p.close()
+
+
+def test_count_neighbors_on_device(fw, monkeypatch):
+    rng = np.random.default_rng(15)
+    x = rng.random((8000, 3)).astype(np.float32)
+    y = rng.random((1200, 3)).astype(np.float32)
+    host = canopy.Index(x)
+    want = host.count_neighbors(y, 0.05)
+    want_r = host.count_neighbors(y, np.array([0.02, 0.06]))
+    xd, yd = fw.dev(x), fw.dev(y)
+    ix = canopy.Index(xd)
+    calls = forbid_host(monkeypatch)
+    got = ix.count_neighbors(yd, 0.05)
+    got_r = ix.count_neighbors(yd, np.array([0.02, 0.06]))
+    # a pair may differ where its distance is an ulp from r (GPU and CPU rounding)
+    assert isinstance(got, int) and abs(got - want) <= max(2, want // 10000)
+    assert (np.abs(got_r - want_r) <= np.maximum(2, want_r // 10000)).all()
+    assert calls["index_knn_device"] >= 3 and canopy.host_copies() == {}
+    with pytest.raises(_arrays.DeviceError, match="no device copy"):
+        host.count_neighbors(yd, 0.05)
 
 
 def test_torch_tensor_requiring_grad():

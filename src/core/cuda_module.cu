@@ -4,6 +4,7 @@
  * it. The exported entry and the table of slices are src/cuda_module/'s. */
 #include "core/cuda_module.h"
 #include "core/device.h"
+#include "core/gpu.cuh"
 
 #include <cuda_runtime.h>
 
@@ -105,6 +106,23 @@ canopy_status canopy_gpu_warm_up(void) {
         return canopy_fail(CANOPY_ERR_DEVICE, "GPU: creating the context: %s",
                            cudaGetErrorString(e));
     return CANOPY_OK;
+}
+
+canopy_status canopy_gpu_require_device(const void *p, const char *what) {
+    if (canopy_gpu_on_device(p)) return CANOPY_OK;
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "%s must be device memory (got %s): pass a CUDA array or use the host "
+                       "entry",
+                       what, p ? "a host pointer" : "NULL");
+}
+
+canopy_status canopy_gpu_wait_stream(void *stream) {
+    return canopy_gpu_after_stream(stream);
+}
+
+canopy_status canopy_gpu_to_device(void *dst, const void *src, size_t bytes, const char *what) {
+    return bytes ? canopy_gpu_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), what)
+                 : CANOPY_OK;
 }
 
 canopy_status canopy_gpu_dp_reserve(int64_t pending) {

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 /* Bump when the table, the host services or a structure they pass changes meaning. */
-#define CANOPY_CUDA_MODULE_ABI 4
+#define CANOPY_CUDA_MODULE_ABI 5
 /* The one symbol the module exports. */
 #define CANOPY_CUDA_MODULE_ENTRY "canopy_cuda_module_entry"
 

@@ -5,6 +5,8 @@
 
 #include "canopy.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,6 +28,15 @@ const char *canopy_cuda_path(void);
  * would otherwise pay after canopy_gpu_usable() (the CLI starts both on a thread while
  * it reads its input). CANOPY_ERR_UNSUPPORTED without the module. */
 canopy_status canopy_gpu_warm_up(void);
+
+/* For the device-pointer entries (CUDA callers' arrays): CANOPY_ERR_INVALID naming
+ * `what` unless p is device (or managed) memory; the work of the legacy default stream
+ * waits for what the caller queued on `stream` (a cudaStream_t, NULL: nothing); a
+ * synchronous copy of host bytes to device memory. All CANOPY_ERR_UNSUPPORTED without
+ * the module. */
+canopy_status canopy_gpu_require_device(const void *p, const char *what);
+canopy_status canopy_gpu_wait_stream(void *stream);
+canopy_status canopy_gpu_to_device(void *dst, const void *src, size_t bytes, const char *what);
 
 /* Queries profiled at once (canopy/traverse.h declares it for its users; defined in
  * core/alloc.c so the core can lend it to the CUDA module). */

@@ -194,6 +194,25 @@ struct cf_call_buffers {
     }
 };
 
+/* ren's bags from device rows: an even sample of at most CF_REN_DEVICE_SAMPLE rows
+ * copied to the host (the bags only balance a warp's lanes: any sample gives the same
+ * sums). */
+enum { CF_REN_DEVICE_SAMPLE = 4096 };
+static canopy_status device_ren_bags(const cf_layout *L, canopy_points X, int32_t **bags,
+                                     int32_t *nb) {
+    int64_t step = X.n > CF_REN_DEVICE_SAMPLE ? X.n / CF_REN_DEVICE_SAMPLE : 1;
+    int64_t cnt = X.n / step;
+    float *rows = (float *)malloc(sizeof(float) * (size_t)(cnt * X.d));
+    if (!rows) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory for ren's row sample");
+    canopy_status s = canopy_gpu_check(
+        cudaMemcpy2D(rows, sizeof(float) * X.d, X.data, sizeof(float) * X.stride * step,
+                     sizeof(float) * X.d, (size_t)cnt, cudaMemcpyDeviceToHost),
+        "ren's row sample");
+    if (!s) s = cf_gpu_ren_bags(L, canopy_points_make(rows, cnt, X.d), bags, nb);
+    free(rows);
+    return s;
+}
+
 canopy_status canopy_cf_gpu_predict(const canopy_forest *f, const cf_layout *L, canopy_points X,
                                     canopy_forest_engine e, canopy_forest_mapping m, double *acc,
                                     cf_gpu_report *rep) {
@@ -244,20 +263,25 @@ canopy_status canopy_cf_gpu_predict(const canopy_forest *f, const cf_layout *L, 
     cf_gpu_state *S = f->gpu;
     if (!s) s = reserve(&S->rows, &S->rows_cap, xbytes, "allocating the rows");
     if (!s) s = reserve(&S->scores, &S->scores_cap, abytes, "allocating the scores");
-    /* dense rows: one plain copy (cudaMemcpy2D may go row by row) */
-    if (!s && X.stride == X.d)
+    /* rows already on the device (canopy_predictor_predict_device) are read in place
+     * when dense; else one plain copy (cudaMemcpy2D may go row by row) */
+    const int on_device = canopy_gpu_on_device(X.data);
+    P.X = (const float *)S->rows;
+    if (!s && on_device && X.stride == X.d)
+        P.X = X.data;
+    else if (!s && X.stride == X.d)
         s = canopy_gpu_check(cudaMemcpy(S->rows, X.data, xbytes, cudaMemcpyHostToDevice),
                              "uploading the rows");
     else if (!s)
-        s = canopy_gpu_check(cudaMemcpy2D(S->rows, sizeof(float) * X.d, X.data,
-                                          sizeof(float) * X.stride, sizeof(float) * X.d,
-                                          (size_t)X.n, cudaMemcpyHostToDevice),
-                             "uploading the rows");
-    P.X = (const float *)S->rows;
+        s = canopy_gpu_check(
+            cudaMemcpy2D(S->rows, sizeof(float) * X.d, X.data, sizeof(float) * X.stride,
+                         sizeof(float) * X.d, (size_t)X.n,
+                         on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice),
+            "uploading the rows");
     P.acc = (double *)S->scores;
     if (!s && e == CANOPY_FOREST_ENGINE_GPU_REN && !dl->bags_ready) {
         int32_t *bags = NULL, nb = 0;
-        s = cf_gpu_ren_bags(L, X, &bags, &nb);
+        s = on_device ? device_ren_bags(L, X, &bags, &nb) : cf_gpu_ren_bags(L, X, &bags, &nb);
         if (!s)
             s = put(dl, (const void **)&dl->bags, bags, sizeof *bags * 32 * (size_t)nb,
                     "ren's bags");

@@ -2,6 +2,7 @@
 /* canopy_predictor: a forest with its prediction plan (resolved options, layout)
  * made once; and its file form, a section file (src/io/sectionfile.h) holding the
  * model arrays, used in place from the mapped file, and the compile options. */
+#include "core/device.h"
 #include "forest/gpu.h"
 #include "forest/plan.h"
 #include "io/sectionfile.h"
@@ -114,6 +115,41 @@ canopy_status canopy_predictor_predict(const canopy_predictor *p, canopy_points 
     plan.o.output = output;
     plan.st.build_seconds = 0.0;
     return canopy_cf_predict_run(p->f, &plan, X, out, stats);
+}
+
+canopy_status canopy_predictor_predict_device(const canopy_predictor *p, canopy_points d_X,
+                                              canopy_forest_output output, double *d_out,
+                                              void *stream, canopy_predict_stats *stats) {
+    canopy_status s = check(p);
+    if (s) return s;
+    if ((unsigned)output > CANOPY_FOREST_OUTPUT_CLASS)
+        return canopy_fail(CANOPY_ERR_INVALID, "predictor: bad output kind %d", (int)output);
+    if (!p->plan.gpu)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "predictor (device): compiled for the CPU, which reads host rows; "
+                           "compile with backend gpu for device rows");
+    if (d_X.d != p->f->n_features)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "the data has %d columns but the model has %d features", d_X.d,
+                           p->f->n_features);
+    if (d_X.n < 0 || d_X.stride < d_X.d)
+        return canopy_fail(CANOPY_ERR_INVALID, "bad input view for prediction");
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (d_X.n == 0) return CANOPY_OK;
+    if ((s = canopy_gpu_require_device(d_X.data, "predictor (device): X")) ||
+        (s = canopy_gpu_require_device(d_out, "predictor (device): out")) ||
+        (s = canopy_gpu_wait_stream(stream)))
+        return s;
+    /* the scores come back for the link and aggregation (predict.c, as on the CPU);
+       the predictions go to the device */
+    size_t count = 0;
+    double *out = NULL;
+    s = canopy_mul_size((size_t)d_X.n, (size_t)canopy_forest_output_width(p->f, output), &count);
+    if (!s) s = canopy_alloc((void **)&out, count, sizeof *out);
+    if (!s) s = canopy_predictor_predict(p, d_X, output, out, stats);
+    if (!s) s = canopy_gpu_to_device(d_out, out, sizeof *out * count, "predictor (device): out");
+    canopy_free(out);
+    return s;
 }
 
 const canopy_forest *canopy_predictor_forest(const canopy_predictor *p) {

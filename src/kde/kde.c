@@ -21,11 +21,17 @@
  *
  * An accepted pair adds to the query node (not to each of its queries); after a walk
  * the node sums are pushed down the query tree. Each thread accumulates into its own
- * copy of node and query sums (canopy/pair_cpu.h), merged after the walk. */
+ * copy of node and query sums (canopy/pair_cpu.h), merged after the walk.
+ *
+ * canopy_kde_device (device pointers) builds both trees on the GPU (tree/gpu_build.h;
+ * core/device.h checks the pointers), copies them to the host for the walk's host side
+ * and walks the device copies in place: the same walks, no upload. */
 #include "kde/kde_pair.h"
 #include "kde/kde_tree.h"
 
 #include "canopy/pair_cpu.h"
+#include "core/device.h"
+#include "tree/gpu_build.h"
 
 #include <math.h>
 #include <string.h>
@@ -293,26 +299,23 @@ static void kde_setup(kde_ctx *c, const canopy_kde_options *ko, int64_t n, int32
 #endif
 }
 
-/* The estimate over the data's kd tree tb (options checked, queries.n > 0): builds the
- * queries' tree (its time is stats->schedule_seconds), walks for the lower bounds
- * (rtol > 0), then for the sums. stats' walk fields are filled, the others left. */
-static canopy_status kde_run(const canopy_tree *tb, canopy_points queries,
-                             const canopy_kde_options *ko, const canopy_run_options *o,
-                             double *log_density, canopy_stats *stats) {
-    const canopy_tree_view *vb = canopy_tree_get_view(tb);
+/* The estimate of the queries' kd tree ta over the data's tb (options checked, both
+ * non-empty): walks for the lower bounds (rtol > 0), then for the sums. resident: the
+ * device copies of ta and tb (GPU backend: walked with no upload), else NULL. stats'
+ * traverse and transfer times are filled, the others left. */
+static canopy_status kde_walks(const canopy_tree *ta, const canopy_tree *tb,
+                               const canopy_kde_options *ko, const canopy_run_options *o,
+                               const canopy_tree_view *const resident[2], double *log_density,
+                               canopy_stats *stats) {
+    const canopy_tree_view *va = canopy_tree_get_view(ta), *vb = canopy_tree_get_view(tb);
     double log_norm = log_kernel_norm(ko->kernel, ko->bandwidth, vb->d) - log((double)vb->n);
     kde_ctx c;
-    kde_setup(&c, ko, vb->n, vb->d, queries.n);
-    canopy_tree *ta = NULL;
-    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
-    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : KDE_LEAF_SIZE;
+    kde_setup(&c, ko, vb->n, vb->d, va->n);
+    c.resident_a = resident ? resident[0] : NULL;
+    c.resident_b = resident ? resident[1] : NULL;
     double *lower = NULL, traverse = 0.0, transfer = 0.0;
-    canopy_status s = canopy_tree_build(queries, &to, &ta);
-    const canopy_tree_view *va = ta ? canopy_tree_get_view(ta) : NULL;
-    if (!s) {
-        c.qnodes = va->n_nodes;
-        s = canopy_alloc((void **)&c.node_sum, (size_t)c.qnodes, sizeof *c.node_sum);
-    }
+    c.qnodes = va->n_nodes;
+    canopy_status s = canopy_alloc((void **)&c.node_sum, (size_t)c.qnodes, sizeof *c.node_sum);
     if (!s) s = canopy_alloc((void **)&c.point_sum, (size_t)c.nq, sizeof *c.point_sum);
     if (!s) s = canopy_alloc((void **)&lower, (size_t)c.qnodes, sizeof *lower);
     if (!s && ko->rtol > 0.0) {
@@ -327,15 +330,31 @@ static canopy_status kde_run(const canopy_tree *tb, canopy_points queries,
     for (int64_t i = 0; !s && i < c.nq; i++)
         log_density[va->ids[i]] = log(c.point_sum[i]) + log_norm;
     if (!s && stats) {
-        canopy_tree_info ia;
-        canopy_tree_get_info(ta, &ia);
-        stats->schedule_seconds = ia.build_seconds;
         stats->traverse_seconds = traverse;
         stats->transfer_seconds = transfer;
     }
     canopy_free(lower);
     canopy_free(c.node_sum);
     canopy_free(c.point_sum);
+    return s;
+}
+
+/* The estimate over the data's kd tree tb (options checked, queries.n > 0): builds the
+ * queries' tree (its time is stats->schedule_seconds) and walks. stats' walk fields
+ * are filled, the others left. */
+static canopy_status kde_run(const canopy_tree *tb, canopy_points queries,
+                             const canopy_kde_options *ko, const canopy_run_options *o,
+                             double *log_density, canopy_stats *stats) {
+    canopy_tree *ta = NULL;
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = o->leaf_size > 0 ? o->leaf_size : KDE_LEAF_SIZE;
+    canopy_status s = canopy_tree_build(queries, &to, &ta);
+    if (!s) s = kde_walks(ta, tb, ko, o, NULL, log_density, stats);
+    if (!s && stats) {
+        canopy_tree_info ia;
+        canopy_tree_get_info(ta, &ia);
+        stats->schedule_seconds = ia.build_seconds;
+    }
     canopy_tree_free(ta);
     return s;
 }
@@ -366,6 +385,92 @@ canopy_status canopy_kde(canopy_points data, canopy_points queries, const canopy
         stats->tree_depth = ib.depth;
     }
     canopy_tree_free(tb);
+    return s;
+}
+
+/* A kd tree built on the device from device points, and its host copy for the walk's
+ * host side (frontier, push-down, the queries' order). */
+static canopy_status device_tree(canopy_points pts, int32_t leaf, canopy_gpu_tree **g,
+                                 canopy_tree **host) {
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = leaf;
+    canopy_status s = canopy_tree_build_gpu(pts, &to, g);
+    return s ? s : canopy_gpu_tree_download(*g, host);
+}
+
+/* canopy_kde_device's checks beyond check_options (which needs n >= 1, d >= 1). */
+static canopy_status check_device(canopy_points data, canopy_points queries,
+                                  const double *d_log_density, const canopy_run_options *o) {
+    const canopy_points *sets[2] = {&data, &queries};
+    static const char *const names[2] = {"kde (device): data", "kde (device): queries"};
+    for (int k = 0; k < 2; k++)
+        if (sets[k]->n < 0 || sets[k]->stride < sets[k]->d || (sets[k]->n > 0 && !sets[k]->data))
+            return canopy_fail(CANOPY_ERR_INVALID, "%s: bad shape (n=%lld, d=%d, stride=%lld)",
+                               names[k], (long long)sets[k]->n, (int)sets[k]->d,
+                               (long long)sets[k]->stride);
+    if (queries.n > 0 && queries.d != data.d)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "kde: the data has %d dimensions but the queries have %d", (int)data.d,
+                           (int)queries.d);
+    if (o->backend == CANOPY_BACKEND_CPU)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "kde (device): device pointers need backend gpu or auto");
+    if (o->tree != CANOPY_TREE_KD)
+        return canopy_fail(CANOPY_ERR_INVALID, "kde: tree %s is not supported (use kd)",
+                           canopy_tree_kind_name(o->tree));
+    if (o->variant != CANOPY_VARIANT_AUTO && o->variant != CANOPY_VARIANT_DR)
+        return canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                           "kde (device): pair walks run variant dr on the GPU (got %s)",
+                           canopy_variant_name(o->variant));
+    if (queries.n == 0) return CANOPY_OK;
+    canopy_status s = canopy_gpu_require_device(data.data, names[0]);
+    if (!s) s = canopy_gpu_require_device(queries.data, names[1]);
+    if (!s) s = canopy_gpu_require_device(d_log_density, "kde (device): log_density");
+    return s;
+}
+
+canopy_status canopy_kde_device(canopy_points d_data, canopy_points d_queries,
+                                const canopy_kde_options *ko, const canopy_run_options *opt,
+                                double *d_log_density, void *stream, canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    canopy_status s = check_options(ko, d_data.n, d_data.d);
+    if (s || (s = check_device(d_data, d_queries, d_log_density, &o))) return s;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (d_queries.n == 0) return CANOPY_OK;
+    o.backend = CANOPY_BACKEND_GPU;
+    const int32_t leaf = o.leaf_size > 0 ? o.leaf_size : KDE_LEAF_SIZE;
+    /* the self form (queries = data, as the Python package passes it): one tree */
+    const int same = d_queries.data == d_data.data && d_queries.n == d_data.n &&
+                     d_queries.stride == d_data.stride;
+    canopy_gpu_tree *ga = NULL, *gb = NULL;
+    canopy_tree *ta = NULL, *tb = NULL;
+    double *out = NULL, t0 = canopy_now();
+    s = canopy_gpu_wait_stream(stream);
+    if (!s) s = device_tree(d_data, leaf, &gb, &tb);
+    if (!s && !same) s = device_tree(d_queries, leaf, &ga, &ta);
+    double built = canopy_now() - t0;
+    const canopy_gpu_tree *gq = same ? gb : ga;
+    const canopy_tree_view *resident[2] = {gq ? &gq->view : NULL, gb ? &gb->view : NULL};
+    if (!s) s = canopy_alloc((void **)&out, (size_t)d_queries.n, sizeof *out);
+    if (!s) s = kde_walks(same ? tb : ta, tb, ko, &o, resident, out, stats);
+    t0 = canopy_now();
+    if (!s)
+        s = canopy_gpu_to_device(d_log_density, out, sizeof *out * (size_t)d_queries.n,
+                                 "kde (device): writing the log-densities");
+    if (!s && stats) {
+        canopy_tree_info ib;
+        canopy_tree_get_info(tb, &ib);
+        stats->transfer_seconds += canopy_now() - t0;
+        stats->build_seconds = built; /* both trees, on the device, and their host copies */
+        stats->tree = CANOPY_TREE_KD;
+        stats->tree_nodes = ib.n_nodes;
+        stats->tree_depth = ib.depth;
+    }
+    canopy_free(out);
+    canopy_tree_free(ta);
+    canopy_tree_free(tb);
+    canopy_gpu_tree_free(ga);
+    canopy_gpu_tree_free(gb);
     return s;
 }
 

@@ -28,6 +28,9 @@ struct kde_ctx {
     int32_t qnodes;               /* query tree nodes; an accumulator is qnodes + nq doubles */
     double *node_sum, *point_sum; /* merge targets (on the GPU: device sums added to) */
     int64_t nq;
+    /* GPU: device copies of the query and data trees already made (canopy_kde_device
+       builds them on the device), walked with no upload; NULL: upload the host trees */
+    const canopy_tree_view *resident_a, *resident_b;
 };
 
 /* k at squared distance d2 (as the trees and the brute force compute it), with

@@ -142,6 +142,9 @@ typedef struct pcp_ctx {
                                256th pair of a counter moves to the histogram): 1 MB for
                                10^6 bins, in cache; 0: none */
     double mult;          /* what a counted pair adds (2 in symmetric walks) */
+    /* GPU: device copies of the trees already made (canopy_paircount_device builds
+       them on the device), walked with no upload; NULL: upload the host trees */
+    const canopy_tree_view *resident_a, *resident_b;
 } pcp_ctx;
 
 CANOPY_HD uint32_t pcp_bits(float x) {

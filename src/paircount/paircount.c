@@ -16,12 +16,18 @@
  * (CANOPY_MAX_STATE), so the bins are counted in passes of PASS_BINS, each pass
  * pruning to its own shell of radii; finish adds the query's histogram to the
  * result with atomics. Periodic boxes use minimum-image distances and kd boxes. The
- * descriptor is paircount.h; paircount_gpu.cu runs it on the GPU. */
+ * descriptor is paircount.h; paircount_gpu.cu runs it on the GPU.
+ *
+ * canopy_paircount_device (device pointers) builds the kd trees on the GPU
+ * (tree/gpu_build.h; core/device.h checks the pointers), copies them to the host for
+ * the walk's host side, and walks the device copies in place: the same pair walk. */
 #include "paircount/paircount.h"
 
 #include "canopy/pair_cpu.h"
 #include "canopy/traverse_cpu.h"
+#include "core/device.h"
 #include "paircount/pair_count.h"
+#include "tree/gpu_build.h"
 
 #include <float.h>
 #include <math.h>
@@ -353,14 +359,21 @@ static void leaf_kernel(pcp_ctx *c) {
     }
 }
 
-/* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
-static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
-                               int self, const float *e2, const canopy_paircount_options *po,
-                               const canopy_run_options *o, double *counts, canopy_stats *stats) {
-    canopy_tree *ta = NULL, *tb = NULL;
+/* The pair walk over built kd trees ta and tb (tb NULL: ta against itself), weighted
+ * when the trees carry weights; on_cpu: the walk will run on the CPU (bins by formula
+ * there; the GPU kernel keeps the bin table). resident: the device copies of ta and tb
+ * (GPU backend, trees built on the device: no upload, and no CPU leaf arrays), else NULL. */
+static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, const float *e2,
+                                const canopy_paircount_options *po, const canopy_run_options *o,
+                                int on_cpu, const canopy_tree_view *const resident[2],
+                                double *counts, canopy_stats *stats) {
+    const int self = tb == NULL;
     double *pa = NULL, *pa2 = NULL, *pb = NULL;
     float *soa = NULL, *soa_a = NULL;
     int64_t *off = NULL, *off_a = NULL;
+    const canopy_tree_view *va = canopy_tree_get_view(ta);
+    const canopy_tree_view *vb = self ? va : canopy_tree_get_view(tb);
+    const int weighted = va->weights != NULL;
     pcp_ctx c;
     memset(&c, 0, sizeof c);
     c.e2 = e2;
@@ -372,45 +385,31 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
     c.mult = self ? 2.0 : 1.0;
     c.counts = counts;
-    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
-    /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
-       the leaf size it was tuned with) */
-    int on_cpu = o->backend == CANOPY_BACKEND_CPU ||
-                 (o->backend == CANOPY_BACKEND_AUTO &&
-                  (d1.n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || canopy_gpu_info(NULL, 0, NULL)));
-    to.leaf_size = o->leaf_size > 0                            ? o->leaf_size
-                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
-                   : on_cpu && !w1                             ? PCP_LEAF_SIZE_SMALL
-                                                               : PCP_LEAF_SIZE;
-    to.weights = w1;
-    canopy_status s = canopy_tree_build(d1, &to, &ta);
-    to.weights = w2;
-    if (!s && !self) s = canopy_tree_build(d2, &to, &tb);
-    const canopy_tree_view *va = ta ? canopy_tree_get_view(ta) : NULL;
-    const canopy_tree_view *vb = self ? va : tb ? canopy_tree_get_view(tb) : NULL;
-    if (!s && w1 && !(s = weight_prefix(va, 0, &pa))) {
+    c.resident_a = resident ? resident[0] : NULL;
+    c.resident_b = resident ? resident[1] : NULL;
+    canopy_status s = CANOPY_OK;
+    if (weighted && !(s = weight_prefix(va, 0, &pa))) {
         s = self ? weight_prefix(va, 1, &pa2) : weight_prefix(vb, 0, &pb);
         c.pa = pa;
         c.pa2 = pa2;
         c.pb = self ? pa : pb;
     }
-    if (!s) s = soa_copy(vb, &soa, &off, &c.soa_stride);
-    if (!s && !self) s = soa_copy(va, &soa_a, &off_a, &c.soa_stride_a);
+    if (!s && !resident) s = soa_copy(vb, &soa, &off, &c.soa_stride);
+    if (!s && !resident && !self) s = soa_copy(va, &soa_a, &off_a, &c.soa_stride_a);
     c.soa_b = soa;
     c.soa_off_b = off;
     c.soa_a = self ? soa : soa_a;
     c.soa_off_a = self ? off : off_a;
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
-    /* the GPU kernel keeps the bin table */
     pcp_edges *gen = NULL;
-    if (!s && on_cpu && po->nbins >= (w1 ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1) &&
+    if (!s && on_cpu && po->nbins >= (weighted ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1) &&
         !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
         pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
         c.edges = gen;
         s = bin_direct(&c, po);
     }
     if (!s && !c.direct) s = bin_table(&c);
-    c.small = c.direct && !w1 ? c.copies : 0;
+    c.small = c.direct && !weighted ? c.copies : 0;
     if (c.small) c.copies = 1;
     for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
@@ -444,6 +443,29 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     canopy_free(pa);
     canopy_free(pa2);
     canopy_free(pb);
+    return s;
+}
+
+/* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
+static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
+                               int self, const float *e2, const canopy_paircount_options *po,
+                               const canopy_run_options *o, double *counts, canopy_stats *stats) {
+    canopy_tree *ta = NULL, *tb = NULL;
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
+       the leaf size it was tuned with) */
+    int on_cpu = o->backend == CANOPY_BACKEND_CPU ||
+                 (o->backend == CANOPY_BACKEND_AUTO &&
+                  (d1.n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || canopy_gpu_info(NULL, 0, NULL)));
+    to.leaf_size = o->leaf_size > 0                            ? o->leaf_size
+                   : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
+                   : on_cpu && !w1                             ? PCP_LEAF_SIZE_SMALL
+                                                               : PCP_LEAF_SIZE;
+    to.weights = w1;
+    canopy_status s = canopy_tree_build(d1, &to, &ta);
+    to.weights = w2;
+    if (!s && !self) s = canopy_tree_build(d2, &to, &tb);
+    if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, NULL, counts, stats);
     canopy_tree_free(ta);
     canopy_tree_free(tb);
     return s;
@@ -518,6 +540,114 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
     canopy_free(prefix);
     canopy_free(own1);
     canopy_free(own2);
+    canopy_free(e2);
+    return s;
+}
+
+/* ---------------------------------------------------- device pointers -- */
+
+/* A kd tree built on the device from device points (and weights, or NULL), and its
+ * host copy for the walk's host side (the frontier, the weight sums, the checks). */
+static canopy_status device_tree(canopy_points pts, const float *w, canopy_gpu_tree **g,
+                                 canopy_tree **host) {
+    canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
+    to.leaf_size = PCP_LEAF_SIZE; /* the GPU walk's (pair_walk) */
+    to.weights = w;
+    canopy_status s = canopy_tree_build_gpu(pts, &to, g);
+    return s ? s : canopy_gpu_tree_download(*g, host);
+}
+
+/* What check_data checks on host arrays, on the host copy of a device tree (the
+ * points were checked finite by the build). */
+static canopy_status check_tree(const canopy_tree *t, int k, float box) {
+    const canopy_tree_view *v = canopy_tree_get_view(t);
+    for (int64_t i = 0; v->weights && i < v->n; i++)
+        if (!isfinite(v->weights[i]))
+            return canopy_fail(CANOPY_ERR_INVALID, "paircount: weight %lld of data%d is %g",
+                               (long long)v->ids[i], k, (double)v->weights[i]);
+    for (int64_t i = 0; box > 0.0f && i < v->n; i++)
+        for (int32_t j = 0; j < v->d; j++) {
+            float x = canopy_tv_point(v, i)[j];
+            if (!(x >= 0.0f && x < box))
+                return canopy_fail(CANOPY_ERR_INVALID,
+                                   "paircount: point %lld of data%d has coordinate %g outside "
+                                   "the periodic box [0, %g)",
+                                   (long long)v->ids[i], k, (double)x, (double)box);
+        }
+    return CANOPY_OK;
+}
+
+/* The shapes and pointers of canopy_paircount_device's inputs (data2 the auto form
+ * resolved: self). */
+static canopy_status check_device_inputs(canopy_points d1, const float *w1, canopy_points d2,
+                                         const float *w2, int self) {
+    const canopy_points *sets[2] = {&d1, &d2};
+    const float *ws[2] = {w1, w2};
+    static const char *const names[2][2] = {{"paircount (device): data1", "weights1"},
+                                            {"paircount (device): data2", "weights2"}};
+    for (int k = 0; k < 2 - self; k++) {
+        const canopy_points *p = sets[k];
+        if (p->n < 0 || p->d < 1 || p->stride < p->d || (p->n > 0 && !p->data))
+            return canopy_fail(CANOPY_ERR_INVALID, "%s: bad shape (n=%lld, d=%d, stride=%lld)",
+                               names[k][0], (long long)p->n, (int)p->d, (long long)p->stride);
+        canopy_status s = p->n > 0 ? canopy_gpu_require_device(p->data, names[k][0]) : CANOPY_OK;
+        if (!s && ws[k] && p->n > 0) s = canopy_gpu_require_device(ws[k], names[k][1]);
+        if (s) return s;
+    }
+    if (d2.d != d1.d)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "paircount: data1 has %d dimensions but data2 has %d", (int)d1.d,
+                           (int)d2.d);
+    if (!w1 != !w2)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "paircount (device): give both weights1 and weights2 or neither (a "
+                           "side of weight 1 needs a device array of ones)");
+    return CANOPY_OK;
+}
+
+canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weights1,
+                                      canopy_points d_data2, const float *d_weights2,
+                                      const canopy_paircount_options *po,
+                                      const canopy_run_options *opt, double *counts, void *stream,
+                                      canopy_stats *stats) {
+    canopy_run_options o = opt ? *opt : canopy_run_options_default();
+    float *e2 = NULL;
+    canopy_status s = squared_edges(po, &e2);
+    if (s) return s;
+    const int self = d_data2.n == 0 && d_data2.data == NULL;
+    if (self) {
+        d_data2 = d_data1;
+        d_weights2 = d_weights1;
+    }
+    if (!counts)
+        s = canopy_fail(CANOPY_ERR_INVALID, "paircount (device): counts must be a host array");
+    else if (o.backend == CANOPY_BACKEND_CPU)
+        s = canopy_fail(CANOPY_ERR_INVALID,
+                        "paircount (device): device pointers need backend gpu or auto");
+    else if (o.tree != CANOPY_TREE_KD || o.variant != CANOPY_VARIANT_AUTO || o.leaf_size != 0)
+        s = canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                        "paircount (device): only the kd pair walk runs from device pointers "
+                        "(tree kd, variant auto, leaf size 0)");
+    if (!s) s = check_device_inputs(d_data1, d_weights1, d_data2, d_weights2, self);
+    for (int32_t b = 0; !s && b < po->nbins; b++) counts[b] = 0.0;
+    if (stats) memset(stats, 0, sizeof *stats);
+    canopy_gpu_tree *ga = NULL, *gb = NULL;
+    canopy_tree *ta = NULL, *tb = NULL;
+    const float box = (float)po->boxsize;
+    if (!s && d_data1.n > 0 && d_data2.n > 0) {
+        o.backend = CANOPY_BACKEND_GPU;
+        s = canopy_gpu_wait_stream(stream);
+        if (!s) s = device_tree(d_data1, d_weights1, &ga, &ta);
+        if (!s && !self) s = device_tree(d_data2, d_weights2, &gb, &tb);
+        if (!s) s = check_tree(ta, 1, box);
+        if (!s && !self) s = check_tree(tb, 2, box);
+        const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
+        if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, stats);
+    }
+    canopy_tree_free(ta);
+    canopy_tree_free(tb);
+    canopy_gpu_tree_free(ga);
+    canopy_gpu_tree_free(gb);
     canopy_free(e2);
     return s;
 }

@@ -113,7 +113,9 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
         s = canopy_gpu_check(cudaMemset(d.counts, 0, sizeof(double) * (size_t)h->nbins),
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
-    if (!s) s = canopy_pair_gpu_run<pcp_gpu>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep);
+    if (!s)
+        s = canopy_pair_gpu_run<pcp_gpu>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
+                                         h->resident_a, h->resident_b);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(

@@ -127,9 +127,9 @@ def _host(a, name):
     if arr.on_device:
         arr.release()
         raise _arrays.DeviceError(f"{name} is on {arr.where}: this call does not take device "
-                                  "arrays yet (Index, Index.query, query_radius, gravity, the "
-                                  "graph builders, paircount, kde and Predictor.predict do); "
-                                  "pass a host array")
+                                  "arrays yet (Index, Index.query, query_radius, "
+                                  "count_neighbors, gravity, the graph builders, paircount, "
+                                  "kde and Predictor.predict do); pass a host array")
     return arr
 
 
@@ -157,10 +157,11 @@ def _back(template, out, call):
 
 def host_copies(reset=False):
     """The host copies made for CUDA inputs of calls that have no device path in the
-    library (paircount, kde, Predictor.predict): per call, ``inputs`` copied to the
-    host, their ``bytes_to_host``, and ``bytes_to_device`` of the results sent back. The
-    other calls with CUDA inputs copy nothing and never appear. reset: zero the counts
-    after reading them."""
+    library (today only kde over an Index with CUDA queries): per call, ``inputs``
+    copied to the host, their ``bytes_to_host``, and ``bytes_to_device`` of the results
+    sent back. The other calls with CUDA inputs (paircount, kde, Predictor.predict
+    included) read them in place and never appear. reset: zero the counts after reading
+    them."""
     out = {k: {"inputs": v[0], "bytes_to_host": v[1], "bytes_to_device": v[2]}
            for k, v in _arrays.HOST_COPIES.items()}
     if reset:
@@ -570,7 +571,17 @@ class Index(_Owner):
     def count_neighbors(self, other, r):
         """Pairs (p in this index, q in other) with |p - q| <= r, like
         cKDTree.count_neighbors: an int for a scalar r, an int64 array for an array of
-        radii. other: an Index built from points, or an (m, d) array."""
+        radii. other: an Index built from points, or an (m, d) array.
+
+        A CUDA other (with this index on the device) is counted there, as
+        ``query_radius(other, r, count_only=True)`` (device kNN calls, no host copy of
+        the points); the per-point counts are summed on the device and read back."""
+        if not isinstance(other, Index):
+            src = _arrays.parse(other, "other")
+            if src.on_device:
+                with src:
+                    return self._count_device(src, r)
+            other = src.host
         if isinstance(other, Index):
             if other.data is None:
                 raise ValueError("other keeps no host point array (loaded from a file or "
@@ -587,9 +598,25 @@ class Index(_Owner):
         return _np.array([int(self._counts(q, float(v)).sum()) for v in radii.ravel()],
                         dtype=_np.int64).reshape(radii.shape)
 
+    def _count_device(self, src, r):
+        if len(src.shape) != 2:
+            raise ValueError(f"other: expected shape (m, {self.d}), got {src.shape}")
+
+        def one(v):
+            counts = self._radius_device(src, _radius(v), False, True)
+            return int(counts.sum())
+        if _np.ndim(r) == 0:
+            return one(r)
+        radii = _real_array(r, "r")
+        return _np.array([one(float(v)) for v in radii.ravel()],
+                         dtype=_np.int64).reshape(radii.shape)
+
     def gravity(self, theta=0.5, softening=0.0):
         """tree="oct": Barnes-Hut accelerations (G = 1) of the indexed bodies from all
-        others, (n, 3) float32 in the order of the points given, masses from weights."""
+        others, (n, 3) float32 in the order of the points given, masses from weights.
+        An oct index is built and walked on the host (device points build kd indexes
+        only), so the result is a NumPy array; for bodies on a GPU, ``canopy.gravity``
+        runs the GPU walk on them in place."""
         theta, softening = _gravity_params(theta, softening)
         acc = _np.empty((self.n, 3), dtype=_np.float32)
         if self.n > 0:
@@ -600,8 +627,18 @@ class Index(_Owner):
 
     def search(self, x):
         """tree="bst": per query, the index of the first key >= it (n when none), as
-        numpy.searchsorted(keys, x, side="left"). x: any shape; the result has its shape."""
-        arr = _real_array(x, "x")
+        numpy.searchsorted(keys, x, side="left"). x: any shape; the result has its shape.
+        bst indexes search on the CPU only: a CUDA x is refused (there is no GPU search
+        to run it in place; pass a host copy, or use torch.searchsorted /
+        cupy.searchsorted on the device)."""
+        src = _arrays.parse(x, "x")
+        if src.on_device:
+            src.release()
+            raise _arrays.DeviceError(
+                f"x is on {src.where}: bst indexes search on the CPU only (no GPU search "
+                "exists to use it in place); pass a host array (x.cpu() / cupy.asnumpy(x)) "
+                "or search on the device with torch.searchsorted / cupy.searchsorted")
+        arr = src.host
         q = _np.ascontiguousarray(arr.ravel(), dtype=_np.float32)
         out = _np.empty(q.shape[0], dtype=_np.int64)
         if q.shape[0] > 0:
@@ -626,12 +663,54 @@ def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None
     autocorr=1; halve for TreeCorr). With weights (a missing side weighs 1) a bin holds
     the sum of w1[i] * w2[j] (float64); without, counts are int64. boxsize: the data lie
     in the periodic cube [0, boxsize)^d, minimum-image distances, rmax <= boxsize / 2.
+
+    CUDA inputs (float32, C-contiguous, PyTorch or CuPy, all on the current device) are
+    read in place by canopy_paircount_device: the kd trees are built on the GPU and the
+    pair walk runs there (tree "kd", backend "auto" or "gpu"); counts and edges (nbins
+    values the library returns on the host) come back on the input's device. No host
+    copy of the points (``host_copies()`` stays empty).
     """
-    srcs = [_host_copy(a, n, "paircount") for a, n in ((data1, "data1"), (data2, "data2"),
-                                                        (weights1, "weights1"),
-                                                        (weights2, "weights2"))]
-    _arrays.same_place(srcs)
-    data1, data2, weights1, weights2 = [None if a is None else a.host for a in srcs]
+    names = ("data1", "data2", "weights1", "weights2")
+    with _contextlib.ExitStack() as stack:
+        srcs = [None if a is None else stack.enter_context(_arrays.parse(a, n))
+                for a, n in zip((data1, data2, weights1, weights2), names)]
+        _arrays.same_place(srcs)
+        po = _paircount_options(rmin, rmax, nbins, log, boxsize)
+        # The library checks nbins (at most _MAX_BINS) before it writes any edge.
+        edges = _np.empty(min(max(po.nbins, 0), _MAX_BINS) + 1, dtype=_np.float64)
+        _check(_lib.paircount_edges(_ctypes.byref(po), edges.ctypes.data_as(_lib.PF64)))
+        opt = _lib.run_options_default()
+        opt.tree = _parse(_lib.tree_kind_parse, tree, "tree")
+        opt.backend = _parse(_lib.backend_parse, backend, "backend")
+        if srcs[0].on_device:
+            counts = _paircount_device(srcs, po, opt)
+        else:
+            counts = _paircount_host([None if a is None else a.host for a in srcs], po, opt)
+    if weights1 is None and weights2 is None:
+        counts = counts.astype(_np.int64)
+    if srcs[0].on_device:
+        return _arrays.small_result(srcs[0], counts), _arrays.small_result(srcs[0], edges)
+    return counts, edges
+
+
+def _paircount_options(rmin, rmax, nbins, log, boxsize):
+    if not isinstance(nbins, _numbers.Integral) or isinstance(nbins, bool):
+        raise ValueError("nbins must be an integer")
+    box = 0.0 if boxsize is None else boxsize
+    for name, v in (("rmin", rmin), ("rmax", rmax), ("boxsize", box)):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
+            raise ValueError(f"{name} must be a number")
+    if boxsize is not None and not box > 0:
+        raise ValueError("boxsize must be > 0 (None: no periodic box)")
+    po = _lib.paircount_options_default()
+    po.rmin, po.rmax, po.boxsize = float(rmin), float(rmax), float(box)
+    po.log_bins = 1 if log else 0
+    po.nbins = int(min(max(nbins, -1), 2**31 - 1))
+    return po
+
+
+def _paircount_host(arrays, po, opt):
+    data1, data2, weights1, weights2 = arrays
     d1 = _f32(data1, "data1", 2)
     d2 = None if data2 is None else _f32(data2, "data2", 2)
     if d2 is not None and d2.shape[1] != d1.shape[1]:
@@ -648,32 +727,45 @@ def paircount(data1, rmin, rmax, nbins, data2=None, weights1=None, weights2=None
             raise ValueError(f"{name} has {arr.shape[0]} values but its data has "
                              f"{pts.shape[0]} points")
         ws.append(arr)
-    if not isinstance(nbins, _numbers.Integral) or isinstance(nbins, bool):
-        raise ValueError("nbins must be an integer")
-    box = 0.0 if boxsize is None else boxsize
-    for name, v in (("rmin", rmin), ("rmax", rmax), ("boxsize", box)):
-        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
-            raise ValueError(f"{name} must be a number")
-    if boxsize is not None and not box > 0:
-        raise ValueError("boxsize must be > 0 (None: no periodic box)")
-    po = _lib.paircount_options_default()
-    po.rmin, po.rmax, po.boxsize = float(rmin), float(rmax), float(box)
-    po.log_bins = 1 if log else 0
-    po.nbins = int(min(max(nbins, -1), 2**31 - 1))
-    # The library checks nbins (at most _MAX_BINS) before it writes any edge.
-    edges = _np.empty(min(max(po.nbins, 0), _MAX_BINS) + 1, dtype=_np.float64)
-    _check(_lib.paircount_edges(_ctypes.byref(po), edges.ctypes.data_as(_lib.PF64)))
-    opt = _lib.run_options_default()
-    opt.tree = _parse(_lib.tree_kind_parse, tree, "tree")
-    opt.backend = _parse(_lib.backend_parse, backend, "backend")
     counts = _np.zeros(po.nbins, dtype=_np.float64)
     other = _lib.Points(None, 0, d1.shape[1], 0) if d2 is None else _points(d2)
     wp = [None if w is None else w.ctypes.data_as(_lib.PF32) for w in ws]
     _check(_lib.paircount(_points(d1), wp[0], other, wp[1], _ctypes.byref(po), _ctypes.byref(opt),
                           counts.ctypes.data_as(_lib.PF64), None))
-    if weights1 is None and weights2 is None:
-        counts = counts.astype(_np.int64)
-    return _back(srcs[0], counts, "paircount"), _back(srcs[0], edges, "paircount")
+    return counts
+
+
+def _paircount_device(srcs, po, opt):
+    """Counts (NumPy float64) of CUDA inputs, read in place (canopy_paircount_device)."""
+    d1, d2, w1, w2 = srcs
+    fw = _arrays.check_current(d1)
+    if opt.backend not in (0, _lib.BACKEND_GPU):
+        raise ValueError("data1 is on the GPU: backend must be \"auto\" or \"gpu\"")
+    _device_f32(d1, (None, None))
+    n1, dim = d1.shape
+    if d2 is not None:
+        _device_f32(d2, (None, dim))
+    if w2 is not None and d2 is None:
+        raise ValueError("weights2 needs data2 (the auto-correlation uses weights1)")
+    ptrs = []
+    for w, pts in ((w1, d1), (w2, d2)):
+        if w is not None:
+            _device_f32(w, (pts.shape[0],))
+        ptrs.append(None if w is None else w.ptr)
+    # The device entry takes both weight arrays or neither: a missing side weighs 1.
+    ones = None
+    if d2 is not None and (w1 is None) != (w2 is None):
+        side = d1 if w1 is None else d2
+        ones = fw.empty(side.obj, (side.shape[0],), fw.float32)
+        ones[...] = 1
+        ptrs[0 if w1 is None else 1] = fw.ptr(ones)
+    counts = _np.zeros(po.nbins, dtype=_np.float64)
+    other = (_lib.Points(None, 0, dim, 0) if d2 is None
+             else _lib.Points(d2.ptr, d2.shape[0], dim, dim))
+    _check(_lib.paircount_device(_lib.Points(d1.ptr, n1, dim, dim), ptrs[0], other, ptrs[1],
+                                 _ctypes.byref(po), _ctypes.byref(opt),
+                                 counts.ctypes.data_as(_lib.PF64), d1.stream or 0, None))
+    return counts
 
 
 def _gravity_params(theta, softening):
@@ -816,6 +908,10 @@ class Predictor(_Owner):
         # A GPU predictor keeps its layout on the device: its calls must not overlap.
         gpu = _lib.predictor_options(handle).backend == _lib.BACKEND_GPU
         self._serial = _threading.Lock() if gpu else _contextlib.nullcontext()
+        # The GPU twin of a CPU predictor, for CUDA rows (made at the first such call;
+        # its calls are serialised by _gpu_lock, as a GPU predictor's).
+        self._gpu = None
+        self._gpu_lock = _threading.Lock()
 
     @classmethod
     def load(cls, path, format="auto", layout="auto", engine="auto", backend="auto"):
@@ -867,11 +963,17 @@ class Predictor(_Owner):
         output: "prob" (default, as the CLI and XGBoost's predict: the objective's link
         applied), "raw" (margins; the C library's default) or "class" (int64 class
         index). Returns (n,) when the model has one output, else (n, outputs), as
-        X's kind of array: a CUDA X is copied to the host and the predictions back to
-        its device (the library predicts from host rows; counted in host_copies())."""
-        src = _host_copy(X, "X", "Predictor.predict")
-        x = _f32(src.host, "X", 2)
+        X's kind of array. A CUDA X (float32, C-contiguous, PyTorch or CuPy, on the
+        current device) is read in place by canopy_predictor_predict_device and the
+        predictions are written on its device (no host copy of the rows): by this
+        predictor when it was compiled with backend "gpu", else by a GPU twin of it
+        (layout and engine "auto") compiled at the first CUDA call and kept."""
         kind = _parse(_lib.forest_output_parse, output, "output")
+        src = _arrays.parse(X, "X")
+        if src.on_device:
+            with src:
+                return self._predict_device(src, kind, output)
+        x = _f32(src.host, "X", 2)
         with self._h.use() as h:
             width = _lib.forest_output_width(_lib.predictor_forest(h), kind)
             out = _np.empty((x.shape[0], width), dtype=_np.float64)
@@ -883,9 +985,40 @@ class Predictor(_Owner):
         if output == "class":
             out = out.astype(_np.int64)
         out = out[:, 0] if width == 1 else out
-        if src.on_device:
-            return _arrays.device_result(src, _np.ascontiguousarray(out), "Predictor.predict")
         return _arrays.host_result(src, out)
+
+    def _predict_device(self, src, kind, output):
+        fw = _arrays.check_current(src)
+        _device_f32(src, (None, None))
+        n, d = src.shape
+        if d != self.n_features:
+            raise ValueError(f"X has {d} columns but the model has {self.n_features} features")
+        with self._h.use() as h:
+            width = _lib.forest_output_width(_lib.predictor_forest(h), kind)
+            out = fw.empty(src.obj, (n, width), fw.float64)
+            if n > 0:
+                gpu = self._gpu_twin(h)
+                with self._serial if gpu is None else self._gpu_lock:
+                    _check(_lib.predictor_predict_device(
+                        h if gpu is None else gpu, _lib.Points(src.ptr, n, d, d), kind,
+                        fw.ptr(out), src.stream or 0, None))
+        if output == "class":
+            out = out.to(fw.int64) if fw.name == "torch" else out.astype(fw.int64)
+        return out[:, 0] if width == 1 else out
+
+    def _gpu_twin(self, h):
+        """None when this predictor runs on the GPU itself, else its GPU twin (compiled
+        once, freed with the predictor)."""
+        if _lib.predictor_options(h).backend == _lib.BACKEND_GPU:
+            return None
+        with self._gpu_lock:
+            if self._gpu is None:
+                opt = _predict_options("auto", "auto", "gpu")
+                twin = _ctypes.c_void_p()
+                _check(_lib.predictor_compile(_lib.predictor_forest(h), _ctypes.byref(opt),
+                                              _ctypes.byref(twin)))
+                self._gpu = twin
+        return self._gpu
 
     def __repr__(self):
         state = " closed" if self.closed else ""
@@ -894,6 +1027,10 @@ class Predictor(_Owner):
 
     def close(self):
         """Frees the predictor now (later calls raise ValueError)."""
+        if getattr(self, "_gpu", None) is not None:
+            with self._gpu_lock:  # first: it shares the predictor's model
+                _lib.predictor_free(self._gpu)
+                self._gpu = None
         if getattr(self, "_h", None) is not None:
             self._h.close()
         if getattr(self, "_forest", None) is not None:

@@ -252,7 +252,7 @@ class _Torch:
 
     def __init__(self, torch):
         self.m = torch
-        self.int64, self.float32 = torch.int64, torch.float32
+        self.int64, self.float32, self.float64 = torch.int64, torch.float32, torch.float64
         self._dtypes = {getattr(torch, t): np.dtype(t) for t in
                         ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
                          "uint8")}
@@ -315,7 +315,7 @@ class _CuPy:
 
     def __init__(self, cupy):
         self.m = cupy
-        self.int64, self.float32 = np.int64, np.float32
+        self.int64, self.float32, self.float64 = np.int64, np.float32, np.float64
 
     def on_cuda(self, obj):
         return isinstance(obj, self.m.ndarray)
@@ -378,7 +378,7 @@ class _CuPy:
 class _NumPy:
     """The same operations on the host, so the graph builders have one code path."""
     name = "numpy"
-    int64, float32 = np.int64, np.float32
+    int64, float32, float64 = np.int64, np.float32, np.float64
 
     def empty(self, like, shape, dtype):
         return np.empty(shape, dtype=dtype)
@@ -469,6 +469,13 @@ def device_result(template, arr, call):
     out = device_framework(template.framework, template.name).from_host(template.obj, arr)
     _count(call, to_device=arr.nbytes)
     return out
+
+
+def small_result(template, arr):
+    """arr (NumPy), a small result the library returns on the host for a CUDA input
+    whose points it read in place (paircount's counts and edges), as that input's
+    framework's array on its device; not a host copy of an input, so not counted."""
+    return device_framework(template.framework, template.name).from_host(template.obj, arr)
 
 
 def check_current(a):

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
 """canopy.kde: kernel density estimates (canopy_kde, include/canopy/kde.h)."""
+import contextlib
 import ctypes as _ctypes
 import numbers as _numbers
 
 import numpy as _np
 
-from . import Index, _arrays, _back, _check, _f32, _host_copy, _lib, _parse, _points
+from . import (Index, _arrays, _back, _check, _device_f32, _f32, _host_copy, _lib, _parse,
+               _points)
 
 
 class _KdeOptions(_ctypes.Structure):
@@ -19,6 +21,10 @@ _kernel_parse = _lib._fn("canopy_kde_kernel_parse", _lib.Status, _ctypes.c_char_
 _kde = _lib._fn("canopy_kde", _lib.Status, _lib.Points, _lib.Points,
                 _ctypes.POINTER(_KdeOptions), _ctypes.POINTER(_lib.RunOptions), _lib.PF64,
                 _ctypes.c_void_p)
+# Device data and queries in, device log-densities out, then the stream.
+_kde_device = _lib._fn("canopy_kde_device", _lib.Status, _lib.Points, _lib.Points,
+                       _ctypes.POINTER(_KdeOptions), _ctypes.POINTER(_lib.RunOptions),
+                       _ctypes.c_void_p, _ctypes.c_void_p, _ctypes.c_void_p)
 _index_kde = _lib._fn("canopy_index_kde", _lib.Status, _ctypes.c_void_p, _lib.Points,
                       _ctypes.POINTER(_KdeOptions), _ctypes.POINTER(_lib.RunOptions), _lib.PF64,
                       _ctypes.c_void_p)
@@ -36,12 +42,18 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
     queries=None: the data themselves. data may be a kd ``canopy.Index``: its tree is
     used, none is built for the data (canopy_index_kde). backend "cpu", "gpu" (with the
     CUDA module beside the library; the same bound) or "auto" (the GPU from 50000
-    queries when one is usable). The library reads host arrays here: CUDA data and
-    queries are copied to the host and the result back to their device (counted in
-    canopy.host_copies()).
+    queries when one is usable). CUDA data and queries (float32, C-contiguous, PyTorch
+    or CuPy, on the current device; backend "auto" or "gpu") are read in place by
+    canopy_kde_device: both trees are built and walked on the GPU and the result is the
+    input's kind of array on its device, with no host copy. With an Index as data,
+    CUDA queries are copied to the host and the result back (canopy_index_kde reads
+    host arrays; counted in canopy.host_copies()).
     """
     index = data if isinstance(data, Index) else None
-    src = None if index is not None else _host_copy(data, "data", "kde")
+    src = None if index is not None else _arrays.parse(data, "data")
+    if src is not None and src.on_device:
+        with src:
+            return _kde_on_device(src, queries, bandwidth, kernel, atol, rtol, backend)
     qsrc = _host_copy(queries, "queries", "kde")
     _arrays.same_place([src, qsrc])
     if index is None:
@@ -53,14 +65,7 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
         q = None if qsrc is None else _f32(qsrc.host, "queries", 2)
     if q is not None and q.shape[1] != d:
         raise ValueError(f"data has {d} columns but queries have {q.shape[1]}")
-    for name, v in (("bandwidth", bandwidth), ("atol", atol), ("rtol", rtol)):
-        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
-            raise ValueError(f"{name} must be a number")
-    ko = _options_default()
-    ko.kernel = _parse(_kernel_parse, kernel, "kernel")
-    ko.bandwidth, ko.atol, ko.rtol = float(bandwidth), float(atol), float(rtol)
-    opt = _lib.run_options_default()
-    opt.backend = _parse(_lib.backend_parse, backend, "backend")
+    ko, opt = _options(bandwidth, kernel, atol, rtol, backend)
     if index is None:
         out = _np.empty(q.shape[0], dtype=_np.float64)
         _check(_kde(_points(x), _points(q), _ctypes.byref(ko), _ctypes.byref(opt),
@@ -73,3 +78,37 @@ def kde(data, queries=None, bandwidth=1.0, kernel="gaussian", atol=0.0, rtol=0.0
         _check(_index_kde(h, pq, _ctypes.byref(ko), _ctypes.byref(opt),
                           out.ctypes.data_as(_lib.PF64), None))
     return out if qsrc is None else _back(qsrc, out, "kde")
+
+
+def _options(bandwidth, kernel, atol, rtol, backend):
+    for name, v in (("bandwidth", bandwidth), ("atol", atol), ("rtol", rtol)):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real):
+            raise ValueError(f"{name} must be a number")
+    ko = _options_default()
+    ko.kernel = _parse(_kernel_parse, kernel, "kernel")
+    ko.bandwidth, ko.atol, ko.rtol = float(bandwidth), float(atol), float(rtol)
+    opt = _lib.run_options_default()
+    opt.backend = _parse(_lib.backend_parse, backend, "backend")
+    return ko, opt
+
+
+def _kde_on_device(src, queries, bandwidth, kernel, atol, rtol, backend):
+    """kde of CUDA data (and queries), in place (canopy_kde_device)."""
+    fw = _arrays.check_current(src)
+    _device_f32(src, (None, None))
+    n, d = src.shape
+    with contextlib.ExitStack() as stack:
+        qsrc = None if queries is None else stack.enter_context(_arrays.parse(queries, "queries"))
+        _arrays.same_place([src, qsrc])
+        if qsrc is not None:
+            _device_f32(qsrc, (None, d))
+        ko, opt = _options(bandwidth, kernel, atol, rtol, backend)
+        if opt.backend not in (0, _lib.BACKEND_GPU):
+            raise ValueError("data is on the GPU: backend must be \"auto\" or \"gpu\"")
+        q = src if qsrc is None else qsrc
+        m = q.shape[0]
+        out = fw.empty(src.obj, (m,), fw.float64)
+        _check(_kde_device(_lib.Points(src.ptr, n, d, d), _lib.Points(q.ptr, m, d, d),
+                           _ctypes.byref(ko), _ctypes.byref(opt), fw.ptr(out) if m else None,
+                           src.stream or 0, None))
+    return out

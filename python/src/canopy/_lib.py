@@ -150,6 +150,10 @@ paircount_options_default = _fn("canopy_paircount_options_default", PaircountOpt
 paircount_edges = _fn("canopy_paircount_edges", Status, POINTER(PaircountOptions), PF64)
 paircount = _fn("canopy_paircount", Status, Points, PF32, Points, PF32,
                 POINTER(PaircountOptions), POINTER(RunOptions), PF64, c_void_p)
+# Device points and weights (c_void_p), counts on the host, then the stream.
+paircount_device = _fn("canopy_paircount_device", Status, Points, c_void_p, Points, c_void_p,
+                       POINTER(PaircountOptions), POINTER(RunOptions), PF64, c_void_p,
+                       c_void_p)
 
 forest_load = _fn("canopy_forest_load", Status, c_char_p, c_int, POINTER(c_void_p))
 forest_free = _fn("canopy_forest_free", None, c_void_p)
@@ -166,6 +170,9 @@ predictor_compile = _fn("canopy_predictor_compile", Status, c_void_p, POINTER(Pr
 predictor_free = _fn("canopy_predictor_free", None, c_void_p)
 predictor_predict = _fn("canopy_predictor_predict", Status, c_void_p, Points, c_int,
                         PF64, c_void_p)
+# Device rows in, device predictions out, then the stream.
+predictor_predict_device = _fn("canopy_predictor_predict_device", Status, c_void_p, Points, c_int,
+                               c_void_p, c_void_p, c_void_p)
 predictor_forest = _fn("canopy_predictor_forest", c_void_p, c_void_p)
 predictor_options = _fn("canopy_predictor_options", PredictOptions, c_void_p)
 predictor_save = _fn("canopy_predictor_save", Status, c_void_p, c_char_p)
