@@ -530,6 +530,13 @@ def test_device_calls_on_emulated_device(fake_device, monkeypatch):
     p.close()
 
 
+def test_empty_arrays_are_contiguous_whatever_their_strides():
+    # PyTorch and CuPy describe an empty (0, 3) CUDA array with strides (0, 0)
+    _arrays._contiguous((0, 3), (0, 0), "x")
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        _arrays._contiguous((2, 3), (1, 2), "x")
+
+
 def test_device_call_errors_on_emulated_device(fake_device, monkeypatch):
     monkeypatch.setattr(_lib, "index_build", _lib.lib.canopy_index_build)  # host indexes
     rng = np.random.default_rng(19)

@@ -81,8 +81,9 @@ def _dtype(code, bits, lanes, name):
 
 
 def _contiguous(shape, strides, name):
-    """strides in elements (None: C-contiguous); size-1 axes may carry any stride."""
-    if strides is None:
+    """strides in elements (None: C-contiguous); size-1 axes may carry any stride, and
+    an empty array any strides (PyTorch and CuPy give (0, 0) for shape (0, 3))."""
+    if strides is None or 0 in tuple(shape):
         return
     want = 1
     for n, s in zip(reversed(shape), reversed(strides)):
