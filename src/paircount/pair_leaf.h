@@ -87,7 +87,9 @@ static inline simt_int pcp_bins_table(const pcp_ctx *c, simt_float d2, simt_mask
 static inline void pcp_direct_t(const pcp_ctx *c, simt_float d2, simt_mask far, simt_int *w,
                                 simt_float *f) {
     simt_int u = (simt_int)d2;
-    simt_int k = simt_blend_i(far, (u - (int32_t)c->dbase) >> c->dshift, simt_splat(0));
+    /* other lanes may hold any bits (negative as int): they subtract nothing */
+    simt_int k = (simt_blend_i(far, u, simt_splat((int32_t)c->dbase)) - (int32_t)c->dbase) >>
+                 c->dshift;
     simt_float xk = (simt_float)(u & (int32_t) ~((1u << c->dshift) - 1));
     xk = simt_blend_f(far, xk, simt_splat_f(1.0f));
     simt_float r = (d2 - xk) / xk, g, s = simt_splat_f(c->dk);
