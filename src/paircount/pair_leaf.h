@@ -199,8 +199,8 @@ static inline simt_int pcp_count_below(simt_int acc, simt_float x, float e) {
 /* Unweighted, up to PCP_CUM_MAX bins: below[j] counts the lanes' pairs with d2 < e2[m0 +
  * j] (padding lanes are +inf) for the edges m0..m0+K-1 that the leaf pair's distance
  * bounds [mn, mx] do not decide: no pair is below an edge <= mn, every pair is below
- * one > mx (the bounds are exact under rounding), so those need no compare. At 2M
- * uniform points a leaf pair's range spans 3-5 of the 11 edges of 10 log bins. K (a
+ * one > mx (the bounds are exact under rounding), so those need no compare (2M
+ * uniform points, 10 log bins to 0.1: 1.6x faster than all 11 edges). K (a
  * constant at each call, so that the K per-lane counters stay in registers) is at
  * least the window's width; its spare counters compare with -inf. Leaf pairs of
  * distinct leaves skip the points of a out of range of b's box. Every vector is
