@@ -230,11 +230,32 @@ pcp_leaf_cum(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t
         for (; near; near &= near - 1) {
             const int32_t i = i0 + __builtin_ctz(near), k0 = diag ? i + 1 : 0;
             const float *p = canopy_tv_point(ta, ha->begin + i);
-            for (int32_t k = k0; k < nb; k += SIMT_W) {
-                simt_float d2 = pcp_d2(c, p, d, yb, k, box);
-                if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
+            if (d == 3 && box == 0.0f) { /* the usual case: no loop or branch per dimension */
+                const simt_float p0 = simt_splat_f(p[0]), p1 = simt_splat_f(p[1]),
+                                 p2 = simt_splat_f(p[2]);
+                const float *y0 = yb, *y1 = yb + c->soa_stride, *y2 = y1 + c->soa_stride;
+                for (int32_t k = k0; k < nb; k += SIMT_W) {
+                    simt_float x0, x1, x2; /* pcp_d2's operations: d2 = 0 + x0 * x0 is x0 * x0 */
+                    __builtin_memcpy(&x0, y0 + k, sizeof x0);
+                    __builtin_memcpy(&x1, y1 + k, sizeof x1);
+                    __builtin_memcpy(&x2, y2 + k, sizeof x2);
+                    x0 = p0 - x0;
+                    x1 = p1 - x1;
+                    x2 = p2 - x2;
+                    simt_float d2 = x0 * x0;
+                    d2 += x1 * x1;
+                    d2 += x2 * x2;
+                    if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
 #pragma GCC unroll 16
-                for (int32_t j = 0; j < K; j++) below[j] = pcp_count_below(below[j], d2, e[j]);
+                    for (int32_t j = 0; j < K; j++) below[j] = pcp_count_below(below[j], d2, e[j]);
+                }
+            } else {
+                for (int32_t k = k0; k < nb; k += SIMT_W) {
+                    simt_float d2 = pcp_d2(c, p, d, yb, k, box);
+                    if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
+#pragma GCC unroll 16
+                    for (int32_t j = 0; j < K; j++) below[j] = pcp_count_below(below[j], d2, e[j]);
+                }
             }
             vectors += (nb - k0 + SIMT_W - 1) / SIMT_W;
             pairs += nb - k0;
