@@ -139,6 +139,34 @@ static void check_counters(int32_t nbins, int cross, int periodic, int coarse, i
     pc_case_free(&c);
 }
 
+/* The counters' edge windows: leaf pairs compare only with the edges inside their
+ * distance bounds, so with small leaves against many narrow log bins (rmin far below the
+ * point spacing, rmax half the side) the windows run from none to all edges; open and
+ * periodic, auto and cross, uniform and on the grid (distances equal to the bounds and
+ * the edges), every ISA. */
+static void check_windows(int cross, int periodic, int coarse) {
+    const int32_t nbins = 15;
+    pc_case c = pc_case_make(2500, cross ? 1800 : 0, 3, cross, 0, periodic, 1, nbins, coarse);
+    c.po.rmin = coarse ? 1.0 : 0.02 + 0.05 * uniform();
+    c.po.rmax = 4.0;
+    CHECK_OK(canopy_paircount_brute(c.p1, NULL, c.p2, NULL, &c.po, c.want));
+    const int isas[] = {CANOPY_ISA_SCALAR, CANOPY_ISA_AVX2, CANOPY_ISA_AVX512};
+    for (int run = 0; run < 6; run++) {
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = CANOPY_BACKEND_CPU;
+        o.leaf_size = run % 2 ? 1 + (int32_t)(uniform() * 8) : 8 + (int32_t)(uniform() * 40);
+        canopy_cpu_isa_override(isas[run / 2]);
+        int32_t bad = 0;
+        CHECK_OK(canopy_paircount(c.p1, NULL, c.p2, NULL, &c.po, &o, c.got, NULL));
+        CHECK_MSG(same(c.got, c.want, nbins, 0, &bad),
+                  "windows cross=%d box=%d coarse=%d leaf=%d run %d: bin %d %g, brute force %g",
+                  cross, periodic, coarse, (int)o.leaf_size, run, (int)bad, c.got[bad],
+                  c.want[bad]);
+    }
+    canopy_cpu_isa_override(-1);
+    pc_case_free(&c);
+}
+
 /* Issue 35's case scaled to [0, 8): 20k points, 10^6 log bins out to a tenth of the
  * side, about a million pairs in range, which stay in the buffer until the merge
  * counts them (one and two threads). */
@@ -311,6 +339,7 @@ int main(void) {
     for (int k = 0; k < (int)(sizeof few / sizeof *few); k++)
         for (int v = 0; v < 4; v++)
             check_counters(few[k], v & 1, (v >> 1) & 1, (k + v) % 3 == 0, 1 + (k + v) % 3);
+    for (int v = 0; v < 8; v++) check_windows(v & 1, (v >> 1) & 1, (v >> 2) & 1);
     /* many bins on fresh data: 513 (the first by formula when weighted) to 10^6, log and linear,
      * auto and cross, weighted, periodic, uniform and on the grid */
     for (int rep = 0; rep < 3; rep++) {
