@@ -13,11 +13,7 @@ tmp=$(mktemp -d /tmp/canopy-cli-box-hdf5.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/harness.sh"
 
-PY=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import h5py, numpy' >/dev/null 2>&1; then PY=$p && break; fi
-done
-[ -n "$PY" ] || { echo "h5py not installed (scripts/install-deps.sh --test): skipped"; exit 77; }
+need_h5py
 
 # ic.py BOX PATH [SCALE]: 400 bodies uniform in [0, SCALE)^3 (default BOX, 1 for box 0),
 # BoxSize BOX (a list: as given), and the same bodies as PATH.npy (x y z m, float32).

@@ -13,11 +13,7 @@ tmp=$(mktemp -d /tmp/canopy-cli-nbody-hdf5.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/harness.sh"
 
-PY=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import h5py, numpy' >/dev/null 2>&1; then PY=$p && break; fi
-done
-[ -n "$PY" ] && [ -n "$(command -v "$PY")" ] || { echo "h5py not installed (scripts/install-deps.sh --test): skipped"; exit 77; }
+need_h5py
 
 # ic.py KIND PATH [KIND PATH ...]: initial-conditions files (n = 300) as analysis
 # tools write them (one Python start for all: h5py's import takes most of a second).

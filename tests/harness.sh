@@ -31,6 +31,18 @@ usage_error() {
     run 2 "$@"
     check "canopy $*: no --help hint" grep -q "Try 'canopy $1 --help'" "$tmp/err"
 }
+# need_h5py: PY := a python3 with h5py and NumPy (PATH's first, else Debian's), or skip (77).
+need_h5py() {
+    local p
+    for p in python3 /usr/bin/python3; do
+        if "$p" -c 'import h5py, numpy' >/dev/null 2>&1; then
+            PY=$p
+            return 0
+        fi
+    done
+    echo "h5py not installed (scripts/install-deps.sh --test): skipped"
+    exit 77
+}
 cli_finish() {
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
