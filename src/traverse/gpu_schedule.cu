@@ -5,7 +5,7 @@
  * counting sort by the kd node each query falls in. */
 #include "core/gpu.cuh"
 #include "core/gpu_pool.cuh"
-#include "traverse/curve_key.h"
+#include "tree/curve_key.h"
 #include "traverse/gpu_schedule.h"
 
 #include <cub/block/block_scan.cuh>

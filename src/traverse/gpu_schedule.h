@@ -2,7 +2,7 @@
 /* Internal (CUDA builds): the morton and hilbert query schedules computed on the GPU.
  * The permutation equals canopy_schedule_queries' exactly: the same quantisation
  * over the queries' bounding box (first 63 coordinates, floor(63 / d) bits each),
- * the same curve keys (traverse/curve_key.h, shared with the host) and
+ * the same curve keys (tree/curve_key.h, shared with the host) and
  * a stable sort, so equal keys keep the caller's order. queries.data and order may
  * each be a host or a device pointer; non-finite coordinates are an error. NONE
  * gives the identity; other schedules are CANOPY_ERR_UNSUPPORTED. */

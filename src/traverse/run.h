@@ -5,7 +5,7 @@
 #define CANOPY_TRAVERSE_RUN_H
 
 #include "canopy/traverse.h"
-#include "traverse/curve_key.h"
+#include "tree/curve_key.h"
 
 /* Smallest query count for which backend auto moves work to the GPU: below it the
  * tree upload and launch cost more than the traversal (run.c; index.c and knn.c take

@@ -9,6 +9,7 @@
  * reads the points about five times in all. A node whose keys are all equal while its
  * points are not (the grid too coarse for a dense cluster) is keyed again over its own
  * box; one whose points all coincide is halved. */
+#include "tree/curve_key.h"
 #include "tree/tree.h"
 
 #include <math.h>
@@ -20,22 +21,6 @@
 enum { KEY_SHIFT = 32, KEY_BITS = 32, RADIX_BITS = 11, RADIX = 1 << RADIX_BITS };
 enum { SMALL_SORT = 48, SHORT_SORT = 8192 };
 enum { TASK_MIN = 4096 };
-
-/* The bits of x < 2^16 to the even places. */
-static inline uint32_t spread2(uint32_t x) {
-    x = (x | x << 8) & 0x00FF00FFu;
-    x = (x | x << 4) & 0x0F0F0F0Fu;
-    x = (x | x << 2) & 0x33333333u;
-    return (x | x << 1) & 0x55555555u;
-}
-
-/* The bits of x < 2^10 to every third place. */
-static inline uint32_t spread3(uint32_t x) {
-    x = (x | x << 16) & 0xFF0000FFu;
-    x = (x | x << 8) & 0x0300F00Fu;
-    x = (x | x << 4) & 0x030C30C3u;
-    return (x | x << 2) & 0x09249249u;
-}
 
 /* The grid of a box: cell c of dimension j holds lo[j] + [c, c + 1) / scale[j]. In float:
  * rounding is monotone, so a smaller coordinate never lands in a later cell, which is all
@@ -67,9 +52,10 @@ static inline uint32_t cell(const grid *g, int32_t j, float x) {
  * d - 1 - p % d. D is d known at compile time (inlined per call site). */
 static inline uint32_t curve_key(const grid *g, const float *p, const int32_t D) {
     if (D == 1) return cell(g, 0, p[0]);
-    if (D == 2) return spread2(cell(g, 0, p[0])) << 1 | spread2(cell(g, 1, p[1]));
-    return spread3(cell(g, 0, p[0])) << 2 | spread3(cell(g, 1, p[1])) << 1 |
-           spread3(cell(g, 2, p[2]));
+    if (D == 2)
+        return (uint32_t)(canopy_spread2(cell(g, 0, p[0])) << 1 | canopy_spread2(cell(g, 1, p[1])));
+    return (uint32_t)(canopy_spread3(cell(g, 0, p[0])) << 2 |
+                      canopy_spread3(cell(g, 1, p[1])) << 1 | canopy_spread3(cell(g, 2, p[2])));
 }
 
 /* w[i] = the key of row i of x (rows `stride` floats apart) and base + i, i in [0, m). */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Space-filling-curve keys of a grid cell, one source for the host (schedule.c) and the
- * device (gpu_schedule.cu): both schedules must order queries bit for bit alike. */
-#ifndef CANOPY_TRAVERSE_CURVE_KEY_H
-#define CANOPY_TRAVERSE_CURVE_KEY_H
+ * device (gpu_schedule.cu), which must order queries bit for bit alike, and for the kd
+ * curve build (build_kd_curve.c). */
+#ifndef CANOPY_TREE_CURVE_KEY_H
+#define CANOPY_TREE_CURVE_KEY_H
 
-#include "canopy/traverse.h"
+#include "canopy/tree_view.h"
 
 #include <stdint.h>
 
@@ -50,7 +51,7 @@ CANOPY_HD uint64_t canopy_morton_key(const uint64_t *x, int32_t d, int32_t bits)
 CANOPY_HD uint64_t canopy_hilbert_key(uint64_t *x, int32_t d, int32_t bits) {
     uint64_t top = (uint64_t)1 << (bits - 1), x0 = d > 0 ? x[0] : 0;
     for (uint64_t q = top; q > 1; q >>= 1) {
-        uint64_t p = q - 1; /* the bits below q */
+        uint64_t p = q - 1;                        /* the bits below q */
         x0 ^= p & ((uint64_t)0 - ((x0 & q) != 0)); /* j = 0 only ever reflects */
         /* x0 in a register: x[0] through memory chained every step through a store */
         for (int32_t j = 1; j < d; j++) {
