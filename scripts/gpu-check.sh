@@ -62,8 +62,13 @@
 #           builders against brute force, outputs on the input's device, no host entry
 #           called, no copy in the stats) and test_arrays.py, over build-gpu's libcanopy (CANOPY_LIBRARY, the
 #           CUDA module beside it); pytest from python3, else from wheels in .carry/whl
+#   pybench issue 32's goals table (bench/run_python_gpu.sh: the package on torch CUDA
+#           tensors against the C device entries, PyTorch brute force once a row unless
+#           CANOPY_BENCH_BRUTE=0, the CPU knn_graph against scikit-learn; at most 5 minutes;
+#           bench/results/python-gpu.md)
 # Usage: scripts/gpu-check.sh [build] [test] [gputest] [sanitize] [bench] [sched] [gpubuild] [index]
 #        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
+#        [pybench]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs and the
 # Python wheels in .carry/whl (both filled by scripts/make-carry.sh), the debs unpacked
@@ -374,6 +379,15 @@ for stage in $stages; do
         note "- python package on CUDA arrays: rc $rc, $(($(date +%s) - t0)) s, $(tail -n 1 "$out/python.log")"
         grep -E "^(SKIPPED|FAILED|ERROR)" "$out/python.log" | head -20 >>"$summary"
         [ $rc -eq 0 ] || status=1
+        ;;
+    pybench)
+        t0=$(date +%s)
+        CANOPY_BENCH_REPS="${CANOPY_BENCH_REPS:-5}" timeout 300 "$root/bench/run_python_gpu.sh" "$b" \
+            "$out/python-gpu" --profile >"$out/pybench.log" 2>&1
+        rc=$?
+        note "- python GPU bench (issue 32): rc $rc, $(($(date +%s) - t0)) s (below)"
+        [ $rc -eq 0 ] || status=1
+        [ -f "$out/python-gpu/python-gpu.md" ] && cat "$out/python-gpu/python-gpu.md" >>"$summary"
         ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac
