@@ -13,7 +13,8 @@
 3. Small calls on a busy machine: `canopy predict` on 120 rows and `canopy knn` on 1,000
    points, whole process, while one `yes` loop per CPU keeps every core busy; each run
    writes a new output file (the goal's rows), then, without a goal, over the previous
-   one (what the file system's flush on a replacing rename adds).
+   one (what the file system's flush on a replacing rename adds); each row also gives
+   the process's CPU time, what is left of its wall time without the wait for a core.
 The CLI rows remove their output before each run (untimed): see wall().
 
 --clock cpu times the in-process rows by the process's CPU time instead of the wall
@@ -31,6 +32,7 @@ sets both), numpy, scipy and pykdtree (bench/requirements.txt)."""
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -117,19 +119,25 @@ def in_process(tool, threads, ref_path, q_path, repeat, clock):
 
 
 # --------------------------------------------------------------- processes --
-def wall(cmd, repeat, env=None, fresh=None):
+def wall(cmd, repeat, env=None, fresh=None, cpu=None):
     """Whole-process wall seconds of cmd: one untimed run, then `repeat` timed ones.
     fresh: cmd's output file, removed (untimed) before each run, so that every run
     writes a new file: renamed over an existing one, ext4 (auto_da_alloc) starts the
-    new file's writeback inside the rename (median 11 ms on a 2-core VM for 64 kB)."""
+    new file's writeback inside the rename (median 11 ms on a 2-core VM for 64 kB).
+    cpu: a list that receives each timed run's CPU seconds (user + system): on a busy
+    machine the wall time is mostly the wait for a core, the CPU time the process's own."""
     ts = []
     for i in range(repeat + 1):
         if fresh and os.path.exists(fresh):
             os.remove(fresh)
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         if i:
             ts.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if cpu is not None:
+                cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     return ts
 
 
@@ -217,21 +225,25 @@ def main():
         for name, cmd in small.items():
             out = cmd[cmd.index("-o") + 1]
             for fresh in (out, None):
-                ts = wall(cmd, max(a.repeat, 11), fresh=fresh)
+                cpu = []
+                ts = wall(cmd, max(a.repeat, 21), fresh=fresh, cpu=cpu)
                 record(bench="edges_cpu", workload=name, tool="canopy CLI", busy_cpus=ncpu,
-                       output="new" if fresh else "replaced", total=summary(ts))
-                rows.append(("%s, whole process, %d busy CPUs%s" %
-                             (name, ncpu, "" if fresh else ", replacing its previous output"),
-                             summary(ts), None, None, 0.005 if fresh else None))
+                       output="new" if fresh else "replaced", total=summary(ts),
+                       cpu=summary(cpu))
+                rows.append(("%s, whole process, %d busy CPUs%s (its CPU time %s ms)" %
+                             (name, ncpu, "" if fresh else ", replacing its previous output",
+                              fmt(summary(cpu))), summary(ts), None, None,
+                             0.005 if fresh else None))
     finally:
         for p in busy:
             p.kill()
             p.wait()
 
     m = bench_meta.meta()
-    lines = ["CPU rows of issue 30, %s, commit %s, %s; medians (min–max) of %d runs in ms; "
-             "ratio = peer / canopy; scale %g%s." % (m["machine"], m["commit"], m["date"], a.repeat,
-                                                     a.scale, CPU_NOTE if a.clock == "cpu" else ""),
+    lines = ["CPU rows of issue 30, %s, commit %s, %s; medians (min–max) of %d runs in ms "
+             "(small calls: %d); ratio = peer / canopy; scale %g%s." %
+             (m["machine"], m["commit"], m["date"], a.repeat, max(a.repeat, 21), a.scale,
+              CPU_NOTE if a.clock == "cpu" else ""),
              "",
              "| what | canopy ms | peer | peer ms | ratio | goal | met |",
              "|---|---|---|---|---|---|---|"]

@@ -319,6 +319,42 @@ static void test_sample(uint64_t seed) {
     fixture_free(&f);
 }
 
+/* Few queries (128 up to the sampled schedules' 4096): auto runs simd_l on Morton order
+ * without the coherence sample, below 128 dr unsorted, and both equal brute force. */
+static void test_few_queries(uint64_t seed) {
+    static const int64_t sizes[] = {40, 127, 128, 1000, 4095};
+    for (int i = 0; i < 5; i++) {
+        int64_t nq = sizes[i], n = 300 + (int64_t)((seed + (uint64_t)i) % 900);
+        int32_t d = 2 + (int32_t)((seed + (uint64_t)i) % 3), k = i % 2 ? 8 : 1;
+        float *ref = random_points(n, d, seed + 50 + (uint64_t)i);
+        float *qry = random_points(nq, d, seed + 60 + (uint64_t)i);
+        size_t cells = (size_t)(nq * k);
+        int64_t *bi = malloc(sizeof *bi * cells), *ti = malloc(sizeof *ti * cells);
+        float *bd = malloc(sizeof *bd * cells), *td = malloc(sizeof *td * cells);
+        canopy_points rp = canopy_points_make(ref, n, d), qp = canopy_points_make(qry, nq, d);
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = CANOPY_BACKEND_CPU;
+        canopy_stats st;
+        CHECK_OK(canopy_knn_brute(rp, qp, k, bi, bd));
+        CHECK_OK(canopy_knn(rp, qp, k, &o, ti, td, &st));
+        CHECK_MSG(!memcmp(bi, ti, sizeof *bi * cells) && !memcmp(bd, td, sizeof *bd * cells),
+                  "knn auto nq=%lld n=%lld d=%d k=%d differs from brute force", (long long)nq,
+                  (long long)n, (int)d, (int)k);
+        int lanes = nq >= 128;
+        CHECK_MSG(st.variant == (lanes ? CANOPY_VARIANT_SIMD_L : CANOPY_VARIANT_DR) &&
+                      st.schedule == (lanes ? CANOPY_SCHEDULE_MORTON : CANOPY_SCHEDULE_NONE) &&
+                      !strstr(st.note, "coherence"),
+                  "auto on %lld queries chose %s/%s (%s)", (long long)nq,
+                  canopy_variant_name(st.variant), canopy_schedule_name(st.schedule), st.note);
+        free(ref);
+        free(qry);
+        free(bi);
+        free(ti);
+        free(bd);
+        free(td);
+    }
+}
+
 int main(void) {
     uint64_t seed = check_seed();
     test_sort_by_keys(seed);
@@ -329,5 +365,6 @@ int main(void) {
     test_chunks(seed);
     test_plans(seed);
     test_sample(seed);
+    for (uint64_t s = 0; s < 3; s++) test_few_queries(seed + s * 104729u);
     return check_finish();
 }

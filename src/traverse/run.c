@@ -27,7 +27,9 @@ static int gpu_only(canopy_variant v) {
     return v == CANOPY_VARIANT_DR_L || v == CANOPY_VARIANT_SR_L || v == CANOPY_VARIANT_FSM_L;
 }
 
-enum { SCHEDULE_MIN_QUERIES = 4096 };
+/* Below SCHEDULE_MIN_QUERIES only simd_l sorts: its packets pay for a Morton sort from
+ * LANES_MIN_QUERIES on (bench/results/edges.md, small calls). */
+enum { SCHEDULE_MIN_QUERIES = 4096, LANES_MIN_QUERIES = 128 };
 
 /* Auto's thresholds, calibrated on the suite of bench/run_scheduling.sh (H100 and its
  * 16-core host; bench/results/scheduling.md): a sample coherence at or above
@@ -67,7 +69,8 @@ static void add_note(char *note, size_t len, const char *fmt, ...) {
  *     that is coherent, else on the hybrid schedule; when work is small sr unsorted,
  *     or dr where the runner has its own kernel (radius's kd walk: 1.8x sr, H100);
  *   CPU: simd_l for descriptors with vector hooks (lane_hooks) when there are enough
- *     queries to sort, else dr for guided, sr for unguided traversals; when the
+ *     queries to sort, else dr for guided, sr for unguided traversals; simd_l on fewer
+ *     than SCHEDULE_MIN_QUERIES runs on Morton order unsampled; otherwise, when the
  *     caller's order is incoherent and traversals are long or run simd_l, tree order
  *     for long traversals, Morton order for short ones.
  * A variant given explicitly keeps auto's schedule consistent with it: lockstep
@@ -129,7 +132,7 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
     /* simd_l with vector hooks, on queries it may sort, beat dr and sr on one core on
      * every workload of bench/results/simt.md, short traversals included */
     int lanes =
-        !gpu && tr->app->lane_hooks && tr->nq >= SCHEDULE_MIN_QUERIES && *s != CANOPY_SCHEDULE_NONE;
+        !gpu && tr->app->lane_hooks && tr->nq >= LANES_MIN_QUERIES && *s != CANOPY_SCHEDULE_NONE;
     if (*v == CANOPY_VARIANT_AUTO) {
         *v = gpu     ? (big      ? CANOPY_VARIANT_DR_L
                         : own_dr ? CANOPY_VARIANT_DR
@@ -140,9 +143,13 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
                  lanes ? " (vector hooks; its packets need a coherent order)" : "");
     }
     /* CPU lockstep needs alike queries in a packet whatever the traversal length */
-    int sortable = tr->nq >= SCHEDULE_MIN_QUERIES &&
-                   (gpu ? is_lockstep(*v) : big || *v == CANOPY_VARIANT_SIMD_L);
-    if (*s == CANOPY_SCHEDULE_AUTO && sortable &&
+    int sortable = *v == CANOPY_VARIANT_SIMD_L
+                       ? tr->nq >= LANES_MIN_QUERIES
+                       : tr->nq >= SCHEDULE_MIN_QUERIES && (gpu ? is_lockstep(*v) : big);
+    /* the coherence sample walks 512 queries: on fewer than SCHEDULE_MIN_QUERIES it costs
+     * more than the Morton sort it might save */
+    int few = tr->nq < SCHEDULE_MIN_QUERIES;
+    if (*s == CANOPY_SCHEDULE_AUTO && sortable && !few &&
         (st = canopy_inspect_coherence(tr->app, tr->ctx, &tree->view, tr->nq, &smp)))
         return st;
     int coherent = smp.windows > 0 && smp.coherence >= COHERENT;
@@ -153,6 +160,9 @@ static canopy_status resolve_auto(const canopy_traversal *tr, const canopy_tree 
             why = tr->nq < SCHEDULE_MIN_QUERIES ? "few queries"
                   : gpu ? "a non-lockstep GPU kernel: sorting costs more than it saves"
                         : "short traversals: sorting costs more than it saves";
+        } else if (few) {
+            *s = CANOPY_SCHEDULE_MORTON;
+            why = "lockstep on few queries: sorted without sampling the caller's order";
         } else if (coherent) {
             *s = CANOPY_SCHEDULE_NONE;
             why = "the caller's order is coherent";

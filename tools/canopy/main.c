@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy: command-line front end. One file per subcommand (cmd_*.c). */
-#define _POSIX_C_SOURCE 200809L /* readlink */
+#define _GNU_SOURCE /* readlink, dl_iterate_phdr */
 #include "cli.h"
 #include "cli_dist.h"
 
-#include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,9 +123,16 @@ __attribute__((constructor(101))) static void wait_passively(void) {
     passive_set = !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
 }
 
+/* A shared libgomp is in the loader's list: reading the list touches no file, where a
+ * dlopen RTLD_NOLOAD probe maps ld.so.cache and opens the library on every run. */
+static int gomp_is_shared(struct dl_phdr_info *info, size_t size, void *unused) {
+    (void)size;
+    (void)unused;
+    return info->dlpi_name && strstr(info->dlpi_name, "libgomp.so") != NULL;
+}
+
 static void wait_passively_shared(char **argv) {
-    if (passive_set && dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD))
-        execv("/proc/self/exe", argv);
+    if (passive_set && dl_iterate_phdr(gomp_is_shared, NULL)) execv("/proc/self/exe", argv);
 }
 
 int main(int argc, char **argv) {
