@@ -96,6 +96,54 @@ static void check_exact_sums(canopy_rng *r) {
               self);
 }
 
+/* The index tables of the Taylor shift (EWALD_UP, EWALD_ODD) against ewald_i2/i3/i4,
+ * and the shift itself against the double sum it stands for on random entries. */
+static void check_index_tables(canopy_rng *r) {
+    for (int a = 0; a < 3; a++) {
+        CHECK(EWALD_UP[0][a] == 1 + a && EWALD_ODD[1 + a] == 1u << a);
+        for (int b = 0; b < 3; b++) {
+            CHECK(EWALD_UP[1 + a][b] == ewald_i2(a, b));
+            CHECK(EWALD_ODD[ewald_i2(a, b)] == ((1u << a) ^ (1u << b)));
+            for (int c = 0; c < 3; c++) {
+                CHECK(EWALD_UP[ewald_i2(a, b)][c] == ewald_i3(a, b, c));
+                CHECK(EWALD_ODD[ewald_i3(a, b, c)] == ((1u << a) ^ (1u << b) ^ (1u << c)));
+                for (int f = 0; f < 3; f++) {
+                    CHECK(EWALD_UP[ewald_i3(a, b, c)][f] == ewald_i4(a, b, c, f));
+                    CHECK(EWALD_ODD[ewald_i4(a, b, c, f)] ==
+                          ((1u << a) ^ (1u << b) ^ (1u << c) ^ (1u << f)));
+                }
+            }
+        }
+    }
+    for (int t = 0; t < 20; t++) {
+        float c[EWALD_NDER], e[3], out[EWALD_NDER];
+        for (int q = 0; q < EWALD_NDER; q++) c[q] = (float)canopy_rng_uniform(r) * 2.0f - 1.0f;
+        for (int k = 0; k < 3; k++) e[k] = (float)canopy_rng_uniform(r) * 0.2f - 0.1f;
+        ewald_shift(c, e, out);
+        /* psi and its gradient written out as sums over ordered index tuples */
+        double p = c[0], g[3];
+        for (int a = 0; a < 3; a++) {
+            p += c[1 + a] * e[a];
+            g[a] = c[1 + a];
+            for (int b = 0; b < 3; b++) {
+                p += c[ewald_i2(a, b)] * e[a] * e[b] / 2.0;
+                g[a] += c[ewald_i2(a, b)] * e[b];
+                for (int k = 0; k < 3; k++) {
+                    p += c[ewald_i3(a, b, k)] * e[a] * e[b] * e[k] / 6.0;
+                    g[a] += c[ewald_i3(a, b, k)] * e[b] * e[k] / 2.0;
+                    for (int f = 0; f < 3; f++) {
+                        p += c[ewald_i4(a, b, k, f)] * e[a] * e[b] * e[k] * e[f] / 24.0;
+                        g[a] += c[ewald_i4(a, b, k, f)] * e[b] * e[k] * e[f] / 6.0;
+                    }
+                }
+            }
+        }
+        CHECK_MSG(fabs(out[0] - p) < 1e-5 &&
+                      fabs(out[1] - g[0]) + fabs(out[2] - g[1]) + fabs(out[3] - g[2]) < 1e-5,
+                  "shift %d: psi %.7g vs %.7g", t, out[0], p);
+    }
+}
+
 /* psi's analytic derivatives (the table's entries) against canopy_ewald_exact and against
  * central differences of each other; its Laplacian is the background's -4 pi; the
  * table's Taylor lookup against the exact sums at random points of the whole box. */
@@ -458,6 +506,7 @@ int main(void) {
     uint64_t seed = check_seed();
     canopy_rng r = canopy_rng_make(seed, 33);
     check_exact_sums(&r);
+    check_index_tables(&r);
     check_derivs(&r);
     check_accuracy(&r);
     check_default_uniform(&r);

@@ -109,61 +109,58 @@ static inline void ewald_newton_add(const float u[3], float w, float d[EWALD_NDE
     EWALD_ADD_RADIAL(float, u, H, d);
 }
 
+/* The derivative one order higher: EWALD_UP[q][a] is the index of derivative q (of
+ * order <= 3) differentiated once more along axis a. */
+static const unsigned char EWALD_UP[20][3] = {
+    {1, 2, 3},    {4, 7, 8},    {7, 5, 9},    {8, 9, 6},    {10, 13, 14},
+    {15, 11, 16}, {17, 18, 12}, {13, 15, 19}, {14, 19, 17}, {19, 16, 18},
+    {20, 23, 24}, {25, 21, 26}, {27, 28, 22}, {23, 29, 32}, {24, 32, 30},
+    {29, 25, 33}, {33, 26, 31}, {30, 34, 27}, {34, 31, 28}, {32, 33, 34}};
+
+/* Carries the derivatives c up to the fourth at a point over the offset e (their
+ * Taylor series, each to fourth order overall: the fourth derivatives as they are):
+ * the k-th directional derivative (e . grad)^k of every entry by k contractions with
+ * EWALD_UP, about 100 multiply-adds. Only out[0..3] are needed by a sink; inlined,
+ * the rest is dropped. */
+static inline void ewald_shift(const float c[EWALD_NDER], const float e[3], float out[EWALD_NDER]) {
+    float a1[20], a2[10], a3[4], a4;
+    for (int q = 0; q < 20; q++)
+        a1[q] = c[EWALD_UP[q][0]] * e[0] + c[EWALD_UP[q][1]] * e[1] + c[EWALD_UP[q][2]] * e[2];
+    for (int q = 0; q < 10; q++)
+        a2[q] = a1[EWALD_UP[q][0]] * e[0] + a1[EWALD_UP[q][1]] * e[1] + a1[EWALD_UP[q][2]] * e[2];
+    for (int q = 0; q < 4; q++)
+        a3[q] = a2[EWALD_UP[q][0]] * e[0] + a2[EWALD_UP[q][1]] * e[1] + a2[EWALD_UP[q][2]] * e[2];
+    a4 = a3[1] * e[0] + a3[2] * e[1] + a3[3] * e[2];
+    out[0] = c[0] + a1[0] + a2[0] / 2.0f + a3[0] / 6.0f + a4 / 24.0f;
+    for (int q = 1; q < 4; q++) out[q] = c[q] + a1[q] + a2[q] / 2.0f + a3[q] / 6.0f;
+    for (int q = 4; q < 10; q++) out[q] = c[q] + a1[q] + a2[q] / 2.0f;
+    for (int q = 10; q < 20; q++) out[q] = c[q] + a1[q];
+    for (int q = 20; q < EWALD_NDER; q++) out[q] = c[q];
+}
+
+/* Which axes derivative q is odd in (bit k: axis k), so its sign under a reflection. */
+static const unsigned char EWALD_ODD[EWALD_NDER] = {0, 1, 2, 4, 0, 0, 0, 3, 5, 6, 1, 2,
+                                                    4, 2, 4, 1, 4, 1, 2, 7, 0, 0, 0, 3,
+                                                    5, 3, 6, 5, 6, 0, 0, 0, 6, 5, 3};
+
 /* psi and its derivatives at u (unit box, |u_k| <= 1/2 give or take rounding) from
  * table T of grid n: the nearest point's entries carried over the offset by their
- * Taylor series (the fourth derivatives as they are), then the signs of the octant. */
+ * Taylor series (ewald_shift), then the signs of the octant. */
 static inline void ewald_table_at(const float *T, int32_t n, const float u[3],
                                   float d[EWALD_NDER]) {
-    float s = 2.0f * (float)n, e[3], sg[3];
-    int32_t ix[3];
+    float s = 2.0f * (float)n, e[3];
+    int32_t ix[3], neg = 0;
     for (int k = 0; k < 3; k++) {
         float g = fabsf(u[k]) * s;
         int32_t i = (int32_t)(g + 0.5f);
         ix[k] = i < n ? i : n;
         e[k] = fabsf(u[k]) - (float)ix[k] / s;
-        sg[k] = u[k] < 0.0f ? -1.0f : 1.0f;
+        neg |= (u[k] < 0.0f) << k;
     }
     int32_t m = n + 1;
-    const float *c = T + (size_t)EWALD_NDER * (size_t)((ix[0] * m + ix[1]) * m + ix[2]);
-    float t2[6], t1[3], t0 = c[0];
-    for (int q = 0; q < 6; q++) t2[q] = c[4 + q];
-    for (int a = 0; a < 3; a++) t1[a] = c[1 + a], t0 += c[1 + a] * e[a];
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) {
-            float h = c[ewald_i2(a, b)];
-            t1[a] += h * e[b];
-            t0 += 0.5f * h * e[a] * e[b];
-            for (int k = 0; k < 3; k++) {
-                float w = c[ewald_i3(a, b, k)] * e[k];
-                if (b >= a) t2[ewald_i2(a, b) - 4] += w;
-                t1[a] += 0.5f * w * e[b];
-                t0 += w * e[a] * e[b] / 6.0f;
-            }
-        }
-    float t3[10];
-    for (int q = 0; q < 10; q++) t3[q] = c[10 + q];
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            for (int k = 0; k < 3; k++)
-                for (int l = 0; l < 3; l++) {
-                    float w = c[ewald_i4(a, b, k, l)] * e[l];
-                    if (b >= a && k >= b) t3[ewald_i3(a, b, k) - 10] += w;
-                    if (b >= a) t2[ewald_i2(a, b) - 4] += 0.5f * w * e[k];
-                    t1[a] += w * e[b] * e[k] / 6.0f;
-                    t0 += w * e[a] * e[b] * e[k] / 24.0f;
-                }
-    d[0] = t0;
-    for (int a = 0; a < 3; a++) d[1 + a] = sg[a] * t1[a];
-    for (int a = 0; a < 3; a++)
-        for (int b = a; b < 3; b++) d[ewald_i2(a, b)] = sg[a] * sg[b] * t2[ewald_i2(a, b) - 4];
-    for (int a = 0; a < 3; a++)
-        for (int b = a; b < 3; b++)
-            for (int k = b; k < 3; k++) {
-                d[ewald_i3(a, b, k)] = sg[a] * sg[b] * sg[k] * t3[ewald_i3(a, b, k) - 10];
-                for (int l = k; l < 3; l++)
-                    d[ewald_i4(a, b, k, l)] =
-                        sg[a] * sg[b] * sg[k] * sg[l] * c[ewald_i4(a, b, k, l)];
-            }
+    ewald_shift(T + (size_t)EWALD_NDER * (size_t)((ix[0] * m + ix[1]) * m + ix[2]), e, d);
+    for (int q = 0; q < EWALD_NDER; q++)
+        if (__builtin_parity((unsigned)(EWALD_ODD[q] & neg))) d[q] = -d[q];
 }
 
 /* ewald_table_at for any u away from the other lattice points: phi_ewald is periodic,

@@ -735,12 +735,8 @@ static inline void ewald_source(const gl_per *P, const float *g, float x, float 
     for (int e = 0; e < 6; e++) { /* off-diagonal moments count twice, halves once */
         float w = (e < 3 ? 0.5f : 1.0f) * S[e * ss] * P->inv_box2;
         int a = ab[e][0], b = ab[e][1];
-        acc[0] += (double)(w * d[ewald_i2(a, b)]);
-        for (int c = 0; c < 3; c++) {
-            acc[1 + c] += (double)(w * d[ewald_i3(a, b, c)]);
-            for (int f = c; f < 3; f++)
-                acc[ewald_i2(c, f)] += (double)(w * d[ewald_i4(a, b, c, f)]);
-        }
+        for (int q = 0; q < 10; q++) /* psi, its gradient and Hessian: d_q,ab */
+            acc[q] += (double)(w * d[EWALD_UP[EWALD_UP[q][a]][b]]);
     }
 }
 
@@ -797,36 +793,14 @@ static void group_ewald(const gl_per *P, const gl_tree *t, int32_t v, gl_lists *
 /* Adds the group's Ewald correction (L->corr) to a sink at (x, y, z): psi's Taylor
  * series in the offset from the group's centre, to fourth order (its gradient to
  * third). */
-static void ewald_sink(const gl_per *P, const gl_lists *L, float x, float y, float z,
-                       float out[4]) {
-    const float *C = L->corr;
+static inline void ewald_sink(const gl_per *P, const gl_lists *L, float x, float y, float z,
+                              float out[4]) {
     float e[3] = {(x - L->g[0]) * P->inv_box, (y - L->g[1]) * P->inv_box,
-                  (z - L->g[2]) * P->inv_box};
-    float p = C[0], gr[3];
-    for (int a = 0; a < 3; a++) {
-        gr[a] = C[1 + a];
-        for (int b = 0; b < 3; b++) {
-            gr[a] += C[ewald_i2(a, b)] * e[b];
-            for (int c = 0; c < 3; c++) {
-                gr[a] += 0.5f * C[ewald_i3(a, b, c)] * e[b] * e[c];
-                for (int f = 0; f < 3; f++)
-                    gr[a] += C[ewald_i4(a, b, c, f)] * e[b] * e[c] * e[f] / 6.0f;
-            }
-        }
-    }
-    for (int a = 0; a < 3; a++) {
-        p += C[1 + a] * e[a];
-        for (int b = 0; b < 3; b++) {
-            p += 0.5f * C[ewald_i2(a, b)] * e[a] * e[b];
-            for (int c = 0; c < 3; c++) {
-                p += C[ewald_i3(a, b, c)] * e[a] * e[b] * e[c] / 6.0f;
-                for (int f = 0; f < 3; f++)
-                    p += C[ewald_i4(a, b, c, f)] * e[a] * e[b] * e[c] * e[f] / 24.0f;
-            }
-        }
-    }
-    for (int a = 0; a < 3; a++) out[a] -= gr[a] * P->inv_box2;
-    out[3] += p * P->inv_box;
+                  (z - L->g[2]) * P->inv_box},
+          d[EWALD_NDER];
+    ewald_shift(L->corr, e, d);
+    for (int a = 0; a < 3; a++) out[a] -= d[1 + a] * P->inv_box2;
+    out[3] += d[0] * P->inv_box;
 }
 
 /* ---------------------------------------------------------------- kernels -- */
