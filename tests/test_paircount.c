@@ -376,6 +376,10 @@ int main(void) {
     check_pair_walk(1500, 0, 3, 0, 0, 1, 0, 1000000, 1);
     check_pair_walk(1500, 0, 3, 0, 0, 1, 1, 1000000, 0);
     check_pair_walk(600, 500, 3, 1, 1, 0, 1, 1000000, 1);
+    /* cross, 3-D, open, unweighted, on the grid: the many-bins kernel's 3-D loop with
+       many distances on the edges (uncertain lanes in most vectors) */
+    check_pair_walk(1200, 900, 3, 1, 0, 0, 0, 1000000, 1);
+    check_pair_walk(1200, 900, 3, 1, 0, 0, 0, 4096, 1);
     const int32_t few[] = {1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 15, 16};
     for (int k = 0; k < (int)(sizeof few / sizeof *few); k++)
         for (int v = 0; v < 4; v++)
