@@ -76,6 +76,10 @@ canopy_status canopy_points_check(canopy_points p, const char *what);
  * Memory is 64-byte aligned and released with canopy_free. */
 canopy_status canopy_alloc(void **out, size_t count, size_t elem_size);
 canopy_status canopy_calloc(void **out, size_t count, size_t elem_size);
+/* canopy_alloc for arrays of megabytes that will be filled: from 2 MiB on, aligned to
+ * 2 MiB and (Linux) backed by transparent huge pages where the system allows, so that
+ * filling them takes a page fault per 2 MiB rather than per 4 KiB. */
+canopy_status canopy_alloc_large(void **out, size_t count, size_t elem_size);
 void canopy_free(void *p);
 /* a * b without overflow, or an error. */
 canopy_status canopy_mul_size(size_t a, size_t b, size_t *out);

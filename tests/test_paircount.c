@@ -9,6 +9,7 @@
 #include "canopy.h"
 #include "check.h"
 #include "core/cpu_internal.h"
+#include "paircount/pair_count.h"
 #include "paircount_cases.h"
 
 #include <math.h>
@@ -247,6 +248,46 @@ static void check_on_edges(int32_t nbins, int log_bins, int weighted) {
     free(got);
 }
 
+/* pcp_edges2_fill against pcp_edge2 edge by edge (bit for bit), over ranges that start
+ * and end inside and across runs of 1024 log edges, both ends included; the array
+ * from canopy_alloc_large (huge pages from 2 MiB) filled and read through. */
+static void check_edges_fill(void) {
+    const int32_t sizes[] = {1, 2, 1023, 1024, 1025, 4096, 100000, 999999, 1000000};
+    for (int k = 0; k < (int)(sizeof sizes / sizeof *sizes); k++) {
+        const int32_t nbins = sizes[k];
+        float *e2 = NULL;
+        CHECK_OK(canopy_alloc_large((void **)&e2, (size_t)nbins + 1, sizeof *e2));
+        CHECK(((uintptr_t)e2 % 64) == 0);
+        pcp_edges *g = malloc(sizeof *g);
+        for (int log_bins = 0; log_bins <= 1; log_bins++) {
+            double rmin = log_bins ? 1e-3 + uniform() : 0.5 * uniform(),
+                   rmax = rmin + 0.1 + uniform();
+            pcp_edges_init(g, rmin, rmax, nbins, log_bins);
+            for (int rep = 0; rep < 4; rep++) {
+                int32_t b0 = rep ? (int32_t)(uniform() * (float)nbins) : 0;
+                int32_t b1 =
+                    rep == 1 ? nbins + 1 : b0 + (int32_t)(uniform() * (float)(nbins + 1 - b0));
+                b1 = b1 > nbins + 1 ? nbins + 1 : b1 < b0 ? b0 : b1;
+                pcp_edges2_fill(g, b0, b1, e2 + b0);
+                int32_t bad = -1;
+                for (int32_t b = b0; b < b1 && bad < 0; b++)
+                    if (memcmp(&e2[b], &(float){pcp_edge2(g, b)}, sizeof(float))) bad = b;
+                CHECK_MSG(bad < 0, "edges fill nbins=%d log=%d [%d, %d): edge %d %a, pcp_edge2 %a",
+                          (int)nbins, log_bins, (int)b0, (int)b1, (int)bad, bad < 0 ? 0.0 : e2[bad],
+                          bad < 0 ? 0.0 : pcp_edge2(g, bad));
+            }
+        }
+        free(g);
+        canopy_free(e2);
+    }
+    void *p = NULL;
+    CHECK_FAILS(canopy_alloc_large(&p, SIZE_MAX / 2, 4), CANOPY_ERR_NOMEM, "overflow");
+    CHECK(p == NULL);
+    CHECK_FAILS(canopy_alloc_large(&p, SIZE_MAX - 100, 1), CANOPY_ERR_NOMEM, "too large");
+    CHECK_OK(canopy_alloc_large(&p, 0, 8));
+    canopy_free(p);
+}
+
 static void check_refusals(void) {
     float x[4] = {0.5f, 1.5f, 2.5f, 9.0f};
     canopy_points p = canopy_points_make(x, 4, 1), none = canopy_points_make(NULL, 0, 1);
@@ -335,6 +376,10 @@ int main(void) {
     check_pair_walk(1500, 0, 3, 0, 0, 1, 0, 1000000, 1);
     check_pair_walk(1500, 0, 3, 0, 0, 1, 1, 1000000, 0);
     check_pair_walk(600, 500, 3, 1, 1, 0, 1, 1000000, 1);
+    /* cross, 3-D, open, unweighted, on the grid: the many-bins kernel's 3-D loop with
+       many distances on the edges (uncertain lanes in most vectors) */
+    check_pair_walk(1200, 900, 3, 1, 0, 0, 0, 1000000, 1);
+    check_pair_walk(1200, 900, 3, 1, 0, 0, 0, 4096, 1);
     const int32_t few[] = {1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 15, 16};
     for (int k = 0; k < (int)(sizeof few / sizeof *few); k++)
         for (int v = 0; v < 4; v++)
@@ -355,6 +400,7 @@ int main(void) {
         check_on_edges(edge_bins[k], 0, k % 2 == 0);
     }
     check_many_bins_20k();
+    check_edges_fill();
     check_refusals();
     return check_finish();
 }

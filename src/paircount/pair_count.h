@@ -97,6 +97,30 @@ static inline float pcp_edge2(const pcp_edges *g, int32_t b) {
     return (float)(r * r);
 }
 
+/* pcp_edge2 of b0 <= b < b1 into out[b - b0], the same bits: the log edges' product
+ * rmin * hi[j] made once per 1024 edges (the loop vectorises; 10^6 edges one at a time
+ * took 1.75 ms). */
+static inline void pcp_edges2_fill(const pcp_edges *g, int32_t b0, int32_t b1, float *out) {
+    const int32_t lo_mask = (1 << PCP_EDGE_LO_BITS) - 1;
+    for (int32_t b = b0; b < b1;) {
+        if (b == 0 || b == g->nbins || !g->log_bins) {
+            out[b - b0] = pcp_edge2(g, b);
+            b++;
+            continue;
+        }
+        int32_t end = (b | lo_mask) + 1; /* this hi factor's run, and not edge nbins */
+        end = end < b1 ? end : b1;
+        end = end < g->nbins ? end : g->nbins;
+        const double h = g->rmin * g->hi[b >> PCP_EDGE_LO_BITS], *lo = g->lo + (b & lo_mask);
+        float *o = out + (b - b0);
+        for (int32_t k = 0; k < end - b; k++) {
+            double r = h * lo[k];
+            o[k] = (float)(r * r);
+        }
+        b = end;
+    }
+}
+
 struct pcp_ctx;
 /* A leaf-pair kernel (one per ISA on the CPU, pair_leaf.h). */
 typedef void (*pcp_leaf_fn)(const struct pcp_ctx *c, double *hist, const canopy_tree_view *ta,

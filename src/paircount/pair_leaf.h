@@ -155,6 +155,40 @@ static inline simt_float pcp_d2(const pcp_ctx *c, const float *p, int32_t d, con
     return d2;
 }
 
+/* pcp_d2 for d = 3 and no wrap: a point's coordinates broadcast once per row of a
+ * leaf pair, then per vector no loop or branch per dimension and the same operations
+ * (d2 = 0 + x0 * x0 is x0 * x0; the sign of x does not change x * x). */
+typedef struct pcp_row3 {
+    simt_float p0, p1, p2;
+    const float *y0, *y1, *y2; /* the run's three coordinate arrays */
+} pcp_row3;
+
+static inline pcp_row3 pcp_row3_make(const pcp_ctx *c, const float *p, const float *yb) {
+    pcp_row3 r = {
+        .p0 = simt_splat_f(p[0]),
+        .p1 = simt_splat_f(p[1]),
+        .p2 = simt_splat_f(p[2]),
+        .y0 = yb,
+        .y1 = yb + c->soa_stride,
+        .y2 = yb + 2 * c->soa_stride,
+    };
+    return r;
+}
+
+static inline __attribute__((always_inline)) simt_float pcp_d2_3(const pcp_row3 *r, int32_t k) {
+    simt_float x0, x1, x2;
+    __builtin_memcpy(&x0, r->y0 + k, sizeof x0);
+    __builtin_memcpy(&x1, r->y1 + k, sizeof x1);
+    __builtin_memcpy(&x2, r->y2 + k, sizeof x2);
+    x0 = r->p0 - x0;
+    x1 = r->p1 - x1;
+    x2 = r->p2 - x2;
+    simt_float d2 = x0 * x0;
+    d2 += x1 * x1;
+    d2 += x2 * x2;
+    return d2;
+}
+
 /* The lanes of points k..k+SIMT_W of leaf run xa (of ta) that may have a pair in range with
  * kd box gb: canopy_pair_box_bounds's lower bound, a point being a box with lo = hi,
  * so exact under rounding (padding lanes, +inf, are never near). */
@@ -233,20 +267,9 @@ pcp_leaf_cum(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t
             const int32_t i = i0 + __builtin_ctz(near), k0 = diag ? i + 1 : 0;
             const float *p = canopy_tv_point(ta, ha->begin + i);
             if (d == 3 && box == 0.0f) { /* the usual case: no loop or branch per dimension */
-                const simt_float p0 = simt_splat_f(p[0]), p1 = simt_splat_f(p[1]),
-                                 p2 = simt_splat_f(p[2]);
-                const float *y0 = yb, *y1 = yb + c->soa_stride, *y2 = y1 + c->soa_stride;
+                const pcp_row3 row = pcp_row3_make(c, p, yb);
                 for (int32_t k = k0; k < nb; k += SIMT_W) {
-                    simt_float x0, x1, x2; /* pcp_d2's operations: d2 = 0 + x0 * x0 is x0 * x0 */
-                    __builtin_memcpy(&x0, y0 + k, sizeof x0);
-                    __builtin_memcpy(&x1, y1 + k, sizeof x1);
-                    __builtin_memcpy(&x2, y2 + k, sizeof x2);
-                    x0 = p0 - x0;
-                    x1 = p1 - x1;
-                    x2 = p2 - x2;
-                    simt_float d2 = x0 * x0;
-                    d2 += x1 * x1;
-                    d2 += x2 * x2;
+                    simt_float d2 = pcp_d2_3(&row, k);
                     if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
 #pragma GCC unroll 16
                     for (int32_t j = 0; j < K; j++) below[j] = pcp_count_below(below[j], d2, e[j]);
@@ -289,10 +312,10 @@ static int32_t pcp_small_flush(const pcp_ctx *c, double *hist, const int32_t *bi
         simt_mask in = simt_iota() + j < n, far = in & (d2 >= c->split2), unsure;
         simt_int e, b = simt_blend_i(far, pcp_direct_lanes(c, d2, far, &unsure, &e), simt_splat(0));
         nb += simt_compress_i_padded(bins + nb, b, in & ~unsure);
-        if (simt_any(unsure)) {
-            simt_compress_i_padded(ubits + nu, v, unsure);
-            nu += simt_compress_i_padded(edge + nu, e, unsure);
-        }
+        /* no branch: a third of the vectors hold an uncertain lane, and the mispredicted
+           branch cost more than these two compresses */
+        simt_compress_i_padded(ubits + nu, v, unsure);
+        nu += simt_compress_i_padded(edge + nu, e, unsure);
     }
     /* every 256th pair of a counter moves to hist; with few bins, consecutive pairs
        go to different copies (runs in one bin do not wait on each other's store) */
@@ -316,6 +339,7 @@ static void pcp_leaf_small(const pcp_ctx *c, double *hist, const canopy_tree_vie
     const float *gb = canopy_tv_geom(tb, b);
     const float box = pcp_wrap(c, canopy_tv_geom(ta, a), gb, ta->d);
     const simt_float inf = simt_splat_f(INFINITY);
+    const float lo2 = c->lo2, hi2 = c->hi2;
     const int32_t d = ta->d, na = ha->end - ha->begin, nb = hb->end - hb->begin;
     int32_t buf[PCP_LEAF_BUF + SIMT_W], n = 0;
     for (int32_t i0 = 0; i0 < na; i0 += SIMT_W) {
@@ -324,10 +348,20 @@ static void pcp_leaf_small(const pcp_ctx *c, double *hist, const canopy_tree_vie
         for (; near; near &= near - 1) {
             const int32_t i = i0 + __builtin_ctz(near), k0 = diag ? i + 1 : 0;
             const float *p = canopy_tv_point(ta, ha->begin + i);
+            if (d == 3 && box == 0.0f) { /* as pcp_leaf_cum */
+                const pcp_row3 row = pcp_row3_make(c, p, yb);
+                for (int32_t k = k0; k < nb; k += SIMT_W) {
+                    simt_float d2 = pcp_d2_3(&row, k);
+                    if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
+                    n += simt_compress_i_padded(buf + n, (simt_int)d2, (d2 >= lo2) & (d2 < hi2));
+                    if (n > PCP_LEAF_BUF - SIMT_W) n = pcp_small_flush(c, hist, buf, n, mult);
+                }
+                continue;
+            }
             for (int32_t k = k0; k < nb; k += SIMT_W) {
                 simt_float d2 = pcp_d2(c, p, d, yb, k, box);
                 if (diag) d2 = simt_blend_f(simt_iota() + k < nb, d2, inf);
-                n += simt_compress_i_padded(buf + n, (simt_int)d2, (d2 >= c->lo2) & (d2 < c->hi2));
+                n += simt_compress_i_padded(buf + n, (simt_int)d2, (d2 >= lo2) & (d2 < hi2));
                 if (n > PCP_LEAF_BUF - SIMT_W) n = pcp_small_flush(c, hist, buf, n, mult);
             }
         }

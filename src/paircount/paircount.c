@@ -117,7 +117,7 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
  * double edges one at a time, not as an array (8 MB more to fault in at 10^6). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
-    if (s || (s = canopy_alloc((void **)e2, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof **e2)))
+    if (s || (s = canopy_alloc_large((void **)e2, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof **e2)))
         return s;
     pcp_edges *g = NULL;
     if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) {
@@ -126,9 +126,11 @@ static canopy_status squared_edges(const canopy_paircount_options *po, float **e
         return s;
     }
     pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
-    for (int32_t b = 0; b <= po->nbins; b++) {
-        (*e2)[b] = pcp_edge2(g, b);
-        if (b && !((*e2)[b] > (*e2)[b - 1])) {
+    pcp_edges2_fill(g, 0, po->nbins + 1, *e2);
+    int flat = 0; /* the test without an exit vectorises; the pair is found after */
+    for (int32_t b = 1; b <= po->nbins; b++) flat |= !((*e2)[b] > (*e2)[b - 1]);
+    for (int32_t b = 1; flat && b <= po->nbins; b++) {
+        if (!((*e2)[b] > (*e2)[b - 1])) {
             s = canopy_fail(CANOPY_ERR_INVALID,
                             "paircount: bins %d and %d have the same float32 squared edge; use "
                             "fewer or wider bins",
