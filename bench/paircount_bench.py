@@ -17,7 +17,9 @@ count only). Every peer's counts are compared with canopy's (the edge rule of
 docs/c-api.md, "Pair counts": pairs within one float32 rounding of an edge may differ).
 A bin sweep times canopy alone from 10 to 10^6 bins (the goal: <= 2x the time of 10),
 through the library and as whole `canopy paircount` processes, wall and CPU seconds
-(on a loaded machine the CPU time is the steadier), on each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed)."""
+(on a loaded machine the CPU time is the steadier), on each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed).
+--gpu-only: canopy on the GPU against Corrfunc on all cores (issue 37's GPU row at 2M
+points), its counts also checked against canopy's CPU walk."""
 import argparse
 import json
 import os
@@ -106,12 +108,16 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--gpu", action="store_true", help="also canopy on the GPU (backend gpu)")
+    ap.add_argument("--gpu-only", action="store_true",
+                    help="the GPU rows alone, no bin sweep: Corrfunc on all cores once, no"
+                         " warm-up (2M points take seconds), canopy's CPU walk once for its counts")
     ap.add_argument("--treecorr", action="store_true")
     ap.add_argument("--jsonl", default=None)
     ap.add_argument("--sweep-sizes", default=None,
                     help="bin sweep sizes (default: the first of --sizes)")
     ap.add_argument("--sweep-only", action="store_true")
     a = ap.parse_args()
+    a.gpu = a.gpu or a.gpu_only
     sizes = [int(s) for s in a.sizes.split(",")]
     threads = [int(t) for t in a.threads.split(",")]
     rmin, rmax, nbins = 0.005, 0.1, 10
@@ -128,6 +134,8 @@ def main():
     if not a.sweep_only:
         compare(a, sizes, threads, rmin, rmax, nbins, edges, record)
     sweep_sizes = [int(s) for s in a.sweep_sizes.split(",")] if a.sweep_sizes else sizes[:1]
+    if a.gpu_only:
+        sweep_sizes = []
     for n in sweep_sizes:
         sweep(a, n, rmin, rmax, record)
     if jl:
@@ -144,7 +152,7 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
             x = load_points(kind, n, a.canopy_cli, 42)
             for periodic in (False, True):
                 box = 1.0 if periodic else None
-                for t in threads:
+                for t in [] if a.gpu_only else threads:
                     canopy.set_threads(t)
                     ccpu, fcpu = [], []  # CPU seconds: the steadier on a loaded machine
                     cc, tc = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
@@ -179,13 +187,22 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                     canopy.set_threads(os.cpu_count())
                     cg, tg = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
                                                             boxsize=box, backend="gpu")[0], a.reps)
-                    cf = corrfunc_dd(x, edges, os.cpu_count(), periodic)
-                    _, tf = timed(lambda: corrfunc_dd(x, edges, os.cpu_count(), periodic), a.reps)
+                    if not a.gpu_only:
+                        corrfunc_dd(x, edges, os.cpu_count(), periodic)
+                    cf, tf = timed(lambda: corrfunc_dd(x, edges, os.cpu_count(), periodic),
+                                   1 if a.gpu_only else a.reps, warm=not a.gpu_only)
                     diff = int(np.abs(cg - cf).sum())
+                    agree = "equal" if diff == 0 else f"differ by {diff}"
+                    if a.gpu_only:
+                        cc = canopy.paircount(x, rmin, rmax, nbins, log=True, boxsize=box,
+                                              backend="cpu")[0]
+                        agree += "; canopy CPU walk " + (
+                            "equal" if np.array_equal(cc, cg) else
+                            f"DIFFERS by {int(np.abs(cc - cg).sum())}")
                     print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | GPU vs"
                           f" {os.cpu_count()} | {fmt(tg)} | {fmt(tf)} |"
                           f" {statistics.median(tf) / statistics.median(tg):.2f}x | | |"
-                          f" {'equal' if diff == 0 else f'differ by {diff}'} |", flush=True)
+                          f" {agree} |", flush=True)
                     record(bench="paircount_gpu", points=n, data=kind, periodic=periodic,
                            canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff)
 

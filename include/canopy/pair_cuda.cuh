@@ -121,8 +121,20 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
     if (!s)
         s = canopy_gpu_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
                              "cudaDeviceGetAttribute");
+    /* as many blocks as fit on the device at once: the warps hide each other's loads */
+    size_t smem = App::shared_bytes(d);
+    if (!s && smem > 48 * 1024)
+        s = canopy_gpu_check(cudaFuncSetAttribute(canopy_pair_dr_kernel<App>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem),
+                             "pair kernel shared memory");
+    int per_sm = 0;
+    if (!s)
+        s = canopy_gpu_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                 &per_sm, canopy_pair_dr_kernel<App>, CANOPY_PAIR_GPU_BLOCK, smem),
+                             "pair kernel occupancy");
     const int warps_per_block = CANOPY_PAIR_GPU_BLOCK / 32;
-    int blocks = sms > 0 ? sms * 4 : 64;
+    int blocks = (sms > 0 ? sms : 16) * (per_sm > 0 ? per_sm : 4);
     int64_t warps = (int64_t)blocks * warps_per_block;
     canopy_pair *tasks = NULL;
     int64_t nt = 0;
@@ -139,12 +151,6 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
     if (!s) s = B.alloc(&d_cnt, 3, "pair counters");
     if (!s) s = canopy_gpu_check(cudaMemset(d_cnt, 0, 3 * sizeof *d_cnt), "pair counters");
     rep->transfer_seconds += canopy_now() - t0;
-    size_t smem = App::shared_bytes(d);
-    if (!s && smem > 48 * 1024)
-        s = canopy_gpu_check(cudaFuncSetAttribute(canopy_pair_dr_kernel<App>,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)smem),
-                             "pair kernel shared memory");
     cudaEvent_t e0 = NULL, e1 = NULL;
     if (!s) s = canopy_gpu_check(cudaEventCreate(&e0), "event");
     if (!s) s = canopy_gpu_check(cudaEventCreate(&e1), "event");

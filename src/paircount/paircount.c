@@ -448,6 +448,9 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     return s;
 }
 
+static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
+                                 canopy_gpu_tree **g, canopy_tree **host);
+
 /* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
 static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
                                int self, const float *e2, const canopy_paircount_options *po,
@@ -463,13 +466,28 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
                    : on_cpu && !w1 && po->nbins <= PCP_CUM_MAX ? PCP_LEAF_SIZE_CUM
                    : on_cpu && !w1                             ? PCP_LEAF_SIZE_SMALL
                                                                : PCP_LEAF_SIZE;
-    to.weights = w1;
-    canopy_status s = canopy_tree_build(d1, &to, &ta);
-    to.weights = w2;
-    if (!s && !self) s = canopy_tree_build(d2, &to, &tb);
-    if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, NULL, counts, stats);
+    /* the GPU walk builds its trees there from the host points (the host copies serve
+       its frontier): at 2M points that beat the host build and its upload */
+    canopy_gpu_tree *ga = NULL, *gb = NULL;
+    const int on_gpu = !on_cpu && d1.n > 0 && d2.n > 0 && canopy_gpu_usable();
+    canopy_status s = CANOPY_OK;
+    if (on_gpu) {
+        s = device_tree(d1, w1, to.leaf_size, &ga, &ta);
+        if (!s && !self) s = device_tree(d2, w2, to.leaf_size, &gb, &tb);
+    } else {
+        to.weights = w1;
+        s = canopy_tree_build(d1, &to, &ta);
+        to.weights = w2;
+        if (!s && !self) s = canopy_tree_build(d2, &to, &tb);
+    }
+    const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
+    if (!s)
+        s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, on_gpu ? resident : NULL, counts,
+                       stats);
     canopy_tree_free(ta);
     canopy_tree_free(tb);
+    canopy_gpu_tree_free(ga);
+    canopy_gpu_tree_free(gb);
     return s;
 }
 
@@ -550,10 +568,10 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
 
 /* A kd tree built on the device from device points (and weights, or NULL), and its
  * host copy for the walk's host side (the frontier, the weight sums, the checks). */
-static canopy_status device_tree(canopy_points pts, const float *w, canopy_gpu_tree **g,
-                                 canopy_tree **host) {
+static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
+                                 canopy_gpu_tree **g, canopy_tree **host) {
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
-    to.leaf_size = PCP_LEAF_SIZE; /* the GPU walk's (pair_walk) */
+    to.leaf_size = leaf;
     to.weights = w;
     canopy_status s = canopy_tree_build_gpu(pts, &to, g);
     return s ? s : canopy_gpu_tree_download(*g, host);
@@ -639,8 +657,8 @@ canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weig
     if (!s && d_data1.n > 0 && d_data2.n > 0) {
         o.backend = CANOPY_BACKEND_GPU;
         s = canopy_gpu_wait_stream(stream);
-        if (!s) s = device_tree(d_data1, d_weights1, &ga, &ta);
-        if (!s && !self) s = device_tree(d_data2, d_weights2, &gb, &tb);
+        if (!s) s = device_tree(d_data1, d_weights1, PCP_LEAF_SIZE, &ga, &ta);
+        if (!s && !self) s = device_tree(d_data2, d_weights2, PCP_LEAF_SIZE, &gb, &tb);
         if (!s) s = check_tree(ta, 1, box);
         if (!s && !self) s = check_tree(tb, 2, box);
         const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};

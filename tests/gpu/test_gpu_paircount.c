@@ -2,11 +2,12 @@
 /* The GPU pair walk of canopy_paircount (variant auto, backend gpu: canopy/pair_cuda.cuh
  * with pair_count.h's descriptor) against the float64 brute force on small inputs and
  * against the CPU pair walk on large ones: auto and cross, weighted, periodic, linear
- * and log bins, 1 bin, the shared-memory histogram's largest size (4096) and the first
- * global one (4097), 10^5 bins, duplicates on a coarse grid, d = 1..5, empty and
- * one-point inputs, leaf sizes 1 to 64. CANOPY_GPU_SMALL=1 (compute-sanitizer runs):
- * the small cases only. Prints the GPU and CPU times of the largest case (not a
- * benchmark: bench/run_paircount.sh is). */
+ * and log bins, 1 bin, the per-lane counters (up to 32 unweighted bins) and their
+ * flush, the shared-memory histogram's largest size (4096) and the first global one
+ * (4097), 10^5 bins, duplicates on a coarse grid, dense lumps, d = 1..5, empty and
+ * one-point inputs, leaf sizes 1 to 64 and 2048 to 100000. CANOPY_GPU_SMALL=1
+ * (compute-sanitizer runs): the small cases only. Prints the GPU and CPU times of the
+ * largest cases (not a benchmark: bench/run_paircount.sh is). */
 #include "canopy.h"
 #include "check.h"
 #include "paircount_cases.h"
@@ -15,10 +16,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* brute: the float64 brute force (small n), else the CPU pair walk on 2 threads */
+/* Squeezes coordinates in [0, 8) into lumps of side 0.1 at the even integers: 64 dense
+ * clusters in 3-D, most pairs of a lump in its few smallest bins. */
+static void lumps(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = 2.0f * floorf(x[i] / 2.0f) + fmodf(x[i], 2.0f) * 0.05f;
+}
+
+/* brute: the float64 brute force (small n), else the CPU pair walk on 2 threads;
+ * coarse 2: lumps instead of the grid */
 static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighted, int periodic,
                        int log_bins, int32_t nbins, int coarse, int32_t leaf, int brute) {
-    pc_case c = pc_case_make(n1, n2, d, cross, weighted, periodic, log_bins, nbins, coarse);
+    pc_case c = pc_case_make(n1, n2, d, cross, weighted, periodic, log_bins, nbins, coarse == 1);
+    if (coarse == 2) {
+        lumps(c.x1, n1 * d);
+        lumps(c.x2, n2 * d);
+    }
     canopy_paircount_options po = c.po;
     po.rmin = log_bins ? 0.05 : (coarse ? 0.0 : 0.01);
     po.rmax = periodic ? 4.0 : (brute ? 3.0 : 0.6);
@@ -80,13 +92,29 @@ int main(void) {
         check_case(800, 0, 5, 0, 0, 0, 0, 4096, 0, leaf, 1);
         check_case(800, 0, 3, 0, 1, 0, 1, 4097, 0, leaf, 1);
         check_case(1000, 0, 3, 0, 0, 1, 1, 100000, 1, leaf, 1);
+        /* per-lane counters (unweighted, up to 32 bins): their largest and the first
+           atomic count, 1 bin, edge ties on the grid, lumps, d = 2 and 3, cross, periodic */
+        check_case(900, 0, 3, 0, 0, 1, 1, 32, 0, leaf, 1);
+        check_case(900, 0, 3, 0, 0, 0, 0, 33, 0, leaf, 1);
+        check_case(700, 0, 3, 0, 0, 0, 0, 1, 0, leaf, 1);
+        check_case(800, 500, 3, 1, 0, 1, 0, 12, 1, leaf, 1);
+        check_case(1500, 0, 3, 0, 0, 0, 1, 10, 2, leaf, 1);
+        check_case(1200, 900, 3, 1, 0, 1, 1, 10, 2, leaf, 1);
+        check_case(900, 700, 2, 1, 0, 0, 1, 24, 0, leaf, 1);
     }
+    /* a leaf pair whose lanes could pass PCP_GPU_FLUSH pairs (leaves of 2048, one leaf
+       of 3000 points) takes the atomic path */
+    check_case(5000, 0, 3, 0, 0, 0, 1, 10, 2, 2048, 1);
+    check_case(3000, 0, 3, 0, 0, 1, 1, 10, 0, 100000, 1);
     if (!small) {
         check_case(200000, 0, 3, 0, 0, 0, 1, 10, 0, 0, 0);
         check_case(200000, 0, 3, 0, 0, 1, 1, 10, 0, 0, 0);
         check_case(100000, 150000, 3, 1, 1, 0, 0, 30, 0, 32, 0);
         check_case(100000, 0, 3, 0, 0, 0, 1, 1000000, 0, 0, 0);
         check_case(60000, 0, 2, 0, 1, 1, 0, 5000, 1, 16, 0);
+        /* lumps: about 2.5e9 point pairs in leaf pairs, several PCP_GPU_FLUSH a lane */
+        check_case(400000, 0, 3, 0, 0, 0, 1, 10, 2, 0, 0);
+        check_case(100000, 120000, 3, 1, 0, 1, 1, 10, 0, 0, 0);
     }
     return check_finish();
 }
