@@ -64,7 +64,8 @@
 #           CUDA module beside it); pytest from python3, else from wheels in .carry/whl
 #   pybench issue 32's goals table (bench/run_python_gpu.sh: the package on torch CUDA
 #           tensors against the C device entries, PyTorch brute force once a row unless
-#           CANOPY_BENCH_BRUTE=0, the CPU knn_graph against scikit-learn; at most 5 minutes;
+#           CANOPY_BENCH_BRUTE=0, the CPU knn_graph against scikit-learn; at most 5 minutes,
+#           which the brute force on 1M points alone can exceed: give it a call of its own;
 #           bench/results/python-gpu.md)
 # Usage: scripts/gpu-check.sh [build] [test] [gputest] [sanitize] [bench] [sched] [gpubuild] [index]
 #        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
