@@ -118,7 +118,6 @@ static void check_radius_case(int64_t n, int64_t nq, int32_t d, float r, input_k
     free(tc);
 }
 
-/* rms relative error of Barnes-Hut against float64 direct summation. */
 /* rms relative error of canopy_gravity against ref, the float64 direct sums */
 static double gravity_error(const float *pos, int64_t n, const double *ref, float theta, float eps,
                             canopy_variant v, canopy_status *st) {
