@@ -125,6 +125,68 @@ struct pcp_gpu {
         }
         return s;
     }
+    /* d = 3 and at most PCP_GPU_REG_EDGES edges in the window: b's points go round the
+       warp by shuffles (each lane loads one per 32), and each lane counts in registers
+       the pairs at or above each threshold (lo2, the window's edges, hi2), so a bin is
+       the difference of two neighbours; the column gets them once per leaf pair. A pair
+       that does not count (a lane past a's end, b's padding, k <= i in a leaf with
+       itself) has distance +inf: at or above every threshold, in no difference. */
+    template <bool P, int W>
+    __device__ static void count_regs(const Ctx &c, const float *e2, int base, uint32_t *col,
+                                      const canopy_tree_view &ta, const canopy_node *ha,
+                                      const canopy_tree_view &tb, const canopy_node *hb, int diag,
+                                      int lane) {
+        float t[W + 2];
+        uint32_t n[W + 2];
+        t[0] = c.lo2;
+        for (int e = 0; e < W; e++) t[e + 1] = e2[base + 1 + e];
+        t[W + 1] = c.hi2;
+        for (int e = 0; e < W + 2; e++) n[e] = 0;
+        const float box = c.box;
+        for (int32_t i0 = ha->begin; i0 < ha->end; i0 += 32) {
+            const int32_t i = i0 + lane;
+            const float *pi = canopy_tv_point(&ta, i < ha->end ? i : i0);
+            const float x0 = pi[0], x1 = pi[1], x2 = pi[2];
+            const bool vi = i < ha->end;
+            for (int32_t k0 = diag ? i0 : hb->begin; k0 < hb->end; k0 += 32) {
+                const float *pk = canopy_tv_point(&tb, k0 + lane < hb->end ? k0 + lane : k0);
+                const float y0 = pk[0], y1 = pk[1], y2 = pk[2];
+                const int nk = hb->end - k0 < 32 ? hb->end - k0 : 32;
+#pragma unroll 4
+                for (int j = 0; j < nk; j++) {
+                    const float q[3] = {__shfl_sync(CANOPY_FULL_MASK, y0, j),
+                                        __shfl_sync(CANOPY_FULL_MASK, y1, j),
+                                        __shfl_sync(CANOPY_FULL_MASK, y2, j)};
+                    const float p[3] = {x0, x1, x2};
+                    float d2 = dist2<3, P>(p, q, 3, box);
+                    d2 = vi && (!diag || k0 + j > i) ? d2 : INFINITY;
+                    for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
+                }
+            }
+        }
+        for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
+    }
+    template <bool P>
+    __device__ static bool count_regs_of(const Ctx &c, const float *e2, int base, int top,
+                                         uint32_t *col, const canopy_tree_view &ta,
+                                         const canopy_node *ha, const canopy_tree_view &tb,
+                                         const canopy_node *hb, int diag, int lane) {
+        switch (top - base) {
+#define PCP_GPU_REGS(W)                                                                            \
+    case W:                                                                                        \
+        count_regs<P, W>(c, e2, base, col, ta, ha, tb, hb, diag, lane);                            \
+        return true;
+            PCP_GPU_REGS(0)
+            PCP_GPU_REGS(1)
+            PCP_GPU_REGS(2)
+            PCP_GPU_REGS(3)
+            PCP_GPU_REGS(4)
+            PCP_GPU_REGS(5)
+            PCP_GPU_REGS(6)
+#undef PCP_GPU_REGS
+        }
+        return false;
+    }
     /* lane counters over edges base + 1 .. top of the window */
     template <int D, bool P>
     __device__ static void count_window(const Ctx &c, const float *e2, int base, int top,
@@ -167,6 +229,12 @@ struct pcp_gpu {
             uint32_t *col = column(c, smem);
             if (col[32 * c.nbins] + most > PCP_GPU_FLUSH) flush(c, smem, col);
             col[32 * c.nbins] += (uint32_t)most;
+            if (ta.d == 3 && c.box > 0.0f &&
+                count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
+                return;
+            if (ta.d == 3 && c.box == 0.0f &&
+                count_regs_of<false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
+                return;
             if (ta.d == 3 && c.box > 0.0f)
                 count_window<3, true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane);
             else if (ta.d == 3)
