@@ -86,10 +86,11 @@ __global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK)
 }
 
 /* The host side: upload both trees (one for a symmetric walk), expand the frontier
- * with the descriptor's host copy (host_app, accounting into host_acc), run the
- * kernel on `d` (the device context, its inputs uploaded by the caller into B), and
- * count. rep gets transfer and kernel times. resident_a / resident_b: device copies
- * of ta / tb already made (a GPU build from device points), walked in place with no
+ * with the descriptor's host copy (host_app, accounting into host_acc) into about
+ * tasks_per_warp node pairs a warp, run the kernel on `d` (the device context, its
+ * inputs uploaded by the caller into B), and count. rep gets the transfer, kernel and
+ * (schedule_seconds) host frontier times. resident_a / resident_b: device copies of
+ * ta / tb already made (a GPU build from device points), walked in place with no
  * upload; NULL: upload that tree. */
 template <class App>
 static canopy_status
@@ -97,7 +98,8 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
                     const void *host_ctx, void *host_acc, const canopy_tree_view *ta,
                     const canopy_tree_view *tb, int sym, canopy_pair_counters *cnt,
                     canopy_gpu_report *rep, const canopy_tree_view *resident_a = nullptr,
-                    const canopy_tree_view *resident_b = nullptr) {
+                    const canopy_tree_view *resident_b = nullptr,
+                    int tasks_per_warp = CANOPY_PAIR_GPU_TASKS_PER_WARP) {
     canopy_tree_view dta, dtb;
     double t0 = canopy_now();
     canopy_status s = CANOPY_OK;
@@ -139,9 +141,14 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
     canopy_pair *tasks = NULL;
     int64_t nt = 0;
     canopy_pair_job job = {host_ctx, ta, tb, sym, 0};
+    rep->transfer_seconds += canopy_now() - t0;
+    t0 = canopy_now();
     if (!s)
-        s = canopy_pair_frontier(host_app, &job, host_acc, warps * CANOPY_PAIR_GPU_TASKS_PER_WARP,
-                                 &tasks, &nt, cnt);
+        s = canopy_pair_frontier(host_app, &job, host_acc,
+                                 warps * (tasks_per_warp > 0 ? tasks_per_warp : 1), &tasks, &nt,
+                                 cnt);
+    rep->schedule_seconds += canopy_now() - t0;
+    t0 = canopy_now();
     canopy_pair *d_tasks = NULL, *d_stacks = NULL;
     unsigned long long *d_cnt = NULL;
     int64_t cap = canopy_pair_stack_capacity(ta, tb);

@@ -8,6 +8,9 @@
 #include "canopy/pair_cuda.cuh"
 #include "canopy/traverse_cuda.cuh"
 
+#include <stdlib.h>
+#include <string.h>
+
 CANOPY_GPU_APP_UNGUIDED(pc, pc_ctx, pc_state)
 
 extern "C" canopy_status canopy_gpu_paircount(const void *vctx, const canopy_tree_view *tree,
@@ -52,7 +55,10 @@ extern "C" canopy_status canopy_gpu_paircount(const void *vctx, const canopy_tre
  * per bin every 4096 pairs or more, and the tests reach it. */
 enum { PCP_GPU_SHARED_BINS = 4096, PCP_GPU_LANE_BINS = 32, PCP_GPU_FLUSH = 1 << 12 };
 
-struct pcp_gpu {
+/* REGS: in 3-D, leaf pairs whose window holds at most 6 edges count in registers
+   (count_regs); else every lane-counter leaf pair takes count_window. Both are built so
+   that one process can time them against each other (CANOPY_PAIRCOUNT_GPU_KERNEL). */
+template <bool REGS> struct pcp_gpu {
     typedef pcp_ctx Ctx;
     enum { WARPS = CANOPY_PAIR_GPU_BLOCK / 32 };
     /* lane counters: shared memory holds the fp64 histogram, the block's u64 counts,
@@ -229,10 +235,10 @@ struct pcp_gpu {
             uint32_t *col = column(c, smem);
             if (col[32 * c.nbins] + most > PCP_GPU_FLUSH) flush(c, smem, col);
             col[32 * c.nbins] += (uint32_t)most;
-            if (ta.d == 3 && c.box > 0.0f &&
+            if (REGS && ta.d == 3 && c.box > 0.0f &&
                 count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
                 return;
-            if (ta.d == 3 && c.box == 0.0f &&
+            if (REGS && ta.d == 3 && c.box == 0.0f &&
                 count_regs_of<false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
                 return;
             if (ta.d == 3 && c.box > 0.0f)
@@ -271,11 +277,39 @@ struct pcp_gpu {
     }
 };
 
+/* Switches for A/B timings in one process (bench/paircount_bench.py --gpu-only; the
+   results are the same): CANOPY_PAIRCOUNT_GPU_KERNEL "regs" or "columns" (the default:
+   lane columns, as before count_regs), CANOPY_PAIRCOUNT_GPU_TASKS node pairs a warp in
+   the host frontier (default CANOPY_PAIR_GPU_TASKS_PER_WARP). */
+static canopy_status pcp_gpu_switches(bool *regs, int *tasks) {
+    const char *k = getenv("CANOPY_PAIRCOUNT_GPU_KERNEL"),
+               *t = getenv("CANOPY_PAIRCOUNT_GPU_TASKS");
+    *regs = k && !strcmp(k, "regs");
+    if (k && *k && !*regs && strcmp(k, "columns"))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use regs or columns (or unset it)", k);
+    *tasks = CANOPY_PAIR_GPU_TASKS_PER_WARP;
+    if (t && *t) {
+        char *end = NULL;
+        long v = strtol(t, &end, 10);
+        if (*end || v < 1 || v > 1024)
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "CANOPY_PAIRCOUNT_GPU_TASKS=%s: give node pairs a warp, 1 to 1024",
+                               t);
+        *tasks = (int)v;
+    }
+    return CANOPY_OK;
+}
+
 extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const canopy_tree_view *ta,
                                                     const canopy_tree_view *tb, int sym,
                                                     canopy_pair_counters *cnt,
                                                     canopy_gpu_report *rep) {
     const pcp_ctx *h = (const pcp_ctx *)vctx;
+    bool regs = false;
+    int tasks = 0;
+    canopy_status s = pcp_gpu_switches(&regs, &tasks);
+    if (s) return s;
     /* the frontier's tests run on the host, with the same descriptor */
     static const canopy_pair_app host_app = {"paircount", pcp_test, NULL, NULL};
     canopy_trav_buffers B;
@@ -284,7 +318,7 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
     d.leaf = NULL;
     double *host_acc = NULL, *back = NULL;
     double t0 = canopy_now();
-    canopy_status s = canopy_alloc((void **)&host_acc, (size_t)h->nbins * 2, sizeof *host_acc);
+    s = canopy_alloc((void **)&host_acc, (size_t)h->nbins * 2, sizeof *host_acc);
     if (!s) {
         back = host_acc + h->nbins;
         memset(host_acc, 0, sizeof *host_acc * (size_t)h->nbins);
@@ -301,9 +335,12 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
         s = canopy_gpu_check(cudaMemset(d.counts, 0, sizeof(double) * (size_t)h->nbins),
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
-    if (!s)
-        s = canopy_pair_gpu_run<pcp_gpu>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
-                                         h->resident_a, h->resident_b);
+    if (!s && regs)
+        s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
+                                               h->resident_a, h->resident_b, tasks);
+    else if (!s)
+        s = canopy_pair_gpu_run<pcp_gpu<false>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
+                                                h->resident_a, h->resident_b, tasks);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(
