@@ -278,16 +278,22 @@ template <bool REGS> struct pcp_gpu {
 };
 
 /* Switches for A/B timings in one process (bench/paircount_bench.py --gpu-only; the
-   results are the same): CANOPY_PAIRCOUNT_GPU_KERNEL "regs" or "columns" (the default:
-   lane columns, as before count_regs), CANOPY_PAIRCOUNT_GPU_TASKS node pairs a warp in
-   the host frontier (default CANOPY_PAIR_GPU_TASKS_PER_WARP). */
-static canopy_status pcp_gpu_switches(bool *regs, int *tasks) {
+   results are the same): CANOPY_PAIRCOUNT_GPU_KERNEL "regs", "regs6" (regs, with at
+   least 6 blocks an SM instead of the 4 that 60 registers a thread allow) or
+   "columns" (the default: lane columns, as before count_regs), CANOPY_PAIRCOUNT_GPU_TASKS
+   node pairs a warp in the host frontier (default CANOPY_PAIR_GPU_TASKS_PER_WARP). */
+enum { PCP_GPU_COLUMNS, PCP_GPU_REGS, PCP_GPU_REGS6 };
+static canopy_status pcp_gpu_switches(int *kernel, int *tasks) {
     const char *k = getenv("CANOPY_PAIRCOUNT_GPU_KERNEL"),
                *t = getenv("CANOPY_PAIRCOUNT_GPU_TASKS");
-    *regs = k && !strcmp(k, "regs");
-    if (k && *k && !*regs && strcmp(k, "columns"))
-        return canopy_fail(CANOPY_ERR_INVALID,
-                           "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use regs or columns (or unset it)", k);
+    *kernel = !k || !*k || !strcmp(k, "columns") ? PCP_GPU_COLUMNS
+              : !strcmp(k, "regs")               ? PCP_GPU_REGS
+              : !strcmp(k, "regs6")              ? PCP_GPU_REGS6
+                                                 : -1;
+    if (*kernel < 0)
+        return canopy_fail(
+            CANOPY_ERR_INVALID,
+            "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use columns, regs or regs6 (or unset it)", k);
     *tasks = CANOPY_PAIR_GPU_TASKS_PER_WARP;
     if (t && *t) {
         char *end = NULL;
@@ -306,9 +312,8 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
                                                     canopy_pair_counters *cnt,
                                                     canopy_gpu_report *rep) {
     const pcp_ctx *h = (const pcp_ctx *)vctx;
-    bool regs = false;
-    int tasks = 0;
-    canopy_status s = pcp_gpu_switches(&regs, &tasks);
+    int kernel = PCP_GPU_COLUMNS, tasks = 0;
+    canopy_status s = pcp_gpu_switches(&kernel, &tasks);
     if (s) return s;
     /* the frontier's tests run on the host, with the same descriptor */
     static const canopy_pair_app host_app = {"paircount", pcp_test, NULL, NULL};
@@ -335,7 +340,10 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
         s = canopy_gpu_check(cudaMemset(d.counts, 0, sizeof(double) * (size_t)h->nbins),
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
-    if (!s && regs)
+    if (!s && kernel == PCP_GPU_REGS6)
+        s = canopy_pair_gpu_run<pcp_gpu<true>, 6>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt,
+                                                  rep, h->resident_a, h->resident_b, tasks);
+    else if (!s && kernel == PCP_GPU_REGS)
         s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
                                                h->resident_a, h->resident_b, tasks);
     else if (!s)

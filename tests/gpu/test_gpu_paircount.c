@@ -7,7 +7,8 @@
  * (4097), 10^5 bins, duplicates on a coarse grid, dense lumps, d = 1..5, empty and
  * one-point inputs, leaf sizes 1 to 64 and 2048 to 100000. Every case runs both
  * lane-counter kernels (CANOPY_PAIRCOUNT_GPU_KERNEL columns and regs: d = 3 windows of
- * at most 6 edges in registers, b's points by shuffles) and, for the large ones, two
+ * at most 6 edges in registers, b's points by shuffles; regs6, the same with 6 blocks
+ * an SM) and, for the large ones, two
  * frontier sizes (CANOPY_PAIRCOUNT_GPU_TASKS). CANOPY_GPU_SMALL=1 (compute-sanitizer
  * runs): the small cases only. Prints the GPU phases and CPU times of the largest
  * cases (not a benchmark: bench/run_paircount.sh is). */
@@ -56,11 +57,11 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
     }
     o.backend = CANOPY_BACKEND_GPU;
     o.leaf_size = leaf;
-    static const char *const kernels[] = {"columns", "regs"};
-    for (int run = 0; run < (brute ? 2 : 3); run++) {
-        setenv("CANOPY_PAIRCOUNT_GPU_KERNEL", kernels[run > 0], 1);
-        /* the third run: regs on a frontier of one node pair a warp (larger tasks) */
-        setenv("CANOPY_PAIRCOUNT_GPU_TASKS", run == 2 ? "1" : "4", 1);
+    static const char *const kernels[] = {"columns", "regs", "regs6", "regs"};
+    for (int run = 0; run < (brute ? 3 : 4); run++) {
+        setenv("CANOPY_PAIRCOUNT_GPU_KERNEL", kernels[run], 1);
+        /* the fourth run: regs on a frontier of one node pair a warp (larger tasks) */
+        setenv("CANOPY_PAIRCOUNT_GPU_TASKS", run == 3 ? "1" : "4", 1);
         double t = canopy_now();
         CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
         t = canopy_now() - t;
@@ -70,13 +71,13 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
                   "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d coarse=%d leaf=%d "
                   "kernel=%s run=%d (%s): bin %d got %.17g want %.17g [%s]",
                   (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
-                  (int)nbins, coarse, (int)leaf, kernels[run > 0], run,
+                  (int)nbins, coarse, (int)leaf, kernels[run], run,
                   brute ? "brute force" : "CPU pair walk", (int)bad, got[bad], want[bad], st.note);
         if (!brute && n1 >= 100000)
             printf("  %lld points%s, kernel %s, tasks %s: GPU %.3f s whole call, CPU pair walk "
                    "2 threads %.3f s; %s\n",
-                   (long long)n1, cross ? " (cross)" : "", kernels[run > 0], run == 2 ? "1" : "4",
-                   t, t_cpu, st.note);
+                   (long long)n1, cross ? " (cross)" : "", kernels[run], run == 3 ? "1" : "4", t,
+                   t_cpu, st.note);
     }
     unsetenv("CANOPY_PAIRCOUNT_GPU_KERNEL");
     unsetenv("CANOPY_PAIRCOUNT_GPU_TASKS");
@@ -91,9 +92,10 @@ static void check_switches(void) {
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
     const char *bad[][2] = {{"CANOPY_PAIRCOUNT_GPU_KERNEL", "reg"},
+                            {"CANOPY_PAIRCOUNT_GPU_KERNEL", "regs7"},
                             {"CANOPY_PAIRCOUNT_GPU_TASKS", "0"},
                             {"CANOPY_PAIRCOUNT_GPU_TASKS", "4x"}};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         setenv(bad[i][0], bad[i][1], 1);
         canopy_status s = canopy_paircount(c.p1, NULL, c.p2, NULL, &c.po, &o, c.got, NULL);
         CHECK_MSG(s == CANOPY_ERR_INVALID, "%s=%s: status %d", bad[i][0], bad[i][1], (int)s);
