@@ -452,6 +452,17 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
 static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
                                  canopy_gpu_tree **g, canopy_tree **host, double *download);
 
+/* Frees the host trees and their device copies (any may be NULL): the seconds it took. */
+static double free_trees(canopy_tree *ta, canopy_tree *tb, canopy_gpu_tree *ga,
+                         canopy_gpu_tree *gb) {
+    const double t0 = canopy_now();
+    canopy_tree_free(ta);
+    canopy_tree_free(tb);
+    canopy_gpu_tree_free(ga);
+    canopy_gpu_tree_free(gb);
+    return canopy_now() - t0;
+}
+
 /* The GPU walk's phases from host arrays into stats (build_seconds the device builds,
  * download_seconds the trees' copy to the host, part of transfer_seconds) and its note:
  * where a whole call's time goes (bench/paircount_bench.py --gpu-only prints them). */
@@ -506,13 +517,8 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     if (!s)
         s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, on_gpu ? resident : NULL, counts,
                        stats);
-    const double walk = canopy_now() - t0;
-    t0 = canopy_now();
-    canopy_tree_free(ta);
-    canopy_tree_free(tb);
-    canopy_gpu_tree_free(ga);
-    canopy_gpu_tree_free(gb);
-    if (!s && stats && on_gpu) gpu_phases(stats, build, download, walk, canopy_now() - t0);
+    const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
+    if (!s && stats && on_gpu) gpu_phases(stats, build, download, walk, release);
     return s;
 }
 
@@ -695,13 +701,8 @@ canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weig
         const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
         t0 = canopy_now();
         if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, stats);
-        const double walk = canopy_now() - t0;
-        t0 = canopy_now();
-        canopy_tree_free(ta);
-        canopy_tree_free(tb);
-        canopy_gpu_tree_free(ga);
-        canopy_gpu_tree_free(gb);
-        if (!s && stats) gpu_phases(stats, build, download, walk, canopy_now() - t0);
+        const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
+        if (!s && stats) gpu_phases(stats, build, download, walk, release);
     }
     canopy_free(e2);
     return s;
