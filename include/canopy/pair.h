@@ -95,6 +95,32 @@ CANOPY_HD canopy_pair canopy_pair_make(int32_t a, int32_t b) {
     return p;
 }
 
+/* Which node of a pair the walk splits (not a leaf pair, not a node with itself): a,
+ * unless b alone has children or b holds more points. */
+CANOPY_HD int canopy_pair_splits_a(const canopy_node *ha, const canopy_node *hb) {
+    return hb->child < 0 || (ha->child >= 0 && ha->end - ha->begin >= hb->end - hb->begin);
+}
+
+/* Child pair number c of p (nodes ha, hb) in canopy_pair_children's order, into *out
+ * when c is below the count, which it returns: one lane of a GPU warp takes one child
+ * pair without the whole list (a list indexed by lane lives in local memory). */
+CANOPY_HD int32_t canopy_pair_child(const canopy_node *ha, const canopy_node *hb, int sym,
+                                    canopy_pair p, int32_t c, canopy_pair *out) {
+    if (sym && p.a == p.b) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < ha->nchild; i++)
+            for (int32_t j = i; j < ha->nchild; j++, n++)
+                if (n == c) *out = canopy_pair_make(ha->child + i, ha->child + j);
+        return n;
+    }
+    if (canopy_pair_splits_a(ha, hb)) {
+        if (c < ha->nchild) *out = canopy_pair_make(ha->child + c, p.b);
+        return ha->nchild;
+    }
+    if (c < hb->nchild) *out = canopy_pair_make(p.a, hb->child + c);
+    return hb->nchild;
+}
+
 /* Child pairs of pair p that is not done and not two leaves, in canonical order
  * (the rule above); out needs CANOPY_MAX_CHILDREN^2 entries. Returns their number. */
 CANOPY_HD int32_t canopy_pair_children(const canopy_tree_view *ta, const canopy_tree_view *tb,
@@ -107,8 +133,7 @@ CANOPY_HD int32_t canopy_pair_children(const canopy_tree_view *ta, const canopy_
                 out[n++] = canopy_pair_make(ha->child + i, ha->child + j);
         return n;
     }
-    int split_a = hb->child < 0 || (ha->child >= 0 && ha->end - ha->begin >= hb->end - hb->begin);
-    if (split_a)
+    if (canopy_pair_splits_a(ha, hb))
         for (int32_t i = 0; i < ha->nchild; i++) out[n++] = canopy_pair_make(ha->child + i, p.b);
     else
         for (int32_t j = 0; j < hb->nchild; j++) out[n++] = canopy_pair_make(p.a, hb->child + j);

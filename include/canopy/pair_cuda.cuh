@@ -58,21 +58,24 @@ __global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK, MinBlocks)
                 leaves++;
                 continue;
             }
-            canopy_pair kids[CANOPY_MAX_CHILDREN * CANOPY_MAX_CHILDREN];
-            int32_t k = canopy_pair_children(&ta, &tb, sym, p, kids);
+            /* lane takes child pairs lane and 32 + lane (at most 36 exist) */
+            canopy_pair kid[2];
+            int32_t k = 0;
+            for (int r = 0; r < 2; r++)
+                k = canopy_pair_child(ha, hb, sym, p, r * 32 + lane, &kid[r]);
             tests += k;
             /* kid c goes below the descending kids after it, so kid 0 pops first */
             unsigned long long down = 0;
             int mine[2] = {0, 0};
             for (int r = 0; r < 2; r++) {
                 int c = r * 32 + lane;
-                mine[r] = c < k && App::test(ctx, smem, ta, kids[c].a, tb, kids[c].b, sym) ==
+                mine[r] = c < k && App::test(ctx, smem, ta, kid[r].a, tb, kid[r].b, sym) ==
                                        CANOPY_PAIR_DESCEND;
                 down |= (unsigned long long)__ballot_sync(CANOPY_FULL_MASK, mine[r]) << (32 * r);
             }
             for (int r = 0; r < 2; r++) {
                 int c = r * 32 + lane;
-                if (mine[r]) stack[sp + (c == 63 ? 0 : __popcll(down >> (c + 1)))] = kids[c];
+                if (mine[r]) stack[sp + (c == 63 ? 0 : __popcll(down >> (c + 1)))] = kid[r];
             }
             sp += __popcll(down);
             __syncwarp();

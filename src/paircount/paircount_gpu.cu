@@ -56,9 +56,11 @@ extern "C" canopy_status canopy_gpu_paircount(const void *vctx, const canopy_tre
 enum { PCP_GPU_SHARED_BINS = 4096, PCP_GPU_LANE_BINS = 32, PCP_GPU_FLUSH = 1 << 12 };
 
 /* REGS: in 3-D, leaf pairs whose window holds at most 6 edges count in registers
-   (count_regs); else every lane-counter leaf pair takes count_window. Both are built so
-   that one process can time them against each other (CANOPY_PAIRCOUNT_GPU_KERNEL). */
-template <bool REGS> struct pcp_gpu {
+   (count_regs); else every lane-counter leaf pair takes count_window. STAGED (with
+   REGS): leaf pairs of two different leaves take count_staged instead of count_regs.
+   All are built so that one process can time them against each other
+   (CANOPY_PAIRCOUNT_GPU_KERNEL). */
+template <bool REGS, bool STAGED = false> struct pcp_gpu {
     typedef pcp_ctx Ctx;
     enum { WARPS = CANOPY_PAIR_GPU_BLOCK / 32 };
     /* lane counters: shared memory holds the fp64 histogram, the block's u64 counts,
@@ -70,8 +72,11 @@ template <bool REGS> struct pcp_gpu {
     __host__ __device__ static size_t cols_at(const Ctx &c) {
         return (16 * (size_t)c.nbins + 4 * (size_t)(c.nbins + 1) + 15) & ~(size_t)15;
     }
+    __host__ __device__ static size_t stage_at(const Ctx &c) {
+        return cols_at(c) + sizeof(uint32_t) * 32 * WARPS * (size_t)(c.nbins + 1);
+    }
     __host__ __device__ static size_t shared_bytes(const Ctx &c) {
-        if (lanes(c)) return cols_at(c) + sizeof(uint32_t) * 32 * WARPS * (size_t)(c.nbins + 1);
+        if (lanes(c)) return stage_at(c) + (STAGED ? sizeof(float4) * 32 * WARPS : 0);
         return c.nbins <= PCP_GPU_SHARED_BINS ? sizeof(double) * (size_t)c.nbins : 0;
     }
     __device__ static double *hist(const Ctx &c, void *smem) {
@@ -193,6 +198,71 @@ template <bool REGS> struct pcp_gpu {
         }
         return false;
     }
+    /* count_regs for two different leaves, with the work per pair cut: b's points go
+       through the warp's float4 slots in shared memory (one broadcast load a point, not
+       three shuffles) and each lane holds two of a's points, so a load serves two
+       pairs; a lane's missing point sits at +inf (at or above every threshold). */
+    template <bool P, int W>
+    __device__ static void count_staged(const Ctx &c, const float *e2, int base, uint32_t *col,
+                                        float4 *stage, const canopy_tree_view &ta,
+                                        const canopy_node *ha, const canopy_tree_view &tb,
+                                        const canopy_node *hb, int lane) {
+        float t[W + 2];
+        uint32_t n[W + 2];
+        t[0] = c.lo2;
+        for (int e = 0; e < W; e++) t[e + 1] = e2[base + 1 + e];
+        t[W + 1] = c.hi2;
+        for (int e = 0; e < W + 2; e++) n[e] = 0;
+        const float box = c.box;
+        for (int32_t i0 = ha->begin; i0 < ha->end; i0 += 64) {
+            float x[2][3];
+            for (int r = 0; r < 2; r++) {
+                const int32_t i = i0 + 32 * r + lane;
+                const float *pi = canopy_tv_point(&ta, i < ha->end ? i : i0);
+                for (int j = 0; j < 3; j++) x[r][j] = i < ha->end ? pi[j] : INFINITY;
+            }
+            for (int32_t k0 = hb->begin; k0 < hb->end; k0 += 32) {
+                const int nk = hb->end - k0 < 32 ? hb->end - k0 : 32;
+                __syncwarp(); /* the previous round's loads are done */
+                if (lane < nk) {
+                    const float *pk = canopy_tv_point(&tb, k0 + lane);
+                    stage[lane] = make_float4(pk[0], pk[1], pk[2], 0.0f);
+                }
+                __syncwarp();
+#pragma unroll 4
+                for (int j = 0; j < nk; j++) {
+                    const float4 v = stage[j];
+                    const float q[3] = {v.x, v.y, v.z};
+                    for (int r = 0; r < 2; r++) {
+                        const float d2 = dist2<3, P>(x[r], q, 3, box);
+                        for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
+                    }
+                }
+            }
+        }
+        for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
+    }
+    template <bool P>
+    __device__ static bool count_staged_of(const Ctx &c, const float *e2, int base, int top,
+                                           uint32_t *col, float4 *stage, const canopy_tree_view &ta,
+                                           const canopy_node *ha, const canopy_tree_view &tb,
+                                           const canopy_node *hb, int lane) {
+        switch (top - base) {
+#define PCP_GPU_STAGED(W)                                                                          \
+    case W:                                                                                        \
+        count_staged<P, W>(c, e2, base, col, stage, ta, ha, tb, hb, lane);                         \
+        return true;
+            PCP_GPU_STAGED(0)
+            PCP_GPU_STAGED(1)
+            PCP_GPU_STAGED(2)
+            PCP_GPU_STAGED(3)
+            PCP_GPU_STAGED(4)
+            PCP_GPU_STAGED(5)
+            PCP_GPU_STAGED(6)
+#undef PCP_GPU_STAGED
+        }
+        return false;
+    }
     /* lane counters over edges base + 1 .. top of the window */
     template <int D, bool P>
     __device__ static void count_window(const Ctx &c, const float *e2, int base, int top,
@@ -235,6 +305,14 @@ template <bool REGS> struct pcp_gpu {
             uint32_t *col = column(c, smem);
             if (col[32 * c.nbins] + most > PCP_GPU_FLUSH) flush(c, smem, col);
             col[32 * c.nbins] += (uint32_t)most;
+            if (STAGED && ta.d == 3 && !diag) {
+                float4 *stage = (float4 *)((char *)smem + stage_at(c)) + 32 * (threadIdx.x >> 5);
+                if (c.box > 0.0f
+                        ? count_staged_of<true>(c, e2, base, top, col, stage, ta, ha, tb, hb, lane)
+                        : count_staged_of<false>(c, e2, base, top, col, stage, ta, ha, tb, hb,
+                                                 lane))
+                    return;
+            }
             if (REGS && ta.d == 3 && c.box > 0.0f &&
                 count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
                 return;
@@ -279,21 +357,25 @@ template <bool REGS> struct pcp_gpu {
 
 /* Switches for A/B timings in one process (bench/paircount_bench.py --gpu-only; the
    results are the same): CANOPY_PAIRCOUNT_GPU_KERNEL "regs", "regs6" (regs, with at
-   least 6 blocks an SM instead of the 4 that 60 registers a thread allow) or
-   "columns" (the default: lane columns, as before count_regs), CANOPY_PAIRCOUNT_GPU_TASKS
-   node pairs a warp in the host frontier (default CANOPY_PAIR_GPU_TASKS_PER_WARP). */
-enum { PCP_GPU_COLUMNS, PCP_GPU_REGS, PCP_GPU_REGS6 };
+   least 6 blocks an SM instead of the 4 that 60 registers a thread allow), "staged"
+   (count_staged), "staged4" (staged, with at least 4 blocks an SM) or "columns" (the default: lane
+   columns, as before count_regs), CANOPY_PAIRCOUNT_GPU_TASKS node pairs a warp in the host frontier
+   (default CANOPY_PAIR_GPU_TASKS_PER_WARP). */
+enum { PCP_GPU_COLUMNS, PCP_GPU_REGS, PCP_GPU_REGS6, PCP_GPU_STAGED, PCP_GPU_STAGED4 };
 static canopy_status pcp_gpu_switches(int *kernel, int *tasks) {
     const char *k = getenv("CANOPY_PAIRCOUNT_GPU_KERNEL"),
                *t = getenv("CANOPY_PAIRCOUNT_GPU_TASKS");
     *kernel = !k || !*k || !strcmp(k, "columns") ? PCP_GPU_COLUMNS
               : !strcmp(k, "regs")               ? PCP_GPU_REGS
               : !strcmp(k, "regs6")              ? PCP_GPU_REGS6
+              : !strcmp(k, "staged")             ? PCP_GPU_STAGED
+              : !strcmp(k, "staged4")            ? PCP_GPU_STAGED4
                                                  : -1;
     if (*kernel < 0)
-        return canopy_fail(
-            CANOPY_ERR_INVALID,
-            "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use columns, regs or regs6 (or unset it)", k);
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use columns, regs, regs6, staged or "
+                           "staged4 (or unset it)",
+                           k);
     *tasks = CANOPY_PAIR_GPU_TASKS_PER_WARP;
     if (t && *t) {
         char *end = NULL;
@@ -340,7 +422,14 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
         s = canopy_gpu_check(cudaMemset(d.counts, 0, sizeof(double) * (size_t)h->nbins),
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
-    if (!s && kernel == PCP_GPU_REGS6)
+    if (!s && kernel == PCP_GPU_STAGED4)
+        s = canopy_pair_gpu_run<pcp_gpu<true, true>, 4>(B, d, &host_app, h, host_acc, ta, tb, sym,
+                                                        cnt, rep, h->resident_a, h->resident_b,
+                                                        tasks);
+    else if (!s && kernel == PCP_GPU_STAGED)
+        s = canopy_pair_gpu_run<pcp_gpu<true, true>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt,
+                                                     rep, h->resident_a, h->resident_b, tasks);
+    else if (!s && kernel == PCP_GPU_REGS6)
         s = canopy_pair_gpu_run<pcp_gpu<true>, 6>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt,
                                                   rep, h->resident_a, h->resident_b, tasks);
     else if (!s && kernel == PCP_GPU_REGS)
