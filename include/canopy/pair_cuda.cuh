@@ -153,6 +153,7 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
         s = canopy_pair_frontier(host_app, &job, host_acc,
                                  warps * (tasks_per_warp > 0 ? tasks_per_warp : 1), &tasks, &nt,
                                  cnt);
+    if (!s) s = canopy_pair_order_by_work(ta, tb, tasks, nt);
     rep->schedule_seconds += canopy_now() - t0;
     t0 = canopy_now();
     canopy_pair *d_tasks = NULL, *d_stacks = NULL;
