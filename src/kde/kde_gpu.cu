@@ -63,8 +63,8 @@ extern "C" canopy_status canopy_gpu_kde_pairs(const void *vctx, const canopy_tre
     d.point_sum = d_sums + h->qnodes;
     rep->transfer_seconds += canopy_now() - t0;
     if (!s)
-        s = canopy_pair_gpu_run<kde_gpu>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
-                                         h->resident_a, h->resident_b);
+        s = canopy_pair_gpu_run<kde_gpu>(B, d, &host_app, h, host_acc, h->qnodes, ta, tb, sym, cnt,
+                                         rep, h->resident_a, h->resident_b);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(

@@ -427,21 +427,23 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
     if (!s && kernel == PCP_GPU_STAGED4)
-        s = canopy_pair_gpu_run<pcp_gpu<true, true>, 4>(B, d, &host_app, h, host_acc, ta, tb, sym,
-                                                        cnt, rep, h->resident_a, h->resident_b,
-                                                        tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<true, true>, 4>(B, d, &host_app, h, host_acc, h->nbins, ta,
+                                                        tb, sym, cnt, rep, h->resident_a,
+                                                        h->resident_b, tasks);
     else if (!s && kernel == PCP_GPU_STAGED)
-        s = canopy_pair_gpu_run<pcp_gpu<true, true>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt,
-                                                     rep, h->resident_a, h->resident_b, tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<true, true>>(B, d, &host_app, h, host_acc, h->nbins, ta, tb,
+                                                     sym, cnt, rep, h->resident_a, h->resident_b,
+                                                     tasks);
     else if (!s && kernel == PCP_GPU_REGS6)
-        s = canopy_pair_gpu_run<pcp_gpu<true>, 6>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt,
-                                                  rep, h->resident_a, h->resident_b, tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<true>, 6>(B, d, &host_app, h, host_acc, h->nbins, ta, tb,
+                                                  sym, cnt, rep, h->resident_a, h->resident_b,
+                                                  tasks);
     else if (!s && kernel == PCP_GPU_REGS)
-        s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
-                                               h->resident_a, h->resident_b, tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, &host_app, h, host_acc, h->nbins, ta, tb, sym,
+                                               cnt, rep, h->resident_a, h->resident_b, tasks);
     else if (!s)
-        s = canopy_pair_gpu_run<pcp_gpu<false>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
-                                                h->resident_a, h->resident_b, tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<false>>(B, d, &host_app, h, host_acc, h->nbins, ta, tb, sym,
+                                                cnt, rep, h->resident_a, h->resident_b, tasks);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(
