@@ -92,6 +92,60 @@ __global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK, MinBlocks)
     App::block_end(ctx, smem);
 }
 
+/* log2 of a kd node pair's work guess: the pairs it holds over the larger of the two
+ * boxes' volumes (equal counts a level in a median-split tree, so the denser pair walks
+ * more of its pairs at any one distance). Axes of zero extent count as 2^-30, empty
+ * nodes as one point. */
+static inline float canopy_pair_work_log2(const canopy_tree_view *ta, int32_t a,
+                                          const canopy_tree_view *tb, int32_t b) {
+    const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
+    const float *ga = canopy_tv_geom(ta, a), *gb = canopy_tv_geom(tb, b);
+    float va = 0.0f, vb = 0.0f;
+    for (int32_t j = 0; j < ta->d; j++) {
+        va += log2f(fmaxf(ga[ta->d + j] - ga[j], 0x1p-30f));
+        vb += log2f(fmaxf(gb[tb->d + j] - gb[j], 0x1p-30f));
+    }
+    return log2f(fmaxf((float)(ha->end - ha->begin), 1.0f)) +
+           log2f(fmaxf((float)(hb->end - hb->begin), 1.0f)) - fmaxf(va, vb);
+}
+
+/* Orders kd pair tasks by canopy_pair_work_log2, most work first (a counting sort on
+ * 256 buckets of the guess), so that the warps taking tasks from a shared cursor meet
+ * the long ones first and none is left alone with one at the end. Other tree kinds
+ * keep their order. */
+static inline canopy_status canopy_pair_order_by_work(const canopy_tree_view *ta,
+                                                      const canopy_tree_view *tb,
+                                                      canopy_pair *tasks, int64_t n) {
+    enum { BUCKETS = 256 };
+    if (n < 2 || ta->kind != CANOPY_TREE_KD || tb->kind != CANOPY_TREE_KD) return CANOPY_OK;
+    float *w = NULL;
+    canopy_pair *out = NULL;
+    canopy_status s = canopy_alloc((void **)&w, (size_t)n, sizeof *w);
+    if (!s) s = canopy_alloc((void **)&out, (size_t)n, sizeof *out);
+    if (s) {
+        canopy_free(w);
+        return s;
+    }
+    float lo = INFINITY, hi = -INFINITY;
+    /* on every thread: each guess reads two nodes' records at random (cache misses) */
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
+    for (int64_t i = 0; i < n; i++) {
+        w[i] = canopy_pair_work_log2(ta, tasks[i].a, tb, tasks[i].b);
+        lo = fminf(lo, w[i]);
+        hi = fmaxf(hi, w[i]);
+    }
+    const float scale = hi > lo ? (BUCKETS - 1) / (hi - lo) : 0.0f;
+    int64_t start[BUCKETS + 1] = {0};
+    for (int64_t i = 0; i < n; i++) start[BUCKETS - 1 - (int)((w[i] - lo) * scale) + 1]++;
+    for (int k = 0; k < BUCKETS; k++) start[k + 1] += start[k];
+    for (int64_t i = 0; i < n; i++)
+        out[start[BUCKETS - 1 - (int)((w[i] - lo) * scale)]++] = tasks[i];
+    memcpy(tasks, out, sizeof *tasks * (size_t)n);
+    canopy_free(out);
+    canopy_free(w);
+    return CANOPY_OK;
+}
+
 /* canopy_pair_frontier on every host thread: a level's pairs are split in contiguous
  * shares, each thread tests its share's children into its own region and its own
  * accumulator (nacc doubles, added into acc at the end in thread order), and the
