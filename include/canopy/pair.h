@@ -190,6 +190,25 @@ static inline int canopy_pair_is_leaves(const canopy_pair_job *job, canopy_pair 
     return canopy_tv_node(job->ta, p.a)->child < 0 && canopy_tv_node(job->tb, p.b)->child < 0;
 }
 
+/* One pair of a frontier level into out: itself when both are leaves, else those of
+ * its children that the test leaves to walk (each test counted in *tests). Returns how
+ * many it wrote, at most CANOPY_MAX_CHILDREN^2. */
+static inline int32_t canopy_pair_expand(const canopy_pair_app *app, const canopy_pair_job *job,
+                                         void *acc, canopy_pair p, canopy_pair *out,
+                                         int64_t *tests) {
+    if (canopy_pair_is_leaves(job, p)) {
+        out[0] = p;
+        return 1;
+    }
+    canopy_pair kids[CANOPY_MAX_CHILDREN * CANOPY_MAX_CHILDREN];
+    int32_t k = canopy_pair_children(job->ta, job->tb, job->sym, p, kids), m = 0;
+    *tests += k;
+    for (int32_t c = 0; c < k; c++)
+        if (!app->test(job->ctx, acc, job->ta, kids[c].a, job->tb, kids[c].b, job->sym))
+            out[m++] = kids[c];
+    return m;
+}
+
 /* The pairs still to walk after testing breadth-first from the root with accumulator
  * acc until at least `want` are pending or none can be split: *out (canopy_free it)
  * holds *n pairs, each tested and not done. */
@@ -220,18 +239,9 @@ static inline canopy_status canopy_pair_frontier(const canopy_pair_app *app,
                 next[nn++] = cur[i];
                 continue;
             }
-            if (canopy_pair_is_leaves(job, cur[i])) {
-                next[nn++] = cur[i];
-                continue;
-            }
-            canopy_pair kids[CANOPY_MAX_CHILDREN * CANOPY_MAX_CHILDREN];
-            int32_t k = canopy_pair_children(job->ta, job->tb, job->sym, cur[i], kids);
-            split = 1;
-            for (int32_t c = 0; c < k; c++) {
-                cnt->tests++;
-                if (!app->test(job->ctx, acc, job->ta, kids[c].a, job->tb, kids[c].b, job->sym))
-                    next[nn++] = kids[c];
-            }
+            const int64_t tests = cnt->tests;
+            nn += canopy_pair_expand(app, job, acc, cur[i], next + nn, &cnt->tests);
+            split |= cnt->tests != tests;
         }
         canopy_pair *t = cur;
         cur = next;

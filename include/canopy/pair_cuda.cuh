@@ -189,19 +189,9 @@ static inline canopy_status canopy_pair_frontier_par(const canopy_pair_app *app,
             int64_t m = 0;
             const int64_t end = (t + 1) * share < nc ? (t + 1) * share : nc;
             for (int64_t i = (int64_t)t * share; i < end; i++) {
-                if (canopy_pair_is_leaves(job, cur[i])) {
-                    to[m++] = cur[i];
-                    continue;
-                }
-                canopy_pair kids[CANOPY_MAX_CHILDREN * CANOPY_MAX_CHILDREN];
-                int32_t k = canopy_pair_children(job->ta, job->tb, job->sym, cur[i], kids);
-                split = 1;
-                for (int32_t c = 0; c < k; c++) {
-                    tests++;
-                    if (!app->test(job->ctx, mine, job->ta, kids[c].a, job->tb, kids[c].b,
-                                   job->sym))
-                        to[m++] = kids[c];
-                }
+                const int64_t before = tests;
+                m += canopy_pair_expand(app, job, mine, cur[i], to + m, &tests);
+                split |= tests != before;
             }
             len[t] = m;
         }
