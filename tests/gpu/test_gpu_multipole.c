@@ -67,7 +67,7 @@ static void gpu_forces(canopy_points b, const float *mass, float theta, int orde
                        int leaf, int group, float *acc, float *pot) {
     gpu_mp_params p = {theta, order, eps, leaf, group};
     gpu_mp_timing t;
-    CHECK_OK(canopy_gpu_mp_forces_host(b, mass, &p, acc, pot, &t));
+    CHECK_OK(canopy_gpu_mp_forces_host(b, mass, &p, acc, pot, NULL, &t));
     if (b.n > 1)
         CHECK_MSG(t.groups >= 1 && t.groups <= b.n, "buckets %lld for n = %lld",
                   (long long)t.groups, (long long)b.n);
