@@ -336,7 +336,7 @@ int main(int argc, char **argv) {
                (long long)tot_bytes, (double)tot_bytes / (double)n, (long long)tot_int,
                (double)tot_int / (double)n, job.med, job.min, job.max, err);
         if (steps > 0)
-            printf("n-body: %d steps, %.3f s per step, |dE/E| %.3g\n", steps, per_step, de);
+            printf("n-body: %d steps, %.4g s per step, |dE/E| %.3g\n", steps, per_step, de);
         printf("transport of the pieces: %s\n", all[0].nccl ? "NCCL, GPU to GPU" : "MPI, host");
         printf(
             "result: ranks %d n %lld gpu %d nccl %d equal %.4f balanced %.4f build %.4f lwalk %.4f "

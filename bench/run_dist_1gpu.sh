@@ -28,12 +28,13 @@ commit=${CANOPY_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || e
 echo "# $(date -u +%FT%TZ), commit $commit, $(nproc) cores," \
     "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), n $n, $steps steps, reps $reps"
 "$build/canopy" gen plummer --n "$n" -o "$tmp/b.npy" --velocities "$tmp/v.npy" >/dev/null
-failed=0
+# median (min-max) of the arguments
+med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { printf "%s (%s-%s)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
 single=()
 for r in $(seq "$reps"); do
     out=$("$build/canopy" nbody --bodies "$tmp/b.npy" --velocities "$tmp/v.npy" --steps "$steps" \
         --dt 0.0078125 --softening 0.01 --theta 0.5 --order 2 --backend gpu --stats 2>&1) ||
-        { echo "FAILED: canopy nbody"; echo "$out"; failed=1; }
+        { echo "FAILED: canopy nbody"; echo "$out"; touch "$tmp/failed"; }
     echo "$out" | grep -i "per step" || true
     single+=("$(echo "$out" | sed -n 's/.*steps\/s, \([0-9.e+-]*\) s per step.*/\1/p' | head -1)")
 done
@@ -43,13 +44,12 @@ dist() { # opening runs steps: the median of that many runs' s per step
         out=$(mpirun --bind-to none -np 1 -x CANOPY_THREADS -x OMP_NUM_THREADS -x OMP_WAIT_POLICY \
             "$build/canopy-bench-dist-gravity" --n "$n" --reps 1 --backend gpu --opening "$1" \
             --theta 0.5 --order 2 --eps 0.01 --nbody "$3" 2>&1) ||
-            { echo "FAILED: distributed $1"; echo "$out"; failed=1; }
+            { echo "FAILED: distributed $1" >&2; echo "$out" >&2; touch "$tmp/failed"; }
         echo "$out" | grep -E "^n-body|median error" >&2 || true
         v+=("$(echo "$out" | sed -n 's/^n-body: .* \([0-9.e+-]*\) s per step.*/\1/p')")
     done
-    printf '%s\n' "${v[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "%s (%s-%s)", a[int((NR + 1) / 2)], a[1], a[NR] }'
+    med "${v[@]}"
 }
-med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { printf "%s (%s-%s)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
 s1=$(med "${single[@]}")
 db=$(dist bucket "$reps" "$steps")
 dh=$(dist body 1 "${BODY_STEPS:-10}")
@@ -60,4 +60,4 @@ echo "|---|---|---|"
 echo "| canopy nbody --backend gpu (one process) | $s1 | 1 |"
 echo "| canopy_dist_nbody, 1 rank, bucket opening (device build, state on the device) | $db | $(ratio "$db") |"
 echo "| canopy_dist_nbody, 1 rank, body opening (host-built octree; ${BODY_STEPS:-10} steps, 1 run) | $dh | $(ratio "$dh") |"
-[ "$failed" = 0 ]
+[ ! -e "$tmp/failed" ]
