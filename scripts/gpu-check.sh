@@ -282,7 +282,7 @@ for stage in $stages; do
         ;;
     dist1gpu)
         for np in 1 2; do
-            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 180 \
                 mpirun --oversubscribe --bind-to none -np "$np" -x CANOPY_THREADS=4 \
                 -x OMP_NUM_THREADS=4 -x CUDA_VISIBLE_DEVICES=0 "$b/test_dist_gpu" \
                 >"$out/dist-1gpu-np$np.log" 2>&1
