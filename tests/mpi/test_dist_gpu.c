@@ -24,16 +24,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* n bodies on every rank (the global arrays): a Plummer sphere or two unit cubes 10
+ * apart, and random masses around 1 / n. */
+static void make_bodies(int64_t n, int two_cubes, uint64_t seed, float **pos, float **mass) {
+    float *p = malloc((size_t)(n + 1) * 3 * sizeof *p), *m = malloc((size_t)(n + 1) * sizeof *m);
+    CHECK_OK(canopy_gen_plummer(p, NULL, n, seed));
+    canopy_rng g = canopy_rng_make(seed, 3);
+    for (int64_t i = 0; two_cubes && i < 3 * n; i++)
+        p[i] = (float)canopy_rng_uniform(&g) + (i >= 3 * (n / 2) ? 10.0f : 0.0f);
+    for (int64_t i = 0; i < n; i++) m[i] = (float)((0.5 + canopy_rng_uniform(&g)) / n);
+    *pos = p;
+    *mass = m;
+}
+
 /* Accelerations of n bodies (this rank's block of the global arrays) on cpu and gpu. */
 static void check_gravity(int64_t n, int two_cubes, int with_mass, int empty_rank, int nccl,
                           uint64_t seed) {
     int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
-    float *pos = malloc((size_t)(n + 1) * 3 * sizeof *pos), *mass = malloc((size_t)(n + 1) * 4);
-    CHECK_OK(canopy_gen_plummer(pos, NULL, n, seed));
-    canopy_rng g = canopy_rng_make(seed, 3);
-    for (int64_t i = 0; two_cubes && i < 3 * n; i++)
-        pos[i] = (float)canopy_rng_uniform(&g) + (i >= 3 * (n / 2) ? 10.0f : 0.0f);
-    for (int64_t i = 0; i < n; i++) mass[i] = (float)((0.5 + canopy_rng_uniform(&g)) / n);
+    float *pos = NULL, *mass = NULL;
+    make_bodies(n, two_cubes, seed, &pos, &mass);
     int64_t lo, hi;
     mpi_check_block(n, &lo, &hi);
     if (empty_rank && size > 1) { /* the last rank passes no bodies */
@@ -124,12 +133,8 @@ static double block_error(const float *pos, const float *mass, int64_t n, int64_
  * the GPU table's calibrated error); on one rank the single-GPU engine's forces. */
 static void check_device_build(int64_t n, int two_cubes, uint64_t seed) {
     int rank = canopy_dist_rank(MPI_COMM_WORLD), size = canopy_dist_size(MPI_COMM_WORLD);
-    float *pos = malloc((size_t)(n + 1) * 3 * sizeof *pos), *mass = malloc((size_t)(n + 1) * 4);
-    CHECK_OK(canopy_gen_plummer(pos, NULL, n, seed));
-    canopy_rng g = canopy_rng_make(seed, 5);
-    for (int64_t i = 0; two_cubes && i < 3 * n; i++)
-        pos[i] = (float)canopy_rng_uniform(&g) + (i >= 3 * (n / 2) ? 10.0f : 0.0f);
-    for (int64_t i = 0; i < n; i++) mass[i] = (float)((0.5 + canopy_rng_uniform(&g)) / n);
+    float *pos = NULL, *mass = NULL;
+    make_bodies(n, two_cubes, seed, &pos, &mass);
     int64_t lo, hi;
     mpi_check_block(n, &lo, &hi);
     int64_t nl = hi - lo;
