@@ -20,8 +20,10 @@
  * warm-up evaluation then comes first (module load, CUDA context, buffers).
  * usage: mpirun -np R canopy-bench-dist-gravity [--n N] [--reps K] [--theta T]
  *        [--order P] [--eps E] [--backend cpu|gpu|auto] [--nbody S]
- *        [--opening body|list] [--tree binary|oct] (list: the single-process list
- *        engine under the LET, CPU ranks only; its one walk's time is the local walk's) */
+ *        [--opening body|list|bucket] [--tree binary|oct] (list: the single-process list
+ *        engine under the LET, CPU ranks only; its one walk's time is the local walk's;
+ *        bucket: GPU ranks only, the single-GPU engine for the local forces, its build,
+ *        moments and walk the device's times) */
 #include "dist/gravity.h"
 #include "gravity/force_error.h"
 
@@ -211,6 +213,8 @@ int main(int argc, char **argv) {
             g.order = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--eps"))
             g.softening = (float)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--opening") && !strcmp(argv[i + 1], "bucket"))
+            g.opening = CANOPY_OPENING_BUCKET;
         else if (!strcmp(argv[i], "--opening") &&
                  (!strcmp(argv[i + 1], "list") || !strcmp(argv[i + 1], "body")))
             g.opening = strcmp(argv[i + 1], "list") ? CANOPY_OPENING_BODY : CANOPY_OPENING_LIST;
@@ -332,7 +336,7 @@ int main(int argc, char **argv) {
                (long long)tot_bytes, (double)tot_bytes / (double)n, (long long)tot_int,
                (double)tot_int / (double)n, job.med, job.min, job.max, err);
         if (steps > 0)
-            printf("n-body: %d steps, %.3f s per step, |dE/E| %.3g\n", steps, per_step, de);
+            printf("n-body: %d steps, %.4g s per step, |dE/E| %.3g\n", steps, per_step, de);
         printf("transport of the pieces: %s\n", all[0].nccl ? "NCCL, GPU to GPU" : "MPI, host");
         printf(
             "result: ranks %d n %lld gpu %d nccl %d equal %.4f balanced %.4f build %.4f lwalk %.4f "

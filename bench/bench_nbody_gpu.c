@@ -85,9 +85,9 @@ static int forces(int64_t n, double eps, int reps, int64_t ns, const config *onl
         const config *k = only ? only : &cfg[c];
         gpu_mp_params p = {k->theta, k->order, (float)eps, k->leaf, k->group};
         gpu_mp_timing t;
-        if (canopy_gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
+        if (canopy_gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, NULL, &t)) return die("forces");
         for (int k = 0; k < reps; k++) {
-            if (canopy_gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, &t)) return die("forces");
+            if (canopy_gpu_mp_forces(m, d_b, n, &p, d_acc, d_pot, NULL, &t)) return die("forces");
             tb[k] = t.build_ms, tm[k] = t.moments_ms, tw[k] = t.walk_ms, tt[k] = t.total_ms;
         }
         if (cudaMemcpy(acc, d_acc, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost))

@@ -44,7 +44,8 @@ if(CANOPY_HAVE_MPI)
        canopy_hilbert_key canopy_sort_keyed
        "canopy_let_*" canopy_nbody_check_state canopy_nbody_kick canopy_nbody_kick_drift "canopy_gpu_let_*" canopy_gpu_bind_device
        canopy_gpu_device_count canopy_gpu_why_not "canopy_gpu_nccl_*" "canopy_gl_tree_*" canopy_gl_export
-       canopy_gl_piece_open canopy_gl_forces)
+       canopy_gl_piece_open canopy_gl_forces canopy_gpu_mp_choose canopy_gpu_mp_forces_host
+       "canopy_gpu_nbody_*")
 endif()
 list(REMOVE_DUPLICATES CANOPY_EXPORTED_SYMBOLS)
 list(SORT CANOPY_EXPORTED_SYMBOLS)

@@ -31,6 +31,10 @@
 #           split), a 100-step n-body run, kNN 2M + 2M on 1 and 2 GPUs with identical
 #           rows (bench/run_dist_2gpu.sh; bench/results/distributed.md, "Two GPUs");
 #           the bench skips with one line when fewer than 2 GPUs are visible
+#   dist1gpu issue 36 item 2 on one GPU: test_dist_gpu on 1 rank and on 2 ranks sharing
+#           it (bucket opening: trees built on the device against the host-built path),
+#           then an n-body step of plummer1m through canopy_dist_nbody on one rank
+#           against `canopy nbody --backend gpu` (bench/run_dist_1gpu.sh)
 #   cli     host arrays on the GPU: test_gpu_host_arrays (staged index kNN and
 #           canopy_knn's GPU build against brute force) and memcheck on its small
 #           cases, then one `canopy knn` process on rand7 (200k + 200k, 7-D, k = 8):
@@ -71,7 +75,7 @@
 #           which the brute force on 1M points alone can exceed: give it a call of its own;
 #           bench/results/python-gpu.md)
 # Usage: scripts/gpu-check.sh [build] [test] [gputest] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
+#        [nbody] [dist] [dist2gpu] [dist1gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
 #        [pybench]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs and the
@@ -275,6 +279,23 @@ for stage in $stages; do
         RANKS=4 REPS=5 timeout 120 "$root/bench/run_dist_launch.sh" "$db" >"$out/dist-launch.txt" 2>&1
         note "- MPI launch floor (mpirun -np 4: true, bare MPI_Init/Finalize, canopy): rc $?"
         cat "$out/dist-launch.txt" >>"$summary"
+        ;;
+    dist1gpu)
+        for np in 1 2; do
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 180 \
+                mpirun --oversubscribe --bind-to none -np "$np" -x CANOPY_THREADS=4 \
+                -x OMP_NUM_THREADS=4 -x CUDA_VISIBLE_DEVICES=0 "$b/test_dist_gpu" \
+                >"$out/dist-1gpu-np$np.log" 2>&1
+            rc=$?
+            note "- test_dist_gpu, $np rank(s) on GPU 0: rc $rc, $(grep -E 'device build|nbody|passed|failed|FAIL' "$out/dist-1gpu-np$np.log" | tr '\n' ' ' | cut -c1-800)"
+            [ $rc -eq 0 ] || status=1
+        done
+        t0=$(date +%s)
+        CANOPY_COMMIT="$commit" timeout 150 "$root/bench/run_dist_1gpu.sh" "$b" >"$out/dist-1gpu.txt" 2>&1
+        rc=$?
+        note "- one GPU through the distributed path: rc $rc, $(($(date +%s) - t0)) s (below)"
+        [ $rc -eq 0 ] || status=1
+        cat "$out/dist-1gpu.txt" >>"$summary"
         ;;
     dist2gpu)
         gpu_test test_gpu_let gpu_let.log 2

@@ -105,9 +105,12 @@ canopy_status canopy_dist_radius_count(MPI_Comm comm, canopy_points ref, canopy_
  * bodies move to Hilbert-curve domains, each rank walks its local octree while the
  * locally essential trees (cells chosen with the opening radius about the centre of
  * mass, Liu §5.4) are exchanged, then walks the pieces it received. g as for
- * canopy_gravity_multipole (body opening only); opt's leaf size and backend apply:
- * gpu walks on one GPU per rank (local rank % visible devices), auto does so from
- * 200,000 bodies when every rank has a GPU; the forces equal the CPU's. */
+ * canopy_gravity_multipole (list or body opening; bucket opening on GPU ranks only);
+ * opt's leaf size and backend apply: gpu walks on one GPU per rank (local rank % visible
+ * devices), auto does so from 200,000 bodies when every rank has a GPU. On GPU ranks
+ * body opening gives the CPU's forces; bucket opening takes each rank's own forces from
+ * the single-GPU engine (tree, moments and walk on the device) and walks the pieces per
+ * body, and on one rank keeps canopy_dist_nbody's state on the device. */
 canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const float *mass,
                                   const canopy_gravity_options *g, const canopy_run_options *opt,
                                   float *acc, float *pot, canopy_dist_stats *stats);

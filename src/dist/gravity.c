@@ -32,12 +32,12 @@ canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_o
     if (g->box != 0.0f)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: periodic boxes are not built across ranks; run one process");
-    if (g->opening != CANOPY_OPENING_BODY && g->opening != CANOPY_OPENING_LIST)
-        return canopy_fail(
-            CANOPY_ERR_UNSUPPORTED,
-            "gravity: over several ranks only list and body opening are implemented");
+    /* bucket opening is the single-GPU engine's (GPU ranks only: dist_gravity_backend) */
+    int bucket = g->opening == CANOPY_OPENING_BUCKET;
     if (g->accuracy != 0.0) {
-        canopy_status s = canopy_gravity_choose_for(g, g->accuracy, &g->theta, &g->order, NULL);
+        canopy_status s =
+            bucket ? canopy_gpu_mp_choose(g->accuracy, &g->theta, &g->order, NULL)
+                   : canopy_gravity_choose_for(g, g->accuracy, &g->theta, &g->order, NULL);
         if (s) return s;
         g->accuracy = 0.0;
     }
@@ -47,7 +47,10 @@ canopy_status dist_gravity_resolve(canopy_gravity_options *g, const canopy_run_o
     int max_order = g->opening == CANOPY_OPENING_LIST ? 4 : 2;
     if (g->order != 0 && (g->order < 2 || g->order > max_order))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: order must be 0 or 2%s (got %d)",
-                           max_order > 2 ? "-4" : " with body opening", (int)g->order);
+                           max_order > 2 ? "-4"
+                           : bucket      ? " with bucket opening (the GPU's)"
+                                         : " with body opening",
+                           (int)g->order);
     if (g->opening == CANOPY_OPENING_LIST && g->tree != CANOPY_GRAVITY_TREE_OCT &&
         g->tree != CANOPY_GRAVITY_TREE_BINARY)
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: tree must be oct or binary");
@@ -63,11 +66,17 @@ canopy_status dist_gravity_backend(MPI_Comm comm, canopy_backend backend,
         *use_gpu = 0;
         if (backend == CANOPY_BACKEND_GPU)
             return canopy_fail(CANOPY_ERR_UNSUPPORTED,
-                               "gravity: GPU ranks walk with body opening only (--opening body); "
-                               "list opening over ranks runs on the CPU");
+                               "gravity: GPU ranks walk with bucket or body opening (--opening "
+                               "bucket|body); list opening over ranks runs on the CPU");
         return CANOPY_OK;
     }
-    return dist_gpu_choose(comm, backend, n_all, GPU_MP_AUTO_MIN, "gravity", use_gpu);
+    canopy_status s = dist_gpu_choose(comm, backend, n_all, GPU_MP_AUTO_MIN, "gravity", use_gpu);
+    if (!s && !*use_gpu && g->opening == CANOPY_OPENING_BUCKET)
+        s = canopy_fail(CANOPY_ERR_UNSUPPORTED,
+                        "gravity: bucket opening over ranks is the GPU ranks' engine (backend "
+                        "gpu, or auto with a GPU on every rank); CPU ranks walk with list or "
+                        "body opening");
+    return s;
 }
 
 void dist_count_traffic(canopy_dist_stats *st, const int64_t *sent, const int64_t *received,
@@ -323,46 +332,28 @@ static int nccl_wanted(MPI_Comm comm) {
     return nccl_state == 1 && nccl_size == size;
 }
 
-/* The local piece's bodies (tree order, neighbours together: coherent warps) as the
- * GPU walks' queries: positions q (n, 3) and global indices qid. */
-static canopy_status tree_order_queries(const let_piece *local, float **q, int64_t **qid) {
-    int64_t n = local->n_bodies;
+/* The domain's bodies in tree order (neighbours together: coherent warps; the local
+ * piece's body order) as the GPU walks' queries: positions q (n, 3), global indices qid. */
+static canopy_status tree_order_queries(const let_domain *dom, float **q, int64_t **qid) {
+    const canopy_tree_view *tv = dom->tv;
+    int64_t n = tv->n;
     canopy_status s = canopy_alloc((void **)q, (size_t)n * 3 + 1, sizeof **q);
     if (!s) s = canopy_alloc((void **)qid, (size_t)n + 1, sizeof **qid);
     if (s) return s;
-    float *qx = *q;
+    memcpy(*q, tv->points, (size_t)n * 3 * sizeof **q);
     int64_t *qi = *qid;
 #pragma omp parallel for schedule(static) num_threads(canopy_threads())
-    for (int64_t i = 0; i < n; i++) {
-        memcpy(qx + 3 * i, local->bodies[i].x, 3 * sizeof *qx);
-        qi[i] = local->bodies[i].id;
-    }
+    for (int64_t i = 0; i < n; i++) qi[i] = dom->gid[tv->ids[i]];
     return CANOPY_OK;
-}
-
-/* The GPU's local and remote results (tree order) summed into acc, pot and work
- * (caller order), in the order the CPU path sums them: local first, then remote. */
-static void gpu_combine(const let_domain *dom, const float *la, const float *lp, const int64_t *lw,
-                        const float *ra, const float *rp, const int64_t *rw, float *acc, float *pot,
-                        double *work, int64_t *terms) {
-    const canopy_tree_view *tv = dom->tv;
-    int64_t t = 0;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads()) reduction(+ : t)
-    for (int64_t i = 0; i < tv->n; i++) {
-        int64_t k = tv->ids[i];
-        for (int j = 0; j < 3; j++) acc[3 * k + j] = la[3 * i + j] + (ra ? ra[3 * i + j] : 0.0f);
-        if (pot) pot[k] = rp ? lp[i] + rp[i] : lp[i];
-        int64_t w = lw[i] + (rw ? rw[i] : 0);
-        if (work) work[k] = (double)w;
-        t += w;
-    }
-    *terms += t;
 }
 
 /* One force evaluation of dist_domain_forces: its inputs, buffers and timings. */
 typedef struct domain_walk {
     MPI_Comm comm;
     int size, rank, use_gpu, use_nccl;
+    /* bucket opening on a GPU rank: the local forces came from the single-GPU engine
+     * (local_device), already in acc, pot and work; only the pieces are walked here */
+    int device_local;
     canopy_points x;
     const int64_t *gid;
     float inv_theta, eps2;
@@ -380,7 +371,40 @@ typedef struct domain_walk {
     int gpu_local, gpu_remote; /* walks launched, to be finished */
     int64_t terms;
     double t_comm, t_build, t_lwalk, t_rwalk;
+    double t_tree, t_moments; /* the device build's phases (local_device) */
 } domain_walk;
+
+/* The GPU's results (tree order) summed into acc, pot and work (caller order), in the
+ * order the CPU path sums them: local first, then remote. With device_local the local
+ * terms are in acc, pot and work already and the pieces' are added to them. */
+static void gpu_combine(domain_walk *w, float *acc, float *pot, double *work) {
+    const canopy_tree_view *tv = w->dom.tv;
+    const float *la = w->la, *lp = w->lp, *ra = w->ra, *rp = w->rp;
+    const int64_t *lw = w->lw, *rw = w->rw;
+    const int dl = w->device_local;
+    int64_t t = 0;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) reduction(+ : t)
+    for (int64_t i = 0; i < tv->n; i++) {
+        int64_t k = tv->ids[i];
+        for (int j = 0; j < 3; j++) {
+            float l = dl ? acc[3 * k + j] : la[3 * i + j];
+            acc[3 * k + j] = l + (ra ? ra[3 * i + j] : 0.0f);
+        }
+        if (pot) {
+            float l = dl ? pot[k] : lp[i];
+            pot[k] = rp ? l + rp[i] : l;
+        }
+        int64_t r = rw ? rw[i] : 0;
+        if (dl) {
+            if (work) work[k] += (double)r;
+            t += r;
+        } else {
+            if (work) work[k] = (double)(lw[i] + r);
+            t += lw[i] + r;
+        }
+    }
+    w->terms += t;
+}
 
 /* The local octree, its top tree, the buffers and the local piece. On the GPU the local
  * walk starts at once and runs while the host exports and exchanges the pieces. */
@@ -404,14 +428,13 @@ static canopy_status walk_build(domain_walk *w, const float *mass, const canopy_
     if (!s) s = canopy_alloc((void **)&w->lw, (size_t)x.n + 1, sizeof *w->lw);
     for (int k = 0; !s && w->use_gpu && k < 2; k++)
         if (!gpu_walks[k]) s = canopy_gpu_let_create(gpu_walks + k);
-    if (!s)
+    if (!s && !w->device_local)
         s = canopy_let_export(&w->dom, w->dom.boxes[0], w->dom.n_boxes, w->inv_theta,
                               LET_RADIUS_ALL, &w->local);
-    if (!s && w->use_gpu && x.n > 0) {
-        s = tree_order_queries(&w->local, &w->q, &w->qid);
-        if (!s)
-            s = canopy_gpu_let_launch(gpu_walks[0], &w->local, 1, canopy_points_make(w->q, x.n, 3), w->qid,
-                               w->inv_theta, w->eps2);
+    if (!s && w->use_gpu && x.n > 0) s = tree_order_queries(&w->dom, &w->q, &w->qid);
+    if (!s && w->use_gpu && x.n > 0 && !w->device_local) {
+        s = canopy_gpu_let_launch(gpu_walks[0], &w->local, 1, canopy_points_make(w->q, x.n, 3),
+                                  w->qid, w->inv_theta, w->eps2);
         w->gpu_local = !s;
     }
     return s;
@@ -492,12 +515,12 @@ static canopy_status walk_remote_gpu(domain_walk *w, float *acc, float *pot, dou
                            w->inv_theta, w->eps2);
         w->gpu_remote = !s;
     }
-    if (!s) s = canopy_alloc((void **)&w->la, (size_t)n * 3, sizeof *w->la);
-    if (!s) s = canopy_alloc((void **)&w->lp, (size_t)n, sizeof *w->lp);
+    if (!s && !w->device_local) s = canopy_alloc((void **)&w->la, (size_t)n * 3, sizeof *w->la);
+    if (!s && !w->device_local) s = canopy_alloc((void **)&w->lp, (size_t)n, sizeof *w->lp);
     if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->ra, (size_t)n * 3, sizeof *w->ra);
     if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->rp, (size_t)n, sizeof *w->rp);
     if (!s && w->gpu_remote) s = canopy_alloc((void **)&w->rw, (size_t)n, sizeof *w->rw);
-    if (!s) { /* after a failure, walk_release waits for what was launched */
+    if (!s && w->gpu_local) { /* after a failure, walk_release waits for what was launched */
         s = canopy_gpu_let_finish(gpu_walks[0], w->la, w->lp, w->lw, NULL, &w->t_lwalk);
         w->gpu_local = 0;
     }
@@ -505,8 +528,7 @@ static canopy_status walk_remote_gpu(domain_walk *w, float *acc, float *pot, dou
         s = canopy_gpu_let_finish(gpu_walks[1], w->ra, w->rp, w->rw, NULL, &w->t_rwalk);
         w->gpu_remote = 0;
     }
-    if (!s)
-        gpu_combine(&w->dom, w->la, w->lp, w->lw, w->ra, w->rp, w->rw, acc, pot, work, &w->terms);
+    if (!s) gpu_combine(w, acc, pot, work);
     return s;
 }
 
@@ -546,11 +568,12 @@ static void walk_release(domain_walk *w, double t_start, canopy_dist_stats *stat
         stats->local_walk_seconds += w->t_lwalk;
         stats->remote_walk_seconds += w->t_rwalk;
         stats->device = w->use_gpu ? dist_gpu_bound().device : -1;
-        stats->opening = CANOPY_OPENING_BODY;
-        stats->tree = CANOPY_GRAVITY_TREE_OCT;
+        /* the local engine's: with bucket opening the pieces are still walked per body */
+        stats->opening = w->device_local ? CANOPY_OPENING_BUCKET : CANOPY_OPENING_BODY;
+        stats->tree = w->device_local ? CANOPY_GRAVITY_TREE_BINARY : CANOPY_GRAVITY_TREE_OCT;
         stats->nccl = w->use_nccl;
-        stats->tree_seconds += w->dom.tree_seconds;
-        stats->moments_seconds += w->dom.moments_seconds;
+        stats->tree_seconds += w->dom.tree_seconds + w->t_tree;
+        stats->moments_seconds += w->dom.moments_seconds + w->t_moments;
     }
     canopy_let_domain_free(&w->dom);
     canopy_let_piece_free(&w->local);
@@ -574,6 +597,30 @@ static void walk_release(domain_walk *w, double t_start, canopy_dist_stats *stat
     canopy_free(w->rw);
 }
 
+/* Bucket opening on a GPU rank: the local forces by the single-GPU engine (radix tree,
+ * moments and bucket walk on the device, gravity/gpu_multipole.h), written to acc, pot
+ * and work in the caller's order; each body's work is its bucket's interactions. */
+static canopy_status local_device(domain_walk *w, const float *mass,
+                                  const canopy_gravity_options *g, int32_t leaf_size, float *acc,
+                                  float *pot, double *work) {
+    int64_t n = w->x.n;
+    gpu_mp_params p = {g->theta, g->order, g->softening, leaf_size, 0};
+    gpu_mp_timing t;
+    memset(&t, 0, sizeof t);
+    int32_t *lw = NULL;
+    canopy_status s = canopy_alloc((void **)&lw, (size_t)n + 1, sizeof *lw);
+    if (!s && n > 0) s = canopy_gpu_mp_forces_host(w->x, mass, &p, acc, pot, lw, &t);
+    for (int64_t i = 0; !s && i < n; i++) {
+        if (work) work[i] = (double)lw[i];
+        w->terms += lw[i];
+    }
+    w->t_tree = t.build_ms * 1e-3;
+    w->t_moments = t.moments_ms * 1e-3;
+    w->t_lwalk = t.walk_ms * 1e-3;
+    canopy_free(lw);
+    return s;
+}
+
 canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *mass,
                                  const int64_t *gid, const canopy_gravity_options *g,
                                  int32_t leaf_size, int use_gpu, float *acc, float *pot,
@@ -587,21 +634,28 @@ canopy_status dist_domain_forces(MPI_Comm comm, canopy_points x, const float *ma
     w.size = canopy_dist_size(comm);
     w.rank = canopy_dist_rank(comm);
     w.use_gpu = use_gpu;
+    w.device_local = use_gpu && g->opening == CANOPY_OPENING_BUCKET;
     w.x = x;
     w.gid = gid;
     w.inv_theta = 1.0f / g->theta;
     w.eps2 = g->softening * g->softening;
-    w.use_nccl = use_gpu && nccl_wanted(comm);
-    canopy_status s = walk_build(&w, mass, g, leaf_size);
-    w.t_build += canopy_now() - t_start;
-    if (!(s = canopy_dist_agree(comm, s))) s = walk_plan(&w);
-    if (!s) {
+    /* one rank with the device engine: no pieces to make or walk, no host tree */
+    int pieces = !w.device_local || w.size > 1;
+    w.use_nccl = use_gpu && pieces && nccl_wanted(comm);
+    canopy_status s =
+        w.device_local ? local_device(&w, mass, g, leaf_size, acc, pot, work) : CANOPY_OK;
+    w.t_build += w.t_tree + w.t_moments;
+    double t0 = canopy_now();
+    if (!s && pieces) s = walk_build(&w, mass, g, leaf_size);
+    w.t_build += canopy_now() - t0;
+    if (!(s = canopy_dist_agree(comm, s)) && pieces) s = walk_plan(&w);
+    if (!s && pieces) {
         s = walk_local(&w, acc, pot, work);
         s = canopy_dist_agree(comm, walk_remote(&w, s, acc, pot, work));
-        if (!s && stats) {
-            stats->interactions += w.terms;
-            dist_count_traffic(stats, w.sc, w.rc, w.size, w.rank);
-        }
+    }
+    if (!s && stats) {
+        stats->interactions += w.terms;
+        if (pieces) dist_count_traffic(stats, w.sc, w.rc, w.size, w.rank);
     }
     walk_release(&w, t_start, stats);
     return s;

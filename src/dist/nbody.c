@@ -4,8 +4,11 @@
  * previous force evaluation (canopy_dist_decompose with that work) and moved with
  * their state; forces come from dist_domain_forces; energies and momenta are summed
  * over ranks. Global index = position in the caller's slices concatenated in rank
- * order; it travels with each body. */
+ * order; it travels with each body. One GPU rank with bucket opening has no cut to make
+ * and no body to move: its state stays on the device between steps (gpu_nbody). */
+#include "dist/gpu_bind.h"
 #include "dist/gravity.h"
+#include "gravity/gpu_multipole.h"
 #include "gravity/stepper.h"
 
 #include <math.h>
@@ -20,6 +23,9 @@ struct canopy_dist_nbody {
     float *mass, *pos32, *acc, *pot;
     int64_t *gid;
     canopy_dist_stats stats;
+    /* one rank, bucket opening, on its GPU: the state on the device, stepped by the
+     * single-GPU stepper's kernels (pos and vel on the host are brought back on demand) */
+    gpu_nbody *dev;
 };
 
 /* One body's state on the move between ranks. */
@@ -111,6 +117,21 @@ static canopy_status forces(canopy_dist_nbody *s) {
                               s->work, &s->stats);
 }
 
+/* One GPU rank: the bodies uploaded once, their first forces by the single-GPU engine
+ * (canopy_gpu_nbody_create). */
+static canopy_status device_create(canopy_dist_nbody *s, const double *pos, const double *vel) {
+    const canopy_gravity_options *g = &s->opt.gravity;
+    gpu_mp_params p = {g->theta, g->order, g->softening, s->opt.run.leaf_size, 0};
+    double t0 = canopy_now();
+    canopy_status st = canopy_gpu_nbody_create(pos, vel, s->mass, s->n, &p, &s->dev);
+    s->stats.device = dist_gpu_bound().device;
+    s->stats.opening = CANOPY_OPENING_BUCKET;
+    s->stats.tree = CANOPY_GRAVITY_TREE_BINARY;
+    s->stats.local_seconds += canopy_now() - t0;
+    s->stats.total_seconds += canopy_now() - t0;
+    return st;
+}
+
 canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const double *vel,
                                        const float *mass, int64_t n,
                                        const canopy_nbody_options *opt, canopy_dist_nbody **out) {
@@ -153,8 +174,12 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
         s->gid[i] = first + i;
         s->work[i] = 0.0;
     }
-    st = redistribute(s);
-    if (!st) st = forces(s);
+    if (use_gpu && o.gravity.opening == CANOPY_OPENING_BUCKET && canopy_dist_size(comm) == 1) {
+        st = device_create(s, pos, vel);
+    } else {
+        st = redistribute(s);
+        if (!st) st = forces(s);
+    }
     if (st) {
         canopy_dist_nbody_free(s);
         return st;
@@ -165,6 +190,14 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
 
 canopy_status canopy_dist_nbody_step(canopy_dist_nbody *s, int64_t steps) {
     double h = 0.5 * s->opt.dt, dt = s->opt.dt;
+    if (s->dev) {
+        double t0 = canopy_now();
+        canopy_status st = canopy_gpu_nbody_step(s->dev, dt, steps);
+        s->stats.local_seconds += canopy_now() - t0;
+        s->stats.total_seconds += canopy_now() - t0;
+        if (!st) s->step += steps;
+        return st;
+    }
     for (int64_t k = 0; k < steps; k++) {
         canopy_nbody_kick_drift(s->pos, s->vel, s->acc, s->n, h, dt);
         canopy_status st = redistribute(s);
@@ -191,6 +224,12 @@ canopy_status canopy_dist_nbody_energy(const canopy_dist_nbody *s, int64_t direc
     }
     e->direct = s->n_all <= direct_max;
     canopy_status st = CANOPY_OK;
+    if (s->dev) {
+        st = canopy_gpu_nbody_energy(s->dev, e->direct, &e->kinetic, &e->potential, e->momentum,
+                                     e->angular_momentum);
+        e->total = e->kinetic + e->potential;
+        return st;
+    }
     if (e->direct) {
         /* Small runs: every rank sees all bodies and sums its own rows in float64. */
         typedef struct pm {
@@ -244,7 +283,9 @@ canopy_status canopy_dist_nbody_gather(const canopy_dist_nbody *s, int root, dou
     } xv;
     xv *mine = NULL, *all = NULL;
     int64_t n_got = 0;
-    canopy_status st = canopy_alloc((void **)&mine, (size_t)s->n + 1, sizeof *mine);
+    /* the state on the device: brought back (the host arrays are its copy) */
+    canopy_status st = s->dev ? canopy_gpu_nbody_download(s->dev, s->pos, s->vel) : CANOPY_OK;
+    if (!st) st = canopy_alloc((void **)&mine, (size_t)s->n + 1, sizeof *mine);
     if ((st = canopy_dist_agree(s->comm, st))) return st;
     for (int64_t i = 0; i < s->n; i++) {
         mine[i].gid = s->gid[i];
@@ -277,6 +318,7 @@ canopy_dist_stats canopy_dist_nbody_stats(const canopy_dist_nbody *s) {
 
 void canopy_dist_nbody_free(canopy_dist_nbody *s) {
     if (!s) return;
+    canopy_gpu_nbody_free(s->dev);
     free_arrays(s);
     canopy_free(s);
 }

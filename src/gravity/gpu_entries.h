@@ -14,12 +14,12 @@
     RELEASE(canopy_gpu_mp_free, (gpu_mp * m), (m))                                                 \
     STATUS(canopy_gpu_mp_forces,                                                                   \
            (gpu_mp * m, const float *d_xyzm, int64_t n, const gpu_mp_params *p, float *d_acc,      \
-            float *d_pot, gpu_mp_timing *t),                                                       \
-           (m, d_xyzm, n, p, d_acc, d_pot, t))                                                     \
+            float *d_pot, int *d_work, gpu_mp_timing *t),                                          \
+           (m, d_xyzm, n, p, d_acc, d_pot, d_work, t))                                             \
     STATUS(canopy_gpu_mp_forces_host,                                                              \
            (canopy_points bodies, const float *mass, const gpu_mp_params *p, float *acc,           \
-            float *pot, gpu_mp_timing *t),                                                         \
-           (bodies, mass, p, acc, pot, t))                                                         \
+            float *pot, int32_t *work, gpu_mp_timing *t),                                          \
+           (bodies, mass, p, acc, pot, work, t))                                                   \
     STATUS(canopy_gpu_mp_direct_sample,                                                            \
            (canopy_points bodies, const float *mass, float softening, const int64_t *sample,       \
             int64_t ns, double *acc, double *pot),                                                 \

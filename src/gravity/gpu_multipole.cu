@@ -274,6 +274,7 @@ struct walk_args {
     int *stack;
     unsigned long long *counts; /* tests, cells, bodies */
     float *acc, *pot;
+    int *work; /* per body: its bucket's list entries (cells + bodies), or NULL */
     float eps2;
     int leaf;
 };
@@ -499,6 +500,7 @@ template <int ORDER, int B> __global__ void __launch_bounds__(WALK_WARPS * 32) k
                 w.acc[3 * (size_t)o + 1] = s[k].ay;
                 w.acc[3 * (size_t)o + 2] = s[k].az;
                 if (w.pot) w.pot[o] = s[k].phi;
+                if (w.work) w.work[o] = (int)(ncell + nbody);
             }
         if (lane == 0) {
             atomicAdd(w.counts + 0, (unsigned long long)tests);
@@ -791,7 +793,7 @@ static canopy_status reserve(gpu_mp *m, int64_t n) {
 
 extern "C" canopy_status canopy_gpu_mp_forces(gpu_mp *m, const float *d_xyzm, int64_t n,
                                               const gpu_mp_params *p, float *d_acc, float *d_pot,
-                                              gpu_mp_timing *t) {
+                                              int *d_work, gpu_mp_timing *t) {
     if (t) memset(t, 0, sizeof *t);
     if (n <= 0) return CANOPY_OK;
     if (n >= (int64_t)1 << 30)
@@ -806,6 +808,7 @@ extern "C" canopy_status canopy_gpu_mp_forces(gpu_mp *m, const float *d_xyzm, in
     const float4 *b = (const float4 *)d_xyzm;
     if (N == 1) {
         k_zero_forces<<<1, 32>>>(d_acc, d_pot, 1);
+        if (d_work) cudaMemsetAsync(d_work, 0, sizeof(int));
         return canopy_gpu_check(cudaGetLastError(), "GPU gravity: launch");
     }
     canopy_status s = reserve(m, n);
@@ -856,6 +859,7 @@ extern "C" canopy_status canopy_gpu_mp_forces(gpu_mp *m, const float *d_xyzm, in
     w.counts = m->counts;
     w.acc = d_acc;
     w.pot = d_pot;
+    w.work = d_work;
     w.eps2 = p->softening * p->softening;
     w.leaf = leaf;
     int o2 = p->order == 2, b2 = group > 32;
@@ -927,6 +931,7 @@ struct host_calls {
     gpu_mp *m = nullptr;
     float *h_xyzm = nullptr, *h_out = nullptr; /* pinned: bodies up, acc and pot down */
     float *d_xyzm = nullptr, *d_acc = nullptr, *d_pot = nullptr;
+    int *d_work = nullptr; /* host-array calls that ask for each body's interactions */
     cudaEvent_t piece[HOST_PIECES] = {};
     int64_t cap = 0, pinned_cap = 0;     /* bodies the device and the pinned arrays hold */
     unsigned long long *d_bad = nullptr; /* device-pointer calls: the first bad body */
@@ -938,7 +943,7 @@ static void host_calls_release(host_calls &k) {
     cudaFreeHost(k.h_out);
     for (cudaEvent_t e : k.piece)
         if (e) cudaEventDestroy(e);
-    void *p[] = {k.d_xyzm, k.d_acc, k.d_pot, k.d_bad};
+    void *p[] = {k.d_xyzm, k.d_acc, k.d_pot, k.d_work, k.d_bad};
     for (void *q : p) cudaFree(q);
     k = host_calls();
 }
@@ -953,13 +958,15 @@ static canopy_status host_calls_reserve(host_calls &k, int64_t n, bool pinned) {
             s = canopy_gpu_check(cudaEventCreateWithFlags(&k.piece[i], cudaEventDisableTiming),
                                  "GPU gravity: events");
     if (!s && n > k.cap) {
-        void *p[] = {k.d_xyzm, k.d_acc, k.d_pot};
+        void *p[] = {k.d_xyzm, k.d_acc, k.d_pot, k.d_work};
         for (void *q : p) cudaFree(q);
         k.d_xyzm = k.d_acc = k.d_pot = nullptr;
+        k.d_work = nullptr;
         k.cap = 0;
         if ((s = dalloc((void **)&k.d_xyzm, sizeof(float) * 4 * (size_t)n, "bodies")) ||
             (s = dalloc((void **)&k.d_acc, sizeof(float) * 3 * (size_t)n, "accelerations")) ||
-            (s = dalloc((void **)&k.d_pot, sizeof(float) * (size_t)n, "potentials")))
+            (s = dalloc((void **)&k.d_pot, sizeof(float) * (size_t)n, "potentials")) ||
+            (s = dalloc((void **)&k.d_work, sizeof(int) * (size_t)n, "interaction counts")))
             return s;
         k.cap = n;
     }
@@ -996,7 +1003,7 @@ static canopy_status pieces_ok(const cudaError_t (&e)[HOST_PIECES], const char *
  * wake-up of the team (bench/gravity_copies.cu measured the choices). */
 extern "C" canopy_status canopy_gpu_mp_forces_host(canopy_points bodies, const float *mass,
                                                    const gpu_mp_params *p, float *acc, float *pot,
-                                                   gpu_mp_timing *t) {
+                                                   int32_t *work, gpu_mp_timing *t) {
     if (bodies.n == 0) return CANOPY_OK;
     const int64_t n = bodies.n, per = (n + HOST_PIECES - 1) / HOST_PIECES;
     const float m1 = 1.0f / (float)n;
@@ -1024,7 +1031,9 @@ extern "C" canopy_status canopy_gpu_mp_forces_host(canopy_points bodies, const f
     }
     if (!s) s = canopy_gpu_check(cudaStreamSynchronize(0), "GPU gravity: upload");
     double t1 = canopy_now();
-    if (!s) s = canopy_gpu_mp_forces(k.m, k.d_xyzm, n, p, k.d_acc, pot ? k.d_pot : nullptr, t);
+    if (!s)
+        s = canopy_gpu_mp_forces(k.m, k.d_xyzm, n, p, k.d_acc, pot ? k.d_pot : nullptr,
+                                 work ? k.d_work : nullptr, t);
     if (!s && !t) s = check_walk(k.m);
     double t2 = canopy_now();
     if (!s) {
@@ -1050,6 +1059,10 @@ extern "C" canopy_status canopy_gpu_mp_forces_host(canopy_points bodies, const f
         }
         s = pieces_ok(e, "GPU gravity: download");
     }
+    if (!s && work)
+        s = canopy_gpu_check(
+            cudaMemcpy(work, k.d_work, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost),
+            "GPU gravity: interaction counts");
     if (s) cudaStreamSynchronize(0); /* no copy may still target the pinned buffers */
     if (t) {
         t->upload_ms = (t1 - t0) * 1e3;
@@ -1106,7 +1119,7 @@ static canopy_status gpu_mp_forces_device(canopy_points bodies, const float *mas
                         "gravity (device): body %lld has a non-finite coordinate or a mass "
                         "that is not finite and >= 0",
                         (long long)bad);
-    if (!s) s = canopy_gpu_mp_forces(k.m, k.d_xyzm, n, p, acc, pot, t);
+    if (!s) s = canopy_gpu_mp_forces(k.m, k.d_xyzm, n, p, acc, pot, nullptr, t);
     if (!s && !t) s = check_walk(k.m);
     if (!hold.owns_lock() || s) host_calls_release(k);
     return s;
@@ -1119,8 +1132,9 @@ extern "C" canopy_status canopy_gravity_multipole_gpu(canopy_points bodies, cons
     gpu_mp_params p = {g->theta, g->order, g->softening, leaf, 0};
     gpu_mp_timing t{};
     canopy_status s =
-        device ? gpu_mp_forces_device(bodies, mass, &p, acc, pot, stream, stats ? &t : nullptr)
-               : canopy_gpu_mp_forces_host(bodies, mass, &p, acc, pot, stats ? &t : nullptr);
+        device
+            ? gpu_mp_forces_device(bodies, mass, &p, acc, pot, stream, stats ? &t : nullptr)
+            : canopy_gpu_mp_forces_host(bodies, mass, &p, acc, pot, nullptr, stats ? &t : nullptr);
     if (!s && stats) {
         stats->build_seconds = (t.build_ms + t.moments_ms) * 1e-3;
         stats->traverse_seconds = t.walk_ms * 1e-3;
@@ -1225,7 +1239,8 @@ extern "C" canopy_status canopy_gpu_nbody_create(const double *pos, const double
     free(hm);
     if (!st) {
         k_to_xyzm<<<blocks(n, 256), 256>>>(s->pos, s->mass, (int)n, s->xyzm);
-        st = canopy_gpu_mp_forces(s->mp, (const float *)s->xyzm, n, &s->p, s->acc, s->pot, nullptr);
+        st = canopy_gpu_mp_forces(s->mp, (const float *)s->xyzm, n, &s->p, s->acc, s->pot, nullptr,
+                                  nullptr);
     }
     if (!st) st = check_walk(s->mp);
     if (st) {
@@ -1241,7 +1256,7 @@ extern "C" canopy_status canopy_gpu_nbody_step(gpu_nbody *s, double dt, int64_t 
     for (int64_t k = 0; k < steps; k++) {
         k_kick_drift<<<nb, 256>>>(s->pos, s->vel, s->acc, s->mass, n, 0.5 * dt, dt, s->xyzm);
         canopy_status st = canopy_gpu_mp_forces(s->mp, (const float *)s->xyzm, s->n, &s->p, s->acc,
-                                                s->pot, nullptr);
+                                                s->pot, nullptr, nullptr);
         if (st) return st;
         k_kick_drift<<<nb, 256>>>(s->pos, s->vel, s->acc, s->mass, n, 0.5 * dt, 0.0, s->xyzm);
     }

@@ -54,17 +54,20 @@ typedef struct gpu_mp gpu_mp; /* device buffers, grown on demand and reused */
 canopy_status canopy_gpu_mp_create(gpu_mp **out);
 void canopy_gpu_mp_free(gpu_mp *m);
 
-/* Forces of n bodies given on the device as float (n, 4): x y z mass. d_acc (n, 3)
- * and d_pot (n, or NULL) are device memory, in the bodies' order. Synchronous when
- * t is not NULL (then t gets the phase times). */
+/* Forces of n bodies given on the device as float (n, 4): x y z mass. d_acc (n, 3),
+ * d_pot (n, or NULL) and d_work (n, or NULL) are device memory, in the bodies' order;
+ * d_work gets each body's interactions (its bucket's accepted cells plus body terms,
+ * the work that cuts distributed domains). Synchronous when t is not NULL (then t gets
+ * the phase times). */
 canopy_status canopy_gpu_mp_forces(gpu_mp *m, const float *d_xyzm, int64_t n,
-                                   const gpu_mp_params *p, float *d_acc, float *d_pot,
+                                   const gpu_mp_params *p, float *d_acc, float *d_pot, int *d_work,
                                    gpu_mp_timing *t);
 
-/* The same for host arrays (bodies' first three coordinates; mass NULL: 1/n). */
+/* The same for host arrays (bodies' first three coordinates; mass NULL: 1/n; pot and
+ * work may be NULL). */
 canopy_status canopy_gpu_mp_forces_host(canopy_points bodies, const float *mass,
                                         const gpu_mp_params *p, float *acc, float *pot,
-                                        gpu_mp_timing *t);
+                                        int32_t *work, gpu_mp_timing *t);
 
 /* Float64 direct summation on the GPU for bodies sample[0..ns) against all n
  * (host arrays in and out; acc (ns, 3), pot (ns) or NULL). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU multipole gravity and n-body (gravity/gpu_multipole.cu) on fresh random inputs:
  * forces and potentials against float64 direct summation (exact when nothing is
- * accepted: theta tiny or fewer bodies than a leaf), errors within the CPU
+ * accepted: theta tiny or fewer bodies than a leaf, and then every body's interaction
+ * count is n), errors within the CPU
  * multipole's at the same (theta, order), falling with theta and with the order;
  * the GPU float64 direct sample equal to the CPU's; uniform, Plummer, clumped
  * duplicates, weighted masses, n = 0, 1, 2, 33; a short GPU n-body run against the
@@ -64,10 +65,10 @@ static errs errors_vs_direct(canopy_points b, const float *mass, float eps, cons
 }
 
 static void gpu_forces(canopy_points b, const float *mass, float theta, int order, float eps,
-                       int leaf, int group, float *acc, float *pot) {
+                       int leaf, int group, float *acc, float *pot, int32_t *work) {
     gpu_mp_params p = {theta, order, eps, leaf, group};
     gpu_mp_timing t;
-    CHECK_OK(canopy_gpu_mp_forces_host(b, mass, &p, acc, pot, &t));
+    CHECK_OK(canopy_gpu_mp_forces_host(b, mass, &p, acc, pot, work, &t));
     if (b.n > 1)
         CHECK_MSG(t.groups >= 1 && t.groups <= b.n, "buckets %lld for n = %lld",
                   (long long)t.groups, (long long)b.n);
@@ -84,7 +85,14 @@ static void exact_case(int64_t n, int kind, int weighted, uint64_t seed) {
           *pot = malloc(sizeof(float) * (n + 1));
     canopy_points b = canopy_points_make(p, n, 3);
     float eps = kind == 2 ? 0.05f : 0.01f;
-    gpu_forces(b, m, 1e-4f, 2, eps, 8, weighted ? 64 : 32, acc, pot);
+    int32_t *work = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    gpu_forces(b, m, 1e-4f, 2, eps, 8, weighted ? 64 : 32, acc, pot, work);
+    /* nothing accepted: every bucket's list holds every body once, its own included */
+    int64_t off = 0;
+    for (int64_t i = 0; i < n; i++) off += work[i] != (n > 1 ? n : 0);
+    CHECK_MSG(off == 0, "theta 1e-4: n %lld: %lld bodies' interaction counts are not n",
+              (long long)n, (long long)off);
+    free(work);
     errs e = errors_vs_direct(b, m, eps, acc, pot, 400);
     /* float32 sums: the median is tight; the worst body is one whose net force nearly
      * cancels */
@@ -110,7 +118,7 @@ static void accuracy_case(int64_t n, int kind, int group, uint64_t seed) {
         double med[2];
         for (int oi = 0; oi < 2; oi++) {
             int order = 2 * oi;
-            gpu_forces(b, NULL, thetas[ti], order, eps, 8, group, acc, pot);
+            gpu_forces(b, NULL, thetas[ti], order, eps, 8, group, acc, pot, NULL);
             errs e = errors_vs_direct(b, NULL, eps, acc, pot, 1000);
             canopy_gravity_options g = canopy_gravity_options_default();
             g.theta = thetas[ti];
@@ -332,7 +340,7 @@ int main(void) {
     {
         float *p = make_bodies(6, 0, seed), acc[18], pot[6];
         canopy_points b = canopy_points_make(p, 6, 3);
-        gpu_forces(b, NULL, 0.9f, 2, 0.0f, 8, 32, acc, pot);
+        gpu_forces(b, NULL, 0.9f, 2, 0.0f, 8, 32, acc, pot, NULL);
         errs e = errors_vs_direct(b, NULL, 0.0f, acc, pot, 6);
         CHECK_MSG(e.max < 2e-5, "6 bodies in one leaf: max rel err %.3g", e.max);
         free(p);

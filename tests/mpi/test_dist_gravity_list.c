@@ -157,7 +157,7 @@ static void check_bad_options(void) {
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
     CHECK_FAILS(canopy_dist_gravity(MPI_COMM_WORLD, b, NULL, &go, &o, acc, NULL, NULL),
-                CANOPY_ERR_UNSUPPORTED, "body opening only");
+                CANOPY_ERR_UNSUPPORTED, "bucket or body opening");
 }
 
 int main(int argc, char **argv) {

@@ -82,10 +82,11 @@ static void usage(FILE *f) {
                "  the Hilbert curve and the multipole walk runs distributed with the same\n"
                "  options (list or body opening). Each rank reads its own rows of a .npy\n"
                "  input and writes its own rows of a .npy output in place (rank 0 reads and\n"
-               "  writes other formats). --backend gpu walks with body opening on one GPU\n"
-               "  per rank (the default opening there); --stats prints each rank's traffic\n"
-               "  and phases, and its error check reads the bodies whole on rank 0\n"
-               "  (docs/distributed.md).\n" TRAV_HELP
+               "  writes other formats). --backend gpu walks on one GPU per rank, by default\n"
+               "  with the single-GPU engine (bucket opening, tree built on the device; the\n"
+               "  other ranks' pieces per body), --opening body for the CPU's octree walk;\n"
+               "  --stats prints each rank's traffic and phases, and its error check reads\n"
+               "  the bodies whole on rank 0 (docs/distributed.md).\n" TRAV_HELP
                "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
                "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
 }
@@ -267,10 +268,12 @@ static int gravity_check(gravity_args *a) {
     /* nbody's default accuracy when neither it nor theta/order is given */
     if (a->multipole && !a->theta_given && !a->order_given && a->accuracy == 0.0)
         a->accuracy = 1e-3;
-    /* the monopole walk is per body, and so are the GPU ranks' (src/dist/gravity.c) */
-    if (!a->multipole ||
-        (cli_dist_size() > 1 && a->to.run.backend == CANOPY_BACKEND_GPU && !a->opening_given))
+    /* the monopole walk is per body; GPU ranks take the single-GPU engine's bucket
+     * opening (src/dist/gravity.c) */
+    if (!a->multipole)
         g->opening = CANOPY_OPENING_BODY;
+    else if (cli_dist_size() > 1 && a->to.run.backend == CANOPY_BACKEND_GPU && !a->opening_given)
+        g->opening = CANOPY_OPENING_BUCKET;
     if (g->opening != CANOPY_OPENING_LIST) {
         if (a->tree_given && g->tree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("gravity", "--tree binary needs --opening list");
@@ -285,10 +288,11 @@ static int gravity_check(gravity_args *a) {
         canopy_gravity_choose_for(g, a->accuracy, &g->theta, &g->order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());
     /* Over several ranks only the walks that distribute are available. */
-    if (cli_dist_size() > 1 && g->opening == CANOPY_OPENING_BUCKET) {
+    if (cli_dist_size() > 1 && g->opening == CANOPY_OPENING_BUCKET &&
+        a->to.run.backend != CANOPY_BACKEND_GPU) {
         if (cli_dist_rank() == 0)
-            cli_usage_error("gravity", "over several ranks only --opening list or body is "
-                                       "available");
+            cli_usage_error("gravity", "over several ranks --opening bucket is the GPU ranks' "
+                                       "engine (--backend gpu); CPU ranks take list or body");
         return CLI_USAGE;
     }
     return CLI_OK;

@@ -118,10 +118,11 @@ static void usage(FILE *f) {
             "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
             "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
             "and writes the snapshots; every rank walks with list opening (the default) or\n"
-            "body opening; --checkpoint, --restart, --opening bucket and --max-rung run on\n"
-            "one rank only; --backend gpu (auto: from 200000 bodies) walks on one GPU per\n"
-            "rank, with body opening; --stats prints each rank's traffic and GPU\n"
-            "(docs/distributed.md).\n\n"
+            "body opening; --checkpoint, --restart and --max-rung run on one rank only;\n"
+            "--backend gpu (auto: from 200000 bodies) walks on one GPU per rank, by default\n"
+            "with the single-GPU engine (bucket opening, tree built on the device; the other\n"
+            "ranks' pieces per body), --opening body for the CPU's octree walk on the GPU;\n"
+            "--stats prints each rank's traffic and GPU (docs/distributed.md).\n\n"
             "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
             "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
             "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
@@ -627,9 +628,9 @@ static int nbody_check(nbody_args *a) {
         return cli_usage_error("nbody", "give --accuracy or --theta/--order, not both");
     if ((a->theta > 0.0) != (a->order >= 0))
         return cli_usage_error("nbody", "--theta and --order go together");
-    /* as canopy gravity: GPU ranks walk per body (src/dist/gravity.c) */
+    /* as canopy gravity: GPU ranks take the single-GPU engine (src/dist/gravity.c) */
     if (cli_dist_size() > 1 && a->to.run.backend == CANOPY_BACKEND_GPU && !a->opening_given)
-        a->opening = CANOPY_OPENING_BODY;
+        a->opening = CANOPY_OPENING_BUCKET;
     if (a->opening != CANOPY_OPENING_LIST) {
         if (a->tree_given && a->gtree != CANOPY_GRAVITY_TREE_OCT)
             return cli_usage_error("nbody", "--tree binary needs --opening list");
@@ -660,12 +661,13 @@ static int nbody_check(nbody_args *a) {
 /* Over several ranks: rank 0 reads and writes; every rank steps its domain. */
 static int nbody_ranks(const nbody_args *a, int stats) {
     int rank = cli_dist_rank();
-    if (a->restart || a->ckpt || a->opening == CANOPY_OPENING_BUCKET || a->bo.max_rung > 0 ||
-        a->box > 0.0) {
+    int cpu_bucket = a->opening == CANOPY_OPENING_BUCKET && a->to.run.backend != CANOPY_BACKEND_GPU;
+    if (a->restart || a->ckpt || cpu_bucket || a->bo.max_rung > 0 || a->box > 0.0) {
         if (rank == 0)
             cli_usage_error("nbody",
                             "--restart, --checkpoint, --max-rung, --box and "
-                            "--opening bucket are not available over several ranks%s",
+                            "--opening bucket without --backend gpu are not available over "
+                            "several ranks%s",
                             a->box > 0.0 && !a->box_given
                                 ? " (the box is the snapshot's BoxSize: --box 0 runs open)"
                                 : "");
