@@ -150,6 +150,7 @@ typedef struct pcp_ctx {
     pcp_err_fn direct_err;          /* CPU: its bin_direct error, by the same lanes */
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
     double *counts;                 /* merge target, nbins */
+    int32_t *merged;                /* CPU: set by the first merge, which writes counts */
     int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
     /* CPU, many bins (from PCP_CUM_MAX + 1 unweighted, PCP_DIRECT_MIN_BINS weighted):
        bins by pcp_direct_pos; `tab` unused */

@@ -55,25 +55,35 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
     c->leaf(c, (double *)acc, ta, a, tb, b, sym);
 }
 
+/* The first merge writes the counts (no pass to zero 8 MB first with 10^6 bins), the
+ * others add; merges run one after another (canopy/pair.h). */
 static inline void pcp_merge(const void *vctx, const void *acc) {
     const pcp_ctx *c = (const pcp_ctx *)vctx;
     const double *h = (const double *)acc;
+    const int first = !*c->merged;
+    double *out = c->counts;
+    *c->merged = 1;
     if (c->small) {
         const int64_t nbins = c->nbins;
         const uint8_t *small = (const uint8_t *)(h + nbins), *used = small + c->small * nbins;
-        for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
-            for (int32_t b = 0; b < nbins; b++) c->counts[b] += c->mult * small[k * nbins + b];
         for (int32_t b0 = 0; b0 < nbins; b0 += PCP_SMALL_BLOCK) {
             int32_t end = nbins - b0 < PCP_SMALL_BLOCK ? (int32_t)nbins : b0 + PCP_SMALL_BLOCK;
-            if (used[b0 / PCP_SMALL_BLOCK])
-                for (int32_t b = b0; b < end; b++) c->counts[b] += h[b] + c->mult * small[b];
+            if (first && used[b0 / PCP_SMALL_BLOCK])
+                for (int32_t b = b0; b < end; b++) out[b] = h[b] + c->mult * small[b];
+            else if (first)
+                for (int32_t b = b0; b < end; b++) out[b] = c->mult * small[b];
+            else if (used[b0 / PCP_SMALL_BLOCK])
+                for (int32_t b = b0; b < end; b++) out[b] += h[b] + c->mult * small[b];
             else
-                for (int32_t b = b0; b < end; b++) c->counts[b] += c->mult * small[b];
+                for (int32_t b = b0; b < end; b++) out[b] += c->mult * small[b];
         }
+        for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
+            for (int32_t b = 0; b < nbins; b++) out[b] += c->mult * small[k * nbins + b];
         return;
     }
-    for (int32_t k = 0; k < c->copies; k++)
-        for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[(int64_t)k * c->nbins + b];
+    for (int32_t b = 0; first && b < c->nbins; b++) out[b] = h[b];
+    for (int32_t k = first; k < c->copies; k++)
+        for (int32_t b = 0; b < c->nbins; b++) out[b] += h[(int64_t)k * c->nbins + b];
 }
 
 static const canopy_pair_app pcp_app = {"paircount", pcp_test, pcp_visit_leaves, pcp_merge};
@@ -413,7 +423,13 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     if (!s && !c.direct) s = bin_table(&c);
     c.small = c.direct && !weighted ? c.copies : 0;
     if (c.small) c.copies = 1;
-    for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
+    /* the CPU walk's first merge writes the counts; the GPU's runner adds to them */
+    int32_t merged = 0;
+    c.merged = &merged;
+    const int cpu_walk = o->backend == CANOPY_BACKEND_CPU ||
+                         (o->backend == CANOPY_BACKEND_AUTO &&
+                          (va->n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || !canopy_gpu_usable()));
+    for (int32_t b = 0; !cpu_walk && b < po->nbins; b++) counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
         canopy_pair_traversal tr = {"paircount",
@@ -426,6 +442,7 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
                                         (c.small ? po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
+    for (int32_t b = 0; cpu_walk && !merged && b < po->nbins; b++) counts[b] = 0.0; /* no pairs */
     if (!s && stats) {
         canopy_tree_info ia, ib;
         canopy_tree_get_info(ta, &ia);
