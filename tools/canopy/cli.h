@@ -95,6 +95,10 @@ int cli_parse_threads(const char *cmd, const char *s);
  * took in *seconds unless it is NULL. */
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds);
+/* cli_write_arrays for n doubles that hold whole numbers, written as an int64 array
+ * (counts); *total is their sum. The values may be overwritten. */
+int cli_write_counts(const char *cmd, const char *path, double *v, int64_t n, int64_t *total,
+                     double *seconds);
 /* Writes one array in the format its name's extension names (.npy, .csv, .fvecs,
  * .ivecs; '-' is .npy on standard output); another extension is refused. */
 canopy_status cli_write_array(const char *path, const canopy_array *a);

@@ -150,20 +150,14 @@ int cmd_paircount(int argc, char **argv) {
          canopy_paircount(d1, w1, d2, w2, &po, &to.run, counts, p.stats ? &st : NULL)))
         rc = cli_runtime_error("paircount");
     double total = 0.0;
-    /* the integer counts over the doubles, in place (10^6 bins: 8 MB less to fault in),
-       summed as integers: a chain of 10^6 float adds took 1.3 ms */
-    _Static_assert(sizeof(int64_t) == sizeof(double), "in-place integer counts");
-    int64_t *icounts = (int64_t *)(void *)counts, itotal = 0;
-    if (rc == CLI_OK) {
-        for (int32_t b = 0; b < po.nbins && weighted; b++) total += counts[b];
-        for (int32_t b = 0; b < po.nbins && !weighted; b++) {
-            icounts[b] = (int64_t)counts[b];
-            itotal += icounts[b];
-        }
-        if (!weighted) total = (double)itotal;
-        canopy_array a = weighted ? cli_array_view(counts, CANOPY_F64, po.nbins, 0)
-                                  : cli_array_view(icounts, CANOPY_I64, po.nbins, 0);
+    if (rc == CLI_OK && weighted) {
+        for (int32_t b = 0; b < po.nbins; b++) total += counts[b];
+        canopy_array a = cli_array_view(counts, CANOPY_F64, po.nbins, 0);
         rc = cli_write_arrays("paircount", 1, &out, &a, &t_write);
+    } else if (rc == CLI_OK) {
+        int64_t itotal = 0; /* summed as integers: a chain of 10^6 float adds took 1.3 ms */
+        rc = cli_write_counts("paircount", out, counts, po.nbins, &itotal, &t_write);
+        total = (double)itotal;
     }
     if (rc == CLI_OK) {
         cli_summary("paircount: %s, %lld x %lld points, %d %s bins in [%g, %g)%s, %s %.17g -> %s",
