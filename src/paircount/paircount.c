@@ -45,9 +45,9 @@ void canopy_pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view
                           const canopy_tree_view *tb, int32_t b, int sym);
 void canopy_pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                              const canopy_tree_view *tb, int32_t b, int sym);
-float canopy_pcp_leaf_avx512_err(const pcp_ctx *c);
-float canopy_pcp_leaf_avx2_err(const pcp_ctx *c);
-float canopy_pcp_leaf_generic_err(const pcp_ctx *c);
+float canopy_pcp_leaf_avx512_err(const pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
+float canopy_pcp_leaf_avx2_err(const pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
+float canopy_pcp_leaf_generic_err(const pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
 
 static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
                                     int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
@@ -94,6 +94,13 @@ canopy_paircount_options canopy_paircount_options_default(void) {
     return o;
 }
 
+static canopy_status flat_edges(int32_t b) {
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "paircount: bins %d and %d have the same float32 squared edge; use "
+                       "fewer or wider bins",
+                       (int)b - 1, (int)b);
+}
+
 static canopy_status check_edges(const canopy_paircount_options *po) {
     if (!po || !(po->nbins >= 1 && po->nbins <= 1000000))
         return canopy_fail(CANOPY_ERR_INVALID, "paircount: nbins must be in [1, 1e6]");
@@ -123,37 +130,38 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
     return CANOPY_OK;
 }
 
-/* Squared float edges, strictly increasing (so every distance has one bin); the
- * double edges one at a time, not as an array (8 MB more to fault in at 10^6). */
+/* Checks that the squared float edges increase strictly (so every distance has one bin)
+ * and, with e2, stores them padded with PCP_E2_PAD +inf (the caller frees *e2); e2 NULL:
+ * a block at a time, for the pair walk on the CPU, whose direct bins make the edges they
+ * need anew (10^6 stored edges were 4 MB to fault in). The double edges one at a time,
+ * not as an array (8 MB more at 10^6). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
-    if (s || (s = canopy_alloc_large((void **)e2, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof **e2)))
-        return s;
+    float *all = NULL, *block = NULL;
     pcp_edges *g = NULL;
-    if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) {
-        canopy_free(*e2);
-        *e2 = NULL;
-        return s;
-    }
-    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
-    pcp_edges2_fill(g, 0, po->nbins + 1, *e2);
-    int flat = 0; /* the test without an exit vectorises; the pair is found after */
-    for (int32_t b = 1; b <= po->nbins; b++) flat |= !((*e2)[b] > (*e2)[b - 1]);
-    for (int32_t b = 1; flat && b <= po->nbins; b++) {
-        if (!((*e2)[b] > (*e2)[b - 1])) {
-            s = canopy_fail(CANOPY_ERR_INVALID,
-                            "paircount: bins %d and %d have the same float32 squared edge; use "
-                            "fewer or wider bins",
-                            (int)b - 1, (int)b);
-            break;
-        }
+    enum { BLOCK = 4096 };
+    if (!s && e2)
+        s = canopy_alloc_large((void **)&all, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof *all);
+    if (!s && !e2) s = canopy_alloc((void **)&block, BLOCK, sizeof *block);
+    if (!s) s = canopy_alloc((void **)&g, 1, sizeof *g);
+    if (!s) pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+    float last = -INFINITY;
+    for (int32_t b0 = 0; !s && b0 <= po->nbins; b0 += BLOCK) {
+        const int32_t n = po->nbins + 1 - b0 < BLOCK ? po->nbins + 1 - b0 : BLOCK;
+        float *out = all ? all + b0 : block;
+        pcp_edges2_fill(g, b0, b0 + n, out);
+        int flat = !(out[0] > last); /* the test without an exit vectorises */
+        for (int32_t k = 1; k < n; k++) flat |= !(out[k] > out[k - 1]);
+        if (flat && !(out[0] > last)) s = flat_edges(b0);
+        for (int32_t k = 1; flat && k < n && !s; k++)
+            if (!(out[k] > out[k - 1])) s = flat_edges(b0 + k);
+        last = out[n - 1];
     }
     canopy_free(g);
-    for (int32_t k = 1; k <= PCP_E2_PAD; k++) (*e2)[po->nbins + k] = INFINITY;
-    if (s) {
-        canopy_free(*e2);
-        *e2 = NULL;
-    }
+    canopy_free(block);
+    for (int32_t k = 1; all && k <= PCP_E2_PAD; k++) all[po->nbins + k] = INFINITY;
+    if (s) canopy_free(all);
+    if (e2) *e2 = s ? NULL : all;
     return s;
 }
 
@@ -204,15 +212,15 @@ static canopy_status unit_weights(int64_t n, const float *given, float **own, co
     return CANOPY_OK;
 }
 
-/* The checks both entry points make: the squared edges (*e2, the caller frees) and
- * the data (auto: data2 becomes data1). */
+/* The checks both entry points make: the squared edges (*e2, the caller frees; e2 NULL:
+ * checked, not stored) and the data (auto: data2 becomes data1). */
 static canopy_status prepare(const canopy_paircount_options *po, canopy_points *d1,
                              const float **w1, canopy_points *d2, const float **w2, int *self,
                              float **e2) {
     canopy_status s = squared_edges(po, e2);
     if (s || (s = check_data(d1, w1, d2, w2, (float)po->boxsize, self))) {
-        canopy_free(*e2);
-        *e2 = NULL;
+        if (e2) canopy_free(*e2);
+        if (e2) *e2 = NULL;
     }
     return s;
 }
@@ -268,7 +276,7 @@ static canopy_status bin_table(pcp_ctx *c) {
  * where the bins are too narrow for float32 positions or the range spans too many
  * cells. t(x) = log(x / rmin^2) * dk (log) or (sqrt(x) - rmin) * dk, in bins. */
 static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) {
-    c->split2 = c->nbins > 1 ? c->e2[1] : c->hi2;
+    c->split2 = c->nbins > 1 ? pcp_e2(c, 1) : c->hi2;
     const double span = po->log_bins ? 2.0 * log(po->rmax / po->rmin) : po->rmax - po->rmin;
     const double dk = po->nbins / span;
     /* most bins one cell's series can add (dk * slope * cell width): a few float ulps
@@ -298,7 +306,21 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
     c->dpos = dpos;
     c->dk = (float)dk;
     c->dlog = po->log_bins;
-    double err = ok ? c->direct_err(c) : 1.0;
+    double err = ok ? 0.0 : 1.0;
+    enum { BLOCK = 4096 }; /* edges made a block at a time where there is no table */
+    float *block = NULL;
+    if (ok && !c->e2 && (s = canopy_alloc((void **)&block, BLOCK + PCP_E2_PAD, sizeof *block))) {
+        canopy_free(dpos);
+        return s;
+    }
+    for (int32_t k = 0; block && k < PCP_E2_PAD; k++) block[BLOCK + k] = INFINITY;
+    for (int32_t b0 = 1; ok && b0 <= c->nbins; b0 += BLOCK) {
+        const int32_t b1 = c->nbins + 1 - b0 < BLOCK ? c->nbins + 1 : b0 + BLOCK;
+        if (block) pcp_edges2_fill(c->edges, b0, b1, block);
+        double e = c->direct_err(c, block ? block : c->e2 + b0, b0, b1);
+        err = e > err ? e : err;
+    }
+    canopy_free(block);
     /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
     c->dlo = (float)(err + 1e-3);
     c->dhi = 1.0f - c->dlo;
@@ -388,19 +410,31 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     const int weighted = va->weights != NULL;
     pcp_ctx c;
     memset(&c, 0, sizeof c);
-    c.e2 = e2;
     c.nbins = po->nbins;
-    c.lo2 = e2[0];
-    c.hi2 = e2[po->nbins];
     c.box = (float)po->boxsize;
+    /* bins by formula on the CPU (bin_direct) need no table of squared edges */
+    const int direct_bins =
+        on_cpu && po->nbins >= (weighted ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1);
+    float *own_e2 = NULL;
+    pcp_edges *gen = NULL;
+    canopy_status s = CANOPY_OK;
+    if (direct_bins && !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
+        pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
+        c.edges = gen;
+    }
+    if (!s && !e2 && !direct_bins) s = squared_edges(po, &own_e2);
+    c.e2 = e2 ? e2 : own_e2;
+    if (!s) {
+        c.lo2 = pcp_e2(&c, 0);
+        c.hi2 = pcp_e2(&c, po->nbins);
+    }
     leaf_kernel(&c);
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
     c.mult = self ? 2.0 : 1.0;
     c.counts = counts;
     c.resident_a = resident ? resident[0] : NULL;
     c.resident_b = resident ? resident[1] : NULL;
-    canopy_status s = CANOPY_OK;
-    if (weighted && !(s = weight_prefix(va, 0, &pa))) {
+    if (!s && weighted && !(s = weight_prefix(va, 0, &pa))) {
         s = self ? weight_prefix(va, 1, &pa2) : weight_prefix(vb, 0, &pb);
         c.pa = pa;
         c.pa2 = pa2;
@@ -413,13 +447,8 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     c.soa_a = self ? soa : soa_a;
     c.soa_off_a = self ? off : off_a;
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
-    pcp_edges *gen = NULL;
-    if (!s && on_cpu && po->nbins >= (weighted ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1) &&
-        !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
-        pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
-        c.edges = gen;
-        s = bin_direct(&c, po);
-    }
+    if (!s && direct_bins) s = bin_direct(&c, po);
+    if (!s && !c.direct && !c.e2 && !(s = squared_edges(po, &own_e2))) c.e2 = own_e2;
     if (!s && !c.direct) s = bin_table(&c);
     c.small = c.direct && !weighted ? c.copies : 0;
     if (c.small) c.copies = 1;
@@ -455,6 +484,7 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     canopy_free((void *)c.tab);
     canopy_free((void *)c.dpos);
     canopy_free(gen);
+    canopy_free(own_e2);
     canopy_free(soa);
     canopy_free(soa_a);
     canopy_free(off);
@@ -514,7 +544,9 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     int self = 0;
     float *e2 = NULL;
-    canopy_status s = prepare(po, &data1, &weights1, &data2, &weights2, &self, &e2);
+    /* the pair walk makes the squared edges it needs itself (walk_trees) */
+    const int pair = o.variant == CANOPY_VARIANT_AUTO && o.tree == CANOPY_TREE_KD;
+    canopy_status s = prepare(po, &data1, &weights1, &data2, &weights2, &self, pair ? NULL : &e2);
     if (s) return s;
     if (o.tree == CANOPY_TREE_BST || (po->boxsize > 0.0 && o.tree != CANOPY_TREE_KD))
         s = canopy_fail(CANOPY_ERR_INVALID, "paircount: tree %s cannot count pairs%s (use kd)",
@@ -527,7 +559,7 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
     canopy_tree *tree = NULL;
     double *prefix = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    if (!s && o.variant == CANOPY_VARIANT_AUTO && o.tree == CANOPY_TREE_KD) {
+    if (!s && pair) {
         s = pair_walk(data1, weights1, data2, weights2, self, e2, po, &o, counts, stats);
         canopy_free(own1);
         canopy_free(own2);
