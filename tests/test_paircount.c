@@ -13,6 +13,7 @@
 #include "paircount_cases.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,6 +289,46 @@ static void check_edges_fill(void) {
     canopy_free(p);
 }
 
+/* Bins whose float32 squared edges coincide are refused with the first such pair, the
+ * same on every path: the pair walk checks the edges it makes a block at a time (bins by
+ * formula: no table; here pairs inside a block and across the blocks' seams), the other
+ * paths on a table. The expected pairs were found with the table's check. */
+static void check_flat_edges(void) {
+    static const struct {
+        double rmin, rmax;
+        int32_t nbins, log_bins, first;
+    } cases[] = {{0.99, 1.005, 300000, 0, 200004},
+                 {0.9995, 1.0001, 14743, 0, 12288},
+                 {0.9995, 1.0001, 14746, 0, 12289},
+                 {0.9995, 1.0001, 12290, 0, 10247},
+                 {0.9995, 1.0001, 14743, 1, 12290}};
+    float x[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+    canopy_points p = canopy_points_make(x, 2, 3), none = canopy_points_make(NULL, 0, 3);
+    float w[2] = {1.0f, 2.0f};
+    double *c = NULL;
+    CHECK_OK(canopy_alloc((void **)&c, 300000, sizeof *c));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        canopy_paircount_options po = canopy_paircount_options_default();
+        po.rmin = cases[i].rmin;
+        po.rmax = cases[i].rmax;
+        po.nbins = cases[i].nbins;
+        po.log_bins = cases[i].log_bins;
+        char want[128];
+        snprintf(want, sizeof want, "bins %d and %d have the same float32 squared edge",
+                 (int)cases[i].first - 1, (int)cases[i].first);
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = CANOPY_BACKEND_CPU;
+        CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL), CANOPY_ERR_INVALID,
+                    want);
+        CHECK_FAILS(canopy_paircount(p, w, none, NULL, &po, &o, c, NULL), CANOPY_ERR_INVALID, want);
+        CHECK_FAILS(canopy_paircount_brute(p, NULL, none, NULL, &po, c), CANOPY_ERR_INVALID, want);
+        o.variant = CANOPY_VARIANT_DR;
+        CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL), CANOPY_ERR_INVALID,
+                    want);
+    }
+    canopy_free(c);
+}
+
 static void check_refusals(void) {
     float x[4] = {0.5f, 1.5f, 2.5f, 9.0f};
     canopy_points p = canopy_points_make(x, 4, 1), none = canopy_points_make(NULL, 0, 1);
@@ -402,5 +443,6 @@ int main(void) {
     check_many_bins_20k();
     check_edges_fill();
     check_refusals();
+    check_flat_edges();
     return check_finish();
 }

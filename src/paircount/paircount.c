@@ -130,38 +130,39 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
     return CANOPY_OK;
 }
 
-/* Checks that the squared float edges increase strictly (so every distance has one bin)
- * and, with e2, stores them padded with PCP_E2_PAD +inf (the caller frees *e2); e2 NULL:
- * a block at a time, for the pair walk on the CPU, whose direct bins make the edges they
- * need anew (10^6 stored edges were 4 MB to fault in). The double edges one at a time,
- * not as an array (8 MB more at 10^6). */
+/* That the squared edges e2[0..n) (edges b0..b0+n-1) increase strictly, each above *last
+ * (the edge before b0, or -inf), so every distance has one bin; *last becomes e2[n - 1]. */
+static canopy_status rising_edges(const float *e2, int32_t n, int32_t b0, float *last) {
+    int flat = !(e2[0] > *last); /* the test without an exit vectorises */
+    for (int32_t k = 1; k < n; k++) flat |= !(e2[k] > e2[k - 1]);
+    canopy_status s = flat && !(e2[0] > *last) ? flat_edges(b0) : CANOPY_OK;
+    for (int32_t k = 1; flat && k < n && !s; k++)
+        if (!(e2[k] > e2[k - 1])) s = flat_edges(b0 + k);
+    *last = e2[n - 1];
+    return s;
+}
+
+/* The options' checks and, with e2, the squared float edges, checked (rising_edges) and
+ * padded with PCP_E2_PAD +inf (the caller frees *e2; filled a run of 1024 at a time, the
+ * double edges not as an array: 8 MB more at 10^6). e2 NULL: the options only, for the
+ * pair walk, which checks the edges as it makes them (walk_trees). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
-    float *all = NULL, *block = NULL;
+    if (s || !e2) return s;
+    float *all = NULL;
     pcp_edges *g = NULL;
-    enum { BLOCK = 4096 };
-    if (!s && e2)
-        s = canopy_alloc_large((void **)&all, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof *all);
-    if (!s && !e2) s = canopy_alloc((void **)&block, BLOCK, sizeof *block);
+    s = canopy_alloc_large((void **)&all, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof *all);
     if (!s) s = canopy_alloc((void **)&g, 1, sizeof *g);
-    if (!s) pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
-    float last = -INFINITY;
-    for (int32_t b0 = 0; !s && b0 <= po->nbins; b0 += BLOCK) {
-        const int32_t n = po->nbins + 1 - b0 < BLOCK ? po->nbins + 1 - b0 : BLOCK;
-        float *out = all ? all + b0 : block;
-        pcp_edges2_fill(g, b0, b0 + n, out);
-        int flat = !(out[0] > last); /* the test without an exit vectorises */
-        for (int32_t k = 1; k < n; k++) flat |= !(out[k] > out[k - 1]);
-        if (flat && !(out[0] > last)) s = flat_edges(b0);
-        for (int32_t k = 1; flat && k < n && !s; k++)
-            if (!(out[k] > out[k - 1])) s = flat_edges(b0 + k);
-        last = out[n - 1];
+    if (!s) {
+        pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+        pcp_edges2_fill(g, 0, po->nbins + 1, all);
+        float last = -INFINITY;
+        s = rising_edges(all, po->nbins + 1, 0, &last);
     }
     canopy_free(g);
-    canopy_free(block);
-    for (int32_t k = 1; all && k <= PCP_E2_PAD; k++) all[po->nbins + k] = INFINITY;
+    for (int32_t k = 1; !s && k <= PCP_E2_PAD; k++) all[po->nbins + k] = INFINITY;
     if (s) canopy_free(all);
-    if (e2) *e2 = s ? NULL : all;
+    *e2 = s ? NULL : all;
     return s;
 }
 
@@ -309,18 +310,22 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
     double err = ok ? 0.0 : 1.0;
     enum { BLOCK = 4096 }; /* edges made a block at a time where there is no table */
     float *block = NULL;
-    if (ok && !c->e2 && (s = canopy_alloc((void **)&block, BLOCK + PCP_E2_PAD, sizeof *block))) {
-        canopy_free(dpos);
-        return s;
-    }
+    if (ok && !c->e2) s = canopy_alloc((void **)&block, BLOCK + PCP_E2_PAD, sizeof *block);
     for (int32_t k = 0; block && k < PCP_E2_PAD; k++) block[BLOCK + k] = INFINITY;
-    for (int32_t b0 = 1; ok && b0 <= c->nbins; b0 += BLOCK) {
+    float last = c->lo2; /* without a table the edges are checked here (squared_edges) */
+    for (int32_t b0 = 1; ok && b0 <= c->nbins && !s; b0 += BLOCK) {
         const int32_t b1 = c->nbins + 1 - b0 < BLOCK ? c->nbins + 1 : b0 + BLOCK;
         if (block) pcp_edges2_fill(c->edges, b0, b1, block);
+        if (block) s = rising_edges(block, b1 - b0, b0, &last);
         double e = c->direct_err(c, block ? block : c->e2 + b0, b0, b1);
         err = e > err ? e : err;
     }
     canopy_free(block);
+    if (s) {
+        canopy_free(dpos);
+        c->dpos = NULL;
+        return s;
+    }
     /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
     c->dlo = (float)(err + 1e-3);
     c->dhi = 1.0f - c->dlo;
