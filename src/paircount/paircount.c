@@ -214,7 +214,7 @@ static canopy_status unit_weights(int64_t n, const float *given, float **own, co
 }
 
 /* The checks both entry points make: the squared edges (*e2, the caller frees; e2 NULL:
- * checked, not stored) and the data (auto: data2 becomes data1). */
+ * the options only, squared_edges) and the data (auto: data2 becomes data1). */
 static canopy_status prepare(const canopy_paircount_options *po, canopy_points *d1,
                              const float **w1, canopy_points *d2, const float **w2, int *self,
                              float **e2) {
