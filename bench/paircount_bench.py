@@ -19,10 +19,16 @@ A bin sweep times canopy alone from 10 to 10^6 bins (the goal: <= 2x the time of
 through the library and as whole `canopy paircount` processes, wall and CPU seconds
 (on a loaded machine the CPU time is the steadier), on each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed).
 --gpu-only: canopy on the GPU against Corrfunc on all cores (issue 37's GPU row at 2M
-points), its counts also checked against canopy's CPU walk."""
+points), its counts also checked against canopy's CPU walk, and where each GPU call's time
+goes (canopy_stats through the library: device tree build, the trees' download, the host
+frontier, the other copies, the kernel, the walk's host setup and release, and what lies
+outside the pair walk), for each of --gpu-variants (kernel, leaf size, frontier tasks a
+warp: the library's A/B switches, same counts)."""
 import argparse
+import ctypes
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -111,6 +117,10 @@ def main():
     ap.add_argument("--gpu-only", action="store_true",
                     help="the GPU rows alone, no bin sweep: Corrfunc on all cores once, no"
                          " warm-up (2M points take seconds), canopy's CPU walk once for its counts")
+    ap.add_argument("--gpu-variants", default="default",
+                    help="with --gpu-only: comma-separated KERNEL:LEAF:TASKS (kernel columns,"
+                         " regs or default; leaf size, 0 the library's; node pairs a warp in"
+                         " the frontier, 0 the library's), or default")
     ap.add_argument("--treecorr", action="store_true")
     ap.add_argument("--jsonl", default=None)
     ap.add_argument("--sweep-sizes", default=None,
@@ -144,9 +154,15 @@ def main():
 
 
 def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
-    print("| points | data | box | threads | canopy s | Corrfunc s | Corrfunc / canopy |"
-          " CPU s canopy / Corrfunc | TreeCorr s | counts |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    if a.gpu_only:
+        print("| points | data | box | GPU variant | GPU whole call s | Corrfunc "
+              f"{os.cpu_count()} threads s | Corrfunc / GPU | "
+              + " | ".join(name for name, _ in PHASES) + " | outside the walk | counts |")
+        print("|---" * (9 + len(PHASES)) + "|")
+    else:
+        print("| points | data | box | threads | canopy s | Corrfunc s | Corrfunc / canopy |"
+              " CPU s canopy / Corrfunc | TreeCorr s | counts |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for kind in ("uniform", "clusters"):
             x = load_points(kind, n, a.canopy_cli, 42)
@@ -183,22 +199,17 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                     record(bench="paircount", points=n, data=kind, periodic=periodic,
                            threads=t, canopy=tc, corrfunc=tf, canopy_cpu=ccpu, corrfunc_cpu=fcpu,
                            treecorr=tt, diff=diff)
-                if a.gpu:
+                if a.gpu_only:
+                    gpu_rows(a, n, kind, x, box, rmin, rmax, nbins, edges, record)
+                elif a.gpu:
                     canopy.set_threads(os.cpu_count())
                     cg, tg = timed(lambda: canopy.paircount(x, rmin, rmax, nbins, log=True,
                                                             boxsize=box, backend="gpu")[0], a.reps)
-                    if not a.gpu_only:
-                        corrfunc_dd(x, edges, os.cpu_count(), periodic)
+                    corrfunc_dd(x, edges, os.cpu_count(), periodic)
                     cf, tf = timed(lambda: corrfunc_dd(x, edges, os.cpu_count(), periodic),
-                                   1 if a.gpu_only else a.reps, warm=not a.gpu_only)
+                                   a.reps)
                     diff = int(np.abs(cg - cf).sum())
                     agree = "equal" if diff == 0 else f"differ by {diff}"
-                    if a.gpu_only:
-                        cc = canopy.paircount(x, rmin, rmax, nbins, log=True, boxsize=box,
-                                              backend="cpu")[0]
-                        agree += "; canopy CPU walk " + (
-                            "equal" if np.array_equal(cc, cg) else
-                            f"DIFFERS by {int(np.abs(cc - cg).sum())}")
                     print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | GPU vs"
                           f" {os.cpu_count()} | {fmt(tg)} | {fmt(tf)} |"
                           f" {statistics.median(tf) / statistics.median(tg):.2f}x | | |"
@@ -206,6 +217,87 @@ def compare(a, sizes, threads, rmin, rmax, nbins, edges, record):
                     record(bench="paircount_gpu", points=n, data=kind, periodic=periodic,
                            canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff)
 
+
+
+# The GPU call's phases (canopy_stats and its note, src/paircount/paircount.c gpu_phases):
+# name, then how to read it from the stats.
+PHASES = (("build", lambda st, nt: st.build_seconds),
+          ("download", lambda st, nt: st.download_seconds),
+          ("frontier", lambda st, nt: st.schedule_seconds),
+          ("other copies", lambda st, nt: st.transfer_seconds - st.download_seconds),
+          ("kernel", lambda st, nt: st.traverse_seconds),
+          ("host setup", lambda st, nt: nt["host setup"]),
+          ("release", lambda st, nt: nt["release"]))
+
+
+def gpu_call(x, box, rmin, rmax, nbins, leaf):
+    """One canopy_paircount on the GPU from host float32 points, through the library
+    with a stats struct (the package's paircount passes none): (int64 counts, stats,
+    the note's host setup and release seconds)."""
+    lib = canopy._lib
+    po = canopy._paircount_options(rmin, rmax, nbins, True, box)
+    opt = lib.run_options_default()
+    opt.backend = lib.BACKEND_GPU
+    opt.leaf_size = leaf
+    st = lib.Stats()
+    counts = np.zeros(nbins, dtype=np.float64)
+    canopy._check(lib.paircount(canopy._points(x), None, lib.Points(None, 0, x.shape[1], 0), None,
+                                ctypes.byref(po), ctypes.byref(opt),
+                                counts.ctypes.data_as(lib.PF64), ctypes.addressof(st)))
+    note = st.note.decode(errors="replace")
+    m = re.search(r"host setup ([0-9.]+) s, release ([0-9.]+) s", note)
+    nt = {"host setup": float(m.group(1)) if m else float("nan"),
+          "release": float(m.group(2)) if m else float("nan"), "note": note}
+    return counts.astype(np.int64), st, nt
+
+
+def gpu_variants(spec):
+    """--gpu-variants as (label, kernel or None, leaf, tasks or None)."""
+    out = []
+    for v in spec.split(","):
+        if v == "default":
+            out.append(("default", None, 0, None))
+            continue
+        kernel, leaf, tasks = v.split(":")
+        out.append((v, None if kernel == "default" else kernel, int(leaf),
+                    None if int(tasks) == 0 else tasks))
+    return out
+
+
+def gpu_rows(a, n, kind, x, box, rmin, rmax, nbins, edges, record):
+    """--gpu-only: Corrfunc on all cores once, canopy's CPU walk once for its counts,
+    then each GPU variant: whole calls (median of --reps after a warm-up) and their
+    phases (medians)."""
+    periodic = box is not None
+    canopy.set_threads(os.cpu_count())
+    cc = canopy.paircount(x, rmin, rmax, nbins, log=True, boxsize=box, backend="cpu")[0]
+    cf, tf = timed(lambda: corrfunc_dd(x, edges, os.cpu_count(), periodic), 1, warm=False)
+    for label, kernel, leaf, tasks in gpu_variants(a.gpu_variants):
+        for var, val in (("CANOPY_PAIRCOUNT_GPU_KERNEL", kernel),
+                         ("CANOPY_PAIRCOUNT_GPU_TASKS", tasks)):
+            if val is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = val
+        calls = []
+        cg, tg = timed(lambda: calls.append(gpu_call(x, box, rmin, rmax, nbins, leaf)) or
+                       calls[-1][0], a.reps)
+        runs = calls[1:]  # the warm-up's phases are left out, as its time is
+        ph = {name: [f(st, nt) for _, st, nt in runs] for name, f in PHASES}
+        inside = [sum(ph[name][i] for name, _ in PHASES) for i in range(len(runs))]
+        ph["outside the walk"] = [t - s for t, s in zip(tg, inside)]
+        diff = int(np.abs(cg - cf).sum())
+        agree = ("equal" if diff == 0 else f"differ by {diff}") + "; canopy CPU walk " + (
+            "equal" if np.array_equal(cc, cg) else f"DIFFERS by {int(np.abs(cc - cg).sum())}")
+        med = {k: statistics.median(v) for k, v in ph.items()}
+        print(f"| {n} | {kind} | {'periodic' if periodic else 'open'} | {label} | {fmt(tg)} |"
+              f" {statistics.median(tf):.3f} | {statistics.median(tf) / statistics.median(tg):.2f}x"
+              f" | " + " | ".join(f"{med[k]:.4f}" for k in med) + f" | {agree} |", flush=True)
+        record(bench="paircount_gpu", points=n, data=kind, periodic=periodic, variant=label,
+               canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff,
+               phases=ph, note=runs[-1][2]["note"])
+    for var in ("CANOPY_PAIRCOUNT_GPU_KERNEL", "CANOPY_PAIRCOUNT_GPU_TASKS"):
+        os.environ.pop(var, None)
 
 
 def timed_cli(argv, reps):

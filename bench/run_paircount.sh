@@ -6,7 +6,9 @@
 # Usage: bench/run_paircount.sh BUILD_DIR OUT_DIR
 #   CANOPY_BENCH_SIZES (default 200000), CANOPY_BENCH_THREADS (default 1,2),
 #   CANOPY_BENCH_REPS (default 5), CANOPY_BENCH_GPU=1 adds canopy on the GPU against
-#   Corrfunc on all cores. Writes OUT_DIR/paircount.md and paircount.jsonl.
+#   Corrfunc on all cores, CANOPY_BENCH_GPU_ONLY=1 runs the GPU rows alone with their
+#   phases, for each of CANOPY_BENCH_GPU_VARIANTS (--gpu-variants, default "default").
+#   Writes OUT_DIR/paircount.md and paircount.jsonl.
 set -euo pipefail
 b="$(cd "$1" && pwd)"
 out="$2"
@@ -15,6 +17,8 @@ mkdir -p "$out"
 export OMP_WAIT_POLICY=passive PYTHONPATH="$root/python/src${PYTHONPATH:+:$PYTHONPATH}" CANOPY_LIBRARY="$b/libcanopy.so"
 extra=()
 [ "${CANOPY_BENCH_GPU:-0}" = 1 ] && extra+=(--gpu)
+[ "${CANOPY_BENCH_GPU_ONLY:-0}" = 1 ] &&
+    extra+=(--gpu-only --gpu-variants "${CANOPY_BENCH_GPU_VARIANTS:-default}")
 python3 -c "import treecorr" 2>/dev/null && extra+=(--treecorr)
 : >"$out/paircount.jsonl"
 {

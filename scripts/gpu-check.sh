@@ -56,7 +56,10 @@
 #           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
 #           when python3 has them (one thread and all cores, and the GPU; env
 #           CANOPY_BENCH_THREADS, CANOPY_BENCH_SIZES, CANOPY_BENCH_REPS override; Corrfunc
-#           from .carry/whl where python3 lacks it)
+#           from .carry/whl where python3 lacks it); CANOPY_BENCH_GPU_ONLY=1 times the
+#           GPU rows alone with their phases, for each of CANOPY_BENCH_GPU_VARIANTS
+#           (bench/paircount_bench.py --gpu-variants); an nsys profile of a 2M GPU call
+#           where nsys exists; CANOPY_PAIRCOUNT_SANITIZE=0 skips memcheck and racecheck
 #   python  the Python package on CUDA arrays (issue 32): python/tests/test_gpu_arrays.py
 #           (PyTorch and CuPy tensors through Index, query, gravity and the graph
 #           builders against brute force, outputs on the input's device, no host entry
@@ -323,9 +326,32 @@ for stage in $stages; do
         ;;
     paircount)
         gpu_test test_gpu_paircount gpu_paircount.log 8
-        for tool in memcheck racecheck; do
-            sanitize "$tool" "paircount" "sanitizer-paircount-$tool.log" test_gpu_paircount
-        done
+        # the sanitizers run two lane-counter kernels a case: CANOPY_PAIRCOUNT_SANITIZE=0
+        # leaves them out of a call that only times
+        if [ "${CANOPY_PAIRCOUNT_SANITIZE:-1}" = 1 ]; then
+            for tool in memcheck racecheck; do
+                sanitize "$tool" "paircount" "sanitizer-paircount-$tool.log" test_gpu_paircount
+            done
+        else
+            note "- compute-sanitizer (paircount): skipped (CANOPY_PAIRCOUNT_SANITIZE=0)"
+        fi
+        # Where a 2M-point GPU call's time goes, as the device sees it: two whole calls
+        # (the first warms up) of 2M uniform points, 10 log bins, under nsys
+        nsys_bin="$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)"
+        if [ -n "$nsys_bin" ]; then
+            PYTHONPATH="$root/python/src" CANOPY_LIBRARY="$b/libcanopy.so" timeout 120 \
+                "$nsys_bin" profile --stats=true -o "$out/paircount-nsys" --force-overwrite true \
+                python3 -c 'import numpy as np, canopy
+x = np.random.default_rng(42).random((2000000, 3), dtype=np.float32)
+for _ in range(2): canopy.paircount(x, 0.005, 0.1, 10, log=True, backend="gpu")' \
+                >"$out/paircount-nsys.log" 2>&1
+            note "- nsys, two 2M uniform GPU paircount calls: rc $? ($nsys_bin; kernels and copies below, all in paircount-nsys.log)"
+            grep -A 12 -E 'cuda_gpu_(kern|mem_time)_sum' "$out/paircount-nsys.log" | cut -c1-200 |
+                sed 's/^/    /' >>"$summary"
+            rm -f "$out"/paircount-nsys.nsys-rep "$out"/paircount-nsys.sqlite
+        else
+            note "- nsys: not on this machine (no 2M profile)"
+        fi
         # The GPU machine has no Corrfunc: a cp312 wheel built elsewhere (pip wheel Corrfunc,
         # its theory/ and mocks/ test data dropped), its pure-Python needs wurlitzer and
         # future, and Debian's libgsl27 and libgslcblas0 .debs (unpacked with json-c above)
@@ -337,7 +363,7 @@ for stage in $stages; do
             export PYTHONPATH="$cf_site${PYTHONPATH:+:$PYTHONPATH}"
         fi
         if python3 -c "import Corrfunc" 2>/dev/null; then
-            CANOPY_BENCH_THREADS="${CANOPY_BENCH_THREADS:-1,$(nproc)}" CANOPY_BENCH_GPU=1 timeout 480 \
+            CANOPY_BENCH_THREADS="${CANOPY_BENCH_THREADS:-1,$(nproc)}" CANOPY_BENCH_GPU=1 timeout "${CANOPY_BENCH_TIMEOUT:-480}" \
                 "$root/bench/run_paircount.sh" "$b" "$out/paircount" >"$out/paircount.log" 2>&1
             note "- paircount bench: rc $? (below)"
             cat "$out/paircount/paircount.md" >>"$summary"

@@ -4,7 +4,8 @@
 #   1. Release build in build/ with the demo's flags, so it reuses what demo.sh or
 #      build.sh built (plus the CUDA module when nvcc exists, as CI compiles it; GPU
 #      tests skip visibly without a GPU; CANOPY_CUDA=OFF leaves it out), ctest
-#   2. ASan + UBSan build (CPU only), ctest
+#   2. ASan + UBSan build (CPU only), ctest (with CANOPY_TEST_QUICK=1: the largest
+#      C test cases shrink to the smallest sizes that take the same code paths)
 #   3. libFuzzer smoke run of every parser (clang; only the fuzzers are built)
 #   4. install to a temporary prefix; build and run examples/knn.c with find_package and pkg-config
 #   5. the README quick start, run as written (scripts/quickstart.sh)

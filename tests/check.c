@@ -68,6 +68,11 @@ uint64_t check_seed(void) {
     return seed;
 }
 
+int check_quick(void) {
+    const char *env = getenv("CANOPY_TEST_QUICK");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
 const char *check_tmp_path(const char *name) {
     static char dir[256];
     static char path[512];

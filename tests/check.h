@@ -24,6 +24,10 @@ int check_gpu(void);
 /* Fresh seed per run unless CANOPY_TEST_SEED is set; printed so a failure can be
  * replayed. */
 uint64_t check_seed(void);
+/* 1 where CANOPY_TEST_QUICK is set and not "0" (ctest sets it in sanitizer builds, where
+ * code runs 3-15x slower): large cases then shrink to the smallest size that still
+ * takes the same code paths. */
+int check_quick(void);
 /* A path in a per-test scratch directory (removed by nothing; under /tmp). */
 const char *check_tmp_path(const char *name);
 /* Median over n bodies of |acc - ref| / |ref| for (n, 3) accelerations (gravity tests). */

@@ -171,11 +171,12 @@ static void check_windows(int cross, int periodic, int coarse) {
 
 /* Issue 35's case scaled to [0, 8): 20k points, 10^6 log bins out to a tenth of the
  * side, about a million pairs in range, which stay in the buffer until the merge
- * counts them (one and two threads). */
+ * counts them (one and two threads). Quick: 10k points, rmax 1.3 (as many pairs). */
 static void check_many_bins_20k(void) {
-    pc_case c = pc_case_make(20000, 0, 3, 0, 0, 0, 1, 1000000, 0);
+    int quick = check_quick();
+    pc_case c = pc_case_make(quick ? 10000 : 20000, 0, 3, 0, 0, 0, 1, 1000000, 0);
     c.po.rmin = 0.04;
-    c.po.rmax = 0.8;
+    c.po.rmax = quick ? 1.3 : 0.8;
     CHECK_OK(canopy_paircount_brute(c.p1, NULL, c.p2, NULL, &c.po, c.want));
     double total = 0.0;
     for (int32_t b = 0; b < c.po.nbins; b++) total += c.want[b];
@@ -204,8 +205,8 @@ static void check_on_edges(int32_t nbins, int log_bins, int weighted) {
     po.rmax = 2.0 + 2.0 * uniform();
     double *edges = malloc(sizeof *edges * (size_t)(nbins + 1));
     CHECK_OK(canopy_paircount_edges(&po, edges));
-    enum { PICKS = 600, NUDGE = 2 };
-    const int64_t n = PICKS * (2 * NUDGE + 1) + 1;
+    enum { NUDGE = 2 };
+    const int64_t picks = check_quick() ? 200 : 600, n = picks * (2 * NUDGE + 1) + 1;
     float *y = malloc(sizeof *y * (size_t)n), *w = malloc(sizeof *w * (size_t)n);
     y[0] = 0.0f;
     for (int64_t i = 1; i < n; i++) {

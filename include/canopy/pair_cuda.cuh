@@ -25,9 +25,10 @@
 
 enum { CANOPY_PAIR_GPU_BLOCK = 256, CANOPY_PAIR_GPU_TASKS_PER_WARP = 4 };
 
-/* counters: [0] tests, [1] leaf pairs */
-template <class App>
-__global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK)
+/* counters: [0] tests, [1] leaf pairs. MinBlocks: blocks an SM must hold at once (the
+   compiler caps the registers to fit them; 1: no cap) */
+template <class App, int MinBlocks = 1>
+__global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK, MinBlocks)
     canopy_pair_dr_kernel(typename App::Ctx ctx, canopy_tree_view ta, canopy_tree_view tb, int sym,
                           const canopy_pair *tasks, unsigned long long ntasks, canopy_pair *stacks,
                           int64_t cap, unsigned long long *cursor, unsigned long long *counters) {
@@ -85,19 +86,22 @@ __global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK)
     App::block_end(ctx, smem);
 }
 
-/* The host side: upload both trees (one for a symmetric walk), expand the frontier
- * with the descriptor's host copy (host_app, accounting into host_acc), run the
- * kernel on `d` (the device context, its inputs uploaded by the caller into B), and
- * count. rep gets transfer and kernel times. resident_a / resident_b: device copies
- * of ta / tb already made (a GPU build from device points), walked in place with no
+/* The host side (MinBlocks: the kernel's, above): upload both trees (one for a
+ * symmetric walk), expand the frontier
+ * with the descriptor's host copy (host_app, accounting into host_acc) into about
+ * tasks_per_warp node pairs a warp, run the kernel on `d` (the device context, its
+ * inputs uploaded by the caller into B), and count. rep gets the transfer, kernel and
+ * (schedule_seconds) host frontier times. resident_a / resident_b: device copies of
+ * ta / tb already made (a GPU build from device points), walked in place with no
  * upload; NULL: upload that tree. */
-template <class App>
+template <class App, int MinBlocks = 1>
 static canopy_status
 canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pair_app *host_app,
                     const void *host_ctx, void *host_acc, const canopy_tree_view *ta,
                     const canopy_tree_view *tb, int sym, canopy_pair_counters *cnt,
                     canopy_gpu_report *rep, const canopy_tree_view *resident_a = nullptr,
-                    const canopy_tree_view *resident_b = nullptr) {
+                    const canopy_tree_view *resident_b = nullptr,
+                    int tasks_per_warp = CANOPY_PAIR_GPU_TASKS_PER_WARP) {
     canopy_tree_view dta, dtb;
     double t0 = canopy_now();
     canopy_status s = CANOPY_OK;
@@ -124,24 +128,30 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
     /* as many blocks as fit on the device at once: the warps hide each other's loads */
     size_t smem = App::shared_bytes(d);
     if (!s && smem > 48 * 1024)
-        s = canopy_gpu_check(cudaFuncSetAttribute(canopy_pair_dr_kernel<App>,
+        s = canopy_gpu_check(cudaFuncSetAttribute(canopy_pair_dr_kernel<App, MinBlocks>,
                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                   (int)smem),
                              "pair kernel shared memory");
     int per_sm = 0;
     if (!s)
-        s = canopy_gpu_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                 &per_sm, canopy_pair_dr_kernel<App>, CANOPY_PAIR_GPU_BLOCK, smem),
-                             "pair kernel occupancy");
+        s = canopy_gpu_check(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, canopy_pair_dr_kernel<App, MinBlocks>, CANOPY_PAIR_GPU_BLOCK, smem),
+            "pair kernel occupancy");
     const int warps_per_block = CANOPY_PAIR_GPU_BLOCK / 32;
     int blocks = (sms > 0 ? sms : 16) * (per_sm > 0 ? per_sm : 4);
     int64_t warps = (int64_t)blocks * warps_per_block;
     canopy_pair *tasks = NULL;
     int64_t nt = 0;
     canopy_pair_job job = {host_ctx, ta, tb, sym, 0};
+    rep->transfer_seconds += canopy_now() - t0;
+    t0 = canopy_now();
     if (!s)
-        s = canopy_pair_frontier(host_app, &job, host_acc, warps * CANOPY_PAIR_GPU_TASKS_PER_WARP,
-                                 &tasks, &nt, cnt);
+        s = canopy_pair_frontier(host_app, &job, host_acc,
+                                 warps * (tasks_per_warp > 0 ? tasks_per_warp : 1), &tasks, &nt,
+                                 cnt);
+    rep->schedule_seconds += canopy_now() - t0;
+    t0 = canopy_now();
     canopy_pair *d_tasks = NULL, *d_stacks = NULL;
     unsigned long long *d_cnt = NULL;
     int64_t cap = canopy_pair_stack_capacity(ta, tb);
@@ -156,7 +166,7 @@ canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d, const canopy_pa
     if (!s) s = canopy_gpu_check(cudaEventCreate(&e1), "event");
     if (!s && nt > 0) {
         cudaEventRecord(e0);
-        canopy_pair_dr_kernel<App><<<blocks, CANOPY_PAIR_GPU_BLOCK, smem>>>(
+        canopy_pair_dr_kernel<App, MinBlocks><<<blocks, CANOPY_PAIR_GPU_BLOCK, smem>>>(
             d, dta, dtb, sym, d_tasks, (unsigned long long)nt, d_stacks, cap, d_cnt + 2, d_cnt);
         cudaEventRecord(e1);
         s = canopy_gpu_check(cudaGetLastError(), "pair kernel launch");

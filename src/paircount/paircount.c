@@ -31,6 +31,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 _Static_assert(sizeof(pc_state) <= CANOPY_MAX_STATE, "pc_state exceeds CANOPY_MAX_STATE");
@@ -501,7 +502,36 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
 }
 
 static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
-                                 canopy_gpu_tree **g, canopy_tree **host);
+                                 canopy_gpu_tree **g, canopy_tree **host, double *download);
+
+/* Frees the host trees and their device copies (any may be NULL): the seconds it took. */
+static double free_trees(canopy_tree *ta, canopy_tree *tb, canopy_gpu_tree *ga,
+                         canopy_gpu_tree *gb) {
+    const double t0 = canopy_now();
+    canopy_tree_free(ta);
+    canopy_tree_free(tb);
+    canopy_gpu_tree_free(ga);
+    canopy_gpu_tree_free(gb);
+    return canopy_now() - t0;
+}
+
+/* The GPU walk's phases from host arrays into stats (build_seconds the device builds,
+ * download_seconds the trees' copy to the host, part of transfer_seconds) and its note:
+ * where a whole call's time goes (bench/paircount_bench.py --gpu-only prints them). */
+static void gpu_phases(canopy_stats *stats, double build, double download, double walk,
+                       double release) {
+    const double walk_gpu =
+        stats->transfer_seconds + stats->schedule_seconds + stats->traverse_seconds;
+    stats->build_seconds = build;
+    stats->download_seconds = download;
+    stats->transfer_seconds += download;
+    size_t k = strlen(stats->note);
+    snprintf(stats->note + k, sizeof stats->note - k,
+             "; GPU phases: build %.4f s, download %.4f s, frontier %.4f s, other copies %.4f s, "
+             "kernel %.4f s, host setup %.4f s, release %.4f s",
+             build, download, stats->schedule_seconds, stats->transfer_seconds - download,
+             stats->traverse_seconds, walk - walk_gpu, release);
+}
 
 /* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
 static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
@@ -523,9 +553,10 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     canopy_gpu_tree *ga = NULL, *gb = NULL;
     const int on_gpu = !on_cpu && d1.n > 0 && d2.n > 0 && canopy_gpu_usable();
     canopy_status s = CANOPY_OK;
+    double t0 = canopy_now(), download = 0.0, build;
     if (on_gpu) {
-        s = device_tree(d1, w1, to.leaf_size, &ga, &ta);
-        if (!s && !self) s = device_tree(d2, w2, to.leaf_size, &gb, &tb);
+        s = device_tree(d1, w1, to.leaf_size, &ga, &ta, &download);
+        if (!s && !self) s = device_tree(d2, w2, to.leaf_size, &gb, &tb, &download);
     } else {
         to.weights = w1;
         s = canopy_tree_build(d1, &to, &ta);
@@ -533,13 +564,13 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
         if (!s && !self) s = canopy_tree_build(d2, &to, &tb);
     }
     const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
+    build = canopy_now() - t0 - download;
+    t0 = canopy_now();
     if (!s)
         s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, on_gpu ? resident : NULL, counts,
                        stats);
-    canopy_tree_free(ta);
-    canopy_tree_free(tb);
-    canopy_gpu_tree_free(ga);
-    canopy_gpu_tree_free(gb);
+    const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
+    if (!s && stats && on_gpu) gpu_phases(stats, build, download, walk, release);
     return s;
 }
 
@@ -621,14 +652,18 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
 /* ---------------------------------------------------- device pointers -- */
 
 /* A kd tree built on the device from device points (and weights, or NULL), and its
- * host copy for the walk's host side (the frontier, the weight sums, the checks). */
+ * host copy for the walk's host side (the frontier, the weight sums, the checks); the
+ * copy's seconds are added to *download. */
 static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
-                                 canopy_gpu_tree **g, canopy_tree **host) {
+                                 canopy_gpu_tree **g, canopy_tree **host, double *download) {
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     to.leaf_size = leaf;
     to.weights = w;
     canopy_status s = canopy_tree_build_gpu(pts, &to, g);
-    return s ? s : canopy_gpu_tree_download(*g, host);
+    const double t0 = canopy_now();
+    if (!s) s = canopy_gpu_tree_download(*g, host);
+    *download += canopy_now() - t0;
+    return s;
 }
 
 /* What check_data checks on host arrays, on the host copy of a device tree (the
@@ -711,17 +746,18 @@ canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weig
     if (!s && d_data1.n > 0 && d_data2.n > 0) {
         o.backend = CANOPY_BACKEND_GPU;
         s = canopy_gpu_wait_stream(stream);
-        if (!s) s = device_tree(d_data1, d_weights1, PCP_LEAF_SIZE, &ga, &ta);
-        if (!s && !self) s = device_tree(d_data2, d_weights2, PCP_LEAF_SIZE, &gb, &tb);
+        double t0 = canopy_now(), download = 0.0;
+        if (!s) s = device_tree(d_data1, d_weights1, PCP_LEAF_SIZE, &ga, &ta, &download);
+        if (!s && !self) s = device_tree(d_data2, d_weights2, PCP_LEAF_SIZE, &gb, &tb, &download);
+        const double build = canopy_now() - t0 - download;
         if (!s) s = check_tree(ta, 1, box);
         if (!s && !self) s = check_tree(tb, 2, box);
         const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
+        t0 = canopy_now();
         if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, stats);
+        const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
+        if (!s && stats) gpu_phases(stats, build, download, walk, release);
     }
-    canopy_tree_free(ta);
-    canopy_tree_free(tb);
-    canopy_gpu_tree_free(ga);
-    canopy_gpu_tree_free(gb);
     canopy_free(e2);
     return s;
 }

@@ -8,6 +8,9 @@
 #include "canopy/pair_cuda.cuh"
 #include "canopy/traverse_cuda.cuh"
 
+#include <stdlib.h>
+#include <string.h>
+
 CANOPY_GPU_APP_UNGUIDED(pc, pc_ctx, pc_state)
 
 extern "C" canopy_status canopy_gpu_paircount(const void *vctx, const canopy_tree_view *tree,
@@ -52,7 +55,10 @@ extern "C" canopy_status canopy_gpu_paircount(const void *vctx, const canopy_tre
  * per bin every 4096 pairs or more, and the tests reach it. */
 enum { PCP_GPU_SHARED_BINS = 4096, PCP_GPU_LANE_BINS = 32, PCP_GPU_FLUSH = 1 << 12 };
 
-struct pcp_gpu {
+/* REGS: in 3-D, leaf pairs whose window holds at most 6 edges count in registers
+   (count_regs); else every lane-counter leaf pair takes count_window. Both are built so
+   that one process can time them against each other (CANOPY_PAIRCOUNT_GPU_KERNEL). */
+template <bool REGS> struct pcp_gpu {
     typedef pcp_ctx Ctx;
     enum { WARPS = CANOPY_PAIR_GPU_BLOCK / 32 };
     /* lane counters: shared memory holds the fp64 histogram, the block's u64 counts,
@@ -125,6 +131,68 @@ struct pcp_gpu {
         }
         return s;
     }
+    /* d = 3 and at most PCP_GPU_REG_EDGES edges in the window: b's points go round the
+       warp by shuffles (each lane loads one per 32), and each lane counts in registers
+       the pairs at or above each threshold (lo2, the window's edges, hi2), so a bin is
+       the difference of two neighbours; the column gets them once per leaf pair. A pair
+       that does not count (a lane past a's end, b's padding, k <= i in a leaf with
+       itself) has distance +inf: at or above every threshold, in no difference. */
+    template <bool P, int W>
+    __device__ static void count_regs(const Ctx &c, const float *e2, int base, uint32_t *col,
+                                      const canopy_tree_view &ta, const canopy_node *ha,
+                                      const canopy_tree_view &tb, const canopy_node *hb, int diag,
+                                      int lane) {
+        float t[W + 2];
+        uint32_t n[W + 2];
+        t[0] = c.lo2;
+        for (int e = 0; e < W; e++) t[e + 1] = e2[base + 1 + e];
+        t[W + 1] = c.hi2;
+        for (int e = 0; e < W + 2; e++) n[e] = 0;
+        const float box = c.box;
+        for (int32_t i0 = ha->begin; i0 < ha->end; i0 += 32) {
+            const int32_t i = i0 + lane;
+            const float *pi = canopy_tv_point(&ta, i < ha->end ? i : i0);
+            const float x0 = pi[0], x1 = pi[1], x2 = pi[2];
+            const bool vi = i < ha->end;
+            for (int32_t k0 = diag ? i0 : hb->begin; k0 < hb->end; k0 += 32) {
+                const float *pk = canopy_tv_point(&tb, k0 + lane < hb->end ? k0 + lane : k0);
+                const float y0 = pk[0], y1 = pk[1], y2 = pk[2];
+                const int nk = hb->end - k0 < 32 ? hb->end - k0 : 32;
+#pragma unroll 4
+                for (int j = 0; j < nk; j++) {
+                    const float q[3] = {__shfl_sync(CANOPY_FULL_MASK, y0, j),
+                                        __shfl_sync(CANOPY_FULL_MASK, y1, j),
+                                        __shfl_sync(CANOPY_FULL_MASK, y2, j)};
+                    const float p[3] = {x0, x1, x2};
+                    float d2 = dist2<3, P>(p, q, 3, box);
+                    d2 = vi && (!diag || k0 + j > i) ? d2 : INFINITY;
+                    for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
+                }
+            }
+        }
+        for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
+    }
+    template <bool P>
+    __device__ static bool count_regs_of(const Ctx &c, const float *e2, int base, int top,
+                                         uint32_t *col, const canopy_tree_view &ta,
+                                         const canopy_node *ha, const canopy_tree_view &tb,
+                                         const canopy_node *hb, int diag, int lane) {
+        switch (top - base) {
+#define PCP_GPU_REGS(W)                                                                            \
+    case W:                                                                                        \
+        count_regs<P, W>(c, e2, base, col, ta, ha, tb, hb, diag, lane);                            \
+        return true;
+            PCP_GPU_REGS(0)
+            PCP_GPU_REGS(1)
+            PCP_GPU_REGS(2)
+            PCP_GPU_REGS(3)
+            PCP_GPU_REGS(4)
+            PCP_GPU_REGS(5)
+            PCP_GPU_REGS(6)
+#undef PCP_GPU_REGS
+        }
+        return false;
+    }
     /* lane counters over edges base + 1 .. top of the window */
     template <int D, bool P>
     __device__ static void count_window(const Ctx &c, const float *e2, int base, int top,
@@ -167,6 +235,12 @@ struct pcp_gpu {
             uint32_t *col = column(c, smem);
             if (col[32 * c.nbins] + most > PCP_GPU_FLUSH) flush(c, smem, col);
             col[32 * c.nbins] += (uint32_t)most;
+            if (REGS && ta.d == 3 && c.box > 0.0f &&
+                count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
+                return;
+            if (REGS && ta.d == 3 && c.box == 0.0f &&
+                count_regs_of<false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
+                return;
             if (ta.d == 3 && c.box > 0.0f)
                 count_window<3, true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane);
             else if (ta.d == 3)
@@ -203,11 +277,44 @@ struct pcp_gpu {
     }
 };
 
+/* Switches for A/B timings in one process (bench/paircount_bench.py --gpu-only; the
+   results are the same): CANOPY_PAIRCOUNT_GPU_KERNEL "regs", "regs6" (regs, with at
+   least 6 blocks an SM instead of the 4 that 60 registers a thread allow) or
+   "columns" (the default: lane columns, as before count_regs), CANOPY_PAIRCOUNT_GPU_TASKS
+   node pairs a warp in the host frontier (default CANOPY_PAIR_GPU_TASKS_PER_WARP). */
+enum { PCP_GPU_COLUMNS, PCP_GPU_REGS, PCP_GPU_REGS6 };
+static canopy_status pcp_gpu_switches(int *kernel, int *tasks) {
+    const char *k = getenv("CANOPY_PAIRCOUNT_GPU_KERNEL"),
+               *t = getenv("CANOPY_PAIRCOUNT_GPU_TASKS");
+    *kernel = !k || !*k || !strcmp(k, "columns") ? PCP_GPU_COLUMNS
+              : !strcmp(k, "regs")               ? PCP_GPU_REGS
+              : !strcmp(k, "regs6")              ? PCP_GPU_REGS6
+                                                 : -1;
+    if (*kernel < 0)
+        return canopy_fail(
+            CANOPY_ERR_INVALID,
+            "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use columns, regs or regs6 (or unset it)", k);
+    *tasks = CANOPY_PAIR_GPU_TASKS_PER_WARP;
+    if (t && *t) {
+        char *end = NULL;
+        long v = strtol(t, &end, 10);
+        if (*end || v < 1 || v > 1024)
+            return canopy_fail(CANOPY_ERR_INVALID,
+                               "CANOPY_PAIRCOUNT_GPU_TASKS=%s: give node pairs a warp, 1 to 1024",
+                               t);
+        *tasks = (int)v;
+    }
+    return CANOPY_OK;
+}
+
 extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const canopy_tree_view *ta,
                                                     const canopy_tree_view *tb, int sym,
                                                     canopy_pair_counters *cnt,
                                                     canopy_gpu_report *rep) {
     const pcp_ctx *h = (const pcp_ctx *)vctx;
+    int kernel = PCP_GPU_COLUMNS, tasks = 0;
+    canopy_status s = pcp_gpu_switches(&kernel, &tasks);
+    if (s) return s;
     /* the frontier's tests run on the host, with the same descriptor */
     static const canopy_pair_app host_app = {"paircount", pcp_test, NULL, NULL};
     canopy_trav_buffers B;
@@ -216,7 +323,7 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
     d.leaf = NULL;
     double *host_acc = NULL, *back = NULL;
     double t0 = canopy_now();
-    canopy_status s = canopy_alloc((void **)&host_acc, (size_t)h->nbins * 2, sizeof *host_acc);
+    s = canopy_alloc((void **)&host_acc, (size_t)h->nbins * 2, sizeof *host_acc);
     if (!s) {
         back = host_acc + h->nbins;
         memset(host_acc, 0, sizeof *host_acc * (size_t)h->nbins);
@@ -233,9 +340,15 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
         s = canopy_gpu_check(cudaMemset(d.counts, 0, sizeof(double) * (size_t)h->nbins),
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
-    if (!s)
-        s = canopy_pair_gpu_run<pcp_gpu>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
-                                         h->resident_a, h->resident_b);
+    if (!s && kernel == PCP_GPU_REGS6)
+        s = canopy_pair_gpu_run<pcp_gpu<true>, 6>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt,
+                                                  rep, h->resident_a, h->resident_b, tasks);
+    else if (!s && kernel == PCP_GPU_REGS)
+        s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
+                                               h->resident_a, h->resident_b, tasks);
+    else if (!s)
+        s = canopy_pair_gpu_run<pcp_gpu<false>>(B, d, &host_app, h, host_acc, ta, tb, sym, cnt, rep,
+                                                h->resident_a, h->resident_b, tasks);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(

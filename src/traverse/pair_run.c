@@ -60,7 +60,7 @@ canopy_status canopy_pair_traverse(const canopy_tree *ta, const canopy_tree *tb,
     canopy_status s = resolve(tr, ta, &b, &v, note, sizeof note);
     if (s) return s;
     memset(cnt, 0, sizeof *cnt);
-    double t0 = canopy_now(), transfer = 0.0, traverse;
+    double t0 = canopy_now(), transfer = 0.0, schedule = 0.0, traverse;
     if (ta->view.n == 0 || other->view.n == 0) {
         traverse = 0.0; /* no pairs: nothing to walk (an empty tree has no root bounds) */
     } else if (b == CANOPY_BACKEND_GPU) {
@@ -68,6 +68,7 @@ canopy_status canopy_pair_traverse(const canopy_tree *ta, const canopy_tree *tb,
         memset(&rep, 0, sizeof rep);
         s = tr->gpu(tr->ctx, &ta->view, &other->view, tb == NULL, cnt, &rep);
         transfer = rep.transfer_seconds;
+        schedule = rep.schedule_seconds; /* the host frontier */
         traverse = rep.traverse_seconds;
     } else {
         canopy_pair_job job = {tr->ctx, &ta->view, &other->view, tb == NULL, tr->acc_size};
@@ -77,6 +78,7 @@ canopy_status canopy_pair_traverse(const canopy_tree *ta, const canopy_tree *tb,
     if (s) return s;
     if (stats) {
         stats->transfer_seconds = transfer;
+        stats->schedule_seconds = schedule;
         stats->traverse_seconds = traverse;
         stats->queries = ta->view.n;
         stats->nodes_per_query = ta->view.n ? (double)cnt->tests / (double)ta->view.n : 0.0;

@@ -1383,6 +1383,8 @@ extern "C" canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_t
     topology topo;
     canopy_status s =
         opt->kind == CANOPY_TREE_OCT ? build_oct(pts, opt, g, &topo) : build(pts, opt, g, &topo);
+    /* build_seconds: the build's kernels done, not only queued */
+    if (!s) s = canopy_gpu_check(cudaStreamSynchronize(0), "GPU tree build");
     if (s) {
         cudaStreamSynchronize(0);
         canopy_gpu_tree_free(g);

@@ -5,9 +5,14 @@
  * and log bins, 1 bin, the per-lane counters (up to 32 unweighted bins) and their
  * flush, the shared-memory histogram's largest size (4096) and the first global one
  * (4097), 10^5 bins, duplicates on a coarse grid, dense lumps, d = 1..5, empty and
- * one-point inputs, leaf sizes 1 to 64 and 2048 to 100000. CANOPY_GPU_SMALL=1
- * (compute-sanitizer runs): the small cases only. Prints the GPU and CPU times of the
- * largest cases (not a benchmark: bench/run_paircount.sh is). */
+ * one-point inputs, leaf sizes 1 to 64 and 2048 to 100000. Every case runs each
+ * lane-counter kernel (CANOPY_PAIRCOUNT_GPU_KERNEL columns; regs: d = 3 windows of at
+ * most 6 edges in registers, b's points by shuffles; regs6, the same with 6 blocks an
+ * SM) and the large ones also a frontier of one node pair a warp
+ * (CANOPY_PAIRCOUNT_GPU_TASKS). CANOPY_GPU_SMALL=1 (compute-sanitizer runs): the small
+ * cases only, columns and regs. Prints the GPU phases and CPU times of the largest
+ * cases (not a benchmark: bench/run_paircount.sh is). */
+#define _POSIX_C_SOURCE 200809L
 #include "canopy.h"
 #include "check.h"
 #include "paircount_cases.h"
@@ -52,22 +57,52 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
     }
     o.backend = CANOPY_BACKEND_GPU;
     o.leaf_size = leaf;
-    double t = canopy_now();
-    CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
-    t = canopy_now() - t;
-    int32_t bad = 0;
-    int ok = same(got, want, nbins, weighted, &bad);
-    CHECK_MSG(ok && st.backend == CANOPY_BACKEND_GPU,
-              "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d coarse=%d leaf=%d "
-              "(%s): bin %d got %.17g want %.17g [%s]",
-              (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins, (int)nbins,
-              coarse, (int)leaf, brute ? "brute force" : "CPU pair walk", (int)bad, got[bad],
-              want[bad], st.note);
-    if (!brute && n1 >= 100000)
-        printf("  %lld points%s: GPU %.3f s whole call (kernel %.3f s, transfers %.3f s), CPU "
-               "pair walk 2 threads %.3f s; %s\n",
-               (long long)n1, cross ? " (cross)" : "", t, st.traverse_seconds, st.transfer_seconds,
-               t_cpu, st.note);
+    static const char *const kernels[] = {"columns", "regs", "regs6", "regs"};
+    /* under the sanitizers, columns and regs (regs6 is regs' code with fewer registers) */
+    const int runs = getenv("CANOPY_GPU_SMALL") ? 2 : brute ? 3 : 4;
+    for (int run = 0; run < runs; run++) {
+        setenv("CANOPY_PAIRCOUNT_GPU_KERNEL", kernels[run], 1);
+        /* the fourth run: regs on a frontier of one node pair a warp (larger tasks) */
+        setenv("CANOPY_PAIRCOUNT_GPU_TASKS", run == 3 ? "1" : "4", 1);
+        double t = canopy_now();
+        CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
+        t = canopy_now() - t;
+        int32_t bad = 0;
+        int ok = same(got, want, nbins, weighted, &bad);
+        CHECK_MSG(ok && st.backend == CANOPY_BACKEND_GPU,
+                  "n1=%lld n2=%lld d=%d cross=%d w=%d box=%d log=%d nbins=%d coarse=%d leaf=%d "
+                  "kernel=%s run=%d (%s): bin %d got %.17g want %.17g [%s]",
+                  (long long)n1, (long long)n2, (int)d, cross, weighted, periodic, log_bins,
+                  (int)nbins, coarse, (int)leaf, kernels[run], run,
+                  brute ? "brute force" : "CPU pair walk", (int)bad, got[bad], want[bad], st.note);
+        if (!brute && n1 >= 100000)
+            printf("  %lld points%s, kernel %s, tasks %s: GPU %.3f s whole call, CPU pair walk "
+                   "2 threads %.3f s; %s\n",
+                   (long long)n1, cross ? " (cross)" : "", kernels[run], run == 3 ? "1" : "4", t,
+                   t_cpu, st.note);
+    }
+    unsetenv("CANOPY_PAIRCOUNT_GPU_KERNEL");
+    unsetenv("CANOPY_PAIRCOUNT_GPU_TASKS");
+    pc_case_free(&c);
+}
+
+/* A misspelt switch fails with a message instead of timing the wrong kernel. */
+static void check_switches(void) {
+    pc_case c = pc_case_make(100, 0, 3, 0, 0, 0, 1, 10, 0);
+    c.po.rmin = 0.05;
+    c.po.rmax = 0.6;
+    canopy_run_options o = canopy_run_options_default();
+    o.backend = CANOPY_BACKEND_GPU;
+    const char *bad[][2] = {{"CANOPY_PAIRCOUNT_GPU_KERNEL", "reg"},
+                            {"CANOPY_PAIRCOUNT_GPU_KERNEL", "regs7"},
+                            {"CANOPY_PAIRCOUNT_GPU_TASKS", "0"},
+                            {"CANOPY_PAIRCOUNT_GPU_TASKS", "4x"}};
+    for (int i = 0; i < 4; i++) {
+        setenv(bad[i][0], bad[i][1], 1);
+        canopy_status s = canopy_paircount(c.p1, NULL, c.p2, NULL, &c.po, &o, c.got, NULL);
+        CHECK_MSG(s == CANOPY_ERR_INVALID, "%s=%s: status %d", bad[i][0], bad[i][1], (int)s);
+        unsetenv(bad[i][0]);
+    }
     pc_case_free(&c);
 }
 
@@ -101,7 +136,14 @@ int main(void) {
         check_case(1500, 0, 3, 0, 0, 0, 1, 10, 2, leaf, 1);
         check_case(1200, 900, 3, 1, 0, 1, 1, 10, 2, leaf, 1);
         check_case(900, 700, 2, 1, 0, 0, 1, 24, 0, leaf, 1);
+        /* at most 7 bins in 3-D: every window fits count_regs (lumps, edge ties on the
+           grid, cross, periodic) */
+        check_case(900, 0, 3, 0, 0, 1, 1, 4, 2, leaf, 1);
+        check_case(1000, 800, 3, 1, 0, 0, 0, 6, 1, leaf, 1);
+        check_case(800, 700, 3, 1, 0, 1, 1, 7, 0, leaf, 1);
+        check_case(600, 0, 3, 0, 0, 0, 1, 2, 2, leaf, 1);
     }
+    check_switches();
     /* a leaf pair whose lanes could pass PCP_GPU_FLUSH pairs (leaves of 2048, one leaf
        of 3000 points) takes the atomic path */
     check_case(5000, 0, 3, 0, 0, 0, 1, 10, 2, 2048, 1);
