@@ -250,6 +250,45 @@ static void check_on_edges(int32_t nbins, int log_bins, int weighted) {
     free(got);
 }
 
+canopy_status canopy_pcp_direct_make(const canopy_paircount_options *po, pcp_ctx *c);
+
+/* The certain margin of the bins by formula is a bound (direct_error in paircount.c), no
+ * longer measured: here the error of pcp_direct_pos (the lanes' float operations) at
+ * every float edge stays within it, log and linear, 16 to 10^6 bins, ranges of many
+ * scales; and the narrowest bins of a scale lose the formula rather than exceed it. */
+static void check_direct_bound(void) {
+    const int32_t sizes[] = {16, 100, 513, 4096, 100000, 1000000};
+    int direct = 0;
+    for (int rep = 0; rep < (check_quick() ? 12 : 36); rep++) {
+        canopy_paircount_options po = canopy_paircount_options_default();
+        po.nbins = sizes[rep % 6];
+        po.log_bins = (rep / 6) % 2;
+        double scale = pow(10.0, 6.0 * uniform() - 3.0);
+        po.rmin = (po.log_bins || rep % 3 ? 0.01 + uniform() : 0.0) * scale;
+        po.rmax = po.rmin + (rep % 5 == 4 ? 1e-3 : 0.05 + 2.0 * uniform()) * scale;
+        pcp_ctx c;
+        CHECK_OK(canopy_pcp_direct_make(&po, &c));
+        double worst = 0.0;
+        int32_t at = -1;
+        for (int32_t b = 1; c.direct && b < po.nbins; b++) {
+            int32_t w;
+            float f;
+            pcp_direct_pos(&c, pcp_e2(&c, b), &w, &f);
+            double e = fabs((double)(w - b) + (double)f);
+            if (e > worst) worst = e, at = b;
+        }
+        CHECK_MSG(!c.direct || worst <= (double)c.dlo - 1e-3,
+                  "direct bound nbins=%d log=%d rmin=%g rmax=%g: error %g at edge %d over the "
+                  "bound %g",
+                  (int)po.nbins, po.log_bins, po.rmin, po.rmax, worst, (int)at,
+                  (double)c.dlo - 1e-3);
+        direct += c.direct;
+        canopy_free((void *)c.dpos);
+        canopy_free((void *)c.edges);
+    }
+    CHECK_MSG(direct >= (check_quick() ? 6 : 18), "bins by formula in only %d cases", direct);
+}
+
 /* pcp_edges2_fill against pcp_edge2 edge by edge (bit for bit), over ranges that start
  * and end inside and across runs of 1024 log edges, both ends included; the array
  * from canopy_alloc_large (huge pages from 2 MiB) filled and read through. */
@@ -443,6 +482,7 @@ int main(void) {
     }
     check_many_bins_20k();
     check_edges_fill();
+    check_direct_bound();
     check_refusals();
     check_flat_edges();
     return check_finish();

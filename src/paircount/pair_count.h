@@ -126,8 +126,6 @@ struct pcp_ctx;
 typedef void (*pcp_leaf_fn)(const struct pcp_ctx *c, double *hist, const canopy_tree_view *ta,
                             int32_t a, const canopy_tree_view *tb, int32_t b, int sym);
 
-typedef float (*pcp_err_fn)(const struct pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
-
 typedef struct pcp_ctx {
     const float *e2; /* nbins + 1 squared float edges, strictly increasing (padded with
                         PCP_E2_PAD +inf); NULL on the CPU with direct bins: pcp_e2 */
@@ -148,7 +146,6 @@ typedef struct pcp_ctx {
     const int64_t *soa_off_a, *soa_off_b;
     int64_t soa_stride_a, soa_stride;
     pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
-    pcp_err_fn direct_err;          /* CPU: its bin_direct error, by the same lanes */
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
     double *counts;                 /* merge target, nbins */
     int32_t *merged;                /* CPU: set by the first merge, which writes counts */

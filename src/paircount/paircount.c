@@ -46,9 +46,6 @@ void canopy_pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view
                           const canopy_tree_view *tb, int32_t b, int sym);
 void canopy_pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                              const canopy_tree_view *tb, int32_t b, int sym);
-float canopy_pcp_leaf_avx512_err(const pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
-float canopy_pcp_leaf_avx2_err(const pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
-float canopy_pcp_leaf_generic_err(const pcp_ctx *c, const float *e2, int32_t b0, int32_t b1);
 
 static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
                                     int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
@@ -131,22 +128,19 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
     return CANOPY_OK;
 }
 
-/* That the squared edges e2[0..n) (edges b0..b0+n-1) increase strictly, each above *last
- * (the edge before b0, or -inf), so every distance has one bin; *last becomes e2[n - 1]. */
-static canopy_status rising_edges(const float *e2, int32_t n, int32_t b0, float *last) {
-    int flat = !(e2[0] > *last); /* the test without an exit vectorises */
+/* That the squared edges e2[0..n) increase strictly, so every distance has one bin. */
+static canopy_status rising_edges(const float *e2, int32_t n) {
+    int flat = 0; /* the test without an exit vectorises */
     for (int32_t k = 1; k < n; k++) flat |= !(e2[k] > e2[k - 1]);
-    canopy_status s = flat && !(e2[0] > *last) ? flat_edges(b0) : CANOPY_OK;
-    for (int32_t k = 1; flat && k < n && !s; k++)
-        if (!(e2[k] > e2[k - 1])) s = flat_edges(b0 + k);
-    *last = e2[n - 1];
-    return s;
+    for (int32_t k = 1; flat && k < n; k++)
+        if (!(e2[k] > e2[k - 1])) return flat_edges(k);
+    return CANOPY_OK;
 }
 
 /* The options' checks and, with e2, the squared float edges, checked (rising_edges) and
  * padded with PCP_E2_PAD +inf (the caller frees *e2; filled a run of 1024 at a time, the
  * double edges not as an array: 8 MB more at 10^6). e2 NULL: the options only, for the
- * pair walk, which checks the edges as it makes them (walk_trees). */
+ * pair walk, which makes the table only where it has no bins by formula (walk_trees). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
     if (s || !e2) return s;
@@ -157,8 +151,7 @@ static canopy_status squared_edges(const canopy_paircount_options *po, float **e
     if (!s) {
         pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
         pcp_edges2_fill(g, 0, po->nbins + 1, all);
-        float last = -INFINITY;
-        s = rising_edges(all, po->nbins + 1, 0, &last);
+        s = rising_edges(all, po->nbins + 1);
     }
     canopy_free(g);
     for (int32_t k = 1; !s && k <= PCP_E2_PAD; k++) all[po->nbins + k] = INFINITY;
@@ -272,11 +265,34 @@ static canopy_status bin_table(pcp_ctx *c) {
     return CANOPY_OK;
 }
 
-/* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins, and the
- * largest error of its position t at the float edges (by the leaf kernels' lanes),
- * from which the certain fractions follow; c->direct stays 0 (the bin table instead)
- * where the bins are too narrow for float32 positions or the range spans too many
- * cells. t(x) = log(x / rmin^2) * dk (log) or (sqrt(x) - rmin) * dk, in bins. */
+/* A bound on |t - T(x)| + |T(e2[b]) - b| over every float x >= split2 and edge b, where t
+ * is pcp_direct_pos's position of x (the same float operations as the lanes) and T the
+ * exact one of the cell table, T(x) = (log(x) - l0) * dk (log) or (sqrt(x) - rmin) * dk:
+ * - each squared edge is rounded once to float (relative 2^-24): dk * 2^-24 bins of log
+ *   position, at most dk * rmax * 2^-25 linear; the double edges, l0, dk and the table's
+ *   doubles add a few double ulps of the positions (bounded by far more here);
+ * - the table's 11 fraction bits (2^-12); the series' at most `most` bins: about 7
+ *   float roundings of 2^-24 (quotient, series, float dk and its product; linear also
+ *   sqrtf) and its truncation (the next term: r^4 / 4 of log(1 + r), 5 r^4 / 128 of
+ *   sqrt(1 + r) - 1, for r < cell, the cell's relative width); t's sum, one more.
+ * A fraction of t farther than this from a whole number gives the bin for certain (T is
+ * increasing). It replaced a pass measuring the error at all 10^6 edges (about 2 ms);
+ * tests/test_paircount.c measures it against this bound. */
+static double direct_error(const canopy_paircount_options *po, double dk, double l0, double most,
+                           double cell) {
+    const double u = 0x1p-24;
+    const double edge = (po->log_bins ? dk : dk * po->rmax * 0.5) * u * 1.001;
+    const double dbl =
+        ((po->log_bins ? dk * (fabs(l0) + 256.0) : dk * po->rmax * 8.0) + po->nbins + 1048576.0) *
+        0x1p-48;
+    const double series = 0x1p-12 + 9.0 * u * most + u + most * cell * cell * cell * 0.25;
+    return edge + dbl + series;
+}
+
+/* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins and the margin
+ * of its certain fractions (direct_error); c->direct stays 0 (the bin table instead)
+ * where the bins are too narrow for float32 positions, the range spans too many cells,
+ * or the float edges might not rise strictly (the table's check then refuses them). */
 static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) {
     c->split2 = c->nbins > 1 ? pcp_e2(c, 1) : c->hi2;
     const double span = po->log_bins ? 2.0 * log(po->rmax / po->rmin) : po->rmax - po->rmin;
@@ -288,14 +304,19 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
     while (shift > 0 && reach * ldexp(1.0, shift - 23) > 512.0) shift--;
     uint32_t base = pcp_bits(c->split2) & ~((1u << shift) - 1);
     int64_t cells = (int64_t)((pcp_bits(c->hi2) - base) >> shift) + 1;
+    const double l0 = po->log_bins ? 2.0 * log(po->rmin) : 0.0; /* not of e2[0], rounded */
+    const double cell = ldexp(1.0, shift - 23), err = direct_error(po, dk, l0, reach * cell, cell);
+    /* squared edges whose exact ratio exceeds 1 + 2^-21 round to rising floats (two
+       roundings of 2^-24 and the doubles' error apart); linear: the smallest ratio is at
+       rmax, (1 + 1 / (dk rmax))^2 */
+    const double gap = po->log_bins ? expm1(1.0 / dk) : 2.0 / (dk * po->rmax);
     c->direct = 0;
-    if (!(c->split2 >= FLT_MIN) || reach * ldexp(1.0, shift - 23) > 512.0 ||
-        cells > PCP_DIRECT_MAX_CELLS)
+    if (!(c->split2 >= FLT_MIN) || !(c->hi2 <= FLT_MAX) || reach * cell > 512.0 ||
+        cells > PCP_DIRECT_MAX_CELLS || !(gap > 0x1p-21) || !(err + 1e-3 < 0.25))
         return CANOPY_OK;
     int32_t *dpos = NULL;
     canopy_status s = canopy_alloc((void **)&dpos, (size_t)cells, sizeof *dpos);
     if (s) return s;
-    const double l0 = po->log_bins ? 2.0 * log(po->rmin) : 0.0; /* not of e2[0], rounded */
     int ok = 1;
     for (int64_t k = 0; k < cells; k++) {
         double x = (double)pcp_float(base + (uint32_t)(k << shift));
@@ -303,39 +324,35 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
         ok &= fabs(t) < 1048576.0;
         dpos[k] = ok ? (int32_t)lround(ldexp(t, PCP_DIRECT_FRAC)) : 0;
     }
+    if (!ok) {
+        canopy_free(dpos);
+        return CANOPY_OK;
+    }
     c->dbase = base;
     c->dshift = shift;
     c->dpos = dpos;
     c->dk = (float)dk;
     c->dlog = po->log_bins;
-    double err = ok ? 0.0 : 1.0;
-    enum { BLOCK = 4096 }; /* edges made a block at a time where there is no table */
-    float *block = NULL;
-    if (ok && !c->e2) s = canopy_alloc((void **)&block, BLOCK + PCP_E2_PAD, sizeof *block);
-    for (int32_t k = 0; block && k < PCP_E2_PAD; k++) block[BLOCK + k] = INFINITY;
-    float last = c->lo2; /* without a table the edges are checked here (squared_edges) */
-    for (int32_t b0 = 1; ok && b0 <= c->nbins && !s; b0 += BLOCK) {
-        const int32_t b1 = c->nbins + 1 - b0 < BLOCK ? c->nbins + 1 : b0 + BLOCK;
-        if (block) pcp_edges2_fill(c->edges, b0, b1, block);
-        if (block) s = rising_edges(block, b1 - b0, b0, &last);
-        double e = c->direct_err(c, block ? block : c->e2 + b0, b0, b1);
-        err = e > err ? e : err;
-    }
-    canopy_free(block);
-    if (s) {
-        canopy_free(dpos);
-        c->dpos = NULL;
-        return s;
-    }
-    /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
     c->dlo = (float)(err + 1e-3);
     c->dhi = 1.0f - c->dlo;
-    c->direct = ok && c->dlo < 0.25f;
-    if (!c->direct) {
-        canopy_free(dpos);
-        c->dpos = NULL;
-    }
+    c->direct = 1;
     return CANOPY_OK;
+}
+
+/* For tests/test_paircount.c: the bins by formula of the pair walk for po, made as
+ * walk_trees makes them (c->direct 0: none; the caller frees c->dpos and c->edges). */
+canopy_status canopy_pcp_direct_make(const canopy_paircount_options *po, pcp_ctx *c) {
+    memset(c, 0, sizeof *c);
+    pcp_edges *g = NULL;
+    canopy_status s = check_edges(po);
+    if (!s) s = canopy_alloc((void **)&g, 1, sizeof *g);
+    if (s) return s;
+    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+    c->edges = g;
+    c->nbins = po->nbins;
+    c->lo2 = pcp_e2(c, 0);
+    c->hi2 = pcp_e2(c, po->nbins);
+    return bin_direct(c, po);
 }
 
 /* Prefix sums of a tree's weights in tree order (squared: of their squares). */
@@ -387,15 +404,12 @@ static void leaf_kernel(pcp_ctx *c) {
     switch (canopy_cpu_isa()) {
     case CANOPY_ISA_AVX512:
         c->leaf = canopy_pcp_leaf_avx512;
-        c->direct_err = canopy_pcp_leaf_avx512_err;
         break;
     case CANOPY_ISA_AVX2:
         c->leaf = canopy_pcp_leaf_avx2;
-        c->direct_err = canopy_pcp_leaf_avx2_err;
         break;
     default:
         c->leaf = canopy_pcp_leaf_generic;
-        c->direct_err = canopy_pcp_leaf_generic_err;
     }
 }
 
