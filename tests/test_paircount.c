@@ -110,6 +110,60 @@ static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int we
     pc_case_free(&c);
 }
 
+/* What canopy_paircount_blocks handed its sink: the counts by bin, the blocks seen,
+ * whether they came in order, and the block at which the sink fails (-1: never). */
+typedef struct block_sink {
+    double *got;
+    int32_t next, blocks, fail_at, in_order;
+} block_sink;
+
+static canopy_status take_block(void *user, int32_t first, int32_t n, const double *counts) {
+    block_sink *k = (block_sink *)user;
+    k->in_order &= first == k->next && n > 0;
+    if (k->blocks++ == k->fail_at) return canopy_fail(CANOPY_ERR_IO, "sink full");
+    memcpy(k->got + first, counts, sizeof *counts * (size_t)n);
+    k->next = first + n;
+    return CANOPY_OK;
+}
+
+/* canopy_paircount_blocks equals canopy_paircount bit for bit, its blocks consecutive,
+ * on the pair walk (one and two threads: several histograms summed a block at a time),
+ * the single-tree walk and the GPU's (one block), auto and cross, weighted, empty data (zeros), a
+ * few bins to several blocks; a sink's error ends the call; no sink is refused. */
+static void check_blocks(int64_t n1, int cross, int weighted, int32_t nbins) {
+    pc_case c = pc_case_make(n1, cross ? n1 / 2 + 1 : 0, 3, cross, weighted, 0, 1, nbins, 0);
+    c.po.rmin = 0.05;
+    c.po.rmax = 1.0 + 3.0 * uniform();
+    block_sink k = {c.want, 0, 0, -1, 1};
+    for (int run = 0; run < 4; run++) {
+        /* dr: passes of 26 bins; the GPU's weighted sums vary in their last bits */
+        if ((run == 2 && nbins > 20000) || (run == 3 && (!gpu || weighted))) continue;
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = run == 3 ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU; /* an array handed over */
+        o.variant = run == 2 ? CANOPY_VARIANT_DR : CANOPY_VARIANT_AUTO;
+        canopy_set_threads(1 + run % 2);
+        CHECK_OK(canopy_paircount(c.p1, c.w1, c.p2, c.w2, &c.po, &o, c.got, NULL));
+        memset(c.want, 0xff, sizeof *c.want * (size_t)nbins);
+        k.next = k.blocks = 0;
+        CHECK_OK(canopy_paircount_blocks(c.p1, c.w1, c.p2, c.w2, &c.po, &o, take_block, &k, NULL));
+        CHECK_MSG(k.in_order && k.next == nbins &&
+                      !memcmp(c.want, c.got, sizeof *c.got * (size_t)nbins),
+                  "blocks n1=%lld cross=%d w=%d nbins=%d run %d: %d blocks, in order %d, to %d",
+                  (long long)n1, cross, weighted, (int)nbins, run, (int)k.blocks, (int)k.in_order,
+                  (int)k.next);
+        k.fail_at = k.blocks - 1; /* the last block fails */
+        k.next = k.blocks = 0;
+        CHECK_FAILS(
+            canopy_paircount_blocks(c.p1, c.w1, c.p2, c.w2, &c.po, &o, take_block, &k, NULL),
+            CANOPY_ERR_IO, "sink full");
+        k.fail_at = -1;
+        CHECK_FAILS(canopy_paircount_blocks(c.p1, c.w1, c.p2, c.w2, &c.po, &o, NULL, &k, NULL),
+                    CANOPY_ERR_INVALID, "no sink");
+    }
+    canopy_set_threads(0);
+    pc_case_free(&c);
+}
+
 /* Unweighted counts into at most 15 bins (the per-lane edge counters of the leaf
  * kernels and their default leaf size of 128): dense enough that most leaf pairs are
  * in range, bin counts around every counter width (4, 8, 12, 16), auto and cross,
@@ -481,6 +535,8 @@ int main(void) {
         check_on_edges(edge_bins[k], 0, k % 2 == 0);
     }
     check_many_bins_20k();
+    const int32_t block_bins[] = {7, 600, 8192, 20000, 1000000};
+    for (int k = 0; k < 5; k++) check_blocks(k ? 700 : 0, k % 2, k == 3, block_bins[k]);
     check_edges_fill();
     check_direct_bound();
     check_refusals();

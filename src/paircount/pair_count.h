@@ -147,8 +147,8 @@ typedef struct pcp_ctx {
     int64_t soa_stride_a, soa_stride;
     pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
-    double *counts;                 /* merge target, nbins */
-    int32_t *merged;                /* CPU: set by the first merge, which writes counts */
+    double *counts;                 /* merge target, nbins (CPU: NULL with out's sink) */
+    struct pcp_out *out;            /* CPU: the merge's sink and state (paircount.c) */
     int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
     /* CPU, many bins (from PCP_CUM_MAX + 1 unweighted, PCP_DIRECT_MIN_BINS weighted):
        bins by pcp_direct_pos; `tab` unused */

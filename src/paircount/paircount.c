@@ -53,38 +53,65 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
     c->leaf(c, (double *)acc, ta, a, tb, b, sym);
 }
 
-/* The first merge writes the counts (no pass to zero 8 MB first with 10^6 bins), the
- * others add; merges run one after another (canopy/pair.h). */
-static inline void pcp_merge(const void *vctx, const void *acc) {
-    const pcp_ctx *c = (const pcp_ctx *)vctx;
-    const double *h = (const double *)acc;
-    const int first = !*c->merged;
-    double *out = c->counts;
-    *c->merged = 1;
+/* Where the CPU walk's merge puts the counts: c->counts, or with a sink a block at a
+ * time through buf (10^6 bins need no array of 8 MB: canopy_paircount_blocks). */
+typedef struct pcp_out {
+    canopy_paircount_sink sink;
+    void *user;
+    double *buf;          /* PCP_OUT_BLOCK bins, with a sink */
+    canopy_status status; /* the sink's */
+    int merged;           /* pcp_merge_all ran */
+} pcp_out;
+
+/* Bins merged at a time: a multiple of PCP_SMALL_BLOCK, 64 KB of doubles (in cache). */
+enum { PCP_OUT_BLOCK = 8192 };
+
+/* Adds (first: writes) accumulator h's bins b0..b0+m-1 into o[0..m). */
+static void merge_block(const pcp_ctx *c, const double *h, int first, int32_t b0, int32_t m,
+                        double *o) {
+    const int64_t nbins = c->nbins;
+    const int32_t end = b0 + m;
+    o -= b0;
     if (c->small) {
-        const int64_t nbins = c->nbins;
         const uint8_t *small = (const uint8_t *)(h + nbins), *used = small + c->small * nbins;
-        for (int32_t b0 = 0; b0 < nbins; b0 += PCP_SMALL_BLOCK) {
-            int32_t end = nbins - b0 < PCP_SMALL_BLOCK ? (int32_t)nbins : b0 + PCP_SMALL_BLOCK;
-            if (first && used[b0 / PCP_SMALL_BLOCK])
-                for (int32_t b = b0; b < end; b++) out[b] = h[b] + c->mult * small[b];
+        for (int32_t s0 = b0; s0 < end; s0 += PCP_SMALL_BLOCK) {
+            const int32_t s1 = end - s0 < PCP_SMALL_BLOCK ? end : s0 + PCP_SMALL_BLOCK;
+            if (first && used[s0 / PCP_SMALL_BLOCK])
+                for (int32_t b = s0; b < s1; b++) o[b] = h[b] + c->mult * small[b];
             else if (first)
-                for (int32_t b = b0; b < end; b++) out[b] = c->mult * small[b];
-            else if (used[b0 / PCP_SMALL_BLOCK])
-                for (int32_t b = b0; b < end; b++) out[b] += h[b] + c->mult * small[b];
+                for (int32_t b = s0; b < s1; b++) o[b] = c->mult * small[b];
+            else if (used[s0 / PCP_SMALL_BLOCK])
+                for (int32_t b = s0; b < s1; b++) o[b] += h[b] + c->mult * small[b];
             else
-                for (int32_t b = b0; b < end; b++) out[b] += c->mult * small[b];
+                for (int32_t b = s0; b < s1; b++) o[b] += c->mult * small[b];
         }
         for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
-            for (int32_t b = 0; b < nbins; b++) out[b] += c->mult * small[k * nbins + b];
+            for (int32_t b = b0; b < end; b++) o[b] += c->mult * small[k * nbins + b];
         return;
     }
-    for (int32_t b = 0; first && b < c->nbins; b++) out[b] = h[b];
+    for (int32_t b = b0; first && b < end; b++) o[b] = h[b];
     for (int32_t k = first; k < c->copies; k++)
-        for (int32_t b = 0; b < c->nbins; b++) out[b] += h[(int64_t)k * c->nbins + b];
+        for (int32_t b = b0; b < end; b++) o[b] += h[k * nbins + b];
 }
 
-static const canopy_pair_app pcp_app = {"paircount", pcp_test, pcp_visit_leaves, pcp_merge};
+/* Every thread's histogram summed a block at a time, written over the counts (no pass
+ * zeroing 8 MB first) or handed to the sink; no accumulator: zeros. The order of the
+ * additions per bin is that of one merge per thread. */
+static void pcp_merge_all(const void *vctx, const void *const *accs, int n) {
+    const pcp_ctx *c = (const pcp_ctx *)vctx;
+    pcp_out *out = c->out;
+    out->merged = 1;
+    for (int32_t b0 = 0; b0 < c->nbins && !out->status; b0 += PCP_OUT_BLOCK) {
+        const int32_t m = c->nbins - b0 < PCP_OUT_BLOCK ? c->nbins - b0 : PCP_OUT_BLOCK;
+        double *o = out->sink ? out->buf : c->counts + b0;
+        if (n == 0) memset(o, 0, sizeof *o * (size_t)m);
+        for (int t = 0; t < n; t++) merge_block(c, (const double *)accs[t], t == 0, b0, m, o);
+        if (out->sink) out->status = out->sink(out->user, b0, m, o);
+    }
+}
+
+static const canopy_pair_app pcp_app = {"paircount", pcp_test, pcp_visit_leaves, NULL,
+                                        pcp_merge_all};
 CANOPY_PAIR_CPU_INSTANTIATE(pcp, &pcp_app)
 
 canopy_paircount_options canopy_paircount_options_default(void) {
@@ -420,7 +447,7 @@ static void leaf_kernel(pcp_ctx *c) {
 static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, const float *e2,
                                 const canopy_paircount_options *po, const canopy_run_options *o,
                                 int on_cpu, const canopy_tree_view *const resident[2],
-                                double *counts, canopy_stats *stats) {
+                                double *counts, pcp_out *out, canopy_stats *stats) {
     const int self = tb == NULL;
     double *pa = NULL, *pa2 = NULL, *pb = NULL;
     float *soa = NULL, *soa_a = NULL;
@@ -451,7 +478,6 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     leaf_kernel(&c);
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
     c.mult = self ? 2.0 : 1.0;
-    c.counts = counts;
     c.resident_a = resident ? resident[0] : NULL;
     c.resident_b = resident ? resident[1] : NULL;
     if (!s && weighted && !(s = weight_prefix(va, 0, &pa))) {
@@ -472,13 +498,18 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     if (!s && !c.direct) s = bin_table(&c);
     c.small = c.direct && !weighted ? c.copies : 0;
     if (c.small) c.copies = 1;
-    /* the CPU walk's first merge writes the counts; the GPU's runner adds to them */
-    int32_t merged = 0;
-    c.merged = &merged;
+    /* the CPU walk's merge writes the counts or feeds the sink; the GPU's runner adds
+       to an array (with a sink, one of its own, handed over whole) */
+    c.out = out;
     const int cpu_walk = o->backend == CANOPY_BACKEND_CPU ||
                          (o->backend == CANOPY_BACKEND_AUTO &&
                           (va->n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || !canopy_gpu_usable()));
-    for (int32_t b = 0; !cpu_walk && b < po->nbins; b++) counts[b] = 0.0;
+    double *own = NULL;
+    if (!s && out->sink)
+        s = cpu_walk ? canopy_alloc((void **)&out->buf, PCP_OUT_BLOCK, sizeof *out->buf)
+                     : canopy_alloc((void **)&own, (size_t)po->nbins, sizeof *own);
+    c.counts = own ? own : counts;
+    for (int32_t b = 0; !s && !cpu_walk && b < po->nbins; b++) c.counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
         canopy_pair_traversal tr = {"paircount",
@@ -491,7 +522,9 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
                                         (c.small ? po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
-    for (int32_t b = 0; cpu_walk && !merged && b < po->nbins; b++) counts[b] = 0.0; /* no pairs */
+    if (!s && cpu_walk && !out->merged) pcp_merge_all(&c, NULL, 0); /* no pairs: zeros */
+    if (!s && own) s = out->sink(out->user, 0, po->nbins, own);
+    if (!s) s = out->status;
     if (!s && stats) {
         canopy_tree_info ia, ib;
         canopy_tree_get_info(ta, &ia);
@@ -503,6 +536,9 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     }
     canopy_free((void *)c.tab);
     canopy_free((void *)c.dpos);
+    canopy_free(own);
+    canopy_free(out->buf);
+    out->buf = NULL;
     canopy_free(gen);
     canopy_free(own_e2);
     canopy_free(soa);
@@ -550,7 +586,8 @@ static void gpu_phases(canopy_stats *stats, double build, double download, doubl
 /* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
 static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
                                int self, const float *e2, const canopy_paircount_options *po,
-                               const canopy_run_options *o, double *counts, canopy_stats *stats) {
+                               const canopy_run_options *o, double *counts, pcp_out *out,
+                               canopy_stats *stats) {
     canopy_tree *ta = NULL, *tb = NULL;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
@@ -582,15 +619,17 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     t0 = canopy_now();
     if (!s)
         s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, on_gpu ? resident : NULL, counts,
-                       stats);
+                       out, stats);
     const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
     if (!s && stats && on_gpu) gpu_phases(stats, build, download, walk, release);
     return s;
 }
 
-canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
+/* canopy_paircount into counts, or with out->sink into it (counts NULL). */
+static canopy_status paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
-                               const canopy_run_options *opt, double *counts, canopy_stats *stats) {
+                               const canopy_run_options *opt, double *counts, pcp_out *out,
+                               canopy_stats *stats) {
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     int self = 0;
     float *e2 = NULL;
@@ -610,12 +649,15 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
     double *prefix = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
     if (!s && pair) {
-        s = pair_walk(data1, weights1, data2, weights2, self, e2, po, &o, counts, stats);
+        s = pair_walk(data1, weights1, data2, weights2, self, e2, po, &o, counts, out, stats);
         canopy_free(own1);
         canopy_free(own2);
         canopy_free(e2);
         return s;
     }
+    double *own = NULL; /* the single-tree walk's counts for a sink */
+    if (!s && out->sink && !(s = canopy_alloc((void **)&own, (size_t)po->nbins, sizeof *own)))
+        counts = own;
     if (!s) {
         canopy_tree_options to = canopy_tree_options_default(o.tree);
         to.leaf_size = o.leaf_size;
@@ -628,7 +670,7 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
         prefix[0] = 0.0;
         for (int64_t i = 0; i < tv->n; i++) prefix[i + 1] = prefix[i] + (double)tv->weights[i];
     }
-    for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
+    for (int32_t b = 0; counts && b < po->nbins; b++) counts[b] = 0.0;
     canopy_stats pass;
     double traverse = 0.0, schedule = 0.0, nodes = 0.0;
     for (int32_t b0 = 0; !s && b0 < po->nbins; b0 += PASS_BINS) {
@@ -655,12 +697,31 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
         stats->schedule_seconds = schedule;
         stats->nodes_per_query = nodes; /* summed over the passes */
     }
+    if (!s && own) s = out->sink(out->user, 0, po->nbins, own);
     canopy_tree_free(tree);
     canopy_free(prefix);
+    canopy_free(own);
     canopy_free(own1);
     canopy_free(own2);
     canopy_free(e2);
     return s;
+}
+
+canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
+                               const float *weights2, const canopy_paircount_options *po,
+                               const canopy_run_options *opt, double *counts, canopy_stats *stats) {
+    pcp_out out = {NULL, NULL, NULL, CANOPY_OK, 0};
+    return paircount(data1, weights1, data2, weights2, po, opt, counts, &out, stats);
+}
+
+canopy_status canopy_paircount_blocks(canopy_points data1, const float *weights1,
+                                      canopy_points data2, const float *weights2,
+                                      const canopy_paircount_options *po,
+                                      const canopy_run_options *opt, canopy_paircount_sink sink,
+                                      void *user, canopy_stats *stats) {
+    if (!sink) return canopy_fail(CANOPY_ERR_INVALID, "paircount: no sink for the counts");
+    pcp_out out = {sink, user, NULL, CANOPY_OK, 0};
+    return paircount(data1, weights1, data2, weights2, po, opt, NULL, &out, stats);
 }
 
 /* ---------------------------------------------------- device pointers -- */
@@ -768,7 +829,8 @@ canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weig
         if (!s && !self) s = check_tree(tb, 2, box);
         const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
         t0 = canopy_now();
-        if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, stats);
+        pcp_out out = {NULL, NULL, NULL, CANOPY_OK, 0};
+        if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, &out, stats);
         const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
         if (!s && stats) gpu_phases(stats, build, download, walk, release);
     }
