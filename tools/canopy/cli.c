@@ -453,42 +453,69 @@ int cli_write_arrays(const char *cmd, int n, const char *const *paths, const can
     return 0;
 }
 
-int cli_write_counts(const char *cmd, const char *path, double *v, int64_t n, int64_t *total,
-                     double *seconds) {
+int cli_counts_open(cli_counts *w, const char *cmd, const char *path, int64_t n) {
     double t0 = canopy_now();
-    int64_t *iv = (int64_t *)(void *)v, sum = 0;
-    _Static_assert(sizeof *iv == sizeof *v, "in-place integer counts");
-    if (cli_writer_for(path) != canopy_npy_write_to) { /* other formats: converted in place */
-        for (int64_t i = 0; i < n; i++) sum += iv[i] = (int64_t)v[i];
-        *total = sum;
-        canopy_array a = cli_array_view(iv, CANOPY_I64, n, 0);
-        return cli_write_arrays(cmd, 1, &path, &a, seconds);
+    w->cmd = cmd;
+    w->path = path;
+    w->n = n;
+    w->total = 0;
+    w->seconds = 0.0;
+    w->all = NULL;
+    w->npy = cli_writer_for(path) == canopy_npy_write_to;
+    int rc = cli_check_array_outputs(cmd, 1, &path);
+    if (rc) return rc;
+    canopy_status s = CANOPY_OK;
+    if (w->npy) {
+        unsigned char head[CANOPY_NPY_HEADER_MAX];
+        size_t len = 0;
+        canopy_array a = cli_array_view(w->buf, CANOPY_I64, n, 0);
+        s = canopy_npy_header(&a, head, &len);
+        if (!s) s = canopy_outfile_open(&w->o, path);
+        if (!s && (s = canopy_io_write(&w->o, head, len))) canopy_outfile_abort(&w->o);
+    } else {
+        s = canopy_alloc((void **)&w->all, (size_t)n, sizeof *w->all);
     }
-    /* .npy: converted a block at a time into a buffer that stays in cache, which the
-       write copies out (with 10^6 bins a conversion in place was one more pass over 8 MB) */
-    enum { BLOCK = 8192 };
-    int64_t buf[BLOCK];
-    canopy_array a = cli_array_view(buf, CANOPY_I64, n, 0);
-    unsigned char head[CANOPY_NPY_HEADER_MAX];
-    size_t len = 0;
-    canopy_outfile o;
-    canopy_status s = canopy_npy_header(&a, head, &len);
-    if (!s) s = canopy_outfile_open(&o, path);
-    if (s) return cli_runtime_error(cmd);
-    s = canopy_io_write(&o, head, len);
-    for (int64_t i0 = 0; i0 < n && !s; i0 += BLOCK) {
-        int64_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
-        for (int64_t i = 0; i < m; i++) sum += buf[i] = (int64_t)v[i0 + i];
-        s = canopy_io_write(&o, buf, sizeof *buf * (size_t)m);
+    w->seconds = canopy_now() - t0;
+    return s ? cli_runtime_error(cmd) : 0;
+}
+
+canopy_status cli_counts_put(void *vw, int32_t first, int32_t n, const double *counts) {
+    cli_counts *w = (cli_counts *)vw;
+    double t0 = canopy_now();
+    canopy_status s =
+        first + (int64_t)n <= w->n
+            ? CANOPY_OK
+            : canopy_fail(CANOPY_ERR_INTERNAL, "counts past the %lld announced", (long long)w->n);
+    for (int32_t i0 = 0; i0 < n && !s; i0 += CLI_COUNTS_BLOCK) {
+        int32_t m = n - i0 < CLI_COUNTS_BLOCK ? n - i0 : CLI_COUNTS_BLOCK;
+        int64_t *to = w->npy ? w->buf : w->all + first + i0, sum = 0;
+        for (int32_t i = 0; i < m; i++) sum += to[i] = (int64_t)counts[i0 + i];
+        w->total += sum;
+        if (w->npy) s = canopy_io_write(&w->o, w->buf, sizeof *w->buf * (size_t)m);
     }
-    if (!s)
-        s = canopy_outfile_commit(&o);
-    else
-        canopy_outfile_abort(&o);
-    if (s) return cli_runtime_error(cmd);
-    *total = sum;
-    if (seconds) *seconds = canopy_now() - t0;
-    return 0;
+    w->seconds += canopy_now() - t0;
+    return s;
+}
+
+int cli_counts_commit(cli_counts *w) {
+    double t0 = canopy_now();
+    int rc = 0;
+    if (w->npy) {
+        if (canopy_outfile_commit(&w->o)) rc = cli_runtime_error(w->cmd);
+    } else {
+        canopy_array a = cli_array_view(w->all, CANOPY_I64, w->n, 0);
+        rc = cli_write_arrays(w->cmd, 1, &w->path, &a, NULL);
+        canopy_free(w->all);
+        w->all = NULL;
+    }
+    w->seconds += canopy_now() - t0;
+    return rc;
+}
+
+void cli_counts_abort(cli_counts *w) {
+    if (w->npy) canopy_outfile_abort(&w->o);
+    canopy_free(w->all);
+    w->all = NULL;
 }
 
 canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols) {
