@@ -489,7 +489,22 @@ canopy_status cli_counts_put(void *vw, int32_t first, int32_t n, const double *c
     for (int32_t i0 = 0; i0 < n && !s; i0 += CLI_COUNTS_BLOCK) {
         int32_t m = n - i0 < CLI_COUNTS_BLOCK ? n - i0 : CLI_COUNTS_BLOCK;
         int64_t *to = w->npy ? w->buf : w->all + first + i0, sum = 0;
-        for (int32_t i = 0; i < m; i++) sum += to[i] = (int64_t)counts[i0 + i];
+        const double *v = counts + i0;
+        /* in [0, 2^52) a whole number is the low bits of itself + 2^52: a loop that
+           vectorises without AVX-512's conversion (10^6 scalar ones took 1 ms); a
+           block with another value is converted again one by one */
+        int64_t outside = 0;
+        for (int32_t i = 0; i < m; i++) {
+            double y = v[i] + 0x1p52;
+            int64_t bits;
+            memcpy(&bits, &y, sizeof bits);
+            sum += to[i] = bits - 0x4330000000000000;
+            outside |= (bits >> 52) ^ 0x433; /* not in [2^52, 2^53) */
+        }
+        if (outside) {
+            sum = 0;
+            for (int32_t i = 0; i < m; i++) sum += to[i] = (int64_t)v[i];
+        }
         w->total += sum;
         if (w->npy) s = canopy_io_write(&w->o, w->buf, sizeof *w->buf * (size_t)m);
     }
