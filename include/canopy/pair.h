@@ -33,8 +33,8 @@
  *   1 in such a walk, 0 in a cross walk (every ordered pair (i of ta, j of tb) once).
  * - No order between node pairs is promised: pairs run on several threads, each
  *   with its own accumulator (acc_size bytes, zeroed by the engine, 64-aligned),
- *   and merge is called once per accumulator after the walk. A descriptor's result
- *   must therefore not depend on the order (sums of counts or weights do not).
+ *   and merge is called once per accumulator after the walk (or merge_all once). A descriptor's
+ * result must therefore not depend on the order (sums of counts or weights do not).
  *
  * Approximations with error bounds fit the same two verbs: a kernel density
  * estimate accepts a node pair whole when the kernel's range over the pair's

@@ -63,8 +63,9 @@ typedef struct pcp_out {
     int merged;           /* pcp_merge_all ran */
 } pcp_out;
 
-/* Bins merged at a time: a multiple of PCP_SMALL_BLOCK, 64 KB of doubles (in cache). */
+/* Bins merged at a time: 64 KB of doubles (in cache). */
 enum { PCP_OUT_BLOCK = 8192 };
+_Static_assert(PCP_OUT_BLOCK % PCP_SMALL_BLOCK == 0, "a merge block holds whole flag blocks");
 
 /* Adds (first: writes) accumulator h's bins b0..b0+m-1 into o[0..m). */
 static void merge_block(const pcp_ctx *c, const double *h, int first, int32_t b0, int32_t m,
