@@ -627,6 +627,19 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
 canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
                                const canopy_run_options *opt, double *counts, canopy_stats *stats);
+/* canopy_paircount with the counts handed to sink rather than written to an array:
+ * consecutive blocks in bin order, counts[0..n) being bins first..first + n - 1 (blocks of
+ * 8,192 bins from the CPU pair walk, one block of all bins from the other paths). With
+ * 10^6 bins the CPU walk then keeps no array of 8 MB (summed a block at a time across
+ * its threads' histograms): `canopy paircount` streams them into its file. A sink's
+ * error ends the call and is returned; sink NULL: CANOPY_ERR_INVALID. */
+typedef canopy_status (*canopy_paircount_sink)(void *user, int32_t first, int32_t n,
+                                               const double *counts);
+canopy_status canopy_paircount_blocks(canopy_points data1, const float *weights1,
+                                      canopy_points data2, const float *weights2,
+                                      const canopy_paircount_options *po,
+                                      const canopy_run_options *opt, canopy_paircount_sink sink,
+                                      void *user, canopy_stats *stats);
 /* canopy_paircount with the points (and weights) in device memory (CUDA callers):
  * d_data1, d_data2 rows .stride floats apart on the device, d_weights1 and d_weights2
  * (n floats each) both device arrays or both NULL (the auto form, d_data2 = {NULL, 0},

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `canopy paircount` end to end: hand-counted auto, weighted, cross and periodic
 # cases, every CPU variant and schedule giving identical files, dtypes of the
-# output, bad input exiting 1 with no output file, usage errors exiting 2, --help.
+# output, many bins streamed into the file, bad input exiting 1 with no output file
+# (an existing one left as it was), usage errors exiting 2, --help.
 # $1: the canopy binary. Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 CANOPY=${1:?usage: cli_paircount.sh CANOPY_BINARY}
@@ -43,6 +44,19 @@ for v in rec sr gdr simd_l auto; do
         check "$v/$s equals dr" cmp -s "$tmp/ref.npy" "$tmp/o_$v.npy"
     done
 done
+# counts streamed into the file as they are merged (several blocks of 8,192 bins): one
+# and two threads, the single-tree walk (one block), standard output and .csv agree
+run 0 paircount --data1 "$tmp/r.npy" --rmax 0.3 --nbins 20000 -o "$tmp/m1.npy" --threads 1
+run 0 paircount --data1 "$tmp/r.npy" --rmax 0.3 --nbins 20000 -o "$tmp/m2.npy" --threads 2
+check "20000 bins, two threads equal one" cmp -s "$tmp/m1.npy" "$tmp/m2.npy"
+run 0 paircount --data1 "$tmp/r.npy" --rmax 0.3 --nbins 20000 -o "$tmp/m3.npy" --variant rec
+check "20000 bins, rec equals the pair walk" cmp -s "$tmp/m1.npy" "$tmp/m3.npy"
+"$CANOPY" paircount --data1 "$tmp/r.npy" --rmax 0.3 --nbins 20000 -o - >"$tmp/m4.npy" 2>"$tmp/err"
+check "20000 bins to standard output" cmp -s "$tmp/m1.npy" "$tmp/m4.npy"
+run 0 paircount --data1 "$tmp/r.npy" --rmax 0.3 --nbins 20000 -o "$tmp/m5.csv"
+check "20000 bins as .csv: as many lines" [ "$(wc -l <"$tmp/m5.csv")" -eq 20000 ]
+check "20000 bins as .csv: the same total" [ "$(paste -sd+ "$tmp/m5.csv" | bc)" = \
+    "$(sed -n 's/.*pairs \([0-9]*\) ->.*/\1/p' "$tmp/out")" ]
 for t in ball vp oct; do
     run 0 paircount --data1 "$tmp/r.npy" --data2 "$tmp/q.npy" --rmax 0.3 --nbins 8 -o "$tmp/t_$t.npy" --tree $t
     run 0 paircount --data1 "$tmp/r.npy" --data2 "$tmp/q.npy" --rmax 0.3 --nbins 8 -o "$tmp/t_kd.npy"
@@ -52,6 +66,10 @@ done
 run 1 paircount --data1 "$tmp/a.csv" --rmax 2 --boxsize 5 -o "$tmp/bad1.npy"
 check "box message" grep -q "outside the periodic box" "$tmp/err"
 no_file "$tmp/bad1.npy"
+cp "$tmp/l.npy" "$tmp/old.npy"
+run 1 paircount --data1 "$tmp/a.csv" --rmax 2 --boxsize 5 -o "$tmp/old.npy"
+check "a failed count leaves the existing output" cmp -s "$tmp/l.npy" "$tmp/old.npy"
+check "and no temporary" [ -z "$(ls "$tmp" | grep '\.tmp\.')" ]
 run 1 paircount --data1 "$tmp/a.csv" --rmax 3 --log -o "$tmp/bad2.npy"
 check "log rmin message" grep -q "log bins need rmin > 0" "$tmp/err"
 no_file "$tmp/bad2.npy"

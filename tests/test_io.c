@@ -3,6 +3,7 @@
  * including canopy_points_load's shape and value checks. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
+#include "io/io.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -378,9 +379,54 @@ static void test_commit_all(void) {
     CHECK_MSG(leftovers() == 0, "no temporaries after a failed commit");
 }
 
+/* One output over an existing target: the target's other names (a hard link) keep the
+ * old file, a symbolic link is replaced rather than written through, as rename does. */
+static void test_commit_replaces(void) {
+    char a[512], hard[512], soft[512], text[64];
+    snprintf(a, sizeof a, "%s", check_tmp_path("one_a.txt"));
+    snprintf(hard, sizeof hard, "%s", check_tmp_path("one_hard.txt"));
+    snprintf(soft, sizeof soft, "%s", check_tmp_path("one_soft.txt"));
+    remove(a);
+    remove(hard);
+    remove(soft);
+    canopy_outfile o;
+    for (int round = 0; round < 3; round++) { /* none there, then old twice */
+        CHECK_OK(canopy_outfile_open(&o, a));
+        snprintf(text, sizeof text, "NEW %d", round);
+        fputs(text, (FILE *)o.fp);
+        if (round == 1) CHECK(link(a, hard) == 0);
+        CHECK_OK(canopy_outfile_commit(&o));
+        CHECK_MSG(!strcmp(slurp_text(a), text), "round %d: '%s'", round, slurp_text(a));
+    }
+    CHECK(!strcmp(slurp_text(hard), "NEW 0"));
+    CHECK(symlink(hard, soft) == 0);
+    CHECK_OK(canopy_outfile_open(&o, soft));
+    fputs("NEW S", (FILE *)o.fp);
+    CHECK_OK(canopy_outfile_commit(&o));
+    struct stat st;
+    CHECK(lstat(soft, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK(!strcmp(slurp_text(soft), "NEW S") && !strcmp(slurp_text(hard), "NEW 0"));
+    /* a target that became a folder after open is refused, the folder left as it was */
+    remove(soft);
+    CHECK_OK(canopy_outfile_open(&o, soft));
+    fputs("NEW S", (FILE *)o.fp);
+    CHECK(mkdir(soft, 0700) == 0);
+    CHECK_FAILS(canopy_outfile_commit(&o), CANOPY_ERR_IO, "cannot replace");
+    CHECK(lstat(soft, &st) == 0 && S_ISDIR(st.st_mode));
+    rmdir(soft);
+    remove(a);
+    remove(hard);
+    CHECK_MSG(leftovers() == 0, "no temporaries or old files after the commits");
+}
+
 int main(void) {
     check_seed();
-    test_commit_all();
+    for (int exchange = 1; exchange >= 0; exchange--) { /* renameat2, then plain rename */
+        canopy_outfile_use_exchange(exchange);
+        test_commit_all();
+        test_commit_replaces();
+    }
+    canopy_outfile_use_exchange(1);
     test_dtypes_and_alloc();
     test_convert_all_pairs();
     test_convert_limits();

@@ -61,7 +61,7 @@ static inline void near_merge(const void *vctx, const void *vacc) {
     for (int64_t i = 0; i < c->na; i++) c->out[i] += ((const int64_t *)vacc)[i];
 }
 
-static const canopy_pair_app near_app = {"near", near_test, near_visit, near_merge};
+static const canopy_pair_app near_app = {"near", near_test, near_visit, near_merge, NULL};
 CANOPY_PAIR_CPU_INSTANTIATE(near, &near_app)
 
 static uint64_t rng;

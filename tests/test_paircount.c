@@ -13,6 +13,7 @@
 #include "paircount_cases.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,60 @@ static void check_pair_walk(int64_t n1, int64_t n2, int32_t d, int cross, int we
                   (int)nbins, (int)o.leaf_size, run, canopy_backend_name(o.backend), st.note);
     }
     canopy_cpu_isa_override(-1);
+    canopy_set_threads(0);
+    pc_case_free(&c);
+}
+
+/* What canopy_paircount_blocks handed its sink: the counts by bin, the blocks seen,
+ * whether they came in order, and the block at which the sink fails (-1: never). */
+typedef struct block_sink {
+    double *got;
+    int32_t next, blocks, fail_at, in_order;
+} block_sink;
+
+static canopy_status take_block(void *user, int32_t first, int32_t n, const double *counts) {
+    block_sink *k = (block_sink *)user;
+    k->in_order &= first == k->next && n > 0;
+    if (k->blocks++ == k->fail_at) return canopy_fail(CANOPY_ERR_IO, "sink full");
+    memcpy(k->got + first, counts, sizeof *counts * (size_t)n);
+    k->next = first + n;
+    return CANOPY_OK;
+}
+
+/* canopy_paircount_blocks equals canopy_paircount bit for bit, its blocks consecutive,
+ * on the pair walk (one and two threads: several histograms summed a block at a time),
+ * the single-tree walk and the GPU's (one block), auto and cross, weighted, empty data (zeros), a
+ * few bins to several blocks; a sink's error ends the call; no sink is refused. */
+static void check_blocks(int64_t n1, int cross, int weighted, int32_t nbins) {
+    pc_case c = pc_case_make(n1, cross ? n1 / 2 + 1 : 0, 3, cross, weighted, 0, 1, nbins, 0);
+    c.po.rmin = 0.05;
+    c.po.rmax = 1.0 + 3.0 * uniform();
+    block_sink k = {c.want, 0, 0, -1, 1};
+    for (int run = 0; run < 4; run++) {
+        /* dr: passes of 26 bins; the GPU's weighted sums vary in their last bits */
+        if ((run == 2 && nbins > 20000) || (run == 3 && (!gpu || weighted))) continue;
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = run == 3 ? CANOPY_BACKEND_GPU : CANOPY_BACKEND_CPU; /* an array handed over */
+        o.variant = run == 2 ? CANOPY_VARIANT_DR : CANOPY_VARIANT_AUTO;
+        canopy_set_threads(1 + run % 2);
+        CHECK_OK(canopy_paircount(c.p1, c.w1, c.p2, c.w2, &c.po, &o, c.got, NULL));
+        memset(c.want, 0xff, sizeof *c.want * (size_t)nbins);
+        k.next = k.blocks = 0;
+        CHECK_OK(canopy_paircount_blocks(c.p1, c.w1, c.p2, c.w2, &c.po, &o, take_block, &k, NULL));
+        CHECK_MSG(k.in_order && k.next == nbins &&
+                      !memcmp(c.want, c.got, sizeof *c.got * (size_t)nbins),
+                  "blocks n1=%lld cross=%d w=%d nbins=%d run %d: %d blocks, in order %d, to %d",
+                  (long long)n1, cross, weighted, (int)nbins, run, (int)k.blocks, (int)k.in_order,
+                  (int)k.next);
+        k.fail_at = k.blocks - 1; /* the last block fails */
+        k.next = k.blocks = 0;
+        CHECK_FAILS(
+            canopy_paircount_blocks(c.p1, c.w1, c.p2, c.w2, &c.po, &o, take_block, &k, NULL),
+            CANOPY_ERR_IO, "sink full");
+        k.fail_at = -1;
+        CHECK_FAILS(canopy_paircount_blocks(c.p1, c.w1, c.p2, c.w2, &c.po, &o, NULL, &k, NULL),
+                    CANOPY_ERR_INVALID, "no sink");
+    }
     canopy_set_threads(0);
     pc_case_free(&c);
 }
@@ -249,6 +304,45 @@ static void check_on_edges(int32_t nbins, int log_bins, int weighted) {
     free(got);
 }
 
+canopy_status canopy_pcp_direct_make(const canopy_paircount_options *po, pcp_ctx *c);
+
+/* The certain margin of the bins by formula is a bound (direct_error in paircount.c), no
+ * longer measured: here the error of pcp_direct_pos (the lanes' float operations) at
+ * every float edge stays within it, log and linear, 16 to 10^6 bins, ranges of many
+ * scales; and the narrowest bins of a scale lose the formula rather than exceed it. */
+static void check_direct_bound(void) {
+    const int32_t sizes[] = {16, 100, 513, 4096, 100000, 1000000};
+    int direct = 0;
+    for (int rep = 0; rep < (check_quick() ? 12 : 36); rep++) {
+        canopy_paircount_options po = canopy_paircount_options_default();
+        po.nbins = sizes[rep % 6];
+        po.log_bins = (rep / 6) % 2;
+        double scale = pow(10.0, 6.0 * uniform() - 3.0);
+        po.rmin = (po.log_bins || rep % 3 ? 0.01 + uniform() : 0.0) * scale;
+        po.rmax = po.rmin + (rep % 5 == 4 ? 1e-3 : 0.05 + 2.0 * uniform()) * scale;
+        pcp_ctx c;
+        CHECK_OK(canopy_pcp_direct_make(&po, &c));
+        double worst = 0.0;
+        int32_t at = -1;
+        for (int32_t b = 1; c.direct && b < po.nbins; b++) {
+            int32_t w;
+            float f;
+            pcp_direct_pos(&c, pcp_e2(&c, b), &w, &f);
+            double e = fabs((double)(w - b) + (double)f);
+            if (e > worst) worst = e, at = b;
+        }
+        CHECK_MSG(!c.direct || worst <= (double)c.dlo - 1e-3,
+                  "direct bound nbins=%d log=%d rmin=%g rmax=%g: error %g at edge %d over the "
+                  "bound %g",
+                  (int)po.nbins, po.log_bins, po.rmin, po.rmax, worst, (int)at,
+                  (double)c.dlo - 1e-3);
+        direct += c.direct;
+        canopy_free((void *)c.dpos);
+        canopy_free((void *)c.edges);
+    }
+    CHECK_MSG(direct >= (check_quick() ? 6 : 18), "bins by formula in only %d cases", direct);
+}
+
 /* pcp_edges2_fill against pcp_edge2 edge by edge (bit for bit), over ranges that start
  * and end inside and across runs of 1024 log edges, both ends included; the array
  * from canopy_alloc_large (huge pages from 2 MiB) filled and read through. */
@@ -287,6 +381,46 @@ static void check_edges_fill(void) {
     CHECK_FAILS(canopy_alloc_large(&p, SIZE_MAX - 100, 1), CANOPY_ERR_NOMEM, "too large");
     CHECK_OK(canopy_alloc_large(&p, 0, 8));
     canopy_free(p);
+}
+
+/* Bins whose float32 squared edges coincide are refused with the first such pair, the
+ * same on every path: the pair walk checks the edges it makes a block at a time (bins by
+ * formula: no table; here pairs inside a block and across the blocks' seams), the other
+ * paths on a table. The expected pairs were found with the table's check. */
+static void check_flat_edges(void) {
+    static const struct {
+        double rmin, rmax;
+        int32_t nbins, log_bins, first;
+    } cases[] = {{0.99, 1.005, 300000, 0, 200004},
+                 {0.9995, 1.0001, 14743, 0, 12288},
+                 {0.9995, 1.0001, 14746, 0, 12289},
+                 {0.9995, 1.0001, 12290, 0, 10247},
+                 {0.9995, 1.0001, 14743, 1, 12290}};
+    float x[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+    canopy_points p = canopy_points_make(x, 2, 3), none = canopy_points_make(NULL, 0, 3);
+    float w[2] = {1.0f, 2.0f};
+    double *c = NULL;
+    CHECK_OK(canopy_alloc((void **)&c, 300000, sizeof *c));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        canopy_paircount_options po = canopy_paircount_options_default();
+        po.rmin = cases[i].rmin;
+        po.rmax = cases[i].rmax;
+        po.nbins = cases[i].nbins;
+        po.log_bins = cases[i].log_bins;
+        char want[128];
+        snprintf(want, sizeof want, "bins %d and %d have the same float32 squared edge",
+                 (int)cases[i].first - 1, (int)cases[i].first);
+        canopy_run_options o = canopy_run_options_default();
+        o.backend = CANOPY_BACKEND_CPU;
+        CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL), CANOPY_ERR_INVALID,
+                    want);
+        CHECK_FAILS(canopy_paircount(p, w, none, NULL, &po, &o, c, NULL), CANOPY_ERR_INVALID, want);
+        CHECK_FAILS(canopy_paircount_brute(p, NULL, none, NULL, &po, c), CANOPY_ERR_INVALID, want);
+        o.variant = CANOPY_VARIANT_DR;
+        CHECK_FAILS(canopy_paircount(p, NULL, none, NULL, &po, &o, c, NULL), CANOPY_ERR_INVALID,
+                    want);
+    }
+    canopy_free(c);
 }
 
 static void check_refusals(void) {
@@ -401,7 +535,11 @@ int main(void) {
         check_on_edges(edge_bins[k], 0, k % 2 == 0);
     }
     check_many_bins_20k();
+    const int32_t block_bins[] = {7, 600, 8192, 20000, 1000000};
+    for (int k = 0; k < 5; k++) check_blocks(k ? 700 : 0, k % 2, k == 3, block_bins[k]);
     check_edges_fill();
+    check_direct_bound();
     check_refusals();
+    check_flat_edges();
     return check_finish();
 }

@@ -16,6 +16,10 @@
  *   visit_leaves(ctx, acc, ta, a, tb, b, sym)  both nodes are leaves and test said
  *                        descend: process every point pair of the two buckets.
  *   merge(ctx, acc)      add one thread's accumulator to the result (serial).
+ *   merge_all(ctx, accs, n)  optional, instead of merge: every thread's accumulator
+ *                        at once (accs[0..n), serial), so that a large result can be
+ *                        summed a block at a time across them (paircount's 10^6 bins
+ *                        go to a file that way with no array of 8 MB).
  *
  * The rules every engine keeps:
  * - Each node pair reached is tested exactly once; a pair of leaves that is not
@@ -29,8 +33,8 @@
  *   1 in such a walk, 0 in a cross walk (every ordered pair (i of ta, j of tb) once).
  * - No order between node pairs is promised: pairs run on several threads, each
  *   with its own accumulator (acc_size bytes, zeroed by the engine, 64-aligned),
- *   and merge is called once per accumulator after the walk. A descriptor's result
- *   must therefore not depend on the order (sums of counts or weights do not).
+ *   and merge is called once per accumulator after the walk (or merge_all once). A descriptor's
+ * result must therefore not depend on the order (sums of counts or weights do not).
  *
  * Approximations with error bounds fit the same two verbs: a kernel density
  * estimate accepts a node pair whole when the kernel's range over the pair's
@@ -58,6 +62,7 @@ typedef int (*canopy_pair_test_fn)(const void *ctx, void *acc, const canopy_tree
 typedef void (*canopy_pair_visit_fn)(const void *ctx, void *acc, const canopy_tree_view *ta,
                                      int32_t a, const canopy_tree_view *tb, int32_t b, int sym);
 typedef void (*canopy_pair_merge_fn)(const void *ctx, const void *acc);
+typedef void (*canopy_pair_merge_all_fn)(const void *ctx, const void *const *accs, int n);
 
 /* A pair descriptor as the CPU engines take it; declare it `static const` so that
  * every (engine, descriptor) pair compiles to direct calls. */
@@ -66,6 +71,7 @@ typedef struct canopy_pair_app {
     canopy_pair_test_fn test;
     canopy_pair_visit_fn visit_leaves;
     canopy_pair_merge_fn merge;
+    canopy_pair_merge_all_fn merge_all; /* NULL: merge each accumulator */
 } canopy_pair_app;
 
 /* One pair walk: tb == ta (the same view) and sym = 1 for a symmetric walk. */

@@ -83,7 +83,7 @@ CANOPY_PAIR_ENGINE void canopy_pair_dr_walk(const canopy_pair_app *app, const ca
 /* ------------------------------------------------------------ the runner -- */
 
 /* Frontier on the caller's thread (accumulator 0), then the pairs in parallel, then
- * merge per accumulator. use_stack: dr (else rec). */
+ * merge per accumulator (or merge_all once). use_stack: dr (else rec). */
 CANOPY_PAIR_ENGINE canopy_status canopy_pair_cpu_run(const canopy_pair_app *app,
                                                      const canopy_pair_job *job, int use_stack,
                                                      canopy_pair_counters *cnt) {
@@ -103,12 +103,15 @@ CANOPY_PAIR_ENGINE canopy_status canopy_pair_cpu_run(const canopy_pair_app *app,
         s = canopy_fail(CANOPY_ERR_NOMEM, "pair walk: out of memory for %zu bytes", bytes);
     if (!s) accs = raw + (64 - (uintptr_t)raw % 64) % 64;
     if (!s && use_stack) s = canopy_alloc((void **)&stacks, (size_t)threads, stack_bytes);
+    const void **each = NULL;
+    if (!s && app->merge_all) s = canopy_alloc((void **)&each, (size_t)threads, sizeof *each);
     if (!s)
         s = canopy_pair_frontier(app, job, accs, (int64_t)threads * CANOPY_PAIR_TASKS_PER_THREAD,
                                  &tasks, &nt, cnt);
     if (s) {
         free(raw);
         canopy_free(stacks);
+        canopy_free((void *)each);
         return s;
     }
     int64_t tests = 0, leaves = 0, points = 0;
@@ -132,7 +135,14 @@ CANOPY_PAIR_ENGINE canopy_status canopy_pair_cpu_run(const canopy_pair_app *app,
     cnt->tests += tests;
     cnt->leaf_pairs += leaves;
     cnt->point_pairs += points;
-    for (int t = 0; t < threads; t++) app->merge(job->ctx, accs + (size_t)t * acc_bytes);
+    for (int t = 0; t < threads; t++) {
+        if (each)
+            each[t] = accs + (size_t)t * acc_bytes;
+        else
+            app->merge(job->ctx, accs + (size_t)t * acc_bytes);
+    }
+    if (each) app->merge_all(job->ctx, each, threads); /* every accumulator at once */
+    canopy_free((void *)each);
     canopy_free(tasks);
     free(raw);
     canopy_free(stacks);

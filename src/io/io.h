@@ -55,6 +55,10 @@ canopy_status canopy_npy_read_part(const char *path, int part, int parts, canopy
 enum { CANOPY_NPY_HEADER_MAX = 512 };
 canopy_status canopy_npy_header(const canopy_array *a, unsigned char *head, size_t *len);
 
+/* Whether commits may exchange a temporary with an existing target (renameat2
+ * RENAME_EXCHANGE; on by default) or always rename it: tests run both paths. */
+void canopy_outfile_use_exchange(int on);
+
 /* fwrite to an outfile, failing with a message that names the final path. */
 canopy_status canopy_io_write(canopy_outfile *o, const void *p, size_t n);
 

@@ -4,7 +4,7 @@
  * once everything was written and flushed. A failed or interrupted run leaves either
  * the old file or none, never a partial one. The path "-" is standard output,
  * streamed and so not atomic. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* renameat2 */
 #include "io/io.h"
 
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -254,6 +255,67 @@ static char *keep_old(const canopy_outfile *o) {
     return NULL;
 }
 
+static atomic_int exchange_off; /* canopy_outfile_use_exchange(0), for tests */
+
+void canopy_outfile_use_exchange(int on) {
+    atomic_store(&exchange_off, !on);
+}
+
+/* Swaps the names of o's temporary and its target; 0 or an errno. */
+static int swap_names(const canopy_outfile *o) {
+#ifdef RENAME_EXCHANGE
+    if (atomic_load(&exchange_off)) return EINVAL;
+    return renameat2(AT_FDCWD, o->tmp_path, AT_FDCWD, o->final_path, RENAME_EXCHANGE) ? errno : 0;
+#else
+    (void)o;
+    return EINVAL;
+#endif
+}
+
+/* How output i replaced its target, for the rollback and the clean-up. */
+typedef struct replaced {
+    int swapped; /* exchanged: the old file is at the temporary's name */
+    char *old;   /* renamed with a link to the old file (keep_old), or NULL */
+} replaced;
+
+/* Puts o's temporary in place of its target; 0 or an errno. An existing target is
+ * exchanged with the temporary (renameat2 RENAME_EXCHANGE), where the file system can:
+ * ext4 writes a file renamed over an existing one out at once (auto_da_alloc), which
+ * cost more wall time than counting 10^6 bins (bench/results/paircount.md); and the
+ * old file, now under the temporary's name, is the way back for a failed set. Else
+ * (no target, or no exchange) a rename, after keep_old when n > 1. */
+static int replace_target(canopy_outfile *o, int n, replaced *r) {
+    int e = swap_names(o);
+    if (!e) {
+        /* a target that became a folder after open was swapped in: rename refuses that */
+        struct stat st;
+        if (lstat(o->tmp_path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            r->swapped = 1;
+            return 0;
+        }
+        swap_names(o);
+        return EISDIR;
+    }
+    if (n > 1) r->old = keep_old(o);
+    return rename(o->tmp_path, o->final_path) != 0 ? errno : 0;
+}
+
+/* Puts back what replace_target did to o's target (a later output of the set failed). */
+static void restore_target(canopy_outfile *o, replaced *r) {
+    if (r->swapped) {
+        swap_names(o); /* the new file is at the temporary's name again, removed below */
+        r->swapped = 0;
+        return;
+    }
+    if (r->old)
+        rename(r->old, o->final_path);
+    else
+        unlink(o->final_path);
+    live_drop(o->tmp_path); /* renamed: nothing left to remove */
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+}
+
 canopy_status canopy_outfile_commit_all(canopy_outfile *o, int n) {
     static pthread_mutex_t one_set = PTHREAD_MUTEX_INITIALIZER;
     canopy_status s = CANOPY_OK;
@@ -267,8 +329,8 @@ canopy_status canopy_outfile_commit_all(canopy_outfile *o, int n) {
         for (int i = 0; i < n; i++) canopy_outfile_abort(&o[i]);
         return s;
     }
-    char **old = calloc((size_t)n + 1, sizeof *old);
-    if (!old) {
+    replaced *r = calloc((size_t)n + 1, sizeof *r);
+    if (!r) {
         for (int i = 0; i < n; i++) canopy_outfile_abort(&o[i]);
         return canopy_fail(CANOPY_ERR_NOMEM, "out of memory committing outputs");
     }
@@ -279,30 +341,22 @@ canopy_status canopy_outfile_commit_all(canopy_outfile *o, int n) {
     int failed = -1, e = 0;
     for (int i = 0; i < n && failed < 0; i++) {
         if (!o[i].tmp_path) continue; /* standard output: already flushed */
-        if (n > 1) old[i] = keep_old(&o[i]);
-        if (rename(o[i].tmp_path, o[i].final_path) != 0) failed = i, e = errno;
+        if ((e = replace_target(&o[i], n, &r[i]))) failed = i;
     }
-    /* A rename failed: put back what the earlier ones replaced, so the set stays old. */
-    for (int i = 0; failed >= 0 && i < failed; i++) {
-        if (!o[i].tmp_path) continue;
-        if (old[i])
-            rename(old[i], o[i].final_path);
-        else
-            unlink(o[i].final_path);
-        live_drop(o[i].tmp_path); /* renamed: nothing left to remove */
-        free(o[i].tmp_path);
-        o[i].tmp_path = NULL;
-    }
+    /* A replacement failed: put back what the earlier ones replaced, so the set stays old. */
+    for (int i = 0; failed >= 0 && i < failed; i++)
+        if (o[i].tmp_path) restore_target(&o[i], &r[i]);
     for (int i = 0; i < n; i++) {
-        if (old[i]) unlink(old[i]); /* after a rollback it no longer exists */
-        free(old[i]);
+        if (r[i].old) unlink(r[i].old); /* after a rollback it no longer exists */
+        free(r[i].old);
+        if (r[i].swapped) unlink(o[i].tmp_path); /* the old file */
         if (o[i].tmp_path && failed < 0) {
             live_drop(o[i].tmp_path);
             free(o[i].tmp_path);
             o[i].tmp_path = NULL;
         }
     }
-    free(old);
+    free(r);
     int pending = atomic_exchange(&commit_state, 0);
     pthread_mutex_unlock(&one_set);
     if (failed >= 0)

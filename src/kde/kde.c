@@ -200,7 +200,7 @@ static inline void kde_merge(const void *vctx, const void *acc) {
     for (int64_t i = 0; i < c->nq; i++) c->point_sum[i] += point[i];
 }
 
-static const canopy_pair_app kde_app = {"kde", kde_test, kde_visit, kde_merge};
+static const canopy_pair_app kde_app = {"kde", kde_test, kde_visit, kde_merge, NULL};
 CANOPY_PAIR_CPU_INSTANTIATE(kde, &kde_app)
 
 /* point_sum[i] += the node sums of i's leaf and its ancestors (children follow their

@@ -126,10 +126,9 @@ struct pcp_ctx;
 typedef void (*pcp_leaf_fn)(const struct pcp_ctx *c, double *hist, const canopy_tree_view *ta,
                             int32_t a, const canopy_tree_view *tb, int32_t b, int sym);
 
-typedef float (*pcp_err_fn)(const struct pcp_ctx *c);
-
 typedef struct pcp_ctx {
-    const float *e2; /* nbins + 1 squared float edges, strictly increasing */
+    const float *e2; /* nbins + 1 squared float edges, strictly increasing (padded with
+                        PCP_E2_PAD +inf); NULL on the CPU with direct bins: pcp_e2 */
     int32_t nbins;
     float lo2, hi2;        /* e2[0], e2[nbins] */
     float box;             /* periodic side, 0 = none */
@@ -147,9 +146,9 @@ typedef struct pcp_ctx {
     const int64_t *soa_off_a, *soa_off_b;
     int64_t soa_stride_a, soa_stride;
     pcp_leaf_fn leaf;               /* CPU: this machine's leaf kernel */
-    pcp_err_fn direct_err;          /* CPU: its bin_direct error, by the same lanes */
     int32_t copies;                 /* CPU: histogram copies per thread (1 or PCP_COPIES) */
-    double *counts;                 /* merge target, nbins */
+    double *counts;                 /* merge target, nbins (CPU: NULL with out's sink) */
+    struct pcp_out *out;            /* CPU: the merge's sink and state (paircount.c) */
     int32_t scan;                   /* CPU: most edges in one table cell, -1 above PCP_SCAN_MAX */
     /* CPU, many bins (from PCP_CUM_MAX + 1 unweighted, PCP_DIRECT_MIN_BINS weighted):
        bins by pcp_direct_pos; `tab` unused */
@@ -210,6 +209,15 @@ CANOPY_HD void pcp_direct_pos(const pcp_ctx *c, float d2, int32_t *b0, float *f)
     *f = t - (float)w;
 }
 
+/* Squared edge b: from the table, or on the CPU without one (the direct bins of the pair
+ * walk make their edges anew: 10^6 of them were 4 MB to fault in and fill). */
+CANOPY_HD float pcp_e2(const pcp_ctx *c, int32_t b) {
+#if !defined(__CUDA_ARCH__)
+    if (!c->e2) return pcp_edge2(c->edges, b);
+#endif
+    return c->e2[b];
+}
+
 /* The bin of d2 in [lo2, hi2): the last edge <= d2. */
 CANOPY_HD int32_t pcp_bin(const pcp_ctx *c, float d2) {
     if (d2 < c->split2) return 0;
@@ -218,8 +226,8 @@ CANOPY_HD int32_t pcp_bin(const pcp_ctx *c, float d2) {
         float f;
         pcp_direct_pos(c, d2, &b, &f);
         b = b < 0 ? 0 : b >= c->nbins ? c->nbins - 1 : b;
-        while (b > 0 && d2 < c->e2[b]) b--;
-        while (b + 1 < c->nbins && d2 >= c->e2[b + 1]) b++;
+        while (b > 0 && d2 < pcp_e2(c, b)) b--;
+        while (b + 1 < c->nbins && d2 >= pcp_e2(c, b + 1)) b++;
         return b;
     }
     uint32_t k = (pcp_bits(d2) - c->tab_base) >> c->tab_shift;
@@ -245,7 +253,7 @@ CANOPY_HD int pcp_classify(const pcp_ctx *c, const canopy_tree_view *ta, int32_t
     if (mx < c->lo2 || mn >= c->hi2) return PCP_PRUNE;
     if (mn < c->lo2 || mx >= c->hi2) return PCP_DESCEND;
     int32_t lo = pcp_bin(c, mn);
-    if (!(mx < c->e2[lo + 1])) return PCP_DESCEND; /* mx in another bin: one load, no search */
+    if (!(mx < pcp_e2(c, lo + 1))) return PCP_DESCEND; /* mx in another bin: one load, no search */
     const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
     double na, nb;
     if (c->pa) {

@@ -23,9 +23,6 @@
 
 void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                    const canopy_tree_view *tb, int32_t b, int sym);
-#define PCP_CAT_(x, y) x##y
-#define PCP_CAT(x, y) PCP_CAT_(x, y)
-float PCP_CAT(PCP_LEAF_NAME, _err)(const pcp_ctx *c);
 
 /* Unweighted pairs' bins wait in a buffer, so that the adds run as one tight loop
  * (consecutive ones into different histogram copies) rather than lane by lane. */
@@ -467,23 +464,4 @@ void PCP_LEAF_NAME(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, i
         pcp_leaf_flush_w(hist, buf, wbuf, nbuf);
     else
         pcp_leaf_flush(c, hist, buf, nbuf, mult);
-}
-
-/* bin_direct's error: the largest |t - b| of pcp_direct_t at the float edges e2[b], b
- * = 1..nbins (e2 padded with +inf to whole vectors), a vector at a time: the kernels'
- * own operations, and 10^6 edges in well under a millisecond. */
-float PCP_CAT(PCP_LEAF_NAME, _err)(const pcp_ctx *c) {
-    simt_float worst = simt_splat_f(0.0f);
-    for (int32_t b = 1; b <= c->nbins; b += SIMT_W) {
-        simt_float d2, f;
-        simt_int w, at = simt_iota() + b;
-        __builtin_memcpy(&d2, c->e2 + b, sizeof d2);
-        simt_mask on = at <= c->nbins;
-        pcp_direct_t(c, d2, on, &w, &f);
-        simt_float e = simt_abs_f(__builtin_convertvector(w - at, simt_float) + f);
-        worst = simt_blend_f(on & (e > worst), e, worst);
-    }
-    float m = 0.0f;
-    for (int32_t l = 0; l < SIMT_W; l++) m = worst[l] > m ? worst[l] : m;
-    return m;
 }

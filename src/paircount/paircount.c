@@ -46,9 +46,6 @@ void canopy_pcp_leaf_avx2(const pcp_ctx *c, double *hist, const canopy_tree_view
                           const canopy_tree_view *tb, int32_t b, int sym);
 void canopy_pcp_leaf_generic(const pcp_ctx *c, double *hist, const canopy_tree_view *ta, int32_t a,
                              const canopy_tree_view *tb, int32_t b, int sym);
-float canopy_pcp_leaf_avx512_err(const pcp_ctx *c);
-float canopy_pcp_leaf_avx2_err(const pcp_ctx *c);
-float canopy_pcp_leaf_generic_err(const pcp_ctx *c);
 
 static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tree_view *ta,
                                     int32_t a, const canopy_tree_view *tb, int32_t b, int sym) {
@@ -56,33 +53,78 @@ static inline void pcp_visit_leaves(const void *vctx, void *acc, const canopy_tr
     c->leaf(c, (double *)acc, ta, a, tb, b, sym);
 }
 
-static inline void pcp_merge(const void *vctx, const void *acc) {
-    const pcp_ctx *c = (const pcp_ctx *)vctx;
-    const double *h = (const double *)acc;
+/* Where the CPU walk's merge puts the counts: c->counts, or with a sink a block at a
+ * time through buf (10^6 bins need no array of 8 MB: canopy_paircount_blocks). */
+typedef struct pcp_out {
+    canopy_paircount_sink sink;
+    void *user;
+    double *buf;          /* PCP_OUT_BLOCK bins, with a sink */
+    canopy_status status; /* the sink's */
+    int merged;           /* pcp_merge_all ran */
+} pcp_out;
+
+/* Bins merged at a time: 64 KB of doubles (in cache). */
+enum { PCP_OUT_BLOCK = 8192 };
+_Static_assert(PCP_OUT_BLOCK % PCP_SMALL_BLOCK == 0, "a merge block holds whole flag blocks");
+
+/* Adds (first: writes) accumulator h's bins b0..b0+m-1 into o[0..m). */
+static void merge_block(const pcp_ctx *c, const double *h, int first, int32_t b0, int32_t m,
+                        double *o) {
+    const int64_t nbins = c->nbins;
+    const int32_t end = b0 + m;
+    o -= b0;
     if (c->small) {
-        const int64_t nbins = c->nbins;
         const uint8_t *small = (const uint8_t *)(h + nbins), *used = small + c->small * nbins;
-        for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
-            for (int32_t b = 0; b < nbins; b++) c->counts[b] += c->mult * small[k * nbins + b];
-        for (int32_t b0 = 0; b0 < nbins; b0 += PCP_SMALL_BLOCK) {
-            int32_t end = nbins - b0 < PCP_SMALL_BLOCK ? (int32_t)nbins : b0 + PCP_SMALL_BLOCK;
-            if (used[b0 / PCP_SMALL_BLOCK])
-                for (int32_t b = b0; b < end; b++) c->counts[b] += h[b] + c->mult * small[b];
+        for (int32_t s0 = b0; s0 < end; s0 += PCP_SMALL_BLOCK) {
+            const int32_t s1 = end - s0 < PCP_SMALL_BLOCK ? end : s0 + PCP_SMALL_BLOCK;
+            if (first && used[s0 / PCP_SMALL_BLOCK])
+                for (int32_t b = s0; b < s1; b++) o[b] = h[b] + c->mult * small[b];
+            else if (first)
+                for (int32_t b = s0; b < s1; b++) o[b] = c->mult * small[b];
+            else if (used[s0 / PCP_SMALL_BLOCK])
+                for (int32_t b = s0; b < s1; b++) o[b] += h[b] + c->mult * small[b];
             else
-                for (int32_t b = b0; b < end; b++) c->counts[b] += c->mult * small[b];
+                for (int32_t b = s0; b < s1; b++) o[b] += c->mult * small[b];
         }
+        for (int32_t k = 1; k < c->small; k++) /* few bins: the copies */
+            for (int32_t b = b0; b < end; b++) o[b] += c->mult * small[k * nbins + b];
         return;
     }
-    for (int32_t k = 0; k < c->copies; k++)
-        for (int32_t b = 0; b < c->nbins; b++) c->counts[b] += h[(int64_t)k * c->nbins + b];
+    for (int32_t b = b0; first && b < end; b++) o[b] = h[b];
+    for (int32_t k = first; k < c->copies; k++)
+        for (int32_t b = b0; b < end; b++) o[b] += h[k * nbins + b];
 }
 
-static const canopy_pair_app pcp_app = {"paircount", pcp_test, pcp_visit_leaves, pcp_merge};
+/* Every thread's histogram summed a block at a time, written over the counts (no pass
+ * zeroing 8 MB first) or handed to the sink; no accumulator: zeros. The order of the
+ * additions per bin is that of one merge per thread. */
+static void pcp_merge_all(const void *vctx, const void *const *accs, int n) {
+    const pcp_ctx *c = (const pcp_ctx *)vctx;
+    pcp_out *out = c->out;
+    out->merged = 1;
+    for (int32_t b0 = 0; b0 < c->nbins && !out->status; b0 += PCP_OUT_BLOCK) {
+        const int32_t m = c->nbins - b0 < PCP_OUT_BLOCK ? c->nbins - b0 : PCP_OUT_BLOCK;
+        double *o = out->sink ? out->buf : c->counts + b0;
+        if (n == 0) memset(o, 0, sizeof *o * (size_t)m);
+        for (int t = 0; t < n; t++) merge_block(c, (const double *)accs[t], t == 0, b0, m, o);
+        if (out->sink) out->status = out->sink(out->user, b0, m, o);
+    }
+}
+
+static const canopy_pair_app pcp_app = {"paircount", pcp_test, pcp_visit_leaves, NULL,
+                                        pcp_merge_all};
 CANOPY_PAIR_CPU_INSTANTIATE(pcp, &pcp_app)
 
 canopy_paircount_options canopy_paircount_options_default(void) {
     canopy_paircount_options o = {0.0, 1.0, 10, 0, 0.0};
     return o;
+}
+
+static canopy_status flat_edges(int32_t b) {
+    return canopy_fail(CANOPY_ERR_INVALID,
+                       "paircount: bins %d and %d have the same float32 squared edge; use "
+                       "fewer or wider bins",
+                       (int)b - 1, (int)b);
 }
 
 static canopy_status check_edges(const canopy_paircount_options *po) {
@@ -114,37 +156,35 @@ canopy_status canopy_paircount_edges(const canopy_paircount_options *po, double 
     return CANOPY_OK;
 }
 
-/* Squared float edges, strictly increasing (so every distance has one bin); the
- * double edges one at a time, not as an array (8 MB more to fault in at 10^6). */
+/* That the squared edges e2[0..n) increase strictly, so every distance has one bin. */
+static canopy_status rising_edges(const float *e2, int32_t n) {
+    int flat = 0; /* the test without an exit vectorises */
+    for (int32_t k = 1; k < n; k++) flat |= !(e2[k] > e2[k - 1]);
+    for (int32_t k = 1; flat && k < n; k++)
+        if (!(e2[k] > e2[k - 1])) return flat_edges(k);
+    return CANOPY_OK;
+}
+
+/* The options' checks and, with e2, the squared float edges, checked (rising_edges) and
+ * padded with PCP_E2_PAD +inf (the caller frees *e2; filled a run of 1024 at a time, the
+ * double edges not as an array: 8 MB more at 10^6). e2 NULL: the options only, for the
+ * pair walk, which makes the table only where it has no bins by formula (walk_trees). */
 static canopy_status squared_edges(const canopy_paircount_options *po, float **e2) {
     canopy_status s = check_edges(po);
-    if (s || (s = canopy_alloc_large((void **)e2, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof **e2)))
-        return s;
+    if (s || !e2) return s;
+    float *all = NULL;
     pcp_edges *g = NULL;
-    if ((s = canopy_alloc((void **)&g, 1, sizeof *g))) {
-        canopy_free(*e2);
-        *e2 = NULL;
-        return s;
-    }
-    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
-    pcp_edges2_fill(g, 0, po->nbins + 1, *e2);
-    int flat = 0; /* the test without an exit vectorises; the pair is found after */
-    for (int32_t b = 1; b <= po->nbins; b++) flat |= !((*e2)[b] > (*e2)[b - 1]);
-    for (int32_t b = 1; flat && b <= po->nbins; b++) {
-        if (!((*e2)[b] > (*e2)[b - 1])) {
-            s = canopy_fail(CANOPY_ERR_INVALID,
-                            "paircount: bins %d and %d have the same float32 squared edge; use "
-                            "fewer or wider bins",
-                            (int)b - 1, (int)b);
-            break;
-        }
+    s = canopy_alloc_large((void **)&all, (size_t)po->nbins + 1 + PCP_E2_PAD, sizeof *all);
+    if (!s) s = canopy_alloc((void **)&g, 1, sizeof *g);
+    if (!s) {
+        pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+        pcp_edges2_fill(g, 0, po->nbins + 1, all);
+        s = rising_edges(all, po->nbins + 1);
     }
     canopy_free(g);
-    for (int32_t k = 1; k <= PCP_E2_PAD; k++) (*e2)[po->nbins + k] = INFINITY;
-    if (s) {
-        canopy_free(*e2);
-        *e2 = NULL;
-    }
+    for (int32_t k = 1; !s && k <= PCP_E2_PAD; k++) all[po->nbins + k] = INFINITY;
+    if (s) canopy_free(all);
+    *e2 = s ? NULL : all;
     return s;
 }
 
@@ -209,15 +249,15 @@ static canopy_status unit_weights(int64_t n, const float *given, float **own, co
     return CANOPY_OK;
 }
 
-/* The checks both entry points make: the squared edges (*e2, the caller frees) and
- * the data (auto: data2 becomes data1). */
+/* The checks both entry points make: the squared edges (*e2, the caller frees; e2 NULL:
+ * the options only, squared_edges) and the data (auto: data2 becomes data1). */
 static canopy_status prepare(const canopy_paircount_options *po, canopy_points *d1,
                              const float **w1, canopy_points *d2, const float **w2, int *self,
                              float **e2) {
     canopy_status s = squared_edges(po, e2);
     if (s || (s = check_data(d1, w1, d2, w2, (float)po->boxsize, self))) {
-        canopy_free(*e2);
-        *e2 = NULL;
+        if (e2) canopy_free(*e2);
+        if (e2) *e2 = NULL;
     }
     return s;
 }
@@ -273,13 +313,36 @@ static canopy_status bin_table(pcp_ctx *c) {
     return CANOPY_OK;
 }
 
-/* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins, and the
- * largest error of its position t at the float edges (by the leaf kernels' lanes),
- * from which the certain fractions follow; c->direct stays 0 (the bin table instead)
- * where the bins are too narrow for float32 positions or the range spans too many
- * cells. t(x) = log(x / rmin^2) * dk (log) or (sqrt(x) - rmin) * dk, in bins. */
+/* A bound on |t - T(x)| + |T(e2[b]) - b| over every float x >= split2 and edge b, where t
+ * is pcp_direct_pos's position of x (the same float operations as the lanes) and T the
+ * exact one of the cell table, T(x) = (log(x) - l0) * dk (log) or (sqrt(x) - rmin) * dk:
+ * - each squared edge is rounded once to float (relative 2^-24): dk * 2^-24 bins of log
+ *   position, at most dk * rmax * 2^-25 linear; the double edges, l0, dk and the table's
+ *   doubles add a few double ulps of the positions (bounded by far more here);
+ * - the table's 11 fraction bits (2^-12); the series' at most `most` bins: about 7
+ *   float roundings of 2^-24 (quotient, series, float dk and its product; linear also
+ *   sqrtf) and its truncation (the next term: r^4 / 4 of log(1 + r), 5 r^4 / 128 of
+ *   sqrt(1 + r) - 1, for r < cell, the cell's relative width); t's sum, one more.
+ * A fraction of t farther than this from a whole number gives the bin for certain (T is
+ * increasing). It replaced a pass measuring the error at all 10^6 edges (about 2 ms);
+ * tests/test_paircount.c measures it against this bound. */
+static double direct_error(const canopy_paircount_options *po, double dk, double l0, double most,
+                           double cell) {
+    const double u = 0x1p-24;
+    const double edge = (po->log_bins ? dk : dk * po->rmax * 0.5) * u * 1.001;
+    const double dbl =
+        ((po->log_bins ? dk * (fabs(l0) + 256.0) : dk * po->rmax * 8.0) + po->nbins + 1048576.0) *
+        0x1p-48;
+    const double series = 0x1p-12 + 9.0 * u * most + u + most * cell * cell * cell * 0.25;
+    return edge + dbl + series;
+}
+
+/* The cell table of pcp_direct_pos (pair_count.h) for log or linear bins and the margin
+ * of its certain fractions (direct_error); c->direct stays 0 (the bin table instead)
+ * where the bins are too narrow for float32 positions, the range spans too many cells,
+ * or the float edges might not rise strictly (the table's check then refuses them). */
 static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) {
-    c->split2 = c->nbins > 1 ? c->e2[1] : c->hi2;
+    c->split2 = c->nbins > 1 ? pcp_e2(c, 1) : c->hi2;
     const double span = po->log_bins ? 2.0 * log(po->rmax / po->rmin) : po->rmax - po->rmin;
     const double dk = po->nbins / span;
     /* most bins one cell's series can add (dk * slope * cell width): a few float ulps
@@ -289,14 +352,19 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
     while (shift > 0 && reach * ldexp(1.0, shift - 23) > 512.0) shift--;
     uint32_t base = pcp_bits(c->split2) & ~((1u << shift) - 1);
     int64_t cells = (int64_t)((pcp_bits(c->hi2) - base) >> shift) + 1;
+    const double l0 = po->log_bins ? 2.0 * log(po->rmin) : 0.0; /* not of e2[0], rounded */
+    const double cell = ldexp(1.0, shift - 23), err = direct_error(po, dk, l0, reach * cell, cell);
+    /* squared edges whose exact ratio exceeds 1 + 2^-21 round to rising floats (two
+       roundings of 2^-24 and the doubles' error apart); linear: the smallest ratio is at
+       rmax, (1 + 1 / (dk rmax))^2 */
+    const double gap = po->log_bins ? expm1(1.0 / dk) : 2.0 / (dk * po->rmax);
     c->direct = 0;
-    if (!(c->split2 >= FLT_MIN) || reach * ldexp(1.0, shift - 23) > 512.0 ||
-        cells > PCP_DIRECT_MAX_CELLS)
+    if (!(c->split2 >= FLT_MIN) || !(c->hi2 <= FLT_MAX) || reach * cell > 512.0 ||
+        cells > PCP_DIRECT_MAX_CELLS || !(gap > 0x1p-21) || !(err + 1e-3 < 0.25))
         return CANOPY_OK;
     int32_t *dpos = NULL;
     canopy_status s = canopy_alloc((void **)&dpos, (size_t)cells, sizeof *dpos);
     if (s) return s;
-    const double l0 = po->log_bins ? 2.0 * log(po->rmin) : 0.0; /* not of e2[0], rounded */
     int ok = 1;
     for (int64_t k = 0; k < cells; k++) {
         double x = (double)pcp_float(base + (uint32_t)(k << shift));
@@ -304,21 +372,35 @@ static canopy_status bin_direct(pcp_ctx *c, const canopy_paircount_options *po) 
         ok &= fabs(t) < 1048576.0;
         dpos[k] = ok ? (int32_t)lround(ldexp(t, PCP_DIRECT_FRAC)) : 0;
     }
+    if (!ok) {
+        canopy_free(dpos);
+        return CANOPY_OK;
+    }
     c->dbase = base;
     c->dshift = shift;
     c->dpos = dpos;
     c->dk = (float)dk;
     c->dlog = po->log_bins;
-    double err = ok ? c->direct_err(c) : 1.0;
-    /* the margin: the float series' own rounding (a few ulps of at most 512 bins) */
     c->dlo = (float)(err + 1e-3);
     c->dhi = 1.0f - c->dlo;
-    c->direct = ok && c->dlo < 0.25f;
-    if (!c->direct) {
-        canopy_free(dpos);
-        c->dpos = NULL;
-    }
+    c->direct = 1;
     return CANOPY_OK;
+}
+
+/* For tests/test_paircount.c: the bins by formula of the pair walk for po, made as
+ * walk_trees makes them (c->direct 0: none; the caller frees c->dpos and c->edges). */
+canopy_status canopy_pcp_direct_make(const canopy_paircount_options *po, pcp_ctx *c) {
+    memset(c, 0, sizeof *c);
+    pcp_edges *g = NULL;
+    canopy_status s = check_edges(po);
+    if (!s) s = canopy_alloc((void **)&g, 1, sizeof *g);
+    if (s) return s;
+    pcp_edges_init(g, po->rmin, po->rmax, po->nbins, po->log_bins);
+    c->edges = g;
+    c->nbins = po->nbins;
+    c->lo2 = pcp_e2(c, 0);
+    c->hi2 = pcp_e2(c, po->nbins);
+    return bin_direct(c, po);
 }
 
 /* Prefix sums of a tree's weights in tree order (squared: of their squares). */
@@ -370,15 +452,12 @@ static void leaf_kernel(pcp_ctx *c) {
     switch (canopy_cpu_isa()) {
     case CANOPY_ISA_AVX512:
         c->leaf = canopy_pcp_leaf_avx512;
-        c->direct_err = canopy_pcp_leaf_avx512_err;
         break;
     case CANOPY_ISA_AVX2:
         c->leaf = canopy_pcp_leaf_avx2;
-        c->direct_err = canopy_pcp_leaf_avx2_err;
         break;
     default:
         c->leaf = canopy_pcp_leaf_generic;
-        c->direct_err = canopy_pcp_leaf_generic_err;
     }
 }
 
@@ -389,7 +468,7 @@ static void leaf_kernel(pcp_ctx *c) {
 static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, const float *e2,
                                 const canopy_paircount_options *po, const canopy_run_options *o,
                                 int on_cpu, const canopy_tree_view *const resident[2],
-                                double *counts, canopy_stats *stats) {
+                                double *counts, pcp_out *out, canopy_stats *stats) {
     const int self = tb == NULL;
     double *pa = NULL, *pa2 = NULL, *pb = NULL;
     float *soa = NULL, *soa_a = NULL;
@@ -399,19 +478,30 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     const int weighted = va->weights != NULL;
     pcp_ctx c;
     memset(&c, 0, sizeof c);
-    c.e2 = e2;
     c.nbins = po->nbins;
-    c.lo2 = e2[0];
-    c.hi2 = e2[po->nbins];
     c.box = (float)po->boxsize;
+    /* bins by formula on the CPU (bin_direct) need no table of squared edges */
+    const int direct_bins =
+        on_cpu && po->nbins >= (weighted ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1);
+    float *own_e2 = NULL;
+    pcp_edges *gen = NULL;
+    canopy_status s = CANOPY_OK;
+    if (direct_bins && !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
+        pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
+        c.edges = gen;
+    }
+    if (!s && !e2 && !direct_bins) s = squared_edges(po, &own_e2);
+    c.e2 = e2 ? e2 : own_e2;
+    if (!s) {
+        c.lo2 = pcp_e2(&c, 0);
+        c.hi2 = pcp_e2(&c, po->nbins);
+    }
     leaf_kernel(&c);
     c.copies = po->nbins <= PCP_COPIES_MAX_BINS ? PCP_COPIES : 1;
     c.mult = self ? 2.0 : 1.0;
-    c.counts = counts;
     c.resident_a = resident ? resident[0] : NULL;
     c.resident_b = resident ? resident[1] : NULL;
-    canopy_status s = CANOPY_OK;
-    if (weighted && !(s = weight_prefix(va, 0, &pa))) {
+    if (!s && weighted && !(s = weight_prefix(va, 0, &pa))) {
         s = self ? weight_prefix(va, 1, &pa2) : weight_prefix(vb, 0, &pb);
         c.pa = pa;
         c.pa2 = pa2;
@@ -424,17 +514,23 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     c.soa_a = self ? soa : soa_a;
     c.soa_off_a = self ? off : off_a;
     c.soa_stride_a = self ? c.soa_stride : c.soa_stride_a;
-    pcp_edges *gen = NULL;
-    if (!s && on_cpu && po->nbins >= (weighted ? PCP_DIRECT_MIN_BINS : PCP_CUM_MAX + 1) &&
-        !(s = canopy_alloc((void **)&gen, 1, sizeof *gen))) {
-        pcp_edges_init(gen, po->rmin, po->rmax, po->nbins, po->log_bins);
-        c.edges = gen;
-        s = bin_direct(&c, po);
-    }
+    if (!s && direct_bins) s = bin_direct(&c, po);
+    if (!s && !c.direct && !c.e2 && !(s = squared_edges(po, &own_e2))) c.e2 = own_e2;
     if (!s && !c.direct) s = bin_table(&c);
     c.small = c.direct && !weighted ? c.copies : 0;
     if (c.small) c.copies = 1;
-    for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
+    /* the CPU walk's merge writes the counts or feeds the sink; the GPU's runner adds
+       to an array (with a sink, one of its own, handed over whole) */
+    c.out = out;
+    const int cpu_walk = o->backend == CANOPY_BACKEND_CPU ||
+                         (o->backend == CANOPY_BACKEND_AUTO &&
+                          (va->n < CANOPY_PAIR_GPU_AUTO_MIN_POINTS || !canopy_gpu_usable()));
+    double *own = NULL;
+    if (!s && out->sink)
+        s = cpu_walk ? canopy_alloc((void **)&out->buf, PCP_OUT_BLOCK, sizeof *out->buf)
+                     : canopy_alloc((void **)&own, (size_t)po->nbins, sizeof *own);
+    c.counts = own ? own : counts;
+    for (int32_t b = 0; !s && !cpu_walk && b < po->nbins; b++) c.counts[b] = 0.0;
     canopy_pair_counters cnt;
     if (!s) {
         canopy_pair_traversal tr = {"paircount",
@@ -447,6 +543,9 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
                                         (c.small ? po->nbins / PCP_SMALL_BLOCK + 1 : 0)};
         s = canopy_pair_traverse(ta, self ? NULL : tb, &tr, o, &cnt, stats);
     }
+    if (!s && cpu_walk && !out->merged) pcp_merge_all(&c, NULL, 0); /* no pairs: zeros */
+    if (!s && own) s = out->sink(out->user, 0, po->nbins, own);
+    if (!s) s = out->status;
     if (!s && stats) {
         canopy_tree_info ia, ib;
         canopy_tree_get_info(ta, &ia);
@@ -458,7 +557,11 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     }
     canopy_free((void *)c.tab);
     canopy_free((void *)c.dpos);
+    canopy_free(own);
+    canopy_free(out->buf);
+    out->buf = NULL;
     canopy_free(gen);
+    canopy_free(own_e2);
     canopy_free(soa);
     canopy_free(soa_a);
     canopy_free(off);
@@ -504,7 +607,8 @@ static void gpu_phases(canopy_stats *stats, double build, double download, doubl
 /* Variant auto on kd trees: the pair walk. Weights are both given or both NULL. */
 static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points d2, const float *w2,
                                int self, const float *e2, const canopy_paircount_options *po,
-                               const canopy_run_options *o, double *counts, canopy_stats *stats) {
+                               const canopy_run_options *o, double *counts, pcp_out *out,
+                               canopy_stats *stats) {
     canopy_tree *ta = NULL, *tb = NULL;
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     /* the walk's backend as canopy_pair_traverse will resolve it (the GPU kernel keeps
@@ -537,19 +641,23 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
     t0 = canopy_now();
     if (!s)
         s = walk_trees(ta, self ? NULL : tb, e2, po, o, on_cpu, on_gpu ? resident : NULL, counts,
-                       stats);
+                       out, stats);
     const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
     if (!s && stats && on_gpu) gpu_phases(stats, build, download, walk, release);
     return s;
 }
 
-canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
+/* canopy_paircount into counts, or with out->sink into it (counts NULL). */
+static canopy_status paircount(canopy_points data1, const float *weights1, canopy_points data2,
                                const float *weights2, const canopy_paircount_options *po,
-                               const canopy_run_options *opt, double *counts, canopy_stats *stats) {
+                               const canopy_run_options *opt, double *counts, pcp_out *out,
+                               canopy_stats *stats) {
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     int self = 0;
     float *e2 = NULL;
-    canopy_status s = prepare(po, &data1, &weights1, &data2, &weights2, &self, &e2);
+    /* the pair walk makes the squared edges it needs itself (walk_trees) */
+    const int pair = o.variant == CANOPY_VARIANT_AUTO && o.tree == CANOPY_TREE_KD;
+    canopy_status s = prepare(po, &data1, &weights1, &data2, &weights2, &self, pair ? NULL : &e2);
     if (s) return s;
     if (o.tree == CANOPY_TREE_BST || (po->boxsize > 0.0 && o.tree != CANOPY_TREE_KD))
         s = canopy_fail(CANOPY_ERR_INVALID, "paircount: tree %s cannot count pairs%s (use kd)",
@@ -562,13 +670,16 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
     canopy_tree *tree = NULL;
     double *prefix = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    if (!s && o.variant == CANOPY_VARIANT_AUTO && o.tree == CANOPY_TREE_KD) {
-        s = pair_walk(data1, weights1, data2, weights2, self, e2, po, &o, counts, stats);
+    if (!s && pair) {
+        s = pair_walk(data1, weights1, data2, weights2, self, e2, po, &o, counts, out, stats);
         canopy_free(own1);
         canopy_free(own2);
         canopy_free(e2);
         return s;
     }
+    double *own = NULL; /* the single-tree walk's counts for a sink */
+    if (!s && out->sink && !(s = canopy_alloc((void **)&own, (size_t)po->nbins, sizeof *own)))
+        counts = own;
     if (!s) {
         canopy_tree_options to = canopy_tree_options_default(o.tree);
         to.leaf_size = o.leaf_size;
@@ -581,7 +692,7 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
         prefix[0] = 0.0;
         for (int64_t i = 0; i < tv->n; i++) prefix[i + 1] = prefix[i] + (double)tv->weights[i];
     }
-    for (int32_t b = 0; b < po->nbins; b++) counts[b] = 0.0;
+    for (int32_t b = 0; counts && b < po->nbins; b++) counts[b] = 0.0;
     canopy_stats pass;
     double traverse = 0.0, schedule = 0.0, nodes = 0.0;
     for (int32_t b0 = 0; !s && b0 < po->nbins; b0 += PASS_BINS) {
@@ -608,12 +719,31 @@ canopy_status canopy_paircount(canopy_points data1, const float *weights1, canop
         stats->schedule_seconds = schedule;
         stats->nodes_per_query = nodes; /* summed over the passes */
     }
+    if (!s && own) s = out->sink(out->user, 0, po->nbins, own);
     canopy_tree_free(tree);
     canopy_free(prefix);
+    canopy_free(own);
     canopy_free(own1);
     canopy_free(own2);
     canopy_free(e2);
     return s;
+}
+
+canopy_status canopy_paircount(canopy_points data1, const float *weights1, canopy_points data2,
+                               const float *weights2, const canopy_paircount_options *po,
+                               const canopy_run_options *opt, double *counts, canopy_stats *stats) {
+    pcp_out out = {NULL, NULL, NULL, CANOPY_OK, 0};
+    return paircount(data1, weights1, data2, weights2, po, opt, counts, &out, stats);
+}
+
+canopy_status canopy_paircount_blocks(canopy_points data1, const float *weights1,
+                                      canopy_points data2, const float *weights2,
+                                      const canopy_paircount_options *po,
+                                      const canopy_run_options *opt, canopy_paircount_sink sink,
+                                      void *user, canopy_stats *stats) {
+    if (!sink) return canopy_fail(CANOPY_ERR_INVALID, "paircount: no sink for the counts");
+    pcp_out out = {sink, user, NULL, CANOPY_OK, 0};
+    return paircount(data1, weights1, data2, weights2, po, opt, NULL, &out, stats);
 }
 
 /* ---------------------------------------------------- device pointers -- */
@@ -724,7 +854,8 @@ canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weig
         if (!s && !self) s = check_tree(tb, 2, box);
         const canopy_tree_view *resident[2] = {ga ? &ga->view : NULL, gb ? &gb->view : NULL};
         t0 = canopy_now();
-        if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, stats);
+        pcp_out out = {NULL, NULL, NULL, CANOPY_OK, 0};
+        if (!s) s = walk_trees(ta, self ? NULL : tb, e2, po, &o, 0, resident, counts, &out, stats);
         const double walk = canopy_now() - t0, release = free_trees(ta, tb, ga, gb);
         if (!s && stats) gpu_phases(stats, build, download, walk, release);
     }

@@ -453,6 +453,86 @@ int cli_write_arrays(const char *cmd, int n, const char *const *paths, const can
     return 0;
 }
 
+int cli_counts_open(cli_counts *w, const char *cmd, const char *path, int64_t n) {
+    double t0 = canopy_now();
+    w->cmd = cmd;
+    w->path = path;
+    w->n = n;
+    w->total = 0;
+    w->seconds = 0.0;
+    w->all = NULL;
+    w->npy = cli_writer_for(path) == canopy_npy_write_to;
+    int rc = cli_check_array_outputs(cmd, 1, &path);
+    if (rc) return rc;
+    canopy_status s = CANOPY_OK;
+    if (w->npy) {
+        unsigned char head[CANOPY_NPY_HEADER_MAX];
+        size_t len = 0;
+        canopy_array a = cli_array_view(w->buf, CANOPY_I64, n, 0);
+        s = canopy_npy_header(&a, head, &len);
+        if (!s) s = canopy_outfile_open(&w->o, path);
+        if (!s && (s = canopy_io_write(&w->o, head, len))) canopy_outfile_abort(&w->o);
+    } else {
+        s = canopy_alloc((void **)&w->all, (size_t)n, sizeof *w->all);
+    }
+    w->seconds = canopy_now() - t0;
+    return s ? cli_runtime_error(cmd) : 0;
+}
+
+canopy_status cli_counts_put(void *vw, int32_t first, int32_t n, const double *counts) {
+    cli_counts *w = (cli_counts *)vw;
+    double t0 = canopy_now();
+    canopy_status s =
+        first + (int64_t)n <= w->n
+            ? CANOPY_OK
+            : canopy_fail(CANOPY_ERR_INTERNAL, "counts past the %lld announced", (long long)w->n);
+    for (int32_t i0 = 0; i0 < n && !s; i0 += CLI_COUNTS_BLOCK) {
+        int32_t m = n - i0 < CLI_COUNTS_BLOCK ? n - i0 : CLI_COUNTS_BLOCK;
+        int64_t *to = w->npy ? w->buf : w->all + first + i0, sum = 0;
+        const double *v = counts + i0;
+        /* in [0, 2^52) a whole number is the low bits of itself + 2^52: a loop that
+           vectorises without AVX-512's conversion (10^6 scalar ones took 1 ms); a
+           block with another value is converted again one by one */
+        int64_t outside = 0;
+        for (int32_t i = 0; i < m; i++) {
+            double y = v[i] + 0x1p52;
+            int64_t bits;
+            memcpy(&bits, &y, sizeof bits);
+            sum += to[i] = bits - 0x4330000000000000;
+            outside |= (bits >> 52) ^ 0x433; /* not in [2^52, 2^53) */
+        }
+        if (outside) {
+            sum = 0;
+            for (int32_t i = 0; i < m; i++) sum += to[i] = (int64_t)v[i];
+        }
+        w->total += sum;
+        if (w->npy) s = canopy_io_write(&w->o, w->buf, sizeof *w->buf * (size_t)m);
+    }
+    w->seconds += canopy_now() - t0;
+    return s;
+}
+
+int cli_counts_commit(cli_counts *w) {
+    double t0 = canopy_now();
+    int rc = 0;
+    if (w->npy) {
+        if (canopy_outfile_commit(&w->o)) rc = cli_runtime_error(w->cmd);
+    } else {
+        canopy_array a = cli_array_view(w->all, CANOPY_I64, w->n, 0);
+        rc = cli_write_arrays(w->cmd, 1, &w->path, &a, NULL);
+        canopy_free(w->all);
+        w->all = NULL;
+    }
+    w->seconds += canopy_now() - t0;
+    return rc;
+}
+
+void cli_counts_abort(cli_counts *w) {
+    if (w->npy) canopy_outfile_abort(&w->o);
+    canopy_free(w->all);
+    w->all = NULL;
+}
+
 canopy_array cli_array_view(void *data, canopy_dtype t, int64_t rows, int64_t cols) {
     canopy_array a;
     memset(&a, 0, sizeof a);

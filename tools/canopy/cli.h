@@ -5,6 +5,7 @@
 #define CANOPY_CLI_H
 
 #include "canopy.h"
+#include "io/io.h"
 
 #include <getopt.h>
 #include <stdint.h>
@@ -95,6 +96,26 @@ int cli_parse_threads(const char *cmd, const char *s);
  * took in *seconds unless it is NULL. */
 int cli_write_arrays(const char *cmd, int n, const char *const *paths, const canopy_array *arrays,
                      double *seconds);
+/* n counts (doubles that hold whole numbers) written as an int64 array as they come,
+ * from canopy_paircount_blocks' sink cli_counts_put: a .npy (or '-') a block at a time
+ * (with 10^6 bins no array of 8 MB), other formats kept and written by the commit.
+ * total is their sum, seconds the time spent writing. */
+enum { CLI_COUNTS_BLOCK = 8192 };
+typedef struct cli_counts {
+    const char *cmd, *path;
+    int64_t n, total;
+    double seconds;
+    int npy;
+    canopy_outfile o; /* .npy: the open output */
+    int64_t *all;     /* other formats: every count */
+    int64_t buf[CLI_COUNTS_BLOCK];
+} cli_counts;
+/* A usage or runtime error (returned, printed) or 0. */
+int cli_counts_open(cli_counts *w, const char *cmd, const char *path, int64_t n);
+canopy_status cli_counts_put(void *w, int32_t first, int32_t n, const double *counts);
+/* The output committed (a runtime error is printed and returned), or abandoned. */
+int cli_counts_commit(cli_counts *w);
+void cli_counts_abort(cli_counts *w);
 /* Writes one array in the format its name's extension names (.npy, .csv, .fvecs,
  * .ivecs; '-' is .npy on standard output); another extension is refused. */
 canopy_status cli_write_array(const char *path, const canopy_array *a);

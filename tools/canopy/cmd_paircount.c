@@ -145,25 +145,27 @@ int cmd_paircount(int argc, char **argv) {
     int rc = CLI_OK;
     if (weighted) rc = split_weights(p1, &d1, &w1);
     if (rc == CLI_OK && weighted && p2) rc = split_weights(p2, &d2, &w2);
-    if (rc == CLI_OK &&
-        (canopy_alloc_large((void **)&counts, (size_t)po.nbins, sizeof *counts) ||
-         canopy_paircount(d1, w1, d2, w2, &po, &to.run, counts, p.stats ? &st : NULL)))
-        rc = cli_runtime_error("paircount");
     double total = 0.0;
-    /* the integer counts over the doubles, in place (10^6 bins: 8 MB less to fault in),
-       summed as integers: a chain of 10^6 float adds took 1.3 ms */
-    _Static_assert(sizeof(int64_t) == sizeof(double), "in-place integer counts");
-    int64_t *icounts = (int64_t *)(void *)counts, itotal = 0;
-    if (rc == CLI_OK) {
-        for (int32_t b = 0; b < po.nbins && weighted; b++) total += counts[b];
-        for (int32_t b = 0; b < po.nbins && !weighted; b++) {
-            icounts[b] = (int64_t)counts[b];
-            itotal += icounts[b];
+    if (rc == CLI_OK && weighted) {
+        if (canopy_alloc_large((void **)&counts, (size_t)po.nbins, sizeof *counts) ||
+            canopy_paircount(d1, w1, d2, w2, &po, &to.run, counts, p.stats ? &st : NULL))
+            rc = cli_runtime_error("paircount");
+        for (int32_t b = 0; rc == CLI_OK && b < po.nbins; b++) total += counts[b];
+        canopy_array a = cli_array_view(counts, CANOPY_F64, po.nbins, 0);
+        if (rc == CLI_OK) rc = cli_write_arrays("paircount", 1, &out, &a, &t_write);
+    } else if (rc == CLI_OK) {
+        /* the counts go to the file as the merge makes them (no array of 8 MB at 10^6
+           bins), summed as integers (a chain of 10^6 float adds took 1.3 ms) */
+        cli_counts w;
+        rc = cli_counts_open(&w, "paircount", out, po.nbins);
+        if (rc == CLI_OK && canopy_paircount_blocks(d1, NULL, d2, NULL, &po, &to.run,
+                                                    cli_counts_put, &w, p.stats ? &st : NULL)) {
+            cli_counts_abort(&w);
+            rc = cli_runtime_error("paircount");
         }
-        if (!weighted) total = (double)itotal;
-        canopy_array a = weighted ? cli_array_view(counts, CANOPY_F64, po.nbins, 0)
-                                  : cli_array_view(icounts, CANOPY_I64, po.nbins, 0);
-        rc = cli_write_arrays("paircount", 1, &out, &a, &t_write);
+        if (rc == CLI_OK) rc = cli_counts_commit(&w);
+        total = (double)w.total;
+        t_write = w.seconds;
     }
     if (rc == CLI_OK) {
         cli_summary("paircount: %s, %lld x %lld points, %d %s bins in [%g, %g)%s, %s %.17g -> %s",
