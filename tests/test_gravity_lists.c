@@ -514,7 +514,10 @@ static void check_refit(uint64_t seed, int64_t n) {
                     pr = fmax(pr, fabs(pot[sample[k]] - rp[k]) / fabs(rp[k]));
                     pf = fmax(pf, fabs(pot2[sample[k]] - rp[k]) / fabs(rp[k]));
                 }
-                CHECK_MSG(pr <= 3.0 * pf + 1e-6, "%s: potential error refit %.3g, fresh %.3g", what,
+                /* the worst of a few hundred bodies: at order 4 the fresh tree's is near
+                   float rounding (3e-6), so the floor is a looser cell's, not 1e-6 (seed
+                   1883534064413143: 1.2e-5); wrong moments err by 1e-3 and more */
+                CHECK_MSG(pr <= 3.0 * pf + 2e-5, "%s: potential error refit %.3g, fresh %.3g", what,
                           pr, pf);
             }
             /* back to x0: the built tree's bits, for every body */
