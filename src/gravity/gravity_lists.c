@@ -491,8 +491,9 @@ typedef struct gl_lists {
     int32_t *cells, *opened, *stack;
     unsigned char *mark; /* periodic: per node of src[0], listed as a cell (group_ewald) */
     int32_t *cend, *oend;          /* per source tree: end of its entries in cells and opened */
-    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
-                                      of cap floats per element */
+    float *cb; /* gathered cells in blocks of GL_LANES (cell_rows(order) rows of GL_LANES
+                  floats: x, y, z, mass, then the packed moments): a block is one
+                  contiguous read for the kernel, whatever the list's length */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
     float g[3];                    /* periodic: the sink group's centre; every source is
                                       listed at its image nearest it */
@@ -513,6 +514,10 @@ typedef struct gl_per {
 } gl_per;
 
 enum { GL_LANES = 16 };
+/* Rows of a block of gathered cells: position, mass and the packed moments. */
+static inline int cell_rows(int order) {
+    return 4 + mp_pack_count(order);
+}
 /* Periodic: the longest cell the lists accept, in boxes. Under half a box, a cell is
  * never an ancestor of the sink group taken at another image. Periodic forces on
  * uniform bodies are small (they cancel), so the same opening gives a larger relative
@@ -652,9 +657,7 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
     int64_t npp = (np + GL_LANES - 1) / GL_LANES * GL_LANES;
     if (npc > L->cell_cap) {
         int64_t cap = npc * 2;
-        if (reserve(&L->cx, cap, 1) || reserve(&L->cy, cap, 1) || reserve(&L->cz, cap, 1) ||
-            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, MP_PACK_MAX))
-            return 1;
+        if (reserve(&L->cb, cap, cell_rows(t->order))) return 1;
         L->cell_cap = cap;
     }
     if (npp > L->body_cap) {
@@ -664,24 +667,19 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
             return 1;
         L->body_cap = cap;
     }
-    int64_t cc = L->cell_cap;
-    int np_q = mp_pack_count(t->order), sc = 0;
+    int rows = cell_rows(t->order), sc = 0;
     for (int32_t k = 0; k < L->nc; k++) {
         int32_t v = L->cells[k];
         const gl_hot *h = listed(src, L->cend, &sc, L->cells, k);
         const gl_tree *u = src[sc];
         const float *c = (const float *)(const void *)(u->cold_base + (size_t)v * u->cold_stride);
-        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
-        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
-        if (P) {
-            L->cx[k] = image_near(h->c[0], L->g[0], P), L->cy[k] = image_near(h->c[1], L->g[1], P);
-            L->cz[k] = image_near(h->c[2], L->g[2], P);
-        }
+        float *b = L->cb + (int64_t)(k / GL_LANES) * GL_LANES * rows + k % GL_LANES;
+        for (int a = 0; a < 3; a++) b[a * GL_LANES] = P ? image_near(h->c[a], L->g[a], P) : h->c[a];
+        for (int e = 0; e < rows - 3; e++) b[(3 + e) * GL_LANES] = c[e];
     }
     for (int64_t k = L->nc; k < npc; k++) {
-        L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
-        L->cm[k] = 0.0f;
-        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = 0.0f;
+        float *b = L->cb + (k / GL_LANES) * GL_LANES * rows + k % GL_LANES;
+        for (int e = 0; e < rows; e++) b[e * GL_LANES] = 0.0f;
     }
     int64_t j = 0;
     so = 0;
@@ -825,14 +823,15 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
                                                               float eps2, int32_t self, float xi,
                                                               float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
-    int64_t cc = L->cell_cap;
+    const int rows = cell_rows(order);
     for (int32_t j = 0; j < L->npc; j += GL_LANES) {
+        const float *b = L->cb + (int64_t)j * rows;
 #pragma omp simd
         for (int l = 0; l < GL_LANES; l++) {
-            int32_t k = j + l;
-            float p = 0.0f, dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
-            mp_cell_terms(order, L->cm[k], dx, dy, dz, eps2, L->cq + k, cc, &ax[l], &ay[l], &az[l],
-                          &p);
+            float p = 0.0f, dx = xi - b[l], dy = yi - b[GL_LANES + l],
+                  dz = zi - b[2 * GL_LANES + l];
+            mp_cell_terms(order, b[3 * GL_LANES + l], dx, dy, dz, eps2, b + 4 * GL_LANES + l,
+                          GL_LANES, &ax[l], &ay[l], &az[l], &p);
             if (pot) ph[l] -= p;
         }
     }
@@ -934,7 +933,7 @@ static gl_sinks_fn pick_sinks(void) {
 
 static void lists_free(gl_lists *L) {
     free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend), free(L->mark);
-    free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
+    free(L->cb);
     free(L->bx), free(L->by), free(L->bz), free(L->bm);
 }
 
