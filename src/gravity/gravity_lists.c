@@ -1060,33 +1060,17 @@ __attribute__((target(GL_AVX512_TARGET))) static void ewald_sum_avx512(const gl_
 }
 #endif
 
-/* The kernels for this CPU: 0 generic, 1 AVX2, 2 AVX-512. */
-static int pick_isa(void) {
+/* The sink and Ewald kernels for this CPU. */
+static void pick_kernels(gl_sinks_fn *sinks, gl_ewald_fn *ewald) {
+    *sinks = sinks_generic, *ewald = ewald_sum_generic;
 #if defined(__x86_64__) && defined(__GNUC__)
     const unsigned avx512 = CANOPY_CPU_AVX512F | CANOPY_CPU_AVX512VL | CANOPY_CPU_AVX512DQ,
                    avx2 = CANOPY_CPU_AVX2 | CANOPY_CPU_FMA;
     unsigned f = canopy_cpu_features();
-    if ((f & avx512) == avx512) return 2;
-    if ((f & avx2) == avx2) return 1;
-#endif
-    return 0;
-}
-
-static gl_sinks_fn pick_sinks(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static const gl_sinks_fn fn[3] = {sinks_generic, sinks_avx2, sinks_avx512};
-    return fn[pick_isa()];
-#else
-    return sinks_generic;
-#endif
-}
-
-static gl_ewald_fn pick_ewald(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static const gl_ewald_fn fn[3] = {ewald_sum_generic, ewald_sum_avx2, ewald_sum_avx512};
-    return fn[pick_isa()];
-#else
-    return ewald_sum_generic;
+    if ((f & avx512) == avx512)
+        *sinks = sinks_avx512, *ewald = ewald_sum_avx512;
+    else if ((f & avx2) == avx2)
+        *sinks = sinks_avx2, *ewald = ewald_sum_avx2;
 #endif
 }
 
@@ -1140,8 +1124,9 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
         cells += src[s]->nn;
         depth = src[s]->depth > depth ? src[s]->depth : depth;
     }
-    gl_sinks_fn sinks = pick_sinks();
-    gl_ewald_fn ewald_sum = pick_ewald();
+    gl_sinks_fn sinks;
+    gl_ewald_fn ewald_sum;
+    pick_kernels(&sinks, &ewald_sum);
     int failed = 0;
     int64_t walks = 0, tests = 0, pp = 0, pc = 0;
 #pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
