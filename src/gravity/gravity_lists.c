@@ -491,13 +491,18 @@ typedef struct gl_lists {
     int32_t *cells, *opened, *stack;
     unsigned char *mark; /* periodic: per node of src[0], listed as a cell (group_ewald) */
     int32_t *cend, *oend;          /* per source tree: end of its entries in cells and opened */
-    float *cx, *cy, *cz, *cm, *cq; /* gathered cells: cq is the packed moments, one array
-                                      of cap floats per element */
+    float *cb; /* gathered cells in blocks of GL_LANES (cell_rows(order) rows of GL_LANES
+                  floats: x, y, z, mass, then the packed moments): a block is one
+                  contiguous read for the kernel, whatever the list's length */
     float *bx, *by, *bz, *bm;      /* gathered bodies */
     float g[3];                    /* periodic: the sink group's centre; every source is
                                       listed at its image nearest it */
     float corr[EWALD_NDER];        /* periodic: the sources' summed Ewald correction and its
                                       derivatives at g (unit box, gravity/ewald.h's order) */
+    float *es;                     /* periodic: the group's Ewald sources queued for the
+                                      vector sum, in blocks of GL_LANES (GL_EWALD_ROWS rows) */
+    int64_t ne, ecap;
+    double eacc[EWALD_NDER]; /* periodic: the sources that took the scalar path */
     int64_t cell_cap, body_cap;
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
 } gl_lists;
@@ -513,6 +518,10 @@ typedef struct gl_per {
 } gl_per;
 
 enum { GL_LANES = 16 };
+/* Rows of a block of gathered cells: position, mass and the packed moments. */
+static inline int cell_rows(int order) {
+    return 4 + mp_pack_count(order);
+}
 /* Periodic: the longest cell the lists accept, in boxes. Under half a box, a cell is
  * never an ancestor of the sink group taken at another image. Periodic forces on
  * uniform bodies are small (they cancel), so the same opening gives a larger relative
@@ -652,9 +661,7 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
     int64_t npp = (np + GL_LANES - 1) / GL_LANES * GL_LANES;
     if (npc > L->cell_cap) {
         int64_t cap = npc * 2;
-        if (reserve(&L->cx, cap, 1) || reserve(&L->cy, cap, 1) || reserve(&L->cz, cap, 1) ||
-            reserve(&L->cm, cap, 1) || reserve(&L->cq, cap, MP_PACK_MAX))
-            return 1;
+        if (reserve(&L->cb, cap, cell_rows(t->order))) return 1;
         L->cell_cap = cap;
     }
     if (npp > L->body_cap) {
@@ -664,24 +671,19 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
             return 1;
         L->body_cap = cap;
     }
-    int64_t cc = L->cell_cap;
-    int np_q = mp_pack_count(t->order), sc = 0;
+    int rows = cell_rows(t->order), sc = 0;
     for (int32_t k = 0; k < L->nc; k++) {
         int32_t v = L->cells[k];
         const gl_hot *h = listed(src, L->cend, &sc, L->cells, k);
         const gl_tree *u = src[sc];
         const float *c = (const float *)(const void *)(u->cold_base + (size_t)v * u->cold_stride);
-        L->cx[k] = h->c[0], L->cy[k] = h->c[1], L->cz[k] = h->c[2], L->cm[k] = c[0];
-        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = c[1 + e];
-        if (P) {
-            L->cx[k] = image_near(h->c[0], L->g[0], P), L->cy[k] = image_near(h->c[1], L->g[1], P);
-            L->cz[k] = image_near(h->c[2], L->g[2], P);
-        }
+        float *b = L->cb + (int64_t)(k / GL_LANES) * GL_LANES * rows + k % GL_LANES;
+        for (int a = 0; a < 3; a++) b[a * GL_LANES] = P ? image_near(h->c[a], L->g[a], P) : h->c[a];
+        for (int e = 0; e < rows - 3; e++) b[(3 + e) * GL_LANES] = c[e];
     }
     for (int64_t k = L->nc; k < npc; k++) {
-        L->cx[k] = L->cy[k] = L->cz[k] = 0.0f;
-        L->cm[k] = 0.0f;
-        for (int e = 0; e < np_q; e++) L->cq[e * cc + k] = 0.0f;
+        float *b = L->cb + (k / GL_LANES) * GL_LANES * rows + k % GL_LANES;
+        for (int e = 0; e < rows; e++) b[e * GL_LANES] = 0.0f;
     }
     int64_t j = 0;
     so = 0;
@@ -740,26 +742,57 @@ static inline void ewald_source(const gl_per *P, const float *g, float x, float 
     }
 }
 
-/* The Ewald terms of node u of t (walk record h) and its subtree, all moved by sh: u
- * itself when no longer than P->fine_side, else its children (a leaf: its bodies), so
- * each term's series converges fast. Uses L->stack from sp on. */
-static void ewald_subtree(const gl_per *P, const gl_tree *t, int32_t u, const float *sh,
-                          gl_lists *L, int32_t sp, double acc[EWALD_NDER]) {
+/* A queued Ewald source: position, mass, second moments (zero for a body). */
+enum { GL_EWALD_ROWS = 10 };
+
+/* Queues a source at x of mass m and second moments S (NULL: a body) for the group's
+ * vector sum (ewald_sum_body). One whose offset from the centre leaves the unit cell
+ * (a body of a straddling leaf or listed cell) needs its images' Newtonian difference
+ * (ewald_derivs_at) and takes the scalar path into L->eacc. Returns 1 when out of
+ * memory. */
+static int ewald_queue(const gl_per *P, gl_lists *L, float x, float y, float z, float m,
+                       const float *S) {
+    float p[3] = {x, y, z};
+    for (int k = 0; k < 3; k++)
+        if (rintf((L->g[k] - p[k]) * P->inv_box) != 0.0f) {
+            ewald_source(P, L->g, x, y, z, m, S, 1, L->eacc);
+            return 0;
+        }
+    if (L->ne == L->ecap) {
+        int64_t cap = L->ecap ? 2 * L->ecap : 64 * GL_LANES;
+        if (reserve(&L->es, cap, GL_EWALD_ROWS)) return 1;
+        L->ecap = cap;
+    }
+    float *b = L->es + L->ne / GL_LANES * GL_LANES * GL_EWALD_ROWS + L->ne % GL_LANES;
+    for (int k = 0; k < 3; k++) b[k * GL_LANES] = p[k];
+    b[3 * GL_LANES] = m;
+    for (int e = 0; e < 6; e++) b[(4 + e) * GL_LANES] = S ? S[e] : 0.0f;
+    L->ne++;
+    return 0;
+}
+
+/* Queues the Ewald terms of node u of t (walk record h) and its subtree, all moved by
+ * sh: u itself when no longer than P->fine_side, else its children (a leaf: its
+ * bodies), so each term's series converges fast. Uses L->stack from sp on. */
+static int ewald_subtree(const gl_per *P, const gl_tree *t, int32_t u, const float *sh, gl_lists *L,
+                         int32_t sp) {
     int32_t top = sp;
+    int failed = 0;
     L->stack[sp++] = u;
     while (sp > top) {
         int32_t w = L->stack[--sp];
         const gl_hot *h = (const gl_hot *)(t->walk + (size_t)w * t->stride);
         if (node_side(t, w) <= P->fine_side)
-            ewald_source(P, L->g, h->c[0] + sh[0], h->c[1] + sh[1], h->c[2] + sh[2],
-                         cold_mass(t, w), t->q2 + 6 * (int64_t)w, 1, acc);
+            failed |= ewald_queue(P, L, h->c[0] + sh[0], h->c[1] + sh[1], h->c[2] + sh[2],
+                                  cold_mass(t, w), t->q2 + 6 * (int64_t)w);
         else if (h->nchild == 0)
             for (int32_t i = h->begin; i < h->end; i++)
-                ewald_source(P, L->g, t->x[i] + sh[0], t->y[i] + sh[1], t->z[i] + sh[2], t->m[i],
-                             NULL, 0, acc);
+                failed |= ewald_queue(P, L, t->x[i] + sh[0], t->y[i] + sh[1], t->z[i] + sh[2],
+                                      t->m[i], NULL);
         else
             for (int32_t k = h->child; k < h->child + h->nchild; k++) L->stack[sp++] = k;
     }
+    return failed;
 }
 
 /* The sources' Ewald correction about the sink group's centre (L->corr), by a walk of
@@ -768,10 +801,13 @@ static void ewald_subtree(const gl_per *P, const gl_tree *t, int32_t u, const fl
  * nearest it (everything inside is there), a listed cell and an opened leaf whole at
  * that image too, the group's own node v where it is. Taken whole when no longer than
  * P->fine_side (monopole and quadrupole terms), else by parts (ewald_subtree). Once per
- * group, so it costs a group's worth of sinks less than the Newtonian terms. L->stack
- * is free after the list walk; L->mark flags the listed cells. */
-static void group_ewald(const gl_per *P, const gl_tree *t, int32_t v, gl_lists *L) {
-    double acc[EWALD_NDER] = {0};
+ * group, so it costs a group's worth of sinks less than the Newtonian terms. The
+ * sources are queued, then summed by the vector kernel (gl_ewald_fn). L->stack is free
+ * after the list walk; L->mark flags the listed cells. Returns 1 when out of memory. */
+static int group_ewald(const gl_per *P, const gl_tree *t, int32_t v, gl_lists *L) {
+    int failed = 0;
+    memset(L->eacc, 0, sizeof L->eacc);
+    L->ne = 0;
     for (int32_t k = 0; k < L->nc; k++) L->mark[L->cells[k]] = 1;
     int32_t sp = 0;
     L->stack[sp++] = 0;
@@ -782,12 +818,17 @@ static void group_ewald(const gl_per *P, const gl_tree *t, int32_t v, gl_lists *
         for (int k = 0; k < 3 && u != v; k++) sh[k] = image_near(h->c[k], L->g[k], P) - h->c[k];
         for (int k = 0; k < 3; k++) c[k] = h->c[k] + sh[k];
         if (u == v || L->mark[u] || h->nchild == 0 || !straddles(t, u, c, L->g, P))
-            ewald_subtree(P, t, u, sh, L, sp, acc);
+            failed |= ewald_subtree(P, t, u, sh, L, sp);
         else
             for (int32_t k = h->child; k < h->child + h->nchild; k++) L->stack[sp++] = k;
     }
     for (int32_t k = 0; k < L->nc; k++) L->mark[L->cells[k]] = 0;
-    for (int q = 0; q < EWALD_NDER; q++) L->corr[q] = (float)acc[q];
+    /* padding: massless sources at the centre */
+    for (; !failed && L->ne % GL_LANES; L->ne++) {
+        float *b = L->es + L->ne / GL_LANES * GL_LANES * GL_EWALD_ROWS + L->ne % GL_LANES;
+        for (int r = 0; r < GL_EWALD_ROWS; r++) b[r * GL_LANES] = r < 3 ? L->g[r] : 0.0f;
+    }
+    return failed;
 }
 
 /* Adds the group's Ewald correction (L->corr) to a sink at (x, y, z): psi's Taylor
@@ -825,14 +866,15 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
                                                               float eps2, int32_t self, float xi,
                                                               float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
-    int64_t cc = L->cell_cap;
+    const int rows = cell_rows(order);
     for (int32_t j = 0; j < L->npc; j += GL_LANES) {
+        const float *b = L->cb + (int64_t)j * rows;
 #pragma omp simd
         for (int l = 0; l < GL_LANES; l++) {
-            int32_t k = j + l;
-            float p = 0.0f, dx = xi - L->cx[k], dy = yi - L->cy[k], dz = zi - L->cz[k];
-            mp_cell_terms(order, L->cm[k], dx, dy, dz, eps2, L->cq + k, cc, &ax[l], &ay[l], &az[l],
-                          &p);
+            float p = 0.0f, dx = xi - b[l], dy = yi - b[GL_LANES + l],
+                  dz = zi - b[2 * GL_LANES + l];
+            mp_cell_terms(order, b[3 * GL_LANES + l], dx, dy, dz, eps2, b + 4 * GL_LANES + l,
+                          GL_LANES, &ax[l], &ay[l], &az[l], &p);
             if (pot) ph[l] -= p;
         }
     }
@@ -921,20 +963,121 @@ sinks_avx512(const gl_tree *t, const gl_lists *L, int32_t gb, int32_t b, int32_t
 }
 #endif
 
-static gl_sinks_fn pick_sinks(void) {
+/* The group's queued Ewald sources (a whole number of blocks, group_ewald) summed
+ * with the scalar path's into L->corr: ewald_source's terms, with ewald_table_at's
+ * lookup and Taylor shift (ewald_shift) written lane-innermost so that each step is
+ * one vector operation over GL_LANES sources (per source, the compilers left the index
+ * tables scalar). The lanes' sums meet in float64. */
+static inline __attribute__((always_inline)) void ewald_sum_body(const gl_per *P, gl_lists *L) {
+    static const int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    float D[EWALD_NDER][GL_LANES] = {{0}}, C[EWALD_NDER][GL_LANES], A1[20][GL_LANES],
+          A2[10][GL_LANES], A3[4][GL_LANES], e[3][GL_LANES], W[6][GL_LANES];
+    int32_t at[GL_LANES], neg[GL_LANES];
+    float sc = 2.0f * (float)P->grid;
+    int32_t n = P->grid, m1 = n + 1;
+    for (int64_t j = 0; j < L->ne; j += GL_LANES) {
+        const float *s = L->es + j * GL_EWALD_ROWS;
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) { /* the nearest grid point, the octant */
+            int32_t ix[3], ng = 0;
+            for (int k = 0; k < 3; k++) {
+                float u = (L->g[k] - s[k * GL_LANES + l]) * P->inv_box, g = fabsf(u) * sc;
+                int32_t i = (int32_t)(g + 0.5f);
+                ix[k] = i < n ? i : n;
+                e[k][l] = fabsf(u) - (float)ix[k] / sc;
+                ng |= (u < 0.0f) << k;
+            }
+            at[l] = EWALD_NDER * ((ix[0] * m1 + ix[1]) * m1 + ix[2]), neg[l] = ng;
+        }
+        for (int l = 0; l < GL_LANES; l++)
+            for (int q = 0; q < EWALD_NDER; q++) C[q][l] = P->table[at[l] + q];
+        for (int q = 0; q < 20; q++) {
+            const unsigned char *up = EWALD_UP[q];
+#pragma omp simd
+            for (int l = 0; l < GL_LANES; l++)
+                A1[q][l] = C[up[0]][l] * e[0][l] + C[up[1]][l] * e[1][l] + C[up[2]][l] * e[2][l];
+        }
+        for (int q = 0; q < 10; q++) {
+            const unsigned char *up = EWALD_UP[q];
+#pragma omp simd
+            for (int l = 0; l < GL_LANES; l++)
+                A2[q][l] = A1[up[0]][l] * e[0][l] + A1[up[1]][l] * e[1][l] + A1[up[2]][l] * e[2][l];
+        }
+        for (int q = 0; q < 4; q++) {
+            const unsigned char *up = EWALD_UP[q];
+#pragma omp simd
+            for (int l = 0; l < GL_LANES; l++)
+                A3[q][l] = A2[up[0]][l] * e[0][l] + A2[up[1]][l] * e[1][l] + A2[up[2]][l] * e[2][l];
+        }
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) /* ewald_shift's fourth-order term of psi */
+            C[0][l] += (A3[1][l] * e[0][l] + A3[2][l] * e[1][l] + A3[3][l] * e[2][l]) / 24.0f;
+        for (int q = 0; q < EWALD_NDER; q++) {
+            float f1 = q < 20, f2 = q < 10 ? 0.5f : 0.0f, f3 = q < 4 ? 1.0f / 6.0f : 0.0f;
+            int q1 = q < 20 ? q : 0, q2 = q < 10 ? q : 0, q3 = q < 4 ? q : 0;
+            int odd = EWALD_ODD[q];
+#pragma omp simd
+            for (int l = 0; l < GL_LANES; l++) {
+                float d = C[q][l] + f1 * A1[q1][l] + f2 * A2[q2][l] + f3 * A3[q3][l];
+                /* the octant's sign: the parity of the odd axes that are negative */
+                C[q][l] = (0x96 >> (odd & neg[l])) & 1 ? -d : d;
+            }
+        }
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++)
+            for (int k = 0; k < 6; k++) /* off-diagonal moments count twice, halves once */
+                W[k][l] = (k < 3 ? 0.5f : 1.0f) * s[(4 + k) * GL_LANES + l] * P->inv_box2;
+        for (int q = 0; q < EWALD_NDER; q++)
+#pragma omp simd
+            for (int l = 0; l < GL_LANES; l++) D[q][l] += s[3 * GL_LANES + l] * C[q][l];
+        for (int k = 0; k < 6; k++)
+            for (int q = 0; q < 10; q++) {
+                int i = EWALD_UP[EWALD_UP[q][ab[k][0]]][ab[k][1]];
+#pragma omp simd
+                for (int l = 0; l < GL_LANES; l++) D[q][l] += W[k][l] * C[i][l];
+            }
+    }
+    for (int q = 0; q < EWALD_NDER; q++) {
+        double sum = L->eacc[q];
+        for (int l = 0; l < GL_LANES; l++) sum += D[q][l];
+        L->corr[q] = (float)sum;
+    }
+}
+
+typedef void (*gl_ewald_fn)(const gl_per *P, gl_lists *L);
+
+static void ewald_sum_generic(const gl_per *P, gl_lists *L) {
+    ewald_sum_body(P, L);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) static void ewald_sum_avx2(const gl_per *P, gl_lists *L) {
+    ewald_sum_body(P, L);
+}
+__attribute__((target(GL_AVX512_TARGET))) static void ewald_sum_avx512(const gl_per *P,
+                                                                       gl_lists *L) {
+    ewald_sum_body(P, L);
+}
+#endif
+
+/* The sink and Ewald kernels for this CPU. */
+static void pick_kernels(gl_sinks_fn *sinks, gl_ewald_fn *ewald) {
+    *sinks = sinks_generic, *ewald = ewald_sum_generic;
 #if defined(__x86_64__) && defined(__GNUC__)
     const unsigned avx512 = CANOPY_CPU_AVX512F | CANOPY_CPU_AVX512VL | CANOPY_CPU_AVX512DQ,
                    avx2 = CANOPY_CPU_AVX2 | CANOPY_CPU_FMA;
     unsigned f = canopy_cpu_features();
-    if ((f & avx512) == avx512) return sinks_avx512;
-    if ((f & avx2) == avx2) return sinks_avx2;
+    if ((f & avx512) == avx512)
+        *sinks = sinks_avx512, *ewald = ewald_sum_avx512;
+    else if ((f & avx2) == avx2)
+        *sinks = sinks_avx2, *ewald = ewald_sum_avx2;
 #endif
-    return sinks_generic;
 }
 
 static void lists_free(gl_lists *L) {
     free(L->cells), free(L->opened), free(L->stack), free(L->cend), free(L->oend), free(L->mark);
-    free(L->cx), free(L->cy), free(L->cz), free(L->cm), free(L->cq);
+    free(L->es);
+    free(L->cb);
     free(L->bx), free(L->by), free(L->bz), free(L->bm);
 }
 
@@ -981,7 +1124,9 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
         cells += src[s]->nn;
         depth = src[s]->depth > depth ? src[s]->depth : depth;
     }
-    gl_sinks_fn sinks = pick_sinks();
+    gl_sinks_fn sinks;
+    gl_ewald_fn ewald_sum;
+    pick_kernels(&sinks, &ewald_sum);
     int failed = 0;
     int64_t walks = 0, tests = 0, pp = 0, pc = 0;
 #pragma omp parallel num_threads(canopy_threads()) reduction(+ : walks, tests, pp, pc)             \
@@ -1025,7 +1170,11 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
                     failed = 1;
                     break;
                 }
-                if (P) group_ewald(P, tp, tp->leaves[k], &L);
+                if (P && group_ewald(P, tp, tp->leaves[k], &L)) {
+                    failed = 1;
+                    break;
+                }
+                if (P) ewald_sum(P, &L);
                 if (point) {
                     point_sinks(tp, &L, sinks, tp->leaves[k], active, order, eps2, acc, pot);
                     pc += L.nc, pp += L.np - 1;
