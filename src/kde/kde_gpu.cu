@@ -43,7 +43,7 @@ extern "C" canopy_status canopy_gpu_kde_pairs(const void *vctx, const canopy_tre
                                               const canopy_tree_view *tb, int sym,
                                               canopy_pair_counters *cnt, canopy_gpu_report *rep) {
     const kde_ctx *h = (const kde_ctx *)vctx;
-    static const canopy_pair_app host_app = {"kde", kde_test, NULL, NULL};
+    static const canopy_pair_app host_app = {"kde", kde_test, NULL, NULL, NULL};
     const int64_t nacc = (int64_t)h->qnodes + h->nq;
     canopy_trav_buffers B;
     kde_ctx d = *h;

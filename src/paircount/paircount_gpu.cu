@@ -403,7 +403,7 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
     canopy_status s = pcp_gpu_switches(&kernel, &tasks);
     if (s) return s;
     /* the frontier's tests run on the host, with the same descriptor */
-    static const canopy_pair_app host_app = {"paircount", pcp_test, NULL, NULL};
+    static const canopy_pair_app host_app = {"paircount", pcp_test, NULL, NULL, NULL};
     canopy_trav_buffers B;
     pcp_ctx d = *h;
     d.soa_b = NULL;
