@@ -118,9 +118,9 @@ def main():
                     help="the GPU rows alone, no bin sweep: Corrfunc on all cores once, no"
                          " warm-up (2M points take seconds), canopy's CPU walk once for its counts")
     ap.add_argument("--gpu-variants", default="default",
-                    help="with --gpu-only: comma-separated KERNEL:LEAF:TASKS (kernel columns,"
-                         " regs or default; leaf size, 0 the library's; node pairs a warp in"
-                         " the frontier, 0 the library's), or default")
+                    help="with --gpu-only: comma-separated KERNEL:LEAF:TASKS (kernel staged4,"
+                         " staged, regs, regs6, columns or default; leaf size, 0 the library's;"
+                         " node pairs a warp in the frontier, 0 the library's), or default")
     ap.add_argument("--treecorr", action="store_true")
     ap.add_argument("--jsonl", default=None)
     ap.add_argument("--sweep-sizes", default=None,
