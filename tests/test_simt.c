@@ -367,17 +367,12 @@ static void check_bfs(const simt_impl *s) {
  * flat references: tile sizes that do not divide the grid, pyramids taller than the
  * remaining rows or steps, blocks of partial warps, warps run in turn and as a team. */
 static void check_tiles(const simt_impl *s) {
-    /* rows, columns, quick columns: the two widest grids keep their rows (33: a pyramid
-     * of 20 steps, then a shorter one) and get 131 and 251 columns, which no block width
-     * (bdim - 2 x steps > 1) divides, as none divides 517 or 1001: many blocks, the last
-     * one partial */
-    static const int shapes[][3] = {{1, 1, 1},      {2, 1, 1},      {1, 9, 9},     {5, 3, 3},
-                                    {20, 100, 100}, {33, 517, 131}, {7, 1001, 251}};
-    const int quick = check_quick();
+    static const int shapes[][2] = {{1, 1},    {2, 1},    {1, 9},   {5, 3},
+                                    {20, 100}, {33, 517}, {7, 1001}};
     static const int pf[][2] = {{3, 1},  {16, 1}, {16, 7},
                                 {20, 2}, {40, 3}, {64, 20}}; /* bdim, steps */
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
-        int rows = shapes[k][0], cols = shapes[k][quick ? 2 : 1];
+        int rows = shapes[k][0], cols = shapes[k][1];
         int32_t *wall = rnd_array(rows * cols, 10), *out = rnd_array(cols, 3),
                 *ref = rnd_array(cols, 3);
         canopy_simt_ref_pathfinder(wall, rows, cols, ref, 1);
