@@ -138,7 +138,8 @@ static double gravity_error(const float *pos, int64_t n, const double *ref, floa
 }
 
 static void check_gravity(uint64_t seed) {
-    int64_t n = 4000;
+    /* quick: still past LANES_MIN_QUERIES (128) and under SCHEDULE_MIN_QUERIES, as 4,000 */
+    int64_t n = check_quick() ? 2000 : 4000;
     const float eps = 0.01f;
     float *pos = malloc(sizeof(float) * (size_t)(3 * n));
     double *ref = malloc(sizeof(double) * (size_t)(3 * n));
@@ -234,7 +235,8 @@ static void check_errors(void) {
  * distance 0, and each query must visit O(log n) nodes, not the whole tree (issue 35:
  * ties used to defeat pruning, 300k points took over a minute). */
 static void check_knn_identical(canopy_tree_kind tree, int32_t k, uint64_t seed) {
-    const int64_t n = 20000;
+    /* quick: leaves of <= 16 still make > 1,000 nodes, so a walk of all fails the bound */
+    const int64_t n = check_quick() ? 10000 : 20000;
     float *p = make_points(n, 3, INPUT_ALL_EQUAL, seed);
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n * k));
     float *d2 = malloc(sizeof(float) * (size_t)(n * k));
@@ -269,6 +271,11 @@ int main(void) {
     uint64_t seed = check_seed();
     static const canopy_tree_kind knn_trees[] = {CANOPY_TREE_KD, CANOPY_TREE_BALL, CANOPY_TREE_VP};
     static const int32_t dims[] = {1, 2, 3, 7, 16};
+    /* quick: the two largest cases keep their queries between LANES_MIN_QUERIES (128)
+     * and SCHEDULE_MIN_QUERIES (4,096), as at full size; their references cost n x nq */
+    const int quick = check_quick();
+    const int64_t k64_n = quick ? 1000 : 2000, k64_nq = quick ? 150 : 300;
+    const int64_t big_n = quick ? 6000 : 20000, big_nq = quick ? 600 : 2000;
     for (int rep = 0; rep < 2; rep++) {
         uint64_t s = seed + 1000 * (uint64_t)rep;
         for (int ti = 0; ti < 3; ti++) {
@@ -284,13 +291,13 @@ int main(void) {
             check_knn_case(500, 0, 3, 8, INPUT_DUPLICATES, tk, 1, s);  /* self, duplicates */
             check_knn_case(64, 20, 2, 10, INPUT_ALL_EQUAL, tk, 0, s);  /* all equal: ties */
             check_knn_case(400, 50, 3, 7, INPUT_GRID, tk, 1, s);       /* many tied distances */
-            check_knn_case(2000, 300, 7, 64, INPUT_UNIFORM, tk, 0, s); /* k = 64 */
+            check_knn_case(k64_n, k64_nq, 7, 64, INPUT_UNIFORM, tk, 0, s); /* k = 64 */
             check_radius_case(500, 0, 2, 0.1f, INPUT_DUPLICATES, tk, 1, s);
             check_radius_case(64, 10, 3, 0.0f, INPUT_ALL_EQUAL, tk, 0, s); /* r = 0, ties */
             check_radius_case(400, 80, 3, 0.25f, INPUT_GRID, tk, 1, s);    /* on the boundary */
             check_knn_identical(tk, rep ? 20 : 1 + (int32_t)(s % 8), s);
         }
-        check_knn_case(20000, 2000, 3, 8, INPUT_UNIFORM, CANOPY_TREE_KD, 0, s);
+        check_knn_case(big_n, big_nq, 3, 8, INPUT_UNIFORM, CANOPY_TREE_KD, 0, s);
         check_gravity(s);
         check_search(1000, 500, 0, s);
         check_search(1000, 500, 1, s);

@@ -646,8 +646,10 @@ static void buffers(uint64_t seed) {
     canopy_regex_free(re);
 
     canopy_rng r = canopy_rng_make(seed, 7);
-    canopy_cre_block_override(8 << 10); /* a dozen blocks on two threads */
-    size_t len = (size_t)96 << 10;
+    /* a dozen blocks on two threads; quick: six, still several a thread, with lines across
+     * their boundaries */
+    canopy_cre_block_override(8 << 10);
+    size_t len = (size_t)(check_quick() ? 48 : 96) << 10;
     char *buf = malloc(len);
     static const char bytes[] = "abcdefghxyz \r\0\n\n";
     for (size_t i = 0; i < len; i++) buf[i] = bytes[pick(&r, (int)sizeof bytes - 1)];

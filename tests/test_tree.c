@@ -531,11 +531,13 @@ static void test_matrix(uint64_t seed) {
 }
 
 /* The same input gives byte-identical trees on 1 and 3 threads; from 65,536 rows the kd
- * builder shares a node's box and scatter out on the team (150,000 points: kd only). */
+ * builder shares a node's box and scatter out on the team (150,000 points: kd only; quick:
+ * 70,000, past that threshold at the root only). */
 static void test_determinism(uint64_t seed) {
+    const int64_t big_n = check_quick() ? 70000 : 150000;
     for (int big = 0; big < 2; big++)
         for (size_t ki = 0; ki < sizeof kinds / sizeof *kinds; ki++) {
-            const int64_t n = big ? 150000 : 20000;
+            const int64_t n = big ? big_n : 20000;
             int32_t d = kinds[ki] == CANOPY_TREE_BST ? 1 : 3 - big;
             if (big && kinds[ki] != CANOPY_TREE_KD) continue;
             for (int in = 0; in < IN_COUNT; in++) {
@@ -653,7 +655,10 @@ static void test_kd_isa_and_reuse(uint64_t seed) {
  * over their own boxes), coincident points mixed with +-0, n below the leaf size; the
  * same trees on 1 and 3 threads; and its argument errors. */
 static void test_kd_curve(uint64_t seed) {
-    static const int64_t sizes[] = {0, 1, 2, 31, 33, 100, 10000, 70000};
+    /* quick: the largest (the one built on 3 threads) still keys and gathers in a
+     * taskloop (past 4 x TASK_MIN = 16,384 rows) and splits its subtrees into tasks */
+    const int64_t big = check_quick() ? 20000 : 70000;
+    const int64_t sizes[] = {0, 1, 2, 31, 33, 100, 10000, big};
     canopy_rng r = canopy_rng_make(seed, 17);
     curve_tree = 1;
     for (int32_t d = 1; d <= 3; d++)
@@ -683,14 +688,14 @@ static void test_kd_curve(uint64_t seed) {
                              (long long)n, d, in == IN_COUNT ? "dense clusters" : input_name[in],
                              o.leaf_size);
                     canopy_tree *t = NULL;
-                    canopy_set_threads(1 + 2 * (n == 70000 && li == 0));
+                    canopy_set_threads(1 + 2 * (n == big && li == 0));
                     canopy_status st = canopy_tree_build_kd_curve(pts, &o, &t);
                     CHECK_MSG(st == CANOPY_OK, "%s: build: %s", what, canopy_last_error());
                     if (t && li == 0)
                         CHECK_MSG(t->leaf_size == CANOPY_KD_CURVE_LEAF, "%s: default leaf %d", what,
                                   t->leaf_size);
                     if (t) check_tree(t, pts, &o, o.weights, &r);
-                    if (t && n == 70000 && li == 0) { /* built on 3 threads: as on one */
+                    if (t && n == big && li == 0) { /* built on 3 threads: as on one */
                         canopy_tree *one = NULL;
                         canopy_set_threads(1);
                         CHECK_OK(canopy_tree_build_kd_curve(pts, &o, &one));
