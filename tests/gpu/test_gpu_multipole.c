@@ -87,10 +87,14 @@ static void exact_case(int64_t n, int kind, int weighted, uint64_t seed) {
     float eps = kind == 2 ? 0.05f : 0.01f;
     int32_t *work = malloc(sizeof(int32_t) * (size_t)(n + 1));
     gpu_forces(b, m, 1e-4f, 2, eps, 8, weighted ? 64 : 32, acc, pot, work);
-    /* nothing accepted: every bucket's list holds every body once, its own included */
+    /* a list covers every body once, its own included, as a body or inside an accepted
+       cell: n entries when all bodies share one leaf (nothing to accept), else 1 to n
+       (theta 1e-4 still accepts a close pair seen from 1e4 times its size: the Plummer
+       sphere's far bodies; an H200 run found such lists at n 1000 and 3000) */
     int64_t off = 0;
-    for (int64_t i = 0; i < n; i++) off += work[i] != (n > 1 ? n : 0);
-    CHECK_MSG(off == 0, "theta 1e-4: n %lld: %lld bodies' interaction counts are not n",
+    for (int64_t i = 0; i < n; i++)
+        off += n <= 8 ? work[i] != (n > 1 ? n : 0) : work[i] < 1 || work[i] > n;
+    CHECK_MSG(off == 0, "theta 1e-4: n %lld: %lld bodies' interaction counts out of range",
               (long long)n, (long long)off);
     free(work);
     errs e = errors_vs_direct(b, m, eps, acc, pot, 400);
