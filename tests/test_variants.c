@@ -140,11 +140,11 @@ static void test_knn(uint64_t seed, canopy_isa best, int large) {
                 c.k = ks[(combo + (int)(seed & 3)) % 4];
                 /* k > 64 and one point per leaf make the search visit (nearly)
                  * everything: keep them to the cheaper shapes. */
+                c.leaf_size = leaves[canopy_rng_below(&rng, 3)];
                 if (c.n * c.nq > 100000) {
                     c.k = c.k > 64 ? 64 : c.k;
                     c.leaf_size = c.leaf_size == 1 ? 0 : c.leaf_size;
                 }
-                c.leaf_size = leaves[canopy_rng_below(&rng, 3)];
                 uint64_t m = canopy_rng_below(&rng, 6);
                 c.mode = m < 4 ? MODE_UNIFORM : (m == 4 ? MODE_DUPLICATES : MODE_EQUAL);
                 c.self = 0;
