@@ -147,7 +147,7 @@ static inline canopy_status canopy_pair_order_by_work(const canopy_tree_view *ta
 }
 
 /* canopy_pair_frontier on every host thread: a level's pairs are split in contiguous
- * shares, each thread tests its share's children into its own region and its own
+ * shares, each share's children are tested into its own region and its own
  * accumulator (nacc doubles, added into acc at the end in thread order), and the
  * regions are joined in thread order. A level may overshoot `want` by its pairs'
  * children. (At 2M points, 64 node pairs a warp: 29 ms on one thread, 32 ms with this on
@@ -184,17 +184,21 @@ static inline canopy_status canopy_pair_frontier_par(const canopy_pair_app *app,
         split = 0;
 #pragma omp parallel num_threads(nt) reduction(+ : tests) reduction(| : split)
         {
-            const int t = omp_get_thread_num();
-            double *mine = accs + (int64_t)t * nacc;
-            canopy_pair *to = next + (int64_t)t * share * most;
-            int64_t m = 0;
-            const int64_t end = (t + 1) * share < nc ? (t + 1) * share : nc;
-            for (int64_t i = (int64_t)t * share; i < end; i++) {
-                const int64_t before = tests;
-                m += canopy_pair_expand(app, job, mine, cur[i], to + m, &tests);
-                split |= tests != before;
+            /* shares, not threads: a team smaller than asked (nested, OMP_DYNAMIC) still
+               expands every share */
+            const int team = omp_get_num_threads();
+            for (int t = omp_get_thread_num(); t < nt; t += team) {
+                double *mine = accs + (int64_t)t * nacc;
+                canopy_pair *to = next + (int64_t)t * share * most;
+                int64_t m = 0;
+                const int64_t end = (t + 1) * share < nc ? (t + 1) * share : nc;
+                for (int64_t i = (int64_t)t * share; i < end; i++) {
+                    const int64_t before = tests;
+                    m += canopy_pair_expand(app, job, mine, cur[i], to + m, &tests);
+                    split |= tests != before;
+                }
+                len[t] = m;
             }
-            len[t] = m;
         }
         cnt->tests += tests;
         int64_t total = 0;
