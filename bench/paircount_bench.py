@@ -20,8 +20,8 @@ through the library and as whole `canopy paircount` processes, wall and CPU seco
 (on a loaded machine the CPU time is the steadier), on each of --sweep-sizes; --sweep-only runs the sweep alone (no peers needed).
 --gpu-only: canopy on the GPU against Corrfunc on all cores (issue 37's GPU row at 2M
 points), its counts also checked against canopy's CPU walk, and where each GPU call's time
-goes (canopy_stats through the library: device tree build, the trees' download, the host
-frontier, the other copies, the kernel, the walk's host setup and release, and what lies
+goes (canopy_stats through the library: device tree build, the trees' download, the
+device frontier, the other copies, the kernel, the walk's host setup and release, and what lies
 outside the pair walk), for each of --gpu-variants (kernel, leaf size, frontier tasks a
 warp: the library's A/B switches, same counts)."""
 import argparse
@@ -119,7 +119,7 @@ def main():
                          " warm-up (2M points take seconds), canopy's CPU walk once for its counts")
     ap.add_argument("--gpu-variants", default="default",
                     help="with --gpu-only: comma-separated KERNEL:LEAF:TASKS (kernel staged4,"
-                         " staged, regs, regs6, columns or default; leaf size, 0 the library's;"
+                         " regs, columns or default; leaf size, 0 the library's;"
                          " node pairs a warp in the frontier, 0 the library's), or default")
     ap.add_argument("--treecorr", action="store_true")
     ap.add_argument("--jsonl", default=None)
@@ -251,6 +251,9 @@ def gpu_call(x, box, rmin, rmax, nbins, leaf):
     return counts.astype(np.int64), st, nt
 
 
+GPU_SWITCHES = ("CANOPY_PAIRCOUNT_GPU_KERNEL", "CANOPY_PAIRCOUNT_GPU_TASKS")
+
+
 def gpu_variants(spec):
     """--gpu-variants as (label, kernel or None, leaf, tasks or None)."""
     out = []
@@ -273,8 +276,7 @@ def gpu_rows(a, n, kind, x, box, rmin, rmax, nbins, edges, record):
     cc = canopy.paircount(x, rmin, rmax, nbins, log=True, boxsize=box, backend="cpu")[0]
     cf, tf = timed(lambda: corrfunc_dd(x, edges, os.cpu_count(), periodic), 1, warm=False)
     for label, kernel, leaf, tasks in gpu_variants(a.gpu_variants):
-        for var, val in (("CANOPY_PAIRCOUNT_GPU_KERNEL", kernel),
-                         ("CANOPY_PAIRCOUNT_GPU_TASKS", tasks)):
+        for var, val in zip(GPU_SWITCHES, (kernel, tasks)):
             if val is None:
                 os.environ.pop(var, None)
             else:
@@ -296,7 +298,7 @@ def gpu_rows(a, n, kind, x, box, rmin, rmax, nbins, edges, record):
         record(bench="paircount_gpu", points=n, data=kind, periodic=periodic, variant=label,
                canopy=tg, corrfunc=tf, corrfunc_threads=os.cpu_count(), diff=diff,
                phases=ph, note=runs[-1][2]["note"])
-    for var in ("CANOPY_PAIRCOUNT_GPU_KERNEL", "CANOPY_PAIRCOUNT_GPU_TASKS"):
+    for var in GPU_SWITCHES:
         os.environ.pop(var, None)
 
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy/pair_cuda.cuh — the GPU engine of pair walks (canopy/pair.h): dr on node
- * pairs, one warp per pair. The host expands the walk into many pending pairs
- * (canopy_pair_frontier, with the descriptor's host copy); warps take them from a
+ * pairs, one warp per pair. The walk is first expanded breadth-first on the device,
+ * one kernel a level (canopy_pair_level_kernel: the host frontier's rule, with the
+ * descriptor's device test), into many pending pairs, ordered by a guess of their
+ * work; warps take them from a
  * shared cursor one at a time and walk each pair's subtree depth-first on a stack
  * in global memory that the whole warp shares, so the warp never diverges on the
  * walk: the child pairs of a pair are tested one per lane (each pair by exactly one
@@ -23,8 +25,7 @@
 #include "canopy/pair.h"
 #include "canopy/traverse_cuda.cuh"
 
-#include <omp.h>
-#include <string.h>
+#include <cub/device/device_radix_sort.cuh>
 
 enum { CANOPY_PAIR_GPU_BLOCK = 256, CANOPY_PAIR_GPU_TASKS_PER_WARP = 4 };
 
@@ -92,152 +93,171 @@ __global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK, MinBlocks)
     App::block_end(ctx, smem);
 }
 
+/* One breadth-first level of the walk (canopy_pair_expand's rule): pair i of cur goes
+ * to next as it is when both are leaves, else those of its children that the test
+ * leaves to walk; with root set, cur holds the root pair, which is tested itself.
+ * lvl[0] counts the pairs written, lvl[1] the tests. A warp takes one child number of
+ * its lanes' pairs at a time and reserves the slots of those kept with one atomic. */
+template <class App>
+__global__ void __launch_bounds__(CANOPY_PAIR_GPU_BLOCK)
+    canopy_pair_level_kernel(typename App::Ctx ctx, canopy_tree_view ta, canopy_tree_view tb,
+                             int sym, const canopy_pair *cur, int64_t ncur, int root,
+                             canopy_pair *next, unsigned long long *lvl) {
+    extern __shared__ double canopy_pair_smem[];
+    void *smem = canopy_pair_smem;
+    App::block_begin(ctx, smem);
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    unsigned long long tests = 0;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    /* whole warps go round the loop together (the ballots) */
+    for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); i0 < ncur;
+         i0 += stride) {
+        const int64_t i = i0 + lane;
+        canopy_pair p = canopy_pair_make(0, 0), q = p;
+        const canopy_node *ha = NULL, *hb = NULL;
+        int32_t k = 0;
+        int leaves = 0;
+        if (i < ncur) {
+            p = cur[i];
+            ha = canopy_tv_node(&ta, p.a);
+            hb = canopy_tv_node(&tb, p.b);
+            leaves = !root && ha->child < 0 && hb->child < 0;
+            k = root || leaves ? 1 : canopy_pair_child(ha, hb, sym, p, -1, &q);
+        }
+        const int32_t kmax = (int32_t)__reduce_max_sync(CANOPY_FULL_MASK, (unsigned)k);
+        for (int32_t c = 0; c < kmax; c++) {
+            int keep = 0;
+            if (c < k) {
+                q = p;
+                if (!root && !leaves) canopy_pair_child(ha, hb, sym, p, c, &q);
+                if (!leaves) tests++;
+                keep = leaves || App::test(ctx, smem, ta, q.a, tb, q.b, sym) == CANOPY_PAIR_DESCEND;
+            }
+            const unsigned m = __ballot_sync(CANOPY_FULL_MASK, keep);
+            unsigned long long base = 0;
+            if (lane == 0 && m) base = atomicAdd(lvl, (unsigned long long)__popc(m));
+            base = __shfl_sync(CANOPY_FULL_MASK, base, 0);
+            if (keep) next[base + __popc(m & ((1u << lane) - 1u))] = q;
+        }
+    }
+    canopy_counter_add(lvl, 1, tests);
+    __syncthreads();
+    App::block_end(ctx, smem);
+}
+
 /* log2 of a kd node pair's work guess: the pairs it holds over the larger of the two
  * boxes' volumes (equal counts a level in a median-split tree, so the denser pair walks
  * more of its pairs at any one distance). Axes of zero extent count as 2^-30, empty
  * nodes as one point. */
-static inline float canopy_pair_work_log2(const canopy_tree_view *ta, int32_t a,
-                                          const canopy_tree_view *tb, int32_t b) {
-    const canopy_node *ha = canopy_tv_node(ta, a), *hb = canopy_tv_node(tb, b);
-    const float *ga = canopy_tv_geom(ta, a), *gb = canopy_tv_geom(tb, b);
+__device__ static inline float canopy_pair_work_log2(const canopy_tree_view &ta, int32_t a,
+                                                     const canopy_tree_view &tb, int32_t b) {
+    const canopy_node *ha = canopy_tv_node(&ta, a), *hb = canopy_tv_node(&tb, b);
+    const float *ga = canopy_tv_geom(&ta, a), *gb = canopy_tv_geom(&tb, b);
     float va = 0.0f, vb = 0.0f;
-    for (int32_t j = 0; j < ta->d; j++) {
-        va += log2f(fmaxf(ga[ta->d + j] - ga[j], 0x1p-30f));
-        vb += log2f(fmaxf(gb[tb->d + j] - gb[j], 0x1p-30f));
+    for (int32_t j = 0; j < ta.d; j++) {
+        va += log2f(fmaxf(ga[ta.d + j] - ga[j], 0x1p-30f));
+        vb += log2f(fmaxf(gb[tb.d + j] - gb[j], 0x1p-30f));
     }
     return log2f(fmaxf((float)(ha->end - ha->begin), 1.0f)) +
            log2f(fmaxf((float)(hb->end - hb->begin), 1.0f)) - fmaxf(va, vb);
 }
 
-/* Orders kd pair tasks by canopy_pair_work_log2, most work first (a counting sort on
- * 256 buckets of the guess), so that the warps taking tasks from a shared cursor meet
- * the long ones first and none is left alone with one at the end. Other tree kinds
- * keep their order. */
-static inline canopy_status canopy_pair_order_by_work(const canopy_tree_view *ta,
-                                                      const canopy_tree_view *tb,
-                                                      canopy_pair *tasks, int64_t n) {
-    enum { BUCKETS = 256 };
-    if (n < 2 || ta->kind != CANOPY_TREE_KD || tb->kind != CANOPY_TREE_KD) return CANOPY_OK;
-    float *w = NULL;
-    canopy_pair *out = NULL;
-    canopy_status s = canopy_alloc((void **)&w, (size_t)n, sizeof *w);
-    if (!s) s = canopy_alloc((void **)&out, (size_t)n, sizeof *out);
-    if (s) {
-        canopy_free(w);
-        return s;
-    }
-    float lo = INFINITY, hi = -INFINITY;
-    /* on every thread: each guess reads two nodes' records at random (cache misses) */
-#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
-    for (int64_t i = 0; i < n; i++) {
-        w[i] = canopy_pair_work_log2(ta, tasks[i].a, tb, tasks[i].b);
-        lo = fminf(lo, w[i]);
-        hi = fmaxf(hi, w[i]);
-    }
-    const float scale = hi > lo ? (BUCKETS - 1) / (hi - lo) : 0.0f;
-    int64_t start[BUCKETS + 1] = {0};
-    for (int64_t i = 0; i < n; i++) start[BUCKETS - 1 - (int)((w[i] - lo) * scale) + 1]++;
-    for (int k = 0; k < BUCKETS; k++) start[k + 1] += start[k];
-    for (int64_t i = 0; i < n; i++)
-        out[start[BUCKETS - 1 - (int)((w[i] - lo) * scale)]++] = tasks[i];
-    memcpy(tasks, out, sizeof *tasks * (size_t)n);
-    canopy_free(out);
-    canopy_free(w);
-    return CANOPY_OK;
+static __global__ void canopy_pair_work_kernel(canopy_tree_view ta, canopy_tree_view tb,
+                                               const canopy_pair *tasks, int64_t n, float *work) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) work[i] = canopy_pair_work_log2(ta, tasks[i].a, tb, tasks[i].b);
 }
 
-/* canopy_pair_frontier on every host thread: a level's pairs are split in contiguous
- * shares, each share's children are tested into its own region and its own
- * accumulator (nacc doubles, added into acc at the end in thread order), and the
- * regions are joined in thread order. A level may overshoot `want` by its pairs'
- * children. (At 2M points, 64 node pairs a warp: 29 ms on one thread, 32 ms with this on
- * 16 and the ordering still on one: H200 host, 2026-12-03; the node records' misses.) */
-static inline canopy_status canopy_pair_frontier_par(const canopy_pair_app *app,
-                                                     const canopy_pair_job *job, double *acc,
-                                                     int64_t nacc, int64_t want, canopy_pair **out,
-                                                     int64_t *n, canopy_pair_counters *cnt) {
-    const int threads = omp_get_max_threads();
-    if (threads < 2 || nacc <= 0) return canopy_pair_frontier(app, job, acc, want, out, n, cnt);
-    const int64_t f = job->ta->max_children > job->tb->max_children ? job->ta->max_children
-                                                                    : job->tb->max_children;
+/* The walk's first levels on the device (canopy_pair_level_kernel, one launch a level,
+ * until at least `want` pairs are pending or none can be split), then, for kd trees,
+ * the pending pairs ordered by canopy_pair_work_log2, most work first, so that the
+ * warps taking them from a shared cursor meet the long ones first and none is left
+ * alone with one at the end. *tasks (in B) holds the *n pairs to walk. The host reads
+ * two counters a level: the walk's first levels hold few pairs, and a level's launch
+ * needs the last one's count. */
+template <class App>
+static canopy_status canopy_pair_frontier_device(canopy_trav_buffers &B, const typename App::Ctx &d,
+                                                 const canopy_tree_view &dta,
+                                                 const canopy_tree_view &dtb, int sym, size_t smem,
+                                                 int max_blocks, int64_t want, canopy_pair **tasks,
+                                                 int64_t *n, canopy_pair_counters *cnt) {
+    const int64_t f = dta.max_children > dtb.max_children ? dta.max_children : dtb.max_children;
     const int64_t most = f * (f + 1) / 2 > f ? f * (f + 1) / 2 : f; /* children of a pair */
-    double *accs = NULL;
-    canopy_pair *cur = NULL, *next = NULL;
-    int64_t nc = 0, len[256];
-    canopy_status s = canopy_alloc((void **)&accs, (size_t)threads * (size_t)nacc, sizeof *accs);
-    if (!s) s = canopy_alloc((void **)&cur, 1, sizeof *cur);
-    *out = NULL;
-    *n = 0;
-    if (!s) {
-        memset(accs, 0, sizeof *accs * (size_t)threads * (size_t)nacc);
-        cnt->tests++;
-        if (!app->test(job->ctx, acc, job->ta, 0, job->tb, 0, job->sym))
-            cur[nc++] = canopy_pair_make(0, 0);
-    }
-    const int nt = threads < 256 ? threads : 256;
-    int split = 1;
-    while (!s && split && nc < want) {
-        const int64_t share = (nc + nt - 1) / nt;
-        s = canopy_alloc((void **)&next, (size_t)(share * nt * most), sizeof *next);
+    want = want > 1 ? want : 1;
+    const int64_t cap = want * most + 1; /* a level starts below want pairs (or is the root) */
+    canopy_pair *buf[2] = {NULL, NULL};
+    unsigned long long *lvl = NULL;
+    canopy_status s = B.alloc(&buf[0], 2 * cap, "pair frontier");
+    if (!s) s = B.alloc(&lvl, 2, "pair frontier counters");
+    if (s) return s;
+    buf[1] = buf[0] + cap;
+    const canopy_pair root = canopy_pair_make(0, 0);
+    s = canopy_gpu_check(cudaMemcpy(buf[0], &root, sizeof root, cudaMemcpyHostToDevice),
+                         "pair frontier");
+    if (!s && smem > 48 * 1024)
+        s = canopy_gpu_check(cudaFuncSetAttribute(canopy_pair_level_kernel<App>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem),
+                             "pair level kernel shared memory");
+    int64_t nc = 1;
+    int cur = 0, first = 1;
+    for (;;) {
+        if (s || nc == 0 || (!first && nc >= want)) break;
+        const int64_t need = (nc + CANOPY_PAIR_GPU_BLOCK - 1) / CANOPY_PAIR_GPU_BLOCK;
+        const int grid = (int)(need < max_blocks ? need : max_blocks);
+        unsigned long long h[2] = {0, 0};
+        s = canopy_gpu_check(cudaMemsetAsync(lvl, 0, sizeof h), "pair frontier counters");
         if (s) break;
-        int64_t tests = 0;
-        split = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : tests) reduction(| : split)
-        {
-            /* shares, not threads: a team smaller than asked (nested, OMP_DYNAMIC) still
-               expands every share */
-            const int team = omp_get_num_threads();
-            for (int t = omp_get_thread_num(); t < nt; t += team) {
-                double *mine = accs + (int64_t)t * nacc;
-                canopy_pair *to = next + (int64_t)t * share * most;
-                int64_t m = 0;
-                const int64_t end = (t + 1) * share < nc ? (t + 1) * share : nc;
-                for (int64_t i = (int64_t)t * share; i < end; i++) {
-                    const int64_t before = tests;
-                    m += canopy_pair_expand(app, job, mine, cur[i], to + m, &tests);
-                    split |= tests != before;
-                }
-                len[t] = m;
-            }
-        }
-        cnt->tests += tests;
-        int64_t total = 0;
-        for (int t = 0; t < nt; t++) {
-            memmove(next + total, next + (int64_t)t * share * most, sizeof *next * (size_t)len[t]);
-            total += len[t];
-        }
-        canopy_free(cur);
-        cur = next;
-        next = NULL;
-        nc = total;
+        canopy_pair_level_kernel<App><<<grid, CANOPY_PAIR_GPU_BLOCK, smem>>>(
+            d, dta, dtb, sym, buf[cur], nc, first, buf[1 - cur], lvl);
+        s = canopy_gpu_check(cudaGetLastError(), "pair level kernel launch");
+        if (!s)
+            s = canopy_gpu_check(cudaMemcpy(h, lvl, sizeof h, cudaMemcpyDeviceToHost),
+                                 "pair level kernel");
+        if (s) break;
+        cnt->tests += (int64_t)h[1];
+        nc = (int64_t)h[0];
+        cur = 1 - cur;
+        if (!first && h[1] == 0) break; /* leaf pairs only: nothing left to split */
+        first = 0;
     }
-    for (int t = 0; !s && t < nt; t++)
-        for (int64_t i = 0; i < nacc; i++) acc[i] += accs[(int64_t)t * nacc + i];
-    canopy_free(accs);
-    if (s) {
-        canopy_free(cur);
-        return s;
-    }
-    *out = cur;
-    *n = nc;
+    if (s) return s;
     cnt->tasks += nc;
-    return CANOPY_OK;
+    *n = nc;
+    *tasks = buf[cur];
+    if (nc < 2 || dta.kind != CANOPY_TREE_KD || dtb.kind != CANOPY_TREE_KD) return CANOPY_OK;
+    float *work = NULL;
+    void *temp = NULL;
+    size_t temp_bytes = 0;
+    s = B.alloc(&work, 2 * nc, "pair work guesses");
+    if (!s)
+        s = canopy_gpu_check(cub::DeviceRadixSort::SortPairsDescending(
+                                 NULL, temp_bytes, work, work + nc, (unsigned long long *)buf[cur],
+                                 (unsigned long long *)buf[1 - cur], nc),
+                             "pair order");
+    if (!s) s = B.alloc_bytes(&temp, temp_bytes, "pair order");
+    if (s) return s;
+    canopy_pair_work_kernel<<<(unsigned)((nc + 255) / 256), 256>>>(dta, dtb, buf[cur], nc, work);
+    s = canopy_gpu_check(cub::DeviceRadixSort::SortPairsDescending(
+                             temp, temp_bytes, work, work + nc, (unsigned long long *)buf[cur],
+                             (unsigned long long *)buf[1 - cur], nc),
+                         "pair order");
+    if (!s) *tasks = buf[1 - cur];
+    return s;
 }
 
 /* The host side (MinBlocks: the kernel's, above): upload both trees (one for a
- * symmetric walk), expand the frontier
- * with the descriptor's host copy (host_app, accounting into host_acc) into about
- * tasks_per_warp node pairs a warp, run the kernel on `d` (the device context, its
- * inputs uploaded by the caller into B), and count. rep gets the transfer, kernel and
- * (schedule_seconds) host frontier times. resident_a / resident_b: device copies of
+ * symmetric walk), expand the walk on the device into about tasks_per_warp node pairs
+ * a warp (canopy_pair_frontier_device), run the kernel on `d` (the device context,
+ * its inputs uploaded by the caller into B), and count. rep gets the transfer, kernel
+ * and (schedule_seconds) frontier times. resident_a / resident_b: device copies of
  * ta / tb already made (a GPU build from device points), walked in place with no
  * upload; NULL: upload that tree. */
 template <class App, int MinBlocks = 1>
 static canopy_status canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::Ctx d,
-                                         const canopy_pair_app *host_app, const void *host_ctx,
-                                         double *host_acc, int64_t nacc, const canopy_tree_view *ta,
-                                         const canopy_tree_view *tb, int sym,
-                                         canopy_pair_counters *cnt, canopy_gpu_report *rep,
+                                         const canopy_tree_view *ta, const canopy_tree_view *tb,
+                                         int sym, canopy_pair_counters *cnt, canopy_gpu_report *rep,
                                          const canopy_tree_view *resident_a = nullptr,
                                          const canopy_tree_view *resident_b = nullptr,
                                          int tasks_per_warp = CANOPY_PAIR_GPU_TASKS_PER_WARP) {
@@ -280,23 +300,19 @@ static canopy_status canopy_pair_gpu_run(canopy_trav_buffers &B, typename App::C
     const int warps_per_block = CANOPY_PAIR_GPU_BLOCK / 32;
     int blocks = (sms > 0 ? sms : 16) * (per_sm > 0 ? per_sm : 4);
     int64_t warps = (int64_t)blocks * warps_per_block;
-    canopy_pair *tasks = NULL;
-    int64_t nt = 0;
-    canopy_pair_job job = {host_ctx, ta, tb, sym, 0};
     rep->transfer_seconds += canopy_now() - t0;
     t0 = canopy_now();
+    canopy_pair *d_tasks = NULL;
+    int64_t nt = 0;
     if (!s)
-        s = canopy_pair_frontier_par(host_app, &job, host_acc, nacc,
-                                     warps * (tasks_per_warp > 0 ? tasks_per_warp : 1), &tasks, &nt,
-                                     cnt);
-    if (!s) s = canopy_pair_order_by_work(ta, tb, tasks, nt);
+        s = canopy_pair_frontier_device<App>(B, d, dta, dtb, sym, smem, blocks,
+                                             warps * (tasks_per_warp > 0 ? tasks_per_warp : 1),
+                                             &d_tasks, &nt, cnt);
     rep->schedule_seconds += canopy_now() - t0;
     t0 = canopy_now();
-    canopy_pair *d_tasks = NULL, *d_stacks = NULL;
+    canopy_pair *d_stacks = NULL;
     unsigned long long *d_cnt = NULL;
     int64_t cap = canopy_pair_stack_capacity(ta, tb);
-    if (!s) s = B.upload(&d_tasks, tasks, nt, "pair tasks");
-    canopy_free(tasks);
     if (!s) s = B.alloc(&d_stacks, warps * cap, "pair stacks");
     if (!s) s = B.alloc(&d_cnt, 3, "pair counters");
     if (!s) s = canopy_gpu_check(cudaMemset(d_cnt, 0, 3 * sizeof *d_cnt), "pair counters");

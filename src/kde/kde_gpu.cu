@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_kde on the GPU: kde_pair.h's descriptor as a GPU type on canopy/pair_cuda.cuh's
  * walk (one warp per node pair), and the glue that uploads the lower bounds, runs the
- * walk and adds its node and query sums to the caller's. The frontier's tests run on
- * the host with the same descriptor, so both sides prune by one rule. */
+ * walk (its first levels too: canopy_pair_frontier_device) and adds its node and query
+ * sums to the caller's. */
 #include "kde/kde_pair.h"
 
 #include "canopy/pair_cuda.cuh"
@@ -43,37 +43,30 @@ extern "C" canopy_status canopy_gpu_kde_pairs(const void *vctx, const canopy_tre
                                               const canopy_tree_view *tb, int sym,
                                               canopy_pair_counters *cnt, canopy_gpu_report *rep) {
     const kde_ctx *h = (const kde_ctx *)vctx;
-    static const canopy_pair_app host_app = {"kde", kde_test, NULL, NULL, NULL};
     const int64_t nacc = (int64_t)h->qnodes + h->nq;
     canopy_trav_buffers B;
     kde_ctx d = *h;
     d.leaf_sum = NULL;
-    double *host_acc = NULL, *back = NULL, *d_sums = NULL;
+    double *back = NULL, *d_sums = NULL;
     double t0 = canopy_now();
-    /* the frontier's sums, then the device's, read back */
-    canopy_status s = canopy_alloc((void **)&host_acc, (size_t)nacc * 2, sizeof *host_acc);
-    if (!s) {
-        back = host_acc + nacc;
-        memset(host_acc, 0, sizeof *host_acc * (size_t)nacc);
-        if (h->lower) s = B.upload(&d.lower, h->lower, h->qnodes, "kde lower bounds");
-    }
+    /* the device's node and query sums, read back */
+    canopy_status s = canopy_alloc((void **)&back, (size_t)nacc, sizeof *back);
+    if (!s && h->lower) s = B.upload(&d.lower, h->lower, h->qnodes, "kde lower bounds");
     if (!s) s = B.alloc(&d_sums, nacc, "kde sums");
     if (!s) s = canopy_gpu_check(cudaMemset(d_sums, 0, sizeof *d_sums * (size_t)nacc), "kde sums");
     d.node_sum = d_sums;
     d.point_sum = d_sums + h->qnodes;
     rep->transfer_seconds += canopy_now() - t0;
     if (!s)
-        s = canopy_pair_gpu_run<kde_gpu>(B, d, &host_app, h, host_acc, h->qnodes, ta, tb, sym, cnt,
-                                         rep, h->resident_a, h->resident_b);
+        s = canopy_pair_gpu_run<kde_gpu>(B, d, ta, tb, sym, cnt, rep, h->resident_a, h->resident_b);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(
             cudaMemcpy(back, d_sums, sizeof *back * (size_t)nacc, cudaMemcpyDeviceToHost),
             "kde sums");
     rep->transfer_seconds += canopy_now() - t0;
-    for (int32_t k = 0; !s && k < h->qnodes; k++) h->node_sum[k] += host_acc[k] + back[k];
-    for (int64_t i = 0; !s && i < h->nq; i++)
-        h->point_sum[i] += host_acc[h->qnodes + i] + back[h->qnodes + i];
-    canopy_free(host_acc);
+    for (int32_t k = 0; !s && k < h->qnodes; k++) h->node_sum[k] += back[k];
+    for (int64_t i = 0; !s && i < h->nq; i++) h->point_sum[i] += back[h->qnodes + i];
+    canopy_free(back);
     return s;
 }

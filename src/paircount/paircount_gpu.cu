@@ -55,6 +55,30 @@ extern "C" canopy_status canopy_gpu_paircount(const void *vctx, const canopy_tre
  * per bin every 4096 pairs or more, and the tests reach it. */
 enum { PCP_GPU_SHARED_BINS = 4096, PCP_GPU_LANE_BINS = 32, PCP_GPU_FLUSH = 1 << 12 };
 
+/* How a 3-D leaf pair's points meet in a periodic box of side `box`, axis by axis: the
+ * rounded differences p - q lie in [lo, hi] (as in canopy_pair_box_bounds); all within
+ * box / 2 is direct (the minimum image is |p - q|), all at least box / 2 away is wrapped
+ * (box - |p - q|), either way for every pair, bit for bit. m, o get 1, 0 (direct) or
+ * -1, box (wrapped) an axis. PCP_AXES_MIXED: some axis straddles box / 2 (leaves as
+ * wide as a quarter of the box), whose pairs take the minimum-image form. Every other
+ * leaf pair of a periodic walk takes the affine form, the direct ones too: one kernel
+ * body for the walk (2M uniform points, H200, 2026-12-03: the open body for direct
+ * leaf pairs beside the affine one for the rest ran the kernel in 0.062 s against
+ * 0.048, instruction fetch being what the kernel waits on). */
+enum { PCP_AXES_OPEN, PCP_AXES_AFFINE, PCP_AXES_MIXED };
+__device__ static int pcp_gpu_axes(float box, const float *ga, const float *gb, float *m,
+                                   float *o) {
+    const float half = 0.5f * box;
+    for (int j = 0; j < 3; j++) {
+        const float lo = ga[j] - gb[3 + j], hi = ga[3 + j] - gb[j];
+        if (fabsf(lo) <= half && fabsf(hi) <= half) continue;
+        if (lo < half && hi > -half) return PCP_AXES_MIXED;
+        m[j] = -1.0f;
+        o[j] = box;
+    }
+    return PCP_AXES_AFFINE;
+}
+
 /* REGS: in 3-D, leaf pairs whose window holds at most 6 edges count in registers
    (count_regs); else every lane-counter leaf pair takes count_window. STAGED (with
    REGS): leaf pairs of two different leaves take count_staged instead of count_regs.
@@ -136,6 +160,18 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         }
         return s;
     }
+    /* 3-D, each axis known to be direct (x = |p - q|: m 1, o 0) or wrapped (box - x: m -1,
+       o box) for every pair of a leaf pair (pcp_gpu_axes): one fma an axis, equal to the
+       minimum-image form to the bit (fma rounds box - x once, as the subtraction does) */
+    __device__ static float dist2_axes(const float *p, const float *q, const float *m,
+                                       const float *o) {
+        float s = 0.0f;
+        for (int j = 0; j < 3; j++) {
+            const float x = fmaf(m[j], fabsf(p[j] - q[j]), o[j]);
+            s += x * x;
+        }
+        return s;
+    }
     /* d = 3 and at most PCP_GPU_REG_EDGES edges in the window: b's points go round the
        warp by shuffles (each lane loads one per 32), and each lane counts in registers
        the pairs at or above each threshold (lo2, the window's edges, hi2), so a bin is
@@ -146,14 +182,13 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
     __device__ static void count_regs(const Ctx &c, const float *e2, int base, uint32_t *col,
                                       const canopy_tree_view &ta, const canopy_node *ha,
                                       const canopy_tree_view &tb, const canopy_node *hb, int diag,
-                                      int lane) {
+                                      int lane, const float *m, const float *o) {
         float t[W + 2];
         uint32_t n[W + 2];
         t[0] = c.lo2;
         for (int e = 0; e < W; e++) t[e + 1] = e2[base + 1 + e];
         t[W + 1] = c.hi2;
         for (int e = 0; e < W + 2; e++) n[e] = 0;
-        const float box = c.box;
         for (int32_t i0 = ha->begin; i0 < ha->end; i0 += 32) {
             const int32_t i = i0 + lane;
             const float *pi = canopy_tv_point(&ta, i < ha->end ? i : i0);
@@ -169,7 +204,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
                                         __shfl_sync(CANOPY_FULL_MASK, y1, j),
                                         __shfl_sync(CANOPY_FULL_MASK, y2, j)};
                     const float p[3] = {x0, x1, x2};
-                    float d2 = dist2<3, P>(p, q, 3, box);
+                    float d2 = P ? dist2_axes(p, q, m, o) : dist2<3, false>(p, q, 3, 0.0f);
                     d2 = vi && (!diag || k0 + j > i) ? d2 : INFINITY;
                     for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
                 }
@@ -178,14 +213,14 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
     }
     template <bool P>
-    __device__ static bool count_regs_of(const Ctx &c, const float *e2, int base, int top,
-                                         uint32_t *col, const canopy_tree_view &ta,
-                                         const canopy_node *ha, const canopy_tree_view &tb,
-                                         const canopy_node *hb, int diag, int lane) {
+    __device__ static bool
+    count_regs_of(const Ctx &c, const float *e2, int base, int top, uint32_t *col,
+                  const canopy_tree_view &ta, const canopy_node *ha, const canopy_tree_view &tb,
+                  const canopy_node *hb, int diag, int lane, const float *m, const float *o) {
         switch (top - base) {
 #define PCP_GPU_REGS(W)                                                                            \
     case W:                                                                                        \
-        count_regs<P, W>(c, e2, base, col, ta, ha, tb, hb, diag, lane);                            \
+        count_regs<P, W>(c, e2, base, col, ta, ha, tb, hb, diag, lane, m, o);                      \
         return true;
             PCP_GPU_REGS(0)
             PCP_GPU_REGS(1)
@@ -203,17 +238,16 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
        three shuffles) and each lane holds two of a's points, so a load serves two
        pairs; a lane's missing point sits at +inf (at or above every threshold). */
     template <bool P, int W>
-    __device__ static void count_staged(const Ctx &c, const float *e2, int base, uint32_t *col,
-                                        float4 *stage, const canopy_tree_view &ta,
-                                        const canopy_node *ha, const canopy_tree_view &tb,
-                                        const canopy_node *hb, int lane) {
+    __device__ static void
+    count_staged(const Ctx &c, const float *e2, int base, uint32_t *col, float4 *stage,
+                 const canopy_tree_view &ta, const canopy_node *ha, const canopy_tree_view &tb,
+                 const canopy_node *hb, int lane, const float *m, const float *o) {
         float t[W + 2];
         uint32_t n[W + 2];
         t[0] = c.lo2;
         for (int e = 0; e < W; e++) t[e + 1] = e2[base + 1 + e];
         t[W + 1] = c.hi2;
         for (int e = 0; e < W + 2; e++) n[e] = 0;
-        const float box = c.box;
         for (int32_t i0 = ha->begin; i0 < ha->end; i0 += 64) {
             float x[2][3];
             for (int r = 0; r < 2; r++) {
@@ -234,7 +268,8 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
                     const float4 v = stage[j];
                     const float q[3] = {v.x, v.y, v.z};
                     for (int r = 0; r < 2; r++) {
-                        const float d2 = dist2<3, P>(x[r], q, 3, box);
+                        const float d2 =
+                            P ? dist2_axes(x[r], q, m, o) : dist2<3, false>(x[r], q, 3, 0.0f);
                         for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
                     }
                 }
@@ -243,14 +278,14 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
     }
     template <bool P>
-    __device__ static bool count_staged_of(const Ctx &c, const float *e2, int base, int top,
-                                           uint32_t *col, float4 *stage, const canopy_tree_view &ta,
-                                           const canopy_node *ha, const canopy_tree_view &tb,
-                                           const canopy_node *hb, int lane) {
+    __device__ static bool
+    count_staged_of(const Ctx &c, const float *e2, int base, int top, uint32_t *col, float4 *stage,
+                    const canopy_tree_view &ta, const canopy_node *ha, const canopy_tree_view &tb,
+                    const canopy_node *hb, int lane, const float *m, const float *o) {
         switch (top - base) {
 #define PCP_GPU_STAGED(W)                                                                          \
     case W:                                                                                        \
-        count_staged<P, W>(c, e2, base, col, stage, ta, ha, tb, hb, lane);                         \
+        count_staged<P, W>(c, e2, base, col, stage, ta, ha, tb, hb, lane, m, o);                   \
         return true;
             PCP_GPU_STAGED(0)
             PCP_GPU_STAGED(1)
@@ -305,25 +340,32 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
             uint32_t *col = column(c, smem);
             if (col[32 * c.nbins] + most > PCP_GPU_FLUSH) flush(c, smem, col);
             col[32 * c.nbins] += (uint32_t)most;
-            if (STAGED && ta.d == 3 && !diag) {
+            /* in a periodic box, the affine distances where every axis is direct or
+               wrapped for all of the leaf pair's pairs, else the minimum-image form */
+            float m[3] = {1.0f, 1.0f, 1.0f}, o[3] = {0.0f, 0.0f, 0.0f};
+            const int axes = c.box > 0.0f && ta.d == 3 ? pcp_gpu_axes(c.box, canopy_tv_geom(&ta, a),
+                                                                      canopy_tv_geom(&tb, b), m, o)
+                             : c.box > 0.0f            ? PCP_AXES_MIXED
+                                                       : PCP_AXES_OPEN;
+            const bool wrap = axes != PCP_AXES_OPEN;
+            if (STAGED && ta.d == 3 && !diag && axes != PCP_AXES_MIXED) {
                 float4 *stage = (float4 *)((char *)smem + stage_at(c)) + 32 * (threadIdx.x >> 5);
-                if (c.box > 0.0f
-                        ? count_staged_of<true>(c, e2, base, top, col, stage, ta, ha, tb, hb, lane)
-                        : count_staged_of<false>(c, e2, base, top, col, stage, ta, ha, tb, hb,
-                                                 lane))
+                if (wrap ? count_staged_of<true>(c, e2, base, top, col, stage, ta, ha, tb, hb, lane,
+                                                 m, o)
+                         : count_staged_of<false>(c, e2, base, top, col, stage, ta, ha, tb, hb,
+                                                  lane, m, o))
                     return;
             }
-            if (REGS && ta.d == 3 && c.box > 0.0f &&
-                count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
+            if (REGS && ta.d == 3 && axes != PCP_AXES_MIXED &&
+                (wrap ? count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane, m, o)
+                      : count_regs_of<false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane, m,
+                                             o)))
                 return;
-            if (REGS && ta.d == 3 && c.box == 0.0f &&
-                count_regs_of<false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane))
-                return;
-            if (ta.d == 3 && c.box > 0.0f)
+            if (ta.d == 3 && wrap)
                 count_window<3, true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane);
             else if (ta.d == 3)
                 count_window<3, false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane);
-            else if (c.box > 0.0f)
+            else if (wrap)
                 count_window<0, true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane);
             else
                 count_window<0, false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane);
@@ -357,29 +399,28 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
 
 /* Switches for A/B timings in one process (bench/paircount_bench.py --gpu-only; the
    results are the same): CANOPY_PAIRCOUNT_GPU_KERNEL "staged4" (the default:
-   count_staged, with at least 4 blocks an SM), "staged" (no register cap: 2 blocks),
-   "regs", "regs6" (regs, with at least 6 blocks an SM) or "columns" (lane columns
-   alone); CANOPY_PAIRCOUNT_GPU_TASKS node pairs a warp in the host frontier (default
-   PCP_GPU_TASKS). */
-enum { PCP_GPU_COLUMNS, PCP_GPU_REGS, PCP_GPU_REGS6, PCP_GPU_STAGED, PCP_GPU_STAGED4 };
+   count_staged, with at least 4 blocks an SM), "regs" or "columns" (lane columns
+   alone); CANOPY_PAIRCOUNT_GPU_TASKS node pairs a warp in the frontier (default
+   PCP_GPU_TASKS). Measured and dropped (2M points, H200, 2026-12-03): staged with 2
+   blocks an SM, regs with 6. */
+enum { PCP_GPU_COLUMNS, PCP_GPU_REGS, PCP_GPU_STAGED4 };
 /* node pairs a warp by default: finer tasks than the engine's 4 even out the warps'
-   work (2M points, 2026-12-03: 64 against 16, kernel 0.069 -> 0.042 s uniform,
-   0.167 -> 0.110 s clustered; the host frontier 0.010 -> 0.032 s) */
-enum { PCP_GPU_TASKS = 64 };
+   work, and the device frontier makes them cheap (2M points, H200, 2026-12-03: 512
+   against 64, kernel 0.044 -> 0.034 s uniform, 0.116 -> 0.086 s clustered; the
+   frontier 0.001 -> 0.002 s; on the host it had taken 0.032 s at 64) */
+enum { PCP_GPU_TASKS = 512 };
 static canopy_status pcp_gpu_switches(int *kernel, int *tasks) {
     const char *k = getenv("CANOPY_PAIRCOUNT_GPU_KERNEL"),
                *t = getenv("CANOPY_PAIRCOUNT_GPU_TASKS");
     *kernel = !k || !*k               ? PCP_GPU_STAGED4
               : !strcmp(k, "columns") ? PCP_GPU_COLUMNS
               : !strcmp(k, "regs")    ? PCP_GPU_REGS
-              : !strcmp(k, "regs6")   ? PCP_GPU_REGS6
-              : !strcmp(k, "staged")  ? PCP_GPU_STAGED
               : !strcmp(k, "staged4") ? PCP_GPU_STAGED4
                                       : -1;
     if (*kernel < 0)
         return canopy_fail(CANOPY_ERR_INVALID,
-                           "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use columns, regs, regs6, staged or "
-                           "staged4 (or unset it)",
+                           "CANOPY_PAIRCOUNT_GPU_KERNEL=%s: use columns, regs or staged4 (or "
+                           "unset it)",
                            k);
     *tasks = PCP_GPU_TASKS;
     if (t && *t) {
@@ -402,20 +443,14 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
     int kernel = PCP_GPU_COLUMNS, tasks = 0;
     canopy_status s = pcp_gpu_switches(&kernel, &tasks);
     if (s) return s;
-    /* the frontier's tests run on the host, with the same descriptor */
-    static const canopy_pair_app host_app = {"paircount", pcp_test, NULL, NULL, NULL};
     canopy_trav_buffers B;
     pcp_ctx d = *h;
     d.soa_b = NULL;
     d.leaf = NULL;
-    double *host_acc = NULL, *back = NULL;
+    double *back = NULL;
     double t0 = canopy_now();
-    s = canopy_alloc((void **)&host_acc, (size_t)h->nbins * 2, sizeof *host_acc);
-    if (!s) {
-        back = host_acc + h->nbins;
-        memset(host_acc, 0, sizeof *host_acc * (size_t)h->nbins);
-        s = B.upload(&d.e2, h->e2, (int64_t)h->nbins + 1, "paircount bin edges");
-    }
+    s = canopy_alloc((void **)&back, (size_t)h->nbins, sizeof *back);
+    if (!s) s = B.upload(&d.e2, h->e2, (int64_t)h->nbins + 1, "paircount bin edges");
     if (!s) s = B.upload(&d.tab, h->tab, h->tab_cells, "paircount bin table");
     if (!s && h->pa) s = B.upload(&d.pa, h->pa, ta->n + 1, "paircount weight sums");
     if (!s && h->pa2) s = B.upload(&d.pa2, h->pa2, ta->n + 1, "paircount squared weight sums");
@@ -428,30 +463,21 @@ extern "C" canopy_status canopy_gpu_paircount_pairs(const void *vctx, const cano
                              "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
     if (!s && kernel == PCP_GPU_STAGED4)
-        s = canopy_pair_gpu_run<pcp_gpu<true, true>, 4>(B, d, &host_app, h, host_acc, h->nbins, ta,
-                                                        tb, sym, cnt, rep, h->resident_a,
+        s = canopy_pair_gpu_run<pcp_gpu<true, true>, 4>(B, d, ta, tb, sym, cnt, rep, h->resident_a,
                                                         h->resident_b, tasks);
-    else if (!s && kernel == PCP_GPU_STAGED)
-        s = canopy_pair_gpu_run<pcp_gpu<true, true>>(B, d, &host_app, h, host_acc, h->nbins, ta, tb,
-                                                     sym, cnt, rep, h->resident_a, h->resident_b,
-                                                     tasks);
-    else if (!s && kernel == PCP_GPU_REGS6)
-        s = canopy_pair_gpu_run<pcp_gpu<true>, 6>(B, d, &host_app, h, host_acc, h->nbins, ta, tb,
-                                                  sym, cnt, rep, h->resident_a, h->resident_b,
-                                                  tasks);
     else if (!s && kernel == PCP_GPU_REGS)
-        s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, &host_app, h, host_acc, h->nbins, ta, tb, sym,
-                                               cnt, rep, h->resident_a, h->resident_b, tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<true>>(B, d, ta, tb, sym, cnt, rep, h->resident_a,
+                                               h->resident_b, tasks);
     else if (!s)
-        s = canopy_pair_gpu_run<pcp_gpu<false>>(B, d, &host_app, h, host_acc, h->nbins, ta, tb, sym,
-                                                cnt, rep, h->resident_a, h->resident_b, tasks);
+        s = canopy_pair_gpu_run<pcp_gpu<false>>(B, d, ta, tb, sym, cnt, rep, h->resident_a,
+                                                h->resident_b, tasks);
     t0 = canopy_now();
     if (!s)
         s = canopy_gpu_check(
             cudaMemcpy(back, d.counts, sizeof(double) * (size_t)h->nbins, cudaMemcpyDeviceToHost),
             "paircount histogram");
     rep->transfer_seconds += canopy_now() - t0;
-    for (int32_t b = 0; !s && b < h->nbins; b++) h->counts[b] += host_acc[b] + back[b];
-    canopy_free(host_acc);
+    for (int32_t b = 0; !s && b < h->nbins; b++) h->counts[b] += back[b];
+    canopy_free(back);
     return s;
 }

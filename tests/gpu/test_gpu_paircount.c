@@ -7,12 +7,14 @@
  * (4097), 10^5 bins, duplicates on a coarse grid, dense lumps, d = 1..5, empty and
  * one-point inputs, leaf sizes 1 to 64 and 2048 to 100000. Every case runs each
  * lane-counter kernel (CANOPY_PAIRCOUNT_GPU_KERNEL columns; regs: d = 3 windows of at
- * most 6 edges in registers, b's points by shuffles; staged: regs with b's points
- * through shared memory and two of a's points a lane; staged4, staged with 4 blocks
- * an SM; regs6, regs with 6 blocks an SM) and the large ones also a frontier of one node pair a warp
- * (CANOPY_PAIRCOUNT_GPU_TASKS). CANOPY_GPU_SMALL=1 (compute-sanitizer runs): the small
- * cases only, columns, regs and staged. Prints the GPU phases and CPU times of the largest
- * cases (not a benchmark: bench/run_paircount.sh is). */
+ * most 6 edges in registers, b's points by shuffles; staged4: b's points through shared
+ * memory and two of a's points a lane) on device frontiers of 1, 4 and 1024 node pairs
+ * a warp (CANOPY_PAIRCOUNT_GPU_TASKS; 1024 expands small inputs down to their leaf
+ * pairs). Periodic cases cover both forms of the minimum image: leaf pairs whose axes are
+ * each direct or wrapped (the affine kernel bodies) and leaves wide enough to straddle
+ * half the box (the minimum-image form). CANOPY_GPU_SMALL=1 (compute-sanitizer runs): the small
+ * cases only, the first three runs. Prints the GPU phases and CPU times of the largest cases (not a
+ * benchmark: bench/run_paircount.sh is). */
 #define _POSIX_C_SOURCE 200809L
 #include "canopy.h"
 #include "check.h"
@@ -58,14 +60,12 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
     }
     o.backend = CANOPY_BACKEND_GPU;
     o.leaf_size = leaf;
-    static const char *const kernels[] = {"columns", "regs", "staged", "staged4", "regs6", "regs"};
-    /* under the sanitizers, columns, regs and staged (regs6 is regs' code with fewer
-       registers) */
-    const int runs = getenv("CANOPY_GPU_SMALL") ? 3 : brute ? 5 : 6;
+    static const char *const kernels[] = {"columns", "regs", "staged4", "staged4", "staged4"};
+    static const char *const tasks[] = {"4", "1024", "4", "1", "1024"};
+    const int runs = getenv("CANOPY_GPU_SMALL") ? 3 : 5;
     for (int run = 0; run < runs; run++) {
         setenv("CANOPY_PAIRCOUNT_GPU_KERNEL", kernels[run], 1);
-        /* the last run: regs on a frontier of one node pair a warp (larger tasks) */
-        setenv("CANOPY_PAIRCOUNT_GPU_TASKS", run == 5 ? "1" : "4", 1);
+        setenv("CANOPY_PAIRCOUNT_GPU_TASKS", tasks[run], 1);
         double t = canopy_now();
         CHECK_OK(canopy_paircount(p1, w1, p2, w2, &po, &o, got, &st));
         t = canopy_now() - t;
@@ -80,8 +80,8 @@ static void check_case(int64_t n1, int64_t n2, int32_t d, int cross, int weighte
         if (!brute && n1 >= 100000)
             printf("  %lld points%s, kernel %s, tasks %s: GPU %.3f s whole call, CPU pair walk "
                    "2 threads %.3f s; %s\n",
-                   (long long)n1, cross ? " (cross)" : "", kernels[run], run == 5 ? "1" : "4", t,
-                   t_cpu, st.note);
+                   (long long)n1, cross ? " (cross)" : "", kernels[run], tasks[run], t, t_cpu,
+                   st.note);
     }
     unsetenv("CANOPY_PAIRCOUNT_GPU_KERNEL");
     unsetenv("CANOPY_PAIRCOUNT_GPU_TASKS");
@@ -96,7 +96,7 @@ static void check_switches(void) {
     canopy_run_options o = canopy_run_options_default();
     o.backend = CANOPY_BACKEND_GPU;
     const char *bad[][2] = {{"CANOPY_PAIRCOUNT_GPU_KERNEL", "reg"},
-                            {"CANOPY_PAIRCOUNT_GPU_KERNEL", "regs7"},
+                            {"CANOPY_PAIRCOUNT_GPU_KERNEL", "staged"},
                             {"CANOPY_PAIRCOUNT_GPU_TASKS", "0"},
                             {"CANOPY_PAIRCOUNT_GPU_TASKS", "4x"}};
     for (int i = 0; i < 4; i++) {
