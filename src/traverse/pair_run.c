@@ -68,7 +68,7 @@ canopy_status canopy_pair_traverse(const canopy_tree *ta, const canopy_tree *tb,
         memset(&rep, 0, sizeof rep);
         s = tr->gpu(tr->ctx, &ta->view, &other->view, tb == NULL, cnt, &rep);
         transfer = rep.transfer_seconds;
-        schedule = rep.schedule_seconds; /* the host frontier */
+        schedule = rep.schedule_seconds; /* the device frontier and its order */
         traverse = rep.traverse_seconds;
     } else {
         canopy_pair_job job = {tr->ctx, &ta->view, &other->view, tb == NULL, tr->acc_size};
