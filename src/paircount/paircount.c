@@ -546,14 +546,11 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     if (!s && cpu_walk && !out->merged) pcp_merge_all(&c, NULL, 0); /* no pairs: zeros */
     if (!s && own) s = out->sink(out->user, 0, po->nbins, own);
     if (!s) s = out->status;
-    if (!s && stats) {
-        canopy_tree_info ia, ib;
-        canopy_tree_get_info(ta, &ia);
-        if (tb) canopy_tree_get_info(tb, &ib);
-        stats->build_seconds = ia.build_seconds + (tb ? ib.build_seconds : 0.0);
+    if (!s && stats) { /* from the views' sizes: a device walk's host trees are shells */
+        stats->build_seconds = ta->build_seconds + (tb ? tb->build_seconds : 0.0);
         stats->tree = CANOPY_TREE_KD;
-        stats->tree_nodes = ia.n_nodes + (tb ? ib.n_nodes : 0);
-        stats->tree_depth = ia.depth > (tb ? ib.depth : 0) ? ia.depth : ib.depth;
+        stats->tree_nodes = va->n_nodes + (tb ? vb->n_nodes : 0);
+        stats->tree_depth = va->depth > (tb ? vb->depth : 0) ? va->depth : vb->depth;
     }
     canopy_free((void *)c.tab);
     canopy_free((void *)c.dpos);
@@ -572,7 +569,7 @@ static canopy_status walk_trees(const canopy_tree *ta, const canopy_tree *tb, co
     return s;
 }
 
-static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
+static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf, int copy,
                                  canopy_gpu_tree **g, canopy_tree **host, double *download);
 
 /* Frees the host trees and their device copies (any may be NULL): the seconds it took. */
@@ -621,15 +618,15 @@ static canopy_status pair_walk(canopy_points d1, const float *w1, canopy_points 
                    : on_cpu && !w1                             ? PCP_LEAF_SIZE_SMALL
                    : !w1                                       ? PCP_LEAF_SIZE_GPU
                                                                : PCP_LEAF_SIZE;
-    /* the GPU walk builds its trees there from the host points (the host copies serve
-       its frontier): at 2M points that beat the host build and its upload */
+    /* the GPU walk builds its trees there from the host points (their host shells serve
+       the walk's host side): at 2M points that beat the host build and its upload */
     canopy_gpu_tree *ga = NULL, *gb = NULL;
     const int on_gpu = !on_cpu && d1.n > 0 && d2.n > 0 && canopy_gpu_usable();
     canopy_status s = CANOPY_OK;
     double t0 = canopy_now(), download = 0.0, build;
     if (on_gpu) {
-        s = device_tree(d1, w1, to.leaf_size, &ga, &ta, &download);
-        if (!s && !self) s = device_tree(d2, w2, to.leaf_size, &gb, &tb, &download);
+        s = device_tree(d1, w1, to.leaf_size, 0, &ga, &ta, &download);
+        if (!s && !self) s = device_tree(d2, w2, to.leaf_size, 0, &gb, &tb, &download);
     } else {
         to.weights = w1;
         s = canopy_tree_build(d1, &to, &ta);
@@ -749,16 +746,17 @@ canopy_status canopy_paircount_blocks(canopy_points data1, const float *weights1
 /* ---------------------------------------------------- device pointers -- */
 
 /* A kd tree built on the device from device points (and weights, or NULL), and its
- * host copy for the walk's host side (the frontier, the weight sums, the checks); the
- * copy's seconds are added to *download. */
-static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf,
+ * host side: a copy for the checks of device points (check_tree), else a shell (the
+ * walk's host side needs its sizes and weights alone); the copy's seconds are added
+ * to *download. */
+static canopy_status device_tree(canopy_points pts, const float *w, int32_t leaf, int copy,
                                  canopy_gpu_tree **g, canopy_tree **host, double *download) {
     canopy_tree_options to = canopy_tree_options_default(CANOPY_TREE_KD);
     to.leaf_size = leaf;
     to.weights = w;
     canopy_status s = canopy_tree_build_gpu(pts, &to, g);
     const double t0 = canopy_now();
-    if (!s) s = canopy_gpu_tree_download(*g, host);
+    if (!s) s = copy ? canopy_gpu_tree_download(*g, host) : canopy_gpu_tree_host_shell(*g, host);
     *download += canopy_now() - t0;
     return s;
 }
@@ -847,8 +845,9 @@ canopy_status canopy_paircount_device(canopy_points d_data1, const float *d_weig
         s = canopy_gpu_wait_stream(stream);
         double t0 = canopy_now(), download = 0.0;
         const int32_t leaf = d_weights1 ? PCP_LEAF_SIZE : PCP_LEAF_SIZE_GPU;
-        if (!s) s = device_tree(d_data1, d_weights1, leaf, &ga, &ta, &download);
-        if (!s && !self) s = device_tree(d_data2, d_weights2, leaf, &gb, &tb, &download);
+        const int copy = d_weights1 || box > 0.0f; /* for check_tree */
+        if (!s) s = device_tree(d_data1, d_weights1, leaf, copy, &ga, &ta, &download);
+        if (!s && !self) s = device_tree(d_data2, d_weights2, leaf, copy, &gb, &tb, &download);
         const double build = canopy_now() - t0 - download;
         if (!s) s = check_tree(ta, 1, box);
         if (!s && !self) s = check_tree(tb, 2, box);

@@ -1395,7 +1395,9 @@ extern "C" canopy_status canopy_tree_build_gpu(canopy_points pts, const canopy_t
     return CANOPY_OK;
 }
 
-extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, canopy_tree **out) {
+/* The host copy of a device tree: whole, or (shell) the view's sizes and the weights
+ * alone, its node, point and id arrays NULL. */
+static canopy_status gpu_tree_to_host(const canopy_gpu_tree *g, int shell, canopy_tree **out) {
     *out = NULL;
     const canopy_tree_view *v = &g->view;
     canopy_tree *t = (canopy_tree *)calloc(1, sizeof *t);
@@ -1403,27 +1405,30 @@ extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, cano
     int64_t n = v->n;
     int32_t nn = v->n_nodes, d = v->d;
     size_t pts_b = sizeof(float) * (size_t)(n * d);
-    canopy_status s;
-    if ((s = canopy_alloc((void **)&t->hot, (size_t)nn, (size_t)v->hot_stride)) ||
-        (s = canopy_alloc((void **)&t->points, (size_t)(n > 0 ? n : 1), sizeof(float) * d)) ||
-        (s = canopy_alloc((void **)&t->ids, (size_t)(n > 0 ? n : 1), sizeof(int64_t))) ||
-        (s = canopy_alloc((void **)&t->rope, (size_t)nn, sizeof(int32_t))) ||
-        (s = canopy_alloc((void **)&t->parent, (size_t)nn, sizeof(int32_t))) ||
-        (s = canopy_alloc((void **)&t->level, (size_t)nn, sizeof(int32_t))) ||
-        (v->weights &&
-         (s = canopy_alloc((void **)&t->weights, (size_t)(n > 0 ? n : 1), sizeof(float)))) ||
-        (s = canopy_gpu_check(
-             cudaMemcpy(t->hot, v->hot, (size_t)nn * v->hot_stride, cudaMemcpyDeviceToHost),
-             "downloading nodes")) ||
-        (s = canopy_gpu_check(cudaMemcpy(t->points, v->points, pts_b, cudaMemcpyDeviceToHost),
-                              "downloading points")) ||
-        (s = canopy_gpu_check(
-             cudaMemcpy(t->ids, v->ids, sizeof(int64_t) * (size_t)n, cudaMemcpyDeviceToHost),
-             "downloading ids")) ||
-        (s = canopy_gpu_check(
-             cudaMemcpy(t->rope, v->rope, sizeof(int32_t) * (size_t)nn, cudaMemcpyDeviceToHost),
-             "downloading ropes")) ||
-        (v->weights &&
+    canopy_status s = CANOPY_OK;
+    if (!shell &&
+        ((s = canopy_alloc((void **)&t->hot, (size_t)nn, (size_t)v->hot_stride)) ||
+         (s = canopy_alloc((void **)&t->points, (size_t)(n > 0 ? n : 1), sizeof(float) * d)) ||
+         (s = canopy_alloc((void **)&t->ids, (size_t)(n > 0 ? n : 1), sizeof(int64_t))) ||
+         (s = canopy_alloc((void **)&t->rope, (size_t)nn, sizeof(int32_t))) ||
+         (s = canopy_alloc((void **)&t->parent, (size_t)nn, sizeof(int32_t))) ||
+         (s = canopy_alloc((void **)&t->level, (size_t)nn, sizeof(int32_t))) ||
+         (s = canopy_gpu_check(
+              cudaMemcpy(t->hot, v->hot, (size_t)nn * v->hot_stride, cudaMemcpyDeviceToHost),
+              "downloading nodes")) ||
+         (s = canopy_gpu_check(cudaMemcpy(t->points, v->points, pts_b, cudaMemcpyDeviceToHost),
+                               "downloading points")) ||
+         (s = canopy_gpu_check(
+              cudaMemcpy(t->ids, v->ids, sizeof(int64_t) * (size_t)n, cudaMemcpyDeviceToHost),
+              "downloading ids")) ||
+         (s = canopy_gpu_check(
+              cudaMemcpy(t->rope, v->rope, sizeof(int32_t) * (size_t)nn, cudaMemcpyDeviceToHost),
+              "downloading ropes")))) {
+        canopy_tree_free(t);
+        return s;
+    }
+    if (v->weights &&
+        ((s = canopy_alloc((void **)&t->weights, (size_t)(n > 0 ? n : 1), sizeof(float))) ||
          (s = canopy_gpu_check(
               cudaMemcpy(t->weights, v->weights, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost),
               "downloading weights")))) {
@@ -1432,9 +1437,11 @@ extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, cano
     }
     /* Parents and levels from the records: every child's id exceeds its parent's in
      * both orders the builds make. */
-    t->parent[0] = -1;
-    t->level[0] = 0;
-    for (int32_t u = 0; u < nn; u++) {
+    if (!shell) {
+        t->parent[0] = -1;
+        t->level[0] = 0;
+    }
+    for (int32_t u = 0; !shell && u < nn; u++) {
         const canopy_node *h = (const canopy_node *)(t->hot + (int64_t)u * v->hot_stride);
         for (int32_t c = 0; c < h->nchild; c++)
             t->parent[h->child + c] = u, t->level[h->child + c] = t->level[u] + 1;
@@ -1450,4 +1457,12 @@ extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, cano
     t->build_seconds = g->build_seconds;
     *out = t;
     return CANOPY_OK;
+}
+
+extern "C" canopy_status canopy_gpu_tree_download(const canopy_gpu_tree *g, canopy_tree **out) {
+    return gpu_tree_to_host(g, 0, out);
+}
+
+extern "C" canopy_status canopy_gpu_tree_host_shell(const canopy_gpu_tree *g, canopy_tree **out) {
+    return gpu_tree_to_host(g, 1, out);
 }

@@ -22,6 +22,11 @@ struct canopy_gpu_tree {
 /* The device view of a GPU-built tree (pointers valid in kernels). */
 const canopy_tree_view *canopy_gpu_tree_view(const canopy_gpu_tree *g);
 
+/* The host side of a device tree for a walk that runs on the device: the view's sizes
+ * and the weights (their sums are made on the host), no node, point or id arrays
+ * (NULL). canopy_tree_free releases it; nothing may walk it on the host. */
+canopy_status canopy_gpu_tree_host_shell(const canopy_gpu_tree *g, canopy_tree **out);
+
 #ifdef __cplusplus
 }
 #endif
