@@ -309,6 +309,46 @@ __global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t 
 /* Blocks of 1024 (the last one scans up to 8192 counts a tile), two an SM: at 64
  * registers one fitted an SM and 200k queries took two waves (H200, ncu: 28 us). */
 enum { ORDER_THREADS = 1024, ORDER_ITEMS = 8 };
+typedef cub::BlockScan<int32_t, ORDER_THREADS> order_scan_t;
+
+/* first[b] := count[0] + ... + count[b - 1] for b < nb, by a block of ORDER_THREADS,
+ * ORDER_ITEMS counts a thread a tile; first may lie in shared memory, and is complete
+ * for every thread when it returns. */
+__device__ __forceinline__ void scan_counts(const int32_t *count, int32_t nb, int32_t *first,
+                                            order_scan_t::TempStorage &tmp) {
+    int32_t carry = 0;
+    for (int32_t t0 = 0; t0 < nb; t0 += ORDER_THREADS * ORDER_ITEMS) {
+        const int32_t b0 = t0 + (int32_t)threadIdx.x * ORDER_ITEMS;
+        int32_t v[ORDER_ITEMS], sum = 0;
+#pragma unroll
+        for (int u = 0; u < ORDER_ITEMS; u++) {
+            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
+            sum += v[u];
+        }
+        int32_t before, total;
+        order_scan_t(tmp).ExclusiveSum(sum, before, total);
+        before += carry;
+#pragma unroll
+        for (int u = 0; u < ORDER_ITEMS; u++) {
+            if (b0 + u < nb) first[b0 + u] = before;
+            before += v[u];
+        }
+        carry += total;
+        __syncthreads(); /* tmp is reused by the next tile; first is read after */
+    }
+}
+
+/* The rank of the lane's query among its bucket b's from one atomic per bucket a warp
+ * reaches (where query clusters fall into few buckets, per-query atomics on one counter
+ * serialise the kernel). */
+__device__ __forceinline__ int32_t warp_rank(int32_t *count, int32_t b) {
+    const unsigned same = __match_any_sync(__activemask(), b);
+    const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
+    int32_t base = 0;
+    if (lane == leader) base = atomicAdd(count + b, __popc(same));
+    base = __shfl_sync(same, base, leader);
+    return base + __popc(same & ((1u << lane) - 1));
+}
 
 /* A query's bucket (gpu_schedule.h): its grid cell's node, then down the table, one
  * 16-byte load a level; its rank among the bucket's queries from one atomic per bucket
@@ -344,13 +384,7 @@ __global__ void __launch_bounds__(ORDER_THREADS, 2)
             n = e.x + (x > __int_as_float(e.z));
             e = __ldg(table + n);
         }
-        const int32_t b = e.y;
-        const unsigned same = __match_any_sync(__activemask(), b);
-        const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
-        int32_t base = 0;
-        if (lane == leader) base = atomicAdd(count + b, __popc(same));
-        base = __shfl_sync(same, base, leader);
-        slot[i] = make_int2(n, base + __popc(same & ((1u << lane) - 1)));
+        slot[i] = make_int2(n, warp_rank(count, e.y));
     }
     /* the last block: every count is final (each block's atomics returned before its
      * barrier; the fence orders them before its arrival) */
@@ -363,29 +397,8 @@ __global__ void __launch_bounds__(ORDER_THREADS, 2)
     __syncthreads();
     if (!last) return;
     __threadfence();
-    typedef cub::BlockScan<int32_t, ORDER_THREADS> scan_t;
-    __shared__ typename scan_t::TempStorage tmp;
-    const int32_t nb = __ldcg(&meta->nb);
-    int32_t carry = 0;
-    for (int32_t t0 = 0; t0 < nb; t0 += ORDER_THREADS * ORDER_ITEMS) {
-        const int32_t b0 = t0 + (int32_t)threadIdx.x * ORDER_ITEMS;
-        int32_t v[ORDER_ITEMS], sum = 0;
-#pragma unroll
-        for (int u = 0; u < ORDER_ITEMS; u++) {
-            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
-            sum += v[u];
-        }
-        int32_t before, total;
-        scan_t(tmp).ExclusiveSum(sum, before, total);
-        before += carry;
-#pragma unroll
-        for (int u = 0; u < ORDER_ITEMS; u++) {
-            if (b0 + u < nb) first[b0 + u] = before;
-            before += v[u];
-        }
-        carry += total;
-        __syncthreads(); /* tmp is reused by the next tile */
-    }
+    __shared__ order_scan_t::TempStorage tmp;
+    scan_counts(count, __ldcg(&meta->nb), first, tmp);
     if (threadIdx.x == 0) meta->done = 0;
 }
 
@@ -442,17 +455,12 @@ __global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_
         }
         b = e.y;
     }
-    const unsigned same = __match_any_sync(__activemask(), b);
-    const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
-    int32_t base = 0;
-    if (lane == leader) base = atomicAdd(count + b, __popc(same));
-    base = __shfl_sync(same, base, leader);
-    slot[i] = make_int2(b, base + __popc(same & ((1u << lane) - 1)));
+    slot[i] = make_int2(b, warp_rank(count, b));
 }
 
 /* Blocks of 1024 threads at 64 registers fill an SM: two queries a thread keep 200k
  * queries in one wave of blocks on the H200's 132 SMs. */
-enum { PLACE_THREADS = 1024, PLACE_ITEMS = 8, PLACE_QUERIES = 2 };
+enum { PLACE_THREADS = ORDER_THREADS, PLACE_QUERIES = 2 };
 
 /* The shared form's scatter: every block scans the nb bucket counts into shared memory
  * itself (32 KB of L2 reads a block at 8k buckets, beside its slots and bucket nodes,
@@ -463,8 +471,7 @@ __global__ void __launch_bounds__(PLACE_THREADS)
     k_kd_order_place(int32_t nb, int64_t nq, const int32_t *count, int32_t *next_count,
                      const int32_t *bnode, const int2 *slot, int64_t *order, int32_t *bucket) {
     extern __shared__ int32_t first[];
-    typedef cub::BlockScan<int32_t, PLACE_THREADS> scan_t;
-    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ order_scan_t::TempStorage tmp;
     const int64_t i0 = (int64_t)blockIdx.x * PLACE_THREADS * PLACE_QUERIES + threadIdx.x;
     int2 s[PLACE_QUERIES];
     int32_t node[PLACE_QUERIES];
@@ -474,26 +481,7 @@ __global__ void __launch_bounds__(PLACE_THREADS)
 #pragma unroll
     for (int u = 0; u < PLACE_QUERIES; u++)
         node[u] = i0 + u * PLACE_THREADS < nq ? __ldg(bnode + s[u].x) : 0;
-    int32_t carry = 0;
-    for (int32_t t0 = 0; t0 < nb; t0 += PLACE_THREADS * PLACE_ITEMS) {
-        const int32_t b0 = t0 + (int32_t)threadIdx.x * PLACE_ITEMS;
-        int32_t v[PLACE_ITEMS], sum = 0;
-#pragma unroll
-        for (int u = 0; u < PLACE_ITEMS; u++) {
-            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
-            sum += v[u];
-        }
-        int32_t before, total;
-        scan_t(tmp).ExclusiveSum(sum, before, total);
-        before += carry;
-#pragma unroll
-        for (int u = 0; u < PLACE_ITEMS; u++) {
-            if (b0 + u < nb) first[b0 + u] = before;
-            before += v[u];
-        }
-        carry += total;
-        __syncthreads(); /* tmp is reused by the next tile; first is read below */
-    }
+    scan_counts(count, nb, first, tmp);
     for (int64_t j = (int64_t)blockIdx.x * PLACE_THREADS + threadIdx.x; j < nb;
          j += (int64_t)gridDim.x * PLACE_THREADS)
         next_count[j] = 0;
@@ -565,7 +553,7 @@ canopy_status kd_order_shared(const kd_order_parts *P, cudaStream_t st, canopy_g
         return rc;
     /* the counts beside the scan's own shared memory; the limit is the largest any index
      * takes (the attribute is the kernel's, not the launch's) */
-    const size_t scan_bytes = sizeof(cub::BlockScan<int32_t, PLACE_THREADS>::TempStorage),
+    const size_t scan_bytes = sizeof(order_scan_t::TempStorage),
                  most = sizeof(int32_t) * CANOPY_GPU_ORDER_SHARED_BUCKETS,
                  limit = most + scan_bytes <= (size_t)optin ? most : (size_t)optin - scan_bytes;
     if (sizeof(int32_t) * (size_t)m.nb > limit) return CANOPY_OK;
