@@ -234,7 +234,7 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
  * index makes its order tables at its first grouped query): the order's device time
  * (CUDA events around it, calls with stats) and the wall of kNN k = 8 and NN calls
  * grouped by it (stats NULL), the forms alternated call by call on two indexes of the
- * same points. */
+ * same points; their kNN k = 8 rows must be equal. */
 static void order_rows(const dataset *D, int reps) {
     static const char *forms[] = {"shared", "two"};
     const int64_t nq = D->qry ? D->nq : D->n;
@@ -273,6 +273,17 @@ static void order_rows(const dataset *D, int reps) {
             }
             if (r >= WARM) v[f][0][r - WARM] = st.schedule_seconds;
         }
+    /* both forms' kNN rows must be the same (the walk is exact in any query order) */
+    const size_t cells = (size_t)(nq * 8);
+    int64_t *hi[2];
+    for (int f = 0; f < 2; f++) {
+        hi[f] = malloc(sizeof(int64_t) * cells);
+        if (canopy_index_knn_device(ix[f], dq, nq, 8, &so, di, dd, NULL, NULL)) die("order knn");
+        cuda_ok(cudaMemcpy(hi[f], di, sizeof(int64_t) * cells, cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+    }
+    if (memcmp(hi[0], hi[1], sizeof(int64_t) * cells) != 0) die("the order forms' kNN rows differ");
+    free(hi[0]), free(hi[1]);
     char what[128];
     for (int f = 0; f < 2; f++) {
         snprintf(what, sizeof what, "kd bucket order of %lld queries, form %s", (long long)nq,
