@@ -17,7 +17,9 @@
  * as queries), rand7 (200k + 200k uniform 7-D), plummer1m. Medians with min-max over
  * REPS runs after WARM warm-ups; the 2-D device-pointer kNN rows also in each query order
  * (schedules none and tree) beside auto's pick. Usage: canopy-bench-edges-gpu [reps]
- * [knn2d] (markdown; knn2d: the 2-D device-pointer kNN rows alone). */
+ * [knn2d | order] (markdown; knn2d: the 2-D device-pointer kNN rows alone; order: the
+ * kd bucket order's forms side by side on clust2 and on the cities points as queries, in
+ * the generator's rows and shuffled). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "canopy.h"
@@ -228,6 +230,78 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
     cudaFree(dp), cudaFree(dq), cudaFree(di), cudaFree(dd);
 }
 
+/* The kd bucket order in each of its forms (CANOPY_GPU_ORDER shared and two, read when an
+ * index makes its order tables at its first grouped query): the order's device time
+ * (CUDA events around it, calls with stats) and the wall of kNN k = 8 and NN calls
+ * grouped by it (stats NULL), the forms alternated call by call on two indexes of the
+ * same points; their kNN k = 8 rows must be equal. */
+static void order_rows(const dataset *D, int reps) {
+    static const char *forms[] = {"shared", "two"};
+    const int64_t nq = D->qry ? D->nq : D->n;
+    const float *q = D->qry ? D->qry : D->ref;
+    size_t rb = sizeof(float) * (size_t)(D->n * D->d), qb = sizeof(float) * (size_t)(nq * D->d);
+    float *dp = NULL, *dq = NULL, *dd = NULL;
+    int64_t *di = NULL;
+    cuda_ok(cudaMalloc((void **)&dp, rb), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&dq, qb), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)(nq * 8)), "cudaMalloc");
+    cuda_ok(cudaMalloc((void **)&dd, sizeof(float) * (size_t)(nq * 8)), "cudaMalloc");
+    cuda_ok(cudaMemcpy(dp, D->ref, rb, cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda_ok(cudaMemcpy(dq, q, qb, cudaMemcpyHostToDevice), "cudaMemcpy");
+    canopy_run_options so = canopy_run_options_default();
+    so.schedule = CANOPY_SCHEDULE_TREE;
+    canopy_index *ix[2];
+    for (int f = 0; f < 2; f++) {
+        setenv("CANOPY_GPU_ORDER", forms[f], 1);
+        if (canopy_index_build_device(canopy_points_make(dp, D->n, D->d), NULL, NULL, &ix[f]) ||
+            canopy_index_knn_device(ix[f], dq, nq, 1, &so, di, dd, NULL, NULL))
+            die("order index");
+    }
+    unsetenv("CANOPY_GPU_ORDER");
+    double *v[2][3];
+    for (int f = 0; f < 2; f++)
+        for (int m = 0; m < 3; m++) v[f][m] = malloc(sizeof(double) * (size_t)reps);
+    canopy_stats st;
+    for (int r = 0; r < WARM + reps; r++)
+        for (int f = 0; f < 2; f++) {
+            if (canopy_index_knn_device(ix[f], dq, nq, 1, &so, di, dd, NULL, &st)) die("order");
+            for (int m = 1; m < 3; m++) {
+                double t0 = canopy_now();
+                if (canopy_index_knn_device(ix[f], dq, nq, m == 1 ? 8 : 1, &so, di, dd, NULL, NULL))
+                    die("order knn");
+                if (r >= WARM) v[f][m][r - WARM] = canopy_now() - t0;
+            }
+            if (r >= WARM) v[f][0][r - WARM] = st.schedule_seconds;
+        }
+    /* both forms' kNN rows must be the same (the walk is exact in any query order) */
+    const size_t cells = (size_t)(nq * 8);
+    int64_t *hi[2];
+    for (int f = 0; f < 2; f++) {
+        hi[f] = malloc(sizeof(int64_t) * cells);
+        if (canopy_index_knn_device(ix[f], dq, nq, 8, &so, di, dd, NULL, NULL)) die("order knn");
+        cuda_ok(cudaMemcpy(hi[f], di, sizeof(int64_t) * cells, cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+    }
+    if (memcmp(hi[0], hi[1], sizeof(int64_t) * cells) != 0) die("the order forms' kNN rows differ");
+    free(hi[0]), free(hi[1]);
+    char what[128];
+    for (int f = 0; f < 2; f++) {
+        snprintf(what, sizeof what, "kd bucket order of %lld queries, form %s", (long long)nq,
+                 forms[f]);
+        row(D->name, what, v[f][0], reps, "CUDA events around the order (calls with stats)");
+        for (int m = 1; m < 3; m++) {
+            snprintf(what, sizeof what, "k=%d, device pointers, schedule tree, order %s",
+                     m == 1 ? 8 : 1, forms[f]);
+            row(D->name, what, v[f][m], reps, "wall of the call, stats NULL");
+        }
+    }
+    for (int f = 0; f < 2; f++) {
+        canopy_index_free(ix[f]);
+        for (int m = 0; m < 3; m++) free(v[f][m]);
+    }
+    cudaFree(dp), cudaFree(dq), cudaFree(di), cudaFree(dd);
+}
+
 static void gravity(int reps) {
     const int64_t n = 1000000, ns = 2000;
     float *pos = malloc(sizeof(float) * 3 * (size_t)n),
@@ -299,7 +373,8 @@ static void gravity(int reps) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     if (reps < 1) reps = 1;
-    const int knn2d = argc > 2 && strcmp(argv[2], "knn2d") == 0;
+    const int knn2d = argc > 2 && strcmp(argv[2], "knn2d") == 0,
+              order = argc > 2 && strcmp(argv[2], "order") == 0;
     if (canopy_gpu_warm_up()) die("GPU start");
     const int64_t n = 200000, nc = 135000;
     float *c2r = malloc(sizeof(float) * 2 * (size_t)n),
@@ -318,7 +393,26 @@ int main(int argc, char **argv) {
     printf("# canopy-bench-edges-gpu (%s; %d reps after %d warm-ups; ms)\n\n", bench_meta_json(),
            reps, WARM);
     printf("| data | call | median | min–max | note |\n|---|---|---|---|---|\n");
-    if (knn2d) {
+    if (order) {
+        /* the generator's rows are already coherent; shuffled they are not */
+        float *shuf = malloc(sizeof(float) * 2 * (size_t)nc);
+        memcpy(shuf, cit, sizeof(float) * 2 * (size_t)nc);
+        uint64_t r = 12345;
+        for (int64_t i = nc - 1; i > 0; i--) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            const int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1));
+            const float x = shuf[2 * i], y = shuf[2 * i + 1];
+            shuf[2 * i] = shuf[2 * j], shuf[2 * i + 1] = shuf[2 * j + 1];
+            shuf[2 * j] = x, shuf[2 * j + 1] = y;
+        }
+        const dataset cities_q = {"cities 135k (the points as queries)", cit, cit, nc, nc, 2},
+                      cities_s = {
+                          "cities 135k (the points shuffled as queries)", cit, shuf, nc, nc, 2};
+        order_rows(&sets[0], reps);
+        order_rows(&cities_q, reps);
+        order_rows(&cities_s, reps);
+        free(shuf);
+    } else if (knn2d) {
         for (int i = 0; i < 2; i++) {
             knn(&sets[i], 8, reps, 1);
             knn(&sets[i], 1, reps, 1);

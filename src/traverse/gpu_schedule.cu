@@ -234,19 +234,22 @@ __global__ void k_kd_bucket_marks(canopy_tree_view t, const int4 *table, int32_t
     }
 }
 
+/* bnode[b] (cleared to -1): bucket b's node, the largest of those sharing the number
+ * (any of them is a correct start for the walk; the largest keeps it deterministic). */
 __global__ void k_kd_bucket_numbers(canopy_tree_view t, int4 *table, const int32_t *marks,
-                                    const int32_t *numbers, kd_order_meta *meta) {
+                                    const int32_t *numbers, kd_order_meta *meta, int32_t *bnode) {
     const int64_t u = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (u >= t.n_nodes) return;
     const int32_t c = ((const int32_t *)(table + u))[0];
     if (u == 0) {
         meta->nb = numbers[t.n] + marks[t.n];
-        if (c < 0) ((int32_t *)(table + u))[1] = 0;
+        if (c < 0) ((int32_t *)(table + u))[1] = 0, bnode[0] = 0;
     }
     for (int32_t j = 0; c >= 0 && j < 2; j++) {
         if (((const int32_t *)(table + c + j))[0] >= 0) continue;
         const int32_t begin = __ldg((const int32_t *)(t.hot + (int64_t)(c + j) * t.hot_stride) + 2);
         ((int32_t *)(table + c + j))[1] = numbers[begin];
+        atomicMax(bnode + numbers[begin], c + j);
     }
 }
 
@@ -271,8 +274,11 @@ __global__ void k_kd_grid_meta(canopy_tree_view t, int32_t bits, kd_order_meta *
  * (it stops where a split cuts the cell, or at the cell's bucket). A query starts its
  * descent there: one load instead of the top levels' chain. The cell's edges are
  * rounded, so a query near one may start beside its own path: it then ends in a
- * neighbouring bucket, which only costs locality (any bucket is a correct start). */
-__global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t d, int32_t *grid) {
+ * neighbouring bucket, which only costs locality (any bucket is a correct start).
+ * bucketed (the shared form): a cell inside one bucket holds ~(its number), so most
+ * queries load nothing after the grid. */
+__global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t d, bool bucketed,
+                          int32_t *grid) {
     const int32_t bits = meta->bits, side = 1 << bits;
     const int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (g >= (int64_t)1 << (bits * d)) return;
@@ -286,7 +292,8 @@ __global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t 
         chi[j] = meta->lo[j] + (float)(c + 1) * w;
     }
     int32_t n = 0;
-    for (int4 e = table[0]; e.x >= 0; e = table[n]) {
+    int4 e = table[0];
+    while (e.x >= 0) {
         const float split = __int_as_float(e.z);
         if (chi[e.y] <= split)
             n = e.x;
@@ -294,13 +301,54 @@ __global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t 
             n = e.x + 1;
         else
             break;
+        e = table[n];
     }
-    grid[g] = n;
+    grid[g] = bucketed && e.x < 0 ? ~e.y : n;
 }
 
 /* Blocks of 1024 (the last one scans up to 8192 counts a tile), two an SM: at 64
  * registers one fitted an SM and 200k queries took two waves (H200, ncu: 28 us). */
 enum { ORDER_THREADS = 1024, ORDER_ITEMS = 8 };
+typedef cub::BlockScan<int32_t, ORDER_THREADS> order_scan_t;
+
+/* first[b] := count[0] + ... + count[b - 1] for b < nb, by a block of ORDER_THREADS,
+ * ORDER_ITEMS counts a thread a tile; first may lie in shared memory, and is complete
+ * for every thread when it returns. */
+__device__ __forceinline__ void scan_counts(const int32_t *count, int32_t nb, int32_t *first,
+                                            order_scan_t::TempStorage &tmp) {
+    int32_t carry = 0;
+    for (int32_t t0 = 0; t0 < nb; t0 += ORDER_THREADS * ORDER_ITEMS) {
+        const int32_t b0 = t0 + (int32_t)threadIdx.x * ORDER_ITEMS;
+        int32_t v[ORDER_ITEMS], sum = 0;
+#pragma unroll
+        for (int u = 0; u < ORDER_ITEMS; u++) {
+            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
+            sum += v[u];
+        }
+        int32_t before, total;
+        order_scan_t(tmp).ExclusiveSum(sum, before, total);
+        before += carry;
+#pragma unroll
+        for (int u = 0; u < ORDER_ITEMS; u++) {
+            if (b0 + u < nb) first[b0 + u] = before;
+            before += v[u];
+        }
+        carry += total;
+        __syncthreads(); /* tmp is reused by the next tile; first is read after */
+    }
+}
+
+/* The rank of the lane's query among its bucket b's from one atomic per bucket a warp
+ * reaches (where query clusters fall into few buckets, per-query atomics on one counter
+ * serialise the kernel). */
+__device__ __forceinline__ int32_t warp_rank(int32_t *count, int32_t b) {
+    const unsigned same = __match_any_sync(__activemask(), b);
+    const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
+    int32_t base = 0;
+    if (lane == leader) base = atomicAdd(count + b, __popc(same));
+    base = __shfl_sync(same, base, leader);
+    return base + __popc(same & ((1u << lane) - 1));
+}
 
 /* A query's bucket (gpu_schedule.h): its grid cell's node, then down the table, one
  * 16-byte load a level; its rank among the bucket's queries from one atomic per bucket
@@ -336,13 +384,7 @@ __global__ void __launch_bounds__(ORDER_THREADS, 2)
             n = e.x + (x > __int_as_float(e.z));
             e = __ldg(table + n);
         }
-        const int32_t b = e.y;
-        const unsigned same = __match_any_sync(__activemask(), b);
-        const int lane = (int)(threadIdx.x & 31), leader = __ffs(same) - 1;
-        int32_t base = 0;
-        if (lane == leader) base = atomicAdd(count + b, __popc(same));
-        base = __shfl_sync(same, base, leader);
-        slot[i] = make_int2(n, base + __popc(same & ((1u << lane) - 1)));
+        slot[i] = make_int2(n, warp_rank(count, e.y));
     }
     /* the last block: every count is final (each block's atomics returned before its
      * barrier; the fence orders them before its arrival) */
@@ -355,29 +397,8 @@ __global__ void __launch_bounds__(ORDER_THREADS, 2)
     __syncthreads();
     if (!last) return;
     __threadfence();
-    typedef cub::BlockScan<int32_t, ORDER_THREADS> scan_t;
-    __shared__ typename scan_t::TempStorage tmp;
-    const int32_t nb = __ldcg(&meta->nb);
-    int32_t carry = 0;
-    for (int32_t t0 = 0; t0 < nb; t0 += ORDER_THREADS * ORDER_ITEMS) {
-        const int32_t b0 = t0 + (int32_t)threadIdx.x * ORDER_ITEMS;
-        int32_t v[ORDER_ITEMS], sum = 0;
-#pragma unroll
-        for (int u = 0; u < ORDER_ITEMS; u++) {
-            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
-            sum += v[u];
-        }
-        int32_t before, total;
-        scan_t(tmp).ExclusiveSum(sum, before, total);
-        before += carry;
-#pragma unroll
-        for (int u = 0; u < ORDER_ITEMS; u++) {
-            if (b0 + u < nb) first[b0 + u] = before;
-            before += v[u];
-        }
-        carry += total;
-        __syncthreads(); /* tmp is reused by the next tile */
-    }
+    __shared__ order_scan_t::TempStorage tmp;
+    scan_counts(count, __ldcg(&meta->nb), first, tmp);
     if (threadIdx.x == 0) meta->done = 0;
 }
 
@@ -396,12 +417,90 @@ __global__ void k_kd_order_scatter(const int4 *table, int64_t nq, int32_t *count
     if (s.y == 0) count[b] = 0;
 }
 
-/* The state's layout (kd_order_meta, table, grid, counts, firsts, then what the making
- * alone uses: marks, numbers, the scan's scratch). */
+/* The shared form's grid, as kernel arguments (read back once at the make). */
+struct kd_grid_args {
+    int32_t bits;
+    float lo[3], inv[3];
+};
+
+/* The shared form's ranks: a query's bucket number from its grid cell (a cell inside
+ * one bucket names it; else the descent goes on from the cell's node, one 16-byte load
+ * a level) and its rank among the bucket's queries from one atomic per bucket a warp
+ * reaches. slot[i] := (bucket number, rank). No block barrier and no scan after it
+ * (07309b7's counting kernel, ncu: 31 % of its stalls at the barrier before the last
+ * block's scan): the scatter scans. */
+__global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_args g,
+                                const float *q, int64_t nq, int32_t d, int32_t *count, int2 *slot) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nq) return;
+    const float *p = q + i * d;
+    const float x[3] = {__ldg(p), d > 1 ? __ldg(p + 1) : 0.0f, d > 2 ? __ldg(p + 2) : 0.0f};
+    int32_t n = 0, b = -1;
+    if (grid) {
+        const float side = (float)((1 << g.bits) - 1);
+        int32_t cell = 0;
+#pragma unroll
+        for (int32_t j = 0; j < 3; j++)
+            if (j < d) /* NaN lands in cell 0, infinities on the edges */
+                cell = (cell << g.bits) |
+                       (int32_t)fminf(fmaxf((x[j] - g.lo[j]) * g.inv[j], 0.0f), side);
+        n = __ldg(grid + cell);
+        if (n < 0) b = ~n;
+    }
+    if (b < 0) {
+        int4 e = __ldg(table + n);
+        while (e.x >= 0) {
+            const float c = e.y == 0 ? x[0] : e.y == 1 ? x[1] : e.y == 2 ? x[2] : __ldg(p + e.y);
+            e = __ldg(table + e.x + (c > __int_as_float(e.z)));
+        }
+        b = e.y;
+    }
+    slot[i] = make_int2(b, warp_rank(count, b));
+}
+
+/* Blocks of 1024 threads at 64 registers fill an SM: two queries a thread keep 200k
+ * queries in one wave of blocks on the H200's 132 SMs. */
+enum { PLACE_THREADS = ORDER_THREADS, PLACE_QUERIES = 2 };
+
+/* The shared form's scatter: every block scans the nb bucket counts into shared memory
+ * itself (32 KB of L2 reads a block at 8k buckets, beside its slots and bucket nodes,
+ * whose loads are already in flight), clears its share of the counts the next call
+ * takes, then puts each query at its bucket's first position plus its rank, with the
+ * bucket's node beside it. */
+__global__ void __launch_bounds__(PLACE_THREADS)
+    k_kd_order_place(int32_t nb, int64_t nq, const int32_t *count, int32_t *next_count,
+                     const int32_t *bnode, const int2 *slot, int64_t *order, int32_t *bucket) {
+    extern __shared__ int32_t first[];
+    __shared__ order_scan_t::TempStorage tmp;
+    const int64_t i0 = (int64_t)blockIdx.x * PLACE_THREADS * PLACE_QUERIES + threadIdx.x;
+    int2 s[PLACE_QUERIES];
+    int32_t node[PLACE_QUERIES];
+#pragma unroll
+    for (int u = 0; u < PLACE_QUERIES; u++)
+        s[u] = i0 + u * PLACE_THREADS < nq ? slot[i0 + u * PLACE_THREADS] : make_int2(0, 0);
+#pragma unroll
+    for (int u = 0; u < PLACE_QUERIES; u++)
+        node[u] = i0 + u * PLACE_THREADS < nq ? __ldg(bnode + s[u].x) : 0;
+    scan_counts(count, nb, first, tmp);
+    for (int64_t j = (int64_t)blockIdx.x * PLACE_THREADS + threadIdx.x; j < nb;
+         j += (int64_t)gridDim.x * PLACE_THREADS)
+        next_count[j] = 0;
+#pragma unroll
+    for (int u = 0; u < PLACE_QUERIES; u++) {
+        const int64_t i = i0 + u * PLACE_THREADS;
+        if (i >= nq) break;
+        const int64_t at = (int64_t)first[s[u].x] + s[u].y;
+        order[at] = i;
+        bucket[at] = node[u];
+    }
+}
+
+/* The state's layout (kd_order_meta, table, grid, two count buffers, firsts, bucket
+ * nodes, then what the making alone uses: marks, numbers, the scan's scratch). */
 struct kd_order_parts {
     kd_order_meta *meta;
     int4 *table;
-    int32_t *grid, *count, *first, *marks, *numbers;
+    int32_t *grid, *count, *first, *bnode, *marks, *numbers;
     void *tmp;
     size_t tmp_bytes, bytes;
 };
@@ -418,13 +517,56 @@ canopy_status kd_order_layout(const canopy_tree_view *dt, void *state, kd_order_
     P->meta = c.take<kd_order_meta>(1);
     P->table = c.take<int4>(dt->n_nodes);
     P->grid = bits ? c.take<int32_t>((int64_t)1 << (bits * dt->d)) : nullptr;
-    P->count = c.take<int32_t>(dt->n_nodes);
+    P->count = c.take<int32_t>(2 * dt->n_nodes);
     P->first = c.take<int32_t>(dt->n_nodes);
+    P->bnode = c.take<int32_t>(dt->n_nodes);
     P->marks = c.take<int32_t>(dt->n + 1);
     P->numbers = c.take<int32_t>(dt->n + 1);
     P->tmp = c.take<unsigned char>((int64_t)P->tmp_bytes);
     P->bytes = c.used;
     return rc;
+}
+
+/* CANOPY_GPU_ORDER: "shared" (default) or "two" (canopy_gpu_kd_bucket_order's forms). */
+canopy_status kd_order_form(int *shared) {
+    const char *f = getenv("CANOPY_GPU_ORDER");
+    *shared = !f || !*f || !strcmp(f, "shared") ? 1 : !strcmp(f, "two") ? 0 : -1;
+    if (*shared < 0)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "CANOPY_GPU_ORDER=%s: use shared or two (or unset it)", f);
+    return CANOPY_OK;
+}
+
+/* The shared form where its bucket counts fit a block's shared memory: the bucket
+ * count and the grid's box from the device (the make's one synchronisation). */
+canopy_status kd_order_shared(const kd_order_parts *P, cudaStream_t st, canopy_gpu_kd_order *o) {
+    kd_order_meta m;
+    int dev = 0, optin = 0;
+    canopy_status rc;
+    if ((rc = canopy_gpu_check(cudaMemcpyAsync(&m, P->meta, sizeof m, cudaMemcpyDeviceToHost, st),
+                               "kd bucket order tables")) ||
+        (rc = canopy_gpu_check(cudaStreamSynchronize(st), "kd bucket order tables")) ||
+        (rc = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice")) ||
+        (rc = canopy_gpu_check(
+             cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+             "cudaDeviceGetAttribute")))
+        return rc;
+    /* the counts beside the scan's own shared memory; the limit is the largest any index
+     * takes (the attribute is the kernel's, not the launch's) */
+    const size_t scan_bytes = sizeof(order_scan_t::TempStorage),
+                 most = sizeof(int32_t) * CANOPY_GPU_ORDER_SHARED_BUCKETS,
+                 limit = most + scan_bytes <= (size_t)optin ? most : (size_t)optin - scan_bytes;
+    if (sizeof(int32_t) * (size_t)m.nb > limit) return CANOPY_OK;
+    if ((rc = canopy_gpu_check(cudaFuncSetAttribute(k_kd_order_place,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    (int)limit),
+                               "kd bucket order shared memory")))
+        return rc;
+    o->shared = 1;
+    o->nb = m.nb;
+    o->bits = m.bits;
+    for (int j = 0; j < 3; j++) o->lo[j] = m.lo[j], o->inv[j] = m.inv[j];
+    return CANOPY_OK;
 }
 
 } // namespace
@@ -446,18 +588,22 @@ extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, in
                            (long long)dt->n);
     const cudaStream_t st = (cudaStream_t)stream;
     kd_order_parts P;
-    canopy_status rc = kd_order_layout(dt, state, &P);
-    if (rc) return rc;
+    int shared = 0;
+    canopy_status rc = kd_order_form(&shared);
+    if (rc || (rc = kd_order_layout(dt, state, &P))) return rc;
     made->meta = P.meta;
     made->table = P.table;
     made->grid = P.grid;
     made->count = P.count;
     made->first = P.first;
+    made->bnode = P.bnode;
     made->n_nodes = dt->n_nodes;
     const int32_t bits = kd_grid_bits(dt->d);
     const unsigned nb = blocks(dt->n_nodes);
-    if ((rc = canopy_gpu_check(cudaMemsetAsync(P.count, 0, sizeof(int32_t) * dt->n_nodes, st),
+    if ((rc = canopy_gpu_check(cudaMemsetAsync(P.count, 0, sizeof(int32_t) * 2 * dt->n_nodes, st),
                                "clearing bucket counts")) ||
+        (rc = canopy_gpu_check(cudaMemsetAsync(P.bnode, 0xff, sizeof(int32_t) * dt->n_nodes, st),
+                               "clearing bucket nodes")) ||
         (rc = canopy_gpu_check(cudaMemsetAsync(P.marks, 0, sizeof(int32_t) * (dt->n + 1), st),
                                "clearing bucket marks")))
         return rc;
@@ -467,11 +613,14 @@ extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, in
                                                              (int)(dt->n + 1), st),
                                "numbering the buckets")))
         return rc;
-    k_kd_bucket_numbers<<<nb, THREADS, 0, st>>>(*dt, P.table, P.marks, P.numbers, P.meta);
+    k_kd_bucket_numbers<<<nb, THREADS, 0, st>>>(*dt, P.table, P.marks, P.numbers, P.meta, P.bnode);
     k_kd_grid_meta<<<1, 32, 0, st>>>(*dt, bits, P.meta);
+    if (shared && ((rc = canopy_gpu_check(cudaGetLastError(), "kd bucket order tables")) ||
+                   (rc = kd_order_shared(&P, st, made))))
+        return rc;
     if (bits)
-        k_kd_grid<<<blocks((int64_t)1 << (bits * dt->d)), THREADS, 0, st>>>(P.table, P.meta, dt->d,
-                                                                            P.grid);
+        k_kd_grid<<<blocks((int64_t)1 << (bits * dt->d)), THREADS, 0, st>>>(
+            P.table, P.meta, dt->d, made->shared != 0, P.grid);
     return canopy_gpu_check(cudaGetLastError(), "kd bucket order tables");
 }
 
@@ -479,7 +628,7 @@ extern "C" canopy_status canopy_gpu_kd_order_clear(const canopy_gpu_kd_order *o,
     if (o->n_nodes <= 0) return CANOPY_OK;
     const cudaStream_t st = (cudaStream_t)stream;
     canopy_status rc =
-        canopy_gpu_check(cudaMemsetAsync(o->count, 0, sizeof(int32_t) * (size_t)o->n_nodes, st),
+        canopy_gpu_check(cudaMemsetAsync(o->count, 0, sizeof(int32_t) * 2 * (size_t)o->n_nodes, st),
                          "clearing bucket counts");
     if (!rc)
         rc = canopy_gpu_check(cudaMemsetAsync(o->meta, 0, sizeof(unsigned), st),
@@ -491,7 +640,7 @@ extern "C" size_t canopy_gpu_kd_bucket_scratch(int64_t nq) {
     return canopy_gpu_carve::bytes<int2>(nq);
 }
 
-extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_gpu_kd_order *o, int32_t d,
+extern "C" canopy_status canopy_gpu_kd_bucket_order(canopy_gpu_kd_order *o, int32_t d,
                                                     const float *d_q, int64_t nq, void *scratch,
                                                     size_t scratch_bytes, int64_t *d_order,
                                                     int32_t *d_bucket, void *stream) {
@@ -504,6 +653,21 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(const canopy_gpu_kd_order *o
     const cudaStream_t st = (cudaStream_t)stream;
     const int4 *table = (const int4 *)o->table;
     int2 *slot = (int2 *)scratch;
+    if (o->shared) {
+        /* this call counts in one buffer; its scatter clears the other for the next */
+        const int64_t half = (o->calls & 1u) * o->n_nodes;
+        int32_t *count = o->count + half, *next = o->count + (o->n_nodes - half);
+        o->calls++;
+        kd_grid_args g;
+        g.bits = o->bits;
+        for (int j = 0; j < 3; j++) g.lo[j] = o->lo[j], g.inv[j] = o->inv[j];
+        k_kd_order_rank<<<blocks(nq), THREADS, 0, st>>>(table, o->grid, g, d_q, nq, d, count, slot);
+        const int64_t per_block = PLACE_THREADS * PLACE_QUERIES;
+        k_kd_order_place<<<(unsigned)((nq + per_block - 1) / per_block), PLACE_THREADS,
+                           sizeof(int32_t) * (size_t)o->nb, st>>>(o->nb, nq, count, next, o->bnode,
+                                                                  slot, d_order, d_bucket);
+        return canopy_gpu_check(cudaGetLastError(), "grouping queries by bucket");
+    }
     k_kd_order_count<<<(unsigned)((nq + ORDER_THREADS - 1) / ORDER_THREADS), ORDER_THREADS, 0,
                        st>>>(table, o->grid, (kd_order_meta *)o->meta, d_q, nq, d, o->count,
                              o->first, slot);

@@ -39,26 +39,40 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  * goes down the tree, to the side of each node's split (the left child while its
  * coordinate is at most the left child's upper bound in the split dimension), until a
  * node of at most `most` points (its bucket); queries are then grouped by bucket in
- * tree order by a counting sort in two kernels: ranks from one atomic per bucket and
- * warp, the bucket offsets scanned by the last block to finish, then a scatter that
- * also clears the counts for the next call.
+ * tree order by a counting sort in two kernels, a rank a query from one atomic per
+ * bucket and warp, then a scatter. Two forms, chosen when the state is made
+ * (CANOPY_GPU_ORDER):
+ *   shared (default, up to CANOPY_GPU_ORDER_SHARED_BUCKETS buckets): every scatter block
+ *     scans the bucket counts into shared memory itself, so the ranking kernel ends
+ *     with its ranks (no block barrier, no last-block scan); two count buffers, the
+ *     scatter clearing the one the next call counts in; a grid cell inside one bucket
+ *     names the bucket itself (no table load), and a bucket's node comes from a
+ *     table by number;
+ *   two (commit 07309b7): the last ranking block scans the counts into each bucket's
+ *     first position, and the scatter clears the counts.
  * What a tree's orders share is made once per tree and `most` (canopy_gpu_kd_order_make,
  * into `state` of canopy_gpu_kd_order_bytes): the descent table (16 bytes a node, one
  * load a level), the buckets numbered in tree order, and for d <= 3 a grid of about a
  * million cells over the points' box whose cells name the node where the descent of
  * their points parts (a query starts there: one load for the top levels), plus the
- * counters. A call that stopped between the two kernels leaves counts behind:
- * canopy_gpu_kd_order_clear resets them.
+ * counters. The shared form reads the bucket count and the grid's box back to the host
+ * once (a synchronisation of `stream` at the make). A call that stopped between the two
+ * kernels leaves counts behind: canopy_gpu_kd_order_clear resets them.
  * d_order (nq) := the permutation, d_bucket (nq) := the bucket node of the query at
  * each position (canopy_gpu_launch.bucket); stream-ordered on `stream`. Calls on one
  * state must not overlap. The order within a bucket is the atomics', so it may differ
  * between calls. */
+enum { CANOPY_GPU_ORDER_SHARED_BUCKETS = 32768 }; /* 128 KB of shared memory a block */
 /* Where the parts of a made state lie (device pointers; a host copy, so that a call
- * computes no layout). */
+ * computes no layout), and for the shared form what its kernels take as arguments. */
 typedef struct canopy_gpu_kd_order {
     void *meta, *table;
-    int32_t *grid, *count, *first;
+    int32_t *grid, *count, *first, *bnode;
     int64_t n_nodes;
+    int shared;       /* 1: the shared form */
+    unsigned calls;   /* shared: calls made, whose parity picks the count buffer */
+    int32_t nb, bits; /* shared: buckets; grid bits per axis (0: none) */
+    float lo[3], inv[3];
 } canopy_gpu_kd_order;
 canopy_status canopy_gpu_kd_order_bytes(const canopy_tree_view *dt, size_t *bytes);
 canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, int32_t most, void *state,
@@ -66,7 +80,7 @@ canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, int32_t most,
 canopy_status canopy_gpu_kd_order_clear(const canopy_gpu_kd_order *o, void *stream);
 /* Device scratch bytes of one order of nq queries. */
 size_t canopy_gpu_kd_bucket_scratch(int64_t nq);
-canopy_status canopy_gpu_kd_bucket_order(const canopy_gpu_kd_order *o, int32_t d, const float *d_q,
+canopy_status canopy_gpu_kd_bucket_order(canopy_gpu_kd_order *o, int32_t d, const float *d_q,
                                          int64_t nq, void *scratch, size_t scratch_bytes,
                                          int64_t *d_order, int32_t *d_bucket, void *stream);
 

@@ -7,7 +7,9 @@
  * none, morton, auto; tree, grouped by kd bucket, on kd indexes), with register lists (k <= 16) and
  * the heap (k > 16), also on identical points, where the tie rule must prune, and on
  * a tree of over 37,000 kd buckets, and grouped by bucket where the bucket grid's
- * cells miss (queries outside the box, flat points); self-queries on the device (the index's own
+ * cells miss (queries outside the box, flat points), in each form of the bucket order
+ * (CANOPY_GPU_ORDER shared and two: sizes from 1, n < k, duplicates, repeated calls);
+ * self-queries on the device (the index's own
  * points, with and without each in its own row: tree order, every schedule and variant, no points);
  * bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77
@@ -669,6 +671,99 @@ static void bucket_grid_case(int32_t d, int flat, uint64_t seed) {
     free(p), free(q), free(bi), free(gi), free(bd);
 }
 
+/* The kd bucket order's forms (CANOPY_GPU_ORDER shared and two, read when an index
+ * makes its order tables) against brute force: uniform, clustered and duplicate points
+ * in 1-3 dimensions (the grid) and 5 (none), n = 1 (the root the only bucket), n < k,
+ * up to 30,000 points, a quarter of the queries outside the points' box, each index
+ * queried three times with other query counts and k (the shared form's two count
+ * buffers alternate, each cleared by the other call's scatter). A bad form is refused. */
+static void order_forms_case(uint64_t seed) {
+    static const char *forms[] = {"shared", "two"};
+    static const int32_t dims[] = {1, 2, 3, 5};
+    static const int64_t sizes[] = {1, 3, 40, 2500, 30000};
+    static const int32_t ks[] = {8, 1, 4};
+    const int64_t nq_max = small ? 400 : 3000;
+    for (int di = 0; di < 4; di++)
+        for (int si = 0; si < 5; si++)
+            for (int kind = 0; kind < 3; kind++) {
+                const int32_t d = dims[di];
+                const int64_t n = sizes[si];
+                if (small && n > 2500) continue;
+                const uint64_t sd = seed + (uint64_t)(di * 101 + si * 11 + kind);
+                float *p = make_points(n, d, kind, sd), *q = make_points(nq_max, d, kind, sd + 1);
+                for (int64_t i = 0; i < nq_max * d; i += 4 * d)
+                    for (int32_t j = 0; j < d; j++) q[i + j] = q[i + j] * 3.0f - 1.0f;
+                canopy_points ref = canopy_points_make(p, n, d);
+                float *dq = NULL, *dd = NULL;
+                int64_t *di_ = NULL;
+                const size_t cells = (size_t)(nq_max * 8);
+                CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(nq_max * d)) ==
+                      cudaSuccess);
+                CHECK(cudaMalloc((void **)&di_, sizeof(int64_t) * cells) == cudaSuccess);
+                CHECK(cudaMalloc((void **)&dd, sizeof(float) * cells) == cudaSuccess);
+                CHECK(cudaMemcpy(dq, q, sizeof(float) * (size_t)(nq_max * d),
+                                 cudaMemcpyHostToDevice) == cudaSuccess);
+                int64_t *bi[3], *gi = malloc(sizeof(int64_t) * cells);
+                float *bd[3], *gd = malloc(sizeof(float) * cells);
+                int64_t nqs[3];
+                for (int r = 0; r < 3; r++) {
+                    nqs[r] = r == 1 ? 1 + nq_max / 7 : r == 2 ? 1 : nq_max;
+                    bi[r] = malloc(sizeof(int64_t) * cells), bd[r] = malloc(sizeof(float) * cells);
+                    CHECK_OK(canopy_knn_brute(ref, canopy_points_make(q, nqs[r], d), ks[r], bi[r],
+                                              bd[r]));
+                }
+                for (int f = 0; f < 2; f++) {
+                    setenv("CANOPY_GPU_ORDER", forms[f], 1);
+                    canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+                    canopy_run_options o = canopy_run_options_default();
+                    o.schedule = CANOPY_SCHEDULE_TREE;
+                    for (int r = 0; r < 4; r++) {
+                        const int c = r % 3; /* the fourth call repeats the first */
+                        const size_t m = (size_t)(nqs[c] * ks[c]);
+                        canopy_stats st;
+                        CHECK(cudaMemset(di_, 0xff, sizeof(int64_t) * cells) == cudaSuccess);
+                        CHECK_OK(canopy_index_knn_device(ix, dq, nqs[c], ks[c], &o, di_, dd, NULL,
+                                                         r == 1 ? &st : NULL));
+                        CHECK(r != 1 || st.schedule == CANOPY_SCHEDULE_TREE);
+                        CHECK(cudaMemcpy(gi, di_, sizeof(int64_t) * m, cudaMemcpyDeviceToHost) ==
+                              cudaSuccess);
+                        CHECK(cudaMemcpy(gd, dd, sizeof(float) * m, cudaMemcpyDeviceToHost) ==
+                              cudaSuccess);
+                        CHECK_MSG(memcmp(gi, bi[c], sizeof(int64_t) * m) == 0 &&
+                                      memcmp(gd, bd[c], sizeof(float) * m) == 0,
+                                  "order form %s: n=%lld d=%d kind=%d, call %d (%lld queries, "
+                                  "k=%d) differs from brute force",
+                                  forms[f], (long long)n, (int)d, kind, r, (long long)nqs[c],
+                                  (int)ks[c]);
+                    }
+                    canopy_index_free(ix);
+                }
+                unsetenv("CANOPY_GPU_ORDER");
+                for (int r = 0; r < 3; r++) free(bi[r]), free(bd[r]);
+                free(gi), free(gd), free(p), free(q);
+                cudaFree(dq), cudaFree(di_), cudaFree(dd);
+            }
+    /* a form the library does not know fails the grouped call, and the index recovers */
+    float pts[8] = {0, 1, 2, 3, 4, 5, 6, 7}, *dq = NULL;
+    int64_t *di_ = NULL, hi[4];
+    CHECK(cudaMalloc((void **)&dq, sizeof pts) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&di_, sizeof hi) == cudaSuccess);
+    CHECK(cudaMemcpy(dq, pts, sizeof pts, cudaMemcpyHostToDevice) == cudaSuccess);
+    canopy_index *ix =
+        build(canopy_points_make(pts, 4, 2), CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+    canopy_run_options o = canopy_run_options_default();
+    o.schedule = CANOPY_SCHEDULE_TREE;
+    setenv("CANOPY_GPU_ORDER", "three", 1);
+    CHECK_FAILS(canopy_index_knn_device(ix, dq, 4, 1, &o, di_, NULL, NULL, NULL),
+                CANOPY_ERR_INVALID, "CANOPY_GPU_ORDER=three");
+    unsetenv("CANOPY_GPU_ORDER");
+    CHECK_OK(canopy_index_knn_device(ix, dq, 4, 1, &o, di_, NULL, NULL, NULL));
+    CHECK(cudaMemcpy(hi, di_, sizeof hi, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(hi[0] == 0 && hi[1] == 1 && hi[2] == 2 && hi[3] == 3);
+    canopy_index_free(ix);
+    cudaFree(dq), cudaFree(di_);
+}
+
 int main(void) {
     int skip = check_gpu();
     if (skip) return skip;
@@ -726,6 +821,7 @@ int main(void) {
     device_build_errors();
     identical_case(small ? 1000 : 20000, 3, seed + 2000);
     identical_case(small ? 1000 : 20000, 2, seed + 2001);
+    order_forms_case(seed + 4000);
     for (int32_t d = 1; d <= 3; d++) {
         bucket_grid_case(d, 0, seed + 3000 + (uint64_t)d);
         if (d > 1) bucket_grid_case(d, 1, seed + 3010 + (uint64_t)d);
