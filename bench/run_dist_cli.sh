@@ -13,6 +13,12 @@
 # the median force error of each gravity run and the phases of a distributed run (one
 # more untimed run of each with --stats: the error is measured on rank 0 alone, 1000
 # bodies vs float64 direct summation, and would weigh on the ranks' time).
+# Where a distributed run's wall time goes outside the command (one more untimed run of
+# each, the ranks with an LD_PRELOAD shim built here that stamps each process's start,
+# MPI_Init_thread, MPI_Finalize and exit): from mpirun's start to the last rank's start,
+# to its MPI_Init_thread, the slowest MPI_Init_thread, the command between the last
+# rank's return from it and the first MPI_Finalize, the slowest MPI_Finalize, the last
+# exit, and mpirun's return after it.
 # Beside them, the launch floor measured in the same run, interleaved: `mpirun -np R
 # canopy --version` (mpirun, MPI_Init/Finalize, exit: what any distributed command
 # pays before and after its work) and `canopy --version` for one process, and the
@@ -49,6 +55,38 @@ echo "# $(date -u +%FT%TZ), commit $commit," \
 "$canopy" gen plummer --n "$ng" -o "$tmp/b.npy" >/dev/null
 "$canopy" gen uniform --n "$nk" --d 3 -o "$tmp/r.npy" --query-out "$tmp/q.npy" --nq "$nk" >/dev/null
 
+cc -O2 -shared -fPIC -x c -o "$tmp/mark.so" - -ldl <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static void mark(const char *what) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = getenv("PMI_RANK");
+    fprintf(stderr, "@mark %s %s %.6f\n", r ? r : "0", what, (double)t.tv_sec + 1e-9 * (double)t.tv_nsec);
+}
+__attribute__((constructor)) static void started(void) { mark("start"); }
+__attribute__((destructor)) static void exiting(void) { mark("exit"); }
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int (*real)(int *, char ***, int, int *) =
+        (int (*)(int *, char ***, int, int *))dlsym(RTLD_NEXT, "MPI_Init_thread");
+    mark("init");
+    int rc = real(argc, argv, required, provided);
+    mark("inited");
+    return rc;
+}
+int MPI_Finalize(void) {
+    int (*real)(void) = (int (*)(void))dlsym(RTLD_NEXT, "MPI_Finalize");
+    mark("finalize");
+    int rc = real();
+    mark("finalized");
+    return rc;
+}
+C
+
 # Wall and CPU (user + system, the ranks included) seconds of one command (its stderr
 # kept in $tmp/err).
 secs() {
@@ -63,6 +101,31 @@ many() { # ranks, then the command's arguments
     secs mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
         -x CANOPY_THREADS="$t" -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY \
         -x OMPI_MCA_btl_vader_single_copy_mechanism "$canopy" "$@"
+}
+# One run of `many` with the shim: seconds of each stretch outside the command (above).
+timeline() { # ranks, then the command's arguments
+    local np=$1 t=$((cores / $1 > 0 ? cores / $1 : 1)) s e
+    shift
+    s=$(date +%s.%N)
+    mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
+        -x CANOPY_THREADS="$t" -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY \
+        -x OMPI_MCA_btl_vader_single_copy_mechanism -x LD_PRELOAD="$tmp/mark.so" \
+        "$canopy" "$@" >/dev/null 2>"$tmp/marks" || { cat "$tmp/marks" >&2; exit 1; }
+    e=$(date +%s.%N)
+    awk -v s="$s" -v e="$e" '$1 == "@mark" {
+        r = $2; w = $3; t = $4
+        if (w == "start") { if (!(r in st) || t < st[r]) st[r] = t } else if (w == "exit") ex[r] = t
+        else v[r, w] = t }
+    END {
+        for (r in st) {
+            if (st[r] > ls) ls = st[r]; if (v[r, "init"] - st[r] > pre) pre = v[r, "init"] - st[r]
+            if (v[r, "inited"] - v[r, "init"] > ini) ini = v[r, "inited"] - v[r, "init"]
+            if (v[r, "inited"] > li) li = v[r, "inited"]
+            if (ff == "" || v[r, "finalize"] < ff) ff = v[r, "finalize"]
+            if (v[r, "finalized"] - v[r, "finalize"] > fin) fin = v[r, "finalized"] - v[r, "finalize"]
+            if (v[r, "finalized"] > lf) lf = v[r, "finalized"]; if (ex[r] > le) le = ex[r] }
+        printf "mpirun to the last rank start %.3f, start to MPI_Init_thread %.3f, MPI_Init_thread %.3f, command %.3f, MPI_Finalize %.3f, to the last exit %.3f, mpirun returns %.3f; whole %.3f s\n",
+            ls - s, pre, ini, ff - li, fin, le - lf, e - le, e - s }' "$tmp/marks"
 }
 # median (min-max) of column $1 of stdin
 stat() { cut -d' ' -f"$1" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
@@ -103,8 +166,11 @@ run_case() { # name, then the command's arguments
             printf "| %s | %s | %s | %s | %.2fx | %.0f %% | %s | %.3f | %s | %s | %s | %.2fx | %s | %s |\n",
                    n, r, s1, sr, b[1] / a[1], 100 * a[1] / b[1], fr, g[1], past, c1, cr,
                    q[1] / p[1], e1 == "" ? "-" : e1, er == "" ? "-" : er }'
-        echo "  $name, $np ranks:" >>"$tmp/phases"
-        grep -E "rank [0-9]+|ranks, load" "$tmp/err" | sed 's/^/    /' >>"$tmp/phases"
+        {
+            echo "  $name, $np ranks:"
+            grep -E "rank [0-9]+|ranks, load" "$tmp/err" | sed 's/^/    /'
+            echo "    outside the command (wall s): $(timeline "$np" "$@")"
+        } >>"$tmp/phases"
     done
 }
 echo
@@ -116,5 +182,5 @@ run_case "gravity $ng Plummer, order 2" gravity --bodies "$tmp/b.npy" --order 2 
 run_case "knn $nk + $nk uniform 3-D, k 8" knn --ref "$tmp/r.npy" --query "$tmp/q.npy" -k 8 --backend cpu \
     -o "$tmp/i.npy"
 echo
-echo "Phases of the last distributed runs (--stats):"
+echo "Phases of the last distributed runs (--stats) and the stretches outside the command:"
 cat "$tmp/phases"

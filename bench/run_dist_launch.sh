@@ -4,8 +4,12 @@
 # `mpirun -np R` starting processes that do nothing (`true`), a bare C program that only
 # calls MPI_Init_thread(FUNNELED) and MPI_Finalize (built here with mpicc, printing how
 # long each call took on rank 0), `canopy-mpi --version` (MPI started and stopped as for
-# every command), and `canopy --version` (the plain CLI handing over to canopy-mpi), REPS
-# times interleaved, with the same mpirun options as bench/run_dist_cli.sh. Prints the
+# every command), `canopy --version` (the plain CLI handing over to canopy-mpi), and
+# `true` once more with hwloc's GPU and display plugins off in mpirun's own environment
+# (the row "true, no GPU topology": mpirun discovers the node's topology before it starts
+# a rank, and those plugins load GPU drivers to list devices; only the user's
+# environment reaches mpirun, so canopy cannot set this for it), REPS times
+# interleaved, with the same mpirun options as bench/run_dist_cli.sh. Prints the
 # median and min-max of each; the difference between rows is where the floor goes.
 # usage: bench/run_dist_launch.sh [BUILD_DIR [BASE_BUILD_DIR]]   (default build-cpu; needs
 #   canopy with MPI; a BASE_BUILD_DIR, e.g. a build of an older commit, adds its
@@ -57,17 +61,24 @@ mpicc -O2 "$tmp/bare.c" -o "$tmp/bare"
 echo "# $(date -u +%FT%TZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
     "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), -np $np, reps $reps," \
     "$(mpirun --version | head -1)${MCA:+, $MCA}"
+# shellcheck disable=SC2054 # the commas are inside the values
+no_gpu_topology=(HWLOC_PLUGINS_BLACKLIST=hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero,hwloc_gl
+    HWLOC_COMPONENTS=-opencl,-cuda,-nvml,-rsmi,-levelzero,-gl)
+pre=() # mpirun's own extra environment
 run() { # label, command...
     local label=$1
     shift
     # shellcheck disable=SC2086
-    /usr/bin/time -f "%e %U %S" -o "$tmp/time" mpirun --oversubscribe --bind-to none \
+    /usr/bin/time -f "%e %U %S" -o "$tmp/time" env "${pre[@]}" mpirun --oversubscribe --bind-to none \
         ${MCA:-} -np "$np" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
     awk -v l="$label" '{ printf "%s %.3f %.3f\n", l, $1, $2 + $3 }' "$tmp/time" >>"$tmp/rows"
     if [ "$label" = bare ]; then tail -1 "$tmp/err" >>"$tmp/bare_calls"; fi
 }
 for _ in $(seq "$reps"); do
     run true true
+    pre=("${no_gpu_topology[@]}")
+    run true-nogpu true
+    pre=()
     run bare "$tmp/bare"
     run canopy-mpi "$build/canopy-mpi" --version
     run canopy "$build/canopy" --version
@@ -75,8 +86,12 @@ for _ in $(seq "$reps"); do
 done
 stats() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 printf "%-34s %-22s %s\n" "mpirun -np $np ..." "wall s, median (min-max)" "CPU s (all processes)"
-for l in true bare canopy-mpi canopy ${base:+base}; do
-    [ "$l" = base ] && l2="base canopy-mpi" || l2=$l
+for l in true true-nogpu bare canopy-mpi canopy ${base:+base}; do
+    case $l in
+        base) l2="base canopy-mpi" ;;
+        true-nogpu) l2="true, no GPU topology" ;;
+        *) l2=$l ;;
+    esac
     printf "%-34s %-22s %s\n" "$l2" "$(awk -v l="$l" '$1 == l { print $2 }' "$tmp/rows" | stats)" \
         "$(awk -v l="$l" '$1 == l { print $3 }' "$tmp/rows" | stats)"
 done

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* The internal MPI layer: start/stop, fatal errors, error agreement, v-collectives. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L /* setenv, dirfd */
 #include "dist/comm.h"
 
+#include <dirent.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static int started_here;
 
@@ -28,6 +32,30 @@ static void prefer_ob1_on_one_node(void) {
     if (local && world && strcmp(local, world) == 0) setenv("OMPI_MCA_pml", "ob1", 0);
 }
 
+/* PMIx 4 talks to its server (mpirun) over loopback TCP without TCP_NODELAY. In
+ * MPI_Finalize the client sends event deregistrations that get no answer, so the server
+ * delays its ACK (40 ms on Linux) and Nagle holds the finalize request as long: MPI_Finalize
+ * took 45-51 ms, 5-9 ms with this (docs/distributed.md, "The launch floor"). The sockets
+ * carry small control messages, so sending them at once is safe on every connected TCP
+ * socket of the process; MPI's own TCP transport sets TCP_NODELAY already. */
+static void tcp_nodelay_all(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        int fd = atoi(e->d_name), type = 0, one = 1;
+        socklen_t len = sizeof type;
+        struct sockaddr_storage peer;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d)) continue;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_STREAM) continue;
+        len = sizeof peer;
+        if (getpeername(fd, (struct sockaddr *)&peer, &len) ||
+            (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
+            continue;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    closedir(d);
+}
+
 int canopy_dist_start(int *argc, char ***argv) {
     if (mpi_running()) return 1;
     if (!canopy_mpi_launched()) return 0;
@@ -38,6 +66,7 @@ int canopy_dist_start(int *argc, char ***argv) {
         exit(1);
     }
     started_here = 1;
+    tcp_nodelay_all();
     canopy_dist_set_fatal_handler(MPI_COMM_WORLD);
     if (provided < MPI_THREAD_FUNNELED)
         canopy_dist_abort(MPI_COMM_WORLD,

@@ -26,7 +26,7 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
         return;
     if (rank == 0 && all && cli_stats_json()) {
         /* the slowest rank's times, the traffic summed and its largest share */
-        double run = 0.0, comm = 0.0, local = 0.0;
+        double run = 0.0, comm = 0.0, local = 0.0, place = 0.0;
         int64_t sent = 0, sent_max = 0, remote = 0, placed = 0, on_gpu = 0;
         for (int r = 0; r < size; r++) {
             const canopy_dist_stats *q = &all[2 * r];
@@ -37,6 +37,7 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
             sent_max = q->bytes_sent > sent_max ? q->bytes_sent : sent_max;
             remote += q->remote_queries;
             placed += all[2 * r + 1].bytes_sent;
+            place = all[2 * r + 1].total_seconds > place ? all[2 * r + 1].total_seconds : place;
             on_gpu += q->device >= 0;
         }
         cli_json *j = cli_json_begin(job->cmd);
@@ -50,6 +51,7 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
         cli_json_count(j, "bytes_sent_max_rank", (double)sent_max);
         cli_json_count(j, "remote_queries", (double)remote);
         cli_json_count(j, "bytes_sent_placing", (double)placed);
+        cli_json_seconds(j, "place_max", place);
         /* gpu when asked for and every rank was bound to one (auto: the indexes choose) */
         int asked = job->run && job->run->backend == CANOPY_BACKEND_GPU;
         cli_json_choice(j, "backend", asked && on_gpu == size ? "gpu" : "cpu");
@@ -64,10 +66,10 @@ static void print_stats(const cli_dist_job *job, const canopy_dist_stats *mine, 
             fprintf(stderr,
                     "  rank %d: queries sent %lld bytes in %lld messages, received %lld bytes, "
                     "%lld remote queries, local %.3f s, comm %.3f s, total %.3f s; placing the "
-                    "reference points sent %lld bytes\n",
+                    "reference points %.3f s, sent %lld bytes\n",
                     r, (long long)q->bytes_sent, (long long)q->messages,
                     (long long)q->bytes_received, (long long)q->remote_queries, q->local_seconds,
-                    q->comm_seconds, q->total_seconds, (long long)p->bytes_sent);
+                    q->comm_seconds, q->total_seconds, p->total_seconds, (long long)p->bytes_sent);
         }
     }
     canopy_free(all);
@@ -183,7 +185,9 @@ int cli_dist_neighbours(const cli_dist_job *job) {
     float *pts = NULL, *d2 = NULL, *od2 = NULL;
     int64_t *ids = NULL, nl = 0, *idx = NULL, *oidx = NULL;
     int64_t k = job->radius ? 1 : job->k, rows = 0;
+    double t_place = canopy_now();
     canopy_status s = rc == CLI_OK ? place_ref(&ref, &pts, &ids, &nl, &st[1]) : CANOPY_OK;
+    st[1].total_seconds = canopy_now() - t_place;
     if (rc == CLI_OK) {
         if (self) cli_dist_points_release(&ref); /* the piece holds the points now */
         rows = self ? nl : query.count;
