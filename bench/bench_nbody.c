@@ -32,6 +32,7 @@
  *       nearest the centre from the refitted tree and from a new tree of the drifted
  *       bodies (binary tree, theta 0.6)
  * All on a Plummer sphere (canopy_gen_plummer, seed 1). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime's CPU clock: clang's -std=c11 hides it */
 #include "gravity/gravity_lists.h"
 #include "bench_util.h"
 #include "canopy.h"

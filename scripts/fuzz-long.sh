@@ -23,7 +23,8 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || for f in "$CANOPY_ROOT"/tests/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
 # Only the fuzz targets: the rest of the project need not build with clang here.
 CC=clang cmake -S "$CANOPY_ROOT" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON >/dev/null
+    -DCMAKE_C_COMPILER=clang -DCANOPY_SANITIZE=ON -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF \
+    -DCANOPY_WERROR=ON >/dev/null
 cmake --build "$fuzz" -j "$CANOPY_JOBS" --target "${targets[@]}" >/dev/null
 store="$CANOPY_ROOT/fuzz-corpora"
 mkdir -p "$store/crashes"

@@ -21,7 +21,8 @@ shift $((OPTIND - 1))
 [ -n "$out" ] && [ $# -gt 0 ] || { sed -n '10p' "$0" >&2; exit 2; }
 fuzz="$CANOPY_ROOT/build-fuzz"
 CC=clang cmake -S "$CANOPY_ROOT" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON >/dev/null
+    -DCMAKE_C_COMPILER=clang -DCANOPY_SANITIZE=ON -DCANOPY_FUZZ=ON -DCANOPY_CUDA=OFF \
+    -DCANOPY_WERROR=ON >/dev/null
 cmake --build "$fuzz" -j "$CANOPY_JOBS" --target "${@/#/fuzz_}" >/dev/null
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

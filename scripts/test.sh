@@ -9,7 +9,8 @@
 #      the functional CLI tests labelled release_only (CMakeLists.txt): their library
 #      code runs here in the C tests and the binary runs them in stage 1; the hostile
 #      and bad-input CLI tests stay
-#   3. libFuzzer smoke run of every parser (clang; only the fuzzers are built)
+#   3. libFuzzer smoke run of every parser (clang; only the fuzzers and the library they
+#      link are built, at OSS-Fuzz's -O1 with line tables)
 #   4. install to a temporary prefix; build and run examples/knn.c with find_package and pkg-config
 #   5. the README quick start, run as written (scripts/quickstart.sh)
 #   6. the Python package: pip install ./python in a fresh venv, then pytest
@@ -45,7 +46,8 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 stage "3/6 fuzz smoke (${fuzz_seconds}s per target)"
 mkdir -p "$CANOPY_ROOT/build-fuzz"
 CC=clang cmake -S "$CANOPY_ROOT" -B "$CANOPY_ROOT/build-fuzz" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCANOPY_FUZZ=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_C_COMPILER=clang -DCANOPY_SANITIZE=ON -DCANOPY_FUZZ=ON \
     -DCANOPY_CUDA=OFF -DCANOPY_MPI=OFF -DCANOPY_WERROR=ON >"$CANOPY_ROOT/build-fuzz/configure.log" 2>&1 ||
     { cat "$CANOPY_ROOT/build-fuzz/configure.log"; exit 1; }
 cmake --build "$CANOPY_ROOT/build-fuzz" -j "$CANOPY_JOBS" --target canopy_fuzzers

@@ -477,7 +477,8 @@ static void check_refusals(void) {
 int main(void) {
     rng = check_seed();
     gpu = canopy_gpu_info(NULL, 0, NULL) == CANOPY_OK;
-    for (int rep = 0; rep < 2; rep++) {
+    /* quick: one draw of each shape (leaf sizes, ranges; the seed changes every run) */
+    for (int rep = 0; rep < (check_quick() ? 1 : 2); rep++) {
         check_case(0, 0, 2, 0, 0, 0, 0, 5, 0, CANOPY_TREE_KD);
         check_case(0, 50, 2, 1, 1, 0, 0, 5, 0, CANOPY_TREE_KD);
         check_case(60, 0, 2, 1, 0, 0, 0, 5, 0, CANOPY_TREE_KD);

@@ -19,7 +19,8 @@ static canopy_status opt_int(json_object *o, const char *key, int32_t def, int32
     double d;
     canopy_status s = canopy_cf_json_number(v, name, key, &d);
     if (s) return s;
-    if (d != (int64_t)d || d < lo || d > hi)
+    /* range first: converting a double outside the type is undefined */
+    if (!(d >= lo && d <= hi) || d != (double)(int32_t)d)
         return canopy_fail(CANOPY_ERR_FORMAT, "%s: \"%s\" = %g is not an integer in [%d, %d]", name,
                            key, d, lo, hi);
     *out = (int32_t)d;

@@ -183,18 +183,20 @@ static canopy_status read_tree(canopy_forest *f, const block *h, const block *b,
     cf_raw_tree r = {0};
     if (!s) s = canopy_cf_raw_alloc(&r, n, 1);
     for (int32_t i = 0; i < ni && !s; i++) {
+        /* ranges before the int conversions (undefined outside the type; NaN fails) */
+        if (!(sf[i] >= 0 && sf[i] < f->n_features && lc[i] < ni && rc[i] < ni && lc[i] >= -nl &&
+              rc[i] >= -nl && dt[i] >= 0 && dt[i] < 256)) {
+            s = canopy_fail(CANOPY_ERR_FORMAT,
+                            "%s: Tree=%d node %d: bad feature, child or decision type", name, tree,
+                            i);
+            break;
+        }
         int d = (int)dt[i];
         char fb[96];
         if (d & 1) {
             s = canopy_fail(CANOPY_ERR_UNSUPPORTED,
                             "%s: categorical split on feature %s (Tree=%d) is not supported", name,
                             feature_label(h, (int32_t)sf[i], fb, sizeof fb), tree);
-            break;
-        }
-        if (sf[i] < 0 || sf[i] >= f->n_features || lc[i] >= ni || rc[i] >= ni || lc[i] < -nl ||
-            rc[i] < -nl) {
-            s = canopy_fail(CANOPY_ERR_FORMAT, "%s: Tree=%d node %d: bad feature or child", name,
-                            tree, i);
             break;
         }
         int missing = (d >> 2) & 3, dl = (d >> 1) & 1;

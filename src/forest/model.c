@@ -169,7 +169,7 @@ canopy_status canopy_cf_validate(const canopy_forest *f, const char *what) {
             int32_t c[2] = {f->left[g], f->right[g]};
             /* Siblings adjacent, as the importers' breadth-first numbering makes them:
              * the linked layouts (cc, hybrid, df) emit a pair as (left, left + 1). */
-            if (c[1] != c[0] + 1) {
+            if ((int64_t)c[1] != (int64_t)c[0] + 1) { /* c[0] may be INT32_MAX */
                 s = canopy_fail(CANOPY_ERR_FORMAT,
                                 "%s: tree %d node %d has children %d and %d, not adjacent", what, t,
                                 i, c[0], c[1]);

@@ -238,6 +238,12 @@ static int32_t canonical(cre_dfa *d, int32_t *s, int32_t n, int all, const uint6
     return k;
 }
 
+/* State i's thread pcs; states of no threads may come before the pool exists, and
+ * NULL + 0 is undefined. */
+static const int32_t *state_pcs(const cre_dfa *d, int32_t i) {
+    return d->npcs[i] ? d->pool + d->pcs_off[i] : NULL;
+}
+
 static uint32_t key_hash(const int32_t *s, int32_t n, int bol, const uint64_t *m, int32_t words) {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)bol;
     for (int32_t i = 0; i < n; i++) h = (h ^ (uint64_t)s[i]) * 1099511628211ull;
@@ -282,7 +288,7 @@ static int reserve(cre_dfa *d, int32_t npcs) {
             if (!tb) return -2;
             for (int32_t i = 0; i < tc; i++) tb[i] = -1;
             for (int32_t i = 0; i < d->n_states; i++) {
-                uint32_t h = key_hash(d->pool + d->pcs_off[i], d->npcs[i], d->at_bol[i],
+                uint32_t h = key_hash(state_pcs(d, i), d->npcs[i], d->at_bol[i],
                                       d->masks + (size_t)i * d->words, d->words);
                 uint32_t k = h & (uint32_t)(tc - 1);
                 while (tb[k] >= 0) k = (k + 1) & (uint32_t)(tc - 1);
@@ -409,7 +415,7 @@ static int64_t build(cre_dfa *d, uint32_t *s, int32_t k, int all, int *flushes) 
     int32_t si = (int32_t)(*s / (uint32_t)d->ncls);
     unsigned c = d->info->rep[k];
     const cvm_insn *code = d->p->vm.code;
-    const int32_t *pcs = d->pool + d->pcs_off[si];
+    const int32_t *pcs = state_pcs(d, si);
     int32_t np = d->npcs[si], nr = 0;
     for (int32_t j = 0; j < np; j++) {
         const cvm_insn *in = &code[pcs[j]];
