@@ -189,9 +189,10 @@ CANOPY_HD void canopy_pair_box_bounds(const float *ga, const float *gb, int32_t 
     *mx = smax;
 }
 
-/* Host code shared by the CPU and GPU engines: the walk is expanded breadth-first
- * from the root pair on one thread (the tests account into acc) until many more
- * pairs are pending than there are threads or warps to take them. */
+/* The CPU engines' frontier: the walk is expanded breadth-first from the root pair on
+ * one thread (the tests account into acc) until many more pairs are pending than there
+ * are threads to take them (the GPU engine expands on the device by the same rule:
+ * canopy_pair_level_kernel). */
 static inline int canopy_pair_is_leaves(const canopy_pair_job *job, canopy_pair p) {
     return canopy_tv_node(job->ta, p.a)->child < 0 && canopy_tv_node(job->tb, p.b)->child < 0;
 }

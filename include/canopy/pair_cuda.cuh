@@ -202,8 +202,7 @@ static canopy_status canopy_pair_frontier_device(canopy_trav_buffers &B, const t
                              "pair level kernel shared memory");
     int64_t nc = 1;
     int cur = 0, first = 1;
-    for (;;) {
-        if (s || nc == 0 || (!first && nc >= want)) break;
+    while (!s && nc > 0 && (first || nc < want)) {
         const int64_t need = (nc + CANOPY_PAIR_GPU_BLOCK - 1) / CANOPY_PAIR_GPU_BLOCK;
         const int grid = (int)(need < max_blocks ? need : max_blocks);
         unsigned long long h[2] = {0, 0};

@@ -59,24 +59,23 @@ enum { PCP_GPU_SHARED_BINS = 4096, PCP_GPU_LANE_BINS = 32, PCP_GPU_FLUSH = 1 << 
  * rounded differences p - q lie in [lo, hi] (as in canopy_pair_box_bounds); all within
  * box / 2 is direct (the minimum image is |p - q|), all at least box / 2 away is wrapped
  * (box - |p - q|), either way for every pair, bit for bit. m, o get 1, 0 (direct) or
- * -1, box (wrapped) an axis. PCP_AXES_MIXED: some axis straddles box / 2 (leaves as
- * wide as a quarter of the box), whose pairs take the minimum-image form. Every other
- * leaf pair of a periodic walk takes the affine form, the direct ones too: one kernel
- * body for the walk (2M uniform points, H200, 2026-12-03: the open body for direct
- * leaf pairs beside the affine one for the rest ran the kernel in 0.062 s against
- * 0.048, instruction fetch being what the kernel waits on). */
-enum { PCP_AXES_OPEN, PCP_AXES_AFFINE, PCP_AXES_MIXED };
-__device__ static int pcp_gpu_axes(float box, const float *ga, const float *gb, float *m,
-                                   float *o) {
+ * -1, box (wrapped) an axis. Returns 1 (mixed) when some axis straddles box / 2 (leaves
+ * as wide as a quarter of the box), whose pairs take the minimum-image form. Every
+ * other leaf pair of a periodic walk takes the affine form, the direct ones too: one
+ * kernel body for the walk (2M uniform points, H200, 2026-12-03: the open body for
+ * direct leaf pairs beside the affine one for the rest ran the kernel in 0.062 s
+ * against 0.048, instruction fetch being what the kernel waits on). */
+__device__ static int pcp_gpu_mixed(float box, const float *ga, const float *gb, float *m,
+                                    float *o) {
     const float half = 0.5f * box;
     for (int j = 0; j < 3; j++) {
         const float lo = ga[j] - gb[3 + j], hi = ga[3 + j] - gb[j];
         if (fabsf(lo) <= half && fabsf(hi) <= half) continue;
-        if (lo < half && hi > -half) return PCP_AXES_MIXED;
+        if (lo < half && hi > -half) return 1;
         m[j] = -1.0f;
         o[j] = box;
     }
-    return PCP_AXES_AFFINE;
+    return 0;
 }
 
 /* REGS: in 3-D, leaf pairs whose window holds at most 6 edges count in registers
@@ -177,8 +176,9 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
        the pairs at or above each threshold (lo2, the window's edges, hi2), so a bin is
        the difference of two neighbours; the column gets them once per leaf pair. A pair
        that does not count (a lane past a's end, b's padding, k <= i in a leaf with
-       itself) has distance +inf: at or above every threshold, in no difference. */
-    template <bool P, int W>
+       itself) has distance +inf: at or above every threshold, in no difference. A: a
+       periodic walk's affine distances (dist2_axes with m, o), else the open ones. */
+    template <bool A, int W>
     __device__ static void count_regs(const Ctx &c, const float *e2, int base, uint32_t *col,
                                       const canopy_tree_view &ta, const canopy_node *ha,
                                       const canopy_tree_view &tb, const canopy_node *hb, int diag,
@@ -204,7 +204,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
                                         __shfl_sync(CANOPY_FULL_MASK, y1, j),
                                         __shfl_sync(CANOPY_FULL_MASK, y2, j)};
                     const float p[3] = {x0, x1, x2};
-                    float d2 = P ? dist2_axes(p, q, m, o) : dist2<3, false>(p, q, 3, 0.0f);
+                    float d2 = A ? dist2_axes(p, q, m, o) : dist2<3, false>(p, q, 3, 0.0f);
                     d2 = vi && (!diag || k0 + j > i) ? d2 : INFINITY;
                     for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
                 }
@@ -212,7 +212,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         }
         for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
     }
-    template <bool P>
+    template <bool A>
     __device__ static bool
     count_regs_of(const Ctx &c, const float *e2, int base, int top, uint32_t *col,
                   const canopy_tree_view &ta, const canopy_node *ha, const canopy_tree_view &tb,
@@ -220,7 +220,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         switch (top - base) {
 #define PCP_GPU_REGS(W)                                                                            \
     case W:                                                                                        \
-        count_regs<P, W>(c, e2, base, col, ta, ha, tb, hb, diag, lane, m, o);                      \
+        count_regs<A, W>(c, e2, base, col, ta, ha, tb, hb, diag, lane, m, o);                      \
         return true;
             PCP_GPU_REGS(0)
             PCP_GPU_REGS(1)
@@ -237,7 +237,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
        through the warp's float4 slots in shared memory (one broadcast load a point, not
        three shuffles) and each lane holds two of a's points, so a load serves two
        pairs; a lane's missing point sits at +inf (at or above every threshold). */
-    template <bool P, int W>
+    template <bool A, int W>
     __device__ static void
     count_staged(const Ctx &c, const float *e2, int base, uint32_t *col, float4 *stage,
                  const canopy_tree_view &ta, const canopy_node *ha, const canopy_tree_view &tb,
@@ -269,7 +269,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
                     const float q[3] = {v.x, v.y, v.z};
                     for (int r = 0; r < 2; r++) {
                         const float d2 =
-                            P ? dist2_axes(x[r], q, m, o) : dist2<3, false>(x[r], q, 3, 0.0f);
+                            A ? dist2_axes(x[r], q, m, o) : dist2<3, false>(x[r], q, 3, 0.0f);
                         for (int e = 0; e < W + 2; e++) n[e] += d2 >= t[e];
                     }
                 }
@@ -277,7 +277,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         }
         for (int e = 0; e <= W; e++) col[32 * (base + e)] += n[e] - n[e + 1];
     }
-    template <bool P>
+    template <bool A>
     __device__ static bool
     count_staged_of(const Ctx &c, const float *e2, int base, int top, uint32_t *col, float4 *stage,
                     const canopy_tree_view &ta, const canopy_node *ha, const canopy_tree_view &tb,
@@ -285,7 +285,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
         switch (top - base) {
 #define PCP_GPU_STAGED(W)                                                                          \
     case W:                                                                                        \
-        count_staged<P, W>(c, e2, base, col, stage, ta, ha, tb, hb, lane, m, o);                   \
+        count_staged<A, W>(c, e2, base, col, stage, ta, ha, tb, hb, lane, m, o);                   \
         return true;
             PCP_GPU_STAGED(0)
             PCP_GPU_STAGED(1)
@@ -343,12 +343,10 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
             /* in a periodic box, the affine distances where every axis is direct or
                wrapped for all of the leaf pair's pairs, else the minimum-image form */
             float m[3] = {1.0f, 1.0f, 1.0f}, o[3] = {0.0f, 0.0f, 0.0f};
-            const int axes = c.box > 0.0f && ta.d == 3 ? pcp_gpu_axes(c.box, canopy_tv_geom(&ta, a),
-                                                                      canopy_tv_geom(&tb, b), m, o)
-                             : c.box > 0.0f            ? PCP_AXES_MIXED
-                                                       : PCP_AXES_OPEN;
-            const bool wrap = axes != PCP_AXES_OPEN;
-            if (STAGED && ta.d == 3 && !diag && axes != PCP_AXES_MIXED) {
+            const bool wrap = c.box > 0.0f;
+            const bool mixed = wrap && (ta.d != 3 || pcp_gpu_mixed(c.box, canopy_tv_geom(&ta, a),
+                                                                   canopy_tv_geom(&tb, b), m, o));
+            if (STAGED && ta.d == 3 && !diag && !mixed) {
                 float4 *stage = (float4 *)((char *)smem + stage_at(c)) + 32 * (threadIdx.x >> 5);
                 if (wrap ? count_staged_of<true>(c, e2, base, top, col, stage, ta, ha, tb, hb, lane,
                                                  m, o)
@@ -356,7 +354,7 @@ template <bool REGS, bool STAGED = false> struct pcp_gpu {
                                                   lane, m, o))
                     return;
             }
-            if (REGS && ta.d == 3 && axes != PCP_AXES_MIXED &&
+            if (REGS && ta.d == 3 && !mixed &&
                 (wrap ? count_regs_of<true>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane, m, o)
                       : count_regs_of<false>(c, e2, base, top, col, ta, ha, tb, hb, diag, lane, m,
                                              o)))
