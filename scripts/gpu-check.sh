@@ -10,7 +10,7 @@
 #   sched   the scheduling benchmark (bench/run_scheduling.sh: hybrid, auto; GPU and CPU)
 #   gpubuild GPU kd and octree build and GPU query schedules: their tests, memcheck on
 #           them, and bench_gpu_build (host build and sort in the same run for the ratio)
-#   index   device-resident indexes: test_gpu_index (and memcheck on its small cases),
+#   index   device-resident indexes: test_gpu_index (memcheck on its small cases, racecheck on its bucket order),
 #           bench_gpu_index (variants auto, with extra leaf sizes $CANOPY_BENCH_LEAF
 #           (default 8,32), dr and dr_l; caller's order and device-sorted queries; the
 #           goals table; host arrays by phase against pinned copies, one-shot copies;
@@ -99,10 +99,11 @@ gpu_test() {
     note "- $name: rc $rc, $(tail -n "$lines" "$out/$log" | tr '\n' ' ')"
     [ $rc -eq 0 ] || status=1
 }
-# compute-sanitizer TOOL on a GPU test's small cases (CANOPY_GPU_SMALL=1), logged to LOG.
+# compute-sanitizer TOOL on a GPU test's small cases (CANOPY_GPU_SMALL=1, or the test's
+# narrower mode in $small_mode), logged to LOG.
 sanitize() {
     local tool=$1 label=$2 log=$3 name=$4
-    CANOPY_GPU_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/$name" \
+    CANOPY_GPU_SMALL=${small_mode:-1} compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/$name" \
         >"$out/$log" 2>&1
     local rc=$?
     note "- compute-sanitizer $tool${label:+ ($label)}: rc $rc, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/$log" | tail -1)"
@@ -215,6 +216,9 @@ for stage in $stages; do
     index)
         gpu_test test_gpu_index gpu_index.log
         sanitize memcheck "index, small" sanitizer-index-memcheck.log test_gpu_index
+        # the bucket order's scatter shares counts through shared memory
+        small_mode=order sanitize racecheck "index, bucket order" sanitizer-index-racecheck.log \
+            test_gpu_index
         # auto and dr_l run the specialised kd kNN kernel; gdr the generic engine
         for v in auto dr_l gdr; do
             leaves=""

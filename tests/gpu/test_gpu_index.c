@@ -13,7 +13,8 @@
  * points, with and without each in its own row: tree order, every schedule and variant, no points);
  * bad
  * pointers, host-only indexes and freed handles are rejected. Exits 77
- * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer). */
+ * without a GPU. CANOPY_GPU_SMALL=1 runs sizes up to 1000 only (for compute-sanitizer);
+ * CANOPY_GPU_SMALL=order runs only the bucket order's cases (racecheck of its scatter). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
@@ -775,7 +776,13 @@ int main(void) {
     static const canopy_residency res[] = {CANOPY_RESIDENCY_DEVICE, CANOPY_RESIDENCY_BOTH};
     char tag[128];
     const char *small_env = getenv("CANOPY_GPU_SMALL");
-    small = small_env && small_env[0] == '1';
+    small = small_env && (small_env[0] == '1' || strcmp(small_env, "order") == 0);
+    if (small_env && strcmp(small_env, "order") == 0) {
+        order_forms_case(seed + 4000);
+        bucket_grid_case(2, 0, seed + 3002);
+        bucket_grid_case(3, 1, seed + 3013);
+        return check_finish();
+    }
     const int n_sizes = small ? 3 : 4;
     for (int si = 0; si < n_sizes; si++)
         for (int di = 0; di < 5; di++)
