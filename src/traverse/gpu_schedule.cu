@@ -311,27 +311,45 @@ __global__ void k_kd_grid(const int4 *table, const kd_order_meta *meta, int32_t 
 enum { ORDER_THREADS = 1024, ORDER_ITEMS = 8 };
 typedef cub::BlockScan<int32_t, ORDER_THREADS> order_scan_t;
 
+/* Entries a count or first buffer of nb buckets spans: whole vectors of eight. */
+__host__ __device__ inline int64_t order_span(int64_t nb) {
+    return (nb + 7) / 8 * 8;
+}
+
 /* first[b] := count[0] + ... + count[b - 1] for b < nb, by a block of ORDER_THREADS,
  * ORDER_ITEMS counts a thread a tile; first may lie in shared memory, and is complete
- * for every thread when it returns. */
+ * for every thread when it returns. Both are 16-byte aligned and span order_span(nb)
+ * entries: a thread's eight counts are two vector loads, its firsts two vector stores
+ * (scalar ones, eight apart, cost 6.6-way bank conflicts and a third of each sector;
+ * ncu, H200). */
 __device__ __forceinline__ void scan_counts(const int32_t *count, int32_t nb, int32_t *first,
                                             order_scan_t::TempStorage &tmp) {
+    static_assert(ORDER_ITEMS == 8, "a thread's counts are two int4");
     int32_t carry = 0;
     for (int32_t t0 = 0; t0 < nb; t0 += ORDER_THREADS * ORDER_ITEMS) {
         const int32_t b0 = t0 + (int32_t)threadIdx.x * ORDER_ITEMS;
-        int32_t v[ORDER_ITEMS], sum = 0;
+        int4 lo = make_int4(0, 0, 0, 0), hi = lo;
+        if (b0 < nb) {
+            lo = __ldcg((const int4 *)(count + b0));
+            hi = __ldcg((const int4 *)(count + b0 + 4));
+        }
+        int32_t v[ORDER_ITEMS] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w}, sum = 0;
 #pragma unroll
         for (int u = 0; u < ORDER_ITEMS; u++) {
-            v[u] = b0 + u < nb ? __ldcg(count + b0 + u) : 0;
+            if (b0 + u >= nb) v[u] = 0;
             sum += v[u];
         }
-        int32_t before, total;
+        int32_t before, total, f[ORDER_ITEMS];
         order_scan_t(tmp).ExclusiveSum(sum, before, total);
         before += carry;
 #pragma unroll
         for (int u = 0; u < ORDER_ITEMS; u++) {
-            if (b0 + u < nb) first[b0 + u] = before;
+            f[u] = before;
             before += v[u];
+        }
+        if (b0 < nb) {
+            *(int4 *)(first + b0) = make_int4(f[0], f[1], f[2], f[3]);
+            *(int4 *)(first + b0 + 4) = make_int4(f[4], f[5], f[6], f[7]);
         }
         carry += total;
         __syncthreads(); /* tmp is reused by the next tile; first is read after */
@@ -423,6 +441,21 @@ struct kd_grid_args {
     float lo[3], inv[3];
 };
 
+/* The shared form's two kernels overlap their launch (programmatic dependent launch,
+ * Hopper): the ranking kernel lets the scatter's blocks start as soon as its own have,
+ * and the scatter waits for every rank before it reads one (its launch and block
+ * start-up then hide behind the ranking's tail). Elsewhere both are no-ops. */
+__device__ __forceinline__ void ranks_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void ranks_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* The shared form's ranks: a query's bucket number from its grid cell (a cell inside
  * one bucket names it; else the descent goes on from the cell's node, one 16-byte load
  * a level) and its rank among the bucket's queries from one atomic per bucket a warp
@@ -431,6 +464,7 @@ struct kd_grid_args {
  * block's scan): the scatter scans. */
 __global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_args g,
                                 const float *q, int64_t nq, int32_t d, int32_t *count, int2 *slot) {
+    ranks_release();
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nq) return;
     const float *p = q + i * d;
@@ -470,8 +504,10 @@ enum { PLACE_THREADS = ORDER_THREADS, PLACE_QUERIES = 2 };
 __global__ void __launch_bounds__(PLACE_THREADS)
     k_kd_order_place(int32_t nb, int64_t nq, const int32_t *count, int32_t *next_count,
                      const int32_t *bnode, const int2 *slot, int64_t *order, int32_t *bucket) {
-    extern __shared__ int32_t first[];
+    extern __shared__ int4 first_vectors[];
+    int32_t *first = (int32_t *)first_vectors;
     __shared__ order_scan_t::TempStorage tmp;
+    ranks_wait();
     const int64_t i0 = (int64_t)blockIdx.x * PLACE_THREADS * PLACE_QUERIES + threadIdx.x;
     int2 s[PLACE_QUERIES];
     int32_t node[PLACE_QUERIES];
@@ -517,8 +553,8 @@ canopy_status kd_order_layout(const canopy_tree_view *dt, void *state, kd_order_
     P->meta = c.take<kd_order_meta>(1);
     P->table = c.take<int4>(dt->n_nodes);
     P->grid = bits ? c.take<int32_t>((int64_t)1 << (bits * dt->d)) : nullptr;
-    P->count = c.take<int32_t>(2 * dt->n_nodes);
-    P->first = c.take<int32_t>(dt->n_nodes);
+    P->count = c.take<int32_t>(2 * order_span(dt->n_nodes));
+    P->first = c.take<int32_t>(order_span(dt->n_nodes));
     P->bnode = c.take<int32_t>(dt->n_nodes);
     P->marks = c.take<int32_t>(dt->n + 1);
     P->numbers = c.take<int32_t>(dt->n + 1);
@@ -556,7 +592,7 @@ canopy_status kd_order_shared(const kd_order_parts *P, cudaStream_t st, canopy_g
     const size_t scan_bytes = sizeof(order_scan_t::TempStorage),
                  most = sizeof(int32_t) * CANOPY_GPU_ORDER_SHARED_BUCKETS,
                  limit = most + scan_bytes <= (size_t)optin ? most : (size_t)optin - scan_bytes;
-    if (sizeof(int32_t) * (size_t)m.nb > limit) return CANOPY_OK;
+    if (sizeof(int32_t) * (size_t)order_span(m.nb) > limit) return CANOPY_OK;
     if ((rc = canopy_gpu_check(cudaFuncSetAttribute(k_kd_order_place,
                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                     (int)limit),
@@ -600,8 +636,9 @@ extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, in
     made->n_nodes = dt->n_nodes;
     const int32_t bits = kd_grid_bits(dt->d);
     const unsigned nb = blocks(dt->n_nodes);
-    if ((rc = canopy_gpu_check(cudaMemsetAsync(P.count, 0, sizeof(int32_t) * 2 * dt->n_nodes, st),
-                               "clearing bucket counts")) ||
+    if ((rc = canopy_gpu_check(
+             cudaMemsetAsync(P.count, 0, sizeof(int32_t) * 2 * order_span(dt->n_nodes), st),
+             "clearing bucket counts")) ||
         (rc = canopy_gpu_check(cudaMemsetAsync(P.bnode, 0xff, sizeof(int32_t) * dt->n_nodes, st),
                                "clearing bucket nodes")) ||
         (rc = canopy_gpu_check(cudaMemsetAsync(P.marks, 0, sizeof(int32_t) * (dt->n + 1), st),
@@ -627,9 +664,9 @@ extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, in
 extern "C" canopy_status canopy_gpu_kd_order_clear(const canopy_gpu_kd_order *o, void *stream) {
     if (o->n_nodes <= 0) return CANOPY_OK;
     const cudaStream_t st = (cudaStream_t)stream;
-    canopy_status rc =
-        canopy_gpu_check(cudaMemsetAsync(o->count, 0, sizeof(int32_t) * 2 * (size_t)o->n_nodes, st),
-                         "clearing bucket counts");
+    canopy_status rc = canopy_gpu_check(
+        cudaMemsetAsync(o->count, 0, sizeof(int32_t) * 2 * order_span(o->n_nodes), st),
+        "clearing bucket counts");
     if (!rc)
         rc = canopy_gpu_check(cudaMemsetAsync(o->meta, 0, sizeof(unsigned), st),
                               "clearing the bucket order");
@@ -655,18 +692,31 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(canopy_gpu_kd_order *o, int3
     int2 *slot = (int2 *)scratch;
     if (o->shared) {
         /* this call counts in one buffer; its scatter clears the other for the next */
-        const int64_t half = (o->calls & 1u) * o->n_nodes;
-        int32_t *count = o->count + half, *next = o->count + (o->n_nodes - half);
+        const int64_t span = order_span(o->n_nodes), half = (o->calls & 1u) * span;
+        int32_t *count = o->count + half, *next = o->count + (span - half);
         o->calls++;
         kd_grid_args g;
         g.bits = o->bits;
         for (int j = 0; j < 3; j++) g.lo[j] = o->lo[j], g.inv[j] = o->inv[j];
         k_kd_order_rank<<<blocks(nq), THREADS, 0, st>>>(table, o->grid, g, d_q, nq, d, count, slot);
         const int64_t per_block = PLACE_THREADS * PLACE_QUERIES;
-        k_kd_order_place<<<(unsigned)((nq + per_block - 1) / per_block), PLACE_THREADS,
-                           sizeof(int32_t) * (size_t)o->nb, st>>>(o->nb, nq, count, next, o->bnode,
-                                                                  slot, d_order, d_bucket);
-        return canopy_gpu_check(cudaGetLastError(), "grouping queries by bucket");
+        cudaLaunchAttribute early;
+        early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        early.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t place = {};
+        place.gridDim = dim3((unsigned)((nq + per_block - 1) / per_block));
+        place.blockDim = dim3(PLACE_THREADS);
+        place.dynamicSmemBytes = sizeof(int32_t) * (size_t)order_span(o->nb);
+        place.stream = st;
+        place.attrs = &early;
+        place.numAttrs = 1;
+        canopy_status rc = canopy_gpu_check(cudaGetLastError(), "grouping queries by bucket");
+        return rc ? rc
+                  : canopy_gpu_check(cudaLaunchKernelEx(&place, k_kd_order_place, o->nb, nq,
+                                                        (const int32_t *)count, next,
+                                                        (const int32_t *)o->bnode,
+                                                        (const int2 *)slot, d_order, d_bucket),
+                                     "grouping queries by bucket");
     }
     k_kd_order_count<<<(unsigned)((nq + ORDER_THREADS - 1) / ORDER_THREADS), ORDER_THREADS, 0,
                        st>>>(table, o->grid, (kd_order_meta *)o->meta, d_q, nq, d, o->count,

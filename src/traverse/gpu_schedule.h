@@ -44,7 +44,8 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  * (CANOPY_GPU_ORDER):
  *   shared (default, up to CANOPY_GPU_ORDER_SHARED_BUCKETS buckets): every scatter block
  *     scans the bucket counts into shared memory itself, so the ranking kernel ends
- *     with its ranks (no block barrier, no last-block scan); two count buffers, the
+ *     with its ranks (no block barrier, no last-block scan), and the scatter is
+ *     launched early (programmatic dependent launch); two count buffers, the
  *     scatter clearing the one the next call counts in; a grid cell inside one bucket
  *     names the bucket itself (no table load), and a bucket's node comes from a
  *     table by number;
