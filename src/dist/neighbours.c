@@ -151,12 +151,52 @@ static int box_within(const dist_ref *r, int rank, const float *q, double bound)
 }
 
 /* This rank's boxes (see DIST_BOXES) into mine; left empty when no other rank will
- * look at them (one rank). The pieces are runs of equal count along a Hilbert curve of
- * 2^10 cells a side over the slice's box (as fine a cut into 64 as 2^21, at half the
- * keys' cost), found by a histogram of the keys' top LOCAL_BIN_BITS bits rather than
- * by sorting them (the sort was a third of the boxes' time): a bin stays whole, so a
- * piece's count may differ from n / 64 by a bin's points, which no result depends on. */
-enum { LOCAL_BIN_BITS = 16 };
+ * look at them (one rank). The pieces are runs along a Hilbert curve of 2^10 cells a
+ * side over the slice's box (as fine a cut into 64 as 2^21, at half the keys' cost),
+ * found by a histogram of the keys' top LOCAL_BIN_BITS bits rather than by sorting
+ * them (the sort was a third of the boxes' time): a bin stays whole, so a piece's
+ * count may differ from its target by a bin's points, which no result depends on. */
+enum { LOCAL_BIN_BITS = 16, LOCAL_BINS = 1 << LOCAL_BIN_BITS };
+
+/* A run of equal count may cross empty stretches of the curve: where a slice does not
+ * fill its box (the few points a cut leaves past a face), the piece holding them
+ * spanned a slab of the neighbour's domain, and every query there went remote (at 4
+ * ranks on 2M uniform points, one rank sent 58k queries to another instead of ~10k).
+ * So a piece also ends at a stretch of at least `gap` empty bins; gap is the smallest
+ * power of two >= MIN_GAP_BINS with at most MAX_GAPS such stretches, and the count
+ * target leaves room for them: n / (DIST_BOXES - 1 - gaps) points a piece. */
+enum { MIN_GAP_BINS = 16, MAX_GAPS = 16 };
+
+static void piece_of_bins(int64_t *cnt, int64_t nbins, int64_t n) {
+    int64_t runs[LOCAL_BIN_BITS + 1] = {0}; /* empty stretches between points, by log2 length */
+    for (int64_t v = 0, last = -1; v < nbins; v++)
+        if (cnt[v]) {
+            int64_t len = v - last - 1;
+            if (last >= 0 && len > 0) runs[63 - __builtin_clzll((uint64_t)len)]++;
+            last = v;
+        }
+    int lg = 0, gaps = 0;
+    while ((1 << lg) < MIN_GAP_BINS) lg++;
+    for (;; lg++) {
+        gaps = 0;
+        for (int j = lg; j <= LOCAL_BIN_BITS; j++) gaps += (int)runs[j];
+        if (gaps <= MAX_GAPS) break;
+    }
+    int64_t gap = (int64_t)1 << lg, per = DIST_BOXES - 1 - gaps;
+    int64_t target = (n + per - 1) / per, piece = 1, in_piece = 0;
+    /* A piece ends by count at most n / target <= per times, by a gap at most gaps
+     * times: at most DIST_BOXES pieces. cnt[v] becomes bin v's piece. */
+    for (int64_t v = 0, last = -1; v < nbins; v++) {
+        if (!cnt[v]) continue;
+        if (in_piece > 0 && (in_piece >= target || v - last - 1 >= gap)) {
+            piece++;
+            in_piece = 0;
+        }
+        in_piece += cnt[v];
+        cnt[v] = piece;
+        last = v;
+    }
+}
 
 static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
     int32_t d = pts.d;
@@ -167,10 +207,10 @@ static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
         }
     if (pts.n == 0 || !needed) return CANOPY_OK;
     uint32_t *bin = NULL;
-    int64_t *before = NULL;
+    int64_t *piece = NULL;
     float *lo = NULL;
     canopy_status s = canopy_alloc((void **)&bin, (size_t)pts.n, sizeof *bin);
-    if (!s) s = canopy_calloc((void **)&before, (size_t)1 << LOCAL_BIN_BITS, sizeof *before);
+    if (!s) s = canopy_calloc((void **)&piece, LOCAL_BINS, sizeof *piece);
     if (!s) s = canopy_alloc((void **)&lo, 2 * (size_t)d, sizeof *lo);
     if (!s) {
         for (int32_t j = 0; j < d; j++) {
@@ -198,16 +238,10 @@ static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
             }
             bin[i] = (uint32_t)(canopy_hilbert_key(x, dk, bits) >> shift);
         }
-        /* before[v]: the points in bins below v, the place of bin v's first point in
-         * the curve order */
-        for (int64_t i = 0; i < pts.n; i++) before[bin[i]]++;
-        for (int64_t v = 0, run = 0; v < (int64_t)1 << LOCAL_BIN_BITS; v++) {
-            int64_t c = before[v];
-            before[v] = run;
-            run += c;
-        }
+        for (int64_t i = 0; i < pts.n; i++) piece[bin[i]]++;
+        piece_of_bins(piece, (int64_t)1 << (bits * dk - shift), pts.n);
         for (int64_t i = 0; i < pts.n; i++) {
-            int b = 1 + (int)(before[bin[i]] * DIST_BOXES / pts.n);
+            int b = (int)piece[bin[i]];
             const float *p = canopy_point(pts, i);
             for (int bb = 0; bb <= b; bb += b) { /* box 0 and the piece's box */
                 double *box = mine + (size_t)bb * 2 * (size_t)d;
@@ -219,7 +253,7 @@ static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
         }
     }
     canopy_free(bin);
-    canopy_free(before);
+    canopy_free(piece);
     canopy_free(lo);
     return s;
 }
