@@ -82,13 +82,61 @@ static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double
     return CANOPY_OK;
 }
 
+/* Moves each exact cut (key clo[c]) to the coarsest curve boundary K, a multiple of
+ * 2^m with m as large as possible, whose work below (keys < K, over all ranks) is within
+ * tol of the target: round[c] = K, or 0 where no boundary is close enough. Cut exactly,
+ * uniform points leave a few hundred of one piece's points past a face of its
+ * neighbour's, the first cells of the next curve block, and the neighbour's queries
+ * near them all go remote; on a block boundary the faces are clean (kNN's reference
+ * pieces, docs/distributed.md). One Allreduce of 2 candidates per level and cut. */
+static canopy_status round_cuts(MPI_Comm comm, const sorted_work *s, int64_t n, int32_t bits,
+                                const uint64_t *clo, const double *target, int ncut, double tol,
+                                uint64_t *round) {
+    size_t m_levels = (size_t)bits, cand = 2 * m_levels * (size_t)ncut;
+    uint64_t *key = NULL;
+    double *mine = NULL, *all = NULL;
+    canopy_status st = canopy_alloc((void **)&key, cand + 1, sizeof *key);
+    if (!st) st = canopy_alloc((void **)&mine, cand + 1, sizeof *mine);
+    if (!st) st = canopy_alloc((void **)&all, cand + 1, sizeof *all);
+    st = canopy_dist_agree(comm, st);
+    if (!st) {
+        /* candidates (c, m, side): clo rounded down and up to a multiple of 2^m, m >= 1 */
+        for (int c = 0; c < ncut; c++)
+            for (size_t m = 1; m <= m_levels; m++) {
+                size_t at = 2 * ((size_t)c * m_levels + m - 1);
+                uint64_t down = clo[c] >> m << m;
+                key[at] = down;
+                key[at + 1] = down + ((uint64_t)1 << m);
+                for (int e = 0; e < 2; e++)
+                    mine[at + (size_t)e] = key[at + (size_t)e] == 0
+                                               ? 0.0
+                                               : s->pre[count_le(s->k, n, key[at + (size_t)e] - 1)];
+            }
+        MPI_Allreduce(mine, all, (int)cand, MPI_DOUBLE, MPI_SUM, comm);
+        for (int c = 0; c < ncut; c++)
+            for (size_t m = m_levels; m >= 1 && !round[c]; m--) {
+                size_t at = 2 * ((size_t)c * m_levels + m - 1);
+                double off0 = fabs(all[at] - target[c]), off1 = fabs(all[at + 1] - target[c]);
+                if (key[at] > 0 && off0 <= tol && off0 <= off1)
+                    round[c] = key[at];
+                else if (off1 <= tol)
+                    round[c] = key[at + 1];
+            }
+    }
+    canopy_free(key);
+    canopy_free(mine);
+    canopy_free(all);
+    return st;
+}
+
 canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const double *work,
                                     canopy_curve curve, int32_t *dest) {
-    return canopy_dist_decompose_bits(comm, local, work, curve, 0, dest);
+    return canopy_dist_decompose_bits(comm, local, work, curve, 0, 0.0, dest);
 }
 
 canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, const double *work,
-                                         canopy_curve curve, int32_t bits_per_dim, int32_t *dest) {
+                                         canopy_curve curve, int32_t bits_per_dim, double slack,
+                                         int32_t *dest) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     canopy_status st = CANOPY_OK;
     if (local.n < 0 || local.d < 1 || (local.n > 0 && (!local.data || !dest)) ||
@@ -122,7 +170,7 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
     int uniform = 1;
     int ncut = size - 1;
     double *target = NULL, *sum = NULL, *loc = NULL, *eqw = NULL, *eqx = NULL;
-    uint64_t *clo = NULL, *chi = NULL, *mid = NULL;
+    uint64_t *clo = NULL, *chi = NULL, *mid = NULL, *round = NULL;
     int64_t *below = NULL;
     int32_t full = canopy_curve_bits(local.d);
     int32_t per_dim = bits_per_dim > 0 && bits_per_dim < full ? bits_per_dim : full;
@@ -136,6 +184,7 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
     if (!st) st = canopy_alloc((void **)&eqw, (size_t)size, sizeof *eqw);
     if (!st) st = canopy_alloc((void **)&eqx, (size_t)size, sizeof *eqx);
     if (!st) st = canopy_alloc((void **)&below, (size_t)size, sizeof *below);
+    if (!st) st = canopy_calloc((void **)&round, (size_t)size, sizeof *round);
     st = canopy_dist_agree(comm, st);
     if (st) goto done;
     double total = 0.0;
@@ -169,6 +218,9 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
         loc[c] = s.pre[below[c]];
         eqw[c] = s.pre[count_le(s.k, local.n, clo[c])] - s.pre[below[c]];
     }
+    if (slack > 0.0 && (st = round_cuts(comm, &s, local.n, bits, clo, target, ncut,
+                                        slack * total / (double)size, round)))
+        goto done;
     MPI_Allreduce(loc, sum, ncut, MPI_DOUBLE, MPI_SUM, comm);
     MPI_Exscan(eqw, eqx, ncut, MPI_DOUBLE, MPI_SUM, comm);
     if (rank == 0)
@@ -183,7 +235,9 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
         while (lo < hi) {
             int c = lo + (hi - lo) / 2;
             int after;
-            if (key != clo[c]) {
+            if (round[c]) {
+                after = key >= round[c];
+            } else if (key != clo[c]) {
                 after = key > clo[c];
             } else {
                 double before = sum[c] + eqx[c] + (s.pre[j] - s.pre[below[c]]);
@@ -208,6 +262,7 @@ done:
     canopy_free(eqw);
     canopy_free(eqx);
     canopy_free(below);
+    canopy_free(round);
     return st;
 }
 
