@@ -575,12 +575,13 @@ static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int
 enum { CAND_BYTES = 12 };
 
 /* The kNN of the queries other ranks sent, in RC_CHUNKS pieces with an MPI progress
- * call between them (the rows going back are in flight meanwhile). */
+ * call between them (the rows going back are in flight meanwhile: pend[0] and pend[1],
+ * NULL where none). */
 enum { RC_CHUNKS = 8 };
 
 static canopy_status answer_remote(const dist_ref *r, const float *rows, int64_t n, int32_t k,
                                    const canopy_run_options *opt, const int64_t *from_bytes,
-                                   size_t row_bytes, canopy_dist_pending *pend, char **reply,
+                                   size_t row_bytes, canopy_dist_pending *const *pend, char **reply,
                                    int64_t *reply_bytes) {
     int32_t d = r->d;
     int64_t *idx = NULL;
@@ -592,7 +593,7 @@ static canopy_status answer_remote(const dist_ref *r, const float *rows, int64_t
         int64_t lo = n * c / RC_CHUNKS, hi = n * (c + 1) / RC_CHUNKS;
         canopy_points q = {rows + lo * (d + 1), hi - lo, d, d + 1};
         s = local_knn(r, q, 0, k, opt, idx + lo * k, d2 + lo * k);
-        canopy_dist_pending_test(pend);
+        for (int p = 0; p < 2; p++) canopy_dist_pending_test(pend[p]);
     }
     if (!s) s = canopy_alloc((void **)reply, (size_t)(n * (4 + (int64_t)k * CAND_BYTES) + 1), 1);
     if (!s) {
@@ -645,63 +646,71 @@ static int32_t row_to_heap(float *hd, int64_t *hi, int32_t k) {
  * walk left it, without waiting, so the bulk of the bytes moves while the remote
  * queries are answered; rows_back_finish then sends only the rows the remote
  * candidates changed, each with its place in its source's block, and puts all of them
- * in the caller's order. */
+ * in the caller's order. The early rows go straight from the walk's arrays (they are
+ * grouped by source already): packing them into one buffer first was a tenth of a
+ * rank's CPU time (2 ranks, 1M + 1M uniform), and the distances go only where some
+ * rank asked for them (part 1). */
 typedef struct rows_back {
-    size_t row;
-    char *buf;
-    void *back;
-    int64_t *cnt, *rcnt, *roff;
-    canopy_dist_pending *pend;
+    int parts;       /* 1: indices only, 2: and distances */
+    size_t bytes[2]; /* of a row, per part */
+    void *back[2];   /* received, grouped by home rank */
+    int64_t *cnt, *rcnt, *roff[2];
+    canopy_dist_pending *pend[2];
 } rows_back;
 
+static void rows_back_wait(rows_back *b) {
+    for (int p = 0; p < 2; p++) {
+        canopy_dist_pending_wait(b->pend[p]);
+        b->pend[p] = NULL;
+    }
+}
+
 static void rows_back_free(rows_back *b) {
-    canopy_dist_pending_wait(b->pend); /* a started exchange ends before its buffers go */
-    canopy_free(b->buf);
-    canopy_free(b->back);
+    rows_back_wait(b); /* a started exchange ends before its buffers go */
+    for (int p = 0; p < 2; p++) {
+        canopy_free(b->back[p]);
+        canopy_free(b->roff[p]);
+    }
     canopy_free(b->cnt);
     canopy_free(b->rcnt);
-    canopy_free(b->roff);
     memset(b, 0, sizeof *b);
 }
 
-static void pack_row(const knn_job *j, int64_t i, char *dst) {
+static void pack_row(const knn_job *j, int64_t i, int parts, char *dst) {
     size_t k = (size_t)j->k;
     memcpy(dst, j->idx + i * j->k, sizeof(int64_t) * k);
-    memcpy(dst + sizeof(int64_t) * k, j->d2 + i * j->k, sizeof(float) * k);
+    if (parts > 1) memcpy(dst + sizeof(int64_t) * k, j->d2 + i * j->k, sizeof(float) * k);
 }
 
-static void unpack_row(const char *src, int64_t i, int32_t k, int64_t *idx, float *dist2) {
-    memcpy(idx + i * k, src, sizeof(int64_t) * (size_t)k);
-    if (dist2) memcpy(dist2 + i * k, src + sizeof(int64_t) * (size_t)k, sizeof(float) * (size_t)k);
-}
-
+/* want_d2: this rank's caller asked for distances; any rank's asking sends them all. */
 static canopy_status rows_back_start(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
-                                     rows_back *b, canopy_dist_stats *st) {
+                                     int want_d2, rows_back *b, canopy_dist_stats *st) {
     int size = canopy_dist_size(comm);
     memset(b, 0, sizeof *b);
-    b->row = (sizeof(int64_t) + sizeof(float)) * (size_t)j->k;
-    canopy_status s = canopy_alloc((void **)&b->buf, (size_t)j->q.n + 1, b->row);
-    if (!s) s = canopy_alloc((void **)&b->cnt, (size_t)size, sizeof *b->cnt);
+    MPI_Allreduce(MPI_IN_PLACE, &want_d2, 1, MPI_INT, MPI_MAX, comm);
+    b->parts = want_d2 ? 2 : 1;
+    b->bytes[0] = sizeof(int64_t) * (size_t)j->k;
+    b->bytes[1] = sizeof(float) * (size_t)j->k;
+    canopy_status s = canopy_alloc((void **)&b->cnt, (size_t)size, sizeof *b->cnt);
     if (!s) s = canopy_alloc((void **)&b->rcnt, (size_t)size, sizeof *b->rcnt);
-    if (!s) s = canopy_alloc((void **)&b->roff, (size_t)size, sizeof *b->roff);
-    if (!s) {
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
-        for (int64_t i = 0; i < j->q.n; i++) pack_row(j, i, b->buf + (size_t)i * b->row);
-        for (int q = 0; q < size; q++) b->cnt[q] = from_n[q] * (int64_t)b->row;
-    }
+    for (int p = 0; !s && p < b->parts; p++)
+        s = canopy_alloc((void **)&b->roff[p], (size_t)size, sizeof *b->roff[p]);
     s = canopy_dist_agree(comm, s);
-    if (!s)
-        s = canopy_dist_ialltoallv_bytes(comm, b->buf, b->cnt, &b->back, b->rcnt, b->roff, st,
-                                         &b->pend);
+    for (int p = 0; !s && p < b->parts; p++) {
+        for (int q = 0; q < size; q++) b->cnt[q] = from_n[q] * (int64_t)b->bytes[p];
+        s = canopy_dist_ialltoallv_bytes(comm, p ? (const void *)j->d2 : (const void *)j->idx,
+                                         b->cnt, &b->back[p], b->rcnt, b->roff[p], st, &b->pend[p]);
+    }
     return s;
 }
 
+/* After rows_back_wait (the walk's arrays were in flight until then). */
 static canopy_status rows_back_finish(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
                                       const uint8_t *changed, const routing *to_home, rows_back *b,
                                       int64_t *idx, float *dist2, canopy_dist_stats *st) {
     int size = canopy_dist_size(comm);
     int32_t k = j->k;
-    size_t rec = sizeof(int64_t) + b->row;
+    size_t rec = sizeof(int64_t) + b->bytes[0] + (b->parts > 1 ? b->bytes[1] : 0);
     int64_t n_changed = 0, *cnt = NULL, *rcnt = NULL, *roff = NULL;
     for (int64_t i = 0; i < j->q.n; i++) n_changed += changed[i];
     char *fix = NULL, *got = NULL;
@@ -713,24 +722,29 @@ static canopy_status rows_back_finish(MPI_Comm comm, const knn_job *j, const int
         for (int64_t p = 0; p < from_n[q]; p++, i++) {
             if (!changed[i]) continue;
             memcpy(fix + (size_t)m * rec, &p, sizeof p);
-            pack_row(j, i, fix + (size_t)m * rec + sizeof p);
+            pack_row(j, i, b->parts, fix + (size_t)m * rec + sizeof p);
             cnt[q] += (int64_t)rec;
             m++;
         }
     s = canopy_dist_agree(comm, s);
     if (!s) s = canopy_dist_alltoallv_bytes(comm, fix, cnt, (void **)&got, rcnt, roff, st);
-    canopy_dist_pending_wait(b->pend);
-    b->pend = NULL;
+    size_t ib = b->bytes[0], db = b->bytes[1];
     for (int h = 0; !s && h < size; h++) {
+        const char *bi = (const char *)b->back[0] + b->roff[0][h];
+        const char *bd = dist2 ? (const char *)b->back[1] + b->roff[1][h] : NULL;
 #pragma omp parallel for schedule(static) num_threads(canopy_threads())
-        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++)
-            unpack_row((const char *)b->back + b->roff[h] + (size_t)(t - to_home->off[h]) * b->row,
-                       to_home->items[t], k, idx, dist2);
+        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++) {
+            size_t e = (size_t)(t - to_home->off[h]);
+            memcpy(idx + to_home->items[t] * k, bi + e * ib, ib);
+            if (bd) memcpy(dist2 + to_home->items[t] * k, bd + e * db, db);
+        }
         for (int64_t e = 0; e < rcnt[h] / (int64_t)rec; e++) {
             const char *r = got + roff[h] + (size_t)e * rec;
-            int64_t p;
+            int64_t p, at;
             memcpy(&p, r, sizeof p);
-            unpack_row(r + sizeof p, to_home->items[to_home->off[h] + p], k, idx, dist2);
+            at = to_home->items[to_home->off[h] + p];
+            memcpy(idx + at * k, r + sizeof p, ib);
+            if (dist2) memcpy(dist2 + at * k, r + sizeof p + ib, db);
         }
     }
     canopy_free(fix);
@@ -850,7 +864,7 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     s = route(size, nh, want_remote, &j, &remote);
     s = canopy_dist_agree(comm, s);
     /* the local rows start back to their ranks now, overlapping the remote round */
-    if (!s && !self) s = rows_back_start(comm, &j, from_n, &rb, st);
+    if (!s && !self) s = rows_back_start(comm, &j, from_n, dist2 != NULL, &rb, st);
     if (s) goto done;
     st->remote_queries += remote.n_pairs;
     size_t qrow = sizeof(float) * (size_t)(r.d + 1);
@@ -865,7 +879,9 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     if (!s) s = canopy_dist_alltoallv_bytes(comm, reply, c, &cand, e, b, st);
     if (s) goto done;
 
-    /* 4. Merge, and 5. rows back to the ranks the queries came from. */
+    /* 4. Merge (once the early rows are out of the walk's arrays), and 5. rows back to
+     * the ranks the queries came from. */
+    rows_back_wait(&rb);
     merge_candidates(&j, &remote, cand, b, size, changed);
     if (!self) s = rows_back_finish(comm, &j, from_n, changed, &to_home, &rb, idx, dist2, st);
 

@@ -195,7 +195,9 @@ int cli_dist_neighbours(const cli_dist_job *job) {
         if (self) cli_dist_points_release(&ref); /* the piece holds the points now */
         rows = self ? nl : query.count;
         if (!s) s = canopy_alloc((void **)&idx, (size_t)(rows * k + 1), sizeof *idx);
-        if (!s && !job->radius) s = canopy_alloc((void **)&d2, (size_t)(rows * k + 1), sizeof *d2);
+        /* distances only for --dist-out: the rows going back carry a third less */
+        if (!s && !job->radius && job->dist_out)
+            s = canopy_alloc((void **)&d2, (size_t)(rows * k + 1), sizeof *d2);
         if (!s && self) s = canopy_alloc((void **)&oidx, (size_t)(mine * k + 1), sizeof *oidx);
         if (!s && self && d2) s = canopy_alloc((void **)&od2, (size_t)(mine * k + 1), sizeof *od2);
         s = canopy_dist_agree(MPI_COMM_WORLD, s);
