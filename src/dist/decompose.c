@@ -6,6 +6,7 @@
 #include "traverse/run.h"
 
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 /* The global order is (key, rank, local index); the cut between pieces p and p + 1
@@ -228,6 +229,7 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
     /* A point is after cut c when its key is above the cut key, or equal and the work
      * before it plus half its own reaches the target; its piece is the number of cuts
      * it is after (monotone in c, so a binary search). */
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t j = 0; j < local.n; j++) {
         uint64_t key = s.k[j].key;
         double w = s.pre[j + 1] - s.pre[j];
@@ -266,14 +268,43 @@ done:
     return st;
 }
 
+/* Rows into buf grouped by destination, each group in row order, from pos[r] (bytes)
+ * on: each of nt threads packs a contiguous share of the rows after the shares before
+ * it (serial, this was most of moving 500k points on a 4-thread rank). at: nt * size
+ * zeros, then per thread and destination where its next row goes. */
+static void pack_by_dest(const void *rows, int64_t n, size_t row_bytes, const int32_t *dest,
+                         int size, const int64_t *pos, int64_t *at, int nt, char *buf) {
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), m = omp_get_num_threads();
+        int64_t i0 = n * t / m, i1 = n * (t + 1) / m, *mine = at + (size_t)t * (size_t)size;
+        for (int64_t i = i0; i < i1; i++) mine[dest[i]] += (int64_t)row_bytes;
+#pragma omp barrier
+#pragma omp single
+        for (int r = 0; r < size; r++) {
+            int64_t o = pos[r];
+            for (int u = 0; u < m; u++) {
+                int64_t c = at[(size_t)u * (size_t)size + (size_t)r];
+                at[(size_t)u * (size_t)size + (size_t)r] = o;
+                o += c;
+            }
+        }
+        for (int64_t i = i0; i < i1; i++) {
+            memcpy(buf + mine[dest[i]], (const char *)rows + (size_t)i * row_bytes, row_bytes);
+            mine[dest[i]] += (int64_t)row_bytes;
+        }
+    }
+}
+
 canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, size_t row_bytes,
                                    const int32_t *dest, void **out, int64_t *n_out,
                                    canopy_dist_stats *stats) {
     int size = canopy_dist_size(comm);
     *out = NULL;
     *n_out = 0;
-    int64_t *cnt = NULL, *rcnt = NULL, *rdis = NULL, *pos = NULL;
+    int64_t *cnt = NULL, *rcnt = NULL, *rdis = NULL, *pos = NULL, *at = NULL;
     char *buf = NULL;
+    int nt = canopy_threads();
     canopy_status st = CANOPY_OK;
     if (n < 0 || row_bytes == 0 || (n > 0 && (!rows || !dest)))
         st = canopy_fail(CANOPY_ERR_INVALID, "exchange: bad rows (n %lld, %zu bytes each)",
@@ -290,6 +321,7 @@ canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, s
             cnt[dest[i]] += (int64_t)row_bytes;
     }
     if (!st) st = canopy_alloc((void **)&buf, (size_t)n + 1, row_bytes);
+    if (!st) st = canopy_calloc((void **)&at, (size_t)nt * (size_t)size, sizeof *at);
     st = canopy_dist_agree(comm, st);
     if (!st) {
         int64_t off = 0;
@@ -297,10 +329,7 @@ canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, s
             pos[r] = off;
             off += cnt[r];
         }
-        for (int64_t i = 0; i < n; i++) {
-            memcpy(buf + pos[dest[i]], (const char *)rows + (size_t)i * row_bytes, row_bytes);
-            pos[dest[i]] += (int64_t)row_bytes;
-        }
+        pack_by_dest(rows, n, row_bytes, dest, size, pos, at, nt, buf);
         void *recv = NULL;
         st = canopy_dist_alltoallv_bytes(comm, buf, cnt, &recv, rcnt, rdis, stats);
         if (!st) {
@@ -314,6 +343,7 @@ canopy_status canopy_dist_exchange(MPI_Comm comm, const void *rows, int64_t n, s
     canopy_free(rcnt);
     canopy_free(rdis);
     canopy_free(pos);
+    canopy_free(at);
     canopy_free(buf);
     return st;
 }

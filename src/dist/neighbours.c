@@ -11,6 +11,7 @@
 #include "traverse/run.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -198,63 +199,86 @@ static void piece_of_bins(int64_t *cnt, int64_t nbins, int64_t n) {
     }
 }
 
+static void empty_boxes(double *box, int nboxes, int32_t d) {
+    for (int b = 0; b < nboxes; b++)
+        for (int32_t j = 0; j < d; j++) {
+            box[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
+            box[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
+        }
+}
+
+static void grow_box(double *box, const float *p, int32_t d) {
+    for (int32_t j = 0; j < d; j++) {
+        box[j] = p[j] < box[j] ? p[j] : box[j];
+        box[d + j] = p[j] > box[d + j] ? p[j] : box[d + j];
+    }
+}
+
+/* Box 0 of out bounds all points and, with bin given, box piece[bin[i]] point i: each
+ * of the nt threads bounds its share into its own boxes in scratch (nt * nboxes boxes),
+ * merged at the end (serial, this was a rank's longest loop on 4 threads). */
+static void bound_points(canopy_points pts, const uint32_t *bin, const int64_t *piece, int nboxes,
+                         double *out, double *scratch, int nt) {
+    int32_t d = pts.d;
+    size_t per = (size_t)nboxes * 2 * (size_t)d;
+    for (int t = 0; t < nt; t++) empty_boxes(scratch + (size_t)t * per, nboxes, d);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), m = omp_get_num_threads();
+        double *mine = scratch + (size_t)t * per;
+        for (int64_t i = pts.n * t / m; i < pts.n * (t + 1) / m; i++) {
+            const float *p = canopy_point(pts, i);
+            grow_box(mine, p, d);
+            if (bin) grow_box(mine + (size_t)piece[bin[i]] * 2 * (size_t)d, p, d);
+        }
+    }
+    empty_boxes(out, nboxes, d);
+    for (int t = 0; t < nt; t++)
+        for (size_t e = 0; e < per; e++) {
+            double v = scratch[(size_t)t * per + e];
+            int high = (int)(e % (2 * (size_t)d)) >= d;
+            out[e] = high ? (v > out[e] ? v : out[e]) : (v < out[e] ? v : out[e]);
+        }
+}
+
 static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
     int32_t d = pts.d;
-    for (int b = 0; b < BOXES_PER_RANK; b++)
-        for (int32_t j = 0; j < d; j++) {
-            mine[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
-            mine[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
-        }
+    empty_boxes(mine, BOXES_PER_RANK, d);
     if (pts.n == 0 || !needed) return CANOPY_OK;
     uint32_t *bin = NULL;
     int64_t *piece = NULL;
-    float *lo = NULL;
+    double *scratch = NULL;
+    int nt = canopy_threads();
     canopy_status s = canopy_alloc((void **)&bin, (size_t)pts.n, sizeof *bin);
     if (!s) s = canopy_calloc((void **)&piece, LOCAL_BINS, sizeof *piece);
-    if (!s) s = canopy_alloc((void **)&lo, 2 * (size_t)d, sizeof *lo);
+    if (!s)
+        s = canopy_alloc((void **)&scratch, (size_t)nt * BOXES_PER_RANK * 2,
+                         sizeof(double) * (size_t)d);
     if (!s) {
-        for (int32_t j = 0; j < d; j++) {
-            lo[j] = INFINITY;
-            lo[d + j] = -INFINITY;
-        }
-        for (int64_t i = 0; i < pts.n; i++)
-            for (int32_t j = 0; j < d; j++) {
-                float v = canopy_point(pts, i)[j];
-                lo[j] = v < lo[j] ? v : lo[j];
-                lo[d + j] = v > lo[d + j] ? v : lo[d + j];
-            }
+        bound_points(pts, NULL, NULL, 1, mine, scratch, nt);
+        const double *lo = mine;
         int32_t dk = d < 63 ? d : 63, bits = 63 / dk < 10 ? 63 / dk : 10;
         int32_t shift = bits * dk > LOCAL_BIN_BITS ? bits * dk - LOCAL_BIN_BITS : 0;
         double scale[63], cells = ldexp(1.0, bits);
         for (int32_t j = 0; j < dk; j++)
-            scale[j] = lo[d + j] > lo[j] ? cells / ((double)lo[d + j] - (double)lo[j]) : 0.0;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+            scale[j] = lo[d + j] > lo[j] ? cells / (lo[d + j] - lo[j]) : 0.0;
+#pragma omp parallel for schedule(static) num_threads(nt)
         for (int64_t i = 0; i < pts.n; i++) {
             uint64_t x[63];
             const float *p = canopy_point(pts, i);
             for (int32_t j = 0; j < dk; j++) {
-                double c = ((double)p[j] - (double)lo[j]) * scale[j];
+                double c = ((double)p[j] - lo[j]) * scale[j];
                 x[j] = c >= cells ? (uint64_t)cells - 1 : c > 0.0 ? (uint64_t)c : 0;
             }
             bin[i] = (uint32_t)(canopy_hilbert_key(x, dk, bits) >> shift);
         }
         for (int64_t i = 0; i < pts.n; i++) piece[bin[i]]++;
         piece_of_bins(piece, (int64_t)1 << (bits * dk - shift), pts.n);
-        for (int64_t i = 0; i < pts.n; i++) {
-            int b = (int)piece[bin[i]];
-            const float *p = canopy_point(pts, i);
-            for (int bb = 0; bb <= b; bb += b) { /* box 0 and the piece's box */
-                double *box = mine + (size_t)bb * 2 * (size_t)d;
-                for (int32_t j = 0; j < d; j++) {
-                    box[j] = p[j] < box[j] ? p[j] : box[j];
-                    box[d + j] = p[j] > box[d + j] ? p[j] : box[d + j];
-                }
-            }
-        }
+        bound_points(pts, bin, piece, BOXES_PER_RANK, mine, scratch, nt);
     }
     canopy_free(bin);
     canopy_free(piece);
-    canopy_free(lo);
+    canopy_free(scratch);
     return s;
 }
 
@@ -547,6 +571,7 @@ static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int
     canopy_points none = {NULL, 0, r->d, r->d};
     canopy_status s = canopy_index_knn(r->ix, self ? none : q, k, opt, idx, d2, NULL);
     if (s) return s;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t i = 0; i < n * k; i++)
         if (idx[i] >= 0) idx[i] = r->ids[idx[i]];
     if (self && r->perm) {
