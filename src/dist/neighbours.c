@@ -152,9 +152,8 @@ static int box_within(const dist_ref *r, int rank, const float *q, double bound)
 }
 
 /* This rank's boxes (see DIST_BOXES) into mine; left empty when no other rank will
- * look at them (one rank). The pieces are runs along a Hilbert curve of 2^10 cells a
- * side over the slice's box (as fine a cut into 64 as 2^21, at half the keys' cost),
- * found by a histogram of the keys' top LOCAL_BIN_BITS bits rather than by sorting
+ * look at them (one rank). The pieces are runs along a Hilbert curve over the slice's
+ * box, found by a histogram of the keys' top LOCAL_BIN_BITS bits rather than by sorting
  * them (the sort was a third of the boxes' time): a bin stays whole, so a piece's
  * count may differ from its target by a bin's points, which no result depends on. */
 enum { LOCAL_BIN_BITS = 16, LOCAL_BINS = 1 << LOCAL_BIN_BITS };
@@ -257,7 +256,11 @@ static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
     if (!s) {
         bound_points(pts, NULL, NULL, 1, mine, scratch, nt);
         const double *lo = mine;
+        /* Only the bins' bits are computed: a Hilbert key's top bits are the key of the
+         * coarser grid (6 bits a side in 3-D, not 10, for the same bins at 60 % of the
+         * cost: the keys were a rank's largest cost outside the walk). */
         int32_t dk = d < 63 ? d : 63, bits = 63 / dk < 10 ? 63 / dk : 10;
+        if ((LOCAL_BIN_BITS + dk - 1) / dk < bits) bits = (LOCAL_BIN_BITS + dk - 1) / dk;
         int32_t shift = bits * dk > LOCAL_BIN_BITS ? bits * dk - LOCAL_BIN_BITS : 0;
         double scale[63], cells = ldexp(1.0, bits);
         for (int32_t j = 0; j < dk; j++)
