@@ -46,7 +46,9 @@ typedef struct sorted_work {
     double *pre;
 } sorted_work;
 
-static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double *work,
+/* The points' curve keys over the global box (s->k, in local order) and whether the
+ * work is uniform; sort_keys then orders them and sums their work. */
+static canopy_status local_keys(MPI_Comm comm, canopy_points local, const double *work,
                                 canopy_curve curve, int32_t bits, sorted_work *s, int *uniform) {
     int32_t dk = local.d < 63 ? local.d : 63;
     float lo[63], hi[63], glo[63], ghi[63];
@@ -69,18 +71,87 @@ static canopy_status sort_local(MPI_Comm comm, canopy_points local, const double
     *uniform = !work || !(total > 0.0);
     canopy_status st = canopy_alloc((void **)&s->k, (size_t)local.n + 1, sizeof *s->k);
     if (!st) st = canopy_alloc((void **)&s->pre, (size_t)local.n + 1, sizeof *s->pre);
-    if (st) return st;
-    if (local.n > 0) {
+    if (!st && local.n > 0)
         canopy_curve_keys_bits(curve == CANOPY_CURVE_HILBERT ? CANOPY_SCHEDULE_HILBERT
                                                              : CANOPY_SCHEDULE_MORTON,
                                local, glo, ghi, bits, s->k);
-        st = canopy_sort_keyed(s->k, local.n);
+    return st;
+}
+
+static canopy_status sort_keys(sorted_work *s, int64_t n, const double *work, int uniform) {
+    if (n > 0) {
+        canopy_status st = canopy_sort_keyed(s->k, n);
         if (st) return st;
     }
     s->pre[0] = 0.0;
-    for (int64_t j = 0; j < local.n; j++)
-        s->pre[j + 1] = s->pre[j] + (*uniform ? 1.0 : work[s->k[j].idx]);
+    for (int64_t j = 0; j < n; j++) s->pre[j + 1] = s->pre[j] + (uniform ? 1.0 : work[s->k[j].idx]);
     return CANOPY_OK;
+}
+
+/* With slack, most cuts need no sort: the work of every top-CUT_BIN_BITS curve block,
+ * summed over the ranks (one Allreduce), places each cut on the coarsest block boundary
+ * within tol = slack W / R of its target, and each point's piece follows from its block.
+ * The sort and the bisection (a third of placing kNN's reference points, 2 ranks of 500k)
+ * run only when some cut finds no block boundary in reach (*done = 0: a cluster denser
+ * than a block, or many ranks). */
+enum { CUT_BIN_BITS = 16 };
+
+static canopy_status cut_on_blocks(MPI_Comm comm, const sorted_work *s, int64_t n,
+                                   const double *work, int uniform, int32_t bits, int size,
+                                   double slack, int32_t *dest, int *done) {
+    int32_t hb = bits < CUT_BIN_BITS ? bits : CUT_BIN_BITS, shift = bits - hb;
+    int64_t nb = (int64_t)1 << hb, *cut = NULL;
+    double *pre = NULL;
+    int32_t *piece = NULL;
+    *done = 0;
+    canopy_status st = canopy_calloc((void **)&pre, (size_t)nb + 1, sizeof *pre);
+    if (!st) st = canopy_alloc((void **)&cut, (size_t)size, sizeof *cut);
+    if (!st) st = canopy_alloc((void **)&piece, (size_t)nb, sizeof *piece);
+    st = canopy_dist_agree(comm, st);
+    if (!st) {
+        for (int64_t i = 0; i < n; i++)
+            pre[(s->k[i].key >> shift) + 1] += uniform ? 1.0 : work[s->k[i].idx];
+        MPI_Allreduce(MPI_IN_PLACE, pre + 1, (int)nb, MPI_DOUBLE, MPI_SUM, comm);
+        for (int64_t b = 0; b < nb; b++) pre[b + 1] += pre[b]; /* pre[b]: work in blocks < b */
+        double total = pre[nb], tol = slack * total / (double)size;
+        int found = 1;
+        for (int c = 0; c + 1 < size && found; c++) {
+            double target = total * (double)(c + 1) / (double)size;
+            int64_t e = 0, hi = nb; /* the first boundary with at least the target below it */
+            while (e < hi) {
+                int64_t mid = e + (hi - e) / 2;
+                if (pre[mid] < target)
+                    e = mid + 1;
+                else
+                    hi = mid;
+            }
+            cut[c] = 0;
+            for (int32_t m = hb; m >= 0 && !cut[c]; m--) {
+                int64_t down = e >> m << m, up = down + ((int64_t)1 << m);
+                double off0 = fabs(pre[down] - target),
+                       off1 = up <= nb ? fabs(pre[up] - target) : INFINITY;
+                if (down > 0 && off0 <= tol && off0 <= off1)
+                    cut[c] = down;
+                else if (off1 <= tol)
+                    cut[c] = up;
+            }
+            found = cut[c] > 0;
+        }
+        if (found) {
+            /* the windows of the cuts are disjoint (slack < 0.5): the cuts ascend */
+            for (int64_t b = 0, p = 0; b < nb; b++) {
+                while (p + 1 < size && cut[p] <= b) p++;
+                piece[b] = (int32_t)p;
+            }
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+            for (int64_t i = 0; i < n; i++) dest[s->k[i].idx] = piece[s->k[i].key >> shift];
+            *done = 1;
+        }
+    }
+    canopy_free(pre);
+    canopy_free(cut);
+    canopy_free(piece);
+    return st;
 }
 
 /* Moves each exact cut (key clo[c]) to the coarsest curve boundary K, a multiple of
@@ -175,7 +246,17 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
     int64_t *below = NULL;
     int32_t full = canopy_curve_bits(local.d);
     int32_t per_dim = bits_per_dim > 0 && bits_per_dim < full ? bits_per_dim : full;
-    st = sort_local(comm, local, work, curve, per_dim, &s, &uniform);
+    int32_t bits = per_dim * (local.d < 63 ? local.d : 63);
+    int on_blocks = 0;
+    st = local_keys(comm, local, work, curve, per_dim, &s, &uniform);
+    if (slack > 0.0) {
+        st = canopy_dist_agree(comm, st);
+        if (!st)
+            st = cut_on_blocks(comm, &s, local.n, work, uniform, bits, size, slack, dest,
+                               &on_blocks);
+        if (st || on_blocks) goto done;
+    }
+    if (!st) st = sort_keys(&s, local.n, work, uniform);
     if (!st) st = canopy_alloc((void **)&target, (size_t)size, sizeof *target);
     if (!st) st = canopy_alloc((void **)&sum, (size_t)size, sizeof *sum);
     if (!st) st = canopy_alloc((void **)&loc, (size_t)size, sizeof *loc);
@@ -190,7 +271,6 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
     if (st) goto done;
     double total = 0.0;
     MPI_Allreduce(&s.pre[local.n], &total, 1, MPI_DOUBLE, MPI_SUM, comm);
-    int32_t bits = per_dim * (local.d < 63 ? local.d : 63);
     uint64_t key_max = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
     for (int c = 0; c < ncut; c++) {
         target[c] = total * (double)(c + 1) / (double)size;
