@@ -248,14 +248,23 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
     int32_t per_dim = bits_per_dim > 0 && bits_per_dim < full ? bits_per_dim : full;
     int32_t bits = per_dim * (local.d < 63 ? local.d : 63);
     int on_blocks = 0;
-    st = local_keys(comm, local, work, curve, per_dim, &s, &uniform);
     if (slack > 0.0) {
+        /* The blocks are the keys' top CUT_BIN_BITS bits, which are the keys of a coarser
+         * grid (the cells' coordinates scale by a power of two, and both curves nest):
+         * 6 bits a side in 3-D instead of 10, 60 % of the keys' cost. */
+        int32_t dk = local.d < 63 ? local.d : 63, coarse = (CUT_BIN_BITS + dk - 1) / dk;
+        coarse = coarse < per_dim ? coarse : per_dim;
+        st = local_keys(comm, local, work, curve, coarse, &s, &uniform);
         st = canopy_dist_agree(comm, st);
         if (!st)
-            st = cut_on_blocks(comm, &s, local.n, work, uniform, bits, size, slack, dest,
+            st = cut_on_blocks(comm, &s, local.n, work, uniform, coarse * dk, size, slack, dest,
                                &on_blocks);
         if (st || on_blocks) goto done;
+        canopy_free(s.k);
+        canopy_free(s.pre);
+        memset(&s, 0, sizeof s);
     }
+    st = local_keys(comm, local, work, curve, per_dim, &s, &uniform);
     if (!st) st = sort_keys(&s, local.n, work, uniform);
     if (!st) st = canopy_alloc((void **)&target, (size_t)size, sizeof *target);
     if (!st) st = canopy_alloc((void **)&sum, (size_t)size, sizeof *sum);
