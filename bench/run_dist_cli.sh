@@ -18,7 +18,8 @@
 # MPI_Init_thread, MPI_Finalize and exit): from mpirun's start to the last rank's start,
 # to its MPI_Init_thread, the slowest MPI_Init_thread, the command between the last
 # rank's return from it and the first MPI_Finalize, the slowest MPI_Finalize, the last
-# exit, and mpirun's return after it.
+# exit, and mpirun's return after it. The phases of the single process's --stats run
+# (load, build, schedule, traverse, write; kNN) are printed beside the ranks'.
 # Beside them, the launch floor measured in the same run, interleaved: `mpirun -np R
 # canopy --version` (mpirun, MPI_Init/Finalize, exit: what any distributed command
 # pays before and after its work) and `canopy --version` for one process, and the
@@ -147,8 +148,9 @@ run_case() { # name, then the command's arguments
     done
     # --stats only once each, untimed: its error check runs on rank 0 alone
     one "$@" --stats >/dev/null
-    local e1 er s1 sr c1 cr f1 fr
+    local e1 er s1 sr c1 cr f1 fr p1
     e1=$(median_error)
+    p1=$(grep -m1 -E "^ *load [0-9.]+ s, build" "$tmp/err" | sed 's/^ *//')
     s1=$(stat 1 <"$tmp/one")
     c1=$(stat 2 <"$tmp/one")
     f1=$(stat 1 <"$tmp/floor1")
@@ -168,6 +170,7 @@ run_case() { # name, then the command's arguments
                    q[1] / p[1], e1 == "" ? "-" : e1, er == "" ? "-" : er }'
         {
             echo "  $name, $np ranks:"
+            if [ -n "$p1" ]; then echo "    one process: $p1"; fi
             grep -E "rank [0-9]+|ranks, load" "$tmp/err" | sed 's/^/    /'
             echo "    outside the command (wall s): $(timeline "$np" "$@")"
         } >>"$tmp/phases"

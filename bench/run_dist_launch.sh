@@ -11,6 +11,14 @@
 # environment reaches mpirun, so canopy cannot set this for it), REPS times
 # interleaved, with the same mpirun options as bench/run_dist_cli.sh. Prints the
 # median and min-max of each; the difference between rows is where the floor goes.
+# The bare program also runs with the PML canopy sets on one node (ob1) and with ob1 and
+# the fewest components a one-node run needs (btl self,vader, coll and osc without the
+# unused ones): if the last row's MPI_Init_thread is shorter on a large host, canopy
+# could set those too. Then, where strace exists, one traced `mpirun -np R true`: from
+# mpirun's exec to the first rank's (and within it the files read under /sys and /proc,
+# hwloc's discovery of the node), the ranks' lives, and from the last rank's exit to
+# mpirun's, with mpirun's longest quiet stretches (no system call in any of its threads)
+# in the start and the end.
 # usage: bench/run_dist_launch.sh [BUILD_DIR [BASE_BUILD_DIR]]   (default build-cpu; needs
 #   canopy with MPI; a BASE_BUILD_DIR, e.g. a build of an older commit, adds its
 #   canopy-mpi --version, interleaved with the others, as the row "base canopy-mpi")
@@ -72,28 +80,72 @@ run() { # label, command...
     /usr/bin/time -f "%e %U %S" -o "$tmp/time" env "${pre[@]}" mpirun --oversubscribe --bind-to none \
         ${MCA:-} -np "$np" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
     awk -v l="$label" '{ printf "%s %.3f %.3f\n", l, $1, $2 + $3 }' "$tmp/time" >>"$tmp/rows"
-    if [ "$label" = bare ]; then tail -1 "$tmp/err" >>"$tmp/bare_calls"; fi
+    case $label in bare*) echo "$label $(tail -1 "$tmp/err")" >>"$tmp/bare_calls" ;; esac
 }
+# shellcheck disable=SC2054 # the commas are inside the values
+few_components=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_coll=basic,libnbc,self,sm,tuned
+    OMPI_MCA_osc=sm)
 for _ in $(seq "$reps"); do
     run true true
     pre=("${no_gpu_topology[@]}")
     run true-nogpu true
     pre=()
     run bare "$tmp/bare"
+    pre=(OMPI_MCA_pml=ob1)
+    run bare-ob1 "$tmp/bare"
+    pre=("${few_components[@]}")
+    run bare-few "$tmp/bare"
+    pre=()
     run canopy-mpi "$build/canopy-mpi" --version
     run canopy "$build/canopy" --version
     if [ -n "$base" ]; then run base "$base/canopy-mpi" --version; fi
 done
 stats() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 printf "%-34s %-22s %s\n" "mpirun -np $np ..." "wall s, median (min-max)" "CPU s (all processes)"
-for l in true true-nogpu bare canopy-mpi canopy ${base:+base}; do
+for l in true true-nogpu bare bare-ob1 bare-few canopy-mpi canopy ${base:+base}; do
     case $l in
         base) l2="base canopy-mpi" ;;
         true-nogpu) l2="true, no GPU topology" ;;
+        bare-ob1) l2="bare, pml ob1" ;;
+        bare-few) l2="bare, ob1 and few components" ;;
         *) l2=$l ;;
     esac
     printf "%-34s %-22s %s\n" "$l2" "$(awk -v l="$l" '$1 == l { print $2 }' "$tmp/rows" | stats)" \
         "$(awk -v l="$l" '$1 == l { print $3 }' "$tmp/rows" | stats)"
 done
-printf "bare, rank 0: MPI_Init_thread %s s, MPI_Finalize %s s\n" \
-    "$(cut -d' ' -f1 "$tmp/bare_calls" | stats)" "$(cut -d' ' -f2 "$tmp/bare_calls" | stats)"
+for l in bare bare-ob1 bare-few; do
+    printf "%s, rank 0: MPI_Init_thread %s s, MPI_Finalize %s s\n" "$l" \
+        "$(awk -v l="$l" '$1 == l { print $2 }' "$tmp/bare_calls" | stats)" \
+        "$(awk -v l="$l" '$1 == l { print $3 }' "$tmp/bare_calls" | stats)"
+done
+command -v strace >/dev/null || { echo "strace not found: no trace of mpirun"; exit 0; }
+# shellcheck disable=SC2086
+strace -f -tt -o "$tmp/trace" mpirun --oversubscribe --bind-to none ${MCA:-} -np "$np" true \
+    >/dev/null 2>&1 || { echo "mpirun under strace failed"; exit 0; }
+awk -v np="$np" '
+function sec(s, a) { split(s, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
+NR == 1 { mp = $1; t0 = sec($2) }
+{ t[NR] = sec($2); pid[NR] = $1; txt[NR] = substr($0, length($1) + length($2) + 3, 90) }
+/execve\("[^"]*\/true"/ { rank[$1] = 1; if (!first) first = t[NR] }
+/\+\+\+ exited/ && ($1 in rank) { last = t[NR] }
+!first && /openat\(AT_FDCWD, "\/(sys|proc)\// { nsys++; if (!s0) s0 = t[NR]; s1 = t[NR] }
+!first && /openat\(.*\.so[."]/ && !/ENOENT/ { nso++ }
+END {
+    printf "mpirun -np %d true under strace -f (slower than without): mpirun'"'"'s exec to the first rank'"'"'s %.3f s", np, first - t0
+    printf " (%d files opened under /sys and /proc, first to last %.3f s; %d shared objects loaded),", nsys, s1 - s0, nso
+    printf " the ranks'"'"' lives %.3f s, the last rank'"'"'s exit to mpirun'"'"'s %.3f s\n", last - first, t[NR] - last
+    n = 0; prev = t0
+    for (i = 1; i <= NR; i++) {
+        if (pid[i] in rank) continue
+        if ((t[i] <= first || t[i] >= last) && t[i] - prev > 0.002) {
+            gap[++n] = t[i] - prev; at[n] = i; ph[n] = t[i] <= first ? "start" : "end"
+        }
+        prev = t[i]
+    }
+    for (m = 1; m <= 5 && m <= n; m++) {
+        b = 0
+        for (j = 1; j <= n; j++) if (!(j in done) && (!b || gap[j] > gap[b])) b = j
+        done[b] = 1
+        printf "  %s: mpirun quiet %.3f s, then %s\n", ph[b], gap[b], txt[at[b]]
+    }
+}' "$tmp/trace"

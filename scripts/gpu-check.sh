@@ -17,7 +17,7 @@
 #           bench/results/gpu-index.md)
 #   nbody   GPU multipole gravity and n-body: test_gpu_multipole, memcheck and racecheck
 #           on it, and bench_nbody_gpu (bench/results/nbody.md, GPU section)
-#   dist    whole `canopy gravity` (1M Plummer, order 2) and `canopy knn` (1M + 1M
+#   dist    whole `canopy gravity` (1M Plummer, order 2) and `canopy knn` (2M + 2M
 #           uniform 3-D, k 8) processes on this host's 16 cores: one process of 16
 #           threads against mpirun -np 4 of 4 threads and -np 16 of 1, 3 interleaved
 #           runs, at most 4 minutes (bench/run_dist_cli.sh; bench/results/distributed.md),
@@ -275,7 +275,7 @@ for stage in $stages; do
         fi
         t0=$(date +%s)
         CANOPY_COMMIT="$commit" CORES="${CANOPY_DIST_CORES:-16}" RANKS="4 16" REPS=3 \
-            N_GRAV=1000000 N_KNN=1000000 timeout 240 "$root/bench/run_dist_cli.sh" "$db" \
+            N_GRAV=1000000 N_KNN=2000000 timeout 240 "$root/bench/run_dist_cli.sh" "$db" \
             >"$out/dist-cli.txt" 2>&1
         note "- distributed CLI bench (1 process x 16 threads vs 4 ranks x 4, 16 x 1): rc $?," \
             "$(($(date +%s) - t0)) s (below)"

@@ -83,8 +83,12 @@ void canopy_dist_pending_wait(canopy_dist_pending *p);
  * more than canopy_curve_bits(d): the full curve). Points in one cell of the coarse
  * grid tie and are ordered by (rank, index); for a cut whose pieces need only be
  * compact (kNN's reference pieces) 10 bits do as well as 21 and cost half the keys and
- * sort passes. */
+ * sort passes. slack (0 <= slack < 0.5; 0: exact) lets each cut move by up to slack
+ * W / R of work to the coarsest curve boundary in reach, so a piece's work is within
+ * 2 slack W / R plus one point's of W / R, and its faces are those of curve blocks;
+ * where every cut finds a boundary of the 2^16 top blocks, nothing is sorted. */
 canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, const double *work,
-                                         canopy_curve curve, int32_t bits_per_dim, int32_t *dest);
+                                         canopy_curve curve, int32_t bits_per_dim, double slack,
+                                         int32_t *dest);
 
 #endif

@@ -11,6 +11,7 @@
 #include "traverse/run.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -151,76 +152,136 @@ static int box_within(const dist_ref *r, int rank, const float *q, double bound)
 }
 
 /* This rank's boxes (see DIST_BOXES) into mine; left empty when no other rank will
- * look at them (one rank). The pieces are runs of equal count along a Hilbert curve of
- * 2^10 cells a side over the slice's box (as fine a cut into 64 as 2^21, at half the
- * keys' cost), found by a histogram of the keys' top LOCAL_BIN_BITS bits rather than
- * by sorting them (the sort was a third of the boxes' time): a bin stays whole, so a
- * piece's count may differ from n / 64 by a bin's points, which no result depends on. */
-enum { LOCAL_BIN_BITS = 16 };
+ * look at them (one rank). The pieces are runs along a Hilbert curve over the slice's
+ * box, found by a histogram of the keys' top LOCAL_BIN_BITS bits rather than by sorting
+ * them (the sort was a third of the boxes' time): a bin stays whole, so a piece's
+ * count may differ from its target by a bin's points, which no result depends on. */
+enum { LOCAL_BIN_BITS = 16, LOCAL_BINS = 1 << LOCAL_BIN_BITS };
+
+/* A run of equal count may cross empty stretches of the curve: where a slice does not
+ * fill its box (the few points a cut leaves past a face), the piece holding them
+ * spanned a slab of the neighbour's domain, and every query there went remote (at 4
+ * ranks on 2M uniform points, one rank sent 58k queries to another instead of ~10k).
+ * So a piece also ends at a stretch of at least `gap` empty bins; gap is the smallest
+ * power of two >= MIN_GAP_BINS with at most MAX_GAPS such stretches, and the count
+ * target leaves room for them: n / (DIST_BOXES - 1 - gaps) points a piece. */
+enum { MIN_GAP_BINS = 16, MAX_GAPS = 16 };
+
+static void piece_of_bins(int64_t *cnt, int64_t nbins, int64_t n) {
+    int64_t runs[LOCAL_BIN_BITS + 1] = {0}; /* empty stretches between points, by log2 length */
+    for (int64_t v = 0, last = -1; v < nbins; v++)
+        if (cnt[v]) {
+            int64_t len = v - last - 1;
+            if (last >= 0 && len > 0) runs[63 - __builtin_clzll((uint64_t)len)]++;
+            last = v;
+        }
+    int lg = 0, gaps = 0;
+    while ((1 << lg) < MIN_GAP_BINS) lg++;
+    for (;; lg++) {
+        gaps = 0;
+        for (int j = lg; j <= LOCAL_BIN_BITS; j++) gaps += (int)runs[j];
+        if (gaps <= MAX_GAPS) break;
+    }
+    int64_t gap = (int64_t)1 << lg, per = DIST_BOXES - 1 - gaps;
+    int64_t target = (n + per - 1) / per, piece = 1, in_piece = 0;
+    /* A piece ends by count at most n / target <= per times, by a gap at most gaps
+     * times: at most DIST_BOXES pieces. cnt[v] becomes bin v's piece. */
+    for (int64_t v = 0, last = -1; v < nbins; v++) {
+        if (!cnt[v]) continue;
+        if (in_piece > 0 && (in_piece >= target || v - last - 1 >= gap)) {
+            piece++;
+            in_piece = 0;
+        }
+        in_piece += cnt[v];
+        cnt[v] = piece;
+        last = v;
+    }
+}
+
+static void empty_boxes(double *box, int nboxes, int32_t d) {
+    for (int b = 0; b < nboxes; b++)
+        for (int32_t j = 0; j < d; j++) {
+            box[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
+            box[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
+        }
+}
+
+static void grow_box(double *box, const float *p, int32_t d) {
+    for (int32_t j = 0; j < d; j++) {
+        box[j] = p[j] < box[j] ? p[j] : box[j];
+        box[d + j] = p[j] > box[d + j] ? p[j] : box[d + j];
+    }
+}
+
+/* Box 0 of out bounds all points and, with bin given, box piece[bin[i]] point i: each
+ * of the nt threads bounds its share into its own boxes in scratch (nt * nboxes boxes),
+ * merged at the end (serial, this was a rank's longest loop on 4 threads). */
+static void bound_points(canopy_points pts, const uint32_t *bin, const int64_t *piece, int nboxes,
+                         double *out, double *scratch, int nt) {
+    int32_t d = pts.d;
+    size_t per = (size_t)nboxes * 2 * (size_t)d;
+    for (int t = 0; t < nt; t++) empty_boxes(scratch + (size_t)t * per, nboxes, d);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), m = omp_get_num_threads();
+        double *mine = scratch + (size_t)t * per;
+        for (int64_t i = pts.n * t / m; i < pts.n * (t + 1) / m; i++) {
+            const float *p = canopy_point(pts, i);
+            grow_box(mine, p, d);
+            if (bin) grow_box(mine + (size_t)piece[bin[i]] * 2 * (size_t)d, p, d);
+        }
+    }
+    empty_boxes(out, nboxes, d);
+    for (int t = 0; t < nt; t++)
+        for (size_t e = 0; e < per; e++) {
+            double v = scratch[(size_t)t * per + e];
+            int high = (int)(e % (2 * (size_t)d)) >= d;
+            out[e] = high ? (v > out[e] ? v : out[e]) : (v < out[e] ? v : out[e]);
+        }
+}
 
 static canopy_status local_boxes(canopy_points pts, int needed, double *mine) {
     int32_t d = pts.d;
-    for (int b = 0; b < BOXES_PER_RANK; b++)
-        for (int32_t j = 0; j < d; j++) {
-            mine[(size_t)b * 2 * (size_t)d + (size_t)j] = INFINITY;
-            mine[(size_t)b * 2 * (size_t)d + (size_t)(d + j)] = -INFINITY;
-        }
+    empty_boxes(mine, BOXES_PER_RANK, d);
     if (pts.n == 0 || !needed) return CANOPY_OK;
     uint32_t *bin = NULL;
-    int64_t *before = NULL;
-    float *lo = NULL;
+    int64_t *piece = NULL;
+    double *scratch = NULL;
+    int nt = canopy_threads();
     canopy_status s = canopy_alloc((void **)&bin, (size_t)pts.n, sizeof *bin);
-    if (!s) s = canopy_calloc((void **)&before, (size_t)1 << LOCAL_BIN_BITS, sizeof *before);
-    if (!s) s = canopy_alloc((void **)&lo, 2 * (size_t)d, sizeof *lo);
+    if (!s) s = canopy_calloc((void **)&piece, LOCAL_BINS, sizeof *piece);
+    if (!s)
+        s = canopy_alloc((void **)&scratch, (size_t)nt * BOXES_PER_RANK * 2,
+                         sizeof(double) * (size_t)d);
     if (!s) {
-        for (int32_t j = 0; j < d; j++) {
-            lo[j] = INFINITY;
-            lo[d + j] = -INFINITY;
-        }
-        for (int64_t i = 0; i < pts.n; i++)
-            for (int32_t j = 0; j < d; j++) {
-                float v = canopy_point(pts, i)[j];
-                lo[j] = v < lo[j] ? v : lo[j];
-                lo[d + j] = v > lo[d + j] ? v : lo[d + j];
-            }
+        bound_points(pts, NULL, NULL, 1, mine, scratch, nt);
+        const double *lo = mine;
+        /* Only the bins' bits are computed: a Hilbert key's top bits are the key of the
+         * coarser grid (6 bits a side in 3-D, not 10, for the same bins at 60 % of the
+         * cost: the keys were a rank's largest cost outside the walk). */
         int32_t dk = d < 63 ? d : 63, bits = 63 / dk < 10 ? 63 / dk : 10;
+        if ((LOCAL_BIN_BITS + dk - 1) / dk < bits) bits = (LOCAL_BIN_BITS + dk - 1) / dk;
         int32_t shift = bits * dk > LOCAL_BIN_BITS ? bits * dk - LOCAL_BIN_BITS : 0;
         double scale[63], cells = ldexp(1.0, bits);
         for (int32_t j = 0; j < dk; j++)
-            scale[j] = lo[d + j] > lo[j] ? cells / ((double)lo[d + j] - (double)lo[j]) : 0.0;
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+            scale[j] = lo[d + j] > lo[j] ? cells / (lo[d + j] - lo[j]) : 0.0;
+#pragma omp parallel for schedule(static) num_threads(nt)
         for (int64_t i = 0; i < pts.n; i++) {
             uint64_t x[63];
             const float *p = canopy_point(pts, i);
             for (int32_t j = 0; j < dk; j++) {
-                double c = ((double)p[j] - (double)lo[j]) * scale[j];
+                double c = ((double)p[j] - lo[j]) * scale[j];
                 x[j] = c >= cells ? (uint64_t)cells - 1 : c > 0.0 ? (uint64_t)c : 0;
             }
             bin[i] = (uint32_t)(canopy_hilbert_key(x, dk, bits) >> shift);
         }
-        /* before[v]: the points in bins below v, the place of bin v's first point in
-         * the curve order */
-        for (int64_t i = 0; i < pts.n; i++) before[bin[i]]++;
-        for (int64_t v = 0, run = 0; v < (int64_t)1 << LOCAL_BIN_BITS; v++) {
-            int64_t c = before[v];
-            before[v] = run;
-            run += c;
-        }
-        for (int64_t i = 0; i < pts.n; i++) {
-            int b = 1 + (int)(before[bin[i]] * DIST_BOXES / pts.n);
-            const float *p = canopy_point(pts, i);
-            for (int bb = 0; bb <= b; bb += b) { /* box 0 and the piece's box */
-                double *box = mine + (size_t)bb * 2 * (size_t)d;
-                for (int32_t j = 0; j < d; j++) {
-                    box[j] = p[j] < box[j] ? p[j] : box[j];
-                    box[d + j] = p[j] > box[d + j] ? p[j] : box[d + j];
-                }
-            }
-        }
+        for (int64_t i = 0; i < pts.n; i++) piece[bin[i]]++;
+        piece_of_bins(piece, (int64_t)1 << (bits * dk - shift), pts.n);
+        bound_points(pts, bin, piece, BOXES_PER_RANK, mine, scratch, nt);
     }
     canopy_free(bin);
-    canopy_free(before);
-    canopy_free(lo);
+    canopy_free(piece);
+    canopy_free(scratch);
     return s;
 }
 
@@ -513,6 +574,7 @@ static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int
     canopy_points none = {NULL, 0, r->d, r->d};
     canopy_status s = canopy_index_knn(r->ix, self ? none : q, k, opt, idx, d2, NULL);
     if (s) return s;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
     for (int64_t i = 0; i < n * k; i++)
         if (idx[i] >= 0) idx[i] = r->ids[idx[i]];
     if (self && r->perm) {
@@ -541,12 +603,13 @@ static canopy_status local_knn(const dist_ref *r, canopy_points q, int self, int
 enum { CAND_BYTES = 12 };
 
 /* The kNN of the queries other ranks sent, in RC_CHUNKS pieces with an MPI progress
- * call between them (the rows going back are in flight meanwhile). */
+ * call between them (the rows going back are in flight meanwhile: pend[0] and pend[1],
+ * NULL where none). */
 enum { RC_CHUNKS = 8 };
 
 static canopy_status answer_remote(const dist_ref *r, const float *rows, int64_t n, int32_t k,
                                    const canopy_run_options *opt, const int64_t *from_bytes,
-                                   size_t row_bytes, canopy_dist_pending *pend, char **reply,
+                                   size_t row_bytes, canopy_dist_pending *const *pend, char **reply,
                                    int64_t *reply_bytes) {
     int32_t d = r->d;
     int64_t *idx = NULL;
@@ -558,7 +621,7 @@ static canopy_status answer_remote(const dist_ref *r, const float *rows, int64_t
         int64_t lo = n * c / RC_CHUNKS, hi = n * (c + 1) / RC_CHUNKS;
         canopy_points q = {rows + lo * (d + 1), hi - lo, d, d + 1};
         s = local_knn(r, q, 0, k, opt, idx + lo * k, d2 + lo * k);
-        canopy_dist_pending_test(pend);
+        for (int p = 0; p < 2; p++) canopy_dist_pending_test(pend[p]);
     }
     if (!s) s = canopy_alloc((void **)reply, (size_t)(n * (4 + (int64_t)k * CAND_BYTES) + 1), 1);
     if (!s) {
@@ -611,63 +674,71 @@ static int32_t row_to_heap(float *hd, int64_t *hi, int32_t k) {
  * walk left it, without waiting, so the bulk of the bytes moves while the remote
  * queries are answered; rows_back_finish then sends only the rows the remote
  * candidates changed, each with its place in its source's block, and puts all of them
- * in the caller's order. */
+ * in the caller's order. The early rows go straight from the walk's arrays (they are
+ * grouped by source already): packing them into one buffer first was a tenth of a
+ * rank's CPU time (2 ranks, 1M + 1M uniform), and the distances go only where some
+ * rank asked for them (part 1). */
 typedef struct rows_back {
-    size_t row;
-    char *buf;
-    void *back;
-    int64_t *cnt, *rcnt, *roff;
-    canopy_dist_pending *pend;
+    int parts;       /* 1: indices only, 2: and distances */
+    size_t bytes[2]; /* of a row, per part */
+    void *back[2];   /* received, grouped by home rank */
+    int64_t *cnt, *rcnt, *roff[2];
+    canopy_dist_pending *pend[2];
 } rows_back;
 
+static void rows_back_wait(rows_back *b) {
+    for (int p = 0; p < 2; p++) {
+        canopy_dist_pending_wait(b->pend[p]);
+        b->pend[p] = NULL;
+    }
+}
+
 static void rows_back_free(rows_back *b) {
-    canopy_dist_pending_wait(b->pend); /* a started exchange ends before its buffers go */
-    canopy_free(b->buf);
-    canopy_free(b->back);
+    rows_back_wait(b); /* a started exchange ends before its buffers go */
+    for (int p = 0; p < 2; p++) {
+        canopy_free(b->back[p]);
+        canopy_free(b->roff[p]);
+    }
     canopy_free(b->cnt);
     canopy_free(b->rcnt);
-    canopy_free(b->roff);
     memset(b, 0, sizeof *b);
 }
 
-static void pack_row(const knn_job *j, int64_t i, char *dst) {
+static void pack_row(const knn_job *j, int64_t i, int parts, char *dst) {
     size_t k = (size_t)j->k;
     memcpy(dst, j->idx + i * j->k, sizeof(int64_t) * k);
-    memcpy(dst + sizeof(int64_t) * k, j->d2 + i * j->k, sizeof(float) * k);
+    if (parts > 1) memcpy(dst + sizeof(int64_t) * k, j->d2 + i * j->k, sizeof(float) * k);
 }
 
-static void unpack_row(const char *src, int64_t i, int32_t k, int64_t *idx, float *dist2) {
-    memcpy(idx + i * k, src, sizeof(int64_t) * (size_t)k);
-    if (dist2) memcpy(dist2 + i * k, src + sizeof(int64_t) * (size_t)k, sizeof(float) * (size_t)k);
-}
-
+/* want_d2: this rank's caller asked for distances; any rank's asking sends them all. */
 static canopy_status rows_back_start(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
-                                     rows_back *b, canopy_dist_stats *st) {
+                                     int want_d2, rows_back *b, canopy_dist_stats *st) {
     int size = canopy_dist_size(comm);
     memset(b, 0, sizeof *b);
-    b->row = (sizeof(int64_t) + sizeof(float)) * (size_t)j->k;
-    canopy_status s = canopy_alloc((void **)&b->buf, (size_t)j->q.n + 1, b->row);
-    if (!s) s = canopy_alloc((void **)&b->cnt, (size_t)size, sizeof *b->cnt);
+    MPI_Allreduce(MPI_IN_PLACE, &want_d2, 1, MPI_INT, MPI_MAX, comm);
+    b->parts = want_d2 ? 2 : 1;
+    b->bytes[0] = sizeof(int64_t) * (size_t)j->k;
+    b->bytes[1] = sizeof(float) * (size_t)j->k;
+    canopy_status s = canopy_alloc((void **)&b->cnt, (size_t)size, sizeof *b->cnt);
     if (!s) s = canopy_alloc((void **)&b->rcnt, (size_t)size, sizeof *b->rcnt);
-    if (!s) s = canopy_alloc((void **)&b->roff, (size_t)size, sizeof *b->roff);
-    if (!s) {
-#pragma omp parallel for schedule(static) num_threads(canopy_threads())
-        for (int64_t i = 0; i < j->q.n; i++) pack_row(j, i, b->buf + (size_t)i * b->row);
-        for (int q = 0; q < size; q++) b->cnt[q] = from_n[q] * (int64_t)b->row;
-    }
+    for (int p = 0; !s && p < b->parts; p++)
+        s = canopy_alloc((void **)&b->roff[p], (size_t)size, sizeof *b->roff[p]);
     s = canopy_dist_agree(comm, s);
-    if (!s)
-        s = canopy_dist_ialltoallv_bytes(comm, b->buf, b->cnt, &b->back, b->rcnt, b->roff, st,
-                                         &b->pend);
+    for (int p = 0; !s && p < b->parts; p++) {
+        for (int q = 0; q < size; q++) b->cnt[q] = from_n[q] * (int64_t)b->bytes[p];
+        s = canopy_dist_ialltoallv_bytes(comm, p ? (const void *)j->d2 : (const void *)j->idx,
+                                         b->cnt, &b->back[p], b->rcnt, b->roff[p], st, &b->pend[p]);
+    }
     return s;
 }
 
+/* After rows_back_wait (the walk's arrays were in flight until then). */
 static canopy_status rows_back_finish(MPI_Comm comm, const knn_job *j, const int64_t *from_n,
                                       const uint8_t *changed, const routing *to_home, rows_back *b,
                                       int64_t *idx, float *dist2, canopy_dist_stats *st) {
     int size = canopy_dist_size(comm);
     int32_t k = j->k;
-    size_t rec = sizeof(int64_t) + b->row;
+    size_t rec = sizeof(int64_t) + b->bytes[0] + (b->parts > 1 ? b->bytes[1] : 0);
     int64_t n_changed = 0, *cnt = NULL, *rcnt = NULL, *roff = NULL;
     for (int64_t i = 0; i < j->q.n; i++) n_changed += changed[i];
     char *fix = NULL, *got = NULL;
@@ -679,24 +750,29 @@ static canopy_status rows_back_finish(MPI_Comm comm, const knn_job *j, const int
         for (int64_t p = 0; p < from_n[q]; p++, i++) {
             if (!changed[i]) continue;
             memcpy(fix + (size_t)m * rec, &p, sizeof p);
-            pack_row(j, i, fix + (size_t)m * rec + sizeof p);
+            pack_row(j, i, b->parts, fix + (size_t)m * rec + sizeof p);
             cnt[q] += (int64_t)rec;
             m++;
         }
     s = canopy_dist_agree(comm, s);
     if (!s) s = canopy_dist_alltoallv_bytes(comm, fix, cnt, (void **)&got, rcnt, roff, st);
-    canopy_dist_pending_wait(b->pend);
-    b->pend = NULL;
+    size_t ib = b->bytes[0], db = b->bytes[1];
     for (int h = 0; !s && h < size; h++) {
+        const char *bi = (const char *)b->back[0] + b->roff[0][h];
+        const char *bd = dist2 ? (const char *)b->back[1] + b->roff[1][h] : NULL;
 #pragma omp parallel for schedule(static) num_threads(canopy_threads())
-        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++)
-            unpack_row((const char *)b->back + b->roff[h] + (size_t)(t - to_home->off[h]) * b->row,
-                       to_home->items[t], k, idx, dist2);
+        for (int64_t t = to_home->off[h]; t < to_home->off[h + 1]; t++) {
+            size_t e = (size_t)(t - to_home->off[h]);
+            memcpy(idx + to_home->items[t] * k, bi + e * ib, ib);
+            if (bd) memcpy(dist2 + to_home->items[t] * k, bd + e * db, db);
+        }
         for (int64_t e = 0; e < rcnt[h] / (int64_t)rec; e++) {
             const char *r = got + roff[h] + (size_t)e * rec;
-            int64_t p;
+            int64_t p, at;
             memcpy(&p, r, sizeof p);
-            unpack_row(r + sizeof p, to_home->items[to_home->off[h] + p], k, idx, dist2);
+            at = to_home->items[to_home->off[h] + p];
+            memcpy(idx + at * k, r + sizeof p, ib);
+            if (dist2) memcpy(dist2 + at * k, r + sizeof p + ib, db);
         }
     }
     canopy_free(fix);
@@ -816,7 +892,7 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     s = route(size, nh, want_remote, &j, &remote);
     s = canopy_dist_agree(comm, s);
     /* the local rows start back to their ranks now, overlapping the remote round */
-    if (!s && !self) s = rows_back_start(comm, &j, from_n, &rb, st);
+    if (!s && !self) s = rows_back_start(comm, &j, from_n, dist2 != NULL, &rb, st);
     if (s) goto done;
     st->remote_queries += remote.n_pairs;
     size_t qrow = sizeof(float) * (size_t)(r.d + 1);
@@ -831,7 +907,9 @@ canopy_status canopy_dist_knn(MPI_Comm comm, canopy_points ref, const int64_t *r
     if (!s) s = canopy_dist_alltoallv_bytes(comm, reply, c, &cand, e, b, st);
     if (s) goto done;
 
-    /* 4. Merge, and 5. rows back to the ranks the queries came from. */
+    /* 4. Merge (once the early rows are out of the walk's arrays), and 5. rows back to
+     * the ranks the queries came from. */
+    rows_back_wait(&rb);
     merge_candidates(&j, &remote, cand, b, size, changed);
     if (!self) s = rows_back_finish(comm, &j, from_n, changed, &to_home, &rb, idx, dist2, st);
 

@@ -91,6 +91,7 @@ static canopy_status check_shapes(const cli_dist_job *job, const cli_dist_points
 
 /* This rank's block of reference points, moved to its Hilbert piece with their
  * global ids (the rows of the input). */
+#define PLACE_SLACK 0.02
 static canopy_status place_ref(const cli_dist_points *blk, float **pts, int64_t **ids, int64_t *nl,
                                canopy_dist_stats *st) {
     int64_t nb = blk->count, *bid = NULL, got = 0;
@@ -100,10 +101,12 @@ static canopy_status place_ref(const cli_dist_points *blk, float **pts, int64_t 
     for (int64_t i = 0; !s && i < nb; i++) bid[i] = blk->first + i;
     s = canopy_dist_agree(MPI_COMM_WORLD, s);
     /* 10 bits a side: the pieces only need to be compact (the answers do not depend on
-     * them), at half the keys' and the sort's cost of the full curve */
+     * them), at half the keys' and the sort's cost of the full curve; a cut may move by
+     * PLACE_SLACK of a rank's share to fall on a curve block's face (no stray points in
+     * the neighbour's domain, whose queries near them would all go remote) */
     if (!s)
         s = canopy_dist_decompose_bits(MPI_COMM_WORLD, canopy_points_make(blk->data, nb, d), NULL,
-                                       CANOPY_CURVE_HILBERT, 10, dest);
+                                       CANOPY_CURVE_HILBERT, 10, PLACE_SLACK, dest);
     if (!s)
         s = canopy_dist_exchange(MPI_COMM_WORLD, blk->data, nb, sizeof(float) * (size_t)d, dest,
                                  (void **)pts, nl, st);
@@ -192,7 +195,9 @@ int cli_dist_neighbours(const cli_dist_job *job) {
         if (self) cli_dist_points_release(&ref); /* the piece holds the points now */
         rows = self ? nl : query.count;
         if (!s) s = canopy_alloc((void **)&idx, (size_t)(rows * k + 1), sizeof *idx);
-        if (!s && !job->radius) s = canopy_alloc((void **)&d2, (size_t)(rows * k + 1), sizeof *d2);
+        /* distances only for --dist-out: the rows going back carry a third less */
+        if (!s && !job->radius && job->dist_out)
+            s = canopy_alloc((void **)&d2, (size_t)(rows * k + 1), sizeof *d2);
         if (!s && self) s = canopy_alloc((void **)&oidx, (size_t)(mine * k + 1), sizeof *oidx);
         if (!s && self && d2) s = canopy_alloc((void **)&od2, (size_t)(mine * k + 1), sizeof *od2);
         s = canopy_dist_agree(MPI_COMM_WORLD, s);
