@@ -542,9 +542,9 @@ static const float GL_CORR_SIDE_OCT = 0.1f;
  * tests' 8^3 lattice). */
 static const float GL_FINE_SIDE = 0.13f, GL_FINE_SIDE_OCT = 0.1f;
 /* A cell whose centre of mass lies at least sqrt(eps^2 / GL_TRACE_FREE) from every sink
- * of the group is taken without the trace terms of its moments (mp_cell_terms' traces:
- * a ~fifth of the order 4 work): they are a fraction eps^2 / R^2 <= GL_TRACE_FREE of
- * its order 2-4 terms, themselves a small part of its force. */
+ * of the group is taken without the trace terms of its moments (mp_cell_terms' traces,
+ * ~a tenth of an order-4 cell's operations): they are a fraction eps^2 / R^2 <=
+ * GL_TRACE_FREE of its order 2-4 terms, themselves a small part of its force. */
 static const float GL_TRACE_FREE = 1e-3f;
 
 /* Squared distance from box [lo, hi] to point c. The export (canopy_gl_export) and the walk
