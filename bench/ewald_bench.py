@@ -12,7 +12,12 @@ binary tree, theta and order from the list table of their boundary: the open one
 the periodic one), softening 1e-3. The Ewald table is built by one untimed call first
 (it is computed once per process and grid). Times: wall and process CPU (user + sys,
 all threads) per call. Prints one JSON line per (set, boundary) and a Markdown row per
-set."""
+set.
+
+--before LIB: instead, this library (CANOPY_LIBRARY) and LIB, another build of it, side
+by side in this process, calls alternated (open and periodic of each, the order reversed
+every round) for --reps rounds: CPU seconds (process_time) per call, median (min-max),
+so that a loaded machine disturbs both builds alike. Prints a line per (set, build)."""
 import argparse
 import ctypes
 import json
@@ -51,27 +56,54 @@ def bodies(kind, n, canopy):
     return np.ascontiguousarray((x - np.floor(x)).astype(np.float32))
 
 
-def options(box):
+def options(box, on=lib):
     g = _lib.gravity_options_default()
     g.softening = 1e-3
     g.box = box
     th, order = ctypes.c_float(), ctypes.c_int32()
-    assert lib.canopy_gravity_choose_for(ctypes.byref(g), 1e-3, th, order, None) == 0
+    assert on.canopy_gravity_choose_for(ctypes.byref(g), 1e-3, th, order, None) == 0
     g.theta, g.order = th.value, order.value
     return g
 
 
-def evaluate(x, g):
+def evaluate(x, g, on=lib):
     n = x.shape[0]
     acc = np.empty((n, 3), np.float32)
     pts = _lib.Points(x.ctypes.data, n, 3, 3)
     t0, c0 = time.perf_counter(), os.times()
-    s = lib.canopy_gravity_multipole(pts, None, ctypes.byref(g), None, acc.ctypes.data, None,
-                                     None)
+    s = on.canopy_gravity_multipole(pts, None, ctypes.byref(g), None, acc.ctypes.data, None,
+                                    None)
     t, c1 = time.perf_counter() - t0, os.times()
     if s:
         raise RuntimeError(lib.canopy_last_error().decode())
     return acc, t, (c1.user - c0.user) + (c1.system - c0.system)
+
+
+def side_by_side(before, n, rounds, threads, canopy):
+    other = ctypes.CDLL(before)
+    for name in ("canopy_gravity_multipole", "canopy_gravity_choose_for"):
+        getattr(other, name).argtypes = getattr(lib, name).argtypes
+    if threads:
+        other.canopy_set_threads(threads)
+    builds = {"after": lib, "before": other}
+    for kind in ("uniform", "clustered"):
+        x = bodies(kind, n, canopy)
+        runs = [(b, box) for box in (0.0, 1.0) for b in builds]
+        opts = {r: options(r[1], builds[r[0]]) for r in runs}
+        cpu = {r: [] for r in runs}
+        for r in runs:  # untimed: the Ewald table, page faults
+            evaluate(x, opts[r], builds[r[0]])
+        for k in range(rounds):
+            for r in runs if k % 2 == 0 else runs[::-1]:
+                t0 = time.process_time()
+                evaluate(x, opts[r], builds[r[0]])
+                cpu[r].append(time.process_time() - t0)
+        for b in ("before", "after"):
+            o, p = cpu[(b, 0.0)], cpu[(b, 1.0)]
+            print(f"{kind} {b}: open {statistics.median(o):.3f} ({min(o):.3f}-{max(o):.3f}) "
+                  f"periodic {statistics.median(p):.3f} ({min(p):.3f}-{max(p):.3f}) ratio "
+                  f"{statistics.median(p) / statistics.median(o):.2f}x [periodic order "
+                  f"{opts[(b, 1.0)].order}, theta {opts[(b, 1.0)].theta:.2f}]", flush=True)
 
 
 def main():
@@ -81,9 +113,13 @@ def main():
     ap.add_argument("--sample", type=int, default=200)
     ap.add_argument("--canopy", default="build-cpu/canopy")
     ap.add_argument("--threads", type=int, default=0, help="0: canopy's default")
+    ap.add_argument("--before", help="another build's libcanopy.so: side by side, --reps rounds")
     a = ap.parse_args()
     if a.threads:
         lib.canopy_set_threads(a.threads)
+    if a.before:
+        side_by_side(a.before, a.n, a.reps, a.threads, a.canopy)
+        return
     for kind in ("uniform", "clustered"):
         x = bodies(kind, a.n, a.canopy)
         row = {}

@@ -60,22 +60,27 @@ static void pack(cluster *c, int split) {
     canopy_mp_mono_pack(M, 4, c->q, 1);
 }
 
-static void expand(const cluster *c, int order, const float *q, const double *s, double eps2,
-                   double a[4]) {
+/* traces: mp_cell_terms' (1: exact for any softening). */
+static void expand(const cluster *c, int order, int traces, const float *q, const double *s,
+                   double eps2, double a[4]) {
     float ax = 0, ay = 0, az = 0, p = 0;
     float d[3] = {(float)(s[0] - c->com[0]), (float)(s[1] - c->com[1]), (float)(s[2] - c->com[2])};
     switch (order) {
     case 0:
-        mp_cell_terms(0, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az, &p);
+        mp_cell_terms(0, traces, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az,
+                      &p);
         break;
     case 2:
-        mp_cell_terms(2, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az, &p);
+        mp_cell_terms(2, traces, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az,
+                      &p);
         break;
     case 3:
-        mp_cell_terms(3, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az, &p);
+        mp_cell_terms(3, traces, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az,
+                      &p);
         break;
     default:
-        mp_cell_terms(4, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az, &p);
+        mp_cell_terms(4, traces, (float)c->mass, d[0], d[1], d[2], (float)eps2, q, 1, &ax, &ay, &az,
+                      &p);
         break;
     }
     a[0] = ax, a[1] = ay, a[2] = az, a[3] = -p;
@@ -103,12 +108,12 @@ static int cmp(const void *x, const void *y) {
 }
 
 /* Median over SINKS random directions at distance dist of the relative force error,
- * per order (index 0, 2, 3, 4), and of order 2 without the trace term (index 1). */
+ * per order (index 0, 2, 3, 4), and of order 2 without the trace term (index 1). Each
+ * order without its trace terms: the same bits without softening, and otherwise within
+ * e = eps^2 / R^2 (R at the cluster's near side) of the force with them, e's share of
+ * the order 2-4 terms (themselves a small part of the force) being what they miss. */
 static void errors(canopy_rng *r, const cluster *c, double dist, double eps2, double med[5]) {
-    double e[5][SINKS];
-    float q_no_trace[MP_PACK_MAX];
-    memcpy(q_no_trace, c->q, sizeof q_no_trace);
-    q_no_trace[6] = 0.0f;
+    double e[5][SINKS], R = dist - sqrt(3.0);
     for (int k = 0; k < SINKS; k++) {
         double u[3], n = 0.0, s[3], ref[4], a[4];
         do {
@@ -118,10 +123,23 @@ static void errors(canopy_rng *r, const cluster *c, double dist, double eps2, do
         for (int j = 0; j < 3; j++) s[j] = c->com[j] + dist * u[j] / sqrt(n);
         direct(c, s, eps2, ref);
         for (int o = 0; o < 5; o++) {
-            expand(c, o == 1 ? 2 : o, o == 1 ? q_no_trace : c->q, s, eps2, a);
+            expand(c, o == 1 ? 2 : o, o != 1, c->q, s, eps2, a);
             e[o][k] = rel_err(a, ref);
         }
-        expand(c, 4, c->q, s, eps2, a);
+        for (int o = 2; o <= 4; o++) {
+            double full[4], bare[4];
+            expand(c, o, 1, c->q, s, eps2, full);
+            expand(c, o, 0, c->q, s, eps2, bare);
+            if (eps2 == 0.0)
+                CHECK_MSG(!memcmp(full, bare, sizeof full),
+                          "order %d without softening: the trace terms changed the result", o);
+            else
+                CHECK_MSG(rel_err(bare, full) <= eps2 / (R * R * R * R) * 3.0 + 1e-6 ||
+                              eps2 > 1e-2 * R * R,
+                          "order %d, eps^2 / R^2 %.3g: without the trace terms off by %.3g", o,
+                          eps2 / (R * R), rel_err(bare, full));
+        }
+        expand(c, 4, 1, c->q, s, eps2, a);
         CHECK_MSG(fabs(a[3] - ref[3]) < 1e-3 * fabs(ref[3]), "potential %.9g vs direct %.9g", a[3],
                   ref[3]);
     }
@@ -143,9 +161,21 @@ static void check_cluster(uint64_t seed) {
         CHECK_MSG(fabsf(shifted[e] - c.q[e]) <= 1e-5f * (fabsf(c.q[e]) + 1.0f),
                   "seed %llu: packed element %d shifted %.9g vs direct %.9g",
                   (unsigned long long)seed, e, (double)shifted[e], (double)c.q[e]);
+    /* The third and fourth moments are packed traceless: M_iik = 0, M_iikl = 0. */
+    static const int tr3[3][3] = {{0, 5, 7}, {3, 1, 8}, {4, 6, 2}};
+    static const int tr4[6][3] = {{0, 9, 10}, {9, 1, 11}, {10, 11, 2},
+                                  {3, 5, 14}, {4, 13, 7}, {12, 6, 8}};
+    for (int k = 0; k < 9; k++) {
+        const float *q = k < 3 ? c.q + 7 : c.q + 20;
+        const int *t = k < 3 ? tr3[k] : tr4[k - 3];
+        double sum = (double)q[t[0]] + q[t[1]] + q[t[2]];
+        double scale = fabs(q[t[0]]) + fabs(q[t[1]]) + fabs(q[t[2]]) + 1e-3 * c.mass;
+        CHECK_MSG(fabs(sum) <= 1e-6 * scale, "seed %llu: trace %d of the packed moments is %.3g",
+                  (unsigned long long)seed, k, sum);
+    }
     /* The cluster fills a cube of side 2 about the origin; sinks at 5, 10 and 20. */
-    static const double eps[] = {0.0, 0.5, 2.0, 4.0};
-    for (int ei = 0; ei < 4; ei++) {
+    static const double eps[] = {0.0, 0.5, 2.0, 4.0, 0.1};
+    for (int ei = 0; ei < 5; ei++) {
         double prev[5] = {0};
         for (int di = 0; di < 3; di++) {
             double dist = 5.0 * (1 << di), med[5];
@@ -194,10 +224,10 @@ static void check_point_mass(uint64_t seed) {
     for (int ei = 0; ei < 2; ei++) {
         double eps2 = ei ? 0.3 : 0.0, ref[4], a0[4], a[4];
         direct(&c, s, eps2, ref);
-        expand(&c, 0, c.q, s, eps2, a0);
+        expand(&c, 0, 1, c.q, s, eps2, a0);
         CHECK_MSG(rel_err(a0, ref) < 1e-6, "point mass: error %.3g", rel_err(a0, ref));
         for (int o = 2; o <= 4; o++) {
-            expand(&c, o, c.q, s, eps2, a);
+            expand(&c, o, 1, c.q, s, eps2, a);
             CHECK_MSG(!memcmp(a, a0, sizeof a), "point mass: order %d differs from order 0", o);
         }
     }

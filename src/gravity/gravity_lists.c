@@ -505,6 +505,7 @@ typedef struct gl_lists {
     double eacc[EWALD_NDER]; /* periodic: the sources that took the scalar path */
     int64_t cell_cap, body_cap;
     int32_t nc, nl, np, npc; /* cells, opened leaves, bodies, padded counts */
+    int32_t npt;             /* the blocks before npt: cells taken without their trace terms */
 } gl_lists;
 
 /* A periodic evaluation: the box (and its inverse powers), the longest cell accepted
@@ -540,6 +541,11 @@ static const float GL_CORR_SIDE_OCT = 0.1f;
  * (tests/test_ewald.c: < 5e-4 wanted). The octree keeps 0.1 (2-point cells of the
  * tests' 8^3 lattice). */
 static const float GL_FINE_SIDE = 0.13f, GL_FINE_SIDE_OCT = 0.1f;
+/* A cell whose centre of mass lies at least sqrt(eps^2 / GL_TRACE_FREE) from every sink
+ * of the group is taken without the trace terms of its moments (mp_cell_terms' traces,
+ * ~a tenth of an order-4 cell's operations): they are a fraction eps^2 / R^2 <=
+ * GL_TRACE_FREE of its order 2-4 terms, themselves a small part of its force. */
+static const float GL_TRACE_FREE = 1e-3f;
 
 /* Squared distance from box [lo, hi] to point c. The export (canopy_gl_export) and the walk
  * share it: a cell accepted for a box is accepted for every box inside it. */
@@ -642,16 +648,37 @@ static inline void leaf_shift(const gl_per *P, const gl_lists *L, const gl_hot *
     for (int k = 0; k < 3; k++) sh[k] = image_near(h->c[k], L->g[k], P) - h->c[k];
 }
 
+/* Where a listed cell (walk record h) sits for the sinks: periodic,
+ * at the image of its centre of mass nearest the group's centre, as the walk tested it. */
+static inline void cell_at(const gl_per *P, const gl_lists *L, const gl_hot *h, float c[3]) {
+    for (int a = 0; a < 3; a++) c[a] = P ? image_near(h->c[a], L->g[a], P) : h->c[a];
+}
+
+/* Whether the listed cell h may leave out its trace terms for every sink in [lo, hi]. */
+static inline int trace_free(const gl_per *P, const gl_lists *L, const gl_hot *h, float eps2,
+                             const float *lo, const float *hi) {
+    float c[3];
+    cell_at(P, L, h, c);
+    return eps2 <= GL_TRACE_FREE * box_d2(lo, hi, c);
+}
+
 /* Copies the listed cells' moments and the opened leaves' bodies of the source trees
  * (src[0] holds the sink group) into padded structure-of-arrays buffers (padding:
- * mass 0, a copy of a real position). own (-1: none): the sink group is this point
- * leaf of src[0], its bodies gathered as one. Periodic (P not NULL): each cell (as the
- * walk tested it) and each opened leaf whole at the image of its centre of mass nearest
- * the group's centre; the group's own bodies where they are. */
+ * mass 0, a copy of a real position). The cells far enough from the sinks [lo, hi] to
+ * leave out their trace terms (trace_free) come first, padded to whole blocks, then the
+ * rest. own (-1: none): the sink group is this point leaf of src[0], its bodies
+ * gathered as one. Periodic (P not NULL): each cell (cell_at) and each opened leaf whole
+ * at the image of its centre of mass nearest the group's centre; the group's own bodies
+ * where they are. */
 static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_t ge, int32_t own,
-                  gl_lists *L) {
+                  float eps2, const float *lo, const float *hi, gl_lists *L) {
     const gl_tree *t = src[0];
-    int64_t npc = (L->nc + GL_LANES - 1) / GL_LANES * GL_LANES;
+    int32_t nt = 0;
+    int sc = 0;
+    for (int32_t k = 0; k < L->nc; k++)
+        nt += trace_free(P, L, listed(src, L->cend, &sc, L->cells, k), eps2, lo, hi);
+    int64_t npt = (nt + GL_LANES - 1) / GL_LANES * GL_LANES;
+    int64_t npc = npt + (L->nc - nt + GL_LANES - 1) / GL_LANES * GL_LANES;
     int64_t np = own >= 0 ? 1 : ge - gb;
     int so = 0;
     for (int32_t k = 0; k < L->nl; k++) {
@@ -671,20 +698,25 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
             return 1;
         L->body_cap = cap;
     }
-    int rows = cell_rows(t->order), sc = 0;
+    int rows = cell_rows(t->order);
+    int64_t kt = 0, kf = npt; /* the next slot of each part */
+    sc = 0;
     for (int32_t k = 0; k < L->nc; k++) {
         int32_t v = L->cells[k];
         const gl_hot *h = listed(src, L->cend, &sc, L->cells, k);
         const gl_tree *u = src[sc];
         const float *c = (const float *)(const void *)(u->cold_base + (size_t)v * u->cold_stride);
-        float *b = L->cb + (int64_t)(k / GL_LANES) * GL_LANES * rows + k % GL_LANES;
-        for (int a = 0; a < 3; a++) b[a * GL_LANES] = P ? image_near(h->c[a], L->g[a], P) : h->c[a];
+        int64_t slot = trace_free(P, L, h, eps2, lo, hi) ? kt++ : kf++;
+        float *b = L->cb + slot / GL_LANES * GL_LANES * rows + slot % GL_LANES, at[3];
+        cell_at(P, L, h, at);
+        for (int a = 0; a < 3; a++) b[a * GL_LANES] = at[a];
         for (int e = 0; e < rows - 3; e++) b[(3 + e) * GL_LANES] = c[e];
     }
-    for (int64_t k = L->nc; k < npc; k++) {
-        float *b = L->cb + (k / GL_LANES) * GL_LANES * rows + k % GL_LANES;
-        for (int e = 0; e < rows; e++) b[e * GL_LANES] = 0.0f;
-    }
+    for (int part = 0; part < 2; part++) /* padding: the rest of each part's last block */
+        for (int64_t k = part ? kf : kt; k < (part ? npc : npt); k++) {
+            float *b = L->cb + k / GL_LANES * GL_LANES * rows + k % GL_LANES;
+            for (int e = 0; e < rows; e++) b[e * GL_LANES] = 0.0f;
+        }
     int64_t j = 0;
     so = 0;
     for (int32_t k = -1; k < L->nl; k++) {
@@ -719,6 +751,7 @@ static int gather(const gl_tree *const *src, const gl_per *P, int32_t gb, int32_
     for (; j < npp; j++) L->bx[j] = L->by[j] = L->bz[j] = L->bm[j] = 0.0f;
     L->np = (int32_t)np;
     L->npc = (int32_t)npc;
+    L->npt = (int32_t)npt;
     return 0;
 }
 
@@ -856,6 +889,25 @@ static inline __attribute__((always_inline)) float lane_sum(const float *a) {
     return s[0];
 }
 
+/* The gathered cells [j0, j1) (whole blocks) on sink (xi, yi, zi), lane l into
+ * ax[l].. (sink_kernel); traces as mp_cell_terms', a constant where this is inlined. */
+static inline __attribute__((always_inline)) void
+cell_blocks(const gl_lists *L, int order, int traces, int pot, float eps2, int32_t j0, int32_t j1,
+            float xi, float yi, float zi, float *ax, float *ay, float *az, float *ph) {
+    const int rows = cell_rows(order);
+    for (int32_t j = j0; j < j1; j += GL_LANES) {
+        const float *b = L->cb + (int64_t)j * rows;
+#pragma omp simd
+        for (int l = 0; l < GL_LANES; l++) {
+            float p = 0.0f, dx = xi - b[l], dy = yi - b[GL_LANES + l],
+                  dz = zi - b[2 * GL_LANES + l];
+            mp_cell_terms(order, traces, b[3 * GL_LANES + l], dx, dy, dz, eps2,
+                          b + 4 * GL_LANES + l, GL_LANES, &ax[l], &ay[l], &az[l], &p);
+            if (pot) ph[l] -= p;
+        }
+    }
+}
+
 /* Acceleration and potential of sink (xi, yi, zi), body `self` of the gathered
  * bodies, from the lists, with r = sink - source; lane l takes every GL_LANES-th
  * entry. Coincident points (r^2 = 0, only with zero softening) contribute nothing.
@@ -866,18 +918,8 @@ static inline __attribute__((always_inline)) void sink_kernel(const gl_lists *L,
                                                               float eps2, int32_t self, float xi,
                                                               float yi, float zi, float out[4]) {
     float ax[GL_LANES] = {0}, ay[GL_LANES] = {0}, az[GL_LANES] = {0}, ph[GL_LANES] = {0};
-    const int rows = cell_rows(order);
-    for (int32_t j = 0; j < L->npc; j += GL_LANES) {
-        const float *b = L->cb + (int64_t)j * rows;
-#pragma omp simd
-        for (int l = 0; l < GL_LANES; l++) {
-            float p = 0.0f, dx = xi - b[l], dy = yi - b[GL_LANES + l],
-                  dz = zi - b[2 * GL_LANES + l];
-            mp_cell_terms(order, b[3 * GL_LANES + l], dx, dy, dz, eps2, b + 4 * GL_LANES + l,
-                          GL_LANES, &ax[l], &ay[l], &az[l], &p);
-            if (pot) ph[l] -= p;
-        }
-    }
+    cell_blocks(L, order, 0, pot, eps2, 0, L->npt, xi, yi, zi, ax, ay, az, ph);
+    cell_blocks(L, order, 1, pot, eps2, L->npt, L->npc, xi, yi, zi, ax, ay, az, ph);
     int32_t npp = (L->np + GL_LANES - 1) / GL_LANES * GL_LANES;
     for (int32_t j = 0; j < npp; j += GL_LANES) {
 #pragma omp simd
@@ -1158,7 +1200,7 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
                 if (pb && active && !active[tp->ids[i]]) continue;
                 float p[3] = {tp->x[i], tp->y[i], tp->z[i]};
                 const float *b = tp->box + 6 * (int64_t)tp->leaves[k];
-                const float *lo = pb ? p : b, *hi = pb ? p : b + 3;
+                const float *lo = pb ? p : b, *hi = pb ? p : b + 3, *slo = lo, *shi = hi;
                 L.nc = L.nl = 0;
                 for (int k3 = 0; k3 < 3; k3++) L.g[k3] = 0.5f * (lo[k3] + hi[k3]);
                 if (P && !per_body) /* the Ewald terms about g, the tests as if open */
@@ -1166,7 +1208,7 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
                 for (int s = 0; s < nsrc; s++) /* other trees hold none of the group */
                     tests += walk(src[s], s, P, lo, hi, s ? 0 : gb, s ? 0 : ge, &L);
                 walks++;
-                if (gather(src, P, gb, ge, point ? tp->leaves[k] : -1, &L)) {
+                if (gather(src, P, gb, ge, point ? tp->leaves[k] : -1, eps2, slo, shi, &L)) {
                     failed = 1;
                     break;
                 }

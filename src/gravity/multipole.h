@@ -55,16 +55,16 @@ CANOPY_HD void mp_expand_order(const float *g, int32_t order, const float *Q, fl
     /* A constant order per call, so each keeps only its own terms. */
     switch (Q ? order : 0) {
     case 0:
-        mp_cell_terms(0, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        mp_cell_terms(0, 1, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     case 2:
-        mp_cell_terms(2, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        mp_cell_terms(2, 1, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     case 3:
-        mp_cell_terms(3, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        mp_cell_terms(3, 1, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     default:
-        mp_cell_terms(4, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
+        mp_cell_terms(4, 1, g[3], dx, dy, dz, eps2, Q, 1, a, a + 1, a + 2, &p);
         break;
     }
     *phi -= p;
