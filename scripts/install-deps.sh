@@ -4,7 +4,7 @@
 # packages already present are not fetched again, and nothing is printed for them.
 #   scripts/install-deps.sh           the build and the demo: cmake, ninja, gcc,
 #                                     json-c, pkg-config, python3 with NumPy, HDF5 (nbody snapshots)
-#   scripts/install-deps.sh --test    also clang (fuzz and sanitizer runtimes) and, unless
+#   scripts/install-deps.sh --test    also clang (fuzz and sanitizer runtimes), ccache and, unless
 #                                     CANOPY_WITH_MPI=0, Open MPI (the distributed layer's
 #                                     tests), h5py (the HDF5 snapshot tests); what scripts/test.sh uses
 #   CANOPY_WITH_MPI=1                 Open MPI in either case
@@ -15,7 +15,7 @@ set -euo pipefail
 packages=(cmake ninja-build gcc libc6-dev libjson-c-dev pkg-config python3 grep libhdf5-dev)
 python3 -c 'import numpy' >/dev/null 2>&1 || packages+=(python3-numpy)
 if [ "${1:-}" = "--test" ]; then
-    packages+=(clang libclang-rt-14-dev python3-venv python3-h5py)
+    packages+=(clang libclang-rt-14-dev python3-venv python3-h5py ccache)
     [ "${CANOPY_WITH_MPI:-1}" != 0 ] && packages+=(openmpi-bin libopenmpi-dev)
 elif [ "${CANOPY_WITH_MPI:-0}" = 1 ]; then
     packages+=(openmpi-bin libopenmpi-dev)

@@ -4,7 +4,7 @@
 #   1. Release build in build/ with the demo's flags, so it reuses what demo.sh or
 #      build.sh built (plus the CUDA module when nvcc exists, as CI compiles it; GPU
 #      tests skip visibly without a GPU; CANOPY_CUDA=OFF leaves it out), ctest
-#   2. ASan + UBSan build (CPU only), ctest (with CANOPY_TEST_QUICK=1: the largest
+#   2. ASan + UBSan build (CPU only, -O1), ctest (with CANOPY_TEST_QUICK=1: the largest
 #      C test cases shrink to the smallest sizes that take the same code paths), less
 #      the functional CLI tests labelled release_only (CMakeLists.txt): their library
 #      code runs here in the C tests and the binary runs them in stage 1; the hostile
@@ -13,7 +13,8 @@
 #      link are built, at OSS-Fuzz's -O1 with line tables)
 #   4. install to a temporary prefix; build and run examples/knn.c with find_package and pkg-config
 #   5. the README quick start, run as written (scripts/quickstart.sh)
-#   6. the Python package: pip install ./python in a fresh venv, then pytest
+#   6. the Python package: pip install ./python in a fresh venv (its library compiled as
+#      stage 1's, so ccache, where installed, hands back stage 1's objects), then pytest
 # Exits non-zero if anything fails. Each stage line says the seconds since the start.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -32,14 +33,29 @@ run_ctest() {
     return $rc
 }
 
+# A compiler cache in build/ccache for stages 1 and 6 (install-deps.sh --test installs
+# ccache): stage 6's wheel compiles the library with stage 1's compiler and flags, so its
+# compiles are hits (125 -> 19 CPU s on 2 cores). A build/ that demo.sh or build.sh
+# configured without it keeps its objects (a launcher would recompile them all).
+launcher=""
+if command -v ccache >/dev/null 2>&1 && { [ ! -f "$CANOPY_ROOT/build/CMakeCache.txt" ] ||
+    grep -q '^CMAKE_C_COMPILER_LAUNCHER:.*=ccache$' "$CANOPY_ROOT/build/CMakeCache.txt"; }; then
+    launcher=ccache
+    export CCACHE_DIR="$CANOPY_ROOT/build/ccache"
+fi
+
 stage "1/6 release build and tests"
-configure_and_build "$CANOPY_ROOT/build" "${CANOPY_RELEASE_FLAGS[@]}" -DCANOPY_CUDA="${CANOPY_CUDA:-AUTO}"
+configure_and_build "$CANOPY_ROOT/build" "${CANOPY_RELEASE_FLAGS[@]}" -DCANOPY_CUDA="${CANOPY_CUDA:-AUTO}" \
+    ${launcher:+-DCMAKE_C_COMPILER_LAUNCHER=$launcher}
 run_ctest "$CANOPY_ROOT/build"
 
 stage "2/6 sanitizer build (ASan + UBSan) and tests"
-# Line tables only (-g1): the reports keep file:line, the compile is ~20 % shorter.
+# Line tables only (-g1): the reports keep file:line, the compile is ~20 % shorter. -O1: gcc's
+# -O2 inlining makes functions whose instrumented dataflow takes most of the compile
+# (paircount.c 68 -> 5 CPU s, knn.c 30 -> 3; the whole tree 514 -> 245), and the tests take
+# no more CPU at -O1 (489 s against 537 s for the 71).
 configure_and_build "$CANOPY_ROOT/build-san" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCANOPY_SANITIZE=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCANOPY_SANITIZE=ON -DCANOPY_CUDA=OFF -DCANOPY_WERROR=ON
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_ctest "$CANOPY_ROOT/build-san" -LE "gpu|release_only" -E retrain
 
@@ -92,5 +108,9 @@ stage "5/6 README quick start, as written"
 tail -n 1 "$CANOPY_ROOT/build/quickstart.log"
 
 stage "6/6 Python package: fresh venv, pip install ./python, pytest"
-"$CANOPY_ROOT/python/run_tests.sh"
+# The wheel's library with stage 1's compiler (ccache keys on its name: cc and gcc miss) and
+# -Werror, as stage 1 built it.
+CC="$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$CANOPY_ROOT/build/CMakeCache.txt")" \
+    SKBUILD_CMAKE_DEFINE=CANOPY_WERROR=ON CMAKE_C_COMPILER_LAUNCHER="$launcher" \
+    "$CANOPY_ROOT/python/run_tests.sh"
 stage "all test stages passed"

@@ -324,10 +324,12 @@ static void check_lev(const simt_impl *s) {
 
 /* Random graphs (isolated vertices, self loops, duplicate edges) against a queue BFS. */
 static void check_bfs(const simt_impl *s) {
-    static const int sizes[] = {1, 2, 30, 1000, 4000};
+    static const size_t sizes[] = {1, 2, 30, 1000, 4000};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-        int n = sizes[k], deg = (int)(rnd() % 4);
-        int32_t *rowptr = malloc(sizeof *rowptr * (size_t)(n + 1));
+        /* sizes in size_t: gcc -O1 cannot see that an int n is positive in the mallocs */
+        size_t un = sizes[k];
+        int n = (int)un, deg = (int)(rnd() % 4);
+        int32_t *rowptr = malloc(sizeof *rowptr * (un + 1));
         int32_t *col = malloc(sizeof *col * (size_t)(n * deg + 1));
         rowptr[0] = 0;
         for (int v = 0; v < n; v++) {
@@ -337,8 +339,8 @@ static void check_bfs(const simt_impl *s) {
             rowptr[v + 1] = rowptr[v] + d;
         }
         int src = (int)(rnd() % (unsigned)n);
-        int32_t *ref = malloc(sizeof *ref * (size_t)n), *q = malloc(sizeof *q * (size_t)n),
-                *out = malloc(sizeof *out * (size_t)n);
+        int32_t *ref = malloc(sizeof *ref * un), *q = malloc(sizeof *q * un),
+                *out = malloc(sizeof *out * un);
         for (int v = 0; v < n; v++) ref[v] = -1;
         int head = 0, tail = 0;
         ref[src] = 0;
