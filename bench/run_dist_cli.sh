@@ -30,7 +30,10 @@
 #   env: CORES (default nproc), RANKS (default 2; a list such as "4 16" gives a row per
 #        rank count against the same single-process runs), REPS (default 5), N_GRAV
 #        (default 200000), N_KNN (default 1000000 reference points and as many
-#        queries), CANOPY_COMMIT (printed; for a copy of the tree without .git)
+#        queries), CANOPY_COMMIT (printed; for a copy of the tree without .git),
+#        MPIRUN_ENV (VAR=VALUE words put in the environment of every timed command, mpirun
+#        and the single process alike, e.g. hwloc's GPU plugins off: docs/distributed.md,
+#        "The launch floor")
 # The kNN inputs and outputs are .npy: each rank reads and writes its own rows.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,12 +50,13 @@ if [ ! -x "$canopy" ] || [ ! -x "$build/canopy-mpi" ]; then
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+read -r -a run_env <<<"${MPIRUN_ENV:-}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 commit=${CANOPY_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 echo "# $(date -u +%FT%TZ), commit $commit," \
     "$cores cores:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load average" \
-    "$(cut -d' ' -f1-3 /proc/loadavg), reps $reps"
+    "$(cut -d' ' -f1-3 /proc/loadavg), reps $reps${MPIRUN_ENV:+, environment $MPIRUN_ENV}"
 "$canopy" gen plummer --n "$ng" -o "$tmp/b.npy" >/dev/null
 "$canopy" gen uniform --n "$nk" --d 3 -o "$tmp/r.npy" --query-out "$tmp/q.npy" --nq "$nk" >/dev/null
 
@@ -95,11 +99,11 @@ secs() {
         { cat "$tmp/err" >&2; exit 1; }
     awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$tmp/time"
 }
-one() { CANOPY_THREADS=$cores OMP_NUM_THREADS=$cores secs "$canopy" "$@"; }
+one() { CANOPY_THREADS=$cores OMP_NUM_THREADS=$cores secs env "${run_env[@]}" "$canopy" "$@"; }
 many() { # ranks, then the command's arguments
     local np=$1 t=$((cores / $1 > 0 ? cores / $1 : 1))
     shift
-    secs mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
+    secs env "${run_env[@]}" mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
         -x CANOPY_THREADS="$t" -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY \
         -x OMPI_MCA_btl_vader_single_copy_mechanism "$canopy" "$@"
 }
@@ -108,7 +112,7 @@ timeline() { # ranks, then the command's arguments
     local np=$1 t=$((cores / $1 > 0 ? cores / $1 : 1)) s e
     shift
     s=$(date +%s.%N)
-    mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
+    env "${run_env[@]}" mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np "$np" \
         -x CANOPY_THREADS="$t" -x OMP_NUM_THREADS="$t" -x OMP_WAIT_POLICY \
         -x OMPI_MCA_btl_vader_single_copy_mechanism -x LD_PRELOAD="$tmp/mark.so" \
         "$canopy" "$@" >/dev/null 2>"$tmp/marks" || { cat "$tmp/marks" >&2; exit 1; }

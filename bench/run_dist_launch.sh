@@ -8,7 +8,8 @@
 # `true` once more with hwloc's GPU and display plugins off in mpirun's own environment
 # (the row "true, no GPU topology": mpirun discovers the node's topology before it starts
 # a rank, and those plugins load GPU drivers to list devices; only the user's
-# environment reaches mpirun, so canopy cannot set this for it), REPS times
+# environment reaches mpirun, so canopy cannot set this for it; "canopy, no GPU topology"
+# is `canopy --version` so launched), REPS times
 # interleaved, with the same mpirun options as bench/run_dist_cli.sh. Prints the
 # median and min-max of each; the difference between rows is where the floor goes.
 # The bare program also runs with the PML canopy sets on one node (ob1) and with ob1 and
@@ -98,14 +99,18 @@ for _ in $(seq "$reps"); do
     pre=()
     run canopy-mpi "$build/canopy-mpi" --version
     run canopy "$build/canopy" --version
+    pre=("${no_gpu_topology[@]}")
+    run canopy-nogpu "$build/canopy" --version
+    pre=()
     if [ -n "$base" ]; then run base "$base/canopy-mpi" --version; fi
 done
 stats() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 printf "%-34s %-22s %s\n" "mpirun -np $np ..." "wall s, median (min-max)" "CPU s (all processes)"
-for l in true true-nogpu bare bare-ob1 bare-few canopy-mpi canopy ${base:+base}; do
+for l in true true-nogpu bare bare-ob1 bare-few canopy-mpi canopy canopy-nogpu ${base:+base}; do
     case $l in
         base) l2="base canopy-mpi" ;;
         true-nogpu) l2="true, no GPU topology" ;;
+        canopy-nogpu) l2="canopy, no GPU topology" ;;
         bare-ob1) l2="bare, pml ob1" ;;
         bare-few) l2="bare, ob1 and few components" ;;
         *) l2=$l ;;
