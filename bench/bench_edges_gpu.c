@@ -230,13 +230,14 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
     cudaFree(dp), cudaFree(dq), cudaFree(di), cudaFree(dd);
 }
 
-/* The kd bucket order in each of its forms (CANOPY_GPU_ORDER shared and two, read when an
- * index makes its order tables at its first grouped query): the order's device time
+/* The kd bucket order in each of its forms (CANOPY_GPU_ORDER fused, shared and two, read when
+ * an index makes its order tables at its first grouped query): the order's device time
  * (CUDA events around it, calls with stats) and the wall of kNN k = 8 and NN calls
- * grouped by it (stats NULL), the forms alternated call by call on two indexes of the
- * same points; their kNN k = 8 rows must be equal. */
+ * grouped by it (stats NULL), the forms alternated call by call on an index each of
+ * the same points; their kNN k = 8 rows must be equal. */
 static void order_rows(const dataset *D, int reps) {
-    static const char *forms[] = {"shared", "two"};
+    enum { FORMS = 3 };
+    static const char *forms[FORMS] = {"fused", "shared", "two"};
     const int64_t nq = D->qry ? D->nq : D->n;
     const float *q = D->qry ? D->qry : D->ref;
     size_t rb = sizeof(float) * (size_t)(D->n * D->d), qb = sizeof(float) * (size_t)(nq * D->d);
@@ -250,20 +251,20 @@ static void order_rows(const dataset *D, int reps) {
     cuda_ok(cudaMemcpy(dq, q, qb, cudaMemcpyHostToDevice), "cudaMemcpy");
     canopy_run_options so = canopy_run_options_default();
     so.schedule = CANOPY_SCHEDULE_TREE;
-    canopy_index *ix[2];
-    for (int f = 0; f < 2; f++) {
+    canopy_index *ix[FORMS];
+    for (int f = 0; f < FORMS; f++) {
         setenv("CANOPY_GPU_ORDER", forms[f], 1);
         if (canopy_index_build_device(canopy_points_make(dp, D->n, D->d), NULL, NULL, &ix[f]) ||
             canopy_index_knn_device(ix[f], dq, nq, 1, &so, di, dd, NULL, NULL))
             die("order index");
     }
     unsetenv("CANOPY_GPU_ORDER");
-    double *v[2][3];
-    for (int f = 0; f < 2; f++)
+    double *v[FORMS][3];
+    for (int f = 0; f < FORMS; f++)
         for (int m = 0; m < 3; m++) v[f][m] = malloc(sizeof(double) * (size_t)reps);
     canopy_stats st;
     for (int r = 0; r < WARM + reps; r++)
-        for (int f = 0; f < 2; f++) {
+        for (int f = 0; f < FORMS; f++) {
             if (canopy_index_knn_device(ix[f], dq, nq, 1, &so, di, dd, NULL, &st)) die("order");
             for (int m = 1; m < 3; m++) {
                 double t0 = canopy_now();
@@ -275,17 +276,19 @@ static void order_rows(const dataset *D, int reps) {
         }
     /* both forms' kNN rows must be the same (the walk is exact in any query order) */
     const size_t cells = (size_t)(nq * 8);
-    int64_t *hi[2];
-    for (int f = 0; f < 2; f++) {
+    int64_t *hi[FORMS];
+    for (int f = 0; f < FORMS; f++) {
         hi[f] = malloc(sizeof(int64_t) * cells);
         if (canopy_index_knn_device(ix[f], dq, nq, 8, &so, di, dd, NULL, NULL)) die("order knn");
         cuda_ok(cudaMemcpy(hi[f], di, sizeof(int64_t) * cells, cudaMemcpyDeviceToHost),
                 "cudaMemcpy");
     }
-    if (memcmp(hi[0], hi[1], sizeof(int64_t) * cells) != 0) die("the order forms' kNN rows differ");
-    free(hi[0]), free(hi[1]);
+    for (int f = 1; f < FORMS; f++)
+        if (memcmp(hi[0], hi[f], sizeof(int64_t) * cells) != 0)
+            die("the order forms' kNN rows differ");
+    for (int f = 0; f < FORMS; f++) free(hi[f]);
     char what[128];
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < FORMS; f++) {
         snprintf(what, sizeof what, "kd bucket order of %lld queries, form %s", (long long)nq,
                  forms[f]);
         row(D->name, what, v[f][0], reps, "CUDA events around the order (calls with stats)");
@@ -295,7 +298,7 @@ static void order_rows(const dataset *D, int reps) {
             row(D->name, what, v[f][m], reps, "wall of the call, stats NULL");
         }
     }
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < FORMS; f++) {
         canopy_index_free(ix[f]);
         for (int m = 0; m < 3; m++) free(v[f][m]);
     }

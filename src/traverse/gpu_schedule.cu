@@ -8,6 +8,7 @@
 #include "tree/curve_key.h"
 #include "traverse/gpu_schedule.h"
 
+#include <cooperative_groups.h>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -456,20 +457,13 @@ __device__ __forceinline__ void ranks_wait() {
 #endif
 }
 
-/* The shared form's ranks: a query's bucket number from its grid cell (a cell inside
- * one bucket names it; else the descent goes on from the cell's node, one 16-byte load
- * a level) and its rank among the bucket's queries from one atomic per bucket a warp
- * reaches. slot[i] := (bucket number, rank). No block barrier and no scan after it
- * (07309b7's counting kernel, ncu: 31 % of its stalls at the barrier before the last
- * block's scan): the scatter scans. */
-__global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_args g,
-                                const float *q, int64_t nq, int32_t d, int32_t *count, int2 *slot) {
-    ranks_release();
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nq) return;
-    const float *p = q + i * d;
+/* A query's bucket number (the shared and fused forms): its grid cell names the bucket
+ * where the cell lies inside one; else the descent goes on from the cell's node, one
+ * 16-byte load a level. */
+__device__ __forceinline__ int32_t query_bucket(const int4 *table, const int32_t *grid,
+                                                const kd_grid_args &g, const float *p, int32_t d) {
     const float x[3] = {__ldg(p), d > 1 ? __ldg(p + 1) : 0.0f, d > 2 ? __ldg(p + 2) : 0.0f};
-    int32_t n = 0, b = -1;
+    int32_t n = 0;
     if (grid) {
         const float side = (float)((1 << g.bits) - 1);
         int32_t cell = 0;
@@ -479,16 +473,26 @@ __global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_
                 cell = (cell << g.bits) |
                        (int32_t)fminf(fmaxf((x[j] - g.lo[j]) * g.inv[j], 0.0f), side);
         n = __ldg(grid + cell);
-        if (n < 0) b = ~n;
+        if (n < 0) return ~n;
     }
-    if (b < 0) {
-        int4 e = __ldg(table + n);
-        while (e.x >= 0) {
-            const float c = e.y == 0 ? x[0] : e.y == 1 ? x[1] : e.y == 2 ? x[2] : __ldg(p + e.y);
-            e = __ldg(table + e.x + (c > __int_as_float(e.z)));
-        }
-        b = e.y;
+    int4 e = __ldg(table + n);
+    while (e.x >= 0) {
+        const float c = e.y == 0 ? x[0] : e.y == 1 ? x[1] : e.y == 2 ? x[2] : __ldg(p + e.y);
+        e = __ldg(table + e.x + (c > __int_as_float(e.z)));
     }
+    return e.y;
+}
+
+/* The shared form's ranks: a query's bucket number and its rank among the bucket's
+ * queries from one atomic per bucket a warp reaches. slot[i] := (bucket number, rank).
+ * No block barrier and no scan after it (07309b7's counting kernel, ncu: 31 % of its
+ * stalls at the barrier before the last block's scan): the scatter scans. */
+__global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_args g,
+                                const float *q, int64_t nq, int32_t d, int32_t *count, int2 *slot) {
+    ranks_release();
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nq) return;
+    const int32_t b = query_bucket(table, grid, g, q + i * d, d);
     slot[i] = make_int2(b, warp_rank(count, b));
 }
 
@@ -496,11 +500,20 @@ __global__ void k_kd_order_rank(const int4 *table, const int32_t *grid, kd_grid_
  * queries in one wave of blocks on the H200's 132 SMs. */
 enum { PLACE_THREADS = ORDER_THREADS, PLACE_QUERIES = 2 };
 
-/* The shared form's scatter: every block scans the nb bucket counts into shared memory
- * itself (32 KB of L2 reads a block at 8k buckets, beside its slots and bucket nodes,
- * whose loads are already in flight), clears its share of the counts the next call
- * takes, then puts each query at its bucket's first position plus its rank, with the
- * bucket's node beside it. */
+/* A scatter block's start: the nb bucket counts scanned into each bucket's first
+ * position in shared memory (32 KB of L2 reads a block at 8k buckets), and the block's
+ * share of the counts the next call takes cleared. */
+__device__ __forceinline__ void block_firsts(const int32_t *count, int32_t nb, int32_t *first,
+                                             int32_t *next_count, order_scan_t::TempStorage &tmp) {
+    scan_counts(count, nb, first, tmp);
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < nb;
+         j += (int64_t)gridDim.x * blockDim.x)
+        next_count[j] = 0;
+}
+
+/* The shared form's scatter: each block loads its slots and bucket nodes (in flight
+ * during its scan), then puts each query at its bucket's first position plus its rank,
+ * with the bucket's node beside it. */
 __global__ void __launch_bounds__(PLACE_THREADS)
     k_kd_order_place(int32_t nb, int64_t nq, const int32_t *count, int32_t *next_count,
                      const int32_t *bnode, const int2 *slot, int64_t *order, int32_t *bucket) {
@@ -517,15 +530,49 @@ __global__ void __launch_bounds__(PLACE_THREADS)
 #pragma unroll
     for (int u = 0; u < PLACE_QUERIES; u++)
         node[u] = i0 + u * PLACE_THREADS < nq ? __ldg(bnode + s[u].x) : 0;
-    scan_counts(count, nb, first, tmp);
-    for (int64_t j = (int64_t)blockIdx.x * PLACE_THREADS + threadIdx.x; j < nb;
-         j += (int64_t)gridDim.x * PLACE_THREADS)
-        next_count[j] = 0;
+    block_firsts(count, nb, first, next_count, tmp);
 #pragma unroll
     for (int u = 0; u < PLACE_QUERIES; u++) {
         const int64_t i = i0 + u * PLACE_THREADS;
         if (i >= nq) break;
         const int64_t at = (int64_t)first[s[u].x] + s[u].y;
+        order[at] = i;
+        bucket[at] = node[u];
+    }
+}
+
+/* Queries a thread of the fused form takes at most: past FUSED_QUERIES times the threads
+ * that fit the GPU at once, a call runs the shared form. */
+enum { FUSED_QUERIES = 4 };
+
+/* The fused form: the shared form's ranking and scatter in one cooperative kernel. A
+ * thread keeps its queries' buckets, ranks and bucket nodes in registers across one
+ * grid-wide barrier: no slot array written and read back, no second launch. */
+__global__ void __launch_bounds__(PLACE_THREADS)
+    k_kd_order_fused(const int4 *table, const int32_t *grid, kd_grid_args g, const float *q,
+                     int64_t nq, int32_t d, int32_t nb, int32_t *count, int32_t *next_count,
+                     const int32_t *bnode, int64_t *order, int32_t *bucket) {
+    extern __shared__ int4 first_vectors[];
+    int32_t *first = (int32_t *)first_vectors;
+    __shared__ order_scan_t::TempStorage tmp;
+    const int64_t stride = (int64_t)gridDim.x * PLACE_THREADS,
+                  i0 = (int64_t)blockIdx.x * PLACE_THREADS + threadIdx.x;
+    int32_t b[FUSED_QUERIES] = {0}, r[FUSED_QUERIES] = {0}, node[FUSED_QUERIES] = {0};
+#pragma unroll
+    for (int u = 0; u < FUSED_QUERIES; u++) {
+        const int64_t i = i0 + u * stride;
+        if (i >= nq) break;
+        b[u] = query_bucket(table, grid, g, q + i * d, d);
+        r[u] = warp_rank(count, b[u]);
+        node[u] = __ldg(bnode + b[u]);
+    }
+    cooperative_groups::this_grid().sync(); /* every count is final */
+    block_firsts(count, nb, first, next_count, tmp);
+#pragma unroll
+    for (int u = 0; u < FUSED_QUERIES; u++) {
+        const int64_t i = i0 + u * stride;
+        if (i >= nq) break;
+        const int64_t at = (int64_t)first[b[u]] + r[u];
         order[at] = i;
         bucket[at] = node[u];
     }
@@ -563,21 +610,27 @@ canopy_status kd_order_layout(const canopy_tree_view *dt, void *state, kd_order_
     return rc;
 }
 
-/* CANOPY_GPU_ORDER: "shared" (default) or "two" (canopy_gpu_kd_bucket_order's forms). */
-canopy_status kd_order_form(int *shared) {
+/* CANOPY_GPU_ORDER: canopy_gpu_kd_bucket_order's forms. */
+enum kd_order_form_kind { FORM_TWO, FORM_SHARED, FORM_FUSED };
+canopy_status kd_order_form(int *form) {
     const char *f = getenv("CANOPY_GPU_ORDER");
-    *shared = !f || !*f || !strcmp(f, "shared") ? 1 : !strcmp(f, "two") ? 0 : -1;
-    if (*shared < 0)
+    *form = !f || !*f || !strcmp(f, "fused") ? FORM_FUSED
+            : !strcmp(f, "shared")           ? FORM_SHARED
+            : !strcmp(f, "two")              ? FORM_TWO
+                                             : -1;
+    if (*form < 0)
         return canopy_fail(CANOPY_ERR_INVALID,
-                           "CANOPY_GPU_ORDER=%s: use shared or two (or unset it)", f);
+                           "CANOPY_GPU_ORDER=%s: use fused, shared or two (or unset it)", f);
     return CANOPY_OK;
 }
 
 /* The shared form where its bucket counts fit a block's shared memory: the bucket
- * count and the grid's box from the device (the make's one synchronisation). */
-canopy_status kd_order_shared(const kd_order_parts *P, cudaStream_t st, canopy_gpu_kd_order *o) {
+ * count and the grid's box from the device (the make's one synchronisation); with the
+ * fused form, the blocks of its kernel that fit the GPU at once. */
+canopy_status kd_order_shared(const kd_order_parts *P, int form, cudaStream_t st,
+                              canopy_gpu_kd_order *o) {
     kd_order_meta m;
-    int dev = 0, optin = 0;
+    int dev = 0, optin = 0, sms = 0, coop = 0, per_sm = 0;
     canopy_status rc;
     if ((rc = canopy_gpu_check(cudaMemcpyAsync(&m, P->meta, sizeof m, cudaMemcpyDeviceToHost, st),
                                "kd bucket order tables")) ||
@@ -585,20 +638,34 @@ canopy_status kd_order_shared(const kd_order_parts *P, cudaStream_t st, canopy_g
         (rc = canopy_gpu_check(cudaGetDevice(&dev), "cudaGetDevice")) ||
         (rc = canopy_gpu_check(
              cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-             "cudaDeviceGetAttribute")))
+             "cudaDeviceGetAttribute")) ||
+        (rc = canopy_gpu_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                               "cudaDeviceGetAttribute")) ||
+        (rc = canopy_gpu_check(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev),
+                               "cudaDeviceGetAttribute")))
         return rc;
     /* the counts beside the scan's own shared memory; the limit is the largest any index
      * takes (the attribute is the kernel's, not the launch's) */
     const size_t scan_bytes = sizeof(order_scan_t::TempStorage),
                  most = sizeof(int32_t) * CANOPY_GPU_ORDER_SHARED_BUCKETS,
-                 limit = most + scan_bytes <= (size_t)optin ? most : (size_t)optin - scan_bytes;
-    if (sizeof(int32_t) * (size_t)order_span(m.nb) > limit) return CANOPY_OK;
+                 limit = most + scan_bytes <= (size_t)optin ? most : (size_t)optin - scan_bytes,
+                 firsts = sizeof(int32_t) * (size_t)order_span(m.nb);
+    if (firsts > limit) return CANOPY_OK;
     if ((rc = canopy_gpu_check(cudaFuncSetAttribute(k_kd_order_place,
                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                     (int)limit),
-                               "kd bucket order shared memory")))
+                               "kd bucket order shared memory")) ||
+        (rc = canopy_gpu_check(cudaFuncSetAttribute(k_kd_order_fused,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    (int)limit),
+                               "kd bucket order shared memory")) ||
+        (form == FORM_FUSED && coop &&
+         (rc = canopy_gpu_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                    &per_sm, k_kd_order_fused, PLACE_THREADS, firsts),
+                                "kd bucket order occupancy"))))
         return rc;
     o->shared = 1;
+    o->fused_blocks = form == FORM_FUSED && coop ? per_sm * sms : 0;
     o->nb = m.nb;
     o->bits = m.bits;
     for (int j = 0; j < 3; j++) o->lo[j] = m.lo[j], o->inv[j] = m.inv[j];
@@ -624,8 +691,8 @@ extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, in
                            (long long)dt->n);
     const cudaStream_t st = (cudaStream_t)stream;
     kd_order_parts P;
-    int shared = 0;
-    canopy_status rc = kd_order_form(&shared);
+    int form = 0;
+    canopy_status rc = kd_order_form(&form);
     if (rc || (rc = kd_order_layout(dt, state, &P))) return rc;
     made->meta = P.meta;
     made->table = P.table;
@@ -652,8 +719,9 @@ extern "C" canopy_status canopy_gpu_kd_order_make(const canopy_tree_view *dt, in
         return rc;
     k_kd_bucket_numbers<<<nb, THREADS, 0, st>>>(*dt, P.table, P.marks, P.numbers, P.meta, P.bnode);
     k_kd_grid_meta<<<1, 32, 0, st>>>(*dt, bits, P.meta);
-    if (shared && ((rc = canopy_gpu_check(cudaGetLastError(), "kd bucket order tables")) ||
-                   (rc = kd_order_shared(&P, st, made))))
+    if (form != FORM_TWO &&
+        ((rc = canopy_gpu_check(cudaGetLastError(), "kd bucket order tables")) ||
+         (rc = kd_order_shared(&P, form, st, made))))
         return rc;
     if (bits)
         k_kd_grid<<<blocks((int64_t)1 << (bits * dt->d)), THREADS, 0, st>>>(
@@ -698,6 +766,26 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(canopy_gpu_kd_order *o, int3
         kd_grid_args g;
         g.bits = o->bits;
         for (int j = 0; j < 3; j++) g.lo[j] = o->lo[j], g.inv[j] = o->inv[j];
+        const size_t firsts = sizeof(int32_t) * (size_t)order_span(o->nb);
+        if (nq <= (int64_t)o->fused_blocks * PLACE_THREADS * FUSED_QUERIES) {
+            /* as many blocks as queries need, up to all that fit at once */
+            const int64_t want = (nq + PLACE_THREADS - 1) / PLACE_THREADS;
+            cudaLaunchAttribute coop;
+            coop.id = cudaLaunchAttributeCooperative;
+            coop.val.cooperative = 1;
+            cudaLaunchConfig_t fused = {};
+            fused.gridDim = dim3((unsigned)(want < o->fused_blocks ? want : o->fused_blocks));
+            fused.blockDim = dim3(PLACE_THREADS);
+            fused.dynamicSmemBytes = firsts;
+            fused.stream = st;
+            fused.attrs = &coop;
+            fused.numAttrs = 1;
+            return canopy_gpu_check(
+                cudaLaunchKernelEx(&fused, k_kd_order_fused, table, (const int32_t *)o->grid, g,
+                                   d_q, nq, d, o->nb, count, next, (const int32_t *)o->bnode,
+                                   d_order, d_bucket),
+                "grouping queries by bucket");
+        }
         k_kd_order_rank<<<blocks(nq), THREADS, 0, st>>>(table, o->grid, g, d_q, nq, d, count, slot);
         const int64_t per_block = PLACE_THREADS * PLACE_QUERIES;
         cudaLaunchAttribute early;
@@ -706,7 +794,7 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(canopy_gpu_kd_order *o, int3
         cudaLaunchConfig_t place = {};
         place.gridDim = dim3((unsigned)((nq + per_block - 1) / per_block));
         place.blockDim = dim3(PLACE_THREADS);
-        place.dynamicSmemBytes = sizeof(int32_t) * (size_t)order_span(o->nb);
+        place.dynamicSmemBytes = firsts;
         place.stream = st;
         place.attrs = &early;
         place.numAttrs = 1;

@@ -39,10 +39,13 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  * goes down the tree, to the side of each node's split (the left child while its
  * coordinate is at most the left child's upper bound in the split dimension), until a
  * node of at most `most` points (its bucket); queries are then grouped by bucket in
- * tree order by a counting sort in two kernels, a rank a query from one atomic per
- * bucket and warp, then a scatter. Two forms, chosen when the state is made
- * (CANOPY_GPU_ORDER):
- *   shared (default, up to CANOPY_GPU_ORDER_SHARED_BUCKETS buckets): every scatter block
+ * tree order by a counting sort: a rank a query from one atomic per bucket and warp,
+ * then a scatter. Three forms, chosen when the state is made (CANOPY_GPU_ORDER):
+ *   fused (default): the shared form's two kernels as one cooperative kernel, each
+ *     thread's buckets and ranks kept in registers across a grid-wide barrier; a call
+ *     of more queries than FUSED_QUERIES (4) a thread of the blocks that fit the GPU at
+ *     once runs the shared form;
+ *   shared (up to CANOPY_GPU_ORDER_SHARED_BUCKETS buckets, else two): every scatter block
  *     scans the bucket counts into shared memory itself, so the ranking kernel ends
  *     with its ranks (no block barrier, no last-block scan), and the scatter is
  *     launched early (programmatic dependent launch); two count buffers, the
@@ -70,8 +73,9 @@ typedef struct canopy_gpu_kd_order {
     void *meta, *table;
     int32_t *grid, *count, *first, *bnode;
     int64_t n_nodes;
-    int shared;       /* 1: the shared form */
-    unsigned calls;   /* shared: calls made, whose parity picks the count buffer */
+    int shared;           /* 1: the shared form (also under the fused one) */
+    int32_t fused_blocks; /* fused: its kernel's blocks that fit the GPU at once (0: off) */
+    unsigned calls;       /* shared: calls made, whose parity picks the count buffer */
     int32_t nb, bits; /* shared: buckets; grid bits per axis (0: none) */
     float lo[3], inv[3];
 } canopy_gpu_kd_order;

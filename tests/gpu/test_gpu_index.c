@@ -8,7 +8,8 @@
  * the heap (k > 16), also on identical points, where the tie rule must prune, and on
  * a tree of over 37,000 kd buckets, and grouped by bucket where the bucket grid's
  * cells miss (queries outside the box, flat points), in each form of the bucket order
- * (CANOPY_GPU_ORDER shared and two: sizes from 1, n < k, duplicates, repeated calls);
+ * (CANOPY_GPU_ORDER fused, shared and two: sizes from 1, n < k, duplicates, repeated calls,
+ * and query counts past one and past FUSED_QUERIES a thread of the fused kernel);
  * self-queries on the device (the index's own
  * points, with and without each in its own row: tree order, every schedule and variant, no points);
  * bad
@@ -672,14 +673,15 @@ static void bucket_grid_case(int32_t d, int flat, uint64_t seed) {
     free(p), free(q), free(bi), free(gi), free(bd);
 }
 
-/* The kd bucket order's forms (CANOPY_GPU_ORDER shared and two, read when an index
+/* The kd bucket order's forms (CANOPY_GPU_ORDER fused, shared and two, read when an index
  * makes its order tables) against brute force: uniform, clustered and duplicate points
  * in 1-3 dimensions (the grid) and 5 (none), n = 1 (the root the only bucket), n < k,
  * up to 30,000 points, a quarter of the queries outside the points' box, each index
  * queried three times with other query counts and k (the shared form's two count
  * buffers alternate, each cleared by the other call's scatter). A bad form is refused. */
+static const char *order_forms[] = {"fused", "shared", "two"};
 static void order_forms_case(uint64_t seed) {
-    static const char *forms[] = {"shared", "two"};
+    const char **forms = order_forms;
     static const int32_t dims[] = {1, 2, 3, 5};
     static const int64_t sizes[] = {1, 3, 40, 2500, 30000};
     static const int32_t ks[] = {8, 1, 4};
@@ -713,7 +715,7 @@ static void order_forms_case(uint64_t seed) {
                     CHECK_OK(canopy_knn_brute(ref, canopy_points_make(q, nqs[r], d), ks[r], bi[r],
                                               bd[r]));
                 }
-                for (int f = 0; f < 2; f++) {
+                for (int f = 0; f < 3; f++) {
                     setenv("CANOPY_GPU_ORDER", forms[f], 1);
                     canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
                     canopy_run_options o = canopy_run_options_default();
@@ -763,6 +765,43 @@ static void order_forms_case(uint64_t seed) {
     CHECK(hi[0] == 0 && hi[1] == 1 && hi[2] == 2 && hi[3] == 3);
     canopy_index_free(ix);
     cudaFree(dq), cudaFree(di_);
+}
+
+/* Many queries on few points, k = 1, each form: the fused kernel's threads take 2-3
+ * queries at 300k on the H200 (132 blocks of 1024 fit at once), and 700k exceed its
+ * four a thread, so that call runs the shared form. */
+static void order_many_queries_case(uint64_t seed) {
+    const int64_t n = 40, nqs[2] = {300000, 700000}, nq_max = 700000;
+    float *p = make_points(n, 2, 0, seed), *q = make_points(nq_max, 2, 1, seed + 1);
+    float *dq = NULL;
+    int64_t *di = NULL, *bi = malloc(sizeof(int64_t) * (size_t)nq_max),
+            *gi = malloc(sizeof(int64_t) * (size_t)nq_max);
+    float *bd = malloc(sizeof(float) * (size_t)nq_max);
+    CHECK(cudaMalloc((void **)&dq, sizeof(float) * (size_t)(2 * nq_max)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&di, sizeof(int64_t) * (size_t)nq_max) == cudaSuccess);
+    CHECK(cudaMemcpy(dq, q, sizeof(float) * (size_t)(2 * nq_max), cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+    canopy_points ref = canopy_points_make(p, n, 2);
+    CHECK_OK(canopy_knn_brute(ref, canopy_points_make(q, nq_max, 2), 1, bi, bd));
+    for (int f = 0; f < 3; f++) {
+        setenv("CANOPY_GPU_ORDER", order_forms[f], 1);
+        canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+        canopy_run_options o = canopy_run_options_default();
+        o.schedule = CANOPY_SCHEDULE_TREE;
+        for (int r = 0; r < 2; r++) {
+            CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)nqs[r]) == cudaSuccess);
+            CHECK_OK(canopy_index_knn_device(ix, dq, nqs[r], 1, &o, di, NULL, NULL, NULL));
+            CHECK(cudaMemcpy(gi, di, sizeof(int64_t) * (size_t)nqs[r], cudaMemcpyDeviceToHost) ==
+                  cudaSuccess);
+            CHECK_MSG(memcmp(gi, bi, sizeof(int64_t) * (size_t)nqs[r]) == 0,
+                      "order form %s: %lld queries on %lld points differ from brute force",
+                      order_forms[f], (long long)nqs[r], (long long)n);
+        }
+        canopy_index_free(ix);
+    }
+    unsetenv("CANOPY_GPU_ORDER");
+    free(p), free(q), free(bi), free(gi), free(bd);
+    cudaFree(dq), cudaFree(di);
 }
 
 int main(void) {
@@ -829,6 +868,7 @@ int main(void) {
     identical_case(small ? 1000 : 20000, 3, seed + 2000);
     identical_case(small ? 1000 : 20000, 2, seed + 2001);
     order_forms_case(seed + 4000);
+    order_many_queries_case(seed + 5000);
     for (int32_t d = 1; d <= 3; d++) {
         bucket_grid_case(d, 0, seed + 3000 + (uint64_t)d);
         if (d > 1) bucket_grid_case(d, 1, seed + 3010 + (uint64_t)d);
