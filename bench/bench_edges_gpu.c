@@ -17,9 +17,9 @@
  * as queries), rand7 (200k + 200k uniform 7-D), plummer1m. Medians with min-max over
  * REPS runs after WARM warm-ups; the 2-D device-pointer kNN rows also in each query order
  * (schedules none and tree) beside auto's pick. Usage: canopy-bench-edges-gpu [reps]
- * [knn2d | order] (markdown; knn2d: the 2-D device-pointer kNN rows alone; order: the
- * kd bucket order's forms side by side on clust2 and on the cities points as queries, in
- * the generator's rows and shuffled). */
+ * [knn2d | order | builds] (markdown; knn2d: the 2-D device-pointer kNN rows alone; order:
+ * the kd bucket order's forms side by side on clust2 and on the cities points as queries,
+ * in the generator's rows and shuffled; builds: the index build rows alone). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "canopy.h"
@@ -377,7 +377,8 @@ int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     if (reps < 1) reps = 1;
     const int knn2d = argc > 2 && strcmp(argv[2], "knn2d") == 0,
-              order = argc > 2 && strcmp(argv[2], "order") == 0;
+              order = argc > 2 && strcmp(argv[2], "order") == 0,
+              builds_only = argc > 2 && strcmp(argv[2], "builds") == 0;
     if (canopy_gpu_warm_up()) die("GPU start");
     const int64_t n = 200000, nc = 135000;
     float *c2r = malloc(sizeof(float) * 2 * (size_t)n),
@@ -415,6 +416,8 @@ int main(int argc, char **argv) {
         order_rows(&cities_q, reps);
         order_rows(&cities_s, reps);
         free(shuf);
+    } else if (builds_only) {
+        for (int i = 0; i < 3; i++) builds(&sets[i], reps);
     } else if (knn2d) {
         for (int i = 0; i < 2; i++) {
             knn(&sets[i], 8, reps, 1);
