@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char *arena, *staging, *host_scratch;
-static size_t arena_bytes, staging_bytes, host_bytes;
+static unsigned char *arena, *staging;
+static size_t arena_bytes, staging_bytes;
 static int mempool_ready;
 
 canopy_status canopy_gpu_pool_acquire(size_t bytes, size_t pinned, unsigned char **dev,
@@ -46,16 +46,6 @@ void canopy_gpu_pool_unlock(void) {
     pthread_mutex_unlock(&pool_lock);
 }
 
-unsigned char *canopy_gpu_pool_host(size_t bytes) {
-    if (bytes > host_bytes) {
-        free(host_scratch);
-        size_t want = bytes + bytes / 2;
-        host_scratch = (unsigned char *)malloc(want);
-        host_bytes = host_scratch ? want : 0;
-    }
-    return host_scratch;
-}
-
 canopy_status canopy_gpu_pool_result(void **out, size_t bytes, cudaStream_t st, const char *what) {
     if (!__atomic_load_n(&mempool_ready, __ATOMIC_ACQUIRE)) {
         int dev = 0;
@@ -82,8 +72,7 @@ void canopy_gpu_pool_release(void) {
     pthread_mutex_lock(&pool_lock);
     cudaFree(arena);
     cudaFreeHost(staging);
-    free(host_scratch);
-    arena = staging = host_scratch = NULL;
-    arena_bytes = staging_bytes = host_bytes = 0;
+    arena = staging = NULL;
+    arena_bytes = staging_bytes = 0;
     pthread_mutex_unlock(&pool_lock);
 }

@@ -17,11 +17,6 @@ canopy_status canopy_gpu_pool_acquire(size_t bytes, size_t pinned, unsigned char
                                       unsigned char **host);
 void canopy_gpu_pool_unlock(void);
 
-/* A grow-only pageable host buffer of at least `bytes`, for host-side work of a build
- * that holds the pool (its pages stay mapped across builds: no page faults after the
- * first); NULL when out of memory. Valid until the pool is unlocked. */
-unsigned char *canopy_gpu_pool_host(size_t bytes);
-
 /* Stream-ordered allocations for results, from the retained CUDA pool. */
 canopy_status canopy_gpu_pool_result(void **out, size_t bytes, cudaStream_t s, const char *what);
 

@@ -287,87 +287,141 @@ void kd_shape(int64_t n, int32_t leaf, int32_t *nn, int32_t *depth) {
     *depth = levels;
 }
 
-/* The per-node arrays of a kd build, in the final node order, and the scratch that
- * lays them out (node ids in creation, i.e. breadth-first, order). */
+/* The per-node arrays of a kd build, in the final node order (pinned: uploaded). */
 struct kd_layout {
-    int4 *hdr;                         /* child, nchild, begin, end */
-    int32_t *level, *bylevel, *rope;   /* pinned: uploaded */
-    int32_t *first, *begin, *end, *id; /* scratch, nn each */
+    int4 *hdr; /* child, nchild, begin, end */
+    int32_t *level, *bylevel, *rope;
 };
 
+/* One subtree the layout's parallel part lays out: its root and where each level's
+ * list of it begins (fill, per level). */
+struct kd_lay_task {
+    int32_t id, begin, m, rope, below;
+    int32_t *fill;
+};
+
+/* What a layout pass reads: per level l, the smaller of its two node sizes (size[l] =
+ * n >> l, the other one more) and, per size k (0 or 1), the nodes r levels below a
+ * node of that size (width[(2 l + k) (depth + 1) + r]) and in its whole subtree
+ * (nodes[2 l + k]); each level's first breadth-first id (off). The pass stops at
+ * level cut (>= 0), recording each node there as a task. */
+struct kd_lay_pass {
+    const kd_layout *L;
+    int32_t leaf, depth, depth_first, cut;
+    const int64_t *size;
+    const int32_t *width, *nodes, *off;
+    kd_lay_task *tasks;
+    int32_t *n_tasks;
+};
+
+static inline int32_t kd_lay_kind(const kd_lay_pass &P, int32_t l, int64_t m) {
+    return 2 * l + (m > P.size[l]);
+}
+
+/* A node and its subtree, each node written once, met depth-first left to right (so
+ * each level's nodes in their left-to-right order, which is their id order in both
+ * orders): depth-first ids give a node's children the ids `below` and below + 1 and
+ * their subtrees the ids after (the first child's subtree has nodes[...] nodes);
+ * breadth-first ids number each level left to right from off[level]. */
+static void kd_lay_node(const kd_lay_pass &P, int32_t *fill, int32_t id, int32_t begin, int32_t m,
+                        int32_t l, int32_t rope, int32_t below) {
+    if (l == P.cut) {
+        kd_lay_task &t = P.tasks[(*P.n_tasks)++];
+        t.id = id, t.begin = begin, t.m = m, t.rope = rope, t.below = below;
+        memcpy(t.fill, fill, sizeof(int32_t) * (size_t)P.depth);
+        const int32_t *w = P.width + (size_t)kd_lay_kind(P, l, m) * (size_t)(P.depth + 1);
+        for (int32_t r = 0; l + r < P.depth; r++) fill[l + r] += w[r];
+        return;
+    }
+    const kd_layout &L = *P.L;
+    L.level[id] = l;
+    L.rope[id] = rope;
+    L.bylevel[P.off[l] + fill[l]++] = id;
+    if (m <= P.leaf) {
+        L.hdr[id] = make_int4(-1, 0, begin, begin + m);
+        return;
+    }
+    const int32_t first = P.depth_first ? below : P.off[l + 1] + fill[l + 1], m0 = m / 2;
+    L.hdr[id] = make_int4(first, 2, begin, begin + m);
+    kd_lay_node(P, fill, first, begin, m0, l + 1, first + 1, below + 2);
+    kd_lay_node(P, fill, first + 1, begin + m0, m - m0, l + 1, rope,
+                below + 1 + P.nodes[kd_lay_kind(P, l + 1, m0)]);
+}
+
+/* Trees of at least 2 KD_LAY_NODES_PER_THREAD nodes lay out their subtrees below level
+ * KD_LAY_CUT (16 of them) on a thread per KD_LAY_NODES_PER_THREAD nodes (~0.1 ms of
+ * this pass: fewer threads would not pay for waking them). */
+enum { KD_LAY_CUT = 4, KD_LAY_NODES_PER_THREAD = 16384 };
+
 /* Node records (headers) in the host's order (breadth-first, or depth-first exactly as
- * the host's linearize), ropes, levels, and the nodes of each level. */
+ * the host's linearize), ropes, levels, and the nodes of each level, from the level
+ * sizes alone (a level holds `small` nodes of n >> l points and `big` of one more, as
+ * kd_shape counts them): one pass writing each node once, the subtrees below level
+ * KD_LAY_CUT in parallel (200k points, leaves of 8: 65,535 nodes). */
 canopy_status kd_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, const kd_layout &L,
                          topology *t) {
-    const int32_t nn = t->n_nodes, depth = t->depth;
-    int32_t count = 1;
-    L.begin[0] = 0;
-    L.end[0] = (int32_t)n;
-    for (int32_t v = 0; v < count; v++) {
-        int32_t m = L.end[v] - L.begin[v];
-        if (m <= leaf) {
-            L.first[v] = -1;
-            continue;
-        }
-        L.first[v] = count;
-        L.begin[count] = L.begin[v];
-        L.end[count] = L.begin[v] + m / 2;
-        L.begin[count + 1] = L.begin[v] + m / 2;
-        L.end[count + 1] = L.end[v];
-        count += 2;
-    }
-    if (count != nn) return canopy_fail(CANOPY_ERR_INTERNAL, "GPU kd layout: node count");
-    if (order == CANOPY_ORDER_BREADTH_FIRST) {
-        for (int32_t v = 0; v < nn; v++) L.id[v] = v;
-    } else {
-        /* a node's child group, then each child's subtree in order; bylevel is the
-         * stack until the levels are listed */
-        int32_t *stack = L.bylevel, next = 1, sp = 0;
-        L.id[0] = 0;
-        stack[sp++] = 0;
-        while (sp > 0) {
-            int32_t v = stack[--sp];
-            if (L.first[v] < 0) continue;
-            L.id[L.first[v]] = next++;
-            L.id[L.first[v] + 1] = next++;
-            stack[sp++] = L.first[v] + 1;
-            stack[sp++] = L.first[v];
-        }
-    }
-    for (int32_t v = 0; v < nn; v++)
-        L.hdr[L.id[v]] = make_int4(L.first[v] >= 0 ? L.id[L.first[v]] : -1, L.first[v] >= 0 ? 2 : 0,
-                                   L.begin[v], L.end[v]);
+    const int32_t depth = t->depth, wide = depth + 1;
     t->level_off = (int32_t *)calloc((size_t)depth + 1, sizeof(int32_t));
     t->level_max = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
     t->level_split = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
     t->min_upto = (int32_t *)malloc(sizeof(int32_t) * (size_t)depth);
-    if (!t->level_off || !t->level_max || !t->level_split || !t->min_upto)
-        return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
-    L.rope[0] = -1;
-    L.level[0] = 0;
-    for (int32_t v = 0; v < nn; v++) {
-        const int4 h = L.hdr[v];
-        const int32_t l = L.level[v];
-        for (int32_t c = 0; c < h.y; c++) {
-            L.rope[h.x + c] = c + 1 < h.y ? h.x + c + 1 : L.rope[v];
-            L.level[h.x + c] = l + 1;
+    const int32_t most_tasks = 1 << KD_LAY_CUT, per = t->n_nodes / KD_LAY_NODES_PER_THREAD,
+                  team = per < most_tasks ? per : most_tasks;
+    const int32_t cut = depth > KD_LAY_CUT + 1 && team > 1 ? KD_LAY_CUT : -1;
+    int64_t *size = (int64_t *)malloc(sizeof(int64_t) * (size_t)depth);
+    int32_t *width = (int32_t *)calloc((size_t)(2 * depth) * (size_t)wide, sizeof(int32_t)),
+            *nodes = (int32_t *)calloc((size_t)(2 * depth), sizeof(int32_t)),
+            *fill = (int32_t *)calloc((size_t)(most_tasks + 1) * (size_t)depth, sizeof(int32_t));
+    kd_lay_task *tasks = (kd_lay_task *)malloc(sizeof(kd_lay_task) * (size_t)most_tasks);
+    canopy_status s = CANOPY_OK;
+    if (!t->level_off || !t->level_max || !t->level_split || !t->min_upto || !size || !width ||
+        !nodes || !fill || !tasks)
+        s = canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
+    int64_t small = 1, big = 0;
+    for (int32_t l = 0; !s && l < depth; l++) {
+        const int64_t m = n >> l;
+        size[l] = m;
+        t->level_off[l + 1] = t->level_off[l] + (int32_t)(small + big);
+        t->level_max[l] = (int32_t)(big ? m + 1 : m);
+        t->level_split[l] = (int32_t)((m > leaf ? small : 0) + (m + 1 > leaf ? big : 0));
+        t->min_upto[l] = (int32_t)(small ? m : m + 1);
+        if (l > 0 && t->min_upto[l - 1] < t->min_upto[l]) t->min_upto[l] = t->min_upto[l - 1];
+        int64_t s2 = 0, b2 = 0;
+        if (m > leaf) s2 += small * (m % 2 ? 1 : 2), b2 += small * (m % 2 ? 1 : 0);
+        if (m + 1 > leaf) s2 += big * (m % 2 ? 0 : 1), b2 += big * (m % 2 ? 2 : 1);
+        small = s2, big = b2;
+    }
+    if (!s && t->level_off[depth] != t->n_nodes)
+        s = canopy_fail(CANOPY_ERR_INTERNAL, "GPU kd layout: node count");
+    for (int32_t l = depth - 1; !s && l >= 0; l--)
+        for (int32_t k = 0; k < 2; k++) {
+            const int64_t m = size[l] + k;
+            int32_t *w = width + (size_t)(2 * l + k) * (size_t)wide;
+            w[0] = 1;
+            if (m > leaf && l + 1 < depth) {
+                const int32_t *w0 = width + (size_t)(2 * (l + 1) + (m / 2 > size[l + 1])) * wide,
+                              *w1 =
+                                  width + (size_t)(2 * (l + 1) + (m - m / 2 > size[l + 1])) * wide;
+                for (int32_t r = 1; l + r < depth; r++) w[r] = w0[r - 1] + w1[r - 1];
+            }
+            for (int32_t r = 0; l + r < depth; r++) nodes[2 * l + k] += w[r];
         }
-        t->level_off[l + 1]++;
-        if (h.w - h.z > t->level_max[l]) t->level_max[l] = h.w - h.z;
-        t->level_split[l] += h.x >= 0;
+    if (!s) {
+        int32_t n_tasks = 0;
+        for (int32_t i = 0; i < most_tasks; i++) tasks[i].fill = fill + (size_t)(i + 1) * depth;
+        const kd_lay_pass top = {&L,           leaf,  depth,   order != CANOPY_ORDER_BREADTH_FIRST,
+                                 cut,          size,  width,   nodes,
+                                 t->level_off, tasks, &n_tasks};
+        kd_lay_node(top, fill, 0, 0, (int32_t)n, 0, -1, 1);
+        kd_lay_pass below = top;
+        below.cut = -1;
+#pragma omp parallel for schedule(static, 1) num_threads(team > 1 ? team : 1) if (n_tasks > 1)
+        for (int32_t i = 0; i < n_tasks; i++)
+            kd_lay_node(below, tasks[i].fill, tasks[i].id, tasks[i].begin, tasks[i].m, cut,
+                        tasks[i].rope, tasks[i].below);
     }
-    for (int32_t l = 0; l < depth; l++) t->level_off[l + 1] += t->level_off[l];
-    for (int32_t l = 0; l < depth; l++) t->min_upto[l] = INT32_MAX;
-    for (int32_t v = 0; v < nn; v++) {
-        const int32_t l = L.level[v], m = L.hdr[v].w - L.hdr[v].z;
-        if (m < t->min_upto[l]) t->min_upto[l] = m;
-    }
-    for (int32_t l = 1; l < depth; l++)
-        if (t->min_upto[l - 1] < t->min_upto[l]) t->min_upto[l] = t->min_upto[l - 1];
-    int32_t *fill = L.first; /* reused: running position per level */
-    for (int32_t l = 0; l < depth; l++) fill[l] = t->level_off[l];
-    for (int32_t v = 0; v < nn; v++) L.bylevel[fill[L.level[v]]++] = v;
-    return CANOPY_OK;
+    free(size), free(width), free(nodes), free(fill), free(tasks);
+    return s;
 }
 
 /* Whole node records from their headers: geometry zero, split dimension -1 (the level
@@ -992,11 +1046,7 @@ static canopy_status kd_upload(canopy_points pts, const canopy_tree_options *opt
     const cudaStream_t st = 0;
     canopy_status s;
     input_stage(pts, g->view.d, opt->weights, k->hp, k->staged, &k->si);
-    /* the layout's scratch stays mapped between builds: no page faults after the first */
-    int32_t *scr = (int32_t *)canopy_gpu_pool_host(sizeof(int32_t) * (size_t)nn * 4);
-    if (!scr) return canopy_fail(CANOPY_ERR_NOMEM, "out of memory laying out a GPU kd tree");
-    const kd_layout L = {k->hp_hdr, k->hp_level, k->hp_bylevel,        k->hp_rope,
-                         scr,       scr + nn,    scr + 2 * (size_t)nn, scr + 3 * (size_t)nn};
+    const kd_layout L = {k->hp_hdr, k->hp_level, k->hp_bylevel, k->hp_rope};
     if ((s = kd_lay_out(g->view.n, g->leaf_size, opt->order, L, topo))) return s;
     const size_t staged = k->si.in_bytes + k->si.w_bytes;
     const unsigned long long none = ~0ull;
