@@ -348,16 +348,18 @@ static void kd_lay_node(const kd_lay_pass &P, int32_t *fill, int32_t id, int32_t
                 below + 1 + P.nodes[kd_lay_kind(P, l + 1, m0)]);
 }
 
-/* Trees of at least 2 KD_LAY_NODES_PER_THREAD nodes lay out their subtrees below level
- * KD_LAY_CUT (16 of them) on a thread per KD_LAY_NODES_PER_THREAD nodes (~0.1 ms of
- * this pass: fewer threads would not pay for waking them). */
-enum { KD_LAY_CUT = 4, KD_LAY_NODES_PER_THREAD = 16384 };
+/* Trees of at least KD_LAY_PARALLEL_MIN nodes (~0.2 ms of this pass on one core) lay
+ * out their subtrees below level KD_LAY_CUT (16 of them) on the default OpenMP team: a
+ * team of another size than the library's loops use makes OpenMP retire and restart
+ * threads between them (H200 host: +0.35 ms on the next host-point build). */
+enum { KD_LAY_CUT = 4, KD_LAY_PARALLEL_MIN = 32768 };
 
 /* Node records (headers) in the host's order (breadth-first, or depth-first exactly as
  * the host's linearize), ropes, levels, and the nodes of each level, from the level
  * sizes alone (a level holds `small` nodes of n >> l points and `big` of one more, as
  * kd_shape counts them): one pass writing each node once, the subtrees below level
- * KD_LAY_CUT in parallel (200k points, leaves of 8: 65,535 nodes). */
+ * KD_LAY_CUT in parallel (200k points, leaves of 8: 65,535 nodes, 0.3 ms of the H200
+ * host's build against 1.2 for the five passes before). */
 canopy_status kd_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, const kd_layout &L,
                          topology *t) {
     const int32_t depth = t->depth, wide = depth + 1;
@@ -365,9 +367,9 @@ canopy_status kd_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, const
     t->level_max = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
     t->level_split = (int32_t *)calloc((size_t)depth, sizeof(int32_t));
     t->min_upto = (int32_t *)malloc(sizeof(int32_t) * (size_t)depth);
-    const int32_t most_tasks = 1 << KD_LAY_CUT, per = t->n_nodes / KD_LAY_NODES_PER_THREAD,
-                  team = per < most_tasks ? per : most_tasks;
-    const int32_t cut = depth > KD_LAY_CUT + 1 && team > 1 ? KD_LAY_CUT : -1;
+    const int32_t most_tasks = 1 << KD_LAY_CUT;
+    const int32_t cut =
+        depth > KD_LAY_CUT + 1 && t->n_nodes >= KD_LAY_PARALLEL_MIN ? KD_LAY_CUT : -1;
     int64_t *size = (int64_t *)malloc(sizeof(int64_t) * (size_t)depth);
     int32_t *width = (int32_t *)calloc((size_t)(2 * depth) * (size_t)wide, sizeof(int32_t)),
             *nodes = (int32_t *)calloc((size_t)(2 * depth), sizeof(int32_t)),
@@ -415,7 +417,7 @@ canopy_status kd_lay_out(int64_t n, int32_t leaf, canopy_tree_order order, const
         kd_lay_node(top, fill, 0, 0, (int32_t)n, 0, -1, 1);
         kd_lay_pass below = top;
         below.cut = -1;
-#pragma omp parallel for schedule(static, 1) num_threads(team > 1 ? team : 1) if (n_tasks > 1)
+#pragma omp parallel for schedule(static, 1) if (n_tasks > 1)
         for (int32_t i = 0; i < n_tasks; i++)
             kd_lay_node(below, tasks[i].fill, tasks[i].id, tasks[i].begin, tasks[i].m, cut,
                         tasks[i].rope, tasks[i].below);
