@@ -780,11 +780,15 @@ extern "C" canopy_status canopy_gpu_kd_bucket_order(canopy_gpu_kd_order *o, int3
             fused.stream = st;
             fused.attrs = &coop;
             fused.numAttrs = 1;
-            return canopy_gpu_check(
-                cudaLaunchKernelEx(&fused, k_kd_order_fused, table, (const int32_t *)o->grid, g,
-                                   d_q, nq, d, o->nb, count, next, (const int32_t *)o->bnode,
-                                   d_order, d_bucket),
-                "grouping queries by bucket");
+            const cudaError_t e = cudaLaunchKernelEx(
+                &fused, k_kd_order_fused, table, (const int32_t *)o->grid, g, d_q, nq, d, o->nb,
+                count, next, (const int32_t *)o->bnode, d_order, d_bucket);
+            if (e != cudaErrorCooperativeLaunchTooLarge)
+                return canopy_gpu_check(e, "grouping queries by bucket");
+            /* fewer SMs than the device has (MPS, a partitioned GPU): the shared form, now
+             * and from now on */
+            cudaGetLastError();
+            o->fused_blocks = 0;
         }
         k_kd_order_rank<<<blocks(nq), THREADS, 0, st>>>(table, o->grid, g, d_q, nq, d, count, slot);
         const int64_t per_block = PLACE_THREADS * PLACE_QUERIES;
