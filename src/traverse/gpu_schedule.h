@@ -44,7 +44,8 @@ canopy_status canopy_gpu_morton_order(const float *d_q, int64_t nq, int32_t d, c
  *   fused (default): the shared form's two kernels as one cooperative kernel, each
  *     thread's buckets and ranks kept in registers across a grid-wide barrier; a call
  *     of more queries than FUSED_QUERIES (4) a thread of the blocks that fit the GPU at
- *     once runs the shared form;
+ *     once runs the shared form, as does every call after a cooperative launch did not
+ *     fit (MPS, a partitioned GPU);
  *   shared (up to CANOPY_GPU_ORDER_SHARED_BUCKETS buckets, else two): every scatter block
  *     scans the bucket counts into shared memory itself, so the ranking kernel ends
  *     with its ranks (no block barrier, no last-block scan), and the scatter is
