@@ -560,9 +560,18 @@ static inline float box_d2(const float *lo, const float *hi, const float *c) {
     return d2;
 }
 
+/* x rounded to the nearest integer (ties to even, as rintf) for |x| < 2^22: adding
+ * 1.5 * 2^23 leaves no fraction bits. Two additions, where gcc's inline rintf without
+ * SSE4.1 tests the magnitude, branches and restores the sign (the list walk's hot
+ * path). Offsets between wrapped positions in box units are under 2. */
+static inline float round_small(float x) {
+    const float shift = 0x1.8p23f;
+    return (x + shift) - shift;
+}
+
 /* The image of c nearest the periodic sink group's centre g. */
 static inline float image_near(float c, float g, const gl_per *P) {
-    return c + P->box * rintf((g - c) * P->inv_box);
+    return c + P->box * round_small((g - c) * P->inv_box);
 }
 
 /* Whether node v of t, moved to put its centre of mass at c, reaches half a box or more
@@ -787,7 +796,7 @@ static int ewald_queue(const gl_per *P, gl_lists *L, float x, float y, float z, 
                        const float *S) {
     float p[3] = {x, y, z};
     for (int k = 0; k < 3; k++)
-        if (rintf((L->g[k] - p[k]) * P->inv_box) != 0.0f) {
+        if (round_small((L->g[k] - p[k]) * P->inv_box) != 0.0f) {
             ewald_source(P, L->g, x, y, z, m, S, 1, L->eacc);
             return 0;
         }
