@@ -169,9 +169,12 @@ static void check_blocks(int64_t n1, int cross, int weighted, int32_t nbins) {
  * in range, bin counts around every counter width (4, 8, 12, 16), auto and cross,
  * open and periodic, uniform and on the coarse grid (distances on the edges), leaf
  * sizes from 1 to 200 (leaves of several vectors, partial vectors, a's points out of
- * range of b's box, periodic leaf pairs that do and do not wrap). */
+ * range of b's box, periodic leaf pairs that do and do not wrap). Quick: half the points,
+ * still several leaves of the largest size (the counters go to the histogram after each
+ * vector of a's points, whatever n). */
 static void check_counters(int32_t nbins, int cross, int periodic, int coarse, int32_t d) {
-    pc_case c = pc_case_make(1500, cross ? 1100 : 0, d, cross, 0, periodic, !coarse, nbins, coarse);
+    const int64_t n = check_quick() ? 750 : 1500, n2 = cross ? n * 11 / 15 : 0;
+    pc_case c = pc_case_make(n, n2, d, cross, 0, periodic, !coarse, nbins, coarse);
     c.po.rmin = coarse ? 0.0 : 0.05 + 0.2 * uniform();
     c.po.rmax = periodic || coarse ? 4.0 : 1.5 + 2.5 * uniform();
     CHECK_OK(canopy_paircount_brute(c.p1, NULL, c.p2, NULL, &c.po, c.want));
@@ -199,10 +202,11 @@ static void check_counters(int32_t nbins, int cross, int periodic, int coarse, i
  * distance bounds, so with small leaves against many narrow log bins (rmin far below the
  * point spacing, rmax half the side) the windows run from none to all edges; open and
  * periodic, auto and cross, uniform and on the grid (distances equal to the bounds and
- * the edges), every ISA. */
+ * the edges), every ISA. Quick: half the points (spacing 0.75, still far above rmin). */
 static void check_windows(int cross, int periodic, int coarse) {
     const int32_t nbins = 15;
-    pc_case c = pc_case_make(2500, cross ? 1800 : 0, 3, cross, 0, periodic, 1, nbins, coarse);
+    const int64_t n = check_quick() ? 1250 : 2500, n2 = cross ? n * 18 / 25 : 0;
+    pc_case c = pc_case_make(n, n2, 3, cross, 0, periodic, 1, nbins, coarse);
     c.po.rmin = coarse ? 1.0 : 0.02 + 0.05 * uniform();
     c.po.rmax = 4.0;
     CHECK_OK(canopy_paircount_brute(c.p1, NULL, c.p2, NULL, &c.po, c.want));
