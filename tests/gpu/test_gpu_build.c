@@ -3,7 +3,8 @@
  * same topology, ropes and depth; a valid tree (ids a permutation, points in tree
  * order, tight boxes, widest split dimension, median separation); geometry equal to
  * the host's wherever no tie at a median makes the split ambiguous; kNN over the
- * downloaded tree equal to brute force; device input equal to host input. Octree:
+ * downloaded tree equal to brute force; device input equal to host input; trees of over
+ * 32k nodes (the layout's parallel part) in both orders. Octree:
  * the host's topology, ropes and cells exactly, the same bodies in each leaf, masses
  * and centres within float tolerance (and equal to their children's sums), bodies
  * and children inside their cells, Barnes-Hut gravity over the GPU tree equal to
@@ -496,6 +497,11 @@ int main(void) {
                 if (n <= 20000) {
                     one_case(n, dims[di], kind, 1, CANOPY_ORDER_BREADTH_FIRST, sd + 1);
                     one_case(n, dims[di], kind, 5, CANOPY_ORDER_DEPTH_FIRST, sd + 2);
+                }
+                /* 131,071 nodes: the layout's subtrees laid out in parallel, both orders */
+                if (n == 150000 && kind == 0 && (dims[di] == 2 || dims[di] == 7)) {
+                    one_case(n, dims[di], kind, 4, CANOPY_ORDER_DEPTH_FIRST, sd + 3);
+                    one_case(n, dims[di], kind, 4, CANOPY_ORDER_BREADTH_FIRST, sd + 4);
                 }
             }
     oct_tests(small, seed);
