@@ -146,14 +146,15 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
                 query_path ? "" : " (self excluded)");
         rc = CLI_ERROR;
     } else if (canopy_alloc((void **)&idx, (size_t)(nq * k + 1), sizeof *idx) ||
-               canopy_alloc((void **)&d2, (size_t)(nq * k + 1), sizeof *d2)) {
+               /* distances only for --distances: the walk then writes a third less */
+               (dist_out && canopy_alloc((void **)&d2, (size_t)(nq * k + 1), sizeof *d2))) {
         rc = cli_runtime_error(cmd);
     }
     if (rc == CLI_OK) cli_gpu_start_sized(&gpu, to.run.backend, nq);
     if (rc == CLI_OK && gpu.started) {
         /* the result pages fault in now, while CUDA starts, not during the copies back */
         memset(idx, 0, sizeof *idx * (size_t)(nq * k + 1));
-        memset(d2, 0, sizeof *d2 * (size_t)(nq * k + 1));
+        if (d2) memset(d2, 0, sizeof *d2 * (size_t)(nq * k + 1));
     }
     cli_gpu_start_join(&gpu); /* the first GPU call comes next */
     canopy_stats st;
@@ -163,7 +164,10 @@ static int run_knn(const char *cmd, int argc, char **argv, int nn) {
         rc = cli_runtime_error(cmd);
     double t_write = 0.0;
     if (rc == CLI_OK) {
-        for (int64_t i = 0; i < nq * k; i++) d2[i] = sqrtf(d2[i]);
+        if (d2) {
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+            for (int64_t i = 0; i < nq * k; i++) d2[i] = sqrtf(d2[i]);
+        }
         const char *paths[2] = {out, dist_out};
         canopy_array arrays[2] = {cli_array_view(idx, CANOPY_I64, nq, k),
                                   cli_array_view(d2, CANOPY_F32, nq, k)};
