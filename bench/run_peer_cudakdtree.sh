@@ -38,8 +38,10 @@ python3 - "$out/canopy-knn.md" "$out/peer.txt" "$commit" >"$out/table.md" <<'EOF
 import sys
 
 canopy_md, peer_txt, commit = sys.argv[1:4]
-canopy = {}
+canopy, heading = {}, ""
 for line in open(canopy_md):
+    if line.startswith("# "):
+        heading = line[2:].strip()
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
     if len(cells) >= 4 and cells[2].replace(".", "", 1).isdigit():
         canopy[(cells[0], cells[1])] = (float(cells[2]), cells[3])
@@ -65,7 +67,7 @@ for data, pdata, goal8, goal1 in (("clust2", "clust2", 1.5, 1.0),
         if pdata == "cities":
             rows.append((data, f"k={k}, canopy_index_knn_self_device (135000 points), tree order",
                          pdata, k, goal))
-print(f"cudaKDTree {commit}: its best variant that passed the brute-force check; ratio = its "
+print(f"canopy: {heading}\n\ncudaKDTree {commit}: its best variant that passed the brute-force check; ratio = its "
       "median / canopy's median (ms, host wall of the call or launch + synchronisation)\n")
 print("| data | k | canopy call | canopy median (min–max) | cudaKDTree best, queries as given "
       "| ratio | cudaKDTree best, Morton-sorted beforehand | ratio | goal | met (given / sorted) |")
