@@ -17,7 +17,8 @@
  * as queries), rand7 (200k + 200k uniform 7-D), plummer1m. Medians with min-max over
  * REPS runs after WARM warm-ups; the 2-D device-pointer kNN rows also in each query order
  * (schedules none and tree) beside auto's pick. Usage: canopy-bench-edges-gpu [reps]
- * [knn2d | order | builds] (markdown; knn2d: the 2-D device-pointer kNN rows alone; order:
+ * [knn | knn2d | order | builds] (markdown; knn: the device-pointer kNN rows alone, those
+ * bench/run_peer_cudakdtree.sh sets beside cudaKDTree; knn2d: the 2-D ones alone; order:
  * the kd bucket order's forms side by side on clust2 and on the cities points as queries,
  * in the generator's rows and shuffled; builds: the index build rows alone). */
 #define _POSIX_C_SOURCE 200809L
@@ -376,7 +377,8 @@ static void gravity(int reps) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     if (reps < 1) reps = 1;
-    const int knn2d = argc > 2 && strcmp(argv[2], "knn2d") == 0,
+    const int knn_only = argc > 2 && strcmp(argv[2], "knn") == 0,
+              knn2d = argc > 2 && strcmp(argv[2], "knn2d") == 0,
               order = argc > 2 && strcmp(argv[2], "order") == 0,
               builds_only = argc > 2 && strcmp(argv[2], "builds") == 0;
     if (canopy_gpu_warm_up()) die("GPU start");
@@ -418,8 +420,8 @@ int main(int argc, char **argv) {
         free(shuf);
     } else if (builds_only) {
         for (int i = 0; i < 3; i++) builds(&sets[i], reps);
-    } else if (knn2d) {
-        for (int i = 0; i < 2; i++) {
+    } else if (knn_only || knn2d) {
+        for (int i = 0; i < (knn2d ? 2 : 3); i++) {
             knn(&sets[i], 8, reps, 1);
             knn(&sets[i], 1, reps, 1);
         }

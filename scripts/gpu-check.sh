@@ -55,6 +55,11 @@
 #   edges   issue 30's edges benchmark (bench/run_edges.sh: the CPU rows against cKDTree
 #           and pykdtree, and bench/run_edges_gpu.sh where it exists; pykdtree from
 #           .carry/whl; bench/results/edges.md)
+#   cudakdtree issue 30's GPU kNN goals against cudaKDTree (bench/run_peer_cudakdtree.sh:
+#           compiles bench/peer_cudakdtree.cu against its headers in $CUKD_DIR, default
+#           .carry/cukd-src, then canopy's device-pointer kNN rows and every cudaKDTree
+#           variant on clust2, cities and rand7, k = 8 and NN; the table of canopy
+#           against its best below)
 #   paircount pair counts on the GPU pair walk (issue 37): test_gpu_paircount (brute
 #           force and CPU pair walk equality, the 200k timings), memcheck and racecheck
 #           on its small cases, then bench/run_paircount.sh against Corrfunc and TreeCorr
@@ -75,8 +80,8 @@
 #           which the brute force on 1M points alone can exceed: give it a call of its own;
 #           bench/results/python-gpu.md)
 # Usage: scripts/gpu-check.sh [build] [test] [gputest] [sanitize] [bench] [sched] [gpubuild] [index]
-#        [nbody] [dist] [dist2gpu] [dist1gpu] [cli] [simt] [forest1core] [edges] [paircount] [python]
-#        [pybench]
+#        [nbody] [dist] [dist2gpu] [dist1gpu] [cli] [simt] [forest1core] [edges] [cudakdtree]
+#        [paircount] [python] [pybench]
 #        (default: build test sanitize bench)
 # The GPU machine installs nothing: json-c comes as .deb files in .carry/debs and the
 # Python wheels in .carry/whl (both filled by scripts/make-carry.sh), the debs unpacked
@@ -415,6 +420,15 @@ for _ in range(2): canopy.paircount(x, 0.005, 0.1, 10, log=True, backend="gpu")'
         note "- edges bench (issue 30): rc $rc, $(($(date +%s) - t0)) s (below; log edges.log)"
         [ $rc -eq 0 ] || status=1
         [ -f "$out/edges/edges.md" ] && cat "$out/edges/edges.md" >>"$summary"
+        ;;
+    cudakdtree)
+        t0=$(date +%s)
+        "$root/bench/run_peer_cudakdtree.sh" "$b" "${CUKD_DIR:-$root/.carry/cukd-src}" \
+            "$out/cudakdtree" >"$out/cudakdtree.log" 2>&1
+        rc=$?
+        note "- cudaKDTree beside canopy's GPU kNN (issue 30): rc $rc, $(($(date +%s) - t0)) s (below; log cudakdtree.log)"
+        [ $rc -eq 0 ] || status=1
+        [ -f "$out/cudakdtree/table.md" ] && cat "$out/cudakdtree/table.md" >>"$summary"
         ;;
     python)
         site="${TMPDIR:-/tmp}/canopy-pytest"

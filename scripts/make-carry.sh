@@ -8,8 +8,10 @@
 #                with python3.12 and libgsl-dev (its 100 MB of test data stripped)
 # Run on the development machine (needs apt-get, pip, zip and unzip):
 # scripts/make-carry.sh  (idempotent; about 5 minutes
-# the first time, most of it Corrfunc's build). Peers (cudaKDTree, ECL-BH) are fetched
-# by hand into .carry/peers (bench/results/edges.md says how); they never enter the repo.
+# the first time, most of it Corrfunc's build). Peers are fetched by hand and never enter
+# the repo: cudaKDTree's headers into .carry/cukd-src (`git archive HEAD cukd LICENSE |
+# tar -x -C .carry/cukd-src` in its clone, its commit in .carry/cukd-src/COMMIT;
+# bench/run_peer_cudakdtree.sh), ECL-BH into .carry/peers.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 debs="$root/.carry/debs" whl="$root/.carry/whl"
