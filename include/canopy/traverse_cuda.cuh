@@ -90,9 +90,6 @@ struct canopy_gpu_launch {
      * the query at each position of `order`, or NULL. A kernel may start a query's walk
      * by scanning its bucket, and must then not visit the bucket again. */
     const int32_t *bucket;
-    /* device, with bucket: each node's parent (the root's -1), or NULL. A kernel may
-     * then climb from the bucket instead of descending from the root. */
-    const int32_t *parent;
 };
 
 __device__ __forceinline__ int64_t canopy_gpu_query(const canopy_gpu_launch &L, int64_t i) {

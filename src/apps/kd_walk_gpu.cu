@@ -208,35 +208,49 @@ template <class Op> struct kd_blocks {
     static constexpr int value = sizeof(typename Op::State) <= 80 ? 8 : 1;
 };
 
-/* Whether every point within the limit of q lies strictly inside a kd node's box: no
- * point outside the node's subtree can then join the query's result (a point outside
- * the box is farther than the nearest face along one axis, and the rounded distances
- * keep that order). */
-template <int D>
-__device__ __forceinline__ bool kd_ball_inside(const unsigned char *rec, const float (&q)[D],
-                                               float lim) {
-    const float *g = (const float *)(rec + sizeof(canopy_node));
-    float m = INFINITY;
-#pragma unroll
-    for (int j = 0; j < D; j++) m = fminf(m, fminf(q[j] - __ldg(g + j), __ldg(g + D + j) - q[j]));
-    return m > 0.0f && m * m > lim;
-}
-
-/* The walk below cur (bound: its box bound), depth first with a stack, nearer child
- * first; adds its bound tests to *tests, as the engines count them: both children's of
- * every node the query expands (a lockstep lane that does not want a node tests
- * nothing). The walk descends to the next wanted leaf in an inner loop and scans that
- * leaf after it (while-while): the lanes of a warp that reach leaves at different
- * steps then scan them together, where one loop with both branches ran each lane's
- * scan while the others waited (one lane's visits and their order are the same either
- * way; H200, clust2 k = 8: walk 0.24 -> 0.20 ms, bench/results/edges.md). */
+/* One query's walk (position i of the launch; a lockstep warp's padding lane is not
+ * live); returns its bound tests, as the engines count them: the root's, and both
+ * children's of every node the query expands (a lockstep lane that does not want a
+ * node tests nothing). TIES: the tie rule (Op::tie_open) at nodes exactly at the
+ * limit; launched only on views with min_id (points with duplicates), so other walks
+ * do not pay for it.
+ * The walk descends to the next wanted leaf in an inner loop and scans that leaf after
+ * it (while-while): the lanes of a warp that reach leaves at different steps then scan
+ * them together, where one loop with both branches ran each lane's scan while the
+ * others waited (one lane's visits and their order are the same either way; H200,
+ * clust2 k = 8: walk 0.24 -> 0.20 ms, bench/results/edges.md). */
 template <int D, class Op, bool LOCK, bool TIES>
-__device__ __forceinline__ void
-kd_walk_below(const canopy_tree_view &t, const typename Op::Ctx &ctx, const float (&q)[D],
-              typename Op::State &st, kd_ref cur, float bound, int32_t skip, unsigned &tests) {
+__device__ __forceinline__ unsigned kd_walk_one(const canopy_gpu_launch &L,
+                                                const typename Op::Ctx &ctx, int64_t i, bool live) {
+    const canopy_tree_view &t = L.tree;
+    const int64_t qi = live ? canopy_gpu_query(L, i) : 0;
+    typename Op::State st;
+    float q[D];
+    if (live) {
+        Op::init(ctx, st, qi);
+#pragma unroll
+        for (int j = 0; j < D; j++) q[j] = __ldg(canopy_point(ctx.query, qi) + j);
+    } else {
+        Op::idle(ctx, st);
+#pragma unroll
+        for (int j = 0; j < D; j++) q[j] = 0.0f;
+    }
+    /* With a kd bucket order (kNN), the walk begins with the query's bucket: its points
+     * give every lane a k-th distance before the first step from the root (a lockstep
+     * warp then visits only what some lane's own neighbourhood needs), and the walk
+     * leaves the bucket out. */
+    int32_t skip = -1;
+    if (Op::starts_in_bucket && L.bucket && live) {
+        skip = __ldg(L.bucket + i);
+        const int4 h = __ldg((const int4 *)(t.hot + (int64_t)skip * t.hot_stride));
+        kd_scan_leaf<D, Op>(t, h.z, h.w, q, ctx, st);
+    }
     kd_ref stack_ref[KD_WALK_STACK];
     float stack_bound[KD_WALK_STACK];
     int32_t sp = 0;
+    kd_ref cur;
+    float bound = kd_load<D, Op>(t, 0, q, ctx, st, cur, true, skip);
+    unsigned tests = 1;
     for (;;) {
         /* at_leaf: cur is a leaf some lane wants (mine: this lane) */
         bool at_leaf = false, mine = false;
@@ -283,62 +297,6 @@ kd_walk_below(const canopy_tree_view &t, const typename Op::Ctx &ctx, const floa
         sp--;
         cur = stack_ref[sp];
         bound = stack_bound[sp];
-    }
-}
-
-/* One query's walk (position i of the launch; a lockstep warp's padding lane is not
- * live); returns its bound tests (the root's, or each climbed-to sibling's, and those
- * of kd_walk_below). TIES: the tie rule (Op::tie_open) at nodes exactly at the limit;
- * launched only on views with min_id (points with duplicates), so other walks do not
- * pay for it. */
-template <int D, class Op, bool LOCK, bool TIES>
-__device__ __forceinline__ unsigned kd_walk_one(const canopy_gpu_launch &L,
-                                                const typename Op::Ctx &ctx, int64_t i, bool live) {
-    const canopy_tree_view &t = L.tree;
-    const int64_t qi = live ? canopy_gpu_query(L, i) : 0;
-    typename Op::State st;
-    float q[D];
-    if (live) {
-        Op::init(ctx, st, qi);
-#pragma unroll
-        for (int j = 0; j < D; j++) q[j] = __ldg(canopy_point(ctx.query, qi) + j);
-    } else {
-        Op::idle(ctx, st);
-#pragma unroll
-        for (int j = 0; j < D; j++) q[j] = 0.0f;
-    }
-    /* With a kd bucket order (kNN), the walk begins with the query's bucket: its points
-     * give every lane a k-th distance before the first step from the root (a lockstep
-     * warp then visits only what some lane's own neighbourhood needs), and the walk
-     * leaves the bucket out. */
-    int32_t skip = -1;
-    if (Op::starts_in_bucket && L.bucket && live) {
-        skip = __ldg(L.bucket + i);
-        const int4 h = __ldg((const int4 *)(t.hot + (int64_t)skip * t.hot_stride));
-        kd_scan_leaf<D, Op>(t, h.z, h.w, q, ctx, st);
-    }
-    unsigned tests = 0;
-    kd_ref cur;
-    if (!LOCK && skip >= 0 && L.parent) {
-        /* One query a thread with the parents: climb from the bucket, walking each
-         * sibling's subtree, until a node's box holds every point within the limit
-         * (most queries stop a few levels up, where the walk from the root would
-         * expand a node a level on the way down to them). */
-        for (int32_t node = skip; node > 0;) {
-            if (kd_ball_inside<D>(t.hot + (int64_t)node * t.hot_stride, q, Op::limit(ctx, st)))
-                break;
-            const int32_t up = __ldg(L.parent + node);
-            const int32_t first = __ldg((const int32_t *)(t.hot + (int64_t)up * t.hot_stride));
-            const float bound =
-                kd_load<D, Op>(t, node == first ? first + 1 : first, q, ctx, st, cur, true, skip);
-            tests++;
-            kd_walk_below<D, Op, LOCK, TIES>(t, ctx, q, st, cur, bound, skip, tests);
-            node = up;
-        }
-    } else {
-        const float bound = kd_load<D, Op>(t, 0, q, ctx, st, cur, true, skip);
-        tests = 1;
-        kd_walk_below<D, Op, LOCK, TIES>(t, ctx, q, st, cur, bound, skip, tests);
     }
     if (live) Op::finish(ctx, st, qi);
     return live ? tests : 0u;

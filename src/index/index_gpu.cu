@@ -386,8 +386,6 @@ static canopy_status device_knn(canopy_index_device *dv, canopy_index_scratch *x
         return s;
     canopy_tree_view tv = dv->view;
     tv.min_id = x->ties ? (const int64_t *)x->min_id : NULL;
-    /* each node's parent, made with the smallest ids (scratch_min_id) */
-    const int32_t *parent = (const int32_t *)(x->min_id + tv.n_nodes);
     /* the arena: flags | stacks | order | distances | sort scratch */
     canopy_gpu_launch probe;
     if ((s = canopy_gpu_launch_init<knn_reg_gpu<1>>(probe, &dv->view, nq, v, x->sms))) return s;
@@ -449,8 +447,7 @@ static canopy_status device_knn(canopy_index_device *dv, canopy_index_scratch *x
     if (!rep) {
         /* nothing to time or count: the kd walk alone and one synchronisation */
         bool taken = false;
-        if ((s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, parent, nq, v, x->sms, st, NULL,
-                                        &taken)))
+        if ((s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, nq, v, x->sms, st, NULL, &taken)))
             return s;
         if (taken) return canopy_gpu_check(cudaStreamSynchronize(st), "kd walk");
         canopy_gpu_report none;
@@ -463,8 +460,8 @@ static canopy_status device_knn(canopy_index_device *dv, canopy_index_scratch *x
     if (taken) {
         float ms = 0.0f;
         if ((s = canopy_gpu_check(cudaEventRecord(x->ev[2], st), "cudaEventRecord")) ||
-            (s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, parent, nq, v, x->sms, st,
-                                        x->kd_tests, &taken)) ||
+            (s = canopy_gpu_knn_kd_bare(&dc, &tv, order, bucket, nq, v, x->sms, st, x->kd_tests,
+                                        &taken)) ||
             (s = canopy_gpu_check(cudaEventRecord(x->ev[3], st), "cudaEventRecord")) ||
             (s = canopy_gpu_check(cudaMemcpyAsync(&x->hflags->counters[0], x->kd_tests,
                                                   sizeof *x->kd_tests, cudaMemcpyDeviceToHost, st),

@@ -50,10 +50,9 @@ canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view 
 }
 
 canopy_status canopy_gpu_knn_kd_bare(const knn_ctx *dctx, const canopy_tree_view *dtree,
-                                     const int64_t *order, const int32_t *bucket,
-                                     const int32_t *parent, int64_t nq, canopy_variant v, int sms,
-                                     cudaStream_t stream, unsigned long long *counters,
-                                     bool *taken) {
+                                     const int64_t *order, const int32_t *bucket, int64_t nq,
+                                     canopy_variant v, int sms, cudaStream_t stream,
+                                     unsigned long long *counters, bool *taken) {
     *taken = knn_kd_kernel_applies(dtree, dctx->k, v);
     if (!*taken || nq <= 0) return CANOPY_OK;
     return knn_reg_dispatch(dctx->k, [&](auto app) {
@@ -63,7 +62,6 @@ canopy_status canopy_gpu_knn_kd_bare(const knn_ctx *dctx, const canopy_tree_view
         if (s) return s;
         L.order = order;
         L.bucket = bucket;
-        L.parent = bucket ? parent : NULL;
         L.stream = stream;
         L.counters = counters;
         bool ran = false;

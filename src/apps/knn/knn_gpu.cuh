@@ -128,14 +128,12 @@ canopy_status canopy_gpu_knn_pooled(const knn_ctx *dctx, const canopy_tree_view 
 
 /* The kd walk of canopy_gpu_knn_pooled alone, where it applies (*taken; else nothing is
  * launched): no events, no flags cleared or read back (the kd walk's stack is sized for
- * the deepest tree it takes, so it cannot overflow). parent: with bucket, each node's
- * parent (canopy_gpu_launch.parent), or NULL. counters: NULL, or a device counter the
- * walk adds its bound tests to (never cleared here: a caller reads it before and
- * after). Queued on stream; the caller synchronises. */
+ * the deepest tree it takes, so it cannot overflow). counters: NULL, or a device
+ * counter the walk adds its bound tests to (never cleared here: a caller reads it
+ * before and after). Queued on stream; the caller synchronises. */
 canopy_status canopy_gpu_knn_kd_bare(const knn_ctx *dctx, const canopy_tree_view *dtree,
-                                     const int64_t *order, const int32_t *bucket,
-                                     const int32_t *parent, int64_t nq, canopy_variant v, int sms,
-                                     cudaStream_t stream, unsigned long long *counters,
-                                     bool *taken);
+                                     const int64_t *order, const int32_t *bucket, int64_t nq,
+                                     canopy_variant v, int sms, cudaStream_t stream,
+                                     unsigned long long *counters, bool *taken);
 
 #endif
