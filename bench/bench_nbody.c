@@ -7,10 +7,12 @@
  *   canopy-bench-nbody --calibrate-list oct|binary [--n N]   rows of
  *       src/gravity/multipole_calib_list_{oct,binary}.inc: the same for the list engine
  *       (default bucket and group sizes)
- *   canopy-bench-nbody --calibrate-periodic [--n N] [--softening E]   rows of
- *       src/gravity/multipole_calib_list_periodic.inc: the list engine (binary tree) in
+ *   canopy-bench-nbody --calibrate-periodic [--n N] [--softening E] [--thetas a,b,...]
+ *                      [--orders a,b,...]   rows of
+ *       src/gravity/multipole_calib_list_periodic*.inc: the list engine (binary tree) in
  *       the periodic unit box on uniform bodies (seed 33), errors against the float64
- *       Ewald sum (canopy_gravity_ewald_direct_sample) on 200 evenly spaced bodies
+ *       Ewald sum (canopy_gravity_ewald_direct_sample) on 200 evenly spaced bodies;
+ *       --thetas and --orders restrict the rows (to time a few before a large n)
  *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
  *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
  *       opening-criterion tests made (queries x nodes per query: bodies or buckets)
@@ -188,7 +190,9 @@ static int run_lists(canopy_points b, const float *mass, const double *ref, cons
 /* Rows of the periodic accuracy table (uniform bodies in the unit box, where periodic
  * forces cancel most and the relative error is largest); CPU seconds of one thread,
  * median of 3, the Ewald table built before. */
-static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, const gl_config *cfg) {
+static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, const gl_config *cfg,
+                              const float *thetas, int n_thetas, const int32_t *orders,
+                              int n_orders) {
     enum { NS = 200 };
     float *mass = malloc((size_t)n * sizeof *mass);
     int64_t sample[NS];
@@ -205,16 +209,11 @@ static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, con
     if (canopy_gl_gravity_periodic(b, mass, 1.0f, 2, (float)(eps * eps), cfg, &per, NULL, acc, NULL,
                                    NULL))
         return die("lists");
-    /* steps of 0.05, and of 0.01 between 0.65 and 0.7, where order 4 crosses 1e-3:
-     * there the default's cost moves by ~3% a step */
-    static const float thetas[] = {0.4f,  0.5f,  0.55f, 0.6f,  0.65f, 0.66f, 0.67f,
-                                   0.68f, 0.69f, 0.7f,  0.75f, 0.8f,  1.0f};
-    static const int32_t orders[] = {0, 2, 3, 4};
     printf("/* order, theta, median relative error, single-thread CPU ns per body:\n"
            " * canopy-bench-nbody --calibrate-periodic --n %lld --softening %g. */\n",
            (long long)n, eps);
-    for (int oi = 0; oi < 4; oi++)
-        for (size_t ti = 0; ti < sizeof thetas / sizeof thetas[0]; ti++) {
+    for (int oi = 0; oi < n_orders; oi++)
+        for (int ti = 0; ti < n_thetas; ti++) {
             double t[3];
             for (int k = 0; k < 3; k++) {
                 double c0 = (double)clock() / CLOCKS_PER_SEC;
@@ -310,8 +309,9 @@ int main(int argc, char **argv) {
     double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
     gl_config cfg = {0, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
     int32_t list_order = 2, trees = 1, local_walk = 0; /* trees: bit 0 oct, bit 1 binary */
-    float list_thetas[16] = {0.4f, 0.5f, 0.6f, 0.7f};
-    int n_list_thetas = 4;
+    float list_thetas[32] = {0.4f, 0.5f, 0.6f, 0.7f};
+    int n_list_thetas = 4, thetas_given = 0, n_orders = 4;
+    int32_t orders_given[4] = {0, 2, 3, 4};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--calibrate"))
             mode = 1;
@@ -338,9 +338,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--tree") && i + 1 < argc) {
             i++;
             trees = !strcmp(argv[i], "oct") ? 1 : !strcmp(argv[i], "binary") ? 2 : 3;
+        } else if (!strcmp(argv[i], "--orders") && i + 1 < argc) {
+            char *p = argv[++i];
+            for (n_orders = 0; n_orders < 4 && *p;) {
+                orders_given[n_orders++] = (int32_t)strtol(p, &p, 10);
+                if (*p == ',')
+                    p++;
+                else
+                    break;
+            }
         } else if (!strcmp(argv[i], "--thetas") && i + 1 < argc) {
             char *p = argv[++i];
-            for (n_list_thetas = 0; n_list_thetas < 16 && *p;) {
+            thetas_given = 1;
+            for (n_list_thetas = 0; n_list_thetas < 32 && *p;) {
                 list_thetas[n_list_thetas++] = strtof(p, &p);
                 if (*p == ',')
                     p++;
@@ -372,14 +382,27 @@ int main(int argc, char **argv) {
         }
     }
     if (!mode || n < 2 || reps < 1 || threads < 1 || cfg.bucket < 1 ||
-        (list_order != 0 && (list_order < 2 || list_order > 4))) {
+        (list_order != 0 && (list_order < 2 || list_order > 4)) || n_orders < 1) {
         fprintf(stderr, "bench_nbody: give --calibrate, --forces or --steps S (n >= 2)\n");
         return 2;
     }
+    for (int k = 0; k < n_orders; k++)
+        if (orders_given[k] != 0 && (orders_given[k] < 2 || orders_given[k] > 4)) {
+            fprintf(stderr, "bench_nbody: --orders takes 0, 2, 3, 4\n");
+            return 2;
+        }
     canopy_set_threads(mode == 1 || mode == 5 || mode == 6 ? 1 : threads);
     float *pos = malloc((size_t)n * 3 * sizeof *pos), *vel = malloc((size_t)n * 3 * sizeof *vel);
     float *acc = malloc((size_t)n * 3 * sizeof *acc);
-    if (mode == 6) return calibrate_periodic(pos, acc, n, eps, &cfg);
+    /* the periodic table's thetas: steps of 0.05, and of 0.01 between 0.65 and 0.7, where
+     * order 4 crosses 1e-3 at 200k bodies: there the default's cost moves by ~3% a step */
+    static const float periodic_thetas[] = {0.4f,  0.5f,  0.55f, 0.6f,  0.65f, 0.66f, 0.67f,
+                                            0.68f, 0.69f, 0.7f,  0.75f, 0.8f,  1.0f};
+    if (mode == 6)
+        return calibrate_periodic(
+            pos, acc, n, eps, &cfg, thetas_given ? list_thetas : periodic_thetas,
+            thetas_given ? n_list_thetas : (int)(sizeof periodic_thetas / sizeof(float)),
+            orders_given, n_orders);
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
     canopy_points b = canopy_points_make(pos, n, 3);
     if (mode == 3) return run_steps(pos, vel, n, steps, dt, eps, accuracy);

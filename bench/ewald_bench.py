@@ -7,9 +7,10 @@ periodic median force error against the float64 Ewald sum on a sample of bodies.
         python3 bench/ewald_bench.py --n 100000 --reps 5 --sample 200 --threads 2
 
 Bodies: "uniform" in the unit box, and "clustered" (canopy gen clusters: 64 Gaussians of
-spread 0.01, wrapped into the box). Both runs use the default options (accuracy 1e-3:
-binary tree, theta and order from the list table of their boundary: the open one, or
-the periodic one), softening 1e-3. The Ewald table is built by one untimed call first
+spread 0.01, wrapped into the box; --sets picks). Both runs use the default options
+(accuracy 1e-3: binary tree, theta and order from the list table of their boundary: the
+open one, or the periodic one read at n, canopy_gravity_choose_for_n, where the build
+has it), softening 1e-3. The Ewald table is built by one untimed call first
 (it is computed once per process and grid). Times: wall and process CPU (user + sys,
 all threads) per call. Prints one JSON line per (set, boundary) and a Markdown row per
 set.
@@ -42,6 +43,10 @@ lib.canopy_gravity_ewald_direct_sample.argtypes = [_lib.Points, ctypes.c_void_p,
 lib.canopy_gravity_choose_for.argtypes = [ctypes.POINTER(_lib.GravityOptions), ctypes.c_double,
                                           ctypes.POINTER(ctypes.c_float),
                                           ctypes.POINTER(ctypes.c_int32), ctypes.c_void_p]
+lib.canopy_gravity_choose_for_n.argtypes = [ctypes.POINTER(_lib.GravityOptions),
+                                            ctypes.c_double, ctypes.c_int64,
+                                            ctypes.POINTER(ctypes.c_float),
+                                            ctypes.POINTER(ctypes.c_int32), ctypes.c_void_p]
 lib.canopy_last_error.restype = ctypes.c_char_p
 lib.canopy_set_threads.argtypes = [ctypes.c_int32]
 
@@ -56,12 +61,17 @@ def bodies(kind, n, canopy):
     return np.ascontiguousarray((x - np.floor(x)).astype(np.float32))
 
 
-def options(box, on=lib):
+def options(box, n, on=lib):
     g = _lib.gravity_options_default()
     g.softening = 1e-3
     g.box = box
     th, order = ctypes.c_float(), ctypes.c_int32()
-    assert on.canopy_gravity_choose_for(ctypes.byref(g), 1e-3, th, order, None) == 0
+    if hasattr(on, "canopy_gravity_choose_for_n"):  # builds before it: the table's n
+        on.canopy_gravity_choose_for_n.argtypes = lib.canopy_gravity_choose_for_n.argtypes
+        s = on.canopy_gravity_choose_for_n(ctypes.byref(g), 1e-3, n, th, order, None)
+    else:
+        s = on.canopy_gravity_choose_for(ctypes.byref(g), 1e-3, th, order, None)
+    assert s == 0
     g.theta, g.order = th.value, order.value
     return g
 
@@ -79,17 +89,17 @@ def evaluate(x, g, on=lib):
     return acc, t, (c1.user - c0.user) + (c1.system - c0.system)
 
 
-def side_by_side(before, n, rounds, threads, canopy):
+def side_by_side(before, n, rounds, threads, canopy, sets):
     other = ctypes.CDLL(before)
     for name in ("canopy_gravity_multipole", "canopy_gravity_choose_for"):
         getattr(other, name).argtypes = getattr(lib, name).argtypes
     if threads:
         other.canopy_set_threads(threads)
     builds = {"after": lib, "before": other}
-    for kind in ("uniform", "clustered"):
+    for kind in sets:
         x = bodies(kind, n, canopy)
         runs = [(b, box) for box in (0.0, 1.0) for b in builds]
-        opts = {r: options(r[1], builds[r[0]]) for r in runs}
+        opts = {r: options(r[1], n, builds[r[0]]) for r in runs}
         cpu = {r: [] for r in runs}
         for r in runs:  # untimed: the Ewald table, page faults
             evaluate(x, opts[r], builds[r[0]])
@@ -114,17 +124,20 @@ def main():
     ap.add_argument("--canopy", default="build-cpu/canopy")
     ap.add_argument("--threads", type=int, default=0, help="0: canopy's default")
     ap.add_argument("--before", help="another build's libcanopy.so: side by side, --reps rounds")
+    ap.add_argument("--sets", default="uniform,clustered", help="comma-separated sets to run")
     a = ap.parse_args()
+    sets = a.sets.split(",")
+    assert all(k in ("uniform", "clustered") for k in sets), a.sets
     if a.threads:
         lib.canopy_set_threads(a.threads)
     if a.before:
-        side_by_side(a.before, a.n, a.reps, a.threads, a.canopy)
+        side_by_side(a.before, a.n, a.reps, a.threads, a.canopy, sets)
         return
-    for kind in ("uniform", "clustered"):
+    for kind in sets:
         x = bodies(kind, a.n, a.canopy)
         row = {}
         for name, box in (("open", 0.0), ("periodic", 1.0)):
-            g = options(box)
+            g = options(box, a.n)
             evaluate(x, g)  # untimed: the Ewald table, page faults
             times, cpus = [], []
             for _ in range(a.reps):

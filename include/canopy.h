@@ -480,10 +480,20 @@ canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *orde
 /* The median relative force error the calibration predicts for (theta, order). */
 double canopy_gravity_expected_error(float theta, int32_t order);
 /* The same two from the table measured with g's opening and tree (the list engine
- * has its own, per tree; the two above use body opening's). */
+ * has its own, per tree; the two above use body opening's), at the body count the
+ * table was measured at. */
 canopy_status canopy_gravity_choose_for(const canopy_gravity_options *g, double accuracy,
                                         float *theta, int32_t *order, double *expected);
 double canopy_gravity_expected_error_for(const canopy_gravity_options *g);
+/* The same at n bodies (what canopy_gravity_multipole and canopy_nbody_create choose):
+ * a periodic box's error grows with n at a fixed opening, so its table, measured at
+ * 200,000 and 1,000,000 bodies, gives each row a power law in n (extrapolated above
+ * 1,000,000, flat below 200,000; docs/nbody.md, "Periodic boxes"). Open boundaries
+ * ignore n; n <= 0 is the table's own n (the _for functions). */
+canopy_status canopy_gravity_choose_for_n(const canopy_gravity_options *g, double accuracy,
+                                          int64_t n, float *theta, int32_t *order,
+                                          double *expected);
+double canopy_gravity_expected_error_for_n(const canopy_gravity_options *g, int64_t n);
 /* Accelerations acc (n, 3) and, when pot is not NULL, potentials (n) of every body;
  * mass may be NULL (equal masses 1/n). opt's leaf size applies; variant and schedule
  * apply to the body and bucket openings (CPU backend). Backend gpu (auto: from 200,000

@@ -332,6 +332,125 @@ static void check_default_uniform(canopy_rng *r) {
         }
 }
 
+/* The periodic choice read at n (canopy_gravity_choose_for_n): at the table's n it is
+ * the old choice; n <= 0 is the table's n and open boundaries ignore n; each row's error
+ * is a power law in n (flat below the table's n, log-log straight to 1M and beyond it
+ * at least as steep as n^0.5) that never falls as n grows; so the choice at a larger n met the
+ * accuracy at every smaller n too (it never gets cheaper), and at 1e-3 its order never falls nor,
+ * at one order, its theta grows. Accuracies out of [1e-6, 0.1] are refused at every n. */
+static void check_choice_vs_n(void) {
+    static const double accs[] = {3e-2, 1e-2, 3e-3, 1e-3, 6e-4, 3e-4, 2e-4};
+    canopy_gravity_options g = canopy_gravity_options_default(), open = g;
+    g.box = 1.0f;
+    for (size_t ai = 0; ai < sizeof accs / sizeof accs[0]; ai++) {
+        double a = accs[ai], e0, e;
+        float th0, th;
+        int32_t ord0, ord;
+        CHECK_OK(canopy_gravity_choose_for(&g, a, &th0, &ord0, &e0));
+        CHECK_OK(canopy_gravity_choose_for_n(&g, a, 200000, &th, &ord, &e));
+        CHECK_MSG(th == th0 && ord == ord0 && e == e0,
+                  "accuracy %g at the table's n: theta %.2f order %d, not %.2f %d", a, (double)th,
+                  (int)ord, (double)th0, (int)ord0);
+        CHECK_OK(canopy_gravity_choose_for_n(&g, a, 0, &th, &ord, &e));
+        CHECK(th == th0 && ord == ord0 && e == e0);
+        CHECK_OK(canopy_gravity_choose_for(&open, a, &th0, &ord0, &e0));
+        CHECK_OK(canopy_gravity_choose_for_n(&open, a, 10000000, &th, &ord, &e));
+        CHECK(th == th0 && ord == ord0 && e == e0);
+        canopy_gravity_options prev = g;
+        int64_t prev_n = 0;
+        for (int64_t n = 1000; n <= 100000000; n = n * 3 / 2) {
+            canopy_gravity_options c = g;
+            canopy_status s = canopy_gravity_choose_for_n(&g, a, n, &c.theta, &c.order, &e);
+            if (s) {
+                CHECK_MSG(s == CANOPY_ERR_INVALID &&
+                              strstr(canopy_last_error(), "calibrated range"),
+                          "accuracy %g, n %lld: %s", a, (long long)n, canopy_last_error());
+                prev_n = -1; /* once out of range, it stays out */
+                continue;
+            }
+            CHECK_MSG(prev_n >= 0, "accuracy %g: refused below n %lld but chosen there", a,
+                      (long long)n);
+            CHECK_MSG(e <= a && e == canopy_gravity_expected_error_for_n(&c, n),
+                      "accuracy %g, n %lld: expected %.3g", a, (long long)n, e);
+            if (prev_n > 0) {
+                double then = canopy_gravity_expected_error_for_n(&c, prev_n);
+                CHECK_MSG(then <= e && then <= a,
+                          "accuracy %g: theta %.2f order %d (n %lld) expects %.3g at n %lld", a,
+                          (double)c.theta, (int)c.order, (long long)n, then, (long long)prev_n);
+                if (a == 1e-3)
+                    CHECK_MSG(
+                        c.order > prev.order || (c.order == prev.order && c.theta <= prev.theta),
+                        "1e-3: n %lld theta %.2f order %d after theta %.2f order %d", (long long)n,
+                        (double)c.theta, (int)c.order, (double)prev.theta, (int)prev.order);
+            }
+            prev = c, prev_n = n;
+        }
+    }
+    /* one row's law: flat below the table's n, a straight line in log-log above it, at
+     * least as steep as n^0.5 above 1M */
+    g.theta = 0.66f, g.order = 4;
+    double e1 = canopy_gravity_expected_error_for_n(&g, 1000),
+           e2 = canopy_gravity_expected_error_for_n(&g, 200000),
+           e3 = canopy_gravity_expected_error_for_n(&g, 300000),
+           e4 = canopy_gravity_expected_error_for_n(&g, 1000000),
+           e5 = canopy_gravity_expected_error_for_n(&g, 8000000);
+    double k1 = log(e4 / e3) / log(1e6 / 3e5), k2 = log(e5 / e4) / log(8.0);
+    CHECK_MSG(e1 == e2 && e2 < e3 && k1 > 0.0 && fabs(fmax(k1, 0.5) - k2) < 1e-9,
+              "order 4 theta 0.66: %.4g %.4g %.4g %.4g %.4g (exponents %.4f %.4f)", e1, e2, e3, e4,
+              e5, k1, k2);
+    float th;
+    int32_t ord;
+    CHECK_FAILS(canopy_gravity_choose_for_n(&g, 1e-7, 1000000, &th, &ord, NULL), CANOPY_ERR_INVALID,
+                "accuracy must be");
+    CHECK_FAILS(canopy_gravity_choose_for_n(&g, 0.5, 1000, &th, &ord, NULL), CANOPY_ERR_INVALID,
+                "accuracy must be");
+    CHECK_FAILS(canopy_gravity_choose_for_n(&g, 1e-4, 1000, &th, &ord, NULL), CANOPY_ERR_INVALID,
+                "calibrated range");
+}
+
+/* The entry points read the periodic table at their n: at 400k uniform bodies (where
+ * 1e-3 needs a smaller theta than at the table's 200k) canopy_gravity_multipole's forces
+ * for accuracy 1e-3 are those of choose_for_n's (theta, order), and canopy_nbody_create
+ * resolves to them. Not in quick runs (three evaluations of 400k bodies: ~7 s). */
+static void check_choice_wiring(canopy_rng *r) {
+    if (check_quick()) return;
+    int64_t n = 400000;
+    float *pos = malloc((size_t)n * 3 * sizeof *pos), *mass = malloc((size_t)n * sizeof *mass);
+    float *acc = malloc((size_t)n * 3 * sizeof *acc), *acc_n = malloc((size_t)n * 3 * sizeof *acc);
+    double *p64 = malloc((size_t)n * 3 * sizeof *p64), *v64 = calloc((size_t)n * 3, sizeof *v64);
+    make_bodies(r, n, 1.0f, 0, pos, mass);
+    for (int64_t i = 0; i < 3 * n; i++) p64[i] = pos[i];
+    canopy_gravity_options g = canopy_gravity_options_default(), at_n, at_table;
+    g.box = 1.0f;
+    g.softening = 1e-3f;
+    at_n = at_table = g;
+    CHECK_OK(canopy_gravity_choose_for_n(&g, 1e-3, n, &at_n.theta, &at_n.order, NULL));
+    CHECK_OK(canopy_gravity_choose_for(&g, 1e-3, &at_table.theta, &at_table.order, NULL));
+    CHECK_MSG(at_n.theta < at_table.theta && at_n.order == at_table.order,
+              "1e-3 at n %lld: theta %.2f order %d, at the table's n %.2f %d", (long long)n,
+              (double)at_n.theta, (int)at_n.order, (double)at_table.theta, (int)at_table.order);
+    g.accuracy = 1e-3;
+    canopy_points b = canopy_points_make(pos, n, 3);
+    CHECK_OK(canopy_gravity_multipole(b, mass, &g, NULL, acc, NULL, NULL));
+    CHECK_OK(canopy_gravity_multipole(b, mass, &at_n, NULL, acc_n, NULL, NULL));
+    CHECK_MSG(!memcmp(acc, acc_n, (size_t)n * 3 * sizeof *acc),
+              "gravity at accuracy 1e-3 differs from theta %.2f order %d", (double)at_n.theta,
+              (int)at_n.order);
+    canopy_nbody_options o = canopy_nbody_options_default();
+    o.gravity = g;
+    o.dt = 1e-3;
+    canopy_nbody *sim = NULL;
+    CHECK_OK(canopy_nbody_create(p64, v64, mass, n, &o, &sim));
+    if (sim) {
+        const canopy_nbody_options *got = canopy_nbody_get_options(sim);
+        CHECK_MSG(got->gravity.theta == at_n.theta && got->gravity.order == at_n.order,
+                  "nbody at n %lld resolved theta %.2f order %d", (long long)n,
+                  (double)got->gravity.theta, (int)got->gravity.order);
+    }
+    canopy_nbody_free(sim);
+    free(pos), free(mass), free(acc), free(acc_n), free(p64), free(v64);
+}
+
 /* k^3 equal bodies on a lattice (shifted by an arbitrary offset): by symmetry every
  * body feels no force, whatever the tree makes of it. */
 static void check_lattice(canopy_rng *r) {
@@ -541,6 +660,8 @@ int main(void) {
     check_derivs(&r);
     check_accuracy(&r);
     check_default_uniform(&r);
+    check_choice_vs_n();
+    check_choice_wiring(&r);
     check_lattice(&r);
     check_across();
     check_translation(&r);

@@ -68,18 +68,34 @@ static const mp_calib calib_list_binary[] = {
 static const mp_calib calib_list_periodic[] = {
 #include "gravity/multipole_calib_list_periodic.inc"
 };
+/* The same rows at 1M bodies: a uniform box's error grows with n at a fixed opening
+ * (~n^(1/3): a cell at a given angle holds more bodies, whose uniform part the order
+ * truncates), so the two give each row a power law in n. */
+static const mp_calib calib_list_periodic_1m[] = {
+#include "gravity/multipole_calib_list_periodic_1m.inc"
+};
+_Static_assert(sizeof calib_list_periodic == sizeof calib_list_periodic_1m,
+               "the periodic tables pair row by row");
+/* The body counts the two periodic tables were measured at, and the least exponent of
+ * the law above 1M (row 0.59 of order 4: 6.1e-4 at 1M, 8.3e-4 at 2M, 1.18e-3 at 4M,
+ * ~n^0.5, where its two points give n^0.18). */
+#define MP_N_CALIB 200000.0
+#define MP_N_BIG 1000000.0
+#define MP_P_BEYOND 0.5
 typedef struct mp_table {
     const mp_calib *row;
     int n;
+    const mp_calib *big; /* the rows at MP_N_BIG bodies, or NULL: the error ignores n */
 } mp_table;
-#define MP_TABLE(t) ((mp_table){t, (int)(sizeof t / sizeof t[0])})
+#define MP_TABLE(t) ((mp_table){t, (int)(sizeof t / sizeof t[0]), NULL})
 
 /* The table measured with this opening (bucket opening uses the body table: it is at
  * least as exact); a periodic box has its own (measured on the binary tree, the
  * octree's errors at its choices are tests/test_ewald.c's). */
 static mp_table table_for(const canopy_gravity_options *g) {
     if (g && g->opening == CANOPY_OPENING_LIST && g->box > 0.0f)
-        return MP_TABLE(calib_list_periodic);
+        return (mp_table){calib_list_periodic, MP_TABLE(calib_list_periodic).n,
+                          calib_list_periodic_1m};
     if (g && g->opening == CANOPY_OPENING_LIST)
         return g->tree == CANOPY_GRAVITY_TREE_OCT ? MP_TABLE(calib_list_oct)
                                                   : MP_TABLE(calib_list_binary);
@@ -92,43 +108,67 @@ canopy_gravity_options canopy_gravity_options_default(void) {
     return g;
 }
 
-static canopy_status choose(mp_table t, double accuracy, float *theta, int32_t *order,
+/* Row i's error at n bodies (n <= 0: the table's own n): the power law through the
+ * two measurements, its exponent kept >= 0 (a lower error at 1M is noise); flat below
+ * the table's n, where the law falls faster than the errors measured at 20k-100k; above
+ * 1M, from the larger of the two errors with an exponent >= MP_P_BEYOND, as two points
+ * 5x apart in n misjudge the slope of some rows (bench/results/nbody.md). */
+static double row_error(mp_table t, int i, int64_t n) {
+    double e0 = t.row[i].err;
+    if (!t.big || (double)n <= MP_N_CALIB) return e0;
+    double e1 = t.big[i].err, p = log(e1 / e0) / log(MP_N_BIG / MP_N_CALIB);
+    if ((double)n <= MP_N_BIG) return p > 0.0 ? e0 * pow((double)n / MP_N_CALIB, p) : e0;
+    return fmax(e0, e1) * pow((double)n / MP_N_BIG, fmax(p, MP_P_BEYOND));
+}
+
+/* The cheapest row (by the single-thread cost measured at the table's n) whose error at
+ * n is <= accuracy. The costs rank the rows independently of n, so as n grows the rows
+ * that qualify only drop out: the choice never gets cheaper. */
+static canopy_status choose(mp_table t, double accuracy, int64_t n, float *theta, int32_t *order,
                             double *expected) {
     if (!(accuracy >= 1e-6 && accuracy <= 0.1))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: accuracy must be in [1e-6, 0.1] (got %g)",
                            accuracy);
     int best = -1;
-    double lowest = INFINITY;
+    double lowest = INFINITY, best_err = NAN;
     for (int i = 0; i < t.n; i++) {
-        lowest = t.row[i].err < lowest ? t.row[i].err : lowest;
-        if (t.row[i].err <= accuracy &&
-            (best < 0 || t.row[i].ns_per_body < t.row[best].ns_per_body))
-            best = i;
+        if (t.big && (t.big[i].order != t.row[i].order || t.big[i].theta != t.row[i].theta))
+            return canopy_fail(CANOPY_ERR_INTERNAL, "gravity: the periodic tables' rows differ");
+        double e = row_error(t, i, n);
+        lowest = e < lowest ? e : lowest;
+        if (e <= accuracy && (best < 0 || t.row[i].ns_per_body < t.row[best].ns_per_body))
+            best = i, best_err = e;
     }
     if (best < 0)
         return canopy_fail(CANOPY_ERR_INVALID,
-                           "gravity: accuracy %g is below the calibrated range (best %g); give "
+                           "gravity: accuracy %g is below the calibrated range (best %g%s); give "
                            "--theta and --order instead",
-                           accuracy, lowest);
+                           accuracy, lowest, t.big && n > 0 ? " at this n" : "");
     *theta = t.row[best].theta;
     *order = t.row[best].order;
-    if (expected) *expected = t.row[best].err;
+    if (expected) *expected = best_err;
     return CANOPY_OK;
 }
 
 canopy_status canopy_gravity_choose(double accuracy, float *theta, int32_t *order,
                                     double *expected) {
-    return choose(MP_TABLE(calib_body), accuracy, theta, order, expected);
+    return choose(MP_TABLE(calib_body), accuracy, 0, theta, order, expected);
 }
 
 canopy_status canopy_gravity_choose_for(const canopy_gravity_options *g, double accuracy,
                                         float *theta, int32_t *order, double *expected) {
-    return choose(table_for(g), accuracy, theta, order, expected);
+    return choose(table_for(g), accuracy, 0, theta, order, expected);
 }
 
-/* Log-log interpolation along theta among the table's rows of this order, the end
- * slopes extrapolating. */
-static double expected_error(mp_table t, float theta, int32_t order) {
+canopy_status canopy_gravity_choose_for_n(const canopy_gravity_options *g, double accuracy,
+                                          int64_t n, float *theta, int32_t *order,
+                                          double *expected) {
+    return choose(table_for(g), accuracy, n, theta, order, expected);
+}
+
+/* Log-log interpolation along theta among the table's rows of this order (their errors
+ * at n), the end slopes extrapolating. */
+static double expected_error(mp_table t, float theta, int32_t order, int64_t n) {
     int32_t o = order;
     int prev = -1, next = -1, first = -1, second = -1, last = -1, before_last = -1;
     const mp_calib *c = t.row;
@@ -144,22 +184,26 @@ static double expected_error(mp_table t, float theta, int32_t order) {
         if (c[i].theta >= theta && next < 0) next = i;
     }
     if (first < 0) return NAN;
-    if (second < 0) return c[first].err;
+    if (second < 0) return row_error(t, first, n);
     int a = prev, b = next;
     if (a < 0) a = first, b = second;
     if (b < 0) a = before_last, b = last;
-    if (a == b) return c[a].err;
+    if (a == b) return row_error(t, a, n);
     double la = log(c[a].theta), lb = log(c[b].theta);
-    double ea = log(c[a].err), eb = log(c[b].err);
+    double ea = log(row_error(t, a, n)), eb = log(row_error(t, b, n));
     return exp(ea + (eb - ea) * (log(theta) - la) / (lb - la));
 }
 
 double canopy_gravity_expected_error(float theta, int32_t order) {
-    return expected_error(MP_TABLE(calib_body), theta, order);
+    return expected_error(MP_TABLE(calib_body), theta, order, 0);
 }
 
 double canopy_gravity_expected_error_for(const canopy_gravity_options *g) {
-    return expected_error(table_for(g), g->theta, g->order);
+    return expected_error(table_for(g), g->theta, g->order, 0);
+}
+
+double canopy_gravity_expected_error_for_n(const canopy_gravity_options *g, int64_t n) {
+    return expected_error(table_for(g), g->theta, g->order, n);
 }
 
 /* Packed moments about each cell's (float) centre of mass. Leaves sum their bodies
@@ -293,11 +337,12 @@ static canopy_status gravity_check_in_box(canopy_points b, float box) {
 }
 
 /* The options' checks both entry points share (theta and order resolved from a target
- * accuracy by the CPU table). */
-static canopy_status check_options(canopy_gravity_options *g, const canopy_run_options *o) {
+ * accuracy by the CPU table, read at n bodies). */
+static canopy_status check_options(canopy_gravity_options *g, const canopy_run_options *o,
+                                   int64_t n) {
     canopy_status s;
     if (g->accuracy != 0.0 &&
-        (s = canopy_gravity_choose_for(g, g->accuracy, &g->theta, &g->order, NULL)))
+        (s = canopy_gravity_choose_for_n(g, g->accuracy, n, &g->theta, &g->order, NULL)))
         return s;
     if (!(g->theta > 0.0f) || !isfinite(g->theta))
         return canopy_fail(CANOPY_ERR_INVALID, "gravity: theta must be > 0 (got %g)",
@@ -353,7 +398,7 @@ canopy_status canopy_gravity_multipole_device(canopy_points d_bodies, const floa
     if (o.backend == CANOPY_BACKEND_CPU)
         return canopy_fail(CANOPY_ERR_INVALID,
                            "gravity (device): device pointers need backend gpu or auto");
-    canopy_status s = check_options(&g, &o);
+    canopy_status s = check_options(&g, &o, d_bodies.n);
     if (s || (s = gpu_options(gopt, &g))) return s;
     if (stats) memset(stats, 0, sizeof *stats);
     return canopy_gravity_multipole_gpu(d_bodies, d_mass, &g, o.leaf_size, d_acc, d_pot, 1, stream,
@@ -385,7 +430,7 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     canopy_gravity_options g = gopt ? *gopt : canopy_gravity_options_default();
     canopy_run_options o = opt ? *opt : canopy_run_options_default();
     canopy_status s = canopy_gravity_check_bodies(bodies, mass, g.softening);
-    if (s || (s = check_options(&g, &o))) return s;
+    if (s || (s = check_options(&g, &o, bodies.n))) return s;
     if (g.box > 0.0f && (s = gravity_check_in_box(bodies, g.box))) return s;
     if (g.box > 0.0f) o.backend = CANOPY_BACKEND_CPU; /* auto: the periodic walk is the CPU's */
     /* The GPU walk (gravity/gpu_multipole.cu) always opens by bucket; auto takes it for

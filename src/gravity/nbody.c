@@ -186,8 +186,8 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     if (o.gravity.accuracy != 0.0 &&
         (st = on_gpu ? canopy_gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order,
                                             NULL)
-                     : canopy_gravity_choose_for(&o.gravity, o.gravity.accuracy, &o.gravity.theta,
-                                                 &o.gravity.order, NULL)))
+                     : canopy_gravity_choose_for_n(&o.gravity, o.gravity.accuracy, n,
+                                                   &o.gravity.theta, &o.gravity.order, NULL)))
         return st;
     o.gravity.accuracy = 0.0; /* resolved: a checkpoint stores the theta and order used */
     canopy_nbody *s = NULL;
