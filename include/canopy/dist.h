@@ -133,6 +133,9 @@ canopy_status canopy_dist_nbody_gather(const canopy_dist_nbody *s, int root, dou
 int64_t canopy_dist_nbody_n(const canopy_dist_nbody *s);       /* bodies on all ranks */
 int64_t canopy_dist_nbody_n_local(const canopy_dist_nbody *s); /* in this rank's domain now */
 int64_t canopy_dist_nbody_steps_done(const canopy_dist_nbody *s);
+/* The gravity options the ranks run with: theta and order resolved from an accuracy
+ * target by the table of the opening and tree (accuracy then 0). */
+canopy_gravity_options canopy_dist_nbody_gravity(const canopy_dist_nbody *s);
 /* This rank's traffic and times, summed over the calls so far. */
 canopy_dist_stats canopy_dist_nbody_stats(const canopy_dist_nbody *s);
 void canopy_dist_nbody_free(canopy_dist_nbody *s);

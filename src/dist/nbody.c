@@ -312,6 +312,9 @@ int64_t canopy_dist_nbody_n_local(const canopy_dist_nbody *s) {
 int64_t canopy_dist_nbody_steps_done(const canopy_dist_nbody *s) {
     return s->step;
 }
+canopy_gravity_options canopy_dist_nbody_gravity(const canopy_dist_nbody *s) {
+    return s->opt.gravity;
+}
 canopy_dist_stats canopy_dist_nbody_stats(const canopy_dist_nbody *s) {
     return s->stats;
 }

@@ -74,6 +74,15 @@ mrun 2 0 "${nbl[@]}"
 got=$(max_de)
 check "nbody list -np 2: max |dE/E0| $got vs one process $one" within2 "$got" "$one"
 check "nbody -np 2: list opening by default" grep -q "list opening, binary tree.*2 ranks" "$tmp/out"
+# the summary names the theta and order the ranks ran (the list table's; the body
+# table gives another choice for this accuracy)
+nba=(nbody --bodies "$tmp/p.npy" --velocities "$tmp/pv.npy" --steps 2 --dt 0.03125
+    --softening 0.05 --accuracy 2e-4)
+run 0 "${nba[@]}"
+choice=$(grep -o "theta [0-9.]*, order [0-9]" "$tmp/out")
+mrun 2 0 "${nba[@]}"
+check "nbody -np 2 --accuracy: the summary names the ranks' $choice" \
+    grep -q "$choice, list opening, binary tree.*2 ranks" "$tmp/out"
 mrun 2 2 "${nbl[@]}" --max-rung 2
 check "nbody --max-rung over ranks refused" grep -q "max-rung.*not available over several" "$tmp/err"
 check "snapshots of 2 and 4 ranks have one size" \

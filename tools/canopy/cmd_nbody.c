@@ -271,12 +271,9 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
     rc = cli_dist_share_rc(rc);
     double e0 = NAN, t0 = canopy_now();
     canopy_nbody_energy e;
-    const canopy_nbody_options *eff = o; /* theta and order as resolved on every rank */
+    /* theta and order as the ranks resolved them (the table of the opening and tree) */
     canopy_nbody_options resolved = *o;
-    if (!rc && resolved.gravity.accuracy != 0.0 &&
-        canopy_gravity_choose(resolved.gravity.accuracy, &resolved.gravity.theta,
-                              &resolved.gravity.order, NULL) == CANOPY_OK)
-        eff = &resolved;
+    if (s) resolved.gravity = canopy_dist_nbody_gravity(s);
     if (!rc && j->energy_every) {
         if ((st = canopy_dist_nbody_energy(s, j->direct_max, &e)))
             rc = rank == 0 ? cli_runtime_error("nbody") : CLI_ERROR;
@@ -313,9 +310,9 @@ static int run_on_ranks(const ranks_job *j, const canopy_nbody_options *o) {
         double secs = canopy_now() - t0;
         cli_summary("nbody: %lld bodies, steps 0 -> %lld, dt %g, theta %g, order %d, %s "
                     "opening, %s tree, softening %g, %d ranks, %.3g steps/s",
-                    (long long)j->n, (long long)k, o->dt, (double)eff->gravity.theta,
-                    (int)eff->gravity.order, grav_opening_name(eff->gravity.opening),
-                    grav_tree_name(eff->gravity.tree), (double)o->gravity.softening, ranks,
+                    (long long)j->n, (long long)k, o->dt, (double)resolved.gravity.theta,
+                    (int)resolved.gravity.order, grav_opening_name(resolved.gravity.opening),
+                    grav_tree_name(resolved.gravity.tree), (double)o->gravity.softening, ranks,
                     secs > 0.0 ? (double)k / secs : 0.0);
     }
     canopy_free(pos);
