@@ -680,6 +680,14 @@ static void bucket_grid_case(int32_t d, int flat, uint64_t seed) {
  * queried three times with other query counts and k (the shared form's two count
  * buffers alternate, each cleared by the other call's scatter). A bad form is refused. */
 static const char *order_forms[] = {"fused", "shared", "two"};
+/* A device index of ref made under CANOPY_GPU_ORDER=form (its order state is made with
+ * the first grouped call, in that form), and *o set to group the queries by kd bucket. */
+static canopy_index *index_in_form(canopy_points ref, const char *form, canopy_run_options *o) {
+    setenv("CANOPY_GPU_ORDER", form, 1);
+    *o = canopy_run_options_default();
+    o->schedule = CANOPY_SCHEDULE_TREE;
+    return build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
+}
 static void order_forms_case(uint64_t seed) {
     const char **forms = order_forms;
     static const int32_t dims[] = {1, 2, 3, 5};
@@ -716,10 +724,8 @@ static void order_forms_case(uint64_t seed) {
                                               bd[r]));
                 }
                 for (int f = 0; f < 3; f++) {
-                    setenv("CANOPY_GPU_ORDER", forms[f], 1);
-                    canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
-                    canopy_run_options o = canopy_run_options_default();
-                    o.schedule = CANOPY_SCHEDULE_TREE;
+                    canopy_run_options o;
+                    canopy_index *ix = index_in_form(ref, forms[f], &o);
                     for (int r = 0; r < 4; r++) {
                         const int c = r % 3; /* the fourth call repeats the first */
                         const size_t m = (size_t)(nqs[c] * ks[c]);
@@ -784,10 +790,8 @@ static void order_many_queries_case(uint64_t seed) {
     canopy_points ref = canopy_points_make(p, n, 2);
     CHECK_OK(canopy_knn_brute(ref, canopy_points_make(q, nq_max, 2), 1, bi, bd));
     for (int f = 0; f < 3; f++) {
-        setenv("CANOPY_GPU_ORDER", order_forms[f], 1);
-        canopy_index *ix = build(ref, CANOPY_TREE_KD, CANOPY_RESIDENCY_DEVICE);
-        canopy_run_options o = canopy_run_options_default();
-        o.schedule = CANOPY_SCHEDULE_TREE;
+        canopy_run_options o;
+        canopy_index *ix = index_in_form(ref, order_forms[f], &o);
         for (int r = 0; r < 2; r++) {
             CHECK(cudaMemset(di, 0xff, sizeof(int64_t) * (size_t)nqs[r]) == cudaSuccess);
             CHECK_OK(canopy_index_knn_device(ix, dq, nqs[r], 1, &o, di, NULL, NULL, NULL));
