@@ -7,8 +7,8 @@
  *   kNN k = 8, NN  canopy_index_knn_device (queries and results on the device, index
  *                  built from device pointers; timed without stats, and auto once more
  *                  with them), canopy_index_knn_self_device (2-D: the index's points as
- *                  queries, in tree order and in their rows; results checked against the
- *                  points passed as queries) and canopy_knn from host arrays (one call:
+ *                  queries, in tree order, in their rows and in tree order in lockstep,
+ *                  dr_l; results checked against the points passed as queries) and canopy_knn from host arrays (one call:
  *                  build + query + copies)
  *   gravity        canopy_gravity_multipole, backend gpu, from host arrays (wall against
  *                  its stats: build + moments, walk, transfers; median error on a sample)
@@ -114,10 +114,12 @@ static void builds(const dataset *D, int reps) {
  * no statistics pays), then makes one more call with stats for the note. self: the
  * index's points through canopy_index_knn_self_device, else the queries dq. */
 static void knn_device_row(const dataset *D, canopy_index *ix, const float *dq, int64_t nq,
-                           int32_t k, int self, canopy_schedule sched, int with_stats, int reps,
-                           double *v, int64_t *di, float *dd, const char *what) {
+                           int32_t k, int self, canopy_schedule sched, canopy_variant var,
+                           int with_stats, int reps, double *v, int64_t *di, float *dd,
+                           const char *what) {
     canopy_run_options so = canopy_run_options_default();
     so.schedule = sched;
+    so.variant = var;
     canopy_stats st;
     canopy_stats *sp = with_stats ? &st : NULL;
     for (int r = 0; r < WARM + reps + 1; r++) {
@@ -175,10 +177,12 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
     for (int si = 0; si < (D->d <= 3 ? 3 : 1); si++) {
         snprintf(what, sizeof what, "k=%d, device pointers, resident index%s%s", (int)k,
                  si ? ", schedule " : "", si ? canopy_schedule_name(scheds[si]) : "");
-        knn_device_row(D, ix, dq, nq, k, 0, scheds[si], 0, reps, v, di, dd, what);
+        knn_device_row(D, ix, dq, nq, k, 0, scheds[si], CANOPY_VARIANT_AUTO, 0, reps, v, di, dd,
+                       what);
     }
     snprintf(what, sizeof what, "k=%d, device pointers, resident index, stats wanted", (int)k);
-    knn_device_row(D, ix, dq, nq, k, 0, CANOPY_SCHEDULE_AUTO, 1, reps, v, di, dd, what);
+    knn_device_row(D, ix, dq, nq, k, 0, CANOPY_SCHEDULE_AUTO, CANOPY_VARIANT_AUTO, 1, reps, v, di,
+                   dd, what);
     /* Self-queries (2-D): the index's own points, in tree order (auto) or in their rows
      * (none); their results checked against the queries-as-given call on the same points */
     if (D->d <= 3) {
@@ -191,18 +195,26 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
                 "cudaMemcpy");
         cuda_ok(cudaMemcpy(hd, dd, sizeof(float) * (size_t)sc, cudaMemcpyDeviceToHost),
                 "cudaMemcpy");
-        static const canopy_schedule self_scheds[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE};
-        for (int si = 0; si < 2; si++) {
-            snprintf(what, sizeof what, "k=%d, canopy_index_knn_self_device (%lld points)%s%s",
-                     (int)k, (long long)D->n, si ? ", schedule " : ", tree order",
-                     si ? canopy_schedule_name(self_scheds[si]) : "");
-            knn_device_row(D, ix, NULL, 0, k, 1, self_scheds[si], 0, reps, v, di, dd, what);
+        /* tree order, in the rows, and tree order in lockstep (dr_l: a warp's lanes
+         * share a bucket there) */
+        static const canopy_schedule self_scheds[] = {CANOPY_SCHEDULE_AUTO, CANOPY_SCHEDULE_NONE,
+                                                      CANOPY_SCHEDULE_AUTO};
+        static const canopy_variant self_vars[] = {CANOPY_VARIANT_AUTO, CANOPY_VARIANT_AUTO,
+                                                   CANOPY_VARIANT_DR_L};
+        for (int si = 0; si < 3; si++) {
+            snprintf(what, sizeof what, "k=%d, canopy_index_knn_self_device (%lld points)%s%s%s",
+                     (int)k, (long long)D->n, si == 1 ? ", schedule " : ", tree order",
+                     si == 1 ? canopy_schedule_name(self_scheds[si]) : "",
+                     si == 2 ? ", variant dr_l" : "");
+            knn_device_row(D, ix, NULL, 0, k, 1, self_scheds[si], self_vars[si], 0, reps, v, di,
+                           dd, what);
             if (!same_rows(di, dd, hi, hd, sc))
                 die("self-query results differ from the points as queries");
         }
         snprintf(what, sizeof what, "k=%d, canopy_index_knn_self_device, tree order, stats wanted",
                  (int)k);
-        knn_device_row(D, ix, NULL, 0, k, 1, CANOPY_SCHEDULE_AUTO, 1, reps, v, di, dd, what);
+        knn_device_row(D, ix, NULL, 0, k, 1, CANOPY_SCHEDULE_AUTO, CANOPY_VARIANT_AUTO, 1, reps, v,
+                       di, dd, what);
         free(hi), free(hd);
     }
     canopy_index_free(ix);
