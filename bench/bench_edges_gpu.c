@@ -8,19 +8,17 @@
  *                  built from device pointers; timed without stats, and auto once more
  *                  with them), canopy_index_knn_self_device (2-D: the index's points as
  *                  queries, in tree order, in their rows and in tree order in lockstep,
- *                  dr_l; results checked against the points passed as queries) and canopy_knn from host arrays (one call:
- *                  build + query + copies)
- *   gravity        canopy_gravity_multipole, backend gpu, from host arrays (wall against
- *                  its stats: build + moments, walk, transfers; median error on a sample)
- *                  and canopy_gravity_multipole_device from device pointers
- * Data: clust2 (200k + 200k 2-D, 64 clusters), cities (135k 2-D, self-query: the points
- * as queries), rand7 (200k + 200k uniform 7-D), plummer1m. Medians with min-max over
- * REPS runs after WARM warm-ups; the 2-D device-pointer kNN rows also in each query order
- * (schedules none and tree) beside auto's pick. Usage: canopy-bench-edges-gpu [reps]
- * [knn | knn2d | order | builds] (markdown; knn: the device-pointer kNN rows alone, those
- * bench/run_peer_cudakdtree.sh sets beside cudaKDTree; knn2d: the 2-D ones alone; order:
- * the kd bucket order's forms side by side on clust2 and on the cities points as queries,
- * in the generator's rows and shuffled; builds: the index build rows alone). */
+ *                  dr_l; results checked against the points passed as queries) and canopy_knn from
+ * host arrays (one call: build + query + copies) gravity        canopy_gravity_multipole, backend
+ * gpu, from host arrays (wall against its stats: build + moments, walk, transfers; median error on
+ * a sample) and canopy_gravity_multipole_device from device pointers Data: clust2 (200k + 200k 2-D,
+ * 64 clusters), cities (135k 2-D, self-query: the points as queries), rand7 (200k + 200k uniform
+ * 7-D), plummer1m. Medians with min-max over REPS runs after WARM warm-ups; the 2-D device-pointer
+ * kNN rows also in each query order (schedules none and tree) beside auto's pick. Usage:
+ * canopy-bench-edges-gpu [reps] [knn | knn2d | order | builds] (markdown; knn: the device-pointer
+ * kNN rows alone, those bench/run_peer_cudakdtree.sh sets beside cudaKDTree; knn2d: the 2-D ones
+ * alone; order: the kd bucket order's forms side by side on clust2 and on the cities points as
+ * queries, in the generator's rows and shuffled; builds: the index build rows alone). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "canopy.h"
@@ -206,8 +204,8 @@ static void knn(const dataset *D, int32_t k, int reps, int only_device) {
                      (int)k, (long long)D->n, si == 1 ? ", schedule " : ", tree order",
                      si == 1 ? canopy_schedule_name(self_scheds[si]) : "",
                      si == 2 ? ", variant dr_l" : "");
-            knn_device_row(D, ix, NULL, 0, k, 1, self_scheds[si], self_vars[si], 0, reps, v, di,
-                           dd, what);
+            knn_device_row(D, ix, NULL, 0, k, 1, self_scheds[si], self_vars[si], 0, reps, v, di, dd,
+                           what);
             if (!same_rows(di, dd, hi, hd, sc))
                 die("self-query results differ from the points as queries");
         }
