@@ -201,6 +201,45 @@ static canopy_status round_cuts(MPI_Comm comm, const sorted_work *s, int64_t n, 
     return st;
 }
 
+/* A body's share of a gravity walk grows with the log of the density around it (a
+ * denser region sits deeper in the tree: more levels of cells to open). Plummer 1M,
+ * order 2, theta 0.5, binary tree: 375 interactions per decade of density on a mean of
+ * 6,000 (bench/results/distributed.md), so 6 % a decade; the density is that of the
+ * DENSITY_SPAN sorted keys on either side. */
+#define DENSITY_WORK_PER_DECADE 0.06
+enum { DENSITY_SPAN = 8 };
+
+canopy_status canopy_dist_density_work(MPI_Comm comm, canopy_points local, double *work) {
+    sorted_work s = {0};
+    int uniform = 1;
+    const int64_t n = local.n;
+    canopy_status st = local_keys(comm, local, NULL, CANOPY_CURVE_HILBERT,
+                                  canopy_curve_bits(local.d), &s, &uniform);
+    if (!st && n > 0) st = canopy_sort_keyed(s.k, n);
+    if ((st = canopy_dist_agree(comm, st))) goto done;
+    /* log10 of the keys per unit of key range around each body (NaN where a rank holds
+     * one body: no neighbour to measure against), then centred on the mean of all ranks */
+    double sum[2] = {0.0, 0.0}, all[2];
+    for (int64_t j = 0; j < n; j++) {
+        int64_t a = j > DENSITY_SPAN ? j - DENSITY_SPAN : 0,
+                c = j + DENSITY_SPAN < n ? j + DENSITY_SPAN : n - 1;
+        double gap = (double)(s.k[c].key - s.k[a].key);
+        double l = c > a ? log10((double)(c - a) / (gap > 1.0 ? gap : 1.0)) : NAN;
+        work[s.k[j].idx] = l;
+        if (l == l) sum[0] += l, sum[1] += 1.0;
+    }
+    MPI_Allreduce(sum, all, 2, MPI_DOUBLE, MPI_SUM, comm);
+    const double mean = all[1] > 0.0 ? all[0] / all[1] : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double w = work[i] == work[i] ? 1.0 + DENSITY_WORK_PER_DECADE * (work[i] - mean) : 1.0;
+        work[i] = w < 0.2 ? 0.2 : w;
+    }
+done:
+    canopy_free(s.k);
+    canopy_free(s.pre);
+    return st;
+}
+
 canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const double *work,
                                     canopy_curve curve, int32_t *dest) {
     return canopy_dist_decompose_bits(comm, local, work, curve, 0, 0.0, dest);

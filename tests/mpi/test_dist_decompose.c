@@ -158,6 +158,58 @@ static void check_one(const dataset *ds, canopy_curve curve, int mode, int32_t b
     free(wall);
 }
 
+/* canopy_dist_density_work on kind (0 uniform, 1 Plummer, 2 all points equal), the
+ * points in rank blocks: weights >= 0.2 everywhere; on uniform points 1 within 0.1 for
+ * 95 % of them; on a Plummer sphere the core (r < 0.5) weighs more than the halo
+ * (r > 2) by more than half of 6 % a decade of its ~3 decades; equal points (one cell of
+ * the curve) 1 within 0.05. */
+static void check_density_work(int kind, int64_t n, uint64_t seed) {
+    int rank = canopy_dist_rank(MPI_COMM_WORLD);
+    float *all = malloc(sizeof *all * (size_t)(3 * n + 1));
+    if (kind == 1)
+        canopy_gen_plummer(all, NULL, n, seed);
+    else
+        canopy_gen_uniform(all, n, 3, -1.0, 1.0, seed);
+    for (int64_t i = 0; kind == 2 && i < 3 * n; i++) all[i] = 0.5f;
+    int64_t lo, hi;
+    mpi_check_block(n, &lo, &hi);
+    double *w = malloc(sizeof *w * (size_t)(hi - lo + 1));
+    CHECK_OK(
+        canopy_dist_density_work(MPI_COMM_WORLD, canopy_points_make(all + 3 * lo, hi - lo, 3), w));
+    double *gw = NULL;
+    int64_t got = 0;
+    CHECK_OK(
+        canopy_dist_gatherv(MPI_COMM_WORLD, 0, w, hi - lo, sizeof *w, (void **)&gw, NULL, &got));
+    if (rank == 0) {
+        CHECK(got == n);
+        int64_t low = 0, near1 = 0, close1 = 0, nc = 0, nh = 0;
+        double core = 0.0, halo = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            const float *p = all + 3 * i;
+            double r = sqrt((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2]);
+            low += !(gw[i] >= 0.2);
+            near1 += fabs(gw[i] - 1.0) <= 0.1;
+            close1 += fabs(gw[i] - 1.0) <= 0.05;
+            if (r < 0.5) core += gw[i], nc++;
+            if (r > 2.0) halo += gw[i], nh++;
+        }
+        CHECK_MSG(low == 0, "density work: %lld weights below 0.2", (long long)low);
+        if (kind == 0)
+            CHECK_MSG(near1 >= n * 95 / 100, "density work, uniform: %lld of %lld within 0.1 of 1",
+                      (long long)near1, (long long)n);
+        if (kind == 1)
+            CHECK_MSG(nc > 0 && nh > 0 && core / nc > halo / nh + 0.09,
+                      "density work, Plummer: core %g halo %g", core / (double)nc,
+                      halo / (double)nh);
+        if (kind == 2)
+            CHECK_MSG(close1 == n, "density work, equal points: %lld of %lld within 0.05 of 1",
+                      (long long)close1, (long long)n);
+    }
+    canopy_free(gw);
+    free(w);
+    free(all);
+}
+
 int main(int argc, char **argv) {
     mpi_check_init(&argc, &argv);
     uint64_t seed = mpi_check_seed();
@@ -177,6 +229,12 @@ int main(int argc, char **argv) {
                     if (bit_choices[b] == 10) /* the CLI's cut, with slack */
                         check_one(&sets[s], (canopy_curve)curve, mode, 10, 0.1, seed + s);
                 }
+
+    check_density_work(0, 20000, seed + 100);
+    check_density_work(1, 20000, seed + 101);
+    check_density_work(2, 500, seed + 102);
+    check_density_work(0, 3, seed + 103);
+    check_density_work(0, 0, seed + 104);
 
     /* Bad input fails on every rank with the same message. */
     float pt[2] = {0.0f, NAN};
