@@ -94,8 +94,8 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
 /* A gravity walk's work per body before any is measured (collective): 1 + 0.06 per decade
  * of density above the mean over all ranks (at least 0.2), the density measured along
  * the Hilbert curve among the rank's own bodies; for canopy_dist_decompose, so that
- * dense regions get smaller pieces. Ranks holding random samples of the bodies and ranks
- * holding regions of them both measure densities that compare across ranks. */
+ * dense regions get smaller pieces. Where all ranks hold random samples of the bodies, or
+ * all hold regions, their densities compare; a mix is off by log10(ranks) decades at most. */
 canopy_status canopy_dist_density_work(MPI_Comm comm, canopy_points local, double *work);
 
 #endif
