@@ -8,11 +8,13 @@
  *       src/gravity/multipole_calib_list_{oct,binary}.inc: the same for the list engine
  *       (default bucket and group sizes)
  *   canopy-bench-nbody --calibrate-periodic [--n N] [--softening E] [--thetas a,b,...]
- *                      [--orders a,b,...]   rows of
+ *                      [--orders a,b,...] [--treepm]   rows of
  *       src/gravity/multipole_calib_list_periodic*.inc: the list engine (binary tree) in
  *       the periodic unit box on uniform bodies (seed 33), errors against the float64
  *       Ewald sum (canopy_gravity_ewald_direct_sample) on 200 evenly spaced bodies;
- *       --thetas and --orders restrict the rows (to time a few before a large n)
+ *       --thetas and --orders restrict the rows (to time a few before a large n);
+ *       --treepm: of multipole_calib_list_treepm.inc, TreePM with its default split
+ *       (orders 0 and 2)
  *   canopy-bench-nbody --forces [--n N] [--reps R] [--threads T]
  *       force time vs accuracy for orders 0 and 2, body and bucket opening, and the
  *       opening-criterion tests made (queries x nodes per query: bodies or buckets)
@@ -187,31 +189,57 @@ static int run_lists(canopy_points b, const float *mass, const double *ref, cons
     return 0;
 }
 
+/* TreePM's second calibration set: 64 Gaussians of spread 0.01 (seed 42, as canopy gen
+ * clusters), wrapped into the unit box, and its Ewald reference on the sample. */
+static int clustered_set(float *pos, int64_t n, double eps, const float *mass,
+                         const int64_t *sample, int ns, double *ref) {
+    if (canopy_gen_clusters(pos, NULL, n, 3, 64, 0.01, 42)) return 1;
+    for (int64_t i = 0; i < 3 * n; i++) pos[i] -= floorf(pos[i]);
+    canopy_set_threads(2);
+    int rc = canopy_gravity_ewald_direct_sample(canopy_points_make(pos, n, 3), mass, (float)eps,
+                                                1.0f, sample, ns, ref, NULL) != CANOPY_OK;
+    canopy_set_threads(1);
+    return rc;
+}
+
 /* Rows of the periodic accuracy table (uniform bodies in the unit box, where periodic
  * forces cancel most and the relative error is largest); CPU seconds of one thread,
- * median of 3, the Ewald table built before. */
+ * median of 3, the Ewald table built before. TreePM (treepm): a row's error is the
+ * larger of the uniform set's and the clustered set's (whose cells inside the clusters
+ * err more than the uniform set's), both in a comment after it; its time the mean of
+ * the uniform set's (median of 3) and the clustered set's (one run): the uniform walk
+ * is nearly all body-body whatever theta, the clustered one is not. */
 static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, const gl_config *cfg,
                               const float *thetas, int n_thetas, const int32_t *orders,
-                              int n_orders) {
+                              int n_orders, int treepm) {
     enum { NS = 200 };
     float *mass = malloc((size_t)n * sizeof *mass);
+    float *cpos = treepm ? malloc((size_t)n * 3 * sizeof *cpos) : NULL;
     int64_t sample[NS];
-    double *ref = malloc((size_t)NS * 3 * sizeof *ref);
-    if (!mass || !ref || canopy_gen_uniform(pos, n, 3, 0.0, 1.0, 33)) return die("alloc");
+    double *ref = malloc((size_t)NS * 3 * sizeof *ref), cref[NS * 3];
+    if (!mass || !ref || (treepm && !cpos) || canopy_gen_uniform(pos, n, 3, 0.0, 1.0, 33))
+        return die("alloc");
     for (int64_t i = 0; i < n; i++) mass[i] = 1.0f / (float)n;
     for (int64_t k = 0; k < NS; k++) sample[k] = k * (n / NS);
-    canopy_points b = canopy_points_make(pos, n, 3);
+    canopy_points b = canopy_points_make(pos, n, 3), cb = canopy_points_make(cpos, n, 3);
     canopy_set_threads(2);
     if (canopy_gravity_ewald_direct_sample(b, mass, (float)eps, 1.0f, sample, NS, ref, NULL))
         return die("Ewald sum");
     canopy_set_threads(1);
-    gl_periodic per = {1.0f, 32};
+    if (treepm && clustered_set(cpos, n, eps, mass, sample, NS, cref)) return die("clusters");
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.box = 1.0f;
+    gl_periodic per =
+        treepm ? canopy_gravity_treepm_split(&g, n) : (gl_periodic){1.0f, 32, 0, 0.0, 0.0};
+    gl_config tcfg = *cfg;
+    if (treepm) tcfg.group = GL_TREEPM_GROUP;
+    cfg = &tcfg;
     if (canopy_gl_gravity_periodic(b, mass, 1.0f, 2, (float)(eps * eps), cfg, &per, NULL, acc, NULL,
                                    NULL))
         return die("lists");
     printf("/* order, theta, median relative error, single-thread CPU ns per body:\n"
-           " * canopy-bench-nbody --calibrate-periodic --n %lld --softening %g. */\n",
-           (long long)n, eps);
+           " * canopy-bench-nbody --calibrate-periodic --n %lld --softening %g%s. */\n",
+           (long long)n, eps, treepm ? " --treepm" : "");
     for (int oi = 0; oi < n_orders; oi++)
         for (int ti = 0; ti < n_thetas; ti++) {
             double t[3];
@@ -223,12 +251,23 @@ static int calibrate_periodic(float *pos, float *acc, int64_t n, double eps, con
                 t[k] = (double)clock() / CLOCKS_PER_SEC - c0;
             }
             bench_summary sm = bench_summarise(t, 3);
-            err_stats e = errors(acc, ref, sample, NS);
-            printf("{%d, %.2ff, %.3e, %.1f},\n", (int)orders[oi], (double)thetas[ti], e.median,
-                   sm.med * 1e9 / (double)n);
+            err_stats e = errors(acc, ref, sample, NS), c = e;
+            double cost = sm.med;
+            if (treepm) {
+                double c0 = (double)clock() / CLOCKS_PER_SEC;
+                if (canopy_gl_gravity_periodic(cb, mass, thetas[ti], orders[oi], (float)(eps * eps),
+                                               cfg, &per, NULL, acc, NULL, NULL))
+                    return die("lists");
+                cost = 0.5 * (cost + (double)clock() / CLOCKS_PER_SEC - c0);
+                c = errors(acc, cref, sample, NS);
+            }
+            printf("{%d, %.2ff, %.3e, %.1f},", (int)orders[oi], (double)thetas[ti],
+                   fmax(e.median, c.median), cost * 1e9 / (double)n);
+            if (treepm) printf(" /* uniform %.3e, clustered %.3e */", e.median, c.median);
+            printf("\n");
             fflush(stdout);
         }
-    free(mass), free(ref);
+    free(mass), free(ref), free(cpos);
     return 0;
 }
 
@@ -309,6 +348,7 @@ int main(int argc, char **argv) {
     double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
     gl_config cfg = {0, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
     int32_t list_order = 2, trees = 1, local_walk = 0; /* trees: bit 0 oct, bit 1 binary */
+    int treepm = 0;
     float list_thetas[32] = {0.4f, 0.5f, 0.6f, 0.7f};
     int n_list_thetas = 4, thetas_given = 0, n_orders = 4;
     int32_t orders_given[4] = {0, 2, 3, 4};
@@ -321,6 +361,8 @@ int main(int argc, char **argv) {
             mode = 5, cfg.binary = !strcmp(argv[++i], "binary");
         else if (!strcmp(argv[i], "--calibrate-periodic"))
             mode = 6, cfg.binary = 1;
+        else if (!strcmp(argv[i], "--treepm"))
+            treepm = 1;
         else if (!strcmp(argv[i], "--refit"))
             mode = 7;
         else if (!strcmp(argv[i], "--per-body"))
@@ -402,7 +444,7 @@ int main(int argc, char **argv) {
         return calibrate_periodic(
             pos, acc, n, eps, &cfg, thetas_given ? list_thetas : periodic_thetas,
             thetas_given ? n_list_thetas : (int)(sizeof periodic_thetas / sizeof(float)),
-            orders_given, n_orders);
+            orders_given, n_orders, treepm);
     if (canopy_gen_plummer(pos, vel, n, 1)) return die("plummer");
     canopy_points b = canopy_points_make(pos, n, 3);
     if (mode == 3) return run_steps(pos, vel, n, steps, dt, eps, accuracy);

@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Periodic (Ewald) vs open-boundary force evaluation of the list engine, and the
-periodic median force error against the float64 Ewald sum on a sample of bodies.
+"""Periodic (Ewald summation and TreePM) vs open-boundary force evaluation of the list
+engine, and the periodic median force error against the float64 Ewald sum on a sample
+of bodies.
 
     CANOPY_LIBRARY=build-cpu/libcanopy.so PYTHONPATH=python/src \\
         python3 bench/ewald_bench.py --n 100000 --reps 5 --sample 200 --threads 2
 
 Bodies: "uniform" in the unit box, and "clustered" (canopy gen clusters: 64 Gaussians of
-spread 0.01, wrapped into the box; --sets picks). Both runs use the default options
-(accuracy 1e-3: binary tree, theta and order from the list table of their boundary: the
-open one, or the periodic one read at n, canopy_gravity_choose_for_n, where the build
-has it), softening 1e-3. The Ewald table is built by one untimed call first
-(it is computed once per process and grid). Times: wall and process CPU (user + sys,
-all threads) per call. Prints one JSON line per (set, boundary) and a Markdown row per
-set.
+spread 0.01, wrapped into the box; --sets picks). Every run uses the default options
+(accuracy 1e-3: binary tree, theta and order from the list table of its boundary and
+method: the open one, the Ewald one read at n (canopy_gravity_choose_for_n) or
+TreePM's), softening 1e-3; --methods picks the periodic methods (default ewald,treepm).
+The Ewald table is built by one untimed call first (it is computed once per process and
+grid). Times: wall and process CPU (user + sys, all threads) per call. Prints one JSON
+line per (set, run) and a Markdown row per (set, periodic method).
 
 --before LIB: instead, this library (CANOPY_LIBRARY) and LIB, another build of it, side
 by side in this process, calls alternated (open and periodic of each, the order reversed
@@ -61,10 +62,14 @@ def bodies(kind, n, canopy):
     return np.ascontiguousarray((x - np.floor(x)).astype(np.float32))
 
 
-def options(box, n, on=lib):
+METHODS = {"auto": 0, "ewald": 1, "treepm": 2}
+
+
+def options(box, n, on=lib, method="auto"):
     g = _lib.gravity_options_default()
     g.softening = 1e-3
     g.box = box
+    g.periodic = METHODS[method]
     th, order = ctypes.c_float(), ctypes.c_int32()
     if hasattr(on, "canopy_gravity_choose_for_n"):  # builds before it: the table's n
         on.canopy_gravity_choose_for_n.argtypes = lib.canopy_gravity_choose_for_n.argtypes
@@ -125,9 +130,13 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="0: canopy's default")
     ap.add_argument("--before", help="another build's libcanopy.so: side by side, --reps rounds")
     ap.add_argument("--sets", default="uniform,clustered", help="comma-separated sets to run")
+    ap.add_argument("--methods", default="ewald,treepm",
+                    help="periodic methods to time beside the open run (auto, ewald, treepm)")
     a = ap.parse_args()
     sets = a.sets.split(",")
     assert all(k in ("uniform", "clustered") for k in sets), a.sets
+    methods = a.methods.split(",")
+    assert all(m in METHODS for m in methods), a.methods
     if a.threads:
         lib.canopy_set_threads(a.threads)
     if a.before:
@@ -136,15 +145,17 @@ def main():
     for kind in sets:
         x = bodies(kind, a.n, a.canopy)
         row = {}
-        for name, box in (("open", 0.0), ("periodic", 1.0)):
-            g = options(box, a.n)
+        runs = [("open", 0.0, "auto")] + [("periodic " + m, 1.0, m) for m in methods]
+        for name, box, method in runs:
+            g = options(box, a.n, method=method)
             evaluate(x, g)  # untimed: the Ewald table, page faults
             times, cpus = [], []
             for _ in range(a.reps):
                 acc, t, c = evaluate(x, g)
                 times.append(t)
                 cpus.append(c)
-            rec = {"bench": "ewald", "set": kind, "n": a.n, "boundary": name,
+            rec = {"bench": "ewald", "set": kind, "n": a.n, "boundary": name.split()[0],
+                   "method": method if box > 0.0 else None,
                    "threads": a.threads, "theta": g.theta, "order": g.order,
                    "median_s": statistics.median(times), "min_s": min(times),
                    "max_s": max(times), "cpu_median_s": statistics.median(cpus),
@@ -160,15 +171,17 @@ def main():
                 rec["median_error"] = float(np.median(rel))
             row[name] = rec
             print(json.dumps(rec), flush=True)
-        o, p = row["open"], row["periodic"]
-        print(f"| {kind} | {a.n} | {a.threads} | "
-              f"{o['median_s']:.3f} ({o['min_s']:.3f}-{o['max_s']:.3f}) | "
-              f"{p['median_s']:.3f} ({p['min_s']:.3f}-{p['max_s']:.3f}) | "
-              f"{p['median_s'] / o['median_s']:.1f}x | "
-              f"{o['cpu_median_s']:.3f} ({o['cpu_min_s']:.3f}-{o['cpu_max_s']:.3f}) | "
-              f"{p['cpu_median_s']:.3f} ({p['cpu_min_s']:.3f}-{p['cpu_max_s']:.3f}) | "
-              f"{p['cpu_median_s'] / o['cpu_median_s']:.1f}x | "
-              f"{p['order']} / {p['theta']:.2f} | {p['median_error']:.2e} |", flush=True)
+        o = row["open"]
+        for m in methods:
+            p = row["periodic " + m]
+            print(f"| {kind} | {m} | {a.n} | {a.threads} | "
+                  f"{o['median_s']:.3f} ({o['min_s']:.3f}-{o['max_s']:.3f}) | "
+                  f"{p['median_s']:.3f} ({p['min_s']:.3f}-{p['max_s']:.3f}) | "
+                  f"{p['median_s'] / o['median_s']:.2f}x | "
+                  f"{o['cpu_median_s']:.3f} ({o['cpu_min_s']:.3f}-{o['cpu_max_s']:.3f}) | "
+                  f"{p['cpu_median_s']:.3f} ({p['cpu_min_s']:.3f}-{p['cpu_max_s']:.3f}) | "
+                  f"{p['cpu_median_s'] / o['cpu_median_s']:.2f}x | "
+                  f"{p['order']} / {p['theta']:.2f} | {p['median_error']:.2e} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ if(NOT CANOPY_INSTALL)
 endif()
 
 set(CANOPY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/canopy)
-set(CANOPY_INSTALL_TARGETS canopy_jsonc)
+set(CANOPY_INSTALL_TARGETS canopy_jsonc canopy_fftw)
 foreach(lib ${CANOPY_LIBRARIES})
   list(APPEND CANOPY_INSTALL_TARGETS ${lib}_shared ${lib}_static)
   foreach(t ${lib}_shared ${lib}_static)

@@ -459,6 +459,14 @@ typedef enum canopy_gravity_tree {
     CANOPY_GRAVITY_TREE_OCT = 0,   /* octree of cubic cells */
     CANOPY_GRAVITY_TREE_BINARY = 1 /* ChaNGa's binary tree: longest-side midpoint splits */
 } canopy_gravity_tree;
+/* Periodic boxes: Ewald summation (the tree walk over the nearest images plus Gadget-4's
+ * Ewald correction), or TreePM (a mesh of FFTs for the long range, the tree walk within a
+ * few mesh cells; needs FFTW at build time; orders 0 and 2): docs/nbody.md. */
+typedef enum canopy_periodic_method {
+    CANOPY_PERIODIC_AUTO = 0, /* Ewald summation */
+    CANOPY_PERIODIC_EWALD = 1,
+    CANOPY_PERIODIC_TREEPM = 2
+} canopy_periodic_method;
 typedef struct canopy_gravity_options {
     float theta;   /* opening angle > 0 (default 0.5) */
     int32_t order; /* 0, 2, 3 or 4 (default 2) */
@@ -471,6 +479,9 @@ typedef struct canopy_gravity_options {
      * list opening only. 0 (default): open boundaries. */
     float box;
     int32_t ewald_grid; /* Ewald correction table points per half side, 8..128 (0: 32) */
+    /* How a periodic box's long range is summed (docs/nbody.md, "Periodic boxes") */
+    canopy_periodic_method periodic;
+    int32_t pm_grid; /* TreePM mesh cells per side, even, 18..1024 (0: from n) */
 } canopy_gravity_options;
 canopy_gravity_options canopy_gravity_options_default(void);
 /* Theta and order the calibrated table gives for a target accuracy (in

@@ -83,7 +83,7 @@
 #        [nbody] [dist] [dist2gpu] [dist1gpu] [cli] [simt] [forest1core] [edges] [cudakdtree]
 #        [paircount] [python] [pybench]
 #        (default: build test sanitize bench)
-# The GPU machine installs nothing: json-c comes as .deb files in .carry/debs and the
+# The GPU machine installs nothing: json-c and FFTW come as .deb files in .carry/debs and the
 # Python wheels in .carry/whl (both filled by scripts/make-carry.sh), the debs unpacked
 # outside the source tree (the exported CMake package refuses include paths inside it).
 # Results (logs, JSON lines, summary) go to $OUT (default ./gpu-out). Summary last.
@@ -125,7 +125,7 @@ sanitize() {
 export OMP_WAIT_POLICY=passive
 
 prefix_args=()
-if [ ! -e /usr/include/json-c/json.h ]; then
+if [ ! -e /usr/include/json-c/json.h ] || [ ! -e /usr/include/fftw3.h ]; then
     jsonc="${TMPDIR:-/tmp}/canopy-jsonc"
     mkdir -p "$jsonc"
     for f in "$root"/.carry/debs/*.deb; do dpkg -x "$f" "$jsonc"; done

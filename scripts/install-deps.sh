@@ -3,7 +3,8 @@
 # Installs what canopy needs on a fresh Debian 12 machine, and only that. Idempotent:
 # packages already present are not fetched again, and nothing is printed for them.
 #   scripts/install-deps.sh           the build and the demo: cmake, ninja, gcc,
-#                                     json-c, pkg-config, python3 with NumPy, HDF5 (nbody snapshots)
+#                                     json-c, pkg-config, python3 with NumPy, HDF5 (nbody snapshots),
+#                                     FFTW (TreePM periodic gravity)
 #   scripts/install-deps.sh --test    also clang (fuzz and sanitizer runtimes), ccache and, unless
 #                                     CANOPY_WITH_MPI=0, Open MPI (the distributed layer's
 #                                     tests), h5py (the HDF5 snapshot tests); what scripts/test.sh uses
@@ -12,7 +13,7 @@
 set -euo pipefail
 
 # --no-install-recommends below: list what a recommendation would have brought (libc6-dev).
-packages=(cmake ninja-build gcc libc6-dev libjson-c-dev pkg-config python3 grep libhdf5-dev)
+packages=(cmake ninja-build gcc libc6-dev libjson-c-dev pkg-config python3 grep libhdf5-dev libfftw3-dev)
 python3 -c 'import numpy' >/dev/null 2>&1 || packages+=(python3-numpy)
 if [ "${1:-}" = "--test" ]; then
     packages+=(clang libclang-rt-14-dev python3-venv python3-h5py ccache)

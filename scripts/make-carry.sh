@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Fills .carry/ (git-ignored), what travels to the GPU machine, which installs nothing:
-#   .carry/debs  json-c (the build) and GSL (Corrfunc's runtime), unpacked there with dpkg -x
+#   .carry/debs  json-c and FFTW (the build) and GSL (Corrfunc's runtime), unpacked there with dpkg -x
 #   .carry/whl   Python 3.12 wheels (the GPU machine's python3): pytest and its deps,
 #                pykdtree (bench/run_edges.sh), Corrfunc 2.5.3 with wurlitzer and future
 #                (the paircount stage); Corrfunc has no binary wheel, so it is built here
@@ -16,7 +16,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 debs="$root/.carry/debs" whl="$root/.carry/whl"
 mkdir -p "$debs" "$whl"
-(cd "$debs" && apt-get download libjson-c-dev libjson-c5 libgsl27 libgslcblas0)
+(cd "$debs" && apt-get download libjson-c-dev libjson-c5 libfftw3-dev libfftw3-single3 libfftw3-double3 \
+    libgsl27 libgslcblas0)
 pip download -q -d "$whl" --only-binary=:all: --no-deps --python-version 3.12 \
     --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux_2_28_x86_64 \

@@ -19,6 +19,7 @@
 static canopy_gravity_options periodic(float box, canopy_gravity_tree tree) {
     canopy_gravity_options g = canopy_gravity_options_default();
     g.box = box;
+    g.periodic = CANOPY_PERIODIC_EWALD;
     g.tree = tree;
     canopy_gravity_choose_for(&g, 1e-3, &g.theta, &g.order, NULL);
     return g;
@@ -312,6 +313,7 @@ static void check_default_uniform(canopy_rng *r) {
             for (int64_t k = 0; k < ns; k++) idx[k] = k * (n / ns);
             canopy_gravity_options g = canopy_gravity_options_default(), o = g;
             g.box = box;
+            g.periodic = CANOPY_PERIODIC_EWALD;
             g.softening = o.softening = eps;
             g.accuracy = o.accuracy = 1e-3;
             CHECK_OK(canopy_gravity_multipole(canopy_points_make(pos, n, 3), mass, &g, NULL, acc,
@@ -343,6 +345,7 @@ static void check_choice_vs_n(void) {
     static const double accs[] = {3e-2, 1e-2, 3e-3, 1e-3, 6e-4, 3e-4, 2e-4};
     canopy_gravity_options g = canopy_gravity_options_default(), open = g;
     g.box = 1.0f;
+    g.periodic = CANOPY_PERIODIC_EWALD;
     for (size_t ai = 0; ai < sizeof accs / sizeof accs[0]; ai++) {
         double a = accs[ai], e0, e;
         float th0, th;
@@ -423,6 +426,7 @@ static void check_choice_wiring(canopy_rng *r) {
     for (int64_t i = 0; i < 3 * n; i++) p64[i] = pos[i];
     canopy_gravity_options g = canopy_gravity_options_default(), at_n, at_table;
     g.box = 1.0f;
+    g.periodic = CANOPY_PERIODIC_EWALD;
     g.softening = 1e-3f;
     at_n = at_table = g;
     CHECK_OK(canopy_gravity_choose_for_n(&g, 1e-3, n, &at_n.theta, &at_n.order, NULL));
@@ -546,6 +550,7 @@ static void check_bad_options(void) {
                     CANOPY_ERR_INVALID, "box must be finite");
     }
     g.box = 1.0f;
+    g.periodic = CANOPY_PERIODIC_EWALD;
     g.ewald_grid = 7;
     CHECK_FAILS(canopy_gravity_multipole(b, NULL, &g, NULL, acc, NULL, NULL), CANOPY_ERR_INVALID,
                 "Ewald grid");
@@ -602,6 +607,7 @@ static void check_nbody(canopy_rng *r) {
         o.dt = 0.01;
         o.gravity.softening = 0.01f;
         o.gravity.box = box;
+        o.gravity.periodic = CANOPY_PERIODIC_EWALD;
         o.max_rung = rungs;
         canopy_nbody *s = NULL;
         CHECK_OK(canopy_nbody_create(pos, vel, mass, n, &o, &s));
@@ -645,6 +651,7 @@ static void check_nbody(canopy_rng *r) {
     canopy_nbody_options o = canopy_nbody_options_default();
     o.dt = 0.01;
     o.gravity.box = box;
+    o.gravity.periodic = CANOPY_PERIODIC_EWALD;
     o.gravity.softening = 0.01f;
     o.run.backend = CANOPY_BACKEND_GPU;
     canopy_nbody *s = NULL;

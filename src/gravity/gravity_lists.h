@@ -13,6 +13,10 @@
 #include "canopy.h"
 
 enum { GL_DEFAULT_BUCKET = 16, GL_DEFAULT_GROUP = 256 };
+/* TreePM's sink groups: a group lists what lies within the cut of any of its bodies, so
+ * smaller groups list fewer bodies beyond each one's cut (1515 per body at 256, 598 at 32,
+ * 448 at 16 but with more walks; 100k uniform bodies, bench/results/nbody.md). */
+enum { GL_TREEPM_GROUP = 32 };
 
 typedef struct gl_config {
     int binary;     /* 1: binary tree (longest-side midpoint splits), 0: octree */
@@ -47,11 +51,20 @@ canopy_status canopy_gl_gravity_active(canopy_points bodies, const float *mass, 
                                        gl_counts *counts);
 
 /* A periodic cube [0, box)^3 with Ewald summation (gravity/ewald.h): bodies are wrapped
- * into it; grid is the Ewald table's (EWALD_GRID_MIN..EWALD_GRID_MAX). */
+ * into it; grid is the Ewald table's (EWALD_GRID_MIN..EWALD_GRID_MAX). Or, with pm_grid
+ * > 0, TreePM (gravity/pm.h): the tree walk takes the short range erfc(r / 2 rs) / r
+ * within pm_cut * rs (order 0 or 2 only), the mesh of pm_grid^3 cells the rest; rs in
+ * boxes. */
 typedef struct gl_periodic {
     float box;
     int32_t grid;
+    int32_t pm_grid;
+    double pm_rs, pm_cut;
 } gl_periodic;
+/* g->periodic resolved where g has a box (auto: Ewald) and checked. */
+canopy_status canopy_gravity_resolve_periodic(canopy_gravity_options *g);
+/* TreePM's split for g's box at n bodies (src/gravity/multipole.c). */
+gl_periodic canopy_gravity_treepm_split(const canopy_gravity_options *g, int64_t n);
 /* canopy_gl_gravity_active in a periodic box (per NULL: open boundaries). Each sink group
  * takes every cell and body at its image nearest the group's centre and walks with the
  * box of its open-boundary group (cells up to 0.3 box, 0.1 on the octree); the Newtonian terms are

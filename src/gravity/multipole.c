@@ -8,6 +8,7 @@
 #include "gravity/ewald.h"
 #include "gravity/gravity.h"
 #include "gravity/gravity_lists.h"
+#include "gravity/pm.h"
 #include "canopy/traverse_cpu.h"
 #include "core/device.h"
 #include "gravity/gpu_multipole.h"
@@ -74,7 +75,18 @@ static const mp_calib calib_list_periodic[] = {
 static const mp_calib calib_list_periodic_1m[] = {
 #include "gravity/multipole_calib_list_periodic_1m.inc"
 };
-_Static_assert(sizeof calib_list_periodic == sizeof calib_list_periodic_1m,
+/* TreePM (canopy-bench-nbody --calibrate-periodic --treepm): order 2 rows, each the
+ * larger of a uniform and a clustered set's errors; the mesh's own error bounds them
+ * from below. At 200k and 1M bodies, as the Ewald tables: the clustered set's error
+ * grows with n (its clusters' cells hold more bodies). */
+static const mp_calib calib_list_treepm[] = {
+#include "gravity/multipole_calib_list_treepm.inc"
+};
+static const mp_calib calib_list_treepm_1m[] = {
+#include "gravity/multipole_calib_list_treepm_1m.inc"
+};
+_Static_assert(sizeof calib_list_periodic == sizeof calib_list_periodic_1m &&
+                   sizeof calib_list_treepm == sizeof calib_list_treepm_1m,
                "the periodic tables pair row by row");
 /* The body counts the two periodic tables were measured at, and the least exponent of
  * the law above 1M (row 0.59 of order 4: 6.1e-4 at 1M, 8.3e-4 at 2M, 1.18e-3 at 4M,
@@ -89,25 +101,6 @@ typedef struct mp_table {
 } mp_table;
 #define MP_TABLE(t) ((mp_table){t, (int)(sizeof t / sizeof t[0]), NULL})
 
-/* The table measured with this opening (bucket opening uses the body table: it is at
- * least as exact); a periodic box has its own (measured on the binary tree, the
- * octree's errors at its choices are tests/test_ewald.c's). */
-static mp_table table_for(const canopy_gravity_options *g) {
-    if (g && g->opening == CANOPY_OPENING_LIST && g->box > 0.0f)
-        return (mp_table){calib_list_periodic, MP_TABLE(calib_list_periodic).n,
-                          calib_list_periodic_1m};
-    if (g && g->opening == CANOPY_OPENING_LIST)
-        return g->tree == CANOPY_GRAVITY_TREE_OCT ? MP_TABLE(calib_list_oct)
-                                                  : MP_TABLE(calib_list_binary);
-    return MP_TABLE(calib_body);
-}
-
-canopy_gravity_options canopy_gravity_options_default(void) {
-    canopy_gravity_options g = {0.5f, 2, CANOPY_OPENING_LIST, 0.0f, 0.0, CANOPY_GRAVITY_TREE_BINARY,
-                                0.0f, 0};
-    return g;
-}
-
 /* Row i's error at n bodies (n <= 0: the table's own n): the power law through the
  * two measurements, its exponent kept >= 0 (a lower error at 1M is noise); flat below
  * the table's n, where the law falls faster than the errors measured at 20k-100k; above
@@ -119,6 +112,35 @@ static double row_error(mp_table t, int i, int64_t n) {
     double e1 = t.big[i].err, p = log(e1 / e0) / log(MP_N_BIG / MP_N_CALIB);
     if ((double)n <= MP_N_BIG) return p > 0.0 ? e0 * pow((double)n / MP_N_CALIB, p) : e0;
     return fmax(e0, e1) * pow((double)n / MP_N_BIG, fmax(p, MP_P_BEYOND));
+}
+
+/* The method of g's box: auto is Ewald summation (TreePM only on request: it costs
+ * less on near-uniform boxes of ~1M bodies, more on clustered ones; docs/nbody.md). */
+static canopy_periodic_method periodic_method(const canopy_gravity_options *g) {
+    return g->periodic == CANOPY_PERIODIC_TREEPM ? CANOPY_PERIODIC_TREEPM : CANOPY_PERIODIC_EWALD;
+}
+
+/* The table measured with this opening (bucket opening uses the body table: it is at
+ * least as exact); a periodic box has its own (measured on the binary tree, the
+ * octree's errors at its choices are tests/test_ewald.c's). */
+static mp_table table_for(const canopy_gravity_options *g) {
+    if (g && g->opening == CANOPY_OPENING_LIST && g->box > 0.0f &&
+        periodic_method(g) == CANOPY_PERIODIC_TREEPM)
+        return (mp_table){calib_list_treepm, MP_TABLE(calib_list_treepm).n, calib_list_treepm_1m};
+    if (g && g->opening == CANOPY_OPENING_LIST && g->box > 0.0f)
+        return (mp_table){calib_list_periodic, MP_TABLE(calib_list_periodic).n,
+                          calib_list_periodic_1m};
+    if (g && g->opening == CANOPY_OPENING_LIST)
+        return g->tree == CANOPY_GRAVITY_TREE_OCT ? MP_TABLE(calib_list_oct)
+                                                  : MP_TABLE(calib_list_binary);
+    return MP_TABLE(calib_body);
+}
+
+canopy_gravity_options canopy_gravity_options_default(void) {
+    canopy_gravity_options g = {
+        0.5f, 2, CANOPY_OPENING_LIST,  0.0f, 0.0, CANOPY_GRAVITY_TREE_BINARY,
+        0.0f, 0, CANOPY_PERIODIC_AUTO, 0};
+    return g;
 }
 
 /* The cheapest row (by the single-thread cost measured at the table's n) whose error at
@@ -298,6 +320,61 @@ static canopy_status run_walk(const canopy_tree *tree, const canopy_tree_view *t
     return s;
 }
 
+/* TreePM's split (gravity/pm.h; Gadget's ASMTH and RCUT): the split scale PM_RS mesh
+ * cells, the cut PM_CUT split scales. 18 cells keep the cut within half a box. */
+enum { PM_GRID_MIN = 18, PM_GRID_MAX = 512 };
+static const double PM_RS = 1.5, PM_CUT = 5.5;
+
+/* A periodic box's method resolved (auto: Ewald), TreePM without FFTW refused. */
+canopy_status canopy_gravity_resolve_periodic(canopy_gravity_options *g) {
+    if (g->periodic != CANOPY_PERIODIC_AUTO && g->periodic != CANOPY_PERIODIC_EWALD &&
+        g->periodic != CANOPY_PERIODIC_TREEPM)
+        return canopy_fail(CANOPY_ERR_INVALID, "gravity: periodic method must be auto, ewald or "
+                                               "treepm");
+    if (g->pm_grid != 0 && (g->pm_grid < PM_GRID_MIN || g->pm_grid > 1024 || g->pm_grid % 2))
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: the TreePM grid must be even, %d..1024 (0: from n; got %d)",
+                           PM_GRID_MIN, (int)g->pm_grid);
+    if (!(g->box > 0.0f)) return CANOPY_OK;
+    if (g->periodic == CANOPY_PERIODIC_TREEPM && !canopy_pm_available())
+        return canopy_pm_long_range(NULL, NULL, NULL, NULL, NULL, 0, 0.0f, 0, 0.0, NULL, NULL,
+                                    NULL);
+    g->periodic = periodic_method(g);
+    return CANOPY_OK;
+}
+
+static int smooth_size(int32_t g) {
+    for (int32_t r = g; r > 1;) {
+        if (r % 2 == 0)
+            r /= 2;
+        else if (r % 3 == 0)
+            r /= 3;
+        else if (r % 5 == 0)
+            r /= 5;
+        else
+            return 0;
+    }
+    return 1;
+}
+
+/* The mesh side by default: the first size of factors 2, 3 and 5 from 2 n^(1/3) cells
+ * (a split scale of 0.75 mean spacings), up to 100k bodies, and from 2 (n / 100k)^-0.08
+ * n^(1/3) above, where the mesh's error at a fixed split in spacings grows (uniform
+ * bodies, median error 4.6e-4 at 100k, 5.0e-4 at 400k, 7.1e-4 at 1M with 2 n^(1/3);
+ * bench/results/nbody.md, "TreePM"). A finer mesh shortens the walk's cut but the
+ * mesh's error grows as the split scale falls below the spacing. */
+gl_periodic canopy_gravity_treepm_split(const canopy_gravity_options *g, int64_t n) {
+    int32_t grid = g->pm_grid;
+    if (grid == 0) {
+        double nb = (double)(n > 1 ? n : 1), per_body = nb > 1e5 ? 2.0 * pow(nb / 1e5, -0.08) : 2.0;
+        grid = (int32_t)ceil(per_body * cbrt(nb));
+        grid = grid < PM_GRID_MIN ? PM_GRID_MIN : grid > PM_GRID_MAX ? PM_GRID_MAX : grid;
+        while (grid % 2 || !smooth_size(grid)) grid++;
+    }
+    gl_periodic per = {g->box, g->ewald_grid, grid, PM_RS / grid, PM_CUT};
+    return per;
+}
+
 /* A periodic box's options: box finite and >= 0, grid in range (0: the default), and
  * what the periodic walk is not built for refused rather than run open. */
 static canopy_status gravity_check_box(canopy_gravity_options *g, canopy_backend backend) {
@@ -314,6 +391,11 @@ static canopy_status gravity_check_box(canopy_gravity_options *g, canopy_backend
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: periodic boxes are built for the list opening only (not %s)",
                            g->opening == CANOPY_OPENING_BODY ? "body" : "bucket");
+    if (g->periodic == CANOPY_PERIODIC_TREEPM && g->order != 0 && g->order != 2)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "gravity: TreePM's cells are of order 0 or 2 (got %d; --periodic "
+                           "ewald takes 3 and 4)",
+                           (int)g->order);
     if (backend == CANOPY_BACKEND_GPU)
         return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                            "gravity: periodic boxes are not built for the GPU backend; use "
@@ -340,7 +422,8 @@ static canopy_status gravity_check_in_box(canopy_points b, float box) {
  * accuracy by the CPU table, read at n bodies). */
 static canopy_status check_options(canopy_gravity_options *g, const canopy_run_options *o,
                                    int64_t n) {
-    canopy_status s;
+    canopy_status s = canopy_gravity_resolve_periodic(g);
+    if (s) return s;
     if (g->accuracy != 0.0 &&
         (s = canopy_gravity_choose_for_n(g, g->accuracy, n, &g->theta, &g->order, NULL)))
         return s;
@@ -455,8 +538,11 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
     if (g.opening == CANOPY_OPENING_LIST) {
         gl_config cfg = {g.tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
                          o.leaf_size > 0 ? o.leaf_size : GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
+        if (g.box > 0.0f && g.periodic == CANOPY_PERIODIC_TREEPM) cfg.group = GL_TREEPM_GROUP;
         gl_counts c;
-        gl_periodic per = {g.box, g.ewald_grid};
+        gl_periodic per = g.periodic == CANOPY_PERIODIC_TREEPM
+                              ? canopy_gravity_treepm_split(&g, bodies.n)
+                              : (gl_periodic){g.box, g.ewald_grid, 0, 0.0, 0.0};
         s = canopy_gl_gravity_periodic(bodies, mass, g.theta, g.order, g.softening * g.softening,
                                        &cfg, g.box > 0.0f ? &per : NULL, NULL, acc, pot, &c);
         if (!s && stats) {
@@ -469,13 +555,15 @@ canopy_status canopy_gravity_multipole(canopy_points bodies, const float *mass,
             stats->backend = CANOPY_BACKEND_CPU;
             /* The binary tree is a kd-tree split at the longest side's midpoint. */
             stats->tree = cfg.binary ? CANOPY_TREE_KD : CANOPY_TREE_OCT;
-            snprintf(stats->note, sizeof stats->note,
-                     "list engine: %s tree, leaf buckets of %d, sink groups of <= %d bodies; "
-                     "%.0f body-body and %.0f body-cell interactions per body%s",
-                     cfg.binary ? "binary (longest-side midpoint)" : "oct", (int)cfg.bucket,
-                     (int)cfg.group, (double)c.pp / (double)bodies.n,
-                     (double)c.pc / (double)bodies.n,
-                     g.box > 0.0f ? "; periodic box with Ewald corrections" : "");
+            snprintf(
+                stats->note, sizeof stats->note,
+                "list engine: %s tree, leaf buckets of %d, sink groups of <= %d bodies; "
+                "%.0f body-body and %.0f body-cell interactions per body%s",
+                cfg.binary ? "binary (longest-side midpoint)" : "oct", (int)cfg.bucket,
+                (int)cfg.group, (double)c.pp / (double)bodies.n, (double)c.pc / (double)bodies.n,
+                g.box <= 0.0f                          ? ""
+                : g.periodic == CANOPY_PERIODIC_TREEPM ? "; periodic box, TreePM"
+                                                       : "; periodic box with Ewald corrections");
         }
         canopy_free(equal);
         return s;

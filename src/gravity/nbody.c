@@ -154,6 +154,8 @@ static gl_config list_config(const canopy_nbody *s) {
     gl_config cfg = {s->opt.gravity.tree == CANOPY_GRAVITY_TREE_BINARY, 0, 0,
                      s->opt.run.leaf_size > 0 ? s->opt.run.leaf_size : GL_DEFAULT_BUCKET,
                      GL_DEFAULT_GROUP};
+    if (s->opt.gravity.box > 0.0f && s->opt.gravity.periodic == CANOPY_PERIODIC_TREEPM)
+        cfg.group = GL_TREEPM_GROUP;
     return cfg;
 }
 
@@ -182,6 +184,7 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
                            "--backend cpu");
     if (o.gravity.box > 0.0f && o.gravity.ewald_grid == 0)
         o.gravity.ewald_grid = EWALD_GRID_DEFAULT;
+    if ((st = canopy_gravity_resolve_periodic(&o.gravity))) return st;
     int on_gpu = canopy_gpu_mp_wanted(o.run.backend, n);
     if (o.gravity.accuracy != 0.0 &&
         (st = on_gpu ? canopy_gpu_mp_choose(o.gravity.accuracy, &o.gravity.theta, &o.gravity.order,
@@ -281,7 +284,9 @@ static canopy_status active_forces(canopy_nbody *s, int64_t na) {
                   : canopy_gl_tree_forces_active(s->tree, s->active, eps2, s->acc, s->pot, NULL);
     }
     gl_config cfg = list_config(s);
-    gl_periodic per = {g->box, g->ewald_grid};
+    gl_periodic per = g->periodic == CANOPY_PERIODIC_TREEPM
+                          ? canopy_gravity_treepm_split(g, s->n)
+                          : (gl_periodic){g->box, g->ewald_grid, 0, 0.0, 0.0};
     return canopy_gl_gravity_periodic(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta,
                                       g->order, eps2, &cfg, &per, s->active, s->acc, s->pot, NULL);
 }
@@ -446,9 +451,10 @@ canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
 /* ------------------------------------------------------------ checkpoints -- */
 
 static const char ckpt_magic[8] = {'C', 'A', 'N', 'O', 'P', 'Y', 'N', 'B'};
-/* Version 2 appends the block-step parameters, version 3 the periodic box; version 1
- * and 2 files are still read. */
-enum { CKPT_VERSION = 3, CKPT_V1_BYTES = 72, CKPT_V2_BYTES = 88 };
+/* Version 2 appends the block-step parameters, version 3 the periodic box, version 4
+ * its method and TreePM grid (in version 3's reserved words: a version 3 box ran with
+ * Ewald summation); versions 1 to 3 are still read. */
+enum { CKPT_VERSION = 4, CKPT_V1_BYTES = 72, CKPT_V2_BYTES = 88 };
 
 typedef struct ckpt_header {
     char magic[8];
@@ -457,9 +463,9 @@ typedef struct ckpt_header {
     double dt, theta, softening;
     int32_t order, opening, leaf_size, tree;
     double eta;
-    int32_t max_rung, reserved;
+    int32_t max_rung, pm_grid;
     double box;
-    int32_t ewald_grid, reserved3;
+    int32_t ewald_grid, periodic;
 } ckpt_header;
 _Static_assert(sizeof(ckpt_header) == CKPT_V2_BYTES + 16, "checkpoint header layout");
 
@@ -490,6 +496,8 @@ canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path) {
     h.max_rung = s->opt.max_rung;
     h.box = s->opt.gravity.box;
     h.ewald_grid = s->opt.gravity.ewald_grid;
+    h.periodic = (int32_t)s->opt.gravity.periodic;
+    h.pm_grid = s->opt.gravity.pm_grid;
     size_t n3 = (size_t)s->n * 3;
     uint64_t sum = fnv1a(FNV_START, &h, sizeof h);
     sum = fnv1a(sum, s->pos, n3 * sizeof(double));
@@ -577,6 +585,9 @@ canopy_status canopy_nbody_restart(const char *path, const canopy_run_options *o
         o.gravity.tree = (canopy_gravity_tree)h.tree;
         if (h.version > 1) o.eta = h.eta, o.max_rung = h.max_rung;
         if (h.version > 2) o.gravity.box = (float)h.box, o.gravity.ewald_grid = h.ewald_grid;
+        o.gravity.periodic =
+            h.version > 3 ? (canopy_periodic_method)h.periodic : CANOPY_PERIODIC_EWALD;
+        if (h.version > 3) o.gravity.pm_grid = h.pm_grid;
         st = canopy_nbody_create(pos, vel, mass, h.n, &o, out);
         if (!st) (*out)->step = h.step;
     }

@@ -21,76 +21,84 @@ enum {
     OPT_OPENING,
     OPT_ACCURACY,
     OPT_BOX,
-    OPT_EWALD_GRID
+    OPT_EWALD_GRID,
+    OPT_PERIODIC,
+    OPT_PM_GRID
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: canopy gravity --bodies B.npy [--theta 0.5] [--softening EPS]\n"
-               "       [--order 0|2|3|4] [--opening list|body|bucket] [--tree binary|oct]\n"
-               "       [--accuracy A] [--box L [--ewald-grid N]]\n"
-               "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
-               "       [--leaf-size L] [--stats]\n\n"
-               "Gravitational acceleration (G = 1) of every body from all the others by a\n"
-               "Barnes-Hut tree code, by default the one canopy nbody uses (list opening\n"
-               "on the binary tree, theta and order for a median error of 1e-3: the\n"
-               "fastest at equal error, docs/nbody.md); Plummer softening\n"
-               "a = m d / (|d|^2 + eps^2)^(3/2).\n\n"
-               "B is (n, 3) positions with equal masses 1/n, or (n, 4) with the mass last,\n"
-               "or a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1 Coordinates and\n"
-               "Masses or MassTable; docs/nbody.md, \"HDF5 snapshots\").\n"
-               "Output: ACC float32 (n, 3), written atomically. Without softening, two\n"
-               "bodies at one position have an infinite force: that is an error (exit 1).\n\n"
-               "Options:\n"
-               "  --bodies B       bodies file (required)\n"
-               "  --theta X        opening angle, > 0 (smaller is more exact; default from\n"
-               "                   --accuracy, or 0.5 with --order or --variant/--schedule)\n"
-               "  --softening E    Plummer softening length, >= 0 (default 0)\n"
-               "  --order P        multipole order: 0 monopole (default with --theta), 2\n"
-               "                   quadrupole, 3 octupole, 4 hexadecapole (moments about the\n"
-               "                   centre of mass, kept apart from the hot records; the GPU\n"
-               "                   does 0 and 2)\n"
-               "  --opening O      list (default: groups of <= 256 bodies walk the tree once\n"
-               "                   into interaction lists, then a vectorised force kernel),\n"
-               "                   body (each body tests each cell) or bucket (a leaf\n"
-               "                   bucket's bodies walk together: Liu's bucket-to-node\n"
-               "                   test)\n"
-               "  --tree T         list opening's tree: binary (default; ChaNGa's, split at\n"
-               "                   the midpoint of the longest side) or oct; body and bucket\n"
-               "                   opening use the octree\n"
-               "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
-               "                   and order from a calibrated table (docs/nbody.md; default\n"
-               "                   1e-3 unless --theta or --order is given); with --box the\n"
-               "                   periodic table read at the number of bodies, whose error\n"
-               "                   grows with it (1e-3: theta 0.66 up to 300k, 0.62 at 1M)\n"
-               "  The multipole code runs on the CPU, or on the GPU with --backend gpu (auto:\n"
-               "  from 200000 bodies when a GPU is usable), where the tree is a binary radix\n"
-               "  tree built on the device and the opening is always Liu's bucket-to-node test\n"
-               "  (docs/nbody.md, \"GPU\"). --variant or --schedule without --order, --opening,\n"
-               "  --tree and --accuracy run the monopole Barnes-Hut traversal instead (body\n"
-               "  opening on an octree, theta 0.5 by default; CPU or GPU). --stats also prints\n"
-               "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
-               "  against float64 direct summation.\n"
-               "  --box L          periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
-               "                   \"Periodic boxes\"): nearest images plus the correction\n"
-               "                   of all other images and a neutralising background; bodies\n"
-               "                   within 4 boxes are wrapped in, farther ones refused; CPU,\n"
-               "                   list opening, one process. Default: an HDF5 snapshot's\n"
-               "                   Header/BoxSize when > 0, else open; --box 0 is open\n"
-               "                   whatever the file says (--stats names the source)\n"
-               "  --ewald-grid N   Ewald correction table points per half side, 8..128\n"
-               "                   (default 32)\n"
-               "  -o, --output F   output file (required)\n"
-               "  Under mpirun -np R (builds with MPI) the bodies are split over R ranks along\n"
-               "  the Hilbert curve and the multipole walk runs distributed with the same\n"
-               "  options (list or body opening). Each rank reads its own rows of a .npy\n"
-               "  input and writes its own rows of a .npy output in place (rank 0 reads and\n"
-               "  writes other formats). --backend gpu walks on one GPU per rank, by default\n"
-               "  with the single-GPU engine (bucket opening, tree built on the device; the\n"
-               "  other ranks' pieces per body), --opening body for the CPU's octree walk;\n"
-               "  --stats prints each rank's traffic and phases, and its error check reads\n"
-               "  the bodies whole on rank 0 (docs/distributed.md).\n" TRAV_HELP
-               "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
-               "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy --stats\n");
+    fprintf(
+        f,
+        "usage: canopy gravity --bodies B.npy [--theta 0.5] [--softening EPS]\n"
+        "       [--order 0|2|3|4] [--opening list|body|bucket] [--tree binary|oct]\n"
+        "       [--accuracy A] [--box L [--periodic M] [--pm-grid N] [--ewald-grid N]]\n"
+        "       -o ACC.npy [--variant V] [--schedule S] [--backend B] [--threads T]\n"
+        "       [--leaf-size L] [--stats]\n\n"
+        "Gravitational acceleration (G = 1) of every body from all the others by a\n"
+        "Barnes-Hut tree code, by default the one canopy nbody uses (list opening\n"
+        "on the binary tree, theta and order for a median error of 1e-3: the\n"
+        "fastest at equal error, docs/nbody.md); Plummer softening\n"
+        "a = m d / (|d|^2 + eps^2)^(3/2).\n\n"
+        "B is (n, 3) positions with equal masses 1/n, or (n, 4) with the mass last,\n"
+        "or a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1 Coordinates and\n"
+        "Masses or MassTable; docs/nbody.md, \"HDF5 snapshots\").\n"
+        "Output: ACC float32 (n, 3), written atomically. Without softening, two\n"
+        "bodies at one position have an infinite force: that is an error (exit 1).\n\n"
+        "Options:\n"
+        "  --bodies B       bodies file (required)\n"
+        "  --theta X        opening angle, > 0 (smaller is more exact; default from\n"
+        "                   --accuracy, or 0.5 with --order or --variant/--schedule)\n"
+        "  --softening E    Plummer softening length, >= 0 (default 0)\n"
+        "  --order P        multipole order: 0 monopole (default with --theta), 2\n"
+        "                   quadrupole, 3 octupole, 4 hexadecapole (moments about the\n"
+        "                   centre of mass, kept apart from the hot records; the GPU\n"
+        "                   does 0 and 2)\n"
+        "  --opening O      list (default: groups of <= 256 bodies walk the tree once\n"
+        "                   into interaction lists, then a vectorised force kernel),\n"
+        "                   body (each body tests each cell) or bucket (a leaf\n"
+        "                   bucket's bodies walk together: Liu's bucket-to-node\n"
+        "                   test)\n"
+        "  --tree T         list opening's tree: binary (default; ChaNGa's, split at\n"
+        "                   the midpoint of the longest side) or oct; body and bucket\n"
+        "                   opening use the octree\n"
+        "  --accuracy A     target median relative force error in [1e-6, 0.1]: theta\n"
+        "                   and order from a calibrated table (docs/nbody.md; default\n"
+        "                   1e-3 unless --theta or --order is given); with --box the\n"
+        "                   periodic method's table read at the number of bodies,\n"
+        "                   whose error grows with it (Ewald at 1e-3: theta 0.66 up\n"
+        "                   to 300k, 0.62 at 1M)\n"
+        "  The multipole code runs on the CPU, or on the GPU with --backend gpu (auto:\n"
+        "  from 200000 bodies when a GPU is usable), where the tree is a binary radix\n"
+        "  tree built on the device and the opening is always Liu's bucket-to-node test\n"
+        "  (docs/nbody.md, \"GPU\"). --variant or --schedule without --order, --opening,\n"
+        "  --tree and --accuracy run the monopole Barnes-Hut traversal instead (body\n"
+        "  opening on an octree, theta 0.5 by default; CPU or GPU). --stats also prints\n"
+        "  the expected error and the one measured on <= 1000 evenly spaced bodies\n"
+        "  against float64 direct summation.\n"
+        "  --box L          periodic cube [0, L)^3 (docs/nbody.md, \"Periodic boxes\"):\n"
+        "                   all images and a neutralising background, by TreePM or\n"
+        "                   Ewald summation (--periodic); bodies within 4 boxes are\n"
+        "                   wrapped in, farther ones refused; CPU, list opening, one\n"
+        "                   process. Default: an HDF5 snapshot's Header/BoxSize when\n"
+        "                   > 0, else open; --box 0 is open whatever the file says\n"
+        "                   (--stats names the source)\n" GRAV_PERIODIC_HELP(
+            "     ") "  --ewald-grid N   Ewald correction table points per half side, 8..128\n"
+                     "                   (default 32)\n"
+                     "  -o, --output F   output file (required)\n"
+                     "  Under mpirun -np R (builds with MPI) the bodies are split over R ranks "
+                     "along\n"
+                     "  the Hilbert curve and the multipole walk runs distributed with the same\n"
+                     "  options (list or body opening). Each rank reads its own rows of a .npy\n"
+                     "  input and writes its own rows of a .npy output in place (rank 0 reads and\n"
+                     "  writes other formats). --backend gpu walks on one GPU per rank, by "
+                     "default\n"
+                     "  with the single-GPU engine (bucket opening, tree built on the device; the\n"
+                     "  other ranks' pieces per body), --opening body for the CPU's octree walk;\n"
+                     "  --stats prints each rank's traffic and phases, and its error check reads\n"
+                     "  the bodies whole on rank 0 (docs/distributed.md).\n" TRAV_HELP
+                     "\nExample: canopy gen plummer --n 100000 -o b.npy &&\n"
+                     "         canopy gravity --bodies b.npy --softening 0.05 -o acc.npy "
+                     "--stats\n");
 }
 
 /* Without softening, two bodies at one position pull each other infinitely hard: the
@@ -173,6 +181,8 @@ static const struct option gravity_long_opts[] = {
     {"accuracy", required_argument, NULL, OPT_ACCURACY},
     {"box", required_argument, NULL, OPT_BOX},
     {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
+    {"periodic", required_argument, NULL, OPT_PERIODIC},
+    {"pm-grid", required_argument, NULL, OPT_PM_GRID},
     {"output", required_argument, NULL, 'o'},
     TRAV_LONG_OPTIONS,
     {NULL, 0, NULL, 0}};
@@ -181,8 +191,8 @@ static const struct option gravity_long_opts[] = {
 typedef struct gravity_args {
     const char *bodies, *out;
     double theta, eps, accuracy, box;
-    int64_t order, ewald_grid;
-    int multipole, theta_given, opening_given, order_given, tree_given, box_given;
+    int64_t order, ewald_grid, pm_grid;
+    int multipole, theta_given, opening_given, order_given, tree_given, box_given, periodic_given;
     canopy_gravity_options g;
     trav_opts to;
 } gravity_args;
@@ -234,6 +244,14 @@ static int gravity_option(gravity_args *a, int c) {
         if (cli_parse_i64("gravity", "--ewald-grid", optarg, 8, 128, &a->ewald_grid))
             return CLI_USAGE;
         break;
+    case OPT_PERIODIC:
+        if (grav_parse_periodic("gravity", optarg, &a->g.periodic)) return CLI_USAGE;
+        a->periodic_given = 1;
+        break;
+    case OPT_PM_GRID:
+        if (cli_parse_i64("gravity", "--pm-grid", optarg, 18, 1024, &a->pm_grid)) return CLI_USAGE;
+        if (a->pm_grid % 2) return cli_usage_error("gravity", "--pm-grid must be even");
+        break;
     case 'o':
         a->out = optarg;
         break;
@@ -257,6 +275,11 @@ static int gravity_check(gravity_args *a) {
     if (!traversal) a->multipole = 1;
     if (a->ewald_grid && a->box == 0.0)
         return cli_usage_error("gravity", "--ewald-grid needs --box");
+    if ((a->periodic_given || a->pm_grid) && a->box == 0.0)
+        return cli_usage_error("gravity",
+                               "--%s needs a periodic box (--box L, or an HDF5 "
+                               "snapshot's BoxSize)",
+                               a->pm_grid ? "pm-grid" : "periodic");
     if (a->box > 0.0 && traversal)
         return cli_usage_error("gravity", "--box runs the multipole list walk: drop --variant "
                                           "and --schedule");
@@ -286,6 +309,7 @@ static int gravity_check(gravity_args *a) {
     g->softening = (float)a->eps;
     g->box = (float)a->box;
     g->ewald_grid = (int32_t)a->ewald_grid;
+    g->pm_grid = (int32_t)a->pm_grid;
     if (a->accuracy > 0.0 &&
         canopy_gravity_choose_for(g, a->accuracy, &g->theta, &g->order, NULL) != CANOPY_OK)
         return cli_usage_error("gravity", "%s", canopy_last_error());

@@ -38,96 +38,121 @@ enum {
     OPT_ETA,
     OPT_BOX,
     OPT_EWALD_GRID,
-    OPT_REBUILD
+    OPT_REBUILD,
+    OPT_PERIODIC,
+    OPT_PM_GRID
 };
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
-            "       | --bodies IC.hdf5\n"
-            "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
-            "       [--opening list|body|bucket] [--tree binary|oct] [--max-rung R [--eta E] "
-            "[--rebuild F]]\n"
-            "       [--energy-every K]\n"
-            "       [-o DIR [--snapshot-every M] [--snapshot-format npy|hdf5]] [--stats]\n"
-            "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
-            "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
-            "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU;\n"
-            "with --backend gpu (auto: from 200000 bodies when a GPU is usable) the state\n"
-            "stays on the GPU and a binary radix tree is rebuilt there every step, with\n"
-            "bucket opening.\n"
-            "Positions and velocities are kept in float64, forces in float32.\n\n"
-            "Options:\n"
-            "  --bodies B         positions, (n, 3) float32 or float64; or initial conditions\n"
-            "                     in a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1\n"
-            "                     Coordinates, Velocities, Masses or MassTable[1]; then no\n"
-            "                     --velocities or --masses)\n"
-            "  --velocities V     velocities, (n, 3)\n"
-            "  --masses M         masses, (n) (default 1/n each)\n"
-            "  --steps N          run until step N (counted from the start, also on restart)\n"
-            "  --dt DT            time step, > 0\n"
-            "  --softening E      Plummer softening, >= 0 (default 0)\n"
-            "  --accuracy A       target median relative force error (default 1e-3); with\n"
-            "                     --box the table is read at the number of bodies\n"
-            "                     (canopy gravity --help)\n"
-            "  --theta T, --order P  opening angle and multipole order (0, 2, 3 or 4; the\n"
-            "                     GPU does 0 and 2) instead\n"
-            "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
-            "  --tree T           list opening's tree: binary (default) or oct\n"
-            "  --max-rung R       block time steps: each body on a rung r <= R of step\n"
-            "                     DT / 2^r, the largest within eta sqrt(softening / |a|), forces\n"
-            "                     only for the bodies whose step ends; rungs change at\n"
-            "                     synchronised points; a step is DT (0 = one global step,\n"
-            "                     default; R in [0, 30]; CPU, list opening, softening > 0)\n"
-            "  --eta E            the block-step accuracy eta, > 0 (default 0.2)\n"
-            "  --rebuild F        block steps, open boundaries: substeps refit one tree of all\n"
-            "                     bodies (new boxes and moments, same bodies per node) and\n"
-            "                     rebuild it where all are active or once the force\n"
-            "                     evaluations on it reach F n; 0 = a new tree every substep\n"
-            "                     (default 0.3; not kept in checkpoints)\n"
-            "  --box L            periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
-            "                     \"Periodic boxes\"): bodies are wrapped into it after every\n"
-            "                     drift (those more than 4 boxes out are refused); CPU, list\n"
-            "                     opening, one process; potential energies from the walk.\n"
-            "                     Default: an HDF5 snapshot's Header/BoxSize when > 0, else\n"
-            "                     open; --box 0 is open whatever the file says (--stats\n"
-            "                     names the source); HDF5 snapshots record the box run with\n"
-            "  --ewald-grid N     Ewald correction table points per half side, 8..128\n"
-            "                     (default 32)\n"
-            "  --energy-every K   print energy (kinetic + potential), momentum and angular\n"
-            "                     momentum every K steps on stdout (0 = never; default 0)\n"
-            "  --direct-max D     potential energy by float64 direct summation when n <= D,\n"
-            "                     else from the tree walk's potentials (default 20000)\n"
-            "  --snapshot-every M write DIR/positions_SSSSSS.npy and velocities_SSSSSS.npy\n"
-            "                     (float64, atomically) every M steps; needs -o DIR\n"
-            "  --snapshot-format F  npy (default) or hdf5: DIR/snapshot_SSSSSS.hdf5 in the\n"
-            "                     Gadget-4/SWIFT layout (Header, PartType1; Time = step * dt,\n"
-            "                     G = 1, no unit conversion), for the snapshots and the final\n"
-            "                     state\n"
-            "  -o, --output DIR   folder (created if missing) for the snapshots and the final\n"
-            "                     state: the last step's snapshot, always\n"
-            "  --checkpoint-every C  write the checkpoint every C steps and at the end\n"
-            "  --checkpoint FILE  checkpoint file, replaced atomically (never by a partial one)\n"
-            "  --restart FILE     resume from a checkpoint (which holds the bodies, dt and\n"
-            "                     force parameters; do not give them again)\n"
-            "  --backend B        cpu, gpu or auto (default; see above)\n"
-            "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy gravity\n"
-            "  --stats, --stats=json  what ran (backend, opening, tree, theta, order), the\n"
-            "                     seconds of loading, stepping, energy lines and writing, and\n"
-            "                     the force evaluations (bodies per rung with --max-rung)\n"
-            "  -h, --help         this help\n\n"
-            "A progress line goes to stderr when it is a terminal.\n"
-            "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and cut\n"
-            "again along the Hilbert curve every step by measured work; rank 0 reads, prints\n"
-            "and writes the snapshots; every rank walks with list opening (the default) or\n"
-            "body opening; --checkpoint, --restart and --max-rung run on one rank only;\n"
-            "--backend gpu (auto: from 200000 bodies) walks on one GPU per rank, by default\n"
-            "with the single-GPU engine (bucket opening, tree built on the device; the other\n"
-            "ranks' pieces per body), --opening body for the CPU's octree walk on the GPU;\n"
-            "--stats prints each rank's traffic and GPU (docs/distributed.md).\n\n"
-            "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
-            "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
-            "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
+    fprintf(
+        f,
+        "usage: canopy nbody --bodies B.npy --velocities V.npy [--masses M.npy]\n"
+        "       | --bodies IC.hdf5\n"
+        "       --steps N --dt DT [--softening E] [--accuracy A | --theta T --order P]\n"
+        "       [--opening list|body|bucket] [--tree binary|oct] [--max-rung R [--eta E] "
+        "[--rebuild F]]\n"
+        "       [--energy-every K]\n"
+        "       [-o DIR [--snapshot-every M] [--snapshot-format npy|hdf5]] [--stats]\n"
+        "       [--checkpoint-every C --checkpoint FILE] [--restart FILE]\n\n"
+        "Leapfrog kick-drift-kick (G = 1) with multipole tree forces (canopy gravity\n"
+        "--order/--opening/--tree/--accuracy), the tree rebuilt every step on the CPU;\n"
+        "with --backend gpu (auto: from 200000 bodies when a GPU is usable) the state\n"
+        "stays on the GPU and a binary radix tree is rebuilt there every step, with\n"
+        "bucket opening.\n"
+        "Positions and velocities are kept in float64, forces in float32.\n\n"
+        "Options:\n"
+        "  --bodies B         positions, (n, 3) float32 or float64; or initial conditions\n"
+        "                     in a Gadget/SWIFT HDF5 snapshot (.hdf5 or .h5: PartType1\n"
+        "                     Coordinates, Velocities, Masses or MassTable[1]; then no\n"
+        "                     --velocities or --masses)\n"
+        "  --velocities V     velocities, (n, 3)\n"
+        "  --masses M         masses, (n) (default 1/n each)\n"
+        "  --steps N          run until step N (counted from the start, also on restart)\n"
+        "  --dt DT            time step, > 0\n"
+        "  --softening E      Plummer softening, >= 0 (default 0)\n"
+        "  --accuracy A       target median relative force error (default 1e-3); with\n"
+        "                     --box the periodic method's table (canopy gravity\n"
+        "                     --help)\n"
+        "  --theta T, --order P  opening angle and multipole order (0, 2, 3 or 4; the\n"
+        "                     GPU does 0 and 2) instead\n"
+        "  --opening O        list (default), body or bucket (canopy gravity --help)\n"
+        "  --tree T           list opening's tree: binary (default) or oct\n"
+        "  --max-rung R       block time steps: each body on a rung r <= R of step\n"
+        "                     DT / 2^r, the largest within eta sqrt(softening / |a|), forces\n"
+        "                     only for the bodies whose step ends; rungs change at\n"
+        "                     synchronised points; a step is DT (0 = one global step,\n"
+        "                     default; R in [0, 30]; CPU, list opening, softening > 0)\n"
+        "  --eta E            the block-step accuracy eta, > 0 (default 0.2)\n"
+        "  --rebuild F        block steps, open boundaries: substeps refit one tree of all\n"
+        "                     bodies (new boxes and moments, same bodies per node) and\n"
+        "                     rebuild it where all are active or once the force\n"
+        "                     evaluations on it reach F n; 0 = a new tree every substep\n"
+        "                     (default 0.3; not kept in checkpoints)\n"
+        "  --box L            periodic cube [0, L)^3 with Ewald summation (docs/nbody.md,\n"
+        "                     \"Periodic boxes\"): bodies are wrapped into it after every\n"
+        "                     drift (those more than 4 boxes out are refused); CPU, list\n"
+        "                     opening, one process; potential energies from the walk.\n"
+        "                     Default: an HDF5 snapshot's Header/BoxSize when > 0, else\n"
+        "                     open; --box 0 is open whatever the file says (--stats\n"
+        "                     names the source); HDF5 snapshots record the box run "
+        "with\n" GRAV_PERIODIC_HELP(
+            "       ") "  --ewald-grid N     Ewald correction table points per half side, 8..128\n"
+                       "                     (default 32)\n"
+                       "  --energy-every K   print energy (kinetic + potential), momentum and "
+                       "angular\n"
+                       "                     momentum every K steps on stdout (0 = never; default "
+                       "0)\n"
+                       "  --direct-max D     potential energy by float64 direct summation when n "
+                       "<= D,\n"
+                       "                     else from the tree walk's potentials (default 20000)\n"
+                       "  --snapshot-every M write DIR/positions_SSSSSS.npy and "
+                       "velocities_SSSSSS.npy\n"
+                       "                     (float64, atomically) every M steps; needs -o DIR\n"
+                       "  --snapshot-format F  npy (default) or hdf5: DIR/snapshot_SSSSSS.hdf5 in "
+                       "the\n"
+                       "                     Gadget-4/SWIFT layout (Header, PartType1; Time = step "
+                       "* dt,\n"
+                       "                     G = 1, no unit conversion), for the snapshots and the "
+                       "final\n"
+                       "                     state\n"
+                       "  -o, --output DIR   folder (created if missing) for the snapshots and the "
+                       "final\n"
+                       "                     state: the last step's snapshot, always\n"
+                       "  --checkpoint-every C  write the checkpoint every C steps and at the end\n"
+                       "  --checkpoint FILE  checkpoint file, replaced atomically (never by a "
+                       "partial one)\n"
+                       "  --restart FILE     resume from a checkpoint (which holds the bodies, dt "
+                       "and\n"
+                       "                     force parameters; do not give them again)\n"
+                       "  --backend B        cpu, gpu or auto (default; see above)\n"
+                       "  --variant V, --schedule S, --leaf-size L, --threads T  as for canopy "
+                       "gravity\n"
+                       "  --stats, --stats=json  what ran (backend, opening, tree, theta, order), "
+                       "the\n"
+                       "                     seconds of loading, stepping, energy lines and "
+                       "writing, and\n"
+                       "                     the force evaluations (bodies per rung with "
+                       "--max-rung)\n"
+                       "  -h, --help         this help\n\n"
+                       "A progress line goes to stderr when it is a terminal.\n"
+                       "Under mpirun -np R (builds with MPI) the bodies are split over R ranks and "
+                       "cut\n"
+                       "again along the Hilbert curve every step by measured work; rank 0 reads, "
+                       "prints\n"
+                       "and writes the snapshots; every rank walks with list opening (the default) "
+                       "or\n"
+                       "body opening; --checkpoint, --restart and --max-rung run on one rank "
+                       "only;\n"
+                       "--backend gpu (auto: from 200000 bodies) walks on one GPU per rank, by "
+                       "default\n"
+                       "with the single-GPU engine (bucket opening, tree built on the device; the "
+                       "other\n"
+                       "ranks' pieces per body), --opening body for the CPU's octree walk on the "
+                       "GPU;\n"
+                       "--stats prints each rank's traffic and GPU (docs/distributed.md).\n\n"
+                       "Example: canopy gen plummer --n 10000 -o b.npy --velocities v.npy &&\n"
+                       "         canopy nbody --bodies b.npy --velocities v.npy --steps 128 \\\n"
+                       "             --dt 0.0078125 --softening 0.01 --energy-every 16\n");
 }
 
 static int load_f64(const char *path, const char *what, int64_t cols, canopy_array *a) {
@@ -471,6 +496,8 @@ static const struct option nbody_long_opts[] = {
     {"rebuild", required_argument, NULL, OPT_REBUILD},
     {"box", required_argument, NULL, OPT_BOX},
     {"ewald-grid", required_argument, NULL, OPT_EWALD_GRID},
+    {"periodic", required_argument, NULL, OPT_PERIODIC},
+    {"pm-grid", required_argument, NULL, OPT_PM_GRID},
     {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
     {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
     {"restart", required_argument, NULL, OPT_RESTART},
@@ -483,7 +510,9 @@ static const struct option nbody_long_opts[] = {
 typedef struct nbody_args {
     const char *bodies, *vels, *masses, *dir, *ckpt, *restart;
     double dt, eps, accuracy, theta, box;
-    int64_t steps, order, energy_every, snap_every, ckpt_every, ewald_grid, direct_max;
+    int64_t steps, order, energy_every, snap_every, ckpt_every, ewald_grid, pm_grid, direct_max;
+    canopy_periodic_method periodic;
+    int periodic_given;
     int given_physics, dt_given, tree_given, opening_given, hdf5_out, box_given;
     canopy_opening opening;
     canopy_gravity_tree gtree;
@@ -533,6 +562,14 @@ static int nbody_physics_option(nbody_args *a, int c) {
     case OPT_EWALD_GRID:
         if (cli_parse_i64("nbody", "--ewald-grid", optarg, 8, 128, &a->ewald_grid))
             return CLI_USAGE;
+        break;
+    case OPT_PERIODIC:
+        if (grav_parse_periodic("nbody", optarg, &a->periodic)) return CLI_USAGE;
+        a->periodic_given = 1;
+        break;
+    case OPT_PM_GRID:
+        if (cli_parse_i64("nbody", "--pm-grid", optarg, 18, 1024, &a->pm_grid)) return CLI_USAGE;
+        if (a->pm_grid % 2) return cli_usage_error("nbody", "--pm-grid must be even");
         break;
     case OPT_MAX_RUNG:
         if (cli_parse_i64("nbody", "--max-rung", optarg, INT32_MIN, INT32_MAX, &a->bo.max_rung))
@@ -641,6 +678,11 @@ static int nbody_check(nbody_args *a) {
     if (hdf5_in && !a->box_given && canopy_hdf5_read_box(a->bodies, &a->box))
         return cli_runtime_error("nbody");
     if (a->ewald_grid && a->box == 0.0) return cli_usage_error("nbody", "--ewald-grid needs --box");
+    if ((a->periodic_given || a->pm_grid) && a->box == 0.0)
+        return cli_usage_error("nbody",
+                               "--%s needs a periodic box (--box L, or an HDF5 "
+                               "snapshot's BoxSize)",
+                               a->pm_grid ? "pm-grid" : "periodic");
     if (!isnan(a->bo.eta) && a->bo.max_rung == INT64_MIN)
         return cli_usage_error("nbody", "--eta needs --max-rung (block time steps)");
     if (!isnan(a->bo.rebuild) && a->bo.max_rung == INT64_MIN)
@@ -706,6 +748,8 @@ static int nbody_start(const nbody_args *a, canopy_nbody **s) {
                                               a->order, a->accuracy, &a->bo, &a->to.run);
         o.gravity.box = (float)a->box;
         o.gravity.ewald_grid = (int32_t)a->ewald_grid;
+        o.gravity.periodic = a->periodic;
+        o.gravity.pm_grid = (int32_t)a->pm_grid;
         if (canopy_nbody_create(pa.data, va.data, ma.data, pa.shape[0], &o, s))
             rc = cli_runtime_error("nbody");
     }
@@ -770,7 +814,10 @@ static void nbody_summary(const canopy_nbody *s, int64_t first, double secs, con
     if (o->max_rung > 0)
         snprintf(block, sizeof block, ", block steps (max rung %d, eta %g)", (int)o->max_rung,
                  o->eta);
-    if (o->gravity.box > 0.0f)
+    if (o->gravity.box > 0.0f && o->gravity.periodic == CANOPY_PERIODIC_TREEPM)
+        snprintf(block + strlen(block), sizeof block - strlen(block), ", periodic box %g (TreePM)",
+                 (double)o->gravity.box);
+    else if (o->gravity.box > 0.0f)
         snprintf(block + strlen(block), sizeof block - strlen(block),
                  ", periodic box %g (Ewald grid %d)", (double)o->gravity.box,
                  (int)o->gravity.ewald_grid);

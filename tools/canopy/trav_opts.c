@@ -31,6 +31,22 @@ int grav_parse_tree(const char *cmd, const char *arg, canopy_gravity_tree *t) {
     return 0;
 }
 
+int grav_parse_periodic(const char *cmd, const char *arg, canopy_periodic_method *m) {
+    if (!strcmp(arg, "auto"))
+        *m = CANOPY_PERIODIC_AUTO;
+    else if (!strcmp(arg, "ewald"))
+        *m = CANOPY_PERIODIC_EWALD;
+    else if (!strcmp(arg, "treepm"))
+        *m = CANOPY_PERIODIC_TREEPM;
+    else
+        return cli_usage_error(cmd, "--periodic must be auto, ewald or treepm (got '%s')", arg);
+    return 0;
+}
+
+const char *grav_periodic_name(canopy_periodic_method m) {
+    return m == CANOPY_PERIODIC_TREEPM ? "treepm" : m == CANOPY_PERIODIC_EWALD ? "ewald" : "auto";
+}
+
 const char *grav_opening_name(canopy_opening o) {
     return o == CANOPY_OPENING_LIST ? "list" : o == CANOPY_OPENING_BUCKET ? "bucket" : "body";
 }

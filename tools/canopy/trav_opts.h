@@ -65,6 +65,18 @@ void trav_opts_init(trav_opts *o);
 enum { OPT_GRAVITY_TREE = 1250 };
 int grav_parse_opening(const char *cmd, const char *arg, canopy_opening *o);
 int grav_parse_tree(const char *cmd, const char *arg, canopy_gravity_tree *t);
+/* --periodic auto|ewald|treepm: 0, or a usage error naming the bad value. */
+int grav_parse_periodic(const char *cmd, const char *arg, canopy_periodic_method *m);
+const char *grav_periodic_name(canopy_periodic_method m);
+/* The help of gravity's and nbody's --periodic and --pm-grid, indented by pad. */
+#define GRAV_PERIODIC_HELP(pad)                                                                    \
+    "  --periodic M" pad "with --box, how the long range is summed: ewald (default,\n"             \
+    "  " pad "            also auto: nearest images plus Ewald corrections) or treepm\n"           \
+    "  " pad "            (FFTs on a mesh, the tree walk within ~8 mesh cells; orders 0\n"         \
+    "  " pad "            and 2; builds with FFTW; cheaper on near-uniform boxes of ~1M\n"         \
+    "  " pad "            bodies, dearer on clustered ones); --stats names it\n"                   \
+    "  --pm-grid N " pad "TreePM mesh cells per side, even, 18..1024 (default: about\n"            \
+    "  " pad "            2 n^(1/3), at most 512)\n"
 const char *grav_opening_name(canopy_opening o);
 const char *grav_tree_name(canopy_gravity_tree t);
 /* A cli_shared_handler; ctx is a trav_opts *. */

@@ -66,7 +66,8 @@ class Stats(Structure):
 class GravityOptions(Structure):
     _fields_ = [("theta", ctypes.c_float), ("order", c_int32), ("opening", c_int),
                 ("softening", ctypes.c_float), ("accuracy", c_double), ("tree", c_int),
-                ("box", ctypes.c_float), ("ewald_grid", c_int32)]
+                ("box", ctypes.c_float), ("ewald_grid", c_int32), ("periodic", c_int32),
+                ("pm_grid", c_int32)]
 
 
 class PaircountOptions(Structure):
