@@ -14,8 +14,9 @@
 
 enum { GL_DEFAULT_BUCKET = 16, GL_DEFAULT_GROUP = 256 };
 /* TreePM's sink groups: a group lists what lies within the cut of any of its bodies, so
- * smaller groups list fewer bodies beyond each one's cut (1515 per body at 256, 598 at 32,
- * 448 at 16 but with more walks; 100k uniform bodies, bench/results/nbody.md). */
+ * smaller groups list fewer bodies beyond each one's cut (100k uniform bodies: 1515 per
+ * body at 256, 598 at 32; at 200k, groups of 16 to 64 cost within 8% of each other;
+ * bench/results/nbody.md, session 15). */
 enum { GL_TREEPM_GROUP = 32 };
 
 typedef struct gl_config {

@@ -114,8 +114,8 @@ static double row_error(mp_table t, int i, int64_t n) {
     return fmax(e0, e1) * pow((double)n / MP_N_BIG, fmax(p, MP_P_BEYOND));
 }
 
-/* The method of g's box: auto is Ewald summation (TreePM only on request: it costs
- * less on near-uniform boxes of ~1M bodies, more on clustered ones; docs/nbody.md). */
+/* The method of g's box: auto is Ewald summation (TreePM only on request: its error
+ * does not grow with n, but it costs more; docs/nbody.md). */
 static canopy_periodic_method periodic_method(const canopy_gravity_options *g) {
     return g->periodic == CANOPY_PERIODIC_TREEPM ? CANOPY_PERIODIC_TREEPM : CANOPY_PERIODIC_EWALD;
 }

@@ -73,8 +73,9 @@ const char *grav_periodic_name(canopy_periodic_method m);
     "  --periodic M" pad "with --box, how the long range is summed: ewald (default,\n"             \
     "  " pad "            also auto: nearest images plus Ewald corrections) or treepm\n"           \
     "  " pad "            (FFTs on a mesh, the tree walk within ~8 mesh cells; orders 0\n"         \
-    "  " pad "            and 2; builds with FFTW; cheaper on near-uniform boxes of ~1M\n"         \
-    "  " pad "            bodies, dearer on clustered ones); --stats names it\n"                   \
+    "  " pad "            and 2; builds with FFTW; its error does not grow with n, its\n"          \
+    "  " pad "            cost is 1.4x Ewald's on uniform boxes, more on clustered\n"              \
+    "  " pad "            ones); --stats names it\n"                                               \
     "  --pm-grid N " pad "TreePM mesh cells per side, even, 18..1024 (default: about\n"            \
     "  " pad "            2 n^(1/3), at most 512)\n"
 const char *grav_opening_name(canopy_opening o);
