@@ -474,9 +474,9 @@ typedef struct canopy_gravity_options {
     float softening;          /* Plummer softening >= 0 */
     double accuracy;          /* > 0: target relative force error, overrides theta and order */
     canopy_gravity_tree tree; /* list opening's tree (body and bucket use the octree) */
-    /* > 0: a periodic cube [0, box)^3 with Ewald summation (docs/nbody.md, "Periodic
-     * boxes"): bodies within 4 boxes of it are wrapped in, farther ones refused; CPU,
-     * list opening only. 0 (default): open boundaries. */
+    /* > 0: a periodic cube [0, box)^3, summed by .periodic's method (docs/nbody.md,
+     * "Periodic boxes"): bodies within 4 boxes of it are wrapped in, farther ones
+     * refused; CPU, list opening only. 0 (default): open boundaries. */
     float box;
     int32_t ewald_grid; /* Ewald correction table points per half side, 8..128 (0: 32) */
     /* How a periodic box's long range is summed (docs/nbody.md, "Periodic boxes") */

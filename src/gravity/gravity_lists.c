@@ -1344,10 +1344,11 @@ static canopy_status evaluate(const gl_tree *const *src, int nsrc, int per_body,
         L.cells = malloc((size_t)cells * sizeof *L.cells);
         L.opened = malloc((size_t)cells * sizeof *L.opened);
         L.stack = malloc(((size_t)depth * 16 + 16) * sizeof *L.stack);
-        L.mark = P ? calloc((size_t)tp->nn, 1) : NULL;
+        L.mark = P && P->alpha == 0.0f ? calloc((size_t)tp->nn, 1) : NULL; /* group_ewald's */
         L.cend = malloc((size_t)nsrc * sizeof *L.cend);
         L.oend = malloc((size_t)nsrc * sizeof *L.oend);
-        failed |= !L.cells || !L.opened || !L.stack || !L.cend || !L.oend || (P && !L.mark);
+        failed |= !L.cells || !L.opened || !L.stack || !L.cend || !L.oend ||
+                  (P && P->alpha == 0.0f && !L.mark);
 #pragma omp for schedule(dynamic, 4)
         for (int32_t k = 0; k < tp->n_leaves; k++) {
             if (failed) continue;

@@ -336,9 +336,7 @@ canopy_status canopy_gravity_resolve_periodic(canopy_gravity_options *g) {
                            "gravity: the TreePM grid must be even, %d..1024 (0: from n; got %d)",
                            PM_GRID_MIN, (int)g->pm_grid);
     if (!(g->box > 0.0f)) return CANOPY_OK;
-    if (g->periodic == CANOPY_PERIODIC_TREEPM && !canopy_pm_available())
-        return canopy_pm_long_range(NULL, NULL, NULL, NULL, NULL, 0, 0.0f, 0, 0.0, NULL, NULL,
-                                    NULL);
+    if (g->periodic == CANOPY_PERIODIC_TREEPM && !canopy_pm_available()) return canopy_pm_require();
     g->periodic = periodic_method(g);
     return CANOPY_OK;
 }

@@ -13,10 +13,6 @@
 
 #define PM_PI 3.14159265358979323846
 
-int canopy_pm_available(void) {
-    return 1;
-}
-
 /* The mesh of one evaluation: g^3 reals, g * g * (g / 2 + 1) complex of the potential
  * and as many of scratch; the plans of the split 3-D transform. */
 typedef struct pm_mesh {
@@ -294,18 +290,27 @@ canopy_status canopy_pm_long_range(const float *x, const float *y, const float *
 
 #else
 
-int canopy_pm_available(void) {
-    return 0;
-}
-
 canopy_status canopy_pm_long_range(const float *x, const float *y, const float *z, const float *m,
                                    const int64_t *ids, int64_t n, float box, int32_t grid,
                                    double rs, const unsigned char *active, float *acc, float *pot) {
     (void)x, (void)y, (void)z, (void)m, (void)ids, (void)n, (void)box, (void)grid, (void)rs;
     (void)active, (void)acc, (void)pot;
+    return canopy_pm_require();
+}
+
+#endif
+
+int canopy_pm_available(void) {
+#ifdef CANOPY_HAVE_FFTW
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+canopy_status canopy_pm_require(void) {
+    if (canopy_pm_available()) return CANOPY_OK;
     return canopy_fail(CANOPY_ERR_UNSUPPORTED,
                        "gravity: TreePM needs FFTW, and this canopy was built without it "
                        "(install libfftw3-dev and rebuild, or use --periodic ewald)");
 }
-
-#endif

@@ -13,8 +13,10 @@
 
 #include "canopy.h"
 
-/* Whether the library was built with FFTW (the mesh's FFTs). */
+/* Whether the library was built with FFTW (the mesh's FFTs), and the status saying so:
+ * CANOPY_OK, or CANOPY_ERR_UNSUPPORTED with a message naming FFTW. */
 int canopy_pm_available(void);
+canopy_status canopy_pm_require(void);
 
 /* Adds the long-range acceleration and potential (pot NULL: none), G = 1, of the n
  * bodies at (x[i], y[i], z[i]) (wrapped into [0, box)) with masses m[i], to

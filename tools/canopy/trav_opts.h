@@ -70,14 +70,15 @@ int grav_parse_periodic(const char *cmd, const char *arg, canopy_periodic_method
 const char *grav_periodic_name(canopy_periodic_method m);
 /* The help of gravity's and nbody's --periodic and --pm-grid, indented by pad. */
 #define GRAV_PERIODIC_HELP(pad)                                                                    \
-    "  --periodic M" pad "with --box, how the long range is summed: ewald (default,\n"             \
-    "  " pad "            also auto: nearest images plus Ewald corrections) or treepm\n"           \
-    "  " pad "            (FFTs on a mesh, the tree walk within ~8 mesh cells; orders 0\n"         \
-    "  " pad "            and 2; builds with FFTW; its error does not grow with n, its\n"          \
-    "  " pad "            cost is 1.4x Ewald's on uniform boxes, more on clustered\n"              \
-    "  " pad "            ones); --stats names it\n"                                               \
-    "  --pm-grid N " pad "TreePM mesh cells per side, even, 18..1024 (default: about\n"            \
-    "  " pad "            2 n^(1/3), at most 512)\n"
+    "  --periodic M" pad "with --box, how the long range is summed: ewald\n"                       \
+    "  " pad "            (default, also auto: nearest images plus Ewald\n"                        \
+    "  " pad "            corrections) or treepm (FFTs on a mesh, the tree walk\n"                 \
+    "  " pad "            within ~8 mesh cells; orders 0 and 2; builds with FFTW;\n"               \
+    "  " pad "            its error does not grow with n, its cost is 1.4x\n"                      \
+    "  " pad "            Ewald's on uniform boxes, more on clustered ones);\n"                    \
+    "  " pad "            --stats names it\n"                                                      \
+    "  --pm-grid N " pad "TreePM mesh cells per side, even, 18..1024 (default:\n"                  \
+    "  " pad "            about 2 n^(1/3), at most 512)\n"
 const char *grav_opening_name(canopy_opening o);
 const char *grav_tree_name(canopy_gravity_tree t);
 /* A cli_shared_handler; ctx is a trav_opts *. */
