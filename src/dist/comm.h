@@ -98,4 +98,10 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
  * all hold regions, their densities compare; a mix is off by log10(ranks) decades at most. */
 canopy_status canopy_dist_density_work(MPI_Comm comm, canopy_points local, double *work);
 
+/* canopy_dist_decompose on the Hilbert curve with canopy_dist_density_work's weights
+ * (written to work, local.n values, where there are two ranks or more): the same
+ * pieces, one key sort instead of two. */
+canopy_status canopy_dist_decompose_by_density(MPI_Comm comm, canopy_points local, double *work,
+                                               int32_t *dest);
+
 #endif

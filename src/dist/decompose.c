@@ -78,14 +78,10 @@ static canopy_status local_keys(MPI_Comm comm, canopy_points local, const double
     return st;
 }
 
-static canopy_status sort_keys(sorted_work *s, int64_t n, const double *work, int uniform) {
-    if (n > 0) {
-        canopy_status st = canopy_sort_keyed(s->k, n);
-        if (st) return st;
-    }
+/* The prefix sums of the sorted points' work. */
+static void sum_work(sorted_work *s, int64_t n, const double *work, int uniform) {
     s->pre[0] = 0.0;
     for (int64_t j = 0; j < n; j++) s->pre[j + 1] = s->pre[j] + (uniform ? 1.0 : work[s->k[j].idx]);
-    return CANOPY_OK;
 }
 
 /* With slack, most cuts need no sort: the work of every top-CUT_BIN_BITS curve block,
@@ -209,6 +205,29 @@ static canopy_status round_cuts(MPI_Comm comm, const sorted_work *s, int64_t n, 
 #define DENSITY_WORK_PER_DECADE 0.06
 enum { DENSITY_SPAN = 8 };
 
+/* density_work's weights from keys already sorted (collective). */
+static void density_from_sorted(MPI_Comm comm, const sorted_work *s, int64_t n, double *work) {
+    /* log10 of the keys per unit of key range around each body (NaN where a rank holds
+     * one body: no neighbour to measure against), then centred on the mean of all ranks */
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t j = 0; j < n; j++) {
+        int64_t a = j > DENSITY_SPAN ? j - DENSITY_SPAN : 0,
+                c = j + DENSITY_SPAN < n ? j + DENSITY_SPAN : n - 1;
+        double gap = (double)(s->k[c].key - s->k[a].key);
+        work[s->k[j].idx] = c > a ? log10((double)(c - a) / (gap > 1.0 ? gap : 1.0)) : NAN;
+    }
+    double sum[2] = {0.0, 0.0}, all[2]; /* in order: the cut does not depend on threads */
+    for (int64_t i = 0; i < n; i++)
+        if (work[i] == work[i]) sum[0] += work[i], sum[1] += 1.0;
+    MPI_Allreduce(sum, all, 2, MPI_DOUBLE, MPI_SUM, comm);
+    const double mean = all[1] > 0.0 ? all[0] / all[1] : 0.0;
+#pragma omp parallel for schedule(static) num_threads(canopy_threads())
+    for (int64_t i = 0; i < n; i++) {
+        double w = work[i] == work[i] ? 1.0 + DENSITY_WORK_PER_DECADE * (work[i] - mean) : 1.0;
+        work[i] = w < 0.2 ? 0.2 : w;
+    }
+}
+
 canopy_status canopy_dist_density_work(MPI_Comm comm, canopy_points local, double *work) {
     sorted_work s = {0};
     int uniform = 1;
@@ -216,25 +235,7 @@ canopy_status canopy_dist_density_work(MPI_Comm comm, canopy_points local, doubl
     canopy_status st = local_keys(comm, local, NULL, CANOPY_CURVE_HILBERT,
                                   canopy_curve_bits(local.d), &s, &uniform);
     if (!st && n > 0) st = canopy_sort_keyed(s.k, n);
-    if ((st = canopy_dist_agree(comm, st))) goto done;
-    /* log10 of the keys per unit of key range around each body (NaN where a rank holds
-     * one body: no neighbour to measure against), then centred on the mean of all ranks */
-    double sum[2] = {0.0, 0.0}, all[2];
-    for (int64_t j = 0; j < n; j++) {
-        int64_t a = j > DENSITY_SPAN ? j - DENSITY_SPAN : 0,
-                c = j + DENSITY_SPAN < n ? j + DENSITY_SPAN : n - 1;
-        double gap = (double)(s.k[c].key - s.k[a].key);
-        double l = c > a ? log10((double)(c - a) / (gap > 1.0 ? gap : 1.0)) : NAN;
-        work[s.k[j].idx] = l;
-        if (l == l) sum[0] += l, sum[1] += 1.0;
-    }
-    MPI_Allreduce(sum, all, 2, MPI_DOUBLE, MPI_SUM, comm);
-    const double mean = all[1] > 0.0 ? all[0] / all[1] : 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        double w = work[i] == work[i] ? 1.0 + DENSITY_WORK_PER_DECADE * (work[i] - mean) : 1.0;
-        work[i] = w < 0.2 ? 0.2 : w;
-    }
-done:
+    if (!(st = canopy_dist_agree(comm, st))) density_from_sorted(comm, &s, n, work);
     canopy_free(s.k);
     canopy_free(s.pre);
     return st;
@@ -245,9 +246,11 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
     return canopy_dist_decompose_bits(comm, local, work, curve, 0, 0.0, dest);
 }
 
-canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, const double *work,
-                                         canopy_curve curve, int32_t bits_per_dim, double slack,
-                                         int32_t *dest) {
+/* canopy_dist_decompose_bits; with density (not NULL), the work is
+ * canopy_dist_density_work's, written there from the keys the cut sorts anyway. */
+static canopy_status decompose(MPI_Comm comm, canopy_points local, const double *work,
+                               double *density, canopy_curve curve, int32_t bits_per_dim,
+                               double slack, int32_t *dest) {
     int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
     canopy_status st = CANOPY_OK;
     if (local.n < 0 || local.d < 1 || (local.n > 0 && (!local.data || !dest)) ||
@@ -304,7 +307,13 @@ canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, con
         memset(&s, 0, sizeof s);
     }
     st = local_keys(comm, local, work, curve, per_dim, &s, &uniform);
-    if (!st) st = sort_keys(&s, local.n, work, uniform);
+    if (!st && local.n > 0) st = canopy_sort_keyed(s.k, local.n);
+    if (density && !(st = canopy_dist_agree(comm, st))) {
+        density_from_sorted(comm, &s, local.n, density);
+        work = density;
+        uniform = 0;
+    }
+    if (!st) sum_work(&s, local.n, work, uniform);
     if (!st) st = canopy_alloc((void **)&target, (size_t)size, sizeof *target);
     if (!st) st = canopy_alloc((void **)&sum, (size_t)size, sizeof *sum);
     if (!st) st = canopy_alloc((void **)&loc, (size_t)size, sizeof *loc);
@@ -394,6 +403,17 @@ done:
     canopy_free(below);
     canopy_free(round);
     return st;
+}
+
+canopy_status canopy_dist_decompose_bits(MPI_Comm comm, canopy_points local, const double *work,
+                                         canopy_curve curve, int32_t bits_per_dim, double slack,
+                                         int32_t *dest) {
+    return decompose(comm, local, work, NULL, curve, bits_per_dim, slack, dest);
+}
+
+canopy_status canopy_dist_decompose_by_density(MPI_Comm comm, canopy_points local, double *work,
+                                               int32_t *dest) {
+    return decompose(comm, local, NULL, work, CANOPY_CURVE_HILBERT, 0, 0.0, dest);
 }
 
 /* Rows into buf grouped by destination, each group in row order, from pos[r] (bytes)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* canopy_dist_gravity: bodies moved to curve domains of equal estimated work
- * (canopy_dist_density_work, canopy_dist_decompose), a
+ * (canopy_dist_decompose_by_density), a
  * local octree per rank, locally essential trees exchanged with one non-blocking
  * all-to-all while the local tree is walked, then the received pieces walked, and
  * the forces sent back to the ranks that own the bodies (docs/distributed.md). */
@@ -738,11 +738,8 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     }
     /* pieces of equal estimated work (cut by count, Plummer's core rank walked 7 % more
      * than the mean on 4 ranks, and the others waited for it) */
-    if (size > 1) {
-        s = canopy_dist_agree(comm, canopy_alloc((void **)&est, (size_t)bodies.n + 1, sizeof *est));
-        if (!s) s = canopy_dist_density_work(comm, bodies, est);
-    }
-    if (!s) s = canopy_dist_decompose(comm, bodies, est, CANOPY_CURVE_HILBERT, dest);
+    s = canopy_dist_agree(comm, canopy_alloc((void **)&est, (size_t)bodies.n + 1, sizeof *est));
+    if (!s) s = canopy_dist_decompose_by_density(comm, bodies, est, dest);
     if (!s)
         s = canopy_dist_exchange(comm, rows, bodies.n, sizeof *rows, dest, (void **)&mine, &n_mine,
                                  stats);
@@ -751,7 +748,8 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     if (!s) s = canopy_alloc((void **)&m, (size_t)n_mine + 1, sizeof *m);
     if (!s) s = canopy_alloc((void **)&gid, (size_t)n_mine + 1, sizeof *gid);
     if (!s) s = canopy_alloc((void **)&a, (size_t)n_mine * 3 + 1, sizeof *a);
-    if (!s) s = canopy_alloc((void **)&ph, (size_t)n_mine + 1, sizeof *ph);
+    /* potentials only when asked for: they cost the walk's kernel ~20 % */
+    if (!s && pot) s = canopy_alloc((void **)&ph, (size_t)n_mine + 1, sizeof *ph);
     if (!s) s = canopy_alloc((void **)&back, (size_t)n_mine + 1, sizeof *back);
     if (!s) s = canopy_alloc((void **)&home, (size_t)n_mine + 1, sizeof *home);
     if ((s = canopy_dist_agree(comm, s))) goto done;
@@ -766,7 +764,7 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     for (int64_t i = 0; i < n_mine; i++) {
         back[i].gid = gid[i];
         memcpy(back[i].a, a + 3 * i, sizeof back[i].a);
-        back[i].phi = ph[i];
+        back[i].phi = ph ? ph[i] : 0.0f;
         home[i] = owner_of(firsts, size, gid[i]);
     }
     s = canopy_dist_exchange(comm, back, n_mine, sizeof *back, home, (void **)&got, &n_got, stats);

@@ -159,10 +159,10 @@ static void check_one(const dataset *ds, canopy_curve curve, int mode, int32_t b
 }
 
 /* canopy_dist_density_work on kind (0 uniform, 1 Plummer, 2 all points equal), the
- * points in rank blocks: weights >= 0.2 everywhere; on uniform points 1 within 0.1 for
- * 95 % of them; on a Plummer sphere the core (r < 0.5) weighs more than the halo
- * (r > 2) by more than half of 6 % a decade of its ~3 decades; equal points (one cell of
- * the curve) 1 within 0.05. */
+ * points in rank blocks (and canopy_dist_decompose_by_density: its weights and pieces): weights >=
+ * 0.2 everywhere; on uniform points 1 within 0.1 for 95 % of them; on a Plummer sphere the core (r
+ * < 0.5) weighs more than the halo (r > 2) by more than half of 6 % a decade of its ~3 decades;
+ * equal points (one cell of the curve) 1 within 0.05. */
 static void check_density_work(int kind, int64_t n, uint64_t seed) {
     int rank = canopy_dist_rank(MPI_COMM_WORLD);
     float *all = malloc(sizeof *all * (size_t)(3 * n + 1));
@@ -176,6 +176,20 @@ static void check_density_work(int kind, int64_t n, uint64_t seed) {
     double *w = malloc(sizeof *w * (size_t)(hi - lo + 1));
     CHECK_OK(
         canopy_dist_density_work(MPI_COMM_WORLD, canopy_points_make(all + 3 * lo, hi - lo, 3), w));
+    /* the one-sort form: the same weights and pieces as the two calls */
+    canopy_points local = canopy_points_make(all + 3 * lo, hi - lo, 3);
+    double *w1 = malloc(sizeof *w1 * (size_t)(hi - lo + 1));
+    int32_t *d0 = malloc(sizeof *d0 * (size_t)(hi - lo + 1)),
+            *d1 = malloc(sizeof *d1 * (size_t)(hi - lo + 1));
+    CHECK_OK(canopy_dist_decompose(MPI_COMM_WORLD, local, w, CANOPY_CURVE_HILBERT, d0));
+    CHECK_OK(canopy_dist_decompose_by_density(MPI_COMM_WORLD, local, w1, d1));
+    int one = canopy_dist_size(MPI_COMM_WORLD) == 1; /* one piece: no weights needed */
+    CHECK_MSG(hi == lo || ((one || !memcmp(w, w1, sizeof *w * (size_t)(hi - lo))) &&
+                           !memcmp(d0, d1, sizeof *d0 * (size_t)(hi - lo))),
+              "decompose by density: weights or pieces differ from the two calls' (kind %d)", kind);
+    free(w1);
+    free(d0);
+    free(d1);
     double *gw = NULL;
     int64_t got = 0;
     CHECK_OK(
