@@ -72,6 +72,17 @@ static void check_case(int layout, int64_t n, int32_t order, float theta, int tr
     CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, canopy_points_make(pos + 3 * lo, hi - lo, 3),
                                  m ? m + lo : NULL, &go, NULL, acc, NULL, &st));
     CHECK(st.opening == CANOPY_OPENING_LIST && st.tree == tree);
+    /* potentials only when asked for, the forces the same bits either way */
+    float *acc2 = malloc((size_t)(hi - lo + 1) * 3 * sizeof *acc2),
+          *pot = malloc((size_t)(hi - lo + 1) * sizeof *pot), *pots = NULL;
+    CHECK_OK(canopy_dist_gravity(MPI_COMM_WORLD, canopy_points_make(pos + 3 * lo, hi - lo, 3),
+                                 m ? m + lo : NULL, &go, NULL, acc2, pot, NULL));
+    CHECK(!memcmp(acc, acc2, (size_t)(hi - lo) * 3 * sizeof *acc));
+    int64_t got_pots = 0;
+    CHECK_OK(canopy_dist_gatherv(MPI_COMM_WORLD, 0, pot, hi - lo, sizeof *pot, (void **)&pots, NULL,
+                                 &got_pots));
+    free(acc2);
+    free(pot);
     if (size == 1) CHECK(st.bytes_sent == 0 && st.messages == 0);
     if (size > 1 && !skew && hi > lo) CHECK(st.bytes_received > 0);
     int64_t got = 0;
@@ -85,7 +96,14 @@ static void check_case(int layout, int64_t n, int32_t order, float theta, int tr
         int64_t *every = malloc((size_t)n * sizeof *every);
         double *ref = malloc((size_t)n * 3 * sizeof *ref), e1, w1, er, wr;
         for (int64_t i = 0; i < n; i++) every[i] = i;
-        CHECK_OK(canopy_gravity_direct_sample(b, m, eps, every, n, ref, NULL));
+        double *ref_pot = malloc((size_t)n * sizeof *ref_pot);
+        CHECK_OK(canopy_gravity_direct_sample(b, m, eps, every, n, ref, ref_pot));
+        int64_t pot_off = 0;
+        for (int64_t i = 0; i < n; i++)
+            pot_off += !(fabs(pots[i] - ref_pot[i]) <= 1e-2 * fabs(ref_pot[i]));
+        CHECK_MSG(pot_off == 0, "R %d layout %d: %lld potentials off by > 1%%", size, layout,
+                  (long long)pot_off);
+        free(ref_pot);
         errors(ref, every, n, one, &e1, &w1);
         errors(ref, every, n, all, &er, &wr);
         /* Below 1e-6 the errors are float rounding, not the opening. Monopoles' errors
@@ -104,6 +122,7 @@ static void check_case(int layout, int64_t n, int32_t order, float theta, int tr
         free(one), free(every), free(ref);
     }
     free(all);
+    canopy_free(pots);
     free(acc);
     free(pos);
     free(mass);
