@@ -102,7 +102,7 @@ else
     check "gravity --backend gpu -np 2: median error $got vs one process $one" \
         awk -v a="$got" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 2 * b) }'
     check "gravity --backend gpu -np 2: each rank names its GPU" \
-        [ "$(grep -c 'gravity rank .*(GPU [0-9]*)' "$tmp/err")" -eq 2 ]
+        [ "$(grep -c 'gravity rank .*(GPU [0-9]*, ' "$tmp/err")" -eq 2 ]
 fi
 
 # Parallel .npy input and in-place .npy output against rank 0 reading the same values
