@@ -568,9 +568,11 @@ typedef struct canopy_nbody_energy {
     int direct; /* potential from float64 direct summation (1) or the tree walk (0) */
 } canopy_nbody_energy;
 /* Energies at the current positions; the potential is summed directly in float64
- * when n <= direct_max, otherwise taken from the last tree walk's potentials. */
-canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
-                                      canopy_nbody_energy *e);
+ * when n <= direct_max, otherwise from tree-walk potentials at these positions. Steps
+ * skip potentials (~20 % of a walk) unless energies are asked for at most 4 steps
+ * apart (global CPU steps; the GPU computes them every step), so a request after a
+ * step without them runs one force evaluation of its own (docs/nbody.md). */
+canopy_status canopy_nbody_energy_get(canopy_nbody *s, int64_t direct_max, canopy_nbody_energy *e);
 /* One file with positions, velocities, masses, step, dt, parameters and a checksum,
  * written atomically (an existing checkpoint is replaced only by a complete one). */
 canopy_status canopy_nbody_checkpoint(const canopy_nbody *s, const char *path);

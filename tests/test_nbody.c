@@ -3,7 +3,8 @@
  * cluster, bit-identical restart from a checkpoint, and refusals of bad input and
  * corrupt checkpoints; block time steps: equal to global steps at the finest rung, a
  * binary with distant companions on several rungs, restart, the kept (refitted) tree
- * against a new tree every substep, bad options. */
+ * against a new tree every substep, bad options; tree potentials along the steps or on
+ * request. */
 #include "check.h"
 
 #include <math.h>
@@ -430,6 +431,46 @@ static void check_block_refusals(void) {
     CHECK(s == NULL);
 }
 
+/* Tree potentials: a run asking for energies every step (the steps then compute them
+ * along) and one asking once at the end (an evaluation of its own) give the same bits
+ * and the same states; block steps' energies, always evaluated on request, agree with
+ * the direct sum at the current positions. */
+static void check_potentials_on_demand(uint64_t seed) {
+    int64_t n = 2000;
+    double *pos, *vel;
+    plummer(n, seed, &pos, &vel);
+    canopy_nbody_options o = block_options(1.0 / 64, 0, 0.2);
+    canopy_nbody *a = NULL, *b = NULL;
+    CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &a));
+    CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &b));
+    canopy_nbody_energy ea, eb, ed;
+    for (int k = 0; a && k < 8; k++) {
+        CHECK_OK(canopy_nbody_energy_get(a, 0, &ea));
+        CHECK_OK(canopy_nbody_step(a, 1));
+    }
+    CHECK_OK(canopy_nbody_energy_get(a, 0, &ea));
+    if (b) CHECK_OK(canopy_nbody_step(b, 8));
+    CHECK_OK(canopy_nbody_energy_get(b, 0, &eb));
+    CHECK_MSG(a && b && same_state(a, b), "energy requests changed the steps");
+    CHECK_MSG(ea.direct == 0 && ea.potential == eb.potential && ea.total == eb.total,
+              "tree potential every step %.17g, on request %.17g", ea.potential, eb.potential);
+    CHECK_OK(canopy_nbody_energy_get(b, n, &ed));
+    CHECK_MSG(fabs((eb.potential - ed.potential) / ed.potential) < 2e-3,
+              "tree potential %.9g vs direct %.9g", eb.potential, ed.potential);
+    canopy_nbody_free(a);
+    canopy_nbody_free(b);
+    o = block_options(1.0 / 16, 3, 0.2);
+    CHECK_OK(canopy_nbody_create(pos, vel, NULL, n, &o, &a));
+    if (a) CHECK_OK(canopy_nbody_step(a, 4));
+    CHECK_OK(canopy_nbody_energy_get(a, 0, &ea));
+    CHECK_OK(canopy_nbody_energy_get(a, n, &ed));
+    CHECK_MSG(fabs((ea.potential - ed.potential) / ed.potential) < 2e-3,
+              "block steps: tree potential %.9g vs direct %.9g", ea.potential, ed.potential);
+    canopy_nbody_free(a);
+    free(pos);
+    free(vel);
+}
+
 int main(void) {
     uint64_t seed = check_seed();
     check_two_body();
@@ -440,5 +481,6 @@ int main(void) {
     check_block_binary(seed);
     check_block_refit(seed);
     check_block_refusals();
+    check_potentials_on_demand(seed);
     return check_finish();
 }

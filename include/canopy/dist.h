@@ -124,8 +124,10 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
                                        const canopy_nbody_options *opt, canopy_dist_nbody **out);
 canopy_status canopy_dist_nbody_step(canopy_dist_nbody *s, int64_t steps);
 /* Energies and momenta summed over ranks; the potential by float64 direct summation
- * when the total count is <= direct_max, else from the tree walk's potentials. */
-canopy_status canopy_dist_nbody_energy(const canopy_dist_nbody *s, int64_t direct_max,
+ * when the total count is <= direct_max, else from tree-walk potentials at the current
+ * positions (computed along the steps or by one evaluation of their own, as
+ * canopy_nbody_energy_get; the GPU rank computes them every step). */
+canopy_status canopy_dist_nbody_energy(canopy_dist_nbody *s, int64_t direct_max,
                                        canopy_nbody_energy *e);
 /* Positions and velocities ((total, 3), global order) on root; pos or vel may be NULL. */
 canopy_status canopy_dist_nbody_gather(const canopy_dist_nbody *s, int root, double *pos,

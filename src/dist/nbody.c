@@ -22,6 +22,9 @@ struct canopy_dist_nbody {
     double *pos, *vel, *work; /* (n, 3), (n, 3), (n) */
     float *mass, *pos32, *acc, *pot;
     int64_t *gid;
+    /* potentials only while energies are asked for often, as canopy_nbody does */
+    int pot_along, pot_valid;
+    int64_t energy_step; /* the last energy request's step, -1 before any */
     canopy_dist_stats stats;
     /* one rank, bucket opening, on its GPU: the state on the device, stepped by the
      * single-GPU stepper's kernels (pos and vel on the host are brought back on demand) */
@@ -110,11 +113,30 @@ done:
     return st;
 }
 
+enum { POT_ALONG_STEPS = 4 }; /* canopy_nbody's rule (src/gravity/nbody.c) */
+
 static canopy_status forces(canopy_dist_nbody *s) {
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
-    return dist_domain_forces(s->comm, canopy_points_make(s->pos32, s->n, 3), s->mass, s->gid,
-                              &s->opt.gravity, s->opt.run.leaf_size, s->use_gpu, s->acc, s->pot,
-                              s->work, &s->stats);
+    float *pot = s->pot_along ? s->pot : NULL;
+    canopy_status st = dist_domain_forces(s->comm, canopy_points_make(s->pos32, s->n, 3), s->mass,
+                                          s->gid, &s->opt.gravity, s->opt.run.leaf_size, s->use_gpu,
+                                          s->acc, pot, s->work, &s->stats);
+    s->pot_valid = !st && pot;
+    return st;
+}
+
+/* The potentials at the current positions by an evaluation of their own (collective;
+ * its forces, the step's bits, are dropped; the work and statistics are the step's). */
+static canopy_status potentials_now(canopy_dist_nbody *s) {
+    float *scratch = NULL;
+    canopy_status st = canopy_alloc((void **)&scratch, 3 * (size_t)s->n + 1, sizeof *scratch);
+    if (!(st = canopy_dist_agree(s->comm, st)))
+        st = dist_domain_forces(s->comm, canopy_points_make(s->pos32, s->n, 3), s->mass, s->gid,
+                                &s->opt.gravity, s->opt.run.leaf_size, s->use_gpu, scratch, s->pot,
+                                NULL, NULL);
+    s->pot_valid = !st;
+    canopy_free(scratch);
+    return st;
 }
 
 /* One GPU rank: the bodies uploaded once, their first forces by the single-GPU engine
@@ -159,6 +181,7 @@ canopy_status canopy_dist_nbody_create(MPI_Comm comm, const double *pos, const d
         s->opt = o;
         s->use_gpu = use_gpu;
         s->n_all = n_all;
+        s->energy_step = -1;
         st = alloc_arrays(s, n);
     }
     if ((st = canopy_dist_agree(comm, st))) {
@@ -209,7 +232,7 @@ canopy_status canopy_dist_nbody_step(canopy_dist_nbody *s, int64_t steps) {
     return CANOPY_OK;
 }
 
-canopy_status canopy_dist_nbody_energy(const canopy_dist_nbody *s, int64_t direct_max,
+canopy_status canopy_dist_nbody_energy(canopy_dist_nbody *s, int64_t direct_max,
                                        canopy_nbody_energy *e) {
     memset(e, 0, sizeof *e);
     double loc[8] = {0}, sum[8];
@@ -261,8 +284,11 @@ canopy_status canopy_dist_nbody_energy(const canopy_dist_nbody *s, int64_t direc
         canopy_free(mine);
         canopy_free(all);
     } else {
-        for (int64_t i = 0; i < s->n; i++) loc[1] += 0.5 * (double)s->mass[i] * s->pot[i];
+        if (!s->pot_valid) st = potentials_now(s);
+        for (int64_t i = 0; !st && i < s->n; i++) loc[1] += 0.5 * (double)s->mass[i] * s->pot[i];
     }
+    s->pot_along = !e->direct && s->energy_step >= 0 && s->step - s->energy_step <= POT_ALONG_STEPS;
+    s->energy_step = s->step;
     if ((st = canopy_dist_agree(s->comm, st))) return st;
     MPI_Allreduce(loc, sum, 8, MPI_DOUBLE, MPI_SUM, s->comm);
     e->kinetic = sum[0];

@@ -26,7 +26,12 @@ struct canopy_nbody {
     double *pos, *vel; /* (n, 3) */
     float *mass;       /* (n) */
     float *pos32;      /* positions as the tree sees them */
-    float *acc, *pot;  /* forces and potentials at the current positions */
+    float *acc, *pot;  /* forces at the current positions; potentials (pot_valid) */
+    /* Potentials cost the list kernel ~20 %, so a step computes them only while energies
+     * are asked for often (pot_along: global CPU steps, the last two requests at most
+     * POT_ALONG_STEPS steps apart); else an energy request evaluates them itself. */
+    int pot_along, pot_valid;
+    int64_t energy_step; /* the last energy request's step, -1 before any */
     gpu_nbody *gpu;    /* the device-resident state, or NULL on the CPU */
     unsigned char *rung, *active; /* block steps: each body's rung, this substep's sinks */
     gl_tree *tree;                /* block steps, open boundaries: the tree substeps refit */
@@ -56,11 +61,31 @@ static void wrap_positions(canopy_nbody *s) {
     }
 }
 
+enum { POT_ALONG_STEPS = 4 };
+
+/* All bodies' forces (into acc) and, pot not NULL, potentials at pos32. */
+static canopy_status evaluate_all(canopy_nbody *s, float *acc, float *pot) {
+    canopy_status st = canopy_gravity_multipole(canopy_points_make(s->pos32, s->n, 3), s->mass,
+                                                &s->opt.gravity, &s->opt.run, acc, pot, NULL);
+    s->pot_valid = !st && pot;
+    return st;
+}
+
 static canopy_status forces(canopy_nbody *s) {
     wrap_positions(s);
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
-    return canopy_gravity_multipole(canopy_points_make(s->pos32, s->n, 3), s->mass, &s->opt.gravity,
-                                    &s->opt.run, s->acc, s->pot, NULL);
+    return evaluate_all(s, s->acc, s->pot_along ? s->pot : NULL);
+}
+
+/* The potentials at the current positions, by an evaluation of their own (its forces
+ * equal the step's bits for global steps, and are dropped: block steps' inactive bodies
+ * keep the accelerations of their own last substep). */
+static canopy_status potentials_now(canopy_nbody *s) {
+    float *scratch = NULL;
+    canopy_status st = canopy_alloc((void **)&scratch, (size_t)(3 * s->n + 1), sizeof *scratch);
+    if (!st) st = evaluate_all(s, scratch, s->pot);
+    canopy_free(scratch);
+    return st;
 }
 
 /* gravity's rule (canopy gravity): without softening, two bodies at one position pull
@@ -196,6 +221,7 @@ canopy_status canopy_nbody_create(const double *pos, const double *vel, const fl
     canopy_nbody *s = NULL;
     if ((st = canopy_calloc((void **)&s, 1, sizeof *s))) return st;
     s->n = n;
+    s->energy_step = -1;
     s->opt = o;
     size_t n3 = (size_t)n * 3;
     if ((st = canopy_alloc((void **)&s->pos, n3, sizeof(double))) ||
@@ -274,21 +300,21 @@ static canopy_status active_forces(canopy_nbody *s, int64_t na) {
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
     const canopy_gravity_options *g = &s->opt.gravity;
     float eps2 = g->softening * g->softening;
+    s->pot_valid = 0; /* block steps' energies evaluate their own potentials */
     if (g->box == 0.0f) {
         canopy_status st;
         if (!s->tree || na == s->n || (double)(s->since_build + na) > s->opt.rebuild * (double)s->n)
             st = build_tree(s), s->work.tree_builds++;
         else if (!(st = canopy_gl_tree_refit(s->tree, canopy_points_make(s->pos32, s->n, 3))))
             s->since_build += na, s->work.tree_refits++;
-        return st ? st
-                  : canopy_gl_tree_forces_active(s->tree, s->active, eps2, s->acc, s->pot, NULL);
+        return st ? st : canopy_gl_tree_forces_active(s->tree, s->active, eps2, s->acc, NULL, NULL);
     }
     gl_config cfg = list_config(s);
     gl_periodic per = g->periodic == CANOPY_PERIODIC_TREEPM
                           ? canopy_gravity_treepm_split(g, s->n)
                           : (gl_periodic){g->box, g->ewald_grid, 0, 0.0, 0.0};
     return canopy_gl_gravity_periodic(canopy_points_make(s->pos32, s->n, 3), s->mass, g->theta,
-                                      g->order, eps2, &cfg, &per, s->active, s->acc, s->pot, NULL);
+                                      g->order, eps2, &cfg, &per, s->active, s->acc, NULL, NULL);
 }
 
 static void kick_one(canopy_nbody *s, int64_t i, double h) {
@@ -406,8 +432,7 @@ const canopy_nbody_options *canopy_nbody_get_options(const canopy_nbody *s) {
     return &s->opt;
 }
 
-canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
-                                      canopy_nbody_energy *e) {
+canopy_status canopy_nbody_energy_get(canopy_nbody *s, int64_t direct_max, canopy_nbody_energy *e) {
     memset(e, 0, sizeof *e);
     if (s->gpu) {
         e->direct = s->n <= direct_max;
@@ -440,8 +465,13 @@ canopy_status canopy_nbody_energy_get(const canopy_nbody *s, int64_t direct_max,
             pot += (double)s->mass[i] * p;
         }
     } else {
+        canopy_status st = s->pot_valid ? CANOPY_OK : potentials_now(s);
+        if (st) return st;
         for (int64_t i = 0; i < s->n; i++) pot += 0.5 * (double)s->mass[i] * s->pot[i];
     }
+    s->pot_along = !e->direct && s->opt.max_rung == 0 && s->energy_step >= 0 &&
+                   s->step - s->energy_step <= POT_ALONG_STEPS;
+    s->energy_step = s->step;
     e->kinetic = kin;
     e->potential = pot;
     e->total = kin + pot;

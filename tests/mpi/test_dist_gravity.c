@@ -135,10 +135,12 @@ static void check_nbody(uint64_t seed, canopy_opening opening) {
     o.gravity.order = 2;
     int64_t lo, hi;
     mpi_check_block(N, &lo, &hi);
-    canopy_dist_nbody *d = NULL;
+    canopy_dist_nbody *d = NULL, *d2 = NULL;
     CHECK_OK(canopy_dist_nbody_create(MPI_COMM_WORLD, pos + 3 * lo, vel + 3 * lo, NULL, hi - lo, &o,
                                       &d));
-    if (!d) return;
+    CHECK_OK(canopy_dist_nbody_create(MPI_COMM_WORLD, pos + 3 * lo, vel + 3 * lo, NULL, hi - lo, &o,
+                                      &d2));
+    if (!d || !d2) return;
     canopy_nbody_energy e0, e;
     CHECK_OK(canopy_dist_nbody_energy(d, N, &e0));
     double der = 0.0;
@@ -179,7 +181,25 @@ static void check_nbody(uint64_t seed, canopy_opening opening) {
         canopy_nbody_free(s);
     }
     free(gp);
+    /* Tree potentials on request (an evaluation of their own) near the direct sum; then
+     * asked for every step (computed along the steps): the same bits as d2's, stepped
+     * without requests and asked once. */
+    canopy_nbody_energy et, ea, eb;
+    CHECK_OK(canopy_dist_nbody_energy(d, 0, &et));
+    CHECK_MSG(et.direct == 0 && fabs((et.potential - e.potential) / e.potential) < 5e-3,
+              "R %d: tree potential %.9g, direct %.9g", canopy_dist_size(MPI_COMM_WORLD),
+              et.potential, e.potential);
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(canopy_dist_nbody_step(d, 1));
+        CHECK_OK(canopy_dist_nbody_energy(d, 0, &ea));
+    }
+    CHECK_OK(canopy_dist_nbody_step(d2, STEPS + 3));
+    CHECK_OK(canopy_dist_nbody_energy(d2, 0, &eb));
+    CHECK_MSG(ea.potential == eb.potential && ea.kinetic == eb.kinetic,
+              "R %d: tree potential along the steps %.17g, on request %.17g",
+              canopy_dist_size(MPI_COMM_WORLD), ea.potential, eb.potential);
     canopy_dist_nbody_free(d);
+    canopy_dist_nbody_free(d2);
 }
 
 /* The inclusion condition across ranks (inclusion_case.h): the last rank's domain is

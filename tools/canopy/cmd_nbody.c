@@ -105,7 +105,10 @@ static void usage(FILE *f) {
                        "0)\n"
                        "  --direct-max D     potential energy by float64 direct summation when n "
                        "<= D,\n"
-                       "                     else from the tree walk's potentials (default 20000)\n"
+                       "                     else from tree-walk potentials (default 20000): "
+                       "along\n"
+                       "                     the steps when K <= 4, else one force evaluation per\n"
+                       "                     energy line\n"
                        "  --snapshot-every M write DIR/positions_SSSSSS.npy and "
                        "velocities_SSSSSS.npy\n"
                        "                     (float64, atomically) every M steps; needs -o DIR\n"
@@ -264,7 +267,7 @@ static void print_energy_line(const canopy_nbody_energy *e, int64_t step, double
     fflush(stdout);
 }
 
-static int print_energy(const canopy_nbody *s, int64_t direct_max, double *e0) {
+static int print_energy(canopy_nbody *s, int64_t direct_max, double *e0) {
     canopy_nbody_energy e;
     if (canopy_nbody_energy_get(s, direct_max, &e)) return cli_runtime_error("nbody");
     print_energy_line(&e, canopy_nbody_steps_done(s), canopy_nbody_get_options(s)->dt, e0);
