@@ -248,10 +248,9 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
 
 /* canopy_dist_decompose_bits; with density (not NULL), the work is
  * canopy_dist_density_work's, written there from the keys the cut sorts anyway. */
-static canopy_status decompose(MPI_Comm comm, canopy_points local, const double *work,
-                               double *density, canopy_curve curve, int32_t bits_per_dim,
-                               double slack, int32_t *dest) {
-    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+/* A cut's inputs, agreed over the ranks: every rank must have the same d for one curve. */
+static canopy_status check_input(MPI_Comm comm, int size, canopy_points local, const double *work,
+                                 canopy_curve curve, const int32_t *dest) {
     canopy_status st = CANOPY_OK;
     if (local.n < 0 || local.d < 1 || (local.n > 0 && (!local.data || !dest)) ||
         local.stride < local.d)
@@ -261,21 +260,23 @@ static canopy_status decompose(MPI_Comm comm, canopy_points local, const double 
         st = canopy_fail(CANOPY_ERR_INVALID, "decompose: unknown curve %d", (int)curve);
     if (!st) st = canopy_points_check(local, "decompose points");
     if (!st) st = check_work(local, work);
-    /* Every rank must have the same d for one curve. */
+    if (size == 1 || (st = canopy_dist_agree(comm, st))) return st;
     int dmin = local.d, dmax = local.d;
-    if (size > 1) {
-        st = canopy_dist_agree(comm, st);
-        if (st) return st;
-        MPI_Allreduce(&local.d, &dmin, 1, MPI_INT32_T, MPI_MIN, comm);
-        MPI_Allreduce(&local.d, &dmax, 1, MPI_INT32_T, MPI_MAX, comm);
-        if (dmin != dmax)
-            return canopy_fail(CANOPY_ERR_INVALID,
-                               "decompose: ranks hold points of different dimensions (%d and %d)",
-                               (int)dmin, (int)dmax);
-    } else if (st) {
-        return st;
-    }
+    MPI_Allreduce(&local.d, &dmin, 1, MPI_INT32_T, MPI_MIN, comm);
+    MPI_Allreduce(&local.d, &dmax, 1, MPI_INT32_T, MPI_MAX, comm);
+    if (dmin != dmax)
+        return canopy_fail(CANOPY_ERR_INVALID,
+                           "decompose: ranks hold points of different dimensions (%d and %d)",
+                           (int)dmin, (int)dmax);
+    return CANOPY_OK;
+}
 
+static canopy_status decompose(MPI_Comm comm, canopy_points local, const double *work,
+                               double *density, canopy_curve curve, int32_t bits_per_dim,
+                               double slack, int32_t *dest) {
+    int size = canopy_dist_size(comm), rank = canopy_dist_rank(comm);
+    canopy_status st = check_input(comm, size, local, work, curve, dest);
+    if (st) return st;
     if (size == 1) { /* one piece: no keys, no sort */
         for (int64_t i = 0; i < local.n; i++) dest[i] = 0;
         return CANOPY_OK;
