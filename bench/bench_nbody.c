@@ -341,10 +341,38 @@ static int run_refit(float *pos, const float *vel, int64_t n, int32_t order, dou
     return rc ? die("refit") : 0;
 }
 
+/* --potentials: the default list evaluation (order 2, theta 0.5) of n Plummer bodies for
+ * forces alone and with potentials, alternated, wall ms: what a step pays for them. */
+static int run_potentials(const float *pos, int64_t n, float eps, int reps) {
+    float *acc = malloc((size_t)n * 3 * sizeof *acc), *pot = malloc((size_t)n * sizeof *pot);
+    double *t = malloc((size_t)reps * 2 * sizeof *t);
+    canopy_gravity_options g = canopy_gravity_options_default();
+    g.order = 2;
+    g.theta = 0.5f;
+    g.softening = eps;
+    canopy_points b = canopy_points_make(pos, n, 3);
+    int rc = canopy_gravity_multipole(b, NULL, &g, NULL, acc, pot, NULL) != CANOPY_OK; /* warm */
+    for (int r = 0; r < reps && !rc; r++)
+        for (int w = 0; w < 2 && !rc; w++) {
+            double t0 = canopy_now();
+            rc = canopy_gravity_multipole(b, NULL, &g, NULL, acc, w ? pot : NULL, NULL) != 0;
+            t[w * reps + r] = canopy_now() - t0;
+        }
+    if (!rc) {
+        bench_summary f = bench_summarise(t, reps), p = bench_summarise(t + reps, reps);
+        printf("| n %lld, %d threads | forces ms | forces + potentials ms | ratio |\n|---|---|---|"
+               "---|\n| order 2, theta 0.5 | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx |\n",
+               (long long)n, canopy_threads(), f.med * 1e3, f.min * 1e3, f.max * 1e3, p.med * 1e3,
+               p.min * 1e3, p.max * 1e3, p.med / f.med);
+    }
+    free(acc), free(pot), free(t);
+    return rc ? die("potentials") : 0;
+}
+
 int main(int argc, char **argv) {
     int64_t n = 100000;
     int reps = 5, threads = 1, mode = 0,
-        steps = 0; /* mode 1 calibrate, 2 forces, 3 steps, 7 refit */
+        steps = 0; /* mode 1 calibrate, 2 forces, 3 steps, 7 refit, 8 potentials */
     double eps = 0.01, dt = 1.0 / 128, accuracy = 1e-3;
     gl_config cfg = {0, 0, 0, GL_DEFAULT_BUCKET, GL_DEFAULT_GROUP};
     int32_t list_order = 2, trees = 1, local_walk = 0; /* trees: bit 0 oct, bit 1 binary */
@@ -363,6 +391,8 @@ int main(int argc, char **argv) {
             mode = 6, cfg.binary = 1;
         else if (!strcmp(argv[i], "--treepm"))
             treepm = 1;
+        else if (!strcmp(argv[i], "--potentials"))
+            mode = 8;
         else if (!strcmp(argv[i], "--refit"))
             mode = 7;
         else if (!strcmp(argv[i], "--per-body"))
@@ -418,7 +448,8 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr,
                     "usage: canopy-bench-nbody --calibrate | --forces | --steps S | --lists "
-                    "[--n N] [--reps R] [--threads T] [--softening E] [--dt DT] "
+                    "| --refit | --potentials [--n N] [--reps R] [--threads T] [--softening E] "
+                    "[--dt DT] "
                     "[--accuracy A]\n");
             return 2;
         }
@@ -449,6 +480,7 @@ int main(int argc, char **argv) {
     canopy_points b = canopy_points_make(pos, n, 3);
     if (mode == 3) return run_steps(pos, vel, n, steps, dt, eps, accuracy);
     if (mode == 7) return run_refit(pos, vel, n, list_order, dt, (float)eps, reps);
+    if (mode == 8) return run_potentials(pos, n, (float)eps, reps);
 
     int64_t ns = n < 1000 ? n : 1000, sample[1000];
     for (int64_t k = 0; k < ns; k++) sample[k] = k * (n / ns);
