@@ -259,6 +259,11 @@ static void bh_rec(const canopy_tree_view *t, int32_t v, const float *x, float t
     }
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static double norm3(const double *a) {
     return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
 }
@@ -376,8 +381,8 @@ static void oct_case(int64_t n, int kind, int32_t leaf, canopy_tree_order order,
     /* gravity over both trees and by direct summation, on a sample of bodies */
     if (n > 0) {
         const float theta = 0.5f, eps = 0.01f;
-        int64_t step = n > 300 ? n / 300 : 1;
-        double err_h = 0, err_d = 0;
+        int64_t step = n > 300 ? n / 300 : 1, ns = 0;
+        double err_h = 0, err_d = 0, *errs = malloc(sizeof *errs * (size_t)(n / step + 1));
         for (int64_t i = 0; i < n; i += step) {
             const float *x = pts + i * 3;
             double ag[3] = {0, 0, 0}, ah[3] = {0, 0, 0}, ad[3] = {0, 0, 0};
@@ -394,10 +399,17 @@ static void oct_case(int64_t n, int kind, int32_t leaf, canopy_tree_order order,
             double ref = norm3(ad) > 0 ? norm3(ad) : 1.0;
             if (norm3(dh) / ref > err_h) err_h = norm3(dh) / ref;
             if (norm3(dd) / ref > err_d) err_d = norm3(dd) / ref;
+            errs[ns++] = norm3(dd) / ref;
         }
+        qsort(errs, (size_t)ns, sizeof *errs, cmp_double);
         CHECK_MSG(err_h < 1e-4, "%s: gravity differs from the host tree's by %.3g", tag, err_h);
-        /* the plain opening rule's error bound, generous for a few clumped bodies */
-        CHECK_MSG(err_d < 0.25, "%s: gravity differs from direct summation by %.3g", tag, err_d);
+        /* the monopole at theta 0.5: a median of ~1e-3; the largest is a body whose pulls
+         * nearly cancel in a clump (0.29 seen with weighted clumps), so it is only bounded
+         * loosely: a broken tree is off by O(1) almost everywhere */
+        CHECK_MSG(errs[ns / 2] < 0.02 && err_d < 1.0,
+                  "%s: gravity differs from direct summation by %.3g (median), %.3g (largest)", tag,
+                  errs[ns / 2], err_d);
+        free(errs);
     }
     /* device-resident input with a row stride builds the same tree */
     if (n > 0) {
