@@ -569,7 +569,7 @@ typedef struct canopy_nbody_energy {
 } canopy_nbody_energy;
 /* Energies at the current positions; the potential is summed directly in float64
  * when n <= direct_max, otherwise from tree-walk potentials at these positions. Steps
- * skip potentials (~20 % of a walk) unless energies are asked for at most 4 steps
+ * skip potentials (2-15 % of a walk) unless energies are asked for at most 4 steps
  * apart (global CPU steps; the GPU computes them every step), so a request after a
  * step without them runs one force evaluation of its own (docs/nbody.md). */
 canopy_status canopy_nbody_energy_get(canopy_nbody *s, int64_t direct_max, canopy_nbody_energy *e);

@@ -748,7 +748,7 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     if (!s) s = canopy_alloc((void **)&m, (size_t)n_mine + 1, sizeof *m);
     if (!s) s = canopy_alloc((void **)&gid, (size_t)n_mine + 1, sizeof *gid);
     if (!s) s = canopy_alloc((void **)&a, (size_t)n_mine * 3 + 1, sizeof *a);
-    /* potentials only when asked for: they cost the walk's kernel ~20 % */
+    /* potentials only when asked for: up to 20 % of the list walk (AVX2) */
     if (!s && pot) s = canopy_alloc((void **)&ph, (size_t)n_mine + 1, sizeof *ph);
     if (!s) s = canopy_alloc((void **)&back, (size_t)n_mine + 1, sizeof *back);
     if (!s) s = canopy_alloc((void **)&home, (size_t)n_mine + 1, sizeof *home);

@@ -27,7 +27,7 @@ struct canopy_nbody {
     float *mass;       /* (n) */
     float *pos32;      /* positions as the tree sees them */
     float *acc, *pot;  /* forces at the current positions; potentials (pot_valid) */
-    /* Potentials cost the list kernel ~20 %, so a step computes them only while energies
+    /* Potentials cost an evaluation 2-15 %, so a step computes them only while energies
      * are asked for often (pot_along: global CPU steps, the last two requests at most
      * POT_ALONG_STEPS steps apart); else an energy request evaluates them itself. */
     int pot_along, pot_valid;
