@@ -246,8 +246,6 @@ canopy_status canopy_dist_decompose(MPI_Comm comm, canopy_points local, const do
     return canopy_dist_decompose_bits(comm, local, work, curve, 0, 0.0, dest);
 }
 
-/* canopy_dist_decompose_bits; with density (not NULL), the work is
- * canopy_dist_density_work's, written there from the keys the cut sorts anyway. */
 /* A cut's inputs, agreed over the ranks: every rank must have the same d for one curve. */
 static canopy_status check_input(MPI_Comm comm, int size, canopy_points local, const double *work,
                                  canopy_curve curve, const int32_t *dest) {
@@ -271,6 +269,8 @@ static canopy_status check_input(MPI_Comm comm, int size, canopy_points local, c
     return CANOPY_OK;
 }
 
+/* canopy_dist_decompose_bits; with density (not NULL), the work is
+ * canopy_dist_density_work's, written there from the keys the cut sorts anyway. */
 static canopy_status decompose(MPI_Comm comm, canopy_points local, const double *work,
                                double *density, canopy_curve curve, int32_t bits_per_dim,
                                double slack, int32_t *dest) {
