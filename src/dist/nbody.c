@@ -113,8 +113,6 @@ done:
     return st;
 }
 
-enum { POT_ALONG_STEPS = 4 }; /* canopy_nbody's rule (src/gravity/nbody.c) */
-
 static canopy_status forces(canopy_dist_nbody *s) {
     for (int64_t i = 0; i < 3 * s->n; i++) s->pos32[i] = (float)s->pos[i];
     float *pot = s->pot_along ? s->pot : NULL;
@@ -287,7 +285,7 @@ canopy_status canopy_dist_nbody_energy(canopy_dist_nbody *s, int64_t direct_max,
         if (!s->pot_valid) st = potentials_now(s);
         for (int64_t i = 0; !st && i < s->n; i++) loc[1] += 0.5 * (double)s->mass[i] * s->pot[i];
     }
-    s->pot_along = !e->direct && s->energy_step >= 0 && s->step - s->energy_step <= POT_ALONG_STEPS;
+    s->pot_along = !e->direct && canopy_nbody_potentials_along(s->energy_step, s->step);
     s->energy_step = s->step;
     if ((st = canopy_dist_agree(s->comm, st))) return st;
     MPI_Allreduce(loc, sum, 8, MPI_DOUBLE, MPI_SUM, s->comm);

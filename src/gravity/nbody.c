@@ -27,9 +27,8 @@ struct canopy_nbody {
     float *mass;       /* (n) */
     float *pos32;      /* positions as the tree sees them */
     float *acc, *pot;  /* forces at the current positions; potentials (pot_valid) */
-    /* Potentials cost an evaluation 2-15 %, so a step computes them only while energies
-     * are asked for often (pot_along: global CPU steps, the last two requests at most
-     * POT_ALONG_STEPS steps apart); else an energy request evaluates them itself. */
+    /* Potentials along the steps (global CPU steps) only while energies are asked for
+     * often (canopy_nbody_potentials_along); else an energy request evaluates them. */
     int pot_along, pot_valid;
     int64_t energy_step; /* the last energy request's step, -1 before any */
     gpu_nbody *gpu;    /* the device-resident state, or NULL on the CPU */
@@ -60,8 +59,6 @@ static void wrap_positions(canopy_nbody *s) {
         s->pos[i] = x >= box || x < 0.0 ? 0.0 : x;
     }
 }
-
-enum { POT_ALONG_STEPS = 4 };
 
 /* All bodies' forces (into acc) and, pot not NULL, potentials at pos32. */
 static canopy_status evaluate_all(canopy_nbody *s, float *acc, float *pot) {
@@ -469,8 +466,8 @@ canopy_status canopy_nbody_energy_get(canopy_nbody *s, int64_t direct_max, canop
         if (st) return st;
         for (int64_t i = 0; i < s->n; i++) pot += 0.5 * (double)s->mass[i] * s->pot[i];
     }
-    s->pot_along = !e->direct && s->opt.max_rung == 0 && s->energy_step >= 0 &&
-                   s->step - s->energy_step <= POT_ALONG_STEPS;
+    s->pot_along = !e->direct && s->opt.max_rung == 0 &&
+                   canopy_nbody_potentials_along(s->energy_step, s->step);
     s->energy_step = s->step;
     e->kinetic = kin;
     e->potential = pot;
