@@ -602,33 +602,43 @@ static int cmp_sort(const void *a, const void *b) {
     return cmp_by_x(a, b, sort_xs);
 }
 
-/* canopy_curve_keys' Morton keys (a bit-spreading path in 2-D and 3-D) equal
- * canopy_morton_key of the cells it quantizes to, with points on and outside the box. */
-static void test_morton_keys(uint64_t seed) {
+/* canopy_curve_keys_bits' keys (Morton: a bit-spreading path in 2-D and 3-D; Hilbert: a
+ * state table in 3-D) equal canopy_morton_key and canopy_hilbert_key of the cells it
+ * quantizes to, with points on and outside the box, at every width. */
+static void test_curve_keys_of_points(uint64_t seed, canopy_schedule curve, int32_t d,
+                                      int32_t bits) {
     int64_t n = 2000;
-    for (int32_t d = 1; d <= 4; d++) {
-        float *p = make_points(n, d, MODE_UNIFORM, seed + (uint64_t)d);
-        float lo[4] = {0.1f, 0.2f, 0.0f, 0.3f}, hi[4] = {0.9f, 0.7f, 1.0f, 0.8f};
-        for (int32_t j = 0; j < d; j++) p[j] = hi[j]; /* the box's top corner */
-        canopy_keyed *k = malloc(sizeof *k * (size_t)n);
-        canopy_curve_keys(CANOPY_SCHEDULE_MORTON, canopy_points_make(p, n, d), lo, hi, k);
-        int32_t bits = canopy_curve_bits(d);
-        uint64_t cells = (uint64_t)1 << bits;
-        int64_t bad = 0;
-        for (int64_t i = 0; i < n; i++) {
-            uint64_t x[4];
-            for (int32_t j = 0; j < d; j++) {
-                double c = ((double)p[i * d + j] - (double)lo[j]) *
-                           (ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]));
-                x[j] = c >= (double)cells ? cells - 1 : c > 0.0 ? (uint64_t)c : 0;
-            }
-            bad += k[i].idx != i || k[i].key != canopy_morton_key(x, d, bits);
+    float *p = make_points(n, d, MODE_UNIFORM, seed + (uint64_t)d);
+    float lo[4] = {0.1f, 0.2f, 0.0f, 0.3f}, hi[4] = {0.9f, 0.7f, 1.0f, 0.8f};
+    for (int32_t j = 0; j < d; j++) p[j] = hi[j]; /* the box's top corner */
+    canopy_keyed *k = malloc(sizeof *k * (size_t)n);
+    canopy_curve_keys_bits(curve, canopy_points_make(p, n, d), lo, hi, bits, k);
+    uint64_t cells = (uint64_t)1 << bits;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x[4];
+        for (int32_t j = 0; j < d; j++) {
+            double c = ((double)p[i * d + j] - (double)lo[j]) *
+                       (ldexp(1.0, bits) / ((double)hi[j] - (double)lo[j]));
+            x[j] = c >= (double)cells ? cells - 1 : c > 0.0 ? (uint64_t)c : 0;
         }
-        CHECK_MSG(bad == 0, "morton keys d=%d: %lld differ from canopy_morton_key", (int)d,
-                  (long long)bad);
-        free(k);
-        free(p);
+        uint64_t want = curve == CANOPY_SCHEDULE_HILBERT ? canopy_hilbert_key(x, d, bits)
+                                                         : canopy_morton_key(x, d, bits);
+        bad += k[i].idx != i || k[i].key != want;
     }
+    CHECK_MSG(bad == 0, "%s keys d=%d bits=%d: %lld differ from the key of their cell",
+              curve == CANOPY_SCHEDULE_HILBERT ? "hilbert" : "morton", (int)d, (int)bits,
+              (long long)bad);
+    free(k);
+    free(p);
+}
+
+static void test_curve_keys(uint64_t seed) {
+    for (int32_t d = 1; d <= 4; d++)
+        test_curve_keys_of_points(seed, CANOPY_SCHEDULE_MORTON, d, canopy_curve_bits(d));
+    for (int32_t d = 2; d <= 4; d++)
+        for (int32_t bits = 1; bits <= canopy_curve_bits(d); bits++)
+            test_curve_keys_of_points(seed, CANOPY_SCHEDULE_HILBERT, d, bits);
 }
 
 static int cmp_keyed(const void *a, const void *b) {
@@ -678,7 +688,7 @@ static void test_schedules(uint64_t seed) {
     /* Morton interleaves coordinate 0 first, most significant bit first. */
     uint64_t mx[2] = {2, 1}; /* x = 10b, y = 01b -> 1 0 0 1 */
     CHECK(canopy_morton_key(mx, 2, 2) == 9);
-    test_morton_keys(seed);
+    test_curve_keys(seed);
     test_curve_keys_reference(seed);
     test_sort_keyed(seed);
 
