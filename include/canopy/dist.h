@@ -51,6 +51,9 @@ typedef struct canopy_dist_stats {
                                    of the local tree and the received pieces, its time in
                                    local_walk_seconds) */
     int32_t tree;               /* gravity: the canopy_gravity_tree they walked */
+    double cut_seconds;         /* gravity and n-body: cutting the curve into domains (keys,
+                                   sort, weights and the cut's collectives), outside the
+                                   other phases */
 } canopy_dist_stats;
 
 #ifdef CANOPY_HAVE_MPI

@@ -739,7 +739,9 @@ canopy_status canopy_dist_gravity(MPI_Comm comm, canopy_points bodies, const flo
     /* pieces of equal estimated work (cut by count, Plummer's core rank walked 7 % more
      * than the mean on 4 ranks, and the others waited for it) */
     s = canopy_dist_agree(comm, canopy_alloc((void **)&est, (size_t)bodies.n + 1, sizeof *est));
+    double t_cut = canopy_now();
     if (!s) s = canopy_dist_decompose_by_density(comm, bodies, est, dest);
+    if (stats) stats->cut_seconds += canopy_now() - t_cut;
     if (!s)
         s = canopy_dist_exchange(comm, rows, bodies.n, sizeof *rows, dest, (void **)&mine, &n_mine,
                                  stats);

@@ -82,7 +82,7 @@ static canopy_status redistribute(canopy_dist_nbody *s) {
     double t0 = canopy_now();
     st = canopy_dist_decompose(s->comm, canopy_points_make(s->pos32, n, 3), s->work,
                                CANOPY_CURVE_HILBERT, dest);
-    s->stats.comm_seconds += canopy_now() - t0;
+    s->stats.cut_seconds += canopy_now() - t0;
     if (st) goto done;
     for (int64_t i = 0; i < n; i++) {
         memcpy(rows[i].x, s->pos + 3 * i, sizeof rows[i].x);

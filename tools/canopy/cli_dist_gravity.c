@@ -232,14 +232,16 @@ void cli_dist_print_stats(const char *cmd, const canopy_dist_stats *st) {
                 "  %s rank %lld/%d (%s, %s opening, %s tree): sent %lld bytes in %lld messages, "
                 "received %lld bytes; %lld interactions; local %.3f s (build %.3f s, local walk "
                 "%.3f s, remote walk %.3f s), communication %.3f s, total %.3f s (%.3f s "
-                "outside the walk's phases: the curve cut, moving the bodies and back)\n",
+                "outside the walk's phases: the curve cut %.3f s, the rest moving the bodies "
+                "and back)\n",
                 cmd, (long long)r, size, where, grav_opening_name((canopy_opening)all[r].opening),
                 grav_tree_name((canopy_gravity_tree)all[r].tree), (long long)all[r].bytes_sent,
                 (long long)all[r].messages, (long long)all[r].bytes_received,
                 (long long)all[r].interactions, all[r].local_seconds, all[r].build_seconds,
                 all[r].local_walk_seconds, all[r].remote_walk_seconds, all[r].comm_seconds,
                 all[r].total_seconds,
-                all[r].total_seconds - all[r].local_seconds - all[r].comm_seconds);
+                all[r].total_seconds - all[r].local_seconds - all[r].comm_seconds,
+                all[r].cut_seconds);
     }
     canopy_free(all);
 }
