@@ -78,9 +78,9 @@ static int grow_nodes(gl_tree *t, int32_t need) {
 
 /* The top of the tree is split with its bodies in chunks of this many, in parallel
  * (nodes of more than GL_BIG bodies, one at a time); smaller nodes take one thread
- * each and no OpenMP call (a region per small node costs more than its work). The
- * chunked splits are stable, the small nodes' binary splits in place: which path a node
- * takes depends on its size alone, so the tree is the same for any number of threads. */
+ * each and no OpenMP call (a region per small node costs more than its work). Which
+ * path a node takes depends on its size alone, and neither depends on the threads, so
+ * the tree and its bodies' order are the same for any number of threads. */
 enum { GL_CHUNK = 16384, GL_BIG = 4 * GL_CHUNK };
 
 /* Work on bodies [i0, i1), chunk c of a node. */
@@ -216,11 +216,64 @@ static int split_in_place(gl_tree *t, const gl_hot *h, int axis, float mid, int3
     return cnt[0] > 0 && cnt[1] > 0 ? 2 : 0;
 }
 
-/* Splits node v's bodies into up to 8 (octree) or 2 (binary) stable groups, written
- * through the scratch arrays; cnt receives each group's size. Returns the number of
- * groups used (0: keep v a leaf). With par, chunks of bodies are keyed, counted and
- * scattered in parallel, each chunk's destination offsets following the chunks
- * before it. */
+/* A big binary split in place: where the keys (1: right) say a body lies on the wrong
+ * side of bound, its index goes to wr (right bodies before bound) or wl (left bodies from
+ * bound on), chunk c's from ofs[2c] and ofs[2c + 1] on; the k-th of each then swap. */
+typedef struct gl_misplaced {
+    const uint8_t *key;
+    int32_t bound;
+    const int32_t *ofs;
+    int32_t *wr, *wl;
+} gl_misplaced;
+
+static void misplaced_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32_t c) {
+    gl_misplaced *p = arg;
+    int32_t r = p->ofs[2 * c], l = p->ofs[2 * c + 1];
+    (void)t;
+    for (int32_t i = i0; i < i1; i++)
+        if (i < p->bound) {
+            if (p->key[i]) p->wr[r++] = i;
+        } else if (!p->key[i]) {
+            p->wl[l++] = i;
+        }
+}
+
+/* The keyed binary split of a big node (left: cnt[0] bodies; per chunk, counts in off[8c],
+ * off[8c + 1]) by swapping each misplaced right body with a misplaced left one, paired in
+ * index order: the swaps touch only the misplaced bodies, where the stable scatter and
+ * its copy back moved every body twice (a Plummer sphere's outliers make ~16 big splits
+ * of nearly all of its bodies). The pairing depends on the chunks, not on the threads.
+ * ofs: 2 * nch entries; wr, wl: room for half the node's bodies each. */
+static void swap_misplaced(gl_tree *t, const gl_hot *h, gl_split *p, int32_t nch, int32_t left,
+                           int32_t *ofs, int32_t *wr, int32_t *wl) {
+    gl_misplaced q = {p->key, h->begin + left, ofs, wr, wl};
+    int32_t nr = 0, nl = 0;
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t i0 = h->begin + c * GL_CHUNK, i1 = h->end - i0 < GL_CHUNK ? h->end : i0 + GL_CHUNK;
+        int32_t r = 0, l = 0;
+        if (i1 <= q.bound) {
+            r = p->off[8 * (int64_t)c + 1];
+        } else if (i0 >= q.bound) {
+            l = p->off[8 * (int64_t)c];
+        } else {
+            for (int32_t i = i0; i < i1; i++) {
+                r += i < q.bound && p->key[i];
+                l += i >= q.bound && !p->key[i];
+            }
+        }
+        ofs[2 * c] = nr, ofs[2 * c + 1] = nl;
+        nr += r, nl += l;
+    }
+    for_chunks(t, h, nch, misplaced_chunk, &q);
+#pragma omp parallel for schedule(static) num_threads(canopy_threads()) if (nr > GL_CHUNK)
+    for (int32_t k = 0; k < nr; k++) swap_bodies(t, wr[k], wl[k]);
+}
+
+/* Splits node v's bodies into up to 8 (octree) or 2 (binary) groups; cnt receives each
+ * group's size. Returns the number of groups used (0: keep v a leaf). With par, chunks
+ * of bodies are keyed and counted in parallel, then the octree's scattered stably through
+ * the scratch arrays (each chunk's destinations following the chunks before it), the
+ * binary tree's misplaced bodies swapped (swap_misplaced); without, one thread splits. */
 static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, float *sz, float *sm,
                       int64_t *sid, uint8_t *key, int32_t cnt[8], int par) {
     const gl_hot *h = t->hot + v;
@@ -241,7 +294,11 @@ static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, f
         for (int k = 0; k < 8; k++) cnt[k] += p.off[8 * (int64_t)c + k];
     int nonempty = 0, groups = binary ? 2 : 8;
     for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
-    if (!binary || nonempty >= 2) {
+    if (binary && nonempty >= 2) {
+        /* chunk c's offsets overwrite entries 2c, 2c + 1 of the counts, read by then; the
+         * scratch arrays of n floats hold the misplaced bodies' indices */
+        swap_misplaced(t, h, &p, nch, cnt[0], p.off, (int32_t *)(void *)sx, (int32_t *)(void *)sy);
+    } else if (!binary) {
         int32_t o = h->begin;
         for (int k = 0; k < 8; k++)
             for (int32_t c = 0; c < nch; c++) {
