@@ -243,9 +243,11 @@ static void misplaced_chunk(gl_tree *t, void *arg, int32_t i0, int32_t i1, int32
  * index order: the swaps touch only the misplaced bodies, where the stable scatter and
  * its copy back moved every body twice (a Plummer sphere's outliers make ~16 big splits
  * of nearly all of its bodies). The pairing depends on the chunks, not on the threads.
- * ofs: 2 * nch entries; wr, wl: room for half the node's bodies each. */
+ * wr, wl: room for half the node's bodies each. */
 static void swap_misplaced(gl_tree *t, const gl_hot *h, gl_split *p, int32_t nch, int32_t left,
-                           int32_t *ofs, int32_t *wr, int32_t *wl) {
+                           int32_t *wr, int32_t *wl) {
+    /* chunk c's offsets overwrite entries 2c, 2c + 1 of the counts, read by then */
+    int32_t *ofs = p->off;
     gl_misplaced q = {p->key, h->begin + left, ofs, wr, wl};
     int32_t nr = 0, nl = 0;
     for (int32_t c = 0; c < nch; c++) {
@@ -295,9 +297,8 @@ static int split_node(gl_tree *t, int32_t v, int binary, float *sx, float *sy, f
     int nonempty = 0, groups = binary ? 2 : 8;
     for (int k = 0; k < groups; k++) nonempty += cnt[k] > 0;
     if (binary && nonempty >= 2) {
-        /* chunk c's offsets overwrite entries 2c, 2c + 1 of the counts, read by then; the
-         * scratch arrays of n floats hold the misplaced bodies' indices */
-        swap_misplaced(t, h, &p, nch, cnt[0], p.off, (int32_t *)(void *)sx, (int32_t *)(void *)sy);
+        /* the scratch arrays of n floats hold the misplaced bodies' indices */
+        swap_misplaced(t, h, &p, nch, cnt[0], (int32_t *)(void *)sx, (int32_t *)(void *)sy);
     } else if (!binary) {
         int32_t o = h->begin;
         for (int k = 0; k < 8; k++)
